@@ -1,0 +1,1 @@
+"""fasttok: exact, fast tokenizers with no runtime dependencies."""

@@ -1,0 +1,39 @@
+"""Build the compiled core.
+
+Every extension gets the same compiler directives, set here and nowhere else.
+``FASTTOK_DEBUG=1`` turns bounds, wraparound and initialisation checks back on
+and compiles without optimisation, for chasing a crash.
+"""
+
+import os
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+DEBUG = os.environ.get("FASTTOK_DEBUG") == "1"
+
+DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
+    "cdivision": not DEBUG,
+    "embedsignature": True,
+}
+
+COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3"]
+
+MODULES = ["_unicode", "_bytemap", "_tables", "_bpe", "_pretokenize", "_encoder"]
+
+extensions = [
+    Extension(
+        f"fasttok.{name}",
+        [f"fasttok/{name}.pyx"],
+        include_dirs=["fasttok"],
+        extra_compile_args=COMPILE_ARGS,
+    )
+    for name in MODULES
+    if os.path.exists(f"fasttok/{name}.pyx")
+]
+
+setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, annotate=False))
