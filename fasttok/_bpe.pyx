@@ -1,0 +1,252 @@
+"""Byte-pair merging of one pre-tokenized piece.
+
+Semantics (tiktoken's, and llama.cpp's for merge lists): start from one part
+per byte, repeatedly merge the adjacent pair with the lowest priority, the
+leftmost one on ties, until no adjacent pair merges. Priorities come from
+:mod:`fasttok._tables` (token rank, merge-list order or piece score).
+
+Two implementations of the same rule, picked by piece length:
+
+* short pieces (the vast majority: words, numbers) use a linear scan over a
+  small on-stack array of parts, as tiktoken does: O(n^2) in theory but
+  cache-friendly and branch-light for n below ``LINEAR_MAX``;
+* long pieces (a megabyte of one letter, of spaces, of digits) use a
+  binary min-heap keyed by ``priority << 32 | position`` over a doubly linked
+  list of parts, with lazy invalidation: a popped entry is used only if its
+  left part is alive and both parts still hold the ids it was pushed with.
+  That keeps the worst case at O(n log n).
+
+``whole_piece_lookup`` reproduces tiktoken's shortcut: a piece that is itself
+a token is emitted as that token without merging (llama.cpp's
+``ignore_merges`` is the same idea).
+"""
+
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memmove
+
+from ._tables cimport NO_PAIR, NO_TOKEN, TokenTablesView, find_bytes, find_pair
+
+
+cdef enum:
+    # Above this many bytes the quadratic scan loses to the heap (measured on
+    # cl100k with runs of one letter: equal at ~200 bytes, heap 3x faster at 2k).
+    LINEAR_MAX = 48
+
+
+cdef int ids_reserve(IdBuffer* buf, size_t extra) except -1 nogil:
+    cdef size_t need = buf.len + extra
+    cdef size_t cap
+    cdef uint32_t* grown
+    if need <= buf.cap:
+        return 0
+    cap = buf.cap * 2 if buf.cap else 64
+    while cap < need:
+        cap *= 2
+    if cap > (<size_t>-1) // sizeof(uint32_t):
+        with gil:
+            raise MemoryError()
+    grown = <uint32_t*>realloc(buf.data, cap * sizeof(uint32_t))
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    buf.data = grown
+    buf.cap = cap
+    return 0
+
+
+cdef int ids_push(IdBuffer* buf, uint32_t token) except -1 nogil:
+    if buf.len == buf.cap:
+        ids_reserve(buf, 1)
+    buf.data[buf.len] = token
+    buf.len += 1
+    return 0
+
+
+cdef void ids_free(IdBuffer* buf) noexcept nogil:
+    free(buf.data)
+    buf.data = NULL
+    buf.len = 0
+    buf.cap = 0
+
+
+cdef inline uint64_t _pair_value(const TokenTablesView* t, const uint8_t* piece,
+                                 size_t start, size_t end, uint32_t left, uint32_t right) noexcept nogil:
+    # (priority << 32 | merged id) of two adjacent parts spanning piece[start:end], or NO_PAIR.
+    cdef int64_t merged
+    if t.use_pairs:
+        return find_pair(t.pairs, left, right)
+    merged = find_bytes(t.index, t.strings, piece + start, end - start)
+    if merged < 0:
+        return NO_PAIR
+    return (<uint64_t>t.priority[merged] << 32) | <uint64_t>merged
+
+
+cdef int _merge_linear(const TokenTablesView* t, const uint8_t* piece, size_t n,
+                       IdBuffer* out) except -1 nogil:
+    cdef uint32_t start[LINEAR_MAX + 1]
+    cdef uint32_t ids[LINEAR_MAX]
+    cdef uint64_t vals[LINEAR_MAX]
+    cdef size_t m = n, i, best_i
+    cdef uint64_t best, v
+    for i in range(n):
+        start[i] = <uint32_t>i
+        ids[i] = t.byte_ids[piece[i]]
+    start[n] = <uint32_t>n
+    for i in range(n - 1):
+        vals[i] = _pair_value(t, piece, start[i], start[i + 2], ids[i], ids[i + 1])
+    while m > 1:
+        best = NO_PAIR
+        best_i = 0
+        for i in range(m - 1):
+            # compare priorities only, so equal priorities keep the leftmost pair
+            v = vals[i] | 0xFFFFFFFFULL
+            if v < best:
+                best = v
+                best_i = i
+        if best == NO_PAIR:
+            break
+        i = best_i
+        ids[i] = <uint32_t>(vals[i] & 0xFFFFFFFFULL)
+        memmove(&start[i + 1], &start[i + 2], (m - i - 1) * sizeof(uint32_t))
+        memmove(&ids[i + 1], &ids[i + 2], (m - i - 2) * sizeof(uint32_t))
+        memmove(&vals[i + 1], &vals[i + 2], (m - i - 2) * sizeof(uint64_t))
+        m -= 1
+        if i + 1 < m:
+            vals[i] = _pair_value(t, piece, start[i], start[i + 2], ids[i], ids[i + 1])
+        if i > 0:
+            vals[i - 1] = _pair_value(t, piece, start[i - 1], start[i + 1], ids[i - 1], ids[i])
+    ids_reserve(out, m)
+    for i in range(m):
+        out.data[out.len + i] = ids[i]
+    out.len += m
+    return 0
+
+
+cdef struct HeapEntry:
+    uint64_t key      # priority << 32 | left part's first byte
+    uint32_t left_id
+    uint32_t right_id
+
+
+cdef inline void _heap_push(HeapEntry* heap, size_t* size, HeapEntry e) noexcept nogil:
+    cdef size_t i = size[0], parent
+    size[0] += 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if heap[parent].key <= e.key:
+            break
+        heap[i] = heap[parent]
+        i = parent
+    heap[i] = e
+
+
+cdef inline HeapEntry _heap_pop(HeapEntry* heap, size_t* size) noexcept nogil:
+    cdef HeapEntry top = heap[0]
+    cdef HeapEntry last
+    cdef size_t i = 0, child, n
+    size[0] -= 1
+    n = size[0]
+    if n == 0:
+        return top
+    last = heap[n]
+    while True:
+        child = 2 * i + 1
+        if child >= n:
+            break
+        if child + 1 < n and heap[child + 1].key < heap[child].key:
+            child += 1
+        if heap[child].key >= last.key:
+            break
+        heap[i] = heap[child]
+        i = child
+    heap[i] = last
+    return top
+
+
+cdef inline void _push_pair(const TokenTablesView* t, const uint8_t* piece, HeapEntry* heap,
+                            size_t* size, const uint32_t* nxt, const uint32_t* ids,
+                            uint32_t left, size_t n) noexcept nogil:
+    cdef uint32_t right = nxt[left]
+    cdef uint64_t v
+    cdef HeapEntry e
+    if right >= n:
+        return
+    v = _pair_value(t, piece, left, nxt[right], ids[left], ids[right])
+    if v == NO_PAIR:
+        return
+    e.key = (v & 0xFFFFFFFF00000000ULL) | left
+    e.left_id = ids[left]
+    e.right_id = ids[right]
+    _heap_push(heap, size, e)
+
+
+cdef int _merge_heap(const TokenTablesView* t, const uint8_t* piece, size_t n,
+                     IdBuffer* out) except -1 nogil:
+    # Parts are named by their first byte; nxt/prv link the live ones and
+    # ids[p] is the token a live part currently is.
+    cdef uint32_t* nxt = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+    cdef uint32_t* prv = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+    cdef uint32_t* ids = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+    cdef HeapEntry* heap = <HeapEntry*>malloc(3 * n * sizeof(HeapEntry))
+    cdef size_t size = 0, i
+    cdef uint32_t left, right, count
+    cdef uint64_t v
+    cdef HeapEntry e
+    if nxt == NULL or prv == NULL or ids == NULL or heap == NULL:
+        free(nxt); free(prv); free(ids); free(heap)
+        with gil:
+            raise MemoryError()
+    for i in range(n):
+        nxt[i] = <uint32_t>(i + 1)
+        prv[i] = <uint32_t>(i - 1) if i else NO_TOKEN
+        ids[i] = t.byte_ids[piece[i]]
+    nxt[n] = <uint32_t>n
+    for i in range(n - 1):
+        _push_pair(t, piece, heap, &size, nxt, ids, <uint32_t>i, n)
+    while size:
+        e = _heap_pop(heap, &size)
+        left = <uint32_t>(e.key & 0xFFFFFFFFULL)
+        right = nxt[left]
+        if ids[left] != e.left_id or right >= n or ids[right] != e.right_id:
+            continue  # stale: one side changed since this entry was pushed
+        v = _pair_value(t, piece, left, nxt[right], ids[left], ids[right])
+        ids[left] = <uint32_t>(v & 0xFFFFFFFFULL)
+        ids[right] = NO_TOKEN
+        nxt[left] = nxt[right]
+        if nxt[left] < n:
+            prv[nxt[left]] = left
+        if prv[left] != NO_TOKEN:
+            _push_pair(t, piece, heap, &size, nxt, ids, prv[left], n)
+        _push_pair(t, piece, heap, &size, nxt, ids, left, n)
+    count = 0
+    left = 0
+    while left < n:
+        count += 1
+        left = nxt[left]
+    try:
+        ids_reserve(out, count)
+        left = 0
+        while left < n:
+            out.data[out.len] = ids[left]
+            out.len += 1
+            left = nxt[left]
+    finally:
+        free(nxt); free(prv); free(ids); free(heap)
+    return 0
+
+
+cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                          bint whole_piece_lookup, IdBuffer* out) except -1 nogil:
+    cdef int64_t whole
+    if n == 0:
+        return 0
+    if n == 1:
+        return ids_push(out, tables.byte_ids[piece[0]])
+    if whole_piece_lookup:
+        whole = find_bytes(tables.index, tables.strings, piece, n)
+        if whole >= 0:
+            return ids_push(out, <uint32_t>whole)
+    if n <= LINEAR_MAX:
+        return _merge_linear(tables, piece, n, out)
+    return _merge_heap(tables, piece, n, out)

@@ -1,0 +1,348 @@
+"""The compiled byte-level BPE encoder: specials, pre-tokenizer, merges.
+
+One call converts the text to UTF-8 once (CPython caches it on the str; an
+ASCII str is used in place), then, with the GIL released, finds allowed
+special tokens by literal search, runs the hand-written scanner over each
+segment between them, merges each piece and appends ids to a growable C
+buffer. The Python list is built once at the end. Nothing Python-level
+happens per byte or per token.
+
+Special tokens are found by a literal search: the set of their first bytes
+filters candidate positions (``memchr`` when, as for every OpenAI encoding,
+they all start with the same byte), and the candidates are looked up by
+hashing the text at each special length, longest first, so when two
+specials overlap the longer one wins.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.long cimport PyLong_FromUnsignedLong
+from cpython.ref cimport Py_INCREF
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memchr, memcpy
+
+from ._bpe cimport IdBuffer, bpe_encode_piece, ids_free, ids_push
+from ._pretokenize cimport ScanFn, scanner_by_name
+from ._tables cimport (ByteStrings, TokenTables, TokenTablesView, find_bytes, fill_strings,
+                       free_strings)
+
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+
+
+cdef object ids_to_list(const IdBuffer* ids):
+    cdef list out = PyList_New(ids.len)
+    cdef size_t i
+    cdef object item
+    for i in range(ids.len):
+        item = PyLong_FromUnsignedLong(ids.data[i])
+        Py_INCREF(item)
+        PyList_SET_ITEM(out, i, item)
+    return out
+
+
+cdef struct SpecialMatch:
+    Py_ssize_t start
+    Py_ssize_t length
+    uint32_t index
+
+
+cdef class CoreBPE:
+    """Encode and decode with one byte-level BPE vocabulary.
+
+    ``tables`` holds the ordinary tokens; ``specials`` maps special token
+    bytes to ids; ``scanner`` names a hand-written pre-tokenizer, and when it
+    is ``None`` the compiled ``pattern`` (a ``re.Pattern``) splits the text
+    instead, slower. ``decode_tokens`` holds the bytes of every id, special
+    ones included, for decoding.
+
+    >>> from fasttok._tables import TokenTables
+    >>> core = CoreBPE(TokenTables([b"a", b"b", b"ab", b" "]), {b"<e>": 4},
+    ...                [b"a", b"b", b"ab", b" ", b"<e>"], scanner="gpt2")
+    >>> core.encode_ordinary("ab ab"), core.encode("ab<e>", b"\\x01")
+    ([2, 3, 2], [2, 4])
+    """
+
+    cdef TokenTables tables
+    cdef const TokenTablesView* view
+    cdef ScanFn scan
+    cdef object pattern
+    cdef bint whole_piece_lookup
+    # special tokens: bytes -> index into special_ids
+    cdef TokenTables special_tables
+    cdef uint32_t* special_ids
+    cdef Py_ssize_t n_specials
+    cdef Py_ssize_t* special_lengths  # distinct lengths, longest first
+    cdef Py_ssize_t n_special_lengths
+    cdef uint8_t special_first[256]
+    cdef int single_first_byte  # the byte every special starts with, or -1
+    cdef ByteStrings decoder
+    cdef readonly object special_order
+
+    def __cinit__(self):
+        self.special_ids = NULL
+        self.special_lengths = NULL
+        self.decoder.data = NULL
+        self.decoder.offsets = NULL
+        self.decoder.present = NULL
+
+    def __init__(self, TokenTables tables not None, dict specials not None, decode_tokens,
+                 *, str scanner=None, pattern=None, bint whole_piece_lookup=True):
+        cdef Py_ssize_t i, length
+        if scanner is None and pattern is None:
+            raise ValueError("a pre-tokenizer is needed: give scanner or pattern")
+        self.tables = tables
+        self.view = &tables.view
+        self.scan = scanner_by_name(scanner) if scanner is not None else NULL
+        self.pattern = pattern
+        self.whole_piece_lookup = whole_piece_lookup
+        order = sorted(specials, key=lambda b: specials[b])
+        self.special_order = tuple(order)
+        self.n_specials = len(order)
+        self.special_tables = TokenTables(list(order))
+        self.special_ids = <uint32_t*>malloc((self.n_specials + 1) * sizeof(uint32_t))
+        lengths = sorted({len(b) for b in order}, reverse=True)
+        self.special_lengths = <Py_ssize_t*>malloc((len(lengths) + 1) * sizeof(Py_ssize_t))
+        if self.special_ids == NULL or self.special_lengths == NULL:
+            raise MemoryError()
+        for i in range(self.n_specials):
+            self.special_ids[i] = specials[order[i]]
+        self.n_special_lengths = len(lengths)
+        for i in range(self.n_special_lengths):
+            self.special_lengths[i] = lengths[i]
+        for i in range(256):
+            self.special_first[i] = 0
+        firsts = {b[0] for b in order if b}
+        for b in firsts:
+            self.special_first[b] = 1
+        self.single_first_byte = next(iter(firsts)) if len(firsts) == 1 else -1
+        fill_strings(&self.decoder, decode_tokens)
+
+    def __dealloc__(self):
+        free(self.special_ids)
+        free(self.special_lengths)
+        free_strings(&self.decoder)
+
+    cdef bint _next_special(self, const uint8_t* s, Py_ssize_t pos, Py_ssize_t n,
+                            const uint8_t* allowed, SpecialMatch* found) noexcept nogil:
+        # Leftmost allowed special at or after pos, the longest one at that position.
+        cdef Py_ssize_t j, k, length
+        cdef int64_t index
+        cdef const void* hit
+        if self.n_specials == 0:
+            return False
+        j = pos
+        while j < n:
+            if self.single_first_byte >= 0:
+                hit = memchr(s + j, self.single_first_byte, n - j)
+                if hit == NULL:
+                    return False
+                j = <const uint8_t*>hit - s
+            elif not self.special_first[s[j]]:
+                j += 1
+                continue
+            for k in range(self.n_special_lengths):
+                length = self.special_lengths[k]
+                if j + length > n:
+                    continue
+                index = find_bytes(self.special_tables.view.index, self.special_tables.view.strings,
+                                   s + j, length)
+                if index >= 0 and (allowed == NULL or allowed[index]):
+                    found.start = j
+                    found.length = length
+                    found.index = <uint32_t>index
+                    return True
+            j += 1
+        return False
+
+    cdef int _encode_segment(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
+                             IdBuffer* out) except -1 nogil:
+        cdef Py_ssize_t i = start, j
+        while i < end:
+            j = self.scan(s, i, end)
+            bpe_encode_piece(self.view, s + i, j - i, self.whole_piece_lookup, out)
+            i = j
+        return 0
+
+    cdef int _encode_segment_generic(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
+                                     IdBuffer* out) except -1:
+        cdef bytes piece
+        cdef str segment = (<const char*>s)[start:end].decode("utf-8")
+        for match in self.pattern.finditer(segment):
+            piece = match.group().encode("utf-8")
+            bpe_encode_piece(self.view, <const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
+                             self.whole_piece_lookup, out)
+        return 0
+
+    cdef int _encode_utf8(self, const uint8_t* s, Py_ssize_t n, const uint8_t* allowed,
+                          bint use_specials, IdBuffer* out) except -1 nogil:
+        cdef Py_ssize_t pos = 0, seg_end
+        cdef SpecialMatch m
+        cdef bint has_special
+        while True:
+            has_special = use_specials and self._next_special(s, pos, n, allowed, &m)
+            seg_end = m.start if has_special else n
+            if self.scan != NULL:
+                self._encode_segment(s, pos, seg_end, out)
+            else:
+                with gil:
+                    self._encode_segment_generic(s, pos, seg_end, out)
+            if not has_special:
+                return 0
+            ids_push(out, self.special_ids[m.index])
+            pos = m.start + m.length
+
+    cdef int _encode_text(self, str text, const uint8_t* allowed, bint use_specials,
+                          IdBuffer* out) except -1:
+        cdef Py_ssize_t n
+        cdef const uint8_t* s = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+        with nogil:
+            self._encode_utf8(s, n, allowed, use_specials, out)
+        return 0
+
+    def encode_ordinary(self, str text not None):
+        """Ids of ``text`` with special token strings treated as plain text."""
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        try:
+            self._encode_text(text, NULL, False, &out)
+            return ids_to_list(&out)
+        finally:
+            ids_free(&out)
+
+    def encode(self, str text not None, const uint8_t[::1] allowed not None):
+        """Ids of ``text``; ``allowed[i]`` says whether ``special_order[i]`` is a special here."""
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        if allowed.shape[0] < self.n_specials:
+            raise ValueError("the allowed mask is shorter than the list of special tokens")
+        try:
+            self._encode_text(text, &allowed[0] if self.n_specials else NULL, True, &out)
+            return ids_to_list(&out)
+        finally:
+            ids_free(&out)
+
+    def count(self, str text not None, const uint8_t[::1] allowed=None):
+        """How many ids ``text`` encodes to, without building them as Python ints."""
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        try:
+            if allowed is None or self.n_specials == 0:
+                self._encode_text(text, NULL, False, &out)
+            else:
+                self._encode_text(text, &allowed[0], True, &out)
+            return out.len
+        finally:
+            ids_free(&out)
+
+    def encode_many(self, list texts not None, const uint8_t[::1] allowed=None):
+        """Encode a list of texts, holding the GIL only to read them and build the lists.
+
+        ``allowed`` is ``None`` for ordinary encoding. Returns a list of lists.
+        """
+        cdef Py_ssize_t count = len(texts), i
+        cdef const uint8_t** starts = <const uint8_t**>malloc((count + 1) * sizeof(uint8_t*))
+        cdef Py_ssize_t* sizes = <Py_ssize_t*>malloc((count + 1) * sizeof(Py_ssize_t))
+        cdef size_t* ends = <size_t*>malloc((count + 1) * sizeof(size_t))
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        cdef const uint8_t* mask = NULL
+        cdef bint use_specials = allowed is not None and self.n_specials > 0
+        cdef list result, one
+        cdef size_t a, b
+        cdef object item
+        try:
+            if starts == NULL or sizes == NULL or ends == NULL:
+                raise MemoryError()
+            if use_specials:
+                mask = &allowed[0]
+            for i in range(count):
+                starts[i] = <const uint8_t*>PyUnicode_AsUTF8AndSize(texts[i], &sizes[i])
+            if self.scan == NULL:
+                for i in range(count):
+                    self._encode_utf8(starts[i], sizes[i], mask, use_specials, &out)
+                    ends[i] = out.len
+            else:
+                with nogil:
+                    for i in range(count):
+                        self._encode_utf8(starts[i], sizes[i], mask, use_specials, &out)
+                        ends[i] = out.len
+            result = PyList_New(count)
+            a = 0
+            for i in range(count):
+                b = ends[i]
+                one = PyList_New(b - a)
+                for k in range(b - a):
+                    item = PyLong_FromUnsignedLong(out.data[a + k])
+                    Py_INCREF(item)
+                    PyList_SET_ITEM(one, k, item)
+                Py_INCREF(one)
+                PyList_SET_ITEM(result, i, one)
+                a = b
+            return result
+        finally:
+            free(starts)
+            free(sizes)
+            free(ends)
+            ids_free(&out)
+
+    def encode_bytes_piece(self, bytes piece not None):
+        """Merge raw bytes as one piece, with no pre-tokenizer (tiktoken's ``encode_single_piece``)."""
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        try:
+            bpe_encode_piece(self.view, <const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
+                             self.whole_piece_lookup, &out)
+            return ids_to_list(&out)
+        finally:
+            ids_free(&out)
+
+    def find_special(self, str text not None, const uint8_t[::1] mask not None):
+        """The first special token (as its index in ``special_order``) that
+        ``mask`` selects and ``text`` contains, or -1."""
+        cdef Py_ssize_t n
+        cdef const uint8_t* s
+        cdef SpecialMatch m
+        cdef bint found
+        if self.n_specials == 0:
+            return -1
+        s = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+        with nogil:
+            found = self._next_special(s, 0, n, &mask[0], &m)
+        return m.index if found else -1
+
+    def decode_bytes(self, tokens):
+        """The bytes of a sequence of ids; ``KeyError`` on an id that is not in the vocabulary."""
+        cdef Py_ssize_t count = len(tokens), i
+        cdef uint64_t total = 0, pos = 0, a, b
+        cdef uint32_t* ids = <uint32_t*>malloc((count + 1) * sizeof(uint32_t))
+        cdef long long t
+        cdef bytes out
+        cdef char* dst
+        if ids == NULL:
+            raise MemoryError()
+        try:
+            i = 0
+            for token in tokens:
+                t = token
+                if t < 0 or t >= self.decoder.n or not self.decoder.present[t]:
+                    raise KeyError(token)
+                ids[i] = <uint32_t>t
+                total += self.decoder.offsets[t + 1] - self.decoder.offsets[t]
+                i += 1
+            out = PyBytes_FromStringAndSize(NULL, total)
+            dst = PyBytes_AS_STRING(out)
+            for i in range(count):
+                a = self.decoder.offsets[ids[i]]
+                b = self.decoder.offsets[ids[i] + 1]
+                memcpy(dst + pos, self.decoder.data + a, b - a)
+                pos += b - a
+            return out
+        finally:
+            free(ids)
+
+    def token_bytes(self, Py_ssize_t token):
+        """The bytes of one id, ordinary or special; ``KeyError`` otherwise."""
+        if token < 0 or token >= self.decoder.n or not self.decoder.present[token]:
+            raise KeyError(token)
+        return (<char*>self.decoder.data)[self.decoder.offsets[token]:self.decoder.offsets[token + 1]]
+
+    def find_token(self, bytes data not None):
+        """The id of the ordinary token spelled ``data``, or -1."""
+        return self.tables.find(data)

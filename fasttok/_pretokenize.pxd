@@ -1,0 +1,6 @@
+# Hand-written pre-tokenizers: each finds where the piece starting at byte i ends.
+from libc.stdint cimport uint8_t
+
+ctypedef Py_ssize_t (*ScanFn)(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil
+
+cdef ScanFn scanner_by_name(str name) except NULL

@@ -1,0 +1,155 @@
+# C-level token tables shared by the compiled models.
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcmp, memcpy
+
+cdef enum:
+    NO_TOKEN = 0xFFFFFFFF
+
+cdef extern from *:
+    """
+    #define FT_NO_PAIR 0xFFFFFFFFFFFFFFFFULL
+    """
+    const uint64_t NO_PAIR "FT_NO_PAIR"
+
+cdef struct ByteStrings:
+    # Token bytes by id in one buffer: token i is data[offsets[i]:offsets[i + 1]].
+    # An id without ordinary bytes (a special token, a hole) has an empty span
+    # and present[i] == 0.
+    uint8_t* data
+    uint64_t* offsets
+    uint8_t* present
+    uint32_t n
+
+cdef struct IndexSlot:
+    # One open-addressing slot: the key's first 8 bytes (zero padded), id + 1
+    # (0 = empty) and a tag of the key length and 24 hash bits. Keys of up to
+    # 8 bytes, nearly every BPE lookup, are compared without leaving the slot.
+    uint64_t word
+    uint32_t id1
+    uint32_t tag
+
+cdef struct BytesIndex:
+    # controls[i] is 0 for an empty slot, else 16 hash bits (top bit set):
+    # a miss usually reads only this small array, which stays in cache, the
+    # way hashbrown's control bytes make tiktoken's misses cheap.
+    uint16_t* controls
+    IndexSlot* slots
+    uint64_t mask
+
+cdef struct PairIndex:
+    # (left id, right id) -> (priority << 32 | merged id); lower priority merges first.
+    uint64_t* keys
+    uint64_t* values
+    uint64_t mask
+
+cdef struct TokenTablesView:
+    const ByteStrings* strings
+    const BytesIndex* index
+    const PairIndex* pairs
+    const uint32_t* priority
+    bint use_pairs
+    uint32_t byte_ids[256]
+
+cdef int fill_strings(ByteStrings* strings, tokens) except -1
+cdef void free_strings(ByteStrings* strings) noexcept
+
+# The lookups below run in every merge step of every model, so they are
+# defined here, inline, and compiled into each module that cimports them:
+# a call across extension modules goes through a pointer and cannot be inlined.
+
+cdef inline uint64_t _mix(uint64_t h) noexcept nogil:
+    h ^= h >> 32
+    h *= 0xD6E8FEB86659FD93ULL
+    h ^= h >> 32
+    return h
+
+
+cdef inline uint64_t _head(const uint8_t* p, size_t n) noexcept nogil:
+    # The first min(n, 8) bytes as a little word, zero padded.
+    cdef uint64_t w = 0
+    memcpy(&w, p, n if n < 8 else 8)
+    return w
+
+
+cdef inline uint64_t hash_bytes(const uint8_t* p, size_t n) noexcept nogil:
+    cdef uint64_t h = _head(p, n) ^ (n * 0xFF51AFD7ED558CCDULL)
+    cdef uint64_t w
+    cdef size_t rest
+    if n > 8:
+        p += 8
+        rest = n - 8
+        while rest >= 8:
+            memcpy(&w, p, 8)
+            h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL
+            h ^= h >> 29
+            p += 8
+            rest -= 8
+        if rest:
+            w = 0
+            memcpy(&w, p, rest)
+            h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL
+    return _mix(h * 0x9E3779B97F4A7C15ULL)
+
+
+cdef inline uint32_t _tag(uint64_t h, size_t n) noexcept nogil:
+    return ((<uint32_t>(n if n < 255 else 255)) << 24) | <uint32_t>(h >> 40)
+
+
+cdef inline uint16_t _control(uint64_t h) noexcept nogil:
+    return <uint16_t>((h >> 20) | 0x8000)
+
+
+cdef inline int64_t find_bytes(const BytesIndex* index, const ByteStrings* strings,
+                        const uint8_t* p, size_t n) noexcept nogil:
+    cdef uint64_t h = hash_bytes(p, n)
+    cdef uint64_t word = _head(p, n)
+    cdef uint32_t tag = _tag(h, n)
+    cdef uint16_t control = _control(h)
+    cdef uint64_t i = h & index.mask
+    cdef uint16_t c
+    cdef const IndexSlot* slot
+    cdef uint64_t start
+    while True:
+        c = index.controls[i]
+        if c == 0:
+            return -1
+        slot = &index.slots[i]
+        if c == control and slot.tag == tag and slot.word == word:
+            if n <= 8:
+                return slot.id1 - 1
+            start = strings.offsets[slot.id1 - 1]
+            if (strings.offsets[slot.id1] - start == n
+                    and memcmp(strings.data + start, p, n) == 0):
+                return slot.id1 - 1
+        i = (i + 1) & index.mask
+
+
+cdef inline uint64_t _pair_key(uint32_t left, uint32_t right) noexcept nogil:
+    return (<uint64_t>left << 32) | right
+
+
+cdef inline uint64_t find_pair(const PairIndex* pairs, uint32_t left, uint32_t right) noexcept nogil:
+    cdef uint64_t key = _pair_key(left, right)
+    cdef uint64_t i = _mix(key) & pairs.mask
+    cdef uint64_t k
+    while True:
+        k = pairs.keys[i]
+        if k == key:
+            return pairs.values[i]
+        if k == NO_PAIR:
+            return NO_PAIR
+        i = (i + 1) & pairs.mask
+
+
+
+
+cdef class TokenTables:
+    cdef ByteStrings strings
+    cdef BytesIndex index
+    cdef PairIndex pairs
+    cdef uint32_t* priority
+    cdef TokenTablesView view
+    cdef readonly uint32_t n_pairs
+    cdef int _build_index(self) except -1
+    cdef int _alloc_pairs(self, uint64_t expected) except -1
+    cdef int _add_pair(self, uint32_t left, uint32_t right, uint32_t merged, uint32_t priority) except -1

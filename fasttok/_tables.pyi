@@ -1,0 +1,16 @@
+"""C token tables: id -> bytes, bytes -> id, (left, right) -> merge (compiled)."""
+
+from collections.abc import Sequence
+
+class TokenTables:
+    n_pairs: int
+    def __init__(
+        self,
+        tokens: Sequence[bytes | None],
+        priorities: Sequence[int] | None = ...,
+        merges: Sequence[tuple[int, int]] | None = ...,
+    ) -> None: ...
+    def __len__(self) -> int: ...
+    def find(self, data: bytes) -> int: ...
+    def pair(self, left: int, right: int) -> tuple[int, int] | None: ...
+    def token_bytes(self, token: int) -> bytes: ...

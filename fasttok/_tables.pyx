@@ -1,0 +1,241 @@
+"""Token tables in C: id -> bytes, bytes -> id, and (left, right) -> merge.
+
+Design notes. Every BPE flavour fasttok runs is "merge the adjacent pair with
+the lowest priority, leftmost on ties"; they differ only in where the
+priority comes from (the merged token's rank for tiktoken, the merge list's
+order for GGUF ``gpt2`` files, the piece score for SentencePiece BPE). When the
+priority belongs to the merged token, a pair is looked up by hashing the
+bytes the two parts span (they are adjacent in the piece) and reading the
+found token's priority; when it belongs to the merge list, a pair index
+keyed by the two ids holds it. A pair index for rank vocabularies (every
+split of every token into two tokens) was tried first: lookups were a
+little cheaper, but building it cost ~100 ms for cl100k_base (1.4 M probes,
+mostly cache misses), which alone is over half of tiktoken's load time.
+
+Both hash tables use open addressing with linear probing at a load factor of
+at most 1/2. A ``bytes -> id`` slot carries the key's first eight bytes and
+a tag (length and hash bits), so the lookups BPE makes, nearly all of keys
+of eight bytes or less, cost one cache line each; tiktoken's layout (a
+separate id array, hash array and key buffer) cost about four misses per
+lookup and made CJK text slower than tiktoken.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcmp, memcpy
+
+
+cdef int fill_strings(ByteStrings* strings, tokens) except -1:
+    cdef Py_ssize_t n = len(tokens), i, length
+    cdef uint64_t total = 0, pos = 0
+    cdef bytes tok
+    for t in tokens:
+        if t is not None:
+            tok = t
+            total += PyBytes_GET_SIZE(tok)
+    strings.n = <uint32_t>n
+    strings.data = <uint8_t*>malloc(total + 1)
+    strings.offsets = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
+    strings.present = <uint8_t*>calloc(n + 1, 1)
+    if not strings.data or not strings.offsets or not strings.present:
+        raise MemoryError()
+    for i in range(n):
+        strings.offsets[i] = pos
+        t = tokens[i]
+        if t is None:
+            continue
+        tok = t
+        length = PyBytes_GET_SIZE(tok)
+        memcpy(strings.data + pos, PyBytes_AS_STRING(tok), length)
+        pos += length
+        strings.present[i] = 1
+    strings.offsets[n] = pos
+    return 0
+
+
+cdef void free_strings(ByteStrings* strings) noexcept:
+    free(strings.data)
+    free(strings.offsets)
+    free(strings.present)
+    strings.data = NULL
+    strings.offsets = NULL
+    strings.present = NULL
+
+
+cdef uint64_t _capacity_for(uint64_t count):
+    cdef uint64_t cap = 16
+    while cap < 2 * count + 2:
+        cap <<= 1
+    return cap
+
+
+cdef class TokenTables:
+    """The C tables of one vocabulary.
+
+    ``tokens`` holds the raw bytes of each ordinary token by id (``None``
+    for ids that are not ordinary tokens). Merge priorities come from exactly
+    one of ``priorities`` (the priority of each token as a merge result,
+    lower first; every split of a token into two tokens becomes a pair) or
+    ``merges`` (a list of ``(left_id, right_id)`` in priority order; the
+    merged token must exist). With neither, a token's id is its priority,
+    as in ``.tiktoken`` files.
+
+    >>> t = TokenTables([b"a", b"b", b"ab"])
+    >>> t.find(b"ab"), t.pair(0, 1)
+    (2, (2, 2))
+    """
+
+    def __cinit__(self):
+        self.strings.data = NULL
+        self.strings.offsets = NULL
+        self.strings.present = NULL
+        self.index.slots = NULL
+        self.index.controls = NULL
+        self.pairs.keys = NULL
+        self.pairs.values = NULL
+        self.priority = NULL
+
+    def __init__(self, tokens, priorities=None, merges=None):
+        cdef Py_ssize_t n = len(tokens)
+        cdef Py_ssize_t i
+        cdef int64_t found, merged
+        cdef uint8_t single
+        if n >= NO_TOKEN:
+            raise ValueError(f"{n} tokens is more than fasttok's 32-bit ids allow")
+        if priorities is not None and merges is not None:
+            raise ValueError("give merge priorities either per token or as a merge list, not both")
+        if priorities is not None and len(priorities) != n:
+            raise ValueError(f"{len(priorities)} priorities for {n} tokens")
+        fill_strings(&self.strings, tokens)
+        self._build_index()
+        for i in range(256):
+            self.view.byte_ids[i] = NO_TOKEN
+        for i in range(256):
+            single = <uint8_t>i
+            found = find_bytes(&self.index, &self.strings, &single, 1)
+            if found >= 0:
+                self.view.byte_ids[i] = <uint32_t>found
+        self.priority = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+        if not self.priority:
+            raise MemoryError()
+        for i in range(n):
+            self.priority[i] = <uint32_t>(i if priorities is None else priorities[i])
+        self.view.strings = &self.strings
+        self.view.index = &self.index
+        self.view.pairs = &self.pairs
+        self.view.priority = self.priority
+        self.view.use_pairs = merges is not None
+        self._alloc_pairs(len(merges) if merges is not None else 0)
+        if merges is not None:
+            for rank, (l, r) in enumerate(merges):
+                if not (0 <= l < n and 0 <= r < n) or not self.strings.present[l] or not self.strings.present[r]:
+                    continue
+                merged = self.find(tokens[l] + tokens[r])
+                if merged >= 0:
+                    self._add_pair(l, r, <uint32_t>merged, rank)
+
+    cdef int _build_index(self) except -1:
+        cdef uint64_t cap = _capacity_for(self.strings.n)
+        cdef uint32_t i
+        cdef uint64_t h, slot
+        cdef const uint8_t* p
+        cdef uint64_t length
+        self.index.mask = cap - 1
+        self.index.slots = <IndexSlot*>calloc(cap, sizeof(IndexSlot))
+        self.index.controls = <uint16_t*>calloc(cap, sizeof(uint16_t))
+        if not self.index.slots or not self.index.controls:
+            raise MemoryError()
+        for i in range(self.strings.n):
+            if not self.strings.present[i]:
+                continue
+            p = self.strings.data + self.strings.offsets[i]
+            length = self.strings.offsets[i + 1] - self.strings.offsets[i]
+            if find_bytes(&self.index, &self.strings, p, length) >= 0:
+                continue  # a duplicate spelling keeps its lowest id
+            h = hash_bytes(p, length)
+            slot = h & self.index.mask
+            while self.index.controls[slot] != 0:
+                slot = (slot + 1) & self.index.mask
+            self.index.controls[slot] = _control(h)
+            self.index.slots[slot].id1 = i + 1
+            self.index.slots[slot].tag = _tag(h, length)
+            self.index.slots[slot].word = _head(p, length)
+        return 0
+
+    cdef int _alloc_pairs(self, uint64_t expected) except -1:
+        cdef uint64_t cap = _capacity_for(expected)
+        cdef uint64_t i
+        self.pairs.mask = cap - 1
+        self.pairs.keys = <uint64_t*>malloc(cap * sizeof(uint64_t))
+        self.pairs.values = <uint64_t*>malloc(cap * sizeof(uint64_t))
+        if not self.pairs.keys or not self.pairs.values:
+            raise MemoryError()
+        for i in range(cap):
+            self.pairs.keys[i] = NO_PAIR
+        self.n_pairs = 0
+        return 0
+
+    cdef int _add_pair(self, uint32_t left, uint32_t right, uint32_t merged, uint32_t priority) except -1:
+        cdef uint64_t key = _pair_key(left, right)
+        cdef uint64_t i = _mix(key) & self.pairs.mask
+        while self.pairs.keys[i] != NO_PAIR:
+            if self.pairs.keys[i] == key:
+                return 0  # the first (highest-priority) merge of a pair wins
+            i = (i + 1) & self.pairs.mask
+        self.pairs.keys[i] = key
+        self.pairs.values[i] = (<uint64_t>priority << 32) | merged
+        self.n_pairs += 1
+        return 0
+
+    def __dealloc__(self):
+        free_strings(&self.strings)
+        free(self.index.slots)
+        free(self.index.controls)
+        free(self.pairs.keys)
+        free(self.pairs.values)
+        free(self.priority)
+
+    def __len__(self):
+        return self.strings.n
+
+    def find(self, bytes data not None):
+        """The id of the ordinary token spelled ``data``, or -1.
+
+        >>> TokenTables([b"x", b"y"]).find(b"y")
+        1
+        """
+        return find_bytes(&self.index, &self.strings,
+                          <const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+
+    def pair(self, uint32_t left, uint32_t right):
+        """``(merged id, priority)`` if two adjacent tokens merge, else ``None``.
+
+        >>> TokenTables([b"a", b"b", b"ab"]).pair(1, 0) is None
+        True
+        """
+        if left >= self.strings.n or right >= self.strings.n:
+            return None
+        cdef uint64_t v
+        if self.view.use_pairs:
+            v = find_pair(&self.pairs, left, right)
+        else:
+            v = NO_PAIR
+            if self.strings.present[left] and self.strings.present[right]:
+                merged = self.find(self.token_bytes(left) + self.token_bytes(right))
+                if merged >= 0:
+                    v = (<uint64_t>self.priority[merged] << 32) | <uint32_t>merged
+        if v == NO_PAIR:
+            return None
+        return (<uint32_t>(v & 0xFFFFFFFF), <uint32_t>(v >> 32))
+
+    def token_bytes(self, Py_ssize_t token):
+        """The bytes of an ordinary token; ``KeyError`` for any other id.
+
+        >>> TokenTables([b"x"]).token_bytes(0)
+        b'x'
+        """
+        if token < 0 or token >= self.strings.n or not self.strings.present[token]:
+            raise KeyError(token)
+        cdef uint64_t a = self.strings.offsets[token], b = self.strings.offsets[token + 1]
+        return (<char*>self.strings.data)[a:b]

@@ -1,0 +1,143 @@
+"""Unicode 16.0.0 character properties, from the generated ``unicode_tables.h``.
+
+The tables are pinned to UCD 16.0.0 because that is what tiktoken 0.14.0's
+regex engine uses; the interpreter's ``unicodedata`` (14.0 on Python 3.11)
+would put new letters in the wrong class and split text differently. The data
+and its provenance live in the header; ``tools/gen_unicode_tables.py``
+regenerates it.
+
+Compiled code cimports the C functions from ``_unicode.pxd``. This module
+gives Python the same answers, plus :func:`code_point_ranges`, which the
+generic regex path uses to spell ``\\p{L}`` and friends as ``re`` character
+classes. Ranges are found by sweeping all 0x110000 code points through the C
+lookup (a few milliseconds) and cached per spec; precomputing them into the
+header was rejected because it would double the header for a one-off cost.
+"""
+
+from libc.stdint cimport uint32_t
+
+UNICODE_VERSION = FT_UNICODE_VERSION.decode("ascii")
+
+cdef uint32_t _MAX_CP = 0x10FFFF
+
+# Names indexed by FT_GC_* code, built from the enum so the order cannot drift.
+_GC_NAMES = [None] * 32
+for _code, _name in (
+    (FT_GC_Cn, "Cn"), (FT_GC_Lu, "Lu"), (FT_GC_Ll, "Ll"), (FT_GC_Lt, "Lt"),
+    (FT_GC_Lm, "Lm"), (FT_GC_Lo, "Lo"), (FT_GC_Mn, "Mn"), (FT_GC_Mc, "Mc"),
+    (FT_GC_Me, "Me"), (FT_GC_Nd, "Nd"), (FT_GC_Nl, "Nl"), (FT_GC_No, "No"),
+    (FT_GC_Pc, "Pc"), (FT_GC_Pd, "Pd"), (FT_GC_Ps, "Ps"), (FT_GC_Pe, "Pe"),
+    (FT_GC_Pi, "Pi"), (FT_GC_Pf, "Pf"), (FT_GC_Po, "Po"), (FT_GC_Sm, "Sm"),
+    (FT_GC_Sc, "Sc"), (FT_GC_Sk, "Sk"), (FT_GC_So, "So"), (FT_GC_Zs, "Zs"),
+    (FT_GC_Zl, "Zl"), (FT_GC_Zp, "Zp"), (FT_GC_Cc, "Cc"), (FT_GC_Cf, "Cf"),
+    (FT_GC_Cs, "Cs"), (FT_GC_Co, "Co"),
+):
+    _GC_NAMES[_code] = _name
+_GC_NAMES = tuple(_GC_NAMES)
+
+# spec -> bit mask over FT_GC_* codes; White_Space is handled separately.
+_SPEC_MASKS = {}
+for _code, _name in enumerate(_GC_NAMES):
+    if _name is not None:
+        _SPEC_MASKS[_name] = 1 << _code
+        _SPEC_MASKS[_name[0]] = _SPEC_MASKS.get(_name[0], 0) | (1 << _code)
+del _code, _name
+
+_WHITE_SPACE = "White_Space"
+_ACCEPTED = (
+    ", ".join(n for n in _GC_NAMES if n is not None)
+    + "; L, N, M, P, S, Z, C; White_Space"
+)
+_RANGES_CACHE = {}
+
+
+cdef inline uint32_t _check_cp(long long cp) except? 0:
+    if cp < 0 or cp > _MAX_CP:
+        raise ValueError(f"code point {cp} is outside 0..0x10FFFF")
+    return <uint32_t>cp
+
+
+def general_category(long long cp):
+    """The two-letter general category of a code point, as of Unicode 16.0.
+
+    Unassigned code points are ``'Cn'``, surrogates ``'Cs'``.
+
+    >>> general_category(ord("A")), general_category(0x0663), general_category(0x10940)
+    ('Lu', 'Nd', 'Cn')
+    """
+    return _GC_NAMES[ft_general_category(_check_cp(cp))]
+
+
+def is_white_space(long long cp):
+    """Whether a code point has the White_Space property (what regex ``\\s`` matches).
+
+    >>> is_white_space(0x3000), is_white_space(0x200B)
+    (True, False)
+    """
+    return ft_is_white_space(_check_cp(cp)) != 0
+
+
+def class_bits(long long cp):
+    """The scanner class bits of a code point (``FT_L`` = 0x001, ... in the header).
+
+    >>> hex(class_bits(ord("A")))  # FT_L | FT_LU_LT
+    '0x11'
+    """
+    return ft_class(_check_cp(cp))
+
+
+def simple_fold_to_ascii_lower(long long cp):
+    """The ASCII lowercase letter (as a code point) that ``cp`` simple-case-folds with, or 0.
+
+    >>> chr(simple_fold_to_ascii_lower(0x212A))  # KELVIN SIGN
+    'k'
+    >>> simple_fold_to_ascii_lower(ord("é"))
+    0
+    """
+    return ft_simple_fold_to_ascii_lower(_check_cp(cp))
+
+
+cdef list _scan(uint32_t gc_mask, bint white_space):
+    cdef list ranges = []
+    cdef uint32_t cp
+    cdef long long start = -1
+    cdef bint hit
+    for cp in range(_MAX_CP + 1):
+        if white_space:
+            hit = ft_is_white_space(cp)
+        else:
+            hit = (gc_mask >> ft_general_category(cp)) & 1
+        if hit:
+            if start < 0:
+                start = cp
+        elif start >= 0:
+            ranges.append((start, cp - 1))
+            start = -1
+    if start >= 0:
+        ranges.append((start, _MAX_CP))
+    return ranges
+
+
+def code_point_ranges(str spec not None):
+    """Sorted inclusive ``(first, last)`` ranges of the code points matching ``spec``.
+
+    ``spec`` is a general category (``"Lu"``), a major class (``"L"``, ``"N"``,
+    ``"M"``, ``"P"``, ``"S"``, ``"Z"``, ``"C"``; ``"C"`` includes unassigned
+    code points) or ``"White_Space"``. Raises ``ValueError`` for anything else.
+
+    >>> code_point_ranges("Zl"), code_point_ranges("White_Space")[:2]
+    ([(8232, 8232)], [(9, 13), (32, 32)])
+    """
+    cached = _RANGES_CACHE.get(spec)
+    if cached is None:
+        if spec == _WHITE_SPACE:
+            cached = tuple(_scan(0, True))
+        else:
+            mask = _SPEC_MASKS.get(spec)
+            if mask is None:
+                raise ValueError(
+                    f"unknown Unicode property {spec!r}; accepted: {_ACCEPTED}"
+                )
+            cached = tuple(_scan(mask, False))
+        _RANGES_CACHE[spec] = cached
+    return list(cached)
