@@ -1,1 +1,72 @@
-"""fasttok: exact, fast tokenizers with no runtime dependencies."""
+"""fasttok: exact, fast tokenizers with no runtime dependencies.
+
+A drop-in for tiktoken (same ids, same API) with a compiled core:
+
+>>> import fasttok
+>>> enc = fasttok.get_encoding("cl100k_base")        # doctest: +SKIP
+>>> enc.decode(enc.encode("hello world"))              # doctest: +SKIP
+'hello world'
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from . import registry
+from .core import Encoding
+from .errors import FasttokError, UnknownEncodingError, VocabularyError, VocabularyFileError
+from .registry import list_encoding_names
+from .vocab import Vocabulary
+
+__all__ = ["Encoding", "get_encoding", "list_encoding_names", "load", "Vocabulary",
+           "FasttokError", "VocabularyFileError", "VocabularyError", "UnknownEncodingError"]
+__version__ = "0.1.0"
+
+_cache: dict = {}
+_lock = threading.Lock()
+
+
+def get_encoding(name: str) -> Encoding:
+    """A named encoding (``gpt2``, ``r50k_base``, ``p50k_base``, ``p50k_edit``,
+    ``cl100k_base``, ``o200k_base``, ``o200k_harmony`` or a plugin's), cached.
+
+    The rank file is looked up on :func:`fasttok.registry.vocab_search_path`
+    and its sha256 checked.
+
+    >>> get_encoding("cl100k_base").encode("hello world")   # doctest: +SKIP
+    [15339, 1917]
+    """
+    with _lock:
+        if name in _cache:
+            return _cache[name]
+    spec = registry.encoding_spec(name)
+    if isinstance(spec, registry.EncodingSpec):
+        from .loaders.tiktoken_file import load_tiktoken
+
+        path = registry.find_vocab_file(spec.file)
+        vocab = load_tiktoken(path, name=name, pat_str=spec.pat_str,
+                              special_tokens=spec.special_tokens,
+                              explicit_n_vocab=spec.explicit_n_vocab, expected_sha256=spec.sha256)
+        enc = Encoding.from_vocabulary(vocab)
+        enc._pickle_by_name = True
+    else:
+        enc = Encoding(name=name, **spec.load()())
+        enc._pickle_by_name = True
+    with _lock:
+        return _cache.setdefault(name, enc)
+
+
+def load(path: "str | os.PathLike[str]", **options: Any) -> Encoding:
+    """Load a vocabulary file (chosen by its magic bytes or suffix) as an :class:`Encoding`.
+
+    ``options`` go to the file's loader (for a ``.tiktoken`` file that is not
+    one of tiktoken's own: ``pat_str=``, ``special_tokens=``).
+
+    >>> fasttok.load("cl100k_base.tiktoken").name           # doctest: +SKIP
+    'cl100k_base'
+    """
+    path = os.fspath(path)
+    loader = registry.find_loader(path)
+    return Encoding.from_vocabulary(loader.load(path, **options))

@@ -144,16 +144,18 @@ class Vocabulary:
         Traceback (most recent call last):
         fasttok.errors.VocabularyError: t: token bytes b'a' appear at ids 0 and 1
         """
-        seen: dict = {}
+        present = [t for t in self.tokens if t is not None]
         for i, tok in enumerate(self.tokens):
-            if tok is None:
-                continue
-            if not isinstance(tok, bytes):
+            if tok is not None and not isinstance(tok, bytes):
                 raise VocabularyError(f"{self.name}: token {i} is {type(tok).__name__}, not bytes")
-            if tok in seen and self.model == "byte_bpe":
-                raise VocabularyError(
-                    f"{self.name}: token bytes {tok!r} appear at ids {seen[tok]} and {i}")
-            seen.setdefault(tok, i)
+        distinct = set(present)
+        if self.model == "byte_bpe" and len(distinct) != len(present):
+            first: dict = {}
+            for i, tok in enumerate(self.tokens):
+                if tok is not None and tok in first:
+                    raise VocabularyError(
+                        f"{self.name}: token bytes {tok!r} appear at ids {first[tok]} and {i}")
+                first.setdefault(tok, i)
         if self.ranks is not None:
             if len(self.ranks) != len(self.tokens):
                 raise VocabularyError(f"{self.name}: {len(self.ranks)} ranks for {len(self.tokens)} tokens")
@@ -179,13 +181,13 @@ class Vocabulary:
                 raise VocabularyError(
                     f"{self.name}: special token {text!r} id {sid} is also the ordinary token {self.tokens[sid]!r}")
         if self.model == "byte_bpe" and self.byte_level:
-            missing = [b for b in range(256) if bytes([b]) not in seen]
+            missing = [b for b in range(256) if bytes([b]) not in distinct]
             if missing:
                 raise VocabularyError(
                     f"{self.name}: byte-level vocabulary lacks single-byte tokens for "
                     f"{len(missing)} bytes (first: 0x{missing[0]:02x})")
         if self.explicit_n_vocab is not None:
-            ordinary = sum(1 for t in self.tokens if t is not None)
+            ordinary = len(present)
             if ordinary + len(self.special_tokens) != self.explicit_n_vocab:
                 raise VocabularyError(
                     f"{self.name}: explicit_n_vocab is {self.explicit_n_vocab} but there are "

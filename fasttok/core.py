@@ -1,0 +1,300 @@
+"""The public ``Encoding``: tiktoken's API over fasttok's compiled models.
+
+>>> import fasttok
+>>> enc = fasttok.get_encoding("cl100k_base")          # doctest: +SKIP
+>>> enc.encode("hello world")                           # doctest: +SKIP
+[15339, 1917]
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Collection, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import AbstractSet, Any, Literal, Optional, Union
+
+from . import registry
+from .errors import FasttokError
+from .vocab import Vocabulary
+
+__all__ = ["Encoding"]
+
+AllowedSpecial = Union[Literal["all"], AbstractSet[str]]
+DisallowedSpecial = Union[Literal["all"], Collection[str]]
+
+
+def _repair_surrogates(text: str) -> str:
+    # What tiktoken does with text that is not valid Unicode: lone surrogates
+    # become U+FFFD, and a valid surrogate pair becomes its code point.
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _raise_disallowed(token: str) -> None:
+    raise FasttokError(
+        f"Encountered text corresponding to disallowed special token {token!r}.\n"
+        f"To encode it as the special token, pass allowed_special={{{token!r}}} "
+        f"(or allowed_special='all').\n"
+        f"To encode it as ordinary text, pass disallowed_special=() "
+        f"(or leave {token!r} out of disallowed_special).")
+
+
+class Encoding:
+    """A tokenizer with tiktoken's interface and ids.
+
+    Build one from tiktoken's constructor arguments, or get a named one with
+    :func:`fasttok.get_encoding`, or load a vocabulary file with
+    :func:`fasttok.load`.
+
+    >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+    >>> enc = Encoding("tiny", pat_str=r"\\w+|\\s+|[^\\w\\s]+", mergeable_ranks=ranks,
+    ...                special_tokens={"<|end|>": 257})
+    >>> enc.encode("abc ab<|end|>", allowed_special="all")
+    [256, 99, 32, 256, 257]
+    """
+
+    def __init__(self, name: str, *, pat_str: str, mergeable_ranks: dict,
+                 special_tokens: dict, explicit_n_vocab: Optional[int] = None) -> None:
+        from .loaders.tiktoken_file import vocabulary_from_ranks
+
+        vocab = vocabulary_from_ranks(name, mergeable_ranks, pat_str=pat_str,
+                                      special_tokens=special_tokens,
+                                      explicit_n_vocab=explicit_n_vocab).validate()
+        self._setup(vocab)
+        self._pickle_by_name = False
+
+    @classmethod
+    def from_vocabulary(cls, vocab: Vocabulary) -> "Encoding":
+        """An encoding running ``vocab`` with the model the registry names for it.
+
+        >>> from fasttok.vocab import Vocabulary
+        >>> v = Vocabulary(name="b", model="byte_bpe", pattern=".",
+        ...                tokens=tuple(bytes([i]) for i in range(256)))
+        >>> Encoding.from_vocabulary(v).encode("hi")
+        [104, 105]
+        """
+        self = cls.__new__(cls)
+        self._setup(vocab)
+        self._pickle_by_name = False
+        return self
+
+    def _setup(self, vocab: Vocabulary) -> None:
+        self.vocabulary = vocab
+        self.name = vocab.name
+        self._pat_str = vocab.pattern
+        self._special_tokens = dict(vocab.special_tokens)
+        self._core = registry.build_model(vocab)
+        self._order = [raw.decode("utf-8") for raw in self._core.special_order]
+        self._index = {text: i for i, text in enumerate(self._order)}
+        self._all_mask = bytes([1]) * len(self._order)
+        self._max_token_value = vocab.max_token_value
+
+    def __repr__(self) -> str:
+        return f"<Encoding {self.name!r}>"
+
+    # ------------------------------------------------------------ encoding
+
+    @functools.lru_cache(maxsize=128)
+    def _mask(self, specials: frozenset) -> bytes:
+        mask = bytearray(len(self._order))
+        for text in specials:
+            i = self._index.get(text)
+            if i is not None:
+                mask[i] = 1
+        return bytes(mask)
+
+    def _allowed_mask(self, allowed_special: AllowedSpecial,
+                      disallowed_special: DisallowedSpecial, text: Union[str, Sequence[str]]) -> bytes:
+        if allowed_special == "all":
+            allowed = self._all_mask
+            allowed_set = self.special_tokens_set
+        else:
+            allowed_set = frozenset(allowed_special)
+            allowed = self._mask(allowed_set)
+        if disallowed_special == "all":
+            disallowed = self.special_tokens_set - allowed_set
+        else:
+            disallowed = frozenset(disallowed_special)
+        if disallowed:
+            mask = self._mask(frozenset(disallowed))
+            for one in ([text] if isinstance(text, str) else text):
+                found = self._core_call(self._core.find_special, one, mask)
+                if found >= 0:
+                    _raise_disallowed(self._order[found])
+        return allowed
+
+    @staticmethod
+    def _core_call(method: Any, text: str, *args: Any) -> Any:
+        try:
+            return method(text, *args)
+        except UnicodeEncodeError:
+            return method(_repair_surrogates(text), *args)
+
+    def encode(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
+               disallowed_special: DisallowedSpecial = "all") -> list:
+        """Encode ``text`` to token ids, with tiktoken's special-token rules.
+
+        Special token strings are errors unless allowed (``allowed_special``:
+        a set, or ``"all"``) or explicitly not disallowed
+        (``disallowed_special=()`` encodes them as plain text). When two
+        allowed specials start at the same place, the longer one wins.
+
+        >>> import fasttok
+        >>> enc = fasttok.get_encoding("gpt2")                  # doctest: +SKIP
+        >>> enc.encode("hi<|endoftext|>", allowed_special="all")  # doctest: +SKIP
+        [5303, 50256]
+        """
+        allowed = self._allowed_mask(allowed_special, disallowed_special, text)
+        return self._core_call(self._core.encode, text, allowed)
+
+    def encode_ordinary(self, text: str) -> list:
+        """Encode ``text`` with special token strings treated as plain text.
+
+        Same as ``encode(text, disallowed_special=())``, only faster.
+        """
+        return self._core_call(self._core.encode_ordinary, text)
+
+    def count(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
+              disallowed_special: DisallowedSpecial = "all") -> int:
+        """``len(self.encode(text, ...))`` without building the list."""
+        allowed = self._allowed_mask(allowed_special, disallowed_special, text)
+        return self._core_call(self._core.count, text, allowed)
+
+    def _batch(self, texts: Sequence[str], num_threads: int, allowed: Optional[bytes]) -> list:
+        texts = list(texts)
+        try:
+            texts = [t if t.isascii() else t.encode("utf-8") and t for t in texts]
+        except UnicodeEncodeError:
+            texts = [_repair_surrogates(t) for t in texts]
+        if num_threads <= 1 or len(texts) < 2 * num_threads:
+            return self._core.encode_many(texts, allowed)
+        step = -(-len(texts) // num_threads)
+        chunks = [texts[i:i + step] for i in range(0, len(texts), step)]
+        with ThreadPoolExecutor(num_threads) as pool:
+            parts = list(pool.map(lambda chunk: self._core.encode_many(chunk, allowed), chunks))
+        return [ids for part in parts for ids in part]
+
+    def encode_batch(self, text: Sequence[str], *, num_threads: int = 8,
+                     allowed_special: AllowedSpecial = frozenset(),
+                     disallowed_special: DisallowedSpecial = "all") -> list:
+        """Encode many texts; the texts are split between ``num_threads`` threads
+        that run without the GIL."""
+        allowed = self._allowed_mask(allowed_special, disallowed_special, text)
+        return self._batch(text, num_threads, allowed)
+
+    def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list:
+        """:meth:`encode_ordinary` over many texts, on ``num_threads`` threads."""
+        return self._batch(text, num_threads, None)
+
+    def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
+        """The id of one token given as text or bytes; ``KeyError`` if it is not a token.
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=".",
+        ...     tokens=tuple(bytes([i]) for i in range(256)), special_tokens={"<e>": 256}))
+        >>> enc.encode_single_token("a"), enc.encode_single_token("<e>")
+        (97, 256)
+        """
+        raw = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
+        found = self._core.find_token(raw)
+        if found >= 0:
+            return found
+        try:
+            return self._special_tokens[raw.decode("utf-8")]
+        except (KeyError, UnicodeDecodeError):
+            raise KeyError(text_or_bytes) from None
+
+    def encode_single_piece(self, text_or_bytes: Union[str, bytes]) -> list:
+        """Merge text or bytes as one piece, skipping the pre-tokenizer."""
+        raw = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
+        return self._core.encode_bytes_piece(raw)
+
+    # ------------------------------------------------------------ decoding
+
+    def decode_bytes(self, tokens: Iterable[int]) -> bytes:
+        """The bytes the ids stand for; ``KeyError`` on an id that is not a token."""
+        return self._core.decode_bytes(tokens if isinstance(tokens, (list, tuple)) else list(tokens))
+
+    def decode(self, tokens: Iterable[int], errors: str = "replace") -> str:
+        """The text the ids stand for (invalid UTF-8 handled by ``errors``, as in tiktoken).
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
+        >>> enc.decode([104, 105]), enc.decode([0xE2])
+        ('hi', '�')
+        """
+        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one id (ordinary or special); ``KeyError`` otherwise."""
+        return self._core.token_bytes(token)
+
+    def decode_tokens_bytes(self, tokens: Iterable[int]) -> list:
+        """The bytes of each id, as a list."""
+        return [self._core.token_bytes(t) for t in tokens]
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple:
+        """The text and, for each token, the index of the character it starts in.
+
+        A token that starts inside a multi-byte character is given that
+        character's index, as tiktoken does.
+        """
+        token_bytes = self.decode_tokens_bytes(tokens)
+        text_len = 0
+        offsets = []
+        for token in token_bytes:
+            starts_inside = 1 if token and 0x80 <= token[0] < 0xC0 else 0
+            offsets.append(max(0, text_len - starts_inside))
+            text_len += sum(1 for c in token if not 0x80 <= c < 0xC0)
+        text = b"".join(token_bytes).decode("utf-8", errors="strict")
+        return text, offsets
+
+    # ------------------------------------------------------------ vocabulary facts
+
+    def token_byte_values(self) -> list:
+        """The bytes of every ordinary token, sorted."""
+        return sorted(t for t in self.vocabulary.tokens if t is not None)
+
+    @property
+    def eot_token(self) -> int:
+        """The id of ``<|endoftext|>``."""
+        return self._special_tokens["<|endoftext|>"]
+
+    @functools.cached_property
+    def special_tokens_set(self) -> frozenset:
+        """The special token strings."""
+        return frozenset(self._special_tokens)
+
+    def is_special_token(self, token: int) -> bool:
+        """Whether an id is one of the special tokens."""
+        return token in set(self._special_tokens.values())
+
+    @property
+    def n_vocab(self) -> int:
+        """The largest id plus one (ordinary and special tokens)."""
+        return self._max_token_value + 1
+
+    @property
+    def max_token_value(self) -> int:
+        """The largest id in use."""
+        return self._max_token_value
+
+    @functools.cached_property
+    def _mergeable_ranks(self) -> dict:
+        return self.vocabulary.mergeable_ranks
+
+    # ------------------------------------------------------------ pickling
+
+    def __getstate__(self) -> object:
+        if self._pickle_by_name:
+            return self.name
+        return {"vocabulary": self.vocabulary}
+
+    def __setstate__(self, state: object) -> None:
+        if isinstance(state, str):
+            from . import get_encoding
+            other = get_encoding(state)
+            self.__dict__.update(other.__dict__)
+            return
+        assert isinstance(state, dict)
+        self._setup(state["vocabulary"])
+        self._pickle_by_name = False

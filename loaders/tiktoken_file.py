@@ -1,0 +1,140 @@
+"""Reader for tiktoken's ``.tiktoken`` rank files.
+
+The format is one token per line: ``base64(token bytes) SP rank``. The rank
+is both the token id and its merge priority; special tokens are not in the
+file. Ranks need not be contiguous (``p50k_base`` has no rank 50256) and the
+single bytes are not ranked in byte order.
+
+>>> load_tiktoken_ranks(b"IQ== 0\\nIg== 1\\n")
+{b'!': 0, b'"': 1}
+"""
+
+from __future__ import annotations
+
+import binascii
+import hashlib
+import os
+from collections.abc import Mapping
+from typing import Optional, Union
+
+from fasttok.errors import VocabularyFileError
+from fasttok.vocab import Vocabulary
+
+__all__ = ["load_tiktoken_ranks", "load_tiktoken", "read_source", "vocabulary_from_ranks"]
+
+Source = Union[str, "os.PathLike[str]", bytes]
+
+
+def read_source(source: Source, expected_sha256: Optional[str] = None) -> tuple[bytes, str]:
+    """Return ``(data, name)`` for a path or raw bytes, checking the sha256 if given.
+
+    >>> read_source(b"abc")[1]
+    '<bytes>'
+    """
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data, name = bytes(source), "<bytes>"
+    else:
+        name = os.fspath(source)
+        try:
+            with open(name, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise VocabularyFileError(name, f"cannot read the file: {exc.strerror or exc}") from exc
+    if expected_sha256 is not None:
+        got = hashlib.sha256(data).hexdigest()
+        if got != expected_sha256.lower():
+            raise VocabularyFileError(
+                name, f"sha256 is {got}, expected {expected_sha256}; the file is damaged or "
+                "not the one this encoding was built from (delete it and fetch it again)")
+    return data, name
+
+
+def load_tiktoken_ranks(source: Source, expected_sha256: Optional[str] = None) -> dict:
+    """Parse a ``.tiktoken`` file (path or bytes) into ``{token bytes: rank}``.
+
+    Every malformed line raises :class:`~fasttok.errors.VocabularyFileError`
+    naming the file and the line: a missing or non-numeric rank, invalid
+    base64, a repeated token or rank, an empty token.
+
+    >>> load_tiktoken_ranks(b"IQ== 0\\nIQ== 1\\n")
+    Traceback (most recent call last):
+    fasttok.errors.VocabularyFileError: <bytes>: line 2: token b'!' already has rank 0
+    """
+    data, name = read_source(source, expected_sha256)
+    ranks: dict = {}
+    seen_ranks: set = set()
+    a2b = binascii.a2b_base64
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        fields = line.split()
+        if len(fields) != 2:
+            raise VocabularyFileError(
+                name, f"expected 'base64-token rank', found {len(fields)} fields: {line[:60]!r}",
+                line=number)
+        encoded, rank_text = fields
+        if not rank_text.isdigit():
+            raise VocabularyFileError(name, f"rank {rank_text[:20]!r} is not a non-negative integer",
+                                      line=number)
+        try:
+            token = a2b(encoded, strict_mode=True)
+        except (binascii.Error, ValueError) as exc:
+            raise VocabularyFileError(name, f"invalid base64 token {encoded[:40]!r}: {exc}",
+                                      line=number) from None
+        if not token:
+            raise VocabularyFileError(name, "empty token", line=number)
+        rank = int(rank_text)
+        if rank >= 2**32 - 1:
+            raise VocabularyFileError(name, f"rank {rank} does not fit in 32 bits", line=number)
+        if token in ranks:
+            raise VocabularyFileError(name, f"token {token!r} already has rank {ranks[token]}",
+                                      line=number)
+        if rank in seen_ranks:
+            raise VocabularyFileError(name, f"rank {rank} appears twice", line=number)
+        seen_ranks.add(rank)
+        ranks[token] = rank
+    if not ranks:
+        raise VocabularyFileError(name, "no tokens: the file is empty or not a .tiktoken file")
+    return ranks
+
+
+def vocabulary_from_ranks(name: str, mergeable_ranks: Mapping, *, pat_str: str,
+                          special_tokens: Mapping, explicit_n_vocab: Optional[int] = None,
+                          source: str = "") -> Vocabulary:
+    """Build the common record from tiktoken's constructor arguments.
+
+    >>> v = vocabulary_from_ranks("t", {bytes([b]): b for b in range(256)},
+    ...                           pat_str=".", special_tokens={"<e>": 256})
+    >>> v.n_vocab
+    257
+    """
+    size = max(mergeable_ranks.values(), default=-1) + 1
+    if size > 2**31:
+        raise VocabularyFileError(source or name, f"largest rank {size - 1} is absurdly large")
+    tokens: list = [None] * size
+    for token, rank in mergeable_ranks.items():
+        tokens[rank] = token
+    return Vocabulary(name=name, model="byte_bpe", tokens=tuple(tokens), special_tokens=special_tokens,
+                      pattern=pat_str, explicit_n_vocab=explicit_n_vocab, source=source)
+
+
+def load_tiktoken(source: Source, *, name: Optional[str] = None, pat_str: str,
+                  special_tokens: Optional[Mapping] = None, explicit_n_vocab: Optional[int] = None,
+                  expected_sha256: Optional[str] = None) -> Vocabulary:
+    """Load a ``.tiktoken`` file into a validated :class:`~fasttok.vocab.Vocabulary`.
+
+    >>> v = load_tiktoken(b"".join(binascii.b2a_base64(bytes([b]), newline=False) + b" %d\\n" % b
+    ...                             for b in range(256)), name="bytes", pat_str=".")
+    >>> v.n_vocab, v.model
+    (256, 'byte_bpe')
+    """
+    ranks = load_tiktoken_ranks(source, expected_sha256)
+    label = "<bytes>" if isinstance(source, (bytes, bytearray, memoryview)) else os.fspath(source)
+    if name is None:
+        name = os.path.splitext(os.path.basename(label))[0]
+    vocab = vocabulary_from_ranks(name, ranks, pat_str=pat_str, special_tokens=special_tokens or {},
+                                  explicit_n_vocab=explicit_n_vocab, source=label)
+    try:
+        return vocab.validate()
+    except ValueError as exc:
+        raise VocabularyFileError(label, str(exc)) from None
