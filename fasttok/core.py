@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Collection, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import AbstractSet, Any, Literal, Optional, Union
 
 from . import registry
@@ -169,6 +168,8 @@ class Encoding:
             return self._core.encode_many(texts, allowed)
         step = -(-len(texts) // num_threads)
         chunks = [texts[i:i + step] for i in range(0, len(texts), step)]
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(num_threads) as pool:
             parts = list(pool.map(lambda chunk: self._core.encode_many(chunk, allowed), chunks))
         return [ids for part in parts for ids in part]

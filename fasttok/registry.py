@@ -54,16 +54,15 @@ class EncodingSpec:
 
 
 def _harmony_specials() -> dict:
-    named = {
-        "<|startoftext|>": 199998, ENDOFTEXT: 199999, "<|return|>": 200002,
-        "<|constrain|>": 200003, "<|channel|>": 200005, "<|start|>": 200006,
-        "<|end|>": 200007, "<|message|>": 200008, "<|call|>": 200012, ENDOFPROMPT: 200018,
-    }
-    used = set(named.values())
-    specials = dict(named)
+    # tiktoken's order and contents exactly: o200k_base's two specials, then
+    # <|startoftext|>, then one token per id from 200000 on, named or
+    # <|reserved_N|>. That gives id 200018 two names; both encode to it and
+    # it decodes to the first, <|endofprompt|>, as in tiktoken.
+    named = {200002: "<|return|>", 200003: "<|constrain|>", 200005: "<|channel|>",
+             200006: "<|start|>", 200007: "<|end|>", 200008: "<|message|>", 200012: "<|call|>"}
+    specials = {ENDOFTEXT: 199999, ENDOFPROMPT: 200018, "<|startoftext|>": 199998}
     for i in range(200000, 201088):
-        if i not in used:
-            specials[f"<|reserved_{i}|>"] = i
+        specials[named.get(i, f"<|reserved_{i}|>")] = i
     return specials
 
 
@@ -189,8 +188,8 @@ def _build_byte_bpe(vocab: Vocabulary) -> Any:
     top = max(specials.values(), default=-1)
     if top >= len(decode):
         decode.extend([None] * (top + 1 - len(decode)))
-    for raw, sid in specials.items():
-        decode[sid] = raw
+    for raw, sid in reversed(specials.items()):
+        decode[sid] = raw  # the first name of an id shared by two specials wins
     scanner = scanner_for(vocab.pattern) if vocab.pattern is not None else vocab.pre_tokenizer
     pattern = None if scanner is not None else compile_generic(vocab.pattern or "")
     return CoreBPE(tables, specials, decode, scanner=scanner, pattern=pattern,

@@ -100,6 +100,12 @@ class Vocabulary:
             if value is not None:
                 object.__setattr__(self, name, tuple(value))
 
+    def __reduce__(self) -> tuple:
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        fields["special_tokens"] = dict(self.special_tokens)
+        fields["metadata"] = dict(self.metadata)
+        return (_rebuild, (fields,))
+
     @property
     def n_vocab(self) -> int:
         """Largest id (ordinary or special) plus one, as tiktoken counts it."""
@@ -145,9 +151,10 @@ class Vocabulary:
         fasttok.errors.VocabularyError: t: token bytes b'a' appear at ids 0 and 1
         """
         present = [t for t in self.tokens if t is not None]
-        for i, tok in enumerate(self.tokens):
-            if tok is not None and not isinstance(tok, bytes):
-                raise VocabularyError(f"{self.name}: token {i} is {type(tok).__name__}, not bytes")
+        if not set(map(type, present)) <= {bytes}:
+            i, tok = next((i, t) for i, t in enumerate(self.tokens)
+                          if t is not None and type(t) is not bytes)
+            raise VocabularyError(f"{self.name}: token {i} is {type(tok).__name__}, not bytes")
         distinct = set(present)
         if self.model == "byte_bpe" and len(distinct) != len(present):
             first: dict = {}
@@ -169,14 +176,11 @@ class Vocabulary:
         for label, values in (("scores", self.scores), ("token_types", self.token_types)):
             if values is not None and len(values) != len(self.tokens):
                 raise VocabularyError(f"{self.name}: {len(values)} {label} for {len(self.tokens)} tokens")
-        special_ids: dict = {}
+        # Two special strings may share an id (o200k_harmony's 200018 does in
+        # tiktoken); decoding gives the first one.
         for text, sid in self.special_tokens.items():
-            if not isinstance(sid, int) or sid < 0:
+            if not isinstance(sid, int) or sid < 0 or sid >= 2**32 - 1:
                 raise VocabularyError(f"{self.name}: special token {text!r} has invalid id {sid!r}")
-            if sid in special_ids:
-                raise VocabularyError(
-                    f"{self.name}: special tokens {special_ids[sid]!r} and {text!r} share id {sid}")
-            special_ids[sid] = text
             if self.model == "byte_bpe" and sid < len(self.tokens) and self.tokens[sid] is not None:
                 raise VocabularyError(
                     f"{self.name}: special token {text!r} id {sid} is also the ordinary token {self.tokens[sid]!r}")
@@ -197,3 +201,7 @@ class Vocabulary:
                     f"{self.name}: explicit_n_vocab is {self.explicit_n_vocab} but the largest id is "
                     f"{self.max_token_value}")
         return self
+
+
+def _rebuild(fields: dict) -> Vocabulary:
+    return Vocabulary(**fields)

@@ -1,0 +1,7 @@
+"""``python -m fasttok``: the command line (see :mod:`fasttok.cli`)."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,196 @@
+"""The ``fasttok`` command (also ``python -m fasttok``).
+
+    fasttok encode -e cl100k_base "hello world"      ids
+    fasttok encode -e cl100k_base --show "hello"      the text coloured token by token
+    fasttok decode -e cl100k_base 15339 1917
+    fasttok count  -e o200k_base -f notes.txt
+    fasttok inspect cl100k_base | path/to/file
+    fasttok bench  -e cl100k_base -f corpus.txt       side by side with tiktoken when installed
+
+``-e`` takes an encoding name or a vocabulary file path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Optional, Sequence
+
+from . import get_encoding, list_encoding_names, load
+from .core import Encoding
+from .errors import FasttokError
+
+_COLOURS = ["\x1b[48;5;153m", "\x1b[48;5;223m", "\x1b[48;5;194m", "\x1b[48;5;225m", "\x1b[48;5;230m"]
+_RESET = "\x1b[0m"
+
+
+def _encoding(spec: str) -> Encoding:
+    if os.path.exists(spec):
+        return load(spec)
+    return get_encoding(spec)
+
+
+def _text(args: argparse.Namespace) -> str:
+    if args.file:
+        with open(args.file, encoding="utf-8") as f:
+            return f.read()
+    if args.text:
+        return " ".join(args.text)
+    return sys.stdin.read()
+
+
+def _cmd_encode(args: argparse.Namespace) -> int:
+    enc = _encoding(args.encoding)
+    text = _text(args)
+    ids = enc.encode(text, allowed_special="all" if args.allow_special else frozenset(),
+                     disallowed_special=())
+    if args.show or (args.show is None and sys.stdout.isatty()):
+        out = []
+        for i, token in enumerate(enc.decode_tokens_bytes(ids)):
+            piece = token.decode("utf-8", errors="replace")
+            out.append(f"{_COLOURS[i % len(_COLOURS)]}\x1b[30m{piece}{_RESET}")
+        print("".join(out))
+        print(f"{len(ids)} tokens")
+    else:
+        print(" ".join(map(str, ids)))
+    return 0
+
+
+def _cmd_decode(args: argparse.Namespace) -> int:
+    enc = _encoding(args.encoding)
+    raw = args.ids or sys.stdin.read().split()
+    try:
+        ids = [int(x) for x in raw]
+    except ValueError as exc:
+        raise FasttokError(f"token ids must be integers: {exc}") from None
+    try:
+        sys.stdout.write(enc.decode(ids))
+    except KeyError as exc:
+        raise FasttokError(f"id {exc.args[0]} is not in {enc.name}'s vocabulary") from None
+    sys.stdout.write("\n")
+    return 0
+
+
+def _cmd_count(args: argparse.Namespace) -> int:
+    enc = _encoding(args.encoding)
+    print(enc.count(_text(args), disallowed_special=()))
+    return 0
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    enc = _encoding(args.encoding)
+    v = enc.vocabulary
+    mergeable = sum(1 for t in v.tokens if t is not None)
+    rows = [
+        ("name", v.name),
+        ("source", v.source or "(built in)"),
+        ("model", v.model),
+        ("pre-tokenizer", v.pre_tokenizer or ("pattern " + repr(v.pattern) if v.pattern else "-")),
+        ("mergeable tokens", mergeable),
+        ("special tokens", len(v.special_tokens)),
+        ("len (mergeable + special)", mergeable + len(v.special_tokens)),
+        ("n_vocab (max id + 1)", enc.n_vocab),
+    ]
+    if v.special_tokens:
+        shown = sorted(v.special_tokens.items(), key=lambda kv: kv[1])[:12]
+        rows.append(("special ids", ", ".join(f"{t}={i}" for t, i in shown)
+                     + (" ..." if len(v.special_tokens) > 12 else "")))
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+    return 0
+
+
+def _best_of(fn, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    enc = _encoding(args.encoding)
+    files = args.file_list or []
+    texts = [(f, open(f, encoding="utf-8").read()) for f in files] or [("stdin", sys.stdin.read())]
+    try:
+        import tiktoken
+    except ImportError:
+        tiktoken = None
+    peer = None
+    if tiktoken is not None and enc.vocabulary.model == "byte_bpe" and enc._pat_str:
+        peer = tiktoken.Encoding(enc.name, pat_str=enc._pat_str,
+                                 mergeable_ranks=enc._mergeable_ranks,
+                                 special_tokens=dict(enc.vocabulary.special_tokens))
+    print(f"{'input':<30} {'MB':>7} {'fasttok MB/s':>13} {'tiktoken MB/s':>14} {'ratio':>6}")
+    for label, text in texts:
+        size = len(text.encode("utf-8")) / 1e6
+        ours = _best_of(lambda: enc.encode_ordinary(text), args.repeat)
+        line = f"{os.path.basename(label):<30} {size:7.2f} {size / ours:13.1f}"
+        if peer is not None:
+            if peer.encode_ordinary(text) != enc.encode_ordinary(text):
+                raise FasttokError(f"{label}: fasttok and tiktoken disagree; not timing it")
+            theirs = _best_of(lambda: peer.encode_ordinary(text), args.repeat)
+            line += f" {size / theirs:14.1f} {theirs / ours:5.2f}x"
+        else:
+            line += f" {'-':>14} {'-':>6}"
+        print(line)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fasttok", description="Exact, fast tokenization.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def with_encoding(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("-e", "--encoding", default="cl100k_base",
+                        help=f"encoding name ({', '.join(list_encoding_names())}) or vocabulary file")
+
+    enc = sub.add_parser("encode", help="text -> token ids")
+    with_encoding(enc)
+    enc.add_argument("text", nargs="*", help="text (default: -f FILE or stdin)")
+    enc.add_argument("-f", "--file")
+    enc.add_argument("--show", action="store_true", default=None, help="colour the text token by token")
+    enc.add_argument("--ids", dest="show", action="store_false", help="print ids even on a terminal")
+    enc.add_argument("--allow-special", action="store_true", help="encode special token strings as specials")
+    enc.set_defaults(run=_cmd_encode)
+
+    dec = sub.add_parser("decode", help="token ids -> text")
+    with_encoding(dec)
+    dec.add_argument("ids", nargs="*")
+    dec.set_defaults(run=_cmd_decode)
+
+    cnt = sub.add_parser("count", help="number of tokens")
+    with_encoding(cnt)
+    cnt.add_argument("text", nargs="*")
+    cnt.add_argument("-f", "--file")
+    cnt.set_defaults(run=_cmd_count)
+
+    ins = sub.add_parser("inspect", help="what a vocabulary holds")
+    ins.add_argument("encoding", help="encoding name or vocabulary file")
+    ins.set_defaults(run=_cmd_inspect)
+
+    ben = sub.add_parser("bench", help="encode speed, side by side with tiktoken when installed")
+    with_encoding(ben)
+    ben.add_argument("-f", "--file", dest="file_list", action="append")
+    ben.add_argument("--repeat", type=int, default=3)
+    ben.set_defaults(run=_cmd_bench)
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command line; returns the exit status.
+
+    >>> main(["count", "-e", "cl100k_base", "hello world"])   # doctest: +SKIP
+    2
+    0
+    """
+    args = _parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except (FasttokError, OSError) as exc:
+        print(f"fasttok: {exc}", file=sys.stderr)
+        return 2
