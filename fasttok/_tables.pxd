@@ -47,6 +47,7 @@ cdef struct TokenTablesView:
     const BytesIndex* index
     const PairIndex* pairs
     const uint32_t* priority
+    uint64_t max_len  # longest ordinary token: longer spans are never tokens
     bint use_pairs
     uint32_t byte_ids[256]
 

@@ -126,6 +126,10 @@ cdef class TokenTables:
         self.view.pairs = &self.pairs
         self.view.priority = self.priority
         self.view.use_pairs = merges is not None
+        self.view.max_len = 0
+        for i in range(n):
+            if self.strings.offsets[i + 1] - self.strings.offsets[i] > self.view.max_len:
+                self.view.max_len = self.strings.offsets[i + 1] - self.strings.offsets[i]
         self._alloc_pairs(len(merges) if merges is not None else 0)
         if merges is not None:
             for rank, (l, r) in enumerate(merges):

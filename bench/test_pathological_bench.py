@@ -1,0 +1,65 @@
+"""Worst-case inputs for fasttok alone, each timed against 1 MB of English.
+
+A linear tokenizer takes about as long on each of these as on ordinary English of
+the same size; a ratio far above 1 in the closing table points at a quadratic path
+(long BPE pieces, regex backtracking over whitespace runs, ...).
+
+``" " * 1_001_000 + "x"`` is in the list because tiktoken panics on it; tiktoken is
+not run here at all. Every result is checked to decode back to its input before it
+is timed.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+ENCODINGS = ("cl100k_base", "o200k_base")
+MB = 1_000_000
+
+
+def _digits(n: int) -> str:
+    rng = random.Random(1_000_000)
+    return "".join(rng.choice("0123456789") for _ in range(n))
+
+
+CASES = {
+    "english_1mb": None,  # the first MB of corpus/en.txt, filled in by the test
+    "a_x1m": lambda: "a" * MB,
+    "space_x1m": lambda: " " * MB,
+    "space_x1001k_then_x": lambda: " " * 1_001_000 + "x",
+    "digits_1m": lambda: _digits(MB),
+    "cjk_one_char_1mb": lambda: "\u4e2d" * (MB // 3),  # 3 UTF-8 bytes each
+}
+
+_TEXTS: dict[str, str] = {}
+
+
+def _text(case: str, corpus) -> str:
+    if case not in _TEXTS:
+        if case == "english_1mb":
+            en = corpus("en")
+            if len(en) < MB:
+                en = en * (MB // len(en) + 1)
+            _TEXTS[case] = en[:MB]
+        else:
+            _TEXTS[case] = CASES[case]()
+    return _TEXTS[case]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("enc_name", ENCODINGS)
+def test_pathological(benchmark, implementation, corpus, enc_name, case):
+    lib = implementation("fasttok", enc_name)
+    text = _text(case, corpus)
+
+    import fasttok
+
+    ids = lib.whole(text)
+    assert fasttok.get_encoding(enc_name).decode(ids) == text, f"{case}: decode(encode(text)) != text"
+
+    benchmark.group = f"pathological-{enc_name}"
+    benchmark.extra_info.update(kind="pathological", encoding=enc_name, case=case, impl="fasttok",
+                                bytes=len(text.encode("utf-8")))
+    benchmark.pedantic(lib.whole, args=(text,), rounds=3, iterations=1, warmup_rounds=1)

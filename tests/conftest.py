@@ -1,0 +1,373 @@
+"""Shared fixtures for the differential tests: fasttok against the real tiktoken.
+
+Where the data comes from
+    ``FASTTOK_DATA`` (default ``<repo root>/../shared/data``) holds the vocabulary
+    files, corpora, test strings and goldens; see its ``PROVENANCE.md``. The real
+    tiktoken is built offline from the same ``.tiktoken`` files by
+    ``<data>/tools/reference_tiktoken.py``, so both libraries see identical ranks.
+    ``FASTTOK_VOCAB_DIR`` is pointed at ``<data>/vocab/tiktoken`` here, before any
+    test imports fasttok.
+
+What is shared
+    * ``ALL_ENCODINGS`` and the session fixture ``enc_pair`` (parametrized over all
+      of them) giving an :class:`EncodingPair` ``(fasttok_encoding,
+      tiktoken_encoding)``; ``encoding_pair`` is the same cache as a function
+      ``name -> EncodingPair`` for tests that choose their own encodings.
+    * :func:`assert_same_ids`, which on a mismatch reports the first differing
+      token, where it sits in the input (byte, line, character), the text around
+      it and the pieces both libraries produced there.
+    * :func:`outcome` / :func:`outcome_mismatch` / :func:`assert_same_outcome` for
+      calls that may raise (``encode`` with disallowed special tokens): equal ids,
+      or both raise ``ValueError``; :func:`offsets_mismatch` for
+      ``decode_with_offsets``.
+    * :class:`Mismatches`, which checks many inputs and then fails once with the
+      number that differed and the full report of the first.
+
+If the data directory is missing entirely every test that needs it is skipped
+with a pointer to ``tools/fetch_test_data.py``; any other missing file fails.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("FASTTOK_DATA") or (REPO_ROOT.parent / "shared" / "data")).resolve()
+DATA_MISSING = not DATA.is_dir()
+MISSING_DATA_REASON = (
+    f"test data directory not found: {DATA} (set FASTTOK_DATA, or fetch it with "
+    f"`python tools/fetch_test_data.py`)"
+)
+VOCAB_DIR = DATA / "vocab" / "tiktoken"
+
+# fasttok reads this when it first loads an encoding; it must be set before that.
+os.environ["FASTTOK_VOCAB_DIR"] = str(VOCAB_DIR)
+
+# Let an in-place build (`python setup.py build_ext --inplace`) be imported when
+# fasttok is not installed; an installed fasttok is left alone.
+if importlib.util.find_spec("fasttok") is None:
+    sys.path.insert(0, str(REPO_ROOT))
+
+ALL_ENCODINGS = (
+    "gpt2",
+    "r50k_base",
+    "p50k_base",
+    "p50k_edit",
+    "cl100k_base",
+    "o200k_base",
+    "o200k_harmony",
+)
+
+# Encodings that reuse another one's ranks and pattern and only add special tokens.
+DERIVED_FROM = {"gpt2": "r50k_base", "p50k_edit": "p50k_base", "o200k_harmony": "o200k_base"}
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """Read a JSONL file the way PROVENANCE.md says to: split on "\\n" only
+    (the strings may hold U+2028, CR, VT, FF, which ``splitlines`` would split on)."""
+    with open(path, encoding="utf-8", newline="") as f:
+        return [json.loads(line) for line in f.read().split("\n") if line]
+
+
+def read_text(path: Path) -> str:
+    """Read a corpus file byte-exactly (keeps CR, VT, FF, U+2028...)."""
+    return path.read_bytes().decode("utf-8")
+
+
+# --------------------------------------------------------------------------
+# Encoding pairs
+# --------------------------------------------------------------------------
+
+
+class EncodingPair(tuple):
+    """``(fasttok_encoding, tiktoken_encoding)`` plus the encoding's ``name``."""
+
+    def __new__(cls, name: str, ours, theirs, theirs_is_stand_in: bool = False):
+        self = tuple.__new__(cls, (ours, theirs))
+        self.name = name
+        self.theirs_is_stand_in = theirs_is_stand_in
+        return self
+
+    @property
+    def ours(self):
+        return self[0]
+
+    @property
+    def theirs(self):
+        return self[1]
+
+    def __repr__(self) -> str:
+        return f"EncodingPair({self.name!r})"
+
+
+_PAIRS: dict[str, EncodingPair] = {}
+_REFERENCE = None
+
+
+def _reference_module():
+    global _REFERENCE
+    if _REFERENCE is None:
+        tools = str(DATA / "tools")
+        if tools not in sys.path:
+            sys.path.insert(0, tools)
+        import reference_tiktoken  # needs the PyPI package tiktoken (pip install -e .[test])
+
+        _REFERENCE = reference_tiktoken
+    return _REFERENCE
+
+
+def reference_encoding(name: str):
+    """The real tiktoken.Encoding for ``name``, built offline. Returns
+    ``(encoding, is_stand_in)``: if tiktoken cannot build gpt2 from these files,
+    r50k_base stands in (same ranks, same pattern, same special token)."""
+    ref = _reference_module()
+    try:
+        return ref.get_encoding(name), False
+    except Exception:
+        if name != "gpt2":
+            raise
+        return ref.get_encoding("r50k_base"), True
+
+
+def encoding_pair(name: str) -> EncodingPair:
+    """Cached ``EncodingPair`` for one encoding name."""
+    pair = _PAIRS.get(name)
+    if pair is None:
+        if DATA_MISSING:
+            pytest.skip(MISSING_DATA_REASON)
+        import fasttok
+
+        theirs, stand_in = reference_encoding(name)
+        ours = fasttok.get_encoding(name)
+        pair = _PAIRS[name] = EncodingPair(name, ours, theirs, stand_in)
+    return pair
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    if DATA_MISSING:
+        pytest.skip(MISSING_DATA_REASON)
+    return DATA
+
+
+@pytest.fixture(scope="session", name="encoding_pair")
+def encoding_pair_fixture(data_dir):
+    """``name -> EncodingPair`` (cached for the session)."""
+    return encoding_pair
+
+
+@pytest.fixture(scope="session", params=ALL_ENCODINGS)
+def enc_pair(request, data_dir) -> EncodingPair:
+    """One ``EncodingPair`` per encoding in ``ALL_ENCODINGS``."""
+    return encoding_pair(request.param)
+
+
+@pytest.fixture(scope="session")
+def test_strings(data_dir) -> list[dict]:
+    """The 355 objects of ``testcases/lines.jsonl`` ({id, category, text})."""
+    return read_jsonl(data_dir / "testcases" / "lines.jsonl")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not DATA_MISSING:
+        return
+    skip = pytest.mark.skip(reason=MISSING_DATA_REASON)
+    for item in items:
+        if "data_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(skip)
+
+
+# --------------------------------------------------------------------------
+# Comparing results
+# --------------------------------------------------------------------------
+
+
+def _utf8(text: str) -> bytes:
+    # The same repair tiktoken applies to lone surrogates before encoding.
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+
+
+def _token_bytes(enc, token) -> bytes | None:
+    try:
+        return enc.decode_single_token_bytes(token)
+    except Exception:
+        return None
+
+
+def _render_pieces(ids, start: int, stop: int, enc, mark: int) -> str:
+    parts = []
+    for k in range(max(0, start), min(len(ids), stop)):
+        tok = ids[k]
+        if enc is None:
+            shown = str(tok)
+        else:
+            b = _token_bytes(enc, tok)
+            shown = f"{tok}:{b!r}" if b is not None else f"{tok}:<no such token>"
+        parts.append(f">>{shown}<<" if k == mark else shown)
+    if stop < len(ids):
+        parts.append("...")
+    return ("... " if start > 0 else "") + " ".join(parts)
+
+
+def describe_mismatch(ours, theirs, text: str, *, enc=None, what: str = "", note: str = "") -> str:
+    """A human-readable account of where ``ours`` first departs from ``theirs``."""
+    ours, theirs = list(ours), list(theirs)
+    n = min(len(ours), len(theirs))
+    i = next((k for k in range(n) if ours[k] != theirs[k]), n)
+    head = f"{what + ': ' if what else ''}token ids differ at index {i} " \
+           f"(fasttok gave {len(ours)} tokens, tiktoken {len(theirs)})"
+    lines = [head]
+    if note:
+        lines.append(f"  {note}")
+    data = _utf8(text)
+    offset = None
+    if enc is not None:
+        try:
+            offset = len(enc.decode_bytes(theirs[:i]))
+        except Exception:
+            offset = None
+    if offset is not None:
+        prefix = data[:offset]
+        line_no = prefix.count(b"\n") + 1
+        char_no = len(prefix.decode("utf-8", "replace"))
+        lines.append(
+            f"  input: {len(text)} chars / {len(data)} bytes; first difference at byte {offset} "
+            f"(line {line_no}, char {char_no})"
+        )
+        lo, hi = max(0, offset - 40), offset + 40
+        before = data[lo:offset].decode("utf-8", "replace")
+        after = data[offset:hi].decode("utf-8", "replace")
+        lines.append(f"  text around it: {before!r} >>HERE>> {after!r}")
+    if len(text) <= 300:
+        lines.append(f"  whole input: {text!r}")
+    lines.append(f"  tiktoken pieces: {_render_pieces(theirs, i - 3, i + 6, enc, i)}")
+    lines.append(f"  fasttok  pieces: {_render_pieces(ours, i - 3, i + 6, enc, i)}")
+    return "\n".join(lines)
+
+
+def assert_same_ids(ours, theirs, text: str, *, enc=None, what: str = "", note: str = "") -> None:
+    """Assert fasttok's ids equal tiktoken's; on mismatch report the first differing
+    position, the surrounding text and the pieces (rendered with ``enc``, the
+    reference tiktoken encoding, when given)."""
+    if list(ours) == list(theirs):
+        return
+    pytest.fail(describe_mismatch(ours, theirs, text, enc=enc, what=what, note=note), pytrace=False)
+
+
+class Raised:
+    """What ``outcome`` returns when the call raised."""
+
+    def __init__(self, exc: BaseException):
+        self.exc = exc
+
+    def __repr__(self) -> str:
+        return f"raised {type(self.exc).__name__}: {str(self.exc)[:200]!r}"
+
+
+def outcome(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, or a :class:`Raised` holding the exception."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - compared by the caller
+        return Raised(exc)
+
+
+def _show(value) -> str:
+    if isinstance(value, Raised):
+        return repr(value)
+    value = list(value)
+    return f"{value[:20]}{'...' if len(value) > 20 else ''}"
+
+
+def outcome_mismatch(ours, theirs, text: str, *, enc=None, what: str = "") -> str | None:
+    """``None`` when both outcomes agree (same result, or both raised ValueError),
+    else a description of the disagreement."""
+    ours_raised, theirs_raised = isinstance(ours, Raised), isinstance(theirs, Raised)
+    if ours_raised or theirs_raised:
+        if (ours_raised and theirs_raised and isinstance(ours.exc, ValueError)
+                and isinstance(theirs.exc, ValueError)):
+            return None
+        return (f"{what + ': ' if what else ''}fasttok {_show(ours)}, tiktoken {_show(theirs)}; "
+                f"input {text[:300]!r}{'...' if len(text) > 300 else ''}")
+    if list(ours) == list(theirs):
+        return None
+    return describe_mismatch(ours, theirs, text, enc=enc, what=what)
+
+
+def assert_same_outcome(ours, theirs, text: str, *, enc=None, what: str = "") -> None:
+    """Equal results, or both raised ``ValueError``; otherwise fail with the details."""
+    problem = outcome_mismatch(ours, theirs, text, enc=enc, what=what)
+    if problem is not None:
+        pytest.fail(problem, pytrace=False)
+
+
+def agree(ours, theirs) -> bool:
+    """Same value, or both calls raised ``ValueError`` (UnicodeDecodeError included)."""
+    if isinstance(ours, Raised) or isinstance(theirs, Raised):
+        return (isinstance(ours, Raised) and isinstance(theirs, Raised)
+                and isinstance(ours.exc, ValueError) and isinstance(theirs.exc, ValueError))
+    return ours == theirs
+
+
+def offsets_mismatch(ours, theirs, ids) -> str | None:
+    """Compare two ``decode_with_offsets`` outcomes; describe the first difference."""
+    if agree(ours, theirs):
+        return None
+    if isinstance(ours, Raised) or isinstance(theirs, Raised):
+        return f"decode_with_offsets({list(ids)[:30]}...): fasttok {_show_any(ours)}, tiktoken {_show_any(theirs)}"
+    (ours_text, ours_off), (theirs_text, theirs_off) = ours, theirs
+    if ours_text != theirs_text:
+        return f"decode_with_offsets text differs: fasttok {ours_text[:200]!r}, tiktoken {theirs_text[:200]!r}"
+    ours_off, theirs_off = list(ours_off), list(theirs_off)
+    n = min(len(ours_off), len(theirs_off))
+    i = next((k for k in range(n) if ours_off[k] != theirs_off[k]), n)
+    return (f"decode_with_offsets offsets differ at token {i} (id {ids[i] if i < len(ids) else None}): "
+            f"fasttok {ours_off[max(0, i - 3):i + 5]}, tiktoken {theirs_off[max(0, i - 3):i + 5]} "
+            f"(from token {max(0, i - 3)}; {len(ours_off)} vs {len(theirs_off)} offsets); "
+            f"text {theirs_text[:200]!r}")
+
+
+def _show_any(value) -> str:
+    return repr(value) if isinstance(value, Raised) else f"{value!r:.200}"
+
+
+class Mismatches:
+    """Collects disagreements over many inputs and fails once, with a count and
+    the full description of the first (later ones are only counted)."""
+
+    def __init__(self, what: str):
+        self.what = what
+        self.total = 0
+        self.count = 0
+        self.first: str | None = None
+        self.labels: list[str] = []
+
+    def check(self, problem: str | None, label: str = "") -> None:
+        """Record one input's comparison; ``problem`` is None when it agreed."""
+        self.total += 1
+        if problem is None:
+            return
+        self.count += 1
+        if self.first is None:
+            self.first = f"[{label}] {problem}" if label else problem
+        if label and len(self.labels) < 20:
+            self.labels.append(label)
+
+    def assert_none(self) -> None:
+        if self.count:
+            others = f" (inputs: {', '.join(self.labels)}{', ...' if self.count > 20 else ''})" \
+                if self.labels else ""
+            pytest.fail(
+                f"{self.what}: {self.count} of {self.total} inputs differ{others}; the first:\n"
+                f"{self.first}",
+                pytrace=False,
+            )
