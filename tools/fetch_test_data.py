@@ -38,7 +38,7 @@ What DEST gets (same layout as the shared data folder):
     en, code, zh, multi: real text from packages (sources listed in CORPUS below and
     printed when run); adversarial: synthetic worst cases from a fixed seed.
 ``testcases/lines.jsonl``
-    about 300 test strings made by this script, ``{"id", "category", "text"}`` a line.
+    about 380 test strings made by this script, ``{"id", "category", "text"}`` a line.
 
 A ``SHA256SUMS`` file listing everything written is left in DEST.
 """
