@@ -23,9 +23,9 @@ a token is emitted as that token without merging (llama.cpp's
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memmove
+from libc.string cimport memcpy, memmove
 
-from ._tables cimport NO_PAIR, NO_TOKEN, TokenTablesView, find_bytes, find_pair
+from ._tables cimport NO_PAIR, NO_TOKEN, TokenTablesView, find_bytes, pair_value
 
 
 cdef enum:
@@ -70,33 +70,12 @@ cdef void ids_free(IdBuffer* buf) noexcept nogil:
     buf.cap = 0
 
 
-cdef inline uint64_t _pair_value(const TokenTablesView* t, const uint8_t* piece,
-                                 size_t start, size_t end, uint32_t left, uint32_t right) noexcept nogil:
-    # (priority << 32 | merged id) of two adjacent parts spanning piece[start:end], or NO_PAIR.
-    cdef int64_t merged
-    if t.use_pairs:
-        return find_pair(t.pairs, left, right)
-    if end - start > t.max_len:
-        return NO_PAIR
-    merged = find_bytes(t.index, t.strings, piece + start, end - start)
-    if merged < 0:
-        return NO_PAIR
-    return (<uint64_t>t.priority[merged] << 32) | <uint64_t>merged
-
-
-cdef int _merge_linear(const TokenTablesView* t, const uint8_t* piece, size_t n,
-                       IdBuffer* out) except -1 nogil:
-    cdef uint32_t start[LINEAR_MAX + 1]
-    cdef uint32_t ids[LINEAR_MAX]
-    cdef uint64_t vals[LINEAR_MAX]
-    cdef size_t m = n, i, best_i
+cdef size_t _merge_linear(const TokenTablesView* t, const uint8_t* piece, uint32_t* start,
+                          uint32_t* ids, uint64_t* vals, size_t m) noexcept nogil:
+    # start[0..m], ids[0..m-1] and vals[0..m-2] (the value of each adjacent
+    # pair) describe the parts; merges in place and returns the new count.
+    cdef size_t i, best_i
     cdef uint64_t best, v
-    for i in range(n):
-        start[i] = <uint32_t>i
-        ids[i] = t.byte_ids[piece[i]]
-    start[n] = <uint32_t>n
-    for i in range(n - 1):
-        vals[i] = _pair_value(t, piece, start[i], start[i + 2], ids[i], ids[i + 1])
     while m > 1:
         best = NO_PAIR
         best_i = 0
@@ -115,14 +94,10 @@ cdef int _merge_linear(const TokenTablesView* t, const uint8_t* piece, size_t n,
         memmove(&vals[i + 1], &vals[i + 2], (m - i - 2) * sizeof(uint64_t))
         m -= 1
         if i + 1 < m:
-            vals[i] = _pair_value(t, piece, start[i], start[i + 2], ids[i], ids[i + 1])
+            vals[i] = pair_value(t, piece, start[i], start[i + 2], ids[i], ids[i + 1])
         if i > 0:
-            vals[i - 1] = _pair_value(t, piece, start[i - 1], start[i + 1], ids[i - 1], ids[i])
-    ids_reserve(out, m)
-    for i in range(m):
-        out.data[out.len + i] = ids[i]
-    out.len += m
-    return 0
+            vals[i - 1] = pair_value(t, piece, start[i - 1], start[i + 1], ids[i - 1], ids[i])
+    return m
 
 
 cdef struct HeapItem:
@@ -192,7 +167,7 @@ cdef inline void _push_pair(const TokenTablesView* t, const uint8_t* piece, Heap
     cdef HeapItem item
     if right >= n:
         return
-    v = _pair_value(t, piece, left, nxt[right], ids[left], ids[right])
+    v = pair_value(t, piece, left, nxt[right], ids[left], ids[right])
     if v == NO_PAIR:
         return
     item.left_id = ids[left]
@@ -201,32 +176,32 @@ cdef inline void _push_pair(const TokenTablesView* t, const uint8_t* piece, Heap
     _heap_push(heap, (v & 0xFFFFFFFF00000000ULL) | left, item)
 
 
-cdef int _merge_heap(const TokenTablesView* t, const uint8_t* piece, size_t n,
-                     IdBuffer* out) except -1 nogil:
-    # Parts are named by their first byte; nxt/prv link the live ones and
-    # ids[p] is the token a live part currently is. Each merge pushes at most
-    # two entries, so the heap never holds more than 3n.
+cdef size_t _merge_heap(const TokenTablesView* t, const uint8_t* piece, size_t n,
+                        uint32_t* starts, uint32_t* parts, size_t m) except? 0 nogil:
+    # Same contract as _merge_linear. Parts are named by their first byte;
+    # nxt/prv link the live ones and ids[p] is the token a live part
+    # currently is. Each merge pushes at most two entries, so the heap never
+    # holds more than 3m.
     cdef uint32_t* nxt = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
     cdef uint32_t* prv = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
     cdef uint32_t* ids = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
     cdef Heap heap
     cdef size_t i
-    cdef uint32_t left, right, count
+    cdef uint32_t left, right
     cdef HeapItem top
-    heap.keys = <uint64_t*>malloc(3 * n * sizeof(uint64_t))
-    heap.items = <HeapItem*>malloc(3 * n * sizeof(HeapItem))
+    heap.keys = <uint64_t*>malloc(3 * m * sizeof(uint64_t))
+    heap.items = <HeapItem*>malloc(3 * m * sizeof(HeapItem))
     heap.size = 0
     if nxt == NULL or prv == NULL or ids == NULL or heap.keys == NULL or heap.items == NULL:
         free(nxt); free(prv); free(ids); free(heap.keys); free(heap.items)
         with gil:
             raise MemoryError()
-    for i in range(n):
-        nxt[i] = <uint32_t>(i + 1)
-        prv[i] = <uint32_t>(i - 1) if i else NO_TOKEN
-        ids[i] = t.byte_ids[piece[i]]
-    nxt[n] = <uint32_t>n
-    for i in range(n - 1):
-        _push_pair(t, piece, &heap, nxt, ids, <uint32_t>i, n)
+    for i in range(m):
+        nxt[starts[i]] = starts[i + 1]
+        prv[starts[i]] = starts[i - 1] if i else NO_TOKEN
+        ids[starts[i]] = parts[i]
+    for i in range(m - 1):
+        _push_pair(t, piece, &heap, nxt, ids, starts[i], n)
     while heap.size:
         left = <uint32_t>(heap.keys[0] & 0xFFFFFFFFULL)
         top = heap.items[0]
@@ -242,26 +217,42 @@ cdef int _merge_heap(const TokenTablesView* t, const uint8_t* piece, size_t n,
         if prv[left] != NO_TOKEN:
             _push_pair(t, piece, &heap, nxt, ids, prv[left], n)
         _push_pair(t, piece, &heap, nxt, ids, left, n)
-    count = 0
+    m = 0
     left = 0
     while left < n:
-        count += 1
+        starts[m] = left
+        parts[m] = ids[left]
+        m += 1
         left = nxt[left]
-    try:
-        ids_reserve(out, count)
-        left = 0
-        while left < n:
-            out.data[out.len] = ids[left]
-            out.len += 1
-            left = nxt[left]
-    finally:
-        free(nxt); free(prv); free(ids); free(heap.keys); free(heap.items)
-    return 0
+    starts[m] = <uint32_t>n
+    free(nxt); free(prv); free(ids); free(heap.keys); free(heap.items)
+    return m
+
+
+cdef size_t bpe_merge_parts(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                            uint32_t* starts, uint32_t* ids, size_t m) except? 0 nogil:
+    cdef uint32_t start[LINEAR_MAX + 1]
+    cdef uint32_t part[LINEAR_MAX]
+    cdef uint64_t vals[LINEAR_MAX]
+    cdef size_t i
+    if m < 2:
+        return m
+    if m > LINEAR_MAX:
+        return _merge_heap(tables, piece, n, starts, ids, m)
+    for i in range(m - 1):
+        vals[i] = pair_value(tables, piece, starts[i], starts[i + 2], ids[i], ids[i + 1])
+    return _merge_linear(tables, piece, starts, ids, vals, m)
 
 
 cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
                           bint whole_piece_lookup, IdBuffer* out) except -1 nogil:
     cdef int64_t whole
+    cdef uint32_t start[LINEAR_MAX + 1]
+    cdef uint32_t ids[LINEAR_MAX]
+    cdef uint64_t vals[LINEAR_MAX]
+    cdef uint32_t* starts = NULL
+    cdef uint32_t* parts = NULL
+    cdef size_t i, m
     if n == 0:
         return 0
     if n == 1:
@@ -271,5 +262,32 @@ cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, s
         if whole >= 0:
             return ids_push(out, <uint32_t>whole)
     if n <= LINEAR_MAX:
-        return _merge_linear(tables, piece, n, out)
-    return _merge_heap(tables, piece, n, out)
+        for i in range(n):
+            start[i] = <uint32_t>i
+            ids[i] = tables.byte_ids[piece[i]]
+        start[n] = <uint32_t>n
+        for i in range(n - 1):
+            vals[i] = tables.byte_pairs[(<uint32_t>piece[i] << 8) | piece[i + 1]]
+        m = _merge_linear(tables, piece, start, ids, vals, n)
+        ids_reserve(out, m)
+        memcpy(out.data + out.len, ids, m * sizeof(uint32_t))
+        out.len += m
+        return 0
+    starts = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+    parts = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+    try:
+        if starts == NULL or parts == NULL:
+            with gil:
+                raise MemoryError()
+        for i in range(n):
+            starts[i] = <uint32_t>i
+            parts[i] = tables.byte_ids[piece[i]]
+        starts[n] = <uint32_t>n
+        m = _merge_heap(tables, piece, n, starts, parts, n)
+        ids_reserve(out, m)
+        memcpy(out.data + out.len, parts, m * sizeof(uint32_t))
+        out.len += m
+    finally:
+        free(starts)
+        free(parts)
+    return 0

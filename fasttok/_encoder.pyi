@@ -1,7 +1,6 @@
 """The compiled byte-level BPE encoder (private; use :class:`fasttok.Encoding`)."""
 
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ._tables import TokenTables
 
@@ -14,7 +13,7 @@ class CoreBPE:
         decode_tokens: Sequence[bytes | None],
         *,
         scanner: str | None = ...,
-        pattern: re.Pattern[str] | None = ...,
+        splitter: Callable[[str], Iterable[str]] | None = ...,
         whole_piece_lookup: bool = ...,
     ) -> None: ...
     def encode_ordinary(self, text: str) -> list[int]: ...

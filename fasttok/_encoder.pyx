@@ -53,8 +53,8 @@ cdef class CoreBPE:
 
     ``tables`` holds the ordinary tokens; ``specials`` maps special token
     bytes to ids; ``scanner`` names a hand-written pre-tokenizer, and when it
-    is ``None`` the compiled ``pattern`` (a ``re.Pattern``) splits the text
-    instead, slower. ``decode_tokens`` holds the bytes of every id, special
+    is ``None`` the ``splitter`` (a callable from a text segment to its
+    pieces, e.g. a translated regex) splits the text instead, slower. ``decode_tokens`` holds the bytes of every id, special
     ones included, for decoding.
 
     >>> from fasttok._tables import TokenTables
@@ -67,7 +67,7 @@ cdef class CoreBPE:
     cdef TokenTables tables
     cdef const TokenTablesView* view
     cdef ScanFn scan
-    cdef object pattern
+    cdef object splitter
     cdef bint whole_piece_lookup
     # special tokens: bytes -> index into special_ids
     cdef TokenTables special_tables
@@ -88,14 +88,14 @@ cdef class CoreBPE:
         self.decoder.present = NULL
 
     def __init__(self, TokenTables tables not None, dict specials not None, decode_tokens,
-                 *, str scanner=None, pattern=None, bint whole_piece_lookup=True):
+                 *, str scanner=None, splitter=None, bint whole_piece_lookup=True):
         cdef Py_ssize_t i, length
-        if scanner is None and pattern is None:
-            raise ValueError("a pre-tokenizer is needed: give scanner or pattern")
+        if scanner is None and splitter is None:
+            raise ValueError("a pre-tokenizer is needed: give scanner or splitter")
         self.tables = tables
         self.view = &tables.view
         self.scan = scanner_by_name(scanner) if scanner is not None else NULL
-        self.pattern = pattern
+        self.splitter = splitter
         self.whole_piece_lookup = whole_piece_lookup
         order = sorted(specials, key=lambda b: specials[b])
         self.special_order = tuple(order)
@@ -169,8 +169,8 @@ cdef class CoreBPE:
                                      IdBuffer* out) except -1:
         cdef bytes piece
         cdef str segment = (<const char*>s)[start:end].decode("utf-8")
-        for match in self.pattern.finditer(segment):
-            piece = match.group().encode("utf-8")
+        for text in self.splitter(segment):
+            piece = text.encode("utf-8")
             bpe_encode_piece(self.view, <const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
                              self.whole_piece_lookup, out)
         return 0

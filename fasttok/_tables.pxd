@@ -48,6 +48,9 @@ cdef struct TokenTablesView:
     const PairIndex* pairs
     const uint32_t* priority
     uint64_t max_len  # longest ordinary token: longer spans are never tokens
+    # pair_value of every two single bytes, so the first pass over a piece
+    # (one lookup per byte) reads a 512 KB table instead of hashing
+    const uint64_t* byte_pairs
     bint use_pairs
     uint32_t byte_ids[256]
 
@@ -144,11 +147,28 @@ cdef inline uint64_t find_pair(const PairIndex* pairs, uint32_t left, uint32_t r
 
 
 
+cdef inline uint64_t pair_value(const TokenTablesView* t, const uint8_t* piece,
+                                 size_t start, size_t end, uint32_t left, uint32_t right) noexcept nogil:
+    # (priority << 32 | merged id) of two adjacent parts spanning piece[start:end], or NO_PAIR.
+    cdef int64_t merged
+    if t.use_pairs:
+        if left == NO_TOKEN or right == NO_TOKEN:
+            return NO_PAIR  # (NO_TOKEN, NO_TOKEN) would read as the empty-slot key
+        return find_pair(t.pairs, left, right)
+    if end - start > t.max_len:
+        return NO_PAIR
+    merged = find_bytes(t.index, t.strings, piece + start, end - start)
+    if merged < 0:
+        return NO_PAIR
+    return (<uint64_t>t.priority[merged] << 32) | <uint64_t>merged
+
+
 cdef class TokenTables:
     cdef ByteStrings strings
     cdef BytesIndex index
     cdef PairIndex pairs
     cdef uint32_t* priority
+    cdef uint64_t* byte_pairs
     cdef TokenTablesView view
     cdef readonly uint32_t n_pairs
     cdef int _build_index(self) except -1

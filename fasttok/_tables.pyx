@@ -95,12 +95,14 @@ cdef class TokenTables:
         self.pairs.keys = NULL
         self.pairs.values = NULL
         self.priority = NULL
+        self.byte_pairs = NULL
 
     def __init__(self, tokens, priorities=None, merges=None):
         cdef Py_ssize_t n = len(tokens)
         cdef Py_ssize_t i
         cdef int64_t found, merged
         cdef uint8_t single
+        cdef uint8_t two[2]
         if n >= NO_TOKEN:
             raise ValueError(f"{n} tokens is more than fasttok's 32-bit ids allow")
         if priorities is not None and merges is not None:
@@ -138,6 +140,15 @@ cdef class TokenTables:
                 merged = self.find(tokens[l] + tokens[r])
                 if merged >= 0:
                     self._add_pair(l, r, <uint32_t>merged, rank)
+        self.byte_pairs = <uint64_t*>malloc(65536 * sizeof(uint64_t))
+        if not self.byte_pairs:
+            raise MemoryError()
+        for i in range(65536):
+            two[0] = <uint8_t>(i >> 8)
+            two[1] = <uint8_t>(i & 0xFF)
+            self.byte_pairs[i] = pair_value(&self.view, two, 0, 2, self.view.byte_ids[two[0]],
+                                            self.view.byte_ids[two[1]])
+        self.view.byte_pairs = self.byte_pairs
 
     cdef int _build_index(self) except -1:
         cdef uint64_t cap = _capacity_for(self.strings.n)
@@ -199,6 +210,7 @@ cdef class TokenTables:
         free(self.pairs.keys)
         free(self.pairs.values)
         free(self.priority)
+        free(self.byte_pairs)
 
     def __len__(self):
         return self.strings.n

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from typing import Optional
 
 from . import _unicode
 from .errors import FasttokError
 
 __all__ = ["GPT2", "GPT2_LEGACY", "CL100K", "CL100K_LEGACY", "O200K", "scanner_for",
-           "compile_generic"]
+           "compile_generic", "pattern_splitter"]
 
 GPT2 = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 GPT2_LEGACY = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -149,3 +150,13 @@ def _in_or_out(body: str, negated: bool, in_class: bool, pat_str: str) -> str:
             f"pattern {pat_str!r}: a negated class (\\P, \\S, \\D) inside [...] is not supported "
             "by the generic path; rewrite it as a negated class [^...]")
     return body
+
+
+def pattern_splitter(pat_str: str) -> Callable[[str], list]:
+    """A function splitting text into the pieces ``pat_str`` matches, leftmost first.
+
+    >>> pattern_splitter(r"\\d+|\\s+")("12 34")
+    ['12', ' ', '34']
+    """
+    finditer = compile_generic(pat_str).finditer
+    return lambda text: [m.group() for m in finditer(text)]

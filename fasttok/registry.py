@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Optional
 
 from .errors import UnknownEncodingError
-from .patterns import CL100K, GPT2, O200K, compile_generic, scanner_for
+from .patterns import CL100K, GPT2, O200K, pattern_splitter, scanner_for
 from .vocab import Vocabulary
 
 __all__ = ["ENCODINGS", "MODELS", "LOADERS", "Loader", "EncodingSpec", "vocab_search_path",
@@ -191,8 +191,8 @@ def _build_byte_bpe(vocab: Vocabulary) -> Any:
     for raw, sid in reversed(specials.items()):
         decode[sid] = raw  # the first name of an id shared by two specials wins
     scanner = scanner_for(vocab.pattern) if vocab.pattern is not None else vocab.pre_tokenizer
-    pattern = None if scanner is not None else compile_generic(vocab.pattern or "")
-    return CoreBPE(tables, specials, decode, scanner=scanner, pattern=pattern,
+    splitter = None if scanner is not None else pattern_splitter(vocab.pattern or "")
+    return CoreBPE(tables, specials, decode, scanner=scanner, splitter=splitter,
                    whole_piece_lookup=vocab.merges is None)
 
 
