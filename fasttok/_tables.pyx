@@ -91,7 +91,6 @@ cdef class TokenTables:
         self.strings.offsets = NULL
         self.strings.present = NULL
         self.index.slots = NULL
-        self.index.controls = NULL
         self.pairs.keys = NULL
         self.pairs.values = NULL
         self.priority = NULL
@@ -151,15 +150,15 @@ cdef class TokenTables:
         self.view.byte_pairs = self.byte_pairs
 
     cdef int _build_index(self) except -1:
-        cdef uint64_t cap = _capacity_for(self.strings.n)
+        # at most 3/4 full, and at least one empty slot so every probe ends
+        cdef uint64_t n_buckets = (self.strings.n * 4 // 3) // BUCKET_SLOTS + 1
         cdef uint32_t i
         cdef uint64_t h, slot
         cdef const uint8_t* p
         cdef uint64_t length
-        self.index.mask = cap - 1
-        self.index.slots = <IndexSlot*>calloc(cap, sizeof(IndexSlot))
-        self.index.controls = <uint16_t*>calloc(cap, sizeof(uint16_t))
-        if not self.index.slots or not self.index.controls:
+        self.index.n_buckets = n_buckets
+        self.index.slots = <IndexSlot*>calloc(n_buckets * BUCKET_SLOTS, sizeof(IndexSlot))
+        if not self.index.slots:
             raise MemoryError()
         for i in range(self.strings.n):
             if not self.strings.present[i]:
@@ -169,10 +168,11 @@ cdef class TokenTables:
             if find_bytes(&self.index, &self.strings, p, length) >= 0:
                 continue  # a duplicate spelling keeps its lowest id
             h = hash_bytes(p, length)
-            slot = h & self.index.mask
-            while self.index.controls[slot] != 0:
-                slot = (slot + 1) & self.index.mask
-            self.index.controls[slot] = _control(h)
+            slot = _bucket(h, n_buckets) * BUCKET_SLOTS
+            while self.index.slots[slot].id1 != 0:
+                slot += 1
+                if slot == n_buckets * BUCKET_SLOTS:
+                    slot = 0
             self.index.slots[slot].id1 = i + 1
             self.index.slots[slot].tag = _tag(h, length)
             self.index.slots[slot].word = _head(p, length)
@@ -206,7 +206,6 @@ cdef class TokenTables:
     def __dealloc__(self):
         free_strings(&self.strings)
         free(self.index.slots)
-        free(self.index.controls)
         free(self.pairs.keys)
         free(self.pairs.values)
         free(self.priority)

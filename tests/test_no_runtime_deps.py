@@ -18,7 +18,6 @@ import subprocess
 import sys
 import sysconfig
 import tomllib
-from pathlib import Path
 
 from conftest import REPO_ROOT
 
