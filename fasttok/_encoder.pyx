@@ -14,29 +14,41 @@ hashing the text at each special length, longest first, so when two
 specials overlap the longer one wins.
 """
 
+import gc
+
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM
-from cpython.long cimport PyLong_FromUnsignedLong
+from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.ref cimport Py_INCREF
+
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(object op)
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memchr, memcmp, memcpy
 
+from .errors import FasttokError
+
 from ._bpe cimport IdBuffer, bpe_encode_piece, ids_free, ids_push, ids_reserve
 from ._pretokenize cimport ScanFn, scanner_by_name
+from ._utf8 cimport Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_write
 from ._tables cimport (ByteStrings, TokenTables, TokenTablesView, find_bytes, fill_strings,
-                       free_strings, hash_bytes)
-
-cdef extern from "Python.h":
-    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+                       free_strings, _head, hash_bytes)
 
 
-cdef object ids_to_list(const IdBuffer* ids):
-    cdef list out = PyList_New(ids.len)
-    cdef size_t i
+cdef list ids_to_list(const uint32_t* ids, size_t n, tuple ints):
+    # ints[i] is the int i for every id the model can produce: building the
+    # list then only takes references, with no int allocated per token
+    # (allocation was most of the cost of returning a list, and ran under
+    # the GIL, which kept encode_batch from scaling with threads).
+    cdef list out = PyList_New(n)
+    cdef size_t i, n_ints = len(ints)
     cdef object item
-    for i in range(ids.len):
-        item = PyLong_FromUnsignedLong(ids.data[i])
+    for i in range(n):
+        if ids[i] >= n_ints:
+            raise FasttokError(
+                "the text holds a byte this vocabulary has no token for (it is not byte-complete)")
+        item = <object>PyTuple_GET_ITEM(ints, ids[i])
         Py_INCREF(item)
         PyList_SET_ITEM(out, i, item)
     return out
@@ -57,6 +69,7 @@ cdef enum:
 
 cdef struct CacheEntry:
     const uint8_t* key
+    uint64_t head  # the key's first 8 bytes, compared before the rest
     uint32_t length
     uint32_t n_ids
     size_t at
@@ -99,6 +112,7 @@ cdef class CoreBPE:
     cdef int single_first_byte  # the byte every special starts with, or -1
     cdef ByteStrings decoder
     cdef readonly object special_order
+    cdef tuple ints
 
     def __cinit__(self):
         self.special_ids = NULL
@@ -138,6 +152,7 @@ cdef class CoreBPE:
             self.special_first[b] = 1
         self.single_first_byte = next(iter(firsts)) if len(firsts) == 1 else -1
         fill_strings(&self.decoder, decode_tokens)
+        self.ints = tuple(range(len(decode_tokens)))
 
     def __dealloc__(self):
         free(self.special_ids)
@@ -181,6 +196,7 @@ cdef class CoreBPE:
         cdef Py_ssize_t i = start, j, n
         cdef CacheEntry* e
         cdef size_t before
+        cdef uint64_t head
         while i < end:
             j = self.scan(s, i, end)
             n = j - i
@@ -188,7 +204,8 @@ cdef class CoreBPE:
                 bpe_encode_piece(self.view, s + i, n, self.whole_piece_lookup, out)
             else:
                 e = &cache[hash_bytes(s + i, n) & (CACHE_SLOTS - 1)]
-                if e.length == n and memcmp(e.key, s + i, n) == 0:
+                head = _head(s + i, n)
+                if e.length == n and e.head == head and (n <= 8 or memcmp(e.key + 8, s + i + 8, n - 8) == 0):
                     ids_reserve(out, e.n_ids)
                     memcpy(out.data + out.len, out.data + e.at, e.n_ids * sizeof(uint32_t))
                     out.len += e.n_ids
@@ -196,6 +213,7 @@ cdef class CoreBPE:
                     before = out.len
                     bpe_encode_piece(self.view, s + i, n, self.whole_piece_lookup, out)
                     e.key = s + i
+                    e.head = head
                     e.length = <uint32_t>n
                     e.n_ids = <uint32_t>(out.len - before)
                     e.at = before
@@ -232,18 +250,19 @@ cdef class CoreBPE:
 
     cdef int _encode_text(self, str text, const uint8_t* allowed, bint use_specials,
                           IdBuffer* out) except -1:
-        cdef Py_ssize_t n
-        cdef const uint8_t* s = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+        cdef Utf8Text u
         cdef CacheEntry* cache = NULL
-        if n >= CACHE_MIN_BYTES:
-            cache = <CacheEntry*>calloc(CACHE_SLOTS, sizeof(CacheEntry))
-            if cache == NULL:
-                raise MemoryError()
+        utf8_text(text, &u)
         try:
+            if u.size >= CACHE_MIN_BYTES:
+                cache = <CacheEntry*>calloc(CACHE_SLOTS, sizeof(CacheEntry))
+                if cache == NULL:
+                    raise MemoryError()
             with nogil:
-                self._encode_utf8(s, n, allowed, use_specials, out, cache)
+                self._encode_utf8(u.data, u.size, allowed, use_specials, out, cache)
         finally:
             free(cache)
+            free(u.owned)
         return 0
 
     def encode_ordinary(self, str text not None):
@@ -251,7 +270,7 @@ cdef class CoreBPE:
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         try:
             self._encode_text(text, NULL, False, &out)
-            return ids_to_list(&out)
+            return ids_to_list(out.data, out.len, self.ints)
         finally:
             ids_free(&out)
 
@@ -262,7 +281,7 @@ cdef class CoreBPE:
             raise ValueError("the allowed mask is shorter than the list of special tokens")
         try:
             self._encode_text(text, &allowed[0] if self.n_specials else NULL, True, &out)
-            return ids_to_list(&out)
+            return ids_to_list(out.data, out.len, self.ints)
         finally:
             ids_free(&out)
 
@@ -284,51 +303,81 @@ cdef class CoreBPE:
         ``allowed`` is ``None`` for ordinary encoding. Returns a list of lists.
         """
         cdef Py_ssize_t count = len(texts), i
-        cdef const uint8_t** starts = <const uint8_t**>malloc((count + 1) * sizeof(uint8_t*))
-        cdef Py_ssize_t* sizes = <Py_ssize_t*>malloc((count + 1) * sizeof(Py_ssize_t))
+        cdef Utf8Source* sources = <Utf8Source*>malloc((count + 1) * sizeof(Utf8Source))
         cdef size_t* ends = <size_t*>malloc((count + 1) * sizeof(size_t))
         cdef CacheEntry* cache = <CacheEntry*>calloc(CACHE_SLOTS, sizeof(CacheEntry))
+        cdef uint8_t* buffer = NULL
+        cdef size_t capacity = 0, used, size
+        cdef const uint8_t* data
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef const uint8_t* mask = NULL
         cdef bint use_specials = allowed is not None and self.n_specials > 0
         cdef list result, one
         cdef size_t a, b
-        cdef object item
         try:
-            if starts == NULL or sizes == NULL or ends == NULL or cache == NULL:
+            if sources == NULL or ends == NULL or cache == NULL:
                 raise MemoryError()
             if use_specials:
                 mask = &allowed[0]
             for i in range(count):
-                starts[i] = <const uint8_t*>PyUnicode_AsUTF8AndSize(texts[i], &sizes[i])
-            if self.scan == NULL:
+                utf8_source(<str?>texts[i], &sources[i])
+                capacity += utf8_capacity(&sources[i])
+            # one buffer for the whole batch, so the piece cache's keys stay valid
+            buffer = <uint8_t*>malloc(capacity + 1)
+            if buffer == NULL:
+                raise MemoryError()
+            with nogil:
+                used = 0
                 for i in range(count):
-                    self._encode_utf8(starts[i], sizes[i], mask, use_specials, &out, cache)
+                    if sources[i].ascii:
+                        data = <const uint8_t*>sources[i].data
+                        size = <size_t>sources[i].length
+                    else:
+                        data = buffer + used
+                        size = utf8_write(&sources[i], buffer + used)
+                        used += size
+                    if self.scan != NULL:
+                        self._encode_utf8(data, size, mask, use_specials, &out, cache)
+                    else:
+                        with gil:
+                            self._encode_utf8(data, size, mask, use_specials, &out, cache)
                     ends[i] = out.len
-            else:
-                with nogil:
-                    for i in range(count):
-                        self._encode_utf8(starts[i], sizes[i], mask, use_specials, &out, cache)
-                        ends[i] = out.len
-            result = PyList_New(count)
-            a = 0
-            for i in range(count):
-                b = ends[i]
-                one = PyList_New(b - a)
-                for k in range(b - a):
-                    item = PyLong_FromUnsignedLong(out.data[a + k])
-                    Py_INCREF(item)
-                    PyList_SET_ITEM(one, k, item)
-                Py_INCREF(one)
-                PyList_SET_ITEM(result, i, one)
-                a = b
+            # Creating the lists counts toward the collector's allocation
+            # threshold even though they are untracked below; pausing it
+            # saves dozens of collections per batch.
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                result = self._build_lists(out.data, ends, count)
+            finally:
+                if collecting:
+                    gc.enable()
             return result
         finally:
-            free(starts)
-            free(sizes)
+            free(sources)
             free(ends)
             free(cache)
+            free(buffer)
             ids_free(&out)
+
+    cdef list _build_lists(self, const uint32_t* ids, const size_t* ends, Py_ssize_t count):
+        cdef list result = PyList_New(count), one
+        cdef size_t a = 0, b
+        cdef Py_ssize_t i
+        for i in range(count):
+            b = ends[i]
+            one = ids_to_list(ids + a, b - a, self.ints)
+            # A list of ints cannot be part of a reference cycle, so the
+            # cycle collector need not know about it. Tracked, a batch of
+            # 70k short lines set off collections that walked every one
+            # of them: a sixth of the batch's time, all under the GIL.
+            # (Should a caller later put the list inside itself, that
+            # cycle would not be collected: a leak, never a crash.)
+            PyObject_GC_UnTrack(one)
+            Py_INCREF(one)
+            PyList_SET_ITEM(result, i, one)
+            a = b
+        return result
 
     def encode_bytes_piece(self, bytes piece not None):
         """Merge raw bytes as one piece, with no pre-tokenizer (tiktoken's ``encode_single_piece``)."""
@@ -336,22 +385,24 @@ cdef class CoreBPE:
         try:
             bpe_encode_piece(self.view, <const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
                              self.whole_piece_lookup, &out)
-            return ids_to_list(&out)
+            return ids_to_list(out.data, out.len, self.ints)
         finally:
             ids_free(&out)
 
     def find_special(self, str text not None, const uint8_t[::1] mask not None):
         """The first special token (as its index in ``special_order``) that
         ``mask`` selects and ``text`` contains, or -1."""
-        cdef Py_ssize_t n
-        cdef const uint8_t* s
+        cdef Utf8Text u
         cdef SpecialMatch m
         cdef bint found
         if self.n_specials == 0:
             return -1
-        s = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
-        with nogil:
-            found = self._next_special(s, 0, n, &mask[0], &m)
+        utf8_text(text, &u)
+        try:
+            with nogil:
+                found = self._next_special(u.data, 0, u.size, &mask[0], &m)
+        finally:
+            free(u.owned)
         return m.index if found else -1
 
     def decode_bytes(self, tokens):

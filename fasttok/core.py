@@ -22,12 +22,6 @@ AllowedSpecial = Union[Literal["all"], AbstractSet[str]]
 DisallowedSpecial = Union[Literal["all"], Collection[str]]
 
 
-def _repair_surrogates(text: str) -> str:
-    # What tiktoken does with text that is not valid Unicode: lone surrogates
-    # become U+FFFD, and a valid surrogate pair becomes its code point.
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
 def _raise_disallowed(token: str) -> None:
     raise FasttokError(
         f"Encountered text corresponding to disallowed special token {token!r}.\n"
@@ -116,17 +110,10 @@ class Encoding:
         if disallowed:
             mask = self._mask(frozenset(disallowed))
             for one in ([text] if isinstance(text, str) else text):
-                found = self._core_call(self._core.find_special, one, mask)
+                found = self._core.find_special(one, mask)
                 if found >= 0:
                     _raise_disallowed(self._order[found])
         return allowed
-
-    @staticmethod
-    def _core_call(method: Any, text: str, *args: Any) -> Any:
-        try:
-            return method(text, *args)
-        except UnicodeEncodeError:
-            return method(_repair_surrogates(text), *args)
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                disallowed_special: DisallowedSpecial = "all") -> list:
@@ -143,36 +130,53 @@ class Encoding:
         [5303, 50256]
         """
         allowed = self._allowed_mask(allowed_special, disallowed_special, text)
-        return self._core_call(self._core.encode, text, allowed)
+        return self._core.encode(text, allowed)
 
     def encode_ordinary(self, text: str) -> list:
         """Encode ``text`` with special token strings treated as plain text.
 
         Same as ``encode(text, disallowed_special=())``, only faster.
         """
-        return self._core_call(self._core.encode_ordinary, text)
+        return self._core.encode_ordinary(text)
 
     def count(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
               disallowed_special: DisallowedSpecial = "all") -> int:
         """``len(self.encode(text, ...))`` without building the list."""
         allowed = self._allowed_mask(allowed_special, disallowed_special, text)
-        return self._core_call(self._core.count, text, allowed)
+        return self._core.count(text, allowed)
 
     def _batch(self, texts: Sequence[str], num_threads: int, allowed: Optional[bytes]) -> list:
-        texts = list(texts)
-        try:
-            texts = [t if t.isascii() else t.encode("utf-8") and t for t in texts]
-        except UnicodeEncodeError:
-            texts = [_repair_surrogates(t) for t in texts]
+        texts = texts if isinstance(texts, list) else list(texts)
         if num_threads <= 1 or len(texts) < 2 * num_threads:
             return self._core.encode_many(texts, allowed)
+        # Plain threads, the caller's own doing the first chunk: a thread pool
+        # cost a millisecond or more to start, a quarter of a 2-thread batch
+        # of 70k short lines.
+        import threading
+
         step = -(-len(texts) // num_threads)
         chunks = [texts[i:i + step] for i in range(0, len(texts), step)]
-        from concurrent.futures import ThreadPoolExecutor
+        parts: list = [None] * len(chunks)
+        errors: list = []
 
-        with ThreadPoolExecutor(num_threads) as pool:
-            parts = list(pool.map(lambda chunk: self._core.encode_many(chunk, allowed), chunks))
-        return [ids for part in parts for ids in part]
+        def run(k: int) -> None:
+            try:
+                parts[k] = self._core.encode_many(chunks[k], allowed)
+            except BaseException as exc:  # re-raised in the caller below
+                errors.append(exc)
+
+        workers = [threading.Thread(target=run, args=(k,)) for k in range(1, len(chunks))]
+        for w in workers:
+            w.start()
+        run(0)
+        for w in workers:
+            w.join()
+        if errors:
+            raise errors[0]
+        result = parts[0]
+        for part in parts[1:]:
+            result += part
+        return result
 
     def encode_batch(self, text: Sequence[str], *, num_threads: int = 8,
                      allowed_special: AllowedSpecial = frozenset(),

@@ -196,7 +196,17 @@ def _build_byte_bpe(vocab: Vocabulary) -> Any:
                    whole_piece_lookup=vocab.merges is None)
 
 
-MODELS: dict = {"byte_bpe": _build_byte_bpe}
+def _gguf_builder(name: str) -> Callable[[Vocabulary], Any]:
+    # GGUF models live in fasttok.gguf_models, imported only when one is built.
+    def build(vocab: Vocabulary) -> Any:
+        from .gguf_models import MODEL_CLASSES
+        return MODEL_CLASSES[name](vocab)
+    return build
+
+
+MODELS: dict = {"byte_bpe": _build_byte_bpe,
+                "gguf_byte_bpe": _gguf_builder("gguf_byte_bpe"),
+                "gguf_wordpiece": _gguf_builder("gguf_wordpiece")}
 
 
 def register_model(name: str, build: Callable[[Vocabulary], Any]) -> None:
@@ -207,9 +217,9 @@ def register_model(name: str, build: Callable[[Vocabulary], Any]) -> None:
 def build_model(vocab: Vocabulary) -> Any:
     """The compiled model for ``vocab``, through :data:`MODELS`.
 
-    >>> build_model(Vocabulary(name="x", model="martian", tokens=()))
+    >>> build_model(Vocabulary(name="x", model="martian", tokens=()))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    fasttok.errors.UnknownEncodingError: x: no model for vocabulary type 'martian'; known: byte_bpe
+    fasttok.errors.UnknownEncodingError: x: no model for vocabulary type 'martian'; known: byte_bpe, ...
     """
     try:
         build = MODELS[vocab.model]
@@ -252,7 +262,14 @@ def _load_tiktoken_file(path: str, **options: Any) -> Vocabulary:
     return load_tiktoken(path, **options)
 
 
-LOADERS: list = [Loader("tiktoken", _load_tiktoken_file, suffixes=(".tiktoken",))]
+def _load_gguf_file(path: str, **options: Any) -> Vocabulary:
+    from .gguf_models import load_gguf_vocabulary
+
+    return load_gguf_vocabulary(path, **options)
+
+
+LOADERS: list = [Loader("tiktoken", _load_tiktoken_file, suffixes=(".tiktoken",)),
+                 Loader("gguf", _load_gguf_file, suffixes=(".gguf",), magic=b"GGUF")]
 
 
 def register_loader(loader: Loader) -> None:

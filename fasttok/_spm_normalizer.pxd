@@ -1,0 +1,65 @@
+# SentencePiece text normalization, shared by the SentencePiece models and
+# GGUF `llama` / `t5` vocabularies (fasttok/_sentencepiece.pyx cimports it).
+from libc.stdint cimport uint8_t, uint32_t
+
+from ._tables cimport TokenTables
+
+cdef struct ByteBuf:
+    # Growable bytes, owned by whoever declared it (free with bytebuf_free).
+    uint8_t* data
+    size_t len
+    size_t cap
+
+cdef struct OffsetBuf:
+    # Growable uint32 array (normalized byte -> original byte offsets).
+    uint32_t* data
+    size_t len
+    size_t cap
+
+cdef int bytebuf_reserve(ByteBuf* buf, size_t extra) except -1 nogil
+cdef void bytebuf_free(ByteBuf* buf) noexcept nogil
+cdef int offsets_reserve(OffsetBuf* buf, size_t extra) except -1 nogil
+cdef void offsets_free(OffsetBuf* buf) noexcept nogil
+
+cdef enum:
+    # How the normalizer treats whitespace: as sentencepiece's Normalizer does,
+    # or as llama.cpp's UGM tokenizer does for GGUF `t5` files.
+    FLAVOUR_SENTENCEPIECE = 0
+    FLAVOUR_LLAMA_CPP = 1
+
+# sentencepiece's string_util::DecodeUTF8 validity (no overlongs, no
+# surrogates, at most U+10FFFF): the length of the valid character at s, or 0.
+cdef size_t valid_utf8_len(const uint8_t* s, size_t n) noexcept nogil
+
+
+cdef class SymbolMatcher:
+    # Longest listed symbol (user-defined pieces) starting at a position.
+    cdef TokenTables table
+    cdef size_t* lengths        # distinct symbol lengths, longest first
+    cdef size_t n_lengths
+    cdef uint8_t first[256]     # which bytes start a symbol
+    cdef readonly Py_ssize_t count
+    cdef size_t match(self, const uint8_t* s, size_t n) noexcept nogil
+
+
+cdef class Normalizer:
+    cdef uint32_t* units        # darts-clone double array, validated
+    cdef size_t n_units
+    cdef uint8_t* strings       # replacement strings, NUL-terminated
+    cdef size_t n_strings
+    cdef readonly SymbolMatcher user_symbols
+    cdef readonly bint add_dummy_prefix
+    cdef readonly bint remove_extra_whitespaces
+    cdef readonly bint escape_whitespaces
+    cdef readonly bint treat_whitespace_as_suffix
+    cdef readonly int flavour
+    cdef size_t prefix(self, const uint8_t* s, size_t n, const uint8_t** rep,
+                       size_t* rep_len) noexcept nogil
+    cdef int normalize_into(self, const uint8_t* s, size_t n, ByteBuf* out,
+                            OffsetBuf* n2o) except -1 nogil
+    cdef int _emit(self, const uint8_t* rep, size_t rep_len, uint32_t origin,
+                   ByteBuf* out, OffsetBuf* n2o) except -1 nogil
+    cdef int _normalize_spm(self, const uint8_t* s, size_t n, ByteBuf* out,
+                            OffsetBuf* n2o) except -1 nogil
+    cdef int _normalize_llama(self, const uint8_t* s, size_t n, ByteBuf* out,
+                              OffsetBuf* n2o) except -1 nogil

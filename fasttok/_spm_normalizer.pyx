@@ -1,0 +1,501 @@
+"""SentencePiece's normalizer: precompiled charsmap, whitespace rules, alignment.
+
+What it does, in sentencepiece's order (``normalizer.cc``): at each position
+the longest user-defined symbol is kept as it is; otherwise the longest rule
+of the ``precompiled_charsmap`` replaces its match; otherwise one valid UTF-8
+character is copied, or one malformed byte becomes U+FFFD. Around that come
+``remove_extra_whitespaces`` (leading and trailing spaces dropped, runs
+collapsed), the dummy ``▁`` prefix (a suffix with
+``treat_whitespace_as_suffix``) and the escaping of spaces as ``▁``. Every
+output byte records the offset of the input byte it came from, which is how
+token offsets point into the caller's text.
+
+The charsmap is a darts-clone double array: a unit holds a label byte, a
+leaf flag and an XOR offset to its children. The blob comes from a file, so
+before any walk every non-leaf unit's child block is checked to lie inside
+the array (the array is padded to whole 256-unit blocks, so ``pos ^ byte``
+then never leaves it) and every replacement offset is checked when read; the
+walk itself needs no bounds checks. Validation costs ~0.1 ms for the usual
+44k-unit tables. A pointer-chasing trie rebuilt from the blob was not tried:
+the double array is already one load per byte.
+
+GGUF ``t5`` files are normalized the way llama.cpp's UGM tokenizer does it,
+which differs on whitespace: with ``remove_extra_whitespaces`` it puts one
+space before *every* run of non-spaces (so the first word gets one even
+without ``add_space_prefix``), and a NUL byte stops the charsmap walk.
+``flavour`` selects that behaviour; the trie walk and the rules are shared.
+
+>>> n = Normalizer(None, add_dummy_prefix=True, remove_extra_whitespaces=True,
+...                escape_whitespaces=True)
+>>> n.normalize("  Hello   world ")
+'▁Hello▁world'
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdint cimport uint8_t, uint32_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy, strlen
+
+from ._tables cimport TokenTables, find_bytes
+
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+
+
+# U+2581 LOWER ONE EIGHTH BLOCK, sentencepiece's visible space
+cdef const uint8_t* SPACE_SYMBOL = <const uint8_t*>b"\xe2\x96\x81"
+cdef const uint8_t* REPLACEMENT = <const uint8_t*>b"\xef\xbf\xbd"
+
+
+cdef int bytebuf_reserve(ByteBuf* buf, size_t extra) except -1 nogil:
+    cdef size_t need = buf.len + extra
+    cdef size_t cap
+    cdef uint8_t* grown
+    if need <= buf.cap:
+        return 0
+    cap = buf.cap * 2 if buf.cap else 256
+    while cap < need:
+        cap *= 2
+    grown = <uint8_t*>realloc(buf.data, cap)
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    buf.data = grown
+    buf.cap = cap
+    return 0
+
+
+cdef void bytebuf_free(ByteBuf* buf) noexcept nogil:
+    free(buf.data)
+    buf.data = NULL
+    buf.len = buf.cap = 0
+
+
+cdef int offsets_reserve(OffsetBuf* buf, size_t extra) except -1 nogil:
+    cdef size_t need = buf.len + extra
+    cdef size_t cap
+    cdef uint32_t* grown
+    if need <= buf.cap:
+        return 0
+    cap = buf.cap * 2 if buf.cap else 256
+    while cap < need:
+        cap *= 2
+    if cap > (<size_t>-1) // sizeof(uint32_t):
+        with gil:
+            raise MemoryError()
+    grown = <uint32_t*>realloc(buf.data, cap * sizeof(uint32_t))
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    buf.data = grown
+    buf.cap = cap
+    return 0
+
+
+cdef void offsets_free(OffsetBuf* buf) noexcept nogil:
+    free(buf.data)
+    buf.data = NULL
+    buf.len = buf.cap = 0
+
+
+cdef inline bint _trail(uint8_t c) noexcept nogil:
+    return (c & 0xC0) == 0x80
+
+
+cdef size_t valid_utf8_len(const uint8_t* s, size_t n) noexcept nogil:
+    cdef uint32_t cp
+    cdef uint8_t c = s[0]
+    if c < 0x80:
+        return 1
+    if n >= 2 and (c & 0xE0) == 0xC0:
+        cp = (<uint32_t>(c & 0x1F) << 6) | (s[1] & 0x3F)
+        if _trail(s[1]) and cp >= 0x80:
+            return 2
+    elif n >= 3 and (c & 0xF0) == 0xE0:
+        cp = (<uint32_t>(c & 0x0F) << 12) | (<uint32_t>(s[1] & 0x3F) << 6) | (s[2] & 0x3F)
+        if _trail(s[1]) and _trail(s[2]) and cp >= 0x800 and not (0xD800 <= cp < 0xE000):
+            return 3
+    elif n >= 4 and (c & 0xF8) == 0xF0:
+        cp = ((<uint32_t>(c & 0x07) << 18) | (<uint32_t>(s[1] & 0x3F) << 12)
+              | (<uint32_t>(s[2] & 0x3F) << 6) | (s[3] & 0x3F))
+        if _trail(s[1]) and _trail(s[2]) and _trail(s[3]) and 0x10000 <= cp <= 0x10FFFF:
+            return 4
+    return 0
+
+
+# darts-clone unit fields
+cdef inline bint _has_leaf(uint32_t u) noexcept nogil:
+    return (u >> 8) & 1
+
+cdef inline uint32_t _value(uint32_t u) noexcept nogil:
+    return u & 0x7FFFFFFF
+
+cdef inline uint32_t _label(uint32_t u) noexcept nogil:
+    return u & 0x800000FFU
+
+cdef inline uint32_t _offset(uint32_t u) noexcept nogil:
+    return (u >> 10) << ((u & (1 << 9)) >> 6)
+
+
+cdef class SymbolMatcher:
+    """Finds the longest of a few fixed symbols starting at a position.
+
+    SentencePiece keeps user-defined symbols out of normalization and, in
+    BPE, never merges them; both ask "which symbol starts here?". The symbols
+    are hashed once; a query tries each distinct length, longest first, after
+    a first-byte filter rejects nearly every position.
+
+    >>> m = SymbolMatcher([b"<sep>", b"<s"])
+    >>> m.longest(b"<sep>x"), m.longest(b"<sx"), m.longest(b"x")
+    (5, 2, 0)
+    """
+
+    def __cinit__(self):
+        self.lengths = NULL
+
+    def __init__(self, symbols):
+        cdef Py_ssize_t i
+        symbols = [bytes(s) for s in symbols if s]
+        self.count = len(symbols)
+        self.table = TokenTables(symbols)
+        lengths = sorted({len(s) for s in symbols}, reverse=True)
+        self.lengths = <size_t*>malloc((len(lengths) + 1) * sizeof(size_t))
+        if self.lengths == NULL:
+            raise MemoryError()
+        self.n_lengths = len(lengths)
+        for i in range(self.n_lengths):
+            self.lengths[i] = lengths[i]
+        for i in range(256):
+            self.first[i] = 0
+        for s in symbols:
+            self.first[s[0]] = 1
+
+    def __dealloc__(self):
+        free(self.lengths)
+
+    cdef size_t match(self, const uint8_t* s, size_t n) noexcept nogil:
+        cdef size_t k, length
+        if n == 0 or not self.first[s[0]]:
+            return 0
+        for k in range(self.n_lengths):
+            length = self.lengths[k]
+            if length <= n and find_bytes(self.table.view.index, self.table.view.strings,
+                                          s, length) >= 0:
+                return length
+        return 0
+
+    def longest(self, bytes data not None):
+        """Length of the longest symbol that ``data`` starts with, or 0."""
+        return self.match(<const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+
+
+cdef class Normalizer:
+    """One SentencePiece normalizer (the ``normalizer_spec`` of a model).
+
+    ``charsmap`` is the ``precompiled_charsmap`` blob (``None`` or empty for
+    the ``identity`` rule set); ``user_defined`` lists the symbols kept
+    verbatim. ``flavour`` is ``"sentencepiece"`` or ``"llama.cpp"`` (GGUF
+    ``t5``; see the module notes). Raises ``ValueError`` for a charsmap whose
+    trie points outside itself.
+
+    >>> n = Normalizer(None, add_dummy_prefix=True, remove_extra_whitespaces=False,
+    ...                escape_whitespaces=True)
+    >>> n.normalize("a  b")
+    '▁a▁▁b'
+    """
+
+    def __cinit__(self):
+        self.units = NULL
+        self.strings = NULL
+
+    def __init__(self, charsmap, *, bint add_dummy_prefix, bint remove_extra_whitespaces,
+                 bint escape_whitespaces, bint treat_whitespace_as_suffix=False,
+                 user_defined=(), str flavour="sentencepiece"):
+        cdef bytes blob = bytes(charsmap or b"")
+        cdef size_t size = len(blob), trie_size, padded, i
+        cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(blob)
+        cdef uint32_t u, root
+        if flavour == "sentencepiece":
+            self.flavour = FLAVOUR_SENTENCEPIECE
+        elif flavour == "llama.cpp":
+            self.flavour = FLAVOUR_LLAMA_CPP
+        else:
+            raise ValueError(f"unknown normalizer flavour {flavour!r}; "
+                             "use 'sentencepiece' or 'llama.cpp'")
+        self.add_dummy_prefix = add_dummy_prefix
+        self.remove_extra_whitespaces = remove_extra_whitespaces
+        self.escape_whitespaces = escape_whitespaces
+        self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
+        self.user_symbols = SymbolMatcher(user_defined)
+        self.n_units = 0
+        self.n_strings = 0
+        if size == 0:
+            return
+        if size < 4:
+            raise ValueError(f"precompiled charsmap of {size} bytes has no trie size")
+        trie_size = p[0] | (<size_t>p[1] << 8) | (<size_t>p[2] << 16) | (<size_t>p[3] << 24)
+        if trie_size == 0 or trie_size % 4 or trie_size > size - 4:
+            raise ValueError(f"precompiled charsmap declares a trie of {trie_size} bytes, "
+                             f"which is not a non-zero multiple of 4 within {size - 4} bytes")
+        # Whole 256-unit blocks, zero padded: pos ^ byte stays in its block.
+        padded = (trie_size // 4 + 255) & ~(<size_t>255)
+        self.units = <uint32_t*>calloc(padded, sizeof(uint32_t))
+        self.n_strings = size - 4 - trie_size
+        self.strings = <uint8_t*>malloc(self.n_strings + 1)
+        if self.units == NULL or self.strings == NULL:
+            raise MemoryError()
+        for i in range(trie_size // 4):
+            self.units[i] = (p[4 + 4 * i] | (<uint32_t>p[5 + 4 * i] << 8)
+                             | (<uint32_t>p[6 + 4 * i] << 16) | (<uint32_t>p[7 + 4 * i] << 24))
+        memcpy(self.strings, p + 4 + trie_size, self.n_strings)
+        self.strings[self.n_strings] = 0   # so every replacement ends inside the buffer
+        self.n_units = padded
+        root = _offset(self.units[0])
+        if root >= padded:
+            raise ValueError("precompiled charsmap: the root's children lie outside the trie")
+        for i in range(padded):
+            u = self.units[i]
+            # A walk XORs a position with the offset of the (non-leaf) unit
+            # there; leaf units only hold values.
+            if not (u >> 31) and (i ^ _offset(u)) >= padded:
+                raise ValueError(f"precompiled charsmap: unit {i} points outside the trie "
+                                 f"({padded} units)")
+
+    def __dealloc__(self):
+        free(self.units)
+        free(self.strings)
+
+    cdef size_t prefix(self, const uint8_t* s, size_t n, const uint8_t** rep,
+                       size_t* rep_len) noexcept nogil:
+        # How many input bytes the next normalization step consumes (n > 0),
+        # and what it writes (rep, rep_len).
+        cdef size_t k, longest = 0, pos
+        cdef uint32_t u, value = 0
+        cdef uint8_t c
+        if self.user_symbols.count:
+            k = self.user_symbols.match(s, n)
+            if k:
+                rep[0] = s
+                rep_len[0] = k
+                return k
+        if self.n_units:
+            pos = _offset(self.units[0])
+            for k in range(n):
+                c = s[k]
+                if c == 0 and self.flavour == FLAVOUR_LLAMA_CPP:
+                    break
+                pos ^= c
+                u = self.units[pos]
+                if _label(u) != c:
+                    break
+                pos ^= _offset(u)
+                if _has_leaf(u):
+                    longest = k + 1
+                    value = _value(self.units[pos])
+        if longest and value < self.n_strings:
+            rep[0] = self.strings + value
+            rep_len[0] = strlen(<const char*>(self.strings + value))
+            return longest
+        k = valid_utf8_len(s, n)
+        if k == 0:
+            rep[0] = REPLACEMENT
+            rep_len[0] = 3
+            return 1
+        rep[0] = s
+        rep_len[0] = k
+        return k
+
+    cdef int normalize_into(self, const uint8_t* s, size_t n, ByteBuf* out,
+                            OffsetBuf* n2o) except -1 nogil:
+        """Normalize s[0:n] into out (emptied first); n2o, if not NULL, gets
+        one original offset per output byte plus the end offset."""
+        out.len = 0
+        if n2o != NULL:
+            n2o.len = 0
+        if n >= <size_t>0xFFFFFFFFU:
+            with gil:
+                raise ValueError("text longer than 4 GiB")
+        if self.flavour == FLAVOUR_LLAMA_CPP:
+            return self._normalize_llama(s, n, out, n2o)
+        return self._normalize_spm(s, n, out, n2o)
+
+    cdef int _emit(self, const uint8_t* rep, size_t rep_len, uint32_t origin,
+                          ByteBuf* out, OffsetBuf* n2o) except -1 nogil:
+        # Append a replacement, escaping spaces when asked.
+        cdef size_t i, j
+        cdef uint8_t c
+        bytebuf_reserve(out, 3 * rep_len)
+        if n2o != NULL:
+            offsets_reserve(n2o, 3 * rep_len)
+        for i in range(rep_len):
+            c = rep[i]
+            if c == 32 and self.escape_whitespaces:
+                out.data[out.len] = 0xE2
+                out.data[out.len + 1] = 0x96
+                out.data[out.len + 2] = 0x81
+                out.len += 3
+                if n2o != NULL:
+                    for j in range(3):
+                        n2o.data[n2o.len + j] = origin
+                    n2o.len += 3
+            else:
+                out.data[out.len] = c
+                out.len += 1
+                if n2o != NULL:
+                    n2o.data[n2o.len] = origin
+                    n2o.len += 1
+        return 0
+
+    cdef int _normalize_spm(self, const uint8_t* s, size_t n, ByteBuf* out,
+                            OffsetBuf* n2o) except -1 nogil:
+        cdef size_t pos = 0, k, rep_len, space_len
+        cdef const uint8_t* rep
+        cdef uint32_t consumed = 0
+        cdef bint is_prev_space
+        cdef const uint8_t* space
+        if self.remove_extra_whitespaces:
+            while pos < n:
+                k = self.prefix(s + pos, n - pos, &rep, &rep_len)
+                if rep_len != 1 or rep[0] != 32:
+                    break
+                pos += k
+            consumed = <uint32_t>pos
+        if pos == n:
+            # nothing but spaces: an empty result still gets its end offset
+            if n2o != NULL:
+                offsets_reserve(n2o, 1)
+                n2o.data[0] = consumed
+                n2o.len = 1
+            return 0
+        bytebuf_reserve(out, 3 * (n - pos) + 8)
+        if not self.treat_whitespace_as_suffix and self.add_dummy_prefix:
+            self._emit(<const uint8_t*>b" ", 1, consumed, out, n2o)
+        is_prev_space = self.remove_extra_whitespaces
+        while pos < n:
+            k = self.prefix(s + pos, n - pos, &rep, &rep_len)
+            if is_prev_space:
+                while rep_len and rep[0] == 32:
+                    rep += 1
+                    rep_len -= 1
+            if rep_len:
+                self._emit(rep, rep_len, consumed, out, n2o)
+                is_prev_space = rep[rep_len - 1] == 32
+            pos += k
+            consumed = <uint32_t>pos
+            if not self.remove_extra_whitespaces:
+                is_prev_space = False
+        if self.remove_extra_whitespaces:
+            space = SPACE_SYMBOL if self.escape_whitespaces else <const uint8_t*>b" "
+            space_len = 3 if self.escape_whitespaces else 1
+            while out.len >= space_len and _ends_with(out, space, space_len):
+                out.len -= space_len
+                if n2o != NULL:
+                    consumed = n2o.data[out.len]
+                    n2o.len = out.len
+        if self.treat_whitespace_as_suffix and self.add_dummy_prefix:
+            self._emit(<const uint8_t*>b" ", 1, consumed, out, n2o)
+        if n2o != NULL:
+            offsets_reserve(n2o, 1)
+            n2o.data[n2o.len] = consumed
+            n2o.len += 1
+        return 0
+
+    cdef int _normalize_llama(self, const uint8_t* s, size_t n, ByteBuf* out,
+                              OffsetBuf* n2o) except -1 nogil:
+        # llama.cpp's llm_tokenizer_ugm_session::normalize, byte for byte.
+        cdef size_t pos = 0, k, rep_len, i
+        cdef const uint8_t* rep
+        cdef bint prepend = not self.treat_whitespace_as_suffix and self.add_dummy_prefix
+        cdef bint append = self.treat_whitespace_as_suffix and self.add_dummy_prefix
+        cdef bint merge = self.remove_extra_whitespaces
+        cdef bint prepended = False, in_word = False
+        cdef uint8_t c
+        bytebuf_reserve(out, 3 * n + 8)
+        while pos < n:
+            k = self.prefix(s + pos, n - pos, &rep, &rep_len)
+            for i in range(rep_len):
+                c = rep[i]
+                if c != 32:
+                    if not in_word:
+                        in_word = True
+                        if (prepend and not prepended) or merge:
+                            self._emit(<const uint8_t*>b" ", 1, <uint32_t>pos, out, n2o)
+                            prepended = True
+                    self._emit(rep + i, 1, <uint32_t>pos, out, n2o)
+                else:
+                    in_word = False
+                    if not merge:
+                        self._emit(<const uint8_t*>b" ", 1, <uint32_t>pos, out, n2o)
+            pos += k
+        if append:
+            self._emit(<const uint8_t*>b" ", 1, <uint32_t>n, out, n2o)
+        if n2o != NULL:
+            offsets_reserve(n2o, 1)
+            n2o.data[n2o.len] = <uint32_t>n
+            n2o.len += 1
+        return 0
+
+    def normalize(self, str text not None):
+        """The normalized text, as sentencepiece's ``normalize`` returns it."""
+        return self.normalize_with_offsets(text)[0]
+
+    def normalize_with_offsets(self, str text not None):
+        """``(normalized, offsets)``: ``offsets[i]`` is the index in ``text`` of
+        the character that normalized character ``i`` came from; the last entry
+        is where the normalized text ends in ``text``.
+
+        >>> n = Normalizer(None, add_dummy_prefix=True, remove_extra_whitespaces=True,
+        ...                escape_whitespaces=True)
+        >>> n.normalize_with_offsets("  ab")
+        ('▁ab', [2, 2, 3, 4])
+        """
+        cdef Py_ssize_t size
+        cdef const uint8_t* s = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &size)
+        cdef ByteBuf out = ByteBuf(NULL, 0, 0)
+        cdef OffsetBuf n2o = OffsetBuf(NULL, 0, 0)
+        cdef size_t i
+        try:
+            with nogil:
+                self.normalize_into(s, size, &out, &n2o)
+            normalized = (<char*>out.data)[:out.len].decode("utf-8") if out.len else ""
+            # byte offset in text -> character index, for starts of characters
+            char_at = {}
+            c = 0
+            for i in range(<size_t>size):
+                if (s[i] & 0xC0) != 0x80:
+                    char_at[i] = c
+                    c += 1
+            char_at[<size_t>size] = c
+            offsets = []
+            for i in range(out.len):
+                if (out.data[i] & 0xC0) != 0x80:
+                    offsets.append(char_at.get(n2o.data[i], 0))
+            offsets.append(char_at.get(n2o.data[out.len], c))
+            return normalized, offsets
+        finally:
+            bytebuf_free(&out)
+            offsets_free(&n2o)
+
+    def normalize_bytes(self, data):
+        """Normalize raw bytes (which may be malformed UTF-8) to bytes.
+
+        >>> n = Normalizer(None, add_dummy_prefix=False, remove_extra_whitespaces=False,
+        ...                escape_whitespaces=False)
+        >>> n.normalize_bytes(b"a\\xffb")
+        b'a\\xef\\xbf\\xbdb'
+        """
+        cdef bytes raw = bytes(data)
+        cdef ByteBuf out = ByteBuf(NULL, 0, 0)
+        try:
+            self.normalize_into(<const uint8_t*>PyBytes_AS_STRING(raw), len(raw), &out, NULL)
+            return (<char*>out.data)[:out.len] if out.len else b""
+        finally:
+            bytebuf_free(&out)
+
+
+cdef inline bint _ends_with(const ByteBuf* buf, const uint8_t* tail, size_t n) noexcept nogil:
+    cdef size_t i
+    for i in range(n):
+        if buf.data[buf.len - n + i] != tail[i]:
+            return False
+    return True

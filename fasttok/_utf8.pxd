@@ -1,0 +1,113 @@
+# Text to UTF-8 without the GIL and without touching the str's cached UTF-8.
+from libc.stdint cimport uint8_t, uint16_t, uint32_t
+from libc.stdlib cimport malloc
+
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object text)
+    void* PyUnicode_DATA(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+    bint PyUnicode_IS_ASCII(object text)
+
+
+cdef struct Utf8Source:
+    # What utf8_write needs of a str, read while holding the GIL; the str
+    # must stay alive while it is used.
+    const void* data
+    Py_ssize_t length
+    int kind
+    bint ascii
+
+
+cdef inline void utf8_source(str text, Utf8Source* src) noexcept:
+    src.data = PyUnicode_DATA(text)
+    src.length = PyUnicode_GET_LENGTH(text)
+    src.kind = PyUnicode_KIND(text)
+    src.ascii = PyUnicode_IS_ASCII(text)
+
+
+cdef inline size_t utf8_capacity(const Utf8Source* src) noexcept nogil:
+    # Bytes utf8_write may need; 0 for ASCII text, which is used in place.
+    if src.ascii:
+        return 0
+    return <size_t>src.length * (2 if src.kind == 1 else (3 if src.kind == 2 else 4))
+
+
+cdef inline size_t _put(uint8_t* d, uint32_t cp) noexcept nogil:
+    if cp < 0x80:
+        d[0] = <uint8_t>cp
+        return 1
+    if cp < 0x800:
+        d[0] = <uint8_t>(0xC0 | (cp >> 6))
+        d[1] = <uint8_t>(0x80 | (cp & 0x3F))
+        return 2
+    if cp < 0x10000:
+        d[0] = <uint8_t>(0xE0 | (cp >> 12))
+        d[1] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
+        d[2] = <uint8_t>(0x80 | (cp & 0x3F))
+        return 3
+    d[0] = <uint8_t>(0xF0 | (cp >> 18))
+    d[1] = <uint8_t>(0x80 | ((cp >> 12) & 0x3F))
+    d[2] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
+    d[3] = <uint8_t>(0x80 | (cp & 0x3F))
+    return 4
+
+
+cdef inline uint32_t _unit(const Utf8Source* src, Py_ssize_t i) noexcept nogil:
+    if src.kind == 1:
+        return (<const uint8_t*>src.data)[i]
+    if src.kind == 2:
+        return (<const uint16_t*>src.data)[i]
+    return (<const uint32_t*>src.data)[i]
+
+
+cdef inline size_t utf8_write(const Utf8Source* src, uint8_t* dst) noexcept nogil:
+    # Writes the UTF-8 of a non-ASCII str and returns its length. A str
+    # holding surrogates (not valid Unicode) is repaired the way tiktoken
+    # repairs it (a UTF-16 round trip with errors="replace"): a high
+    # surrogate directly followed by a low one becomes the code point they
+    # encode, and any other surrogate becomes U+FFFD.
+    cdef Py_ssize_t i = 0
+    cdef size_t w = 0
+    cdef uint32_t cp, low
+    while i < src.length:
+        cp = _unit(src, i)
+        i += 1
+        if 0xD800 <= cp <= 0xDFFF:
+            if cp <= 0xDBFF and i < src.length:
+                low = _unit(src, i)
+                if 0xDC00 <= low <= 0xDFFF:
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00)
+                    i += 1
+                else:
+                    cp = 0xFFFD
+            else:
+                cp = 0xFFFD
+        w += _put(dst + w, cp)
+    return w
+
+
+cdef struct Utf8Text:
+    const uint8_t* data
+    size_t size
+    uint8_t* owned  # to free, when the text was not ASCII
+
+
+cdef inline int utf8_text(str text, Utf8Text* out) except -1:
+    # The UTF-8 of one str: ASCII in place, anything else transcoded into a
+    # new buffer (with the GIL released) that the caller frees.
+    cdef Utf8Source src
+    cdef size_t cap
+    utf8_source(text, &src)
+    cap = utf8_capacity(&src)
+    out.owned = NULL
+    if cap == 0:
+        out.data = <const uint8_t*>src.data
+        out.size = <size_t>src.length
+        return 0
+    out.owned = <uint8_t*>malloc(cap)
+    if out.owned == NULL:
+        raise MemoryError()
+    with nogil:
+        out.size = utf8_write(&src, out.owned)
+    out.data = out.owned
+    return 0

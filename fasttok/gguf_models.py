@@ -1,0 +1,704 @@
+"""GGUF ``gpt2`` (byte-level BPE) and ``bert`` (WordPiece) vocabularies, run as llama.cpp runs them.
+
+The pipeline, in llama.cpp's order (``llama_vocab::impl::tokenize``):
+
+1. **Special tokens** (:class:`_Specials`, llama.cpp's ``tokenizer_st_partition``).
+   Every token whose attributes say CONTROL, USER_DEFINED or UNKNOWN is
+   searched for in the text, *longest token first* (not leftmost first): each
+   one splits every remaining text fragment at all its occurrences before the
+   next one is looked at. USER_DEFINED tokens are always matched; CONTROL and
+   UNKNOWN tokens only when special tokens are parsed. A token with the
+   LSTRIP/RSTRIP attribute eats the ASCII whitespace beside it. The
+   attributes are the file's token types as llama.cpp amends them at load
+   (:func:`token_attributes`): end-of-generation and fill-in-the-middle texts
+   become CONTROL, a few texts become USER_DEFINED, some models strip.
+2. **Each text fragment** is encoded on its own: byte-level BPE with the
+   ``tokenizer.ggml.pre`` regex list (:mod:`fasttok.gguf_pretokenizers`) and
+   merge-list priority (the compiled :class:`fasttok._encoder.CoreBPE`), or
+   WordPiece with llama.cpp's BERT normaliser (:class:`GGUFWordPiece`).
+3. **BOS/EOS** when asked (``add_special_tokens=True``): byte-level BPE adds
+   BOS and EOS as the file's ``add_bos``/``add_eos`` flags say; WordPiece
+   always adds BOS (``[CLS]``) and SEP, as llama.cpp does.
+
+How that maps onto :meth:`fasttok.Encoding.encode`:
+
+* ``encode(text, disallowed_special=())`` is llama.cpp's
+  ``tokenize(text, add_special=False, parse_special=False)``;
+* ``encode(text, allowed_special="all", add_special_tokens=True)`` is
+  ``tokenize(text, add_special=True, parse_special=True)``;
+* the special tokens of the tiktoken API (``special_tokens_set``, the
+  ``allowed_special``/``disallowed_special`` sets) are the CONTROL and
+  UNKNOWN ones; USER_DEFINED tokens are matched whatever those say, and
+  allowing only some specials matches only those (a mode llama.cpp lacks).
+
+Decoding is ``llama_detokenize(..., remove_special=False,
+unparse_special=False)``: control tokens render as nothing, user-defined ones
+as their text, and the clean-up of tokenization spaces applies where
+llama.cpp applies it. :meth:`_GGUFModel.detokenize` offers the other modes;
+``decode_single_token_bytes`` gives ``llama_token_to_piece(special=True)``.
+
+Known limits: llama.cpp sorts special tokens by length with an unstable
+sort and auto-detects fill-in-the-middle tokens in hash-map order; where a
+vocabulary leaves either ambiguous, fasttok takes the lower id first.
+
+>>> import fasttok                                                  # doctest: +SKIP
+>>> enc = fasttok.load("ggml-vocab-llama-bpe.gguf")                 # doctest: +SKIP
+>>> enc.encode("Hello world", allowed_special="all", add_special_tokens=True)  # doctest: +SKIP
+[128000, 9906, 1917]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Optional
+
+from . import llama_unicode as lu
+from .errors import FasttokError, UnknownEncodingError
+from .gguf_pretokenizers import pre_tokenizer
+from .vocab import Vocabulary
+
+__all__ = ["GGUFByteBPE", "GGUFWordPiece", "token_attributes", "load_gguf_vocabulary",
+           "clean_up_spaces", "MODEL_CLASSES"]
+
+# llama_token_attr bits (llama.h)
+ATTR_UNDEFINED = 0
+ATTR_UNKNOWN = 1 << 0
+ATTR_UNUSED = 1 << 1
+ATTR_NORMAL = 1 << 2
+ATTR_CONTROL = 1 << 3
+ATTR_USER_DEFINED = 1 << 4
+ATTR_BYTE = 1 << 5
+ATTR_LSTRIP = 1 << 7
+ATTR_RSTRIP = 1 << 8
+_SPECIAL = ATTR_CONTROL | ATTR_USER_DEFINED | ATTR_UNKNOWN
+_PARSED_ONLY = ATTR_CONTROL | ATTR_UNKNOWN  # matched only when special tokens are parsed
+
+# GGUF token type -> attribute (llama_vocab::impl::load); other values are UNDEFINED.
+_TYPE_ATTR = {0: ATTR_UNDEFINED, 1: ATTR_NORMAL, 2: ATTR_UNKNOWN, 3: ATTR_CONTROL,
+              4: ATTR_USER_DEFINED, 5: ATTR_UNUSED, 6: ATTR_BYTE}
+
+# Texts llama.cpp makes CONTROL when the file does not give the id: one token
+# per fill-in-the-middle role (the first found), keyed by the GGUF id keys
+# that switch the search off.
+_FIM_TEXTS = (
+    (("fim_pre_token_id", "prefix_token_id"),
+     ("<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>",
+      "<|code_prefix|>", "<|prefix|>")),
+    (("fim_suf_token_id", "suffix_token_id"),
+     ("<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>",
+      "<|code_suffix|>", "<|suffix|>")),
+    (("fim_mid_token_id", "middle_token_id"),
+     ("<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>",
+      "<|code_middle|>", "<|middle|>")),
+    (("fim_pad_token_id",), ("<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]")),
+    (("fim_rep_token_id",), ("<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>")),
+    (("fim_sep_token_id",), ("<|file_sep|>",)),
+)
+# End-of-generation texts: always CONTROL (this list also covers llama.cpp's
+# end-of-turn and end-of-message searches).
+_EOG_TEXTS = (
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+    "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+    "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+    "<｜end▁of▁sentence｜>", "[e~[",
+)
+# Set to exactly USER_DEFINED whatever the file says (gpt-oss).
+_ALWAYS_USER_DEFINED = ("<|channel|>", "<|message|>", "<|start|>", "<|constrain|>")
+# (texts that must all be present, text that then becomes exactly this attribute)
+_DEMOTIONS = (
+    (("<|return|>", "<|call|>", "<|end|>"), "<|end|>", ATTR_USER_DEFINED),
+    (("<|calls|>", "<|flush|>", "<|end|>"), "<|end|>", ATTR_USER_DEFINED),
+    (("<|tool_response>", "</s>"), "</s>", ATTR_NORMAL),
+)
+# Per-model strip attributes, first matching rule only: (field, substrings,
+# [(text or "*special*", attribute, on)]). Fields: tokenizer.ggml.pre,
+# general.architecture, general.name (lowercased).
+_STRIP_RULES = (
+    ((("pre", ("jina-v2-de", "jina-v2-es", "jina-v2-code")),
+      ("arch", ("nomic-bert-moe", "jina-bert-v3"))),
+     (("<mask>", ATTR_LSTRIP, True),)),
+    ((("name", ("phi-3", "phi3")),),
+     (("*special*", ATTR_RSTRIP, True), ("</s>", ATTR_RSTRIP, True), ("<unk>", ATTR_RSTRIP, False),
+      ("<s>", ATTR_RSTRIP, False), ("<|endoftext|>", ATTR_RSTRIP, False))),
+    ((("name", ("modern-bert",)),), (("[MASK]", ATTR_LSTRIP, True),)),
+)
+
+_ASCII_SPACE = " \t\n\v\f\r"  # C isspace() in the C locale
+NO_TOKEN = 0xFFFFFFFF
+
+
+@dataclasses.dataclass
+class _TokenText:
+    """The raw GGUF text of tokens, and the way back, for one vocabulary."""
+
+    vocab: Vocabulary
+
+    def __post_init__(self) -> None:
+        v = self.vocab
+        self.specials = {}
+        for text, i in v.special_tokens.items():
+            self.specials.setdefault(i, text)
+        self.by_text = dict(v.special_tokens)
+        self.decode_only = {i: raw.decode("utf-8")
+                            for i, raw in v.metadata.get("decode_only_tokens", {}).items()}
+        self._ordinary: Optional[dict] = None
+
+    def text(self, i: int) -> Optional[str]:
+        if i in self.specials:
+            return self.specials[i]
+        if i in self.decode_only:
+            return self.decode_only[i]
+        tok = self.vocab.tokens[i] if i < len(self.vocab.tokens) else None
+        if tok is None:
+            return None
+        if self.vocab.byte_level:
+            from ._bytemap import encode_byte_level
+            return encode_byte_level(tok)
+        return tok.decode("utf-8")
+
+    def find(self, text: str) -> Optional[int]:
+        if text in self.by_text:
+            return self.by_text[text]
+        if self._ordinary is None:
+            self._ordinary = {t: i for i, t in enumerate(self.vocab.tokens) if t is not None}
+            for i, t in self.decode_only.items():
+                self.by_text.setdefault(t, i)
+            if text in self.by_text:
+                return self.by_text[text]
+        if self.vocab.byte_level:
+            from ._bytemap import decode_byte_level
+            try:
+                raw = decode_byte_level(text)
+            except ValueError:
+                return None
+        else:
+            raw = text.encode("utf-8")
+        return self._ordinary.get(raw)
+
+
+def token_attributes(vocab: Vocabulary) -> dict:
+    """``{id: llama_token_attr}`` for every token llama.cpp does not treat as plain NORMAL.
+
+    The file's token types, amended as ``llama_vocab::impl::load`` amends
+    them: end-of-generation texts and the fill-in-the-middle texts become
+    CONTROL, gpt-oss's channel texts USER_DEFINED, and some models get
+    LSTRIP/RSTRIP. Ids missing from the result are NORMAL.
+
+    >>> v = Vocabulary(name="t", model="byte_bpe", tokens=(b"a", None, b"</s>"),
+    ...                token_types=(1, 3, 1), special_tokens={"<s>": 1})
+    >>> token_attributes(v) == {1: ATTR_CONTROL, 2: ATTR_NORMAL | ATTR_CONTROL}
+    True
+    """
+    texts = _TokenText(vocab)
+    types = vocab.token_types
+    attrs: dict = {}
+    if types is not None:
+        for i, t in enumerate(types):
+            if t != 1:
+                attrs[i] = _TYPE_ATTR.get(t, ATTR_UNDEFINED)
+
+    def get(i: int) -> int:
+        return attrs.get(i, ATTR_NORMAL)
+
+    meta = vocab.metadata
+    for keys, candidates in _FIM_TEXTS:
+        if any(f"tokenizer.ggml.{k}" in meta for k in keys):
+            continue
+        found = [i for i in (texts.find(t) for t in candidates) if i is not None]
+        if found:
+            i = min(found)
+            attrs[i] = get(i) | ATTR_CONTROL
+    present = {}
+    for t in set(_EOG_TEXTS) | set(_ALWAYS_USER_DEFINED) | {t for r in _DEMOTIONS for t in r[0]}:
+        i = texts.find(t)
+        if i is not None:
+            present[t] = i
+    for t in _EOG_TEXTS:
+        if t in present:
+            attrs[present[t]] = get(present[t]) | ATTR_CONTROL
+    for t in _ALWAYS_USER_DEFINED:
+        if t in present:
+            attrs[present[t]] = ATTR_USER_DEFINED
+    for needed, target, attr in _DEMOTIONS:
+        if all(t in present for t in needed):
+            attrs[present[target]] = attr
+
+    fields = {"pre": vocab.pre_tokenizer or "",
+              "arch": str(meta.get("general.architecture", "")),
+              "name": str(meta.get("general.name", "")).lower()}
+    for conditions, actions in _STRIP_RULES:
+        if not any(any(s in fields[f] for s in subs) for f, subs in conditions):
+            continue
+        specials = [i for i in list(attrs) if attrs[i] & _SPECIAL]
+        for text, bit, on in actions:
+            ids = specials if text == "*special*" else [texts.find(text)]
+            for i in ids:
+                if i is not None:
+                    attrs[i] = (get(i) | bit) if on else (get(i) & ~bit)
+        break
+    return {i: a for i, a in attrs.items() if a != ATTR_NORMAL}
+
+
+def clean_up_spaces(data: bytes) -> bytes:
+    """llama.cpp's detokenizer clean-up (``clean_spaces``), three passes over the bytes.
+
+    Drops the space before ``? ! . ,``, turns ``" ' "`` into ``"'"``, and drops
+    the space before ``'s 'm 're 've`` (not ``'t 'd 'll``).
+
+    >>> clean_up_spaces(b"Hello , world ! it 's ' ok ' isn 't")
+    b"Hello, world! it's'ok' isn 't"
+    """
+    data = _BEFORE_PUNCT.sub(b"", data)
+    data = data.replace(b" ' ", b"'")
+    return _BEFORE_CONTRACTION.sub(b"", data)
+
+
+_BEFORE_PUNCT = re.compile(rb" (?=[?!.,])")
+_BEFORE_CONTRACTION = re.compile(rb" (?='(?:[sm]|re|ve))")
+
+
+class _Specials:
+    """llama.cpp's ``tokenizer_st_partition`` over one vocabulary's special tokens.
+
+    Fragments are ``str`` (text still to encode) or ``int`` (a token id).
+    """
+
+    def __init__(self, entries: list) -> None:
+        # entries: (id, text, attr), any order; llama.cpp tries longer texts first
+        self.entries = sorted(entries, key=lambda e: (-len(e[1].encode("utf-8")), e[0]))
+        self.always = [e for e in self.entries if not e[2] & _PARSED_ONLY]
+        self.firsts = {e[1][0] for e in self.entries if e[1]}
+
+    def partition(self, text: str, entries: list) -> list:
+        if not entries or not text:
+            return [text] if text else []
+        present = self.firsts.intersection(text)
+        if not present:
+            return [text]
+        active = [e for e in entries if e[1] and e[1][0] in present and e[1] in text]
+        if not active:
+            return [text]
+        frags: list = [(0, len(text))]
+        for sid, needle, attr in active:
+            lstrip, rstrip = attr & ATTR_LSTRIP, attr & ATTR_RSTRIP
+            size = len(needle)
+            out: list = []
+            for frag in frags:
+                if type(frag) is int:
+                    out.append(frag)
+                    continue
+                pos, end = frag
+                while True:
+                    at = text.find(needle, pos, end)
+                    if at < 0:
+                        break
+                    left = at
+                    if lstrip:
+                        while left > pos and text[left - 1] in _ASCII_SPACE:
+                            left -= 1
+                    if left > pos:
+                        out.append((pos, left))
+                    out.append(sid)
+                    pos = at + size
+                    if rstrip:
+                        while pos < end and text[pos] in _ASCII_SPACE:
+                            pos += 1
+                if pos < end:
+                    out.append((pos, end))
+            frags = out
+        return [f if type(f) is int else text[f[0]:f[1]] for f in frags]
+
+
+class _GGUFModel:
+    """What :class:`fasttok.Encoding` calls, for llama.cpp-style models.
+
+    Subclasses provide ``_encode_text(fragment) -> list[int]`` and the
+    pieces; this class does special tokens, masks, batching and decoding.
+    """
+
+    def __init__(self, vocab: Vocabulary, clean_spaces: bool) -> None:
+        self.vocab = vocab
+        self.clean_spaces = clean_spaces
+        self.texts = _TokenText(vocab)
+        self.attrs = token_attributes(vocab)
+        entries = []
+        for i, attr in self.attrs.items():
+            if attr & _SPECIAL:
+                text = self.texts.text(i)
+                if text:
+                    entries.append((i, text, attr))
+        self._specials = _Specials(entries)
+        parsed = sorted((i, t) for i, t, a in entries if a & _PARSED_ONLY)
+        self._order_ids = [i for i, _ in parsed]
+        self.special_order = tuple(t.encode("utf-8") for _, t in parsed)
+        self._all_entries = self._specials.entries
+        self._hidden = frozenset(i for i, a in self.attrs.items() if a & _PARSED_ONLY)
+        self._pieces: dict = {}
+
+    # -------------------------------------------------------------- encoding
+
+    def _entries_for(self, allowed: Any) -> list:
+        if allowed is None:
+            return self._specials.always
+        mask = bytes(allowed)
+        if mask.count(1) == len(self._order_ids):
+            return self._all_entries
+        if not any(mask):
+            return self._specials.always
+        on = {self._order_ids[k] for k, flag in enumerate(mask) if flag and k < len(self._order_ids)}
+        return [e for e in self._all_entries if not e[2] & _PARSED_ONLY or e[0] in on]
+
+    def _encode(self, text: str, entries: list) -> list:
+        out: list = []
+        for frag in self._specials.partition(text, entries):
+            if type(frag) is int:
+                out.append(frag)
+            else:
+                out += self._encode_text(frag)
+        return out
+
+    def encode_ordinary(self, text: str) -> list:
+        """Ids with control tokens as plain text (user-defined tokens still matched)."""
+        return self._encode(text, self._specials.always)
+
+    def encode(self, text: str, allowed: Any) -> list:
+        """Ids of ``text``; ``allowed[i]`` says whether ``special_order[i]`` is matched."""
+        return self._encode(text, self._entries_for(allowed))
+
+    def count(self, text: str, allowed: Any = None) -> int:
+        return len(self._encode(text, self._entries_for(allowed)))
+
+    def encode_many(self, texts: list, allowed: Any = None) -> list:
+        entries = self._entries_for(allowed)
+        return [self._encode(t, entries) for t in texts]
+
+    def find_special(self, text: str, mask: Any) -> int:
+        """Index in ``special_order`` of a masked special token that ``text`` contains, or -1."""
+        for k, flag in enumerate(bytes(mask)):
+            if flag and k < len(self.special_order) and self.special_order[k].decode("utf-8") in text:
+                return k
+        return -1
+
+    def add_special_ids(self, ids: list) -> list:
+        """``ids`` with the BOS/EOS llama.cpp adds for ``add_special=True``."""
+        v = self.vocab
+        head = [v.bos_id] if v.add_bos and v.bos_id is not None else []
+        tail = [v.eos_id] if v.add_eos and v.eos_id is not None else []
+        return head + list(ids) + tail
+
+    # -------------------------------------------------------------- decoding
+
+    def _check(self, token: int) -> int:
+        if not isinstance(token, int) or not 0 <= token < len(self.vocab.tokens):
+            raise KeyError(token)
+        return token
+
+    def token_bytes(self, token: int) -> bytes:
+        """``llama_token_to_piece(token, special=True)``; ``KeyError`` for an id out of range."""
+        token = self._check(token)
+        piece = self._pieces.get(token)
+        if piece is None:
+            piece = self._pieces[token] = self._piece(token)
+        return piece
+
+    def detokenize(self, tokens: Any, *, remove_special: bool = False,
+                   unparse_special: bool = False) -> bytes:
+        """``llama_detokenize``: the bytes of ``tokens`` with llama.cpp's options.
+
+        ``unparse_special`` renders control tokens as their text;
+        ``remove_special`` drops a leading BOS and trailing EOS that the
+        vocabulary adds.
+        """
+        ids = [self._check(t) for t in tokens]
+        v = self.vocab
+        strip_space = v.add_dummy_prefix
+        if remove_special and v.add_bos and ids and ids[0] == v.bos_id:
+            strip_space = False
+            ids = ids[1:]
+        if remove_special and v.add_eos and ids and ids[-1] == v.eos_id:
+            ids = ids[:-1]
+        parts = []
+        for i in ids:
+            piece = b"" if (not unparse_special and i in self._hidden) else self.token_bytes(i)
+            if strip_space and piece.startswith(b" "):
+                piece = piece[1:]
+            strip_space = False
+            parts.append(piece)
+        data = b"".join(parts)
+        return clean_up_spaces(data) if self.clean_spaces else data
+
+    def decode_bytes(self, tokens: Any) -> bytes:
+        """``llama_detokenize(remove_special=False, unparse_special=False)``."""
+        return self.detokenize(tokens)
+
+
+class GGUFByteBPE(_GGUFModel):
+    """A GGUF ``gpt2`` vocabulary: llama.cpp's byte-level BPE with its pre-tokenizer list.
+
+    Merging runs in the compiled core with merge-list priority; llama.cpp's
+    ``ignore_merges`` (a piece that is a token is emitted whole) where the
+    ``pre`` value has it. A byte without a token of its own (falcon lacks 28)
+    is dropped, as llama.cpp drops it.
+    """
+
+    def __init__(self, vocab: Vocabulary) -> None:
+        self.pre = pre_tokenizer(vocab.pre_tokenizer)
+        super().__init__(vocab, self.pre.clean_spaces)
+        from ._encoder import CoreBPE
+        from ._tables import TokenTables
+        from ._bytemap import decode_byte_level
+
+        tokens = list(vocab.tokens)
+        ids = {t: i for i, t in enumerate(tokens) if t is not None}
+        # llama.cpp looks merged symbols up among *all* token texts, so a
+        # special token spelled in the byte-level alphabet (deepseek's
+        # user-defined "õ" is byte 0xF5) is what that byte sequence encodes to.
+        for i in sorted(self.attrs):
+            text = self.texts.text(i)
+            if tokens[i] is None and text and i not in self.texts.decode_only:
+                try:
+                    raw = decode_byte_level(text)
+                except ValueError:
+                    continue
+                if raw not in ids:
+                    tokens[i] = raw
+                    ids[raw] = i
+        merges = [(ids.get(a, -1), ids.get(b, -1)) for a, b in (vocab.merges or ())]
+        tables = TokenTables(tokens, merges=merges)
+        self.missing_bytes = any(bytes([b]) not in ids for b in range(256))
+        whole = self.pre.ignore_merges
+        self._exact = CoreBPE(tables, {}, [], splitter=self.pre.splitter, whole_piece_lookup=whole)
+        scanner = self.pre.scanner
+        self._fast = (CoreBPE(tables, {}, [], scanner=scanner, whole_piece_lookup=whole)
+                      if scanner else None)
+        self._tables = tables
+        self._bpe_ids = ids
+
+    def _encode_text(self, text: str) -> list:
+        if self._fast is not None and not self.pre.needs_exact(text):
+            ids = self._fast.encode_ordinary(text)
+        else:
+            ids = self._exact.encode_ordinary(text)
+        if self.missing_bytes and NO_TOKEN in ids:
+            ids = [i for i in ids if i != NO_TOKEN]
+        return ids
+
+    def encode_bytes_piece(self, piece: bytes) -> list:
+        """Merge raw bytes as one piece, without the pre-tokenizer."""
+        ids = self._exact.encode_bytes_piece(bytes(piece))
+        return [i for i in ids if i != NO_TOKEN]
+
+    def find_token(self, data: bytes) -> int:
+        """The id of the ordinary token spelled ``data`` (raw bytes), or -1."""
+        i = self._bpe_ids.get(bytes(data), -1)
+        return -1 if i in self.attrs and self.attrs[i] & _SPECIAL else i
+
+    def _piece(self, i: int) -> bytes:
+        attr = self.attrs.get(i, ATTR_NORMAL)
+        text = self.texts.text(i) or ""
+        if attr & _SPECIAL:
+            return text.encode("utf-8")
+        if attr & ATTR_NORMAL:
+            tok = self.vocab.tokens[i]
+            if tok is not None:
+                return tok
+            return _unknown_bytes(text)
+        if attr & ATTR_BYTE:
+            try:
+                return bytes([int(text[3:5], 16)])
+            except ValueError:
+                return b"\x00"
+        return b""
+
+
+def _unknown_bytes(text: str) -> bytes:
+    # llama_decode_text: a character outside the byte-level alphabet becomes
+    # "[UNK_BYTE_0x<its utf-8 in hex><the whole token text>]".
+    from ._bytemap import decode_byte_level
+
+    out = bytearray()
+    for ch in text:
+        try:
+            out += decode_byte_level(ch)
+        except ValueError:
+            out += f"[UNK_BYTE_0x{ch.encode('utf-8').hex()}{text}]".encode("utf-8")
+    return bytes(out)
+
+
+# WordPiece normaliser actions, per code point
+_WS, _SKIP, _ALONE, _APPEND = range(4)
+
+
+def _is_chinese(cp: int) -> bool:
+    # llama.cpp's ranges, including its 0x2B920 (BERT's; Unicode's block starts at 0x2B820)
+    return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF
+            or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B920 <= cp <= 0x2CEAF
+            or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
+
+
+class GGUFWordPiece(_GGUFModel):
+    """A GGUF ``bert`` vocabulary: llama.cpp's WordPiece.
+
+    llama.cpp stores word-initial pieces with a leading ``▁`` (U+2581) and
+    continuation pieces bare (no ``##``), and tokenizes each word of the
+    normalised text as ``"▁" + word`` by greedy longest match; a word with an
+    unmatched position becomes one ``[UNK]``. The normaliser takes each code
+    point to the *first* code point of its canonical decomposition (so
+    accents and Hangul vowels vanish), drops controls and marks, lowercases
+    with the simple map, splits on whitespace and isolates punctuation,
+    ASCII symbols and CJK ideographs -- all with llama.cpp's Unicode 15.1
+    tables (:mod:`fasttok.llama_unicode`), not the interpreter's
+    ``unicodedata``.
+    """
+
+    def __init__(self, vocab: Vocabulary) -> None:
+        super().__init__(vocab, clean_spaces=True)
+        self.by_text: dict = {}
+        for i, tok in enumerate(vocab.tokens):
+            if tok is not None:
+                self.by_text.setdefault(tok.decode("utf-8"), i)
+        self.max_len = max((len(t) for t in self.by_text), default=1)
+        self.lowercase = bool(vocab.metadata.get("tokenizer.ggml.normalizer.lowercase", True))
+        self.strip_accents = bool(vocab.metadata.get("tokenizer.ggml.normalizer.strip_accents",
+                                                     self.lowercase))
+        self._actions: dict = {}
+
+    def _action(self, ch: str) -> tuple:
+        cp = ord(ch)
+        if self.strip_accents:
+            cp = lu.nfd_first(cp)
+        flag = lu.category(cp)
+        if lu.is_whitespace(cp):
+            act = (_WS, "")
+        elif cp == 0 or cp == 0xFFFD or flag == lu.CONTROL:
+            act = (_SKIP, "")
+        elif self.strip_accents and flag == lu.ACCENT_MARK:
+            act = (_SKIP, "")
+        else:
+            s = chr(lu.tolower(cp) if self.lowercase else cp)
+            alone = flag == lu.PUNCTUATION or (cp < 0x7F and flag == lu.SYMBOL) or _is_chinese(cp)
+            act = (_ALONE if alone else _APPEND, s)
+        self._actions[ch] = act
+        return act
+
+    def words(self, text: str) -> list:
+        """The normalised words of ``text`` (llama.cpp's ``preprocess``).
+
+        >>> import fasttok                                        # doctest: +SKIP
+        >>> fasttok.load("ggml-vocab-bert-bge.gguf")._core.words("Héllo, 世界!")  # doctest: +SKIP
+        ['hello', ',', '世', '界', '!']
+        """
+        actions = self._actions
+        words: list = [[]]
+        for ch in text:
+            act = actions.get(ch) or self._action(ch)
+            kind = act[0]
+            if kind == _APPEND:
+                words[-1].append(act[1])
+            elif kind == _WS:
+                if words[-1]:
+                    words.append([])
+            elif kind == _ALONE:
+                if words[-1]:
+                    words.append([])
+                words[-1].append(act[1])
+                words.append([])
+        if not words[-1]:
+            words.pop()
+        return ["".join(w) for w in words]
+
+    def _encode_text(self, text: str) -> list:
+        out: list = []
+        get = self.by_text.get
+        unk = self.vocab.unk_id
+        for word in self.words(text):
+            if not word:
+                continue
+            word1 = "\u2581" + word
+            n = len(word1)
+            start = len(out)
+            i = 0
+            while i < n:
+                for j in range(min(n, i + self.max_len), i, -1):
+                    found = get(word1[i:j])
+                    if found is not None:
+                        out.append(found)
+                        i = j
+                        break
+                else:
+                    del out[start:]
+                    break
+            if len(out) == start and unk is not None:
+                out.append(unk)
+        return out
+
+    def add_special_ids(self, ids: list) -> list:
+        """WordPiece always adds BOS (``[CLS]``) and SEP, whatever the add flags say."""
+        v = self.vocab
+        head = [v.bos_id] if v.bos_id is not None else []
+        tail = [v.sep_id] if v.sep_id is not None else []
+        return head + list(ids) + tail
+
+    def encode_bytes_piece(self, piece: bytes) -> list:
+        return self._encode_text(bytes(piece).decode("utf-8", "replace"))
+
+    def find_token(self, data: bytes) -> int:
+        try:
+            i = self.by_text.get(bytes(data).decode("utf-8"), -1)
+        except UnicodeDecodeError:
+            return -1
+        return -1 if i in self.attrs and self.attrs[i] & _SPECIAL else i
+
+    def _piece(self, i: int) -> bytes:
+        attr = self.attrs.get(i, ATTR_NORMAL)
+        text = self.texts.text(i) or ""
+        if attr & _SPECIAL:
+            return text.encode("utf-8")
+        if attr & ATTR_NORMAL:
+            return text.replace("\u2581", " ").encode("utf-8")
+        return b""  # BYTE, UNUSED, UNDEFINED: llama.cpp renders nothing (or aborts)
+
+
+MODEL_CLASSES = {"gguf_byte_bpe": GGUFByteBPE, "gguf_wordpiece": GGUFWordPiece}
+
+# Vocabulary.model from loaders/gguf.py -> the model fasttok runs it with.
+_GGUF_MODEL_NAMES = {"byte_bpe": "gguf_byte_bpe", "wordpiece": "gguf_wordpiece"}
+
+
+def load_gguf_vocabulary(path: str, **options: Any) -> Vocabulary:
+    """A GGUF file's vocabulary, set up for llama.cpp's tokenization.
+
+    ``gpt2`` files get model ``"gguf_byte_bpe"`` and ``bert`` files
+    ``"gguf_wordpiece"``; ``special_tokens`` becomes the tokens llama.cpp
+    treats as special (see :func:`token_attributes`). Other tokenizer models
+    (``llama``, ``t5``) keep the loader's model name and run if a model is
+    registered for it.
+    """
+    from . import registry
+    from .loaders.gguf import load_gguf
+
+    if options:
+        raise FasttokError(f"{path}: GGUF files take no loader options (got {', '.join(options)})")
+    vocab = load_gguf(path)
+    gguf_model = vocab.metadata.get("tokenizer.ggml.model", "?")
+    model = _GGUF_MODEL_NAMES.get(vocab.model, vocab.model)
+    if model not in registry.MODELS:
+        raise UnknownEncodingError(
+            f"{path}: GGUF tokenizer model {gguf_model!r} ({vocab.model}) is not supported yet; "
+            f"fasttok runs GGUF models gpt2 and bert"
+            + "".join(f", {m}" for m in sorted(registry.MODELS) if m not in
+                      ("byte_bpe", "gguf_byte_bpe", "gguf_wordpiece")))
+    if model == vocab.model:
+        return vocab
+    if model == "gguf_byte_bpe":
+        pre_tokenizer(vocab.pre_tokenizer)  # an unknown pre value fails here, naming the known ones
+    attrs = token_attributes(vocab)
+    texts = _TokenText(vocab)
+    specials = {}
+    for i in sorted(attrs):
+        if attrs[i] & _SPECIAL:
+            text = texts.text(i)
+            if text:
+                specials.setdefault(text, i)
+    return dataclasses.replace(vocab, model=model, special_tokens=specials)

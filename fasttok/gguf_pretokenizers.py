@@ -1,0 +1,421 @@
+"""Pre-tokenizers for GGUF ``gpt2`` vocabularies, by ``tokenizer.ggml.pre``, as llama.cpp splits.
+
+llama.cpp pre-tokenizes byte-level BPE text with a *list* of regexes applied
+in order: the first splits the text, each later one splits every piece the
+previous produced, and text a regex does not match stays a piece of its own
+between the matches (it is never dropped). This module reproduces that, with
+llama.cpp's own reading of the patterns:
+
+* A pattern using ``\\p{..}`` runs on a *collapsed* copy of the text in which
+  every non-ASCII code point is a single stand-in for its class (letter,
+  number, punctuation, mark, symbol, whitespace, other; see
+  :data:`fasttok.llama_unicode.COLLAPSE`), and ``\\p{X}`` becomes that stand-in
+  plus the ASCII members of X. So ``\\p{Lu}`` means any letter, ``\\p{S}``
+  misses ``~``, and the classes are Unicode 15.1 as llama.cpp's tables say.
+* A pattern without ``\\p{..}`` runs on the text with non-ASCII whitespace
+  turned into ``\\x0b``; ``\\s`` is ASCII whitespace there, so a literal
+  U+3000 in a pattern never matches.
+* llama.cpp runs the GPT-2 and Llama 3 patterns through hand-written
+  splitters instead. They equal the collapsed regex, except that the GPT-2
+  one ends with an implicit ``|\\s+`` (the pattern llama.cpp stores has no
+  trailing ``\\s+``) and case-insensitive contractions are ASCII only.
+
+Offsets are code points throughout, as in llama.cpp, so the collapsed text
+lines up with the real one character for character.
+
+Speed: the two single-pattern families (``gpt-2``/``mpt``: the GPT-2
+pattern; ``llama3``/``llama-bpe``: the Llama 3 pattern) also name the
+compiled tiktoken scanner that splits identically; :class:`PreTokenizer`
+says when it may be used (:meth:`PreTokenizer.needs_exact`): the scanners
+classify by Unicode 16.0 and fold case fully, so a text holding one of the
+few code points where that differs from llama.cpp goes through the exact
+Python path. Everything else uses Python's ``re`` on the collapsed text.
+
+>>> pre_tokenizer("qwen2").split("Hello wörld 123!!\\n")
+['Hello', ' wörld', ' ', '1', '2', '3', '!!\\n']
+>>> pre_tokenizer("starcoder").split("x = 42")
+['x', ' =', ' ', '4', '2']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from typing import Optional
+
+from . import llama_unicode as lu
+from .errors import FasttokError, UnknownEncodingError
+
+__all__ = ["PreTokenizer", "PRE_TOKENIZERS", "pre_tokenizer", "RegexListSplitter",
+           "translate_pattern", "known_pre_tokenizers"]
+
+# ---------------------------------------------------------------- the patterns (llama.cpp's)
+
+GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"""
+LLAMA3_ORIGINAL = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
+                   r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+_CONTRACTIONS = r"""(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"""
+LLAMA3 = (_CONTRACTIONS + r"""|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
+          r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+QWEN2 = (_CONTRACTIONS + r"""|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"""
+         r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+QWEN35 = (_CONTRACTIONS + r"""|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}"""
+          r"""| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+DEEPSEEK_LLM = (
+    "[\r\n]",
+    "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄ"
+    "ῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ"
+    "𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+",
+    "\\s?[!-/:-~！-／：-～‘-‟　-。]+",
+    "\\s+$",
+    "[一-龥ࠀ-一가-퟿]+",
+    "\\p{N}+",
+)
+DEEPSEEK_CODER = ("[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", "[一-龥ࠀ-一가-퟿]+", "\\p{N}")
+DEEPSEEK3 = (
+    "\\p{N}{1,3}",
+    "[一-龥぀-ゟ゠-ヿ]+",
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
+    "| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+)
+# llama.cpp added the backquote to falcon's first class in 2025; the vendored
+# copy the goldens come from has it too (the golden tests say which).
+FALCON = (r"[\p{P}\$\+<=>\^~\|`]+", GPT2, r"[0-9][0-9][0-9]")
+DEFAULT = (r"[\p{P}\$\+<=>\^~\|]+", GPT2, r"\p{N}+", r"[0-9][0-9][0-9]")
+BLOOM = (r" ?[^(\s|.,!?…。，、।۔،)]+",)
+GPT4O = (
+    r"[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+" + _CONTRACTIONS + "?"
+    r"|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*" + _CONTRACTIONS + "?"
+    r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+)
+TEKKEN = (
+    r"[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+"
+    r"|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*"
+    r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+)
+SEED_CODER = (_CONTRACTIONS + r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+"
+              r"|\s*[\r\n]+|\s+(?!\S)|\s+",)
+BAILINGMOE = (r"'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
+              r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+",)
+
+
+@dataclasses.dataclass(frozen=True)
+class PreTokenizer:
+    """How llama.cpp pre-tokenizes one family of ``tokenizer.ggml.pre`` values.
+
+    ``regexes`` are llama.cpp's patterns, applied in order; ``ignore_merges``
+    means a piece that is itself a token is emitted whole (Llama 3 and kin);
+    ``clean_spaces`` is llama.cpp's detokenizer clean-up (``" ?"`` -> ``"?"``,
+    ``" 's"`` -> ``"'s"``...), on for most byte-level vocabularies.
+
+    >>> pre_tokenizer("llama-bpe").scanner, pre_tokenizer("llama-bpe").ignore_merges
+    ('cl100k_legacy', True)
+    """
+
+    regexes: tuple
+    ignore_merges: bool = False
+    clean_spaces: bool = True
+
+    @property
+    def scanner(self) -> Optional[str]:
+        """The compiled scanner that splits like this list, or ``None``."""
+        return _FAST_SCANNERS.get(self.regexes)
+
+    @functools.cached_property
+    def splitter(self) -> "RegexListSplitter":
+        """The exact (Python) splitter for the list."""
+        return RegexListSplitter(self.regexes)
+
+    def split(self, text: str) -> list:
+        """The pieces of ``text``, exactly as llama.cpp's ``unicode_regex_split``.
+
+        >>> pre_tokenizer("gpt-2").split("Hi  there\\n")
+        ['Hi', ' ', ' there', '\\n']
+        """
+        return self.splitter(text)
+
+    @functools.cached_property
+    def _guard(self) -> "Optional[re.Pattern[str]]":
+        return _divergence_pattern(self.scanner) if self.scanner else None
+
+    def needs_exact(self, text: str) -> bool:
+        """Whether ``text`` must take the Python path instead of :attr:`scanner`.
+
+        True when there is no scanner, or the text holds a code point that the
+        scanner (Unicode 16.0, full case folding) and llama.cpp (Unicode 15.1,
+        ASCII-only case folding) classify differently.
+
+        >>> pre_tokenizer("gpt-2").needs_exact("plain text"), pre_tokenizer("falcon").needs_exact("x")
+        (False, True)
+        """
+        if self._guard is None:
+            return True
+        return not text.isascii() and self._guard.search(text) is not None
+
+
+_FAST_SCANNERS = {(GPT2,): "gpt2", (LLAMA3,): "cl100k_legacy", (LLAMA3_ORIGINAL,): "cl100k_legacy"}
+
+_LLAMA3_FAMILY = PreTokenizer((LLAMA3,), ignore_merges=True)
+_GPT2_FAMILY = PreTokenizer((GPT2,))
+_STARCODER_FAMILY = PreTokenizer((r"\p{N}", GPT2))
+_QWEN2_FAMILY = PreTokenizer((QWEN2,), clean_spaces=False)
+
+# tokenizer.ggml.pre -> how to split (llama.cpp's llm_tokenizer_bpe and
+# llama_vocab::impl::load, 2026). A missing key is "default".
+PRE_TOKENIZERS: dict = {
+    **dict.fromkeys(("llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral",
+                     "midm-2.0", "lfm2", "jina-v5-nano"), _LLAMA3_FAMILY),
+    **dict.fromkeys(("dbrx", "smaug-bpe", "glm4", "chatglm-bpe"), PreTokenizer((LLAMA3,))),
+    "deepseek-llm": PreTokenizer(DEEPSEEK_LLM, clean_spaces=False),
+    "deepseek-coder": PreTokenizer(DEEPSEEK_CODER, clean_spaces=False),
+    **dict.fromkeys(("deepseek-v3", "hunyuan-dense", "joyai-llm", "hy_v4"),
+                    PreTokenizer(DEEPSEEK3, clean_spaces=False)),
+    "falcon": PreTokenizer(FALCON),
+    **dict.fromkeys(("gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es",
+                     "jina-v2-de", "a.x-4.0", "mellum", "modern-bert", "jina-v1-en",
+                     "jina-v2-code", "roberta-bpe", "exaone4", "mpt", "olmo", "jais"),
+                    _GPT2_FAMILY),
+    **dict.fromkeys(("trillion", "granite-docling"), PreTokenizer((GPT2,), clean_spaces=False)),
+    **dict.fromkeys(("starcoder", "refact", "codeshell", "exaone", "minerva-7b", "mellum2"),
+                    _STARCODER_FAMILY),
+    **dict.fromkeys(("command-r", "smollm"), PreTokenizer((r"\p{N}", GPT2), clean_spaces=False)),
+    **dict.fromkeys(("qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "hunyuan", "solar-open",
+                     "grok-2"), _QWEN2_FAMILY),
+    **dict.fromkeys(("megrez", "stablelm2"), PreTokenizer((QWEN2,))),
+    "qwen35": PreTokenizer((QWEN35,), clean_spaces=False),
+    "poro-chat": PreTokenizer(BLOOM, clean_spaces=False),
+    **dict.fromkeys(("bloom", "gpt3-finnish"), PreTokenizer(BLOOM)),
+    "viking": PreTokenizer(BLOOM + (r"\p{N}",), clean_spaces=False),
+    **dict.fromkeys(("gpt-4o", "llama4", "kanana2", "talkie", "minimax-m2"),
+                    PreTokenizer(GPT4O, clean_spaces=False)),
+    "tekken": PreTokenizer(TEKKEN, ignore_merges=True, clean_spaces=False),
+    "seed-coder": PreTokenizer(SEED_CODER, clean_spaces=False),
+    **dict.fromkeys(("bailingmoe", "bailingmoe2", "llada-moe"),
+                    PreTokenizer(BAILINGMOE, clean_spaces=False)),
+    "default": PreTokenizer(DEFAULT),
+}
+
+
+def known_pre_tokenizers() -> list:
+    """The ``tokenizer.ggml.pre`` values fasttok can split, sorted.
+
+    >>> "qwen2" in known_pre_tokenizers()
+    True
+    """
+    return sorted(PRE_TOKENIZERS)
+
+
+def pre_tokenizer(pre: Optional[str]) -> PreTokenizer:
+    """The :class:`PreTokenizer` for a ``tokenizer.ggml.pre`` value (``None``/empty: default).
+
+    >>> pre_tokenizer("martian")
+    Traceback (most recent call last):
+    fasttok.errors.UnknownEncodingError: unknown GGUF pre-tokenizer 'martian' (tokenizer.ggml.pre); ...
+    """
+    spec = PRE_TOKENIZERS.get(pre or "default")
+    if spec is None:
+        raise UnknownEncodingError(
+            f"unknown GGUF pre-tokenizer {pre!r} (tokenizer.ggml.pre); fasttok knows: "
+            + ", ".join(known_pre_tokenizers())
+            + ". Add it to fasttok.gguf_pretokenizers.PRE_TOKENIZERS with llama.cpp's regex list.")
+    return spec
+
+
+# ---------------------------------------------------------------- translating patterns
+
+COLLAPSED = "collapsed"
+WIDE = "wide"
+
+# \p{X} -> its collapsed stand-in plus X's ASCII members (llama.cpp's k_ucat_*
+# tables): ASCII letters and digits only, and no "~" among the symbols.
+_CATEGORY_CLASS = {
+    "N": "\\xd10-9",
+    "L": "\\xd2A-Za-z",
+    "P": "\\xd3!-#%-*,-/:;?@\\[-\\]_{}",
+    "M": "\\xd4",
+    "S": "\\xd5$+<->^`|",
+}
+for _sub in ("Lu", "Ll", "Lt", "Lm", "Lo"):
+    _CATEGORY_CLASS[_sub] = _CATEGORY_CLASS["L"]
+_PROPERTY = re.compile(r"\\p\{([A-Za-z]+)\}")
+
+
+def translate_pattern(pattern: str) -> tuple:
+    """``(compiled re pattern, space)`` running a llama.cpp pattern in Python.
+
+    ``space`` is ``"collapsed"`` when the pattern uses ``\\p{..}`` (run it on
+    ``text.translate(COLLAPSE)``), else ``"wide"`` (run it on
+    ``text.translate(WIDE)``). The GPT-2 and Llama 3 patterns that llama.cpp
+    hands to its own splitters get what those splitters add.
+
+    >>> translate_pattern(r"\\p{N}+")[0].pattern, translate_pattern(r"\\s+$")[1]
+    ('[\\\\xd10-9]+', 'wide')
+    """
+    if pattern == LLAMA3_ORIGINAL:
+        pattern = LLAMA3
+    suffix = r"|\s+" if pattern == GPT2 else ""
+    if _PROPERTY.search(pattern) is None:
+        return _compile(_dollar(pattern) + suffix, pattern), WIDE
+    if any(ord(c) > 0x7F for c in pattern):
+        raise FasttokError(f"pattern {pattern!r} mixes \\p{{..}} with non-ASCII characters, "
+                           "which llama.cpp does not support either")
+    out = []
+    inside = False
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        escaped = i > 0 and pattern[i - 1] == "\\"
+        if c == "[" and not escaped:
+            inside = True
+        elif c == "]" and inside and not escaped:
+            inside = False
+        elif c == "\\":
+            m = _PROPERTY.match(pattern, i)
+            if m and m.group(1) in _CATEGORY_CLASS:
+                body = _CATEGORY_CLASS[m.group(1)]
+                out.append(body if inside else f"[{body}]")
+                i = m.end()
+                continue
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        elif c == "$" and not inside:
+            c = r"\Z"
+        out.append(c)
+        i += 1
+    return _compile("".join(out) + suffix, pattern), COLLAPSED
+
+
+def _dollar(pattern: str) -> str:
+    # ECMAScript's $ (no multiline) matches only at the end; Python's also
+    # before a final newline.
+    out = []
+    inside = False
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if c == "[":
+            inside = True
+        elif c == "]":
+            inside = False
+        elif c == "$" and not inside:
+            c = r"\Z"
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _compile(text: str, original: str) -> "re.Pattern[str]":
+    try:
+        # re.ASCII: \s, \S and \d are ASCII only, as in std::regex under the C locale.
+        return re.compile(text, re.ASCII)
+    except re.error as exc:
+        raise FasttokError(f"llama.cpp pattern {original!r} cannot be run by Python's re: {exc}") \
+            from None
+
+
+class RegexListSplitter:
+    """llama.cpp's ``unicode_regex_split``: a list of patterns, each splitting the pieces of the last.
+
+    >>> RegexListSplitter((r"\\p{N}", r"[a-z]+"))("ab1cd")
+    ['ab', '1', 'cd']
+    """
+
+    def __init__(self, patterns: tuple) -> None:
+        self.patterns = tuple(patterns)
+        self._steps = [translate_pattern(p) for p in self.patterns]
+
+    def __call__(self, text: str) -> list:
+        n = len(text)
+        if n == 0:
+            return []
+        ascii_text = text.isascii()
+        sources: dict = {}
+        pieces = [(0, n)]
+        for pattern, space in self._steps:
+            source = sources.get(space)
+            if source is None:
+                if ascii_text:
+                    source = text
+                else:
+                    source = text.translate(lu.COLLAPSE if space == COLLAPSED else lu.WIDE)
+                sources[space] = source
+            pieces = _split_pieces(pattern, source, pieces)
+        return [text[a:b] for a, b in pieces]
+
+
+def _split_pieces(pattern: "re.Pattern[str]", source: str, pieces: list) -> list:
+    out: list = []
+    append = out.append
+    whole = len(pieces) == 1 and pieces[0] == (0, len(source))
+    for a, b in pieces:
+        # Each piece is matched on its own, as std::regex_iterator over the
+        # sub-range does: $ and lookaheads see the piece's end, not the text's.
+        sub = source if whole else source[a:b]
+        last = 0
+        for m in pattern.finditer(sub):
+            start, end = m.span()
+            if start > last:
+                append((a + last, a + start))
+            if end > start:
+                append((a + start, a + end))
+            last = end
+        if last < b - a:
+            append((a + last, b))
+    return out
+
+
+# ---------------------------------------------------------------- when the scanners may be used
+
+
+@functools.lru_cache(maxsize=None)
+def _divergence_pattern(scanner: str) -> "re.Pattern[str]":
+    """A character class of the code points on which ``scanner`` and llama.cpp disagree."""
+    from . import _unicode
+
+    ranges: list = []
+    for spec, flag in (("L", lu.LETTER), ("N", lu.NUMBER), ("White_Space", 0x100)):
+        ours = _unicode.code_point_ranges(spec)
+        theirs = lu.class_ranges(flag)
+        ranges += _symmetric_difference(ours, theirs)
+    if scanner == "cl100k_legacy":
+        # (?i:'s|...) in the scanner also takes U+017F LONG S and friends;
+        # llama.cpp lowercases with the simple map, so only ASCII letters count.
+        folds = []
+        for lo, hi in _unicode.code_point_ranges("L"):
+            for cp in range(max(lo, 0x80), hi + 1):
+                if _unicode.simple_fold_to_ascii_lower(cp) in b"stmdrevl":
+                    folds.append((cp, cp))
+        ranges += folds
+    body = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in sorted(ranges))
+    return re.compile(f"[{body}]" if body else r"(?!)")
+
+
+def _symmetric_difference(a: list, b: list) -> list:
+    """Ranges of the points in exactly one of two sorted, disjoint range lists.
+
+    >>> _symmetric_difference([(1, 5)], [(3, 8)])
+    [(1, 2), (6, 8)]
+    """
+    bounds = sorted({p for lo, hi in a + b for p in (lo, hi + 1)})
+    out: list = []
+    ia = ib = 0
+    for i, p in enumerate(bounds[:-1]):
+        while ia < len(a) and a[ia][1] < p:
+            ia += 1
+        while ib < len(b) and b[ib][1] < p:
+            ib += 1
+        in_a = ia < len(a) and a[ia][0] <= p
+        in_b = ib < len(b) and b[ib][0] <= p
+        if in_a != in_b:
+            hi = bounds[i + 1] - 1
+            if out and out[-1][1] == p - 1:
+                out[-1] = (out[-1][0], hi)
+            else:
+                out.append((p, hi))
+    return out

@@ -1,0 +1,143 @@
+"""Code point classes, lowercase and "NFD" exactly as llama.cpp computes them.
+
+llama.cpp's tokenizers do not ask a regex engine or the C library what a
+character is: they read their own generated Unicode 15.1 tables (one category
+flag per code point, a White_Space set, the simple lowercase map and a map to
+the first code point of the canonical decomposition). The data lives in
+:mod:`fasttok._llama_unicode_data`, generated from a pinned UCD by
+``tools/gen_llama_unicode.py``; this module turns it into the few lookups the
+GGUF models need, all built lazily and cached per code point.
+
+Two text transforms mirror what llama.cpp hands to ``std::regex``:
+
+* :data:`COLLAPSE` (``str.translate`` table): ASCII stays, every other code
+  point becomes one stand-in character for its class -- ``\\x0b`` for
+  whitespace, ``\\xd1`` number, ``\\xd2`` letter, ``\\xd3`` punctuation,
+  ``\\xd4`` mark, ``\\xd5`` symbol, ``\\xd0`` anything else. A pattern with
+  ``\\p{..}`` runs on this text (see :mod:`fasttok.gguf_pretokenizers`).
+* :data:`WIDE`: only non-ASCII whitespace becomes ``\\x0b`` (the engine's
+  ``\\s`` knows ASCII whitespace only); patterns without ``\\p{..}`` run on it.
+
+>>> category(ord("a")) == LETTER, category(0x0378) == UNDEFINED
+(True, True)
+>>> "Ωé ١".translate(COLLAPSE)
+'\\xd2\\xd2 \\xd1'
+>>> chr(tolower(ord("Σ"))), chr(nfd_first(ord("é")))
+('σ', 'e')
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from . import _llama_unicode_data as _data
+
+__all__ = ["UNDEFINED", "NUMBER", "LETTER", "SEPARATOR", "ACCENT_MARK", "PUNCTUATION",
+           "SYMBOL", "CONTROL", "UNICODE_VERSION", "category", "is_whitespace", "tolower",
+           "nfd_first", "COLLAPSE", "WIDE", "class_ranges"]
+
+UNDEFINED = 0x01
+NUMBER = 0x02
+LETTER = 0x04
+SEPARATOR = 0x08
+ACCENT_MARK = 0x10
+PUNCTUATION = 0x20
+SYMBOL = 0x40
+CONTROL = 0x80
+
+UNICODE_VERSION = _data.UNICODE_VERSION
+
+
+def _pairs(text: str) -> list:
+    return [tuple(int(x, 16) for x in item.split(":")) for item in text.split()]
+
+
+_RANGES = _pairs(_data.CATEGORY_RANGES)
+_STARTS = [s for s, _ in _RANGES]
+_FLAGS = [f for _, f in _RANGES]
+_WHITE_SPACE = frozenset(int(x, 16) for x in _data.WHITE_SPACE.split())
+_LOWER = dict(_pairs(_data.LOWERCASE))
+_NFD = _pairs(_data.NFD_FIRST)
+_NFD_STARTS = [r[0] for r in _NFD]
+
+
+def category(cp: int) -> int:
+    """llama.cpp's category flag of a code point (one of the constants above).
+
+    >>> category(0x20) == SEPARATOR, category(0xE000) == CONTROL
+    (True, True)
+    """
+    if cp >= 0x110000:
+        return UNDEFINED
+    return _FLAGS[bisect.bisect_right(_STARTS, cp) - 1]
+
+
+def is_whitespace(cp: int) -> bool:
+    """White_Space, as llama.cpp's ``is_whitespace`` flag (no U+001C..U+001F, no U+200B).
+
+    >>> is_whitespace(0x85), is_whitespace(0x1C)
+    (True, False)
+    """
+    return cp in _WHITE_SPACE
+
+
+def tolower(cp: int) -> int:
+    """UnicodeData's simple lowercase mapping (llama.cpp's ``unicode_tolower``).
+
+    >>> chr(tolower(ord("İ"))), chr(tolower(0x212A))
+    ('i', 'k')
+    """
+    return _LOWER.get(cp, cp)
+
+
+def nfd_first(cp: int) -> int:
+    """The first code point of ``cp``'s canonical decomposition (llama.cpp's "NFD").
+
+    >>> hex(nfd_first(0xD55C))   # HANGUL SYLLABLE HAN -> its leading consonant
+    '0x1112'
+    """
+    i = bisect.bisect_right(_NFD_STARTS, cp) - 1
+    if i >= 0:
+        first, last, target = _NFD[i]
+        if cp <= last:
+            return target
+    return cp
+
+
+_COLLAPSED_CHAR = {NUMBER: "\xd1", LETTER: "\xd2", PUNCTUATION: "\xd3", ACCENT_MARK: "\xd4",
+                   SYMBOL: "\xd5"}
+
+
+class _Collapse(dict):
+    # str.translate looks each code point up here; a miss computes and caches
+    # the stand-in, so text costs a Python call only for code points never seen.
+    def __missing__(self, cp: int) -> str:
+        if cp in _WHITE_SPACE:
+            value = "\x0b"
+        else:
+            value = _COLLAPSED_CHAR.get(category(cp), "\xd0")
+        self[cp] = value
+        return value
+
+
+COLLAPSE = _Collapse((cp, chr(cp)) for cp in range(128))
+WIDE = {cp: "\x0b" for cp in _WHITE_SPACE if cp >= 0x80}
+
+
+def class_ranges(flag: int) -> list:
+    """``(first, last)`` ranges of the code points with category ``flag``
+    (or White_Space when ``flag`` is 0x100).
+
+    >>> class_ranges(0x100)[:2]
+    [(9, 13), (32, 32)]
+    """
+    if flag == 0x100:
+        out: list = []
+        for cp in sorted(_WHITE_SPACE):
+            if out and out[-1][1] == cp - 1:
+                out[-1] = (out[-1][0], cp)
+            else:
+                out.append((cp, cp))
+        return out
+    ends = _STARTS[1:] + [0x110000]
+    return [(s, e - 1) for s, e, f in zip(_STARTS, ends, _FLAGS) if f == flag]
