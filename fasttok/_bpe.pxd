@@ -1,5 +1,5 @@
 # The one BPE merge loop, shared by every model that merges pairs.
-from libc.stdint cimport uint8_t, uint32_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
 from ._tables cimport TokenTablesView
 
@@ -9,6 +9,25 @@ cdef struct IdBuffer:
     size_t len
     size_t cap
 
+
+cdef struct MemoEntry:
+    uint64_t key1   # (left << 32 | right) + 1; 0 is an empty slot
+    uint64_t value
+
+cdef struct PairMemo:
+    # A direct-mapped memo of pair values for one encode call: the same
+    # pairs recur across a text, most of all in CJK text and long runs, and
+    # the token index they would otherwise be looked up in is several
+    # megabytes. 2**bits entries of 16 bytes: 64 KB for texts under 64 KB,
+    # 1 MB (about the L2 cache) above. On zh.txt with o200k_base, 1 MB took
+    # encoding from 86 ms to 70 ms, 256 KB to 75 ms. Private to one call, so
+    # threads never share one.
+    MemoEntry* entries
+    uint32_t shift  # 64 - bits
+
+cdef int pair_memo_init(PairMemo* memo, size_t text_bytes) except -1
+cdef void pair_memo_free(PairMemo* memo) noexcept nogil
+
 cdef int ids_reserve(IdBuffer* buf, size_t extra) except -1 nogil
 cdef int ids_push(IdBuffer* buf, uint32_t token) except -1 nogil
 cdef void ids_free(IdBuffer* buf) noexcept nogil
@@ -16,9 +35,9 @@ cdef void ids_free(IdBuffer* buf) noexcept nogil
 # Merge parts given by the caller: starts[0..m] (starts[m] == n) and their
 # ids[0..m-1] (NO_TOKEN where a part is not a token yet). Merges in place and
 # returns the new number of parts. For models whose first parts are
-# characters, not bytes (SentencePiece BPE).
+# characters, not bytes (SentencePiece BPE). memo may be NULL.
 cdef size_t bpe_merge_parts(const TokenTablesView* tables, const uint8_t* piece, size_t n,
-                            uint32_t* starts, uint32_t* ids, size_t m) except? 0 nogil
+                            uint32_t* starts, uint32_t* ids, size_t m, PairMemo* memo) except? 0 nogil
 
 cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
-                          bint whole_piece_lookup, IdBuffer* out) except -1 nogil
+                          bint whole_piece_lookup, IdBuffer* out, PairMemo* memo) except -1 nogil

@@ -22,7 +22,7 @@ a token is emitted as that token without merging (llama.cpp's
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memmove
 
 from ._tables cimport NO_PAIR, NO_TOKEN, TokenTablesView, find_bytes, pair_value
@@ -70,8 +70,37 @@ cdef void ids_free(IdBuffer* buf) noexcept nogil:
     buf.cap = 0
 
 
+cdef int pair_memo_init(PairMemo* memo, size_t text_bytes) except -1:
+    cdef uint32_t bits = 16 if text_bytes >= 65536 else 12
+    memo.shift = 64 - bits
+    memo.entries = <MemoEntry*>calloc(<size_t>1 << bits, sizeof(MemoEntry))
+    if memo.entries == NULL:
+        raise MemoryError()
+    return 0
+
+
+cdef void pair_memo_free(PairMemo* memo) noexcept nogil:
+    free(memo.entries)
+    memo.entries = NULL
+
+
+cdef inline uint64_t _value(const TokenTablesView* t, const uint8_t* piece, size_t start,
+                            size_t end, uint32_t left, uint32_t right, PairMemo* memo) noexcept nogil:
+    # pair_value through the call's memo, when there is one.
+    cdef uint64_t key1
+    cdef MemoEntry* e
+    if memo == NULL or memo.entries == NULL:
+        return pair_value(t, piece, start, end, left, right)
+    key1 = ((<uint64_t>left << 32) | right) + 1
+    e = &memo.entries[(key1 * 0x9E3779B97F4A7C15ULL) >> memo.shift]
+    if e.key1 != key1:
+        e.key1 = key1
+        e.value = pair_value(t, piece, start, end, left, right)
+    return e.value
+
+
 cdef size_t _merge_linear(const TokenTablesView* t, const uint8_t* piece, uint32_t* start,
-                          uint32_t* ids, uint64_t* vals, size_t m) noexcept nogil:
+                          uint32_t* ids, uint64_t* vals, size_t m, PairMemo* memo) noexcept nogil:
     # start[0..m], ids[0..m-1] and vals[0..m-2] (the value of each adjacent
     # pair) describe the parts; merges in place and returns the new count.
     cdef size_t i, best_i
@@ -94,9 +123,9 @@ cdef size_t _merge_linear(const TokenTablesView* t, const uint8_t* piece, uint32
         memmove(&vals[i + 1], &vals[i + 2], (m - i - 2) * sizeof(uint64_t))
         m -= 1
         if i + 1 < m:
-            vals[i] = pair_value(t, piece, start[i], start[i + 2], ids[i], ids[i + 1])
+            vals[i] = _value(t, piece, start[i], start[i + 2], ids[i], ids[i + 1], memo)
         if i > 0:
-            vals[i - 1] = pair_value(t, piece, start[i - 1], start[i + 1], ids[i - 1], ids[i])
+            vals[i - 1] = _value(t, piece, start[i - 1], start[i + 1], ids[i - 1], ids[i], memo)
     return m
 
 
@@ -161,13 +190,13 @@ cdef inline void _heap_pop(Heap* h) noexcept nogil:
 
 cdef inline void _push_pair(const TokenTablesView* t, const uint8_t* piece, Heap* heap,
                             const uint32_t* nxt, const uint32_t* ids,
-                            uint32_t left, size_t n) noexcept nogil:
+                            uint32_t left, size_t n, PairMemo* memo) noexcept nogil:
     cdef uint32_t right = nxt[left]
     cdef uint64_t v
     cdef HeapItem item
     if right >= n:
         return
-    v = pair_value(t, piece, left, nxt[right], ids[left], ids[right])
+    v = _value(t, piece, left, nxt[right], ids[left], ids[right], memo)
     if v == NO_PAIR:
         return
     item.left_id = ids[left]
@@ -177,7 +206,7 @@ cdef inline void _push_pair(const TokenTablesView* t, const uint8_t* piece, Heap
 
 
 cdef size_t _merge_heap(const TokenTablesView* t, const uint8_t* piece, size_t n,
-                        uint32_t* starts, uint32_t* parts, size_t m) except? 0 nogil:
+                        uint32_t* starts, uint32_t* parts, size_t m, PairMemo* memo) except? 0 nogil:
     # Same contract as _merge_linear. Parts are named by their first byte;
     # nxt/prv link the live ones and ids[p] is the token a live part
     # currently is. Each merge pushes at most two entries, so the heap never
@@ -201,7 +230,7 @@ cdef size_t _merge_heap(const TokenTablesView* t, const uint8_t* piece, size_t n
         prv[starts[i]] = starts[i - 1] if i else NO_TOKEN
         ids[starts[i]] = parts[i]
     for i in range(m - 1):
-        _push_pair(t, piece, &heap, nxt, ids, starts[i], n)
+        _push_pair(t, piece, &heap, nxt, ids, starts[i], n, memo)
     while heap.size:
         left = <uint32_t>(heap.keys[0] & 0xFFFFFFFFULL)
         top = heap.items[0]
@@ -215,8 +244,8 @@ cdef size_t _merge_heap(const TokenTablesView* t, const uint8_t* piece, size_t n
         if nxt[left] < n:
             prv[nxt[left]] = left
         if prv[left] != NO_TOKEN:
-            _push_pair(t, piece, &heap, nxt, ids, prv[left], n)
-        _push_pair(t, piece, &heap, nxt, ids, left, n)
+            _push_pair(t, piece, &heap, nxt, ids, prv[left], n, memo)
+        _push_pair(t, piece, &heap, nxt, ids, left, n, memo)
     m = 0
     left = 0
     while left < n:
@@ -230,7 +259,7 @@ cdef size_t _merge_heap(const TokenTablesView* t, const uint8_t* piece, size_t n
 
 
 cdef size_t bpe_merge_parts(const TokenTablesView* tables, const uint8_t* piece, size_t n,
-                            uint32_t* starts, uint32_t* ids, size_t m) except? 0 nogil:
+                            uint32_t* starts, uint32_t* ids, size_t m, PairMemo* memo) except? 0 nogil:
     cdef uint32_t start[LINEAR_MAX + 1]
     cdef uint32_t part[LINEAR_MAX]
     cdef uint64_t vals[LINEAR_MAX]
@@ -238,14 +267,14 @@ cdef size_t bpe_merge_parts(const TokenTablesView* tables, const uint8_t* piece,
     if m < 2:
         return m
     if m > LINEAR_MAX:
-        return _merge_heap(tables, piece, n, starts, ids, m)
+        return _merge_heap(tables, piece, n, starts, ids, m, memo)
     for i in range(m - 1):
-        vals[i] = pair_value(tables, piece, starts[i], starts[i + 2], ids[i], ids[i + 1])
-    return _merge_linear(tables, piece, starts, ids, vals, m)
+        vals[i] = _value(tables, piece, starts[i], starts[i + 2], ids[i], ids[i + 1], memo)
+    return _merge_linear(tables, piece, starts, ids, vals, m, memo)
 
 
 cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
-                          bint whole_piece_lookup, IdBuffer* out) except -1 nogil:
+                          bint whole_piece_lookup, IdBuffer* out, PairMemo* memo) except -1 nogil:
     cdef int64_t whole
     cdef uint32_t start[LINEAR_MAX + 1]
     cdef uint32_t ids[LINEAR_MAX]
@@ -268,7 +297,7 @@ cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, s
         start[n] = <uint32_t>n
         for i in range(n - 1):
             vals[i] = tables.byte_pairs[(<uint32_t>piece[i] << 8) | piece[i + 1]]
-        m = _merge_linear(tables, piece, start, ids, vals, n)
+        m = _merge_linear(tables, piece, start, ids, vals, n, memo)
         ids_reserve(out, m)
         memcpy(out.data + out.len, ids, m * sizeof(uint32_t))
         out.len += m
@@ -283,7 +312,7 @@ cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, s
             starts[i] = <uint32_t>i
             parts[i] = tables.byte_ids[piece[i]]
         starts[n] = <uint32_t>n
-        m = _merge_heap(tables, piece, n, starts, parts, n)
+        m = _merge_heap(tables, piece, n, starts, parts, n, memo)
         ids_reserve(out, m)
         memcpy(out.data + out.len, parts, m * sizeof(uint32_t))
         out.len += m

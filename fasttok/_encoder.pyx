@@ -29,7 +29,8 @@ from libc.string cimport memchr, memcmp, memcpy
 
 from .errors import FasttokError
 
-from ._bpe cimport IdBuffer, bpe_encode_piece, ids_free, ids_push, ids_reserve
+from ._bpe cimport (IdBuffer, PairMemo, bpe_encode_piece, ids_free, ids_push, ids_reserve,
+                   pair_memo_free, pair_memo_init)
 from ._pretokenize cimport ScanFn, scanner_by_name
 from ._utf8 cimport Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_write
 from ._tables cimport (ByteStrings, TokenTables, TokenTablesView, find_bytes, fill_strings,
@@ -73,6 +74,28 @@ cdef struct CacheEntry:
     uint32_t length
     uint32_t n_ids
     size_t at
+
+
+cdef struct Scratch:
+    # What one call (or one batch) keeps between pieces: the piece cache
+    # and the pair memo. Calls on little text do without.
+    CacheEntry* cache
+    PairMemo memo
+
+
+cdef int scratch_init(Scratch* scratch, size_t text_bytes) except -1:
+    scratch.cache = <CacheEntry*>calloc(CACHE_SLOTS, sizeof(CacheEntry))
+    if scratch.cache == NULL:
+        raise MemoryError()
+    pair_memo_init(&scratch.memo, text_bytes)
+    return 0
+
+
+cdef void scratch_free(Scratch* scratch) noexcept nogil:
+    free(scratch.cache)
+    scratch.cache = NULL
+    pair_memo_free(&scratch.memo)
+
 
 
 cdef struct SpecialMatch:
@@ -192,7 +215,7 @@ cdef class CoreBPE:
         return False
 
     cdef int _encode_segment(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
-                             IdBuffer* out, CacheEntry* cache) except -1 nogil:
+                             IdBuffer* out, Scratch* scratch) except -1 nogil:
         cdef Py_ssize_t i = start, j, n
         cdef CacheEntry* e
         cdef size_t before
@@ -200,10 +223,12 @@ cdef class CoreBPE:
         while i < end:
             j = self.scan(s, i, end)
             n = j - i
-            if cache == NULL or n < 2 or n > CACHE_MAX_PIECE:
-                bpe_encode_piece(self.view, s + i, n, self.whole_piece_lookup, out)
+            if scratch == NULL:
+                bpe_encode_piece(self.view, s + i, n, self.whole_piece_lookup, out, NULL)
+            elif n < 2 or n > CACHE_MAX_PIECE:
+                bpe_encode_piece(self.view, s + i, n, self.whole_piece_lookup, out, &scratch.memo)
             else:
-                e = &cache[hash_bytes(s + i, n) & (CACHE_SLOTS - 1)]
+                e = &scratch.cache[hash_bytes(s + i, n) & (CACHE_SLOTS - 1)]
                 head = _head(s + i, n)
                 if e.length == n and e.head == head and (n <= 8 or memcmp(e.key + 8, s + i + 8, n - 8) == 0):
                     ids_reserve(out, e.n_ids)
@@ -211,7 +236,8 @@ cdef class CoreBPE:
                     out.len += e.n_ids
                 else:
                     before = out.len
-                    bpe_encode_piece(self.view, s + i, n, self.whole_piece_lookup, out)
+                    bpe_encode_piece(self.view, s + i, n, self.whole_piece_lookup, out,
+                                     &scratch.memo)
                     e.key = s + i
                     e.head = head
                     e.length = <uint32_t>n
@@ -227,11 +253,11 @@ cdef class CoreBPE:
         for text in self.splitter(segment):
             piece = text.encode("utf-8")
             bpe_encode_piece(self.view, <const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
-                             self.whole_piece_lookup, out)
+                             self.whole_piece_lookup, out, NULL)
         return 0
 
     cdef int _encode_utf8(self, const uint8_t* s, Py_ssize_t n, const uint8_t* allowed,
-                          bint use_specials, IdBuffer* out, CacheEntry* cache) except -1 nogil:
+                          bint use_specials, IdBuffer* out, Scratch* scratch) except -1 nogil:
         cdef Py_ssize_t pos = 0, seg_end
         cdef SpecialMatch m
         cdef bint has_special
@@ -239,7 +265,7 @@ cdef class CoreBPE:
             has_special = use_specials and self._next_special(s, pos, n, allowed, &m)
             seg_end = m.start if has_special else n
             if self.scan != NULL:
-                self._encode_segment(s, pos, seg_end, out, cache)
+                self._encode_segment(s, pos, seg_end, out, scratch)
             else:
                 with gil:
                     self._encode_segment_generic(s, pos, seg_end, out)
@@ -251,17 +277,19 @@ cdef class CoreBPE:
     cdef int _encode_text(self, str text, const uint8_t* allowed, bint use_specials,
                           IdBuffer* out) except -1:
         cdef Utf8Text u
-        cdef CacheEntry* cache = NULL
+        cdef Scratch scratch
+        cdef Scratch* use = NULL
+        scratch.cache = NULL
+        scratch.memo.entries = NULL
         utf8_text(text, &u)
         try:
             if u.size >= CACHE_MIN_BYTES:
-                cache = <CacheEntry*>calloc(CACHE_SLOTS, sizeof(CacheEntry))
-                if cache == NULL:
-                    raise MemoryError()
+                scratch_init(&scratch, u.size)
+                use = &scratch
             with nogil:
-                self._encode_utf8(u.data, u.size, allowed, use_specials, out, cache)
+                self._encode_utf8(u.data, u.size, allowed, use_specials, out, use)
         finally:
-            free(cache)
+            scratch_free(&scratch)
             free(u.owned)
         return 0
 
@@ -303,11 +331,11 @@ cdef class CoreBPE:
         ``allowed`` is ``None`` for ordinary encoding. Returns a list of lists.
         """
         cdef Py_ssize_t count = len(texts), i
+        cdef Scratch scratch = Scratch(NULL, PairMemo(NULL, 0))
         cdef Utf8Source* sources = <Utf8Source*>malloc((count + 1) * sizeof(Utf8Source))
         cdef size_t* ends = <size_t*>malloc((count + 1) * sizeof(size_t))
-        cdef CacheEntry* cache = <CacheEntry*>calloc(CACHE_SLOTS, sizeof(CacheEntry))
         cdef uint8_t* buffer = NULL
-        cdef size_t capacity = 0, used, size
+        cdef size_t capacity = 0, total = 0, used, size
         cdef const uint8_t* data
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef const uint8_t* mask = NULL
@@ -315,13 +343,15 @@ cdef class CoreBPE:
         cdef list result, one
         cdef size_t a, b
         try:
-            if sources == NULL or ends == NULL or cache == NULL:
+            if sources == NULL or ends == NULL:
                 raise MemoryError()
+            scratch_init(&scratch, total)
             if use_specials:
                 mask = &allowed[0]
             for i in range(count):
                 utf8_source(<str?>texts[i], &sources[i])
                 capacity += utf8_capacity(&sources[i])
+                total += <size_t>sources[i].length
             # one buffer for the whole batch, so the piece cache's keys stay valid
             buffer = <uint8_t*>malloc(capacity + 1)
             if buffer == NULL:
@@ -337,10 +367,10 @@ cdef class CoreBPE:
                         size = utf8_write(&sources[i], buffer + used)
                         used += size
                     if self.scan != NULL:
-                        self._encode_utf8(data, size, mask, use_specials, &out, cache)
+                        self._encode_utf8(data, size, mask, use_specials, &out, &scratch)
                     else:
                         with gil:
-                            self._encode_utf8(data, size, mask, use_specials, &out, cache)
+                            self._encode_utf8(data, size, mask, use_specials, &out, &scratch)
                     ends[i] = out.len
             # Creating the lists counts toward the collector's allocation
             # threshold even though they are untracked below; pausing it
@@ -356,7 +386,7 @@ cdef class CoreBPE:
         finally:
             free(sources)
             free(ends)
-            free(cache)
+            scratch_free(&scratch)
             free(buffer)
             ids_free(&out)
 
@@ -384,7 +414,7 @@ cdef class CoreBPE:
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         try:
             bpe_encode_piece(self.view, <const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
-                             self.whole_piece_lookup, &out)
+                             self.whole_piece_lookup, &out, NULL)
             return ids_to_list(out.data, out.len, self.ints)
         finally:
             ids_free(&out)

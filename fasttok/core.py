@@ -116,13 +116,16 @@ class Encoding:
         return allowed
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
-               disallowed_special: DisallowedSpecial = "all") -> list:
+               disallowed_special: DisallowedSpecial = "all",
+               add_special_tokens: bool = False) -> list:
         """Encode ``text`` to token ids, with tiktoken's special-token rules.
 
         Special token strings are errors unless allowed (``allowed_special``:
         a set, or ``"all"``) or explicitly not disallowed
         (``disallowed_special=()`` encodes them as plain text). When two
         allowed specials start at the same place, the longer one wins.
+        ``add_special_tokens=True`` adds the BOS/EOS (or CLS/SEP) ids the
+        vocabulary asks for (GGUF files); tiktoken encodings have none.
 
         >>> import fasttok
         >>> enc = fasttok.get_encoding("gpt2")                  # doctest: +SKIP
@@ -130,7 +133,19 @@ class Encoding:
         [5303, 50256]
         """
         allowed = self._allowed_mask(allowed_special, disallowed_special, text)
-        return self._core.encode(text, allowed)
+        ids = self._core.encode(text, allowed)
+        return self._add_special_ids(ids) if add_special_tokens else ids
+
+    def _add_special_ids(self, ids: list) -> list:
+        # The model knows its rule (llama.cpp's WordPiece always adds CLS and
+        # SEP); otherwise the vocabulary's add_bos/add_eos flags decide.
+        hook = getattr(self._core, "add_special_ids", None)
+        if hook is not None:
+            return hook(ids)
+        v = self.vocabulary
+        head = [v.bos_id] if v.add_bos and v.bos_id is not None else []
+        tail = [v.eos_id] if v.add_eos and v.eos_id is not None else []
+        return head + ids + tail if head or tail else ids
 
     def encode_ordinary(self, text: str) -> list:
         """Encode ``text`` with special token strings treated as plain text.
