@@ -176,3 +176,25 @@ def test_tiny_inputs_match_tiktoken(enc_pair, text):
     ours, theirs = enc_pair
     assert_same_ids(ours.encode(text, allowed_special="all"), theirs.encode(text, allowed_special="all"),
                     text, enc=theirs)
+
+
+# One long regex piece (a run of letters, of spaces, of digits or of CJK)
+# takes the long-piece merge (sorted runs in front of a heap) rather than the
+# linear scan used below 128 bytes; mixing a few letters into the run makes
+# priorities arrive out of order, which exercises the heap half too.
+long_pieces = st.builds(
+    lambda base, n, noise: "".join(noise.get(i, base) for i in range(n)),
+    st.sampled_from(["a", "ab", "的", " ", "\n", "xyz", "ё"]),
+    st.integers(min_value=129, max_value=2000),
+    st.dictionaries(st.integers(min_value=0, max_value=1999),
+                    st.sampled_from(list("abcdefghijklmnopqrstuvwxyz的一")), max_size=12),
+)
+
+
+@SETTINGS
+@given(text=long_pieces)
+@example(text="a" * 5000)
+@example(text=" " * 3000 + "x")
+def test_long_pieces_match_tiktoken(enc_pair, text):
+    ours, theirs = enc_pair
+    assert_same_ids(ours.encode_ordinary(text), theirs.encode_ordinary(text), text)
