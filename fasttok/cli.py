@@ -21,6 +21,7 @@ from typing import Optional, Sequence
 from . import get_encoding, list_encoding_names, load
 from .core import Encoding
 from .errors import FasttokError
+from .vocab import Vocabulary
 
 _COLOURS = ["\x1b[48;5;153m", "\x1b[48;5;223m", "\x1b[48;5;194m", "\x1b[48;5;225m", "\x1b[48;5;230m"]
 _RESET = "\x1b[0m"
@@ -79,10 +80,38 @@ def _cmd_count(args: argparse.Namespace) -> int:
     return 0
 
 
+_PIECE_TYPES = ("undefined", "normal", "unknown", "control", "user-defined", "unused", "byte")
+
+
+def _sentencepiece_rows(v: Vocabulary) -> list:
+    # What decides SentencePiece tokenization: the normalizer and its flags,
+    # how many pieces of each type, the role ids.
+    counts: dict = {}
+    for t in v.token_types or ():
+        name = _PIECE_TYPES[t] if 0 <= t < len(_PIECE_TYPES) else f"type {t}"
+        counts[name] = counts.get(name, 0) + 1
+    flags = [f for f, on in (("add_dummy_prefix", v.add_dummy_prefix),
+                             ("remove_extra_whitespaces", v.remove_extra_whitespaces),
+                             ("escape_whitespaces", v.escape_whitespaces),
+                             ("byte_fallback", v.byte_fallback),
+                             ("treat_whitespace_as_suffix",
+                              v.metadata.get("treat_whitespace_as_suffix"))) if on]
+    charsmap = v.precompiled_charsmap
+    rows = [("normalizer", (v.normalizer or "-")
+             + (f" (charsmap {len(charsmap)} bytes)" if charsmap else " (no charsmap)")),
+            ("pieces by type", ", ".join(f"{k} {n}" for k, n in counts.items()) or "-"),
+            ("flags", ", ".join(flags) or "-")]
+    if "tokenizer.ggml.model" not in v.metadata:
+        roles = [(r, getattr(v, f"{r}_id")) for r in ("unk", "bos", "eos", "pad")]
+        rows.append(("role ids", ", ".join(f"{r}={i}" for r, i in roles if i is not None)))
+    return rows
+
+
 def _cmd_inspect(args: argparse.Namespace) -> int:
     enc = _encoding(args.encoding)
     v = enc.vocabulary
-    mergeable = sum(1 for t in v.tokens if t is not None)
+    special_ids = set(v.special_tokens.values())
+    mergeable = sum(1 for i, t in enumerate(v.tokens) if t is not None and i not in special_ids)
     rows = [
         ("name", v.name),
         ("source", v.source or "(built in)"),
@@ -97,6 +126,17 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         shown = sorted(v.special_tokens.items(), key=lambda kv: kv[1])[:12]
         rows.append(("special ids", ", ".join(f"{t}={i}" for t, i in shown)
                      + (" ..." if len(v.special_tokens) > 12 else "")))
+    gguf_model = v.metadata.get("tokenizer.ggml.model")
+    if gguf_model is not None:
+        # GGUF files: the tokenizer as llama.cpp names it, and its role ids
+        rows[2:3] = [("model", f"{v.model} (tokenizer.ggml.model {gguf_model})")]
+        rows.insert(5, ("merges", len(v.merges) if v.merges is not None else "-"))
+        roles = [(r, getattr(v, f"{r}_id")) for r in ("bos", "eos", "unk", "sep", "pad", "mask")]
+        rows.append(("role ids", ", ".join(f"{r}={i}" for r, i in roles if i is not None) or "-"))
+        rows.append(("adds", ", ".join(f for f in ("bos", "eos", "sep") if getattr(v, f"add_{f}"))
+                     or "nothing"))
+    if v.model in ("unigram", "sentencepiece_bpe"):
+        rows.extend(_sentencepiece_rows(v))
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
