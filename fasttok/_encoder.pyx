@@ -15,6 +15,7 @@ specials overlap the longer one wins.
 """
 
 import gc
+from array import array
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM
@@ -37,18 +38,27 @@ from ._tables cimport (ByteStrings, TokenTables, TokenTablesView, find_bytes, fi
                        free_strings, _head, hash_bytes)
 
 
+cdef int _check_ids(const uint32_t* ids, size_t n, size_t n_ints) except -1:
+    # NO_TOKEN (a byte without a token) must never reach the caller as an id.
+    cdef size_t i
+    for i in range(n):
+        if ids[i] >= n_ints:
+            raise FasttokError(
+                "the text holds a byte this vocabulary has no token for (it is not byte-complete)")
+    return 0
+
+
 cdef list ids_to_list(const uint32_t* ids, size_t n, tuple ints):
     # ints[i] is the int i for every id the model can produce: building the
     # list then only takes references, with no int allocated per token
     # (allocation was most of the cost of returning a list, and ran under
     # the GIL, which kept encode_batch from scaling with threads).
-    cdef list out = PyList_New(n)
-    cdef size_t i, n_ints = len(ints)
+    cdef list out
+    cdef size_t i
     cdef object item
+    _check_ids(ids, n, len(ints))
+    out = PyList_New(n)
     for i in range(n):
-        if ids[i] >= n_ints:
-            raise FasttokError(
-                "the text holds a byte this vocabulary has no token for (it is not byte-complete)")
         item = <object>PyTuple_GET_ITEM(ints, ids[i])
         Py_INCREF(item)
         PyList_SET_ITEM(out, i, item)
@@ -325,33 +335,28 @@ cdef class CoreBPE:
         finally:
             ids_free(&out)
 
-    def encode_many(self, list texts not None, const uint8_t[::1] allowed=None):
-        """Encode a list of texts, holding the GIL only to read them and build the lists.
-
-        ``allowed`` is ``None`` for ordinary encoding. Returns a list of lists.
-        """
+    cdef int _encode_batch(self, list texts, const uint8_t[::1] allowed, IdBuffer* out,
+                           size_t* ends) except -1:
+        # Encodes every text into out, recording where each one ends; the
+        # GIL is held only to read the texts' layout.
         cdef Py_ssize_t count = len(texts), i
         cdef Scratch scratch = Scratch(NULL, PairMemo(NULL, 0))
         cdef Utf8Source* sources = <Utf8Source*>malloc((count + 1) * sizeof(Utf8Source))
-        cdef size_t* ends = <size_t*>malloc((count + 1) * sizeof(size_t))
         cdef uint8_t* buffer = NULL
         cdef size_t capacity = 0, total = 0, used, size
         cdef const uint8_t* data
-        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef const uint8_t* mask = NULL
         cdef bint use_specials = allowed is not None and self.n_specials > 0
-        cdef list result, one
-        cdef size_t a, b
         try:
-            if sources == NULL or ends == NULL:
+            if sources == NULL:
                 raise MemoryError()
-            scratch_init(&scratch, total)
             if use_specials:
                 mask = &allowed[0]
             for i in range(count):
                 utf8_source(<str?>texts[i], &sources[i])
                 capacity += utf8_capacity(&sources[i])
                 total += <size_t>sources[i].length
+            scratch_init(&scratch, total)
             # one buffer for the whole batch, so the piece cache's keys stay valid
             buffer = <uint8_t*>malloc(capacity + 1)
             if buffer == NULL:
@@ -367,27 +372,93 @@ cdef class CoreBPE:
                         size = utf8_write(&sources[i], buffer + used)
                         used += size
                     if self.scan != NULL:
-                        self._encode_utf8(data, size, mask, use_specials, &out, &scratch)
+                        self._encode_utf8(data, size, mask, use_specials, out, &scratch)
                     else:
                         with gil:
-                            self._encode_utf8(data, size, mask, use_specials, &out, &scratch)
+                            self._encode_utf8(data, size, mask, use_specials, out, &scratch)
                     ends[i] = out.len
+        finally:
+            free(sources)
+            scratch_free(&scratch)
+            free(buffer)
+        return 0
+
+    def encode_many(self, list texts not None, const uint8_t[::1] allowed=None):
+        """Encode a list of texts, holding the GIL only to read them and build the lists.
+
+        ``allowed`` is ``None`` for ordinary encoding. Returns a list of lists.
+        """
+        cdef Py_ssize_t count = len(texts)
+        cdef size_t* ends = <size_t*>malloc((count + 1) * sizeof(size_t))
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        try:
+            if ends == NULL:
+                raise MemoryError()
+            self._encode_batch(texts, allowed, &out, ends)
             # Creating the lists counts toward the collector's allocation
             # threshold even though they are untracked below; pausing it
             # saves dozens of collections per batch.
             collecting = gc.isenabled()
             gc.disable()
             try:
-                result = self._build_lists(out.data, ends, count)
+                return self._build_lists(out.data, ends, count)
             finally:
                 if collecting:
                     gc.enable()
-            return result
         finally:
-            free(sources)
             free(ends)
-            scratch_free(&scratch)
-            free(buffer)
+            ids_free(&out)
+
+    def encode_many_flat(self, list texts not None, const uint8_t[::1] allowed=None):
+        """Encode a list of texts into one ``array('I')`` of ids and an
+        ``array('Q')`` of ``len(texts) + 1`` offsets: text i's ids are
+        ``ids[offsets[i]:offsets[i + 1]]``. No Python int is made per token."""
+        cdef Py_ssize_t count = len(texts)
+        cdef size_t* ends = <size_t*>malloc((count + 1) * sizeof(size_t))
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        cdef uint64_t zero = 0
+        try:
+            if ends == NULL:
+                raise MemoryError()
+            self._encode_batch(texts, allowed, &out, ends)
+            _check_ids(out.data, out.len, len(self.ints))
+            ids = array("I")
+            ids.frombytes((<char*>out.data)[:out.len * sizeof(uint32_t)])
+            offsets = array("Q")
+            offsets.frombytes((<char*>&zero)[:sizeof(uint64_t)])
+            offsets.frombytes((<char*>ends)[:count * sizeof(size_t)])
+            return ids, offsets
+        finally:
+            free(ends)
+            ids_free(&out)
+
+    def count_many(self, list texts not None, const uint8_t[::1] allowed=None):
+        """The number of ids of each text, as a list, without building the ids."""
+        cdef Py_ssize_t count = len(texts), i
+        cdef size_t* ends = <size_t*>malloc((count + 1) * sizeof(size_t))
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        try:
+            if ends == NULL:
+                raise MemoryError()
+            self._encode_batch(texts, allowed, &out, ends)
+            return [ends[i] - (ends[i - 1] if i else 0) for i in range(count)]
+        finally:
+            free(ends)
+            ids_free(&out)
+
+    def encode_to_array(self, str text not None, const uint8_t[::1] allowed=None):
+        """The ids of ``text`` as an ``array('I')``; ``allowed`` as in :meth:`count`."""
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        try:
+            if allowed is None or self.n_specials == 0:
+                self._encode_text(text, NULL, False, &out)
+            else:
+                self._encode_text(text, &allowed[0], True, &out)
+            _check_ids(out.data, out.len, len(self.ints))
+            ids = array("I")
+            ids.frombytes((<char*>out.data)[:out.len * sizeof(uint32_t)])
+            return ids
+        finally:
             ids_free(&out)
 
     cdef list _build_lists(self, const uint32_t* ids, const size_t* ends, Py_ssize_t count):

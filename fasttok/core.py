@@ -160,10 +160,14 @@ class Encoding:
         allowed = self._allowed_mask(allowed_special, disallowed_special, text)
         return self._core.count(text, allowed)
 
-    def _batch(self, texts: Sequence[str], num_threads: int, allowed: Optional[bytes]) -> list:
+    def _batch(self, texts: Sequence[str], num_threads: int, allowed: Optional[bytes],
+               how: str = "encode_many") -> Any:
+        # how names the compiled batch call: encode_many (lists of ids),
+        # encode_many_flat (one array of ids and one of offsets) or count_many.
         texts = texts if isinstance(texts, list) else list(texts)
+        call = getattr(self._core, how)
         if num_threads <= 1 or len(texts) < 2 * num_threads:
-            return self._core.encode_many(texts, allowed)
+            return call(texts, allowed)
         # Plain threads, the caller's own doing the first chunk: a thread pool
         # cost a millisecond or more to start, a quarter of a 2-thread batch
         # of 70k short lines.
@@ -176,7 +180,7 @@ class Encoding:
 
         def run(k: int) -> None:
             try:
-                parts[k] = self._core.encode_many(chunks[k], allowed)
+                parts[k] = call(chunks[k], allowed)
             except BaseException as exc:  # re-raised in the caller below
                 errors.append(exc)
 
@@ -188,6 +192,13 @@ class Encoding:
             w.join()
         if errors:
             raise errors[0]
+        if how == "encode_many_flat":
+            ids, offsets = parts[0]
+            for more_ids, more_offsets in parts[1:]:
+                shift = len(ids)
+                offsets.extend(o + shift for o in more_offsets[1:])
+                ids.extend(more_ids)
+            return ids, offsets
         result = parts[0]
         for part in parts[1:]:
             result += part
@@ -195,15 +206,53 @@ class Encoding:
 
     def encode_batch(self, text: Sequence[str], *, num_threads: int = 8,
                      allowed_special: AllowedSpecial = frozenset(),
-                     disallowed_special: DisallowedSpecial = "all") -> list:
+                     disallowed_special: DisallowedSpecial = "all", flat: bool = False) -> Any:
         """Encode many texts; the texts are split between ``num_threads`` threads
-        that run without the GIL."""
-        allowed = self._allowed_mask(allowed_special, disallowed_special, text)
-        return self._batch(text, num_threads, allowed)
+        that run without the GIL.
 
-    def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list:
-        """:meth:`encode_ordinary` over many texts, on ``num_threads`` threads."""
-        return self._batch(text, num_threads, None)
+        With ``flat=True`` the result is ``(ids, offsets)``: one ``array('I')``
+        of all ids and an ``array('Q')`` where text i's ids are
+        ``ids[offsets[i]:offsets[i + 1]]`` (no Python int per token).
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
+        >>> enc.encode_batch(["hi", "a"], flat=True)
+        (array('I', [104, 105, 97]), array('Q', [0, 2, 3]))
+        """
+        allowed = self._allowed_mask(allowed_special, disallowed_special, text)
+        return self._batch(text, num_threads, allowed, "encode_many_flat" if flat else "encode_many")
+
+    def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8,
+                              flat: bool = False) -> Any:
+        """:meth:`encode_ordinary` over many texts, on ``num_threads`` threads
+        (``flat`` as in :meth:`encode_batch`)."""
+        return self._batch(text, num_threads, None, "encode_many_flat" if flat else "encode_many")
+
+    def count_batch(self, text: Sequence[str], *, num_threads: int = 8,
+                    allowed_special: AllowedSpecial = frozenset(),
+                    disallowed_special: DisallowedSpecial = "all") -> list:
+        """The number of tokens of each text, without building any ids as ints.
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
+        >>> enc.count_batch(["hi", "abc"])
+        [2, 3]
+        """
+        allowed = self._allowed_mask(allowed_special, disallowed_special, text)
+        return self._batch(text, num_threads, allowed, "count_many")
+
+    def encode_to_array(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
+                        disallowed_special: DisallowedSpecial = "all") -> Any:
+        """:meth:`encode` returning an ``array('I')`` (a buffer numpy can wrap
+        without copying) instead of a list.
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
+        >>> enc.encode_to_array("hi")
+        array('I', [104, 105])
+        """
+        allowed = self._allowed_mask(allowed_special, disallowed_special, text)
+        return self._core.encode_to_array(text, allowed)
 
     def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
         """The id of one token given as text or bytes; ``KeyError`` if it is not a token.
@@ -227,6 +276,28 @@ class Encoding:
         """Merge text or bytes as one piece, skipping the pre-tokenizer."""
         raw = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
         return self._core.encode_bytes_piece(raw)
+
+    def encode_as_pieces(self, text: str) -> list:
+        """The pieces of ``text`` as strings, for SentencePiece-style models.
+
+        A ``.model`` file gives what ``sentencepiece``'s
+        ``encode(text, out_type=str)`` gives (the text an ``unk`` covers,
+        ``<0xXX>`` for byte fallback); a GGUF ``llama``/``t5`` file gives each
+        id's vocabulary text.
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="u", model="unigram", byte_level=False, unk_id=0, add_dummy_prefix=True,
+        ...     escape_whitespaces=True, tokens=(b"<unk>", "▁a".encode(), b"b"),
+        ...     scores=(0.0, -1.0, -2.0), token_types=(2, 1, 1)))
+        >>> enc.encode_as_pieces("ab")
+        ['▁a', 'b']
+        """
+        method = getattr(self._core, "encode_as_pieces", None)
+        if method is None:
+            raise FasttokError(
+                f"{self.name}: pieces are given for SentencePiece models only; for "
+                f"{self.vocabulary.model} use decode_tokens_bytes(encode(text))")
+        return method(text)
 
     # ------------------------------------------------------------ decoding
 

@@ -60,6 +60,8 @@ vocabulary leaves either ambiguous, fasttok takes the lower id first.
 
 from __future__ import annotations
 
+from array import array
+
 import dataclasses
 import re
 from typing import Any, Optional
@@ -418,6 +420,19 @@ class _GGUFModel:
     def encode_many(self, texts: list, allowed: Any = None) -> list:
         entries = self._entries_for(allowed)
         return [self._encode(t, entries) for t in texts]
+
+    def encode_many_flat(self, texts: list, allowed: Any = None) -> tuple:
+        ids, offsets = array("I"), array("Q", [0])
+        for one in self.encode_many(texts, allowed):
+            ids.extend(one)
+            offsets.append(len(ids))
+        return ids, offsets
+
+    def count_many(self, texts: list, allowed: Any = None) -> list:
+        return [len(one) for one in self.encode_many(texts, allowed)]
+
+    def encode_to_array(self, text: str, allowed: Any = None) -> Any:
+        return array("I", self._encode(text, self._entries_for(allowed)))
 
     def find_special(self, text: str, mask: Any) -> int:
         """Index in ``special_order`` of a masked special token that ``text`` contains, or -1."""

@@ -506,3 +506,17 @@ def test_overlapping_specials_disallowed_by_default(pattern):
     for text in ["<|a|>", "<|a|>b", "q<|a|>bq"]:
         with pytest.raises(ValueError):
             ours.encode(text)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_flat_batch_count_batch_and_array_agree_with_encode(name):
+    import fasttok
+
+    enc = fasttok.get_encoding(name)
+    texts = ["hello world", "", "的的 <|endoftext|>", "a" * 300] * 10
+    lists = [enc.encode(t, disallowed_special=()) for t in texts]
+    for threads in (1, 2):
+        ids, offsets = enc.encode_batch(texts, num_threads=threads, disallowed_special=(), flat=True)
+        assert [list(ids[offsets[i]:offsets[i + 1]]) for i in range(len(texts))] == lists
+        assert enc.count_batch(texts, num_threads=threads, disallowed_special=()) == [len(x) for x in lists]
+    assert list(enc.encode_to_array(texts[2], allowed_special="all")) == enc.encode(texts[2], allowed_special="all")
