@@ -117,7 +117,8 @@ cdef inline uint64_t _value(const TokenTablesView* t, const uint8_t* piece, size
     # pair_value through the call's memo, when there is one.
     cdef uint64_t key1
     cdef MemoEntry* e
-    if memo == NULL or memo.entries == NULL:
+    if memo == NULL or memo.entries == NULL or left == NO_TOKEN or right == NO_TOKEN:
+        # a part that is no token yet is known by its bytes, not its id
         return pair_value(t, piece, start, end, left, right)
     key1 = ((<uint64_t>left << 32) | right) + 1
     e = &memo.entries[(key1 * 0x9E3779B97F4A7C15ULL) >> memo.shift]
@@ -398,6 +399,63 @@ cdef size_t bpe_merge_parts(const TokenTablesView* tables, const uint8_t* piece,
     return _merge_linear(tables, piece, starts, ids, vals, m, memo)
 
 
+cdef inline uint32_t _atomic_char(const TokenTablesView* t, const uint8_t* piece, size_t i,
+                                  size_t n, size_t* width) noexcept nogil:
+    # The token of the character at piece[i] if it is atomic where it
+    # stands (a canonical 2- or 3-byte sequence between bytes of the right
+    # classes), else NO_TOKEN.
+    cdef const uint8_t* p = piece + i
+    cdef uint8_t b = p[0], before, after
+    cdef uint32_t cp
+    cdef size_t w
+    cdef int lc, rc
+    if 0xC2 <= b < 0xE0 and n - i >= 2 and 0x80 <= p[1] < 0xC0:
+        w = 2
+        cp = ((b & 0x1F) << 6) | (p[1] & 0x3F)
+    elif (0xE0 <= b < 0xF0 and n - i >= 3 and 0x80 <= p[1] < 0xC0 and 0x80 <= p[2] < 0xC0
+            and (b != 0xE0 or p[1] >= 0xA0)):
+        w = 3
+        cp = ((b & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F)
+    else:
+        return NO_TOKEN
+    if i == 0:
+        lc = 0
+    else:
+        before = piece[i - 1]
+        lc = 1 if before < 0x80 else (2 if before < 0xC0 else 9)
+    if i + w == n:
+        rc = 0
+    else:
+        after = piece[i + w]
+        rc = 1 if after < 0x80 else (2 if after >= 0xC0 else 9)
+    if lc == 9 or rc == 9 or not (t.atomic_contexts[cp] >> (3 * lc + rc)) & 1:
+        return NO_TOKEN
+    width[0] = w
+    return t.atomic_chars[cp]
+
+
+cdef size_t _char_parts(const TokenTablesView* t, const uint8_t* piece, size_t n,
+                        uint32_t* starts, uint32_t* ids) noexcept nogil:
+    # First parts: atomic characters whole, every other byte alone.
+    cdef size_t i = 0, m = 0, width
+    cdef uint32_t tid
+    while i < n:
+        if piece[i] >= 0xC2:
+            tid = _atomic_char(t, piece, i, n, &width)
+            if tid != NO_TOKEN:
+                starts[m] = <uint32_t>i
+                ids[m] = tid
+                m += 1
+                i += width
+                continue
+        starts[m] = <uint32_t>i
+        ids[m] = t.byte_ids[piece[i]]
+        m += 1
+        i += 1
+    starts[m] = <uint32_t>n
+    return m
+
+
 cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
                           bint whole_piece_lookup, IdBuffer* out, PairMemo* memo) except -1 nogil:
     cdef int64_t whole
@@ -416,6 +474,14 @@ cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, s
         if whole >= 0:
             return ids_push(out, <uint32_t>whole)
     if n <= LINEAR_MAX:
+        if tables.atomic_chars != NULL:
+            m = _char_parts(tables, piece, n, start, ids)
+            if m < n:
+                m = bpe_merge_parts(tables, piece, n, start, ids, m, memo)
+                ids_reserve(out, m)
+                memcpy(out.data + out.len, ids, m * sizeof(uint32_t))
+                out.len += m
+                return 0
         for i in range(n):
             start[i] = <uint32_t>i
             ids[i] = tables.byte_ids[piece[i]]
@@ -433,11 +499,15 @@ cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, s
         if starts == NULL or parts == NULL:
             with gil:
                 raise MemoryError()
-        for i in range(n):
-            starts[i] = <uint32_t>i
-            parts[i] = tables.byte_ids[piece[i]]
-        starts[n] = <uint32_t>n
-        m = _merge_heap(tables, piece, n, starts, parts, n, memo)
+        if tables.atomic_chars != NULL:
+            m = _char_parts(tables, piece, n, starts, parts)
+        else:
+            for i in range(n):
+                starts[i] = <uint32_t>i
+                parts[i] = tables.byte_ids[piece[i]]
+            starts[n] = <uint32_t>n
+            m = n
+        m = bpe_merge_parts(tables, piece, n, starts, parts, m, memo)
         ids_reserve(out, m)
         memcpy(out.data + out.len, parts, m * sizeof(uint32_t))
         out.len += m

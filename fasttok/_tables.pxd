@@ -55,6 +55,16 @@ cdef struct TokenTablesView:
     # pair_value of every two single bytes, so the first pass over a piece
     # (one lookup per byte) reads a 512 KB table instead of hashing
     const uint64_t* byte_pairs
+    # For each BMP code point of 2 or 3 UTF-8 bytes: its token when, in some
+    # contexts, BPE is certain to merge its bytes into that token before any
+    # merge crosses its edges (see TokenTables._find_atomic_chars), else
+    # NO_TOKEN; atomic_contexts has bit (3 * left + right) set for the
+    # contexts (left: 0 piece start, 1 ASCII, 2 end of a character; right:
+    # 0 piece end, 1 ASCII, 2 start of a character). NULL for merge-list
+    # vocabularies. Merging then starts from such characters instead of
+    # their bytes: a third of the parts for CJK text.
+    const uint32_t* atomic_chars
+    const uint16_t* atomic_contexts
     bint use_pairs
     uint32_t byte_ids[256]
 
@@ -192,6 +202,9 @@ cdef class TokenTables:
     cdef PairIndex pairs
     cdef uint32_t* priority
     cdef uint64_t* byte_pairs
+    cdef uint32_t* atomic_chars
+    cdef uint16_t* atomic_contexts
+    cdef int _find_atomic_chars(self) except -1
     cdef TokenTablesView view
     cdef readonly uint32_t n_pairs
     cdef int _build_index(self) except -1

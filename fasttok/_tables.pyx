@@ -23,7 +23,25 @@ lookup and made CJK text slower than tiktoken.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcmp, memcpy, memset
+
+
+cdef inline int _byte_class_before(uint8_t x) noexcept nogil:
+    # what may end the text before a character: 0 ASCII, 1 a continuation byte
+    if x < 0x80:
+        return 0
+    if x < 0xC0:
+        return 1
+    return -1  # a lead byte before a lead byte: not UTF-8, never a context
+
+
+cdef inline int _byte_class_after(uint8_t y) noexcept nogil:
+    # what may start the text after a character: 0 ASCII, 1 a lead byte
+    if y < 0x80:
+        return 0
+    if y >= 0xC0:
+        return 1
+    return -1
 
 
 cdef int fill_strings(ByteStrings* strings, tokens) except -1:
@@ -95,6 +113,8 @@ cdef class TokenTables:
         self.pairs.values = NULL
         self.priority = NULL
         self.byte_pairs = NULL
+        self.atomic_chars = NULL
+        self.atomic_contexts = NULL
 
     def __init__(self, tokens, priorities=None, merges=None):
         cdef Py_ssize_t n = len(tokens)
@@ -148,6 +168,127 @@ cdef class TokenTables:
             self.byte_pairs[i] = pair_value(&self.view, two, 0, 2, self.view.byte_ids[two[0]],
                                             self.view.byte_ids[two[1]])
         self.view.byte_pairs = self.byte_pairs
+        self.view.atomic_chars = NULL
+        self.view.atomic_contexts = NULL
+        if merges is None:
+            self._find_atomic_chars()
+            self.view.atomic_chars = self.atomic_chars
+            self.view.atomic_contexts = self.atomic_contexts
+
+    cdef int _find_atomic_chars(self) except -1:
+        # A character c of bytes b1 b2 [b3] is atomic in a context when every
+        # merge that would cut across its edges there has a larger priority
+        # than the merges that build c's token from its bytes: BPE always
+        # takes the smallest candidate and c's own next merge stays one until
+        # c is whole, so c is whole before anything crosses its edges. A part
+        # crossing c's left edge is a token ending with a byte x of what
+        # precedes c and then a proper prefix of c (b1, or b1 b2); one
+        # crossing the right edge starts with a proper suffix (b3, or b2 b3)
+        # then a byte y of what follows. The context is the class of x (none:
+        # c starts the piece; ASCII; a continuation byte, ending a
+        # character) and of y (none; ASCII; a lead byte): a class stands for
+        # all its bytes, so the test is conservative. 4-byte characters are
+        # left as bytes.
+        cdef uint32_t* end1 = <uint32_t*>malloc(2 * 256 * sizeof(uint32_t))
+        cdef uint32_t* end2 = <uint32_t*>malloc(2 * 65536 * sizeof(uint32_t))
+        cdef uint32_t* start1 = <uint32_t*>malloc(2 * 256 * sizeof(uint32_t))
+        cdef uint32_t* start2 = <uint32_t*>malloc(2 * 65536 * sizeof(uint32_t))
+        cdef uint32_t i, prio, q, first, cp
+        cdef uint32_t left[3]
+        cdef uint32_t right[3]
+        cdef uint64_t length, k, v12, v23
+        cdef const uint8_t* p
+        cdef int lc, rc, cls
+        cdef uint16_t mask
+        self.atomic_chars = <uint32_t*>malloc(65536 * sizeof(uint32_t))
+        self.atomic_contexts = <uint16_t*>calloc(65536, sizeof(uint16_t))
+        try:
+            if (not end1 or not end2 or not start1 or not start2 or not self.atomic_chars
+                    or not self.atomic_contexts):
+                raise MemoryError()
+            memset(end1, 0xFF, 2 * 256 * sizeof(uint32_t))
+            memset(end2, 0xFF, 2 * 65536 * sizeof(uint32_t))
+            memset(start1, 0xFF, 2 * 256 * sizeof(uint32_t))
+            memset(start2, 0xFF, 2 * 65536 * sizeof(uint32_t))
+            memset(self.atomic_chars, 0xFF, 65536 * sizeof(uint32_t))
+            for i in range(self.strings.n):
+                if not self.strings.present[i]:
+                    continue
+                p = self.strings.data + self.strings.offsets[i]
+                length = self.strings.offsets[i + 1] - self.strings.offsets[i]
+                if length < 2:
+                    continue
+                prio = self.priority[i]
+                # ends with x, then a lead byte (or a 3-byte lead and one continuation)
+                if p[length - 1] >= 0xC0:
+                    cls = _byte_class_before(p[length - 2])
+                    if cls >= 0:
+                        k = cls * 256 + p[length - 1]
+                        end1[k] = min(end1[k], prio)
+                elif (length >= 3 and 0xE0 <= p[length - 2] < 0xF0
+                      and 0x80 <= p[length - 1] < 0xC0):
+                    cls = _byte_class_before(p[length - 3])
+                    if cls >= 0:
+                        k = cls * 65536 + ((<uint64_t>p[length - 2] << 8) | p[length - 1])
+                        end2[k] = min(end2[k], prio)
+                # starts with one or two continuation bytes, then y
+                if 0x80 <= p[0] < 0xC0:
+                    if 0x80 <= p[1] < 0xC0:
+                        if length >= 3:
+                            cls = _byte_class_after(p[2])
+                            if cls >= 0:
+                                k = cls * 65536 + ((<uint64_t>p[0] << 8) | p[1])
+                                start2[k] = min(start2[k], prio)
+                    else:
+                        cls = _byte_class_after(p[1])
+                        if cls >= 0:
+                            k = cls * 256 + p[0]
+                            start1[k] = min(start1[k], prio)
+            for i in range(self.strings.n):
+                if not self.strings.present[i]:
+                    continue
+                p = self.strings.data + self.strings.offsets[i]
+                length = self.strings.offsets[i + 1] - self.strings.offsets[i]
+                prio = self.priority[i]
+                left[0] = 0xFFFFFFFF
+                right[0] = 0xFFFFFFFF
+                if length == 2 and 0xC2 <= p[0] < 0xE0 and 0x80 <= p[1] < 0xC0:
+                    q = prio
+                    cp = ((p[0] & 0x1F) << 6) | (p[1] & 0x3F)
+                    for cls in range(2):
+                        left[cls + 1] = end1[cls * 256 + p[0]]
+                        right[cls + 1] = start1[cls * 256 + p[1]]
+                elif (length == 3 and 0xE0 <= p[0] < 0xF0 and 0x80 <= p[1] < 0xC0
+                      and 0x80 <= p[2] < 0xC0 and (p[0] != 0xE0 or p[1] >= 0xA0)):
+                    # BPE of c alone: the lower of its two byte pairs first
+                    v12 = pair_value(&self.view, p, 0, 2, self.view.byte_ids[p[0]], self.view.byte_ids[p[1]])
+                    v23 = pair_value(&self.view, p, 1, 3, self.view.byte_ids[p[1]], self.view.byte_ids[p[2]])
+                    if v12 == NO_PAIR and v23 == NO_PAIR:
+                        continue
+                    first = <uint32_t>((v12 if (v12 | 0xFFFFFFFFULL) <= (v23 | 0xFFFFFFFFULL) else v23) >> 32)
+                    q = max(first, prio)
+                    cp = ((p[0] & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F)
+                    for cls in range(2):
+                        left[cls + 1] = min(end1[cls * 256 + p[0]],
+                                            end2[cls * 65536 + ((<uint32_t>p[0] << 8) | p[1])])
+                        right[cls + 1] = min(start1[cls * 256 + p[2]],
+                                             start2[cls * 65536 + ((<uint32_t>p[1] << 8) | p[2])])
+                else:
+                    continue
+                mask = 0
+                for lc in range(3):
+                    for rc in range(3):
+                        if q < left[lc] and q < right[rc]:
+                            mask |= 1 << (lc * 3 + rc)
+                if mask:
+                    self.atomic_chars[cp] = i
+                    self.atomic_contexts[cp] = mask
+        finally:
+            free(end1)
+            free(end2)
+            free(start1)
+            free(start2)
+        return 0
 
     cdef int _build_index(self) except -1:
         # at most 3/4 full, and at least one empty slot so every probe ends
@@ -210,9 +351,22 @@ cdef class TokenTables:
         free(self.pairs.values)
         free(self.priority)
         free(self.byte_pairs)
+        free(self.atomic_chars)
+        free(self.atomic_contexts)
 
     def __len__(self):
         return self.strings.n
+
+    @property
+    def atomic_char_count(self):
+        """How many characters merging may start from whole (0 for merge lists)."""
+        cdef size_t i, count = 0
+        if self.atomic_chars == NULL:
+            return 0
+        for i in range(65536):
+            if self.atomic_chars[i] != NO_TOKEN:
+                count += 1
+        return count
 
     def find(self, bytes data not None):
         """The id of the ordinary token spelled ``data``, or -1.
