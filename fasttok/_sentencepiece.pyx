@@ -36,6 +36,24 @@ linear path. Merge priority is the dense rank of ``-score``: higher scores
 merge first and equal scores tie, so the leftmost pair wins as in
 sentencepiece's agenda (score, then left index).
 
+Performance notes (2-core VM, shared with other jobs; best of 3, lines of the
+corpus files through ``encode_many``, against ``sentencepiece.encode(lines)``):
+
+* Work arrays (best paths, symbol arrays) live in a per-call ``Scratch``
+  reused across the texts of a batch instead of being allocated per text.
+* BPE caches the merged parts of each cut piece for the call (a batch, or a
+  text of 2 KB or more): a piece's merges depend on its bytes alone. en.txt
+  lines went from 11.9 to 14.4 MB/s; a cache shared between calls was not
+  tried (threads would have to share it).
+* ``encode_many`` pauses the garbage collector while it builds the result
+  lists: 72k new lists triggered collections that scanned every live object
+  (15% of the time).
+* The normalizer copies ASCII that no rule can change without looking it up.
+* Tried and left: a memo of pair values (``PairMemo``) keyed by the two part
+  ids, as the byte-level models use, is wrong here, where a part that is no
+  piece has the id NO_TOKEN (two such parts share a key, and
+  (NO_TOKEN, NO_TOKEN) is the memo's empty key).
+
 >>> from fasttok.vocab import Vocabulary
 >>> v = Vocabulary(name="t", model="unigram", byte_level=False,
 ...                tokens=(b"<unk>", "▁a".encode(), b"b"), scores=(0.0, -1.0, -2.0),
@@ -43,26 +61,26 @@ sentencepiece's agenda (score, then left index).
 ...                remove_extra_whitespaces=True, escape_whitespaces=True)
 >>> core = SentencePieceCore(v)
 >>> core.encode_ordinary("ab c"), core.encode_as_pieces("ab c")
-([1, 2, 0, 0], ['▁a', 'b', '▁', 'c'])
+([1, 2, 0], ['▁a', 'b', '▁c'])
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_FromUnsignedLong
 from cpython.ref cimport Py_INCREF
-from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc
-from libc.string cimport memcmp, memcpy
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcmp, memcpy, memset
 
 from ._bpe cimport bpe_merge_parts
 from ._spm_normalizer cimport (ByteBuf, Normalizer, OffsetBuf, SymbolMatcher, bytebuf_free,
                                bytebuf_reserve, offsets_free, valid_utf8_len)
-from ._tables cimport (ByteStrings, NO_TOKEN, TokenTables, fill_strings, find_bytes,
-                       free_strings)
-from ._unigram cimport Span, SpanBuf, UnigramModel, spans_free, spans_push, spans_reserve
+from ._tables cimport (ByteStrings, NO_PAIR, NO_TOKEN, TokenTables, fill_strings, find_bytes,
+                       free_strings, hash_bytes, pair_value)
+from ._unigram cimport (Span, SpanBuf, UnigramModel, ViterbiScratch, spans_free, spans_push,
+                        spans_reserve, viterbi_scratch_free)
+from ._utf8 cimport Utf8Text, utf8_text
 
-cdef extern from "Python.h":
-    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
 
 # SentencePiece piece types (fasttok.vocab.TokenType)
 cdef enum:
@@ -82,13 +100,179 @@ cdef enum:
     # Span.flags of an output token
     FLAG_VOCAB_PIECE = 1    # its piece is the vocabulary's text (byte fallback, special)
 
+cdef extern from "Python.h":
+    int PyGC_Disable()
+    int PyGC_Enable()
+
 cdef const uint8_t* SPACE_SYMBOL = <const uint8_t*>b"\xe2\x96\x81"
+
+
+cdef struct CacheSlot:
+    uint64_t hash        # 0: empty
+    uint32_t key_at      # into WordCache.keys
+    uint32_t key_len
+    uint32_t parts_at    # into WordCache.parts: (offset, id) pairs
+    uint32_t n_parts
+
+
+cdef struct WordCache:
+    # The merged parts of each piece the text was cut into, for one call (one
+    # thread): a piece's merges depend on its bytes alone, and words recur.
+    CacheSlot* slots
+    uint32_t mask
+    uint32_t count
+    uint8_t* keys
+    size_t keys_len, keys_cap
+    uint32_t* parts
+    size_t parts_len, parts_cap
+
+
+cdef enum:
+    CACHE_SLOTS = 65536      # at most; a power of two, filled to half, then no more inserts
+    CACHE_MAX_KEY = 64       # longer pieces are not cached
+    # texts shorter than this get no cache of their own (its setup would cost
+    # more than it saves); batches always get one
+    CACHE_MIN_TEXT = 2048
+
+
+cdef struct Scratch:
+    # Work arrays reused across the texts of one call (one thread): the
+    # Viterbi's best paths, BPE's symbol arrays and word cache.
+    ViterbiScratch vit
+    uint32_t* starts
+    uint32_t* rel
+    uint32_t* ids
+    uint8_t* frozen
+    size_t cap
+    WordCache cache
+
+
+cdef void scratch_free(Scratch* sc) noexcept nogil:
+    viterbi_scratch_free(&sc.vit)
+    free(sc.starts); free(sc.rel); free(sc.ids); free(sc.frozen)
+    sc.starts = sc.rel = sc.ids = NULL
+    sc.frozen = NULL
+    sc.cap = 0
+    free(sc.cache.slots); free(sc.cache.keys); free(sc.cache.parts)
+    sc.cache.slots = NULL
+    sc.cache.keys = NULL
+    sc.cache.parts = NULL
+
+
+cdef int cache_init(WordCache* c, size_t text_bytes) except -1 nogil:
+    # about one slot per 8 bytes of text, between 4096 and CACHE_SLOTS
+    cdef size_t slots = 4096
+    if c.slots != NULL:
+        return 0
+    while slots < CACHE_SLOTS and slots * 8 < text_bytes:
+        slots *= 2
+    c.slots = <CacheSlot*>calloc(slots, sizeof(CacheSlot))
+    c.keys_cap = 64 * 1024
+    c.keys = <uint8_t*>malloc(c.keys_cap)
+    c.parts_cap = 32 * 1024
+    c.parts = <uint32_t*>malloc(c.parts_cap * sizeof(uint32_t))
+    if c.slots == NULL or c.keys == NULL or c.parts == NULL:
+        with gil:
+            raise MemoryError()
+    c.mask = <uint32_t>(slots - 1)
+    c.count = 0
+    c.keys_len = c.parts_len = 0
+    return 0
+
+
+cdef inline CacheSlot* cache_find(WordCache* c, const uint8_t* p, size_t n,
+                                  uint64_t h) noexcept nogil:
+    # The slot holding key p[0:n], or the empty slot where it would go.
+    cdef uint64_t i = h & c.mask
+    cdef CacheSlot* slot
+    while True:
+        slot = &c.slots[i]
+        if slot.hash == 0 or (slot.hash == h and slot.key_len == n
+                              and memcmp(c.keys + slot.key_at, p, n) == 0):
+            return slot
+        i = (i + 1) & c.mask
+
+
+cdef int cache_store(WordCache* c, CacheSlot* slot, const uint8_t* p, size_t n, uint64_t h,
+                     const uint32_t* rel, const uint32_t* ids, size_t parts) except -1 nogil:
+    cdef size_t j
+    cdef void* grown
+    if c.count * 2 >= c.mask:
+        return 0
+    if c.keys_len + n > c.keys_cap:
+        grown = realloc(c.keys, 2 * c.keys_cap + n)
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        c.keys = <uint8_t*>grown
+        c.keys_cap = 2 * c.keys_cap + n
+    if c.parts_len + 2 * parts > c.parts_cap:
+        grown = realloc(c.parts, (2 * c.parts_cap + 2 * parts) * sizeof(uint32_t))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        c.parts = <uint32_t*>grown
+        c.parts_cap = 2 * c.parts_cap + 2 * parts
+    memcpy(c.keys + c.keys_len, p, n)
+    for j in range(parts):
+        c.parts[c.parts_len + 2 * j] = rel[j]
+        c.parts[c.parts_len + 2 * j + 1] = ids[j]
+    slot.hash = h
+    slot.key_at = <uint32_t>c.keys_len
+    slot.key_len = <uint32_t>n
+    slot.parts_at = <uint32_t>c.parts_len
+    slot.n_parts = <uint32_t>parts
+    c.keys_len += n
+    c.parts_len += 2 * parts
+    c.count += 1
+    return 0
+
+
+cdef int scratch_reserve(Scratch* sc, size_t n) except -1 nogil:
+    if n <= sc.cap:
+        return 0
+    free(sc.starts); free(sc.rel); free(sc.ids); free(sc.frozen)
+    sc.cap = 0
+    sc.starts = <uint32_t*>malloc(n * sizeof(uint32_t))
+    sc.rel = <uint32_t*>malloc(n * sizeof(uint32_t))
+    sc.ids = <uint32_t*>malloc(n * sizeof(uint32_t))
+    sc.frozen = <uint8_t*>malloc(n)
+    if sc.starts == NULL or sc.rel == NULL or sc.ids == NULL or sc.frozen == NULL:
+        with gil:
+            raise MemoryError()
+    sc.cap = n
+    return 0
+
+
+cdef struct Symbol:
+    # One symbol of sentencepiece's BPE agenda (the exact path): its bytes
+    # are s[start:start + size]; prev/next link the live ones (-1 at the ends).
+    uint32_t start
+    uint32_t size
+    int32_t prev
+    int32_t next
+    bint frozen
+
+
+cdef struct Agenda:
+    # A binary min-heap of candidate merges keyed (priority << 32 | left):
+    # sentencepiece's priority queue (higher score first, then leftmost).
+    uint64_t* keys
+    uint32_t* rights
+    uint32_t* sizes
+    size_t len
+    size_t cap
+
+
+cdef struct RevMerge:
+    # For one UNUSED piece: the two symbols of the last pushed pair that
+    # would make it (their sizes; the content is the piece itself).
+    uint32_t left_size
+    uint32_t right_size
+    bint set
 
 _TYPES = {"normal": T_NORMAL, "unknown": T_UNKNOWN, "control": T_CONTROL,
           "user_defined": T_USER_DEFINED, "unused": T_UNUSED, "byte": T_BYTE}
-
-# What llama.cpp's isspace() strips next to lstrip/rstrip special tokens.
-_C_SPACE = " \t\n\v\f\r"
 
 
 cdef inline size_t _one_char_len(uint8_t c) noexcept nogil:
@@ -150,6 +334,9 @@ cdef class SentencePieceCore:
     cdef TokenTables cut_blockers       # chars that precede an interior ▁ in a piece
     cdef bint cut_at_spaces
     cdef bint has_blockers
+    cdef bint exact_agenda               # BPE with UNUSED pieces: sentencepiece's own loop
+    cdef int32_t* unused_slot            # UNUSED piece id -> index into a RevMerge table
+    cdef uint32_t n_unused
     cdef dict piece_ids
     cdef uint8_t* types
     cdef uint8_t* byte_of               # BYTE piece -> its byte
@@ -166,17 +353,12 @@ cdef class SentencePieceCore:
     cdef bint remove_extra_whitespaces
     cdef bint add_space_prefix          # llama.cpp decode
     cdef readonly object special_order
-    cdef dict special_index             # special bytes -> index in special_order
-    cdef list special_ids
-    cdef list special_texts
-    cdef list always_special            # user-defined tokens (llama.cpp parses them always)
-    cdef dict lstrip_ids
-    cdef dict rstrip_ids
     cdef readonly object vocabulary
 
     def __cinit__(self):
         self.types = NULL
         self.byte_of = NULL
+        self.unused_slot = NULL
         self.pieces.data = NULL
         self.pieces.offsets = NULL
         self.pieces.present = NULL
@@ -184,7 +366,7 @@ cdef class SentencePieceCore:
         self.rendered.offsets = NULL
         self.rendered.present = NULL
 
-    def __init__(self, vocab, *, flavour=None, lstrip=(), rstrip=()):
+    def __init__(self, vocab, *, flavour=None, bint exact_agenda=False):
         cdef Py_ssize_t n = len(vocab.tokens), i
         tokens = list(vocab.tokens)
         types = list(vocab.token_types) if vocab.token_types is not None else [T_NORMAL] * n
@@ -264,6 +446,20 @@ cdef class SentencePieceCore:
             self.has_blockers = len(blockers) > 0
             if not self.llama_cpp:
                 self.frozen = SymbolMatcher(user_defined)
+                # UNUSED pieces are merged and then split back through the
+                # pairs that made them, which depends on the order of the
+                # whole agenda: run sentencepiece's loop for such models.
+                unused = [j for j in range(n) if eligible[j] and types[j] == T_UNUSED]
+                if unused or exact_agenda:
+                    self.exact_agenda = True
+                    self.unused_slot = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+                    if self.unused_slot == NULL:
+                        raise MemoryError()
+                    for j in range(n):
+                        self.unused_slot[j] = -1
+                    for k, j in enumerate(unused):
+                        self.unused_slot[j] = k
+                    self.n_unused = len(unused)
             if self.llama_cpp:
                 # llama.cpp's SPM: only the space prefix and ▁ escaping
                 self.normalizer = Normalizer(None, add_dummy_prefix=vocab.add_dummy_prefix,
@@ -301,28 +497,15 @@ cdef class SentencePieceCore:
         self.strip_dummy_space = vocab.add_dummy_prefix or vocab.remove_extra_whitespaces
         self.add_space_prefix = vocab.add_dummy_prefix
 
-        # Special tokens: the Encoding's allowed mask indexes special_order.
-        specials = {}
-        if self.llama_cpp:
-            for j in range(n):
-                if types[j] in (T_CONTROL, T_USER_DEFINED, T_UNKNOWN) and tokens[j]:
-                    specials.setdefault(tokens[j], j)
-        for text, sid in vocab.special_tokens.items():
-            specials.setdefault(text.encode("utf-8"), sid)
-        order = sorted(specials, key=lambda b: (specials[b], b))
-        self.special_order = tuple(order)
-        self.special_index = {b: k for k, b in enumerate(order)}
-        self.special_ids = [specials[b] for b in order]
-        self.special_texts = [b.decode("utf-8", "replace") for b in order]
-        self.always_special = [k for k, b in enumerate(order)
-                               if self.llama_cpp and specials[b] < n
-                               and types[specials[b]] == T_USER_DEFINED]
-        self.lstrip_ids = {int(x): True for x in lstrip}
-        self.rstrip_ids = {int(x): True for x in rstrip}
+        # sentencepiece matches no control piece in the text (user-defined
+        # symbols are handled by the normalizer and the model); llama.cpp's
+        # special tokens are split out by the caller (fasttok.sentencepiece).
+        self.special_order = ()
 
     def __dealloc__(self):
         free(self.types)
         free(self.byte_of)
+        free(self.unused_slot)
         free_strings(&self.pieces)
         free_strings(&self.rendered)
 
@@ -339,7 +522,7 @@ cdef class SentencePieceCore:
 
     # ------------------------------------------------------------ encoding
 
-    cdef int _bpe(self, const uint8_t* s, size_t n, SpanBuf* out) except -1 nogil:
+    cdef int _bpe(self, const uint8_t* s, size_t n, SpanBuf* out, Scratch* sc) except -1 nogil:
         # Split into characters (user-defined symbols whole), cut where no merge
         # can cross, merge each cut piece, append the parts to out.
         cdef uint32_t* starts
@@ -349,18 +532,22 @@ cdef class SentencePieceCore:
         cdef size_t pos = 0, m = 0, k, a, b, j, parts, base
         cdef int64_t found
         cdef bint check_frozen = self.frozen is not None and self.frozen.count > 0
-        cdef const uint8_t* prev
+        cdef bint use_cache
+        cdef size_t size
+        cdef uint64_t h = 0
+        cdef CacheSlot* slot
+        cdef const uint32_t* cached
         if n == 0:
             return 0
-        starts = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
-        rel = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
-        ids = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
-        frozen = <uint8_t*>malloc(n + 1)
-        if starts == NULL or rel == NULL or ids == NULL or frozen == NULL:
-            free(starts); free(rel); free(ids); free(frozen)
-            with gil:
-                raise MemoryError()
-        try:
+        scratch_reserve(sc, n + 1)
+        if sc.cache.slots == NULL and n >= CACHE_MIN_TEXT:
+            cache_init(&sc.cache, n)
+        use_cache = sc.cache.slots != NULL
+        starts = sc.starts
+        rel = sc.rel
+        ids = sc.ids
+        frozen = sc.frozen
+        if True:
             while pos < n:
                 k = 0
                 if check_frozen:
@@ -387,6 +574,20 @@ cdef class SentencePieceCore:
                 while b < m and not frozen[b] and not self._cut_before(s, starts, b):
                     b += 1
                 base = starts[a]
+                size = starts[b] - base
+                slot = NULL
+                if use_cache and size <= CACHE_MAX_KEY:
+                    h = hash_bytes(s + base, size) | 1
+                    slot = cache_find(&sc.cache, s + base, size, h)
+                    if slot.hash != 0:
+                        spans_reserve(out, slot.n_parts)
+                        cached = sc.cache.parts + slot.parts_at
+                        for j in range(slot.n_parts):
+                            spans_push(out, cached[2 * j + 1], <uint32_t>base + cached[2 * j],
+                                       <uint32_t>base + (cached[2 * j + 2] if j + 1 < slot.n_parts
+                                                         else size), 0)
+                        a = b
+                        continue
                 for j in range(a, b):
                     rel[j] = starts[j] - <uint32_t>base
                     found = find_bytes(self.bpe_tables.view.index, self.bpe_tables.view.strings,
@@ -394,14 +595,121 @@ cdef class SentencePieceCore:
                     ids[j] = <uint32_t>found if found >= 0 else NO_TOKEN
                 rel[b] = starts[b] - <uint32_t>base
                 parts = bpe_merge_parts(&self.bpe_tables.view, s + base, starts[b] - base,
-                                        rel + a, ids + a, b - a)
+                                        rel + a, ids + a, b - a, NULL)
+                if slot != NULL:
+                    cache_store(&sc.cache, slot, s + base, size, h, rel + a, ids + a, parts)
                 spans_reserve(out, parts)
                 for j in range(parts):
                     spans_push(out, ids[a + j], <uint32_t>base + rel[a + j],
                                <uint32_t>base + rel[a + j + 1], 0)
                 a = b
+        return 0
+
+    cdef int _bpe_agenda(self, const uint8_t* s, size_t n, SpanBuf* out) except -1 nogil:
+        # sentencepiece's BPE loop as written (bpe_model.cc): one agenda over
+        # the whole text, stale entries skipped by size, and every push of a
+        # pair that makes an UNUSED piece recorded (the last one wins); then
+        # each final symbol that is UNUSED is split back recursively.
+        cdef Symbol* sym = <Symbol*>malloc((n + 1) * sizeof(Symbol))
+        cdef RevMerge* rev = <RevMerge*>calloc(self.n_unused + 1, sizeof(RevMerge))
+        cdef uint32_t* stack = <uint32_t*>malloc(2 * (n + 1) * sizeof(uint32_t))
+        cdef Agenda ag
+        cdef size_t m = 0, pos = 0, k, i
+        cdef int32_t left, right, j
+        cdef uint64_t top
+        cdef uint32_t size, a, b, id, depth
+        ag.keys = NULL
+        ag.rights = NULL
+        ag.sizes = NULL
+        ag.len = ag.cap = 0
+        try:
+            if sym == NULL or rev == NULL or stack == NULL:
+                with gil:
+                    raise MemoryError()
+            while pos < n:
+                k = 0
+                if self.frozen.count:
+                    k = self.frozen.match(s + pos, n - pos)
+                sym[m].frozen = k > 0
+                if k == 0:
+                    k = _one_char_len(s[pos])
+                    if k > n - pos:
+                        k = n - pos
+                sym[m].start = <uint32_t>pos
+                sym[m].size = <uint32_t>k
+                sym[m].prev = <int32_t>m - 1
+                sym[m].next = <int32_t>m + 1 if pos + k < n else -1
+                m += 1
+                pos += k
+            for i in range(1, m):
+                self._agenda_push(s, sym, <int32_t>i - 1, <int32_t>i, &ag, rev)
+            while ag.len:
+                top = ag.keys[0]
+                right = <int32_t>ag.rights[0]
+                size = ag.sizes[0]
+                _agenda_pop(&ag)
+                left = <int32_t>(top & 0xFFFFFFFFULL)
+                if sym[left].size == 0 or sym[right].size == 0 \
+                        or sym[left].size + sym[right].size != size:
+                    continue
+                sym[left].size = size
+                sym[left].next = sym[right].next
+                if sym[right].next >= 0:
+                    sym[sym[right].next].prev = left
+                sym[right].size = 0
+                self._agenda_push(s, sym, sym[left].prev, left, &ag, rev)
+                self._agenda_push(s, sym, left, sym[left].next, &ag, rev)
+            j = 0 if m else -1
+            while j >= 0:
+                # resegment: an explicit stack of (start, size) spans
+                stack[0] = sym[j].start
+                stack[1] = sym[j].size
+                depth = 1
+                while depth:
+                    depth -= 1
+                    a = stack[2 * depth]
+                    b = stack[2 * depth + 1]
+                    id = self._piece_id(s + a, b)
+                    if id != NO_TOKEN and self.unused_slot[id] >= 0 \
+                            and rev[self.unused_slot[id]].set:
+                        # right part pushed first so the left one pops first
+                        stack[2 * depth] = a + rev[self.unused_slot[id]].left_size
+                        stack[2 * depth + 1] = rev[self.unused_slot[id]].right_size
+                        stack[2 * depth + 2] = a
+                        stack[2 * depth + 3] = rev[self.unused_slot[id]].left_size
+                        depth += 2
+                        continue
+                    spans_push(out, id, a, a + b, 0)
+                j = sym[j].next
         finally:
-            free(starts); free(rel); free(ids); free(frozen)
+            free(sym); free(rev); free(stack)
+            free(ag.keys); free(ag.rights); free(ag.sizes)
+        return 0
+
+    cdef inline uint32_t _piece_id(self, const uint8_t* p, size_t n) noexcept nogil:
+        cdef int64_t found = find_bytes(self.bpe_tables.view.index, self.bpe_tables.view.strings, p, n)
+        return <uint32_t>found if found >= 0 else NO_TOKEN
+
+    cdef int _agenda_push(self, const uint8_t* s, Symbol* sym, int32_t left, int32_t right,
+                          Agenda* ag, RevMerge* rev) except -1 nogil:
+        # MaybeAddNewSymbolPair
+        cdef uint64_t v
+        cdef uint32_t merged
+        cdef int32_t slot
+        if left < 0 or right < 0 or sym[left].frozen or sym[right].frozen:
+            return 0
+        v = pair_value(&self.bpe_tables.view, s, sym[left].start,
+                       sym[left].start + sym[left].size + sym[right].size, NO_TOKEN, NO_TOKEN)
+        if v == NO_PAIR:
+            return 0
+        _agenda_add(ag, (v & 0xFFFFFFFF00000000ULL) | <uint32_t>left, <uint32_t>right,
+                    sym[left].size + sym[right].size)
+        merged = <uint32_t>(v & 0xFFFFFFFFULL)
+        slot = self.unused_slot[merged]
+        if slot >= 0:
+            rev[slot].left_size = sym[left].size
+            rev[slot].right_size = sym[right].size
+            rev[slot].set = True
         return 0
 
     cdef inline bint _cut_before(self, const uint8_t* s, const uint32_t* starts,
@@ -441,156 +749,113 @@ cdef class SentencePieceCore:
         return 0
 
     cdef int _encode_normalized(self, const uint8_t* s, size_t n, SpanBuf* spans,
-                                SpanBuf* toks) except -1 nogil:
+                                SpanBuf* toks, Scratch* sc) except -1 nogil:
         spans.len = 0
         if self.model_kind == MODEL_UNIGRAM:
-            self.unigram.viterbi(s, n, spans)
+            self.unigram.viterbi(s, n, spans, &sc.vit)
+        elif self.exact_agenda:
+            self._bpe_agenda(s, n, spans)
         else:
-            self._bpe(s, n, spans)
+            self._bpe(s, n, spans, sc)
         return self._resolve(s, spans, toks)
 
     cdef int _encode_fragment(self, const uint8_t* s, size_t n, bint first, ByteBuf* norm,
-                              OffsetBuf* n2o, SpanBuf* spans, SpanBuf* toks) except -1 nogil:
+                              OffsetBuf* n2o, SpanBuf* spans, SpanBuf* toks,
+                              Scratch* sc) except -1 nogil:
         # Normalize s[0:n] into norm and append its tokens to toks (spans in norm).
         if first:
             self.normalizer.normalize_into(s, n, norm, n2o)
         else:
             self.normalizer_rest.normalize_into(s, n, norm, n2o)
-        return self._encode_normalized(norm.data, norm.len, spans, toks)
+        return self._encode_normalized(norm.data, norm.len, spans, toks, sc)
 
-    cdef list _fragments(self, str text, const uint8_t[::1] allowed):
-        # llama.cpp's tokenizer_st_partition: split out special tokens, longest
-        # first, each over every remaining text fragment. Returns a list of
-        # str (text) and int (token id).
-        cdef Py_ssize_t k
-        chosen = list(self.always_special)
-        if allowed is not None:
-            chosen.extend(k for k in range(len(self.special_order))
-                          if allowed[k] and k not in self.always_special)
-        if not chosen:
-            return [text]
-        chosen.sort(key=lambda k: (-len(self.special_order[k]), self.special_ids[k]))
-        frags = [text]
-        for k in chosen:
-            needle = self.special_texts[k]
-            sid = self.special_ids[k]
-            if not needle:
-                continue
-            new = []
-            for frag in frags:
-                if not isinstance(frag, str) or needle not in frag:
-                    new.append(frag)
-                    continue
-                start = 0
-                while True:
-                    hit = frag.find(needle, start)
-                    if hit < 0:
-                        break
-                    left = frag[start:hit]
-                    if sid in self.lstrip_ids:
-                        left = left.rstrip(_C_SPACE)
-                    if left:
-                        new.append(left)
-                    new.append(sid)
-                    start = hit + len(needle)
-                    if sid in self.rstrip_ids:
-                        while start < len(frag) and frag[start] in _C_SPACE:
-                            start += 1
-                if start < len(frag):
-                    new.append(frag[start:])
-            frags = new
-        return frags
-
-    cdef int _encode_text(self, str text, const uint8_t[::1] allowed, SpanBuf* toks,
-                          ByteBuf* norm, list norms) except -1:
-        # All tokens of text appended to toks. With norms (a list), the
-        # normalized bytes of each fragment are kept for pieces, and toks'
-        # spans point into their concatenation.
-        cdef Py_ssize_t size
-        cdef const uint8_t* s
+    cdef int _encode_text(self, str text, bint first, SpanBuf* toks, ByteBuf* norm) except -1:
+        # All tokens of text appended to toks, spans into norm (its normalized
+        # form). first: llama.cpp's SPM adds the space prefix only to the
+        # first fragment of a text and to one that follows a special token.
+        cdef Utf8Text u
         cdef SpanBuf spans = SpanBuf(NULL, 0, 0)
-        cdef size_t before, j, shift = 0
-        cdef bint first = True
-        cdef bytes raw
+        cdef Scratch sc
+        memset(&sc, 0, sizeof(Scratch))
+        utf8_text(text, &u)    # lone surrogates repaired as tiktoken does
         try:
-            if self.llama_cpp and (self.always_special or allowed is not None):
-                frags = self._fragments(text, allowed)
-            else:
-                frags = [text]
-            for frag in frags:
-                if isinstance(frag, int):
-                    spans_push(toks, <uint32_t>frag, <uint32_t>shift, <uint32_t>shift,
-                               FLAG_VOCAB_PIECE)
-                    first = True     # llama.cpp: the text after a special gets the prefix
-                    continue
-                s = <const uint8_t*>PyUnicode_AsUTF8AndSize(frag, &size)
-                before = toks.len
-                with nogil:
-                    self._encode_fragment(s, size, first, norm, NULL, &spans, toks)
-                first = False
-                if norms is not None:
-                    raw = (<char*>norm.data)[:norm.len] if norm.len else b""
-                    norms.append(raw)
-                    for j in range(before, toks.len):
-                        toks.data[j].start += <uint32_t>shift
-                        toks.data[j].end += <uint32_t>shift
-                    shift += norm.len
+            with nogil:
+                self._encode_fragment(u.data, u.size, first, norm, NULL, &spans, toks, &sc)
         finally:
             spans_free(&spans)
+            scratch_free(&sc)
+            free(u.owned)
         return 0
 
-    cdef list _ids(self, str text, const uint8_t[::1] allowed):
+    cdef list _ids(self, str text, bint first):
         cdef SpanBuf toks = SpanBuf(NULL, 0, 0)
         cdef ByteBuf norm = ByteBuf(NULL, 0, 0)
         try:
-            self._encode_text(text, allowed, &toks, &norm, None)
+            self._encode_text(text, first, &toks, &norm)
             return _ids_list(toks.data, 0, toks.len)
         finally:
             spans_free(&toks)
             bytebuf_free(&norm)
 
     def encode_ordinary(self, str text not None):
-        """Ids of ``text``; special token strings are plain text (llama.cpp:
-        ``parse_special=false``, so user-defined tokens are still matched)."""
-        return self._ids(text, None)
+        """Ids of ``text`` (SentencePiece matches no special token in text)."""
+        return self._ids(text, True)
 
     def encode(self, str text not None, const uint8_t[::1] allowed not None):
-        """Ids of ``text``; ``allowed[i]`` says whether ``special_order[i]`` is parsed."""
-        if allowed.shape[0] < len(self.special_order):
-            raise ValueError("the allowed mask is shorter than the list of special tokens")
-        if not self.llama_cpp or not self.special_order:
-            return self._ids(text, None)
-        return self._ids(text, allowed)
+        """Ids of ``text``; the mask is accepted for the ``Encoding`` interface
+        (``special_order`` is empty: sentencepiece parses no special token)."""
+        return self._ids(text, True)
+
+    def encode_fragment(self, str text not None, bint first=True):
+        """Ids of one text fragment between special tokens (the llama.cpp
+        flavour's unit; ``first``: at the start or after a special token)."""
+        return self._ids(text, first)
 
     def count(self, str text not None, const uint8_t[::1] allowed=None):
         """How many ids ``text`` encodes to."""
-        return len(self._ids(text, allowed if self.llama_cpp and self.special_order else None))
+        cdef SpanBuf toks = SpanBuf(NULL, 0, 0)
+        cdef ByteBuf norm = ByteBuf(NULL, 0, 0)
+        try:
+            self._encode_text(text, True, &toks, &norm)
+            return toks.len
+        finally:
+            spans_free(&toks)
+            bytebuf_free(&norm)
 
     def encode_many(self, list texts not None, const uint8_t[::1] allowed=None):
-        """Encode a list of texts; without special tokens to look for, the
-        whole batch runs without the GIL."""
-        cdef Py_ssize_t count = len(texts), i
-        cdef const uint8_t** starts
-        cdef Py_ssize_t* sizes
+        """Encode a list of texts; the whole batch runs without the GIL."""
+        cdef Py_ssize_t count = len(texts), i, done = 0
+        cdef Utf8Text* inputs
         cdef size_t* ends
         cdef SpanBuf toks = SpanBuf(NULL, 0, 0)
         cdef SpanBuf spans = SpanBuf(NULL, 0, 0)
         cdef ByteBuf norm = ByteBuf(NULL, 0, 0)
         cdef list result
-        if self.llama_cpp and (self.always_special or allowed is not None):
-            return [self._ids(t, allowed) for t in texts]
-        starts = <const uint8_t**>malloc((count + 1) * sizeof(uint8_t*))
-        sizes = <Py_ssize_t*>malloc((count + 1) * sizeof(Py_ssize_t))
+        cdef Scratch sc
+        cdef size_t total
+        cdef int gc_was_on = 0
+        memset(&sc, 0, sizeof(Scratch))
+        inputs = <Utf8Text*>malloc((count + 1) * sizeof(Utf8Text))
         ends = <size_t*>malloc((count + 1) * sizeof(size_t))
         try:
-            if starts == NULL or sizes == NULL or ends == NULL:
+            if inputs == NULL or ends == NULL:
                 raise MemoryError()
             for i in range(count):
-                starts[i] = <const uint8_t*>PyUnicode_AsUTF8AndSize(texts[i], &sizes[i])
+                utf8_text(texts[i], &inputs[i])
+                done = i + 1
             with nogil:
+                if self.model_kind == MODEL_BPE and count > 1:
+                    total = 0
+                    for i in range(count):
+                        total += inputs[i].size
+                    cache_init(&sc.cache, total)
                 for i in range(count):
-                    self._encode_fragment(starts[i], sizes[i], True, &norm, NULL, &spans, &toks)
+                    self._encode_fragment(inputs[i].data, inputs[i].size, True, &norm, NULL,
+                                          &spans, &toks, &sc)
                     ends[i] = toks.len
+            # Thousands of new lists would trigger collections that scan every
+            # object the program holds, none of which can free anything here.
+            gc_was_on = PyGC_Disable()
             result = PyList_New(count)
             a = 0
             for i in range(count):
@@ -600,25 +865,30 @@ cdef class SentencePieceCore:
                 a = ends[i]
             return result
         finally:
-            free(starts); free(sizes); free(ends)
+            if gc_was_on:
+                PyGC_Enable()
+            scratch_free(&sc)
+            if inputs != NULL:
+                for i in range(done):
+                    free(inputs[i].owned)
+            free(inputs); free(ends)
             spans_free(&toks); spans_free(&spans); bytebuf_free(&norm)
 
-    def encode_as_pieces(self, str text not None, const uint8_t[::1] allowed=None):
+    def encode_as_pieces(self, str text not None):
         """The pieces of ``text`` as sentencepiece's ``encode(out_type=str)``
         gives them: the normalized text of each token (so an ``unk`` shows the
-        text it covers), ``<0xXX>`` for byte fallback, a special's own text."""
-        return [piece for piece, _ in self.encode_with_pieces(text, allowed)]
+        text it covers) and ``<0xXX>`` for byte fallback."""
+        return [piece for piece, _ in self.encode_with_pieces(text)]
 
-    def encode_with_pieces(self, str text not None, const uint8_t[::1] allowed=None):
+    def encode_with_pieces(self, str text not None, bint first=True):
         """``[(piece, id)]`` for ``text`` (see :meth:`encode_as_pieces`)."""
         cdef SpanBuf toks = SpanBuf(NULL, 0, 0)
         cdef ByteBuf norm = ByteBuf(NULL, 0, 0)
         cdef size_t i
         cdef Span* t
-        norms = []
         try:
-            self._encode_text(text, allowed if self.llama_cpp else None, &toks, &norm, norms)
-            joined = b"".join(norms)
+            self._encode_text(text, first, &toks, &norm)
+            joined = (<char*>norm.data)[:norm.len] if norm.len else b""
             out = []
             for i in range(toks.len):
                 t = &toks.data[i]
@@ -632,6 +902,53 @@ cdef class SentencePieceCore:
             spans_free(&toks)
             bytebuf_free(&norm)
 
+    def encode_with_offsets(self, str text not None):
+        """``[(id, start, end)]``: each token with the span of ``text`` (in
+        characters) it came from, through the normalizer's alignment; a byte
+        fallback token that is not the last of its character gets an empty
+        span at the character's start, as sentencepiece gives it."""
+        cdef Utf8Text u
+        cdef const uint8_t* s
+        cdef size_t size
+        cdef SpanBuf toks = SpanBuf(NULL, 0, 0)
+        cdef SpanBuf spans = SpanBuf(NULL, 0, 0)
+        cdef ByteBuf norm = ByteBuf(NULL, 0, 0)
+        cdef OffsetBuf n2o = OffsetBuf(NULL, 0, 0)
+        cdef size_t i, c = 0
+        cdef Span* t
+        cdef Scratch sc
+        memset(&sc, 0, sizeof(Scratch))
+        utf8_text(text, &u)
+        s = u.data
+        size = u.size
+        try:
+            with nogil:
+                self._encode_fragment(s, size, True, &norm, &n2o, &spans, &toks, &sc)
+            char_at = {}
+            for i in range(size):
+                if (s[i] & 0xC0) != 0x80:
+                    char_at[i] = c
+                    c += 1
+            char_at[size] = c
+            out = []
+            for i in range(toks.len):
+                t = &toks.data[i]
+                a = char_at.get(n2o.data[t.start], c) if n2o.len else 0
+                b = char_at.get(n2o.data[t.end], c) if n2o.len else 0
+                if t.flags & FLAG_VOCAB_PIECE and i + 1 < toks.len and \
+                        toks.data[i + 1].flags & FLAG_VOCAB_PIECE and \
+                        n2o.data[toks.data[i + 1].start] == n2o.data[t.start]:
+                    b = a
+                out.append((t.id, a, b))
+            return out
+        finally:
+            spans_free(&toks)
+            spans_free(&spans)
+            bytebuf_free(&norm)
+            offsets_free(&n2o)
+            scratch_free(&sc)
+            free(u.owned)
+
     def encode_normalized(self, normalized):
         """Segment already-normalized text (``str`` or UTF-8 ``bytes``) without
         normalizing it again: ``[(piece bytes, id)]`` before unknown handling
@@ -639,27 +956,36 @@ cdef class SentencePieceCore:
         cdef bytes raw = normalized.encode("utf-8") if isinstance(normalized, str) else bytes(normalized)
         cdef SpanBuf spans = SpanBuf(NULL, 0, 0)
         cdef size_t i
+        cdef Scratch sc
+        memset(&sc, 0, sizeof(Scratch))
         try:
             if self.model_kind == MODEL_UNIGRAM:
-                self.unigram.viterbi(<const uint8_t*>PyBytes_AS_STRING(raw), len(raw), &spans)
+                self.unigram.viterbi(<const uint8_t*>PyBytes_AS_STRING(raw), len(raw), &spans,
+                                     &sc.vit)
+            elif self.exact_agenda:
+                self._bpe_agenda(<const uint8_t*>PyBytes_AS_STRING(raw), len(raw), &spans)
             else:
-                self._bpe(<const uint8_t*>PyBytes_AS_STRING(raw), len(raw), &spans)
+                self._bpe(<const uint8_t*>PyBytes_AS_STRING(raw), len(raw), &spans, &sc)
             return [(raw[spans.data[i].start:spans.data[i].end], spans.data[i].id)
                     for i in range(spans.len)]
         finally:
             spans_free(&spans)
+            scratch_free(&sc)
 
     def encode_bytes_piece(self, bytes piece not None):
         """Segment raw bytes as one already-normalized piece (no normalizer)."""
         cdef SpanBuf spans = SpanBuf(NULL, 0, 0)
         cdef SpanBuf toks = SpanBuf(NULL, 0, 0)
+        cdef Scratch sc
+        memset(&sc, 0, sizeof(Scratch))
         try:
             self._encode_normalized(<const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
-                                    &spans, &toks)
+                                    &spans, &toks, &sc)
             return _ids_list(toks.data, 0, toks.len)
         finally:
             spans_free(&spans)
             spans_free(&toks)
+            scratch_free(&sc)
 
     def normalize(self, str text not None):
         """``text`` as the model's normalizer leaves it (``▁`` for spaces)."""
@@ -677,17 +1003,8 @@ cdef class SentencePieceCore:
         return self.unigram.lattice(self.normalizer.normalize(text))
 
     def find_special(self, str text not None, const uint8_t[::1] mask not None):
-        """The index in ``special_order`` of the leftmost special that ``mask``
-        selects and ``text`` contains (the longest one there), or -1."""
-        best = -1
-        best_at = -1
-        for k, needle in enumerate(self.special_texts):
-            if k < mask.shape[0] and mask[k] and needle:
-                at = text.find(needle)
-                if at >= 0 and (best < 0 or at < best_at or (
-                        at == best_at and len(needle) > len(self.special_texts[best]))):
-                    best, best_at = k, at
-        return best
+        """-1: a SentencePiece model has no special token to find in text."""
+        return -1
 
     # ------------------------------------------------------------ decoding
 
@@ -845,6 +1162,71 @@ cdef class SentencePieceCore:
                 ids.setdefault(self._piece(i), i)
             self.piece_ids = ids
         return self.piece_ids.get(data, -1)
+
+
+cdef int _agenda_add(Agenda* ag, uint64_t key, uint32_t right, uint32_t size) except -1 nogil:
+    cdef size_t i, parent, cap
+    cdef void* grown
+    if ag.len == ag.cap:
+        cap = ag.cap * 2 if ag.cap else 256
+        grown = realloc(ag.keys, cap * sizeof(uint64_t))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        ag.keys = <uint64_t*>grown
+        grown = realloc(ag.rights, cap * sizeof(uint32_t))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        ag.rights = <uint32_t*>grown
+        grown = realloc(ag.sizes, cap * sizeof(uint32_t))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        ag.sizes = <uint32_t*>grown
+        ag.cap = cap
+    i = ag.len
+    ag.len += 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if ag.keys[parent] <= key:
+            break
+        ag.keys[i] = ag.keys[parent]
+        ag.rights[i] = ag.rights[parent]
+        ag.sizes[i] = ag.sizes[parent]
+        i = parent
+    ag.keys[i] = key
+    ag.rights[i] = right
+    ag.sizes[i] = size
+    return 0
+
+
+cdef void _agenda_pop(Agenda* ag) noexcept nogil:
+    cdef size_t i = 0, child, n
+    cdef uint64_t key
+    cdef uint32_t right, size
+    ag.len -= 1
+    n = ag.len
+    if n == 0:
+        return
+    key = ag.keys[n]
+    right = ag.rights[n]
+    size = ag.sizes[n]
+    while True:
+        child = 2 * i + 1
+        if child >= n:
+            break
+        if child + 1 < n and ag.keys[child + 1] < ag.keys[child]:
+            child += 1
+        if ag.keys[child] >= key:
+            break
+        ag.keys[i] = ag.keys[child]
+        ag.rights[i] = ag.rights[child]
+        ag.sizes[i] = ag.sizes[child]
+        i = child
+    ag.keys[i] = key
+    ag.rights[i] = right
+    ag.sizes[i] = size
 
 
 cdef _interior_space_predecessors(bytes token, set out):

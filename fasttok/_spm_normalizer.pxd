@@ -53,6 +53,8 @@ cdef class Normalizer:
     cdef readonly bint escape_whitespaces
     cdef readonly bint treat_whitespace_as_suffix
     cdef readonly int flavour
+    cdef bint ascii_plain[256]   # copied unchanged when followed by ASCII
+    cdef void _find_plain_ascii(self)
     cdef size_t prefix(self, const uint8_t* s, size_t n, const uint8_t** rep,
                        size_t* rep_len) noexcept nogil
     cdef int normalize_into(self, const uint8_t* s, size_t n, ByteBuf* out,

@@ -34,12 +34,11 @@ without ``add_space_prefix``), and a NUL byte stops the charsmap walk.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdint cimport uint8_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcpy, strlen
+from libc.string cimport memchr, memcpy, strlen
 
 from ._tables cimport TokenTables, find_bytes
+from ._utf8 cimport Utf8Text, utf8_text
 
-cdef extern from "Python.h":
-    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
 
 
 # U+2581 LOWER ONE EIGHTH BLOCK, sentencepiece's visible space
@@ -229,6 +228,8 @@ cdef class Normalizer:
         self.user_symbols = SymbolMatcher(user_defined)
         self.n_units = 0
         self.n_strings = 0
+        for i in range(256):
+            self.ascii_plain[i] = i < 0x80 and not self.user_symbols.first[i]
         if size == 0:
             return
         if size < 4:
@@ -260,6 +261,27 @@ cdef class Normalizer:
             if not (u >> 31) and (i ^ _offset(u)) >= padded:
                 raise ValueError(f"precompiled charsmap: unit {i} points outside the trie "
                                  f"({padded} units)")
+        self._find_plain_ascii()
+
+    cdef void _find_plain_ascii(self):
+        # An ASCII byte is plain when no rule is that byte alone and no rule
+        # continues it with another ASCII byte: followed by ASCII (or the end),
+        # it is then copied unchanged. Letters are not excluded by their
+        # composition rules (e + U+0301 -> é), whose second byte is not ASCII.
+        cdef size_t root = _offset(self.units[0]), node
+        cdef uint32_t u, c, d
+        for c in range(0x80):
+            u = self.units[root ^ c]
+            if _label(u) != c:
+                continue            # no rule starts with c
+            if _has_leaf(u):
+                self.ascii_plain[c] = False
+                continue
+            node = (root ^ c) ^ _offset(u)
+            for d in range(0x80):
+                if _label(self.units[node ^ d]) == d:
+                    self.ascii_plain[c] = False
+                    break
 
     def __dealloc__(self):
         free(self.units)
@@ -353,6 +375,7 @@ cdef class Normalizer:
         cdef uint32_t consumed = 0
         cdef bint is_prev_space
         cdef const uint8_t* space
+        cdef uint8_t c
         if self.remove_extra_whitespaces:
             while pos < n:
                 k = self.prefix(s + pos, n - pos, &rep, &rep_len)
@@ -372,16 +395,57 @@ cdef class Normalizer:
             self._emit(<const uint8_t*>b" ", 1, consumed, out, n2o)
         is_prev_space = self.remove_extra_whitespaces
         while pos < n:
+            c = s[pos]
+            if self.ascii_plain[c] and (pos + 1 == n or s[pos + 1] < 0x80):
+                # The common case, without a rule lookup: an ASCII byte that no
+                # rule or symbol starting here changes. `out` always has room
+                # for 3 bytes per input byte left (reserved below).
+                if c == 32:
+                    if not is_prev_space:
+                        if self.escape_whitespaces:
+                            out.data[out.len] = 0xE2
+                            out.data[out.len + 1] = 0x96
+                            out.data[out.len + 2] = 0x81
+                            out.len += 3
+                        else:
+                            out.data[out.len] = 32
+                            out.len += 1
+                        if n2o != NULL:
+                            offsets_reserve(n2o, 3)
+                            for k in range(3 if self.escape_whitespaces else 1):
+                                n2o.data[n2o.len] = consumed
+                                n2o.len += 1
+                        is_prev_space = self.remove_extra_whitespaces
+                else:
+                    out.data[out.len] = c
+                    out.len += 1
+                    if n2o != NULL:
+                        offsets_reserve(n2o, 1)
+                        n2o.data[n2o.len] = consumed
+                        n2o.len += 1
+                    is_prev_space = False
+                pos += 1
+                consumed = <uint32_t>pos
+                continue
             k = self.prefix(s + pos, n - pos, &rep, &rep_len)
             if is_prev_space:
                 while rep_len and rep[0] == 32:
                     rep += 1
                     rep_len -= 1
             if rep_len:
-                self._emit(rep, rep_len, consumed, out, n2o)
+                if n2o == NULL and (not self.escape_whitespaces
+                                    or memchr(rep, 32, rep_len) == NULL):
+                    # no offsets, no space to escape: one copy
+                    bytebuf_reserve(out, rep_len)
+                    memcpy(out.data + out.len, rep, rep_len)
+                    out.len += rep_len
+                else:
+                    self._emit(rep, rep_len, consumed, out, n2o)
                 is_prev_space = rep[rep_len - 1] == 32
             pos += k
             consumed = <uint32_t>pos
+            if out.cap - out.len < 3 * (n - pos) + 8:
+                bytebuf_reserve(out, 3 * (n - pos) + 8)
             if not self.remove_extra_whitespaces:
                 is_prev_space = False
         if self.remove_extra_whitespaces:
@@ -449,11 +513,15 @@ cdef class Normalizer:
         >>> n.normalize_with_offsets("  ab")
         ('▁ab', [2, 2, 3, 4])
         """
-        cdef Py_ssize_t size
-        cdef const uint8_t* s = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &size)
+        cdef Utf8Text u
+        cdef const uint8_t* s
+        cdef size_t size
         cdef ByteBuf out = ByteBuf(NULL, 0, 0)
         cdef OffsetBuf n2o = OffsetBuf(NULL, 0, 0)
         cdef size_t i
+        utf8_text(text, &u)
+        s = u.data
+        size = u.size
         try:
             with nogil:
                 self.normalize_into(s, size, &out, &n2o)
@@ -461,11 +529,11 @@ cdef class Normalizer:
             # byte offset in text -> character index, for starts of characters
             char_at = {}
             c = 0
-            for i in range(<size_t>size):
+            for i in range(size):
                 if (s[i] & 0xC0) != 0x80:
                     char_at[i] = c
                     c += 1
-            char_at[<size_t>size] = c
+            char_at[size] = c
             offsets = []
             for i in range(out.len):
                 if (out.data[i] & 0xC0) != 0x80:
@@ -475,6 +543,7 @@ cdef class Normalizer:
         finally:
             bytebuf_free(&out)
             offsets_free(&n2o)
+            free(u.owned)
 
     def normalize_bytes(self, data):
         """Normalize raw bytes (which may be malformed UTF-8) to bytes.

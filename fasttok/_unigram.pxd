@@ -25,20 +25,29 @@ cdef struct BestPath:
     int32_t start
     uint32_t id
 
+cdef struct ViterbiScratch:
+    # best-path array reused across calls by one caller (one thread)
+    BestPath* best
+    size_t cap
+
+cdef void viterbi_scratch_free(ViterbiScratch* scratch) noexcept nogil
+
 cdef enum:
     # Piece kinds as the Viterbi sees them.
     KIND_NORMAL = 0
     KIND_USER = 1      # user-defined: the length bonus / zero score
     KIND_UNUSED = 2    # skipped by sentencepiece
 
+cdef struct TrieUnit:
+    # One node of the double-array piece trie: its children by byte c sit at
+    # base + c, and a unit belongs to the node whose index is its check.
+    int32_t base             # 0: no children
+    int32_t check            # parent's index; -1 free, -2 the root
+    int32_t value            # piece id ending here, or -1
+
 cdef struct PieceTrie:
-    # A byte trie over the pieces. Children of the root are a direct table;
-    # deeper edges live in one open-addressing hash keyed by (parent, byte).
-    int32_t root[256]        # child of the root for each byte, or -1
-    int32_t* values          # node -> piece id, or -1
-    uint64_t* keys           # (parent << 8 | byte); 0 = empty slot
-    uint32_t* children
-    uint64_t mask
+    TrieUnit* units          # units[0] is the root
+    size_t size              # always >= every base + 256, so base + c is in range
     uint32_t n_nodes
 
 cdef class UnigramModel:
@@ -51,4 +60,6 @@ cdef class UnigramModel:
     cdef readonly float max_score
     cdef readonly float unk_score
     cdef readonly bint llama_cpp
-    cdef int viterbi(self, const uint8_t* s, size_t n, SpanBuf* out) except -1 nogil
+    cdef readonly bint float_scores
+    cdef int viterbi(self, const uint8_t* s, size_t n, SpanBuf* out,
+                     ViterbiScratch* scratch) except -1 nogil

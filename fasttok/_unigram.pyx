@@ -16,23 +16,34 @@ lattice is kept.
 
 Exactness details that decide ties and must match bit for bit:
 
-* sentencepiece stores path scores as ``float`` but, because one conditional
-  expression mixes a double (the user-defined score ``len * max_score - 0.1``)
-  with the float piece score, adds every piece's score and compares in
-  double; only the unknown node's candidate is a float sum. On a 1.5 MB text,
-  where path scores reach -1e5, computing it all in float picked a different
-  split ("um|er" for "ume|r") after 41k tokens. ``max_score`` starts at
-  ``FLT_MIN`` (the smallest positive float), so with the usual negative log
-  probabilities the bonus is ~-0.1. UNUSED pieces are skipped.
-* llama.cpp keeps path scores in ``double``, gives user-defined pieces score
-  0, does not skip UNUSED pieces, and starts ``max_score`` at ``-FLT_MAX``.
+* sentencepiece keeps path scores in float32 (``float_scores``): each
+  candidate is a float sum, compared with the float already stored. A
+  user-defined piece scores ``len * max_score - 0.1`` (``len`` in bytes;
+  ``max_score`` starts at ``FLT_MIN``, the smallest positive float, so with
+  the usual negative log probabilities the bonus is ~-0.1); UNUSED pieces are
+  skipped. Measured against sentencepiece 0.2.3 rather than read off its
+  source: the source's mixed arithmetic (double candidates compared with
+  float-stored scores) broke ties differently on runs like 29 dashes, and
+  all-double broke exact ties ("-" + 14 "--") the other way; float matched
+  every line of the five corpus files for all five Unigram models. Known
+  limit: one 100,000-digit line, where path scores reach ~-1e5 and near-ties
+  (score differences of ~0.003) fall below float resolution, splits
+  differently; so does a single call on a whole 1.5 MB file. Neither float
+  nor double arithmetic reproduced sentencepiece there.
+* llama.cpp sums in double, gives user-defined pieces score 0 and does not
+  skip UNUSED pieces (its UGM tokenizer).
 
-The trie: a direct 256-entry table for the first byte and one open-addressing
-hash keyed by ``(parent node, byte)`` for the rest, so each step of the walk
-is one probe into a table that stays small (≈ total piece bytes). A
-double-array trie (sentencepiece's darts) is also one load per byte but needs
-a builder that fits every node's children into free slots; the hash was
-chosen for the simpler, linear-time construction (250k pieces in ~60 ms).
+The trie is a double array: node p's child by byte c is unit
+``base[p] + c`` when that unit's ``check`` is p, and each unit carries the
+piece id that ends there, so a step of the walk is one 12-byte load. It
+replaced an open-addressing hash keyed by (parent, byte) with the piece id
+beside the child: one probe per step too, but its table was 2x the total
+piece bytes at 16 bytes a slot (1 MB for a 5k-piece model, 134 MB for
+nomic-bert-moe's 250k pieces), so steps missed the cache; the double array
+is ~12 bytes per node and took botchan_unigram_5000 on en.txt lines from
+19.6 to 25.4 MB/s. It is built breadth first, each node's children placed at
+the first base, among 64 free units, where all their slots are free, else at
+the end (250k pieces: 0.4 s; an unbounded first-fit search took 229 s).
 
 >>> m = UnigramModel([b"<unk>", b"a", b"b", b"ab"], [0.0, -1.0, -1.0, -1.5], [2, 1, 1, 1], 0)
 >>> m.segment(b"abc")
@@ -43,8 +54,8 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.float cimport FLT_MAX, FLT_MIN
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy
 
-from ._tables cimport _mix
 
 # SentencePiece piece types (the numbering of fasttok.vocab.TokenType)
 cdef enum:
@@ -97,6 +108,12 @@ cdef void spans_free(SpanBuf* buf) noexcept nogil:
     buf.len = buf.cap = 0
 
 
+cdef void viterbi_scratch_free(ViterbiScratch* scratch) noexcept nogil:
+    free(scratch.best)
+    scratch.best = NULL
+    scratch.cap = 0
+
+
 cdef inline size_t one_char_len(uint8_t c) noexcept nogil:
     # sentencepiece's OneCharLen: from the lead byte alone
     if c < 0xC0:
@@ -108,67 +125,185 @@ cdef inline size_t one_char_len(uint8_t c) noexcept nogil:
     return 4
 
 
-cdef inline int64_t trie_child(const PieceTrie* t, uint32_t node, uint8_t c) noexcept nogil:
-    cdef uint64_t key, k, i
-    if node == 0:
-        return t.root[c]
-    key = (<uint64_t>node << 8) | c
-    i = _mix(key) & t.mask
-    while True:
-        k = t.keys[i]
-        if k == key:
-            return t.children[i]
-        if k == 0:
-            return -1
-        i = (i + 1) & t.mask
+cdef struct FreeList:
+    # The free units of a trie under construction, as a doubly linked list
+    # (by index), so a search for room visits free units only.
+    int32_t* next
+    int32_t* prev
+    int32_t head
+    int32_t tail
+
+
+cdef int _grow(PieceTrie* t, FreeList* fl, size_t need) except -1:
+    cdef size_t cap = t.size, i
+    cdef void* grown
+    if need <= cap:
+        return 0
+    while cap < need:
+        cap = cap * 2 if cap else 1024
+    if cap >= 0x7FFFFFFF:
+        raise MemoryError()
+    grown = realloc(t.units, cap * sizeof(TrieUnit))
+    if grown == NULL:
+        raise MemoryError()
+    t.units = <TrieUnit*>grown
+    grown = realloc(fl.next, cap * sizeof(int32_t))
+    if grown == NULL:
+        raise MemoryError()
+    fl.next = <int32_t*>grown
+    grown = realloc(fl.prev, cap * sizeof(int32_t))
+    if grown == NULL:
+        raise MemoryError()
+    fl.prev = <int32_t*>grown
+    for i in range(t.size, cap):
+        t.units[i].base = 0
+        t.units[i].check = -1
+        t.units[i].value = -1
+        fl.prev[i] = fl.tail
+        fl.next[i] = -1
+        if fl.tail >= 0:
+            fl.next[fl.tail] = <int32_t>i
+        else:
+            fl.head = <int32_t>i
+        fl.tail = <int32_t>i
+    t.size = cap
+    return 0
+
+
+cdef inline void _take(FreeList* fl, int32_t i) noexcept:
+    if fl.prev[i] >= 0:
+        fl.next[fl.prev[i]] = fl.next[i]
+    else:
+        fl.head = fl.next[i]
+    if fl.next[i] >= 0:
+        fl.prev[fl.next[i]] = fl.prev[i]
+    else:
+        fl.tail = fl.prev[i]
+
+
+cdef enum:
+    # Free units tried as the first child's slot before the node goes to
+    # fresh space at the end; bounds construction at O(nodes * this).
+    PLACE_TRIES = 64
 
 
 cdef int _trie_build(PieceTrie* t, list pieces) except -1:
-    # pieces: (id, bytes) for every piece the trie holds
-    cdef uint64_t total = 0, cap = 16, key, i
-    cdef uint32_t node, k
-    cdef int64_t ch
-    cdef const uint8_t* p
-    cdef Py_ssize_t n, j
+    # pieces: (id, bytes). Breadth first over the sorted keys: a node is a
+    # range of keys sharing a prefix; its children (the distinct next bytes)
+    # go to the first base, among a few free units, where all their slots are
+    # free, else to fresh units at the end.
+    cdef list order = sorted(((raw, pid) for pid, raw in pieces if raw), key=lambda e: e[0])
+    cdef Py_ssize_t n = len(order), i, k
+    cdef uint64_t total = 0
+    cdef uint8_t* buf
+    cdef uint64_t* offs
+    cdef int32_t* ids
+    cdef int32_t* queue          # (node, lo, hi, depth) quadruples
+    cdef size_t q_head = 0, q_len = 0, q_cap
+    cdef int32_t node, lo, hi, depth, base, f, tries, frontier = 1
+    cdef uint8_t labels[256]
+    cdef int32_t starts[257]
+    cdef int n_labels, c
+    cdef bint fits
     cdef bytes raw
-    cdef int32_t pid
-    for pid_obj, raw in pieces:
-        total += PyBytes_GET_SIZE(raw)
-    while cap < 2 * total + 2:
-        cap <<= 1
-    t.values = <int32_t*>malloc((total + 1) * sizeof(int32_t))
-    t.keys = <uint64_t*>calloc(cap, sizeof(uint64_t))
-    t.children = <uint32_t*>malloc(cap * sizeof(uint32_t))
-    if t.values == NULL or t.keys == NULL or t.children == NULL:
-        raise MemoryError()
-    t.mask = cap - 1
-    for j in range(256):
-        t.root[j] = -1
-    t.values[0] = -1
-    t.n_nodes = 1
-    for pid_obj, raw in pieces:
-        pid = pid_obj
-        p = <const uint8_t*>PyBytes_AS_STRING(raw)
-        n = PyBytes_GET_SIZE(raw)
-        node = 0
-        for j in range(n):
-            ch = trie_child(t, node, p[j])
-            if ch < 0:
-                ch = t.n_nodes
-                t.values[ch] = -1
+    cdef FreeList fl
+    fl.next = NULL
+    fl.prev = NULL
+    fl.head = fl.tail = -1
+    for raw, _ in order:
+        total += len(raw)
+    buf = <uint8_t*>malloc(total + 1)
+    offs = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
+    ids = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+    q_cap = 4 * 1024
+    queue = <int32_t*>malloc(q_cap * sizeof(int32_t))
+    try:
+        if buf == NULL or offs == NULL or ids == NULL or queue == NULL:
+            raise MemoryError()
+        total = 0
+        for i in range(n):
+            raw = order[i][0]
+            offs[i] = total
+            memcpy(buf + total, PyBytes_AS_STRING(raw), len(raw))
+            total += len(raw)
+            ids[i] = order[i][1]
+        offs[n] = total
+        t.size = 0
+        t.units = NULL
+        _grow(t, &fl, 1024)
+        t.units[0].check = -2
+        _take(&fl, 0)
+        t.n_nodes = 1
+        queue[0] = 0
+        queue[1] = 0
+        queue[2] = <int32_t>n
+        queue[3] = 0
+        q_len = 1
+        while q_head < q_len:
+            node = queue[4 * q_head]
+            lo = queue[4 * q_head + 1]
+            hi = queue[4 * q_head + 2]
+            depth = queue[4 * q_head + 3]
+            q_head += 1
+            i = lo
+            if i < hi and <int32_t>(offs[i + 1] - offs[i]) == depth:
+                t.units[node].value = ids[i]     # the key that ends here sorts first
+                i += 1
+            n_labels = 0
+            while i < hi:
+                c = buf[offs[i] + depth]
+                labels[n_labels] = <uint8_t>c
+                starts[n_labels] = <int32_t>i
+                n_labels += 1
+                while i < hi and buf[offs[i] + depth] == c:
+                    i += 1
+            if n_labels == 0:
+                continue
+            starts[n_labels] = hi
+            base = -1
+            f = fl.head
+            tries = 0
+            while f >= 0 and tries < PLACE_TRIES:
+                if f > labels[0] and <size_t>(f - labels[0]) + 256 <= t.size:
+                    base = f - labels[0]
+                    fits = True
+                    for k in range(1, n_labels):
+                        if t.units[base + labels[k]].check != -1:
+                            fits = False
+                            break
+                    if fits:
+                        break
+                    base = -1
+                f = fl.next[f]
+                tries += 1
+            if base < 0:
+                base = frontier     # nothing at or beyond the frontier is taken
+            _grow(t, &fl, <size_t>base + 256)
+            t.units[node].base = base
+            if q_len + n_labels > q_cap // 4:
+                while q_len + n_labels > q_cap // 4:
+                    q_cap *= 2
+                queue = <int32_t*>realloc(queue, q_cap * sizeof(int32_t))
+                if queue == NULL:
+                    raise MemoryError()
+            for k in range(n_labels):
+                t.units[base + labels[k]].check = node
+                _take(&fl, base + labels[k])
+                if base + labels[k] >= frontier:
+                    frontier = base + labels[k] + 1
                 t.n_nodes += 1
-                if node == 0:
-                    t.root[p[j]] = <int32_t>ch
-                else:
-                    key = (<uint64_t>node << 8) | p[j]
-                    i = _mix(key) & t.mask
-                    while t.keys[i] != 0:
-                        i = (i + 1) & t.mask
-                    t.keys[i] = key
-                    t.children[i] = <uint32_t>ch
-            node = <uint32_t>ch
-        if n and t.values[node] < 0:
-            t.values[node] = pid
+                queue[4 * q_len] = base + labels[k]
+                queue[4 * q_len + 1] = starts[k]
+                queue[4 * q_len + 2] = starts[k + 1]
+                queue[4 * q_len + 3] = depth + 1
+                q_len += 1
+    finally:
+        free(buf)
+        free(offs)
+        free(ids)
+        free(queue)
+        free(fl.next)
+        free(fl.prev)
     return 0
 
 
@@ -187,13 +322,13 @@ cdef class UnigramModel:
     """
 
     def __cinit__(self):
-        self.trie.values = NULL
-        self.trie.keys = NULL
-        self.trie.children = NULL
+        self.trie.units = NULL
+        self.trie.size = 0
         self.scores = NULL
         self.kinds = NULL
 
-    def __init__(self, tokens, scores, types, Py_ssize_t unk_id, *, bint llama_cpp=False):
+    def __init__(self, tokens, scores, types, Py_ssize_t unk_id, *, bint llama_cpp=False,
+                 float_scores=None):
         cdef Py_ssize_t n = len(tokens), i
         cdef float score
         cdef int kind
@@ -204,6 +339,7 @@ cdef class UnigramModel:
         self.n_pieces = <uint32_t>n
         self.unk_id = <uint32_t>unk_id
         self.llama_cpp = llama_cpp
+        self.float_scores = (not llama_cpp) if float_scores is None else float_scores
         self.scores = <float*>malloc((n + 1) * sizeof(float))
         self.kinds = <uint8_t*>malloc(n + 1)
         if self.scores == NULL or self.kinds == NULL:
@@ -232,29 +368,38 @@ cdef class UnigramModel:
         _trie_build(&self.trie, pieces)
 
     def __dealloc__(self):
-        free(self.trie.values)
-        free(self.trie.keys)
-        free(self.trie.children)
+        free(self.trie.units)
         free(self.scores)
         free(self.kinds)
 
-    cdef int viterbi(self, const uint8_t* s, size_t n, SpanBuf* out) except -1 nogil:
-        """Append the best segmentation of s[0:n] to out (ids, byte spans)."""
+    cdef int viterbi(self, const uint8_t* s, size_t n, SpanBuf* out,
+                     ViterbiScratch* scratch) except -1 nogil:
+        """Append the best segmentation of s[0:n] to out (ids, byte spans);
+        scratch (or NULL) holds the best-path array between calls."""
         cdef BestPath* best
         cdef size_t pos, key, mblen, length, i, first, last
-        cdef int64_t node
         cdef int32_t pid
         cdef uint8_t kind
         cdef double here, cand
-        cdef float fhere
+        cdef float score
         cdef bint single
         cdef bint llama = self.llama_cpp
         cdef const PieceTrie* t = &self.trie
+        cdef int32_t node, child
         cdef Span tmp
         cdef int32_t start
         if n == 0:
             return 0
-        best = <BestPath*>malloc((n + 1) * sizeof(BestPath))
+        if scratch != NULL:
+            if scratch.cap < n + 1:
+                free(scratch.best)
+                scratch.cap = 0
+                scratch.best = <BestPath*>malloc((n + 1) * sizeof(BestPath))
+                if scratch.best != NULL:
+                    scratch.cap = n + 1
+            best = scratch.best
+        else:
+            best = <BestPath*>malloc((n + 1) * sizeof(BestPath))
         if best == NULL:
             with gil:
                 raise MemoryError()
@@ -266,7 +411,6 @@ cdef class UnigramModel:
         pos = 0
         while pos < n:
             here = best[pos].score
-            fhere = <float>here
             mblen = one_char_len(s[pos])
             if mblen > n - pos:
                 mblen = n - pos
@@ -274,36 +418,36 @@ cdef class UnigramModel:
             node = 0
             key = pos
             while key < n:
-                node = trie_child(t, <uint32_t>node, s[key])
+                child = t.units[node].base + s[key]
                 key += 1
-                if node < 0:
+                if t.units[child].check != node:
                     break
-                pid = t.values[node]
-                if pid < 0:
-                    continue
-                kind = self.kinds[pid]
-                length = key - pos
-                if llama:
-                    cand = here + (0.0 if kind == KIND_USER else <double>self.scores[pid])
-                elif kind == KIND_UNUSED:
-                    continue
-                elif kind == KIND_USER:
-                    cand = here + (<double>(<float>length * self.max_score) - 0.1)
-                else:
-                    # the ternary in sentencepiece makes every piece score a
-                    # double, so the sum and the comparison are in double
-                    cand = here + <double>self.scores[pid]
-                if best[key].start < 0 or cand > best[key].score:
-                    best[key].score = cand if llama else <double><float>cand
-                    best[key].start = <int32_t>pos
-                    best[key].id = <uint32_t>pid
-                if length == mblen:
-                    single = True
+                node = child
+                pid = t.units[node].value
+                if pid >= 0:
+                    kind = self.kinds[pid]
+                    if kind != KIND_UNUSED or llama:
+                        length = key - pos
+                        if kind == KIND_USER:
+                            score = 0.0 if llama else <float>(
+                                <double>(<float>length * self.max_score) - 0.1)
+                        else:
+                            score = self.scores[pid]
+                        if self.float_scores:
+                            cand = <float>(<float>here + score)
+                        else:
+                            cand = here + <double>score
+                        if best[key].start < 0 or cand > best[key].score:
+                            best[key].score = cand
+                            best[key].start = <int32_t>pos
+                            best[key].id = <uint32_t>pid
+                        if length == mblen:
+                            single = True
             if not single:
-                if llama:
-                    cand = here + <double>self.unk_score
+                if self.float_scores:
+                    cand = <float>(<float>here + self.unk_score)
                 else:
-                    cand = <float>(fhere + self.unk_score)
+                    cand = here + <double>self.unk_score
                 key = pos + mblen
                 if best[key].start < 0 or cand > best[key].score:
                     best[key].score = cand
@@ -321,7 +465,8 @@ cdef class UnigramModel:
                 spans_push(out, best[key].id, <uint32_t>start, <uint32_t>key, 0)
                 key = <size_t>start
         finally:
-            free(best)
+            if scratch == NULL:
+                free(best)
         last = out.len
         while first + 1 < last:
             last -= 1
@@ -338,7 +483,7 @@ cdef class UnigramModel:
         cdef SpanBuf out = SpanBuf(NULL, 0, 0)
         cdef size_t i
         try:
-            self.viterbi(<const uint8_t*>PyBytes_AS_STRING(raw), len(raw), &out)
+            self.viterbi(<const uint8_t*>PyBytes_AS_STRING(raw), len(raw), &out, NULL)
             return [(raw[out.data[i].start:out.data[i].end], out.data[i].id) for i in range(out.len)]
         finally:
             spans_free(&out)
@@ -350,11 +495,11 @@ cdef class UnigramModel:
         cdef bytes raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
         cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(raw)
         cdef size_t n = len(raw), pos = 0, key, mblen, length
-        cdef int64_t node
         cdef int32_t pid
         cdef uint8_t kind
         cdef bint single
         cdef double score
+        cdef int32_t node, child
         nodes = []
         while pos < n:
             mblen = one_char_len(s[pos])
@@ -364,25 +509,24 @@ cdef class UnigramModel:
             node = 0
             key = pos
             while key < n:
-                node = trie_child(&self.trie, <uint32_t>node, s[key])
+                child = self.trie.units[node].base + s[key]
                 key += 1
-                if node < 0:
+                if self.trie.units[child].check != node:
                     break
-                pid = self.trie.values[node]
-                if pid < 0:
-                    continue
-                kind = self.kinds[pid]
-                if kind == KIND_UNUSED and not self.llama_cpp:
-                    continue
-                length = key - pos
-                if kind == KIND_USER:
-                    score = 0.0 if self.llama_cpp else (
-                        <double>(<float>(_count_chars(s + pos, length)) * self.max_score) - 0.1)
-                else:
-                    score = self.scores[pid]
-                nodes.append((pos, key, pid, score))
-                if length == mblen:
-                    single = True
+                node = child
+                pid = self.trie.units[node].value
+                if pid >= 0:
+                    kind = self.kinds[pid]
+                    if kind != KIND_UNUSED or self.llama_cpp:
+                        length = key - pos
+                        if kind == KIND_USER:
+                            score = 0.0 if self.llama_cpp else (
+                                <double>(<float>(_count_chars(s + pos, length)) * self.max_score) - 0.1)
+                        else:
+                            score = self.scores[pid]
+                        nodes.append((pos, key, pid, score))
+                        if length == mblen:
+                            single = True
             if not single:
                 nodes.append((pos, pos + mblen, self.unk_id, <double>self.unk_score))
             pos += mblen

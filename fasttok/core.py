@@ -117,7 +117,9 @@ class Encoding:
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                disallowed_special: DisallowedSpecial = "all",
-               add_special_tokens: bool = False) -> list:
+               add_special_tokens: bool = False, sample: bool = False,
+               alpha: float = 0.1, nbest_size: int = -1,
+               seed: Optional[int] = None) -> list:
         """Encode ``text`` to token ids, with tiktoken's special-token rules.
 
         Special token strings are errors unless allowed (``allowed_special``:
@@ -126,6 +128,10 @@ class Encoding:
         allowed specials start at the same place, the longer one wins.
         ``add_special_tokens=True`` adds the BOS/EOS (or CLS/SEP) ids the
         vocabulary asks for (GGUF files); tiktoken encodings have none.
+        ``sample=True`` (Unigram models) draws one segmentation as
+        sentencepiece's subword regularization does (``alpha``,
+        ``nbest_size``: -1 for the whole lattice; ``seed`` for a repeatable
+        draw), see :func:`fasttok.spm_models.sample_encode`.
 
         >>> import fasttok
         >>> enc = fasttok.get_encoding("gpt2")                  # doctest: +SKIP
@@ -133,7 +139,11 @@ class Encoding:
         [5303, 50256]
         """
         allowed = self._allowed_mask(allowed_special, disallowed_special, text)
-        ids = self._core.encode(text, allowed)
+        if sample:
+            from .spm_models import sample_encode
+            ids = sample_encode(self._core, text, alpha=alpha, nbest_size=nbest_size, seed=seed)
+        else:
+            ids = self._core.encode(text, allowed)
         return self._add_special_ids(ids) if add_special_tokens else ids
 
     def _add_special_ids(self, ids: list) -> list:

@@ -204,7 +204,20 @@ def _gguf_builder(name: str) -> Callable[[Vocabulary], Any]:
     return build
 
 
+def _build_sentencepiece(vocab: Vocabulary) -> Any:
+    # SentencePiece .model files and GGUF llama/t5 (fasttok.spm_models picks the flavour)
+    from .spm_models import build_sentencepiece
+    return build_sentencepiece(vocab)
+
+
+def _load_sentencepiece_file(path: str, **options: Any) -> Vocabulary:
+    from .spm_models import load_sentencepiece_file
+    return load_sentencepiece_file(path, **options)
+
+
 MODELS: dict = {"byte_bpe": _build_byte_bpe,
+                "unigram": _build_sentencepiece,
+                "sentencepiece_bpe": _build_sentencepiece,
                 "gguf_byte_bpe": _gguf_builder("gguf_byte_bpe"),
                 "gguf_wordpiece": _gguf_builder("gguf_wordpiece")}
 
@@ -269,7 +282,8 @@ def _load_gguf_file(path: str, **options: Any) -> Vocabulary:
 
 
 LOADERS: list = [Loader("tiktoken", _load_tiktoken_file, suffixes=(".tiktoken",)),
-                 Loader("gguf", _load_gguf_file, suffixes=(".gguf",), magic=b"GGUF")]
+                 Loader("gguf", _load_gguf_file, suffixes=(".gguf",), magic=b"GGUF"),
+                 Loader("sentencepiece", _load_sentencepiece_file, suffixes=(".model",))]
 
 
 def register_loader(loader: Loader) -> None:

@@ -1,0 +1,256 @@
+"""SentencePiece models for :class:`fasttok.Encoding`: ``.model`` files and GGUF ``llama`` / ``t5``.
+
+One compiled implementation (:class:`fasttok._sentencepiece.SentencePieceCore`)
+runs both sources; what differs is data, picked here by where the
+vocabulary came from:
+
+* a SentencePiece ``.model`` file runs as ``SentencePieceProcessor.Encode``
+  does (the ``sentencepiece`` flavour): no special tokens in text,
+  user-defined symbols kept whole, byte fallback or merged ``unk`` runs,
+  sentencepiece's ``decode``;
+* a GGUF ``llama`` (SentencePiece BPE) or ``t5`` (Unigram) vocabulary runs as
+  llama.cpp does (the ``llama.cpp`` flavour): special tokens are split out
+  first by the same partition as every other GGUF model
+  (:class:`fasttok.gguf_models._GGUFModel`, including the LSTRIP/RSTRIP
+  attributes llama.cpp gives phi-3 and nomic-bert-moe tokens), each text
+  fragment is tokenized by the compiled core, and decoding is
+  ``llama_detokenize``. ``add_special_tokens=True`` adds BOS/EOS as the
+  file's flags say.
+
+>>> import fasttok                                            # doctest: +SKIP
+>>> enc = fasttok.load("tokenizer.model")                     # doctest: +SKIP
+>>> enc.encode_as_pieces("Hello world")                       # doctest: +SKIP
+['▁Hello', '▁world']
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from typing import Any, Optional
+
+from .vocab import Vocabulary
+
+__all__ = ["build_sentencepiece", "load_sentencepiece_file", "GGUFSentencePiece",
+           "sample_encode", "nbest_encode"]
+
+# Vocabulary.metadata["tokenizer.ggml.model"] values that run llama.cpp's way
+_GGUF_SENTENCEPIECE = frozenset({"llama", "t5"})
+
+
+def build_sentencepiece(vocab: Vocabulary) -> Any:
+    """The compiled model for a ``unigram`` or ``sentencepiece_bpe`` vocabulary.
+
+    >>> from fasttok.vocab import Vocabulary
+    >>> v = Vocabulary(name="t", model="unigram", byte_level=False, unk_id=0,
+    ...                tokens=(b"<unk>", b"a"), scores=(0.0, -1.0), token_types=(2, 1))
+    >>> build_sentencepiece(v).encode_ordinary("aa")
+    [1, 1]
+    """
+    if vocab.metadata.get("tokenizer.ggml.model") in _GGUF_SENTENCEPIECE:
+        return GGUFSentencePiece(vocab)
+    from ._sentencepiece import SentencePieceCore
+
+    return SentencePieceCore(vocab, flavour="sentencepiece")
+
+
+def load_sentencepiece_file(path: str, **options: Any) -> Vocabulary:
+    """:func:`fasttok.load`'s reader for ``.model`` files (``name=`` is the only option)."""
+    from .errors import FasttokError
+    from .loaders.sentencepiece_model import load_sentencepiece
+
+    unknown = set(options) - {"name"}
+    if unknown:
+        raise FasttokError(f"{path}: a SentencePiece .model file takes only name= "
+                           f"(got {', '.join(sorted(unknown))})")
+    return load_sentencepiece(path, **options)
+
+
+def _gguf_base() -> type:
+    from .gguf_models import _GGUFModel
+
+    return _GGUFModel
+
+
+class GGUFSentencePiece(_gguf_base()):  # type: ignore[misc]
+    """A GGUF ``llama`` or ``t5`` vocabulary, tokenized as llama.cpp does.
+
+    Special tokens, BOS/EOS and decoding come from the GGUF model base class;
+    text fragments go to the compiled SentencePiece core. llama.cpp's SPM
+    tokenizer puts the space prefix on the first fragment and on every
+    fragment that follows a special token; its UGM tokenizer normalizes each
+    fragment on its own (so each gets the prefix when the file asks).
+    """
+
+    def __init__(self, vocab: Vocabulary) -> None:
+        from ._sentencepiece import SentencePieceCore
+
+        super().__init__(vocab, False)
+        self.core = SentencePieceCore(vocab, flavour="llama.cpp")
+
+    def _encode(self, text: str, entries: list) -> list:
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        out: list = []
+        first = True
+        encode = self.core.encode_fragment
+        for frag in self._specials.partition(text, entries):
+            if type(frag) is int:
+                out.append(frag)
+                first = True
+            else:
+                out += encode(frag, first)
+                first = False
+        return out
+
+    def _encode_text(self, text: str) -> list:
+        return self.core.encode_fragment(text, True)
+
+    def _piece(self, i: int) -> bytes:
+        return self.core.token_bytes(i)
+
+    def encode_bytes_piece(self, piece: bytes) -> list:
+        """Segment bytes as already-normalized text (no prefix, no escaping)."""
+        return self.core.encode_bytes_piece(piece)
+
+    def find_token(self, data: bytes) -> int:
+        """The id of the token spelled ``data`` (vocabulary text), or -1."""
+        return self.core.find_token(data)
+
+    def encode_as_pieces(self, text: str) -> list:
+        """The vocabulary text of each id of ``encode_ordinary(text)``."""
+        return [self.core.id_to_piece(i) for i in self.encode_ordinary(text)]
+
+    def normalize(self, text: str) -> str:
+        """``text`` as the first fragment is normalized before segmentation."""
+        return self.core.normalize(text)
+
+    def lattice(self, text: str) -> list:
+        """The Unigram lattice of ``text`` (see ``SentencePieceCore.lattice``)."""
+        return self.core.lattice(text)
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        return self.vocab
+
+
+# ---------------------------------------------------------------- subword regularization
+
+
+def _lattice(core: Any, text: str) -> tuple:
+    # (normalized bytes, nodes ending at each byte position)
+    if core.vocabulary.model != "unigram":
+        raise ValueError("sampling and n-best need a Unigram model; "
+                         "SentencePiece BPE models sample with BPE-dropout, not supported yet")
+    normalized = core.normalize(text).encode("utf-8")
+    ending: dict = {}
+    for start, end, token, score in core.lattice(text):
+        ending.setdefault(end, []).append((start, token, score))
+    return normalized, ending
+
+
+def _resolve(core: Any, normalized: bytes, path: list) -> list:
+    # What sentencepiece does after the model: unknown pieces become byte
+    # pieces (byte fallback) or merge into one unk per run.
+    v = core.vocabulary
+    out: list = []
+    prev_unk = False
+    for start, end, token in path:
+        unk = token == v.unk_id
+        if unk and v.byte_fallback:
+            out.extend(core.find_token(b"<0x%02X>" % b) for b in normalized[start:end])
+        elif not (unk and prev_unk):
+            out.append(token)
+        prev_unk = unk
+    return out
+
+
+def sample_encode(core: Any, text: str, *, alpha: float = 0.1, nbest_size: int = -1,
+                  seed: Optional[int] = None) -> list:
+    """One segmentation of ``text`` drawn as sentencepiece's subword
+    regularization draws it (Unigram models).
+
+    ``nbest_size=-1`` samples from every segmentation of the lattice with
+    probability proportional to ``exp(alpha * score)`` (forward filtering,
+    backward sampling); ``nbest_size > 1`` draws among the ``nbest_size``
+    best ones with the same weights; 0 or 1 gives the best one. ``seed``
+    makes the draw reproducible (Python's ``random``; sentencepiece's own
+    generator is not reproduced, so the same seed gives other draws than
+    ``sentencepiece``, with the same distribution).
+
+    >>> from fasttok.vocab import Vocabulary
+    >>> v = Vocabulary(name="t", model="unigram", byte_level=False, unk_id=0,
+    ...                tokens=(b"<unk>", b"a", b"b", b"ab"), scores=(0.0, -1.0, -1.0, -1.5),
+    ...                token_types=(2, 1, 1, 1))
+    >>> sorted({tuple(sample_encode(build_sentencepiece(v), "ab", seed=s)) for s in range(40)})
+    [(1, 2), (3,)]
+    """
+    rng = random.Random(seed)
+    if nbest_size in (0, 1):
+        return core.encode_ordinary(text)
+    if nbest_size > 1:
+        candidates = nbest_encode(core, text, nbest_size, with_scores=True)
+        weights = [math.exp(alpha * score) for _, score in candidates]
+        return rng.choices([ids for ids, _ in candidates], weights=weights)[0]
+    normalized, ending = _lattice(core, text)
+    n = len(normalized)
+    if n == 0:
+        return []
+    # forward: log of the summed weight of every path reaching each position
+    forward = {0: 0.0}
+    for end in sorted(ending):
+        terms = [forward[start] + alpha * score for start, _, score in ending[end]
+                 if start in forward]
+        top = max(terms)
+        forward[end] = top + math.log(sum(math.exp(t - top) for t in terms))
+    path = []
+    end = n
+    while end > 0:
+        options = [(start, token, score) for start, token, score in ending[end] if start in forward]
+        weights = [math.exp(forward[start] + alpha * score - forward[end])
+                   for start, _, score in options]
+        start, token, _ = rng.choices(options, weights=weights)[0]
+        path.append((start, end, token))
+        end = start
+    path.reverse()
+    return _resolve(core, normalized, path)
+
+
+def nbest_encode(core: Any, text: str, nbest_size: int, *, with_scores: bool = False) -> list:
+    """The ``nbest_size`` best segmentations of ``text``, best first (Unigram
+    models): A* from the end with the exact Viterbi score as the heuristic,
+    as sentencepiece's ``NBestEncode``. With ``with_scores``, ``[(ids, score)]``.
+
+    >>> from fasttok.vocab import Vocabulary
+    >>> v = Vocabulary(name="t", model="unigram", byte_level=False, unk_id=0,
+    ...                tokens=(b"<unk>", b"a", b"b", b"ab"), scores=(0.0, -1.0, -1.0, -1.5),
+    ...                token_types=(2, 1, 1, 1))
+    >>> nbest_encode(build_sentencepiece(v), "ab", 3)
+    [[3], [1, 2]]
+    """
+    normalized, ending = _lattice(core, text)
+    n = len(normalized)
+    if n == 0 or nbest_size < 1:
+        return [([], 0.0)] if with_scores else [[]]
+    best = {0: 0.0}                  # Viterbi: best score of a path reaching each position
+    for end in sorted(ending):
+        best[end] = max(best[start] + score for start, _, score in ending[end] if start in best)
+    results = []
+    counter = 0
+    agenda = [(-best[n], counter, n, 0.0, ())]    # (-(g + h), tie, position, g, path)
+    while agenda and len(results) < nbest_size:
+        _, _, end, g, path = heapq.heappop(agenda)
+        if end == 0:
+            results.append((list(path), g))
+            continue
+        for start, token, score in ending[end]:
+            if start in best:
+                counter += 1
+                heapq.heappush(agenda, (-(best[start] + score + g), counter, start, g + score,
+                                        ((start, end, token),) + path))
+    out = [(_resolve(core, normalized, list(path)), g) for path, g in results]
+    return out if with_scores else [ids for ids, _ in out]
