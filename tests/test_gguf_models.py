@@ -324,10 +324,9 @@ def test_gguf_is_recognised_by_magic_bytes(tmp_path):
     assert fasttok.load(copy).encode("hello", disallowed_special=()) == [31373]
 
 
-def test_sentencepiece_gguf_without_a_model_says_so():
+def test_gguf_model_type_without_a_registered_model_says_so(monkeypatch):
     from fasttok import registry
-    if "sentencepiece_bpe" in registry.MODELS:
-        pytest.skip("a sentencepiece_bpe model is registered")
+    monkeypatch.delitem(registry.MODELS, "sentencepiece_bpe")
     with pytest.raises(UnknownEncodingError, match="not supported yet"):
         fasttok.load(GGUF_DIR / "ggml-vocab-llama-spm.gguf")
 
