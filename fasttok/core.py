@@ -178,26 +178,32 @@ class Encoding:
         call = getattr(self._core, how)
         if num_threads <= 1 or len(texts) < 2 * num_threads:
             return call(texts, allowed)
-        # Plain threads, the caller's own doing the first chunk: a thread pool
-        # cost a millisecond or more to start, a quarter of a 2-thread batch
-        # of 70k short lines.
+        # Plain threads, the caller's own among them (a thread pool cost a
+        # millisecond or more to start), taking chunks from a shared counter:
+        # four chunks a thread even out texts of uneven cost, and while one
+        # thread builds its lists under the GIL the others keep encoding.
+        import itertools
         import threading
 
-        step = -(-len(texts) // num_threads)
+        step = max(64, -(-len(texts) // (4 * num_threads)))
         chunks = [texts[i:i + step] for i in range(0, len(texts), step)]
         parts: list = [None] * len(chunks)
         errors: list = []
+        counter = itertools.count()  # next() is atomic under the GIL
 
-        def run(k: int) -> None:
+        def run() -> None:
             try:
-                parts[k] = call(chunks[k], allowed)
+                for k in iter(counter.__next__, None):
+                    if k >= len(chunks):
+                        return
+                    parts[k] = call(chunks[k], allowed)
             except BaseException as exc:  # re-raised in the caller below
                 errors.append(exc)
 
-        workers = [threading.Thread(target=run, args=(k,)) for k in range(1, len(chunks))]
+        workers = [threading.Thread(target=run) for _ in range(min(num_threads, len(chunks)) - 1)]
         for w in workers:
             w.start()
-        run(0)
+        run()
         for w in workers:
             w.join()
         if errors:
