@@ -15,18 +15,20 @@ cdef struct MemoEntry:
     uint64_t value
 
 cdef struct PairMemo:
-    # A direct-mapped memo of pair values for one encode call: the same
-    # pairs recur across a text, most of all in CJK text and long runs, and
-    # the token index they would otherwise be looked up in is several
-    # megabytes. 2**bits entries of 16 bytes: 64 KB for texts under 64 KB,
-    # 1 MB (about the L2 cache) above. On zh.txt with o200k_base, 1 MB took
-    # encoding from 86 ms to 70 ms, 256 KB to 75 ms. Private to one call, so
-    # threads never share one.
+    # A direct-mapped memo of pair values: the same pairs recur across a
+    # text, most of all in CJK text and long runs, and the token index they
+    # would otherwise be looked up in is several megabytes. 2**16 entries of
+    # 16 bytes, about the L2 cache: on zh.txt with o200k_base, 1 MB took
+    # encoding from 86 ms to 70 ms, 256 KB to 75 ms. One per thread, kept
+    # between calls (a batch's chunks and repeated calls start warm) and
+    # emptied when the thread encodes with other token tables, recognised
+    # by their generation number, so threads never share one.
     MemoEntry* entries
     uint32_t shift  # 64 - bits
+    int owned  # 1 where threads keep no memory (the memo is then this call's)
 
-cdef int pair_memo_init(PairMemo* memo, size_t text_bytes) except -1
-cdef void pair_memo_free(PairMemo* memo) noexcept nogil
+cdef int pair_memo_init(PairMemo* memo, const TokenTablesView* tables) except -1
+cdef void pair_memo_release(PairMemo* memo) noexcept nogil
 
 cdef int ids_reserve(IdBuffer* buf, size_t extra) except -1 nogil
 cdef int ids_push(IdBuffer* buf, uint32_t token) except -1 nogil

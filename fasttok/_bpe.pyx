@@ -36,30 +36,15 @@ cdef enum:
     LINEAR_MAX = 48
 
 
-cdef extern from *:
-    """
-    /* Per-thread scratch memory for the long-piece merge, kept between
-       calls: a fresh multi-megabyte allocation per call is served by mmap
-       and then faulted in page by page, which cost more than the merging.
-       At most FT_SCRATCH_KEEP bytes are kept per thread. */
-    #include <stdlib.h>
-    #define FT_SCRATCH_KEEP ((size_t)32 << 20)
-    static __thread void* ft_scratch = NULL;
-    static __thread size_t ft_scratch_size = 0;
-    static void* ft_scratch_take(size_t size, int* owned) {
-        void* p;
-        *owned = 0;
-        if (size <= ft_scratch_size) return ft_scratch;
-        if (size > FT_SCRATCH_KEEP) { *owned = 1; return malloc(size); }
-        p = malloc(size);
-        if (p == NULL) return NULL;
-        free(ft_scratch);
-        ft_scratch = p;
-        ft_scratch_size = size;
-        return p;
-    }
-    """
-    void* ft_scratch_take(size_t size, int* owned) nogil
+cdef extern from "ft_thread_cache.h" nogil:
+    int FT_SLOT_MERGE
+    void* ft_slot_take(int which, size_t size, size_t keep, int* owned)
+    void* ft_memo_for(unsigned long long tag, size_t size, int* owned)
+
+
+cdef enum:
+    MEMO_BITS = 16
+    MERGE_KEEP = 32 << 20  # bytes of long-piece scratch a thread may keep
 
 
 cdef int ids_reserve(IdBuffer* buf, size_t extra) except -1 nogil:
@@ -98,17 +83,20 @@ cdef void ids_free(IdBuffer* buf) noexcept nogil:
     buf.cap = 0
 
 
-cdef int pair_memo_init(PairMemo* memo, size_t text_bytes) except -1:
-    cdef uint32_t bits = 16 if text_bytes >= 65536 else 12
-    memo.shift = 64 - bits
-    memo.entries = <MemoEntry*>calloc(<size_t>1 << bits, sizeof(MemoEntry))
+cdef int pair_memo_init(PairMemo* memo, const TokenTablesView* tables) except -1:
+    cdef int owned
+    memo.shift = 64 - MEMO_BITS
+    memo.entries = <MemoEntry*>ft_memo_for(tables.generation, (<size_t>1 << MEMO_BITS) * sizeof(MemoEntry),
+                                           &owned)
+    memo.owned = owned
     if memo.entries == NULL:
         raise MemoryError()
     return 0
 
 
-cdef void pair_memo_free(PairMemo* memo) noexcept nogil:
-    free(memo.entries)
+cdef void pair_memo_release(PairMemo* memo) noexcept nogil:
+    if memo.owned:
+        free(memo.entries)
     memo.entries = NULL
 
 
@@ -335,7 +323,8 @@ cdef size_t _merge_heap(const TokenTablesView* t, const uint8_t* piece, size_t n
     # ids an entry was made for, as tiktoken does, needed 20 bytes an entry
     # instead of 8, and the extra memory traffic showed on long inputs.)
     cdef int owned
-    cdef uint32_t* nxt = <uint32_t*>ft_scratch_take(3 * (n + 1) * sizeof(uint32_t), &owned)
+    cdef uint32_t* nxt = <uint32_t*>ft_slot_take(FT_SLOT_MERGE, 3 * (n + 1) * sizeof(uint32_t),
+                                                 MERGE_KEEP, &owned)
     cdef uint32_t* prv = nxt + (n + 1)
     cdef uint32_t* ids = prv + (n + 1)
     cdef MergeQueue queue

@@ -31,7 +31,7 @@ from libc.string cimport memchr, memcmp, memcpy
 from .errors import FasttokError
 
 from ._bpe cimport (IdBuffer, PairMemo, bpe_encode_piece, ids_free, ids_push, ids_reserve,
-                   pair_memo_free, pair_memo_init)
+                   pair_memo_init, pair_memo_release)
 from ._pretokenize cimport ScanFn, scanner_by_name
 from ._utf8 cimport Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_write
 from ._tables cimport (ByteStrings, TokenTables, TokenTablesView, find_bytes, fill_strings,
@@ -93,18 +93,18 @@ cdef struct Scratch:
     PairMemo memo
 
 
-cdef int scratch_init(Scratch* scratch, size_t text_bytes) except -1:
+cdef int scratch_init(Scratch* scratch, const TokenTablesView* tables) except -1:
     scratch.cache = <CacheEntry*>calloc(CACHE_SLOTS, sizeof(CacheEntry))
     if scratch.cache == NULL:
         raise MemoryError()
-    pair_memo_init(&scratch.memo, text_bytes)
+    pair_memo_init(&scratch.memo, tables)
     return 0
 
 
 cdef void scratch_free(Scratch* scratch) noexcept nogil:
     free(scratch.cache)
     scratch.cache = NULL
-    pair_memo_free(&scratch.memo)
+    pair_memo_release(&scratch.memo)
 
 
 
@@ -291,10 +291,11 @@ cdef class CoreBPE:
         cdef Scratch* use = NULL
         scratch.cache = NULL
         scratch.memo.entries = NULL
+        scratch.memo.owned = 0
         utf8_text(text, &u)
         try:
             if u.size >= CACHE_MIN_BYTES:
-                scratch_init(&scratch, u.size)
+                scratch_init(&scratch, self.view)
                 use = &scratch
             with nogil:
                 self._encode_utf8(u.data, u.size, allowed, use_specials, out, use)
@@ -340,10 +341,10 @@ cdef class CoreBPE:
         # Encodes every text into out, recording where each one ends; the
         # GIL is held only to read the texts' layout.
         cdef Py_ssize_t count = len(texts), i
-        cdef Scratch scratch = Scratch(NULL, PairMemo(NULL, 0))
+        cdef Scratch scratch = Scratch(NULL, PairMemo(NULL, 0, 0))
         cdef Utf8Source* sources = <Utf8Source*>malloc((count + 1) * sizeof(Utf8Source))
         cdef uint8_t* buffer = NULL
-        cdef size_t capacity = 0, total = 0, used, size
+        cdef size_t capacity = 0, used, size
         cdef const uint8_t* data
         cdef const uint8_t* mask = NULL
         cdef bint use_specials = allowed is not None and self.n_specials > 0
@@ -355,8 +356,7 @@ cdef class CoreBPE:
             for i in range(count):
                 utf8_source(<str?>texts[i], &sources[i])
                 capacity += utf8_capacity(&sources[i])
-                total += <size_t>sources[i].length
-            scratch_init(&scratch, total)
+            scratch_init(&scratch, self.view)
             # one buffer for the whole batch, so the piece cache's keys stay valid
             buffer = <uint8_t*>malloc(capacity + 1)
             if buffer == NULL:

@@ -51,6 +51,7 @@ cdef struct TokenTablesView:
     const BytesIndex* index
     const PairIndex* pairs
     const uint32_t* priority
+    uint64_t generation  # unique among all TokenTables of the process, never reused
     uint64_t max_len  # longest ordinary token: longer spans are never tokens
     # pair_value of every two single bytes, so the first pass over a piece
     # (one lookup per byte) reads a 512 KB table instead of hashing

@@ -26,6 +26,9 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy, memset
 
 
+cdef unsigned long long _generations = 0
+
+
 cdef inline int _byte_class_before(uint8_t x) noexcept nogil:
     # what may end the text before a character: 0 ASCII, 1 a continuation byte
     if x < 0x80:
@@ -142,6 +145,9 @@ cdef class TokenTables:
             raise MemoryError()
         for i in range(n):
             self.priority[i] = <uint32_t>(i if priorities is None else priorities[i])
+        global _generations
+        _generations += 1
+        self.view.generation = _generations
         self.view.strings = &self.strings
         self.view.index = &self.index
         self.view.pairs = &self.pairs
