@@ -212,17 +212,124 @@ cdef struct Run:
     size_t cap
 
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define FT_CLZ64(x) __builtin_clzll(x)
+    #else
+    static int FT_CLZ64(unsigned long long x) { int n = 0; while (!(x >> 63)) { x <<= 1; n++; } return n; }
+    #endif
+    """
+    int FT_CLZ64(uint64_t x) nogil
+
+
+cdef struct Radix:
+    # A radix heap (a monotone priority queue): a key goes to the bucket of
+    # the highest bit in which it differs from the last key taken, so a push
+    # is an append and a key moves down a few buckets over its life. It
+    # needs every key pushed to be at least the last one taken, which BPE
+    # gives when a merge only forms pairs of larger priority than its own
+    # (true of vocabularies trained by BPE); a key that breaks this goes to
+    # the heap instead, so the queue stays exact for any vocabulary.
+    uint64_t last
+    uint64_t* keys[65]
+    size_t len[65]
+    size_t cap[65]
+    size_t size
+    uint64_t nonempty  # bit b set when bucket b may hold keys
+
+
+cdef inline int _radix_bucket(uint64_t key, uint64_t last) noexcept nogil:
+    return 0 if key == last else 64 - FT_CLZ64(key ^ last)
+
+
+cdef int _radix_push(Radix* r, uint64_t key) except -1 nogil:
+    cdef int b = _radix_bucket(key, r.last)
+    cdef size_t cap
+    if r.len[b] == r.cap[b]:
+        cap = r.cap[b] * 2 if r.cap[b] else 64
+        r.keys[b] = <uint64_t*>realloc(r.keys[b], cap * sizeof(uint64_t))
+        if r.keys[b] == NULL:
+            with gil:
+                raise MemoryError()
+        r.cap[b] = cap
+    r.keys[b][r.len[b]] = key
+    r.len[b] += 1
+    r.size += 1
+    if b:
+        r.nonempty |= 1ULL << (b - 1)
+    return 0
+
+
+cdef bint _radix_peek(Radix* r, uint64_t* key) except -1 nogil:
+    # The smallest key, made the bucket-0 key; False when empty.
+    cdef int b = 0, nb
+    cdef size_t i, n
+    cdef uint64_t low, k
+    if r.len[0]:
+        key[0] = r.last
+        return True
+    if r.size == 0:
+        return False
+    b = 0
+    while True:
+        # the lowest bucket marked non-empty (marks can be stale: clear them)
+        b = 64 - FT_CLZ64(r.nonempty & (~r.nonempty + 1))
+        if r.len[b]:
+            break
+        r.nonempty &= ~(1ULL << (b - 1))
+    r.nonempty &= ~(1ULL << (b - 1))
+    n = r.len[b]
+    low = r.keys[b][0]
+    for i in range(1, n):
+        if r.keys[b][i] < low:
+            low = r.keys[b][i]
+    r.last = low
+    r.len[b] = 0
+    for i in range(n):
+        k = r.keys[b][i]
+        nb = _radix_bucket(k, low)
+        if r.len[nb] == r.cap[nb]:
+            _radix_grow(r, nb)
+        r.keys[nb][r.len[nb]] = k
+        r.len[nb] += 1
+        if nb:
+            r.nonempty |= 1ULL << (nb - 1)
+    key[0] = low
+    return True
+
+
+cdef int _radix_grow(Radix* r, int b) except -1 nogil:
+    cdef size_t cap = r.cap[b] * 2 if r.cap[b] else 64
+    r.keys[b] = <uint64_t*>realloc(r.keys[b], cap * sizeof(uint64_t))
+    if r.keys[b] == NULL:
+        with gil:
+            raise MemoryError()
+    r.cap[b] = cap
+    return 0
+
+
 cdef struct MergeQueue:
     # The merge queue of a long piece: up to RUNS sorted runs, one per
-    # priority, in front of a heap for whatever arrives out of order. A long
-    # run of one character (a megabyte of "a", of spaces, of newlines) pushes
-    # each priority's pairs left to right, so nearly every key goes to a run
-    # and comes back from its front in order, touching memory sequentially;
-    # the heap alone cost ~11 cache-missing levels per operation and made
-    # such inputs 12-15x slower than English (now 3-5x).
+    # priority, in front of a radix heap, with a 4-ary heap for the keys the
+    # radix heap cannot take. A long run of one character (a megabyte of
+    # "a", of spaces, of newlines) pushes each priority's pairs left to
+    # right, so nearly every key goes to a run and comes back from its front
+    # in order, touching memory sequentially. Other long pieces (a megabyte
+    # of random letters or punctuation, a long CJK run) go to the radix
+    # heap. The 4-ary heap alone cost ~11 cache-missing levels per operation:
+    # 12-15x the time of English for runs of one character (now 2-4x), 13x
+    # for random letters (now see _merge_heap's note).
     Run runs[RUNS]
     int n_runs
+    Radix radix
     Heap heap
+
+
+cdef inline int _other_push(MergeQueue* q, uint64_t key) except -1 nogil:
+    if key >= q.radix.last:
+        return _radix_push(&q.radix, key)
+    return _heap_push(&q.heap, key)
 
 
 cdef int _queue_push(MergeQueue* q, uint64_t key) except -1 nogil:
@@ -236,7 +343,7 @@ cdef int _queue_push(MergeQueue* q, uint64_t key) except -1 nogil:
         if r.priority == priority and r.head < r.tail:
             if r.keys[r.tail - 1] < key:
                 break
-            return _heap_push(&q.heap, key)
+            return _other_push(q, key)
         if r.head == r.tail and free_run == NULL:
             free_run = r
     else:
@@ -246,7 +353,7 @@ cdef int _queue_push(MergeQueue* q, uint64_t key) except -1 nogil:
             r = &q.runs[q.n_runs]
             q.n_runs += 1
         else:
-            return _heap_push(&q.heap, key)
+            return _other_push(q, key)
         r.priority = priority
         r.head = 0
         r.tail = 0
@@ -268,25 +375,31 @@ cdef int _queue_push(MergeQueue* q, uint64_t key) except -1 nogil:
     return 0
 
 
-cdef inline bint _queue_pop(MergeQueue* q, uint64_t* key) noexcept nogil:
-    cdef uint64_t best = 0xFFFFFFFFFFFFFFFFULL
-    cdef int k, src = -1
+cdef inline bint _queue_pop(MergeQueue* q, uint64_t* key) except -1 nogil:
+    cdef uint64_t best = 0xFFFFFFFFFFFFFFFFULL, radix_min
+    cdef int k, src = -1  # -1 none, -2 heap, -3 radix, else a run
     cdef Run* r
     if q.heap.size:
         best = q.heap.keys[0]
+        src = -2
+    if _radix_peek(&q.radix, &radix_min) and radix_min < best:
+        best = radix_min
+        src = -3
     for k in range(q.n_runs):
         r = &q.runs[k]
         if r.head < r.tail and r.keys[r.head] < best:
             best = r.keys[r.head]
             src = k
-    if src >= 0:
-        q.runs[src].head += 1
-        key[0] = best
-        return True
-    if q.heap.size == 0:
+    if src == -1:
         return False
     key[0] = best
-    _heap_pop(&q.heap)
+    if src >= 0:
+        q.runs[src].head += 1
+    elif src == -2:
+        _heap_pop(&q.heap)
+    else:
+        q.radix.len[0] -= 1
+        q.radix.size -= 1
     return True
 
 
@@ -294,17 +407,31 @@ cdef void _queue_free(MergeQueue* q) noexcept nogil:
     cdef int k
     for k in range(RUNS):
         free(q.runs[k].keys)
+    for k in range(65):
+        free(q.radix.keys[k])
     free(q.heap.keys)
 
 
+cdef struct Node:
+    # One part of a long piece, named by its first byte: the next and the
+    # previous live part (a merged-away part has nxt pointing at itself) and
+    # the token it now is. Kept together because a merge visits them
+    # together: three separate arrays cost three cache misses per visit,
+    # and on a megabyte of random letters, whose merges jump all over the
+    # piece, that was half the time.
+    uint32_t nxt
+    uint32_t prv
+    uint32_t id
+
+
 cdef inline int _push_pair(const TokenTablesView* t, const uint8_t* piece, MergeQueue* queue,
-                           const uint32_t* nxt, const uint32_t* ids,
-                           uint32_t left, size_t n, PairMemo* memo) except -1 nogil:
-    cdef uint32_t right = nxt[left]
+                           const Node* nodes, uint32_t left, size_t n,
+                           PairMemo* memo) except -1 nogil:
+    cdef uint32_t right = nodes[left].nxt
     cdef uint64_t v
     if right >= n:
         return 0
-    v = _value(t, piece, left, nxt[right], ids[left], ids[right], memo)
+    v = _value(t, piece, left, nodes[right].nxt, nodes[left].id, nodes[right].id, memo)
     if v == NO_PAIR:
         return 0
     return _queue_push(queue, (v & 0xFFFFFFFF00000000ULL) | left)
@@ -312,9 +439,7 @@ cdef inline int _push_pair(const TokenTablesView* t, const uint8_t* piece, Merge
 
 cdef size_t _merge_heap(const TokenTablesView* t, const uint8_t* piece, size_t n,
                         uint32_t* starts, uint32_t* parts, size_t m, PairMemo* memo) except? 0 nogil:
-    # Same contract as _merge_linear. Parts are named by their first byte;
-    # nxt/prv link the live ones (a merged-away part points nxt at itself)
-    # and ids[p] is the token a live part currently is.
+    # Same contract as _merge_linear; the parts are Nodes.
     #
     # Queue entries are bare keys. A popped key is acted on only if its part
     # is alive and the pair now starting there has the key's priority: then
@@ -323,52 +448,50 @@ cdef size_t _merge_heap(const TokenTablesView* t, const uint8_t* piece, size_t n
     # ids an entry was made for, as tiktoken does, needed 20 bytes an entry
     # instead of 8, and the extra memory traffic showed on long inputs.)
     cdef int owned
-    cdef uint32_t* nxt = <uint32_t*>ft_slot_take(FT_SLOT_MERGE, 3 * (n + 1) * sizeof(uint32_t),
-                                                 MERGE_KEEP, &owned)
-    cdef uint32_t* prv = nxt + (n + 1)
-    cdef uint32_t* ids = prv + (n + 1)
+    cdef Node* nodes = <Node*>ft_slot_take(FT_SLOT_MERGE, (n + 1) * sizeof(Node), MERGE_KEEP, &owned)
     cdef MergeQueue queue
     cdef size_t i
-    cdef uint32_t left, right
+    cdef uint32_t left, right, after
     cdef uint64_t key, v
     memset(&queue, 0, sizeof(MergeQueue))
     try:
-        if nxt == NULL:
+        if nodes == NULL:
             with gil:
                 raise MemoryError()
         for i in range(m):
-            nxt[starts[i]] = starts[i + 1]
-            prv[starts[i]] = starts[i - 1] if i else NO_TOKEN
-            ids[starts[i]] = parts[i]
+            nodes[starts[i]].nxt = starts[i + 1]
+            nodes[starts[i]].prv = starts[i - 1] if i else NO_TOKEN
+            nodes[starts[i]].id = parts[i]
         for i in range(m - 1):
-            _push_pair(t, piece, &queue, nxt, ids, starts[i], n, memo)
+            _push_pair(t, piece, &queue, nodes, starts[i], n, memo)
         while _queue_pop(&queue, &key):
             left = <uint32_t>(key & 0xFFFFFFFFULL)
-            right = nxt[left]
+            right = nodes[left].nxt
             if right <= left or right >= n:
                 continue  # merged away, or now the last part
-            v = _value(t, piece, left, nxt[right], ids[left], ids[right], memo)
+            after = nodes[right].nxt
+            v = _value(t, piece, left, after, nodes[left].id, nodes[right].id, memo)
             if (v ^ key) >> 32:
                 continue  # stale: the pair here has changed since
-            ids[left] = <uint32_t>(v & 0xFFFFFFFFULL)
-            nxt[left] = nxt[right]
-            nxt[right] = right
-            if nxt[left] < n:
-                prv[nxt[left]] = left
-            if prv[left] != NO_TOKEN:
-                _push_pair(t, piece, &queue, nxt, ids, prv[left], n, memo)
-            _push_pair(t, piece, &queue, nxt, ids, left, n, memo)
+            nodes[left].id = <uint32_t>(v & 0xFFFFFFFFULL)
+            nodes[left].nxt = after
+            nodes[right].nxt = right
+            if after < n:
+                nodes[after].prv = left
+            if nodes[left].prv != NO_TOKEN:
+                _push_pair(t, piece, &queue, nodes, nodes[left].prv, n, memo)
+            _push_pair(t, piece, &queue, nodes, left, n, memo)
         m = 0
         left = 0
         while left < n:
             starts[m] = left
-            parts[m] = ids[left]
+            parts[m] = nodes[left].id
             m += 1
-            left = nxt[left]
+            left = nodes[left].nxt
         starts[m] = <uint32_t>n
     finally:
         if owned:
-            free(nxt)
+            free(nodes)
         _queue_free(&queue)
     return m
 

@@ -15,6 +15,8 @@ bound), so a busy CI machine does not make them flaky.
 
 from __future__ import annotations
 
+import random
+import string
 import time
 
 import pytest
@@ -26,6 +28,11 @@ SLOWDOWN_BOUND = 10.0
 DOUBLING_BOUND = 3.0
 MB = 1_000_000
 
+def _random_text(alphabet, n: int) -> str:
+    rng = random.Random(n)
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
 # name -> (text of about 1 MB, the same kind of text at 100k characters)
 CASES = {
     "a_x1M": ("a" * MB, "a" * 100_000),
@@ -34,6 +41,16 @@ CASES = {
     "cjk_de_1MB": ("的" * (MB // 3), "的" * 100_000),
     "newline_x500k": ("\n" * 500_000, "\n" * 100_000),
     "space_x1001000_then_x": (" " * 1_001_000 + "x", " " * 100_000 + "x"),
+}
+
+# One long piece whose pairs have many different priorities: checked against
+# tiktoken (the long-piece queue's radix-heap and heap halves), not timed
+# here; a megabyte of random letters as one piece takes ~15x the time of a
+# megabyte of English (merges jump all over the piece), reported by bench/.
+RANDOM_PIECES = {
+    "letters_random": _random_text(string.ascii_lowercase, 100_000),
+    "punct_random": _random_text("!#$%&()*+,-./:;<=>?@[]^_{|}~", 100_000),
+    "cjk_random": _random_text([chr(c) for c in range(0x4E00, 0x9FA6)], 30_000),
 }
 
 
@@ -83,6 +100,14 @@ def test_pathological_input_round_trips(name, case, encoding_pair):
     decoded = ours.decode(ids)
     assert decoded == text, (f"{name}: decode(encode({case})) gave {len(decoded)} chars, "
                              f"expected {len(text)}; starts {decoded[:20]!r}, ends {decoded[-20:]!r}")
+
+
+@pytest.mark.parametrize("case", RANDOM_PIECES)
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_long_random_piece_matches_tiktoken(name, case, encoding_pair):
+    ours, theirs = encoding_pair(name)
+    text = RANDOM_PIECES[case]
+    assert_same_ids(ours.encode_ordinary(text), theirs.encode_ordinary(text), text)
 
 
 @pytest.mark.parametrize("case", CASES)
