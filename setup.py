@@ -23,7 +23,8 @@ DIRECTIVES = {
 
 COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3"]
 
-MODULES = ["_unicode", "_bytemap", "_tables", "_bpe", "_pretokenize", "_encoder", "_spm_normalizer", "_unigram", "_sentencepiece"]
+MODULES = ["_unicode", "_bytemap", "_tables", "_bpe", "_pretokenize", "_encoder",
+           "_spm_normalizer", "_unigram", "_sentencepiece"]
 
 extensions = [
     Extension(
@@ -33,7 +34,6 @@ extensions = [
         extra_compile_args=COMPILE_ARGS,
     )
     for name in MODULES
-    if os.path.exists(f"fasttok/{name}.pyx")
 ]
 
 setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, annotate=False))

@@ -373,7 +373,11 @@ class Encoding:
 
     def is_special_token(self, token: int) -> bool:
         """Whether an id is one of the special tokens."""
-        return token in set(self._special_tokens.values())
+        return token in self._special_ids
+
+    @functools.cached_property
+    def _special_ids(self) -> frozenset:
+        return frozenset(self._special_tokens.values())
 
     @property
     def n_vocab(self) -> int:
