@@ -66,20 +66,23 @@ corpus files through ``encode_many``, against ``sentencepiece.encode(lines)``):
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_New, PyList_SET_ITEM
-from cpython.long cimport PyLong_FromUnsignedLong
+from cpython.tuple cimport PyTuple_GET_ITEM
+
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(object op)
 from cpython.ref cimport Py_INCREF
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
-from ._bpe cimport bpe_merge_parts
+from ._bpe cimport PairMemo, bpe_merge_parts, pair_memo_init, pair_memo_release
 from ._spm_normalizer cimport (ByteBuf, Normalizer, OffsetBuf, SymbolMatcher, bytebuf_free,
                                bytebuf_reserve, offsets_free, valid_utf8_len)
 from ._tables cimport (ByteStrings, NO_PAIR, NO_TOKEN, TokenTables, fill_strings, find_bytes,
                        free_strings, hash_bytes, pair_value)
 from ._unigram cimport (Span, SpanBuf, UnigramModel, ViterbiScratch, spans_free, spans_push,
                         spans_reserve, viterbi_scratch_free)
-from ._utf8 cimport Utf8Text, utf8_text
+from ._utf8 cimport Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_write
 
 
 # SentencePiece piece types (fasttok.vocab.TokenType)
@@ -145,9 +148,11 @@ cdef struct Scratch:
     uint8_t* frozen
     size_t cap
     WordCache cache
+    PairMemo memo  # the thread's pair memo, attached for batches of BPE text
 
 
 cdef void scratch_free(Scratch* sc) noexcept nogil:
+    pair_memo_release(&sc.memo)
     viterbi_scratch_free(&sc.vit)
     free(sc.starts); free(sc.rel); free(sc.ids); free(sc.frozen)
     sc.starts = sc.rel = sc.ids = NULL
@@ -289,14 +294,20 @@ cdef inline bint _is_space_symbol(const uint8_t* s, size_t n) noexcept nogil:
     return n == 3 and s[0] == 0xE2 and s[1] == 0x96 and s[2] == 0x81
 
 
-cdef list _ids_list(const Span* toks, size_t a, size_t b):
+cdef list _ids_list(const Span* toks, size_t a, size_t b, tuple ints):
+    # ints[i] is the int i for every id: the list only takes references (no
+    # int allocated per token), and, holding only ints, it cannot be part of
+    # a reference cycle, so the cycle collector is not told about it.
     cdef list out = PyList_New(b - a)
-    cdef size_t i
+    cdef size_t i, n_ints = len(ints)
     cdef object item
     for i in range(a, b):
-        item = PyLong_FromUnsignedLong(toks[i].id)
+        if toks[i].id >= n_ints:
+            raise ValueError(f"internal error: token id {toks[i].id} out of range")
+        item = <object>PyTuple_GET_ITEM(ints, toks[i].id)
         Py_INCREF(item)
         PyList_SET_ITEM(out, i - a, item)
+    PyObject_GC_UnTrack(out)
     return out
 
 
@@ -354,6 +365,7 @@ cdef class SentencePieceCore:
     cdef bint add_space_prefix          # llama.cpp decode
     cdef readonly object special_order
     cdef readonly object vocabulary
+    cdef tuple ints
 
     def __cinit__(self):
         self.types = NULL
@@ -385,6 +397,7 @@ cdef class SentencePieceCore:
         self.llama_cpp = flavour == "llama.cpp"
         self.model_kind = MODEL_UNIGRAM if vocab.model == "unigram" else MODEL_BPE
         self.n_tokens = <uint32_t>n
+        self.ints = tuple(range(n))
         tokens = [t if t is not None else b"" for t in tokens]
         unk = vocab.unk_id
         if unk is None or not 0 <= unk < n:
@@ -595,7 +608,7 @@ cdef class SentencePieceCore:
                     ids[j] = <uint32_t>found if found >= 0 else NO_TOKEN
                 rel[b] = starts[b] - <uint32_t>base
                 parts = bpe_merge_parts(&self.bpe_tables.view, s + base, starts[b] - base,
-                                        rel + a, ids + a, b - a, NULL)
+                                        rel + a, ids + a, b - a, &sc.memo)
                 if slot != NULL:
                     cache_store(&sc.cache, slot, s + base, size, h, rel + a, ids + a, parts)
                 spans_reserve(out, parts)
@@ -792,7 +805,7 @@ cdef class SentencePieceCore:
         cdef ByteBuf norm = ByteBuf(NULL, 0, 0)
         try:
             self._encode_text(text, first, &toks, &norm)
-            return _ids_list(toks.data, 0, toks.len)
+            return _ids_list(toks.data, 0, toks.len, self.ints)
         finally:
             spans_free(&toks)
             bytebuf_free(&norm)
@@ -824,34 +837,49 @@ cdef class SentencePieceCore:
 
     def encode_many(self, list texts not None, const uint8_t[::1] allowed=None):
         """Encode a list of texts; the whole batch runs without the GIL."""
-        cdef Py_ssize_t count = len(texts), i, done = 0
-        cdef Utf8Text* inputs
+        cdef Py_ssize_t count = len(texts), i
+        cdef Utf8Source* inputs
         cdef size_t* ends
         cdef SpanBuf toks = SpanBuf(NULL, 0, 0)
         cdef SpanBuf spans = SpanBuf(NULL, 0, 0)
         cdef ByteBuf norm = ByteBuf(NULL, 0, 0)
         cdef list result
         cdef Scratch sc
-        cdef size_t total
+        cdef size_t total = 0, capacity = 0, used, size
+        cdef uint8_t* buffer = NULL
+        cdef const uint8_t* data
         cdef int gc_was_on = 0
         memset(&sc, 0, sizeof(Scratch))
-        inputs = <Utf8Text*>malloc((count + 1) * sizeof(Utf8Text))
+        inputs = <Utf8Source*>malloc((count + 1) * sizeof(Utf8Source))
         ends = <size_t*>malloc((count + 1) * sizeof(size_t))
         try:
             if inputs == NULL or ends == NULL:
                 raise MemoryError()
+            # Read every text's layout under the GIL, then transcode them all
+            # into one buffer without it (per text, releasing and taking the
+            # GIL back cost more than the transcoding of a short line).
             for i in range(count):
-                utf8_text(texts[i], &inputs[i])
-                done = i + 1
+                utf8_source(<str?>texts[i], &inputs[i])
+                capacity += utf8_capacity(&inputs[i])
+                total += <size_t>inputs[i].length
+            buffer = <uint8_t*>malloc(capacity + 1)
+            if buffer == NULL:
+                raise MemoryError()
+            if self.model_kind == MODEL_BPE:
+                pair_memo_init(&sc.memo, &self.bpe_tables.view)
             with nogil:
                 if self.model_kind == MODEL_BPE and count > 1:
-                    total = 0
-                    for i in range(count):
-                        total += inputs[i].size
                     cache_init(&sc.cache, total)
+                used = 0
                 for i in range(count):
-                    self._encode_fragment(inputs[i].data, inputs[i].size, True, &norm, NULL,
-                                          &spans, &toks, &sc)
+                    if inputs[i].ascii:
+                        data = <const uint8_t*>inputs[i].data
+                        size = <size_t>inputs[i].length
+                    else:
+                        data = buffer + used
+                        size = utf8_write(&inputs[i], buffer + used)
+                        used += size
+                    self._encode_fragment(data, size, True, &norm, NULL, &spans, &toks, &sc)
                     ends[i] = toks.len
             # Thousands of new lists would trigger collections that scan every
             # object the program holds, none of which can free anything here.
@@ -859,7 +887,7 @@ cdef class SentencePieceCore:
             result = PyList_New(count)
             a = 0
             for i in range(count):
-                one = _ids_list(toks.data, a, ends[i])
+                one = _ids_list(toks.data, a, ends[i], self.ints)
                 Py_INCREF(one)
                 PyList_SET_ITEM(result, i, one)
                 a = ends[i]
@@ -868,9 +896,7 @@ cdef class SentencePieceCore:
             if gc_was_on:
                 PyGC_Enable()
             scratch_free(&sc)
-            if inputs != NULL:
-                for i in range(done):
-                    free(inputs[i].owned)
+            free(buffer)
             free(inputs); free(ends)
             spans_free(&toks); spans_free(&spans); bytebuf_free(&norm)
 
@@ -981,7 +1007,7 @@ cdef class SentencePieceCore:
         try:
             self._encode_normalized(<const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
                                     &spans, &toks, &sc)
-            return _ids_list(toks.data, 0, toks.len)
+            return _ids_list(toks.data, 0, toks.len, self.ints)
         finally:
             spans_free(&spans)
             spans_free(&toks)
