@@ -15,12 +15,12 @@ import threading
 from typing import Any
 
 from . import registry
-from .core import Encoding
+from .core import Encoding, StreamDecoder
 from .errors import FasttokError, UnknownEncodingError, VocabularyError, VocabularyFileError
 from .registry import list_encoding_names
 from .vocab import Vocabulary
 
-__all__ = ["Encoding", "get_encoding", "list_encoding_names", "load", "Vocabulary",
+__all__ = ["Encoding", "StreamDecoder", "get_encoding", "list_encoding_names", "load", "Vocabulary",
            "FasttokError", "VocabularyFileError", "VocabularyError", "UnknownEncodingError"]
 __version__ = "0.1.0"
 

@@ -16,7 +16,7 @@ from . import registry
 from .errors import FasttokError
 from .vocab import Vocabulary
 
-__all__ = ["Encoding"]
+__all__ = ["Encoding", "StreamDecoder"]
 
 AllowedSpecial = Union[Literal["all"], AbstractSet[str]]
 DisallowedSpecial = Union[Literal["all"], Collection[str]]
@@ -29,6 +29,42 @@ def _raise_disallowed(token: str) -> None:
         f"(or allowed_special='all').\n"
         f"To encode it as ordinary text, pass disallowed_special=() "
         f"(or leave {token!r} out of disallowed_special).")
+
+
+class StreamDecoder:
+    """Decode ids one at a time, as a model produces them.
+
+    :meth:`push` returns the text that became complete; the bytes of a UTF-8
+    character split across tokens are held back until the rest arrives, and
+    :meth:`flush` ends the stream. The pushes of a sequence add up to
+    ``decode`` of it. Available for byte-level BPE encodings (tiktoken's),
+    whose text is the plain concatenation of their tokens' bytes.
+
+    >>> enc = Encoding.from_vocabulary(Vocabulary(
+    ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
+    >>> stream = enc.decode_stream()
+    >>> [stream.push(t) for t in "é!".encode()], stream.flush()
+    (['', 'é', '!'], '')
+    """
+
+    def __init__(self, encoding: "Encoding", errors: str = "replace") -> None:
+        import codecs
+
+        if encoding.vocabulary.model != "byte_bpe":
+            raise FasttokError(
+                f"{encoding.name}: streaming decode needs a byte-level BPE encoding; "
+                f"{encoding.vocabulary.model!r} decodes with context (leading spaces, byte "
+                "fallback, space clean-up), so decode the whole sequence instead")
+        self._token_bytes = encoding.decode_single_token_bytes
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
+
+    def push(self, token: int) -> str:
+        """Add one id; return the text it completes (possibly empty)."""
+        return self._utf8.decode(self._token_bytes(token))
+
+    def flush(self) -> str:
+        """End the stream: whatever is held back, decoded with ``errors``."""
+        return self._utf8.decode(b"", final=True)
 
 
 class Encoding:
@@ -330,6 +366,10 @@ class Encoding:
         ('hi', '�')
         """
         return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def decode_stream(self, errors: str = "replace") -> StreamDecoder:
+        """A :class:`StreamDecoder` for ids that arrive one at a time."""
+        return StreamDecoder(self, errors)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one id (ordinary or special); ``KeyError`` otherwise."""

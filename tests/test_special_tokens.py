@@ -520,3 +520,28 @@ def test_flat_batch_count_batch_and_array_agree_with_encode(name):
         assert [list(ids[offsets[i]:offsets[i + 1]]) for i in range(len(texts))] == lists
         assert enc.count_batch(texts, num_threads=threads, disallowed_special=()) == [len(x) for x in lists]
     assert list(enc.encode_to_array(texts[2], allowed_special="all")) == enc.encode(texts[2], allowed_special="all")
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_stream_decoder_adds_up_to_decode_and_holds_back_split_characters(name):
+    import fasttok
+
+    enc = fasttok.get_encoding(name)
+    text = "héllo 世界 😀👨‍👩‍👧 \\u2028 done"
+    ids = enc.encode(text)
+    stream = enc.decode_stream()
+    pieces = [stream.push(t) for t in ids]
+    assert "".join(pieces) + stream.flush() == enc.decode(ids) == text
+    assert all("\ufffd" not in p for p in pieces)  # nothing emitted half-way through a character
+    cut = enc.decode_stream()
+    assert cut.push(enc.encode("😀")[0]) == "" or len(enc.encode("😀")) == 1
+    assert cut.flush() in ("", "\ufffd")
+
+
+def test_stream_decoder_is_refused_for_models_that_decode_with_context():
+    import fasttok
+    from conftest import DATA
+
+    spm = fasttok.load(DATA / "vocab" / "sentencepiece" / "botchan_en_bpe_1000.model")
+    with pytest.raises(ValueError, match="byte-level BPE"):
+        spm.decode_stream()
