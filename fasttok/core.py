@@ -37,8 +37,12 @@ class StreamDecoder:
     :meth:`push` returns the text that became complete; the bytes of a UTF-8
     character split across tokens are held back until the rest arrives, and
     :meth:`flush` ends the stream. The pushes of a sequence add up to
-    ``decode`` of it. Available for byte-level BPE encodings (tiktoken's),
-    whose text is the plain concatenation of their tokens' bytes.
+    ``decode`` of it: for tiktoken's encodings the text is the concatenation
+    of the tokens' bytes; for GGUF vocabularies each token's bytes depend on
+    its place (the first one's leading space) and llama.cpp's space clean-up
+    runs on the joined bytes, so bytes that a clean-up rule might still
+    change (spaces, quotes, ``?!.,`` and the three bytes after them) are
+    held back until bytes outside those rules follow.
 
     >>> enc = Encoding.from_vocabulary(Vocabulary(
     ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
@@ -50,21 +54,50 @@ class StreamDecoder:
     def __init__(self, encoding: "Encoding", errors: str = "replace") -> None:
         import codecs
 
-        if encoding.vocabulary.model != "byte_bpe":
-            raise FasttokError(
-                f"{encoding.name}: streaming decode needs a byte-level BPE encoding; "
-                f"{encoding.vocabulary.model!r} decodes with context (leading spaces, byte "
-                "fallback, space clean-up), so decode the whole sequence instead")
-        self._token_bytes = encoding.decode_single_token_bytes
+        core = encoding._core
+        self._first = True
+        self._pending = b""
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
+        self._clean = None
+        if hasattr(core, "stream_piece"):
+            self._piece = core.stream_piece
+            if core.clean_spaces:
+                from .gguf_models import CLEAN_UP_BYTES, clean_up_spaces
+                self._clean = clean_up_spaces
+                self._clean_bytes = CLEAN_UP_BYTES
+        elif encoding.vocabulary.model == "byte_bpe":
+            token_bytes = encoding.decode_single_token_bytes
+            self._piece = lambda token, first: token_bytes(token)
+        else:
+            raise FasttokError(
+                f"{encoding.name}: streaming decode is available for tiktoken and GGUF "
+                f"vocabularies; {encoding.vocabulary.model!r} decodes with context (byte "
+                "fallback runs, leading spaces), so decode the whole sequence instead")
 
     def push(self, token: int) -> str:
         """Add one id; return the text it completes (possibly empty)."""
-        return self._utf8.decode(self._token_bytes(token))
+        piece = self._piece(token, self._first)
+        self._first = False
+        if self._clean is None:
+            return self._utf8.decode(piece)
+        pending = self._pending + piece
+        # cut where no clean-up rule can reach across: the byte at the cut
+        # and the three before it (a quote's rule looks at up to "'re") are
+        # outside the rules' bytes
+        cut = len(pending) - 1
+        while cut >= 3 and not self._clean_bytes.isdisjoint(pending[cut - 3:cut + 1]):
+            cut -= 1
+        if cut < 3:
+            self._pending = pending
+            return ""
+        self._pending = pending[cut:]
+        return self._utf8.decode(self._clean(pending[:cut]))
 
     def flush(self) -> str:
         """End the stream: whatever is held back, decoded with ``errors``."""
-        return self._utf8.decode(b"", final=True)
+        tail = self._clean(self._pending) if self._clean is not None else b""
+        self._pending = b""
+        return self._utf8.decode(tail, final=True)
 
 
 class Encoding:

@@ -266,6 +266,10 @@ def clean_up_spaces(data: bytes) -> bytes:
     return _BEFORE_CONTRACTION.sub(b"", data)
 
 
+# The bytes clean-up looks at; between two bytes outside this set no clean-up
+# pattern can match across, so a text may be cleaned in pieces cut there.
+CLEAN_UP_BYTES = frozenset(b" '?!.,")
+
 _BEFORE_PUNCT = re.compile(rb" (?=[?!.,])")
 _BEFORE_CONTRACTION = re.compile(rb" (?='(?:[sm]|re|ve))")
 
@@ -496,6 +500,16 @@ class _GGUFModel:
     def decode_bytes(self, tokens: Any) -> bytes:
         """``llama_detokenize(remove_special=False, unparse_special=False)``."""
         return self.detokenize(tokens)
+
+    def stream_piece(self, token: int, first: bool) -> bytes:
+        """The bytes ``decode_bytes`` gives ``token`` at its place in a sequence,
+        before the space clean-up (which :class:`fasttok.StreamDecoder` runs on
+        the joined bytes)."""
+        i = self._check(token)
+        piece = b"" if i in self._hidden else self.token_bytes(i)
+        if first and self.vocab.add_dummy_prefix and piece.startswith(b" "):
+            piece = piece[1:]
+        return piece
 
 
 class GGUFByteBPE(_GGUFModel):

@@ -538,10 +538,26 @@ def test_stream_decoder_adds_up_to_decode_and_holds_back_split_characters(name):
     assert cut.flush() in ("", "\ufffd")
 
 
+@pytest.mark.parametrize("vocab", ["gpt-2", "llama-bpe", "llama-spm", "bert-bge", "qwen2"])
+def test_gguf_stream_decoder_adds_up_to_decode_on_every_test_string(vocab):
+    import json
+
+    import fasttok
+    from conftest import DATA
+
+    enc = fasttok.load(DATA / "vocab" / "gguf" / f"ggml-vocab-{vocab}.gguf")
+    lines = (DATA / "testcases" / "lines.jsonl").read_text(encoding="utf-8").split("\n")
+    for text in (json.loads(line)["text"] for line in lines if line):
+        for ids in (enc.encode(text, disallowed_special=()),
+                    enc.encode(text, allowed_special="all", add_special_tokens=True)):
+            stream = enc.decode_stream()
+            assert "".join(stream.push(t) for t in ids) + stream.flush() == enc.decode(ids), text
+
+
 def test_stream_decoder_is_refused_for_models_that_decode_with_context():
     import fasttok
     from conftest import DATA
 
     spm = fasttok.load(DATA / "vocab" / "sentencepiece" / "botchan_en_bpe_1000.model")
-    with pytest.raises(ValueError, match="byte-level BPE"):
+    with pytest.raises(ValueError, match="decodes with context"):
         spm.decode_stream()
