@@ -1,6 +1,6 @@
 # SentencePiece text normalization, shared by the SentencePiece models and
 # GGUF `llama` / `t5` vocabularies (fasttok/_sentencepiece.pyx cimports it).
-from libc.stdint cimport uint8_t, uint32_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
 from ._tables cimport TokenTables
 
@@ -54,7 +54,10 @@ cdef class Normalizer:
     cdef readonly bint treat_whitespace_as_suffix
     cdef readonly int flavour
     cdef bint ascii_plain[256]   # copied unchanged when followed by ASCII
+    cdef uint8_t multi_plain[4096]  # (lead - 0xC0) * 64 + second & 0x3F: no rule starts so
+    cdef uint64_t multi_third[4096] # same index; bit (third & 0x3F): a rule may start so
     cdef void _find_plain_ascii(self)
+    cdef void _find_plain_multi(self)
     cdef size_t prefix(self, const uint8_t* s, size_t n, const uint8_t** rep,
                        size_t* rep_len) noexcept nogil
     cdef int normalize_into(self, const uint8_t* s, size_t n, ByteBuf* out,

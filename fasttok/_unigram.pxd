@@ -14,8 +14,22 @@ cdef struct SpanBuf:
     size_t cap
 
 cdef int spans_reserve(SpanBuf* buf, size_t extra) except -1 nogil
-cdef int spans_push(SpanBuf* buf, uint32_t id, uint32_t start, uint32_t end,
-                    uint32_t flags) except -1 nogil
+
+cdef inline int spans_push(SpanBuf* buf, uint32_t id, uint32_t start, uint32_t end,
+                           uint32_t flags) except -1 nogil:
+    # Defined here so the modules that cimport it inline it (a call across
+    # extension modules goes through a function pointer).
+    cdef Span* sp
+    if buf.len == buf.cap:
+        spans_reserve(buf, 1)
+    sp = &buf.data[buf.len]
+    sp.id = id
+    sp.start = start
+    sp.end = end
+    sp.flags = flags
+    buf.len += 1
+    return 0
+
 cdef void spans_free(SpanBuf* buf) noexcept nogil
 
 cdef struct BestPath:
@@ -44,9 +58,22 @@ cdef struct TrieUnit:
     int32_t base             # 0: no children
     int32_t check            # parent's index; -1 free, -2 the root
     int32_t value            # piece id ending here, or -1
+    float score              # that piece's score as the Viterbi adds it
+
+cdef struct TrieStep:
+    # What a walk step reads of a unit (TrieUnit's first two fields)
+    int32_t base
+    int32_t check
+
+cdef struct TrieLeaf:
+    # What a match reads of a unit (TrieUnit's last two fields)
+    int32_t value
+    float score
 
 cdef struct PieceTrie:
-    TrieUnit* units          # units[0] is the root
+    TrieUnit* units          # units[0] is the root; built, then split into:
+    TrieStep* steps          # the walk's array (8 bytes a unit)
+    TrieLeaf* leaves         # parallel to steps: the piece ending at each unit
     size_t size              # always >= every base + 256, so base + c is in range
     uint32_t n_nodes
 
