@@ -4,7 +4,7 @@ For a Unigram and a BPE ``.model`` (botchan_unigram_5000, botchan_bpe_8000_bytef
 on each of en, code, zh and multi, single thread, same process:
 
 * ``lines``: the file's lines in one batch call (``encode_ordinary_batch(lines,
-  num_threads=1)``; ``sentencepiece.encode(lines)``), ids checked equal first;
+  num_threads=1)``; ``sentencepiece.encode(lines, num_threads=1)``), ids checked equal first;
 * ``whole``: the file as one string. For BPE the ids are checked equal; for
   Unigram they are not (over a whole file sentencepiece's float32 path scores
   break near-ties in a way fasttok does not reproduce; see fasttok/_unigram.pyx).
@@ -46,7 +46,8 @@ def test_sentencepiece_encode(benchmark, data_dir, corpus, name, file, mode, imp
         ours = lambda: enc.encode_ordinary_batch(arg, num_threads=1)  # noqa: E731
     else:
         ours = lambda: enc.encode_ordinary(arg)  # noqa: E731
-    theirs = lambda: sp.encode(arg)  # noqa: E731
+    # sentencepiece encodes a list on every core unless told otherwise
+    theirs = lambda: sp.encode(arg, num_threads=1)  # noqa: E731
     if impl == "fasttok" and (mode == "lines" or "bpe" in name):
         assert ours() == theirs(), f"{name}/{file}/{mode}: fasttok and sentencepiece disagree"
     benchmark.group = f"spm-{name}-{file}-{mode}"
