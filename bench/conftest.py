@@ -13,8 +13,8 @@ The other peers run when installed and are skipped otherwise: ``quicktok-v1``
 Data: ``FASTTOK_DATA`` (default ``<repo>/../shared/data``; rebuild it with
 ``python tools/fetch_test_data.py DIR``). fasttok reads its rank files from
 ``FASTTOK_VOCAB_DIR``, which is pointed at ``<data>/vocab/tiktoken`` here. tiktoken
-is built offline from the same files (``<data>/tools/reference_tiktoken.py`` when
-present, else directly from ``vocab/tiktoken/encodings.json``), so every library
+is built offline from the same files (``vocab/tiktoken/encodings.json`` and the
+``.tiktoken`` rank files it names), so every library
 encodes with identical ranks.
 
 Before anything is timed, each peer's ids are compared with fasttok's on that very
@@ -85,13 +85,9 @@ def split_lines(text: str) -> list[str]:
 
 
 def _tiktoken_encoding(name: str):
-    tools = DATA / "tools"
-    if (tools / "reference_tiktoken.py").exists():
-        if str(tools) not in sys.path:
-            sys.path.insert(0, str(tools))
-        from reference_tiktoken import get_encoding
-
-        return get_encoding(name)
+    """The real tiktoken.Encoding, built offline from ``encodings.json`` and the
+    ``.tiktoken`` rank files (the same way as ``tests/conftest.py``), so it works
+    with the shared data and with a folder made by ``tools/fetch_test_data.py``."""
     import tiktoken
 
     spec = json.loads((VOCAB_DIR / "encodings.json").read_text(encoding="utf-8"))[name]

@@ -3,8 +3,9 @@
 Where the data comes from
     ``FASTTOK_DATA`` (default ``<repo root>/../shared/data``) holds the vocabulary
     files, corpora, test strings and goldens; see its ``PROVENANCE.md``. The real
-    tiktoken is built offline from the same ``.tiktoken`` files by
-    ``<data>/tools/reference_tiktoken.py``, so both libraries see identical ranks.
+    tiktoken is built offline from the same ``.tiktoken`` files and
+    ``vocab/tiktoken/encodings.json`` by :func:`build_reference_encoding` here,
+    so both libraries see identical ranks.
     ``FASTTOK_VOCAB_DIR`` is pointed at ``<data>/vocab/tiktoken`` here, before any
     test imports fasttok.
 
@@ -22,13 +23,19 @@ What is shared
       ``decode_with_offsets``.
     * :class:`Mismatches`, which checks many inputs and then fails once with the
       number that differed and the full report of the first.
+    * :func:`load_ranks`, :func:`build_reference_encoding` (the reference
+      tiktoken from ``encodings.json`` + ``.tiktoken`` files, any data folder) and
+      :func:`golden_file`.
 
 If the data directory is missing entirely every test that needs it is skipped
-with a pointer to ``tools/fetch_test_data.py``; any other missing file fails.
+with a pointer to ``tools/fetch_test_data.py``. A missing golden file skips the
+tests that read it (:func:`golden_file`, naming the fetch step that makes it);
+any other missing file fails.
 """
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import json
 import os
@@ -107,32 +114,85 @@ class EncodingPair(tuple):
 
 
 _PAIRS: dict[str, EncodingPair] = {}
-_REFERENCE = None
+_SPECS: dict | None = None
+_RANKS: dict[str, dict[bytes, int]] = {}
 
 
-def _reference_module():
-    global _REFERENCE
-    if _REFERENCE is None:
-        tools = str(DATA / "tools")
-        if tools not in sys.path:
-            sys.path.insert(0, tools)
-        import reference_tiktoken  # needs the PyPI package tiktoken (pip install -e .[test])
+def load_ranks(filename: str, vocab_dir: Path | None = None) -> dict[bytes, int]:
+    """``{token_bytes: rank}`` of a ``.tiktoken`` file read the way tiktoken's
+    ``load_tiktoken_bpe`` reads it: one ``base64 rank`` pair per non-empty line.
+    ``filename`` is relative to ``vocab_dir`` (default ``<data>/vocab/tiktoken``)."""
+    path = Path(vocab_dir or VOCAB_DIR) / filename
+    ranks = {}
+    for line in path.read_bytes().splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
 
-        _REFERENCE = reference_tiktoken
-    return _REFERENCE
+
+def encoding_specs(vocab_dir: Path | None = None) -> dict:
+    """The entries of ``<data>/vocab/tiktoken/encodings.json`` (keys starting with
+    ``_`` are comments and left out)."""
+    global _SPECS
+    if vocab_dir is not None:
+        specs = json.loads((Path(vocab_dir) / "encodings.json").read_text(encoding="utf-8"))
+        return {k: v for k, v in specs.items() if not k.startswith("_")}
+    if _SPECS is None:
+        _SPECS = encoding_specs(VOCAB_DIR)
+    return _SPECS
+
+
+def build_reference_encoding(name: str, vocab_dir: Path | None = None):
+    """The real ``tiktoken.Encoding`` for ``name``, built offline from
+    ``encodings.json`` (pat_str, special_tokens, explicit_n_vocab) and the
+    ``.tiktoken`` rank file it names, so tiktoken and fasttok read identical ranks.
+    Needs the PyPI package tiktoken (``pip install -e .[test]``)."""
+    import tiktoken
+
+    spec = encoding_specs(vocab_dir)[name]
+    if vocab_dir is None:
+        ranks = _RANKS.get(spec["file"])
+        if ranks is None:
+            ranks = _RANKS[spec["file"]] = load_ranks(spec["file"])
+    else:
+        ranks = load_ranks(spec["file"], vocab_dir)
+    kwargs = {}
+    if spec.get("explicit_n_vocab") is not None:
+        kwargs["explicit_n_vocab"] = spec["explicit_n_vocab"]
+    return tiktoken.Encoding(name, pat_str=spec["pat_str"], mergeable_ranks=dict(ranks),
+                             special_tokens=dict(spec["special_tokens"]), **kwargs)
 
 
 def reference_encoding(name: str):
     """The real tiktoken.Encoding for ``name``, built offline. Returns
     ``(encoding, is_stand_in)``: if tiktoken cannot build gpt2 from these files,
     r50k_base stands in (same ranks, same pattern, same special token)."""
-    ref = _reference_module()
     try:
-        return ref.get_encoding(name), False
+        return build_reference_encoding(name), False
     except Exception:
         if name != "gpt2":
             raise
-        return ref.get_encoding("r50k_base"), True
+        return build_reference_encoding("r50k_base"), True
+
+
+def golden_file(data_dir: Path, kind: str, name: str) -> Path:
+    """``<data>/goldens/<kind>/<name>.jsonl``; skips the test when it is absent
+    (a data folder made by ``tools/fetch_test_data.py`` without the goldens step)."""
+    path = data_dir / "goldens" / kind / f"{name}.jsonl"
+    if not path.is_file():
+        pytest.skip(missing_golden_reason(path, kind))
+    return path
+
+
+def missing_golden_reason(path: Path, kind: str) -> str:
+    how = {
+        "tiktoken": "needs the PyPI package tiktoken",
+        "sentencepiece": "needs the PyPI package sentencepiece and the models from --train",
+        "gguf": "needs llama_cpp (PyPI llama-cpp-python)",
+    }.get(kind, "")
+    return (f"golden file {path} not found; make it with `python tools/fetch_test_data.py "
+            f"{path.parents[2]} --only goldens` (the goldens step; {how})")
 
 
 def encoding_pair(name: str) -> EncodingPair:
@@ -170,7 +230,8 @@ def enc_pair(request, data_dir) -> EncodingPair:
 
 @pytest.fixture(scope="session")
 def test_strings(data_dir) -> list[dict]:
-    """The 355 objects of ``testcases/lines.jsonl`` ({id, category, text})."""
+    """The objects of ``testcases/lines.jsonl`` ({id, category, text}); 355 in the
+    shared data, another number in a folder made by ``tools/fetch_test_data.py``."""
     return read_jsonl(data_dir / "testcases" / "lines.jsonl")
 
 

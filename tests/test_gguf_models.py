@@ -10,7 +10,7 @@ Reference data (``$FASTTOK_DATA``, see its PROVENANCE.md §2 and §5):
   ``encode(text, disallowed_special=())`` here (llama.cpp's
   ``tokenize(add_special=False, parse_special=False)``).
 * ``goldens/gguf/<name>.jsonl``: llama.cpp (as vendored in llama-cpp-python
-  0.3.36) on the 355 shared test strings: ``ids`` (add_special=False,
+  0.3.36) on the shared test strings (355 of them): ``ids`` (add_special=False,
   parse_special=False), ``ids_add_special`` (add_special=True),
   ``ids_parse_special`` (parse_special=True), ``pieces_hex``
   (``llama_token_to_piece(special=True)`` of each id), ``decoded_hex``
@@ -32,14 +32,13 @@ from functools import lru_cache
 import pytest
 
 import fasttok
-from conftest import DATA, Mismatches, describe_mismatch, read_jsonl
+from conftest import DATA, Mismatches, describe_mismatch, golden_file, read_jsonl
 from fasttok.errors import UnknownEncodingError
 from fasttok.gguf_pretokenizers import (PRE_TOKENIZERS, RegexListSplitter, pre_tokenizer,
                                         translate_pattern)
 from fasttok.vocab import Vocabulary
 
 GGUF_DIR = DATA / "vocab" / "gguf"
-GOLDEN_DIR = DATA / "goldens" / "gguf"
 # the gpt2 and bert vocabularies among the shared files (llama/t5 are another model's)
 NAMES = ("aquila", "bert-bge", "command-r", "deepseek-coder", "deepseek-llm", "falcon", "gpt-2",
          "gpt-neox", "llama-bpe", "mpt", "qwen2", "qwen35", "refact", "starcoder")
@@ -55,7 +54,8 @@ def encoding(name: str) -> fasttok.Encoding:
 
 @lru_cache(maxsize=None)
 def goldens(name: str) -> list:
-    return read_jsonl(GOLDEN_DIR / f"{name}.jsonl")
+    """The records of ``goldens/gguf/<name>.jsonl`` (the test is skipped when absent)."""
+    return read_jsonl(golden_file(DATA, "gguf", name))
 
 
 def read_pairs(name: str) -> list:
@@ -206,7 +206,7 @@ def test_every_pre_tokenizer_pattern_compiles():
 def test_scanner_and_exact_splitter_give_the_same_ids_on_the_corpus():
     corpus = [(DATA / "corpus" / f).read_bytes().decode("utf-8")[:200_000]
               for f in ("en.txt", "code.txt", "multi.txt", "adversarial.txt")]
-    texts = corpus + [r["text"] for r in goldens("gpt-2")]
+    texts = corpus + [r["text"] for r in read_jsonl(DATA / "testcases" / "lines.jsonl")]
     for name in ("gpt-2", "llama-bpe", "qwen2"):
         core = encoding(name)._core
         assert core._fast is not None

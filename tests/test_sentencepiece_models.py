@@ -3,7 +3,7 @@
 Where the expected answers come from:
 
 * ``goldens/sentencepiece/<model>.jsonl``: sentencepiece 0.2.3's ids, pieces,
-  normalized text and decoded text for the 355 shared test strings, 7 models;
+  normalized text and decoded text for the shared test strings, 7 models;
 * the ``sentencepiece`` package itself (test extra), run side by side on every
   corpus file line by line, on hypothesis text, and on models this file trains
   with the real trainer across the options that change behaviour;
@@ -16,6 +16,7 @@ A mismatch report names the model, the input and the first differing token.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 import struct
@@ -29,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fasttok
-from conftest import DATA, Mismatches, describe_mismatch, read_jsonl, read_text
+from conftest import DATA, Mismatches, describe_mismatch, golden_file, read_jsonl, read_text
 from fasttok._sentencepiece import SentencePieceCore
 from fasttok._spm_normalizer import Normalizer
 from fasttok._unigram import UnigramModel
@@ -48,12 +49,16 @@ CORPUS_FILES = ("en", "zh", "multi", "code", "adversarial")
 # every line of these; the first LINES_PER_SLICE lines of the others
 FULL_FILES = ("en", "zh", "multi")
 LINES_PER_SLICE = 20000
-# Line 60002 of adversarial.txt (beyond the slice) is 100,000 digits. Over
-# that many pieces kyoto_ja_unigram_8000's path score reaches ~-1e5, where
+# Line 60002 of the shared adversarial.txt (beyond the slice) is 100,000 digits.
+# Over that many pieces kyoto_ja_unigram_8000's path score reaches ~-1e5, where
 # sentencepiece's float32 sums break near-ties (score differences ~0.003) in a
 # way neither float nor double arithmetic reproduced (fasttok/_unigram.pyx);
-# the other six lines of 20k-100k characters and the other models agree.
-DIVERGENT_LINE = 60002
+# the other six lines of 20k-100k characters and the other models agree. An
+# adversarial.txt rebuilt by tools/fetch_test_data.py has its digit line (and
+# other long lines) elsewhere; the sha256 tells the shared file's line apart.
+# kyoto diverges on the rebuilt file's digit line too (checked on a folder made
+# by `tools/fetch_test_data.py --train`), so the xfail below is strict for both.
+DIVERGENT_LINE_SHA256 = "ca4a399b5ba36b10536542da35fa0490474dce582e9ad93e61c1ec1526ce7be0"
 GGUF_SPM = ("llama-spm", "phi-3", "baichuan", "nomic-bert-moe")
 GGUF_WITH_PAIRS = ("llama-spm", "phi-3")
 
@@ -106,7 +111,7 @@ def check_lines(what: str, enc, sp, lines) -> None:
 def test_goldens_match_ids_pieces_normalized_and_decoded(name):
     enc = fasttok.load(model_path(name))
     bad = Mismatches(f"{name} goldens")
-    for rec in read_jsonl(DATA / "goldens" / "sentencepiece" / f"{name}.jsonl"):
+    for rec in read_jsonl(golden_file(DATA, "sentencepiece", name)):
         text = rec["text"]
         got = {"ids": enc.encode(text), "pieces": enc.encode_as_pieces(text),
                "normalized": enc._core.normalize(text), "decoded": enc.decode(rec["ids"]),
@@ -137,22 +142,77 @@ def test_corpus_lines_match_sentencepiece(name, corpus):
     check_lines(f"{name} on {corpus}.txt", enc, sp, lines)
 
 
+@lru_cache(maxsize=None)
+def adversarial_lines() -> tuple:
+    return tuple(read_text(CORPUS / "adversarial.txt").split("\n"))
+
+
+def digit_line(lines) -> int | None:
+    """Index of the 100,000-digit line of adversarial.txt (60002 in the shared file)."""
+    return next((k for k, t in enumerate(lines)
+                 if len(t) == 100_000 and t.isascii() and t.isdigit()), None)
+
+
+def is_shared_adversarial(lines) -> bool:
+    """Whether adversarial.txt holds the shared file's digit line (rebuilt files differ)."""
+    k = digit_line(lines)
+    return k is not None and \
+        hashlib.sha256(lines[k].encode("utf-8")).hexdigest() == DIVERGENT_LINE_SHA256
+
+
+def float32_tie(sp, ours, theirs) -> bool:
+    """Both segmentations give the same text, and their total scores (summed in
+    double) differ by no more than one float32 step at that magnitude, below which
+    sentencepiece's float32 path sums cannot tell them apart."""
+    if sp.decode(ours) != sp.decode(theirs):
+        return False
+    a = math.fsum(sp.get_score(i) for i in ours)
+    b = math.fsum(sp.get_score(i) for i in theirs)
+    step = 2.0 ** (math.frexp(max(abs(a), abs(b)))[1] - 24)
+    return abs(a - b) <= step
+
+
 @pytest.mark.xfail(strict=True, reason="sentencepiece's float32 path scores over a 100k-digit "
                    "line break near-ties in a way no float or double arithmetic reproduced")
 def test_unigram_100k_digit_line_matches_sentencepiece():
+    lines = adversarial_lines()
+    k = digit_line(lines)
+    assert k is not None, "adversarial.txt should hold a line of 100,000 digits"
     enc, sp = pair(model_path("kyoto_ja_unigram_8000"))
-    line = read_text(CORPUS / "adversarial.txt").split("\n")[DIVERGENT_LINE]
-    assert len(line) == 100_000
+    line = lines[k]
     assert enc.encode(line) == sp.encode(line)
 
 
 def test_other_long_adversarial_lines_match_sentencepiece():
-    lines = read_text(CORPUS / "adversarial.txt").split("\n")
-    long = [k for k, t in enumerate(lines) if len(t) > 20_000 and k != DIVERGENT_LINE]
-    assert len(long) == 6
+    lines = adversarial_lines()
+    skip = digit_line(lines)
+    shared = is_shared_adversarial(lines)
+    long = [k for k, t in enumerate(lines) if len(t) > 20_000 and k != skip]
+    if shared:
+        assert len(long) == 6
+    else:
+        assert len(long) >= 6
+    ties = []
     for name in UNIGRAM:
         enc, sp = pair(model_path(name))
-        check_lines(f"{name} on long lines", enc, sp, [lines[k] for k in long])
+        texts = [lines[k] for k in long]
+        if not shared:
+            # A rebuilt corpus and retrained models were never checked line by line:
+            # a tie within float32 resolution broken the other way (the effect
+            # above) is reported as xfail; any other difference still fails.
+            keep = []
+            for k, text in zip(long, texts):
+                ours, theirs = enc.encode(text), sp.encode(text)
+                if ours != theirs and float32_tie(sp, ours, theirs):
+                    ties.append(f"{name} line {k}")
+                else:
+                    keep.append(text)
+            texts = keep
+        check_lines(f"{name} on long lines", enc, sp, texts)
+    if ties:
+        pytest.xfail(f"segmentations whose scores tie within float32 resolution, broken the other "
+                     f"way by sentencepiece's float32 sums, on lines of this (rebuilt) "
+                     f"adversarial.txt: {', '.join(ties)}")
 
 
 def test_whole_bpe_corpus_file_matches_sentencepiece():
@@ -366,7 +426,7 @@ _GGUF_CALLS = {
 def test_gguf_goldens_match_llama_cpp(name, key):
     enc = gguf(name)
     bad = Mismatches(f"{name} {key}")
-    for rec in read_jsonl(DATA / "goldens" / "gguf" / f"{name}.jsonl"):
+    for rec in read_jsonl(golden_file(DATA, "gguf", name)):
         ours = _GGUF_CALLS[key](enc, rec)
         bad.check(None if ours == rec[key] else f"{ours!r:.200} != {rec[key]!r:.200} for "
                   f"{rec['text'][:80]!r}", label=str(rec["id"]))

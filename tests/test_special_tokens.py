@@ -509,10 +509,8 @@ def test_overlapping_specials_disallowed_by_default(pattern):
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
-def test_flat_batch_count_batch_and_array_agree_with_encode(name):
-    import fasttok
-
-    enc = fasttok.get_encoding(name)
+def test_flat_batch_count_batch_and_array_agree_with_encode(name, encoding_pair):
+    enc, _ = encoding_pair(name)
     texts = ["hello world", "", "的的 <|endoftext|>", "a" * 300] * 10
     lists = [enc.encode(t, disallowed_special=()) for t in texts]
     for threads in (1, 2):
@@ -523,10 +521,8 @@ def test_flat_batch_count_batch_and_array_agree_with_encode(name):
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
-def test_stream_decoder_adds_up_to_decode_and_holds_back_split_characters(name):
-    import fasttok
-
-    enc = fasttok.get_encoding(name)
+def test_stream_decoder_adds_up_to_decode_and_holds_back_split_characters(name, encoding_pair):
+    enc, _ = encoding_pair(name)
     text = "héllo 世界 😀👨‍👩‍👧 \\u2028 done"
     ids = enc.encode(text)
     stream = enc.decode_stream()

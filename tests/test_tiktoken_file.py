@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import base64
 import random
-import sys
 
 import pytest
 
 import fasttok
-from conftest import DATA
+from conftest import DATA, load_ranks
 from fasttok.errors import FasttokError, UnknownEncodingError, VocabularyError, VocabularyFileError
 from fasttok.loaders.tiktoken_file import load_tiktoken, load_tiktoken_ranks
 from fasttok.registry import ENCODINGS
@@ -29,9 +28,6 @@ BYTES_FILE = b"".join(_line(bytes([b]), r) for r, b in enumerate(reversed(range(
 
 @pytest.mark.parametrize("name", FILES)
 def test_real_file_loads_exactly_as_tiktoken_reads_it(name):
-    sys.path.insert(0, str(DATA / "tools"))
-    from reference_tiktoken import load_ranks
-
     assert load_tiktoken_ranks(VOCAB / f"{name}.tiktoken") == load_ranks(f"{name}.tiktoken")
 
 

