@@ -107,6 +107,18 @@ def _sentencepiece_rows(v: Vocabulary) -> list:
     return rows
 
 
+def _pattern_label(pattern: Optional[str]) -> str:
+    # a known tiktoken pattern runs in a compiled scanner; say which
+    from .patterns import scanner_for
+
+    if not pattern:
+        return "-"
+    scanner = scanner_for(pattern)
+    if scanner:
+        return f"{scanner} scanner (compiled) for {pattern!r}"
+    return f"pattern {pattern!r} (through Python's re)"
+
+
 def _cmd_inspect(args: argparse.Namespace) -> int:
     enc = _encoding(args.encoding)
     v = enc.vocabulary
@@ -116,7 +128,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         ("name", v.name),
         ("source", v.source or "(built in)"),
         ("model", v.model),
-        ("pre-tokenizer", v.pre_tokenizer or ("pattern " + repr(v.pattern) if v.pattern else "-")),
+        ("pre-tokenizer", v.pre_tokenizer or _pattern_label(v.pattern)),
         ("mergeable tokens", mergeable),
         ("special tokens", len(v.special_tokens)),
         ("len (mergeable + special)", mergeable + len(v.special_tokens)),
