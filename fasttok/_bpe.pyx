@@ -27,6 +27,7 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memmove, memset
 
+from ._growth cimport grow_array
 from ._tables cimport NO_PAIR, NO_TOKEN, TokenTablesView, find_bytes, pair_value
 
 
@@ -48,11 +49,7 @@ cdef enum:
 
 
 cdef int ids_reserve(IdBuffer* buf, size_t extra) except -1 nogil:
-    cdef size_t need = buf.len + extra
-    cdef size_t cap
-    cdef uint32_t* grown
-    if need <= buf.cap:
-        return 0
+    return grow_array(<void**>&buf.data, &buf.cap, buf.len + extra, sizeof(uint32_t), 64)
     cap = buf.cap * 2 if buf.cap else 64
     while cap < need:
         cap *= 2

@@ -45,6 +45,7 @@ from libc.stdint cimport uint8_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcpy, strlen
 
+from ._growth cimport grow_array
 from ._tables cimport TokenTables, find_bytes
 from ._utf8 cimport Utf8Text, utf8_text
 
@@ -56,11 +57,7 @@ cdef const uint8_t* REPLACEMENT = <const uint8_t*>b"\xef\xbf\xbd"
 
 
 cdef int bytebuf_reserve(ByteBuf* buf, size_t extra) except -1 nogil:
-    cdef size_t need = buf.len + extra
-    cdef size_t cap
-    cdef uint8_t* grown
-    if need <= buf.cap:
-        return 0
+    return grow_array(<void**>&buf.data, &buf.cap, buf.len + extra, 1, 256)
     cap = buf.cap * 2 if buf.cap else 256
     while cap < need:
         cap *= 2
@@ -80,11 +77,7 @@ cdef void bytebuf_free(ByteBuf* buf) noexcept nogil:
 
 
 cdef int offsets_reserve(OffsetBuf* buf, size_t extra) except -1 nogil:
-    cdef size_t need = buf.len + extra
-    cdef size_t cap
-    cdef uint32_t* grown
-    if need <= buf.cap:
-        return 0
+    return grow_array(<void**>&buf.data, &buf.cap, buf.len + extra, sizeof(uint32_t), 256)
     cap = buf.cap * 2 if buf.cap else 256
     while cap < need:
         cap *= 2

@@ -77,6 +77,8 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 
+from ._growth cimport grow_array
+
 
 # SentencePiece piece types (the numbering of fasttok.vocab.TokenType)
 cdef enum:
@@ -89,11 +91,7 @@ cdef enum:
 
 
 cdef int spans_reserve(SpanBuf* buf, size_t extra) except -1 nogil:
-    cdef size_t need = buf.len + extra
-    cdef size_t cap
-    cdef Span* grown
-    if need <= buf.cap:
-        return 0
+    return grow_array(<void**>&buf.data, &buf.cap, buf.len + extra, sizeof(Span), 64)
     cap = buf.cap * 2 if buf.cap else 64
     while cap < need:
         cap *= 2
