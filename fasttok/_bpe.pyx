@@ -50,19 +50,6 @@ cdef enum:
 
 cdef int ids_reserve(IdBuffer* buf, size_t extra) except -1 nogil:
     return grow_array(<void**>&buf.data, &buf.cap, buf.len + extra, sizeof(uint32_t), 64)
-    cap = buf.cap * 2 if buf.cap else 64
-    while cap < need:
-        cap *= 2
-    if cap > (<size_t>-1) // sizeof(uint32_t):
-        with gil:
-            raise MemoryError()
-    grown = <uint32_t*>realloc(buf.data, cap * sizeof(uint32_t))
-    if grown == NULL:
-        with gil:
-            raise MemoryError()
-    buf.data = grown
-    buf.cap = cap
-    return 0
 
 
 cdef int ids_push(IdBuffer* buf, uint32_t token) except -1 nogil:
@@ -565,32 +552,18 @@ cdef size_t _char_parts(const TokenTablesView* t, const uint8_t* piece, size_t n
     return m
 
 
-cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
-                          bint whole_piece_lookup, IdBuffer* out, PairMemo* memo) except -1 nogil:
-    cdef int64_t whole
+cdef int _encode_short(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                       IdBuffer* out, PairMemo* memo) except -1 nogil:
+    # BPE of 2..LINEAR_MAX bytes on the stack.
     cdef uint32_t start[LINEAR_MAX + 1]
     cdef uint32_t ids[LINEAR_MAX]
     cdef uint64_t vals[LINEAR_MAX]
-    cdef uint32_t* starts = NULL
-    cdef uint32_t* parts = NULL
-    cdef size_t i, m
-    if n == 0:
-        return 0
-    if n == 1:
-        return ids_push(out, tables.byte_ids[piece[0]])
-    if whole_piece_lookup:
-        whole = find_bytes(tables.index, tables.strings, piece, n)
-        if whole >= 0:
-            return ids_push(out, <uint32_t>whole)
-    if n <= LINEAR_MAX:
-        if tables.atomic_chars != NULL:
-            m = _char_parts(tables, piece, n, start, ids)
-            if m < n:
-                m = bpe_merge_parts(tables, piece, n, start, ids, m, memo)
-                ids_reserve(out, m)
-                memcpy(out.data + out.len, ids, m * sizeof(uint32_t))
-                out.len += m
-                return 0
+    cdef size_t i, m = n
+    if tables.atomic_chars != NULL:
+        m = _char_parts(tables, piece, n, start, ids)
+    if m < n:
+        m = bpe_merge_parts(tables, piece, n, start, ids, m, memo)
+    else:
         for i in range(n):
             start[i] = <uint32_t>i
             ids[i] = tables.byte_ids[piece[i]]
@@ -598,12 +571,18 @@ cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, s
         for i in range(n - 1):
             vals[i] = tables.byte_pairs[(<uint32_t>piece[i] << 8) | piece[i + 1]]
         m = _merge_linear(tables, piece, start, ids, vals, n, memo)
-        ids_reserve(out, m)
-        memcpy(out.data + out.len, ids, m * sizeof(uint32_t))
-        out.len += m
-        return 0
-    starts = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
-    parts = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+    ids_reserve(out, m)
+    memcpy(out.data + out.len, ids, m * sizeof(uint32_t))
+    out.len += m
+    return 0
+
+
+cdef int _encode_long(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                      IdBuffer* out, PairMemo* memo) except -1 nogil:
+    # BPE of more than LINEAR_MAX bytes that no cut splits, through the merge queue.
+    cdef uint32_t* starts = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+    cdef uint32_t* parts = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+    cdef size_t i, m
     try:
         if starts == NULL or parts == NULL:
             with gil:
@@ -624,3 +603,38 @@ cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, s
         free(starts)
         free(parts)
     return 0
+
+
+cdef inline int _encode_span(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                             IdBuffer* out, PairMemo* memo) except -1 nogil:
+    # BPE of n >= 1 bytes with no whole-piece shortcut.
+    if n == 1:
+        return ids_push(out, tables.byte_ids[piece[0]])
+    if n <= LINEAR_MAX:
+        return _encode_short(tables, piece, n, out, memo)
+    return _encode_long(tables, piece, n, out, memo)
+
+
+cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                          bint whole_piece_lookup, IdBuffer* out, PairMemo* memo) except -1 nogil:
+    cdef int64_t whole
+    cdef size_t i, cut = 0
+    cdef uint32_t bigram
+    if n == 0:
+        return 0
+    if whole_piece_lookup and n > 1:
+        whole = find_bytes(tables.index, tables.strings, piece, n)
+        if whole >= 0:
+            return ids_push(out, <uint32_t>whole)
+    if n <= LINEAR_MAX:
+        return _encode_span(tables, piece, n, out, memo)
+    # A long piece: encode it in spans between the points no token crosses
+    # (see token_bigrams). A megabyte of random letters, CJK or bytes then
+    # costs what its words would; only runs that tokens keep spanning, such
+    # as one character repeated, reach the merge queue whole.
+    for i in range(1, n):
+        bigram = (<uint32_t>piece[i - 1] << 8) | piece[i]
+        if not (tables.token_bigrams[bigram >> 3] >> (bigram & 7)) & 1:
+            _encode_span(tables, piece + cut, i - cut, out, memo)
+            cut = i
+    return _encode_span(tables, piece + cut, n - cut, out, memo)

@@ -66,6 +66,11 @@ cdef struct TokenTablesView:
     # their bytes: a third of the parts for CJK text.
     const uint32_t* atomic_chars
     const uint16_t* atomic_contexts
+    # Bit (a << 8 | b) set when bytes a, b stand next to each other inside
+    # some token. Where two bytes of a piece form a pair that is not set, no
+    # token spans them, so no merge ever crosses that point and BPE of the
+    # piece is BPE of each side on its own: long pieces are cut there.
+    const uint8_t* token_bigrams
     bint use_pairs
     uint32_t byte_ids[256]
 
@@ -205,6 +210,7 @@ cdef class TokenTables:
     cdef uint64_t* byte_pairs
     cdef uint32_t* atomic_chars
     cdef uint16_t* atomic_contexts
+    cdef uint8_t* token_bigrams
     cdef int _find_atomic_chars(self) except -1
     cdef TokenTablesView view
     cdef readonly uint32_t n_pairs

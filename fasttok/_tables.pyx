@@ -118,6 +118,7 @@ cdef class TokenTables:
         self.byte_pairs = NULL
         self.atomic_chars = NULL
         self.atomic_contexts = NULL
+        self.token_bigrams = NULL
 
     def __init__(self, tokens, priorities=None, merges=None):
         cdef Py_ssize_t n = len(tokens)
@@ -125,6 +126,8 @@ cdef class TokenTables:
         cdef int64_t found, merged
         cdef uint8_t single
         cdef uint8_t two[2]
+        cdef uint64_t k
+        cdef uint32_t bigram
         if n >= NO_TOKEN:
             raise ValueError(f"{n} tokens is more than fasttok's 32-bit ids allow")
         if priorities is not None and merges is not None:
@@ -157,6 +160,16 @@ cdef class TokenTables:
         for i in range(n):
             if self.strings.offsets[i + 1] - self.strings.offsets[i] > self.view.max_len:
                 self.view.max_len = self.strings.offsets[i + 1] - self.strings.offsets[i]
+        self.token_bigrams = <uint8_t*>calloc(65536 // 8, 1)
+        if not self.token_bigrams:
+            raise MemoryError()
+        for i in range(n):
+            k = self.strings.offsets[i] + 1
+            while k < self.strings.offsets[i + 1]:
+                bigram = (<uint32_t>self.strings.data[k - 1] << 8) | self.strings.data[k]
+                self.token_bigrams[bigram >> 3] |= <uint8_t>(1 << (bigram & 7))
+                k += 1
+        self.view.token_bigrams = self.token_bigrams
         self._alloc_pairs(len(merges) if merges is not None else 0)
         if merges is not None:
             for rank, (l, r) in enumerate(merges):
@@ -359,6 +372,7 @@ cdef class TokenTables:
         free(self.byte_pairs)
         free(self.atomic_chars)
         free(self.atomic_contexts)
+        free(self.token_bigrams)
 
     def __len__(self):
         return self.strings.n

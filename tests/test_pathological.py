@@ -44,11 +44,13 @@ CASES = {
 }
 
 # One long piece whose pairs have many different priorities: checked against
-# tiktoken (the long-piece queue's radix-heap and heap halves), not timed
-# here; a megabyte of random letters as one piece takes ~15x the time of a
-# megabyte of English (merges jump all over the piece), reported by bench/.
+# tiktoken. Lowercase letters and punctuation mostly stay in the long-piece
+# queue (its radix-heap and heap halves); mixed-case letters and Latin-1 bytes
+# are mostly cut into short spans at byte pairs no token holds.
 RANDOM_PIECES = {
     "letters_random": _random_text(string.ascii_lowercase, 100_000),
+    "letters_mixed_case_random": _random_text(string.ascii_letters, 100_000),
+    "latin1_random": _random_text([chr(c) for c in range(0x80, 0x100)], 50_000),
     "punct_random": _random_text("!#$%&()*+,-./:;<=>?@[]^_{|}~", 100_000),
     "cjk_random": _random_text([chr(c) for c in range(0x4E00, 0x9FA6)], 30_000),
 }
