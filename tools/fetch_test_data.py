@@ -728,6 +728,29 @@ def build_corpus(dl: Downloads, report: Report) -> None:
     report.write("corpus/adversarial.txt", data, "[synthetic, seed 20260301]")
 
 
+def adversarial_sections_of(data_dir: Path) -> list[tuple[str, str]]:
+    """(name, text) of the sections ``data_dir/corpus/adversarial.txt`` was made of.
+
+    The shared data ships its generator (``make_adversarial.py``) beside the file;
+    a folder made by this script got its file from :func:`adversarial_sections`.
+    Raises ``ValueError`` when the sections joined by newlines are not the file.
+    """
+    corpus = Path(data_dir) / "corpus"
+    script = corpus / "make_adversarial.py"
+    if script.is_file():
+        spec = importlib.util.spec_from_file_location("make_adversarial", script)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sections = list(module.sections())
+    else:
+        sections = list(adversarial_sections())
+    joined = "\n".join(text for _name, text in sections).encode("utf-8")
+    if joined != (corpus / "adversarial.txt").read_bytes():
+        raise ValueError(f"{corpus / 'adversarial.txt'} is not the sections its generator makes; "
+                         f"rebuild it with `python tools/fetch_test_data.py DEST --only corpus`")
+    return sections
+
+
 def adversarial_sections(seed: int = 20260301):
     """(name, text) of each synthetic worst case, in file order; deterministic."""
     rng = random.Random(seed)
