@@ -44,7 +44,7 @@ a token is emitted as that token without merging (llama.cpp's
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
 from ._growth cimport grow_array
@@ -160,14 +160,9 @@ cdef struct Heap:
 
 
 cdef int _heap_push(Heap* h, uint64_t key) except -1 nogil:
-    cdef size_t i = h.size, parent, cap
+    cdef size_t i = h.size, parent
     if h.size == h.cap:
-        cap = h.cap * 2 if h.cap else 1024
-        h.keys = <uint64_t*>realloc(h.keys, cap * sizeof(uint64_t))
-        if h.keys == NULL:
-            with gil:
-                raise MemoryError()
-        h.cap = cap
+        grow_array(<void**>&h.keys, &h.cap, h.size + 1, sizeof(uint64_t), 1024)
     h.size += 1
     while i > 0:
         parent = (i - 1) >> 2
@@ -249,14 +244,8 @@ cdef inline int _radix_bucket(uint64_t key, uint64_t last) noexcept nogil:
 
 cdef int _radix_push(Radix* r, uint64_t key) except -1 nogil:
     cdef int b = _radix_bucket(key, r.last)
-    cdef size_t cap
     if r.len[b] == r.cap[b]:
-        cap = r.cap[b] * 2 if r.cap[b] else 64
-        r.keys[b] = <uint64_t*>realloc(r.keys[b], cap * sizeof(uint64_t))
-        if r.keys[b] == NULL:
-            with gil:
-                raise MemoryError()
-        r.cap[b] = cap
+        _radix_grow(r, b)
     r.keys[b][r.len[b]] = key
     r.len[b] += 1
     r.size += 1
@@ -304,13 +293,7 @@ cdef bint _radix_peek(Radix* r, uint64_t* key) except -1 nogil:
 
 
 cdef int _radix_grow(Radix* r, int b) except -1 nogil:
-    cdef size_t cap = r.cap[b] * 2 if r.cap[b] else 64
-    r.keys[b] = <uint64_t*>realloc(r.keys[b], cap * sizeof(uint64_t))
-    if r.keys[b] == NULL:
-        with gil:
-            raise MemoryError()
-    r.cap[b] = cap
-    return 0
+    return grow_array(<void**>&r.keys[b], &r.cap[b], r.len[b] + 1, sizeof(uint64_t), 64)
 
 
 cdef struct MergeQueue:
@@ -339,7 +322,6 @@ cdef int _queue_push(MergeQueue* q, uint64_t key) except -1 nogil:
     cdef Run* r
     cdef Run* free_run = NULL
     cdef int k
-    cdef size_t cap
     for k in range(q.n_runs):
         r = &q.runs[k]
         if r.priority == priority and r.head < r.tail:
@@ -366,12 +348,7 @@ cdef int _queue_push(MergeQueue* q, uint64_t key) except -1 nogil:
         r.tail -= r.head
         r.head = 0
     if r.tail == r.cap:
-        cap = r.cap * 2 if r.cap else 256
-        r.keys = <uint64_t*>realloc(r.keys, cap * sizeof(uint64_t))
-        if r.keys == NULL:
-            with gil:
-                raise MemoryError()
-        r.cap = cap
+        grow_array(<void**>&r.keys, &r.cap, r.tail + 1, sizeof(uint64_t), 256)
     r.keys[r.tail] = key
     r.tail += 1
     return 0
