@@ -15,7 +15,10 @@ Two flavours, chosen by where the vocabulary came from:
   ``<0xXX>`` pieces with byte fallback, otherwise consecutive unknown pieces
   merge into one ``unk``. Decoding hides control pieces, renders ``unk`` as
   ``unk_surface`` (`` ⁇ ``), reassembles byte pieces (invalid UTF-8 -> U+FFFD
-  per byte) and strips the dummy-prefix space.
+  per byte), strips the dummy-prefix space and runs the model's
+  ``denormalizer_spec`` over the text. ``SentencePieceStream`` decodes one
+  id at a time through the same calls as ``decode_bytes``, holding back
+  only what a later id can change. ``sample_bpe`` is BPE-dropout.
 ``llama.cpp`` (GGUF files), as ``llama_tokenize`` / ``llama_detokenize``:
   special tokens are split out first (user-defined always, control only when
   allowed) and each text fragment gets the space prefix only at the start or
@@ -62,6 +65,15 @@ corpus files through ``encode_many``, against ``sentencepiece.encode(lines)``):
   straight from the pieces (``_resolve_ids``) into a 4-byte-a-token array,
   not 16-byte token spans: whole zh.txt (3 ids a character with byte
   fallback) 52 -> 32 ms.
+* BPE-dropout runs sentencepiece's own agenda loop over the whole text
+  (``_bpe_agenda``, the loop that UNUSED pieces need anyway) rather than
+  the cut pieces: a dropped merge changes which merges follow, so the
+  cached parts of a piece do not apply, and sampled texts are short.
+* The denormalizer is streamed rule by rule: at each place the trie walk
+  tells whether a longer rule could still match once more text arrives,
+  so a stream holds back at most one rule's worth of text. Running the
+  whole normalizer again over everything held (the simple way) would make
+  a stream quadratic in its length.
 * Tried and left: a memo of pair values (``PairMemo``) keyed by the two part
   ids, as the byte-level models use, is wrong here, where a part that is no
   piece has the id NO_TOKEN (two such parts share a key, and
@@ -86,7 +98,7 @@ cdef extern from "Python.h":
 from cpython.ref cimport Py_INCREF
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memcmp, memcpy, memmove, memset
 
 from ._bpe cimport PairMemo, bpe_merge_parts, pair_memo_init, pair_memo_release
 from ._spm_normalizer cimport (ByteBuf, Normalizer, OffsetBuf, SymbolMatcher, bytebuf_free,
@@ -96,6 +108,8 @@ from ._tables cimport (ByteStrings, NO_PAIR, NO_TOKEN, TokenTables, fill_strings
 from ._unigram cimport (Span, SpanBuf, UnigramModel, ViterbiScratch, spans_free, spans_push,
                         spans_reserve, viterbi_scratch_free)
 from ._utf8 cimport Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_write
+
+from .errors import FasttokError
 
 
 # SentencePiece piece types (fasttok.vocab.TokenType)
@@ -289,6 +303,68 @@ cdef struct RevMerge:
     uint32_t right_size
     bint set
 
+cdef struct DecodeState:
+    # Where one decode (or stream) is in sentencepiece's Decode.
+    ByteBuf run          # bytes of byte pieces whose character is not decided yet
+    ByteBuf text         # decoded text the denormalizer has not read yet
+    ByteBuf spaces       # denormalized trailing spaces (dropped at the end)
+    bint is_bos_ws       # a leading ▁ would still be the dummy prefix
+    bint bos_ws_seen
+    bint any_text        # some decoded text so far
+    bint dn_started      # the denormalizer is past its leading spaces
+    bint dn_prev_space
+
+
+cdef void decode_state_init(DecodeState* st) noexcept nogil:
+    memset(st, 0, sizeof(DecodeState))
+    st.is_bos_ws = True
+
+
+cdef void decode_state_free(DecodeState* st) noexcept nogil:
+    bytebuf_free(&st.run)
+    bytebuf_free(&st.text)
+    bytebuf_free(&st.spaces)
+
+
+cdef inline bint _utf8_head(const uint8_t* s, size_t n) noexcept nogil:
+    # Are s[0:n] the first bytes of a character valid_utf8_len would accept
+    # (shortest form, no surrogate, at most U+10FFFF), its other bytes missing?
+    cdef uint8_t c = s[0]
+    cdef size_t need, j
+    if c < 0xC2 or c > 0xF4:
+        return False
+    need = 2 if c < 0xE0 else (3 if c < 0xF0 else 4)
+    if n >= need:
+        return False
+    for j in range(1, n):
+        if (s[j] & 0xC0) != 0x80:
+            return False
+    if n >= 2 and ((c == 0xE0 and s[1] < 0xA0) or (c == 0xED and s[1] >= 0xA0)
+                   or (c == 0xF0 and s[1] < 0x90) or (c == 0xF4 and s[1] >= 0x90)):
+        return False
+    return True
+
+
+# darts-clone unit fields, as fasttok._spm_normalizer reads them
+cdef inline uint32_t _unit_label(uint32_t u) noexcept nogil:
+    return u & 0x800000FFU
+
+
+cdef inline size_t _unit_offset(uint32_t u) noexcept nogil:
+    return (u >> 10) << ((u & (1 << 9)) >> 6)
+
+
+cdef inline double _uniform(uint64_t* state) noexcept nogil:
+    # splitmix64, top 53 bits as a double in [0, 1): BPE-dropout's coin
+    cdef uint64_t z
+    state[0] += 0x9E3779B97F4A7C15ULL
+    z = state[0]
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    z ^= z >> 31
+    return <double>(z >> 11) * (1.0 / 9007199254740992.0)
+
+
 _TYPES = {"normal": T_NORMAL, "unknown": T_UNKNOWN, "control": T_CONTROL,
           "user_defined": T_USER_DEFINED, "unused": T_UNUSED, "byte": T_BYTE}
 
@@ -425,6 +501,7 @@ cdef class SentencePieceCore:
 
     cdef Normalizer normalizer
     cdef Normalizer normalizer_rest     # llama SPM: fragments after the first
+    cdef Normalizer denormalizer        # .model denormalizer_spec, or None
     cdef int model_kind
     cdef readonly bint llama_cpp
     cdef readonly str flavour
@@ -581,6 +658,15 @@ cdef class SentencePieceCore:
                 user_defined=user_defined)
         if self.normalizer_rest is None:
             self.normalizer_rest = self.normalizer
+        denormalizer = vocab.metadata.get("denormalizer_spec")
+        if not self.llama_cpp and denormalizer and denormalizer.get("precompiled_charsmap"):
+            # sentencepiece builds it from the spec alone: no user-defined
+            # symbols, whitespace never a suffix
+            self.denormalizer = Normalizer(
+                denormalizer["precompiled_charsmap"],
+                add_dummy_prefix=denormalizer.get("add_dummy_prefix", True),
+                remove_extra_whitespaces=denormalizer.get("remove_extra_whitespaces", True),
+                escape_whitespaces=denormalizer.get("escape_whitespaces", True))
 
         if self.llama_cpp:
             self.unknown_id = self.unk_id if self.model_kind == MODEL_UNIGRAM else NO_TOKEN
@@ -761,11 +847,15 @@ cdef class SentencePieceCore:
                 a = b
         return 0
 
-    cdef int _bpe_agenda(self, const uint8_t* s, size_t n, SpanBuf* out) except -1 nogil:
+    cdef int _bpe_agenda(self, const uint8_t* s, size_t n, SpanBuf* out, double alpha=0.0,
+                         uint64_t* rng=NULL) except -1 nogil:
         # sentencepiece's BPE loop as written (bpe_model.cc): one agenda over
         # the whole text, stale entries skipped by size, and every push of a
         # pair that makes an UNUSED piece recorded (the last one wins); then
         # each final symbol that is UNUSED is split back recursively.
+        # BPE-dropout (rng given): a live merge popped from the agenda is
+        # dropped with probability alpha; the pair is not pushed again, as
+        # only a neighbour's merge pushes pairs, and those are new ones.
         cdef Symbol* sym = <Symbol*>malloc((n + 1) * sizeof(Symbol))
         cdef RevMerge* rev = <RevMerge*>calloc(self.n_unused + 1, sizeof(RevMerge))
         cdef uint32_t* stack = <uint32_t*>malloc(2 * (n + 1) * sizeof(uint32_t))
@@ -808,6 +898,8 @@ cdef class SentencePieceCore:
                 if sym[left].size == 0 or sym[right].size == 0 \
                         or sym[left].size + sym[right].size != size:
                     continue
+                if rng != NULL and alpha > 0.0 and (alpha >= 1.0 or _uniform(rng) < alpha):
+                    continue
                 sym[left].size = size
                 sym[left].next = sym[right].next
                 if sym[right].next >= 0:
@@ -826,8 +918,8 @@ cdef class SentencePieceCore:
                     a = stack[2 * depth]
                     b = stack[2 * depth + 1]
                     id = self._piece_id(s + a, b)
-                    if id != NO_TOKEN and self.unused_slot[id] >= 0 \
-                            and rev[self.unused_slot[id]].set:
+                    if id != NO_TOKEN and self.unused_slot != NULL \
+                            and self.unused_slot[id] >= 0 and rev[self.unused_slot[id]].set:
                         # right part pushed first so the left one pops first
                         stack[2 * depth] = a + rev[self.unused_slot[id]].left_size
                         stack[2 * depth + 1] = rev[self.unused_slot[id]].right_size
@@ -860,6 +952,8 @@ cdef class SentencePieceCore:
             return 0
         _agenda_add(ag, (v & 0xFFFFFFFF00000000ULL) | <uint32_t>left, <uint32_t>right,
                     sym[left].size + sym[right].size)
+        if self.unused_slot == NULL:
+            return 0
         merged = <uint32_t>(v & 0xFFFFFFFFULL)
         slot = self.unused_slot[merged]
         if slot >= 0:
@@ -905,13 +999,14 @@ cdef class SentencePieceCore:
         return 0
 
     cdef int _segment(self, const uint8_t* s, size_t n, SpanBuf* spans,
-                      Scratch* sc) except -1 nogil:
-        # The model's pieces of normalized s[0:n] into spans (emptied first).
+                      Scratch* sc, double alpha=0.0, uint64_t* rng=NULL) except -1 nogil:
+        # The model's pieces of normalized s[0:n] into spans (emptied first);
+        # with rng, BPE-dropout at rate alpha.
         spans.len = 0
         if self.model_kind == MODEL_UNIGRAM:
             self.unigram.viterbi(s, n, spans, &sc.vit)
-        elif self.exact_agenda:
-            self._bpe_agenda(s, n, spans)
+        elif self.exact_agenda or rng != NULL:
+            self._bpe_agenda(s, n, spans, alpha, rng)
         else:
             self._bpe(s, n, spans, sc)
         return 0
@@ -977,8 +1072,9 @@ cdef class SentencePieceCore:
             free(u.owned)
         return 0
 
-    cdef list _ids(self, str text, bint first):
-        # _encode_text's ids without its token spans (see encode_many)
+    cdef list _ids(self, str text, bint first, double alpha=0.0, uint64_t* rng=NULL):
+        # _encode_text's ids without its token spans (see encode_many);
+        # with rng, BPE-dropout at rate alpha
         cdef Utf8Text u
         cdef SpanBuf spans = SpanBuf(NULL, 0, 0)
         cdef ByteBuf norm = ByteBuf(NULL, 0, 0)
@@ -993,7 +1089,7 @@ cdef class SentencePieceCore:
                     self.normalizer.normalize_into(u.data, u.size, &norm, NULL)
                 else:
                     self.normalizer_rest.normalize_into(u.data, u.size, &norm, NULL)
-                self._segment(norm.data, norm.len, &spans, &sc)
+                self._segment(norm.data, norm.len, &spans, &sc, alpha, rng)
                 ids = <uint32_t*>malloc((norm.len + 1) * sizeof(uint32_t))
                 if ids == NULL:
                     with gil:
@@ -1015,6 +1111,28 @@ cdef class SentencePieceCore:
         """Ids of ``text``; the mask is accepted for the ``Encoding`` interface
         (``special_order`` is empty: sentencepiece parses no special token)."""
         return self._ids(text, True)
+
+    def sample_bpe(self, str text not None, double alpha, uint64_t seed):
+        """Ids of ``text`` with BPE-dropout, as sentencepiece's BPE
+        ``SampleEncode``: each merge the agenda pops is skipped with
+        probability ``alpha`` (never at ``alpha <= 0``, always at ``>= 1``);
+        normalization, user-defined symbols, UNUSED pieces, byte fallback and
+        unknowns as in :meth:`encode`. ``seed`` fixes the draws.
+
+        >>> from fasttok.vocab import Vocabulary
+        >>> v = Vocabulary(name="t", model="sentencepiece_bpe", byte_level=False, unk_id=0,
+        ...                tokens=(b"<unk>", b"a", b"b", b"ab"), scores=(0.0, -2.0, -2.0, -1.0),
+        ...                token_types=(2, 1, 1, 1))
+        >>> core = SentencePieceCore(v)
+        >>> core.sample_bpe("ab", 0.0, 7), core.sample_bpe("ab", 1.0, 7)
+        ([3], [1, 2])
+        """
+        cdef uint64_t state = seed
+        if self.model_kind != MODEL_BPE or self.llama_cpp:
+            raise FasttokError(f"{self.vocabulary.name}: BPE-dropout needs a SentencePiece BPE "
+                               ".model file; sample Unigram models with "
+                               "fasttok.spm_models.sample_encode")
+        return self._ids(text, True, alpha, &state)
 
     def encode_fragment(self, str text not None, bint first=True):
         """Ids of one text fragment between special tokens (the llama.cpp
@@ -1256,7 +1374,9 @@ cdef class SentencePieceCore:
         cdef Py_ssize_t count = len(tokens), i
         cdef uint32_t* ids = <uint32_t*>malloc((count + 1) * sizeof(uint32_t))
         cdef ByteBuf out = ByteBuf(NULL, 0, 0)
+        cdef DecodeState st
         cdef long long t
+        decode_state_init(&st)
         if ids == NULL:
             raise MemoryError()
         try:
@@ -1270,11 +1390,14 @@ cdef class SentencePieceCore:
             if self.llama_cpp:
                 self._detokenize_llama(ids, count, &out)
             else:
-                self._decode_spm(ids, count, &out)
+                for i in range(count):
+                    self._decode_push(&st, ids[i], &out)
+                self._decode_finish(&st, &out)
             return (<char*>out.data)[:out.len] if out.len else b""
         finally:
             free(ids)
             bytebuf_free(&out)
+            decode_state_free(&st)
 
     cdef int _append(self, ByteBuf* out, const uint8_t* p, size_t n) except -1:
         bytebuf_reserve(out, n)
@@ -1282,77 +1405,188 @@ cdef class SentencePieceCore:
         out.len += n
         return 0
 
-    cdef int _append_unescaped(self, ByteBuf* out, const uint8_t* p, size_t n) except -1:
-        # copy, turning every ▁ into a space
-        cdef size_t i = 0
-        bytebuf_reserve(out, n)
-        while i < n:
-            if i + 3 <= n and p[i] == 0xE2 and p[i + 1] == 0x96 and p[i + 2] == 0x81:
-                out.data[out.len] = 32
-                i += 3
-            else:
-                out.data[out.len] = p[i]
-                i += 1
-            out.len += 1
-        return 0
+    # sentencepiece's Decode, one id at a time. Three stages, each holding
+    # back only what a later id can still change: byte pieces until their
+    # character is complete (or can no longer be), the text the denormalizer
+    # reads until no longer rule can match there, and (with its
+    # remove_extra_whitespaces) trailing spaces until something follows.
+    # decode_bytes and SentencePieceStream make the same calls, so a stream
+    # adds up to decode by construction.
 
-    cdef int _flush_bytes(self, ByteBuf* out, const uint8_t* b, size_t n) except -1:
-        # byte pieces -> text: valid UTF-8 characters as they are, each
-        # invalid byte as U+FFFD (sentencepiece's ProcessBytePieces)
-        cdef size_t i = 0, k
-        while i < n:
-            k = valid_utf8_len(b + i, n - i)
-            if k == 0:
-                self._append(out, <const uint8_t*>b"\xef\xbf\xbd", 3)
-                i += 1
-            else:
-                self._append(out, b + i, k)
-                i += k
-        return 0
-
-    cdef int _decode_spm(self, const uint32_t* ids, size_t count, ByteBuf* out) except -1:
-        cdef ByteBuf pending = ByteBuf(NULL, 0, 0)
-        cdef bint is_bos_ws = True, bos_ws_seen = False
-        cdef size_t i
-        cdef uint32_t id
-        cdef uint8_t kind
+    cdef int _decode_push(self, DecodeState* st, uint32_t id, ByteBuf* out) except -1:
+        cdef uint8_t kind = self.types[id]
         cdef const uint8_t* p
         cdef size_t n
-        try:
-            for i in range(count):
-                id = ids[i]
-                kind = self.types[id]
-                if kind == T_BYTE:
-                    bytebuf_reserve(&pending, 1)
-                    pending.data[pending.len] = self.byte_of[id]
-                    pending.len += 1
-                    continue
-                if pending.len:
-                    self._flush_bytes(out, pending.data, pending.len)
-                    pending.len = 0
-                if bos_ws_seen or out.len:
-                    is_bos_ws = False
-                if kind == T_CONTROL:
-                    bos_ws_seen = False
-                    continue
-                if kind == T_UNKNOWN:
-                    self._append(out, <const uint8_t*>PyBytes_AS_STRING(self.unk_surface),
-                                 len(self.unk_surface))
-                    bos_ws_seen = False
-                    continue
+        if kind == T_BYTE:
+            bytebuf_reserve(&st.run, 1)
+            st.run.data[st.run.len] = self.byte_of[id]
+            st.run.len += 1
+            self._decode_byte_run(st, False, out)
+        else:
+            self._decode_byte_run(st, True, out)
+            if st.bos_ws_seen or st.any_text:
+                st.is_bos_ws = False
+            if kind == T_CONTROL:
+                st.bos_ws_seen = False
+            elif kind == T_UNKNOWN:
+                self._decoded(st, <const uint8_t*>PyBytes_AS_STRING(self.unk_surface),
+                              len(self.unk_surface), False, out)
+                st.bos_ws_seen = False
+            else:
                 p = self.pieces.data + self.pieces.offsets[id]
                 n = self.pieces.offsets[id + 1] - self.pieces.offsets[id]
-                bos_ws_seen = False
-                if is_bos_ws and self.strip_dummy_space and n >= 3 \
+                st.bos_ws_seen = False
+                if st.is_bos_ws and self.strip_dummy_space and n >= 3 \
                         and p[0] == 0xE2 and p[1] == 0x96 and p[2] == 0x81:
                     p += 3
                     n -= 3
-                    bos_ws_seen = not self.remove_extra_whitespaces
-                self._append_unescaped(out, p, n)
-            if pending.len:
-                self._flush_bytes(out, pending.data, pending.len)
-        finally:
-            bytebuf_free(&pending)
+                    # with remove_extra_whitespaces every leading ▁ piece goes
+                    st.bos_ws_seen = not self.remove_extra_whitespaces
+                self._decoded(st, p, n, True, out)
+        if self.denormalizer is not None:
+            self._denormalize(st, False, out)
+        return 0
+
+    cdef int _decode_finish(self, DecodeState* st, ByteBuf* out) except -1:
+        # End of the ids: decide what was held back, then start afresh.
+        self._decode_byte_run(st, True, out)
+        if self.denormalizer is not None:
+            self._denormalize(st, True, out)
+        decode_state_free(st)
+        decode_state_init(st)
+        return 0
+
+    cdef int _decode_byte_run(self, DecodeState* st, bint final, ByteBuf* out) except -1:
+        # sentencepiece's ProcessBytePieces over the decided head of the run:
+        # a valid character as it is, an invalid byte as U+FFFD. A head that
+        # may still become a character waits for the next id unless final.
+        cdef size_t i = 0, k
+        while i < st.run.len:
+            k = valid_utf8_len(st.run.data + i, st.run.len - i)
+            if k:
+                self._decoded(st, st.run.data + i, k, False, out)
+                i += k
+            elif not final and _utf8_head(st.run.data + i, st.run.len - i):
+                break
+            else:
+                self._decoded(st, <const uint8_t*>b"\xef\xbf\xbd", 3, False, out)
+                i += 1
+        if i:
+            memmove(st.run.data, st.run.data + i, st.run.len - i)
+            st.run.len -= i
+        return 0
+
+    cdef int _decoded(self, DecodeState* st, const uint8_t* p, size_t n, bint unescape,
+                      ByteBuf* out) except -1:
+        # Decoded text: to the denormalizer's input if there is one, else out.
+        cdef ByteBuf* dest = &st.text if self.denormalizer is not None else out
+        cdef size_t i = 0
+        if n == 0:
+            return 0
+        st.any_text = True
+        bytebuf_reserve(dest, n)
+        if not unescape:
+            memcpy(dest.data + dest.len, p, n)
+            dest.len += n
+            return 0
+        while i < n:
+            if i + 3 <= n and p[i] == 0xE2 and p[i + 1] == 0x96 and p[i + 2] == 0x81:
+                dest.data[dest.len] = 32
+                i += 3
+            else:
+                dest.data[dest.len] = p[i]
+                i += 1
+            dest.len += 1
+        return 0
+
+    cdef int _denormalize(self, DecodeState* st, bint final, ByteBuf* out) except -1:
+        # The denormalizer's Normalize over the decoded text, rule by rule,
+        # up to the first place where more text could make a longer rule match.
+        cdef Normalizer dn = self.denormalizer
+        cdef size_t pos = 0, k, rep_len
+        cdef const uint8_t* rep
+        while pos < st.text.len:
+            if not final and self._rule_may_continue(st.text.data + pos, st.text.len - pos):
+                break
+            k = dn.prefix(st.text.data + pos, st.text.len - pos, &rep, &rep_len)
+            self._denormalized(st, rep, rep_len, out)
+            pos += k
+        if pos:
+            memmove(st.text.data, st.text.data + pos, st.text.len - pos)
+            st.text.len -= pos
+        return 0
+
+    cdef bint _rule_may_continue(self, const uint8_t* s, size_t n) noexcept:
+        # Does some denormalizer rule start with all of s[0:n] and go on? The
+        # normalizer's trie walk (darts-clone units; children of a node at
+        # pos ^ byte, inside the validated 256-unit block).
+        cdef Normalizer dn = self.denormalizer
+        cdef size_t pos, k
+        cdef uint32_t u, c
+        if dn.n_units == 0:
+            return False
+        pos = _unit_offset(dn.units[0])
+        for k in range(n):
+            c = s[k]
+            pos ^= c
+            u = dn.units[pos]
+            if _unit_label(u) != c:
+                return False
+            pos ^= _unit_offset(u)
+        for c in range(1, 256):
+            if _unit_label(dn.units[pos ^ c]) == c:
+                return True
+        return False
+
+    cdef int _denormalized(self, DecodeState* st, const uint8_t* rep, size_t n,
+                           ByteBuf* out) except -1:
+        # One rule's output through the denormalizer spec's whitespace options,
+        # in the order sentencepiece's Normalize applies them.
+        cdef Normalizer dn = self.denormalizer
+        if not st.dn_started:
+            if dn.remove_extra_whitespaces and n == 1 and rep[0] == 32:
+                return 0
+            st.dn_started = True
+            if dn.add_dummy_prefix:
+                self._denormalized_out(st, <const uint8_t*>b" ", 1, out)
+            st.dn_prev_space = dn.remove_extra_whitespaces
+        if st.dn_prev_space:
+            while n and rep[0] == 32:
+                rep += 1
+                n -= 1
+        if n:
+            self._denormalized_out(st, rep, n, out)
+            st.dn_prev_space = rep[n - 1] == 32
+        if not dn.remove_extra_whitespaces:
+            st.dn_prev_space = False
+        return 0
+
+    cdef int _denormalized_out(self, DecodeState* st, const uint8_t* p, size_t n,
+                               ByteBuf* out) except -1:
+        # Escape spaces if asked; with remove_extra_whitespaces keep trailing
+        # spaces back, since the end of the text drops them.
+        cdef Normalizer dn = self.denormalizer
+        cdef ByteBuf* dest = &st.spaces if dn.remove_extra_whitespaces else out
+        cdef size_t i, keep, unit
+        bytebuf_reserve(dest, 3 * n)
+        for i in range(n):
+            if p[i] == 32 and dn.escape_whitespaces:
+                memcpy(dest.data + dest.len, SPACE_SYMBOL, 3)
+                dest.len += 3
+            else:
+                dest.data[dest.len] = p[i]
+                dest.len += 1
+        if dest == out:
+            return 0
+        unit = 3 if dn.escape_whitespaces else 1
+        keep = 0
+        while keep + unit <= st.spaces.len and memcmp(
+                st.spaces.data + st.spaces.len - keep - unit,
+                SPACE_SYMBOL if dn.escape_whitespaces else <const uint8_t*>b" ", unit) == 0:
+            keep += unit
+        self._append(out, st.spaces.data, st.spaces.len - keep)
+        memmove(st.spaces.data, st.spaces.data + st.spaces.len - keep, keep)
+        st.spaces.len = keep
         return 0
 
     cdef int _detokenize_llama(self, const uint32_t* ids, size_t count, ByteBuf* out) except -1:
@@ -1374,6 +1608,10 @@ cdef class SentencePieceCore:
                 self._append(out, p, n)
             remove_space = False
         return 0
+
+    def stream_decoder(self):
+        """A :class:`SentencePieceStream`: this model's ``decode`` one id at a time."""
+        return SentencePieceStream(self)
 
     def token_bytes(self, Py_ssize_t token):
         """What one id stands for: the piece with ``▁`` as a space, a byte
@@ -1478,3 +1716,63 @@ cdef _interior_space_predecessors(bytes token, set out):
             out.add(token[prev:i])
         prev = i
         i += k
+
+
+cdef class SentencePieceStream:
+    """sentencepiece's ``decode`` of a ``.model`` file, fed one id at a time.
+
+    :meth:`push` returns the UTF-8 bytes no later id can change and
+    :meth:`flush` the rest; together they are ``decode_bytes`` of all the
+    ids, for every way of splitting them. Held back: the bytes of byte
+    pieces until their character is complete (or cannot become one), text
+    where a longer denormalizer rule could still match, and, when the
+    denormalizer removes extra whitespace, trailing spaces. Control pieces
+    add nothing, ``▁`` becomes a space, and the dummy-prefix space is
+    stripped at the start of the text only. After :meth:`flush` the stream
+    starts a new text.
+
+    >>> from fasttok.vocab import Vocabulary
+    >>> v = Vocabulary(name="t", model="unigram", byte_level=False, unk_id=0,
+    ...                add_dummy_prefix=True, escape_whitespaces=True, byte_fallback=True,
+    ...                tokens=(b"<unk>", "\u2581a".encode()) + tuple(b"<0x%02X>" % b for b in range(256)),
+    ...                scores=(0.0,) * 258, token_types=(2, 1) + (6,) * 256)
+    >>> stream = SentencePieceCore(v).stream_decoder()
+    >>> [stream.push(t) for t in (1, 2 + 0xC3, 2 + 0xA9, 1)], stream.flush()
+    ([b'a', b'', b'\xc3\xa9', b' a'], b'')
+    """
+
+    cdef SentencePieceCore core
+    cdef DecodeState st
+
+    def __cinit__(self):
+        decode_state_init(&self.st)
+
+    def __init__(self, SentencePieceCore core not None):
+        if core.llama_cpp:
+            raise FasttokError(f"{core.vocabulary.name}: a GGUF vocabulary decodes as llama.cpp "
+                               "does; stream it with Encoding.decode_stream")
+        self.core = core
+
+    def __dealloc__(self):
+        decode_state_free(&self.st)
+
+    def push(self, token):
+        """Add one id; the bytes it completes (``KeyError`` for an unknown id)."""
+        cdef long long t = token
+        cdef ByteBuf out = ByteBuf(NULL, 0, 0)
+        if t < 0 or t >= self.core.n_tokens:
+            raise KeyError(token)
+        try:
+            self.core._decode_push(&self.st, <uint32_t>t, &out)
+            return (<char*>out.data)[:out.len] if out.len else b""
+        finally:
+            bytebuf_free(&out)
+
+    def flush(self):
+        """End the text: whatever was held back, decided as its end decides it."""
+        cdef ByteBuf out = ByteBuf(NULL, 0, 0)
+        try:
+            self.core._decode_finish(&self.st, &out)
+            return (<char*>out.data)[:out.len] if out.len else b""
+        finally:
+            bytebuf_free(&out)

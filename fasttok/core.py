@@ -42,7 +42,10 @@ class StreamDecoder:
     its place (the first one's leading space) and llama.cpp's space clean-up
     runs on the joined bytes, so bytes that a clean-up rule might still
     change (spaces, quotes, ``?!.,`` and the three bytes after them) are
-    held back until bytes outside those rules follow.
+    held back until bytes outside those rules follow; for SentencePiece
+    ``.model`` files the compiled decoder holds back byte-piece runs, text a
+    longer denormalizer rule could still match, and trailing spaces the
+    denormalizer may drop (see ``fasttok._sentencepiece.SentencePieceStream``).
 
     >>> enc = Encoding.from_vocabulary(Vocabulary(
     ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
@@ -59,20 +62,27 @@ class StreamDecoder:
         self._pending = b""
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
         self._clean = None
+        self._tail = bytes
         if hasattr(core, "stream_piece"):
             self._piece = core.stream_piece
             if core.clean_spaces:
                 from .gguf_models import CLEAN_UP_BYTES, clean_up_spaces
                 self._clean = clean_up_spaces
                 self._clean_bytes = CLEAN_UP_BYTES
+        elif hasattr(core, "stream_decoder"):
+            # SentencePiece .model files: the compiled decoder keeps the
+            # context itself and hands out only bytes no later id changes
+            stream = core.stream_decoder()
+            self._piece = lambda token, first: stream.push(token)
+            self._tail = stream.flush
         elif encoding.vocabulary.model == "byte_bpe":
             token_bytes = encoding.decode_single_token_bytes
             self._piece = lambda token, first: token_bytes(token)
         else:
             raise FasttokError(
-                f"{encoding.name}: streaming decode is available for tiktoken and GGUF "
-                f"vocabularies; {encoding.vocabulary.model!r} decodes with context (byte "
-                "fallback runs, leading spaces), so decode the whole sequence instead")
+                f"{encoding.name}: streaming decode is available for tiktoken, GGUF and "
+                f"SentencePiece vocabularies; this {encoding.vocabulary.model!r} model offers "
+                "none, so decode the whole sequence instead")
 
     def push(self, token: int) -> str:
         """Add one id; return the text it completes (possibly empty)."""
@@ -95,7 +105,7 @@ class StreamDecoder:
 
     def flush(self) -> str:
         """End the stream: whatever is held back, decoded with ``errors``."""
-        tail = self._clean(self._pending) if self._clean is not None else b""
+        tail = self._clean(self._pending) if self._clean is not None else self._tail()
         self._pending = b""
         return self._utf8.decode(tail, final=True)
 
@@ -139,12 +149,14 @@ class Encoding:
         self._pickle_by_name = False
         return self
 
-    def _setup(self, vocab: Vocabulary) -> None:
+    def _setup(self, vocab: Vocabulary, model: Any = None) -> None:
+        # model: the compiled model when the caller has it already (the
+        # table cache reads it from disk instead of building it)
         self.vocabulary = vocab
         self.name = vocab.name
         self._pat_str = vocab.pattern
         self._special_tokens = dict(vocab.special_tokens)
-        self._core = registry.build_model(vocab)
+        self._core = registry.build_model(vocab) if model is None else model
         self._order = [raw.decode("utf-8") for raw in self._core.special_order]
         self._index = {text: i for i, text in enumerate(self._order)}
         self._all_mask = bytes([1]) * len(self._order)
@@ -197,10 +209,11 @@ class Encoding:
         allowed specials start at the same place, the longer one wins.
         ``add_special_tokens=True`` adds the BOS/EOS (or CLS/SEP) ids the
         vocabulary asks for (GGUF files); tiktoken encodings have none.
-        ``sample=True`` (Unigram models) draws one segmentation as
-        sentencepiece's subword regularization does (``alpha``,
-        ``nbest_size``: -1 for the whole lattice; ``seed`` for a repeatable
-        draw), see :func:`fasttok.spm_models.sample_encode`.
+        ``sample=True`` (SentencePiece models) draws one segmentation as
+        sentencepiece's subword regularization does: Unigram sampling
+        (``alpha``, ``nbest_size``: -1 for the whole lattice) or, for BPE,
+        BPE-dropout (each merge skipped with probability ``alpha``); ``seed``
+        for a repeatable draw. See :func:`fasttok.spm_models.sample_encode`.
 
         >>> import fasttok
         >>> enc = fasttok.get_encoding("gpt2")                  # doctest: +SKIP

@@ -25,11 +25,12 @@ vocabulary came from:
 
 from __future__ import annotations
 
-import heapq
 import math
 import random
+import struct
 from typing import Any, Optional
 
+from .errors import FasttokError
 from .vocab import Vocabulary
 
 __all__ = ["build_sentencepiece", "load_sentencepiece_file", "GGUFSentencePiece",
@@ -57,7 +58,6 @@ def build_sentencepiece(vocab: Vocabulary) -> Any:
 
 def load_sentencepiece_file(path: str, **options: Any) -> Vocabulary:
     """:func:`fasttok.load`'s reader for ``.model`` files (``name=`` is the only option)."""
-    from .errors import FasttokError
     from .loaders.sentencepiece_model import load_sentencepiece
 
     unknown = set(options) - {"name"}
@@ -140,12 +140,29 @@ class GGUFSentencePiece(_gguf_base()):  # type: ignore[misc]
 
 # ---------------------------------------------------------------- subword regularization
 
+# sentencepiece's Lattice::NBest shrinks its agenda to the best
+# min(_AGENDA_KEEP, 10 * nbest_size) hypotheses once it holds _AGENDA_MAX.
+_AGENDA_MAX = 10000
+_AGENDA_KEEP = 512
+# NBestEncode's cap on nbest_size
+_NBEST_MAX = 1024
+
+_F32 = struct.Struct("<f")
+
+
+def _f32(x: float) -> float:
+    # sentencepiece adds float32s; one IEEE double sum of two float32s
+    # rounded to float32 is exactly the float32 sum.
+    return _F32.unpack(_F32.pack(x))[0]
+
 
 def _lattice(core: Any, text: str) -> tuple:
-    # (normalized bytes, nodes ending at each byte position)
+    # (normalized bytes, nodes ending at each byte position in sentencepiece's
+    # insertion order: by start, shorter first, the unknown node last)
     if core.vocabulary.model != "unigram":
-        raise ValueError("sampling and n-best need a Unigram model; "
-                         "SentencePiece BPE models sample with BPE-dropout, not supported yet")
+        raise FasttokError(f"{core.vocabulary.name}: n-best segmentations come from a Unigram "
+                           "lattice; a SentencePiece BPE model has one segmentation per text "
+                           "(sample it with encode(text, sample=True, alpha=...))")
     normalized = core.normalize(text).encode("utf-8")
     ending: dict = {}
     for start, end, token, score in core.lattice(text):
@@ -172,13 +189,15 @@ def _resolve(core: Any, normalized: bytes, path: list) -> list:
 def sample_encode(core: Any, text: str, *, alpha: float = 0.1, nbest_size: int = -1,
                   seed: Optional[int] = None) -> list:
     """One segmentation of ``text`` drawn as sentencepiece's subword
-    regularization draws it (Unigram models).
+    regularization draws it.
 
-    ``nbest_size=-1`` samples from every segmentation of the lattice with
-    probability proportional to ``exp(alpha * score)`` (forward filtering,
-    backward sampling); ``nbest_size > 1`` draws among the ``nbest_size``
-    best ones with the same weights; 0 or 1 gives the best one. ``seed``
-    makes the draw reproducible (Python's ``random``; sentencepiece's own
+    Unigram models: ``nbest_size=-1`` samples from every segmentation of the
+    lattice with probability proportional to ``exp(alpha * score)``
+    (forward filtering, backward sampling); ``nbest_size > 1`` draws among
+    the ``nbest_size`` best ones with the same weights; 0 or 1 gives the best
+    one. SentencePiece BPE models: BPE-dropout, each merge skipped with
+    probability ``alpha`` (``nbest_size`` is ignored, as sentencepiece
+    ignores it). ``seed`` makes the draw reproducible (sentencepiece's own
     generator is not reproduced, so the same seed gives other draws than
     ``sentencepiece``, with the same distribution).
 
@@ -190,6 +209,12 @@ def sample_encode(core: Any, text: str, *, alpha: float = 0.1, nbest_size: int =
     [(1, 2), (3,)]
     """
     rng = random.Random(seed)
+    if core.vocabulary.model == "sentencepiece_bpe":
+        if getattr(core, "flavour", None) != "sentencepiece":
+            raise FasttokError(f"{core.vocabulary.name}: BPE-dropout follows sentencepiece's BPE; "
+                               "a GGUF llama vocabulary runs as llama.cpp, which does not "
+                               "sample, so encode it without sample=True")
+        return core.sample_bpe(text, alpha, rng.getrandbits(64))
     if nbest_size in (0, 1):
         return core.encode_ordinary(text)
     if nbest_size > 1:
@@ -220,10 +245,60 @@ def sample_encode(core: Any, text: str, *, alpha: float = 0.1, nbest_size: int =
     return _resolve(core, normalized, path)
 
 
+def _heap_push(heap: list, item: tuple) -> None:
+    # std::priority_queue::push with libstdc++'s push_heap, largest fx on top
+    # (item[0]); equal keys land where that algorithm puts them.
+    heap.append(item)
+    hole = len(heap) - 1
+    while hole > 0:
+        parent = (hole - 1) // 2
+        if not heap[parent][0] < item[0]:
+            break
+        heap[hole] = heap[parent]
+        hole = parent
+    heap[hole] = item
+
+
+def _heap_pop(heap: list) -> tuple:
+    # std::priority_queue::pop with libstdc++'s pop_heap: the hole left at
+    # the top sinks along the larger children (the right one on ties) to a
+    # leaf, then the last item rises from there.
+    top = heap[0]
+    last = heap.pop()
+    n = len(heap)
+    if n == 0:
+        return top
+    hole = child = 0
+    while child < (n - 1) // 2:
+        child = 2 * (child + 1)
+        if heap[child][0] < heap[child - 1][0]:
+            child -= 1
+        heap[hole] = heap[child]
+        hole = child
+    if n % 2 == 0 and child == (n - 2) // 2:
+        child = 2 * (child + 1)
+        heap[hole] = heap[child - 1]
+        hole = child - 1
+    while hole > 0:
+        parent = (hole - 1) // 2
+        if not heap[parent][0] < last[0]:
+            break
+        heap[hole] = heap[parent]
+        hole = parent
+    heap[hole] = last
+    return top
+
+
 def nbest_encode(core: Any, text: str, nbest_size: int, *, with_scores: bool = False) -> list:
-    """The ``nbest_size`` best segmentations of ``text``, best first (Unigram
-    models): A* from the end with the exact Viterbi score as the heuristic,
-    as sentencepiece's ``NBestEncode``. With ``with_scores``, ``[(ids, score)]``.
+    """The ``nbest_size`` best segmentations of ``text``, best first, as
+    sentencepiece's ``nbest_encode`` lists them (Unigram models). With
+    ``with_scores``, ``[(ids, score)]``.
+
+    This is sentencepiece's ``Lattice::NBest``: A* from the end of the text
+    with the exact Viterbi score as the heuristic, in float32, on a
+    ``std::priority_queue`` whose order among equal scores is libstdc++'s
+    heap order (the Linux wheels'), including the agenda's shrinking.
+    ``nbest_size`` is capped at 1024; below 2 it gives ``[encode(text)]``.
 
     >>> from fasttok.vocab import Vocabulary
     >>> v = Vocabulary(name="t", model="unigram", byte_level=False, unk_id=0,
@@ -234,23 +309,46 @@ def nbest_encode(core: Any, text: str, nbest_size: int, *, with_scores: bool = F
     """
     normalized, ending = _lattice(core, text)
     n = len(normalized)
-    if n == 0 or nbest_size < 1:
-        return [([], 0.0)] if with_scores else [[]]
-    best = {0: 0.0}                  # Viterbi: best score of a path reaching each position
+    nbest_size = min(nbest_size, _NBEST_MAX)
+    if n == 0 or nbest_size <= 1:
+        ids = core.encode_ordinary(text) if n else []
+        return [(ids, 0.0)] if with_scores else [ids]
+    # Viterbi (float32): the best score of a path from the start through
+    # each node, which is the exact A* heuristic. A node is
+    # (start, end, token, score, best); the start node is BOS.
+    bos = (0, 0, None, 0.0, 0.0)
+    nodes_ending = {0: [bos]}
     for end in sorted(ending):
-        best[end] = max(best[start] + score for start, _, score in ending[end] if start in best)
+        nodes_ending[end] = [
+            (start, end, token, score,
+             max(_f32(left[4] + score) for left in nodes_ending[start]))
+            for start, token, score in ending[end]]
+    eos = (n, n, None, 0.0, max(_f32(left[4]) for left in nodes_ending[n]))
+    # hypothesis: (fx, gx, node, next hypothesis)
+    agenda: list = []
+    _heap_push(agenda, (eos[4], 0.0, eos, None))
     results = []
-    counter = 0
-    agenda = [(-best[n], counter, n, 0.0, ())]    # (-(g + h), tie, position, g, path)
-    while agenda and len(results) < nbest_size:
-        _, _, end, g, path = heapq.heappop(agenda)
-        if end == 0:
-            results.append((list(path), g))
+    while agenda:
+        top = _heap_pop(agenda)
+        node = top[2]
+        if node is bos:
+            path = []
+            hyp = top[3]
+            while hyp[3] is not None:
+                start, end, token = hyp[2][:3]
+                path.append((start, end, token))
+                hyp = hyp[3]
+            results.append((path, top[0]))
+            if len(results) == nbest_size:
+                break
             continue
-        for start, token, score in ending[end]:
-            if start in best:
-                counter += 1
-                heapq.heappush(agenda, (-(best[start] + score + g), counter, start, g + score,
-                                        ((start, end, token),) + path))
-    out = [(_resolve(core, normalized, list(path)), g) for path, g in results]
+        gx = top[1]
+        for left in nodes_ending[node[0]]:
+            _heap_push(agenda, (_f32(left[4] + gx), _f32(left[3] + gx), left, top))
+        if len(agenda) >= _AGENDA_MAX:
+            kept: list = []
+            for _ in range(min(_AGENDA_KEEP, 10 * nbest_size)):
+                _heap_push(kept, _heap_pop(agenda))
+            agenda = kept
+    out = [(_resolve(core, normalized, path), score) for path, score in results]
     return out if with_scores else [ids for ids, _ in out]

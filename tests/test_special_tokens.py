@@ -550,10 +550,14 @@ def test_gguf_stream_decoder_adds_up_to_decode_on_every_test_string(vocab):
             assert "".join(stream.push(t) for t in ids) + stream.flush() == enc.decode(ids), text
 
 
-def test_stream_decoder_is_refused_for_models_that_decode_with_context():
+def test_stream_decoder_is_refused_for_a_plugin_model_that_offers_none(monkeypatch):
     import fasttok
-    from conftest import DATA
+    from fasttok import registry
+    from fasttok.vocab import Vocabulary
 
-    spm = fasttok.load(DATA / "vocab" / "sentencepiece" / "botchan_en_bpe_1000.model")
-    with pytest.raises(ValueError, match="decodes with context"):
-        spm.decode_stream()
+    # a plugin model type whose compiled core has no streaming decoder
+    monkeypatch.setitem(registry.MODELS, "plugin_bpe", registry.MODELS["byte_bpe"])
+    enc = fasttok.Encoding.from_vocabulary(Vocabulary(
+        name="plugin", model="plugin_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
+    with pytest.raises(ValueError, match="offers none"):
+        enc.decode_stream()
