@@ -20,10 +20,25 @@ from array import array
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.tuple cimport PyTuple_GET_ITEM
+from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define FT_PREFETCH(p) __builtin_prefetch(p)
+    #else
+    #define FT_PREFETCH(p) ((void)(p))
+    #endif
+    """
+    void prefetch "FT_PREFETCH"(const void* p) nogil
+
+cdef enum:
+    DECODE_PREFETCH = 16  # ids ahead whose int objects decode_bytes asks for
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object op)
+    PyObject** PySequence_Fast_ITEMS(object o)
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memchr, memcmp, memcpy
@@ -508,33 +523,55 @@ cdef class CoreBPE:
 
     def decode_bytes(self, tokens):
         """The bytes of a sequence of ids; ``KeyError`` on an id that is not in the vocabulary."""
-        cdef Py_ssize_t count = len(tokens), i
-        cdef uint64_t total = 0, pos = 0, a, b
-        cdef uint32_t* ids = <uint32_t*>malloc((count + 1) * sizeof(uint32_t))
+        cdef object sequence = tokens if type(tokens) is list or type(tokens) is tuple else list(tokens)
+        cdef Py_ssize_t count = len(sequence), i
+        cdef PyObject** items = PySequence_Fast_ITEMS(sequence)
+        cdef uint64_t total = 0, pos = 0, a
+        cdef uint64_t* spans = <uint64_t*>malloc((2 * count + 1) * sizeof(uint64_t))
+        cdef const uint64_t* offsets = self.decoder.offsets
+        cdef uint64_t data_end = offsets[self.decoder.n]
         cdef long long t
         cdef bytes out
         cdef char* dst
-        if ids == NULL:
+        if spans == NULL:
             raise MemoryError()
+        # Three passes, each fetching a few steps ahead what it will need:
+        # the ids of an encode result are the shared ints of self.ints and
+        # the token table is megabytes, so reading either one item at a time
+        # waits on a cache miss per id (half of decode's time before).
         try:
-            i = 0
-            for token in tokens:
-                t = token
-                if t < 0 or t >= self.decoder.n or not self.decoder.present[t]:
-                    raise KeyError(token)
-                ids[i] = <uint32_t>t
-                total += self.decoder.offsets[t + 1] - self.decoder.offsets[t]
-                i += 1
+            for i in range(count):
+                if i + DECODE_PREFETCH < count:
+                    prefetch(items[i + DECODE_PREFETCH])
+                t = <object>items[i]
+                if t < 0 or t >= self.decoder.n:
+                    raise KeyError(<object>items[i])
+                spans[2 * i] = <uint64_t>t
+            for i in range(count):
+                if i + DECODE_PREFETCH < count:
+                    prefetch(&offsets[spans[2 * (i + DECODE_PREFETCH)]])
+                t = <long long>spans[2 * i]
+                if not self.decoder.present[t]:
+                    raise KeyError(<object>items[i])
+                spans[2 * i] = offsets[t]
+                spans[2 * i + 1] = offsets[t + 1] - offsets[t]
+                total += spans[2 * i + 1]
             out = PyBytes_FromStringAndSize(NULL, total)
             dst = PyBytes_AS_STRING(out)
             for i in range(count):
-                a = self.decoder.offsets[ids[i]]
-                b = self.decoder.offsets[ids[i] + 1]
-                memcpy(dst + pos, self.decoder.data + a, b - a)
-                pos += b - a
+                if i + DECODE_PREFETCH < count:
+                    prefetch(self.decoder.data + spans[2 * (i + DECODE_PREFETCH)])
+                a = spans[2 * i + 1]
+                if a <= 16 and pos + 16 <= total and spans[2 * i] + 16 <= data_end:
+                    # a fixed-size copy is two moves, not a call; the bytes
+                    # past this token's are overwritten by the next one
+                    memcpy(dst + pos, self.decoder.data + spans[2 * i], 16)
+                else:
+                    memcpy(dst + pos, self.decoder.data + spans[2 * i], a)
+                pos += a
             return out
         finally:
-            free(ids)
+            free(spans)
 
     def token_bytes(self, Py_ssize_t token):
         """The bytes of one id, ordinary or special; ``KeyError`` otherwise."""
