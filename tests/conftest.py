@@ -35,11 +35,14 @@ any other missing file fails.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import importlib.util
 import json
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -53,8 +56,11 @@ MISSING_DATA_REASON = (
 )
 VOCAB_DIR = DATA / "vocab" / "tiktoken"
 
-# fasttok reads this when it first loads an encoding; it must be set before that.
+# fasttok reads these when it first loads an encoding; they must be set before that.
 os.environ["FASTTOK_VOCAB_DIR"] = str(VOCAB_DIR)
+# The table cache of this run goes to a folder of its own, never the user's.
+os.environ["FASTTOK_CACHE_DIR"] = tempfile.mkdtemp(prefix="fasttok-test-cache-")
+atexit.register(shutil.rmtree, os.environ["FASTTOK_CACHE_DIR"], True)
 
 # Let an in-place build (`python setup.py build_ext --inplace`) be imported when
 # fasttok is not installed; an installed fasttok is left alone.
