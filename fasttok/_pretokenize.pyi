@@ -1,4 +1,4 @@
-"""Hand-written pre-tokenizers for tiktoken's known patterns (compiled)."""
+"""Hand-written pre-tokenizers for tiktoken's, Qwen 2's and llama.cpp's known patterns (compiled)."""
 
 SCANNERS: tuple[str, ...]
 

@@ -1,19 +1,41 @@
-"""Pre-tokenizers that split text exactly as tiktoken's regexes do.
+"""Pre-tokenizers that split text exactly as known regexes do, with no regex engine.
 
 Each scanner takes valid UTF-8 and a start offset and returns where the
 piece starting there ends, so encoding walks the text once with no regex
 engine, no match objects and no Python strings. They are derivations of the
 patterns, alternative by alternative, under leftmost-first (backtracking)
-semantics; the reasoning for each is written beside it. Class tests go
-through a 128-entry table for ASCII and the generated Unicode 16.0 tables
-(``unicode_tables.h``, the version tiktoken's regex engine uses) otherwise.
+semantics; the reasoning for each is written beside it. The lookahead
+``\\s+(?!\\S)`` is never backtracked: the whitespace run is measured once and
+its last character given back (:func:`_whitespace`).
 
-The differential tests run every scanner against the ``regex`` module on the
-reference pattern over generated text, and the encoders against tiktoken.
+Three pattern shapes cover every scanner: GPT-2's, cl100k's (Llama 3, Qwen 2
+and kin) and o200k's. Each scanner is a one-line instance of a shape with
+constant arguments -- which character tables, how many digits a number
+piece takes, what counts as a letter -- so the C compiler folds the
+parameters away and there is one derivation per shape, not per model.
 
-Known patterns (tiktoken's ``pat_str`` strings, current and legacy
-spellings) map to scanners in :mod:`fasttok.patterns`; anything else goes
-through the generic ``re`` translation there.
+Two readings of the character classes ("tables"):
+
+* ``UNICODE_16``: tiktoken's regex engine. ASCII through a 128-entry table,
+  anything else through the generated Unicode 16.0 tables
+  (``unicode_tables.h``); ``(?i:...)`` uses Unicode simple case folding.
+* ``LLAMA_CPP``: llama.cpp, for GGUF vocabularies. llama.cpp classifies with
+  its own Unicode 15.1 flags, so these scanners read
+  :data:`fasttok.llama_unicode.COLLAPSE` (one class byte per code point,
+  loaded on first use) and fold case for ASCII only. Running the Unicode 16
+  scanners and sending texts with one of the ~30 ranges where the versions
+  disagree to Python's ``re`` cost a pass over every non-ASCII text and left
+  such texts at 3-7 MB/s of ``encode``; the lookup (two loads, against the
+  three of the two-stage Unicode 16 table) is exact on every text and as
+  fast: scanning alone runs at 250-500 MB/s with either reading (the corpus
+  files, 2-core VM, CPU time).
+
+The differential tests (``tests/test_pretokenizer_scanners.py``) run every
+scanner against the ``regex`` module on its reference pattern over generated
+text; the encoders are compared with tiktoken and llama.cpp elsewhere.
+
+Known patterns map to scanners in :mod:`fasttok.patterns` (tiktoken's
+``pat_str``) and :mod:`fasttok.gguf_pretokenizers` (llama.cpp's regex lists).
 """
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
@@ -21,15 +43,62 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t
 from ._unicode cimport (FT_L, FT_LL, FT_LM_LO, FT_LU_LT, FT_M, FT_N, FT_WS, ft_class,
                         ft_simple_fold_to_ascii_lower)
 
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object text)
+    void* PyUnicode_DATA(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+
 cdef uint16_t ASCII_CLASS[128]
 cdef int _i
 for _i in range(128):
     ASCII_CLASS[_i] = ft_class(_i)
 
+cdef enum Tables:
+    UNICODE_16
+    LLAMA_CPP
+
 cdef enum:
     # Letters of o200k's two case classes: U = [Lu Lt Lm Lo M], W = [Ll Lm Lo M].
     CLS_U = FT_LU_LT | FT_LM_LO | FT_M
     CLS_W = FT_LL | FT_LM_LO | FT_M
+    # llama.cpp's gpt-4o pattern spells them "a letter but not a-z" and "a
+    # letter but not A-Z": every non-ASCII letter is in both, marks in neither.
+    LLAMA_U = FT_LU_LT | FT_LM_LO
+    LLAMA_W = FT_LL | FT_LM_LO
+    # What [^\s\p{L}\p{N}] excludes.
+    NOT_OTHER = FT_WS | FT_L | FT_N
+
+# llama.cpp's class of every code point, as the stand-in byte of
+# llama_unicode.COLLAPSE (the str's own Latin-1 buffer, kept alive by
+# _llama_collapse), and the class bits each stand-in byte means.
+cdef const uint8_t* _llama_collapsed = NULL
+cdef object _llama_collapse = None
+cdef uint16_t LLAMA_CLASS[256]
+cdef uint32_t _CODE_POINTS = 0x110000
+
+
+cdef int _load_llama_tables() except -1:
+    global _llama_collapsed, _llama_collapse
+    cdef int b
+    if _llama_collapsed != NULL:
+        return 0
+    from .llama_unicode import COLLAPSE, STAND_INS
+
+    if PyUnicode_KIND(COLLAPSE) != 1 or PyUnicode_GET_LENGTH(COLLAPSE) != _CODE_POINTS:
+        raise ValueError("fasttok.llama_unicode.COLLAPSE must hold one Latin-1 character "
+                         "per code point")
+    for b in range(256):
+        LLAMA_CLASS[b] = 0
+    for name, bits in _LLAMA_BITS.items():
+        LLAMA_CLASS[ord(STAND_INS[name])] = bits
+    _llama_collapse = COLLAPSE
+    _llama_collapsed = <const uint8_t*>PyUnicode_DATA(COLLAPSE)
+    return 0
+
+
+# llama_unicode's class names -> scanner class bits (a non-ASCII letter is
+# both cases: llama.cpp's collapsed \p{Lu} and \p{Ll} are all letters).
+_LLAMA_BITS = {"whitespace": FT_WS, "number": FT_N, "letter": FT_L | FT_LM_LO, "mark": FT_M}
 
 
 cdef inline uint32_t _decode(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, int* width) noexcept nogil:
@@ -51,15 +120,23 @@ cdef inline uint32_t _decode(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, int
     return 0xFFFD
 
 
-cdef inline uint16_t _class_at(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, int* width) noexcept nogil:
+cdef inline uint16_t _class_at(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, int* width,
+                               Tables tables) noexcept nogil:
+    # The two readings agree on ASCII (letters A-Z a-z, digits 0-9,
+    # whitespace \t-\r and space), so ASCII never leaves the small table.
     cdef uint8_t b = s[i]
+    cdef uint32_t cp
     if b < 0x80:
         width[0] = 1
         return ASCII_CLASS[b]
-    return ft_class(_decode(s, i, end, width))
+    cp = _decode(s, i, end, width)
+    if tables == LLAMA_CPP:
+        return LLAMA_CLASS[_llama_collapsed[cp]] if cp < _CODE_POINTS else 0
+    return ft_class(cp)
 
 
-cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint16_t mask) noexcept nogil:
+cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint16_t mask,
+                            Tables tables) noexcept nogil:
     # End of the run of characters having any bit of mask.
     cdef int w
     while i < end:
@@ -68,53 +145,63 @@ cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint
                 break
             i += 1
         else:
-            if not (_class_at(s, i, end, &w) & mask):
+            if not (_class_at(s, i, end, &w, tables) & mask):
                 break
             i += w
     return i
 
 
-cdef inline Py_ssize_t _run_other(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    # End of a run of [^\s\p{L}\p{N}].
+cdef inline Py_ssize_t _run_without(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint16_t mask,
+                                    Tables tables) noexcept nogil:
+    # End of the run of characters having no bit of mask ([^\s\p{L}\p{N}]+ and kin).
     cdef int w
     while i < end:
         if s[i] < 0x80:
-            if ASCII_CLASS[s[i]] & (FT_WS | FT_L | FT_N):
+            if ASCII_CLASS[s[i]] & mask:
                 break
             i += 1
         else:
-            if _class_at(s, i, end, &w) & (FT_WS | FT_L | FT_N):
+            if _class_at(s, i, end, &w, tables) & mask:
                 break
             i += w
     return i
 
 
-cdef inline Py_ssize_t _run_digits3(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    # \p{N}{1,3}, greedy; the caller has checked the first one.
+cdef inline Py_ssize_t _run_digits(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, int most,
+                                   Tables tables) noexcept nogil:
+    # \p{N}{1,most}, greedy; the caller has checked the first one.
     cdef int w, count = 0
-    while i < end and count < 3:
-        if not (_class_at(s, i, end, &w) & FT_N):
+    while i < end and count < most:
+        if not (_class_at(s, i, end, &w, tables) & FT_N):
             break
         i += w
         count += 1
     return i
 
 
-cdef inline bint _is_other(uint16_t cls) noexcept nogil:
-    return not (cls & (FT_WS | FT_L | FT_N))
+cdef inline uint32_t _fold(uint32_t c, Tables tables) noexcept nogil:
+    # The ASCII lowercase letter (?i:) lets c stand for, else c itself.
+    # llama.cpp lowercases with the simple map, under which no non-ASCII code
+    # point becomes one of s t m d r e v l; the regex engine case-folds, under
+    # which U+017F and U+212A do.
+    if c < 0x80:
+        return c | 0x20 if 0x41 <= c <= 0x5A else c
+    if tables == LLAMA_CPP:
+        return c
+    return ft_simple_fold_to_ascii_lower(c)
 
 
-cdef inline Py_ssize_t _contraction(const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
-                                    bint fold) noexcept nogil:
-    # With s[i] == "'": the end of 's 't 're 've 'm 'll 'd (any case when fold,
-    # using Unicode simple case folding, so "'ſ" counts), else 0.
+cdef inline Py_ssize_t _contraction(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, bint fold,
+                                    Tables tables) noexcept nogil:
+    # With s[i] == "'": the end of 's 't 're 've 'm 'll 'd (any case when
+    # fold), else 0.
     cdef int w1, w2
     cdef uint32_t a, b
     if i + 1 >= end:
         return 0
     a = _decode(s, i + 1, end, &w1)
     if fold:
-        a = ft_simple_fold_to_ascii_lower(a) if a >= 0x80 else (a | 0x20 if 0x41 <= a <= 0x5A else a)
+        a = _fold(a, tables)
     if a == 0x73 or a == 0x74 or a == 0x6D or a == 0x64:  # s t m d
         return i + 1 + w1
     if a != 0x6C and a != 0x76 and a != 0x72:  # l v r
@@ -123,116 +210,127 @@ cdef inline Py_ssize_t _contraction(const uint8_t* s, Py_ssize_t i, Py_ssize_t e
         return 0
     b = _decode(s, i + 1 + w1, end, &w2)
     if fold:
-        b = ft_simple_fold_to_ascii_lower(b) if b >= 0x80 else (b | 0x20 if 0x41 <= b <= 0x5A else b)
+        b = _fold(b, tables)
     if (a == 0x6C and b == 0x6C) or (a != 0x6C and b == 0x65):  # ll ve re
         return i + 1 + w1 + w2
     return 0
 
 
-cdef inline Py_ssize_t _whitespace(const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
-                                   bint whole_at_end, bint stop_after_newline) noexcept nogil:
+cdef inline Py_ssize_t _whitespace(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, Tables tables,
+                                   bint whole_at_end, bint stop_after_newline,
+                                   uint16_t stops) noexcept nogil:
     # The whitespace alternatives every pattern ends with, for a run starting at i:
     #   whole_at_end:       \s++$          the run reaches the end: take it all
     #   stop_after_newline: \s*[\r\n]+     backtracking leaves the run ending at its last \r or \n
     #   then                \s+(?!\S)      a run of 2+ gives back its last character to the next piece
     #   then                \s / \s+       one character (a run of one)
+    # A character with a bit of stops ends the text as far as this pattern
+    # sees (an earlier regex of the list split the text there).
     cdef Py_ssize_t j = i, last_start = i, after_newline = -1
     cdef int w
     cdef uint8_t b
+    cdef uint16_t cls = 0
+    cdef bint at_end
     while j < end:
         b = s[j]
         if b < 0x80:
-            if not (ASCII_CLASS[b] & FT_WS):
+            cls = ASCII_CLASS[b]
+            if not (cls & FT_WS):
                 break
             if b == 0x0A or b == 0x0D:
                 after_newline = j + 1
             last_start = j
             j += 1
         else:
-            if not (_class_at(s, j, end, &w) & FT_WS):
+            cls = _class_at(s, j, end, &w, tables)
+            if not (cls & FT_WS):
                 break
             last_start = j
             j += w
-    if whole_at_end and j == end:
-        return end
+    at_end = j == end or (cls & stops) != 0
+    if whole_at_end and at_end:
+        return j
     if stop_after_newline and after_newline > 0:
         return after_newline
-    if j == end:
-        return end
+    if at_end:
+        return j
     if last_start > i:
         return last_start
     return j
 
 
-cdef Py_ssize_t scan_gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+cdef inline Py_ssize_t _gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, Tables tables,
+                             bint digits_apart) noexcept nogil:
     # 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
     # (the current spelling adds \s++$, which matches exactly where \s+(?!\S)
     # already takes the whole run, and is possessive where nothing backtracks).
+    # digits_apart: starcoder's list, which first splits off every \p{N} on
+    # its own; the pattern then runs between them, so a digit also ends the
+    # text it sees (a space before one is never its prefix).
     cdef int w, w2
     cdef Py_ssize_t r, j = i
-    cdef uint16_t cls = _class_at(s, i, end, &w)
-    cdef uint16_t nxt
+    cdef uint16_t cls = _class_at(s, i, end, &w, tables)
+    cdef uint16_t nxt, prefixable = FT_L if digits_apart else FT_L | FT_N
+    if digits_apart and cls & FT_N:
+        return i + w
     if s[i] == 0x27:
-        r = _contraction(s, i, end, False)
+        r = _contraction(s, i, end, False, tables)
         if r:
             return r
     if s[i] == 0x20 and i + 1 < end:
-        nxt = _class_at(s, i + 1, end, &w2)
-        if nxt & (FT_L | FT_N) or _is_other(nxt):
+        nxt = _class_at(s, i + 1, end, &w2, tables)
+        if nxt & prefixable or not (nxt & NOT_OTHER):
             cls = nxt
             j = i + 1
     if cls & FT_L:
-        return _run(s, j, end, FT_L)
+        return _run(s, j, end, FT_L, tables)
     if cls & FT_N:
-        return _run(s, j, end, FT_N)
-    if _is_other(cls):
-        return _run_other(s, j, end)
-    return _whitespace(s, i, end, True, False)
+        return _run(s, j, end, FT_N, tables)
+    if not (cls & FT_WS):
+        return _run_without(s, j, end, NOT_OTHER, tables)
+    return _whitespace(s, i, end, tables, True, False, FT_N if digits_apart else 0)
 
 
-cdef inline Py_ssize_t _cl100k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
-                               bint whole_at_end) noexcept nogil:
+cdef inline Py_ssize_t _cl100k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, Tables tables,
+                               bint whole_at_end, int digits, uint16_t letters,
+                               bint newlines_after_other) noexcept nogil:
     # '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+
     # | ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s
+    # with letters for \p{L} (qwen35's [\p{L}\p{M}] -- the leading class still
+    # admits a mark, which changes nothing: a mark there is also a letter),
+    # digits for the 3, and [\r\n]*+ only when newlines_after_other.
     cdef int w, w2
     cdef Py_ssize_t r
     cdef uint8_t b = s[i]
-    cdef uint16_t cls = _class_at(s, i, end, &w)
+    cdef uint16_t cls = _class_at(s, i, end, &w, tables)
+    cdef uint16_t other = FT_WS | letters | FT_N
     if b == 0x27:
-        r = _contraction(s, i, end, True)
+        r = _contraction(s, i, end, True, tables)
         if r:
             return r
-    if cls & FT_L:
-        return _run(s, i, end, FT_L)
+    if cls & letters:
+        return _run(s, i, end, letters, tables)
     if b != 0x0D and b != 0x0A and not (cls & FT_N):
         # one character of anything else may lead a run of letters
-        if i + w < end and _class_at(s, i + w, end, &w2) & FT_L:
-            return _run(s, i + w, end, FT_L)
+        if i + w < end and _class_at(s, i + w, end, &w2, tables) & letters:
+            return _run(s, i + w, end, letters, tables)
     if cls & FT_N:
-        return _run_digits3(s, i, end)
+        return _run_digits(s, i, end, digits, tables)
     r = -1
-    if b == 0x20 and i + 1 < end and _is_other(_class_at(s, i + 1, end, &w2)):
-        r = _run_other(s, i + 1, end)
-    elif _is_other(cls):
-        r = _run_other(s, i, end)
+    if b == 0x20 and i + 1 < end and not (_class_at(s, i + 1, end, &w2, tables) & other):
+        r = _run_without(s, i + 1, end, other, tables)
+    elif not (cls & other):
+        r = _run_without(s, i, end, other, tables)
     if r >= 0:
-        while r < end and (s[r] == 0x0D or s[r] == 0x0A):
+        while newlines_after_other and r < end and (s[r] == 0x0D or s[r] == 0x0A):
             r += 1
         return r
-    return _whitespace(s, i, end, whole_at_end, True)
+    return _whitespace(s, i, end, tables, whole_at_end, True, 0)
 
 
-cdef Py_ssize_t scan_cl100k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return _cl100k(s, i, end, True)
-
-
-cdef Py_ssize_t scan_cl100k_legacy(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    # The older spelling (also Llama 3's): \s*[\r\n]+|\s+(?!\S)|\s+ with no \s++$,
-    # so a trailing "\n " splits after the newline.
-    return _cl100k(s, i, end, False)
-
-
-cdef inline Py_ssize_t _lower_after_upper(const uint8_t* s, Py_ssize_t q, Py_ssize_t end) noexcept nogil:
+cdef inline Py_ssize_t _lower_after_upper(const uint8_t* s, Py_ssize_t q, Py_ssize_t end,
+                                          uint16_t upper, uint16_t lower,
+                                          Tables tables) noexcept nogil:
     # U*W+ at q under backtracking: U* takes the whole run of U; if a W follows,
     # W+ runs on from it. Otherwise U* gives characters back until one of them is
     # also a W (Lm, Lo, M are in both), and W+ is that single character.
@@ -241,35 +339,39 @@ cdef inline Py_ssize_t _lower_after_upper(const uint8_t* s, Py_ssize_t q, Py_ssi
     cdef int w
     cdef uint16_t cls
     while u < end:
-        cls = _class_at(s, u, end, &w)
-        if not (cls & CLS_U):
-            if cls & CLS_W:
-                return _run(s, u, end, CLS_W)
+        cls = _class_at(s, u, end, &w, tables)
+        if not (cls & upper):
+            if cls & lower:
+                return _run(s, u, end, lower, tables)
             break
-        if cls & CLS_W:
+        if cls & lower:
             last_both = u + w
         u += w
     return last_both
 
 
-cdef inline Py_ssize_t _upper_then_lower(const uint8_t* s, Py_ssize_t q, Py_ssize_t end) noexcept nogil:
+cdef inline Py_ssize_t _upper_then_lower(const uint8_t* s, Py_ssize_t q, Py_ssize_t end,
+                                         uint16_t upper, uint16_t lower,
+                                         Tables tables) noexcept nogil:
     # U+W*: needs one U; never backtracks.
     cdef int w
-    if q >= end or not (_class_at(s, q, end, &w) & CLS_U):
+    if q >= end or not (_class_at(s, q, end, &w, tables) & upper):
         return -1
-    return _run(s, _run(s, q, end, CLS_U), end, CLS_W)
+    return _run(s, _run(s, q, end, upper, tables), end, lower, tables)
 
 
-cdef inline Py_ssize_t _with_contraction(const uint8_t* s, Py_ssize_t e, Py_ssize_t end) noexcept nogil:
+cdef inline Py_ssize_t _with_contraction(const uint8_t* s, Py_ssize_t e, Py_ssize_t end,
+                                         bint contractions, Tables tables) noexcept nogil:
     cdef Py_ssize_t r
-    if e < end and s[e] == 0x27:
-        r = _contraction(s, e, end, True)
+    if contractions and e < end and s[e] == 0x27:
+        r = _contraction(s, e, end, True, tables)
         if r:
             return r
     return e
 
 
-cdef Py_ssize_t scan_o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+cdef inline Py_ssize_t _o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, Tables tables,
+                              int digits, bint contractions) noexcept nogil:
     # P?U*W+C? | P?U+W*C? | \p{N}{1,3} | ?[^\s\p{L}\p{N}]+[\r\n/]* | \s*[\r\n]+ | \s+(?!\S) | \s+
     # with P = [^\r\n\p{L}\p{N}], C the optional contraction. Greedy, not
     # possessive: P? is tried taken, then not taken (which matters when P is a
@@ -277,52 +379,106 @@ cdef Py_ssize_t scan_o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexc
     cdef int w, w2
     cdef Py_ssize_t e
     cdef uint8_t b = s[i]
-    cdef uint16_t cls = _class_at(s, i, end, &w)
+    cdef uint16_t cls = _class_at(s, i, end, &w, tables)
+    cdef uint16_t upper = CLS_U if tables == UNICODE_16 else LLAMA_U
+    cdef uint16_t lower = CLS_W if tables == UNICODE_16 else LLAMA_W
     cdef bint lead = b != 0x0D and b != 0x0A and not (cls & (FT_L | FT_N))
-    cdef bint letter = (cls & (FT_L | FT_M)) != 0
+    cdef bint letter = (cls & (upper | lower)) != 0
     if lead:
-        e = _lower_after_upper(s, i + w, end)
+        e = _lower_after_upper(s, i + w, end, upper, lower, tables)
         if e >= 0:
-            return _with_contraction(s, e, end)
+            return _with_contraction(s, e, end, contractions, tables)
     if letter:
-        e = _lower_after_upper(s, i, end)
+        e = _lower_after_upper(s, i, end, upper, lower, tables)
         if e >= 0:
-            return _with_contraction(s, e, end)
+            return _with_contraction(s, e, end, contractions, tables)
     if lead:
-        e = _upper_then_lower(s, i + w, end)
+        e = _upper_then_lower(s, i + w, end, upper, lower, tables)
         if e >= 0:
-            return _with_contraction(s, e, end)
+            return _with_contraction(s, e, end, contractions, tables)
     if letter:
-        e = _upper_then_lower(s, i, end)
+        e = _upper_then_lower(s, i, end, upper, lower, tables)
         if e >= 0:
-            return _with_contraction(s, e, end)
+            return _with_contraction(s, e, end, contractions, tables)
     if cls & FT_N:
-        return _run_digits3(s, i, end)
+        return _run_digits(s, i, end, digits, tables)
     e = -1
-    if b == 0x20 and i + 1 < end and _is_other(_class_at(s, i + 1, end, &w2)):
-        e = _run_other(s, i + 1, end)
-    elif _is_other(cls):
-        e = _run_other(s, i, end)
+    if b == 0x20 and i + 1 < end and not (_class_at(s, i + 1, end, &w2, tables) & NOT_OTHER):
+        e = _run_without(s, i + 1, end, NOT_OTHER, tables)
+    elif not (cls & NOT_OTHER):
+        e = _run_without(s, i, end, NOT_OTHER, tables)
     if e >= 0:
         while e < end and (s[e] == 0x0D or s[e] == 0x0A or s[e] == 0x2F):
             e += 1
         return e
-    return _whitespace(s, i, end, False, True)
+    return _whitespace(s, i, end, tables, False, True, 0)
 
 
-SCANNERS = ("gpt2", "cl100k", "cl100k_legacy", "o200k")
+# ---------------------------------------------------------------- the scanners
+# tiktoken's patterns (Unicode 16.0); see fasttok.patterns.
+
+cdef Py_ssize_t scan_gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return _gpt2(s, i, end, UNICODE_16, False)
+
+cdef Py_ssize_t scan_cl100k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return _cl100k(s, i, end, UNICODE_16, True, 3, FT_L, True)
+
+cdef Py_ssize_t scan_cl100k_legacy(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    # The older spelling (also Llama 3's): \s*[\r\n]+|\s+(?!\S)|\s+ with no \s++$,
+    # so a trailing "\n " splits after the newline.
+    return _cl100k(s, i, end, UNICODE_16, False, 3, FT_L, True)
+
+cdef Py_ssize_t scan_qwen2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return _cl100k(s, i, end, UNICODE_16, False, 1, FT_L, True)
+
+cdef Py_ssize_t scan_o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return _o200k(s, i, end, UNICODE_16, 3, True)
+
+# llama.cpp's regex lists (its Unicode 15.1 tables); see fasttok.gguf_pretokenizers.
+
+cdef Py_ssize_t scan_llama_gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return _gpt2(s, i, end, LLAMA_CPP, False)
+
+cdef Py_ssize_t scan_llama_starcoder(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return _gpt2(s, i, end, LLAMA_CPP, True)
+
+cdef Py_ssize_t scan_llama_llama3(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return _cl100k(s, i, end, LLAMA_CPP, False, 3, FT_L, True)
+
+cdef Py_ssize_t scan_llama_qwen2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return _cl100k(s, i, end, LLAMA_CPP, False, 1, FT_L, True)
+
+cdef Py_ssize_t scan_llama_qwen35(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return _cl100k(s, i, end, LLAMA_CPP, False, 1, FT_L | FT_M, True)
+
+cdef Py_ssize_t scan_llama_seed_coder(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return _cl100k(s, i, end, LLAMA_CPP, False, 1, FT_L, False)
+
+cdef Py_ssize_t scan_llama_gpt4o(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return _o200k(s, i, end, LLAMA_CPP, 3, True)
+
+cdef Py_ssize_t scan_llama_tekken(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return _o200k(s, i, end, LLAMA_CPP, 1, False)
+
+
+# Names in the order of _SCAN; a name starting "llama.cpp:" reads llama.cpp's tables.
+SCANNERS = ("gpt2", "cl100k", "cl100k_legacy", "qwen2", "o200k",
+            "llama.cpp:gpt2", "llama.cpp:starcoder", "llama.cpp:llama3", "llama.cpp:qwen2",
+            "llama.cpp:qwen35", "llama.cpp:seed-coder", "llama.cpp:gpt-4o", "llama.cpp:tekken")
+cdef ScanFn[13] _SCAN = [scan_gpt2, scan_cl100k, scan_cl100k_legacy, scan_qwen2, scan_o200k,
+                         scan_llama_gpt2, scan_llama_starcoder, scan_llama_llama3, scan_llama_qwen2,
+                         scan_llama_qwen35, scan_llama_seed_coder, scan_llama_gpt4o,
+                         scan_llama_tekken]
+_INDEX = {name: k for k, name in enumerate(SCANNERS)}
 
 
 cdef ScanFn scanner_by_name(str name) except NULL:
-    if name == "gpt2":
-        return scan_gpt2
-    if name == "cl100k":
-        return scan_cl100k
-    if name == "cl100k_legacy":
-        return scan_cl100k_legacy
-    if name == "o200k":
-        return scan_o200k
-    raise ValueError(f"unknown pre-tokenizer {name!r}; known: {', '.join(SCANNERS)}")
+    k = _INDEX.get(name)
+    if k is None:
+        raise ValueError(f"unknown pre-tokenizer {name!r}; known: {', '.join(SCANNERS)}")
+    if name.startswith("llama.cpp:"):
+        _load_llama_tables()
+    return _SCAN[<int>k]
 
 
 def split(str name, str text):
@@ -330,6 +486,8 @@ def split(str name, str text):
 
     >>> split("cl100k", "Hello world's 1234")
     ['Hello', ' world', "'s", ' ', '123', '4']
+    >>> split("qwen2", "x 1234")
+    ['x', ' ', '1', '2', '3', '4']
     """
     cdef ScanFn scan = scanner_by_name(name)
     cdef bytes data = text.encode("utf-8")

@@ -23,21 +23,21 @@ llama.cpp's own reading of the patterns:
 Offsets are code points throughout, as in llama.cpp, so the collapsed text
 lines up with the real one character for character.
 
-Speed: the two single-pattern families (``gpt-2``/``mpt``: the GPT-2
-pattern; ``llama3``/``llama-bpe``: the Llama 3 pattern) also name the
-compiled tiktoken scanner that splits identically; :class:`PreTokenizer`
-says when it may be used (:meth:`PreTokenizer.needs_exact`): the scanners
-classify by Unicode 16.0 and fold case fully, so a text holding one of the
-few code points where that differs from llama.cpp goes through the exact
-Python path. ``qwen2`` (the Llama 3 pattern with single digits) uses the
-Llama 3 scanner too: only the number alternative ever takes a digit, so the
-pieces differ only in how a digit run is cut, and when no token holds two
-ASCII digits the ids cannot differ (non-ASCII digits take the Python path).
-Everything else uses Python's ``re`` on the collapsed text. Measured on 3 MB
-of English: the scanner path 38 MB/s (llama-bpe), the ``re`` path 2.6 MB/s
-(qwen2 before it got the scanner); a single ``re`` class of the ~30 ranges
-where Unicode 15.1 and 16.0 disagree cost 0.2 s per 3 MB, a BMP bitmap class
-plus an astral check only for texts with astral characters 0.02 s.
+Speed: the lists that are one pattern of GPT-2's, cl100k's or o200k's shape
+(gpt-2, llama3, qwen2, qwen35, seed-coder, bailingmoe, gpt-4o, tekken) and
+starcoder's ``\\p{N}`` + GPT-2 name a compiled scanner
+(:attr:`PreTokenizer.scanner`) that reads llama.cpp's own Unicode 15.1
+tables and folds case as it does, so it splits every text as this module's
+Python path does; the other lists run Python's ``re`` on the collapsed
+text. ``encode`` in MB/s on the corpus files (en / code / multi / zh /
+adversarial; 2-core VM, CPU time), before -> after the llama.cpp-table
+scanners: qwen2 28 / 47 / 7 / 8 / 7 -> 28 / 51 / 25 / 15 / 23 (it had
+borrowed the Llama 3 scanner, for texts without non-ASCII digits only);
+llama-bpe adversarial 11 -> 30, the rest unchanged; starcoder 5 / 4 / 7 /
+8 / 4 -> 31 / 56 / 32 / 27 / 28; qwen35 5 / 5 / 7 / 8 / 8 -> 31 / 58 / 27 /
+19 / 25. Reading Unicode 16.0 instead and sending texts holding one of the
+~30 ranges where 15.1 and 16.0 disagree to ``re`` was rejected: such texts
+(most of adversarial.txt) ran at ``re`` speed.
 
 >>> pre_tokenizer("qwen2").split("Hello wörld 123!!\\n")
 ['Hello', ' wörld', ' ', '1', '2', '3', '!!\\n']
@@ -50,13 +50,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Callable
 from typing import Optional
 
 from . import llama_unicode as lu
 from .errors import FasttokError, UnknownEncodingError
 
-__all__ = ["PreTokenizer", "PRE_TOKENIZERS", "pre_tokenizer", "RegexListSplitter",
+__all__ = ["PreTokenizer", "PRE_TOKENIZERS", "SCANNERS", "pre_tokenizer", "RegexListSplitter",
            "translate_pattern", "known_pre_tokenizers"]
 
 # ---------------------------------------------------------------- the patterns (llama.cpp's)
@@ -126,6 +125,23 @@ SEED_CODER = (_CONTRACTIONS + r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p
               r"|\s*[\r\n]+|\s+(?!\S)|\s+",)
 BAILINGMOE = (r"'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
               r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+",)
+STARCODER = (r"\p{N}", GPT2)
+
+# regex list -> the compiled scanner (fasttok._pretokenize) that splits like
+# it on every text. bailingmoe's list is qwen2's in other words: its
+# \s*[\r\n] ends where \s*[\r\n]+ does (after the run's last newline).
+SCANNERS = {
+    (GPT2,): "llama.cpp:gpt2",
+    STARCODER: "llama.cpp:starcoder",
+    (LLAMA3,): "llama.cpp:llama3",
+    (LLAMA3_ORIGINAL,): "llama.cpp:llama3",
+    (QWEN2,): "llama.cpp:qwen2",
+    BAILINGMOE: "llama.cpp:qwen2",
+    (QWEN35,): "llama.cpp:qwen35",
+    SEED_CODER: "llama.cpp:seed-coder",
+    GPT4O: "llama.cpp:gpt-4o",
+    TEKKEN: "llama.cpp:tekken",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,7 +154,7 @@ class PreTokenizer:
     ``" 's"`` -> ``"'s"``...), on for most byte-level vocabularies.
 
     >>> pre_tokenizer("llama-bpe").scanner, pre_tokenizer("llama-bpe").ignore_merges
-    ('cl100k_legacy', True)
+    ('llama.cpp:llama3', True)
     """
 
     regexes: tuple
@@ -147,21 +163,21 @@ class PreTokenizer:
 
     @property
     def scanner(self) -> Optional[str]:
-        """The compiled scanner that splits like this list, or ``None``."""
-        fast = _FAST_SCANNERS.get(self.regexes)
-        return fast[0] if fast else None
+        """The compiled scanner that splits exactly like this list, or ``None``.
+
+        >>> pre_tokenizer("qwen2").scanner, pre_tokenizer("falcon").scanner
+        ('llama.cpp:qwen2', None)
+        """
+        return SCANNERS.get(self.regexes)
 
     @property
     def single_digits(self) -> bool:
-        """The scanner groups digits by three where this list isolates each one.
+        """Always ``False``: every scanner now splits digits as its list does.
 
-        Only the number alternative ever takes a digit, so the pieces differ
-        in just that; the ids agree when the vocabulary has no token holding
-        two ASCII digits (checked by the model) and the text has no
-        non-ASCII digits (:meth:`needs_exact` checks).
+        Kept while :mod:`fasttok.gguf_models` still asks (it checked the
+        vocabulary for digit pairs when qwen2 borrowed the Llama 3 scanner).
         """
-        fast = _FAST_SCANNERS.get(self.regexes)
-        return bool(fast and fast[1])
+        return False
 
     @functools.cached_property
     def splitter(self) -> "RegexListSplitter":
@@ -176,45 +192,20 @@ class PreTokenizer:
         """
         return self.splitter(text)
 
-    @functools.cached_property
-    def _guard(self) -> "Optional[Callable[[str], bool]]":
-        if not self.scanner:
-            return None
-        check = _divergence_check(self.scanner)
-        if not self.single_digits:
-            return check
-        digits = _non_ascii_numbers()
-        return lambda text: check(text) or digits(text)
-
     def needs_exact(self, text: str) -> bool:
-        """Whether ``text`` must take the Python path instead of :attr:`scanner`.
+        """Whether ``text`` must take the Python path: only when there is no
+        :attr:`scanner`, which reads llama.cpp's own tables and so agrees on
+        every text.
 
-        True when there is no scanner, or the text holds a code point that the
-        scanner (Unicode 16.0, full case folding) and llama.cpp (Unicode 15.1,
-        ASCII-only case folding) classify differently (or, for the
-        single-digit lists, a non-ASCII digit).
-
-        >>> pre_tokenizer("gpt-2").needs_exact("plain text"), pre_tokenizer("falcon").needs_exact("x")
+        >>> pre_tokenizer("gpt-2").needs_exact("ſ Ᲊ ٣"), pre_tokenizer("falcon").needs_exact("x")
         (False, True)
         """
-        if self._guard is None:
-            return True
-        return not text.isascii() and self._guard(text)
-
-
-# regex list -> (scanner, digits isolated by the list but grouped by the scanner)
-_FAST_SCANNERS = {(GPT2,): ("gpt2", False), (LLAMA3,): ("cl100k_legacy", False),
-                  (LLAMA3_ORIGINAL,): ("cl100k_legacy", False), (QWEN2,): ("cl100k_legacy", True)}
-
-
-@functools.lru_cache(maxsize=None)
-def _non_ascii_numbers() -> "Callable[[str], bool]":
-    return _any_of([(max(lo, 0x80), hi) for lo, hi in lu.class_ranges(lu.NUMBER) if hi >= 0x80])
+        return self.scanner is None
 
 
 _LLAMA3_FAMILY = PreTokenizer((LLAMA3,), ignore_merges=True)
 _GPT2_FAMILY = PreTokenizer((GPT2,))
-_STARCODER_FAMILY = PreTokenizer((r"\p{N}", GPT2))
+_STARCODER_FAMILY = PreTokenizer(STARCODER)
 _QWEN2_FAMILY = PreTokenizer((QWEN2,), clean_spaces=False)
 
 # tokenizer.ggml.pre -> how to split (llama.cpp's llm_tokenizer_bpe and
@@ -235,7 +226,7 @@ PRE_TOKENIZERS: dict = {
     **dict.fromkeys(("trillion", "granite-docling"), PreTokenizer((GPT2,), clean_spaces=False)),
     **dict.fromkeys(("starcoder", "refact", "codeshell", "exaone", "minerva-7b", "mellum2"),
                     _STARCODER_FAMILY),
-    **dict.fromkeys(("command-r", "smollm"), PreTokenizer((r"\p{N}", GPT2), clean_spaces=False)),
+    **dict.fromkeys(("command-r", "smollm"), PreTokenizer(STARCODER, clean_spaces=False)),
     **dict.fromkeys(("qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "hunyuan", "solar-open",
                      "grok-2"), _QWEN2_FAMILY),
     **dict.fromkeys(("megrez", "stablelm2"), PreTokenizer((QWEN2,))),
@@ -423,63 +414,4 @@ def _split_pieces(pattern: "re.Pattern[str]", source: str, pieces: list) -> list
             last = end
         if last < b - a:
             append((a + last, b))
-    return out
-
-
-# ---------------------------------------------------------------- when the scanners may be used
-
-
-@functools.lru_cache(maxsize=None)
-def _divergence_check(scanner: str) -> "Callable[[str], bool]":
-    """A test for the code points on which ``scanner`` and llama.cpp disagree:
-    what Unicode 16.0 added (30 ranges), and U+017F for the Llama 3 contractions."""
-    from . import _unicode
-
-    ranges: list = []
-    for spec, flag in (("L", lu.LETTER), ("N", lu.NUMBER), ("White_Space", 0x100)):
-        ranges += _symmetric_difference(list(_unicode.code_point_ranges(spec)),
-                                        lu.class_ranges(flag))
-    if scanner == "cl100k_legacy":
-        # (?i:'s|...) in the scanner also takes U+017F LONG S and friends;
-        # llama.cpp lowercases with the simple map, so only ASCII letters count.
-        for lo, hi in _unicode.code_point_ranges("L"):
-            for cp in range(max(lo, 0x80), hi + 1):
-                if _unicode.simple_fold_to_ascii_lower(cp) in b"stmdrevl":
-                    ranges.append((cp, cp))
-    return _any_of(ranges)
-
-
-def _any_of(ranges: list) -> "Callable[[str], bool]":
-    """A test for whether a text holds a code point in ``ranges``.
-
-    >>> _any_of([(0x660, 0x669), (0x1D7CE, 0x1D7FF)])("x ٣ y"), _any_of([(0x660, 0x669)])("😀")
-    (True, False)
-    """
-    from ._unicode import CodePointSet
-
-    return CodePointSet(ranges).found_in
-
-
-def _symmetric_difference(a: list, b: list) -> list:
-    """Ranges of the points in exactly one of two sorted, disjoint range lists.
-
-    >>> _symmetric_difference([(1, 5)], [(3, 8)])
-    [(1, 2), (6, 8)]
-    """
-    bounds = sorted({p for lo, hi in a + b for p in (lo, hi + 1)})
-    out: list = []
-    ia = ib = 0
-    for i, p in enumerate(bounds[:-1]):
-        while ia < len(a) and a[ia][1] < p:
-            ia += 1
-        while ib < len(b) and b[ib][1] < p:
-            ib += 1
-        in_a = ia < len(a) and a[ia][0] <= p
-        in_b = ib < len(b) and b[ib][0] <= p
-        if in_a != in_b:
-            hi = bounds[i + 1] - 1
-            if out and out[-1][1] == p - 1:
-                out[-1] = (out[-1][0], hi)
-            else:
-                out.append((p, hi))
     return out

@@ -13,8 +13,10 @@ Two text transforms mirror what llama.cpp hands to ``std::regex``:
 * :data:`COLLAPSE` (a ``str.translate`` table): ASCII stays, every other code
   point becomes one stand-in character for its class -- ``\\x0b`` for
   whitespace, ``\\xd1`` number, ``\\xd2`` letter, ``\\xd3`` punctuation,
-  ``\\xd4`` mark, ``\\xd5`` symbol, ``\\xd0`` anything else. A pattern with
-  ``\\p{..}`` runs on this text (see :mod:`fasttok.gguf_pretokenizers`).
+  ``\\xd4`` mark, ``\\xd5`` symbol, ``\\xd0`` anything else (:data:`STAND_INS`).
+  A pattern with ``\\p{..}`` runs on this text (see
+  :mod:`fasttok.gguf_pretokenizers`), and the compiled llama.cpp scanners
+  (:mod:`fasttok._pretokenize`) look each code point's class up in it.
 * :data:`WIDE`: only non-ASCII whitespace becomes ``\\x0b`` (the engine's
   ``\\s`` knows ASCII whitespace only); patterns without ``\\p{..}`` run on it.
 
@@ -34,7 +36,7 @@ from . import _llama_unicode_data as _data
 
 __all__ = ["UNDEFINED", "NUMBER", "LETTER", "SEPARATOR", "ACCENT_MARK", "PUNCTUATION",
            "SYMBOL", "CONTROL", "UNICODE_VERSION", "category", "is_whitespace", "tolower",
-           "nfd_first", "COLLAPSE", "WIDE", "class_ranges"]
+           "nfd_first", "COLLAPSE", "STAND_INS", "WIDE", "class_ranges"]
 
 UNDEFINED = 0x01
 NUMBER = 0x02
@@ -104,20 +106,26 @@ def nfd_first(cp: int) -> int:
     return cp
 
 
-_COLLAPSED_BYTE = {NUMBER: 0xD1, LETTER: 0xD2, PUNCTUATION: 0xD3, ACCENT_MARK: 0xD4, SYMBOL: 0xD5}
+# The character COLLAPSE puts for each class of non-ASCII code point
+# (llama.cpp's k_ucat_cpt, and \x0b for whitespace, which std::regex's \s
+# matches). The compiled llama.cpp scanners read COLLAPSE through this too.
+STAND_INS = {"whitespace": "\x0b", "number": "\xd1", "letter": "\xd2", "punctuation": "\xd3",
+             "mark": "\xd4", "symbol": "\xd5", "other": "\xd0"}
+_CLASS_OF_FLAG = {NUMBER: "number", LETTER: "letter", PUNCTUATION: "punctuation",
+                  ACCENT_MARK: "mark", SYMBOL: "symbol"}
 
 
 def _collapse_table() -> str:
     # One character per code point (a 1.1 MB Latin-1 str): str.translate
     # indexes it like a sequence, at C speed and with no per-character cache.
-    table = bytearray(b"\xd0") * 0x110000
+    table = bytearray(STAND_INS["other"].encode("latin-1")) * 0x110000
     ends = _STARTS[1:] + [0x110000]
     for start, end, flag in zip(_STARTS, ends, _FLAGS):
-        byte = _COLLAPSED_BYTE.get(flag)
-        if byte is not None:
-            table[start:end] = bytes([byte]) * (end - start)
+        name = _CLASS_OF_FLAG.get(flag)
+        if name is not None:
+            table[start:end] = STAND_INS[name].encode("latin-1") * (end - start)
     for cp in _WHITE_SPACE:
-        table[cp] = 0x0B
+        table[cp] = ord(STAND_INS["whitespace"])
     table[:128] = bytes(range(128))
     return table.decode("latin-1")
 

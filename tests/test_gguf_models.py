@@ -203,26 +203,6 @@ def test_every_pre_tokenizer_pattern_compiles():
         assert spec.split("Hello, wörld 123 !! \n"), pre
 
 
-def test_scanner_and_exact_splitter_give_the_same_ids_on_the_corpus():
-    corpus = [(DATA / "corpus" / f).read_bytes().decode("utf-8")[:200_000]
-              for f in ("en.txt", "code.txt", "multi.txt", "adversarial.txt")]
-    texts = corpus + [r["text"] for r in read_jsonl(DATA / "testcases" / "lines.jsonl")]
-    for name in ("gpt-2", "llama-bpe", "qwen2"):
-        core = encoding(name)._core
-        assert core._fast is not None
-        for text in texts:
-            if not core.pre.needs_exact(text):
-                assert core._fast.encode_ordinary(text) == core._exact.encode_ordinary(text), name
-
-
-def test_code_point_the_scanner_reads_differently_takes_the_exact_path():
-    pre = pre_tokenizer("llama-bpe")
-    # the scanner folds U+017F to "s" and takes "'ſ" as a contraction; llama.cpp does not
-    assert pre.needs_exact("x'ſt") and pre.split("x'ſt") == ["x", "'ſt"]
-    assert pre_tokenizer("gpt-2").needs_exact("\u1c89")  # new in Unicode 16.0
-    assert not pre.needs_exact("plain ascii") and not pre.needs_exact("café")
-
-
 # ---------------------------------------------------------------- special tokens
 
 
