@@ -141,37 +141,3 @@ def code_point_ranges(str spec not None):
             cached = tuple(_scan(mask, False))
         _RANGES_CACHE[spec] = cached
     return list(cached)
-
-
-class CodePointSet:
-    """A set of code points given as inclusive ranges, with a fast test of
-    whether a text holds any of them (a bitmap walked in C, about a
-    nanosecond a character; a ``re`` class of many ranges took 10-70).
-
-    >>> digits = CodePointSet([(0x660, 0x669)])
-    >>> digits.found_in("x ٣ y"), digits.found_in("plain"), 0x661 in digits
-    (True, False, True)
-    """
-
-    def __init__(self, ranges):
-        bitmap = bytearray(0x110000 // 8)
-        for lo, hi in ranges:
-            for cp in range(_check_cp(lo), _check_cp(hi) + 1):
-                bitmap[cp >> 3] |= 1 << (cp & 7)
-        self._bitmap = bytes(bitmap)
-
-    def __contains__(self, cp):
-        return 0 <= cp <= _MAX_CP and bool(self._bitmap[cp >> 3] & (1 << (cp & 7)))
-
-    def found_in(self, str text not None):
-        return _found_in(text, self._bitmap)
-
-
-cdef bint _found_in(str text, const unsigned char[::1] bitmap):
-    cdef Py_ssize_t i, n = len(text)
-    cdef uint32_t cp
-    for i in range(n):
-        cp = text[i]
-        if bitmap[cp >> 3] & (1 << (cp & 7)):
-            return True
-    return False

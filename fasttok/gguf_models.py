@@ -37,16 +37,18 @@ as their text, and the clean-up of tokenization spaces applies where
 llama.cpp applies it. :meth:`_GGUFModel.detokenize` offers the other modes;
 ``decode_single_token_bytes`` gives ``llama_token_to_piece(special=True)``.
 
-Performance notes (2-core VM; 3 MB English / code / multilingual corpus files,
-``encode(text, disallowed_special=())``): llama-bpe 38 / 45 / 18 MB/s and
-gpt-2 35 / 44 / 18 MB/s through the compiled scanners; qwen2 21 / 31 MB/s
-(multilingual text has non-ASCII digits and takes the Python path, 5 MB/s);
-vocabularies whose ``pre`` has several regexes or ``\\p{..}`` patterns with no
-scanner (starcoder, command-r, deepseek-*, falcon, default) run Python's
-``re`` at 1-7 MB/s, WordPiece at 1-2 MB/s. Finding which special tokens occur
-first looked for each of them in the text (qwen2's 290 ``[PAD...]`` tokens:
-0.25 s on 3 MB); now each first character picks the cheaper of that and
-visiting its occurrences (0.01 s).
+Performance notes (2-core VM, loaded; 3 MB English / code / multilingual /
+Chinese corpus files, ``encode(text, disallowed_special=())``): every ``pre``
+with a compiled scanner (gpt-2, llama-bpe, qwen2, qwen35, starcoder, refact,
+command-r, seed-coder, gpt-4o, tekken and their kin) runs at 25-65 MB/s, e.g.
+qwen2 28 / 51 / 25 / 15 MB/s and starcoder 31 / 56 / 32 / 27 MB/s (1-8 MB/s
+through Python's ``re`` before they had scanners). The scanners read
+llama.cpp's own Unicode 15.1 tables, so they agree with it on every text.
+The lists still without one (deepseek-*, falcon, default, bloom, kimi) run
+Python's ``re`` at 1-7 MB/s, WordPiece at 1-2 MB/s. Finding which special
+tokens occur first looked for each of them in the text (qwen2's 290
+``[PAD...]`` tokens: 0.25 s on 3 MB); now each first character picks the
+cheaper of that and visiting its occurrences (0.01 s).
 
 Known limits: llama.cpp sorts special tokens by length with an unstable
 sort and auto-detects fill-in-the-middle tokens in hash-map order; where a
@@ -559,21 +561,13 @@ class GGUFByteBPE(_GGUFModel):
         self._exact = CoreBPE(tables, {}, tokens, splitter=self.pre.splitter,
                               whole_piece_lookup=whole)
         scanner = self.pre.scanner
-        # Merges only ever build ordinary tokens; the specials added above are
-        # reachable only by whole-piece lookup.
-        if scanner and self.pre.single_digits and _has_digit_pair(
-                tokens[:self._n] if whole else vocab.tokens):
-            scanner = None  # the scanner's 3-digit pieces could merge here
         self._fast = (CoreBPE(tables, {}, tokens, scanner=scanner, whole_piece_lookup=whole)
                       if scanner else None)
         self._tables = tables
         self._bpe_ids = ids
 
     def _encode_text(self, text: str) -> list:
-        if self._fast is not None and not self.pre.needs_exact(text):
-            ids = self._fast.encode_ordinary(text)
-        else:
-            ids = self._exact.encode_ordinary(text)
+        ids = (self._fast or self._exact).encode_ordinary(text)
         if self.missing_bytes and ids and max(ids) >= self._n:
             ids = [i for i in ids if i < self._n]
         return ids
@@ -603,12 +597,6 @@ class GGUFByteBPE(_GGUFModel):
             except ValueError:
                 return b"\x00"
         return b""
-
-
-def _has_digit_pair(tokens: list) -> bool:
-    # Whether any token holds two ASCII digits in a row. The \xff joints are
-    # never digits, so no pair is made across two tokens.
-    return re.search(rb"[0-9][0-9]", b"\xff".join(t for t in tokens if t)) is not None
 
 
 def _unknown_bytes(text: str) -> bytes:

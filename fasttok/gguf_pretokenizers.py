@@ -170,15 +170,6 @@ class PreTokenizer:
         """
         return SCANNERS.get(self.regexes)
 
-    @property
-    def single_digits(self) -> bool:
-        """Always ``False``: every scanner now splits digits as its list does.
-
-        Kept while :mod:`fasttok.gguf_models` still asks (it checked the
-        vocabulary for digit pairs when qwen2 borrowed the Llama 3 scanner).
-        """
-        return False
-
     @functools.cached_property
     def splitter(self) -> "RegexListSplitter":
         """The exact (Python) splitter for the list."""
@@ -191,16 +182,6 @@ class PreTokenizer:
         ['Hi', ' ', ' there', '\\n']
         """
         return self.splitter(text)
-
-    def needs_exact(self, text: str) -> bool:
-        """Whether ``text`` must take the Python path: only when there is no
-        :attr:`scanner`, which reads llama.cpp's own tables and so agrees on
-        every text.
-
-        >>> pre_tokenizer("gpt-2").needs_exact("ſ Ᲊ ٣"), pre_tokenizer("falcon").needs_exact("x")
-        (False, True)
-        """
-        return self.scanner is None
 
 
 _LLAMA3_FAMILY = PreTokenizer((LLAMA3,), ignore_merges=True)

@@ -268,7 +268,7 @@ def test_starcoder_scanner_ends_whitespace_at_a_digit():
 
 def test_gguf_lists_with_a_scanner_never_take_the_python_path():
     for pre in ("gpt-2", "llama-bpe", "qwen2", "starcoder", "command-r", "qwen35", "tekken"):
-        assert not pre_tokenizer(pre).needs_exact("x'ſ \u1c89 ٣٤ \U00010d40"), pre
+        assert pre_tokenizer(pre).scanner is not None, pre
 
 
 # one GGUF vocabulary per scanner among llama.cpp's test vocabularies
