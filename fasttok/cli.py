@@ -19,6 +19,7 @@ import time
 from typing import Optional, Sequence
 
 from . import get_encoding, list_encoding_names, load
+from .errors import UnknownEncodingError
 from .core import Encoding
 from .errors import FasttokError
 from .vocab import Vocabulary
@@ -30,6 +31,10 @@ _RESET = "\x1b[0m"
 def _encoding(spec: str) -> Encoding:
     if os.path.exists(spec):
         return load(spec)
+    if (os.sep in spec or os.path.splitext(spec)[1]) and spec not in list_encoding_names():
+        # a path, not an encoding name: say the file is missing
+        raise UnknownEncodingError(f"{spec}: no such file (and not an encoding name; "
+                                   f"known: {', '.join(list_encoding_names())})")
     return get_encoding(spec)
 
 

@@ -31,6 +31,12 @@ def test_decode_of_an_unknown_id_is_an_error_not_a_traceback(capsys):
     assert "not in cl100k_base's vocabulary" in capsys.readouterr().err
 
 
+def test_a_missing_vocabulary_file_is_named_as_missing(tmp_path, capsys):
+    missing = tmp_path / "tokenizer.model"
+    assert main(["inspect", str(missing)]) == 2
+    assert f"{missing}: no such file" in capsys.readouterr().err
+
+
 def test_count_prints_the_number_of_tokens(capsys):
     assert main(["count", "-e", "o200k_base", "hello world"]) == 0
     assert capsys.readouterr().out.strip() == "2"
