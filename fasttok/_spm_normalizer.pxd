@@ -54,6 +54,7 @@ cdef class Normalizer:
     cdef readonly bint treat_whitespace_as_suffix
     cdef readonly int flavour
     cdef bint ascii_plain[256]   # copied unchanged when followed by ASCII
+    cdef uint64_t ascii_cont[128]   # bit (lead - 0xC0): a rule goes on with that lead byte
     cdef uint8_t multi_plain[4096]  # (lead - 0xC0) * 64 + second & 0x3F: no rule starts so
     cdef uint64_t multi_third[4096] # same index; bit (third & 0x3F): a rule may start so
     cdef void _find_plain_ascii(self)

@@ -1,5 +1,5 @@
 # Unigram (SentencePiece / GGUF t5) segmentation: piece trie and Viterbi.
-from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 cdef struct Span:
     # One segment of the normalized text: bytes [start, end) are token id.
@@ -32,17 +32,12 @@ cdef inline int spans_push(SpanBuf* buf, uint32_t id, uint32_t start, uint32_t e
 
 cdef void spans_free(SpanBuf* buf) noexcept nogil
 
-cdef struct BestPath:
-    # The best segmentation of the first `end` bytes ends with token id,
-    # which starts at byte `start` (-1: no segmentation reaches here yet).
-    double score
-    int32_t start
-    uint32_t id
-
 cdef struct ViterbiScratch:
-    # best-path array reused across calls by one caller (one thread)
-    BestPath* best
-    size_t cap
+    # The best-path array of one caller (one thread), reused across its
+    # calls; borrowed from the thread's cache unless owned.
+    void* best
+    size_t size
+    int owned
 
 cdef void viterbi_scratch_free(ViterbiScratch* scratch) noexcept nogil
 
@@ -70,6 +65,12 @@ cdef struct TrieLeaf:
     int32_t value
     float score
 
+cdef struct CharEntry:
+    # A character of 2 or 3 bytes as the Viterbi's first step from a position
+    uint32_t id              # the node covering exactly it: its piece, or unk
+    float score              # that node's score
+    int32_t alone            # no piece goes on past it or ends inside it
+
 cdef struct PieceTrie:
     TrieUnit* units          # units[0] is the root; built, then split into:
     TrieStep* steps          # the walk's array (8 bytes a unit)
@@ -84,9 +85,11 @@ cdef class UnigramModel:
     cdef readonly uint32_t n_pieces
     cdef readonly uint32_t unk_id
     cdef readonly float min_score
-    cdef readonly float max_score
     cdef readonly float unk_score
+    cdef size_t reach            # the most bytes a lattice node spans
+    cdef CharEntry* chars        # 2- and 3-byte characters by blocks of 64 (see _fill_chars)
+    cdef uint16_t char_block[1056]  # which block holds a character's entry
     cdef readonly bint llama_cpp
-    cdef readonly bint float_scores
+    cdef int _fill_chars(self) except -1
     cdef int viterbi(self, const uint8_t* s, size_t n, SpanBuf* out,
                      ViterbiScratch* scratch) except -1 nogil

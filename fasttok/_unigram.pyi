@@ -6,10 +6,8 @@ class UnigramModel:
     n_pieces: int
     unk_id: int
     min_score: float
-    max_score: float
     unk_score: float
     llama_cpp: bool
-    float_scores: bool
     def __init__(
         self,
         tokens: Sequence[bytes | None],
@@ -18,7 +16,6 @@ class UnigramModel:
         unk_id: int,
         *,
         llama_cpp: bool = ...,
-        float_scores: bool | None = ...,
     ) -> None: ...
     def segment(self, data: str | bytes) -> list[tuple[bytes, int]]: ...
     def lattice(self, data: str | bytes) -> list[tuple[int, int, int, float]]: ...

@@ -14,24 +14,31 @@ node of score ``min_score - 10`` covers it. Backtracking from ``best[n]``
 gives the pieces. O(n * k) time for k pieces per position, O(n) memory; no
 lattice is kept.
 
-Exactness details that decide ties and must match bit for bit:
+Exactness: sentencepiece 0.2.3 (``src/unigram_model.cc`` of its sdist), bit
+for bit on every line and on every whole corpus file in one call, for the
+five Unigram models of the test data:
 
-* sentencepiece keeps path scores in float32 (``float_scores``): each
-  candidate is a float sum, compared with the float already stored. A
-  user-defined piece scores ``len * max_score - 0.1`` (``len`` in bytes;
-  ``max_score`` starts at ``FLT_MIN``, the smallest positive float, so with
-  the usual negative log probabilities the bonus is ~-0.1); UNUSED pieces are
-  skipped. Measured against sentencepiece 0.2.3 rather than read off its
-  source: the source's mixed arithmetic (double candidates compared with
-  float-stored scores) broke ties differently on runs like 29 dashes, and
-  all-double broke exact ties ("-" + 14 "--") the other way; float matched
-  every line of the five corpus files for all five Unigram models. Known
-  limit: one 100,000-digit line, where path scores reach ~-1e5 and near-ties
-  (score differences of ~0.003) fall below float resolution, splits
-  differently; so does a single call on a whole 1.5 MB file. Neither float
-  nor double arithmetic reproduced sentencepiece there.
-* llama.cpp sums in double, gives user-defined pieces score 0 and does not
-  skip UNUSED pieces (its UGM tokenizer).
+* Path scores are float32: ``best_path_score`` is a float and so are the piece
+  scores (``GetScoreInlined``), so a candidate is a float sum, compared with
+  ``>`` against the float stored. The unknown score ``min_score - 10`` is a
+  float too (``min_score`` over NORMAL pieces).
+* Rebasing: before the pieces from a position are tried, if its path score is
+  outside [-1e5, 1e5] (``kScoreResetThreshold``), every score already written
+  ahead of it is reduced by it, in float, and it becomes 0. The rounding of
+  every later sum depends on where that happens. Without it a 100,000-digit
+  line and whole corpus files (every model, every file of 1 MB or more) split
+  differently a little after the first rebase; the notes here used to put that
+  down to float artefacts no arithmetic reproduced.
+* A user-defined piece scores ``0.1 * (length - 1)``, computed in double and
+  returned as float (``GetUserDefinedScore``; length in bytes here, in
+  characters in the lattice). The rule of older releases, ``length *
+  max_score - 0.1``, split a quarter of the lines differently once 5% of the
+  pieces of botchan_unigram_5000 were user-defined.
+* UNUSED pieces are skipped. Nothing splits the input before the model: the
+  Python wrapper hands the whole string to ``Encode``, which normalizes it
+  and passes it to the model in one piece.
+* llama.cpp sums in double, never rebases, gives user-defined pieces score 0
+  and does not skip UNUSED pieces (its UGM tokenizer).
 
 The trie is a double array: node p's child by byte c is unit
 ``base[p] + c`` when that unit's ``check`` is p, and a parallel array holds
@@ -46,8 +53,9 @@ the first base, among 64 free units, where all their slots are free, else at
 the end (250k pieces: 0.4 s; an unbounded first-fit search took 229 s).
 
 Performance notes (2-core VM shared with other jobs, so only same-run
-comparisons count; best of 7; botchan_unigram_5000, ``encode_many`` over the
-lines of en.txt / one call on the whole file):
+comparisons count; CPU time, best of 9 in alternating blocks against
+sentencepiece; botchan_unigram_5000; "lines": ``encode_many`` over the lines
+of a corpus file, "whole": one call on it):
 
 * The walk's chain of loads (unit -> base -> child unit) reads 8-byte
   ``TrieStep`` units; the piece id and its score (a user-defined piece's
@@ -55,27 +63,49 @@ lines of en.txt / one call on the whole file):
   sentencepiece) sit in the parallel ``TrieLeaf`` array, read off that chain.
   Before, a match read ``kinds[id]`` and ``scores[id]``; lines 81 -> 76 ms.
 * The float32 pass runs on 12-byte ``BestPathF`` entries, so the chain from
-  one position's score to the next has no float/double conversions; the
-  array is reset with ``memset`` (a 4-byte store per entry was 12% of the
-  time on zh.txt lines). Whole en.txt 120 -> 112 ms.
-* Best-path arrays of 8 MiB or more ask for transparent huge pages: one call
-  on a whole file spent a quarter of its time in page faults on the fresh
-  array. Whole en.txt 110 -> 87 ms, zh.txt 27 -> 14 ms.
+  one position's score to the next has no float/double conversions.
+* The best-path array is the thread's (``ft_thread_cache.h``, up to 32 MiB:
+  a 2.7 MB text), not a fresh one: a fresh array's pages were faulted in on
+  every call, a tenth of the time of a whole-file call even on huge pages
+  (still asked for beyond 32 MiB). Span buffers of 1 MiB or more, 16 bytes a
+  piece and the caller's, go from one call to the next through a per-thread
+  spare for the same reason: whole multi.txt 46 -> 35 ms, en.txt 83 -> 69 ms.
+* Entries are made "not reached" (start -1) a block of 2048 at a time ahead
+  of the walk, not by one ``memset`` of the whole array first, so the walk
+  finds them in cache; one comparison per position (``refill``) says when.
+* A character of 2 or 3 bytes that no piece goes on past (most CJK for a
+  model trained on English: 73% of zh.txt) takes its node from a table
+  instead of a walk. Where no node crosses it either, the path before it is
+  final and is emitted at once, while in cache (the backtrack from the end of
+  a whole file was a fifth of the Viterbi's time on zh.txt, a chain of cache
+  misses), and the next score stays in a register. The table holds blocks of
+  64 characters by lead (and second) byte, blocks without pieces sharing one,
+  so the scripts a vocabulary lacks cost no cache. The frontier (no node ends
+  beyond it) is kept once per position from where the walk stopped, not at
+  every piece found: a register more in the walk cost en.txt lines 4%.
+  Against the previous release of this module (sentencepiece's rebasing and
+  user-defined scores included): zh.txt whole 14.3 -> 12.1 ms, lines 14.6 ->
+  13.0 ms; multi.txt whole 47 -> 40 ms; en.txt lines 76.5 -> 80 ms (+4%).
+* Tried and dropped: a ring buffer of best paths emitted at every position no
+  node crosses (no big array at all: whole zh.txt 11.8 ms, but en.txt lines
+  +20%, from the extra work at every position of ASCII text); 8-byte entries
+  with the piece found again by an exact trie lookup when backtracking
+  (slower on every file); the character table for ASCII too (two dependent
+  loads before the walk could start instead of one trie step).
 * Not done: caching the segmentation of repeated words. A word's best split
   depends on the float32 score of the path before it (the rounding of
-  ``here + score``), the drift that makes a whole file differ from its
-  lines, so a cached split would not be exact.
+  ``here + score``, and the rebasing), so a cached split would not be exact.
 
 >>> m = UnigramModel([b"<unk>", b"a", b"b", b"ab"], [0.0, -1.0, -1.0, -1.5], [2, 1, 1, 1], 0)
 >>> m.segment(b"abc")
 [(b'ab', 3), (b'c', 0)]
 """
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from libc.float cimport FLT_MAX, FLT_MIN
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcpy, memset
+from cpython.bytes cimport PyBytes_AS_STRING
+from libc.float cimport FLT_MAX
+from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcmp, memcpy, memset
 
 from ._growth cimport grow_array
 
@@ -90,33 +120,74 @@ cdef enum:
     T_BYTE = 6
 
 
+cdef extern from "ft_thread_cache.h" nogil:
+    """
+    /* One spare large block per thread (this module's slots are its own:
+       the header's state is static), handed from a freed buffer to the
+       next one that grows past the same size: a fresh block's pages are
+       faulted in one by one, which cost a fifth of the time of one call
+       on a whole file. */
+    #define SLOT_SPANS FT_SLOT_MEMO
+    #define SLOT_BEST FT_SLOT_MERGE
+    static void* ft_spare_take(size_t need, size_t* size) {
+        ft_slot* slot = ft_thread_slot(SLOT_SPANS);
+        void* p;
+        if (slot == NULL || slot->mem == NULL || slot->size < need) return NULL;
+        p = slot->mem;
+        *size = slot->size;
+        slot->mem = NULL;
+        slot->size = 0;
+        return p;
+    }
+    static int ft_spare_put(void* p, size_t size, size_t keep) {
+        ft_slot* slot = ft_thread_slot(SLOT_SPANS);
+        if (slot == NULL || size > keep || (slot->mem != NULL && slot->size >= size)) return 0;
+        free(slot->mem);
+        slot->mem = p;
+        slot->size = size;
+        return 1;
+    }
+    """
+    int SLOT_BEST
+    void* ft_spare_take(size_t need, size_t* size)
+    int ft_spare_put(void* p, size_t size, size_t keep)
+    void* ft_slot_take(int which, size_t size, size_t keep, int* owned)
+
+
+cdef enum:
+    # span buffers of this many bytes go to / come from the thread's spare
+    SPARE_MIN = 1 << 20
+    SPARE_KEEP = 32 << 20
+
+
 cdef int spans_reserve(SpanBuf* buf, size_t extra) except -1 nogil:
-    return grow_array(<void**>&buf.data, &buf.cap, buf.len + extra, sizeof(Span), 64)
-    cap = buf.cap * 2 if buf.cap else 64
-    while cap < need:
-        cap *= 2
-    if cap > (<size_t>-1) // sizeof(Span):
-        with gil:
-            raise MemoryError()
-    grown = <Span*>realloc(buf.data, cap * sizeof(Span))
-    if grown == NULL:
-        with gil:
-            raise MemoryError()
-    buf.data = grown
-    buf.cap = cap
-    return 0
+    cdef size_t need = buf.len + extra, size
+    cdef void* spare
+    if need > buf.cap and need <= SPARE_KEEP // sizeof(Span) and need * sizeof(Span) >= SPARE_MIN:
+        spare = ft_spare_take(need * sizeof(Span), &size)
+        if spare != NULL:
+            memcpy(spare, buf.data, buf.len * sizeof(Span))
+            free(buf.data)
+            buf.data = <Span*>spare
+            buf.cap = size // sizeof(Span)
+            return 0
+    return grow_array(<void**>&buf.data, &buf.cap, need, sizeof(Span), 64)
 
 
 cdef void spans_free(SpanBuf* buf) noexcept nogil:
-    free(buf.data)
+    if buf.cap * sizeof(Span) < SPARE_MIN or not ft_spare_put(buf.data, buf.cap * sizeof(Span),
+                                                            SPARE_KEEP):
+        free(buf.data)
     buf.data = NULL
     buf.len = buf.cap = 0
 
 
 cdef void viterbi_scratch_free(ViterbiScratch* scratch) noexcept nogil:
-    free(scratch.best)
+    if scratch.owned:
+        free(scratch.best)
     scratch.best = NULL
-    scratch.cap = 0
+    scratch.size = 0
+    scratch.owned = 0
 
 
 cdef inline size_t one_char_len(uint8_t c) noexcept nogil:
@@ -337,6 +408,30 @@ cdef extern from *:
     void* ft_big_alloc(size_t size) nogil
 
 
+cdef enum:
+    # sentencepiece's kScoreResetThreshold: once the path score at a position
+    # leaves [-1e5, 1e5], the scores ahead are rebased on it
+    SCORE_RESET = 100000
+    # bytes of best-path array a thread keeps between calls (a 2.7 MB text),
+    # and entries made "not reached" at a time ahead of the walk
+    BEST_KEEP = 32 << 20
+    READY_BLOCK = 2048
+    # Characters of 2 and 3 bytes by blocks of 64 (the last byte's low six
+    # bits pick the entry): 2-byte ones by lead byte from BLOCK2, 3-byte
+    # ones by lead and second byte from BLOCK3
+    BLOCK2 = 0
+    BLOCK3 = 32
+    N_BLOCKS = 32 + 1024
+
+
+cdef struct BestPath:
+    # The best segmentation of the first `end` bytes ends with token id,
+    # which starts at byte `start` (-1: no segmentation reaches here yet).
+    double score
+    int32_t start
+    uint32_t id
+
+
 cdef struct BestPathF:
     # BestPath with sentencepiece's float32 path score: 12 bytes, and no
     # float <-> double conversions on the chain from one position's score to
@@ -346,20 +441,129 @@ cdef struct BestPathF:
     uint32_t id
 
 
-cdef inline void _forward_float(const TrieStep* units, const TrieLeaf* leaves, const uint8_t* s, size_t n,
-                                BestPathF* best, float unk_score, uint32_t unk_id) noexcept nogil:
-    # The Viterbi's forward pass in float32 (sentencepiece); best[i].start is
-    # -1 for i > 0 on entry (see UnigramModel.viterbi).
-    cdef size_t pos = 0, key, mblen
+ctypedef fused score_t:
+    float       # sentencepiece
+    double      # llama.cpp
+
+ctypedef fused path_t:
+    BestPathF
+    BestPath
+
+
+cdef inline bint _trail(uint8_t c) noexcept nogil:
+    return (c & 0xC0) == 0x80
+
+
+cdef inline const CharEntry* _char_entry(const CharEntry* tab, const uint16_t* block,
+                                         const uint8_t* s, size_t n, size_t* mblen) noexcept nogil:
+    # The entry of the multi-byte character at s (n > 0 bytes left) and its
+    # length, or NULL where the byte walk must decide: a 4-byte, cut or
+    # malformed one.
+    cdef uint8_t c = s[0]
+    if c >= 0xE0:
+        if c < 0xF0 and n >= 3 and _trail(s[1]) and _trail(s[2]):
+            mblen[0] = 3
+            return &tab[(<size_t>block[BLOCK3 + ((c & 0x0F) << 6) + (s[1] & 0x3F)] << 6)
+                        | (s[2] & 0x3F)]
+        return NULL
+    if c >= 0xC0 and n >= 2 and _trail(s[1]):
+        mblen[0] = 2
+        return &tab[(<size_t>block[BLOCK2 + (c & 0x1F)] << 6) | (s[1] & 0x3F)]
+    return NULL
+
+
+cdef int _backtrack(const path_t* best, size_t first, size_t end, SpanBuf* out) except -1 nogil:
+    # Append the best path over [first, end) to out in text order; no node
+    # crosses first, so the path from end back lands on it.
+    cdef size_t key = end, lo = out.len, hi
+    cdef int32_t start
+    cdef Span tmp
+    while key > first:
+        start = best[key].start
+        spans_push(out, best[key].id, <uint32_t>start, <uint32_t>key, 0)
+        key = <size_t>start
+    hi = out.len
+    while lo + 1 < hi:
+        hi -= 1
+        tmp = out.data[lo]
+        out.data[lo] = out.data[hi]
+        out.data[hi] = tmp
+        lo += 1
+    return 0
+
+
+cdef inline void _unreach(path_t* best, size_t pos, size_t reach, size_t n, size_t* ready,
+                          size_t* refill) noexcept nogil:
+    # Makes entries "not reached" a block at a time ahead of the walk, so
+    # they are still in cache when it gets there; those behind pos that the
+    # shortcut for lone characters skipped are never read.
+    cdef size_t last = pos + reach + READY_BLOCK
+    if ready[0] <= pos:
+        ready[0] = pos + 1
+    if last > n + 1:
+        last = n + 1
+    memset(&best[ready[0]], 0xFF, (last - ready[0]) * sizeof(path_t))
+    ready[0] = last
+    refill[0] = last - reach if last <= n else n
+
+
+cdef int _best_path(const TrieStep* units, const TrieLeaf* leaves, const CharEntry* tab,
+                    const uint16_t* block, const uint8_t* s, size_t n, path_t* best,
+                    float unk_score, uint32_t unk_id, size_t reach, SpanBuf* out,
+                    score_t zero) except -1 nogil:
+    # The Viterbi over s[0:n] (n > 0), its pieces appended to out. best[key]
+    # becomes the best path over s[0:key] (its score, and its last node's
+    # start and id; start -1: not reached). Float (sentencepiece) with its
+    # score rebasing, or double (llama.cpp) without. reach: no node spans
+    # more bytes. here: the score at pos; frontier: no node so far ends
+    # beyond it; first: where the pieces not yet emitted start; entries up
+    # to ready are made "not reached", and more once pos reaches refill.
+    cdef size_t pos = 0, key, mblen, i, last, ready = 0, refill = 0, frontier = 0, first = 0
     cdef int32_t node, child, pid
-    cdef float here, cand
+    cdef score_t here = zero, cand
     cdef bint single
-    cdef const TrieStep* u
     cdef const TrieLeaf* leaf
-    best[0].start = 0
-    best[0].score = 0.0
+    cdef const CharEntry* e
     while pos < n:
-        here = best[pos].score
+        if score_t is float:
+            if here < -SCORE_RESET or here > SCORE_RESET:
+                # sentencepiece rebases the scores ahead on this one (in
+                # float); the rounding of every later sum depends on it
+                last = frontier if frontier < n else n
+                for i in range(pos + 1, last + 1):
+                    if best[i].start >= 0:
+                        best[i].score = best[i].score - here
+                here = 0
+        if s[pos] >= 0x80:
+            e = _char_entry(tab, block, s + pos, n - pos, &mblen)
+            if e != NULL and e.alone:
+                # No piece goes on past this character (for an English
+                # model, most of CJK): its own node, read off the table, is
+                # the only one from here.
+                key = pos + mblen
+                cand = here + <score_t>e.score
+                if frontier <= pos:
+                    # Nor does any node cross pos: the path up to pos is
+                    # final (emitted now, while in cache), this node next.
+                    if pos > first:
+                        _backtrack(best, first, pos, out)
+                    spans_push(out, e.id, <uint32_t>pos, <uint32_t>key, 0)
+                    pos = first = frontier = key
+                    here = cand
+                    continue
+                if pos >= refill:
+                    _unreach(best, pos, reach, n, &ready, &refill)
+                if best[key].start < 0 or cand > best[key].score:
+                    best[key].score = cand
+                    best[key].start = <int32_t>pos
+                    best[key].id = e.id
+                if key > frontier:
+                    frontier = key
+                pos = key
+                here = best[pos].score
+                continue
+        if pos >= refill:
+            _unreach(best, pos, reach, n, &ready, &refill)
         mblen = one_char_len(s[pos])
         if mblen > n - pos:
             mblen = n - pos
@@ -369,74 +573,37 @@ cdef inline void _forward_float(const TrieStep* units, const TrieLeaf* leaves, c
         while key < n:
             child = units[node].base + s[key]
             key += 1
-            u = &units[child]
-            if u.check != node:
+            if units[child].check != node:
                 break
             node = child
             leaf = &leaves[child]
             pid = leaf.value
             if pid >= 0:
-                cand = here + leaf.score
+                cand = here + <score_t>leaf.score
                 if best[key].start < 0 or cand > best[key].score:
                     best[key].score = cand
                     best[key].start = <int32_t>pos
                     best[key].id = <uint32_t>pid
                 if key - pos == mblen:
                     single = True
+        # (the walk's end bounds its pieces' ends: a frontier too far at
+        # times only makes the branch above wait)
+        if key > frontier:
+            frontier = key
         if not single:
-            cand = here + unk_score
+            cand = here + <score_t>unk_score
             key = pos + mblen
             if best[key].start < 0 or cand > best[key].score:
                 best[key].score = cand
                 best[key].start = <int32_t>pos
                 best[key].id = unk_id
+            if key > frontier:
+                frontier = key
         pos += mblen
-
-
-cdef inline void _forward_double(const TrieStep* units, const TrieLeaf* leaves, const uint8_t* s, size_t n,
-                                 BestPath* best, float unk_score, uint32_t unk_id) noexcept nogil:
-    # The same in double (llama.cpp)
-    cdef size_t pos = 0, key, mblen
-    cdef int32_t node, child, pid
-    cdef double here, cand
-    cdef bint single
-    cdef const TrieStep* u
-    cdef const TrieLeaf* leaf
-    best[0].start = 0
-    best[0].score = 0.0
-    while pos < n:
         here = best[pos].score
-        mblen = one_char_len(s[pos])
-        if mblen > n - pos:
-            mblen = n - pos
-        single = False
-        node = 0
-        key = pos
-        while key < n:
-            child = units[node].base + s[key]
-            key += 1
-            u = &units[child]
-            if u.check != node:
-                break
-            node = child
-            leaf = &leaves[child]
-            pid = leaf.value
-            if pid >= 0:
-                cand = here + <double>leaf.score
-                if best[key].start < 0 or cand > best[key].score:
-                    best[key].score = cand
-                    best[key].start = <int32_t>pos
-                    best[key].id = <uint32_t>pid
-                if key - pos == mblen:
-                    single = True
-        if not single:
-            cand = here + <double>unk_score
-            key = pos + mblen
-            if best[key].start < 0 or cand > best[key].score:
-                best[key].score = cand
-                best[key].start = <int32_t>pos
-                best[key].id = unk_id
-        pos += mblen
+    if n > first:
+        _backtrack(best, first, n, out)
+    return 0
 
 
 cdef class UnigramModel:
@@ -460,9 +627,9 @@ cdef class UnigramModel:
         self.trie.size = 0
         self.scores = NULL
         self.kinds = NULL
+        self.chars = NULL
 
-    def __init__(self, tokens, scores, types, Py_ssize_t unk_id, *, bint llama_cpp=False,
-                 float_scores=None):
+    def __init__(self, tokens, scores, types, Py_ssize_t unk_id, *, bint llama_cpp=False):
         cdef Py_ssize_t n = len(tokens), i
         cdef float score
         cdef int kind
@@ -473,13 +640,11 @@ cdef class UnigramModel:
         self.n_pieces = <uint32_t>n
         self.unk_id = <uint32_t>unk_id
         self.llama_cpp = llama_cpp
-        self.float_scores = (not llama_cpp) if float_scores is None else float_scores
         self.scores = <float*>malloc((n + 1) * sizeof(float))
         self.kinds = <uint8_t*>malloc(n + 1)
         if self.scores == NULL or self.kinds == NULL:
             raise MemoryError()
         self.min_score = FLT_MAX
-        self.max_score = -FLT_MAX if llama_cpp else FLT_MIN
         pieces = []
         for i in range(n):
             score = scores[i]
@@ -489,8 +654,6 @@ cdef class UnigramModel:
             if kind == T_NORMAL:
                 if score < self.min_score:
                     self.min_score = score
-                if score > self.max_score:
-                    self.max_score = score
             elif kind == T_USER_DEFINED:
                 self.kinds[i] = KIND_USER
             elif kind == T_UNUSED:
@@ -500,6 +663,9 @@ cdef class UnigramModel:
                     and tokens[i] is not None:
                 pieces.append((i, bytes(tokens[i])))
         self.unk_score = self.min_score - <float>10.0
+        # the most bytes one node of the lattice spans (an unknown node: one
+        # character, at most 4)
+        self.reach = max([4] + [len(raw) for _, raw in pieces])
         # The trie carries each piece's score as the Viterbi adds it (a
         # user-defined piece's depends on its byte length, fixed per piece),
         # so a match costs no lookups beyond the unit itself.
@@ -510,8 +676,7 @@ cdef class UnigramModel:
             for i in range(n):
                 effective[i] = self.scores[i]
                 if self.kinds[i] == KIND_USER:
-                    effective[i] = 0.0 if llama_cpp else <float>(
-                        <double>(<float>len(bytes(tokens[i] or b"")) * self.max_score) - 0.1)
+                    effective[i] = 0.0 if llama_cpp else _user_score(len(bytes(tokens[i] or b"")))
             _trie_build(&self.trie, pieces, effective)
         finally:
             free(effective)
@@ -529,6 +694,66 @@ cdef class UnigramModel:
             self.trie.leaves[i].score = self.trie.units[i].score
         free(self.trie.units)
         self.trie.units = NULL
+        self._fill_chars()
+
+    cdef int _fill_chars(self) except -1:
+        # Every character of 2 or 3 bytes (whatever bits its UTF-8 form
+        # carries, overlong ones too): the node that covers exactly it (its
+        # piece, else the unknown node), and whether it is alone (no piece
+        # goes on past it or ends inside it). Blocks equal to block 0 (no
+        # piece starts with any of the characters) share it, so for the
+        # scripts a vocabulary lacks the table costs no cache.
+        cdef uint8_t b[3]
+        cdef size_t index, length, k, n_blocks = 1, slot
+        cdef int32_t node, child
+        cdef bint inside
+        cdef CharEntry* e
+        cdef CharEntry* grown
+        self.chars = <CharEntry*>malloc(64 * sizeof(CharEntry))
+        if self.chars == NULL:
+            raise MemoryError()
+        for slot in range(64):
+            self.chars[slot].id = self.unk_id
+            self.chars[slot].score = self.unk_score
+            self.chars[slot].alone = True
+        for index in range(N_BLOCKS):
+            grown = <CharEntry*>realloc(self.chars, (n_blocks + 1) * 64 * sizeof(CharEntry))
+            if grown == NULL:
+                raise MemoryError()
+            self.chars = grown
+            for slot in range(64):
+                if index < BLOCK3:
+                    length = 2
+                    b[0] = <uint8_t>(0xC0 | (index - BLOCK2))
+                    b[1] = <uint8_t>(0x80 | slot)
+                else:
+                    length = 3
+                    b[0] = <uint8_t>(0xE0 | ((index - BLOCK3) >> 6))
+                    b[1] = <uint8_t>(0x80 | ((index - BLOCK3) & 0x3F))
+                    b[2] = <uint8_t>(0x80 | slot)
+                e = &self.chars[n_blocks * 64 + slot]
+                e.id = self.unk_id
+                e.score = self.unk_score
+                node = 0
+                inside = False
+                for k in range(length):
+                    child = self.trie.steps[node].base + b[k]
+                    if self.trie.steps[child].check != node:
+                        node = -1
+                        break
+                    node = child
+                    if k + 1 < length and self.trie.leaves[node].value >= 0:
+                        inside = True
+                if node >= 0 and self.trie.leaves[node].value >= 0:
+                    e.id = <uint32_t>self.trie.leaves[node].value
+                    e.score = self.trie.leaves[node].score
+                e.alone = not inside and (node < 0 or self.trie.steps[node].base == 0)
+            if memcmp(&self.chars[n_blocks * 64], self.chars, 64 * sizeof(CharEntry)) == 0:
+                self.char_block[index] = 0
+            else:
+                self.char_block[index] = <uint16_t>n_blocks
+                n_blocks += 1
+        return 0
 
     def __dealloc__(self):
         free(self.trie.units)
@@ -536,67 +761,48 @@ cdef class UnigramModel:
         free(self.trie.leaves)
         free(self.scores)
         free(self.kinds)
+        free(self.chars)
 
     cdef int viterbi(self, const uint8_t* s, size_t n, SpanBuf* out,
                      ViterbiScratch* scratch) except -1 nogil:
         """Append the best segmentation of s[0:n] to out (ids, byte spans);
         scratch (or NULL) holds the best-path array between calls."""
-        cdef BestPath* best
-        cdef size_t key, first, last
-        cdef int32_t pid
-        cdef bint float_scores = self.float_scores
-        cdef float unk_score = self.unk_score
-        cdef const TrieStep* units = self.trie.steps
-        cdef const TrieLeaf* leaves = self.trie.leaves
-        cdef Span tmp
-        cdef int32_t start
+        cdef size_t size = (n + 1) * (sizeof(BestPath) if self.llama_cpp else sizeof(BestPathF))
+        cdef ViterbiScratch own
+        cdef ViterbiScratch* sc = scratch
         if n == 0:
             return 0
-        if scratch != NULL:
-            if scratch.cap < n + 1:
-                free(scratch.best)
-                scratch.cap = 0
-                scratch.best = <BestPath*>ft_big_alloc((n + 1) * sizeof(BestPath))
-                if scratch.best != NULL:
-                    scratch.cap = n + 1
-            best = scratch.best
-        else:
-            best = <BestPath*>ft_big_alloc((n + 1) * sizeof(BestPath))
-        if best == NULL:
+        if n >= 0x7FFFFFFF:
             with gil:
-                raise MemoryError()
-        # start -1 ("not reached") in every entry, by a vectorized fill: one
-        # 4-byte store per 16-byte entry was 12% of the time on zh.txt lines
-        memset(best, 0xFF, (n + 1) * (sizeof(BestPathF) if float_scores else sizeof(BestPath)))
-        if float_scores:
-            _forward_float(units, leaves, s, n, <BestPathF*>best, unk_score, self.unk_id)
-        else:
-            _forward_double(units, leaves, s, n, best, unk_score, self.unk_id)
-        first = out.len
-        key = n
+                raise ValueError("text longer than 2 GiB for the Unigram model")
+        if sc == NULL:
+            memset(&own, 0, sizeof(ViterbiScratch))
+            sc = &own
         try:
-            while key > 0:
-                if float_scores:
-                    start = (<BestPathF*>best)[key].start
-                    pid = <int32_t>(<BestPathF*>best)[key].id
+            if sc.size < size:
+                viterbi_scratch_free(sc)
+                if size <= BEST_KEEP:
+                    # the thread's array: a fresh one's pages are faulted in
+                    # one by one, a tenth of the time of a whole-file call
+                    sc.best = ft_slot_take(SLOT_BEST, size, BEST_KEEP, &sc.owned)
                 else:
-                    start = best[key].start
-                    pid = <int32_t>best[key].id
-                if start < 0 or <size_t>start >= key:  # unreachable for valid UTF-8
-                    spans_push(out, self.unk_id, 0, <uint32_t>key, 0)
-                    break
-                spans_push(out, <uint32_t>pid, <uint32_t>start, <uint32_t>key, 0)
-                key = <size_t>start
+                    sc.best = ft_big_alloc(size)
+                    sc.owned = 1
+                if sc.best == NULL:
+                    with gil:
+                        raise MemoryError()
+                sc.size = size
+            if self.llama_cpp:
+                _best_path[BestPath, double](self.trie.steps, self.trie.leaves, self.chars,
+                                             self.char_block, s, n, <BestPath*>sc.best,
+                                             self.unk_score, self.unk_id, self.reach, out, 0.0)
+            else:
+                _best_path[BestPathF, float](self.trie.steps, self.trie.leaves, self.chars,
+                                             self.char_block, s, n, <BestPathF*>sc.best,
+                                             self.unk_score, self.unk_id, self.reach, out, 0.0)
         finally:
-            if scratch == NULL:
-                free(best)
-        last = out.len
-        while first + 1 < last:
-            last -= 1
-            tmp = out.data[first]
-            out.data[first] = out.data[last]
-            out.data[last] = tmp
-            first += 1
+            if sc == &own:
+                viterbi_scratch_free(sc)
         return 0
 
     def segment(self, data):
@@ -643,8 +849,7 @@ cdef class UnigramModel:
                     if kind != KIND_UNUSED or self.llama_cpp:
                         length = key - pos
                         if kind == KIND_USER:
-                            score = 0.0 if self.llama_cpp else (
-                                <double>(<float>(_count_chars(s + pos, length)) * self.max_score) - 0.1)
+                            score = 0.0 if self.llama_cpp else _user_score(_count_chars(s + pos, length))
                         else:
                             score = self.scores[pid]
                         nodes.append((pos, key, pid, score))
@@ -654,6 +859,13 @@ cdef class UnigramModel:
                 nodes.append((pos, pos + mblen, self.unk_id, <double>self.unk_score))
             pos += mblen
         return nodes
+
+
+cdef inline float _user_score(size_t length) noexcept nogil:
+    # sentencepiece's GetUserDefinedScore: 0.1 per unit of length beyond the
+    # first, in double, returned as float. The Viterbi counts bytes, the
+    # lattice characters (each passes its own "length").
+    return <float>(0.1 * (<double>length - 1.0))
 
 
 cdef inline size_t _count_chars(const uint8_t* s, size_t n) noexcept nogil:

@@ -16,7 +16,6 @@ A mismatch report names the model, the input and the first differing token.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import random
 import struct
@@ -49,16 +48,6 @@ CORPUS_FILES = ("en", "zh", "multi", "code", "adversarial")
 # every line of these; the first LINES_PER_SLICE lines of the others
 FULL_FILES = ("en", "zh", "multi")
 LINES_PER_SLICE = 20000
-# Line 60002 of the shared adversarial.txt (beyond the slice) is 100,000 digits.
-# Over that many pieces kyoto_ja_unigram_8000's path score reaches ~-1e5, where
-# sentencepiece's float32 sums break near-ties (score differences ~0.003) in a
-# way neither float nor double arithmetic reproduced (fasttok/_unigram.pyx);
-# the other six lines of 20k-100k characters and the other models agree. An
-# adversarial.txt rebuilt by tools/fetch_test_data.py has its digit line (and
-# other long lines) elsewhere; the sha256 tells the shared file's line apart.
-# kyoto diverges on the rebuilt file's digit line too (checked on a folder made
-# by `tools/fetch_test_data.py --train`), so the xfail below is strict for both.
-DIVERGENT_LINE_SHA256 = "ca4a399b5ba36b10536542da35fa0490474dce582e9ad93e61c1ec1526ce7be0"
 GGUF_SPM = ("llama-spm", "phi-3", "baichuan", "nomic-bert-moe")
 GGUF_WITH_PAIRS = ("llama-spm", "phi-3")
 
@@ -153,66 +142,36 @@ def digit_line(lines) -> int | None:
                  if len(t) == 100_000 and t.isascii() and t.isdigit()), None)
 
 
-def is_shared_adversarial(lines) -> bool:
-    """Whether adversarial.txt holds the shared file's digit line (rebuilt files differ)."""
-    k = digit_line(lines)
-    return k is not None and \
-        hashlib.sha256(lines[k].encode("utf-8")).hexdigest() == DIVERGENT_LINE_SHA256
-
-
-def float32_tie(sp, ours, theirs) -> bool:
-    """Both segmentations give the same text, and their total scores (summed in
-    double) differ by no more than one float32 step at that magnitude, below which
-    sentencepiece's float32 path sums cannot tell them apart."""
-    if sp.decode(ours) != sp.decode(theirs):
-        return False
-    a = math.fsum(sp.get_score(i) for i in ours)
-    b = math.fsum(sp.get_score(i) for i in theirs)
-    step = 2.0 ** (math.frexp(max(abs(a), abs(b)))[1] - 24)
-    return abs(a - b) <= step
-
-
-@pytest.mark.xfail(strict=True, reason="sentencepiece's float32 path scores over a 100k-digit "
-                   "line break near-ties in a way no float or double arithmetic reproduced")
-def test_unigram_100k_digit_line_matches_sentencepiece():
+@pytest.mark.parametrize("name", UNIGRAM)
+def test_unigram_100k_digit_line_matches_sentencepiece(name):
+    # Path scores pass -1e5 many times over the line, where sentencepiece
+    # rebases them (kScoreResetThreshold); the float rounding after each
+    # rebase decides near-ties.
     lines = adversarial_lines()
     k = digit_line(lines)
     assert k is not None, "adversarial.txt should hold a line of 100,000 digits"
-    enc, sp = pair(model_path("kyoto_ja_unigram_8000"))
-    line = lines[k]
-    assert enc.encode(line) == sp.encode(line)
+    enc, sp = pair(model_path(name))
+    ours, theirs = enc.encode(lines[k]), sp.encode(lines[k])
+    assert ours == theirs, describe_mismatch(ours, theirs, lines[k][:200])
 
 
-def test_other_long_adversarial_lines_match_sentencepiece():
+def test_long_adversarial_lines_match_sentencepiece():
     lines = adversarial_lines()
-    skip = digit_line(lines)
-    shared = is_shared_adversarial(lines)
-    long = [k for k, t in enumerate(lines) if len(t) > 20_000 and k != skip]
-    if shared:
-        assert len(long) == 6
-    else:
-        assert len(long) >= 6
-    ties = []
+    long = [t for t in lines if len(t) > 20_000]
+    assert len(long) >= 7
     for name in UNIGRAM:
         enc, sp = pair(model_path(name))
-        texts = [lines[k] for k in long]
-        if not shared:
-            # A rebuilt corpus and retrained models were never checked line by line:
-            # a tie within float32 resolution broken the other way (the effect
-            # above) is reported as xfail; any other difference still fails.
-            keep = []
-            for k, text in zip(long, texts):
-                ours, theirs = enc.encode(text), sp.encode(text)
-                if ours != theirs and float32_tie(sp, ours, theirs):
-                    ties.append(f"{name} line {k}")
-                else:
-                    keep.append(text)
-            texts = keep
-        check_lines(f"{name} on long lines", enc, sp, texts)
-    if ties:
-        pytest.xfail(f"segmentations whose scores tie within float32 resolution, broken the other "
-                     f"way by sentencepiece's float32 sums, on lines of this (rebuilt) "
-                     f"adversarial.txt: {', '.join(ties)}")
+        check_lines(f"{name} on long lines", enc, sp, long)
+
+
+@pytest.mark.parametrize("corpus", CORPUS_FILES)
+@pytest.mark.parametrize("name", UNIGRAM)
+def test_whole_corpus_file_in_one_call_matches_sentencepiece(name, corpus):
+    # One text of 1-3 MB: its path score is rebased each time it passes 1e5.
+    enc, sp = pair(model_path(name))
+    text = read_text(CORPUS / f"{corpus}.txt")
+    ours, theirs = enc.encode(text), sp.encode(text)
+    assert ours == theirs, describe_mismatch(ours, theirs, text)
 
 
 def test_whole_bpe_corpus_file_matches_sentencepiece():
@@ -380,6 +339,21 @@ def test_unused_pieces_are_resegmented_like_sentencepiece(name, tmp_path):
     check_lines(f"{name} with UNUSED pieces", enc, sp, shared_texts() + corpus_lines("en")[:3000])
 
 
+def test_user_defined_pieces_score_by_length_like_sentencepiece(tmp_path):
+    # sentencepiece 0.2.3 scores a user-defined piece 0.1 * (bytes - 1); the
+    # rule of older releases (len * max_score - 0.1) split about a quarter of
+    # the lines of en.txt and multi.txt differently.
+    rnd = random.Random(7)
+    data = _retype((SPM_DIR / "botchan_unigram_5000.model").read_bytes(),
+                   lambda i, piece, kind: 4 if kind == 1 and len(piece) > 1 and rnd.random() < 0.05
+                   else kind)
+    path = tmp_path / "botchan_unigram_5000_user_defined.model"
+    path.write_bytes(data)
+    enc, sp = fasttok.load(path), spm.SentencePieceProcessor(model_file=str(path))
+    check_lines("botchan_unigram_5000 with user-defined pieces", enc, sp,
+                shared_texts() + corpus_lines("en")[:3000])
+
+
 # ---------------------------------------------------------------- GGUF llama / t5
 
 
@@ -468,6 +442,58 @@ def test_viterbi_finds_the_best_scoring_segmentation(pieces, text):
 
     got = sum(scores[i] if i else unk for _, i in model.segment(text))
     assert got == best(text)
+
+
+def _f32(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def _encode_optimized(pieces: dict, unk_score: float, text: str) -> list:
+    """sentencepiece 0.2.3's ``EncodeOptimized`` in float32, written plainly
+    (one-character text, so byte and character positions coincide): pieces
+    from each start shortest first, strictly better only, path scores rebased
+    once they leave [-1e5, 1e5]."""
+    n = len(text)
+    score, start = [0.0] * (n + 1), [-1] * (n + 1)
+    for pos in range(n):
+        here = score[pos]
+        if abs(here) > 1e5:
+            for i in range(pos + 1, n + 1):
+                if start[i] >= 0:
+                    score[i] = _f32(score[i] - here)
+            here = 0.0
+        ends = [(pos + k, pieces[text[pos:pos + k]]) for k in range(1, n - pos + 1)
+                if text[pos:pos + k] in pieces]
+        if text[pos] not in pieces:
+            ends.insert(0, (pos + 1, unk_score))
+        for end, value in ends:
+            cand = _f32(here + value)
+            if start[end] < 0 or cand > score[end]:
+                score[end], start[end] = cand, pos
+    cuts, end = [], n
+    while end > 0:
+        cuts.append(end)
+        end = start[end]
+    return sorted(cuts)
+
+
+def test_viterbi_rebases_scores_as_sentencepiece_does():
+    # Scores near -1000 pass -1e5 within a few hundred characters, where
+    # float32 steps are 1/128: near-ties decided there come out the other
+    # way without the rebase.
+    rnd = random.Random(11)
+    pieces = {"a": -1000.0, "b": -1000.0078125, "ab": -2000.0, "ba": -2000.0078125,
+              "aab": -3000.0078125, "bb": -2000.01171875}
+    tokens = [b"<unk>"] + [p.encode() for p in pieces]
+    scores = [0.0] + [_f32(v) for v in pieces.values()]
+    model = UnigramModel(tokens, scores, [2] + [1] * len(pieces), 0)
+    table = dict(zip(pieces, scores[1:]))
+    for _ in range(40):
+        text = "".join(rnd.choice("aab") for _ in range(rnd.randint(150, 600)))
+        cuts = []
+        for piece, _ in model.segment(text):
+            cuts.append((cuts[-1] if cuts else 0) + len(piece))
+        assert cuts == _encode_optimized(table, model.unk_score, text), text
 
 
 def test_batch_on_threads_equals_serial():
