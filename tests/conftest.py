@@ -41,6 +41,7 @@ import importlib.util
 import json
 import os
 import shutil
+import struct
 import sys
 import tempfile
 from pathlib import Path
@@ -438,3 +439,73 @@ class Mismatches:
                 f"{self.first}",
                 pytrace=False,
             )
+
+
+# ------------------------------------------------------------ .model editing
+# Tests make variants of real SentencePiece models by rewriting their
+# protobuf bytes (no protobuf package).
+
+def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """The varint at ``buf[pos:]`` and the position after it."""
+    value = shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, pos
+        shift += 7
+
+
+def write_varint(n: int) -> bytes:
+    """``n`` (non-negative) as a protobuf varint."""
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def proto_fields(buf: bytes):
+    """Each top-level field of a protobuf message: (tag, the field's bytes,
+    the body of a length-delimited field or None)."""
+    pos = 0
+    while pos < len(buf):
+        tag, p = read_varint(buf, pos)
+        wire = tag & 7
+        body = None
+        if wire == 0:
+            end = read_varint(buf, p)[1]
+        elif wire == 5:
+            end = p + 4
+        else:
+            size, start = read_varint(buf, p)
+            end, body = start + size, buf[start:start + size]
+        yield tag, buf[pos:end], body
+        pos = end
+
+
+def rewrite_pieces(data: bytes, change) -> bytes:
+    """A ``.model`` with each piece's score and type replaced by
+    ``change(index, piece, score, type) -> (score, type)``; pieces are the
+    ModelProto's field 1, written as piece (1), score (2), type (3)."""
+    out, index = bytearray(), 0
+    for tag, raw, body in proto_fields(data):
+        if tag != 0x0A:
+            out += raw
+            continue
+        piece, score, kind = b"", 0.0, 1
+        for t, field, value in proto_fields(body):
+            if t == 0x0A:
+                piece = value
+            elif t == 0x15:
+                score = struct.unpack("<f", field[-4:])[0]
+            elif t == 0x18:
+                kind = read_varint(field, 1)[0]
+        score, kind = change(index, piece.decode(), score, kind)
+        msg = b"\x0a" + write_varint(len(piece)) + piece + b"\x15" + struct.pack("<f", score) \
+            + (b"\x18" + write_varint(kind) if kind != 1 else b"")
+        out += b"\x0a" + write_varint(len(msg)) + msg
+        index += 1
+    return bytes(out)

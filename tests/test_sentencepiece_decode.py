@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fasttok
-from conftest import DATA, Mismatches, read_jsonl, read_text
+from conftest import DATA, Mismatches, proto_fields, read_jsonl, read_text, write_varint
 
 spm = pytest.importorskip("sentencepiece")
 
@@ -81,47 +81,13 @@ def with_denormalizer_options(data: bytes, **options: bool) -> bytes:
     ``remove_extra_whitespaces`` (4), ``escape_whitespaces`` (5)."""
     numbers = {"add_dummy_prefix": 3, "remove_extra_whitespaces": 4, "escape_whitespaces": 5}
 
-    def varint(buf, pos):
-        value = shift = 0
-        while True:
-            b = buf[pos]
-            pos += 1
-            value |= (b & 0x7F) << shift
-            if b < 0x80:
-                return value, pos
-            shift += 7
-
-    def put(n):
-        out = bytearray()
-        while True:
-            out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
-            n >>= 7
-            if not n:
-                return bytes(out)
-
-    def fields(buf):
-        # (tag, the field's bytes, a message field's body)
-        pos = 0
-        while pos < len(buf):
-            tag, p = varint(buf, pos)
-            wire = tag & 7
-            body = None
-            if wire == 0:
-                end = varint(buf, p)[1]
-            elif wire == 5:
-                end = p + 4
-            else:
-                size, start = varint(buf, p)
-                end, body = start + size, buf[start:start + size]
-            yield tag, buf[pos:end], body
-            pos = end
-
     out = bytearray()
-    for tag, raw, body in fields(data):
+    for tag, raw, body in proto_fields(data):
         if tag == 0x2A:
-            spec = b"".join(r for t, r, _ in fields(body) if t >> 3 not in numbers.values())
-            spec += b"".join(put(numbers[k] << 3) + put(int(v)) for k, v in options.items())
-            out += put(0x2A) + put(len(spec)) + spec
+            spec = b"".join(r for t, r, _ in proto_fields(body) if t >> 3 not in numbers.values())
+            spec += b"".join(write_varint(numbers[k] << 3) + write_varint(int(v))
+                             for k, v in options.items())
+            out += write_varint(0x2A) + write_varint(len(spec)) + spec
         else:
             out += raw
     return bytes(out)

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fasttok
-from conftest import DATA, Mismatches, describe_mismatch, golden_file, read_jsonl, read_text
+from conftest import DATA, Mismatches, describe_mismatch, golden_file, read_jsonl, read_text, rewrite_pieces
 from fasttok._sentencepiece import SentencePieceCore
 from fasttok._spm_normalizer import Normalizer
 from fasttok._unigram import UnigramModel
@@ -277,52 +277,8 @@ def test_trained_model_matches_sentencepiece(trained_models, config):
 
 
 def _retype(data: bytes, new_type) -> bytes:
-    # Rewrite the piece types of a .model (no protobuf package): pieces are
-    # the top-level field 1, written as piece (1), score (2), type (3).
-    def varint(pos):
-        value = shift = 0
-        while True:
-            b = data[pos]
-            pos += 1
-            value |= (b & 0x7F) << shift
-            if b < 0x80:
-                return value, pos
-            shift += 7
-
-    def put(n):
-        out = bytearray()
-        while True:
-            out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
-            n >>= 7
-            if not n:
-                return bytes(out)
-
-    out, pos, index = bytearray(), 0, 0
-    while pos < len(data):
-        tag, p = varint(pos)
-        if tag == 0x0A:  # a piece
-            n, body = varint(p)
-            piece, score, kind, q = b"", 0.0, 1, body
-            while q < body + n:
-                t, q = varint(q)
-                if t == 0x0A:
-                    size, q = varint(q)
-                    piece, q = data[q:q + size], q + size
-                elif t == 0x15:
-                    score, q = struct.unpack("<f", data[q:q + 4])[0], q + 4
-                else:
-                    kind, q = varint(q)
-            kind = new_type(index, piece.decode(), kind)
-            msg = b"\x0a" + put(len(piece)) + piece + b"\x15" + struct.pack("<f", score) \
-                + (b"\x18" + put(kind) if kind != 1 else b"")
-            out += b"\x0a" + put(len(msg)) + msg
-            pos, index = body + n, index + 1
-        else:
-            wire = tag & 7
-            end = varint(p)[1] if wire == 0 else (p + 4 if wire == 5 else sum(varint(p)))
-            out += data[pos:end]
-            pos = end
-    return bytes(out)
+    # the .model with each piece's type replaced by new_type(index, piece, type)
+    return rewrite_pieces(data, lambda i, piece, score, kind: (score, new_type(i, piece, kind)))
 
 
 @pytest.mark.parametrize("name", ("botchan_en_bpe_1000", "botchan_bpe_8000_bytefallback",

@@ -22,14 +22,13 @@
 from __future__ import annotations
 
 import random
-import struct
 from collections import Counter
 from functools import lru_cache
 
 import pytest
 
 import fasttok
-from conftest import DATA, Mismatches, describe_mismatch, read_text
+from conftest import DATA, Mismatches, describe_mismatch, read_text, rewrite_pieces
 from fasttok.spm_models import nbest_encode
 
 spm = pytest.importorskip("sentencepiece")
@@ -58,57 +57,6 @@ def pair(path: str):
 @lru_cache(maxsize=None)
 def corpus_lines(name: str, count: int) -> list:
     return read_text(CORPUS / f"{name}.txt").split("\n")[:count]
-
-
-def rewrite_pieces(data: bytes, change) -> bytes:
-    """A ``.model`` with each piece's score and type replaced by
-    ``change(index, piece, score, type) -> (score, type)`` (no protobuf
-    package: pieces are the top-level field 1, written as piece (1),
-    score (2), type (3))."""
-    def varint(pos):
-        value = shift = 0
-        while True:
-            b = data[pos]
-            pos += 1
-            value |= (b & 0x7F) << shift
-            if b < 0x80:
-                return value, pos
-            shift += 7
-
-    def put(n):
-        out = bytearray()
-        while True:
-            out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
-            n >>= 7
-            if not n:
-                return bytes(out)
-
-    out, pos, index = bytearray(), 0, 0
-    while pos < len(data):
-        tag, p = varint(pos)
-        if tag == 0x0A:
-            n, body = varint(p)
-            piece, score, kind, q = b"", 0.0, 1, body
-            while q < body + n:
-                t, q = varint(q)
-                if t == 0x0A:
-                    size, q = varint(q)
-                    piece, q = data[q:q + size], q + size
-                elif t == 0x15:
-                    score, q = struct.unpack("<f", data[q:q + 4])[0], q + 4
-                else:
-                    kind, q = varint(q)
-            score, kind = change(index, piece.decode(), score, kind)
-            msg = b"\x0a" + put(len(piece)) + piece + b"\x15" + struct.pack("<f", score) \
-                + (b"\x18" + put(kind) if kind != 1 else b"")
-            out += b"\x0a" + put(len(msg)) + msg
-            pos, index = body + n, index + 1
-        else:
-            wire = tag & 7
-            end = varint(p)[1] if wire == 0 else (p + 4 if wire == 5 else sum(varint(p)))
-            out += data[pos:end]
-            pos = end
-    return bytes(out)
 
 
 @pytest.fixture(scope="module")

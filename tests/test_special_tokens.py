@@ -16,7 +16,6 @@ from conftest import (
     ALL_ENCODINGS,
     Mismatches,
     Raised,
-    agree,
     assert_same_ids,
     outcome,
     outcome_mismatch,
