@@ -32,6 +32,12 @@ cdef inline int spans_push(SpanBuf* buf, uint32_t id, uint32_t start, uint32_t e
 
 cdef void spans_free(SpanBuf* buf) noexcept nogil
 
+cdef struct IdBuf:
+    # The ids alone of a segmentation (UnigramModel.viterbi_ids): the caller
+    # gives room for one id per byte of the text, so nothing grows.
+    uint32_t* data
+    size_t len
+
 cdef struct ViterbiScratch:
     # The best-path array of one caller (one thread), reused across its
     # calls; borrowed from the thread's cache unless owned.
@@ -93,3 +99,5 @@ cdef class UnigramModel:
     cdef int _fill_chars(self) except -1
     cdef int viterbi(self, const uint8_t* s, size_t n, SpanBuf* out,
                      ViterbiScratch* scratch) except -1 nogil
+    cdef int viterbi_ids(self, const uint8_t* s, size_t n, IdBuf* out,
+                         ViterbiScratch* scratch) except -1 nogil

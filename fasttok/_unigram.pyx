@@ -86,6 +86,13 @@ of a corpus file, "whole": one call on it):
   Against the previous release of this module (sentencepiece's rebasing and
   user-defined scores included): zh.txt whole 14.3 -> 12.1 ms, lines 14.6 ->
   13.0 ms; multi.txt whole 47 -> 40 ms; en.txt lines 76.5 -> 80 ms (+4%).
+* The output is a fused type: ``viterbi`` appends 16-byte spans (id and
+  byte range, for offsets, pieces and byte fallback), ``viterbi_ids`` only
+  the 4-byte ids into an array the caller sized at one per byte (no growth
+  check), for ``encode_ordinary`` without byte fallback. With the caller's
+  ``_resolve_ids`` pass gone too: whole zh.txt 10.9 -> 10.6 ms. The best-path
+  array and the spare span buffer have their own slots in
+  ``ft_thread_cache.h`` (``FT_SLOT_UNIGRAM_BEST`` / ``_SPANS``).
 * Tried and dropped: a ring buffer of best paths emitted at every position no
   node crosses (no big array at all: whole zh.txt 11.8 ms, but en.txt lines
   +20%, from the extra work at every position of ASCII text); 8-byte entries
@@ -121,37 +128,16 @@ cdef enum:
 
 
 cdef extern from "ft_thread_cache.h" nogil:
-    """
-    /* One spare large block per thread (this module's slots are its own:
-       the header's state is static), handed from a freed buffer to the
-       next one that grows past the same size: a fresh block's pages are
-       faulted in one by one, which cost a fifth of the time of one call
-       on a whole file. */
-    #define SLOT_SPANS FT_SLOT_MEMO
-    #define SLOT_BEST FT_SLOT_MERGE
-    static void* ft_spare_take(size_t need, size_t* size) {
-        ft_slot* slot = ft_thread_slot(SLOT_SPANS);
-        void* p;
-        if (slot == NULL || slot->mem == NULL || slot->size < need) return NULL;
-        p = slot->mem;
-        *size = slot->size;
-        slot->mem = NULL;
-        slot->size = 0;
-        return p;
-    }
-    static int ft_spare_put(void* p, size_t size, size_t keep) {
-        ft_slot* slot = ft_thread_slot(SLOT_SPANS);
-        if (slot == NULL || size > keep || (slot->mem != NULL && slot->size >= size)) return 0;
-        free(slot->mem);
-        slot->mem = p;
-        slot->size = size;
-        return 1;
-    }
-    """
-    int SLOT_BEST
-    void* ft_spare_take(size_t need, size_t* size)
-    int ft_spare_put(void* p, size_t size, size_t keep)
+    # The thread's best-path array (FT_SLOT_UNIGRAM_BEST) and one spare large
+    # span buffer (FT_SLOT_UNIGRAM_SPANS), handed from a freed buffer to the
+    # next one that grows past the same size: a fresh block's pages are
+    # faulted in one by one, which cost a fifth of the time of one call on a
+    # whole file.
+    int FT_SLOT_UNIGRAM_BEST
+    int FT_SLOT_UNIGRAM_SPANS
     void* ft_slot_take(int which, size_t size, size_t keep, int* owned)
+    void* ft_slot_claim(int which, size_t need, size_t* size)
+    int ft_slot_give(int which, void* p, size_t size, size_t keep)
 
 
 cdef enum:
@@ -164,7 +150,7 @@ cdef int spans_reserve(SpanBuf* buf, size_t extra) except -1 nogil:
     cdef size_t need = buf.len + extra, size
     cdef void* spare
     if need > buf.cap and need <= SPARE_KEEP // sizeof(Span) and need * sizeof(Span) >= SPARE_MIN:
-        spare = ft_spare_take(need * sizeof(Span), &size)
+        spare = ft_slot_claim(FT_SLOT_UNIGRAM_SPANS, need * sizeof(Span), &size)
         if spare != NULL:
             memcpy(spare, buf.data, buf.len * sizeof(Span))
             free(buf.data)
@@ -175,8 +161,8 @@ cdef int spans_reserve(SpanBuf* buf, size_t extra) except -1 nogil:
 
 
 cdef void spans_free(SpanBuf* buf) noexcept nogil:
-    if buf.cap * sizeof(Span) < SPARE_MIN or not ft_spare_put(buf.data, buf.cap * sizeof(Span),
-                                                            SPARE_KEEP):
+    if buf.cap * sizeof(Span) < SPARE_MIN or not ft_slot_give(FT_SLOT_UNIGRAM_SPANS, buf.data,
+                                                            buf.cap * sizeof(Span), SPARE_KEEP):
         free(buf.data)
     buf.data = NULL
     buf.len = buf.cap = 0
@@ -472,22 +458,42 @@ cdef inline const CharEntry* _char_entry(const CharEntry* tab, const uint16_t* b
     return NULL
 
 
-cdef int _backtrack(const path_t* best, size_t first, size_t end, SpanBuf* out) except -1 nogil:
+ctypedef fused out_t:
+    SpanBuf     # ids and byte spans
+    IdBuf       # ids alone (room for one per byte given)
+
+
+cdef inline int _emit(out_t* out, uint32_t id, uint32_t start, uint32_t end) except -1 nogil:
+    if out_t is SpanBuf:
+        return spans_push(out, id, start, end, 0)
+    else:
+        out.data[out.len] = id
+        out.len += 1
+        return 0
+
+
+cdef int _backtrack(const path_t* best, size_t first, size_t end, out_t* out) except -1 nogil:
     # Append the best path over [first, end) to out in text order; no node
     # crosses first, so the path from end back lands on it.
     cdef size_t key = end, lo = out.len, hi
     cdef int32_t start
     cdef Span tmp
+    cdef uint32_t tmp_id
     while key > first:
         start = best[key].start
-        spans_push(out, best[key].id, <uint32_t>start, <uint32_t>key, 0)
+        _emit(out, best[key].id, <uint32_t>start, <uint32_t>key)
         key = <size_t>start
     hi = out.len
     while lo + 1 < hi:
         hi -= 1
-        tmp = out.data[lo]
-        out.data[lo] = out.data[hi]
-        out.data[hi] = tmp
+        if out_t is SpanBuf:
+            tmp = out.data[lo]
+            out.data[lo] = out.data[hi]
+            out.data[hi] = tmp
+        else:
+            tmp_id = out.data[lo]
+            out.data[lo] = out.data[hi]
+            out.data[hi] = tmp_id
         lo += 1
     return 0
 
@@ -509,7 +515,7 @@ cdef inline void _unreach(path_t* best, size_t pos, size_t reach, size_t n, size
 
 cdef int _best_path(const TrieStep* units, const TrieLeaf* leaves, const CharEntry* tab,
                     const uint16_t* block, const uint8_t* s, size_t n, path_t* best,
-                    float unk_score, uint32_t unk_id, size_t reach, SpanBuf* out,
+                    float unk_score, uint32_t unk_id, size_t reach, out_t* out,
                     score_t zero) except -1 nogil:
     # The Viterbi over s[0:n] (n > 0), its pieces appended to out. best[key]
     # becomes the best path over s[0:key] (its score, and its last node's
@@ -547,7 +553,7 @@ cdef int _best_path(const TrieStep* units, const TrieLeaf* leaves, const CharEnt
                     # final (emitted now, while in cache), this node next.
                     if pos > first:
                         _backtrack(best, first, pos, out)
-                    spans_push(out, e.id, <uint32_t>pos, <uint32_t>key, 0)
+                    _emit(out, e.id, <uint32_t>pos, <uint32_t>key)
                     pos = first = frontier = key
                     here = cand
                     continue
@@ -767,43 +773,12 @@ cdef class UnigramModel:
                      ViterbiScratch* scratch) except -1 nogil:
         """Append the best segmentation of s[0:n] to out (ids, byte spans);
         scratch (or NULL) holds the best-path array between calls."""
-        cdef size_t size = (n + 1) * (sizeof(BestPath) if self.llama_cpp else sizeof(BestPathF))
-        cdef ViterbiScratch own
-        cdef ViterbiScratch* sc = scratch
-        if n == 0:
-            return 0
-        if n >= 0x7FFFFFFF:
-            with gil:
-                raise ValueError("text longer than 2 GiB for the Unigram model")
-        if sc == NULL:
-            memset(&own, 0, sizeof(ViterbiScratch))
-            sc = &own
-        try:
-            if sc.size < size:
-                viterbi_scratch_free(sc)
-                if size <= BEST_KEEP:
-                    # the thread's array: a fresh one's pages are faulted in
-                    # one by one, a tenth of the time of a whole-file call
-                    sc.best = ft_slot_take(SLOT_BEST, size, BEST_KEEP, &sc.owned)
-                else:
-                    sc.best = ft_big_alloc(size)
-                    sc.owned = 1
-                if sc.best == NULL:
-                    with gil:
-                        raise MemoryError()
-                sc.size = size
-            if self.llama_cpp:
-                _best_path[BestPath, double](self.trie.steps, self.trie.leaves, self.chars,
-                                             self.char_block, s, n, <BestPath*>sc.best,
-                                             self.unk_score, self.unk_id, self.reach, out, 0.0)
-            else:
-                _best_path[BestPathF, float](self.trie.steps, self.trie.leaves, self.chars,
-                                             self.char_block, s, n, <BestPathF*>sc.best,
-                                             self.unk_score, self.unk_id, self.reach, out, 0.0)
-        finally:
-            if sc == &own:
-                viterbi_scratch_free(sc)
-        return 0
+        return _viterbi(self, s, n, out, scratch)
+
+    cdef int viterbi_ids(self, const uint8_t* s, size_t n, IdBuf* out,
+                         ViterbiScratch* scratch) except -1 nogil:
+        """viterbi's ids alone, appended to out, which has room for n more."""
+        return _viterbi(self, s, n, out, scratch)
 
     def segment(self, data):
         """The best segmentation of already-normalized text (``str`` or UTF-8
@@ -875,3 +850,45 @@ cdef inline size_t _count_chars(const uint8_t* s, size_t n) noexcept nogil:
         i += one_char_len(s[i])
         count += 1
     return count
+
+
+cdef int _viterbi(UnigramModel self, const uint8_t* s, size_t n, out_t* out,
+                  ViterbiScratch* scratch) except -1 nogil:
+    # UnigramModel.viterbi / viterbi_ids
+    cdef size_t size = (n + 1) * (sizeof(BestPath) if self.llama_cpp else sizeof(BestPathF))
+    cdef ViterbiScratch own
+    cdef ViterbiScratch* sc = scratch
+    if n == 0:
+        return 0
+    if n >= 0x7FFFFFFF:
+        with gil:
+            raise ValueError("text longer than 2 GiB for the Unigram model")
+    if sc == NULL:
+        memset(&own, 0, sizeof(ViterbiScratch))
+        sc = &own
+    try:
+        if sc.size < size:
+            viterbi_scratch_free(sc)
+            if size <= BEST_KEEP:
+                # the thread's array: a fresh one's pages are faulted in
+                # one by one, a tenth of the time of a whole-file call
+                sc.best = ft_slot_take(FT_SLOT_UNIGRAM_BEST, size, BEST_KEEP, &sc.owned)
+            else:
+                sc.best = ft_big_alloc(size)
+                sc.owned = 1
+            if sc.best == NULL:
+                with gil:
+                    raise MemoryError()
+            sc.size = size
+        if self.llama_cpp:
+            _best_path(self.trie.steps, self.trie.leaves, self.chars, self.char_block, s, n,
+                       <BestPath*>sc.best, self.unk_score, self.unk_id, self.reach, out,
+                       <double>0.0)
+        else:
+            _best_path(self.trie.steps, self.trie.leaves, self.chars, self.char_block, s, n,
+                       <BestPathF*>sc.best, self.unk_score, self.unk_id, self.reach, out,
+                       <float>0.0)
+    finally:
+        if sc == &own:
+            viterbi_scratch_free(sc)
+    return 0

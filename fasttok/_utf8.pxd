@@ -111,3 +111,25 @@ cdef inline int utf8_text(str text, Utf8Text* out) except -1:
         out.size = utf8_write(&src, out.owned)
     out.data = out.owned
     return 0
+
+
+cdef extern from "Python.h":
+    const char* _ft_PyUnicode_AsUTF8AndSize "PyUnicode_AsUTF8AndSize" (object text,
+                                                                      Py_ssize_t* size)
+    void _ft_PyErr_Clear "PyErr_Clear" ()
+
+
+cdef inline int utf8_text_cached(str text, Utf8Text* out) except -1:
+    # utf8_text through the str's own cached UTF-8 (made and kept in the str
+    # on first use, as sentencepiece's binding reads it): repeated encodes of
+    # one str convert it once. A str with surrogates has no UTF-8 form (the
+    # call raises): it takes utf8_text's repair instead, as before.
+    cdef Py_ssize_t size
+    cdef const char* data = _ft_PyUnicode_AsUTF8AndSize(text, &size)
+    if data == NULL:
+        _ft_PyErr_Clear()
+        return utf8_text(text, out)
+    out.data = <const uint8_t*>data
+    out.size = <size_t>size
+    out.owned = NULL
+    return 0

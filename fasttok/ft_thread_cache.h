@@ -1,7 +1,11 @@
 /* Per-thread scratch memory kept between calls, freed when the thread ends.
  *
- * Two slots: the pair memo (FT_SLOT_MEMO) and the long-piece merge arrays
- * (FT_SLOT_MERGE). Allocating these afresh on every call cost more than the
+ * Slots: the pair memo (FT_SLOT_MEMO) and the long-piece merge arrays
+ * (FT_SLOT_MERGE) of the BPE loop; the Unigram Viterbi's best-path array and
+ * spare span buffer (FT_SLOT_UNIGRAM_*); SentencePiece's normalized text and
+ * id array (FT_SLOT_SPM_*). Each module that includes this header has its own
+ * copy of the state (it is static), so a slot is only ever used by the
+ * module it is named after. Allocating these afresh on every call cost more than the
  * work on large inputs (fresh pages are faulted in one by one); keeping
  * them per thread needs a destructor, since encode_batch's threads come and
  * go. Where POSIX threads are missing, nothing is kept: every call gets
@@ -15,7 +19,11 @@
 
 #define FT_SLOT_MEMO 0
 #define FT_SLOT_MERGE 1
-#define FT_SLOTS 2
+#define FT_SLOT_UNIGRAM_BEST 2
+#define FT_SLOT_UNIGRAM_SPANS 3
+#define FT_SLOT_SPM_NORM 4
+#define FT_SLOT_SPM_IDS 5
+#define FT_SLOTS 6
 
 typedef struct {
     void* mem;
@@ -90,6 +98,35 @@ static void* ft_memo_for(unsigned long long tag, size_t size, int* owned) {
         slot->tag = tag;
     }
     return slot->mem;
+}
+
+/* The thread's block in slot which, taken out of it (the slot is left
+ * empty, so a nested call on the same thread gets its own) when it holds
+ * at least need bytes; its size in *size. NULL when there is none that
+ * large (the slot keeps what it has). */
+static void* ft_slot_claim(int which, size_t need, size_t* size) {
+    ft_slot* slot = ft_thread_slot(which);
+    void* p;
+    if (slot == NULL || slot->mem == NULL || slot->size < need) return NULL;
+    p = slot->mem;
+    *size = slot->size;
+    slot->mem = NULL;
+    slot->size = 0;
+    return p;
+}
+
+/* Hands block p of size bytes (from malloc) to slot which for the thread's
+ * next ft_slot_claim; 1 if kept, 0 if the caller must free it (more than
+ * keep bytes, or the slot already holds one as large). A smaller block in
+ * the slot is freed. */
+static int ft_slot_give(int which, void* p, size_t size, size_t keep) {
+    ft_slot* slot = ft_thread_slot(which);
+    if (p == NULL || slot == NULL || size > keep || (slot->mem != NULL && slot->size >= size)) return 0;
+    free(slot->mem);
+    slot->mem = p;
+    slot->size = size;
+    slot->tag = 0;
+    return 1;
 }
 
 #endif
