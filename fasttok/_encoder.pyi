@@ -11,7 +11,7 @@ class CoreBPE:
         self,
         tables: TokenTables,
         specials: dict[bytes, int],
-        decode_tokens: Sequence[bytes | None],
+        decode_tokens: Sequence[bytes | None] | None = ...,
         *,
         scanner: str | None = ...,
         splitter: Callable[[str], Iterable[str]] | None = ...,

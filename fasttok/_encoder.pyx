@@ -12,6 +12,14 @@ filters candidate positions (``memchr`` when, as for every OpenAI encoding,
 they all start with the same byte), and the candidates are looked up by
 hashing the text at each special length, longest first, so when two
 specials overlap the longer one wins.
+
+Building a model makes no Python object per token: decoding reads the
+tables' own token bytes (only the specials are copied), and the ints that
+encode returns are made the first time each id is returned, then shared by
+every model of the process. Each model used to keep a copy of the token
+bytes and a tuple of every id's int: for o200k_base 3 MB and 7 MB, and all
+but half a millisecond of the 15 ms it took to build the model over tables
+read from the cache.
 """
 
 import gc
@@ -19,7 +27,6 @@ from array import array
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM
-from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 
@@ -39,6 +46,9 @@ cdef enum:
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object op)
     PyObject** PySequence_Fast_ITEMS(object o)
+    void Py_INCREF_PTR "Py_INCREF"(PyObject* o)
+    void PyList_SET_ITEM_PTR "PyList_SET_ITEM"(object o, Py_ssize_t i, PyObject* item)
+
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memchr, memcmp, memcpy
@@ -63,20 +73,57 @@ cdef int _check_ids(const uint32_t* ids, size_t n, size_t n_ints) except -1:
     return 0
 
 
-cdef list ids_to_list(const uint32_t* ids, size_t n, tuple ints):
-    # ints[i] is the int i for every id the model can produce: building the
-    # list then only takes references, with no int allocated per token
-    # (allocation was most of the cost of returning a list, and ran under
-    # the GIL, which kept encode_batch from scaling with threads).
+# Python ints by id, made the first time an id is returned and kept for the
+# life of the process, shared by every model: building a list then only
+# takes references, with no int allocated per token (allocation was most of
+# the cost of returning a list, and ran under the GIL, which kept
+# encode_batch from scaling with threads). A tuple of every id's int, built
+# with each model, was 7 MB and 6 ms of a cached o200k_base load, most of
+# it for ids a process never returns. Only the table's pointer array grows,
+# when a model with more ids is built; a slot is filled under the GIL.
+cdef PyObject** _ints = NULL
+cdef size_t _n_ints = 0
+
+
+cdef int _reserve_ints(size_t n) except -1:
+    global _ints, _n_ints
+    cdef PyObject** grown
+    if n <= _n_ints:
+        return 0
+    grown = <PyObject**>calloc(n, sizeof(PyObject*))
+    if grown == NULL:
+        raise MemoryError()
+    if _n_ints:
+        memcpy(grown, _ints, _n_ints * sizeof(PyObject*))
+    free(_ints)
+    _ints = grown
+    _n_ints = n
+    return 0
+
+
+cdef PyObject* _new_int(uint32_t i) except NULL:
+    cdef object value = i
+    Py_INCREF(value)  # the table's own reference
+    _ints[i] = <PyObject*>value
+    return _ints[i]
+
+
+cdef list ids_to_list(const uint32_t* ids, size_t n, size_t n_ids):
     cdef list out
     cdef size_t i
-    cdef object item
-    _check_ids(ids, n, len(ints))
+    cdef PyObject** ints
+    cdef PyObject* item
+    _check_ids(ids, n, n_ids)
     out = PyList_New(n)
+    # read after PyList_New: a collection it sets off may run a finalizer
+    # that builds a larger model, which moves the table
+    ints = _ints
     for i in range(n):
-        item = <object>PyTuple_GET_ITEM(ints, ids[i])
-        Py_INCREF(item)
-        PyList_SET_ITEM(out, i, item)
+        item = ints[ids[i]]
+        if item == NULL:
+            item = _new_int(ids[i])
+        Py_INCREF_PTR(item)
+        PyList_SET_ITEM_PTR(out, i, item)
     return out
 
 
@@ -129,20 +176,56 @@ cdef struct SpecialMatch:
     uint32_t index
 
 
+cdef struct Decoder:
+    # id -> bytes. The ordinary ids read the tables' own token bytes (for a
+    # cached encoding, the cache file's): a copy of them was 3 MB and a
+    # pass over a tuple of 200k bytes objects. Only the other ids, the
+    # specials, have bytes of their own, in extra, which covers the ids
+    # extra_base .. extra_base + extra.n - 1. (ordinary is a copy of the
+    # tables' struct; the arrays stay theirs.)
+    ByteStrings ordinary
+    ByteStrings extra
+    uint32_t extra_base
+
+
+cdef struct Span:
+    const uint8_t* src
+    uint64_t length
+
+
+cdef inline bint decoder_span(const Decoder* d, uint64_t t, Span* span) noexcept nogil:
+    # Where the bytes of id t are; False when t has none.
+    cdef uint64_t u
+    if t < d.ordinary.n and d.ordinary.present[t]:
+        span.src = d.ordinary.data + d.ordinary.offsets[t]
+        span.length = d.ordinary.offsets[t + 1] - d.ordinary.offsets[t]
+        return True
+    u = t - d.extra_base  # wraps past extra.n below extra_base
+    if u >= d.extra.n or not d.extra.present[u]:
+        return False
+    span.src = d.extra.data + d.extra.offsets[u]
+    span.length = d.extra.offsets[u + 1] - d.extra.offsets[u]
+    return True
+
+
 cdef class CoreBPE:
     """Encode and decode with one byte-level BPE vocabulary.
 
     ``tables`` holds the ordinary tokens; ``specials`` maps special token
     bytes to ids; ``scanner`` names a hand-written pre-tokenizer, and when it
     is ``None`` the ``splitter`` (a callable from a text segment to its
-    pieces, e.g. a translated regex) splits the text instead, slower. ``decode_tokens`` holds the bytes of every id, special
-    ones included, for decoding.
+    pieces, e.g. a translated regex) splits the text instead, slower.
+
+    An id decodes to ``decode_tokens[id]`` when that is given and not
+    ``None``, else to its special token (the first one named, when two
+    share the id), else to the tables' token.
 
     >>> from fasttok._tables import TokenTables
-    >>> core = CoreBPE(TokenTables([b"a", b"b", b"ab", b" "]), {b"<e>": 4},
-    ...                [b"a", b"b", b"ab", b" ", b"<e>"], scanner="gpt2")
+    >>> core = CoreBPE(TokenTables([b"a", b"b", b"ab", b" "]), {b"<e>": 4}, scanner="gpt2")
     >>> core.encode_ordinary("ab ab"), core.encode("ab<e>", b"\\x01")
     ([2, 3, 2], [2, 4])
+    >>> core.decode_bytes([2, 4, 3])
+    b'ab<e> '
     """
 
     cdef TokenTables tables
@@ -158,18 +241,20 @@ cdef class CoreBPE:
     cdef Py_ssize_t n_special_lengths
     cdef uint8_t special_first[256]
     cdef int single_first_byte  # the byte every special starts with, or -1
-    cdef ByteStrings decoder
+    cdef Decoder decoder
     cdef readonly object special_order
-    cdef tuple ints
+    cdef size_t n_ids  # every id the model produces or decodes is below it
 
     def __cinit__(self):
         self.special_ids = NULL
         self.special_lengths = NULL
-        self.decoder.data = NULL
-        self.decoder.offsets = NULL
-        self.decoder.present = NULL
+        self.decoder.ordinary.n = 0
+        self.decoder.ordinary.offsets = NULL
+        self.decoder.extra.data = NULL
+        self.decoder.extra.offsets = NULL
+        self.decoder.extra.present = NULL
 
-    def __init__(self, TokenTables tables not None, dict specials not None, decode_tokens,
+    def __init__(self, TokenTables tables not None, dict specials not None, decode_tokens=None,
                  *, str scanner=None, splitter=None, bint whole_piece_lookup=True):
         cdef Py_ssize_t i, length
         if scanner is None and splitter is None:
@@ -199,13 +284,50 @@ cdef class CoreBPE:
         for b in firsts:
             self.special_first[b] = 1
         self.single_first_byte = next(iter(firsts)) if len(firsts) == 1 else -1
-        fill_strings(&self.decoder, decode_tokens)
-        self.ints = tuple(range(len(decode_tokens)))
+        self._fill_decoder(specials, decode_tokens)
+        _reserve_ints(self.n_ids)
+
+    cdef int _fill_decoder(self, dict specials, decode_tokens) except -1:
+        cdef const ByteStrings* ordinary = &self.tables.strings
+        cdef dict own = {}
+        cdef list given = (decode_tokens if type(decode_tokens) is list
+                           else [] if decode_tokens is None else list(decode_tokens))
+        cdef bytes tok
+        cdef Py_ssize_t i, length
+        for i in range(len(given)):
+            if given[i] is None:
+                continue
+            tok = given[i]
+            length = len(tok)
+            if (i >= ordinary.n or not ordinary.present[i]
+                    or <Py_ssize_t>(ordinary.offsets[i + 1] - ordinary.offsets[i]) != length
+                    or memcmp(ordinary.data + ordinary.offsets[i], PyBytes_AS_STRING(tok), length)):
+                own[i] = tok
+        for raw, sid in specials.items():
+            if sid >= len(given) or given[sid] is None:
+                own.setdefault(sid, raw)  # the first name of an id two specials share
+        self.n_ids = max(ordinary.n, max(own, default=-1) + 1)
+        if any(i < ordinary.n and ordinary.present[i] for i in own):
+            # Some id spells other bytes than its ordinary token (a special
+            # token on an ordinary id, in a vocabulary never validated):
+            # every id then decodes from a copy, as the ids of extra.
+            for i, token in enumerate(self.tables.tokens()):
+                own.setdefault(i, token)
+        else:
+            self.decoder.ordinary = ordinary[0]
+        base = min(own, default=0)
+        # and 16 bytes past the last one, no id's (n leaves them out), so
+        # that decode_bytes may copy any of these 16 bytes at a time
+        fill_strings(&self.decoder.extra,
+                     [own.get(i) for i in range(base, max(own, default=-1) + 1)] + [bytes(16)])
+        self.decoder.extra.n -= 1
+        self.decoder.extra_base = base
+        return 0
 
     def __dealloc__(self):
         free(self.special_ids)
         free(self.special_lengths)
-        free_strings(&self.decoder)
+        free_strings(&self.decoder.extra)
 
     cdef bint _next_special(self, const uint8_t* s, Py_ssize_t pos, Py_ssize_t n,
                             const uint8_t* allowed, SpecialMatch* found) noexcept nogil:
@@ -324,7 +446,7 @@ cdef class CoreBPE:
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         try:
             self._encode_text(text, NULL, False, &out)
-            return ids_to_list(out.data, out.len, self.ints)
+            return ids_to_list(out.data, out.len, self.n_ids)
         finally:
             ids_free(&out)
 
@@ -335,7 +457,7 @@ cdef class CoreBPE:
             raise ValueError("the allowed mask is shorter than the list of special tokens")
         try:
             self._encode_text(text, &allowed[0] if self.n_specials else NULL, True, &out)
-            return ids_to_list(out.data, out.len, self.ints)
+            return ids_to_list(out.data, out.len, self.n_ids)
         finally:
             ids_free(&out)
 
@@ -436,7 +558,7 @@ cdef class CoreBPE:
             if ends == NULL:
                 raise MemoryError()
             self._encode_batch(texts, allowed, &out, ends)
-            _check_ids(out.data, out.len, len(self.ints))
+            _check_ids(out.data, out.len, self.n_ids)
             ids = array("I")
             ids.frombytes((<char*>out.data)[:out.len * sizeof(uint32_t)])
             offsets = array("Q")
@@ -469,7 +591,7 @@ cdef class CoreBPE:
                 self._encode_text(text, NULL, False, &out)
             else:
                 self._encode_text(text, &allowed[0], True, &out)
-            _check_ids(out.data, out.len, len(self.ints))
+            _check_ids(out.data, out.len, self.n_ids)
             ids = array("I")
             ids.frombytes((<char*>out.data)[:out.len * sizeof(uint32_t)])
             return ids
@@ -482,7 +604,7 @@ cdef class CoreBPE:
         cdef Py_ssize_t i
         for i in range(count):
             b = ends[i]
-            one = ids_to_list(ids + a, b - a, self.ints)
+            one = ids_to_list(ids + a, b - a, self.n_ids)
             # A list of ints cannot be part of a reference cycle, so the
             # cycle collector need not know about it. Tracked, a batch of
             # 70k short lines set off collections that walked every one
@@ -501,7 +623,7 @@ cdef class CoreBPE:
         try:
             bpe_encode_piece(self.view, <const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
                              self.whole_piece_lookup, &out, NULL)
-            return ids_to_list(out.data, out.len, self.ints)
+            return ids_to_list(out.data, out.len, self.n_ids)
         finally:
             ids_free(&out)
 
@@ -526,48 +648,58 @@ cdef class CoreBPE:
         cdef object sequence = tokens if type(tokens) is list or type(tokens) is tuple else list(tokens)
         cdef Py_ssize_t count = len(sequence), i
         cdef PyObject** items = PySequence_Fast_ITEMS(sequence)
-        cdef uint64_t total = 0, pos = 0, a
-        cdef uint64_t* spans = <uint64_t*>malloc((2 * count + 1) * sizeof(uint64_t))
-        cdef const uint64_t* offsets = self.decoder.offsets
-        cdef uint64_t data_end = offsets[self.decoder.n]
+        cdef uint64_t total = 0, pos = 0, a, ahead, token
+        cdef Span* spans = <Span*>malloc((count + 1) * sizeof(Span))
+        # the ordinary ids' table in locals, which the compiler keeps in
+        # registers (read through the struct, they were spilled and
+        # reloaded per id: 2-5% of decode)
+        cdef uint64_t n_ordinary = self.decoder.ordinary.n
+        cdef const uint8_t* present = self.decoder.ordinary.present
+        cdef const uint64_t* offsets = self.decoder.ordinary.offsets
+        cdef const uint8_t* data = self.decoder.ordinary.data
+        cdef const uint8_t* data_end = data + (offsets[n_ordinary] if n_ordinary else 0)
         cdef long long t
         cdef bytes out
         cdef char* dst
         if spans == NULL:
             raise MemoryError()
         # Three passes, each fetching a few steps ahead what it will need:
-        # the ids of an encode result are the shared ints of self.ints and
-        # the token table is megabytes, so reading either one item at a time
+        # the ids of an encode result are the shared ints of _ints and the
+        # token table is megabytes, so reading either one item at a time
         # waits on a cache miss per id (half of decode's time before).
         try:
             for i in range(count):
                 if i + DECODE_PREFETCH < count:
                     prefetch(items[i + DECODE_PREFETCH])
                 t = <object>items[i]
-                if t < 0 or t >= self.decoder.n:
+                if t < 0 or <uint64_t>t >= self.n_ids:
                     raise KeyError(<object>items[i])
-                spans[2 * i] = <uint64_t>t
+                spans[i].length = <uint64_t>t  # the id, until the pass below
             for i in range(count):
                 if i + DECODE_PREFETCH < count:
-                    prefetch(&offsets[spans[2 * (i + DECODE_PREFETCH)]])
-                t = <long long>spans[2 * i]
-                if not self.decoder.present[t]:
+                    ahead = spans[i + DECODE_PREFETCH].length
+                    prefetch(&offsets[ahead if ahead < n_ordinary else n_ordinary])
+                token = spans[i].length
+                if token < n_ordinary and present[token]:
+                    spans[i].src = data + offsets[token]
+                    spans[i].length = offsets[token + 1] - offsets[token]
+                elif not decoder_span(&self.decoder, token, &spans[i]):
                     raise KeyError(<object>items[i])
-                spans[2 * i] = offsets[t]
-                spans[2 * i + 1] = offsets[t + 1] - offsets[t]
-                total += spans[2 * i + 1]
+                total += spans[i].length
             out = PyBytes_FromStringAndSize(NULL, total)
             dst = PyBytes_AS_STRING(out)
             for i in range(count):
                 if i + DECODE_PREFETCH < count:
-                    prefetch(self.decoder.data + spans[2 * (i + DECODE_PREFETCH)])
-                a = spans[2 * i + 1]
-                if a <= 16 and pos + 16 <= total and spans[2 * i] + 16 <= data_end:
+                    prefetch(spans[i + DECODE_PREFETCH].src)
+                a = spans[i].length
+                # (a special's bytes are followed by 16 bytes of their own,
+                # so for them the last test may go either way)
+                if a <= 16 and pos + 16 <= total and spans[i].src + 16 <= data_end:
                     # a fixed-size copy is two moves, not a call; the bytes
                     # past this token's are overwritten by the next one
-                    memcpy(dst + pos, self.decoder.data + spans[2 * i], 16)
+                    memcpy(dst + pos, spans[i].src, 16)
                 else:
-                    memcpy(dst + pos, self.decoder.data + spans[2 * i], a)
+                    memcpy(dst + pos, spans[i].src, a)
                 pos += a
             return out
         finally:
@@ -575,9 +707,10 @@ cdef class CoreBPE:
 
     def token_bytes(self, Py_ssize_t token):
         """The bytes of one id, ordinary or special; ``KeyError`` otherwise."""
-        if token < 0 or token >= self.decoder.n or not self.decoder.present[token]:
+        cdef Span span
+        if token < 0 or not decoder_span(&self.decoder, token, &span):
             raise KeyError(token)
-        return (<char*>self.decoder.data)[self.decoder.offsets[token]:self.decoder.offsets[token + 1]]
+        return (<const char*>span.src)[:span.length]
 
     def find_token(self, bytes data not None):
         """The id of the ordinary token spelled ``data``, or -1."""

@@ -6,21 +6,24 @@ process): reading the file and its sha256 2 / 5 ms; parsing the base64 lines
 into ``{bytes: rank}`` 91 / 164 ms (``split``, an ``a2b_base64`` and an
 ``int`` a line, the dict; half that in a process whose memory is warm); the
 tuple of tokens 6 / 8 ms; checking the record 18 / 24 ms; the C tables
-10 / 14 ms; the model's decode table, tuple of ints and special tokens
-12 / 16 ms. The pre-tokenizer is hand-written: nothing to compile.
+10 / 14 ms; the model 1.2 / 2.7 ms. The pre-tokenizer is hand-written:
+nothing to compile.
 
-From the cache (fastest of 11 fresh processes on a busy 2-core machine):
-the rank file's sha256 1.4 / 2.7 ms, reading the cache file 2.1 / 4.3 ms,
+From the cache (fastest of 21 fresh processes on a busy 2-core machine):
+the rank file's sha256 1.7 / 3.1 ms, reading the cache file 2.3 / 4.5 ms,
 its CRC-32 1.0 / 1.9 ms, checking it and deriving the other tables
-3.5 / 9.8 ms, the vocabulary's tuple of tokens 7.9 / 10 ms, the model and
-the Encoding 6.1 / 17 ms; 34 / 53 ms in all. What is left is mostly Python
-objects, one per token: the tuple of token bytes, the model's tuple of ints.
+3.4 / 6.1 ms, the model and the Encoding 0.4 ms; 9 / 16 ms in all. No
+Python object is made per token: the model decodes from the tables' own
+bytes and makes each id's int the first time it returns it (a copy of the
+bytes and a tuple of every id's int were 8 / 15 ms and 5 / 10 MB), and the
+Encoding makes its vocabulary record, a tuple of one bytes object per token
+(4 / 8 ms, 4.5 / 9 MB), only when someone asks for it.
 
 The cache file holds the tables as :meth:`fasttok._tables.TokenTables.to_bytes`
 lays them out (token bytes, offsets, the hash index, priorities). It is read
 with one ``read`` into a bytes object that the tables then point into: no
 parse, no further copy. What follows from those arrays (byte pairs, atomic
-characters) is derived again on load (within the 3.5 / 9.8 ms above), so
+characters) is derived again on load (within the 3.4 / 6.1 ms above), so
 that a table added to the model can never be missing from an old cache file.
 
 Layout: a header (``_HEADER``: magic, format version, byte order, fasttok
@@ -29,7 +32,7 @@ and hashes the index, sha256 of the rank file, sha256 of the encoding's spec,
 payload length, payload CRC-32), then the payload.
 
 Validation. The rank file's sha256 is checked on every load, as without the
-cache (1.4 / 2.7 ms, hashed in chunks; a size-and-mtime check would save
+cache (1.7 / 3.1 ms, hashed in chunks; a size-and-mtime check would save
 that, but a same-size edit that leaves the mtime as it was, by ``touch -r``,
 a restored copy or two writes within one clock tick, would pass it), so a
 changed rank file is never served an old table. Every header field must
@@ -113,10 +116,7 @@ def load_named_encoding(name: str, spec: registry.EncodingSpec, *,
     if slot is not None:
         tables = _read_tables(*slot)
         if tables is not None:
-            vocab = Vocabulary(name=name, model="byte_bpe", tokens=tables.tokens(),
-                               special_tokens=spec.special_tokens, pattern=spec.pat_str,
-                               explicit_n_vocab=spec.explicit_n_vocab, source=path)
-            return _encoding(vocab, tables)
+            return _cached_encoding(name, spec, path, tables)
     vocab = load_tiktoken(path, name=name, pat_str=spec.pat_str, special_tokens=spec.special_tokens,
                           explicit_n_vocab=spec.explicit_n_vocab, expected_sha256=spec.sha256)
     tables = TokenTables(vocab.tokens)  # a rank file's id is its merge priority
@@ -155,6 +155,31 @@ def _encoding(vocab: Vocabulary, tables: Any) -> Any:
 
     enc = Encoding.__new__(Encoding)
     enc._setup(vocab, registry._build_byte_bpe(vocab, tables))
+    enc._pickle_by_name = True
+    return enc
+
+
+def _cached_encoding(name: str, spec: registry.EncodingSpec, path: str, tables: Any) -> Any:
+    # The encoding of tables read back: the model decodes from the tables'
+    # own token bytes, and the vocabulary record, a tuple of one bytes
+    # object per token, is made only if someone asks for it.
+    from ._encoder import CoreBPE
+    from .core import Encoding
+    from .patterns import pattern_splitter, scanner_for
+
+    def make_vocabulary() -> Vocabulary:
+        return Vocabulary(name=name, model="byte_bpe", tokens=tables.tokens(),
+                          special_tokens=spec.special_tokens, pattern=spec.pat_str,
+                          explicit_n_vocab=spec.explicit_n_vocab, source=path)
+
+    specials = {text.encode("utf-8"): sid for text, sid in spec.special_tokens.items()}
+    scanner = scanner_for(spec.pat_str)
+    model = CoreBPE(tables, specials, scanner=scanner,
+                    splitter=None if scanner is not None else pattern_splitter(spec.pat_str))
+    # a rank file's last token is its largest rank
+    top = max(len(tables) - 1, max(spec.special_tokens.values(), default=-1))
+    enc = Encoding._from_model(model, make_vocabulary, name=name, pattern=spec.pat_str,
+                               special_tokens=spec.special_tokens, max_token_value=top)
     enc._pickle_by_name = True
     return enc
 

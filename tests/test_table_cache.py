@@ -24,6 +24,7 @@ import pytest
 import fasttok
 from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON, assert_same_ids, read_text
 from fasttok import table_cache
+from fasttok._encoder import CoreBPE
 from fasttok._tables import TokenTables, _payload_layout
 from fasttok.errors import VocabularyFileError
 from fasttok.patterns import GPT2
@@ -162,6 +163,28 @@ def test_cached_vocabulary_equals_the_rank_file_vocabulary(tiny):
 def test_cached_encoding_pickles_by_name(tiny):
     tiny()
     assert tiny().__getstate__() == "tiny"
+
+
+def test_cached_encoding_makes_its_vocabulary_only_when_asked(tiny):
+    built = tiny(cache=False)
+    tiny()
+    enc = tiny()
+    ids = enc.encode(TINY_TEXT, allowed_special="all")
+    enc.decode(ids), enc.decode_single_token_bytes(269), enc.n_vocab, enc.__getstate__()
+    assert "vocabulary" not in vars(enc)
+    assert enc.vocabulary == built.vocabulary
+
+
+def _facts(enc) -> tuple:
+    return (enc.name, enc.n_vocab, enc.max_token_value, enc.special_tokens_set, enc._pat_str,
+            enc.encode_single_token("<|end|>"), enc.encode_single_token("中"),
+            enc.is_special_token(269), enc.token_byte_values())
+
+
+def test_cached_encoding_answers_like_the_rank_file_build(tiny):
+    built = tiny(cache=False)
+    tiny()
+    assert _facts(tiny()) == _facts(built)
 
 
 def test_cache_keyword_false_writes_nothing(tiny, cache_dir):
@@ -421,6 +444,64 @@ def test_from_bytes_survives_random_damage_without_a_crc():
     assert accepted  # most damage lands in token bytes or padding: usable, not unsafe
 
 
+# ---------------------------------------------------------------- the model over shared tables
+
+BYTES = [bytes([b]) for b in range(256)]
+
+
+def _decoded(core, ids) -> list:
+    out = []
+    for i in ids:
+        try:
+            out.append(core.token_bytes(i))
+        except KeyError:
+            out.append(None)
+    return out
+
+
+def test_model_decodes_specials_in_holes_and_past_the_tables():
+    # a special in a hole of the ordinary ids, one past them with a gap
+    # before it, two names for one id (the first one decodes)
+    tables = TokenTables(BYTES + [b"ab", None, b"abc"])
+    core = CoreBPE(tables, {b"<hole>": 257, b"<far>": 262, b"<same>": 262}, scanner="gpt2")
+    assert (_decoded(core, range(255, 264)) ==
+            [b"\xff", b"ab", b"<hole>", b"abc", None, None, None, b"<far>", None])
+    assert core.decode_bytes([258, 257, 262, 0, 258]) == b"abc<hole><far>\x00abc"
+
+
+def test_model_decode_tokens_override_the_tables_and_the_specials():
+    tables = TokenTables(BYTES + [b"ab"])
+    core = CoreBPE(tables, {b"<e>": 257}, BYTES[:97] + [b"A", None] + [None] * 158 + [b"<E>"],
+                   scanner="gpt2")
+    assert _decoded(core, [97, 98, 256, 257]) == [b"A", b"b", b"ab", b"<E>"]
+    assert core.decode_bytes([97, 257, 98, 97]) == b"A<E>bA"
+
+
+def test_model_decodes_a_special_on_an_ordinary_id_as_the_special():
+    # only a vocabulary never validated gives a special an ordinary token's id
+    core = CoreBPE(TokenTables(BYTES), {b"<e>": 97}, scanner="gpt2")
+    assert core.decode_bytes([96, 97, 98]) == b"`<e>b"
+
+
+def test_model_decodes_tokens_at_the_end_of_the_byte_buffer():
+    # decode copies short tokens 16 bytes at a time where the buffer allows
+    tokens = BYTES + [b"x" * n for n in range(2, 40)]
+    core = CoreBPE(TokenTables(tokens), {b"<e>": len(tokens)}, scanner="gpt2")
+    spelled = tokens + [b"<e>"]
+    ids = range(len(spelled))
+    assert core.decode_bytes(ids[::-1]) == b"".join(spelled[::-1])
+    assert _decoded(core, ids) == spelled
+
+
+def test_models_return_right_ids_after_a_model_with_more_ids_is_built():
+    # the ints are shared by every model and their table grows with the largest
+    small = CoreBPE(TokenTables(BYTES + [b"ab"]), {b"<e>": 257}, scanner="gpt2")
+    before = small.encode("ab<e>b", b"\x01")
+    large = CoreBPE(TokenTables(BYTES + [b"ab"]), {b"<e>": 299_999}, scanner="gpt2")
+    assert (before, small.encode("ab<e>b", b"\x01"), large.encode("<e>ab", b"\x01")) == (
+        [256, 257, 98], [256, 257, 98], [299_999, 256])
+
+
 # ---------------------------------------------------------------- the real encodings
 
 @pytest.fixture(scope="module")
@@ -469,6 +550,19 @@ def test_cached_encoding_decodes_corpus_like_the_rank_file_build(real, name, fil
 def test_cached_real_vocabulary_equals_the_rank_file_vocabulary(real, name):
     built, cached, _, _ = real[name]
     assert cached.vocabulary == built.vocabulary
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_cached_encoding_decodes_every_id_as_the_vocabulary_spells_it(real, name):
+    built, cached, _, _ = real[name]
+    vocab = built.vocabulary
+    spelled = dict(enumerate(vocab.tokens))
+    for text, sid in reversed(vocab.special_tokens.items()):
+        spelled[sid] = text.encode()
+    ids = range(vocab.n_vocab + 2)
+    assert _decoded(cached._core, ids) == [spelled.get(i) for i in ids]
+    present = [i for i in ids if spelled.get(i) is not None]
+    assert cached.decode_bytes(present[::-1]) == b"".join(spelled[i] for i in present[::-1])
 
 
 def _read_back(slot, data: bytes, tmp_path):
