@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import atexit
 import base64
+import functools
 import importlib.util
 import json
 import os
@@ -439,6 +440,21 @@ class Mismatches:
                 f"{self.first}",
                 pytrace=False,
             )
+
+
+@functools.lru_cache(maxsize=None)
+def spm_pair(path: str) -> tuple:
+    """(fasttok Encoding, sentencepiece processor) for one ``.model`` file."""
+    import sentencepiece
+
+    import fasttok
+
+    return fasttok.load(path), sentencepiece.SentencePieceProcessor(model_file=str(path))
+
+
+def spm_model_path(name: str) -> str:
+    """The path of one of the shared SentencePiece models, by name."""
+    return str(DATA / "vocab" / "sentencepiece" / f"{name}.model")
 
 
 # ------------------------------------------------------------ .model editing

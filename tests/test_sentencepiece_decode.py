@@ -26,8 +26,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import fasttok
 from conftest import DATA, Mismatches, proto_fields, read_jsonl, read_text, write_varint
+from conftest import spm_model_path as model_path, spm_pair as pair
 
 spm = pytest.importorskip("sentencepiece")
 
@@ -58,16 +58,6 @@ _TRAIN_CONFIGS = {
 }
 
 pytestmark = pytest.mark.skipif(not SPM_DIR.is_dir(), reason=f"no test data under {DATA}")
-
-
-@lru_cache(maxsize=None)
-def pair(path: str):
-    """(fasttok Encoding, sentencepiece processor) for one .model file."""
-    return fasttok.load(path), spm.SentencePieceProcessor(model_file=str(path))
-
-
-def model_path(name: str) -> str:
-    return str(SPM_DIR / f"{name}.model")
 
 
 @lru_cache(maxsize=None)

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 import fasttok
 from conftest import DATA, Mismatches, describe_mismatch, golden_file, read_jsonl, read_text, rewrite_pieces
+from conftest import spm_model_path as model_path, spm_pair as pair
 from fasttok._sentencepiece import SentencePieceCore
 from fasttok._spm_normalizer import Normalizer
 from fasttok._unigram import UnigramModel
@@ -52,16 +53,6 @@ GGUF_SPM = ("llama-spm", "phi-3", "baichuan", "nomic-bert-moe")
 GGUF_WITH_PAIRS = ("llama-spm", "phi-3")
 
 pytestmark = pytest.mark.skipif(not SPM_DIR.is_dir(), reason=f"no test data under {DATA}")
-
-
-@lru_cache(maxsize=None)
-def pair(path: str):
-    """(fasttok Encoding, sentencepiece processor) for one .model file."""
-    return fasttok.load(path), spm.SentencePieceProcessor(model_file=str(path))
-
-
-def model_path(name: str) -> str:
-    return str(SPM_DIR / f"{name}.model")
 
 
 @lru_cache(maxsize=None)

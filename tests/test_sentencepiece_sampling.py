@@ -29,6 +29,7 @@ import pytest
 
 import fasttok
 from conftest import DATA, Mismatches, describe_mismatch, read_text, rewrite_pieces
+from conftest import spm_model_path as model_path, spm_pair as pair
 from fasttok.spm_models import nbest_encode
 
 spm = pytest.importorskip("sentencepiece")
@@ -42,16 +43,6 @@ DRAWS = 20_000
 TV_BOUND = 0.05
 
 pytestmark = pytest.mark.skipif(not SPM_DIR.is_dir(), reason=f"no test data under {DATA}")
-
-
-def model_path(name: str) -> str:
-    return str(SPM_DIR / f"{name}.model")
-
-
-@lru_cache(maxsize=None)
-def pair(path: str):
-    """(fasttok Encoding, sentencepiece processor) for one .model file."""
-    return fasttok.load(path), spm.SentencePieceProcessor(model_file=str(path))
 
 
 @lru_cache(maxsize=None)
