@@ -115,6 +115,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
+from ._growth cimport grow_array
 from ._bpe cimport PairMemo, bpe_merge_parts, pair_memo_init, pair_memo_release
 from ._spm_normalizer cimport (ByteBuf, Normalizer, OffsetBuf, SymbolMatcher, bytebuf_free,
                                bytebuf_reserve, offsets_free, valid_utf8_len)
@@ -314,12 +315,18 @@ cdef struct Symbol:
     bint frozen
 
 
+cdef struct Candidate:
+    # One merge on the agenda: the pair (left, right) whose bytes add up to
+    # size, keyed (priority << 32 | left).
+    uint64_t key
+    uint32_t right
+    uint32_t size
+
+
 cdef struct Agenda:
-    # A binary min-heap of candidate merges keyed (priority << 32 | left):
-    # sentencepiece's priority queue (higher score first, then leftmost).
-    uint64_t* keys
-    uint32_t* rights
-    uint32_t* sizes
+    # A binary min-heap of candidate merges by key: sentencepiece's priority
+    # queue (higher score first, then leftmost).
+    Candidate* items
     size_t len
     size_t cap
 
@@ -892,9 +899,7 @@ cdef class SentencePieceCore:
         cdef int32_t left, right, j
         cdef uint64_t top
         cdef uint32_t size, a, b, id, depth
-        ag.keys = NULL
-        ag.rights = NULL
-        ag.sizes = NULL
+        ag.items = NULL
         ag.len = ag.cap = 0
         try:
             if sym == NULL or rev == NULL or stack == NULL:
@@ -918,9 +923,9 @@ cdef class SentencePieceCore:
             for i in range(1, m):
                 self._agenda_push(s, sym, <int32_t>i - 1, <int32_t>i, &ag, rev)
             while ag.len:
-                top = ag.keys[0]
-                right = <int32_t>ag.rights[0]
-                size = ag.sizes[0]
+                top = ag.items[0].key
+                right = <int32_t>ag.items[0].right
+                size = ag.items[0].size
                 _agenda_pop(&ag)
                 left = <int32_t>(top & 0xFFFFFFFFULL)
                 if sym[left].size == 0 or sym[right].size == 0 \
@@ -959,7 +964,7 @@ cdef class SentencePieceCore:
                 j = sym[j].next
         finally:
             free(sym); free(rev); free(stack)
-            free(ag.keys); free(ag.rights); free(ag.sizes)
+            free(ag.items)
         return 0
 
     cdef inline uint32_t _piece_id(self, const uint8_t* p, size_t n) noexcept nogil:
@@ -1050,32 +1055,26 @@ cdef class SentencePieceCore:
         # spans cover it without overlap). Returns how many.
         cdef size_t i, j, count = 0
         cdef const Span* sp
-        cdef bint prev_unknown = False, unknown
         cdef uint32_t id
+        if not self.bytes_for_unknown:
+            for i in range(spans.len):
+                ids[i] = spans.data[i].id
+            return self._resolve_id_array(ids, spans.len)
         for i in range(spans.len):
             sp = &spans.data[i]
-            id = sp.id
-            unknown = id == NO_TOKEN or id == self.unknown_id
-            if not unknown:
-                ids[count] = id
+            if sp.id != NO_TOKEN and sp.id != self.unknown_id:
+                ids[count] = sp.id
                 count += 1
-            elif self.bytes_for_unknown:
+            else:
                 for j in range(sp.start, sp.end):
                     id = self.byte_ids[s[j]]
                     ids[count] = id if id != NO_TOKEN else self.unk_id
                     count += 1
-            elif self.merge_unknown and prev_unknown and count:
-                pass    # one unk for the run (as _resolve extends its span)
-            else:
-                ids[count] = self.unk_id
-                count += 1
-            prev_unknown = unknown
         return count
 
     cdef size_t _resolve_id_array(self, uint32_t* ids, size_t count) noexcept nogil:
-        # _resolve_ids in place on the Viterbi's ids, for a model without
-        # byte fallback (an unknown piece's bytes are not needed). Returns
-        # how many are left.
+        # _resolve's ids in place, for a model without byte fallback (an
+        # unknown piece's bytes are not needed). Returns how many are left.
         cdef size_t i, kept = 0
         cdef bint prev_unknown = False, unknown
         cdef uint32_t id
@@ -1712,68 +1711,41 @@ cdef class SentencePieceCore:
 
 
 cdef int _agenda_add(Agenda* ag, uint64_t key, uint32_t right, uint32_t size) except -1 nogil:
-    cdef size_t i, parent, cap
-    cdef void* grown
-    if ag.len == ag.cap:
-        cap = ag.cap * 2 if ag.cap else 256
-        grown = realloc(ag.keys, cap * sizeof(uint64_t))
-        if grown == NULL:
-            with gil:
-                raise MemoryError()
-        ag.keys = <uint64_t*>grown
-        grown = realloc(ag.rights, cap * sizeof(uint32_t))
-        if grown == NULL:
-            with gil:
-                raise MemoryError()
-        ag.rights = <uint32_t*>grown
-        grown = realloc(ag.sizes, cap * sizeof(uint32_t))
-        if grown == NULL:
-            with gil:
-                raise MemoryError()
-        ag.sizes = <uint32_t*>grown
-        ag.cap = cap
+    cdef size_t i, parent
+    grow_array(<void**>&ag.items, &ag.cap, ag.len + 1, sizeof(Candidate), 256)
     i = ag.len
     ag.len += 1
     while i > 0:
         parent = (i - 1) >> 1
-        if ag.keys[parent] <= key:
+        if ag.items[parent].key <= key:
             break
-        ag.keys[i] = ag.keys[parent]
-        ag.rights[i] = ag.rights[parent]
-        ag.sizes[i] = ag.sizes[parent]
+        ag.items[i] = ag.items[parent]
         i = parent
-    ag.keys[i] = key
-    ag.rights[i] = right
-    ag.sizes[i] = size
+    ag.items[i].key = key
+    ag.items[i].right = right
+    ag.items[i].size = size
     return 0
 
 
 cdef void _agenda_pop(Agenda* ag) noexcept nogil:
     cdef size_t i = 0, child, n
-    cdef uint64_t key
-    cdef uint32_t right, size
+    cdef Candidate last
     ag.len -= 1
     n = ag.len
     if n == 0:
         return
-    key = ag.keys[n]
-    right = ag.rights[n]
-    size = ag.sizes[n]
+    last = ag.items[n]
     while True:
         child = 2 * i + 1
         if child >= n:
             break
-        if child + 1 < n and ag.keys[child + 1] < ag.keys[child]:
+        if child + 1 < n and ag.items[child + 1].key < ag.items[child].key:
             child += 1
-        if ag.keys[child] >= key:
+        if ag.items[child].key >= last.key:
             break
-        ag.keys[i] = ag.keys[child]
-        ag.rights[i] = ag.rights[child]
-        ag.sizes[i] = ag.sizes[child]
+        ag.items[i] = ag.items[child]
         i = child
-    ag.keys[i] = key
-    ag.rights[i] = right
-    ag.sizes[i] = size
+    ag.items[i] = last
 
 
 cdef _interior_space_predecessors(bytes token, set out):
