@@ -461,14 +461,18 @@ cdef class CoreBPE:
         finally:
             ids_free(&out)
 
+    cdef int _encode_allowing(self, str text, const uint8_t[::1] allowed, IdBuffer* out) except -1:
+        # allowed: None for ordinary encoding, else the mask of special
+        # tokens that count as specials
+        if allowed is None or self.n_specials == 0:
+            return self._encode_text(text, NULL, False, out)
+        return self._encode_text(text, &allowed[0], True, out)
+
     def count(self, str text not None, const uint8_t[::1] allowed=None):
         """How many ids ``text`` encodes to, without building them as Python ints."""
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         try:
-            if allowed is None or self.n_specials == 0:
-                self._encode_text(text, NULL, False, &out)
-            else:
-                self._encode_text(text, &allowed[0], True, &out)
+            self._encode_allowing(text, allowed, &out)
             return out.len
         finally:
             ids_free(&out)
@@ -587,10 +591,7 @@ cdef class CoreBPE:
         """The ids of ``text`` as an ``array('I')``; ``allowed`` as in :meth:`count`."""
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         try:
-            if allowed is None or self.n_specials == 0:
-                self._encode_text(text, NULL, False, &out)
-            else:
-                self._encode_text(text, &allowed[0], True, &out)
+            self._encode_allowing(text, allowed, &out)
             _check_ids(out.data, out.len, self.n_ids)
             ids = array("I")
             ids.frombytes((<char*>out.data)[:out.len * sizeof(uint32_t)])
