@@ -397,13 +397,19 @@ class _GGUFModel:
         on = {self._order_ids[k] for k, flag in enumerate(mask) if flag and k < len(self._order_ids)}
         return [e for e in self._all_entries if not e[2] & _PARSED_ONLY or e[0] in on]
 
-    def _encode(self, text: str, entries: list) -> list:
+    @staticmethod
+    def _repair_surrogates(text: str) -> str:
+        # text with lone surrogates has no UTF-8: repaired as tiktoken does
+        # (pairs joined, others U+FFFD)
         if not text.isascii():
             try:
                 text.encode("utf-8")
             except UnicodeEncodeError:
-                # lone surrogates: repaired as tiktoken does (pairs joined, others U+FFFD)
-                text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+                return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return text
+
+    def _encode(self, text: str, entries: list) -> list:
+        text = self._repair_surrogates(text)
         out: list = []
         for frag in self._specials.partition(text, entries):
             if type(frag) is int:

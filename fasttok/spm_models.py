@@ -90,11 +90,7 @@ class GGUFSentencePiece(_gguf_base()):  # type: ignore[misc]
         self.core = SentencePieceCore(vocab, flavour="llama.cpp")
 
     def _encode(self, text: str, entries: list) -> list:
-        if not text.isascii():
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError:
-                text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        text = self._repair_surrogates(text)
         out: list = []
         first = True
         encode = self.core.encode_fragment
