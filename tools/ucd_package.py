@@ -10,11 +10,13 @@ plus ``npm`` on PATH to fetch.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 import json
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 from pathlib import Path
@@ -120,3 +122,23 @@ def read_members(tarball: Path, members: dict) -> dict:
     if missing:
         raise GenerationError(f"{tarball}: missing members {[members[k] for k in missing]}")
     return found
+
+
+def write_or_check(output: Path, text: str, generator: str, check: bool) -> int:
+    """Write the generated ``text`` to ``output``, or with ``check`` compare
+    them instead: 0 when written or up to date, 1 (and a diff on stdout) when
+    the committed file is stale."""
+    if check:
+        current = output.read_text(encoding="utf-8") if output.exists() else ""
+        if current == text:
+            print(f"{output} is up to date", file=sys.stderr)
+            return 0
+        sys.stdout.writelines(difflib.unified_diff(
+            current.splitlines(keepends=True), text.splitlines(keepends=True),
+            fromfile=f"{output} (committed)", tofile=f"{output} (regenerated)",
+        ))
+        print(f"{output} is stale: run `python {generator}`", file=sys.stderr)
+        return 1
+    output.write_text(text, encoding="utf-8")
+    print(f"wrote {output} ({len(text.encode())} bytes)", file=sys.stderr)
+    return 0
