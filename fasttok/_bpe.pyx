@@ -48,7 +48,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
 from ._growth cimport grow_array
-from ._tables cimport NO_PAIR, NO_TOKEN, ByteStrings, TokenTablesView, find_bytes, pair_value
+from ._tables cimport NO_PAIR, NO_TOKEN, ByteStrings, TokenTablesView, find_token, pair_value
 
 
 cdef enum:
@@ -715,7 +715,7 @@ cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, s
     if n == 0:
         return 0
     if whole_piece_lookup and n > 1:
-        whole = find_bytes(tables.index, tables.strings, piece, n)
+        whole = find_token(tables, piece, n)
         if whole >= 0:
             return ids_push(out, <uint32_t>whole)
     if n <= LINEAR_MAX:

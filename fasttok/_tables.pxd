@@ -71,6 +71,10 @@ cdef struct TokenTablesView:
     # token spans them, so no merge ever crosses that point and BPE of the
     # piece is BPE of each side on its own: long pieces are cut there.
     const uint8_t* token_bigrams
+    # One bit per (low bits of the) hash of every token's bytes: bytes whose
+    # bit is clear are no token, found without probing the index.
+    const uint64_t* token_filter
+    uint64_t filter_mask
     bint use_pairs
     uint32_t byte_ids[256]
 
@@ -141,7 +145,11 @@ cdef inline uint64_t _bucket(uint64_t h, uint64_t n_buckets) noexcept nogil:
 
 cdef inline int64_t find_bytes(const BytesIndex* index, const ByteStrings* strings,
                         const uint8_t* p, size_t n) noexcept nogil:
-    cdef uint64_t h = hash_bytes(p, n)
+    return find_hashed(index, strings, p, n, hash_bytes(p, n))
+
+
+cdef inline int64_t find_hashed(const BytesIndex* index, const ByteStrings* strings,
+                        const uint8_t* p, size_t n, uint64_t h) noexcept nogil:
     cdef uint64_t word = _head(p, n)
     cdef uint32_t tag = _tag(h, n)
     cdef uint64_t b = _bucket(h, index.n_buckets)
@@ -186,6 +194,18 @@ cdef inline uint64_t find_pair(const PairIndex* pairs, uint32_t left, uint32_t r
 
 
 
+cdef inline int64_t find_token(const TokenTablesView* t, const uint8_t* p, size_t n) noexcept nogil:
+    # find_bytes for the merge loop, which mostly asks for bytes that are no token.
+    cdef uint64_t h, bit
+    if n > t.max_len:
+        return -1
+    h = hash_bytes(p, n)
+    bit = h & t.filter_mask
+    if not (t.token_filter[bit >> 6] >> (bit & 63)) & 1:
+        return -1
+    return find_hashed(t.index, t.strings, p, n, h)
+
+
 cdef inline uint64_t pair_value(const TokenTablesView* t, const uint8_t* piece,
                                  size_t start, size_t end, uint32_t left, uint32_t right) noexcept nogil:
     # (priority << 32 | merged id) of two adjacent parts spanning piece[start:end], or NO_PAIR.
@@ -194,9 +214,7 @@ cdef inline uint64_t pair_value(const TokenTablesView* t, const uint8_t* piece,
         if left == NO_TOKEN or right == NO_TOKEN:
             return NO_PAIR  # (NO_TOKEN, NO_TOKEN) would read as the empty-slot key
         return find_pair(t.pairs, left, right)
-    if end - start > t.max_len:
-        return NO_PAIR
-    merged = find_bytes(t.index, t.strings, piece + start, end - start)
+    merged = find_token(t, piece + start, end - start)
     if merged < 0:
         return NO_PAIR
     return (<uint64_t>t.priority[merged] << 32) | <uint64_t>merged
@@ -211,6 +229,8 @@ cdef class TokenTables:
     cdef uint32_t* atomic_chars
     cdef uint16_t* atomic_contexts
     cdef uint8_t* token_bigrams
+    cdef uint64_t* token_filter
+    cdef int _fill_token_filter(self) except -1
     cdef int _find_atomic_chars(self) except -1
     cdef TokenTablesView view
     cdef readonly uint32_t n_pairs
