@@ -27,7 +27,7 @@ cdef struct PairMemo:
     uint32_t shift  # 64 - bits
     int owned  # 1 where threads keep no memory (the memo is then this call's)
 
-cdef int pair_memo_init(PairMemo* memo, const TokenTablesView* tables) except -1
+cdef int pair_memo_init(PairMemo* memo, const TokenTablesView* tables) except -1 nogil
 cdef void pair_memo_release(PairMemo* memo) noexcept nogil
 
 cdef int ids_reserve(IdBuffer* buf, size_t extra) except -1 nogil

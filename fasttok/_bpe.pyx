@@ -87,14 +87,15 @@ cdef void ids_free(IdBuffer* buf) noexcept nogil:
     buf.cap = 0
 
 
-cdef int pair_memo_init(PairMemo* memo, const TokenTablesView* tables) except -1:
+cdef int pair_memo_init(PairMemo* memo, const TokenTablesView* tables) except -1 nogil:
     cdef int owned
     memo.shift = 64 - MEMO_BITS
     memo.entries = <MemoEntry*>ft_memo_for(tables.generation, (<size_t>1 << MEMO_BITS) * sizeof(MemoEntry),
                                            &owned)
     memo.owned = owned
     if memo.entries == NULL:
-        raise MemoryError()
+        with gil:
+            raise MemoryError()
     return 0
 
 

@@ -47,6 +47,7 @@ cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object op)
     PyObject** PySequence_Fast_ITEMS(object o)
     void Py_INCREF_PTR "Py_INCREF"(PyObject* o)
+    void Py_DECREF_PTR "Py_DECREF"(PyObject* o)
     void PyList_SET_ITEM_PTR "PyList_SET_ITEM"(object o, Py_ssize_t i, PyObject* item)
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
@@ -155,10 +156,11 @@ cdef struct Scratch:
     PairMemo memo
 
 
-cdef int scratch_init(Scratch* scratch, const TokenTablesView* tables) except -1:
+cdef int scratch_init(Scratch* scratch, const TokenTablesView* tables) except -1 nogil:
     scratch.cache = <CacheEntry*>calloc(CACHE_SLOTS, sizeof(CacheEntry))
     if scratch.cache == NULL:
-        raise MemoryError()
+        with gil:
+            raise MemoryError()
     pair_memo_init(&scratch.memo, tables)
     return 0
 
@@ -477,115 +479,29 @@ cdef class CoreBPE:
         finally:
             ids_free(&out)
 
-    cdef int _encode_batch(self, list texts, const uint8_t[::1] allowed, IdBuffer* out,
-                           size_t* ends) except -1:
-        # Encodes every text into out, recording where each one ends; the
-        # GIL is held only to read the texts' layout.
-        cdef Py_ssize_t count = len(texts), i
-        cdef Scratch scratch = Scratch(NULL, PairMemo(NULL, 0, 0))
-        cdef Utf8Source* sources = <Utf8Source*>malloc((count + 1) * sizeof(Utf8Source))
-        cdef uint8_t* buffer = NULL
-        cdef size_t capacity = 0, used, size
-        cdef const uint8_t* data
-        cdef const uint8_t* mask = NULL
-        cdef bint use_specials = allowed is not None and self.n_specials > 0
-        try:
-            if sources == NULL:
-                raise MemoryError()
-            if use_specials:
-                mask = &allowed[0]
-            for i in range(count):
-                utf8_source(<str?>texts[i], &sources[i])
-                capacity += utf8_capacity(&sources[i])
-            scratch_init(&scratch, self.view)
-            # one buffer for the whole batch, so the piece cache's keys stay valid
-            buffer = <uint8_t*>malloc(capacity + 1)
-            if buffer == NULL:
-                raise MemoryError()
-            with nogil:
-                used = 0
-                for i in range(count):
-                    if sources[i].ascii:
-                        data = <const uint8_t*>sources[i].data
-                        size = <size_t>sources[i].length
-                    else:
-                        data = buffer + used
-                        size = utf8_write(&sources[i], buffer + used)
-                        used += size
-                    if self.scan != NULL:
-                        self._encode_utf8(data, size, mask, use_specials, out, &scratch)
-                    else:
-                        with gil:
-                            self._encode_utf8(data, size, mask, use_specials, out, &scratch)
-                    ends[i] = out.len
-        finally:
-            free(sources)
-            scratch_free(&scratch)
-            free(buffer)
-        return 0
-
     def encode_many(self, list texts not None, const uint8_t[::1] allowed=None):
         """Encode a list of texts, holding the GIL only to read them and build the lists.
 
         ``allowed`` is ``None`` for ordinary encoding. Returns a list of lists.
         """
-        cdef Py_ssize_t count = len(texts)
-        cdef size_t* ends = <size_t*>malloc((count + 1) * sizeof(size_t))
-        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        try:
-            if ends == NULL:
-                raise MemoryError()
-            self._encode_batch(texts, allowed, &out, ends)
-            # Creating the lists counts toward the collector's allocation
-            # threshold even though they are untracked below; pausing it
-            # saves dozens of collections per batch.
-            collecting = gc.isenabled()
-            gc.disable()
-            try:
-                return self._build_lists(out.data, ends, count)
-            finally:
-                if collecting:
-                    gc.enable()
-        finally:
-            free(ends)
-            ids_free(&out)
+        return BatchJob(self, texts, allowed, BATCH_LISTS, 1).run_alone()
 
     def encode_many_flat(self, list texts not None, const uint8_t[::1] allowed=None):
         """Encode a list of texts into one ``array('I')`` of ids and an
         ``array('Q')`` of ``len(texts) + 1`` offsets: text i's ids are
         ``ids[offsets[i]:offsets[i + 1]]``. No Python int is made per token."""
-        cdef Py_ssize_t count = len(texts)
-        cdef size_t* ends = <size_t*>malloc((count + 1) * sizeof(size_t))
-        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        cdef uint64_t zero = 0
-        try:
-            if ends == NULL:
-                raise MemoryError()
-            self._encode_batch(texts, allowed, &out, ends)
-            _check_ids(out.data, out.len, self.n_ids)
-            ids = array("I")
-            ids.frombytes((<char*>out.data)[:out.len * sizeof(uint32_t)])
-            offsets = array("Q")
-            offsets.frombytes((<char*>&zero)[:sizeof(uint64_t)])
-            offsets.frombytes((<char*>ends)[:count * sizeof(size_t)])
-            return ids, offsets
-        finally:
-            free(ends)
-            ids_free(&out)
+        return BatchJob(self, texts, allowed, BATCH_FLAT, 1).run_alone()
 
     def count_many(self, list texts not None, const uint8_t[::1] allowed=None):
         """The number of ids of each text, as a list, without building the ids."""
-        cdef Py_ssize_t count = len(texts), i
-        cdef size_t* ends = <size_t*>malloc((count + 1) * sizeof(size_t))
-        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        try:
-            if ends == NULL:
-                raise MemoryError()
-            self._encode_batch(texts, allowed, &out, ends)
-            return [ends[i] - (ends[i - 1] if i else 0) for i in range(count)]
-        finally:
-            free(ends)
-            ids_free(&out)
+        return BatchJob(self, texts, allowed, BATCH_COUNTS, 1).run_alone()
+
+    def batch_job(self, list texts not None, const uint8_t[::1] allowed, str how not None,
+                  int threads):
+        """A :class:`BatchJob` over ``texts`` for ``threads`` threads; ``how``
+        is ``"encode_many"``, ``"encode_many_flat"`` or ``"count_many"`` and
+        says what the job returns (as those methods do)."""
+        return BatchJob(self, texts, allowed, _BATCH_KINDS[how], threads)
 
     def encode_to_array(self, str text not None, const uint8_t[::1] allowed=None):
         """The ids of ``text`` as an ``array('I')``; ``allowed`` as in :meth:`count`."""
@@ -598,25 +514,6 @@ cdef class CoreBPE:
             return ids
         finally:
             ids_free(&out)
-
-    cdef list _build_lists(self, const uint32_t* ids, const size_t* ends, Py_ssize_t count):
-        cdef list result = PyList_New(count), one
-        cdef size_t a = 0, b
-        cdef Py_ssize_t i
-        for i in range(count):
-            b = ends[i]
-            one = ids_to_list(ids + a, b - a, self.n_ids)
-            # A list of ints cannot be part of a reference cycle, so the
-            # cycle collector need not know about it. Tracked, a batch of
-            # 70k short lines set off collections that walked every one
-            # of them: a sixth of the batch's time, all under the GIL.
-            # (Should a caller later put the list inside itself, that
-            # cycle would not be collected: a leak, never a crash.)
-            PyObject_GC_UnTrack(one)
-            Py_INCREF(one)
-            PyList_SET_ITEM(result, i, one)
-            a = b
-        return result
 
     def encode_bytes_piece(self, bytes piece not None):
         """Merge raw bytes as one piece, with no pre-tokenizer (tiktoken's ``encode_single_piece``)."""
@@ -716,3 +613,346 @@ cdef class CoreBPE:
     def find_token(self, bytes data not None):
         """The id of the ordinary token spelled ``data``, or -1."""
         return self.tables.find(data)
+
+
+cdef enum:
+    BATCH_LISTS = 0
+    BATCH_FLAT = 1
+    BATCH_COUNTS = 2
+    # a chunk's state
+    CHUNK_WAITING = 0
+    CHUNK_ENCODED = 1
+    CHUNK_COLLECTED = 2
+    MIN_CHUNK_TEXTS = 32
+    CHUNKS_PER_THREAD = 8
+
+_BATCH_KINDS = {"encode_many": BATCH_LISTS, "encode_many_flat": BATCH_FLAT, "count_many": BATCH_COUNTS}
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    #include <windows.h>
+    #define FT_FETCH_ADD(p, v) _InterlockedExchangeAdd((volatile long*)(p), (long)(v))
+    #define FT_LOAD_ACQUIRE(p) _InterlockedOr((volatile long*)(p), 0)
+    #define FT_STORE_RELEASE(p, v) ((void)_InterlockedExchange((volatile long*)(p), (long)(v)))
+    #define FT_SHORT_PAUSE() Sleep(0)
+    #else
+    #include <time.h>
+    static void ft_short_pause(void) { struct timespec t = {0, 20000}; nanosleep(&t, NULL); }
+    #define FT_SHORT_PAUSE() ft_short_pause()
+    #define FT_FETCH_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+    #define FT_LOAD_ACQUIRE(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+    #define FT_STORE_RELEASE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+    #endif
+    """
+    long atomic_fetch_add "FT_FETCH_ADD"(long* p, long v) nogil
+    long atomic_load_acquire "FT_LOAD_ACQUIRE"(long* p) nogil
+    void atomic_store_release "FT_STORE_RELEASE"(long* p, long v) nogil
+    void short_pause "FT_SHORT_PAUSE"() nogil  # a few microseconds' sleep
+
+
+cdef struct BatchChunk:
+    Py_ssize_t first  # texts[first:stop]
+    Py_ssize_t stop
+    IdBuffer out  # their ids, one text after another
+    long state  # CHUNK_*; written by the thread that encoded it, with release
+
+
+cdef class BatchJob:
+    """One batch call: its texts in chunks that any number of threads claim,
+    one at a time, and encode without the GIL, while the calling thread also
+    turns each chunk it finds encoded into the result (lists of ints need
+    the GIL). Building every list after the encoding, or in each thread
+    after its own chunk, left one thread waiting for the GIL while the other
+    built: two threads ran 1.5x one on short lines, where building is a
+    fifth of the work.
+
+    Helper threads call :meth:`work`; the calling thread calls :meth:`run`,
+    then waits for the helpers, then calls :meth:`finish` for the result.
+    :meth:`run` first reads the texts (a reference to each, and where its
+    characters are: a cache miss per text, 3 ms for 70k lines), chunk by
+    chunk, while the helpers already encode the chunks it has read; so
+    :meth:`work` waits for a :meth:`run` in another thread.
+
+    >>> from fasttok._tables import TokenTables
+    >>> core = CoreBPE(TokenTables([b"a", b"b", b"ab"]), {}, scanner="gpt2")
+    >>> job = core.batch_job(["ab", "ba", "a"], None, "encode_many", 2)
+    >>> job.run(); job.finish()
+    [[2], [1, 0], [0]]
+    """
+
+    cdef CoreBPE core
+    cdef list texts
+    cdef Py_ssize_t count
+    # our own references to texts[:n_refs], read by _prepare: the caller's
+    # list may change meanwhile
+    cdef PyObject** refs
+    cdef Py_ssize_t n_refs
+    cdef Utf8Source* sources
+    cdef long prepared  # chunks whose sources are read; atomic
+    cdef size_t* ends  # where each text's ids end in its chunk's buffer
+    cdef BatchChunk* chunks
+    cdef long n_chunks
+    cdef long next_chunk  # the next chunk to claim; atomic
+    cdef long failed  # set when a thread's work() raised; atomic
+    cdef object allowed  # keeps the mask alive
+    cdef const uint8_t* mask
+    cdef bint use_specials
+    cdef int kind
+    cdef list lists
+
+    def __cinit__(self):
+        self.refs = NULL
+        self.n_refs = 0
+        self.sources = NULL
+        self.ends = NULL
+        self.chunks = NULL
+        self.n_chunks = 0
+
+    def __init__(self, CoreBPE core not None, list texts not None, const uint8_t[::1] allowed,
+                 int kind, int threads):
+        cdef Py_ssize_t count = len(texts), i
+        self.core = core
+        self.texts = texts
+        self.count = count
+        self.kind = kind
+        self.allowed = allowed
+        self.use_specials = allowed is not None and core.n_specials > 0
+        self.mask = &allowed[0] if self.use_specials else NULL
+        # one chunk for one thread; else about CHUNKS_PER_THREAD a thread,
+        # which even out texts of uneven cost
+        chunk_texts = count if threads <= 1 else count // (CHUNKS_PER_THREAD * threads) + 1
+        if chunk_texts < MIN_CHUNK_TEXTS:
+            chunk_texts = MIN_CHUNK_TEXTS
+        self.refs = <PyObject**>malloc((count + 1) * sizeof(PyObject*))
+        self.sources = <Utf8Source*>malloc((count + 1) * sizeof(Utf8Source))
+        self.ends = <size_t*>malloc((count + 1) * sizeof(size_t))
+        # see _plan_chunks for the bound
+        self.chunks = <BatchChunk*>calloc(count // chunk_texts + 256, sizeof(BatchChunk))
+        if self.refs == NULL or self.sources == NULL or self.ends == NULL or self.chunks == NULL:
+            raise MemoryError()
+        self._plan_chunks(count, chunk_texts, threads)
+        self.prepared = 0
+        self.next_chunk = 0
+        self.failed = 0
+        self.lists = PyList_New(count) if kind == BATCH_LISTS else None
+
+    cdef void _plan_chunks(self, Py_ssize_t count, Py_ssize_t chunk_texts, int threads) noexcept:
+        # Chunks of chunk_texts texts, shrinking towards the end to what is
+        # left over twice the threads (down to MIN_CHUNK_TEXTS): the threads
+        # then run out of work within a small chunk of each other, instead
+        # of one encoding a whole last chunk while the others wait. That
+        # makes count / chunk_texts chunks, then fewer than 256 as they
+        # shrink by at least a quarter each, then at most 4.
+        cdef Py_ssize_t first = 0, size
+        cdef Py_ssize_t share = 2 * threads if threads > 1 else 1
+        self.n_chunks = 0
+        while first < count:
+            size = min(chunk_texts, max((count - first) // share, MIN_CHUNK_TEXTS))
+            self.chunks[self.n_chunks].first = first
+            self.chunks[self.n_chunks].stop = min(count, first + size)
+            first = self.chunks[self.n_chunks].stop
+            self.n_chunks += 1
+
+    cdef int _prepare(self, const BatchChunk* chunk) except -1:
+        cdef Py_ssize_t i
+        cdef object text
+        for i in range(chunk.first, chunk.stop):
+            text = self.texts[i]
+            utf8_source(<str?>text, &self.sources[i])
+            Py_INCREF(text)
+            self.refs[i] = <PyObject*>text
+            self.n_refs = i + 1
+        return 0
+
+    def __dealloc__(self):
+        cdef long k
+        cdef Py_ssize_t i
+        if self.refs != NULL:
+            for i in range(self.n_refs):
+                Py_DECREF_PTR(self.refs[i])
+        free(self.refs)
+        if self.chunks != NULL:
+            for k in range(self.n_chunks):
+                ids_free(&self.chunks[k].out)
+        free(self.chunks)
+        free(self.sources)
+        free(self.ends)
+
+    def work(self):
+        """Encode chunks until none is left to claim (for the helper threads)."""
+        cdef long k
+        try:
+            with nogil:
+                while True:
+                    k = atomic_fetch_add(&self.next_chunk, 1)
+                    if k >= self.n_chunks:
+                        break
+                    while atomic_load_acquire(&self.prepared) <= k and not atomic_load_acquire(&self.failed):
+                        short_pause()
+                    if atomic_load_acquire(&self.failed):
+                        break
+                    self._encode_chunk(&self.chunks[k])
+        except BaseException:
+            atomic_store_release(&self.failed, 1)  # run() stops waiting for its chunk
+            raise
+
+    def run(self):
+        """:meth:`work`, building the results of the chunks found encoded
+        after each one, then of the chunks still being encoded as they end
+        (for the calling thread)."""
+        cdef long k
+        try:
+            for k in range(self.n_chunks):
+                self._prepare(&self.chunks[k])
+                atomic_store_release(&self.prepared, k + 1)
+        except BaseException:
+            atomic_store_release(&self.failed, 1)  # work() stops waiting for it
+            raise
+        while True:
+            k = atomic_fetch_add(&self.next_chunk, 1)
+            if k >= self.n_chunks:
+                break
+            with nogil:
+                self._encode_chunk(&self.chunks[k])
+            self._collect()
+        # Waiting here rather than in join(): a chunk's lists get built as
+        # soon as it is encoded, while the other threads still encode theirs.
+        while self._collect() < self.n_chunks and not atomic_load_acquire(&self.failed):
+            with nogil:
+                short_pause()
+
+    def finish(self):
+        """The result, once every chunk is encoded (after the threads are joined)."""
+        cdef long k
+        self._collect()
+        for k in range(self.n_chunks):
+            if self.chunks[k].state != CHUNK_COLLECTED:
+                raise RuntimeError("a batch chunk was not encoded (a thread failed)")
+        if self.kind == BATCH_LISTS:
+            return self.lists  # (which the job holds until it goes too)
+        if self.kind == BATCH_FLAT:
+            return self._flat()
+        return self._counts()
+
+    def run_alone(self):
+        """The result, every chunk encoded by the calling thread."""
+        self.run()
+        return self.finish()
+
+    cdef int _encode_chunk(self, BatchChunk* chunk) except -1 nogil:
+        # Encodes one chunk into its own buffer. Its non-ASCII texts are
+        # transcoded into one buffer, so the piece cache's keys stay valid
+        # for the whole chunk.
+        cdef Scratch scratch
+        cdef uint8_t* buffer = NULL
+        cdef size_t capacity = 0, used = 0, size
+        cdef const uint8_t* data
+        cdef Py_ssize_t i
+        scratch.cache = NULL
+        scratch.memo.entries = NULL
+        scratch.memo.owned = 0
+        try:
+            for i in range(chunk.first, chunk.stop):
+                capacity += utf8_capacity(&self.sources[i])
+            buffer = <uint8_t*>malloc(capacity + 1)
+            if buffer == NULL:
+                with gil:
+                    raise MemoryError()
+            scratch_init(&scratch, self.core.view)
+            for i in range(chunk.first, chunk.stop):
+                if self.sources[i].ascii:
+                    data = <const uint8_t*>self.sources[i].data
+                    size = <size_t>self.sources[i].length
+                else:
+                    data = buffer + used
+                    size = utf8_write(&self.sources[i], buffer + used)
+                    used += size
+                self.core._encode_utf8(data, size, self.mask, self.use_specials, &chunk.out, &scratch)
+                self.ends[i] = chunk.out.len
+        finally:
+            scratch_free(&scratch)
+            free(buffer)
+        atomic_store_release(&chunk.state, CHUNK_ENCODED)
+        return 0
+
+    cdef long _collect(self) except -1:
+        # Builds the lists of every chunk encoded and not yet collected;
+        # returns how many chunks are now collected.
+        cdef long k, collected = 0
+        cdef BatchChunk* chunk
+        for k in range(self.n_chunks):
+            chunk = &self.chunks[k]
+            if atomic_load_acquire(&chunk.state) == CHUNK_ENCODED:
+                if self.kind == BATCH_LISTS:
+                    self._build_lists(chunk)
+                chunk.state = CHUNK_COLLECTED
+            collected += chunk.state == CHUNK_COLLECTED
+        return collected
+
+    cdef int _build_lists(self, const BatchChunk* chunk) except -1:
+        cdef size_t a = 0, b
+        cdef Py_ssize_t i
+        cdef list one
+        cdef size_t n_ids = self.core.n_ids
+        _check_ids(chunk.out.data, chunk.out.len, n_ids)
+        # Creating the lists counts toward the collector's allocation
+        # threshold even though they are untracked below; pausing it saves
+        # dozens of collections per batch.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            for i in range(chunk.first, chunk.stop):
+                b = self.ends[i]
+                one = ids_to_list(chunk.out.data + a, b - a, n_ids)
+                # A list of ints cannot be part of a reference cycle, so the
+                # cycle collector need not know about it. Tracked, a batch of
+                # 70k short lines set off collections that walked every one
+                # of them: a sixth of the batch's time, all under the GIL.
+                # (Should a caller later put the list inside itself, that
+                # cycle would not be collected: a leak, never a crash.)
+                PyObject_GC_UnTrack(one)
+                Py_INCREF(one)
+                PyList_SET_ITEM(self.lists, i, one)
+                a = b
+        finally:
+            if collecting:
+                gc.enable()
+        return 0
+
+    cdef object _flat(self):
+        cdef long k
+        cdef Py_ssize_t i, count = self.count
+        cdef uint64_t base = 0
+        cdef uint64_t* offsets = <uint64_t*>malloc((count + 1) * sizeof(uint64_t))
+        cdef const BatchChunk* chunk
+        if offsets == NULL:
+            raise MemoryError()
+        try:
+            ids = array("I")
+            offsets[0] = 0
+            for k in range(self.n_chunks):
+                chunk = &self.chunks[k]
+                _check_ids(chunk.out.data, chunk.out.len, self.core.n_ids)
+                ids.frombytes((<char*>chunk.out.data)[:chunk.out.len * sizeof(uint32_t)])
+                for i in range(chunk.first, chunk.stop):
+                    offsets[i + 1] = base + self.ends[i]
+                base += chunk.out.len
+            result = array("Q")
+            result.frombytes((<char*>offsets)[:(count + 1) * sizeof(uint64_t)])
+            return ids, result
+        finally:
+            free(offsets)
+
+    cdef list _counts(self):
+        cdef long k
+        cdef Py_ssize_t i
+        cdef size_t a
+        cdef list result = []
+        for k in range(self.n_chunks):
+            a = 0
+            for i in range(self.chunks[k].first, self.chunks[k].stop):
+                result.append(self.ends[i] - a)
+                a = self.ends[i]
+        return result

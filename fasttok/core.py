@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import AbstractSet, Any, Literal, Optional, Union
 
@@ -29,6 +30,31 @@ def _raise_disallowed(token: str) -> None:
         f"(or allowed_special='all').\n"
         f"To encode it as ordinary text, pass disallowed_special=() "
         f"(or leave {token!r} out of disallowed_special).")
+
+
+def _on_threads(main: Callable[[], Any], helper: Callable[[], Any], num_threads: int) -> None:
+    """Run ``main`` in the calling thread and ``helper`` in ``num_threads - 1``
+    new ones; re-raise the first error once all have ended."""
+    import threading  # only batches use it: kept out of import time
+
+    errors: list = []
+
+    def guarded() -> None:
+        try:
+            helper()
+        except BaseException as exc:  # re-raised in the caller below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=guarded) for _ in range(num_threads - 1)]
+    for w in workers:
+        w.start()
+    try:
+        main()
+    finally:
+        for w in workers:
+            w.join()
+    if errors:
+        raise errors[0]
 
 
 class StreamDecoder:
@@ -291,35 +317,26 @@ class Encoding:
         if num_threads <= 1 or len(texts) < 2 * num_threads:
             return call(texts, allowed)
         # Plain threads, the caller's own among them (a thread pool cost a
-        # millisecond or more to start), taking chunks from a shared counter:
-        # four chunks a thread even out texts of uneven cost, and while one
-        # thread builds its lists under the GIL the others keep encoding.
-        import itertools
-        import threading
-
+        # millisecond or more to start), taking chunks in turn.
+        make_job = getattr(self._core, "batch_job", None)
+        if make_job is not None:
+            # byte-level BPE: the calling thread builds the lists of finished
+            # chunks while the others encode
+            job = make_job(texts, allowed, how, num_threads)
+            _on_threads(job.run, job.work, num_threads)
+            return job.finish()
         step = max(64, -(-len(texts) // (4 * num_threads)))
         chunks = [texts[i:i + step] for i in range(0, len(texts), step)]
         parts: list = [None] * len(chunks)
-        errors: list = []
         counter = itertools.count()  # next() is atomic under the GIL
 
         def run() -> None:
-            try:
-                for k in iter(counter.__next__, None):
-                    if k >= len(chunks):
-                        return
-                    parts[k] = call(chunks[k], allowed)
-            except BaseException as exc:  # re-raised in the caller below
-                errors.append(exc)
+            for k in iter(counter.__next__, None):
+                if k >= len(chunks):
+                    return
+                parts[k] = call(chunks[k], allowed)
 
-        workers = [threading.Thread(target=run) for _ in range(min(num_threads, len(chunks)) - 1)]
-        for w in workers:
-            w.start()
-        run()
-        for w in workers:
-            w.join()
-        if errors:
-            raise errors[0]
+        _on_threads(run, run, min(num_threads, len(chunks)))
         if how == "encode_many_flat":
             ids, offsets = parts[0]
             for more_ids, more_offsets in parts[1:]:

@@ -8,6 +8,7 @@ Every test compares with the reference tiktoken except where noted:
 
 from __future__ import annotations
 
+import itertools
 import pickle
 
 import pytest
@@ -19,6 +20,7 @@ from conftest import (
     assert_same_ids,
     outcome,
     outcome_mismatch,
+    read_text,
 )
 
 MULTI_SPECIAL_ENCODINGS = ("p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony")
@@ -373,6 +375,26 @@ def test_encode_ordinary_batch_matches_per_item(enc_pair, test_strings):
     ours, _ = enc_pair
     texts = [c["text"] for c in test_strings]
     assert ours.encode_ordinary_batch(texts, num_threads=2) == [ours.encode_ordinary(t) for t in texts]
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_batch_on_threads_gives_lists_flat_ids_and_counts_of_each_text(threads, encoding_pair, data_dir):
+    ours, _ = encoding_pair("cl100k_base")
+    # enough lines for many chunks, the last ones smaller than the first
+    texts = read_text(data_dir / "corpus" / "multi.txt").split("\n")[:5000]
+    serial = [ours.encode_ordinary(t) for t in texts]
+    assert ours.encode_ordinary_batch(texts, num_threads=threads) == serial
+    ids, offsets = ours.encode_ordinary_batch(texts, num_threads=threads, flat=True)
+    assert list(offsets) == [0] + list(itertools.accumulate(len(x) for x in serial))
+    assert list(ids) == [t for x in serial for t in x]
+    assert ours.count_batch(texts, num_threads=threads, disallowed_special=()) == [len(x) for x in serial]
+
+
+def test_batch_on_threads_with_a_text_that_is_not_a_str_raises_type_error(encoding_pair):
+    ours, _ = encoding_pair("cl100k_base")
+    texts = ["some text"] * 3000 + [b"bytes"] + ["more"] * 100
+    with pytest.raises(TypeError):
+        ours.encode_ordinary_batch(texts, num_threads=2)
 
 
 def test_encode_batch_raises_on_disallowed_special(enc_pair):
