@@ -332,6 +332,20 @@ def _ratio_table(benchmarks) -> list[str]:
     return out
 
 
+def _thread_scaling_table(benchmarks) -> list[str]:
+    times: dict[tuple, dict[str, float]] = {}
+    for bench in benchmarks:
+        info = bench.extra_info or {}
+        if (info.get("kind") == "encode" and info.get("impl") == BASELINE
+                and info.get("mode") in ("batch1", "batch2") and _median(bench) is not None):
+            times.setdefault((info["encoding"], info["file"]), {})[info["mode"]] = _median(bench)
+    out = [f"{BASELINE} batch1 time / batch2 time (medians): the speed-up of a second thread"]
+    for (enc_name, file), modes in sorted(times.items()):
+        if "batch1" in modes and "batch2" in modes and modes["batch2"] > 0:
+            out.append(f"  {enc_name:<12} {file:<6} {modes['batch1'] / modes['batch2']:6.2f}")
+    return out if len(out) > 1 else []
+
+
 def _pathological_table(benchmarks) -> list[str]:
     by_enc: dict[str, dict[str, tuple[float, int]]] = {}
     for bench in benchmarks:
@@ -358,6 +372,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if FASTTOK_ERROR is not None:
         lines.append(f"fasttok not measured ({FASTTOK_ERROR}); peers are compared with tiktoken")
     lines += _ratio_table(benchmarks)
+    scaling = _thread_scaling_table(benchmarks)
+    if scaling:
+        lines += [""] + scaling
     patho = _pathological_table(benchmarks)
     if patho:
         lines += [""] + patho

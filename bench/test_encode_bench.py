@@ -5,9 +5,11 @@ For cl100k_base and o200k_base, on each of en, code, zh and multi:
 * ``whole``: the file as one string (``encode_ordinary(text)``);
 * ``loop``: its lines, one ``encode_ordinary(line)`` call each from a Python loop
   (measures the per-call cost as much as the merge loop);
-* ``batch2``: its lines through the library's batch call with 2 threads
-  (``encode_ordinary_batch(lines, num_threads=2)``; quicktok ``encode_batch``,
-  which returns flat numpy arrays; rs_bpe ``encode_batch_parallel``).
+* ``batch1`` and ``batch2``: its lines through the library's batch call with
+  1 and 2 threads (``encode_ordinary_batch(lines, num_threads=2)``; quicktok
+  ``encode_batch``, which returns flat numpy arrays; rs_bpe
+  ``encode_batch_parallel``). The summary also gives fasttok's batch1 time
+  over its batch2 time: how much a second thread buys.
 
 Each benchmark first checks that the implementation's ids equal fasttok's for that
 input (fasttok's own batch result is checked against its loop result), then times
@@ -20,9 +22,8 @@ import pytest
 
 ENCODINGS = ("cl100k_base", "o200k_base")
 FILES = ("en", "code", "zh", "multi")
-MODES = ("whole", "loop", "batch2")
+MODES = ("whole", "loop", "batch1", "batch2")
 IMPLS = ("fasttok", "tiktoken", "quicktok", "rs_bpe", "bpe_openai")
-THREADS = 2
 
 
 @pytest.mark.parametrize("impl", IMPLS, ids=[f"impl={name}" for name in IMPLS])
@@ -47,11 +48,13 @@ def test_encode(benchmark, implementation, corpus, corpus_lines, check_exact, en
             def run(i):
                 return i.loop(arg)
         else:
+            threads = int(mode[len("batch"):])
+
             def fn(lines):
-                return lib.batch(lines, THREADS)
+                return lib.batch(lines, threads)
 
             def run(i):
-                return i.as_lists(i.batch(arg, THREADS))
+                return i.as_lists(i.batch(arg, threads))
 
     check_exact(f"{enc_name}/{file}/{mode}", impl, enc_name, key, run)
 
