@@ -32,11 +32,22 @@ A long piece (a megabyte of random letters, of "=", of CJK) first gets cheaper:
   costs a memcmp per chunk (1 MB of "=": 5x English through the queue, 0.5x
   chunked). The merge queue then only sees chunks that fit in cache.
 
-Considered, not built: the backtracking encoder of github/rust-gems ``bpe``
-(linear, exact) needs an automaton over all token strings, built at load or
-on first use; the cuts and chunks above bring every adversarial input under
-3x English without one (``_joins`` is the same pair-compatibility idea, used
+Measured, not built: the backtracking encoder of github/rust-gems ``bpe``
+(linear, exact; an automaton over all token strings, built at load). Two
+peers ship it (bpe-openai is that crate, rs-bpe a port) and bench/ times
+them beside fasttok: on whole corpus files rs-bpe took 1.6-3.1x fasttok's
+time, and bpe-openai refuses inputs that long; on lines both are slower too.
+The cuts and chunks above bring every adversarial input under 3x English
+without an automaton (``_joins`` is the same pair-compatibility idea, used
 only at chunk seams).
+
+Lookups, not merges, are the cost on CJK text: o200k_base's token index is
+4 MB, and 95% of the pair lookups that miss the memo ask for bytes that are
+no token. A bit per token hash in front of the index (``token_filter`` in
+_tables) answers those from 256 KB: zh.txt 48 -> 39 ms. Tried and left: a
+memo of 8-byte entries (twice the pairs in the same memory, no gain); memos
+of 256 KB to 8 MB (1 MB is best by a little); a branch-free minimum in the
+linear scan (no difference outside noise).
 
 ``whole_piece_lookup`` reproduces tiktoken's shortcut: a piece that is itself
 a token is emitted as that token without merging (llama.cpp's
