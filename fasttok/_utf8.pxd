@@ -1,6 +1,7 @@
 # Text to UTF-8 without the GIL and without touching the str's cached UTF-8.
-from libc.stdint cimport uint8_t, uint16_t, uint32_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc
+from libc.string cimport memcpy
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
@@ -60,29 +61,67 @@ cdef inline uint32_t _unit(const Utf8Source* src, Py_ssize_t i) noexcept nogil:
     return (<const uint32_t*>src.data)[i]
 
 
-cdef inline size_t utf8_write(const Utf8Source* src, uint8_t* dst) noexcept nogil:
-    # Writes the UTF-8 of a non-ASCII str and returns its length. A str
-    # holding surrogates (not valid Unicode) is repaired the way tiktoken
-    # repairs it (a UTF-16 round trip with errors="replace"): a high
-    # surrogate directly followed by a low one becomes the code point they
-    # encode, and any other surrogate becomes U+FFFD.
-    cdef Py_ssize_t i = 0
-    cdef size_t w = 0
-    cdef uint32_t cp, low
-    while i < src.length:
-        cp = _unit(src, i)
-        i += 1
-        if 0xD800 <= cp <= 0xDFFF:
-            if cp <= 0xDBFF and i < src.length:
-                low = _unit(src, i)
-                if 0xDC00 <= low <= 0xDFFF:
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00)
-                    i += 1
-                else:
-                    cp = 0xFFFD
+cdef inline size_t _put_unit(const Utf8Source* src, Py_ssize_t* at, uint8_t* dst) noexcept nogil:
+    # Writes the code point at src[at[0]] (two units for a surrogate pair),
+    # advances at[0] past it and returns the bytes written. A str holding
+    # surrogates (not valid Unicode) is repaired the way tiktoken repairs it
+    # (a UTF-16 round trip with errors="replace"): a high surrogate directly
+    # followed by a low one becomes the code point they encode, and any
+    # other surrogate becomes U+FFFD.
+    cdef Py_ssize_t i = at[0]
+    cdef uint32_t cp = _unit(src, i), low
+    i += 1
+    if 0xD800 <= cp <= 0xDFFF:
+        if cp <= 0xDBFF and i < src.length:
+            low = _unit(src, i)
+            if 0xDC00 <= low <= 0xDFFF:
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00)
+                i += 1
             else:
                 cp = 0xFFFD
-        w += _put(dst + w, cp)
+        else:
+            cp = 0xFFFD
+    at[0] = i
+    return _put(dst, cp)
+
+
+cdef inline size_t utf8_write(const Utf8Source* src, uint8_t* dst) noexcept nogil:
+    # Writes the UTF-8 of a non-ASCII str and returns its length. Runs of
+    # ASCII go 8 (1-byte units) or 4 (2-byte units) at a time: most text
+    # that is not pure ASCII still mostly is (a stray quote mark in English
+    # or code), and one code point at a time this was 6-9% of encoding it.
+    cdef Py_ssize_t i = 0, n = src.length
+    cdef size_t w = 0
+    cdef uint64_t word
+    cdef const uint8_t* units1 = <const uint8_t*>src.data
+    cdef const uint16_t* units2 = <const uint16_t*>src.data
+    if src.kind == 1:
+        while i < n:
+            if i + 8 <= n:
+                memcpy(&word, units1 + i, 8)
+                if not word & 0x8080808080808080ULL:
+                    memcpy(dst + w, &word, 8)
+                    i += 8
+                    w += 8
+                    continue
+            w += _put(dst + w, units1[i])
+            i += 1
+    elif src.kind == 2:
+        while i < n:
+            if i + 4 <= n:
+                memcpy(&word, units2 + i, 8)
+                if not word & 0xFF80FF80FF80FF80ULL:
+                    dst[w] = <uint8_t>units2[i]
+                    dst[w + 1] = <uint8_t>units2[i + 1]
+                    dst[w + 2] = <uint8_t>units2[i + 2]
+                    dst[w + 3] = <uint8_t>units2[i + 3]
+                    i += 4
+                    w += 4
+                    continue
+            w += _put_unit(src, &i, dst + w)
+    else:
+        while i < n:
+            w += _put_unit(src, &i, dst + w)
     return w
 
 
