@@ -8,7 +8,9 @@ How to run (not part of the default test run, which only collects ``tests/``)::
 
 Needs ``pytest-benchmark`` and the reference ``tiktoken`` (``pip install -e .[bench]``).
 The other peers run when installed and are skipped otherwise: ``quicktok-v1``
-(imported as ``quicktok``), ``rs-bpe`` (``rs_bpe``), ``bpe-openai`` (``bpe_openai``).
+(imported as ``quicktok``), ``rs-bpe`` (``rs_bpe``), ``bpe-openai`` (``bpe_openai``),
+Hugging Face ``tokenizers`` (``hf_tokenizers``; its BPE model is built offline from the
+same rank files, see ``_hf_tokenizer``).
 
 Data: ``FASTTOK_DATA`` (default ``<repo>/../shared/data``; rebuild it with
 ``python tools/fetch_test_data.py DIR``). fasttok reads its rank files from
@@ -32,9 +34,11 @@ table says so.
 from __future__ import annotations
 
 import base64
+import functools
 import importlib.util
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -84,18 +88,24 @@ def split_lines(text: str) -> list[str]:
 # ---------------------------------------------------------------------------- implementations
 
 
-def _tiktoken_encoding(name: str):
-    """The real tiktoken.Encoding, built offline from ``encodings.json`` and the
-    ``.tiktoken`` rank files (the same way as ``tests/conftest.py``), so it works
-    with the shared data and with a folder made by ``tools/fetch_test_data.py``."""
-    import tiktoken
-
+def _tiktoken_spec(name: str) -> tuple[dict, dict[bytes, int]]:
+    """``encodings.json``'s entry for ``name`` and the ranks of the ``.tiktoken`` file it names."""
     spec = json.loads((VOCAB_DIR / "encodings.json").read_text(encoding="utf-8"))[name]
     ranks = {}
     for line in (VOCAB_DIR / spec["file"]).read_bytes().splitlines():
         if line:
             token, rank = line.split()
             ranks[base64.b64decode(token)] = int(rank)
+    return spec, ranks
+
+
+def _tiktoken_encoding(name: str):
+    """The real tiktoken.Encoding, built offline from ``encodings.json`` and the
+    ``.tiktoken`` rank files (the same way as ``tests/conftest.py``), so it works
+    with the shared data and with a folder made by ``tools/fetch_test_data.py``."""
+    import tiktoken
+
+    spec, ranks = _tiktoken_spec(name)
     kwargs = {}
     if "explicit_n_vocab" in spec:
         kwargs["explicit_n_vocab"] = spec["explicit_n_vocab"]
@@ -180,12 +190,87 @@ def _make_bpe_openai(enc_name: str) -> Impl:
                 lambda lines, threads: enc.encode_ordinary_batch(lines, num_threads=threads))
 
 
+def _byte_level_chars() -> str:
+    """The character HF's ``ByteLevel`` pre-tokenizer writes for each byte value (GPT-2's
+    table): printable Latin-1 bytes stand for themselves, the other 68 take U+0100 on,
+    in byte order."""
+    shown = {*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)}
+    moved = iter(range(0x100, 0x144))
+    return "".join(chr(b) if b in shown else chr(next(moved)) for b in range(256))
+
+
+@functools.cache
+def _hf_tokenizer(enc_name: str):
+    """A ``tokenizers.Tokenizer`` that encodes like tiktoken's ``enc_name``, built from
+    its rank file and ``pat_str`` (about 1 s for cl100k_base, 2 s for o200k_base).
+
+    The vocabulary is the ranks spelt in ByteLevel characters. Each token gets one
+    merge per split into two tokens ranked below it, and the merges are listed by the
+    rank of the token they make: HF applies the earliest-listed merge available,
+    tiktoken the one whose result has the lowest rank. ``ignore_merges`` makes a
+    piece that is itself a token come out whole, as tiktoken's lookup does.
+    """
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+
+    spec, ranks = _tiktoken_spec(enc_name)
+    table = str.maketrans(dict(enumerate(_byte_level_chars())))
+
+    def spell(token: bytes) -> str:
+        return token.decode("latin-1").translate(table)
+
+    merges = []
+    for token, rank in ranks.items():
+        for cut in range(1, len(token)):
+            left, right = ranks.get(token[:cut]), ranks.get(token[cut:])
+            if left is not None and right is not None and left < rank and right < rank:
+                merges.append((rank, left, right, token[:cut], token[cut:]))
+    merges.sort()
+    model = models.BPE({spell(token): rank for token, rank in ranks.items()},
+                       [(spell(a), spell(b)) for *_, a, b in merges], ignore_merges=True)
+
+    # Oniguruma, HF's regex engine (Ruby syntax), reads cl100k's "\p{N}{1,3}+" as "one or
+    # more runs of 1-3 digits" instead of a possessive interval, which keeps long numbers
+    # in one piece; an atomic group is the possessive it means. "\s++$" needs no change:
+    # Ruby's "$" also matches before a newline, but "\s++" has already taken any newline.
+    pattern = re.sub(r"(\\p\{\w+\}\{\d+(?:,\d*)?\})\+", r"(?>\1)", spec["pat_str"])
+    tok = Tokenizer(model)
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(pattern), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def _make_hf_tokenizers(enc_name: str) -> Impl:
+    """Hugging Face ``tokenizers`` running ``_hf_tokenizer(enc_name)``, without special tokens.
+
+    Its batch call takes no thread count. ``TOKENIZERS_PARALLELISM``, read on every call
+    (tokenizers 0.23), only switches its rayon pool on or off, and the pool's size is
+    fixed at first use (``RAYON_NUM_THREADS``, else one thread per core; not set here,
+    as every rayon-based peer in the process reads it). So ``threads=1`` is exact and
+    any larger count means the whole pool: two threads on a 2-core machine.
+    """
+    pytest.importorskip("tokenizers")
+    tok = _hf_tokenizer(enc_name)
+
+    def encode(text):
+        return tok.encode(text, add_special_tokens=False).ids
+
+    def batch(lines, threads):
+        os.environ["TOKENIZERS_PARALLELISM"] = "true" if threads > 1 else "false"
+        return tok.encode_batch(lines, add_special_tokens=False)
+
+    return Impl("hf_tokenizers", encode, batch, lambda result: [e.ids for e in result])
+
+
 IMPL_FACTORIES = {
     "fasttok": _make_fasttok,
     "tiktoken": _make_tiktoken,
     "quicktok": _make_quicktok,
     "rs_bpe": _make_rs_bpe,
     "bpe_openai": _make_bpe_openai,
+    "hf_tokenizers": _make_hf_tokenizers,
 }
 
 
@@ -316,34 +401,42 @@ def _ratio_table(benchmarks) -> list[str]:
     if not rows:
         return []
     peers = [p for p in IMPL_FACTORIES if p != BASELINE and any(p in r for r in rows.values())]
-    head = f"{'encoding':<12} {'file':<6} {'mode':<7} {BASELINE + ' MB/s':>13}" + "".join(f"{p:>12}" for p in peers)
+    widths = [max(12, len(p) + 2) for p in peers]
+    head = (f"{'encoding':<12} {'file':<6} {'mode':<7} {BASELINE + ' MB/s':>13}"
+            + "".join(f"{p:>{w}}" for p, w in zip(peers, widths)))
     out = [f"peer time / {BASELINE} time (medians; > 1 means {BASELINE} is faster)", head, "-" * len(head)]
     for key in sorted(rows):
         times = rows[key]
         base = times.get(BASELINE)
         speed = f"{base[1] / base[0] / 1e6:13.1f}" if base and base[0] > 0 and base[1] else f"{'-':>13}"
         cells = []
-        for peer in peers:
+        for peer, w in zip(peers, widths):
             if base and peer in times and base[0] > 0:
-                cells.append(f"{times[peer][0] / base[0]:12.2f}")
+                cells.append(f"{times[peer][0] / base[0]:{w}.2f}")
             else:
-                cells.append(f"{'-':>12}")
+                cells.append(f"{'-':>{w}}")
         out.append(f"{key[0]:<12} {key[1]:<6} {key[2]:<7} {speed}" + "".join(cells))
     return out
 
 
 def _thread_scaling_table(benchmarks) -> list[str]:
-    times: dict[tuple, dict[str, float]] = {}
+    # The fastest round as well as the median: a second thread shares the
+    # machine's caches and memory with whatever else runs on it, so its
+    # rounds spread more than single-thread ones.
+    times: dict[tuple, dict[str, tuple[float, float]]] = {}
     for bench in benchmarks:
         info = bench.extra_info or {}
         if (info.get("kind") == "encode" and info.get("impl") == BASELINE
                 and info.get("mode") in ("batch1", "batch2") and _median(bench) is not None):
-            times.setdefault((info["encoding"], info["file"]), {})[info["mode"]] = _median(bench)
-    out = [f"{BASELINE} batch1 time / batch2 time (medians): the speed-up of a second thread"]
+            times.setdefault((info["encoding"], info["file"]), {})[info["mode"]] = (
+                bench.stats.min, _median(bench))
+    out = [f"{BASELINE} batch1 time / batch2 time: the speed-up of a second thread",
+           f"  {'encoding':<12} {'file':<6} {'fastest':>8} {'median':>8}"]
     for (enc_name, file), modes in sorted(times.items()):
-        if "batch1" in modes and "batch2" in modes and modes["batch2"] > 0:
-            out.append(f"  {enc_name:<12} {file:<6} {modes['batch1'] / modes['batch2']:6.2f}")
-    return out if len(out) > 1 else []
+        if "batch1" in modes and "batch2" in modes and min(modes["batch2"]) > 0:
+            one, two = modes["batch1"], modes["batch2"]
+            out.append(f"  {enc_name:<12} {file:<6} {one[0] / two[0]:8.2f} {one[1] / two[1]:8.2f}")
+    return out if len(out) > 2 else []
 
 
 def _pathological_table(benchmarks) -> list[str]:

@@ -23,7 +23,7 @@ import pytest
 ENCODINGS = ("cl100k_base", "o200k_base")
 FILES = ("en", "code", "zh", "multi")
 MODES = ("whole", "loop", "batch1", "batch2")
-IMPLS = ("fasttok", "tiktoken", "quicktok", "rs_bpe", "bpe_openai")
+IMPLS = ("fasttok", "tiktoken", "quicktok", "rs_bpe", "bpe_openai", "hf_tokenizers")
 
 
 @pytest.mark.parametrize("impl", IMPLS, ids=[f"impl={name}" for name in IMPLS])
