@@ -38,13 +38,29 @@ def _encoding(spec: str) -> Encoding:
     return get_encoding(spec)
 
 
+def _read_utf8(path: str) -> str:
+    """A text file's contents, or a FasttokError naming the file when it is not UTF-8."""
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FasttokError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+
+
+def _stdin_text() -> str:
+    try:
+        return sys.stdin.read()
+    except UnicodeDecodeError as exc:
+        raise FasttokError(f"standard input: not UTF-8 text ({exc.reason})") from None
+
+
 def _text(args: argparse.Namespace) -> str:
     if args.file:
-        with open(args.file, encoding="utf-8") as f:
-            return f.read()
+        return _read_utf8(args.file)
     if args.text:
         return " ".join(args.text)
-    return sys.stdin.read()
+    return _stdin_text()
 
 
 def _cmd_encode(args: argparse.Namespace) -> int:
@@ -66,7 +82,7 @@ def _cmd_encode(args: argparse.Namespace) -> int:
 
 def _cmd_decode(args: argparse.Namespace) -> int:
     enc = _encoding(args.encoding)
-    raw = args.ids or sys.stdin.read().split()
+    raw = args.ids or _stdin_text().split()
     try:
         ids = [int(x) for x in raw]
     except ValueError as exc:
@@ -172,7 +188,7 @@ def _best_of(fn, repeat: int) -> float:
 def _cmd_bench(args: argparse.Namespace) -> int:
     enc = _encoding(args.encoding)
     files = args.file_list or []
-    texts = [(f, open(f, encoding="utf-8").read()) for f in files] or [("stdin", sys.stdin.read())]
+    texts = [(f, _read_utf8(f)) for f in files] or [("stdin", _stdin_text())]
     try:
         import tiktoken
     except ImportError:

@@ -57,6 +57,15 @@ def test_bench_times_fasttok_beside_tiktoken(tmp_path, capsys):
     assert row.startswith("t.txt") and row.endswith("x")
 
 
+def test_a_text_file_that_is_not_utf8_is_an_error_naming_it(tmp_path, capsys):
+    text = tmp_path / "cut.txt"
+    text.write_bytes("世界".encode("utf-8")[:-1])  # cut inside a character
+    assert main(["bench", "-e", "cl100k_base", "-f", str(text), "--repeat", "1"]) == 2
+    assert f"{text}: not UTF-8 text (byte 3" in capsys.readouterr().err
+    assert main(["count", "-e", "cl100k_base", "-f", str(text)]) == 2
+    assert f"{text}: not UTF-8 text" in capsys.readouterr().err
+
+
 def test_python_dash_m_runs_the_same_command():
     proc = subprocess.run([sys.executable, "-m", "fasttok", "count", "-e", "cl100k_base", "hi"],
                           capture_output=True, text=True, timeout=60)
