@@ -21,9 +21,10 @@ encodes with identical ranks.
 
 Before anything is timed, each peer's ids are compared with fasttok's on that very
 input; a difference fails that benchmark (it is not timed) and is listed at the end.
-(Known: rs_bpe 0.1.0's ``encode_batch_parallel`` keeps using the first encoding it
-was called with in the process, so its o200k_base batch results after cl100k_base
-are wrong; its single-string ``encode`` is exact.)
+(Known, and listed in ``KNOWN_PEER_BUGS`` as expected failures: rs_bpe 0.1.0's
+``encode_batch_parallel`` keeps using the first encoding it was called with in the
+process, so its o200k_base batch results after cl100k_base are wrong; its
+single-string ``encode`` is exact.)
 When the session ends, a table of ``peer time / fasttok time`` (medians; above 1
 means fasttok is faster) per encoding, corpus file and mode is printed, and for
 the pathological inputs the ratio of each input's time to the time of 1 MB of
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import gc
 import importlib.util
 import json
 import os
@@ -328,6 +330,14 @@ def implementation(data_dir):
     return get
 
 
+# Peer bugs that show as mismatches: impl -> (parts of the benchmark label, why).
+# Their mismatches are still listed, but as expected failures, so that a run
+# of the benchmarks fails only on something new.
+KNOWN_PEER_BUGS = {
+    "rs_bpe": (("o200k_base/", "/batch"), "rs_bpe 0.1.0's encode_batch_parallel keeps using "
+                                          "the first encoding of the process (cl100k_base here)"),
+}
+
 _REFERENCE_IDS: dict[tuple, object] = {}
 MISMATCHES: list[str] = []
 EXACT_OK: list[str] = []
@@ -369,9 +379,17 @@ def check_exact(implementation):
             _REFERENCE_IDS.setdefault(ref_key, got)
         if ref_key not in _REFERENCE_IDS:
             _REFERENCE_IDS[ref_key] = run(implementation(BASELINE, enc_name))
+        # The kept results are millions of lists and ints by the end of a run;
+        # frozen, the collections that timed code sets off no longer walk them
+        # (unfrozen, per-line loops late in a run took up to twice as long).
+        gc.freeze()
         expected = _REFERENCE_IDS[ref_key]
         if got != expected:
             message = f"{label}: {impl_name} != {BASELINE}: {first_difference(got, expected)}"
+            known = KNOWN_PEER_BUGS.get(impl_name)
+            if known and all(part in label for part in known[0]):
+                MISMATCHES.append(f"{message} (known: {known[1]})")
+                pytest.xfail(message)
             MISMATCHES.append(message)
             pytest.fail(message, pytrace=False)
         if impl_name != BASELINE:
