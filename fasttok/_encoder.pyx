@@ -847,7 +847,7 @@ cdef class BatchJob:
         # for the whole chunk.
         cdef Scratch scratch
         cdef uint8_t* buffer = NULL
-        cdef size_t capacity = 0, used = 0, size
+        cdef size_t capacity = 0, used = 0, size, text_units = 0
         cdef const uint8_t* data
         cdef Py_ssize_t i
         scratch.cache = NULL
@@ -856,6 +856,10 @@ cdef class BatchJob:
         try:
             for i in range(chunk.first, chunk.stop):
                 capacity += utf8_capacity(&self.sources[i])
+                text_units += <size_t>self.sources[i].length
+            # about a token per 4 characters in most text: the buffer then
+            # rarely grows (each growth copies it)
+            ids_reserve(&chunk.out, text_units // 3 + 64)
             buffer = <uint8_t*>malloc(capacity + 1)
             if buffer == NULL:
                 with gil:
