@@ -900,7 +900,6 @@ cdef class BatchJob:
         cdef Py_ssize_t i
         cdef list one
         cdef size_t n_ids = self.core.n_ids
-        _check_ids(chunk.out.data, chunk.out.len, n_ids)
         # Creating the lists counts toward the collector's allocation
         # threshold even though they are untracked below; pausing it saves
         # dozens of collections per batch.
