@@ -241,11 +241,9 @@ def sample_encode(core: Any, text: str, *, alpha: float = 0.1, nbest_size: int =
     return _resolve(core, normalized, path)
 
 
-def _heap_push(heap: list, item: tuple) -> None:
-    # std::priority_queue::push with libstdc++'s push_heap, largest fx on top
-    # (item[0]); equal keys land where that algorithm puts them.
-    heap.append(item)
-    hole = len(heap) - 1
+def _rise(heap: list, hole: int, item: tuple) -> None:
+    # libstdc++'s __push_heap: item rises from the hole past every parent
+    # whose key is smaller, and stops below the first that is not.
     while hole > 0:
         parent = (hole - 1) // 2
         if not heap[parent][0] < item[0]:
@@ -253,6 +251,13 @@ def _heap_push(heap: list, item: tuple) -> None:
         heap[hole] = heap[parent]
         hole = parent
     heap[hole] = item
+
+
+def _heap_push(heap: list, item: tuple) -> None:
+    # std::priority_queue::push with libstdc++'s push_heap, largest fx on top
+    # (item[0]); equal keys land where that algorithm puts them.
+    heap.append(item)
+    _rise(heap, len(heap) - 1, item)
 
 
 def _heap_pop(heap: list) -> tuple:
@@ -275,13 +280,7 @@ def _heap_pop(heap: list) -> tuple:
         child = 2 * (child + 1)
         heap[hole] = heap[child - 1]
         hole = child - 1
-    while hole > 0:
-        parent = (hole - 1) // 2
-        if not heap[parent][0] < last[0]:
-            break
-        heap[hole] = heap[parent]
-        hole = parent
-    heap[hole] = last
+    _rise(heap, hole, last)
     return top
 
 
