@@ -309,8 +309,11 @@ cdef int _trie_build(PieceTrie* t, list pieces, const float* scores) except -1:
             depth = queue[4 * q_head + 3]
             q_head += 1
             i = lo
-            if i < hi and <int32_t>(offs[i + 1] - offs[i]) == depth:
-                t.units[node].value = ids[i]     # the key that ends here sorts first
+            # The keys that end here sort first. A piece spelled twice (GGUF
+            # files may hold one) keeps its last id, as llama.cpp's trie
+            # overwrites on insert; the stable sort keeps ids ascending.
+            while i < hi and <int32_t>(offs[i + 1] - offs[i]) == depth:
+                t.units[node].value = ids[i]
                 t.units[node].score = scores[ids[i]]
                 i += 1
             n_labels = 0

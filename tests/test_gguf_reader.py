@@ -494,6 +494,20 @@ def test_charsmap_from_i8_array_becomes_bytes():
     assert v.precompiled_charsmap == b"\x04\x00\x00\x00\xff\x7f"
 
 
+def test_t5_piece_spelled_twice_builds_and_keeps_its_last_id():
+    # The Unigram trie builder once read past a key that ended twice at one
+    # node (SIGSEGV); llama.cpp's trie overwrites on insert, so the last id wins.
+    from fasttok.core import Encoding
+
+    kvs = _tokenizer(model="t5", tokens=["<pad>", "</s>", "<unk>", "\u2581a", "a", "b", "\u2581a"],
+                     types=[3, 3, 2, 1, 1, 1, 1], merges=None,
+                     extra=[("tokenizer.ggml.scores", ARR,
+                             (GGUFType.FLOAT32, [0.0, 0.0, 0.0, -1.0, -2.0, -3.0, -4.0])),
+                            ("tokenizer.ggml.unknown_token_id", U32, 2)])
+    enc = Encoding.from_vocabulary(load_gguf(_gguf(kvs)))
+    assert enc.encode_ordinary("a ab") == [4, 6, 5]
+
+
 def test_unsupported_model_lists_the_supported_ones():
     with pytest.raises(VocabularyFileError, match="gpt2, llama, t5, bert") as err:
         load_gguf(_gguf(_tokenizer(model="rwkv")))
