@@ -22,6 +22,9 @@ __all__ = ["Encoding", "StreamDecoder"]
 AllowedSpecial = Union[Literal["all"], AbstractSet[str]]
 DisallowedSpecial = Union[Literal["all"], Collection[str]]
 
+# allowed/disallowed sets remembered per encoding (callers pass a handful)
+_MASK_CACHE_SIZE = 128
+
 
 def _raise_disallowed(token: str) -> None:
     raise FasttokError(
@@ -201,6 +204,7 @@ class Encoding:
         self._order = [raw.decode("utf-8") for raw in model.special_order]
         self._index = {text: i for i, text in enumerate(self._order)}
         self._all_mask = bytes([1]) * len(self._order)
+        self._masks: dict = {}
         self._max_token_value = max_token_value
 
     @functools.cached_property
@@ -223,14 +227,20 @@ class Encoding:
 
     # ------------------------------------------------------------ encoding
 
-    @functools.lru_cache(maxsize=128)
     def _mask(self, specials: frozenset) -> bytes:
-        mask = bytearray(len(self._order))
-        for text in specials:
-            i = self._index.get(text)
-            if i is not None:
-                mask[i] = 1
-        return bytes(mask)
+        # Cached on the instance: an lru_cache on the method would hold every
+        # encoding that ever encoded alive through its keys.
+        mask = self._masks.get(specials)
+        if mask is None:
+            flags = bytearray(len(self._order))
+            for text in specials:
+                i = self._index.get(text)
+                if i is not None:
+                    flags[i] = 1
+            mask = bytes(flags)
+            if len(self._masks) < _MASK_CACHE_SIZE:
+                self._masks[specials] = mask
+        return mask
 
     def _allowed_mask(self, allowed_special: AllowedSpecial,
                       disallowed_special: DisallowedSpecial, text: Union[str, Sequence[str]]) -> bytes:
