@@ -43,3 +43,30 @@ cdef size_t bpe_merge_parts(const TokenTablesView* tables, const uint8_t* piece,
 
 cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
                           bint whole_piece_lookup, IdBuffer* out, PairMemo* memo) except -1 nogil
+
+
+cdef struct Dropout:
+    # BPE-dropout's draw: the chance that a merge is skipped when its turn
+    # comes, and the generator's state.
+    double rate
+    uint64_t state
+
+
+cdef inline double uniform01(uint64_t* state) noexcept nogil:
+    # splitmix64, top 53 bits as a double in [0, 1): every sampler's coin
+    cdef uint64_t z
+    state[0] += 0x9E3779B97F4A7C15ULL
+    z = state[0]
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    z ^= z >> 31
+    return <double>(z >> 11) * (1.0 / 9007199254740992.0)
+
+
+# BPE of one piece with BPE-dropout as Hugging Face tokenizers runs it: the
+# lowest (priority, position) pair is popped; with probability drop.rate it
+# is set aside, otherwise the set-aside pairs go back to the queue and the
+# popped one merges if it is still there. whole_piece_lookup as above (it
+# comes first, as tokenizers' ignore_merges does).
+cdef int bpe_sample_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                          bint whole_piece_lookup, Dropout* drop, IdBuffer* out) except -1 nogil

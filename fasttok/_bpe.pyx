@@ -742,3 +742,132 @@ cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, s
             _encode_span(tables, piece + cut, i - cut, out, memo)
             cut = i
     return _encode_span(tables, piece + cut, n - cut, out, memo)
+
+
+cdef struct DropEntry:
+    uint64_t key       # priority << 32 | position of the left part
+    uint32_t merged    # the token the pair made when it was queued
+
+
+cdef inline void _drop_push(DropEntry* heap, size_t* size, uint64_t key, uint32_t merged) noexcept nogil:
+    cdef size_t hole = size[0], parent
+    size[0] += 1
+    while hole > 0:
+        parent = (hole - 1) >> 1
+        if heap[parent].key <= key:
+            break
+        heap[hole] = heap[parent]
+        hole = parent
+    heap[hole].key = key
+    heap[hole].merged = merged
+
+
+cdef inline DropEntry _drop_pop(DropEntry* heap, size_t* size) noexcept nogil:
+    cdef DropEntry top = heap[0], last
+    cdef size_t hole = 0, child, n
+    size[0] -= 1
+    n = size[0]
+    if n == 0:
+        return top
+    last = heap[n]
+    while True:
+        child = 2 * hole + 1
+        if child >= n:
+            break
+        if child + 1 < n and heap[child + 1].key < heap[child].key:
+            child += 1
+        if heap[child].key >= last.key:
+            break
+        heap[hole] = heap[child]
+        hole = child
+    heap[hole] = last
+    return top
+
+
+cdef inline void _drop_queue(const TokenTablesView* tables, const uint8_t* piece, uint32_t* ids,
+                             uint32_t* nxt, size_t n, size_t left, DropEntry* heap,
+                             size_t* size) noexcept nogil:
+    # queue the pair of the part at left and the part after it, if it merges
+    cdef size_t right = nxt[left]
+    cdef uint64_t v
+    if right >= n:
+        return
+    v = pair_value(tables, piece, left, nxt[right] if nxt[right] < n else n, ids[left], ids[right])
+    if v != NO_PAIR:
+        _drop_push(heap, size, (v & 0xFFFFFFFF00000000ULL) | left, <uint32_t>v)
+
+
+cdef int bpe_sample_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                          bint whole_piece_lookup, Dropout* drop, IdBuffer* out) except -1 nogil:
+    # Parts are known by the position of their first byte: ids[p] is the
+    # part's token, nxt[p] / prv[p] its neighbours (n for none; prv[p] is
+    # n + 1 once the part has merged into its left neighbour). The
+    # queue holds at most n - 1 pairs at first and gains two a merge.
+    cdef int64_t whole
+    cdef uint32_t* ids
+    cdef uint32_t* nxt
+    cdef uint32_t* prv
+    cdef DropEntry* heap
+    cdef DropEntry* aside
+    cdef DropEntry top
+    cdef size_t size = 0, n_aside = 0, i, left, right
+    cdef uint64_t v
+    if n == 0:
+        return 0
+    if whole_piece_lookup and n > 1:
+        whole = find_token(tables, piece, n)
+        if whole >= 0:
+            return ids_push(out, <uint32_t>whole)
+    if n == 1:
+        return ids_push(out, tables.byte_ids[piece[0]])
+    if n >= <size_t>0xFFFFFFFFU:
+        with gil:
+            raise OverflowError("a piece of 4 GiB or more cannot be sampled")
+    ids = <uint32_t*>malloc(3 * n * sizeof(uint32_t))
+    heap = <DropEntry*>malloc(2 * 3 * n * sizeof(DropEntry))
+    try:
+        if ids == NULL or heap == NULL:
+            with gil:
+                raise MemoryError()
+        nxt = ids + n
+        prv = ids + 2 * n
+        aside = heap + 3 * n
+        for i in range(n):
+            ids[i] = tables.byte_ids[piece[i]]
+            nxt[i] = <uint32_t>(i + 1)
+            prv[i] = <uint32_t>(i - 1) if i else <uint32_t>n
+        for i in range(n - 1):
+            _drop_queue(tables, piece, ids, nxt, n, i, heap, &size)
+        while size:
+            top = _drop_pop(heap, &size)
+            if drop.rate > 0.0 and uniform01(&drop.state) < drop.rate:
+                aside[n_aside] = top
+                n_aside += 1
+                continue
+            while n_aside:
+                n_aside -= 1
+                _drop_push(heap, &size, aside[n_aside].key, aside[n_aside].merged)
+            left = <size_t>(top.key & 0xFFFFFFFFULL)
+            right = nxt[left]
+            if prv[left] == n + 1 or right >= n:
+                continue  # merged into its left neighbour, or the last part
+            v = pair_value(tables, piece, left, nxt[right] if nxt[right] < n else n,
+                           ids[left], ids[right])
+            if v == NO_PAIR or <uint32_t>v != top.merged:
+                continue  # the queue entry is stale: a neighbour merged since
+            ids[left] = top.merged
+            prv[right] = <uint32_t>(n + 1)  # gone
+            nxt[left] = nxt[right]
+            if nxt[right] < n:
+                prv[nxt[right]] = <uint32_t>left
+            if prv[left] < n:
+                _drop_queue(tables, piece, ids, nxt, n, prv[left], heap, &size)
+            _drop_queue(tables, piece, ids, nxt, n, left, heap, &size)
+        i = 0
+        while i < n:
+            ids_push(out, ids[i])
+            i = nxt[i]
+    finally:
+        free(ids)
+        free(heap)
+    return 0

@@ -56,9 +56,10 @@ from libc.string cimport memchr, memcmp, memcpy
 
 from .errors import FasttokError
 
-from ._bpe cimport (IdBuffer, PairMemo, bpe_encode_piece, ids_free, ids_push, ids_reserve,
-                   pair_memo_init, pair_memo_release)
+from ._bpe cimport (Dropout, IdBuffer, PairMemo, bpe_encode_piece, bpe_sample_piece, ids_free,
+                   ids_push, ids_reserve, pair_memo_init, pair_memo_release)
 from ._pretokenize cimport ScanFn, scanner_by_name
+from ._token_ids cimport token_id
 from ._utf8 cimport Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_write
 from ._tables cimport (ByteStrings, TokenTables, TokenTablesView, find_bytes, fill_strings,
                        free_strings, _head, hash_bytes)
@@ -364,7 +365,8 @@ cdef class CoreBPE:
         return False
 
     cdef int _encode_segment(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
-                             IdBuffer* out, Scratch* scratch) except -1 nogil:
+                             IdBuffer* out, Scratch* scratch, Dropout* drop) except -1 nogil:
+        # drop: BPE-dropout's draw when sampling (the piece cache is then off), else NULL
         cdef Py_ssize_t i = start, j, n
         cdef CacheEntry* e
         cdef size_t before
@@ -372,7 +374,9 @@ cdef class CoreBPE:
         while i < end:
             j = self.scan(s, i, end)
             n = j - i
-            if scratch == NULL:
+            if drop != NULL:
+                bpe_sample_piece(self.view, s + i, n, self.whole_piece_lookup, drop, out)
+            elif scratch == NULL:
                 bpe_encode_piece(self.view, s + i, n, self.whole_piece_lookup, out, NULL)
             elif n < 2 or n > CACHE_MAX_PIECE:
                 bpe_encode_piece(self.view, s + i, n, self.whole_piece_lookup, out, &scratch.memo)
@@ -396,17 +400,22 @@ cdef class CoreBPE:
         return 0
 
     cdef int _encode_segment_generic(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
-                                     IdBuffer* out) except -1:
+                                     IdBuffer* out, Dropout* drop) except -1:
         cdef bytes piece
         cdef str segment = (<const char*>s)[start:end].decode("utf-8")
         for text in self.splitter(segment):
             piece = text.encode("utf-8")
-            bpe_encode_piece(self.view, <const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
-                             self.whole_piece_lookup, out, NULL)
+            if drop != NULL:
+                bpe_sample_piece(self.view, <const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
+                                 self.whole_piece_lookup, drop, out)
+            else:
+                bpe_encode_piece(self.view, <const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
+                                 self.whole_piece_lookup, out, NULL)
         return 0
 
     cdef int _encode_utf8(self, const uint8_t* s, Py_ssize_t n, const uint8_t* allowed,
-                          bint use_specials, IdBuffer* out, Scratch* scratch) except -1 nogil:
+                          bint use_specials, IdBuffer* out, Scratch* scratch,
+                          Dropout* drop) except -1 nogil:
         cdef Py_ssize_t pos = 0, seg_end
         cdef SpecialMatch m
         cdef bint has_special
@@ -414,17 +423,17 @@ cdef class CoreBPE:
             has_special = use_specials and self._next_special(s, pos, n, allowed, &m)
             seg_end = m.start if has_special else n
             if self.scan != NULL:
-                self._encode_segment(s, pos, seg_end, out, scratch)
+                self._encode_segment(s, pos, seg_end, out, scratch, drop)
             else:
                 with gil:
-                    self._encode_segment_generic(s, pos, seg_end, out)
+                    self._encode_segment_generic(s, pos, seg_end, out, drop)
             if not has_special:
                 return 0
             ids_push(out, self.special_ids[m.index])
             pos = m.start + m.length
 
     cdef int _encode_text(self, str text, const uint8_t* allowed, bint use_specials,
-                          IdBuffer* out) except -1:
+                          IdBuffer* out, Dropout* drop=NULL) except -1:
         cdef Utf8Text u
         cdef Scratch scratch
         cdef Scratch* use = NULL
@@ -433,11 +442,11 @@ cdef class CoreBPE:
         scratch.memo.owned = 0
         utf8_text(text, &u)
         try:
-            if u.size >= CACHE_MIN_BYTES:
+            if u.size >= CACHE_MIN_BYTES and drop == NULL:
                 scratch_init(&scratch, self.view)
                 use = &scratch
             with nogil:
-                self._encode_utf8(u.data, u.size, allowed, use_specials, out, use)
+                self._encode_utf8(u.data, u.size, allowed, use_specials, out, use, drop)
         finally:
             scratch_free(&scratch)
             free(u.owned)
@@ -459,6 +468,36 @@ cdef class CoreBPE:
             raise ValueError("the allowed mask is shorter than the list of special tokens")
         try:
             self._encode_text(text, &allowed[0] if self.n_specials else NULL, True, &out)
+            return ids_to_list(out.data, out.len, self.n_ids)
+        finally:
+            ids_free(&out)
+
+    def sample(self, str text not None, const uint8_t[::1] allowed, double alpha, int nbest_size,
+               rng not None):
+        """Ids of ``text`` with BPE-dropout: :meth:`encode` (``allowed`` as in
+        :meth:`count`), with each merge skipped with probability ``alpha`` as
+        Hugging Face tokenizers' BPE ``dropout`` does (a skipped merge waits
+        until the next merge is made, then may be drawn again). ``alpha <= 0``
+        gives :meth:`encode`'s ids, ``alpha >= 1`` one id per byte (where the
+        whole-piece lookup does not apply). ``rng`` (a ``random.Random``)
+        seeds the draws; ``nbest_size`` has no meaning for BPE and is ignored,
+        as sentencepiece ignores it.
+
+        >>> import random
+        >>> from fasttok._tables import TokenTables
+        >>> core = CoreBPE(TokenTables([b"a", b"b", b"ab", b" "]), {}, scanner="gpt2")
+        >>> core.sample("ab", None, 0.0, -1, random.Random(7)), core.sample(" ab", None, 1.0, -1, random.Random(7))
+        ([2], [3, 0, 1])
+        """
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        cdef Dropout drop
+        drop.rate = alpha
+        drop.state = rng.getrandbits(64)
+        try:
+            if allowed is None or self.n_specials == 0:
+                self._encode_text(text, NULL, False, &out, &drop)
+            else:
+                self._encode_text(text, &allowed[0], True, &out, &drop)
             return ids_to_list(out.data, out.len, self.n_ids)
         finally:
             ids_free(&out)
@@ -569,7 +608,7 @@ cdef class CoreBPE:
             for i in range(count):
                 if i + DECODE_PREFETCH < count:
                     prefetch(items[i + DECODE_PREFETCH])
-                t = <object>items[i]
+                t = token_id(<object>items[i])
                 if t < 0 or <uint64_t>t >= self.n_ids:
                     raise KeyError(<object>items[i])
                 spans[i].length = <uint64_t>t  # the id, until the pass below
@@ -603,10 +642,11 @@ cdef class CoreBPE:
         finally:
             free(spans)
 
-    def token_bytes(self, Py_ssize_t token):
+    def token_bytes(self, token):
         """The bytes of one id, ordinary or special; ``KeyError`` otherwise."""
         cdef Span span
-        if token < 0 or not decoder_span(&self.decoder, token, &span):
+        cdef long long t = token_id(token)
+        if t < 0 or not decoder_span(&self.decoder, <uint64_t>t, &span):
             raise KeyError(token)
         return (<const char*>span.src)[:span.length]
 
@@ -873,7 +913,8 @@ cdef class BatchJob:
                     data = buffer + used
                     size = utf8_write(&self.sources[i], buffer + used)
                     used += size
-                self.core._encode_utf8(data, size, self.mask, self.use_specials, &chunk.out, &scratch)
+                self.core._encode_utf8(data, size, self.mask, self.use_specials, &chunk.out, &scratch,
+                                       NULL)
                 self.ends[i] = chunk.out.len
         finally:
             scratch_free(&scratch)

@@ -104,6 +104,8 @@ corpus files through ``encode_many``, against ``sentencepiece.encode(lines)``):
 ([1, 2, 0], ['▁a', 'b', '▁c'])
 """
 
+from array import array
+
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.tuple cimport PyTuple_GET_ITEM
@@ -116,7 +118,8 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
 from ._growth cimport grow_array
-from ._bpe cimport PairMemo, bpe_merge_parts, pair_memo_init, pair_memo_release
+from ._bpe cimport PairMemo, bpe_merge_parts, pair_memo_init, pair_memo_release, uniform01
+from ._token_ids cimport token_id
 from ._spm_normalizer cimport (ByteBuf, Normalizer, OffsetBuf, SymbolMatcher, bytebuf_free,
                                bytebuf_reserve, offsets_free, valid_utf8_len)
 from ._tables cimport (ByteStrings, NO_PAIR, NO_TOKEN, TokenTables, fill_strings, find_bytes,
@@ -387,17 +390,6 @@ cdef inline uint32_t _unit_label(uint32_t u) noexcept nogil:
 
 cdef inline size_t _unit_offset(uint32_t u) noexcept nogil:
     return (u >> 10) << ((u & (1 << 9)) >> 6)
-
-
-cdef inline double _uniform(uint64_t* state) noexcept nogil:
-    # splitmix64, top 53 bits as a double in [0, 1): BPE-dropout's coin
-    cdef uint64_t z
-    state[0] += 0x9E3779B97F4A7C15ULL
-    z = state[0]
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
-    z ^= z >> 31
-    return <double>(z >> 11) * (1.0 / 9007199254740992.0)
 
 
 _TYPES = {"normal": T_NORMAL, "unknown": T_UNKNOWN, "control": T_CONTROL,
@@ -931,7 +923,7 @@ cdef class SentencePieceCore:
                 if sym[left].size == 0 or sym[right].size == 0 \
                         or sym[left].size + sym[right].size != size:
                     continue
-                if rng != NULL and alpha > 0.0 and (alpha >= 1.0 or _uniform(rng) < alpha):
+                if rng != NULL and alpha > 0.0 and (alpha >= 1.0 or uniform01(rng) < alpha):
                     continue
                 sym[left].size = size
                 sym[left].next = sym[right].next
@@ -1183,12 +1175,14 @@ cdef class SentencePieceCore:
         (``special_order`` is empty: sentencepiece parses no special token)."""
         return self._ids(text, True)
 
-    def sample_bpe(self, str text not None, double alpha, uint64_t seed):
+    def sample_bpe(self, str text not None, double alpha, uint64_t seed, bint first=True):
         """Ids of ``text`` with BPE-dropout, as sentencepiece's BPE
         ``SampleEncode``: each merge the agenda pops is skipped with
         probability ``alpha`` (never at ``alpha <= 0``, always at ``>= 1``);
         normalization, user-defined symbols, UNUSED pieces, byte fallback and
-        unknowns as in :meth:`encode`. ``seed`` fixes the draws.
+        unknowns as in :meth:`encode` (the llama.cpp flavour: as in
+        :meth:`encode_fragment`, ``first`` saying where the fragment is).
+        ``seed`` fixes the draws.
 
         >>> from fasttok.vocab import Vocabulary
         >>> v = Vocabulary(name="t", model="sentencepiece_bpe", byte_level=False, unk_id=0,
@@ -1199,11 +1193,11 @@ cdef class SentencePieceCore:
         ([3], [1, 2])
         """
         cdef uint64_t state = seed
-        if self.model_kind != MODEL_BPE or self.llama_cpp:
+        if self.model_kind != MODEL_BPE:
             raise FasttokError(f"{self.vocabulary.name}: BPE-dropout needs a SentencePiece BPE "
-                               ".model file; sample Unigram models with "
+                               "model; sample Unigram models with "
                                "fasttok.spm_models.sample_encode")
-        return self._ids(text, True, alpha, &state)
+        return self._ids(text, first, alpha, &state)
 
     def encode_fragment(self, str text not None, bint first=True):
         """Ids of one text fragment between special tokens (the llama.cpp
@@ -1221,26 +1215,24 @@ cdef class SentencePieceCore:
             spans_free(&toks)
             bytebuf_free(&norm)
 
-    def encode_many(self, list texts not None, const uint8_t[::1] allowed=None):
-        """Encode a list of texts; the whole batch runs without the GIL."""
+    cdef uint32_t* _batch_ids(self, list texts, uint64_t* ends) except? NULL:
+        # Every text's ids, one after another, in one malloc'd array the
+        # caller frees; ends[i] is where text i's ids end. The whole batch
+        # runs without the GIL. NULL only for an empty result.
         cdef Py_ssize_t count = len(texts), i
         cdef Utf8Source* inputs
-        cdef size_t* ends
         cdef SpanBuf spans = SpanBuf(NULL, 0, 0)
         cdef ByteBuf norm = ByteBuf(NULL, 0, 0)
-        cdef list result
         cdef Scratch sc
         cdef size_t total = 0, capacity = 0, used, size
         cdef uint8_t* buffer = NULL
         cdef const uint8_t* data
-        cdef int gc_was_on = 0
-        cdef uint32_t* ids = NULL       # every text's ids, one after another
-        cdef size_t n_ids = 0, ids_cap = 0, a = 0
+        cdef uint32_t* ids = NULL
+        cdef size_t n_ids = 0, ids_cap = 0
         memset(&sc, 0, sizeof(Scratch))
         inputs = <Utf8Source*>malloc((count + 1) * sizeof(Utf8Source))
-        ends = <size_t*>malloc((count + 1) * sizeof(size_t))
         try:
-            if inputs == NULL or ends == NULL:
+            if inputs == NULL:
                 raise MemoryError()
             # Read every text's layout under the GIL, then transcode them all
             # into one buffer without it (per text, releasing and taking the
@@ -1280,11 +1272,33 @@ cdef class SentencePieceCore:
                                 raise MemoryError()
                     n_ids += self._resolve_ids(norm.data, &spans, ids + n_ids)
                     ends[i] = n_ids
+            return ids
+        except BaseException:
+            free(ids)
+            raise
+        finally:
+            scratch_free(&sc)
+            free(buffer)
+            free(inputs)
+            spans_free(&spans); bytebuf_free(&norm)
+
+    def encode_many(self, list texts not None, const uint8_t[::1] allowed=None):
+        """Encode a list of texts; the whole batch runs without the GIL
+        (``allowed`` is unused: sentencepiece parses no special token)."""
+        cdef Py_ssize_t count = len(texts), i
+        cdef uint64_t* ends = <uint64_t*>malloc((count + 1) * sizeof(uint64_t))
+        cdef uint32_t* ids = NULL
+        cdef list result
+        cdef int gc_was_on = 0
+        cdef size_t a = 0
+        if ends == NULL:
+            raise MemoryError()
+        try:
+            ids = self._batch_ids(texts, ends)
             # Thousands of new lists would trigger collections that scan every
             # object the program holds, none of which can free anything here.
             gc_was_on = PyGC_Disable()
             result = PyList_New(count)
-            a = 0
             for i in range(count):
                 one = _id_array_list(ids, a, ends[i], self.ints)
                 Py_INCREF(one)
@@ -1294,11 +1308,49 @@ cdef class SentencePieceCore:
         finally:
             if gc_was_on:
                 PyGC_Enable()
-            scratch_free(&sc)
-            free(buffer)
             free(ids)
-            free(inputs); free(ends)
-            spans_free(&spans); bytebuf_free(&norm)
+            free(ends)
+
+    def encode_many_flat(self, list texts not None, const uint8_t[::1] allowed=None):
+        """Encode a list of texts into one ``array('I')`` of ids and an
+        ``array('Q')`` of ``len(texts) + 1`` offsets (text i's ids are
+        ``ids[offsets[i]:offsets[i + 1]]``), no Python int per token."""
+        cdef Py_ssize_t count = len(texts), i
+        cdef uint64_t* ends = <uint64_t*>malloc((count + 1) * sizeof(uint64_t))
+        cdef uint32_t* ids = NULL
+        if ends == NULL:
+            raise MemoryError()
+        try:
+            ids = self._batch_ids(texts, ends + 1)
+            ends[0] = 0
+            flat = array("I")
+            flat.frombytes((<char*>ids)[:ends[count] * sizeof(uint32_t)] if ids != NULL else b"")
+            offsets = array("Q")
+            offsets.frombytes((<char*>ends)[:(count + 1) * sizeof(uint64_t)])
+            return flat, offsets
+        finally:
+            free(ids)
+            free(ends)
+
+    def count_many(self, list texts not None, const uint8_t[::1] allowed=None):
+        """The number of ids of each text, as a list, without building the ids."""
+        cdef Py_ssize_t count = len(texts), i
+        cdef uint64_t* ends = <uint64_t*>malloc((count + 1) * sizeof(uint64_t))
+        cdef uint32_t* ids = NULL
+        if ends == NULL:
+            raise MemoryError()
+        try:
+            ids = self._batch_ids(texts, ends + 1)
+            ends[0] = 0
+            return [ends[i + 1] - ends[i] for i in range(count)]
+        finally:
+            free(ids)
+            free(ends)
+
+    def encode_to_array(self, str text not None, const uint8_t[::1] allowed=None):
+        """The ids of ``text`` as an ``array('I')``, no Python int per token."""
+        flat, _ = self.encode_many_flat([text], allowed)
+        return flat
 
     def encode_as_pieces(self, str text not None):
         """The pieces of ``text`` as sentencepiece's ``encode(out_type=str)``
@@ -1453,7 +1505,7 @@ cdef class SentencePieceCore:
         try:
             i = 0
             for token in tokens:
-                t = token
+                t = token_id(token)
                 if t < 0 or t >= self.n_tokens:
                     raise KeyError(token)
                 ids[i] = <uint32_t>t
@@ -1684,20 +1736,22 @@ cdef class SentencePieceCore:
         """A :class:`SentencePieceStream`: this model's ``decode`` one id at a time."""
         return SentencePieceStream(self)
 
-    def token_bytes(self, Py_ssize_t token):
+    def token_bytes(self, object token):
         """What one id stands for: the piece with ``▁`` as a space, a byte
         piece's byte, a control piece's own text (llama.cpp's
         ``token_to_piece(special=True)``); ``KeyError`` for an unknown id."""
-        if token < 0 or token >= self.n_tokens:
+        cdef long long t = token_id(token)
+        if t < 0 or t >= self.n_tokens:
             raise KeyError(token)
-        cdef uint64_t a = self.rendered.offsets[token], b = self.rendered.offsets[token + 1]
+        cdef uint64_t a = self.rendered.offsets[t], b = self.rendered.offsets[t + 1]
         return (<char*>self.rendered.data)[a:b]
 
-    def id_to_piece(self, Py_ssize_t token):
+    def id_to_piece(self, object token):
         """The vocabulary's text of one id (``▁`` kept, ``<0x41>`` as is)."""
-        if token < 0 or token >= self.n_tokens:
+        cdef long long t = token_id(token)
+        if t < 0 or t >= self.n_tokens:
             raise KeyError(token)
-        return self._piece(token).decode("utf-8", "replace")
+        return self._piece(<Py_ssize_t>t).decode("utf-8", "replace")
 
     def find_token(self, bytes data not None):
         """The id of the piece spelled ``data`` (vocabulary text, ``▁`` for
@@ -1802,7 +1856,7 @@ cdef class SentencePieceStream:
 
     def push(self, token):
         """Add one id; the bytes it completes (``KeyError`` for an unknown id)."""
-        cdef long long t = token
+        cdef long long t = token_id(token)
         cdef ByteBuf out = ByteBuf(NULL, 0, 0)
         if t < 0 or t >= self.core.n_tokens:
             raise KeyError(token)

@@ -39,6 +39,8 @@ from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy, memset
 
+from ._token_ids cimport token_id
+
 
 cdef unsigned long long _generations = 0
 
@@ -636,13 +638,14 @@ cdef class TokenTables:
             return None
         return (<uint32_t>(v & 0xFFFFFFFF), <uint32_t>(v >> 32))
 
-    def token_bytes(self, Py_ssize_t token):
+    def token_bytes(self, token):
         """The bytes of an ordinary token; ``KeyError`` for any other id.
 
         >>> TokenTables([b"x"]).token_bytes(0)
         b'x'
         """
-        if token < 0 or token >= self.strings.n or not self.strings.present[token]:
+        cdef long long t = token_id(token)
+        if t < 0 or <uint64_t>t >= self.strings.n or not self.strings.present[t]:
             raise KeyError(token)
-        cdef uint64_t a = self.strings.offsets[token], b = self.strings.offsets[token + 1]
+        cdef uint64_t a = self.strings.offsets[t], b = self.strings.offsets[t + 1]
         return (<char*>self.strings.data)[a:b]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import random
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import AbstractSet, Any, Literal, Optional, Union
 
@@ -275,11 +276,13 @@ class Encoding:
         allowed specials start at the same place, the longer one wins.
         ``add_special_tokens=True`` adds the BOS/EOS (or CLS/SEP) ids the
         vocabulary asks for (GGUF files); tiktoken encodings have none.
-        ``sample=True`` (SentencePiece models) draws one segmentation as
-        sentencepiece's subword regularization does: Unigram sampling
-        (``alpha``, ``nbest_size``: -1 for the whole lattice) or, for BPE,
-        BPE-dropout (each merge skipped with probability ``alpha``); ``seed``
-        for a repeatable draw. See :func:`fasttok.spm_models.sample_encode`.
+        ``sample=True`` draws one segmentation at random (subword
+        regularization), ``seed`` for a repeatable draw: for Unigram models
+        as sentencepiece samples (``alpha``, ``nbest_size``: -1 for the whole
+        lattice; see :func:`fasttok.spm_models.sample_encode`), for BPE models
+        BPE-dropout, each merge skipped with probability ``alpha`` (byte-level
+        BPE as Hugging Face tokenizers' ``dropout``, SentencePiece BPE as
+        sentencepiece's). WordPiece cannot sample and says so.
 
         >>> import fasttok
         >>> enc = fasttok.get_encoding("gpt2")                  # doctest: +SKIP
@@ -288,8 +291,7 @@ class Encoding:
         """
         allowed = self._allowed_mask(allowed_special, disallowed_special, text)
         if sample:
-            from .spm_models import sample_encode
-            ids = sample_encode(self._core, text, alpha=alpha, nbest_size=nbest_size, seed=seed)
+            ids = self._core.sample(text, allowed, alpha, nbest_size, random.Random(seed))
         else:
             ids = self._core.encode(text, allowed)
         return self._add_special_ids(ids) if add_special_tokens else ids
@@ -506,8 +508,22 @@ class Encoding:
 
     @property
     def eot_token(self) -> int:
-        """The id of ``<|endoftext|>``."""
-        return self._special_tokens["<|endoftext|>"]
+        """The id of ``<|endoftext|>``; in a vocabulary without it (GGUF,
+        SentencePiece), the end-of-sequence id the file names.
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=".",
+        ...     tokens=tuple(bytes([i]) for i in range(256)), special_tokens={"<|endoftext|>": 256}))
+        >>> enc.eot_token
+        256
+        """
+        found = self._special_tokens.get("<|endoftext|>")
+        if found is None:
+            found = self.vocabulary.eos_id
+        if found is None:
+            raise FasttokError(f"{self.name}: the vocabulary has no <|endoftext|> token and "
+                               "names no end-of-sequence token")
+        return found
 
     @functools.cached_property
     def special_tokens_set(self) -> frozenset:

@@ -408,15 +408,31 @@ class _GGUFModel:
                 return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
         return text
 
+    def _fragments(self, text: str, entries: list) -> list:
+        # text cut at the special tokens that entries match: ids and strs
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, not {type(text).__name__}")
+        return self._specials.partition(self._repair_surrogates(text), entries)
+
     def _encode(self, text: str, entries: list) -> list:
-        text = self._repair_surrogates(text)
         out: list = []
-        for frag in self._specials.partition(text, entries):
+        for frag in self._fragments(text, entries):
             if type(frag) is int:
                 out.append(frag)
             else:
                 out += self._encode_text(frag)
         return out
+
+    def sample(self, text: str, allowed: Any, alpha: float, nbest_size: int,
+               rng: Any) -> list:
+        """One segmentation of ``text`` drawn at random (subword regularization).
+
+        WordPiece has exactly one segmentation of each word, so there is
+        nothing to draw: models that can sample override this.
+        """
+        raise FasttokError(
+            f"{self.vocab.name}: a {self.vocab.model} vocabulary has one segmentation per "
+            "word, so it cannot sample; sample=True is for BPE (dropout) and Unigram models")
 
     def encode_ordinary(self, text: str) -> list:
         """Ids with control tokens as plain text (user-defined tokens still matched)."""
@@ -467,7 +483,9 @@ class _GGUFModel:
     # -------------------------------------------------------------- decoding
 
     def _check(self, token: int) -> int:
-        if not isinstance(token, int) or not 0 <= token < len(self.vocab.tokens):
+        if not isinstance(token, int):
+            raise TypeError(f"a token id must be an int, not {type(token).__name__}")
+        if not 0 <= token < len(self.vocab.tokens):
             raise KeyError(token)
         return token
 
@@ -573,10 +591,25 @@ class GGUFByteBPE(_GGUFModel):
         self._bpe_ids = ids
 
     def _encode_text(self, text: str) -> list:
-        ids = (self._fast or self._exact).encode_ordinary(text)
+        return self._known((self._fast or self._exact).encode_ordinary(text))
+
+    def _known(self, ids: list) -> list:
+        # the stand-ins of bytes without a token dropped, as llama.cpp drops them
         if self.missing_bytes and ids and max(ids) >= self._n:
             ids = [i for i in ids if i < self._n]
         return ids
+
+    def sample(self, text: str, allowed: Any, alpha: float, nbest_size: int,
+               rng: Any) -> list:
+        """BPE-dropout of the text between special tokens (see ``CoreBPE.sample``)."""
+        core = self._fast or self._exact
+        out: list = []
+        for frag in self._fragments(text, self._entries_for(allowed)):
+            if type(frag) is int:
+                out.append(frag)
+            else:
+                out += self._known(core.sample(frag, None, alpha, nbest_size, rng))
+        return out
 
     def encode_bytes_piece(self, piece: bytes) -> list:
         """Merge raw bytes as one piece, without the pre-tokenizer."""

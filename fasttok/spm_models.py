@@ -30,11 +30,12 @@ import random
 import struct
 from typing import Any, Optional
 
+from ._sentencepiece import SentencePieceCore
 from .errors import FasttokError
 from .vocab import Vocabulary
 
-__all__ = ["build_sentencepiece", "load_sentencepiece_file", "GGUFSentencePiece",
-           "sample_encode", "nbest_encode"]
+__all__ = ["build_sentencepiece", "load_sentencepiece_file", "SentencePieceModel",
+           "GGUFSentencePiece", "sample_encode", "nbest_encode"]
 
 # Vocabulary.metadata["tokenizer.ggml.model"] values that run llama.cpp's way
 _GGUF_SENTENCEPIECE = frozenset({"llama", "t5"})
@@ -51,9 +52,7 @@ def build_sentencepiece(vocab: Vocabulary) -> Any:
     """
     if vocab.metadata.get("tokenizer.ggml.model") in _GGUF_SENTENCEPIECE:
         return GGUFSentencePiece(vocab)
-    from ._sentencepiece import SentencePieceCore
-
-    return SentencePieceCore(vocab, flavour="sentencepiece")
+    return SentencePieceModel(vocab, flavour="sentencepiece")
 
 
 def load_sentencepiece_file(path: str, **options: Any) -> Vocabulary:
@@ -65,6 +64,25 @@ def load_sentencepiece_file(path: str, **options: Any) -> Vocabulary:
         raise FasttokError(f"{path}: a SentencePiece .model file takes only name= "
                            f"(got {', '.join(sorted(unknown))})")
     return load_sentencepiece(path, **options)
+
+
+class SentencePieceModel(SentencePieceCore):
+    """The model of a SentencePiece ``.model`` file: the compiled core, and
+    subword regularization as sentencepiece samples.
+
+    >>> from fasttok.vocab import Vocabulary
+    >>> v = Vocabulary(name="t", model="sentencepiece_bpe", byte_level=False, unk_id=0,
+    ...                tokens=(b"<unk>", b"a", b"b", b"ab"), scores=(0.0, -2.0, -2.0, -1.0),
+    ...                token_types=(2, 1, 1, 1))
+    >>> SentencePieceModel(v).sample("ab", None, 1.0, -1, random.Random(1))
+    [1, 2]
+    """
+
+    def sample(self, text: str, allowed: Any, alpha: float, nbest_size: int,
+               rng: random.Random) -> list:
+        """One segmentation drawn as :func:`sample_encode` describes
+        (``allowed`` is unused: a ``.model`` file parses no special tokens)."""
+        return _sample(self, text, alpha, nbest_size, rng)
 
 
 def _gguf_base() -> type:
@@ -90,11 +108,10 @@ class GGUFSentencePiece(_gguf_base()):  # type: ignore[misc]
         self.core = SentencePieceCore(vocab, flavour="llama.cpp")
 
     def _encode(self, text: str, entries: list) -> list:
-        text = self._repair_surrogates(text)
         out: list = []
         first = True
         encode = self.core.encode_fragment
-        for frag in self._specials.partition(text, entries):
+        for frag in self._fragments(text, entries):
             if type(frag) is int:
                 out.append(frag)
                 first = True
@@ -105,6 +122,24 @@ class GGUFSentencePiece(_gguf_base()):  # type: ignore[misc]
 
     def _encode_text(self, text: str) -> list:
         return self.core.encode_fragment(text, True)
+
+    def sample(self, text: str, allowed: Any, alpha: float, nbest_size: int,
+               rng: random.Random) -> list:
+        """One segmentation drawn at random: BPE-dropout of each fragment
+        between special tokens (``llama``), or Unigram sampling (``t5``) as
+        :func:`sample_encode` describes."""
+        if self.vocab.model != "sentencepiece_bpe":
+            return _sample(self, text, alpha, nbest_size, rng)
+        out: list = []
+        first = True
+        for frag in self._fragments(text, self._entries_for(allowed)):
+            if type(frag) is int:
+                out.append(frag)
+                first = True
+            else:
+                out += self.core.sample_bpe(frag, alpha, rng.getrandbits(64), first)
+                first = False
+        return out
 
     def _piece(self, i: int) -> bytes:
         return self.core.token_bytes(i)
@@ -204,12 +239,13 @@ def sample_encode(core: Any, text: str, *, alpha: float = 0.1, nbest_size: int =
     >>> sorted({tuple(sample_encode(build_sentencepiece(v), "ab", seed=s)) for s in range(40)})
     [(1, 2), (3,)]
     """
-    rng = random.Random(seed)
+    return core.sample(text, None, alpha, nbest_size, random.Random(seed))
+
+
+def _sample(core: Any, text: str, alpha: float, nbest_size: int, rng: random.Random) -> list:
+    # sample_encode for a SentencePiece model read from a .model file, or
+    # for a GGUF t5 (Unigram) one
     if core.vocabulary.model == "sentencepiece_bpe":
-        if getattr(core, "flavour", None) != "sentencepiece":
-            raise FasttokError(f"{core.vocabulary.name}: BPE-dropout follows sentencepiece's BPE; "
-                               "a GGUF llama vocabulary runs as llama.cpp, which does not "
-                               "sample, so encode it without sample=True")
         return core.sample_bpe(text, alpha, rng.getrandbits(64))
     if nbest_size in (0, 1):
         return core.encode_ordinary(text)

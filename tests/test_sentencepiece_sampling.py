@@ -141,10 +141,22 @@ def test_bpe_dropout_differs_between_seeds():
     assert len(draws) > 10
 
 
-def test_bpe_dropout_is_refused_for_gguf_llama_vocabularies():
+def test_bpe_dropout_of_a_gguf_llama_vocabulary_at_alpha_0_is_its_encoding():
     enc = fasttok.load(DATA / "vocab" / "gguf" / "ggml-vocab-llama-spm.gguf")
-    with pytest.raises(fasttok.FasttokError, match="encode it without sample=True"):
-        enc.encode("hello", sample=True, alpha=0.1)
+    bad = Mismatches("ggml-vocab-llama-spm sample(alpha=0)")
+    for k, text in enumerate(corpus_lines("en", 300) + corpus_lines("zh", 100) + ["a<s>b</s>"]):
+        ours = enc.encode(text, allowed_special="all", sample=True, alpha=0.0, seed=k)
+        plain = enc.encode(text, allowed_special="all")
+        bad.check(None if ours == plain else describe_mismatch(ours, plain, text), f"line {k}")
+    bad.assert_none()
+
+
+def test_bpe_dropout_of_a_gguf_llama_vocabulary_decodes_to_the_text():
+    enc = fasttok.load(DATA / "vocab" / "gguf" / "ggml-vocab-llama-spm.gguf")
+    text = "unbelievable things happen"
+    draws = {tuple(enc.encode(text, sample=True, alpha=0.3, seed=k)) for k in range(30)}
+    assert len(draws) > 10
+    assert {enc.decode(list(d)) for d in draws} == {text}
 
 
 # ---------------------------------------------------------------- n-best
