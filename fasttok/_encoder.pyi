@@ -15,6 +15,7 @@ class CoreBPE:
         specials: dict[bytes, int],
         decode_tokens: Sequence[bytes | None] | None = ...,
         *,
+        ids: Sequence[int] | None = ...,
         scanner: str | None = ...,
         splitter: Callable[[str], Iterable[str]] | None = ...,
         whole_piece_lookup: bool = ...,

@@ -20,6 +20,17 @@ every model of the process. Each model used to keep a copy of the token
 bytes and a tuple of every id's int: for o200k_base 3 MB and 7 MB, and all
 but half a millisecond of the 15 ms it took to build the model over tables
 read from the cache.
+
+Ids far apart (a rank file may rank one token 10**8 beside 256 others; a
+special token may have id 2**31) would make every table by id follow the
+largest id instead of the number of tokens. The model then works with
+codes instead: the slots of the tables (the tokens in id order), then one
+per distinct special id. Encoding turns codes into ids through an array of
+one id per code as it builds the result; decoding finds a code by binary
+search in the same array. When the ids are dense (``ids_are_dense``, every
+real vocabulary), code and id are the same number and nothing is looked up:
+the path of every real vocabulary runs as it did before sparse ids were
+supported.
 """
 
 import gc
@@ -55,14 +66,15 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memchr, memcmp, memcpy
 
 from .errors import FasttokError
+from .vocab import MAX_ID, ids_are_dense
 
 from ._bpe cimport (Dropout, IdBuffer, PairMemo, bpe_encode_piece, bpe_sample_piece, ids_free,
                    ids_push, ids_reserve, pair_memo_init, pair_memo_release)
 from ._pretokenize cimport ScanFn, scanner_by_name
 from ._token_ids cimport token_id
 from ._utf8 cimport Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_write
-from ._tables cimport (ByteStrings, TokenTables, TokenTablesView, find_bytes, fill_strings,
-                       free_strings, _head, hash_bytes)
+from ._tables cimport (NO_TOKEN, ByteStrings, TokenTables, TokenTablesView, find_bytes,
+                       fill_strings, free_strings, _head, hash_bytes)
 
 
 cdef int _check_ids(const uint32_t* ids, size_t n, size_t n_ints) except -1:
@@ -110,13 +122,22 @@ cdef PyObject* _new_int(uint32_t i) except NULL:
     return _ints[i]
 
 
-cdef list ids_to_list(const uint32_t* ids, size_t n, size_t n_ids):
+cdef list ids_to_list(const uint32_t* ids, size_t n, size_t n_ids, const uint32_t* code_ids):
+    # code_ids: the id of each code for a sparse id space (NULL: codes are ids)
     cdef list out
     cdef size_t i
     cdef PyObject** ints
     cdef PyObject* item
+    cdef object value
     _check_ids(ids, n, n_ids)
     out = PyList_New(n)
+    if code_ids != NULL:
+        # ids far apart: the shared table by id is no place for them
+        for i in range(n):
+            value = code_ids[ids[i]]
+            Py_INCREF(value)
+            PyList_SET_ITEM(out, i, value)
+        return out
     # read after PyList_New: a collection it sets off may run a finalizer
     # that builds a larger model, which moves the table
     ints = _ints
@@ -127,6 +148,20 @@ cdef list ids_to_list(const uint32_t* ids, size_t n, size_t n_ids):
         Py_INCREF_PTR(item)
         PyList_SET_ITEM_PTR(out, i, item)
     return out
+
+
+cdef int append_ids(object ids, const uint32_t* codes, size_t n, size_t n_codes,
+                    const uint32_t* code_ids) except -1:
+    # Appends the ids of codes[:n] to the array('I') ids (code_ids as in ids_to_list).
+    cdef uint32_t[::1] view
+    cdef size_t i, start = len(ids)
+    _check_ids(codes, n, n_codes)
+    ids.frombytes((<char*>codes)[:n * sizeof(uint32_t)])
+    if code_ids != NULL and n:
+        view = ids
+        for i in range(start, start + n):
+            view[i] = code_ids[view[i]]
+    return 0
 
 
 cdef enum:
@@ -189,6 +224,11 @@ cdef struct Decoder:
     ByteStrings ordinary
     ByteStrings extra
     uint32_t extra_base
+    # For a sparse id space (else NULL): the id of each ordinary slot and of
+    # each extra entry, ascending; the entries are the distinct special ids,
+    # with codes extra_base + entry.
+    const uint32_t* slot_ids
+    const uint32_t* extra_ids
 
 
 cdef struct Span:
@@ -196,8 +236,33 @@ cdef struct Span:
     uint64_t length
 
 
+cdef inline Py_ssize_t _find_id(const uint32_t* ids, Py_ssize_t n, uint64_t t) noexcept nogil:
+    # where t is in the ascending ids[:n], or -1
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if ids[mid] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < n and ids[lo] == t else -1
+
+
+cdef inline int64_t decoder_code(const Decoder* d, uint64_t t) noexcept nogil:
+    # The code of id t in a sparse id space, or -1 for an id that is no
+    # token. Specials first: in a vocabulary never validated, a special on
+    # an ordinary id decodes as the special, as it does in a dense one.
+    cdef Py_ssize_t j = _find_id(d.extra_ids, d.extra.n, t)
+    if j >= 0:
+        return d.extra_base + j
+    j = _find_id(d.slot_ids, d.ordinary.n, t)
+    if j >= 0 and d.ordinary.present[j]:
+        return j
+    return -1
+
+
 cdef inline bint decoder_span(const Decoder* d, uint64_t t, Span* span) noexcept nogil:
-    # Where the bytes of id t are; False when t has none.
+    # Where the bytes of code t are; False when t has none.
     cdef uint64_t u
     if t < d.ordinary.n and d.ordinary.present[t]:
         span.src = d.ordinary.data + d.ordinary.offsets[t]
@@ -223,12 +288,22 @@ cdef class CoreBPE:
     ``None``, else to its special token (the first one named, when two
     share the id), else to the tables' token.
 
+    ``ids``, when given, is the id of each of the tables' tokens, ascending
+    (the tables then hold the tokens in id order, without holes). With
+    ``ids``, or with specials far past the tokens, the id space is sparse
+    (see the module notes) and ``decode_tokens`` must be ``None``.
+
     >>> from fasttok._tables import TokenTables
     >>> core = CoreBPE(TokenTables([b"a", b"b", b"ab", b" "]), {b"<e>": 4}, scanner="gpt2")
     >>> core.encode_ordinary("ab ab"), core.encode("ab<e>", b"\\x01")
     ([2, 3, 2], [2, 4])
     >>> core.decode_bytes([2, 4, 3])
     b'ab<e> '
+
+    >>> far = CoreBPE(TokenTables([b"a", b"b", b"ab"]), {b"<e>": 2**31}, ids=[5, 6, 10**9],
+    ...               scanner="gpt2")
+    >>> far.encode("ab<e>b", b"\\x01"), far.decode_bytes([10**9, 2**31, 6])
+    ([1000000000, 2147483648, 6], b'ab<e>b')
     """
 
     cdef TokenTables tables
@@ -246,7 +321,8 @@ cdef class CoreBPE:
     cdef int single_first_byte  # the byte every special starts with, or -1
     cdef Decoder decoder
     cdef readonly object special_order
-    cdef size_t n_ids  # every id the model produces or decodes is below it
+    cdef size_t n_ids  # every code the model produces or decodes is below it
+    cdef uint32_t* code_ids  # the id of each code; NULL when codes are ids
 
     def __cinit__(self):
         self.special_ids = NULL
@@ -256,9 +332,12 @@ cdef class CoreBPE:
         self.decoder.extra.data = NULL
         self.decoder.extra.offsets = NULL
         self.decoder.extra.present = NULL
+        self.decoder.slot_ids = NULL
+        self.decoder.extra_ids = NULL
+        self.code_ids = NULL
 
     def __init__(self, TokenTables tables not None, dict specials not None, decode_tokens=None,
-                 *, str scanner=None, splitter=None, bint whole_piece_lookup=True):
+                 *, ids=None, str scanner=None, splitter=None, bint whole_piece_lookup=True):
         cdef Py_ssize_t i, length
         if scanner is None and splitter is None:
             raise ValueError("a pre-tokenizer is needed: give scanner or splitter")
@@ -287,8 +366,53 @@ cdef class CoreBPE:
         for b in firsts:
             self.special_first[b] = 1
         self.single_first_byte = next(iter(firsts)) if len(firsts) == 1 else -1
-        self._fill_decoder(specials, decode_tokens)
-        _reserve_ints(self.n_ids)
+        top = max(len(tables) - 1, max(specials.values(), default=-1))
+        if ids is None and (decode_tokens is not None
+                            or ids_are_dense(top, len(tables) + self.n_specials)):
+            self._fill_decoder(specials, decode_tokens)
+            _reserve_ints(self.n_ids)
+        elif decode_tokens is not None:
+            raise ValueError("decode_tokens are given by id, which needs a dense id space: "
+                             "leave out ids, or decode_tokens")
+        else:
+            self._fill_sparse(specials, ids)
+
+    cdef int _fill_sparse(self, dict specials, ids) except -1:
+        # Codes for a sparse id space: the tables' slots, then the distinct
+        # special ids in ascending order (decoding gives the first name of
+        # an id two specials share).
+        cdef Py_ssize_t n_slots = len(self.tables), i
+        cdef dict first_name = {}
+        if ids is not None and len(ids) != n_slots:
+            raise ValueError(f"{len(ids)} ids for {n_slots} tokens")
+        for raw, sid in specials.items():
+            first_name.setdefault(sid, raw)
+        special_ids = sorted(first_name)
+        self.n_ids = n_slots + len(special_ids)
+        self.code_ids = <uint32_t*>malloc((self.n_ids + 1) * sizeof(uint32_t))
+        if self.code_ids == NULL:
+            raise MemoryError()
+        previous = -1
+        for i in range(n_slots):
+            token_id = i if ids is None else ids[i]
+            if not previous < token_id <= MAX_ID:
+                raise ValueError(f"id {token_id} of token {i} is not above the one before it "
+                                 f"({previous}) and at most {MAX_ID}")
+            self.code_ids[i] = token_id
+            previous = token_id
+        for i in range(len(special_ids)):
+            self.code_ids[n_slots + i] = special_ids[i]
+        code_of = {sid: n_slots + i for i, sid in enumerate(special_ids)}
+        for i in range(self.n_specials):
+            self.special_ids[i] = code_of[specials[self.special_order[i]]]
+        self.decoder.ordinary = self.tables.strings
+        # 16 bytes past the last special, as in _fill_decoder
+        fill_strings(&self.decoder.extra, [first_name[sid] for sid in special_ids] + [bytes(16)])
+        self.decoder.extra.n -= 1
+        self.decoder.extra_base = <uint32_t>n_slots
+        self.decoder.slot_ids = self.code_ids
+        self.decoder.extra_ids = self.code_ids + n_slots
+        return 0
 
     cdef int _fill_decoder(self, dict specials, decode_tokens) except -1:
         cdef const ByteStrings* ordinary = &self.tables.strings
@@ -330,6 +454,7 @@ cdef class CoreBPE:
     def __dealloc__(self):
         free(self.special_ids)
         free(self.special_lengths)
+        free(self.code_ids)
         free_strings(&self.decoder.extra)
 
     cdef bint _next_special(self, const uint8_t* s, Py_ssize_t pos, Py_ssize_t n,
@@ -457,7 +582,7 @@ cdef class CoreBPE:
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         try:
             self._encode_text(text, NULL, False, &out)
-            return ids_to_list(out.data, out.len, self.n_ids)
+            return ids_to_list(out.data, out.len, self.n_ids, self.code_ids)
         finally:
             ids_free(&out)
 
@@ -468,7 +593,7 @@ cdef class CoreBPE:
             raise ValueError("the allowed mask is shorter than the list of special tokens")
         try:
             self._encode_text(text, &allowed[0] if self.n_specials else NULL, True, &out)
-            return ids_to_list(out.data, out.len, self.n_ids)
+            return ids_to_list(out.data, out.len, self.n_ids, self.code_ids)
         finally:
             ids_free(&out)
 
@@ -498,7 +623,7 @@ cdef class CoreBPE:
                 self._encode_text(text, NULL, False, &out, &drop)
             else:
                 self._encode_text(text, &allowed[0], True, &out, &drop)
-            return ids_to_list(out.data, out.len, self.n_ids)
+            return ids_to_list(out.data, out.len, self.n_ids, self.code_ids)
         finally:
             ids_free(&out)
 
@@ -547,9 +672,8 @@ cdef class CoreBPE:
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         try:
             self._encode_allowing(text, allowed, &out)
-            _check_ids(out.data, out.len, self.n_ids)
             ids = array("I")
-            ids.frombytes((<char*>out.data)[:out.len * sizeof(uint32_t)])
+            append_ids(ids, out.data, out.len, self.n_ids, self.code_ids)
             return ids
         finally:
             ids_free(&out)
@@ -560,7 +684,7 @@ cdef class CoreBPE:
         try:
             bpe_encode_piece(self.view, <const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
                              self.whole_piece_lookup, &out, NULL)
-            return ids_to_list(out.data, out.len, self.n_ids)
+            return ids_to_list(out.data, out.len, self.n_ids, self.code_ids)
         finally:
             ids_free(&out)
 
@@ -596,6 +720,7 @@ cdef class CoreBPE:
         cdef const uint8_t* data = self.decoder.ordinary.data
         cdef const uint8_t* data_end = data + (offsets[n_ordinary] if n_ordinary else 0)
         cdef long long t
+        cdef int64_t code
         cdef bytes out
         cdef char* dst
         if spans == NULL:
@@ -605,13 +730,21 @@ cdef class CoreBPE:
         # token table is megabytes, so reading either one item at a time
         # waits on a cache miss per id (half of decode's time before).
         try:
-            for i in range(count):
-                if i + DECODE_PREFETCH < count:
-                    prefetch(items[i + DECODE_PREFETCH])
-                t = token_id(<object>items[i])
-                if t < 0 or <uint64_t>t >= self.n_ids:
-                    raise KeyError(<object>items[i])
-                spans[i].length = <uint64_t>t  # the id, until the pass below
+            if self.code_ids == NULL:
+                for i in range(count):
+                    if i + DECODE_PREFETCH < count:
+                        prefetch(items[i + DECODE_PREFETCH])
+                    t = token_id(<object>items[i])
+                    if t < 0 or <uint64_t>t >= self.n_ids:
+                        raise KeyError(<object>items[i])
+                    spans[i].length = <uint64_t>t  # the code, until the pass below
+            else:
+                for i in range(count):
+                    t = token_id(<object>items[i])
+                    code = decoder_code(&self.decoder, <uint64_t>t) if 0 <= t < NO_TOKEN else -1
+                    if code < 0:
+                        raise KeyError(<object>items[i])
+                    spans[i].length = <uint64_t>code
             for i in range(count):
                 if i + DECODE_PREFETCH < count:
                     ahead = spans[i + DECODE_PREFETCH].length
@@ -646,13 +779,19 @@ cdef class CoreBPE:
         """The bytes of one id, ordinary or special; ``KeyError`` otherwise."""
         cdef Span span
         cdef long long t = token_id(token)
-        if t < 0 or not decoder_span(&self.decoder, <uint64_t>t, &span):
+        cdef int64_t code = t
+        if self.code_ids != NULL:
+            code = decoder_code(&self.decoder, <uint64_t>t) if 0 <= t < NO_TOKEN else -1
+        if code < 0 or not decoder_span(&self.decoder, <uint64_t>code, &span):
             raise KeyError(token)
         return (<const char*>span.src)[:span.length]
 
     def find_token(self, bytes data not None):
         """The id of the ordinary token spelled ``data``, or -1."""
-        return self.tables.find(data)
+        found = self.tables.find(data)
+        if found >= 0 and self.code_ids != NULL:
+            return self.code_ids[found]
+        return found
 
 
 cdef enum:
@@ -941,6 +1080,7 @@ cdef class BatchJob:
         cdef Py_ssize_t i
         cdef list one
         cdef size_t n_ids = self.core.n_ids
+        cdef const uint32_t* code_ids = self.core.code_ids
         # Creating the lists counts toward the collector's allocation
         # threshold even though they are untracked below; pausing it saves
         # dozens of collections per batch.
@@ -949,7 +1089,7 @@ cdef class BatchJob:
         try:
             for i in range(chunk.first, chunk.stop):
                 b = self.ends[i]
-                one = ids_to_list(chunk.out.data + a, b - a, n_ids)
+                one = ids_to_list(chunk.out.data + a, b - a, n_ids, code_ids)
                 # A list of ints cannot be part of a reference cycle, so the
                 # cycle collector need not know about it. Tracked, a batch of
                 # 70k short lines set off collections that walked every one
@@ -978,8 +1118,7 @@ cdef class BatchJob:
             offsets[0] = 0
             for k in range(self.n_chunks):
                 chunk = &self.chunks[k]
-                _check_ids(chunk.out.data, chunk.out.len, self.core.n_ids)
-                ids.frombytes((<char*>chunk.out.data)[:chunk.out.len * sizeof(uint32_t)])
+                append_ids(ids, chunk.out.data, chunk.out.len, self.core.n_ids, self.core.code_ids)
                 for i in range(chunk.first, chunk.stop):
                     offsets[i + 1] = base + self.ends[i]
                 base += chunk.out.len

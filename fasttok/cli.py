@@ -144,7 +144,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     enc = _encoding(args.encoding)
     v = enc.vocabulary
     special_ids = set(v.special_tokens.values())
-    mergeable = sum(1 for i, t in enumerate(v.tokens) if t is not None and i not in special_ids)
+    mergeable = sum(1 for i, _ in v.ordinary_tokens() if i not in special_ids)
     rows = [
         ("name", v.name),
         ("source", v.source or "(built in)"),

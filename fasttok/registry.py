@@ -199,19 +199,14 @@ def _build_byte_bpe(vocab: Vocabulary, tables: Any = None) -> Any:
     if tables is None:
         merges = None
         if vocab.merges is not None:
-            ids = {tok: i for i, tok in enumerate(vocab.tokens) if tok is not None}
-            merges = [(ids.get(a, -1), ids.get(b, -1)) for a, b in vocab.merges]
+            slot_of = {tok: i for i, tok in enumerate(vocab.tokens) if tok is not None}
+            merges = [(slot_of.get(a, -1), slot_of.get(b, -1)) for a, b in vocab.merges]
         tables = TokenTables(vocab.tokens, priorities=vocab.ranks, merges=merges)
+    # The model decodes a special's id to its first name, as tiktoken does.
     specials = {text.encode("utf-8"): sid for text, sid in vocab.special_tokens.items()}
-    decode = list(vocab.tokens)
-    top = max(specials.values(), default=-1)
-    if top >= len(decode):
-        decode.extend([None] * (top + 1 - len(decode)))
-    for raw, sid in reversed(specials.items()):
-        decode[sid] = raw  # the first name of an id shared by two specials wins
     scanner = scanner_for(vocab.pattern) if vocab.pattern is not None else vocab.pre_tokenizer
     splitter = None if scanner is not None else pattern_splitter(vocab.pattern or "")
-    return CoreBPE(tables, specials, decode, scanner=scanner, splitter=splitter,
+    return CoreBPE(tables, specials, ids=vocab.ids, scanner=scanner, splitter=splitter,
                    whole_piece_lookup=vocab.merges is None)
 
 

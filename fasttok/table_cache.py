@@ -29,7 +29,10 @@ that a table added to the model can never be missing from an old cache file.
 Layout: a header (``_HEADER``: magic, format version, byte order, fasttok
 version, identity of the compiled ``_tables`` module, whose code lays out
 and hashes the index, sha256 of the rank file, sha256 of the encoding's spec,
-payload length, payload CRC-32), then the payload.
+payload length, payload CRC-32), then the payload: the ids of the tables'
+tokens when the rank file's ranks are too far apart to index by
+(``_IDS``: whether they are there and how many, then one 32-bit word each,
+padded to 8 bytes; see :attr:`fasttok.vocab.Vocabulary.ids`), then the tables.
 
 Validation. The rank file's sha256 is checked on every load, as without the
 cache (1.7 / 3.1 ms, hashed in chunks; a size-and-mtime check would save
@@ -61,11 +64,12 @@ from .vocab import Vocabulary
 __all__ = ["load_named_encoding", "cache_file", "cache_enabled"]
 
 _MAGIC = b"FTTABLES"
-_FORMAT = 1
+_FORMAT = 2
 _BYTE_ORDER = 0x01020304  # reads back differently on a machine of the other byte order
 # magic, format, byte order, fasttok version, build, rank file, spec, payload length, payload CRC;
 # 160 bytes, so the payload after it stays 8-byte aligned
 _HEADER = struct.Struct("=8sII32s32s32s32sQI4x")
+_IDS = struct.Struct("=QQ")  # whether the tokens' ids follow, and how many
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
@@ -114,16 +118,24 @@ def load_named_encoding(name: str, spec: registry.EncodingSpec, *,
     path = registry.find_vocab_file(spec.file)
     slot = _slot(name, spec, path) if cache_enabled(cache) else None
     if slot is not None:
-        tables = _read_tables(*slot)
-        if tables is not None:
-            return _cached_encoding(name, spec, path, tables)
+        read = _read_tables(*slot)
+        if read is not None:
+            return _cached_encoding(name, spec, path, read)
     vocab = load_tiktoken(path, name=name, pat_str=spec.pat_str, special_tokens=spec.special_tokens,
                           explicit_n_vocab=spec.explicit_n_vocab, expected_sha256=spec.sha256)
-    tables = TokenTables(vocab.tokens)  # a rank file's id is its merge priority
+    tables = TokenTables(vocab.tokens)  # a rank file's id (in id order: slot) is its merge priority
     if slot is not None:
         target, key, _ = slot
-        _write_tables(target, key, tables.to_bytes())
+        _write_tables(target, key, _ids_bytes(vocab.ids) + tables.to_bytes())
     return _encoding(vocab, tables)
+
+
+def _ids_bytes(ids: Optional[tuple]) -> bytes:
+    # the ids section of the payload
+    if ids is None:
+        return _IDS.pack(0, 0)
+    words = struct.pack(f"={len(ids)}I", *ids)
+    return _IDS.pack(1, len(ids)) + words + bytes(-len(words) % 8)
 
 
 def _slot(name: str, spec: registry.EncodingSpec, path: str) -> Optional[tuple]:
@@ -159,7 +171,8 @@ def _encoding(vocab: Vocabulary, tables: Any) -> Any:
     return enc
 
 
-def _cached_encoding(name: str, spec: registry.EncodingSpec, path: str, tables: Any) -> Any:
+def _cached_encoding(name: str, spec: registry.EncodingSpec, path: str,
+                     read: tuple) -> Any:
     # The encoding of tables read back: the model decodes from the tables'
     # own token bytes, and the vocabulary record, a tuple of one bytes
     # object per token, is made only if someone asks for it.
@@ -167,17 +180,20 @@ def _cached_encoding(name: str, spec: registry.EncodingSpec, path: str, tables: 
     from .core import Encoding
     from .patterns import pattern_splitter, scanner_for
 
+    ids, tables = read
+
     def make_vocabulary() -> Vocabulary:
-        return Vocabulary(name=name, model="byte_bpe", tokens=tables.tokens(),
+        return Vocabulary(name=name, model="byte_bpe", tokens=tables.tokens(), ids=ids,
                           special_tokens=spec.special_tokens, pattern=spec.pat_str,
                           explicit_n_vocab=spec.explicit_n_vocab, source=path)
 
     specials = {text.encode("utf-8"): sid for text, sid in spec.special_tokens.items()}
     scanner = scanner_for(spec.pat_str)
-    model = CoreBPE(tables, specials, scanner=scanner,
+    model = CoreBPE(tables, specials, ids=ids, scanner=scanner,
                     splitter=None if scanner is not None else pattern_splitter(spec.pat_str))
     # a rank file's last token is its largest rank
-    top = max(len(tables) - 1, max(spec.special_tokens.values(), default=-1))
+    last = len(tables) - 1 if ids is None else ids[-1] if ids else -1
+    top = max(last, max(spec.special_tokens.values(), default=-1))
     enc = Encoding._from_model(model, make_vocabulary, name=name, pattern=spec.pat_str,
                                special_tokens=spec.special_tokens, max_token_value=top)
     enc._pickle_by_name = True
@@ -209,9 +225,9 @@ def _key(name: str, spec: registry.EncodingSpec) -> tuple:
             hashlib.sha256(described.encode()).digest())
 
 
-def _read_tables(target: str, key: tuple, limit: int) -> Any:
-    # The tables in target if it is a regular file of at most limit bytes
-    # whose header matches key and whose payload is intact, else None.
+def _read_tables(target: str, key: tuple, limit: int) -> Optional[tuple]:
+    # (ids, tables) from target if it is a regular file of at most limit
+    # bytes whose header matches key and whose payload is intact, else None.
     from ._tables import TokenTables
 
     try:
@@ -234,10 +250,26 @@ def _read_tables(target: str, key: tuple, limit: int) -> Any:
     if (tuple(found) != key or length != len(data) - _HEADER.size
             or zlib.crc32(memoryview(data)[_HEADER.size:]) != crc):
         return None
+    at = _HEADER.size
+    if len(data) < at + _IDS.size:
+        return None
+    has_ids, count = _IDS.unpack_from(data, at)
+    at += _IDS.size
+    ids = None
+    if has_ids:
+        if has_ids != 1 or at + 4 * count > len(data):
+            return None
+        ids = struct.unpack_from(f"={count}I", data, at)
+        at += (4 * count + 7) // 8 * 8
+    elif count:
+        return None
     try:
-        return TokenTables.from_bytes(data, _HEADER.size)
+        tables = TokenTables.from_bytes(data, at)
     except ValueError:
         return None
+    if ids is not None and (len(ids) != len(tables) or any(a >= b for a, b in zip(ids, ids[1:]))):
+        return None
+    return ids, tables
 
 
 def _write_tables(target: str, key: tuple, payload: bytes) -> None:

@@ -6,7 +6,11 @@ compiled model for ``vocab.model``. Nothing here depends on the file format.
 
 Token ids index :attr:`Vocabulary.tokens`. An id that is not an ordinary
 token (a special token or a hole in the id space, like rank 50256 of
-``p50k_base``) holds ``None`` there.
+``p50k_base``) holds ``None`` there. When the ids are spread out (a rank file
+may rank a token 10**8 beside 256 others), a tuple by id would follow the
+largest id instead of the number of tokens, so the record then lists the
+tokens alone with their ids beside them (:attr:`Vocabulary.ids`, ascending);
+:func:`ids_are_dense` is the rule that picks one form or the other.
 
 >>> v = Vocabulary(name="tiny", model="byte_bpe",
 ...                tokens=tuple(bytes([b]) for b in range(256)) + (b"ab",),
@@ -17,14 +21,30 @@ token (a special token or a hole in the id space, like rank 50256 of
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Optional
 
 from .errors import VocabularyError
 
-__all__ = ["Vocabulary", "TokenType"]
+__all__ = ["Vocabulary", "TokenType", "ids_are_dense", "MAX_ID"]
+
+# The compiled models hold ids as 32-bit words and keep 2**32 - 1 to mark
+# "no token", so this is the largest id a vocabulary may use.
+MAX_ID = 2**32 - 2
+
+
+def ids_are_dense(max_id: int, count: int) -> bool:
+    """Whether ``count`` ids up to ``max_id`` are close enough together to be
+    stored by id, holes and all: then the holes cost at most about as much
+    as the ids themselves, plus a fixed allowance.
+
+    >>> ids_are_dense(50_280, 50_281), ids_are_dense(10**8, 100_256)
+    (True, False)
+    """
+    return max_id < 2 * count + 1024
 
 
 class TokenType:
@@ -56,14 +76,21 @@ class Vocabulary:
     first); ``None`` means the id itself is the rank, as in ``.tiktoken`` files.
     Never assume a single byte's rank equals its byte value.
 
+    ``ids``, when given (byte-level BPE only), is the id of each token, in
+    ascending order, and ``tokens`` then holds no ``None``; a byte-level
+    BPE token's rank is its id, so the tokens stay in rank order.
+
     >>> v = Vocabulary(name="t", model="byte_bpe", tokens=(b"a", b"b", b"ab"))
     >>> v.n_vocab, v.max_token_value
     (3, 2)
+    >>> Vocabulary(name="t", model="byte_bpe", tokens=(b"a", b"b"), ids=(0, 10**9)).n_vocab
+    1000000001
     """
 
     name: str
     model: str
     tokens: tuple
+    ids: Optional[tuple] = None
     ranks: Optional[tuple] = None
     scores: Optional[tuple] = None
     token_types: Optional[tuple] = None
@@ -95,7 +122,7 @@ class Vocabulary:
         object.__setattr__(self, "tokens", tuple(self.tokens))
         object.__setattr__(self, "special_tokens", _frozen_mapping(self.special_tokens))
         object.__setattr__(self, "metadata", _frozen_mapping(self.metadata))
-        for name in ("ranks", "scores", "token_types", "merges"):
+        for name in ("ids", "ranks", "scores", "token_types", "merges"):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, tuple(value))
@@ -119,9 +146,12 @@ class Vocabulary:
         ...            special_tokens={"<s>": 9}).max_token_value
         9
         """
-        top = len(self.tokens) - 1
-        while top >= 0 and self.tokens[top] is None:
-            top -= 1
+        if self.ids is not None:
+            top = self.ids[-1] if self.ids else -1
+        else:
+            top = len(self.tokens) - 1
+            while top >= 0 and self.tokens[top] is None:
+                top -= 1
         if self.special_tokens:
             top = max(top, max(self.special_tokens.values()))
         return top
@@ -134,8 +164,50 @@ class Vocabulary:
         {b'x': 0, b'y': 2}
         """
         ranks = self.ranks
-        return {tok: (i if ranks is None else ranks[i])
-                for i, tok in enumerate(self.tokens) if tok is not None}
+        if ranks is None:
+            return {tok: i for i, tok in self.ordinary_tokens()}
+        return {tok: ranks[i] for i, tok in enumerate(self.tokens) if tok is not None}
+
+    def ordinary_tokens(self) -> Iterator[tuple]:
+        """``(id, token bytes)`` of each ordinary token, in id order.
+
+        >>> list(Vocabulary(name="t", model="byte_bpe", tokens=(b"x", b"y"), ids=(3, 7)).ordinary_tokens())
+        [(3, b'x'), (7, b'y')]
+        """
+        if self.ids is not None:
+            return zip(self.ids, self.tokens)
+        return ((i, tok) for i, tok in enumerate(self.tokens) if tok is not None)
+
+    def ordinary_token(self, token: int) -> Optional[bytes]:
+        """The bytes of the ordinary token with id ``token``, or ``None``.
+
+        >>> v = Vocabulary(name="t", model="byte_bpe", tokens=(b"x", b"y"), ids=(3, 7))
+        >>> v.ordinary_token(7), v.ordinary_token(4)
+        (b'y', None)
+        """
+        if self.ids is not None:
+            at = bisect.bisect_left(self.ids, token)
+            return self.tokens[at] if at < len(self.ids) and self.ids[at] == token else None
+        return self.tokens[token] if 0 <= token < len(self.tokens) else None
+
+    def _validate_ids(self) -> None:
+        if self.ids is None:
+            return
+        if self.model != "byte_bpe":
+            raise VocabularyError(f"{self.name}: ids apart from the tokens are for byte-level BPE "
+                                  f"only, not {self.model!r}; list the tokens by id")
+        if len(self.ids) != len(self.tokens):
+            raise VocabularyError(f"{self.name}: {len(self.ids)} ids for {len(self.tokens)} tokens")
+        previous = -1
+        for i, token_id in enumerate(self.ids):
+            if not isinstance(token_id, int) or not previous < token_id <= MAX_ID:
+                raise VocabularyError(
+                    f"{self.name}: id {token_id!r} of token {i} is not above the id before it "
+                    f"({previous}) and at most {MAX_ID}: ids must ascend and fit in 32 bits")
+            previous = token_id
+        if None in self.tokens:
+            raise VocabularyError(f"{self.name}: token {self.tokens.index(None)} is None; with ids "
+                                  "apart from the tokens, leave holes out instead")
 
     def validate(self) -> "Vocabulary":
         """Check the record is consistent and return it.
@@ -150,19 +222,21 @@ class Vocabulary:
         Traceback (most recent call last):
         fasttok.errors.VocabularyError: t: token bytes b'a' appear at ids 0 and 1
         """
+        self._validate_ids()
+        id_at = self.ids.__getitem__ if self.ids is not None else int
         present = [t for t in self.tokens if t is not None]
         if not set(map(type, present)) <= {bytes}:
             i, tok = next((i, t) for i, t in enumerate(self.tokens)
                           if t is not None and type(t) is not bytes)
-            raise VocabularyError(f"{self.name}: token {i} is {type(tok).__name__}, not bytes")
+            raise VocabularyError(f"{self.name}: token {id_at(i)} is {type(tok).__name__}, not bytes")
         distinct = set(present)
         if self.model == "byte_bpe" and len(distinct) != len(present):
             first: dict = {}
             for i, tok in enumerate(self.tokens):
                 if tok is not None and tok in first:
                     raise VocabularyError(
-                        f"{self.name}: token bytes {tok!r} appear at ids {first[tok]} and {i}")
-                first.setdefault(tok, i)
+                        f"{self.name}: token bytes {tok!r} appear at ids {first[tok]} and {id_at(i)}")
+                first.setdefault(tok, id_at(i))
         if self.ranks is not None:
             if len(self.ranks) != len(self.tokens):
                 raise VocabularyError(f"{self.name}: {len(self.ranks)} ranks for {len(self.tokens)} tokens")
@@ -171,19 +245,21 @@ class Vocabulary:
                 if self.tokens[i] is None:
                     continue
                 if rank in used:
-                    raise VocabularyError(f"{self.name}: rank {rank} is given to ids {used[rank]} and {i}")
-                used[rank] = i
+                    raise VocabularyError(
+                        f"{self.name}: rank {rank} is given to ids {used[rank]} and {id_at(i)}")
+                used[rank] = id_at(i)
         for label, values in (("scores", self.scores), ("token_types", self.token_types)):
             if values is not None and len(values) != len(self.tokens):
                 raise VocabularyError(f"{self.name}: {len(values)} {label} for {len(self.tokens)} tokens")
         # Two special strings may share an id (o200k_harmony's 200018 does in
         # tiktoken); decoding gives the first one.
         for text, sid in self.special_tokens.items():
-            if not isinstance(sid, int) or sid < 0 or sid >= 2**32 - 1:
+            if not isinstance(sid, int) or sid < 0 or sid > MAX_ID:
                 raise VocabularyError(f"{self.name}: special token {text!r} has invalid id {sid!r}")
-            if self.model == "byte_bpe" and sid < len(self.tokens) and self.tokens[sid] is not None:
+            taken = self.ordinary_token(sid) if self.model == "byte_bpe" else None
+            if taken is not None:
                 raise VocabularyError(
-                    f"{self.name}: special token {text!r} id {sid} is also the ordinary token {self.tokens[sid]!r}")
+                    f"{self.name}: special token {text!r} id {sid} is also the ordinary token {taken!r}")
         if self.model == "byte_bpe" and self.byte_level:
             missing = [b for b in range(256) if bytes([b]) not in distinct]
             if missing:

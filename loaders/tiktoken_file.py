@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import binascii
 import hashlib
+import operator
 import os
 import re
 from collections.abc import Mapping
 from typing import Optional, Union
 
-from fasttok.errors import VocabularyFileError
-from fasttok.vocab import Vocabulary
+from fasttok.errors import VocabularyError, VocabularyFileError
+from fasttok.vocab import MAX_ID, Vocabulary, ids_are_dense
 
 __all__ = ["load_tiktoken_ranks", "load_tiktoken", "read_source", "vocabulary_from_ranks"]
 
@@ -92,9 +93,29 @@ def _parse_bulk(data: bytes) -> "dict | None":
         return None
     ranks = dict(zip(tokens, numbers))
     if (len(ranks) != len(tokens) or b"" in ranks or len(set(numbers)) != len(numbers)
-            or min(numbers) < 0 or max(numbers) >= 2**32 - 1):
+            or min(numbers) < 0 or max(numbers) > MAX_ID):
         return None
     return ranks
+
+
+_MAX_ID_DIGITS = len(str(MAX_ID))
+
+
+def _rank_value(digits: bytes) -> Optional[int]:
+    # The rank a run of ASCII digits spells, or None above MAX_ID. The
+    # length is checked first: int() of a long enough run is slow (and past
+    # 4300 digits refused with a message that names no file).
+    significant = digits.lstrip(b"0") or b"0"
+    if len(significant) > _MAX_ID_DIGITS:
+        return None
+    rank = int(significant)
+    return rank if rank <= MAX_ID else None
+
+
+def _shown(digits: bytes) -> str:
+    # a rank for an error message: the digits, or their count when there are many
+    text = digits.decode("ascii")
+    return text if len(text) <= 24 else f"{text[:12]}... ({len(text)} digits)"
 
 
 def _parse_lines(data: bytes, name: str) -> dict:
@@ -120,9 +141,11 @@ def _parse_lines(data: bytes, name: str) -> dict:
                                       line=number) from None
         if not token:
             raise VocabularyFileError(name, "empty token", line=number)
-        rank = int(rank_text)
-        if rank >= 2**32 - 1:
-            raise VocabularyFileError(name, f"rank {rank} does not fit in 32 bits", line=number)
+        rank = _rank_value(rank_text)
+        if rank is None:
+            raise VocabularyFileError(
+                name, f"rank {_shown(rank_text)} does not fit in 32 bits (fasttok's ids are at "
+                f"most {MAX_ID})", line=number)
         if token in ranks:
             raise VocabularyFileError(name, f"token {token!r} already has rank {ranks[token]}",
                                       line=number)
@@ -144,15 +167,33 @@ def vocabulary_from_ranks(name: str, mergeable_ranks: Mapping, *, pat_str: str,
     ...                           pat_str=".", special_tokens={"<e>": 256})
     >>> v.n_vocab
     257
+
+    Ranks far apart give the record that lists ids beside the tokens, so its
+    size follows the number of tokens:
+
+    >>> far = {bytes([b]): b for b in range(255)} | {b"\\xff": 2**31 - 1}
+    >>> v = vocabulary_from_ranks("t", far, pat_str=".", special_tokens={})
+    >>> len(v.tokens), v.ids[-1], v.n_vocab
+    (256, 2147483647, 2147483648)
     """
-    size = max(mergeable_ranks.values(), default=-1) + 1
-    if size > 2**31:
-        raise VocabularyFileError(source or name, f"largest rank {size - 1} is absurdly large")
-    tokens: list = [None] * size
-    for token, rank in mergeable_ranks.items():
-        tokens[rank] = token
-    return Vocabulary(name=name, model="byte_bpe", tokens=tuple(tokens), special_tokens=special_tokens,
-                      pattern=pat_str, explicit_n_vocab=explicit_n_vocab, source=source)
+    top = max(mergeable_ranks.values(), default=-1)
+    low = min(mergeable_ranks.values(), default=0)
+    if low < 0 or top > MAX_ID:
+        bad = low if low < 0 else top
+        raise VocabularyError(f"{name}: rank {bad} is outside 0 .. {MAX_ID}; fasttok's ids are "
+                              "32-bit words")
+    if ids_are_dense(top, len(mergeable_ranks)):
+        tokens: list = [None] * (top + 1)
+        for token, rank in mergeable_ranks.items():
+            tokens[rank] = token
+        ids = None
+    else:
+        by_rank = sorted(mergeable_ranks.items(), key=operator.itemgetter(1))
+        tokens = [token for token, _ in by_rank]
+        ids = tuple(rank for _, rank in by_rank)
+    return Vocabulary(name=name, model="byte_bpe", tokens=tuple(tokens), ids=ids,
+                      special_tokens=special_tokens, pattern=pat_str,
+                      explicit_n_vocab=explicit_n_vocab, source=source)
 
 
 def load_tiktoken(source: Source, *, name: Optional[str] = None, pat_str: str,

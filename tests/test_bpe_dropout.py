@@ -122,3 +122,14 @@ def test_wordpiece_refuses_to_sample_and_says_why():
     enc = fasttok.load(DATA / "vocab" / "gguf" / "ggml-vocab-bert-bge.gguf")
     with pytest.raises(fasttok.FasttokError, match="cannot sample"):
         enc.encode("hello", sample=True)
+
+
+def test_dropout_of_a_vocabulary_with_spread_out_ranks_gives_its_ids():
+    base = fasttok.get_encoding("r50k_base")
+    spread = fasttok.Encoding("spread", pat_str=base._pat_str,
+                              mergeable_ranks={t: 7 * r for t, r in base._mergeable_ranks.items()},
+                              special_tokens={})
+    for k, text in enumerate(corpus_lines("multi", 200)):
+        expected = [7 * i for i in base.encode_ordinary(text)]
+        assert spread.encode(text, sample=True, alpha=0.0, seed=k) == expected
+        assert spread.decode(spread.encode(text, sample=True, alpha=0.5, seed=k)) == text
