@@ -719,17 +719,27 @@ cdef int _encode_chunked(const TokenTablesView* tables, const uint8_t* piece, si
     return 0
 
 
-cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
-                          bint whole_piece_lookup, IdBuffer* out, PairMemo* memo) except -1 nogil:
+cdef inline int _emit_whole(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                            bint whole_piece_lookup, IdBuffer* out) except -1 nogil:
+    # 1 when the piece is done without merging: empty, or a token itself
+    # under the whole-piece lookup (then pushed); 0 when it must be merged
     cdef int64_t whole
-    cdef size_t i, cut = 0
-    cdef uint32_t bigram
     if n == 0:
-        return 0
+        return 1
     if whole_piece_lookup and n > 1:
         whole = find_token(tables, piece, n)
         if whole >= 0:
-            return ids_push(out, <uint32_t>whole)
+            ids_push(out, <uint32_t>whole)
+            return 1
+    return 0
+
+
+cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                          bint whole_piece_lookup, IdBuffer* out, PairMemo* memo) except -1 nogil:
+    cdef size_t i, cut = 0
+    cdef uint32_t bigram
+    if _emit_whole(tables, piece, n, whole_piece_lookup, out):
+        return 0
     if n <= LINEAR_MAX:
         return _encode_span(tables, piece, n, out, memo)
     # A long piece: encode it in spans between the points no token crosses
@@ -803,7 +813,6 @@ cdef int bpe_sample_piece(const TokenTablesView* tables, const uint8_t* piece, s
     # part's token, nxt[p] / prv[p] its neighbours (n for none; prv[p] is
     # n + 1 once the part has merged into its left neighbour). The
     # queue holds at most n - 1 pairs at first and gains two a merge.
-    cdef int64_t whole
     cdef uint32_t* ids
     cdef uint32_t* nxt
     cdef uint32_t* prv
@@ -812,12 +821,8 @@ cdef int bpe_sample_piece(const TokenTablesView* tables, const uint8_t* piece, s
     cdef DropEntry top
     cdef size_t size = 0, n_aside = 0, i, left, right
     cdef uint64_t v
-    if n == 0:
+    if _emit_whole(tables, piece, n, whole_piece_lookup, out):
         return 0
-    if whole_piece_lookup and n > 1:
-        whole = find_token(tables, piece, n)
-        if whole >= 0:
-            return ids_push(out, <uint32_t>whole)
     if n == 1:
         return ids_push(out, tables.byte_ids[piece[0]])
     if n >= <size_t>0xFFFFFFFFU:

@@ -1333,19 +1333,9 @@ cdef class SentencePieceCore:
             free(ends)
 
     def count_many(self, list texts not None, const uint8_t[::1] allowed=None):
-        """The number of ids of each text, as a list, without building the ids."""
-        cdef Py_ssize_t count = len(texts), i
-        cdef uint64_t* ends = <uint64_t*>malloc((count + 1) * sizeof(uint64_t))
-        cdef uint32_t* ids = NULL
-        if ends == NULL:
-            raise MemoryError()
-        try:
-            ids = self._batch_ids(texts, ends + 1)
-            ends[0] = 0
-            return [ends[i + 1] - ends[i] for i in range(count)]
-        finally:
-            free(ids)
-            free(ends)
+        """The number of ids of each text, as a list, without building the ids as ints."""
+        _, offsets = self.encode_many_flat(texts, allowed)
+        return [offsets[i + 1] - offsets[i] for i in range(len(texts))]
 
     def encode_to_array(self, str text not None, const uint8_t[::1] allowed=None):
         """The ids of ``text`` as an ``array('I')``, no Python int per token."""

@@ -79,6 +79,18 @@ ALL_ENCODINGS = (
     "o200k_harmony",
 )
 
+# One file of each kind of vocabulary fasttok reads, for the behaviours every
+# kind must share.
+ONE_FILE_PER_KIND = {
+    "tiktoken": VOCAB_DIR / "r50k_base.tiktoken",
+    "gguf_gpt2": DATA / "vocab" / "gguf" / "ggml-vocab-deepseek-coder.gguf",
+    "gguf_llama": DATA / "vocab" / "gguf" / "ggml-vocab-llama-spm.gguf",
+    "gguf_bert": DATA / "vocab" / "gguf" / "ggml-vocab-bert-bge.gguf",
+    "gguf_t5": DATA / "vocab" / "gguf" / "ggml-vocab-nomic-bert-moe.gguf",
+    "spm_unigram": DATA / "vocab" / "sentencepiece" / "botchan_en_unigram_1000.model",
+    "spm_bpe": DATA / "vocab" / "sentencepiece" / "botchan_en_bpe_1000.model",
+}
+
 # Encodings that reuse another one's ranks and pattern and only add special tokens.
 DERIVED_FROM = {"gpt2": "r50k_base", "p50k_edit": "p50k_base", "o200k_harmony": "o200k_base"}
 

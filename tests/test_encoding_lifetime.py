@@ -10,18 +10,11 @@ import weakref
 import pytest
 
 import fasttok
-from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON
+from conftest import DATA_MISSING, MISSING_DATA_REASON, ONE_FILE_PER_KIND
 
 pytestmark = pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
 
-FILES = {
-    "tiktoken": DATA / "vocab" / "tiktoken" / "r50k_base.tiktoken",
-    "gguf_gpt2": DATA / "vocab" / "gguf" / "ggml-vocab-deepseek-coder.gguf",
-    "gguf_llama": DATA / "vocab" / "gguf" / "ggml-vocab-llama-spm.gguf",
-    "gguf_bert": DATA / "vocab" / "gguf" / "ggml-vocab-bert-bge.gguf",
-    "gguf_t5": DATA / "vocab" / "gguf" / "ggml-vocab-nomic-bert-moe.gguf",
-    "sentencepiece": DATA / "vocab" / "sentencepiece" / "botchan_en_unigram_1000.model",
-}
+FILES = ONE_FILE_PER_KIND
 
 
 def _use(enc) -> None:

@@ -9,28 +9,17 @@ from array import array
 import pytest
 
 import fasttok
-from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON
+from conftest import DATA_MISSING, MISSING_DATA_REASON, ONE_FILE_PER_KIND
 
 pytestmark = pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
 
-FILES = {
-    "gguf_gpt2": DATA / "vocab" / "gguf" / "ggml-vocab-deepseek-coder.gguf",
-    "gguf_llama": DATA / "vocab" / "gguf" / "ggml-vocab-llama-spm.gguf",
-    "gguf_bert": DATA / "vocab" / "gguf" / "ggml-vocab-bert-bge.gguf",
-    "gguf_t5": DATA / "vocab" / "gguf" / "ggml-vocab-nomic-bert-moe.gguf",
-    "spm_unigram": DATA / "vocab" / "sentencepiece" / "botchan_en_unigram_1000.model",
-    "spm_bpe": DATA / "vocab" / "sentencepiece" / "botchan_en_bpe_1000.model",
-}
-KINDS = ["tiktoken"] + sorted(FILES)
 TEXTS = ["Hello world", "", "你好, wörld!\n\n  code = f(x)"]
 HUGE_IDS = [2**63, 2**64 + 5, -(2**63) - 1, 10**30]
 
 
-@pytest.fixture(scope="module", params=KINDS)
+@pytest.fixture(scope="module", params=sorted(ONE_FILE_PER_KIND))
 def enc(request):
-    if request.param == "tiktoken":
-        return fasttok.get_encoding("cl100k_base")
-    return fasttok.load(str(FILES[request.param]))
+    return fasttok.load(str(ONE_FILE_PER_KIND[request.param]))
 
 
 def test_batches_flat_batches_counts_and_arrays_agree_with_encode(enc):
