@@ -1,0 +1,700 @@
+"""WordPiece as llama.cpp runs it (GGUF ``bert``): BERT normalisation and greedy longest match.
+
+What is computed (llama.cpp's ``llm_tokenizer_wpm_session``):
+
+* **Normalisation**, per code point, with llama.cpp's Unicode 15.1 tables
+  (:mod:`fasttok.llama_unicode`): the code point becomes the first code point
+  of its canonical decomposition ("NFD" as llama.cpp does it); whitespace
+  ends a word; NUL, U+FFFD, controls and (when accents are stripped) marks
+  vanish; punctuation, ASCII symbols and CJK ideographs become words of their
+  own; anything else is lowercased (simple map) and appended to the word.
+  :class:`BertNormalizer` computes that rule once for every code point into a
+  two-stage table (an action and a code point delta per entry), so the text
+  is read once with one table load a character, straight from the ``str``'s
+  own buffer. There is no limit on a word's length: llama.cpp has none.
+* **Matching**: each word, as the UTF-8 bytes of ``"▁" + word``, is cut by
+  greedy longest match from the left over every token text (one trie for
+  word-initial and continuation pieces: llama.cpp's continuation pieces are
+  bare, and a word may hold ``▁``); if some position has no token, the whole
+  word becomes one ``[UNK]``. Bytes, as llama.cpp compares them.
+
+Why linear: greedy longest match needs, at each position ``p`` where a
+token starts, the longest token that is a prefix of ``word[p:]``. An
+Aho-Corasick automaton over the *reversed* token texts, run over the word
+from its last byte to its first, gives that for every position at once: after
+reading ``word[p:]`` backwards its state is the longest suffix of the text
+read that is a path of the trie, and the longest token prefix of
+``word[p:]`` is the longest reversed token ending there, precomputed per
+state (the "output" of the state). Every step either goes one byte deeper or
+follows a failure link to a strictly shallower state, so a word of ``n``
+bytes costs at most ``2n`` steps whatever the tokens' lengths; the cut is
+then a walk along those answers. Building is linear in the total length of
+the token texts (the classic argument, per token path).
+
+Rejected: the greedy longest match llama.cpp writes (try every length from
+the longest token's down at each position) and its trie form (walk forward
+from each token start) cost ``O(n * L)`` for tokens up to ``L`` bytes: with a
+100,000-``a`` token in the vocabulary, ``'a' * n`` takes quadratic time
+(llama.cpp's own loop and fasttok's Python one: 0.12 / 0.79 / 6.0 / 17.6 s for
+n = 500 / 1000 / 2000 / 3000). LinMaxMatch (Song et al., *Fast WordPiece
+Tokenization*, EMNLP 2021) is linear too, but its precomputed failure pops
+are lists whose total size is quadratic in a long token's length when the
+remainders are not trie paths (tokens ``a``, ``b`` and ``a`` + ``b`` * L).
+
+The trie's edges are an open-addressing table keyed by ``(node, byte)``
+next to a dense table for the root's children; a model holds its normaliser
+table, its automaton and a tuple of the ints of its ids (lists are built from
+references, no int allocated per token). Everything runs without the GIL.
+
+>>> m = WordPieceModel([b"[UNK]", "\\u2581un".encode(), b"aff", b"able"], 0)
+>>> m.encode("Unaffable!  xyz")
+[1, 2, 3, 0, 0]
+>>> m.words("Héllo, 世界")
+['hello', ',', '世', '界']
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_GET_ITEM
+from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy
+
+from ._growth cimport grow_array
+
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object text)
+    void* PyUnicode_DATA(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+    void PyObject_GC_UnTrack(object op)
+
+
+# ------------------------------------------------------------------ normaliser
+
+cdef enum:
+    # What the normaliser does with a code point: the low two bits of its entry.
+    ACT_APPEND = 0   # append its mapped code point to the word
+    ACT_SPACE = 1    # end the word
+    ACT_ALONE = 2    # a word by itself
+    ACT_SKIP = 3     # drop it
+    # entry >> 2 is mapped - cp + DELTA_BIAS (never negative)
+    DELTA_BIAS = 0x200000
+    N_CODE_POINTS = 0x110000
+    N_BLOCKS = 0x1100        # N_CODE_POINTS >> 8
+    # llama.cpp's category flags (fasttok.llama_unicode), and White_Space
+    F_ACCENT_MARK = 0x10
+    F_PUNCTUATION = 0x20
+    F_SYMBOL = 0x40
+    F_CONTROL = 0x80
+    F_WHITE_SPACE = 0x100
+
+
+cdef inline bint _is_chinese(uint32_t cp) noexcept nogil:
+    # llama.cpp's ranges, 0x2B920 included (BERT's; Unicode's block starts at 0x2B820)
+    return ((0x4E00 <= cp <= 0x9FFF) or (0x3400 <= cp <= 0x4DBF) or (0x20000 <= cp <= 0x2A6DF)
+            or (0x2A700 <= cp <= 0x2B73F) or (0x2B740 <= cp <= 0x2B81F)
+            or (0x2B920 <= cp <= 0x2CEAF) or (0xF900 <= cp <= 0xFAFF)
+            or (0x2F800 <= cp <= 0x2FA1F))
+
+
+cdef inline uint32_t _action(uint16_t flags, uint32_t cp, bint strip_accents) noexcept nogil:
+    # llama.cpp's preprocess for one code point already taken to its "NFD" one
+    if flags & F_WHITE_SPACE:
+        return ACT_SPACE
+    if cp == 0 or cp == 0xFFFD or flags & F_CONTROL:
+        return ACT_SKIP
+    if strip_accents and flags & F_ACCENT_MARK:
+        return ACT_SKIP
+    if flags & F_PUNCTUATION or (cp < 0x7F and flags & F_SYMBOL) or _is_chinese(cp):
+        return ACT_ALONE
+    return ACT_APPEND
+
+
+cdef struct NormTable:
+    const uint16_t* stage1     # block of 256 code points -> its block in stage2
+    const uint32_t* stage2     # entries: action | (mapped - cp + DELTA_BIAS) << 2
+
+
+cdef inline uint32_t _entry(const NormTable* t, uint32_t cp) noexcept nogil:
+    return t.stage2[(<uint32_t>t.stage1[cp >> 8] << 8) | (cp & 0xFF)]
+
+
+cdef class BertNormalizer:
+    """llama.cpp's BERT normalisation rule, tabulated for every code point.
+
+    ``lowercase`` applies the simple lowercase map; ``strip_accents`` takes each
+    code point to the first one of its decomposition and drops marks (llama.cpp
+    always does both). Building reads :mod:`fasttok.llama_unicode` (~20 ms);
+    :func:`normalizer` keeps one per setting.
+
+    >>> BertNormalizer(True, True).map_code_point(ord("É"))
+    (0, 101)
+    """
+
+    cdef uint16_t stage1[N_BLOCKS]
+    cdef uint32_t* stage2
+    cdef readonly bint lowercase
+    cdef readonly bint strip_accents
+
+    def __cinit__(self):
+        self.stage2 = NULL
+
+    def __dealloc__(self):
+        free(self.stage2)
+
+    def __init__(self, bint lowercase=True, bint strip_accents=True):
+        from . import llama_unicode as lu
+
+        cdef uint16_t* flags = <uint16_t*>calloc(N_CODE_POINTS, sizeof(uint16_t))
+        cdef uint32_t* nfd = <uint32_t*>malloc(N_CODE_POINTS * sizeof(uint32_t))
+        cdef uint32_t* lower = <uint32_t*>malloc(N_CODE_POINTS * sizeof(uint32_t))
+        cdef uint32_t* entries = <uint32_t*>malloc(N_CODE_POINTS * sizeof(uint32_t))
+        cdef uint32_t cp, c, first, last, target, mapped
+        cdef uint16_t flag
+        cdef Py_ssize_t b
+        cdef dict blocks = {}
+        cdef list order = []
+        cdef bytes block
+        self.lowercase = lowercase
+        self.strip_accents = strip_accents
+        try:
+            if flags == NULL or nfd == NULL or lower == NULL or entries == NULL:
+                raise MemoryError()
+            for flag in (lu.UNDEFINED, lu.NUMBER, lu.LETTER, lu.SEPARATOR, lu.ACCENT_MARK,
+                         lu.PUNCTUATION, lu.SYMBOL, lu.CONTROL, F_WHITE_SPACE):
+                for first, last in lu.class_ranges(flag):
+                    for cp in range(first, last + 1):
+                        flags[cp] |= flag
+            for cp in range(N_CODE_POINTS):
+                nfd[cp] = cp
+                lower[cp] = cp
+            for first, last, target in lu.nfd_first_ranges():
+                for cp in range(first, last + 1):
+                    nfd[cp] = target
+            for cp, target in lu.lowercase_pairs():
+                lower[cp] = target
+            for cp in range(N_CODE_POINTS):
+                c = nfd[cp] if strip_accents else cp
+                mapped = lower[c] if lowercase else c
+                entries[cp] = (_action(flags[c], c, strip_accents)
+                               | ((mapped + DELTA_BIAS - cp) << 2))
+            # blocks of 256 entries, each distinct one stored once
+            for b in range(N_BLOCKS):
+                block = PyBytes_FromStringAndSize(<char*>(entries + (b << 8)), 256 * sizeof(uint32_t))
+                if block not in blocks:
+                    blocks[block] = len(order)
+                    order.append(block)
+                self.stage1[b] = blocks[block]
+            self.stage2 = <uint32_t*>malloc(len(order) * 256 * sizeof(uint32_t))
+            if self.stage2 == NULL:
+                raise MemoryError()
+            for b in range(len(order)):
+                memcpy(self.stage2 + (b << 8), PyBytes_AS_STRING(order[b]), 256 * sizeof(uint32_t))
+        finally:
+            free(flags)
+            free(nfd)
+            free(lower)
+            free(entries)
+
+    cdef NormTable table(self) noexcept:
+        cdef NormTable t
+        t.stage1 = self.stage1
+        t.stage2 = self.stage2
+        return t
+
+    def map_code_point(self, uint32_t cp):
+        """``(action, code point)``: 0 append, 1 end the word, 2 a word alone, 3 drop."""
+        cdef NormTable t = self.table()
+        cdef uint32_t e
+        if cp >= N_CODE_POINTS:
+            raise ValueError(f"{cp:#x} is not a code point")
+        e = _entry(&t, cp)
+        return e & 3, cp + (e >> 2) - DELTA_BIAS
+
+
+_normalizers = {}
+
+
+def normalizer(bint lowercase=True, bint strip_accents=True):
+    """The :class:`BertNormalizer` for these settings, built once per process."""
+    key = (lowercase, strip_accents)
+    found = _normalizers.get(key)
+    if found is None:
+        found = _normalizers[key] = BertNormalizer(lowercase, strip_accents)
+    return found
+
+
+# ------------------------------------------------------------------ automaton
+
+cdef struct Edge:
+    uint32_t key       # parent << 8 | byte
+    int32_t child      # -1: a free slot
+
+cdef struct Node:
+    int32_t fail       # the longest proper suffix of this node's text that is a node
+    int32_t out_id     # the longest token that is a suffix of this node's text, or -1
+    uint32_t out_len   # its length in bytes (0 with out_id -1)
+
+cdef struct Best:
+    # The longest token that is a prefix of word[p:], for each byte position p
+    int32_t id
+    uint32_t len
+
+cdef struct Automaton:
+    const Node* nodes
+    const Edge* edges
+    const int32_t* root        # the root's child by byte, or -1
+    uint32_t mask              # edges has mask + 1 slots
+    uint32_t shift             # 32 - log2(mask + 1)
+    int32_t unk                # the [UNK] id, or -1: a word that fails is then dropped
+
+cdef enum:
+    MAX_NODES = 1 << 24        # a node index must fit beside a byte in Edge.key
+
+
+cdef inline int32_t _edge(const Automaton* a, int32_t node, uint8_t c) noexcept nogil:
+    cdef uint32_t key = (<uint32_t>node << 8) | c
+    cdef uint32_t h = (key * 2654435761u) >> a.shift
+    cdef const Edge* e
+    while True:
+        e = &a.edges[h]
+        if e.child < 0 or e.key == key:
+            return e.child
+        h = (h + 1) & a.mask
+
+
+cdef inline int32_t _goto(const Automaton* a, int32_t node, uint8_t c) noexcept nogil:
+    if node == 0:
+        return a.root[c]
+    return _edge(a, node, c)
+
+
+# ------------------------------------------------------------------ one call's buffers
+
+cdef struct Work:
+    uint8_t* word              # "▁" + the word being built, as UTF-8
+    size_t word_cap
+    Best* best
+    size_t best_cap
+    uint32_t* ids              # the ids so far (COLLECT: the end of each word in text)
+    size_t n_ids
+    size_t ids_cap
+    uint8_t* text              # COLLECT: the words, back to back
+    size_t text_len
+    size_t text_cap
+    uint64_t steps             # automaton steps taken (the cost the tests bound)
+    bint collect               # gather the words instead of matching them
+
+
+cdef void _work_free(Work* w) noexcept nogil:
+    free(w.word)
+    free(w.best)
+    free(w.ids)
+    free(w.text)
+
+
+cdef inline void memset_work(Work* w) noexcept nogil:
+    w.word = NULL
+    w.word_cap = 0
+    w.best = NULL
+    w.best_cap = 0
+    w.ids = NULL
+    w.n_ids = 0
+    w.ids_cap = 0
+    w.text = NULL
+    w.text_len = 0
+    w.text_cap = 0
+    w.steps = 0
+    w.collect = False
+
+
+cdef enum:
+    PREFIX_LEN = 3             # the UTF-8 of U+2581, which starts every word
+
+
+cdef int _match(const Automaton* a, const uint8_t* s, size_t n, Work* w) except -1 nogil:
+    # Appends the greedy longest-match ids of s[0:n] to w.ids, or [UNK] when a
+    # position has no token. First the automaton over s backwards gives each
+    # position its longest token prefix, then the cut follows them from 0.
+    cdef size_t p = n, start = w.n_ids, k
+    cdef int32_t state = 0, child
+    cdef uint64_t steps = 0
+    cdef Best* best
+    grow_array(<void**>&w.best, &w.best_cap, n, sizeof(Best), 64)
+    grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + n + 1, sizeof(uint32_t), 1024)
+    best = w.best
+    while p > 0:
+        p -= 1
+        while True:
+            steps += 1
+            child = _goto(a, state, s[p])
+            if child >= 0:
+                state = child
+                break
+            if state == 0:
+                break
+            state = a.nodes[state].fail
+        best[p].id = a.nodes[state].out_id
+        best[p].len = a.nodes[state].out_len
+    w.steps += steps
+    k = start
+    while p < n:
+        if best[p].len == 0:
+            k = start
+            if a.unk >= 0:
+                w.ids[k] = <uint32_t>a.unk
+                k += 1
+            break
+        w.ids[k] = <uint32_t>best[p].id
+        k += 1
+        p += best[p].len
+    w.n_ids = k
+    return 0
+
+
+cdef int _flush(const Automaton* a, Work* w, size_t wlen) except -1 nogil:
+    # The word w.word[PREFIX_LEN:wlen] is complete.
+    cdef size_t n = wlen - PREFIX_LEN
+    if not w.collect:
+        return _match(a, w.word, wlen, w)
+    grow_array(<void**>&w.text, &w.text_cap, w.text_len + n, 1, 256)
+    memcpy(w.text + w.text_len, w.word + PREFIX_LEN, n)
+    w.text_len += n
+    grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + 1, sizeof(uint32_t), 64)
+    w.ids[w.n_ids] = <uint32_t>w.text_len
+    w.n_ids += 1
+    return 0
+
+
+cdef inline size_t _put_utf8(uint8_t* d, uint32_t cp) noexcept nogil:
+    if cp < 0x80:
+        d[0] = <uint8_t>cp
+        return 1
+    if cp < 0x800:
+        d[0] = <uint8_t>(0xC0 | (cp >> 6))
+        d[1] = <uint8_t>(0x80 | (cp & 0x3F))
+        return 2
+    if cp < 0x10000:
+        d[0] = <uint8_t>(0xE0 | (cp >> 12))
+        d[1] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
+        d[2] = <uint8_t>(0x80 | (cp & 0x3F))
+        return 3
+    d[0] = <uint8_t>(0xF0 | (cp >> 18))
+    d[1] = <uint8_t>(0x80 | ((cp >> 12) & 0x3F))
+    d[2] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
+    d[3] = <uint8_t>(0x80 | (cp & 0x3F))
+    return 4
+
+
+ctypedef fused unit_t:
+    # the code units of a str (PEP 393 kinds 1, 2 and 4)
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef int _run(const unit_t* text, size_t n, const NormTable* norm, const Automaton* a,
+              Work* w) except -1 nogil:
+    # Normalises text[0:n] (code points, without surrogates) into words and
+    # flushes each one as it ends.
+    cdef size_t i, wlen = PREFIX_LEN
+    cdef uint32_t cp, e, act
+    grow_array(<void**>&w.word, &w.word_cap, 64, 1, 64)
+    w.word[0] = 0xE2
+    w.word[1] = 0x96
+    w.word[2] = 0x81
+    for i in range(n):
+        cp = text[i]
+        e = _entry(norm, cp)
+        act = e & 3
+        if act == ACT_APPEND or act == ACT_ALONE:
+            if act == ACT_ALONE and wlen > PREFIX_LEN:
+                _flush(a, w, wlen)
+                wlen = PREFIX_LEN
+            if wlen + 4 > w.word_cap:
+                grow_array(<void**>&w.word, &w.word_cap, wlen + 4, 1, 64)
+            wlen += _put_utf8(w.word + wlen, cp + (e >> 2) - DELTA_BIAS)
+            if act == ACT_ALONE:
+                _flush(a, w, wlen)
+                wlen = PREFIX_LEN
+        elif act == ACT_SPACE and wlen > PREFIX_LEN:
+            _flush(a, w, wlen)
+            wlen = PREFIX_LEN
+    if wlen > PREFIX_LEN:
+        _flush(a, w, wlen)
+    return 0
+
+
+cdef list _ids_list(const uint32_t* ids, size_t n, tuple ints):
+    # ints[i] is the int i: the list only takes references, and, holding
+    # only ints, it cannot be part of a cycle, so the collector skips it.
+    cdef list out = PyList_New(n)
+    cdef size_t i, n_ints = len(ints)
+    cdef object item
+    for i in range(n):
+        if ids[i] >= n_ints:
+            raise ValueError(f"internal error: token id {ids[i]} out of range")
+        item = <object>PyTuple_GET_ITEM(ints, ids[i])
+        Py_INCREF(item)
+        PyList_SET_ITEM(out, i, item)
+    PyObject_GC_UnTrack(out)
+    return out
+
+
+cdef class WordPieceModel:
+    """llama.cpp's WordPiece over ``tokens`` (raw UTF-8 texts by id; ``None`` for none).
+
+    Word-initial pieces start with ``▁`` (U+2581), continuation pieces are bare;
+    a word that some position of cannot be cut becomes ``unk_id`` (dropped when
+    ``unk_id`` is ``None``). Text given to the encoding calls must be free of
+    lone surrogates (:class:`fasttok.gguf_models.GGUFWordPiece` repairs them).
+
+    >>> m = WordPieceModel([b"[UNK]", "\\u2581a".encode(), b"a" * 3], 0)
+    >>> m.encode("aaaa a"), m.count("b")
+    ([1, 2, 1], 1)
+    """
+
+    cdef Node* nodes
+    cdef Edge* edges
+    cdef int32_t root[256]
+    cdef Automaton auto
+    cdef NormTable norm
+    cdef readonly BertNormalizer normalizer
+    cdef tuple ints
+    cdef readonly uint32_t n_nodes
+    cdef readonly uint32_t n_tokens
+
+    def __cinit__(self):
+        self.nodes = NULL
+        self.edges = NULL
+
+    def __dealloc__(self):
+        free(self.nodes)
+        free(self.edges)
+
+    def __init__(self, tokens, unk_id=None, *, bint lowercase=True, bint strip_accents=True):
+        cdef list texts = list(tokens)
+        cdef Py_ssize_t n_tokens = len(texts), i
+        cdef size_t total = 1, cap = 1024
+        cdef int bits = 10
+        cdef object raw
+        if unk_id is not None and not 0 <= unk_id < n_tokens:
+            raise ValueError(f"unk_id {unk_id} is not one of the {n_tokens} token ids")
+        for raw in texts:
+            if raw is not None:
+                total += len(<bytes?>raw)
+        if total >= MAX_NODES:
+            raise ValueError(f"the token texts hold {total - 1} bytes in all; WordPiece takes "
+                             f"at most {MAX_NODES - 2}")
+        while cap < 2 * total:
+            cap *= 2
+            bits += 1
+        self.nodes = <Node*>malloc(total * sizeof(Node))
+        self.edges = <Edge*>malloc(cap * sizeof(Edge))
+        if self.nodes == NULL or self.edges == NULL:
+            raise MemoryError()
+        for i in range(<Py_ssize_t>cap):
+            self.edges[i].child = -1
+        for i in range(256):
+            self.root[i] = -1
+        self.auto.nodes = self.nodes
+        self.auto.edges = self.edges
+        self.auto.root = self.root
+        self.auto.mask = <uint32_t>(cap - 1)
+        self.auto.shift = <uint32_t>(32 - bits)
+        self.auto.unk = -1 if unk_id is None else <int32_t>unk_id
+        self.n_tokens = <uint32_t>n_tokens
+        self._build(texts, total)
+        self.normalizer = normalizer(lowercase, strip_accents)
+        self.norm = self.normalizer.table()
+        self.ints = tuple(range(n_tokens))
+
+    cdef int _build(self, list texts, size_t total) except -1:
+        # The trie of the reversed texts (the lowest id wins a text held twice),
+        # then failure links and outputs breadth first.
+        cdef int32_t* first_child = <int32_t*>malloc(total * sizeof(int32_t))
+        cdef int32_t* next_sibling = <int32_t*>malloc(total * sizeof(int32_t))
+        cdef uint8_t* label = <uint8_t*>malloc(total)
+        cdef int32_t* queue = <int32_t*>malloc(total * sizeof(int32_t))
+        cdef uint32_t n_nodes = 1, head = 0, tail = 0, h
+        cdef int32_t node, child, v, u, f
+        cdef Py_ssize_t i, k, size
+        cdef const uint8_t* s
+        cdef Edge* e
+        cdef bytes raw
+        try:
+            if first_child == NULL or next_sibling == NULL or label == NULL or queue == NULL:
+                raise MemoryError()
+            first_child[0] = -1
+            self.nodes[0].fail = 0
+            self.nodes[0].out_id = -1
+            self.nodes[0].out_len = 0
+            for i in range(len(texts)):
+                if texts[i] is None:
+                    continue
+                raw = texts[i]
+                size = len(raw)
+                if size == 0:
+                    continue
+                s = <const uint8_t*>PyBytes_AS_STRING(raw)
+                node = 0
+                for k in range(size - 1, -1, -1):
+                    child = _goto(&self.auto, node, s[k])
+                    if child < 0:
+                        child = <int32_t>n_nodes
+                        n_nodes += 1
+                        self.nodes[child].out_id = -1
+                        self.nodes[child].out_len = 0
+                        first_child[child] = -1
+                        label[child] = s[k]
+                        next_sibling[child] = first_child[node]
+                        first_child[node] = child
+                        if node == 0:
+                            self.root[s[k]] = child
+                        else:
+                            h = (((<uint32_t>node << 8) | s[k]) * 2654435761u) >> self.auto.shift
+                            while self.edges[h].child >= 0:
+                                h = (h + 1) & self.auto.mask
+                            e = &self.edges[h]
+                            e.key = (<uint32_t>node << 8) | s[k]
+                            e.child = child
+                    node = child
+                if self.nodes[node].out_id < 0:
+                    self.nodes[node].out_id = <int32_t>i
+                    self.nodes[node].out_len = <uint32_t>size
+            self.n_nodes = n_nodes
+            child = first_child[0]
+            while child >= 0:
+                self.nodes[child].fail = 0
+                queue[tail] = child
+                tail += 1
+                child = next_sibling[child]
+            while head < tail:
+                v = queue[head]
+                head += 1
+                if self.nodes[v].out_id < 0:
+                    self.nodes[v].out_id = self.nodes[self.nodes[v].fail].out_id
+                    self.nodes[v].out_len = self.nodes[self.nodes[v].fail].out_len
+                u = first_child[v]
+                while u >= 0:
+                    f = self.nodes[v].fail
+                    while True:
+                        child = _goto(&self.auto, f, label[u])
+                        if child >= 0 or f == 0:
+                            break
+                        f = self.nodes[f].fail
+                    self.nodes[u].fail = child if child >= 0 else 0
+                    queue[tail] = u
+                    tail += 1
+                    u = next_sibling[u]
+        finally:
+            free(first_child)
+            free(next_sibling)
+            free(label)
+            free(queue)
+        return 0
+
+    cdef int _encode(self, str text, Work* w) except -1:
+        cdef int kind = PyUnicode_KIND(text)
+        cdef const void* data = PyUnicode_DATA(text)
+        cdef size_t n = <size_t>PyUnicode_GET_LENGTH(text)
+        with nogil:
+            if kind == 1:
+                _run(<const uint8_t*>data, n, &self.norm, &self.auto, w)
+            elif kind == 2:
+                _run(<const uint16_t*>data, n, &self.norm, &self.auto, w)
+            else:
+                _run(<const uint32_t*>data, n, &self.norm, &self.auto, w)
+        return 0
+
+    def encode(self, str text not None):
+        """The ids of ``text``: normalised, split into words, each cut by longest match."""
+        cdef Work w
+        memset_work(&w)
+        try:
+            self._encode(text, &w)
+            return _ids_list(w.ids, w.n_ids, self.ints)
+        finally:
+            _work_free(&w)
+
+    def count(self, str text not None):
+        """``len(self.encode(text))`` without building the list."""
+        cdef Work w
+        memset_work(&w)
+        try:
+            self._encode(text, &w)
+            return w.n_ids
+        finally:
+            _work_free(&w)
+
+    def trie_steps(self, str text not None):
+        """The automaton steps encoding ``text`` takes: at most twice its normalised bytes.
+
+        A deterministic measure of the matching cost, for tests that bound it.
+        """
+        cdef Work w
+        memset_work(&w)
+        try:
+            self._encode(text, &w)
+            return w.steps
+        finally:
+            _work_free(&w)
+
+    def words(self, str text not None):
+        """The normalised words of ``text`` (llama.cpp's ``preprocess``).
+
+        >>> WordPieceModel([b"a"]).words("Héllo, 世界! 한국어")
+        ['hello', ',', '世', '界', '!', 'ᄒᄀᄋ']
+        """
+        cdef Work w
+        cdef size_t i, a = 0
+        cdef list out = []
+        memset_work(&w)
+        w.collect = True
+        try:
+            self._encode(text, &w)
+            for i in range(w.n_ids):
+                out.append((<char*>w.text)[a:w.ids[i]].decode("utf-8"))
+                a = w.ids[i]
+            return out
+        finally:
+            _work_free(&w)
+
+    def match_word(self, bytes piece not None):
+        """The ids of ``piece`` (bytes, no ``▁`` added) by greedy longest match,
+        or ``[unk_id]`` when some position has no token.
+
+        >>> m = WordPieceModel([b"?", b"ab", b"abc", b"d"], 0)
+        >>> m.match_word(b"abcd"), m.match_word(b"abx")
+        ([2, 3], [0])
+        """
+        cdef Work w
+        cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(piece)
+        cdef size_t n = len(piece)
+        memset_work(&w)
+        try:
+            with nogil:
+                _match(&self.auto, s, n, &w)
+            return _ids_list(w.ids, w.n_ids, self.ints)
+        finally:
+            _work_free(&w)
+
+    def find_token(self, bytes data not None):
+        """The id of the token whose text is ``data``, or -1.
+
+        >>> WordPieceModel([b"ab", b"b"]).find_token(b"b")
+        1
+        """
+        cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(data)
+        cdef Py_ssize_t k
+        cdef int32_t node = 0
+        if not data:
+            return -1
+        for k in range(len(data) - 1, -1, -1):
+            node = _goto(&self.auto, node, s[k])
+            if node < 0:
+                return -1
+        if self.nodes[node].out_len != <uint32_t>len(data):
+            return -1
+        return self.nodes[node].out_id
