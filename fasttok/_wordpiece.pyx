@@ -53,6 +53,8 @@ references, no int allocated per token). Everything runs without the GIL.
 ['hello', ',', '世', '界']
 """
 
+from array import array
+
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
@@ -396,18 +398,27 @@ ctypedef fused unit_t:
 
 cdef int _run(const unit_t* text, size_t n, const NormTable* norm, const Automaton* a,
               Work* w) except -1 nogil:
-    # Normalises text[0:n] (code points, without surrogates) into words and
-    # flushes each one as it ends.
-    cdef size_t i, wlen = PREFIX_LEN
+    # Normalises text[0:n] into words and flushes each one as it ends. A str
+    # may hold surrogates (it has no UTF-8 then): a high one right before a
+    # low one is the code point they encode, any other is dropped, as
+    # U+FFFD is, which is what tiktoken's repair would have made of it.
+    cdef size_t i = 0, wlen = PREFIX_LEN
     cdef uint32_t cp, e, act
     grow_array(<void**>&w.word, &w.word_cap, 64, 1, 64)
     w.word[0] = 0xE2
     w.word[1] = 0x96
     w.word[2] = 0x81
-    for i in range(n):
+    while i < n:
         cp = text[i]
+        i += 1
         e = _entry(norm, cp)
         act = e & 3
+        if (unit_t is not uint8_t and act == ACT_SKIP and 0xD800 <= cp <= 0xDBFF and i < n
+                and 0xDC00 <= text[i] <= 0xDFFF):
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (text[i] - 0xDC00)
+            i += 1
+            e = _entry(norm, cp)
+            act = e & 3
         if act == ACT_APPEND or act == ACT_ALONE:
             if act == ACT_ALONE and wlen > PREFIX_LEN:
                 _flush(a, w, wlen)
@@ -424,6 +435,28 @@ cdef int _run(const unit_t* text, size_t n, const NormTable* norm, const Automat
     if wlen > PREFIX_LEN:
         _flush(a, w, wlen)
     return 0
+
+
+cdef struct TextRef:
+    # A str's code units, read with the GIL held; the str must stay alive.
+    const void* data
+    size_t length
+    int kind
+
+
+cdef inline void _text_ref(str text, TextRef* ref) noexcept:
+    ref.data = PyUnicode_DATA(text)
+    ref.length = <size_t>PyUnicode_GET_LENGTH(text)
+    ref.kind = PyUnicode_KIND(text)
+
+
+cdef int _run_ref(const TextRef* t, const NormTable* norm, const Automaton* a,
+                  Work* w) except -1 nogil:
+    if t.kind == 1:
+        return _run(<const uint8_t*>t.data, t.length, norm, a, w)
+    if t.kind == 2:
+        return _run(<const uint16_t*>t.data, t.length, norm, a, w)
+    return _run(<const uint32_t*>t.data, t.length, norm, a, w)
 
 
 cdef list _ids_list(const uint32_t* ids, size_t n, tuple ints):
@@ -447,8 +480,9 @@ cdef class WordPieceModel:
 
     Word-initial pieces start with ``▁`` (U+2581), continuation pieces are bare;
     a word that some position of cannot be cut becomes ``unk_id`` (dropped when
-    ``unk_id`` is ``None``). Text given to the encoding calls must be free of
-    lone surrogates (:class:`fasttok.gguf_models.GGUFWordPiece` repairs them).
+    ``unk_id`` is ``None``). A ``str`` holding surrogates is read as tiktoken
+    repairs it: a high one before a low one is the code point they encode,
+    any other is U+FFFD, which the normaliser drops.
 
     >>> m = WordPieceModel([b"[UNK]", "\\u2581a".encode(), b"a" * 3], 0)
     >>> m.encode("aaaa a"), m.count("b")
@@ -596,17 +630,103 @@ cdef class WordPieceModel:
         return 0
 
     cdef int _encode(self, str text, Work* w) except -1:
-        cdef int kind = PyUnicode_KIND(text)
-        cdef const void* data = PyUnicode_DATA(text)
-        cdef size_t n = <size_t>PyUnicode_GET_LENGTH(text)
+        cdef TextRef ref
+        _text_ref(text, &ref)
         with nogil:
-            if kind == 1:
-                _run(<const uint8_t*>data, n, &self.norm, &self.auto, w)
-            elif kind == 2:
-                _run(<const uint16_t*>data, n, &self.norm, &self.auto, w)
-            else:
-                _run(<const uint32_t*>data, n, &self.norm, &self.auto, w)
+            _run_ref(&ref, &self.norm, &self.auto, w)
         return 0
+
+    cdef int _encode_many(self, tuple texts, Work* w, size_t* ends) except -1:
+        # ends[i]: where text i's ids end in w.ids. The tuple keeps the strs
+        # alive while the GIL is released.
+        cdef Py_ssize_t n = len(texts), i
+        cdef TextRef* refs = <TextRef*>malloc((n + 1) * sizeof(TextRef))
+        cdef object text
+        if refs == NULL:
+            raise MemoryError()
+        try:
+            for i in range(n):
+                text = texts[i]
+                if type(text) is not str:
+                    raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
+                _text_ref(<str>text, &refs[i])
+            with nogil:
+                for i in range(n):
+                    _run_ref(&refs[i], &self.norm, &self.auto, w)
+                    ends[i] = w.n_ids
+        finally:
+            free(refs)
+        return 0
+
+    def encode_many(self, texts):
+        """``[self.encode(t) for t in texts]``, with the GIL released once for all of them.
+
+        >>> WordPieceModel([b"[UNK]", "\\u2581a".encode()], 0).encode_many(["a a", "", "b"])
+        [[1, 1], [], [0]]
+        """
+        cdef tuple items = tuple(texts)
+        cdef Py_ssize_t n = len(items), i
+        cdef size_t* ends = <size_t*>malloc((n + 1) * sizeof(size_t))
+        cdef size_t a = 0
+        cdef list out
+        cdef Work w
+        memset_work(&w)
+        try:
+            if ends == NULL:
+                raise MemoryError()
+            self._encode_many(items, &w, ends)
+            out = PyList_New(n)
+            for i in range(n):
+                one = _ids_list(w.ids + a, ends[i] - a, self.ints)
+                Py_INCREF(one)
+                PyList_SET_ITEM(out, i, one)
+                a = ends[i]
+            return out
+        finally:
+            free(ends)
+            _work_free(&w)
+
+    def encode_many_flat(self, texts):
+        """``(ids, offsets)``: every text's ids in one ``array('I')``, text i's at
+        ``ids[offsets[i]:offsets[i + 1]]`` (``offsets`` an ``array('Q')``).
+
+        >>> WordPieceModel([b"[UNK]", "\\u2581a".encode()], 0).encode_many_flat(["a a", "b"])
+        (array('I', [1, 1, 0]), array('Q', [0, 2, 3]))
+        """
+        cdef tuple items = tuple(texts)
+        cdef Py_ssize_t n = len(items), i
+        cdef size_t* ends = <size_t*>malloc((n + 1) * sizeof(size_t))
+        cdef Work w
+        memset_work(&w)
+        try:
+            if ends == NULL:
+                raise MemoryError()
+            self._encode_many(items, &w, ends)
+            ids = array("I")
+            if w.n_ids:
+                ids.frombytes(PyBytes_FromStringAndSize(<char*>w.ids, w.n_ids * sizeof(uint32_t)))
+            offsets = array("Q", [0])
+            offsets.extend([ends[i] for i in range(n)])
+            return ids, offsets
+        finally:
+            free(ends)
+            _work_free(&w)
+
+    def count_many(self, texts):
+        """``[self.count(t) for t in texts]``."""
+        cdef tuple items = tuple(texts)
+        cdef Py_ssize_t n = len(items), i
+        cdef size_t* ends = <size_t*>malloc((n + 1) * sizeof(size_t))
+        cdef Work w
+        memset_work(&w)
+        try:
+            if ends == NULL:
+                raise MemoryError()
+            self._encode_many(items, &w, ends)
+            return [ends[i] - (ends[i - 1] if i else 0) for i in range(n)]
+        finally:
+            free(ends)
+            _work_free(&w)
 
     def encode(self, str text not None):
         """The ids of ``text``: normalised, split into words, each cut by longest match."""

@@ -648,8 +648,42 @@ class GGUFWordPiece(_GGUFModel):
                                    strip_accents=strip_accents)
         self.words = self.core.words
 
+    def _encode(self, text: str, entries: list) -> list:
+        # The compiled model reads surrogates as the repair would leave them.
+        encode = self.core.encode
+        if not entries:
+            return encode(text)
+        out: list = []
+        for frag in self._specials.partition(text, entries):
+            if type(frag) is int:
+                out.append(frag)
+            else:
+                out += encode(frag)
+        return out
+
     def _encode_text(self, text: str) -> list:
         return self.core.encode(text)
+
+    def encode_many(self, texts: list, allowed: Any = None) -> list:
+        if self._entries_for(allowed):
+            return super().encode_many(texts, allowed)
+        return self.core.encode_many(texts)
+
+    def encode_many_flat(self, texts: list, allowed: Any = None) -> tuple:
+        if self._entries_for(allowed):
+            return super().encode_many_flat(texts, allowed)
+        return self.core.encode_many_flat(texts)
+
+    def count_many(self, texts: list, allowed: Any = None) -> list:
+        if self._entries_for(allowed):
+            return super().count_many(texts, allowed)
+        return self.core.count_many(texts)
+
+    def count(self, text: str, allowed: Any = None) -> int:
+        entries = self._entries_for(allowed)
+        if not entries:
+            return self.core.count(text)
+        return len(self._encode(text, entries))
 
     def add_special_ids(self, ids: list) -> list:
         """WordPiece always adds BOS (``[CLS]``) and SEP, whatever the add flags say."""

@@ -127,3 +127,38 @@ def test_steps_stay_linear_in_bert_bge_with_a_token_replaced_by_100k_a():
     model = WordPieceModel(tokens, vocab.unk_id)
     for n in (500, 1_000, 2_000, 3_000, 1_000_000):
         assert model.trie_steps("a" * n) <= 2 * (len(PREFIX) + n)
+
+
+def test_surrogate_pair_is_its_code_point_and_a_lone_surrogate_is_dropped():
+    model = WordPieceModel([b"[UNK]", PREFIX + "a\U0001f600".encode("utf-8"), PREFIX + b"b"], UNK)
+    assert model.encode("a\ud83d\ude00 \ud83db\ude00") == model.encode("a\U0001f600 b") == [1, 2]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet="ab \u00e9\u4e2d!\ud83d", max_size=12), max_size=8))
+def test_batch_calls_equal_one_call_per_text(texts):
+    model = WordPieceModel([b"[UNK]", PREFIX + b"a", b"b", PREFIX + b"!", "\u2581\u4e2d".encode()], UNK)
+    one_by_one = [model.encode(t) for t in texts]
+    ids, offsets = model.encode_many_flat(texts)
+    assert model.encode_many(texts) == one_by_one
+    assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(texts))] == one_by_one
+    assert model.count_many(texts) == [len(one) for one in one_by_one]
+
+
+def test_bert_gguf_batches_on_threads_equal_serial_calls():
+    from conftest import DATA
+    import fasttok
+
+    path = DATA / "vocab" / "gguf" / "ggml-vocab-bert-bge.gguf"
+    if not path.exists():
+        pytest.skip(f"no {path}")
+    enc = fasttok.load(path)
+    texts = [f"Line {i}: Héllo, 世界! [CLS] unaffable" * (i % 5) for i in range(500)]
+    serial = [enc.encode_ordinary(t) for t in texts]
+    ids, offsets = enc.encode_ordinary_batch(texts, num_threads=3, flat=True)
+    assert enc.encode_ordinary_batch(texts, num_threads=3) == serial
+    assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(texts))] == serial
+    assert enc.count_batch(texts, num_threads=3, disallowed_special=()) == [len(s) for s in serial]
+    special = enc.encode_batch(texts, num_threads=3, allowed_special="all")
+    assert special == [enc.encode(t, allowed_special="all") for t in texts]
+    assert special[1] != serial[1] and 101 in special[1]
