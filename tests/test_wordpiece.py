@@ -162,3 +162,10 @@ def test_bert_gguf_batches_on_threads_equal_serial_calls():
     special = enc.encode_batch(texts, num_threads=3, allowed_special="all")
     assert special == [enc.encode(t, allowed_special="all") for t in texts]
     assert special[1] != serial[1] and 101 in special[1]
+
+
+def test_long_text_with_repeated_words_equals_its_words_one_by_one():
+    # long enough for the word cache; words repeat, collide and exceed its width
+    model = WordPieceModel([b"[UNK]", PREFIX + b"a", PREFIX + b"b", b"a", b"b", b"ab"], UNK)
+    words = [("ab" * (i % 11) + "a" * (i % 3)) or "b" for i in range(3_000)]
+    assert model.encode(" ".join(words)) == [i for w in words for i in model.encode(w)]
