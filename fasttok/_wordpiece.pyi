@@ -13,7 +13,8 @@ def normalizer(lowercase: bool = ..., strip_accents: bool = ...) -> BertNormaliz
 
 class WordPieceModel:
     normalizer: BertNormalizer
-    n_nodes: int
+    n_states: int
+    n_units: int
     n_tokens: int
     def __init__(
         self,
