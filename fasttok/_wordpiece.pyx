@@ -313,6 +313,7 @@ cdef enum:
     CACHE_IDS = 5              # the most ids of a cached word
     CACHE_MAX_BITS = 14        # 16k entries (640 KB), for texts of 256k code units or more
     CACHE_MIN_TEXT = 4096      # code units: shorter texts do not pay for a cache
+    NOGIL_MIN_TEXT = 256       # code units: a shorter text is done before the GIL would change hands
 
 cdef struct CacheEntry:
     # A word of up to CACHE_WORD bytes, zero padded, and its ids
@@ -771,8 +772,11 @@ cdef class WordPieceModel:
         cdef TextRef ref
         _text_ref(text, &ref)
         _start_cache(w, ref.length)
-        with nogil:
+        if ref.length < NOGIL_MIN_TEXT:
             _run_ref(&ref, &self.norm, &self.auto, w)
+        else:
+            with nogil:
+                _run_ref(&ref, &self.norm, &self.auto, w)
         return 0
 
     cdef int _encode_many(self, tuple texts, Work* w, size_t* ends) except -1:

@@ -647,6 +647,9 @@ class GGUFWordPiece(_GGUFModel):
         self.core = WordPieceModel(vocab.tokens, vocab.unk_id, lowercase=lowercase,
                                    strip_accents=strip_accents)
         self.words = self.core.words
+        if not self._specials.always:
+            # nothing to look for in ordinary text: one call, no Python frame of ours
+            self.encode_ordinary = self.core.encode
 
     def _encode(self, text: str, entries: list) -> list:
         # The compiled model reads surrogates as the repair would leave them.
