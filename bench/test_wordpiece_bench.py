@@ -162,7 +162,7 @@ def test_wordpiece_encode(benchmark, file, mode, impl):
     benchmark.group = f"wordpiece-{file}-{mode}"
     benchmark.extra_info.update(kind="encode", encoding=VOCAB, file=file, mode=mode, impl=impl,
                                 bytes=sum(len(x.encode("utf-8")) for x in lines))
-    benchmark.pedantic(run, args=(arg,), rounds=5, iterations=1, warmup_rounds=1)
+    benchmark.pedantic(run, args=(arg,), rounds=9, iterations=1, warmup_rounds=1)
 
 
 def _pathological_text(case: str) -> str:
