@@ -24,7 +24,7 @@ DIRECTIVES = {
 COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3"]
 
 MODULES = ["_unicode", "_bytemap", "_tables", "_bpe", "_pretokenize", "_encoder",
-           "_spm_normalizer", "_unigram", "_sentencepiece"]
+           "_spm_normalizer", "_unigram", "_sentencepiece", "_wordpiece"]
 
 extensions = [
     Extension(

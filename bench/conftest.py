@@ -341,6 +341,8 @@ KNOWN_PEER_BUGS = {
 _REFERENCE_IDS: dict[tuple, object] = {}
 MISMATCHES: list[str] = []
 EXACT_OK: list[str] = []
+# Lines a benchmark file wants in the closing summary (what it left out and why).
+NOTES: list[str] = []
 
 
 def first_difference(ours, theirs) -> str:
@@ -418,7 +420,9 @@ def _ratio_table(benchmarks) -> list[str]:
         rows.setdefault(key, {})[info["impl"]] = (_median(bench), info.get("bytes", 0))
     if not rows:
         return []
-    peers = [p for p in IMPL_FACTORIES if p != BASELINE and any(p in r for r in rows.values())]
+    # the peers of the shared factories first, then any a benchmark file runs itself
+    seen = [p for r in rows.values() for p in r]
+    peers = [p for p in dict.fromkeys([*IMPL_FACTORIES, *seen]) if p != BASELINE and p in seen]
     widths = [max(12, len(p) + 2) for p in peers]
     head = (f"{'encoding':<12} {'file':<6} {'mode':<7} {BASELINE + ' MB/s':>13}"
             + "".join(f"{p:>{w}}" for p, w in zip(peers, widths)))
@@ -489,6 +493,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     patho = _pathological_table(benchmarks)
     if patho:
         lines += [""] + patho
+    if NOTES:
+        lines += [""] + NOTES
     if EXACT_OK:
         lines.append(f"\nexactness: {len(EXACT_OK)} peer results equal to {BASELINE}'s")
     if MISMATCHES:

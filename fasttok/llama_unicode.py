@@ -36,7 +36,8 @@ from . import _llama_unicode_data as _data
 
 __all__ = ["UNDEFINED", "NUMBER", "LETTER", "SEPARATOR", "ACCENT_MARK", "PUNCTUATION",
            "SYMBOL", "CONTROL", "UNICODE_VERSION", "category", "is_whitespace", "tolower",
-           "nfd_first", "COLLAPSE", "STAND_INS", "WIDE", "class_ranges"]
+           "nfd_first", "COLLAPSE", "STAND_INS", "WIDE", "class_ranges", "lowercase_pairs",
+           "nfd_first_ranges"]
 
 UNDEFINED = 0x01
 NUMBER = 0x02
@@ -151,3 +152,22 @@ def class_ranges(flag: int) -> list:
         return out
     ends = _STARTS[1:] + [0x110000]
     return [(s, e - 1) for s, e, f in zip(_STARTS, ends, _FLAGS) if f == flag]
+
+
+def lowercase_pairs() -> list:
+    """``(code point, lowercase)`` for every code point :func:`tolower` changes, in order.
+
+    >>> lowercase_pairs()[0]
+    (65, 97)
+    """
+    return sorted(_LOWER.items())
+
+
+def nfd_first_ranges() -> list:
+    """``(first, last, target)``: the code points of ``first..last`` have ``target`` as the
+    first code point of their decomposition (:func:`nfd_first`); others map to themselves.
+
+    >>> nfd_first_ranges()[0]
+    (192, 197, 65)
+    """
+    return list(_NFD)

@@ -12,7 +12,7 @@ MODULES = [
     "fasttok.registry", "fasttok.cli", "fasttok.gguf_pretokenizers", "fasttok.gguf_models",
     "fasttok.loaders.tiktoken_file", "fasttok.loaders.gguf", "fasttok.loaders.sentencepiece_model",
     "fasttok._bytemap", "fasttok._tables", "fasttok._unicode", "fasttok._pretokenize",
-    "fasttok._encoder",
+    "fasttok._encoder", "fasttok._wordpiece", "fasttok.llama_unicode",
 ]
 
 

@@ -1,0 +1,974 @@
+"""WordPiece as llama.cpp runs it (GGUF ``bert``): BERT normalisation and greedy longest match.
+
+What is computed (llama.cpp's ``llm_tokenizer_wpm_session``):
+
+* **Normalisation**, per code point, with llama.cpp's Unicode 15.1 tables
+  (:mod:`fasttok.llama_unicode`): the code point becomes the first code point
+  of its canonical decomposition ("NFD" as llama.cpp does it); whitespace
+  ends a word; NUL, U+FFFD, controls and (when accents are stripped) marks
+  vanish; punctuation, ASCII symbols and CJK ideographs become words of their
+  own; anything else is lowercased (simple map) and appended to the word.
+  :class:`BertNormalizer` computes that rule once for every code point into a
+  two-stage table (an action and a code point delta per entry), so the text
+  is read once with one table load a character, straight from the ``str``'s
+  own buffer. There is no limit on a word's length: llama.cpp has none.
+* **Matching**: each word, as the UTF-8 bytes of ``"▁" + word``, is cut by
+  greedy longest match from the left over every token text (one trie for
+  word-initial and continuation pieces: llama.cpp's continuation pieces are
+  bare, and a word may hold ``▁``); if some position has no token, the whole
+  word becomes one ``[UNK]``. Bytes, as llama.cpp compares them.
+
+Why linear: greedy longest match needs, at each position ``p`` where a
+token starts, the longest token that is a prefix of ``word[p:]``. An
+Aho-Corasick automaton over the *reversed* token texts, run over the word
+from its last byte to its first, gives that for every position at once: after
+reading ``word[p:]`` backwards its state is the longest suffix of the text
+read that is a path of the trie, and the longest token prefix of
+``word[p:]`` is the longest reversed token ending there, precomputed per
+state (the "output" of the state). Every step either goes one byte deeper or
+follows a failure link to a strictly shallower state, so a word of ``n``
+bytes costs at most ``2n`` steps whatever the tokens' lengths; the cut is
+then a walk along those answers. Building is linear in the total length of
+the token texts: the failure links by the classic argument (per token path),
+the layout with at most 64 bases tried per state.
+
+Rejected: the greedy longest match llama.cpp writes (try every length from
+the longest token's down at each position) and its trie form (walk forward
+from each token start) cost ``O(n * L)`` for tokens up to ``L`` bytes: with a
+100,000-``a`` token in the vocabulary, ``'a' * n`` takes quadratic time
+(fasttok's former Python loop: 0.12 / 0.79 / 6.0 / 17.6 s for n = 500 / 1000
+/ 2000 / 3000; this module: 2 steps a byte, 0.3 ms for n = 3000). LinMaxMatch (Song et al., *Fast WordPiece
+Tokenization*, EMNLP 2021) is linear too, but its precomputed failure pops
+are lists whose total size is quadratic in a long token's length when the
+remainders are not trie paths (tokens ``a``, ``b`` and ``a`` + ``b`` * L).
+
+Layout and performance notes (2-core VM shared with other jobs, CPU time,
+best of 7; whole corpus files, en / code / multi / zh):
+
+* The automaton is a double array of 16-byte units (child by byte ``c`` at
+  ``base + c`` when its ``check`` is the parent; the failure link and the
+  output token in the same unit), laid out breadth first so the states near
+  the root, which every word visits, share cache lines. It replaced an
+  open-addressing table keyed by (state, byte) beside a node array: 62 / 37 /
+  38 / 23 ms -> 59 / 36 / 32 / 20 ms, and 4.6 MB instead of 10 MB for
+  bert-bge. A step that misses the cache is most of what is left: 720k steps
+  take ~40% of en.txt's time.
+* A direct-mapped cache of recent words (up to 16 bytes, 5 ids), one entry
+  per 16 code units of text up to 16k, for texts of 4096 code units or more:
+  English and code repeat their words, and 91% / 97% of en / code's words
+  hit it (83% / 96% with 4k entries). 138 -> 68 ms on en.txt, 91 -> 41 ms on
+  code.txt.
+* The normaliser reads the ``str``'s own code units (no UTF-8 conversion of
+  the input) with one table load a character; building its table takes
+  ~60 ms, once per process and setting.
+* Batches release the GIL once for all their texts and build the lists with
+  the cycle collector paused; lists take references to a tuple of the ids'
+  ints instead of allocating one per token.
+
+>>> m = WordPieceModel([b"[UNK]", "\\u2581un".encode(), b"aff", b"able"], 0)
+>>> m.encode("Unaffable!  xyz")
+[1, 2, 3, 0, 0]
+>>> m.words("Héllo, 世界")
+['hello', ',', '世', '界']
+"""
+
+from array import array
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_GET_ITEM
+from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy
+
+from ._growth cimport grow_array
+
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object text)
+    void* PyUnicode_DATA(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+    void PyObject_GC_UnTrack(object op)
+    int PyGC_Disable()
+    int PyGC_Enable()
+
+
+# ------------------------------------------------------------------ normaliser
+
+cdef enum:
+    # What the normaliser does with a code point: the low two bits of its entry.
+    ACT_APPEND = 0   # append its mapped code point to the word
+    ACT_SPACE = 1    # end the word
+    ACT_ALONE = 2    # a word by itself
+    ACT_SKIP = 3     # drop it
+    # entry >> 2 is mapped - cp + DELTA_BIAS (never negative)
+    DELTA_BIAS = 0x200000
+    N_CODE_POINTS = 0x110000
+    N_BLOCKS = 0x1100        # N_CODE_POINTS >> 8
+    # llama.cpp's category flags (fasttok.llama_unicode), and White_Space
+    F_ACCENT_MARK = 0x10
+    F_PUNCTUATION = 0x20
+    F_SYMBOL = 0x40
+    F_CONTROL = 0x80
+    F_WHITE_SPACE = 0x100
+
+
+cdef inline bint _is_chinese(uint32_t cp) noexcept nogil:
+    # llama.cpp's ranges, 0x2B920 included (BERT's; Unicode's block starts at 0x2B820)
+    return ((0x4E00 <= cp <= 0x9FFF) or (0x3400 <= cp <= 0x4DBF) or (0x20000 <= cp <= 0x2A6DF)
+            or (0x2A700 <= cp <= 0x2B73F) or (0x2B740 <= cp <= 0x2B81F)
+            or (0x2B920 <= cp <= 0x2CEAF) or (0xF900 <= cp <= 0xFAFF)
+            or (0x2F800 <= cp <= 0x2FA1F))
+
+
+cdef inline uint32_t _action(uint16_t flags, uint32_t cp, bint strip_accents) noexcept nogil:
+    # llama.cpp's preprocess for one code point already taken to its "NFD" one
+    if flags & F_WHITE_SPACE:
+        return ACT_SPACE
+    if cp == 0 or cp == 0xFFFD or flags & F_CONTROL:
+        return ACT_SKIP
+    if strip_accents and flags & F_ACCENT_MARK:
+        return ACT_SKIP
+    if flags & F_PUNCTUATION or (cp < 0x7F and flags & F_SYMBOL) or _is_chinese(cp):
+        return ACT_ALONE
+    return ACT_APPEND
+
+
+cdef struct NormTable:
+    const uint16_t* stage1     # block of 256 code points -> its block in stage2
+    const uint32_t* stage2     # entries: action | (mapped - cp + DELTA_BIAS) << 2
+
+
+cdef inline uint32_t _entry(const NormTable* t, uint32_t cp) noexcept nogil:
+    return t.stage2[(<uint32_t>t.stage1[cp >> 8] << 8) | (cp & 0xFF)]
+
+
+cdef class BertNormalizer:
+    """llama.cpp's BERT normalisation rule, tabulated for every code point.
+
+    ``lowercase`` applies the simple lowercase map; ``strip_accents`` takes each
+    code point to the first one of its decomposition and drops marks (llama.cpp
+    always does both). Building reads :mod:`fasttok.llama_unicode` (~20 ms);
+    :func:`normalizer` keeps one per setting.
+
+    >>> BertNormalizer(True, True).map_code_point(ord("É"))
+    (0, 101)
+    """
+
+    cdef uint16_t stage1[N_BLOCKS]
+    cdef uint32_t* stage2
+    cdef readonly bint lowercase
+    cdef readonly bint strip_accents
+
+    def __cinit__(self):
+        self.stage2 = NULL
+
+    def __dealloc__(self):
+        free(self.stage2)
+
+    def __init__(self, bint lowercase=True, bint strip_accents=True):
+        from . import llama_unicode as lu
+
+        cdef uint16_t* flags = <uint16_t*>calloc(N_CODE_POINTS, sizeof(uint16_t))
+        cdef uint32_t* nfd = <uint32_t*>malloc(N_CODE_POINTS * sizeof(uint32_t))
+        cdef uint32_t* lower = <uint32_t*>malloc(N_CODE_POINTS * sizeof(uint32_t))
+        cdef uint32_t* entries = <uint32_t*>malloc(N_CODE_POINTS * sizeof(uint32_t))
+        cdef uint32_t cp, c, first, last, target, mapped
+        cdef uint16_t flag
+        cdef Py_ssize_t b
+        cdef dict blocks = {}
+        cdef list order = []
+        cdef bytes block
+        self.lowercase = lowercase
+        self.strip_accents = strip_accents
+        try:
+            if flags == NULL or nfd == NULL or lower == NULL or entries == NULL:
+                raise MemoryError()
+            for flag in (lu.UNDEFINED, lu.NUMBER, lu.LETTER, lu.SEPARATOR, lu.ACCENT_MARK,
+                         lu.PUNCTUATION, lu.SYMBOL, lu.CONTROL, F_WHITE_SPACE):
+                for first, last in lu.class_ranges(flag):
+                    for cp in range(first, last + 1):
+                        flags[cp] |= flag
+            for cp in range(N_CODE_POINTS):
+                nfd[cp] = cp
+                lower[cp] = cp
+            for first, last, target in lu.nfd_first_ranges():
+                for cp in range(first, last + 1):
+                    nfd[cp] = target
+            for cp, target in lu.lowercase_pairs():
+                lower[cp] = target
+            for cp in range(N_CODE_POINTS):
+                c = nfd[cp] if strip_accents else cp
+                mapped = lower[c] if lowercase else c
+                entries[cp] = (_action(flags[c], c, strip_accents)
+                               | ((mapped + DELTA_BIAS - cp) << 2))
+            # blocks of 256 entries, each distinct one stored once
+            for b in range(N_BLOCKS):
+                block = PyBytes_FromStringAndSize(<char*>(entries + (b << 8)), 256 * sizeof(uint32_t))
+                if block not in blocks:
+                    blocks[block] = len(order)
+                    order.append(block)
+                self.stage1[b] = blocks[block]
+            self.stage2 = <uint32_t*>malloc(len(order) * 256 * sizeof(uint32_t))
+            if self.stage2 == NULL:
+                raise MemoryError()
+            for b in range(len(order)):
+                memcpy(self.stage2 + (b << 8), PyBytes_AS_STRING(order[b]), 256 * sizeof(uint32_t))
+        finally:
+            free(flags)
+            free(nfd)
+            free(lower)
+            free(entries)
+
+    cdef NormTable table(self) noexcept:
+        cdef NormTable t
+        t.stage1 = self.stage1
+        t.stage2 = self.stage2
+        return t
+
+    def map_code_point(self, uint32_t cp):
+        """``(action, code point)``: 0 append, 1 end the word, 2 a word alone, 3 drop."""
+        cdef NormTable t = self.table()
+        cdef uint32_t e
+        if cp >= N_CODE_POINTS:
+            raise ValueError(f"{cp:#x} is not a code point")
+        e = _entry(&t, cp)
+        return e & 3, cp + (e >> 2) - DELTA_BIAS
+
+
+_normalizers = {}
+
+
+def normalizer(bint lowercase=True, bint strip_accents=True):
+    """The :class:`BertNormalizer` for these settings, built once per process."""
+    key = (lowercase, strip_accents)
+    found = _normalizers.get(key)
+    if found is None:
+        found = _normalizers[key] = BertNormalizer(lowercase, strip_accents)
+    return found
+
+
+# ------------------------------------------------------------------ automaton
+
+cdef struct Unit:
+    # One state of the automaton in a double array: the child of state s by
+    # byte c is unit units[s].base + c, if that unit's check is s.
+    int32_t base
+    int32_t check      # the parent state; -1 a free unit, -2 the root
+    int32_t fail       # the longest proper suffix of this state's text that is a state
+    int32_t out        # the longest token that is a suffix of this state's text, or -1
+
+cdef struct Automaton:
+    const Unit* units          # always more than every base + 255 of them
+    const uint32_t* token_len  # each token's length in bytes
+    int32_t unk                # the [UNK] id, or -1: a word that fails is then dropped
+
+cdef enum:
+    MAX_STATES = 1 << 30       # unit indices are int32, with room for base + c
+    PLACE_TRIES = 64           # bases tried for a state's children before the end of the array
+
+
+cdef inline int32_t _goto(const Automaton* a, int32_t state, uint8_t c) noexcept nogil:
+    cdef int32_t t = a.units[state].base + c
+    return t if a.units[t].check == state else -1
+
+
+cdef struct Edge:
+    # The build's trie before it is laid out: an open-addressing table
+    uint64_t key       # parent << 8 | byte
+    int32_t child      # -1: a free slot
+
+
+cdef inline Edge* _edge_slot(Edge* edges, uint64_t mask, uint64_t key) noexcept nogil:
+    # The slot holding key, or the free one where it would go
+    cdef uint64_t h = (key * 0x9E3779B97F4A7C15ULL) >> 32
+    while True:
+        h &= mask
+        if edges[h].child < 0 or edges[h].key == key:
+            return &edges[h]
+        h += 1
+
+
+# ------------------------------------------------------------------ one call's buffers
+
+cdef struct Work:
+    uint8_t* word              # "▁" + the word being built, as UTF-8
+    size_t word_cap
+    int32_t* best              # the longest token that is a prefix of word[p:], by p, or -1
+    size_t best_cap
+    uint32_t* ids              # the ids so far (COLLECT: the end of each word in text)
+    size_t n_ids
+    size_t ids_cap
+    uint8_t* text              # COLLECT: the words, back to back
+    size_t text_len
+    size_t text_cap
+    uint64_t steps             # automaton steps taken (the cost the tests bound)
+    bint collect               # gather the words instead of matching them
+    CacheEntry* cache          # recent words and their ids, or NULL (short texts)
+    uint32_t cache_shift       # 64 - log2(its number of entries)
+
+
+cdef enum:
+    CACHE_WORD = 16            # the longest word (bytes, no prefix) the cache holds
+    CACHE_IDS = 5              # the most ids of a cached word
+    CACHE_MAX_BITS = 14        # 16k entries (640 KB), for texts of 256k code units or more
+    CACHE_MIN_TEXT = 4096      # code units: shorter texts do not pay for a cache
+    NOGIL_MIN_TEXT = 256       # code units: a shorter text is done before the GIL would change hands
+
+cdef struct CacheEntry:
+    # A word of up to CACHE_WORD bytes, zero padded, and its ids
+    uint64_t w0
+    uint64_t w1
+    uint32_t ids[CACHE_IDS]
+    uint8_t len                # 0: a free entry
+    uint8_t n_ids
+
+
+cdef void _work_free(Work* w) noexcept nogil:
+    free(w.word)
+    free(w.best)
+    free(w.ids)
+    free(w.text)
+    free(w.cache)
+
+
+cdef int _start_cache(Work* w, size_t text_units) except -1:
+    # Natural text repeats its words: English and code have ~90% of their
+    # words among the last few thousand, and a hit costs one probe in a
+    # table that stays in cache instead of a walk through the automaton.
+    # One entry per 16 code units of text, up to 2**CACHE_MAX_BITS: on en.txt
+    # 2**12 entries hit 83% of the words, 2**14 91%; a table much larger
+    # than the text would cost more to clear than it saves.
+    cdef uint32_t bits = 8
+    if text_units < CACHE_MIN_TEXT or w.cache != NULL:
+        return 0
+    while bits < CACHE_MAX_BITS and (<size_t>16 << bits) < text_units:
+        bits += 1
+    w.cache_shift = 64 - bits
+    w.cache = <CacheEntry*>calloc(<size_t>1 << bits, sizeof(CacheEntry))
+    if w.cache == NULL:
+        raise MemoryError()
+    return 0
+
+
+cdef inline void memset_work(Work* w) noexcept nogil:
+    w.word = NULL
+    w.word_cap = 0
+    w.best = NULL
+    w.best_cap = 0
+    w.ids = NULL
+    w.n_ids = 0
+    w.ids_cap = 0
+    w.text = NULL
+    w.text_len = 0
+    w.text_cap = 0
+    w.steps = 0
+    w.collect = False
+    w.cache = NULL
+
+
+cdef enum:
+    PREFIX_LEN = 3             # the UTF-8 of U+2581, which starts every word
+
+
+cdef int _match(const Automaton* a, const uint8_t* s, size_t n, Work* w) except -1 nogil:
+    # Appends the greedy longest-match ids of s[0:n] to w.ids, or [UNK] when a
+    # position has no token. First the automaton over s backwards gives each
+    # position its longest token prefix, then the cut follows them from 0.
+    cdef size_t p = n, start = w.n_ids, k
+    cdef int32_t state = 0, child, token
+    cdef uint64_t steps = 0
+    cdef int32_t* best
+    cdef const Unit* units = a.units
+    grow_array(<void**>&w.best, &w.best_cap, n, sizeof(int32_t), 64)
+    grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + n + 1, sizeof(uint32_t), 1024)
+    best = w.best
+    while p > 0:
+        p -= 1
+        while True:
+            steps += 1
+            child = units[state].base + s[p]
+            if units[child].check == state:
+                state = child
+                break
+            if state == 0:
+                break
+            state = units[state].fail
+        best[p] = units[state].out
+    w.steps += steps
+    k = start
+    while p < n:
+        token = best[p]
+        if token < 0:
+            k = start
+            if a.unk >= 0:
+                w.ids[k] = <uint32_t>a.unk
+                k += 1
+            break
+        w.ids[k] = <uint32_t>token
+        k += 1
+        p += a.token_len[token]
+    w.n_ids = k
+    return 0
+
+
+cdef int _flush(const Automaton* a, Work* w, size_t wlen) except -1 nogil:
+    # The word w.word[PREFIX_LEN:wlen] is complete.
+    cdef size_t n = wlen - PREFIX_LEN, k
+    cdef uint64_t key[2]
+    cdef CacheEntry* e
+    if not w.collect:
+        if w.cache == NULL or n > CACHE_WORD:
+            return _match(a, w.word, wlen, w)
+        key[0] = 0
+        key[1] = 0
+        memcpy(key, w.word + PREFIX_LEN, n)
+        e = &w.cache[((key[0] * 0x9E3779B97F4A7C15ULL) ^ (key[1] * 0xC2B2AE3D27D4EB4FULL) ^ n)
+                     >> w.cache_shift]
+        if e.len == n and e.w0 == key[0] and e.w1 == key[1]:
+            grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + CACHE_IDS, sizeof(uint32_t), 1024)
+            for k in range(e.n_ids):
+                w.ids[w.n_ids + k] = e.ids[k]
+            w.n_ids += e.n_ids
+            return 0
+        k = w.n_ids
+        _match(a, w.word, wlen, w)
+        if w.n_ids - k <= CACHE_IDS:
+            e.w0 = key[0]
+            e.w1 = key[1]
+            e.len = <uint8_t>n
+            e.n_ids = <uint8_t>(w.n_ids - k)
+            memcpy(e.ids, w.ids + k, (w.n_ids - k) * sizeof(uint32_t))
+        return 0
+    grow_array(<void**>&w.text, &w.text_cap, w.text_len + n, 1, 256)
+    memcpy(w.text + w.text_len, w.word + PREFIX_LEN, n)
+    w.text_len += n
+    grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + 1, sizeof(uint32_t), 64)
+    w.ids[w.n_ids] = <uint32_t>w.text_len
+    w.n_ids += 1
+    return 0
+
+
+cdef inline size_t _put_utf8(uint8_t* d, uint32_t cp) noexcept nogil:
+    if cp < 0x80:
+        d[0] = <uint8_t>cp
+        return 1
+    if cp < 0x800:
+        d[0] = <uint8_t>(0xC0 | (cp >> 6))
+        d[1] = <uint8_t>(0x80 | (cp & 0x3F))
+        return 2
+    if cp < 0x10000:
+        d[0] = <uint8_t>(0xE0 | (cp >> 12))
+        d[1] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
+        d[2] = <uint8_t>(0x80 | (cp & 0x3F))
+        return 3
+    d[0] = <uint8_t>(0xF0 | (cp >> 18))
+    d[1] = <uint8_t>(0x80 | ((cp >> 12) & 0x3F))
+    d[2] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
+    d[3] = <uint8_t>(0x80 | (cp & 0x3F))
+    return 4
+
+
+ctypedef fused unit_t:
+    # the code units of a str (PEP 393 kinds 1, 2 and 4)
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef int _run(const unit_t* text, size_t n, const NormTable* norm, const Automaton* a,
+              Work* w) except -1 nogil:
+    # Normalises text[0:n] into words and flushes each one as it ends. A str
+    # may hold surrogates (it has no UTF-8 then): a high one right before a
+    # low one is the code point they encode, any other is dropped, as
+    # U+FFFD is, which is what tiktoken's repair would have made of it.
+    cdef size_t i = 0, wlen = PREFIX_LEN
+    cdef uint32_t cp, e, act
+    grow_array(<void**>&w.word, &w.word_cap, 64, 1, 64)
+    w.word[0] = 0xE2
+    w.word[1] = 0x96
+    w.word[2] = 0x81
+    while i < n:
+        cp = text[i]
+        i += 1
+        e = _entry(norm, cp)
+        act = e & 3
+        if (unit_t is not uint8_t and act == ACT_SKIP and 0xD800 <= cp <= 0xDBFF and i < n
+                and 0xDC00 <= text[i] <= 0xDFFF):
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (text[i] - 0xDC00)
+            i += 1
+            e = _entry(norm, cp)
+            act = e & 3
+        if act == ACT_APPEND or act == ACT_ALONE:
+            if act == ACT_ALONE and wlen > PREFIX_LEN:
+                _flush(a, w, wlen)
+                wlen = PREFIX_LEN
+            if wlen + 4 > w.word_cap:
+                grow_array(<void**>&w.word, &w.word_cap, wlen + 4, 1, 64)
+            wlen += _put_utf8(w.word + wlen, cp + (e >> 2) - DELTA_BIAS)
+            if act == ACT_ALONE:
+                _flush(a, w, wlen)
+                wlen = PREFIX_LEN
+        elif act == ACT_SPACE and wlen > PREFIX_LEN:
+            _flush(a, w, wlen)
+            wlen = PREFIX_LEN
+    if wlen > PREFIX_LEN:
+        _flush(a, w, wlen)
+    return 0
+
+
+cdef struct TextRef:
+    # A str's code units, read with the GIL held; the str must stay alive.
+    const void* data
+    size_t length
+    int kind
+
+
+cdef inline void _text_ref(str text, TextRef* ref) noexcept:
+    ref.data = PyUnicode_DATA(text)
+    ref.length = <size_t>PyUnicode_GET_LENGTH(text)
+    ref.kind = PyUnicode_KIND(text)
+
+
+cdef int _run_ref(const TextRef* t, const NormTable* norm, const Automaton* a,
+                  Work* w) except -1 nogil:
+    if t.kind == 1:
+        return _run(<const uint8_t*>t.data, t.length, norm, a, w)
+    if t.kind == 2:
+        return _run(<const uint16_t*>t.data, t.length, norm, a, w)
+    return _run(<const uint32_t*>t.data, t.length, norm, a, w)
+
+
+cdef list _ids_list(const uint32_t* ids, size_t n, tuple ints):
+    # ints[i] is the int i: the list only takes references, and, holding
+    # only ints, it cannot be part of a cycle, so the collector skips it.
+    cdef list out = PyList_New(n)
+    cdef size_t i, n_ints = len(ints)
+    cdef object item
+    for i in range(n):
+        if ids[i] >= n_ints:
+            raise ValueError(f"internal error: token id {ids[i]} out of range")
+        item = <object>PyTuple_GET_ITEM(ints, ids[i])
+        Py_INCREF(item)
+        PyList_SET_ITEM(out, i, item)
+    PyObject_GC_UnTrack(out)
+    return out
+
+
+cdef class WordPieceModel:
+    """llama.cpp's WordPiece over ``tokens`` (raw UTF-8 texts by id; ``None`` for none).
+
+    Word-initial pieces start with ``▁`` (U+2581), continuation pieces are bare;
+    a word that some position of cannot be cut becomes ``unk_id`` (dropped when
+    ``unk_id`` is ``None``). A ``str`` holding surrogates is read as tiktoken
+    repairs it: a high one before a low one is the code point they encode,
+    any other is U+FFFD, which the normaliser drops.
+
+    >>> m = WordPieceModel([b"[UNK]", "\\u2581a".encode(), b"a" * 3], 0)
+    >>> m.encode("aaaa a"), m.count("b")
+    ([1, 2, 1], 1)
+    """
+
+    cdef Unit* units
+    cdef uint32_t* token_len
+    cdef Automaton auto
+    cdef NormTable norm
+    cdef readonly BertNormalizer normalizer
+    cdef tuple ints
+    cdef readonly uint32_t n_states
+    cdef readonly uint32_t n_units
+    cdef readonly uint32_t n_tokens
+
+    def __cinit__(self):
+        self.units = NULL
+        self.token_len = NULL
+
+    def __dealloc__(self):
+        free(self.units)
+        free(self.token_len)
+
+    def __init__(self, tokens, unk_id=None, *, bint lowercase=True, bint strip_accents=True):
+        cdef list texts = list(tokens)
+        cdef Py_ssize_t n_tokens = len(texts), i
+        cdef size_t total = 1
+        cdef object raw
+        if unk_id is not None and not 0 <= unk_id < n_tokens:
+            raise ValueError(f"unk_id {unk_id} is not one of the {n_tokens} token ids")
+        self.token_len = <uint32_t*>calloc(n_tokens + 1, sizeof(uint32_t))
+        if self.token_len == NULL:
+            raise MemoryError()
+        for i in range(n_tokens):
+            raw = texts[i]
+            if raw is not None:
+                self.token_len[i] = <uint32_t>len(<bytes?>raw)
+                total += self.token_len[i]
+        if total >= MAX_STATES // 2:
+            raise ValueError(f"the token texts hold {total - 1} bytes in all; WordPiece takes "
+                             f"fewer than {MAX_STATES // 2}")
+        self.n_tokens = <uint32_t>n_tokens
+        self._build(texts, total)
+        self.auto.units = self.units
+        self.auto.token_len = self.token_len
+        self.auto.unk = -1 if unk_id is None else <int32_t>unk_id
+        self.normalizer = normalizer(lowercase, strip_accents)
+        self.norm = self.normalizer.table()
+        self.ints = tuple(range(n_tokens))
+
+    cdef int _grow_units(self, size_t need) except -1:
+        # Room for need units, the new ones free
+        cdef size_t old = self.n_units, cap = self.n_units, i
+        if need <= cap:
+            return 0
+        grow_array(<void**>&self.units, &cap, need, sizeof(Unit), 1024)
+        for i in range(old, cap):
+            self.units[i].base = 0
+            self.units[i].check = -1
+            self.units[i].fail = 0
+            self.units[i].out = -1
+        self.n_units = <uint32_t>cap
+        return 0
+
+    cdef int _build(self, list texts, size_t total) except -1:
+        # 1. The trie of the reversed texts (the lowest id wins a text held
+        #    twice), in a hash table. 2. Breadth first, each state's children
+        #    placed in the double array at the first base, among PLACE_TRIES,
+        #    where all their units are free (else past the last used unit), so
+        #    the states near the root, which every word visits, sit together.
+        # 3. Failure links and outputs, breadth first again.
+        cdef size_t cap = 1024, mask, k
+        cdef Edge* edges
+        cdef int32_t* first_child = <int32_t*>malloc(total * sizeof(int32_t))
+        cdef int32_t* next_sibling = <int32_t*>malloc(total * sizeof(int32_t))
+        cdef int32_t* own = <int32_t*>malloc(total * sizeof(int32_t))
+        cdef int32_t* unit_of = <int32_t*>malloc(total * sizeof(int32_t))
+        cdef uint8_t* label = <uint8_t*>malloc(total)
+        cdef int32_t* order = <int32_t*>malloc(total * sizeof(int32_t))
+        cdef uint32_t n_nodes = 1, head = 0, tail = 1
+        cdef int32_t node, child, v, u, f, base, lowest, sv, su
+        cdef size_t free_unit = 1, high = 1
+        cdef int tries
+        cdef bint fits
+        cdef Py_ssize_t i, size
+        cdef const uint8_t* s
+        cdef Edge* e
+        cdef Unit* shrunk
+        cdef bytes raw
+        while cap < 2 * total:
+            cap *= 2
+        mask = cap - 1
+        edges = <Edge*>malloc(cap * sizeof(Edge))
+        try:
+            if (edges == NULL or first_child == NULL or next_sibling == NULL or own == NULL
+                    or unit_of == NULL or label == NULL or order == NULL):
+                raise MemoryError()
+            for k in range(cap):
+                edges[k].child = -1
+            first_child[0] = -1
+            own[0] = -1
+            for i in range(len(texts)):
+                size = self.token_len[i]
+                if size == 0:
+                    continue
+                raw = texts[i]
+                s = <const uint8_t*>PyBytes_AS_STRING(raw)
+                node = 0
+                for k in range(<size_t>size, 0, -1):
+                    e = _edge_slot(edges, mask, (<uint64_t>node << 8) | s[k - 1])
+                    if e.child < 0:
+                        e.key = (<uint64_t>node << 8) | s[k - 1]
+                        e.child = <int32_t>n_nodes
+                        own[n_nodes] = -1
+                        first_child[n_nodes] = -1
+                        label[n_nodes] = s[k - 1]
+                        next_sibling[n_nodes] = first_child[node]
+                        first_child[node] = <int32_t>n_nodes
+                        n_nodes += 1
+                    node = e.child
+                if own[node] < 0:
+                    own[node] = <int32_t>i
+            free(edges)
+            edges = NULL
+            self.n_states = n_nodes
+
+            self._grow_units(n_nodes + 512)
+            self.units[0].check = -2
+            unit_of[0] = 0
+            order[0] = 0
+            while head < tail:
+                v = order[head]
+                head += 1
+                sv = unit_of[v]
+                self.units[sv].out = own[v]
+                if first_child[v] < 0:
+                    continue
+                lowest = 255
+                u = first_child[v]
+                while u >= 0:
+                    lowest = min(lowest, label[u])
+                    order[tail] = u
+                    tail += 1
+                    u = next_sibling[u]
+                base = max(1, <int32_t>free_unit - lowest)
+                tries = 0
+                while True:
+                    self._grow_units(<size_t>base + 256 + 256)
+                    fits = True
+                    u = first_child[v]
+                    while u >= 0 and fits:
+                        fits = self.units[base + label[u]].check == -1
+                        u = next_sibling[u]
+                    if fits:
+                        break
+                    tries += 1
+                    base = (base + 1) if tries < PLACE_TRIES else max(base + 1,
+                                                                      <int32_t>high - lowest)
+                self.units[sv].base = base
+                u = first_child[v]
+                while u >= 0:
+                    su = base + label[u]
+                    self.units[su].check = sv
+                    unit_of[u] = su
+                    high = max(high, <size_t>su + 1)
+                    u = next_sibling[u]
+                while self.units[free_unit].check != -1:
+                    free_unit += 1
+            self._grow_units(high + 256)
+            if self.n_units > high + 256:  # give back what doubling overshot
+                shrunk = <Unit*>realloc(self.units, (high + 256) * sizeof(Unit))
+                if shrunk != NULL:
+                    self.units = shrunk
+                    self.n_units = <uint32_t>(high + 256)
+
+            self.auto.units = self.units
+            for head in range(n_nodes):
+                v = order[head]
+                sv = unit_of[v]
+                if self.units[sv].out < 0 and v != 0:
+                    self.units[sv].out = self.units[self.units[sv].fail].out
+                u = first_child[v]
+                while u >= 0:
+                    su = unit_of[u]
+                    child = -1
+                    if v != 0:
+                        f = self.units[sv].fail
+                        while True:
+                            child = _goto(&self.auto, f, label[u])
+                            if child >= 0 or f == 0:
+                                break
+                            f = self.units[f].fail
+                    self.units[su].fail = child if child >= 0 else 0
+                    u = next_sibling[u]
+        finally:
+            free(edges)
+            free(first_child)
+            free(next_sibling)
+            free(own)
+            free(unit_of)
+            free(label)
+            free(order)
+        return 0
+
+    cdef int _encode(self, str text, Work* w) except -1:
+        cdef TextRef ref
+        _text_ref(text, &ref)
+        _start_cache(w, ref.length)
+        if ref.length < NOGIL_MIN_TEXT:
+            _run_ref(&ref, &self.norm, &self.auto, w)
+        else:
+            with nogil:
+                _run_ref(&ref, &self.norm, &self.auto, w)
+        return 0
+
+    cdef int _encode_many(self, tuple texts, Work* w, size_t* ends) except -1:
+        # ends[i]: where text i's ids end in w.ids. The tuple keeps the strs
+        # alive while the GIL is released.
+        cdef Py_ssize_t n = len(texts), i
+        cdef TextRef* refs = <TextRef*>malloc((n + 1) * sizeof(TextRef))
+        cdef size_t total = 0
+        cdef object text
+        if refs == NULL:
+            raise MemoryError()
+        try:
+            for i in range(n):
+                text = texts[i]
+                if type(text) is not str:
+                    raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
+                _text_ref(<str>text, &refs[i])
+                total += refs[i].length
+            _start_cache(w, total)
+            with nogil:
+                for i in range(n):
+                    _run_ref(&refs[i], &self.norm, &self.auto, w)
+                    ends[i] = w.n_ids
+        finally:
+            free(refs)
+        return 0
+
+    def encode_many(self, texts):
+        """``[self.encode(t) for t in texts]``, with the GIL released once for all of them.
+
+        >>> WordPieceModel([b"[UNK]", "\\u2581a".encode()], 0).encode_many(["a a", "", "b"])
+        [[1, 1], [], [0]]
+        """
+        cdef tuple items = tuple(texts)
+        cdef Py_ssize_t n = len(items), i
+        cdef size_t* ends = <size_t*>malloc((n + 1) * sizeof(size_t))
+        cdef size_t a = 0
+        cdef list out
+        cdef bint gc_was_on = False
+        cdef Work w
+        memset_work(&w)
+        try:
+            if ends == NULL:
+                raise MemoryError()
+            self._encode_many(items, &w, ends)
+            # Thousands of new lists would set off collections that walk every
+            # object of the program, none of which these lists can free.
+            gc_was_on = PyGC_Disable()
+            out = PyList_New(n)
+            for i in range(n):
+                one = _ids_list(w.ids + a, ends[i] - a, self.ints)
+                Py_INCREF(one)
+                PyList_SET_ITEM(out, i, one)
+                a = ends[i]
+            return out
+        finally:
+            if gc_was_on:
+                PyGC_Enable()
+            free(ends)
+            _work_free(&w)
+
+    def encode_many_flat(self, texts):
+        """``(ids, offsets)``: every text's ids in one ``array('I')``, text i's at
+        ``ids[offsets[i]:offsets[i + 1]]`` (``offsets`` an ``array('Q')``).
+
+        >>> WordPieceModel([b"[UNK]", "\\u2581a".encode()], 0).encode_many_flat(["a a", "b"])
+        (array('I', [1, 1, 0]), array('Q', [0, 2, 3]))
+        """
+        cdef tuple items = tuple(texts)
+        cdef Py_ssize_t n = len(items), i
+        cdef size_t* ends = <size_t*>malloc((n + 1) * sizeof(size_t))
+        cdef Work w
+        memset_work(&w)
+        try:
+            if ends == NULL:
+                raise MemoryError()
+            self._encode_many(items, &w, ends)
+            ids = array("I")
+            if w.n_ids:
+                ids.frombytes(PyBytes_FromStringAndSize(<char*>w.ids, w.n_ids * sizeof(uint32_t)))
+            offsets = array("Q", [0])
+            offsets.extend([ends[i] for i in range(n)])
+            return ids, offsets
+        finally:
+            free(ends)
+            _work_free(&w)
+
+    def count_many(self, texts):
+        """``[self.count(t) for t in texts]``."""
+        cdef tuple items = tuple(texts)
+        cdef Py_ssize_t n = len(items), i
+        cdef size_t* ends = <size_t*>malloc((n + 1) * sizeof(size_t))
+        cdef Work w
+        memset_work(&w)
+        try:
+            if ends == NULL:
+                raise MemoryError()
+            self._encode_many(items, &w, ends)
+            return [ends[i] - (ends[i - 1] if i else 0) for i in range(n)]
+        finally:
+            free(ends)
+            _work_free(&w)
+
+    def encode(self, str text not None):
+        """The ids of ``text``: normalised, split into words, each cut by longest match."""
+        cdef Work w
+        memset_work(&w)
+        try:
+            self._encode(text, &w)
+            return _ids_list(w.ids, w.n_ids, self.ints)
+        finally:
+            _work_free(&w)
+
+    def count(self, str text not None):
+        """``len(self.encode(text))`` without building the list."""
+        cdef Work w
+        memset_work(&w)
+        try:
+            self._encode(text, &w)
+            return w.n_ids
+        finally:
+            _work_free(&w)
+
+    def trie_steps(self, str text not None):
+        """The automaton steps encoding ``text`` takes: at most twice its normalised bytes.
+
+        A deterministic measure of the matching cost, for tests that bound it.
+        """
+        cdef Work w
+        memset_work(&w)
+        try:
+            self._encode(text, &w)
+            return w.steps
+        finally:
+            _work_free(&w)
+
+    def words(self, str text not None):
+        """The normalised words of ``text`` (llama.cpp's ``preprocess``).
+
+        >>> WordPieceModel([b"a"]).words("Héllo, 世界! 한국어")
+        ['hello', ',', '世', '界', '!', 'ᄒᄀᄋ']
+        """
+        cdef Work w
+        cdef size_t i, a = 0
+        cdef list out = []
+        memset_work(&w)
+        w.collect = True
+        try:
+            self._encode(text, &w)
+            for i in range(w.n_ids):
+                out.append((<char*>w.text)[a:w.ids[i]].decode("utf-8"))
+                a = w.ids[i]
+            return out
+        finally:
+            _work_free(&w)
+
+    def match_word(self, bytes piece not None):
+        """The ids of ``piece`` (bytes, no ``▁`` added) by greedy longest match,
+        or ``[unk_id]`` when some position has no token.
+
+        >>> m = WordPieceModel([b"?", b"ab", b"abc", b"d"], 0)
+        >>> m.match_word(b"abcd"), m.match_word(b"abx")
+        ([2, 3], [0])
+        """
+        cdef Work w
+        cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(piece)
+        cdef size_t n = len(piece)
+        memset_work(&w)
+        try:
+            with nogil:
+                _match(&self.auto, s, n, &w)
+            return _ids_list(w.ids, w.n_ids, self.ints)
+        finally:
+            _work_free(&w)
+
+    def find_token(self, bytes data not None):
+        """The id of the token whose text is ``data``, or -1.
+
+        >>> WordPieceModel([b"ab", b"b"]).find_token(b"b")
+        1
+        """
+        cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(data)
+        cdef Py_ssize_t k
+        cdef int32_t state = 0, token
+        if not data:
+            return -1
+        for k in range(len(data) - 1, -1, -1):
+            state = _goto(&self.auto, state, s[k])
+            if state < 0:
+                return -1
+        # the longest token ending here is the state's own text only if as long
+        token = self.units[state].out
+        if token < 0 or self.token_len[token] != <uint32_t>len(data):
+            return -1
+        return token
