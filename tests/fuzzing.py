@@ -1044,7 +1044,7 @@ def worker_main() -> None:
             growth = (_status_kib("VmHWM") - before) * 1024 if measured else 0
             results.write(json.dumps({"case": case_id, "outcome": outcome, "detail": detail,
                                       "cpu": round(cpu, 4), "rss_growth": growth,
-                                      "size": len(case.data)}) + "\n")
+                                      "size": len(case.data), "kinds": case.kinds}) + "\n")
     finally:
         if os.path.exists(path):
             os.unlink(path)
@@ -1064,6 +1064,7 @@ class Result:
     cpu: float = 0.0
     rss_growth: int = 0
     size: int = 0
+    kinds: tuple = ()  # the mutations that made the case
 
     @property
     def problems(self) -> list:
@@ -1096,13 +1097,18 @@ class Report:
         failures = self.failures()
         lines = [f"{self.fmt}: {len(self.results)} cases, outcomes {self.counts()}, "
                  f"{len(failures)} failing"]
-        by_kind: collections.Counter = collections.Counter()
+        # Per mutation kind: how many of the cases it was in failed, and how;
+        # the kind behind a failure is the one whose cases fail most often.
+        with_kind = collections.Counter(k for r in self.results for k in set(r.kinds))
+        failed = collections.defaultdict(collections.Counter)
         for r in failures:
-            case = make_case(self.fmt, r.case)
-            for kind in set(case.kinds):
-                by_kind[(kind, "+".join(r.problems))] += 1
-        for (kind, problem), n in sorted(by_kind.items(), key=lambda x: -x[1]):
-            lines.append(f"  {problem:>14} x{n:<5} after {kind}")
+            for kind in set(r.kinds):
+                failed[kind].update(r.problems)
+        ranked = sorted(failed, key=lambda k: (-sum(failed[k].values()) / with_kind[k], k))
+        for kind in ranked:
+            n = sum(1 for r in failures if kind in r.kinds)
+            lines.append(f"  {kind}: {n} of its {with_kind[kind]} cases failed "
+                         f"({', '.join(f'{p} {c}' for p, c in failed[kind].most_common())})")
         folder = Path(tempfile.mkdtemp(prefix=f"fasttok-fuzz-{self.fmt}-"))
         for r in failures[:limit]:
             case = make_case(self.fmt, r.case)
@@ -1168,18 +1174,22 @@ def run_batch(fmt: str, ids: list, hang_seconds: float = HANG_SECONDS) -> list:
             while done < len(todo):
                 line = worker.next_line(hang_seconds)
                 if line:
-                    results.append(Result(**json.loads(line)))
+                    fields = json.loads(line)
+                    results.append(Result(**dict(fields, kinds=tuple(fields["kinds"]))))
                     done += 1
                     continue
                 case = todo[done]
+                kinds = make_case(fmt, case).kinds
                 if line is None:
                     worker.stop()
-                    results.append(Result(case, "timeout", f"no result after {hang_seconds} s"))
+                    results.append(Result(case, "timeout", f"no result after {hang_seconds} s",
+                                          kinds=kinds))
                 else:
                     code = worker.proc.wait()
                     tail = worker.stop()
                     what = f"signal {-code}" if code < 0 else f"exit status {code}"
-                    results.append(Result(case, "crash", f"worker died ({what}): {tail}"))
+                    results.append(Result(case, "crash", f"worker died ({what}): {tail}",
+                                          kinds=kinds))
                 done += 1
                 break
         finally:
