@@ -189,14 +189,39 @@ cdef class SymbolMatcher:
         return self.match(<const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
 
 
+class CharsmapError(ValueError):
+    """A ``precompiled_charsmap`` the normalizer refuses; ``offset`` is the blob byte at fault.
+
+    File loaders turn it into a ``VocabularyFileError`` naming the file and field.
+    """
+
+    def __init__(self, problem: str, offset: int) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.offset = offset
+
+
+def check_charsmap(charsmap):
+    """Raise :class:`CharsmapError` if :class:`Normalizer` would refuse ``charsmap``.
+
+    The checks are the normalizer's own: this builds one and drops it.
+
+    >>> check_charsmap(b"\\x04\\x00")
+    Traceback (most recent call last):
+    fasttok._spm_normalizer.CharsmapError: precompiled_charsmap is 2 byte(s); it must start with a 4-byte trie size
+    """
+    Normalizer(charsmap, add_dummy_prefix=False, remove_extra_whitespaces=False,
+               escape_whitespaces=False)
+
+
 cdef class Normalizer:
     """One SentencePiece normalizer (the ``normalizer_spec`` of a model).
 
     ``charsmap`` is the ``precompiled_charsmap`` blob (``None`` or empty for
     the ``identity`` rule set); ``user_defined`` lists the symbols kept
     verbatim. ``flavour`` is ``"sentencepiece"`` or ``"llama.cpp"`` (GGUF
-    ``t5``; see the module notes). Raises ``ValueError`` for a charsmap whose
-    trie points outside itself.
+    ``t5``; see the module notes). Raises :class:`CharsmapError` for a charsmap
+    whose framing is wrong or whose trie points outside itself.
 
     >>> n = Normalizer(None, add_dummy_prefix=True, remove_extra_whitespaces=False,
     ...                escape_whitespaces=True)
@@ -239,11 +264,13 @@ cdef class Normalizer:
         if size == 0:
             return
         if size < 4:
-            raise ValueError(f"precompiled charsmap of {size} bytes has no trie size")
+            raise CharsmapError(f"precompiled_charsmap is {size} byte(s); it must start with a "
+                                "4-byte trie size", 0)
         trie_size = p[0] | (<size_t>p[1] << 8) | (<size_t>p[2] << 16) | (<size_t>p[3] << 24)
         if trie_size == 0 or trie_size % 4 or trie_size > size - 4:
-            raise ValueError(f"precompiled charsmap declares a trie of {trie_size} bytes, "
-                             f"which is not a non-zero multiple of 4 within {size - 4} bytes")
+            raise CharsmapError(f"precompiled_charsmap declares a trie of {trie_size} bytes, "
+                                "which is not a non-zero multiple of 4 within the "
+                                f"{size - 4} bytes that follow", 0)
         # Whole 256-unit blocks, zero padded: pos ^ byte stays in its block.
         padded = (trie_size // 4 + 255) & ~(<size_t>255)
         self.units = <uint32_t*>calloc(padded, sizeof(uint32_t))
@@ -259,14 +286,16 @@ cdef class Normalizer:
         self.n_units = padded
         root = _offset(self.units[0])
         if root >= padded:
-            raise ValueError("precompiled charsmap: the root's children lie outside the trie")
+            raise CharsmapError(f"precompiled_charsmap: the root's children (unit {root}) lie "
+                                f"outside the trie ({padded} units)", 4)
         for i in range(padded):
             u = self.units[i]
             # A walk XORs a position with the offset of the (non-leaf) unit
-            # there; leaf units only hold values.
+            # there; leaf units only hold values. Padding units are 0, which
+            # points at itself, so a unit at fault is one of the blob's.
             if not (u >> 31) and (i ^ _offset(u)) >= padded:
-                raise ValueError(f"precompiled charsmap: unit {i} points outside the trie "
-                                 f"({padded} units)")
+                raise CharsmapError(f"precompiled_charsmap: trie unit {i} points outside the "
+                                    f"trie ({padded} units)", 4 + 4 * i)
         self._find_plain_ascii()
         self._find_plain_multi()
 

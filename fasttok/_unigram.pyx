@@ -331,7 +331,15 @@ cdef int _trie_build(PieceTrie* t, list pieces, const float* scores) except -1:
             f = fl.head
             tries = 0
             while f >= 0 and tries < PLACE_TRIES:
-                if f > labels[0] and <size_t>(f - labels[0]) + 256 <= t.size:
+                if f <= labels[0]:
+                    # Too low for this first label, and not counted as a try:
+                    # otherwise the few such units (all below 256) used up
+                    # the tries of every node with a high first label, and a
+                    # long piece's chain of nodes went to fresh space one by
+                    # one, ~label units apart (a 15 kB piece took 130 MB).
+                    f = fl.next[f]
+                    continue
+                if <size_t>(f - labels[0]) + 256 <= t.size:
                     base = f - labels[0]
                     fits = True
                     for k in range(1, n_labels):

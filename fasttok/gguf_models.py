@@ -70,7 +70,7 @@ import dataclasses
 import re
 from typing import Any, Optional
 
-from .errors import FasttokError, UnknownEncodingError
+from .errors import FasttokError, UnknownEncodingError, VocabularyFileError
 from .gguf_pretokenizers import pre_tokenizer
 from .vocab import Vocabulary
 
@@ -155,13 +155,19 @@ class _TokenText:
         for text, i in v.special_tokens.items():
             self.specials.setdefault(i, text)
         self.by_text = dict(v.special_tokens)
+        # A repeated token's text is its first id's; other decode-only tokens
+        # are text outside the byte-level alphabet, kept as their UTF-8.
+        self.repeated = v.metadata.get("repeated_tokens", {})
         self.decode_only = {i: raw.decode("utf-8")
-                            for i, raw in v.metadata.get("decode_only_tokens", {}).items()}
+                            for i, raw in v.metadata.get("decode_only_tokens", {}).items()
+                            if i not in self.repeated}
         self._ordinary: Optional[dict] = None
 
     def text(self, i: int) -> Optional[str]:
         if i in self.specials:
             return self.specials[i]
+        if i in self.repeated:
+            return self.text(self.repeated[i])
         if i in self.decode_only:
             return self.decode_only[i]
         tok = self.vocab.tokens[i] if i < len(self.vocab.tokens) else None
@@ -761,7 +767,7 @@ def load_gguf_vocabulary(path: str, **options: Any) -> Vocabulary:
     registered for it.
     """
     from . import registry
-    from .loaders.gguf import load_gguf
+    from .loaders.gguf import load_gguf, read_gguf_metadata
 
     if options:
         raise FasttokError(f"{path}: GGUF files take no loader options (got {', '.join(options)})")
@@ -777,7 +783,13 @@ def load_gguf_vocabulary(path: str, **options: Any) -> Vocabulary:
     if model == vocab.model:
         return vocab
     if model == "gguf_byte_bpe":
-        pre_tokenizer(vocab.pre_tokenizer)  # an unknown pre value fails here, naming the known ones
+        try:
+            pre_tokenizer(vocab.pre_tokenizer)
+        except UnknownEncodingError as exc:
+            key = "tokenizer.ggml.pre"
+            # Only on this error path: read the key/value block again for the offset.
+            offset = read_gguf_metadata(path).offsets.get(key)
+            raise VocabularyFileError(path, str(exc), offset=offset, field=key) from None
     attrs = token_attributes(vocab)
     texts = _TokenText(vocab)
     specials = {}

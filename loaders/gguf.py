@@ -632,7 +632,8 @@ def load_gguf(source: Source) -> Vocabulary:
       ``metadata["decode_only_tokens"]`` (``{id: bytes}``). Had it stayed in
       ``tokens``, 43 of command-r's would duplicate the bytes of a real token.
       A repeated token string (llama.cpp rejects those) keeps its first id;
-      later ids become decode-only too. So ordinary token bytes are unique.
+      later ids become decode-only too, and ``metadata["repeated_tokens"]``
+      maps each to the first id. So ordinary token bytes are unique.
     * byte_bpe: merges that can never apply (no space, an empty side, a side
       outside the byte-level alphabet) are dropped; their GGUF indices are in
       ``metadata["unusable_merges"]``. None of the 18 test files has one.
@@ -693,8 +694,11 @@ def _load(source: Source) -> Vocabulary:
         scores = tuple(map(float, scores_arr[:n]))
 
     texts = _rename_empty(texts)
+    repeated: dict = {}
     if byte_level:
-        tokens, special_tokens, decode_only = _byte_level_tokens(texts, token_types, warnings)
+        tokens, special_tokens, decode_only = _byte_level_tokens(texts, token_types, warnings,
+                                                                 repeated)
+        _check_unrenderable(keys, decode_only, repeated)
     else:
         # SentencePiece / WordPiece pieces stay text; specials are also indexed.
         tokens = list(map(str.encode, texts))
@@ -718,6 +722,8 @@ def _load(source: Source) -> Vocabulary:
     if charsmap is not None:
         charsmap = charsmap.tobytes() if isinstance(charsmap, array.array) else bytes(
             b & 0xFF for b in charsmap)
+        if gguf_model == "t5":  # the only model llama.cpp reads it for
+            _check_charsmap(charsmap, keys)
 
     settings = dict(_DEFAULTS[gguf_model])
     ignore_merges = False
@@ -770,6 +776,8 @@ def _load(source: Source) -> Vocabulary:
         metadata[key] = value
     if decode_only:
         metadata["decode_only_tokens"] = MappingProxyType(decode_only)
+    if repeated:
+        metadata["repeated_tokens"] = MappingProxyType(repeated)
     if unusable:
         metadata["unusable_merges"] = tuple(unusable)
     if warnings:
@@ -805,11 +813,18 @@ def _special_ids(token_types: Optional[tuple]) -> list:
     return list(compress(range(len(token_types)), map(_SPECIAL_TYPES.__contains__, token_types)))
 
 
-def _byte_level_tokens(texts: list, token_types: Optional[tuple], warnings: list) -> tuple:
+def _byte_level_tokens(texts: list, token_types: Optional[tuple], warnings: list,
+                       repeated: dict) -> tuple:
     """Split a gpt2 vocabulary into ordinary byte tokens, specials and decode-only ids.
 
-    >>> _byte_level_tokens(["a", "\u0120b", "<s>", "\u200d"], (1, 1, 3, 1), [])
-    ([b'a', b' b', None, None], {'<s>': 2}, {3: b'\\xe2\\x80\\x8d'})
+    A token text seen before is decode-only too; ``repeated`` gets its id ->
+    the first id.
+
+    >>> repeated = {}
+    >>> _byte_level_tokens(["a", "\u0120b", "<s>", "\u200d", "a"], (1, 1, 3, 1, 1), [], repeated)
+    ([b'a', b' b', None, None, None], {'<s>': 2}, {3: b'\\xe2\\x80\\x8d', 4: b'a'})
+    >>> repeated
+    {4: 0}
     """
     n = len(texts)
     special_ids = _special_ids(token_types)
@@ -858,19 +873,66 @@ def _byte_level_tokens(texts: list, token_types: Optional[tuple], warnings: list
                                 f"id {i} is decode-only")
                 tokens[i] = None
                 decode_only[i] = raw
+                repeated[i] = seen[raw]
             else:
                 seen[raw] = i
     return tokens, special, decode_only
 
 
-def _merge_offset(keys: _Keys, pieces: list, index: int) -> Optional[int]:
-    # Only computed on error: where merge `index` starts in the file.
-    key = _PREFIX + "merges"
+def _array_data_offset(keys: _Keys, key: str) -> Optional[int]:
+    # Where the elements of array-valued `key` start: past the key string,
+    # the value type, the element type and the count.
     start = keys.meta.offsets.get(key)
     if start is None:
         return None
-    start += 8 + len(key.encode("utf-8")) + 4 + 4 + 8
+    return start + 8 + len(key.encode("utf-8")) + 4 + 4 + 8
+
+
+# llama.cpp decodes a NORMAL gpt2 token outside the byte-level alphabet with
+# llama_decode_text, which renders each character outside the alphabet as
+# "[UNK_BYTE_0x<hex><the whole token>]": k such characters in a token of L
+# bytes decode to ~k * L bytes. The real ones have 1 (command-r's 1403); the
+# cap keeps a hostile token's rendering within ~16x its own size.
+_MAX_UNRENDERABLE_CHARS = 16
+
+
+def _check_unrenderable(keys: _Keys, decode_only: dict, repeated: dict) -> None:
+    key = _PREFIX + "tokens"
+    texts = keys.meta.kv[key]
+    for i in decode_only:
+        if i in repeated:
+            continue
+        outside = sum(ch not in _BYTE_LEVEL_SET for ch in texts[i])
+        if outside > _MAX_UNRENDERABLE_CHARS:
+            start = _array_data_offset(keys, key)
+            raise VocabularyFileError(
+                keys.path, f"token {i} has {outside} characters outside the byte-level alphabet; "
+                "llama.cpp decodes each of them to a copy of the whole token, so it would "
+                f"decode to ~{outside * len(texts[i].encode('utf-8'))} bytes (at most "
+                f"{_MAX_UNRENDERABLE_CHARS} such characters are accepted)",
+                offset=start + sum(8 + len(t.encode("utf-8")) for t in texts[:i]), field=key)
+
+
+def _merge_offset(keys: _Keys, pieces: list, index: int) -> Optional[int]:
+    # Only computed on error: where merge `index` starts in the file.
+    start = _array_data_offset(keys, _PREFIX + "merges")
+    if start is None:
+        return None
     return start + sum(8 + len(p) for p in pieces[:index]) + 8
+
+
+def _check_charsmap(blob: bytes, keys: _Keys) -> None:
+    # The compiled normalizer's own checks, so that a charsmap it would refuse
+    # fails here, naming the file, the key and the byte.
+    from fasttok._spm_normalizer import CharsmapError, check_charsmap
+
+    key = _PREFIX + "precompiled_charsmap"
+    try:
+        check_charsmap(blob)
+    except CharsmapError as exc:
+        raise VocabularyFileError(keys.path, exc.problem,
+                                  offset=_array_data_offset(keys, key) + exc.offset,
+                                  field=key) from None
 
 
 def _merge_side(side: bytes, keys: _Keys, pieces: list, index: int, at: int) -> bytes:
@@ -889,6 +951,7 @@ def _merge_side(side: bytes, keys: _Keys, pieces: list, index: int, at: int) -> 
 
 
 _BYTE_LEVEL_CHARS = "".join(bytes_to_unicode()[b] for b in range(256))
+_BYTE_LEVEL_SET = frozenset(_BYTE_LEVEL_CHARS)
 _SEPARATOR_TABLES: dict = {}
 
 

@@ -709,8 +709,8 @@ def _to_vocabulary(proto: ModelProto, reader: _Reader, name: str) -> Vocabulary:
     for spec_name, spec in (("normalizer_spec", normalizer),
                             ("denormalizer_spec", proto.denormalizer_spec)):
         if spec is not None and spec.precompiled_charsmap:
-            field = f"ModelProto.{spec_name}.precompiled_charsmap"
-            _check_charsmap_header(spec.precompiled_charsmap, source, reader.where.get(field), field)
+            _check_charsmap(spec.precompiled_charsmap, reader,
+                            f"ModelProto.{spec_name}.precompiled_charsmap")
     charsmap = normalizer.precompiled_charsmap
 
     try:
@@ -737,18 +737,18 @@ def _to_vocabulary(proto: ModelProto, reader: _Reader, name: str) -> Vocabulary:
         raise VocabularyFileError(source, str(exc)) from exc
 
 
-def _check_charsmap_header(blob: bytes, source: str, offset: Optional[int], field: str) -> None:
-    """Check the ``u32 trie_size`` prefix of a precompiled charsmap.
+def _check_charsmap(blob: bytes, reader: _Reader, field: str) -> None:
+    """Refuse a charsmap the normalizer would refuse, naming the byte at fault.
 
-    Only the framing is checked here; walking the trie safely (every unit's
-    offsets in range) is left to the normalizer that builds it.
+    The checks (framing, every trie unit pointing inside the trie) are the
+    compiled normalizer's own, so the loader and the model cannot disagree.
     """
-    if len(blob) < 4:
-        raise VocabularyFileError(source, f"precompiled_charsmap is {len(blob)} byte(s); it must "
-                                  "start with a 4-byte trie size", offset=offset, field=field)
-    trie_size = int.from_bytes(blob[:4], "little")
-    if trie_size == 0 or trie_size % 4 or trie_size > len(blob) - 4:
-        raise VocabularyFileError(
-            source, f"precompiled_charsmap declares a trie of {trie_size} bytes, which is not a "
-            f"non-zero multiple of 4 within the {len(blob) - 4} bytes that follow",
-            offset=offset, field=field)
+    from fasttok._spm_normalizer import CharsmapError, check_charsmap
+
+    try:
+        check_charsmap(blob)
+    except CharsmapError as exc:
+        # where[] holds the offset of the field's length prefix; the blob follows it
+        _, body = reader.varint(reader.where[field], len(reader.buf), field)
+        raise VocabularyFileError(reader.source, exc.problem, offset=body + exc.offset,
+                                  field=field) from None

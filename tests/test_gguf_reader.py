@@ -489,9 +489,9 @@ def test_add_bos_without_a_bos_token_is_rejected():
 def test_charsmap_from_i8_array_becomes_bytes():
     kvs = _tokenizer(model="t5", tokens=["<pad>", "</s>", "<unk>", "a"], types=[3, 3, 2, 1],
                      merges=None, extra=[("tokenizer.ggml.precompiled_charsmap", ARR,
-                                          (GGUFType.INT8, [4, 0, 0, 0, -1, 127]))])
+                                          (GGUFType.INT8, [4, 0, 0, 0, 0, 0, 0, 0, -1, 127]))])
     v = load_gguf(_gguf(kvs))
-    assert v.precompiled_charsmap == b"\x04\x00\x00\x00\xff\x7f"
+    assert v.precompiled_charsmap == b"\x04\x00\x00\x00\x00\x00\x00\x00\xff\x7f"
 
 
 def test_t5_piece_spelled_twice_builds_and_keeps_its_last_id():
@@ -718,3 +718,54 @@ def test_arrays_nested_too_deep_are_rejected():
 def test_empty_file_and_short_header():
     assert "too short" in str(_error(b""))
     assert "truncated" in str(_error(b"GGUF\x03\x00\x00\x00"))
+
+
+# ---------------------------------------------------------------------------
+# Through fasttok.load: the checks made when the model is set up
+
+def _byte_tokens() -> list:
+    from fasttok._bytemap import bytes_to_unicode
+    return [bytes_to_unicode()[b] for b in range(256)]
+
+
+def test_gpt2_token_repeating_a_non_utf8_byte_decodes_to_that_byte(tmp_path):
+    import fasttok
+    path = tmp_path / "repeat.gguf"
+    tokens = _byte_tokens() + ["\u00ff"]  # byte 0xFF again
+    path.write_bytes(_gguf(_tokenizer(tokens=tokens, types=[1] * 257, merges=[])))
+    enc = fasttok.load(path)
+    assert enc.vocabulary.metadata["repeated_tokens"] == {256: 0xFF}
+    assert enc.decode_single_token_bytes(256) == b"\xff"
+    assert enc.encode("\u00ff", disallowed_special=()) == [0xC3, 0xBF]
+
+
+def test_unknown_gguf_pre_tokenizer_is_a_file_error_at_the_pre_key(tmp_path):
+    import fasttok
+    path = tmp_path / "pre.gguf"
+    path.write_bytes(_gguf(_tokenizer(extra=[("tokenizer.ggml.pre", STR, "martian")])))
+    with pytest.raises(VocabularyFileError, match="unknown GGUF pre-tokenizer 'martian'") as err:
+        fasttok.load(path)
+    assert err.value.field == "tokenizer.ggml.pre"
+    assert err.value.offset == read_gguf_metadata(path).offsets["tokenizer.ggml.pre"]
+
+
+def test_t5_charsmap_unit_pointing_outside_the_trie_is_rejected_at_its_byte():
+    blob = struct.pack("<3I", 8, 0, 256 << 10)  # unit 1: offset 256, outside one block
+    data = _gguf(_tokenizer(model="t5", tokens=["<pad>", "</s>", "<unk>", "a"], types=[3, 3, 2, 1],
+                            merges=None, extra=[("tokenizer.ggml.precompiled_charsmap", ARR,
+                                                 (GGUFType.UINT8, list(blob)))]))
+    with pytest.raises(VocabularyFileError, match="trie unit 1 points outside") as err:
+        load_gguf(data)
+    assert err.value.field == "tokenizer.ggml.precompiled_charsmap"
+    assert err.value.offset == data.index(blob) + 8
+
+
+def test_gpt2_token_whose_llama_decoding_explodes_is_rejected():
+    # llama.cpp decodes each of the 17 characters outside the byte-level
+    # alphabet to a copy of the whole token
+    tokens = ["a", "\u2581" * 16, "\u2581" * 17]
+    data = _gguf(_tokenizer(tokens=tokens, types=[1, 1, 1], merges=[]))
+    with pytest.raises(VocabularyFileError, match="token 2 has 17 characters outside") as err:
+        load_gguf(data)
+    assert err.value.field == "tokenizer.ggml.tokens"
+    assert data[err.value.offset:].startswith(struct.pack("<Q", 51) + "\u2581".encode() * 17)

@@ -553,3 +553,21 @@ def test_nbest_matches_sentencepiece_on_words_without_ties():
     for text in ("Hello world", "unbelievable", "New York", "tokenization"):
         assert nbest_encode(enc._core, text, 6) == sp.nbest_encode(text, nbest_size=6)
     assert enc.encode("Hello", sample=True, nbest_size=1) == enc.encode("Hello")
+
+
+def _kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux's VmHWM reset")
+def test_a_long_piece_costs_trie_memory_linear_in_its_length():
+    # 20 kB of high bytes: each node of the piece's chain once took ~350
+    # fresh units (8 MB a kB of piece)
+    tokens = [b"<unk>", b"a", "\u2581a日".encode() * 2000]
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # reset the peak RSS
+    before = _kib("VmRSS")
+    model = UnigramModel(tokens, [0.0, -1.0, -2.0], [2, 1, 1], 0)
+    assert (_kib("VmHWM") - before) < 16 << 10
+    assert model.n_pieces == 3

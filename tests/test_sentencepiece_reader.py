@@ -603,3 +603,13 @@ def test_random_garbage_raises_only_vocabulary_file_error():
 def test_docstring_examples_run():
     result = doctest.testmod(sentencepiece_model)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_charsmap_unit_pointing_outside_the_trie_is_rejected_at_its_byte():
+    # one 256-unit block; unit 1 (bytes 8..11 of the blob) has offset 256,
+    # so 1 ^ 256 lies past the trie
+    blob = (8).to_bytes(4, "little") + (0).to_bytes(4, "little") + (256 << 10).to_bytes(4, "little")
+    data = basic_model(normalizer(len_field(2, blob)))
+    err = rejects(data, "trie unit 1 points outside the trie")
+    assert err.field == "ModelProto.normalizer_spec.precompiled_charsmap"
+    assert err.offset == data.index(blob) + 8
