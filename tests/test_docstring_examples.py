@@ -7,13 +7,22 @@ import importlib
 
 import pytest
 
-MODULES = [
-    "fasttok", "fasttok.core", "fasttok.errors", "fasttok.vocab", "fasttok.patterns",
-    "fasttok.registry", "fasttok.cli", "fasttok.gguf_pretokenizers", "fasttok.gguf_models",
-    "fasttok.loaders.tiktoken_file", "fasttok.loaders.gguf", "fasttok.loaders.sentencepiece_model",
-    "fasttok._bytemap", "fasttok._tables", "fasttok._unicode", "fasttok._pretokenize",
-    "fasttok._encoder", "fasttok._wordpiece", "fasttok.llama_unicode",
-]
+def _modules() -> list:
+    # every module of the installed package, compiled ones included
+    import pkgutil
+
+    import fasttok
+    import fasttok.loaders
+
+    names = {"fasttok", "fasttok.loaders"}
+    for package in (fasttok, fasttok.loaders):
+        for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+            if not info.name.endswith("__main__"):
+                names.add(info.name)
+    return sorted(names)
+
+
+MODULES = _modules()
 
 
 @pytest.mark.parametrize("name", MODULES)
