@@ -193,6 +193,8 @@ class Layout:
 
 
 def byte_mutation(rng: random.Random, data: bytes, layout: Layout) -> tuple:
+    """``(new data, kind)``: a cut at a recorded boundary or anywhere, a lie in a
+    recorded count or length, bit flips, or inserted or deleted bytes."""
     kind = rng.choice(("truncate_boundary", "truncate_boundary", "truncate_random", "bitflip",
                        "bitflip", "lie_field", "lie_field", "insert_bytes", "delete_bytes"))
     if not data:
@@ -243,7 +245,10 @@ TIKTOKEN_WORDS = ("th", "he", "in", "er", "an", " t", " a", "the", " the", "ing"
 
 
 def tiktoken_seed() -> list:
-    """A 300-token rank list: the 256 bytes in a permuted order, then 44 merges."""
+    """A 299-token rank list: the 256 bytes in a permuted order, then 43 longer tokens.
+
+    The cases give the special tokens ids 300 and 301, so id 299 is a hole
+    (p50k_base has one too)."""
     order = list(range(256))
     random.Random(300).shuffle(order)
     lines = [(bytes([b]), rank) for rank, b in enumerate(order)]
@@ -253,6 +258,7 @@ def tiktoken_seed() -> list:
 
 
 def parse_tiktoken(data: bytes) -> list:
+    """A real file's ``[(token bytes, rank), ...]``."""
     out = []
     for line in data.splitlines():
         tok, rank = line.split()
@@ -350,6 +356,7 @@ GGUF_PRE_NAMES = ("default", "gpt-2", "llama-bpe", "qwen2", "deepseek-coder", "d
 
 
 def gguf_serialize(doc: list) -> tuple:
+    """``(file bytes, Layout)`` of a GGUF document (counts written as they are)."""
     version, tensor_count, kvs = doc
     out = bytearray(struct.pack("<4sIQQ", b"GGUF", version, tensor_count, len(kvs)))
     layout = Layout(boundaries=[4, 8, 16, 24],
@@ -445,6 +452,7 @@ def _kv(key: str, vtype: int, value) -> list:
 
 
 def gguf_gpt2_seed(pre: str) -> list:
+    """A gpt2 vocabulary: the 256 byte-level tokens, merges for a few words, four specials."""
     tokens = [BYTE_LEVEL[b] for b in range(256)]
     merges = []
     for word in ("Ġthe", "the", "Ġa", "and", "ing", "Ġw", "Ġwor", "he", "llo", "Ġhello"):
@@ -481,6 +489,7 @@ def _spm_pieces(byte_pieces: bool) -> tuple:
 
 
 def gguf_spm_seed(model: str) -> list:
+    """A ``llama`` (with the 256 byte pieces) or ``t5`` (with a charsmap) vocabulary."""
     pieces, scores = _spm_pieces(byte_pieces=model == "llama")
     kvs = [["general.architecture", STR, model], _kv("model", STR, model),
            _kv("tokens", ARR, (STR, [p for p, _ in pieces])),
@@ -495,6 +504,7 @@ def gguf_spm_seed(model: str) -> list:
 
 
 def gguf_bert_seed() -> list:
+    """A ``bert`` (WordPiece) vocabulary: word-initial ``▁`` pieces and continuations."""
     tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     types = [3, 2, 3, 3, 3]
     for w in ("the", "hello", "world", "quick", "fox", "un", "aff", "able", *"abcdefghijklmno",
@@ -525,6 +535,7 @@ def _array(kvs: list, key: str, etypes: tuple) -> Optional[list]:
 
 
 def gguf_semantic_mutation(rng: random.Random, doc: list) -> str:
+    """Edit one thing ``doc`` means (a key, a type, ids, tokens, ...); return its kind."""
     kvs = doc[2]
     tokens = _array(kvs, "tokenizer.ggml.tokens", (STR,))
     kind = rng.choice(("model", "pre", "ids", "token_type", "duplicate_token",
@@ -642,6 +653,7 @@ _SUBMESSAGES = (1, 2, 3, 5)  # ModelProto: pieces, trainer_spec, normalizer_spec
 
 
 def varint(n: int) -> bytes:
+    """Protobuf's varint of ``n`` (taken modulo 2**64)."""
     n &= 2**64 - 1
     out = bytearray()
     while True:
@@ -655,6 +667,7 @@ def varint(n: int) -> bytes:
 
 
 def read_varint(buf: bytes, pos: int) -> tuple:
+    """``(value, next position)`` of the varint at ``pos``."""
     result = shift = 0
     while True:
         b = buf[pos]
@@ -666,6 +679,7 @@ def read_varint(buf: bytes, pos: int) -> tuple:
 
 
 def proto_serialize(msg: list) -> tuple:
+    """``(file bytes, Layout)`` of a message; lengths are the true ones."""
     out = bytearray()
     layout = Layout()
 
@@ -724,6 +738,7 @@ def _piece(text: str, score: float, kind: int) -> list:
 
 
 def model_seed(model_type: int, byte_fallback: bool, charsmap: bool, denormalizer: bool) -> list:
+    """A ModelProto: unk/bos/eos, optional byte pieces, a user-defined piece, specs."""
     pieces, scores = _spm_pieces(byte_pieces=byte_fallback)
     pieces = [(p, 4 if p == "\u2581<tool>" else t) for p, t in pieces]
     msg = [_piece(p, s, t) for (p, t), s in zip(pieces, scores)]
@@ -743,6 +758,7 @@ def model_seed(model_type: int, byte_fallback: bool, charsmap: bool, denormalize
 
 
 def model_semantic_mutation(rng: random.Random, msg: list) -> str:
+    """Edit one field of ``msg`` or its sub-messages by meaning; return the kind."""
     pieces = [f for f in msg if f[0] == 1 and isinstance(f[2], list)]
     specs = {n: next((f for f in msg if f[0] == n and isinstance(f[2], list)), None)
              for n in (2, 3, 5)}
@@ -871,7 +887,7 @@ def _real_seed(fmt: str, rel: str):
 @lru_cache(maxsize=None)
 def _tiny_seeds(fmt: str) -> dict:
     if fmt == "tiktoken":
-        return {"tiny-300": tiktoken_seed()}
+        return {"tiny-299": tiktoken_seed()}
     if fmt == "gguf":
         return {"gpt2-gpt-2": gguf_gpt2_seed("gpt-2"), "gpt2-llama-bpe": gguf_gpt2_seed("llama-bpe"),
                 "llama": gguf_spm_seed("llama"), "t5": gguf_spm_seed("t5"),
