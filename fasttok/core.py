@@ -576,14 +576,15 @@ class Encoding:
         The tokens of the last piece of ``text`` may change when more text
         follows: they are left out of ``stable_tokens``, and ``completions``
         lists every token sequence that could continue ``stable_tokens`` so
-        that the decoded bytes start with the text's (tiktoken's set, here
-        as a sorted list of lists). Like tiktoken, a ``text`` with lone
+        that the decoded bytes start with the text's (tiktoken's set, as a
+        list of lists in no set order, as tiktoken's). Like tiktoken, a ``text`` with lone
         surrogates is a ``UnicodeEncodeError``.
 
         >>> enc = Encoding.from_vocabulary(Vocabulary(
         ...     name="b", model="byte_bpe", pattern=r"\\w+|\\s+",
         ...     tokens=tuple(bytes([i]) for i in range(256)) + (b"ab",)))
-        >>> enc.encode_with_unstable("x a")
+        >>> stable, completions = enc.encode_with_unstable("x a")
+        >>> stable, sorted(completions)
         ([120, 32], [[97], [256]])
         """
         core = self._tiktoken_core("encode_with_unstable")
@@ -618,7 +619,7 @@ class Encoding:
             cut = len(unstable) - len(last.encode("utf-8"))
             completions.add(tuple(core.encode_bytes_piece(unstable[:cut], False)
                                   + core.encode_bytes_piece(unstable[cut:], False)))
-        return ids, [list(c) for c in sorted(completions)]
+        return ids, [list(c) for c in completions]
 
     def encode_as_pieces(self, text: str) -> list:
         """The pieces of ``text`` as strings, for SentencePiece-style models.
