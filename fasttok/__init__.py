@@ -17,10 +17,14 @@ from typing import Any
 from . import registry
 from .core import Encoding, StreamDecoder
 from .errors import FasttokError, UnknownEncodingError, VocabularyError, VocabularyFileError
+from .models import encoding_for_model, encoding_name_for_model
 from .registry import list_encoding_names
+from .tiktoken_load import data_gym_to_mergeable_bpe_ranks, dump_tiktoken_bpe, load_tiktoken_bpe
 from .vocab import Vocabulary
 
 __all__ = ["Encoding", "StreamDecoder", "get_encoding", "list_encoding_names", "load", "Vocabulary",
+           "encoding_for_model", "encoding_name_for_model", "load_tiktoken_bpe",
+           "dump_tiktoken_bpe", "data_gym_to_mergeable_bpe_ranks",
            "FasttokError", "VocabularyFileError", "VocabularyError", "UnknownEncodingError"]
 __version__ = "0.1.0"
 
@@ -49,7 +53,8 @@ def get_encoding(name: str) -> Encoding:
 
         enc = load_named_encoding(name, spec)
     else:
-        enc = Encoding(name=name, **spec.load()())
+        # a tiktoken_ext constructor names the encoding itself, as tiktoken's do
+        enc = Encoding(**({"name": name} | spec.load()()))
         enc._pickle_by_name = True
     with _lock:
         return _cache.setdefault(name, enc)

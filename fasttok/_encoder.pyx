@@ -678,15 +678,55 @@ cdef class CoreBPE:
         finally:
             ids_free(&out)
 
-    def encode_bytes_piece(self, bytes piece not None):
-        """Merge raw bytes as one piece, with no pre-tokenizer (tiktoken's ``encode_single_piece``)."""
+    def encode_bytes_piece(self, bytes piece not None, whole_piece_lookup=None):
+        """Merge raw bytes as one piece, with no pre-tokenizer (tiktoken's ``encode_single_piece``).
+
+        ``whole_piece_lookup=False`` merges even a piece that is a token
+        itself (tiktoken's bare ``byte_pair_encode``); ``None`` keeps the
+        model's own rule."""
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        cdef bint whole = (self.whole_piece_lookup if whole_piece_lookup is None
+                           else bool(whole_piece_lookup))
         try:
             bpe_encode_piece(self.view, <const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
-                             self.whole_piece_lookup, &out, NULL)
+                             whole, &out, NULL)
             return ids_to_list(out.data, out.len, self.n_ids, self.code_ids)
         finally:
             ids_free(&out)
+
+    def last_piece(self, str text not None, const uint8_t[::1] allowed=None):
+        """The UTF-8 bytes of the last pre-tokenizer piece of ``text`` after
+        its last allowed special token (``allowed`` as in :meth:`count`):
+        what tiktoken's unstable-token logic re-merges. ``b""`` when the text
+        is empty or ends with a special token.
+
+        >>> from fasttok._tables import TokenTables
+        >>> core = CoreBPE(TokenTables([b"a", b"b", b"ab", b" "]), {b"<e>": 4}, scanner="gpt2")
+        >>> core.last_piece("ab ab", b"\\x01"), core.last_piece("ab<e>", b"\\x01")
+        (b' ab', b'')
+        """
+        cdef Utf8Text u
+        cdef SpecialMatch m
+        cdef Py_ssize_t pos = 0, i, j, last = 0
+        cdef const uint8_t* mask = NULL
+        if allowed is not None and self.n_specials:
+            mask = &allowed[0]
+        utf8_text(text, &u)
+        try:
+            if mask != NULL:
+                while self._next_special(u.data, pos, u.size, mask, &m):
+                    pos = m.start + m.length
+            if self.scan == NULL:
+                pieces = list(self.splitter((<const char*>u.data)[pos:u.size].decode("utf-8")))
+                # (wraparound is off: no pieces[-1])
+                return pieces[len(pieces) - 1].encode("utf-8") if pieces else b""
+            i = last = pos
+            while i < u.size:
+                last = i
+                i = self.scan(u.data, i, u.size)
+            return (<const char*>u.data)[last:u.size]
+        finally:
+            free(u.owned)
 
     def find_special(self, str text not None, const uint8_t[::1] mask not None):
         """The first special token (as its index in ``special_order``) that

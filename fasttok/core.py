@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import random
@@ -25,6 +26,18 @@ DisallowedSpecial = Union[Literal["all"], Collection[str]]
 
 # allowed/disallowed sets remembered per encoding (callers pass a handful)
 _MASK_CACHE_SIZE = 128
+
+
+# Unicode's White_Space property (Rust's char::is_whitespace, which tiktoken
+# asks of the last character of the unstable bytes); str.isspace differs on
+# U+001C..U+001F
+_WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+                         "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+def _all_space(token: bytes) -> bool:
+    # tiktoken's token_is_all_space: every byte a space, newline or tab
+    return bool(token) and not token.strip(b" \n\t")
 
 
 def _raise_disallowed(token: str) -> None:
@@ -411,6 +424,29 @@ class Encoding:
         allowed = self._allowed_mask(allowed_special, disallowed_special, text)
         return self._core.encode_to_array(text, allowed)
 
+    def encode_to_numpy(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
+                        disallowed_special: DisallowedSpecial = "all") -> Any:
+        """:meth:`encode` returning a ``numpy`` array of ``uint32``, as tiktoken does.
+
+        numpy is imported only here and is never a dependency: without it
+        this raises :class:`~fasttok.errors.FasttokError` (``pip install numpy``,
+        or use :meth:`encode_to_array`, whose ``array('I')`` needs nothing).
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
+        >>> enc.encode_to_numpy("hi")                           # doctest: +SKIP
+        array([104, 105], dtype=uint32)
+        """
+        try:
+            import numpy as np
+        except ImportError:
+            raise FasttokError("encode_to_numpy needs numpy, which fasttok does not depend on: "
+                               "`pip install numpy`, or use encode_to_array (an array('I') "
+                               "numpy can wrap)") from None
+        ids = self.encode_to_array(text, allowed_special=allowed_special,
+                                   disallowed_special=disallowed_special)
+        return np.frombuffer(ids, dtype=np.uint32)
+
     def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
         """The id of one token given as text or bytes; ``KeyError`` if it is not a token.
 
@@ -433,6 +469,157 @@ class Encoding:
         """Merge text or bytes as one piece, skipping the pre-tokenizer."""
         raw = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
         return self._core.encode_bytes_piece(raw)
+
+    def _encode_single_piece(self, text_or_bytes: Union[str, bytes]) -> list:
+        """tiktoken's private name for :meth:`encode_single_piece`."""
+        return self.encode_single_piece(text_or_bytes)
+
+    def _encode_only_native_bpe(self, text: str) -> list:
+        """:meth:`encode_ordinary` with the pre-tokenizer run in Python: the
+        pattern (translated to the standard library's ``re``) splits the text
+        and each piece is merged alone, as tiktoken's method of this name
+        does with the ``regex`` module.
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=r"\\w+|\\s+", tokens=tuple(bytes([i]) for i in range(256))))
+        >>> enc._encode_only_native_bpe("hi there")
+        [104, 105, 32, 116, 104, 101, 114, 101]
+        """
+        from .patterns import pattern_splitter
+
+        if self._pat_str is None:
+            raise FasttokError(f"{self.name}: this vocabulary has no regex pattern to split with; "
+                               "use encode_ordinary")
+        split = pattern_splitter(self._pat_str)
+        ids: list = []
+        for piece in split(text):
+            ids += self.encode_single_piece(piece)
+        return ids
+
+    def _tiktoken_core(self, method: str) -> Any:
+        # the compiled byte-level BPE model, for the methods that reproduce
+        # tiktoken's internals on top of its primitives
+        if not hasattr(self._core, "last_piece"):
+            raise FasttokError(f"{self.name}: {method} is tiktoken's and works on byte-level BPE "
+                               f"vocabularies (.tiktoken files); this one is "
+                               f"{self.vocabulary.model!r}")
+        return self._core
+
+    def _last_piece_len(self, ids: list, text: str, allowed: Optional[bytes]) -> int:
+        # How many of ids came from the last pre-tokenizer piece, widened
+        # back over the all-whitespace tokens before it, as tiktoken's
+        # encode and _increase_last_piece_token_len count them: a split
+        # that adding text can remove (cl100k's \s*[\r\n]+) must not be
+        # taken as stable.
+        core = self._core
+        piece = core.last_piece(text, allowed)
+        n = len(core.encode_bytes_piece(piece)) if piece else 0
+        if n and _all_space(self._ordinary_bytes(ids[-n])):
+            while n < len(ids) and _all_space(self._ordinary_bytes(ids[-n - 1])):
+                n += 1
+        return n
+
+    def _ordinary_bytes(self, token: int) -> bytes:
+        # the bytes of an ordinary token; b"" for a special one (tiktoken's
+        # decoder map holds the ordinary tokens only)
+        return b"" if token in self._special_ids else self._core.token_bytes(token)
+
+    def _encode_bytes(self, text: bytes) -> list:
+        """Encode bytes that may not be UTF-8, as tiktoken's ``_encode_bytes``.
+
+        The valid UTF-8 prefix goes through the pre-tokenizer (special token
+        strings as plain text); the tokens of its last piece (widened as in
+        :meth:`encode_with_unstable`) and the bytes from the first invalid
+        one on are merged together as one piece.
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
+        >>> enc._encode_bytes(b"h\\xff")
+        [104, 255]
+        """
+        core = self._tiktoken_core("_encode_bytes")
+        data = bytes(text)
+        try:
+            return core.encode_ordinary(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            valid = exc.start
+        prefix = data[:valid].decode("utf-8")
+        ids = core.encode_ordinary(prefix)
+        n = self._last_piece_len(ids, prefix, None)
+        if ids and n:
+            rest = core.decode_bytes(ids[-n:]) + data[valid:]
+            del ids[-n:]
+        else:
+            rest = data[valid:]
+        if rest:
+            ids += core.encode_bytes_piece(rest)
+        return ids
+
+    @functools.cached_property
+    def _sorted_token_bytes(self) -> list:
+        return self.token_byte_values()
+
+    def _tokens_starting_with(self, prefix: bytes) -> list:
+        # the ordinary tokens whose bytes start with prefix, in byte order
+        tokens = self._sorted_token_bytes
+        i = bisect.bisect_left(tokens, prefix)
+        found = []
+        while i < len(tokens) and tokens[i].startswith(prefix):
+            found.append(tokens[i])
+            i += 1
+        return found
+
+    def encode_with_unstable(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
+                             disallowed_special: DisallowedSpecial = "all") -> tuple:
+        """``(stable_tokens, completions)``, exactly as tiktoken's method of this name.
+
+        The tokens of the last piece of ``text`` may change when more text
+        follows: they are left out of ``stable_tokens``, and ``completions``
+        lists every token sequence that could continue ``stable_tokens`` so
+        that the decoded bytes start with the text's (tiktoken's set, as a
+        list of lists in no set order, as tiktoken's). Like tiktoken, a ``text`` with lone
+        surrogates is a ``UnicodeEncodeError``.
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=r"\\w+|\\s+",
+        ...     tokens=tuple(bytes([i]) for i in range(256)) + (b"ab",)))
+        >>> stable, completions = enc.encode_with_unstable("x a")
+        >>> stable, sorted(completions)
+        ([120, 32], [[97], [256]])
+        """
+        core = self._tiktoken_core("encode_with_unstable")
+        text.encode("utf-8")  # tiktoken's core refuses lone surrogates rather than repairing them
+        allowed = self._allowed_mask(allowed_special, disallowed_special, text)
+        ids = core.encode(text, allowed)
+        n = self._last_piece_len(ids, text, allowed)
+        if n == 0:
+            return ids, []
+        unstable = core.decode_bytes(ids[-n:])
+        del ids[-n:]
+        completions = {(core.find_token(tok),) for tok in self._tokens_starting_with(unstable)}
+        texts, raw = [], []
+        for i in range(1, len(unstable)):
+            prefix = unstable[:i]
+            for tok in self._tokens_starting_with(unstable[i:]):
+                possibility = prefix + tok
+                try:
+                    texts.append(possibility.decode("utf-8"))
+                except UnicodeDecodeError:
+                    raw.append(core.encode_bytes_piece(possibility, False))
+        encoded = core.encode_many(texts) if texts else []
+        for seq in itertools.chain(encoded, raw):
+            covered = 0
+            for k, token in enumerate(seq):
+                covered += len(core.token_bytes(token))
+                if covered >= len(unstable):
+                    break
+            completions.add(tuple(seq[:k + 1]))
+        last = unstable.decode("utf-8")[-1]
+        if len(unstable) > 1 and len(last.encode("utf-8")) < len(unstable) and last in _WHITE_SPACE:
+            cut = len(unstable) - len(last.encode("utf-8"))
+            completions.add(tuple(core.encode_bytes_piece(unstable[:cut], False)
+                                  + core.encode_bytes_piece(unstable[cut:], False)))
+        return ids, [list(c) for c in completions]
 
     def encode_as_pieces(self, text: str) -> list:
         """The pieces of ``text`` as strings, for SentencePiece-style models.
@@ -471,6 +658,29 @@ class Encoding:
         ('hi', '�')
         """
         return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list:
+        """:meth:`decode_bytes` of each sequence of ids (``num_threads`` is
+        accepted for tiktoken's signature; decoding is a copy per token and
+        runs in the calling thread).
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
+        >>> enc.decode_bytes_batch([[104, 105], [0xE2]])
+        [b'hi', b'\\xe2']
+        """
+        return [self.decode_bytes(tokens) for tokens in batch]
+
+    def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
+                     num_threads: int = 8) -> list:
+        """:meth:`decode` of each sequence of ids (``errors`` as there).
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
+        >>> enc.decode_batch([[104, 105], [0xE2]])
+        ['hi', '�']
+        """
+        return [self.decode(tokens, errors=errors) for tokens in batch]
 
     def decode_stream(self, errors: str = "replace") -> StreamDecoder:
         """A :class:`StreamDecoder` for ids that arrive one at a time."""

