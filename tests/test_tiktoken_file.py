@@ -27,6 +27,7 @@ BYTES_FILE = b"".join(_line(bytes([b]), r) for r, b in enumerate(reversed(range(
 
 
 @pytest.mark.parametrize("name", FILES)
+@pytest.mark.usefixtures("data_dir")  # skipped without the test data
 def test_real_file_loads_exactly_as_tiktoken_reads_it(name):
     assert load_tiktoken_ranks(VOCAB / f"{name}.tiktoken") == load_ranks(f"{name}.tiktoken")
 
@@ -71,6 +72,7 @@ def test_malformed_line_is_named(text, message):
         load_tiktoken_ranks(text)
 
 
+@pytest.mark.usefixtures("data_dir")  # skipped without the test data
 def test_every_truncation_of_a_real_prefix_loads_or_raises_the_fasttok_error():
     data = (VOCAB / "r50k_base.tiktoken").read_bytes()[:3000]
     for cut in range(len(data) + 1):
@@ -80,6 +82,7 @@ def test_every_truncation_of_a_real_prefix_loads_or_raises_the_fasttok_error():
             pass
 
 
+@pytest.mark.usefixtures("data_dir")  # skipped without the test data
 def test_random_byte_garbling_loads_or_raises_the_fasttok_error():
     data = bytearray((VOCAB / "r50k_base.tiktoken").read_bytes()[:4000])
     rng = random.Random(20261130)
@@ -131,6 +134,7 @@ def test_missing_rank_file_says_where_it_looked(tmp_path, monkeypatch):
         fasttok.registry.find_vocab_file("plugin.tiktoken")
 
 
+@pytest.mark.usefixtures("data_dir")  # skipped without the test data
 def test_load_dispatches_a_tiktoken_file_by_suffix():
     enc = fasttok.load(VOCAB / "cl100k_base.tiktoken")
     assert enc.name == "cl100k_base" and enc.encode("hello world") == [15339, 1917]
