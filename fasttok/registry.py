@@ -226,6 +226,11 @@ def _build_sentencepiece(vocab: Vocabulary) -> Any:
     return build_sentencepiece(vocab)
 
 
+def _looks_like_sentencepiece(head: bytes) -> bool:
+    from .loaders.sentencepiece_model import looks_like_model_proto
+    return looks_like_model_proto(head)
+
+
 def _load_sentencepiece_file(path: str, **options: Any) -> Vocabulary:
     from .spm_models import load_sentencepiece_file
     return load_sentencepiece_file(path, **options)
@@ -265,14 +270,16 @@ def build_model(vocab: Vocabulary) -> Any:
 class Loader:
     """A file reader for :func:`fasttok.load`.
 
-    It claims a file by one of its ``suffixes`` or by the ``magic`` bytes it
-    starts with, and ``load(path, **options) -> Vocabulary`` reads it.
+    It claims a file by the ``magic`` bytes it starts with, by ``sniff(head)``
+    of its first bytes, or by one of its ``suffixes``, and ``load(path, **options) -> Vocabulary`` reads it.
     """
 
     name: str
     load: Callable[..., Vocabulary]
     suffixes: tuple = ()
     magic: bytes = b""
+    # for formats with no magic: whether the file's first bytes look like one
+    sniff: Optional[Callable[[bytes], bool]] = None
 
 
 def _load_tiktoken_file(path: str, **options: Any) -> Vocabulary:
@@ -299,7 +306,8 @@ def _load_gguf_file(path: str, **options: Any) -> Vocabulary:
 
 LOADERS: list = [Loader("tiktoken", _load_tiktoken_file, suffixes=(".tiktoken",)),
                  Loader("gguf", _load_gguf_file, suffixes=(".gguf",), magic=b"GGUF"),
-                 Loader("sentencepiece", _load_sentencepiece_file, suffixes=(".model",))]
+                 Loader("sentencepiece", _load_sentencepiece_file, suffixes=(".model",),
+                        sniff=_looks_like_sentencepiece)]
 
 
 def register_loader(loader: Loader) -> None:
@@ -307,16 +315,27 @@ def register_loader(loader: Loader) -> None:
     LOADERS.append(loader)
 
 
-def find_loader(path: str) -> Loader:
-    """The loader that claims ``path``, by magic bytes first, then by suffix."""
+def find_loader(path: str, format: Optional[str] = None) -> Loader:
+    """The loader named ``format``, else the one that claims ``path``: by
+    magic bytes, then by content, then by suffix.
+
+    A missing file raises :class:`FileNotFoundError` (any unreadable one the
+    :class:`OSError` that ``open`` raises).
+    """
     _load_plugins()
-    try:
-        with open(path, "rb") as f:
-            head = f.read(16)
-    except OSError as exc:
-        raise UnknownEncodingError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+    if format is not None:
+        for loader in LOADERS:
+            if loader.name == format:
+                return loader
+        raise UnknownEncodingError(
+            f"unknown format {format!r}; known: {', '.join(ld.name for ld in LOADERS)}")
+    with open(path, "rb") as f:
+        head = f.read(64)
     for loader in LOADERS:
         if loader.magic and head.startswith(loader.magic):
+            return loader
+    for loader in LOADERS:
+        if loader.sniff is not None and loader.sniff(head):
             return loader
     lowered = path.lower()
     for loader in LOADERS:
@@ -324,4 +343,5 @@ def find_loader(path: str) -> Loader:
             return loader
     raise UnknownEncodingError(
         f"{path}: unknown vocabulary file type; fasttok reads "
-        + ", ".join(f"{ld.name} ({'/'.join(ld.suffixes) or ld.magic!r})" for ld in LOADERS))
+        + ", ".join(f"{ld.name} ({'/'.join(ld.suffixes) or ld.magic!r})" for ld in LOADERS)
+        + "; pass format= to choose one")
