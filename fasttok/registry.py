@@ -271,7 +271,8 @@ class Loader:
     """A file reader for :func:`fasttok.load`.
 
     It claims a file by the ``magic`` bytes it starts with, by ``sniff(head)``
-    of its first bytes, or by one of its ``suffixes``, and ``load(path, **options) -> Vocabulary`` reads it.
+    of its first bytes, or by one of its ``suffixes``, and
+    ``load(path, **options) -> Vocabulary`` reads it.
     """
 
     name: str
