@@ -3,9 +3,13 @@
 Every extension gets the same compiler directives, set here and nowhere else.
 ``FASTTOK_DEBUG=1`` turns bounds, wraparound and initialisation checks back on
 and compiles without optimisation, for chasing a crash.
+
+The rank files shipped in ``fasttok/ranks`` must decompress to OpenAI's
+sha256 (the pins in ``fasttok/embedded.py``) or the build stops.
 """
 
 import os
+import runpy
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -35,5 +39,7 @@ extensions = [
     )
     for name in MODULES
 ]
+
+runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fasttok", "embedded.py"))["check"]()
 
 setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, annotate=False))

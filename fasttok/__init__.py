@@ -14,6 +14,19 @@ import os
 import threading
 from typing import Any
 
+try:
+    from ._tables import TokenTables  # noqa: F401  the compiled module the others need
+except ModuleNotFoundError as exc:
+    if exc.name != f"{__name__}._tables":
+        raise
+    # As numpy does: a source checkout on sys.path shadows the installed package
+    # and has no compiled modules; say so in one line instead of a circular-import error.
+    raise ImportError(
+        f"fasttok is imported from {os.path.dirname(os.path.abspath(__file__))}, which has no "
+        f"compiled modules (a source tree that was never built): build it with "
+        f"`pip install -e .`, or run Python from another folder to use the installed fasttok"
+    ) from None
+
 from . import registry
 from .core import Encoding, StreamDecoder
 from .errors import FasttokError, UnknownEncodingError, VocabularyError, VocabularyFileError
@@ -60,15 +73,22 @@ def get_encoding(name: str) -> Encoding:
         return _cache.setdefault(name, enc)
 
 
-def load(path: "str | os.PathLike[str]", **options: Any) -> Encoding:
-    """Load a vocabulary file (chosen by its magic bytes or suffix) as an :class:`Encoding`.
+def load(path: "str | os.PathLike[str]", *, format: "str | None" = None,
+         **options: Any) -> Encoding:
+    """Load a vocabulary file as an :class:`Encoding`.
 
-    ``options`` go to the file's loader (for a ``.tiktoken`` file that is not
-    one of tiktoken's own: ``pat_str=``, ``special_tokens=``).
+    The reader is the one named ``format`` (``"tiktoken"``, ``"gguf"``,
+    ``"sentencepiece"`` or a plugin's), else the one that recognises the
+    file's first bytes, else the one for its suffix. A missing file raises
+    :class:`FileNotFoundError`. ``options`` go to the file's loader (for a
+    ``.tiktoken`` file that is not one of tiktoken's own: ``pat_str=``,
+    ``special_tokens=``).
 
     >>> fasttok.load("cl100k_base.tiktoken").name           # doctest: +SKIP
     'cl100k_base'
+    >>> fasttok.load("tokenizer.model.v3").name             # doctest: +SKIP
+    'tokenizer.model.v3'
     """
     path = os.fspath(path)
-    loader = registry.find_loader(path)
+    loader = registry.find_loader(path, format)
     return Encoding.from_vocabulary(loader.load(path, **options))

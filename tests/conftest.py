@@ -52,10 +52,16 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("FASTTOK_DATA") or (REPO_ROOT.parent / "shared" / "data")).resolve()
 DATA_MISSING = not DATA.is_dir()
-MISSING_DATA_REASON = (
-    f"test data directory not found: {DATA} (set FASTTOK_DATA, or fetch it with "
-    f"`python tools/fetch_test_data.py`)"
-)
+FETCH_COMMAND = f"python tools/fetch_test_data.py {DATA}"
+
+
+def missing_data_reason(path: Path) -> str:
+    """Why a test that reads ``path`` is skipped, and the command that makes it."""
+    return (f"{path} not found: make the test data with `{FETCH_COMMAND}` "
+            f"(or set FASTTOK_DATA to a folder that holds it)")
+
+
+MISSING_DATA_REASON = missing_data_reason(DATA)
 VOCAB_DIR = DATA / "vocab" / "tiktoken"
 
 # fasttok reads these when it first loads an encoding; they must be set before that.
@@ -208,7 +214,7 @@ def golden_file(data_dir: Path, kind: str, name: str) -> Path:
 def missing_golden_reason(path: Path, kind: str) -> str:
     how = {
         "tiktoken": "needs the PyPI package tiktoken",
-        "sentencepiece": "needs the PyPI package sentencepiece and the models from --train",
+        "sentencepiece": "needs the PyPI package sentencepiece and the trained models",
         "gguf": "needs llama_cpp (PyPI llama-cpp-python)",
     }.get(kind, "")
     return (f"golden file {path} not found; make it with `python tools/fetch_test_data.py "

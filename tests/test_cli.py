@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from fasttok.cli import main
 
 
@@ -13,10 +15,87 @@ def test_encode_prints_ids(capsys):
     assert capsys.readouterr().out.split() == ["15339", "1917"]
 
 
-def test_encode_show_colours_each_token_and_counts_them(capsys):
+def _terminal(monkeypatch, stream) -> None:
+    monkeypatch.setattr(stream, "isatty", lambda: True)
+
+
+def test_show_colours_each_token_on_a_terminal(capsys, monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    _terminal(monkeypatch, sys.stdout)
+    assert main(["encode", "-e", "cl100k_base", "--show", "hello world"]) == 0
+    assert capsys.readouterr().out.count("\x1b[0m") == 2
+
+
+def test_show_has_no_colour_when_not_a_terminal(capsys):
     assert main(["encode", "-e", "cl100k_base", "--show", "hello world"]) == 0
     out = capsys.readouterr().out
-    assert out.count("\x1b[0m") == 2 and "2 tokens" in out
+    assert "\x1b" not in out and out.splitlines()[0] == "hello| world"
+
+
+def test_show_has_no_colour_with_no_color_set(capsys, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    _terminal(monkeypatch, sys.stdout)
+    assert main(["encode", "-e", "cl100k_base", "--show", "hello world"]) == 0
+    assert "\x1b" not in capsys.readouterr().out
+
+
+def test_show_prints_the_ids_and_the_count_under_the_pieces(capsys):
+    assert main(["encode", "-e", "cl100k_base", "--show", "hello world"]) == 0
+    assert capsys.readouterr().out.splitlines()[1:3] == ["15339 1917", "2 tokens (--ids prints the ids alone)"]
+
+
+def test_show_prints_a_piece_that_splits_a_character_as_bytes(capsys):
+    assert main(["encode", "-e", "cl100k_base", "--show", "\U0001d518"]) == 0
+    out = capsys.readouterr().out
+    assert "\ufffd" not in out and out.splitlines()[0] == "\\xf0\\x9d|\\x94|\\x98"
+
+
+def test_version_prints_the_version(capsys):
+    import fasttok
+
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.strip() == f"fasttok {fasttok.__version__}"
+
+
+@pytest.mark.parametrize("command", ["decode", "bench"])
+def test_no_input_on_a_terminal_prints_usage_instead_of_waiting(command, capsys, monkeypatch):
+    _terminal(monkeypatch, sys.stdin)
+    assert main([command]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: fasttok {command}") and "no input" in err
+
+
+def test_bench_of_empty_input_is_an_error(tmp_path, capsys):
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    assert main(["bench", "-f", str(empty)]) == 2
+    assert f"nothing to time: {empty} is empty" in capsys.readouterr().err
+
+
+def test_bench_with_repeat_zero_is_an_error(tmp_path, capsys):
+    text = tmp_path / "t.txt"
+    text.write_text("hello")
+    assert main(["bench", "-f", str(text), "--repeat", "0"]) == 2
+    assert "--repeat must be at least 1" in capsys.readouterr().err
+
+
+def test_stdin_that_is_not_utf8_is_an_error_like_a_file():
+    proc = subprocess.run([sys.executable, "-m", "fasttok", "count"], input="世界".encode()[:-1],
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.decode().strip() == "fasttok: standard input: not UTF-8 text (byte 3: unexpected end of data)"
+
+
+@pytest.mark.usefixtures("data_dir")  # skipped without the test data
+def test_inspect_of_a_model_file_counts_its_control_pieces_as_special(capsys):
+    from conftest import DATA
+
+    model = DATA / "vocab" / "sentencepiece" / "botchan_en_unigram_1000.model"
+    assert main(["inspect", str(model)]) == 0
+    rows = dict(line.split("  ", 1) for line in capsys.readouterr().out.splitlines())
+    assert rows["mergeable tokens"].strip() == "997" and rows["special tokens"].strip() == "3"
+    assert rows["special ids"].strip() == "<unk>=0, <s>=1, </s>=2"
 
 
 def test_decode_prints_text(capsys):

@@ -32,7 +32,7 @@ from functools import lru_cache
 import pytest
 
 import fasttok
-from conftest import DATA, Mismatches, describe_mismatch, golden_file, read_jsonl
+from conftest import DATA, Mismatches, describe_mismatch, golden_file, read_jsonl, missing_data_reason
 from fasttok.errors import UnknownEncodingError
 from fasttok.gguf_pretokenizers import (PRE_TOKENIZERS, RegexListSplitter, pre_tokenizer,
                                         translate_pattern)
@@ -43,7 +43,7 @@ GGUF_DIR = DATA / "vocab" / "gguf"
 NAMES = ("aquila", "bert-bge", "command-r", "deepseek-coder", "deepseek-llm", "falcon", "gpt-2",
          "gpt-neox", "llama-bpe", "mpt", "qwen2", "qwen35", "refact", "starcoder")
 WITH_PAIRS = tuple(n for n in NAMES if (GGUF_DIR / f"ggml-vocab-{n}.gguf.inp").exists())
-needs_data = pytest.mark.skipif(not GGUF_DIR.is_dir(), reason=f"no GGUF files under {GGUF_DIR}")
+needs_data = pytest.mark.skipif(not GGUF_DIR.is_dir(), reason=missing_data_reason(GGUF_DIR))
 pytestmark = needs_data
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import missing_data_reason
 from fasttok.errors import VocabularyFileError
 from fasttok.loaders.gguf import GGUFType, load_gguf, read_gguf_metadata
 from fasttok.vocab import TokenType
@@ -36,7 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("FASTTOK_DATA", REPO.parent / "shared" / "data"))
 GGUF_DIR = DATA / "vocab" / "gguf"
 GGUF_FILES = sorted(p.name for p in GGUF_DIR.glob("*.gguf")) if GGUF_DIR.is_dir() else []
-needs_data = pytest.mark.skipif(not GGUF_FILES, reason=f"no GGUF files under {GGUF_DIR}")
+needs_data = pytest.mark.skipif(not GGUF_FILES, reason=missing_data_reason(GGUF_DIR))
 
 # llama.cpp's defaults when a key is missing (FORMATS.md, "Defaults when keys
 # are missing"), written out independently of the loader's own table.

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import DATA, Mismatches, proto_fields, read_jsonl, read_text, write_varint
+from conftest import DATA, Mismatches, proto_fields, read_jsonl, read_text, write_varint, missing_data_reason
 from conftest import spm_model_path as model_path, spm_pair as pair
 
 spm = pytest.importorskip("sentencepiece")
@@ -57,7 +57,7 @@ _TRAIN_CONFIGS = {
                                 remove_extra_whitespaces=False),
 }
 
-pytestmark = pytest.mark.skipif(not SPM_DIR.is_dir(), reason=f"no test data under {DATA}")
+pytestmark = pytest.mark.skipif(not SPM_DIR.is_dir(), reason=missing_data_reason(SPM_DIR))
 
 
 @lru_cache(maxsize=None)

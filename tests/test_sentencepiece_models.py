@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fasttok
-from conftest import DATA, Mismatches, describe_mismatch, golden_file, read_jsonl, read_text, rewrite_pieces
+from conftest import DATA, Mismatches, describe_mismatch, golden_file, read_jsonl, read_text, rewrite_pieces, missing_data_reason
 from conftest import spm_model_path as model_path, spm_pair as pair
 from fasttok._sentencepiece import SentencePieceCore
 from fasttok._spm_normalizer import Normalizer
@@ -52,7 +52,7 @@ LINES_PER_SLICE = 20000
 GGUF_SPM = ("llama-spm", "phi-3", "baichuan", "nomic-bert-moe")
 GGUF_WITH_PAIRS = ("llama-spm", "phi-3")
 
-pytestmark = pytest.mark.skipif(not SPM_DIR.is_dir(), reason=f"no test data under {DATA}")
+pytestmark = pytest.mark.skipif(not SPM_DIR.is_dir(), reason=missing_data_reason(SPM_DIR))
 
 
 @lru_cache(maxsize=None)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import missing_data_reason
 from fasttok.errors import VocabularyFileError
 from fasttok.loaders import sentencepiece_model
 from fasttok.loaders.sentencepiece_model import load_sentencepiece, read_model_proto
@@ -56,7 +57,7 @@ PROVENANCE = {
 }
 MODEL_FILES = sorted(PROVENANCE)
 
-requires_data = pytest.mark.skipif(not SPM_DIR.is_dir(), reason=f"no test data at {SPM_DIR}")
+requires_data = pytest.mark.skipif(not SPM_DIR.is_dir(), reason=missing_data_reason(SPM_DIR))
 
 
 # --------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from functools import lru_cache
 import pytest
 
 import fasttok
-from conftest import DATA, Mismatches, describe_mismatch, read_text, rewrite_pieces
+from conftest import DATA, Mismatches, describe_mismatch, read_text, rewrite_pieces, missing_data_reason
 from conftest import spm_model_path as model_path, spm_pair as pair
 from fasttok.spm_models import nbest_encode
 
@@ -42,7 +42,7 @@ UNIGRAM_MODELS = ("botchan_unigram_5000", "kyoto_ja_unigram_8000",
 DRAWS = 20_000
 TV_BOUND = 0.05
 
-pytestmark = pytest.mark.skipif(not SPM_DIR.is_dir(), reason=f"no test data under {DATA}")
+pytestmark = pytest.mark.skipif(not SPM_DIR.is_dir(), reason=missing_data_reason(SPM_DIR))
 
 
 @lru_cache(maxsize=None)

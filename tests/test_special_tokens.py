@@ -556,14 +556,13 @@ def test_stream_decoder_adds_up_to_decode_and_holds_back_split_characters(name, 
 
 
 @pytest.mark.parametrize("vocab", ["gpt-2", "llama-bpe", "llama-spm", "bert-bge", "qwen2"])
-def test_gguf_stream_decoder_adds_up_to_decode_on_every_test_string(vocab):
+def test_gguf_stream_decoder_adds_up_to_decode_on_every_test_string(vocab, data_dir):
     import json
 
     import fasttok
-    from conftest import DATA
 
-    enc = fasttok.load(DATA / "vocab" / "gguf" / f"ggml-vocab-{vocab}.gguf")
-    lines = (DATA / "testcases" / "lines.jsonl").read_text(encoding="utf-8").split("\n")
+    enc = fasttok.load(data_dir / "vocab" / "gguf" / f"ggml-vocab-{vocab}.gguf")
+    lines = (data_dir / "testcases" / "lines.jsonl").read_text(encoding="utf-8").split("\n")
     for text in (json.loads(line)["text"] for line in lines if line):
         for ids in (enc.encode(text, disallowed_special=()),
                     enc.encode(text, allowed_special="all", add_special_tokens=True)):

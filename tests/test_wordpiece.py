@@ -115,12 +115,12 @@ def test_long_token_is_matched_where_the_run_is_long_enough():
 
 
 def test_steps_stay_linear_in_bert_bge_with_a_token_replaced_by_100k_a():
-    from conftest import DATA
+    from conftest import DATA, missing_data_reason
     from fasttok.loaders.gguf import load_gguf
 
     path = DATA / "vocab" / "gguf" / "ggml-vocab-bert-bge.gguf"
     if not path.exists():
-        pytest.skip(f"no {path}")
+        pytest.skip(missing_data_reason(path))
     vocab = load_gguf(str(path))
     tokens = list(vocab.tokens)
     tokens[-1] = b"a" * 100_000
@@ -146,12 +146,12 @@ def test_batch_calls_equal_one_call_per_text(texts):
 
 
 def test_bert_gguf_batches_on_threads_equal_serial_calls():
-    from conftest import DATA
+    from conftest import DATA, missing_data_reason
     import fasttok
 
     path = DATA / "vocab" / "gguf" / "ggml-vocab-bert-bge.gguf"
     if not path.exists():
-        pytest.skip(f"no {path}")
+        pytest.skip(missing_data_reason(path))
     enc = fasttok.load(path)
     texts = [f"Line {i}: Héllo, 世界! [CLS] unaffable" * (i % 5) for i in range(500)]
     serial = [enc.encode_ordinary(t) for t in texts]

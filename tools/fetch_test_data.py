@@ -4,8 +4,8 @@
 The tests look for their data in ``$FASTTOK_DATA`` (default ``<repo>/../shared/data``).
 Someone without that folder can recreate the parts the tests use with::
 
-    python tools/fetch_test_data.py DEST            # then: export FASTTOK_DATA=DEST
-    python tools/fetch_test_data.py DEST --train    # also train 4 SentencePiece models
+    python tools/fetch_test_data.py DEST             # everything; then: export FASTTOK_DATA=DEST
+    python tools/fetch_test_data.py DEST --no-train  # without training the 4 SentencePiece models
     python tools/fetch_test_data.py DEST --only tiktoken,testcases
     python tools/fetch_test_data.py DEST --only goldens   # redo only the goldens step
 
@@ -31,8 +31,8 @@ What DEST gets (same layout as the shared data folder):
     12 MB) and every other one under 8 MB; gemma-4 (15.8 MB) is skipped. ``index.json``
     holds the tokenizer metadata of each, read with a small GGUF header reader.
 ``vocab/sentencepiece/``
-    ``botchan.txt`` and three models from the sentencepiece 0.2.3 sdist. With
-    ``--train`` (needs the ``sentencepiece`` package) also the four models below,
+    ``botchan.txt`` and three models from the sentencepiece 0.2.3 sdist, and (unless
+    ``--no-train``; needs the ``sentencepiece`` package) the four models below,
     trained on botchan.txt with the BOM dropped and CRLF turned into LF. Training is
     multi-threaded, so the files need not be byte-identical to the shared ones.
 ``corpus/``
@@ -571,10 +571,11 @@ def build_sentencepiece(dl: Downloads, report: Report, train: bool) -> None:
             raise FetchError(f"{sdist.name}: test/{base} not found")
         report.write(f"vocab/sentencepiece/{base}", by_base[base], "[sentencepiece 0.2.3 sdist]")
     if not train:
-        print(f"  not trained (pass --train): {', '.join(SP_TRAIN_SPECS)}")
+        print(f"  not trained (--no-train; the tests that read them skip): {', '.join(SP_TRAIN_SPECS)}")
         return
     if importlib.util.find_spec("sentencepiece") is None:
-        raise FetchError("--train needs the sentencepiece package: pip install sentencepiece==0.2.3")
+        raise FetchError("training the SentencePiece models needs the sentencepiece package: "
+                         "pip install sentencepiece==0.2.3 (or pass --no-train to skip them)")
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "botchan_lf.txt").write_text(plain_text(by_base["botchan.txt"]), encoding="utf-8")
         for name, spec in SP_TRAIN_SPECS.items():
@@ -1129,8 +1130,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dest", type=Path, help="folder to create (use it as FASTTOK_DATA)")
-    parser.add_argument("--train", action="store_true",
-                        help="also train the 4 botchan SentencePiece models (needs sentencepiece)")
+    # The suite reads the trained models, so training is the default.
+    parser.add_argument("--no-train", dest="train", action="store_false",
+                        help="do not train the 4 botchan SentencePiece models (which needs sentencepiece)")
     parser.add_argument("--only", default=",".join(PARTS),
                         help=f"comma-separated parts to build (default: all of {','.join(PARTS)})")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE,
