@@ -33,7 +33,8 @@ cdef inline size_t utf8_capacity(const Utf8Source* src) noexcept nogil:
     return <size_t>src.length * (2 if src.kind == 1 else (3 if src.kind == 2 else 4))
 
 
-cdef inline size_t _put(uint8_t* d, uint32_t cp) noexcept nogil:
+cdef inline size_t utf8_put(uint8_t* d, uint32_t cp) noexcept nogil:
+    # The UTF-8 of code point cp at d; returns its length
     if cp < 0x80:
         d[0] = <uint8_t>cp
         return 1
@@ -82,7 +83,7 @@ cdef inline size_t _put_unit(const Utf8Source* src, Py_ssize_t* at, uint8_t* dst
         else:
             cp = 0xFFFD
     at[0] = i
-    return _put(dst, cp)
+    return utf8_put(dst, cp)
 
 
 cdef inline size_t utf8_write(const Utf8Source* src, uint8_t* dst) noexcept nogil:
@@ -104,7 +105,7 @@ cdef inline size_t utf8_write(const Utf8Source* src, uint8_t* dst) noexcept nogi
                     i += 8
                     w += 8
                     continue
-            w += _put(dst + w, units1[i])
+            w += utf8_put(dst + w, units1[i])
             i += 1
     elif src.kind == 2:
         while i < n:

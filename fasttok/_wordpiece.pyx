@@ -83,6 +83,7 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy
 
 from ._growth cimport grow_array
+from ._utf8 cimport utf8_put
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
@@ -449,26 +450,6 @@ cdef int _flush(const Automaton* a, Work* w, size_t wlen) except -1 nogil:
     return 0
 
 
-cdef inline size_t _put_utf8(uint8_t* d, uint32_t cp) noexcept nogil:
-    if cp < 0x80:
-        d[0] = <uint8_t>cp
-        return 1
-    if cp < 0x800:
-        d[0] = <uint8_t>(0xC0 | (cp >> 6))
-        d[1] = <uint8_t>(0x80 | (cp & 0x3F))
-        return 2
-    if cp < 0x10000:
-        d[0] = <uint8_t>(0xE0 | (cp >> 12))
-        d[1] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
-        d[2] = <uint8_t>(0x80 | (cp & 0x3F))
-        return 3
-    d[0] = <uint8_t>(0xF0 | (cp >> 18))
-    d[1] = <uint8_t>(0x80 | ((cp >> 12) & 0x3F))
-    d[2] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
-    d[3] = <uint8_t>(0x80 | (cp & 0x3F))
-    return 4
-
-
 ctypedef fused unit_t:
     # the code units of a str (PEP 393 kinds 1, 2 and 4)
     uint8_t
@@ -505,7 +486,7 @@ cdef int _run(const unit_t* text, size_t n, const NormTable* norm, const Automat
                 wlen = PREFIX_LEN
             if wlen + 4 > w.word_cap:
                 grow_array(<void**>&w.word, &w.word_cap, wlen + 4, 1, 64)
-            wlen += _put_utf8(w.word + wlen, cp + (e >> 2) - DELTA_BIAS)
+            wlen += utf8_put(w.word + wlen, cp + (e >> 2) - DELTA_BIAS)
             if act == ACT_ALONE:
                 _flush(a, w, wlen)
                 wlen = PREFIX_LEN
@@ -866,19 +847,8 @@ cdef class WordPieceModel:
 
     def count_many(self, texts):
         """``[self.count(t) for t in texts]``."""
-        cdef tuple items = tuple(texts)
-        cdef Py_ssize_t n = len(items), i
-        cdef size_t* ends = <size_t*>malloc((n + 1) * sizeof(size_t))
-        cdef Work w
-        memset_work(&w)
-        try:
-            if ends == NULL:
-                raise MemoryError()
-            self._encode_many(items, &w, ends)
-            return [ends[i] - (ends[i - 1] if i else 0) for i in range(n)]
-        finally:
-            free(ends)
-            _work_free(&w)
+        _, offsets = self.encode_many_flat(texts)
+        return [offsets[i + 1] - offsets[i] for i in range(len(offsets) - 1)]
 
     def encode(self, str text not None):
         """The ids of ``text``: normalised, split into words, each cut by longest match."""
