@@ -619,20 +619,18 @@ cdef class CoreBPE:
         drop.rate = alpha
         drop.state = rng.getrandbits(64)
         try:
-            if allowed is None or self.n_specials == 0:
-                self._encode_text(text, NULL, False, &out, &drop)
-            else:
-                self._encode_text(text, &allowed[0], True, &out, &drop)
+            self._encode_allowing(text, allowed, &out, &drop)
             return ids_to_list(out.data, out.len, self.n_ids, self.code_ids)
         finally:
             ids_free(&out)
 
-    cdef int _encode_allowing(self, str text, const uint8_t[::1] allowed, IdBuffer* out) except -1:
+    cdef int _encode_allowing(self, str text, const uint8_t[::1] allowed, IdBuffer* out,
+                              Dropout* drop=NULL) except -1:
         # allowed: None for ordinary encoding, else the mask of special
-        # tokens that count as specials
+        # tokens that count as specials; drop as in _encode_segment
         if allowed is None or self.n_specials == 0:
-            return self._encode_text(text, NULL, False, out)
-        return self._encode_text(text, &allowed[0], True, out)
+            return self._encode_text(text, NULL, False, out, drop)
+        return self._encode_text(text, &allowed[0], True, out, drop)
 
     def count(self, str text not None, const uint8_t[::1] allowed=None):
         """How many ids ``text`` encodes to, without building them as Python ints."""
