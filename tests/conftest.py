@@ -479,26 +479,8 @@ def spm_model_path(name: str) -> str:
 # Tests make variants of real SentencePiece models by rewriting their
 # protobuf bytes (no protobuf package).
 
-def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
-    """The varint at ``buf[pos:]`` and the position after it."""
-    value = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value, pos
-        shift += 7
-
-
-def write_varint(n: int) -> bytes:
-    """``n`` (non-negative) as a protobuf varint."""
-    out = bytearray()
-    while True:
-        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
-        n >>= 7
-        if not n:
-            return bytes(out)
+# protobuf varints: the fuzz module's, which every test that edits .model bytes shares
+from fuzzing import read_varint, varint as write_varint  # noqa: E402
 
 
 def proto_fields(buf: bytes):

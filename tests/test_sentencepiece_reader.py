@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import missing_data_reason
+from fuzzing import varint
 from fasttok.errors import VocabularyFileError
 from fasttok.loaders import sentencepiece_model
 from fasttok.loaders.sentencepiece_model import load_sentencepiece, read_model_proto
@@ -63,20 +64,6 @@ requires_data = pytest.mark.skipif(not SPM_DIR.is_dir(), reason=missing_data_rea
 # --------------------------------------------------------------------------
 # A minimal protobuf encoder, to build small models byte by byte.
 # --------------------------------------------------------------------------
-
-def varint(value: int) -> bytes:
-    """Protobuf varint; negative numbers become 10 bytes, as int32 -1 does."""
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        low = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(low | 0x80)
-        else:
-            out.append(low)
-            return bytes(out)
-
 
 def tag(number: int, wire: int) -> bytes:
     return varint(number << 3 | wire)
