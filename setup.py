@@ -27,14 +27,17 @@ DIRECTIVES = {
 
 COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3"]
 
-MODULES = ["_unicode", "_bytemap", "_tables", "_bpe", "_pretokenize", "_encoder",
-           "_spm_normalizer", "_unigram", "_sentencepiece", "_wordpiece"]
+# the compiled modules, by stage (see the README's "How it is built")
+MODULES = ["shared._unicode", "shared._bytemap", "shared._tables",
+           "normalizers._spm_normalizer", "pre_tokenizers._pretokenize",
+           "models._bpe", "models._unigram", "models._wordpiece",
+           "formats._byte_bpe", "formats._sentencepiece"]
 
 extensions = [
     Extension(
         f"fasttok.{name}",
-        [f"fasttok/{name}.pyx"],
-        include_dirs=["fasttok"],
+        [f"fasttok/{name.replace('.', '/')}.pyx"],
+        include_dirs=["fasttok/shared"],
         extra_compile_args=COMPILE_ARGS,
     )
     for name in MODULES
@@ -42,4 +45,5 @@ extensions = [
 
 runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fasttok", "embedded.py"))["check"]()
 
-setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, annotate=False))
+setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, annotate=False,
+                                include_path=["."]))

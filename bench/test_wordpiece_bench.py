@@ -58,7 +58,7 @@ MAX_CHARS_PER_WORD = 100
 @functools.cache
 def _fasttok(vocab: str = VOCAB):
     import fasttok
-    from fasttok.gguf_models import load_gguf_vocabulary
+    from fasttok.formats.gguf import load_gguf_vocabulary
 
     if not GGUF_PATH.exists():
         pytest.skip(f"{GGUF_PATH} not found")

@@ -15,9 +15,9 @@ import threading
 from typing import Any
 
 try:
-    from ._tables import TokenTables  # noqa: F401  the compiled module the others need
+    from fasttok.shared._tables import TokenTables  # noqa: F401  the compiled module the others need
 except ModuleNotFoundError as exc:
-    if exc.name != f"{__name__}._tables":
+    if exc.name != f"{__name__}.shared._tables":
         raise
     # As numpy does: a source checkout on sys.path shadows the installed package
     # and has no compiled modules; say so in one line instead of a circular-import error.
@@ -27,19 +27,19 @@ except ModuleNotFoundError as exc:
         f"`pip install -e .`, or run Python from another folder to use the installed fasttok"
     ) from None
 
-from . import registry
-from .core import Encoding, StreamDecoder
-from .errors import FasttokError, UnknownEncodingError, VocabularyError, VocabularyFileError
-from .models import encoding_for_model, encoding_name_for_model
-from .registry import list_encoding_names
-from .tiktoken_load import data_gym_to_mergeable_bpe_ranks, dump_tiktoken_bpe, load_tiktoken_bpe
-from .vocab import Vocabulary
+from fasttok import registry
+from fasttok.core import Encoding, StreamDecoder
+from fasttok.errors import FasttokError, UnknownEncodingError, VocabularyError, VocabularyFileError
+from fasttok.model import encoding_for_model, encoding_name_for_model
+from fasttok.registry import list_encoding_names
+from fasttok.tiktoken_load import data_gym_to_mergeable_bpe_ranks, dump_tiktoken_bpe, load_tiktoken_bpe
+from fasttok.version import __version__
+from fasttok.vocab import Vocabulary
 
 __all__ = ["Encoding", "StreamDecoder", "get_encoding", "list_encoding_names", "load", "Vocabulary",
            "encoding_for_model", "encoding_name_for_model", "load_tiktoken_bpe",
            "dump_tiktoken_bpe", "data_gym_to_mergeable_bpe_ranks",
            "FasttokError", "VocabularyFileError", "VocabularyError", "UnknownEncodingError"]
-__version__ = "0.1.0"
 
 _cache: dict = {}
 _lock = threading.Lock()
@@ -62,13 +62,13 @@ def get_encoding(name: str) -> Encoding:
             return _cache[name]
     spec = registry.encoding_spec(name)
     if isinstance(spec, registry.EncodingSpec):
-        from .table_cache import load_named_encoding
+        from fasttok.table_cache import load_named_encoding
 
         enc = load_named_encoding(name, spec)
     else:
         # a tiktoken_ext constructor names the encoding itself, as tiktoken's do
-        enc = Encoding(**({"name": name} | spec.load()()))
-        enc._pickle_by_name = True
+        vocab = Vocabulary.from_ranks(**({"name": name} | spec.load()())).validate()
+        enc = Encoding.from_vocabulary(vocab, by_name=True)
     with _lock:
         return _cache.setdefault(name, enc)
 
@@ -91,4 +91,4 @@ def load(path: "str | os.PathLike[str]", *, format: "str | None" = None,
     """
     path = os.fspath(path)
     loader = registry.find_loader(path, format)
-    return Encoding.from_vocabulary(loader.load(path, **options))
+    return Encoding.from_vocabulary(loader.read(path, **options))

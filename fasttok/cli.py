@@ -18,11 +18,11 @@ import sys
 import time
 from typing import Optional, Sequence
 
-from . import __version__, get_encoding, list_encoding_names, load
-from .errors import UnknownEncodingError
-from .core import Encoding
-from .errors import FasttokError
-from .vocab import Vocabulary
+from fasttok import __version__, get_encoding, list_encoding_names, load
+from fasttok.errors import UnknownEncodingError
+from fasttok.core import Encoding
+from fasttok.errors import FasttokError
+from fasttok.vocab import Vocabulary
 
 _COLOURS = ["\x1b[48;5;153m", "\x1b[48;5;223m", "\x1b[48;5;194m", "\x1b[48;5;225m", "\x1b[48;5;230m"]
 _RESET = "\x1b[0m"
@@ -158,7 +158,7 @@ def _sentencepiece_rows(v: Vocabulary) -> list:
 
 def _pattern_label(pattern: Optional[str]) -> str:
     # a known tiktoken pattern runs in a compiled scanner; say which
-    from .patterns import scanner_for
+    from fasttok.pre_tokenizers.patterns import scanner_for
 
     if not pattern:
         return "-"
@@ -235,9 +235,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     except ImportError:
         tiktoken = None
     peer = None
-    if tiktoken is not None and enc.vocabulary.model == "byte_bpe" and enc._pat_str:
-        peer = tiktoken.Encoding(enc.name, pat_str=enc._pat_str,
-                                 mergeable_ranks=enc._mergeable_ranks,
+    if tiktoken is not None and enc.vocabulary.model == "byte_bpe" and enc.pattern:
+        peer = tiktoken.Encoding(enc.name, pat_str=enc.pattern,
+                                 mergeable_ranks=enc.vocabulary.mergeable_ranks,
                                  special_tokens=dict(enc.vocabulary.special_tokens))
     print(f"{'input':<30} {'MB':>7} {'fasttok MB/s':>13} {'tiktoken MB/s':>14} {'ratio':>6}")
     for label, text in texts:

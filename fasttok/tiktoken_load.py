@@ -25,8 +25,8 @@ import json
 import os
 from typing import Optional
 
-from .errors import VocabularyFileError
-from .loaders.tiktoken_file import load_tiktoken_ranks, read_source
+from fasttok.errors import VocabularyFileError
+from fasttok.loaders.tiktoken_file import load_tiktoken_ranks, read_source
 
 __all__ = ["load_tiktoken_bpe", "dump_tiktoken_bpe", "data_gym_to_mergeable_bpe_ranks"]
 
@@ -35,7 +35,7 @@ def _local(blobpath: str) -> str:
     # a URL stands for the file of its last path segment on fasttok's search path
     if "://" not in blobpath:
         return blobpath
-    from .registry import find_vocab_file
+    from fasttok.registry import find_vocab_file
 
     return find_vocab_file(blobpath.rstrip("/").rsplit("/", 1)[-1])
 

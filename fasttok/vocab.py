@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Optional
 
-from .errors import VocabularyError
+from fasttok.errors import VocabularyError
 
 __all__ = ["Vocabulary", "TokenType", "ids_are_dense", "MAX_ID"]
 
@@ -126,6 +126,44 @@ class Vocabulary:
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, tuple(value))
+
+    @classmethod
+    def from_ranks(cls, name: str, mergeable_ranks: Mapping, *, pat_str: str,
+                   special_tokens: Mapping, explicit_n_vocab: Optional[int] = None,
+                   source: str = "") -> "Vocabulary":
+        """Build the common record from tiktoken's constructor arguments.
+
+        >>> v = Vocabulary.from_ranks("t", {bytes([b]): b for b in range(256)},
+        ...                           pat_str=".", special_tokens={"<e>": 256})
+        >>> v.n_vocab
+        257
+
+        Ranks far apart give the record that lists ids beside the tokens, so its
+        size follows the number of tokens:
+
+        >>> far = {bytes([b]): b for b in range(255)} | {b"\\xff": 2**31 - 1}
+        >>> v = Vocabulary.from_ranks("t", far, pat_str=".", special_tokens={})
+        >>> len(v.tokens), v.ids[-1], v.n_vocab
+        (256, 2147483647, 2147483648)
+        """
+        top = max(mergeable_ranks.values(), default=-1)
+        low = min(mergeable_ranks.values(), default=0)
+        if low < 0 or top > MAX_ID:
+            bad = low if low < 0 else top
+            raise VocabularyError(f"{name}: rank {bad} is outside 0 .. {MAX_ID}; fasttok's ids are "
+                                  "32-bit words")
+        if ids_are_dense(top, len(mergeable_ranks)):
+            tokens: list = [None] * (top + 1)
+            for token, rank in mergeable_ranks.items():
+                tokens[rank] = token
+            ids = None
+        else:
+            by_rank = sorted(mergeable_ranks.items(), key=lambda item: item[1])
+            tokens = [token for token, _ in by_rank]
+            ids = tuple(rank for _, rank in by_rank)
+        return cls(name=name, model="byte_bpe", tokens=tuple(tokens), ids=ids,
+                   special_tokens=special_tokens, pattern=pat_str,
+                   explicit_n_vocab=explicit_n_vocab, source=source)
 
     def __reduce__(self) -> tuple:
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

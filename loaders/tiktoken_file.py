@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import binascii
 import hashlib
-import operator
 import os
 import re
 from collections.abc import Mapping
 from typing import Optional, Union
 
 from fasttok.errors import VocabularyError, VocabularyFileError
-from fasttok.vocab import MAX_ID, Vocabulary, ids_are_dense
+from fasttok.vocab import MAX_ID, Vocabulary
 
-__all__ = ["load_tiktoken_ranks", "load_tiktoken", "read_source", "vocabulary_from_ranks"]
+__all__ = ["load_tiktoken_ranks", "load_tiktoken", "read_source"]
 
 Source = Union[str, "os.PathLike[str]", bytes]
 
@@ -166,44 +165,6 @@ def _parse_lines(data: bytes, name: str) -> dict:
     return ranks
 
 
-def vocabulary_from_ranks(name: str, mergeable_ranks: Mapping, *, pat_str: str,
-                          special_tokens: Mapping, explicit_n_vocab: Optional[int] = None,
-                          source: str = "") -> Vocabulary:
-    """Build the common record from tiktoken's constructor arguments.
-
-    >>> v = vocabulary_from_ranks("t", {bytes([b]): b for b in range(256)},
-    ...                           pat_str=".", special_tokens={"<e>": 256})
-    >>> v.n_vocab
-    257
-
-    Ranks far apart give the record that lists ids beside the tokens, so its
-    size follows the number of tokens:
-
-    >>> far = {bytes([b]): b for b in range(255)} | {b"\\xff": 2**31 - 1}
-    >>> v = vocabulary_from_ranks("t", far, pat_str=".", special_tokens={})
-    >>> len(v.tokens), v.ids[-1], v.n_vocab
-    (256, 2147483647, 2147483648)
-    """
-    top = max(mergeable_ranks.values(), default=-1)
-    low = min(mergeable_ranks.values(), default=0)
-    if low < 0 or top > MAX_ID:
-        bad = low if low < 0 else top
-        raise VocabularyError(f"{name}: rank {bad} is outside 0 .. {MAX_ID}; fasttok's ids are "
-                              "32-bit words")
-    if ids_are_dense(top, len(mergeable_ranks)):
-        tokens: list = [None] * (top + 1)
-        for token, rank in mergeable_ranks.items():
-            tokens[rank] = token
-        ids = None
-    else:
-        by_rank = sorted(mergeable_ranks.items(), key=operator.itemgetter(1))
-        tokens = [token for token, _ in by_rank]
-        ids = tuple(rank for _, rank in by_rank)
-    return Vocabulary(name=name, model="byte_bpe", tokens=tuple(tokens), ids=ids,
-                      special_tokens=special_tokens, pattern=pat_str,
-                      explicit_n_vocab=explicit_n_vocab, source=source)
-
-
 def load_tiktoken(source: Source, *, name: Optional[str] = None, pat_str: str,
                   special_tokens: Optional[Mapping] = None, explicit_n_vocab: Optional[int] = None,
                   expected_sha256: Optional[str] = None) -> Vocabulary:
@@ -218,7 +179,7 @@ def load_tiktoken(source: Source, *, name: Optional[str] = None, pat_str: str,
     label = "<bytes>" if isinstance(source, (bytes, bytearray, memoryview)) else os.fspath(source)
     if name is None:
         name = os.path.splitext(os.path.basename(label))[0]
-    vocab = vocabulary_from_ranks(name, ranks, pat_str=pat_str, special_tokens=special_tokens or {},
+    vocab = Vocabulary.from_ranks(name, ranks, pat_str=pat_str, special_tokens=special_tokens or {},
                                   explicit_n_vocab=explicit_n_vocab, source=label)
     try:
         return vocab.validate()

@@ -1051,9 +1051,9 @@ def _limit_address_space() -> None:
 def worker_main() -> None:
     """Run case ids read from stdin (one JSON list), one JSON result a line on stdout."""
     import fasttok  # noqa: F401 - imported before the address-space limit is set
-    import fasttok._encoder  # noqa: F401
-    import fasttok._sentencepiece  # noqa: F401
-    import fasttok.gguf_models  # noqa: F401
+    import fasttok.formats._byte_bpe  # noqa: F401
+    import fasttok.formats._sentencepiece  # noqa: F401
+    import fasttok.formats.gguf  # noqa: F401
 
     results = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything printed goes to stderr, not into the results

@@ -100,7 +100,7 @@ def _hf_gpt2_model(alpha: float):
 
 
 def _byte_level(text: str) -> str:
-    from fasttok._bytemap import encode_byte_level
+    from fasttok.shared._bytemap import encode_byte_level
 
     return encode_byte_level(text.encode("utf-8"))
 

@@ -15,7 +15,7 @@ import fasttok
 from fasttok import embedded, table_cache
 from fasttok.errors import UnknownEncodingError, VocabularyFileError
 from fasttok.loaders.tiktoken_file import read_source
-from fasttok.patterns import GPT2
+from fasttok.pre_tokenizers.patterns import GPT2
 from fasttok.registry import ENCODINGS, EncodingSpec
 
 

@@ -34,7 +34,7 @@ import pytest
 import fasttok
 from conftest import DATA, Mismatches, describe_mismatch, golden_file, read_jsonl, missing_data_reason
 from fasttok.errors import UnknownEncodingError
-from fasttok.gguf_pretokenizers import (PRE_TOKENIZERS, RegexListSplitter, pre_tokenizer,
+from fasttok.pre_tokenizers.gguf import (PRE_TOKENIZERS, RegexListSplitter, pre_tokenizer,
                                         translate_pattern)
 from fasttok.vocab import Vocabulary
 

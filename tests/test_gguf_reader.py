@@ -725,7 +725,7 @@ def test_empty_file_and_short_header():
 # Through fasttok.load: the checks made when the model is set up
 
 def _byte_tokens() -> list:
-    from fasttok._bytemap import bytes_to_unicode
+    from fasttok.shared._bytemap import bytes_to_unicode
     return [bytes_to_unicode()[b] for b in range(256)]
 
 

@@ -2,7 +2,7 @@
 Arabic, punctuation, emoji) against tiktoken.
 
 Merging starts from whole characters where that is provably safe for the
-character's neighbours (atomic characters, see fasttok._tables); these
+character's neighbours (atomic characters, see fasttok.shared._tables); these
 texts put every kind of neighbour next to every kind of character.
 """
 

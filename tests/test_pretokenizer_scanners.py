@@ -1,6 +1,6 @@
 """The compiled pre-tokenizer scanners against the ``regex`` module running their patterns.
 
-Every scanner (:data:`fasttok._pretokenize.SCANNERS`) is fuzzed with generated
+Every scanner (:data:`fasttok.pre_tokenizers._pretokenize.SCANNERS`) is fuzzed with generated
 text biased to where hand-written scanners go wrong: contractions in any case
 (with ``'ſ`` and ``'K``, which Unicode case folding matches and llama.cpp does
 not), digit runs of many scripts and lengths, whitespace runs before a
@@ -9,14 +9,14 @@ marks and numbers of many scripts, case changes inside words, and random code
 points from every plane (no surrogates). A failure names the first piece that
 differs, with the pieces before it and the text around it.
 
-* tiktoken's patterns (:data:`fasttok.patterns._SCANNERS`, both spellings of
+* tiktoken's patterns (:data:`fasttok.pre_tokenizers.patterns._SCANNERS`, both spellings of
   each): the pattern verbatim in ``regex``. ``regex`` may know a newer Unicode
   than the scanners' 16.0 (tiktoken's); characters whose classes differ
   between the two are dropped from the generated text.
-* llama.cpp's regex lists (:data:`fasttok.gguf_pretokenizers.SCANNERS`): each
+* llama.cpp's regex lists (:data:`fasttok.pre_tokenizers.gguf.SCANNERS`): each
   pattern of the list as llama.cpp runs it -- on the text with every non-ASCII
   code point collapsed to its class in llama.cpp's Unicode 15.1 tables, with
-  ``\\p{..}`` collapsed alike (:func:`~fasttok.gguf_pretokenizers.translate_pattern`)
+  ``\\p{..}`` collapsed alike (:func:`~fasttok.pre_tokenizers.gguf.translate_pattern`)
   -- in ``regex``, each pattern splitting the pieces of the one before.
 
 ``FASTTOK_FUZZ_EXAMPLES`` raises the example count for a longer hunt.
@@ -33,12 +33,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import DATA, read_jsonl
-from fasttok import _unicode
-from fasttok import llama_unicode as lu
-from fasttok import gguf_pretokenizers, patterns
-from fasttok._pretokenize import SCANNERS, split
-from fasttok.gguf_pretokenizers import SCANNERS as GGUF_SCANNERS
-from fasttok.gguf_pretokenizers import pre_tokenizer, translate_pattern
+from fasttok.shared import _unicode
+from fasttok.shared import llama_unicode as lu
+from fasttok.pre_tokenizers import gguf as gguf_pretokenizers
+from fasttok.pre_tokenizers import patterns
+from fasttok.pre_tokenizers._pretokenize import SCANNERS, split
+from fasttok.pre_tokenizers.gguf import SCANNERS as GGUF_SCANNERS
+from fasttok.pre_tokenizers.gguf import pre_tokenizer, translate_pattern
 
 regex = pytest.importorskip("regex")
 

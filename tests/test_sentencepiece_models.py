@@ -31,9 +31,9 @@ from hypothesis import strategies as st
 import fasttok
 from conftest import DATA, Mismatches, describe_mismatch, golden_file, read_jsonl, read_text, rewrite_pieces, missing_data_reason
 from conftest import spm_model_path as model_path, spm_pair as pair
-from fasttok._sentencepiece import SentencePieceCore
-from fasttok._spm_normalizer import Normalizer
-from fasttok._unigram import UnigramModel
+from fasttok.formats._sentencepiece import SentencePieceCore
+from fasttok.normalizers._spm_normalizer import Normalizer
+from fasttok.models._unigram import UnigramModel
 from fasttok.loaders.sentencepiece_model import load_sentencepiece
 
 spm = pytest.importorskip("sentencepiece")
@@ -548,7 +548,7 @@ def test_sampling_is_repeatable_with_a_seed():
 
 
 def test_nbest_matches_sentencepiece_on_words_without_ties():
-    from fasttok.spm_models import nbest_encode
+    from fasttok.formats.sentencepiece import nbest_encode
     enc, sp = pair(model_path("botchan_unigram_5000"))
     for text in ("Hello world", "unbelievable", "New York", "tokenization"):
         assert nbest_encode(enc._core, text, 6) == sp.nbest_encode(text, nbest_size=6)

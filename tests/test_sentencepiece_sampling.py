@@ -30,7 +30,7 @@ import pytest
 import fasttok
 from conftest import DATA, Mismatches, describe_mismatch, read_text, rewrite_pieces, missing_data_reason
 from conftest import spm_model_path as model_path, spm_pair as pair
-from fasttok.spm_models import nbest_encode
+from fasttok.formats.sentencepiece import nbest_encode
 
 spm = pytest.importorskip("sentencepiece")
 

@@ -22,7 +22,8 @@ from conftest import DATA_MISSING, MISSING_DATA_REASON, VOCAB_DIR, assert_same_i
 from fasttok import table_cache
 from fasttok.errors import VocabularyError, VocabularyFileError
 from fasttok.loaders.tiktoken_file import load_tiktoken
-from fasttok.patterns import CL100K, GPT2
+from fasttok.pre_tokenizers.patterns import CL100K
+from fasttok.pre_tokenizers.patterns import CL100K, GPT2
 from fasttok.registry import ENCODINGS, EncodingSpec
 from fasttok.vocab import MAX_ID, Vocabulary
 
@@ -64,9 +65,10 @@ _MEASURE = r"""
 import resource, sys
 import fasttok
 from fasttok.loaders.tiktoken_file import load_tiktoken
+from fasttok.pre_tokenizers.patterns import CL100K
 path, specials = sys.argv[1], eval(sys.argv[2])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-enc = fasttok.Encoding.from_vocabulary(load_tiktoken(path, pat_str=fasttok.patterns.CL100K,
+enc = fasttok.Encoding.from_vocabulary(load_tiktoken(path, pat_str=CL100K,
                                                      special_tokens=specials))
 enc.encode("hello world <|e|>", allowed_special="all")
 enc.decode_bytes([enc.max_token_value])

@@ -570,14 +570,30 @@ def test_gguf_stream_decoder_adds_up_to_decode_on_every_test_string(vocab, data_
             assert "".join(stream.push(t) for t in ids) + stream.flush() == enc.decode(ids), text
 
 
-def test_stream_decoder_is_refused_for_a_plugin_model_that_offers_none(monkeypatch):
+def test_plugin_model_built_on_byte_bpe_streams_like_decode(monkeypatch):
     import fasttok
     from fasttok import registry
     from fasttok.vocab import Vocabulary
 
-    # a plugin model type whose compiled core has no streaming decoder
     monkeypatch.setitem(registry.MODELS, "plugin_bpe", registry.MODELS["byte_bpe"])
     enc = fasttok.Encoding.from_vocabulary(Vocabulary(
         name="plugin", model="plugin_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
-    with pytest.raises(ValueError, match="offers none"):
-        enc.decode_stream()
+    ids = enc.encode("héllo")
+    stream = enc.decode_stream()
+    assert "".join(stream.push(t) for t in ids) + stream.flush() == "héllo"
+
+
+def test_plugin_model_without_the_model_interface_is_refused_naming_what_it_lacks(monkeypatch):
+    import fasttok
+    from fasttok import registry
+    from fasttok.vocab import Vocabulary
+
+    class Partial:
+        special_order = ()
+
+        def encode(self, text, allowed):
+            return []
+
+    monkeypatch.setitem(registry.MODELS, "partial", lambda vocab: Partial())
+    with pytest.raises(fasttok.FasttokError, match="stream_decoder"):
+        fasttok.Encoding.from_vocabulary(Vocabulary(name="p", model="partial", tokens=(b"a",)))

@@ -24,10 +24,10 @@ import pytest
 import fasttok
 from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON, assert_same_ids, read_text
 from fasttok import table_cache
-from fasttok._encoder import CoreBPE
-from fasttok._tables import TokenTables, _payload_layout
+from fasttok.formats._byte_bpe import CoreBPE
+from fasttok.shared._tables import TokenTables, _payload_layout
 from fasttok.errors import VocabularyFileError
-from fasttok.patterns import GPT2
+from fasttok.pre_tokenizers.patterns import GPT2
 from fasttok.registry import ENCODINGS, EncodingSpec
 
 REAL = ("cl100k_base", "o200k_base")
@@ -275,7 +275,7 @@ def test_header_field_mismatch_is_not_read(tiny, cache_dir, field):
 
 def test_cache_of_another_fasttok_version_is_not_read(tiny, monkeypatch):
     tiny()
-    monkeypatch.setattr(fasttok, "__version__", "999.0")
+    monkeypatch.setattr(fasttok.version, "__version__", "999.0")
     assert _read_cached(tiny) is None
 
 

@@ -171,10 +171,10 @@ def test_encode_to_numpy_without_numpy_says_pip_install(data_dir, monkeypatch):
 def test_model_tables_equal_tiktoken_tables():
     import tiktoken.model
 
-    import fasttok.models
+    import fasttok.model
 
-    assert fasttok.models.MODEL_TO_ENCODING == tiktoken.model.MODEL_TO_ENCODING
-    assert list(fasttok.models.MODEL_PREFIX_TO_ENCODING.items()) == list(
+    assert fasttok.model.MODEL_TO_ENCODING == tiktoken.model.MODEL_TO_ENCODING
+    assert list(fasttok.model.MODEL_PREFIX_TO_ENCODING.items()) == list(
         tiktoken.model.MODEL_PREFIX_TO_ENCODING.items())
 
 

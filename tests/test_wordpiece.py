@@ -1,4 +1,4 @@
-"""The compiled WordPiece model (fasttok._wordpiece) on its own.
+"""The compiled WordPiece model (fasttok.models._wordpiece) on its own.
 
 * The matcher against an obviously correct greedy longest match written here,
   on small random vocabularies: long tokens, tokens that are prefixes of one
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import pytest
 
-from fasttok._wordpiece import WordPieceModel
+from fasttok.models._wordpiece import WordPieceModel
 
 PREFIX = "\u2581".encode("utf-8")
 UNK = 0

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Generate ``fasttok/_llama_unicode_data.py``: Unicode 15.1 as llama.cpp sees it.
+"""Generate ``fasttok/shared/_llama_unicode_data.py``: Unicode 15.1 as llama.cpp sees it.
 
 llama.cpp classifies code points with its own generated tables
 (``src/unicode-data.cpp``), not with the regex engine's or the C library's.
 To split and normalise text exactly as it does, fasttok needs the same facts,
-and they are not the ones in ``fasttok/unicode_tables.h``:
+and they are not the ones in ``fasttok/shared/unicode_tables.h``:
 
 * the version: llama.cpp's tables are Unicode 15.1 (U+31EF and U+2FFC..2FFF,
   new in 15.1, are classified; U+1C89, new in 16.0, is unassigned), while
@@ -26,7 +26,7 @@ import), because the only code reading it is the Python GGUF models.
 
 Usage::
 
-    python tools/gen_llama_unicode.py            # rewrite fasttok/_llama_unicode_data.py
+    python tools/gen_llama_unicode.py            # rewrite fasttok/shared/_llama_unicode_data.py
     python tools/gen_llama_unicode.py --check    # exit 1 if the module is stale
 
 Standard library only (plus ``npm`` on PATH to fetch the package).
@@ -48,7 +48,7 @@ TARBALL_SHA256 = "80c63a347aad38a316a127c925a1788902f0ea1b244955c1f1e581506fbbdb
 UNICODE_VERSION = "15.1.0"
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_OUTPUT = ROOT / "fasttok" / "_llama_unicode_data.py"
+DEFAULT_OUTPUT = ROOT / "fasttok" / "shared" / "_llama_unicode_data.py"
 GENERATOR = "tools/gen_llama_unicode.py"
 PIN = UcdPackage(PACKAGE_VERSION, TARBALL_SHA256, GENERATOR)
 TARBALL = PIN.tarball
@@ -206,7 +206,7 @@ is generated the same way), from the npm package {PACKAGE}@{PACKAGE_VERSION}
 Regenerate with `python {GENERATOR}`; tests/test_gguf_models.py checks the
 module against the generator when the package is in the cache.
 
-Numbers are hexadecimal, parsed once by fasttok.llama_unicode.
+Numbers are hexadecimal, parsed once by fasttok.shared.llama_unicode.
 """
 
 UNICODE_VERSION = "{UNICODE_VERSION}"

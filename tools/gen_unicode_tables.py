@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate ``fasttok/unicode_tables.h`` from a pinned copy of UCD 16.0.0.
+"""Generate ``fasttok/shared/unicode_tables.h`` from a pinned copy of UCD 16.0.0.
 
 Why a pinned input: tiktoken 0.14.0's regex engine classifies code points by
 Unicode 16.0 (a letter new in 16.0 matches ``\\p{L}`` there, one new in 17.0
@@ -23,7 +23,7 @@ for a larger file overall.
 
 Usage::
 
-    python tools/gen_unicode_tables.py            # rewrite fasttok/unicode_tables.h
+    python tools/gen_unicode_tables.py            # rewrite fasttok/shared/unicode_tables.h
     python tools/gen_unicode_tables.py --check    # exit 1 with a diff if it is stale
     python tools/gen_unicode_tables.py --output /tmp/u.h
 
@@ -49,7 +49,7 @@ PIN = UcdPackage(PACKAGE_VERSION, TARBALL_SHA256, GENERATOR)
 TARBALL = PIN.tarball
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_OUTPUT = ROOT / "fasttok" / "unicode_tables.h"
+DEFAULT_OUTPUT = ROOT / "fasttok" / "shared" / "unicode_tables.h"
 
 # Members read from the tarball (all under "package/").
 MEMBERS = {

@@ -8,7 +8,7 @@ tests start see it too). The stand-in puts fasttok's modules in
 ``sys.modules`` under tiktoken's names:
 
     tiktoken -> fasttok            tiktoken.core -> fasttok.core
-    tiktoken.model -> fasttok.models   tiktoken.registry -> fasttok.registry
+    tiktoken.model -> fasttok.model   tiktoken.registry -> fasttok.registry
     tiktoken.load -> fasttok.tiktoken_load
 
 Nothing is installed. The rank files come from ``FASTTOK_VOCAB_DIR`` (or
@@ -36,14 +36,14 @@ import sys
 
 import fasttok
 import fasttok.core
-import fasttok.models
+import fasttok.model
 import fasttok.registry
 import fasttok.tiktoken_load
 
 sys.modules.update({
     "tiktoken": fasttok,
     "tiktoken.core": fasttok.core,
-    "tiktoken.model": fasttok.models,
+    "tiktoken.model": fasttok.model,
     "tiktoken.registry": fasttok.registry,
     "tiktoken.load": fasttok.tiktoken_load,
 })

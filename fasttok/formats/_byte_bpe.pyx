@@ -65,15 +65,17 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memchr, memcmp, memcpy
 
-from .errors import FasttokError
-from .vocab import MAX_ID, ids_are_dense
+from fasttok.decoders.stream import TokenBytesStream
+from fasttok.errors import FasttokError
+from fasttok.post_processors.special_ids import AddSpecialIds
+from fasttok.vocab import MAX_ID, ids_are_dense
 
-from ._bpe cimport (Dropout, IdBuffer, PairMemo, bpe_encode_piece, bpe_sample_piece, ids_free,
+from fasttok.models._bpe cimport (Dropout, IdBuffer, PairMemo, bpe_encode_piece, bpe_sample_piece, ids_free,
                    ids_push, ids_reserve, pair_memo_init, pair_memo_release)
-from ._pretokenize cimport ScanFn, scanner_by_name
-from ._token_ids cimport token_id
-from ._utf8 cimport Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_write
-from ._tables cimport (NO_TOKEN, ByteStrings, TokenTables, TokenTablesView, find_bytes,
+from fasttok.pre_tokenizers._pretokenize cimport ScanFn, scanner_by_name
+from fasttok.shared._token_ids cimport token_id
+from fasttok.shared._utf8 cimport Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_write
+from fasttok.shared._tables cimport (NO_TOKEN, ByteStrings, TokenTables, TokenTablesView, find_bytes,
                        fill_strings, free_strings, _head, hash_bytes)
 
 
@@ -293,7 +295,7 @@ cdef class CoreBPE:
     ``ids``, or with specials far past the tokens, the id space is sparse
     (see the module notes) and ``decode_tokens`` must be ``None``.
 
-    >>> from fasttok._tables import TokenTables
+    >>> from fasttok.shared._tables import TokenTables
     >>> core = CoreBPE(TokenTables([b"a", b"b", b"ab", b" "]), {b"<e>": 4}, scanner="gpt2")
     >>> core.encode_ordinary("ab ab"), core.encode("ab<e>", b"\\x01")
     ([2, 3, 2], [2, 4])
@@ -321,6 +323,8 @@ cdef class CoreBPE:
     cdef int single_first_byte  # the byte every special starts with, or -1
     cdef Decoder decoder
     cdef readonly object special_order
+    # what add_special_tokens=True adds (the format sets it; none by default)
+    cdef public object post_processor
     cdef size_t n_ids  # every code the model produces or decodes is below it
     cdef uint32_t* code_ids  # the id of each code; NULL when codes are ids
 
@@ -336,11 +340,15 @@ cdef class CoreBPE:
         self.decoder.extra_ids = NULL
         self.code_ids = NULL
 
+    # tiktoken's internals (_encode_bytes, encode_with_unstable) apply
+    tiktoken_pieces = True
+
     def __init__(self, TokenTables tables not None, dict specials not None, decode_tokens=None,
                  *, ids=None, str scanner=None, splitter=None, bint whole_piece_lookup=True):
         cdef Py_ssize_t i, length
         if scanner is None and splitter is None:
             raise ValueError("a pre-tokenizer is needed: give scanner or splitter")
+        self.post_processor = AddSpecialIds()
         self.tables = tables
         self.view = &tables.view
         self.scan = scanner_by_name(scanner) if scanner is not None else NULL
@@ -609,7 +617,7 @@ cdef class CoreBPE:
         as sentencepiece ignores it.
 
         >>> import random
-        >>> from fasttok._tables import TokenTables
+        >>> from fasttok.shared._tables import TokenTables
         >>> core = CoreBPE(TokenTables([b"a", b"b", b"ab", b" "]), {}, scanner="gpt2")
         >>> core.sample("ab", None, 0.0, -1, random.Random(7)), core.sample(" ab", None, 1.0, -1, random.Random(7))
         ([2], [3, 0, 1])
@@ -698,7 +706,7 @@ cdef class CoreBPE:
         what tiktoken's unstable-token logic re-merges. ``b""`` when the text
         is empty or ends with a special token.
 
-        >>> from fasttok._tables import TokenTables
+        >>> from fasttok.shared._tables import TokenTables
         >>> core = CoreBPE(TokenTables([b"a", b"b", b"ab", b" "]), {b"<e>": 4}, scanner="gpt2")
         >>> core.last_piece("ab ab", b"\\x01"), core.last_piece("ab<e>", b"\\x01")
         (b' ab', b'')
@@ -824,6 +832,15 @@ cdef class CoreBPE:
             raise KeyError(token)
         return (<const char*>span.src)[:span.length]
 
+    def stream_decoder(self):
+        """A stream of each id's bytes (decoding is their concatenation)."""
+        return TokenBytesStream(self.token_bytes)
+
+    def encode_as_pieces(self, str text not None):
+        """Pieces as strings are SentencePiece's; byte-level BPE says so."""
+        raise FasttokError("pieces are given for SentencePiece models only; for byte-level BPE "
+                           "use decode_tokens_bytes(encode(text))")
+
     def find_token(self, bytes data not None):
         """The id of the ordinary token spelled ``data``, or -1."""
         found = self.tables.find(data)
@@ -892,7 +909,7 @@ cdef class BatchJob:
     chunk, while the helpers already encode the chunks it has read; so
     :meth:`work` waits for a :meth:`run` in another thread.
 
-    >>> from fasttok._tables import TokenTables
+    >>> from fasttok.shared._tables import TokenTables
     >>> core = CoreBPE(TokenTables([b"a", b"b", b"ab"]), {}, scanner="gpt2")
     >>> job = core.batch_job(["ab", "ba", "a"], None, "encode_many", 2)
     >>> job.run(); job.finish()

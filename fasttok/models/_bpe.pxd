@@ -1,7 +1,7 @@
 # The one BPE merge loop, shared by every model that merges pairs.
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
-from ._tables cimport TokenTablesView
+from fasttok.shared._tables cimport TokenTablesView
 
 cdef struct IdBuffer:
     # A growable array of token ids, owned by whoever declared it.

@@ -39,7 +39,7 @@ from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy, memset
 
-from ._token_ids cimport token_id
+from fasttok.shared._token_ids cimport token_id
 
 
 cdef unsigned long long _generations = 0

@@ -3,7 +3,7 @@
 Semantics (tiktoken's, and llama.cpp's for merge lists): start from one part
 per byte, repeatedly merge the adjacent pair with the lowest priority, the
 leftmost one on ties, until no adjacent pair merges. Priorities come from
-:mod:`fasttok._tables` (token rank, merge-list order or piece score).
+:mod:`fasttok.shared._tables` (token rank, merge-list order or piece score).
 
 Two implementations of the same rule, picked by piece length:
 
@@ -58,8 +58,8 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
-from ._growth cimport grow_array
-from ._tables cimport NO_PAIR, NO_TOKEN, ByteStrings, TokenTablesView, find_token, pair_value
+from fasttok.shared._growth cimport grow_array
+from fasttok.shared._tables cimport NO_PAIR, NO_TOKEN, ByteStrings, TokenTablesView, find_token, pair_value
 
 
 cdef enum:

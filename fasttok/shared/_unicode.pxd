@@ -1,6 +1,6 @@
-# C-level view of the generated Unicode 16.0.0 tables (fasttok/unicode_tables.h).
+# C-level view of the generated Unicode 16.0.0 tables (fasttok/shared/unicode_tables.h).
 #
-# Other compiled modules `from fasttok._unicode cimport ft_class, FT_L` and call
+# Other compiled modules `from fasttok.shared._unicode cimport ft_class, FT_L` and call
 # these inside `with nogil:` loops; they are static inline C over static const
 # arrays, so a call costs two or three loads and never touches Python.
 

@@ -114,7 +114,7 @@ from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
-from ._growth cimport grow_array
+from fasttok.shared._growth cimport grow_array
 
 
 # SentencePiece piece types (the numbering of fasttok.vocab.TokenType)

@@ -1,8 +1,8 @@
 # SentencePiece text normalization, shared by the SentencePiece models and
-# GGUF `llama` / `t5` vocabularies (fasttok/_sentencepiece.pyx cimports it).
+# GGUF `llama` / `t5` vocabularies (fasttok/formats/_sentencepiece.pyx cimports it).
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
-from ._tables cimport TokenTables
+from fasttok.shared._tables cimport TokenTables
 
 cdef struct ByteBuf:
     # Growable bytes, owned by whoever declared it (free with bytebuf_free).

@@ -1,6 +1,6 @@
 """SentencePiece models for :class:`fasttok.Encoding`: ``.model`` files and GGUF ``llama`` / ``t5``.
 
-One compiled implementation (:class:`fasttok._sentencepiece.SentencePieceCore`)
+One compiled implementation (:class:`fasttok.formats._sentencepiece.SentencePieceCore`)
 runs both sources; what differs is data, picked here by where the
 vocabulary came from:
 
@@ -11,7 +11,7 @@ vocabulary came from:
 * a GGUF ``llama`` (SentencePiece BPE) or ``t5`` (Unigram) vocabulary runs as
   llama.cpp does (the ``llama.cpp`` flavour): special tokens are split out
   first by the same partition as every other GGUF model
-  (:class:`fasttok.gguf_models._GGUFModel`, including the LSTRIP/RSTRIP
+  (:class:`fasttok.formats.gguf.GGUFModel`, including the LSTRIP/RSTRIP
   attributes llama.cpp gives phi-3 and nomic-bert-moe tokens), each text
   fragment is tokenized by the compiled core, and decoding is
   ``llama_detokenize``. ``add_special_tokens=True`` adds BOS/EOS as the
@@ -30,9 +30,12 @@ import random
 import struct
 from typing import Any, Optional
 
-from ._sentencepiece import SentencePieceCore
-from .errors import FasttokError
-from .vocab import Vocabulary
+from fasttok.errors import FasttokError
+from fasttok.formats._sentencepiece import SentencePieceCore
+from fasttok.formats.gguf import GGUFModel
+from fasttok.post_processors.special_ids import from_flags
+from fasttok.shared.batching import ChunkedBatchJob
+from fasttok.vocab import Vocabulary
 
 __all__ = ["build_sentencepiece", "load_sentencepiece_file", "SentencePieceModel",
            "GGUFSentencePiece", "sample_encode", "nbest_encode"]
@@ -57,7 +60,7 @@ def build_sentencepiece(vocab: Vocabulary) -> Any:
 
 def load_sentencepiece_file(path: str, **options: Any) -> Vocabulary:
     """:func:`fasttok.load`'s reader for ``.model`` files (``name=`` is the only option)."""
-    from .loaders.sentencepiece_model import load_sentencepiece
+    from fasttok.loaders.sentencepiece_model import load_sentencepiece
 
     unknown = set(options) - {"name"}
     if unknown:
@@ -78,20 +81,32 @@ class SentencePieceModel(SentencePieceCore):
     [1, 2]
     """
 
+    tiktoken_pieces = False
+
+    def __init__(self, vocab: Vocabulary, **options: Any) -> None:
+        super().__init__(vocab, **options)
+        self.post_processor = from_flags(vocab)
+
     def sample(self, text: str, allowed: Any, alpha: float, nbest_size: int,
                rng: random.Random) -> list:
         """One segmentation drawn as :func:`sample_encode` describes
         (``allowed`` is unused: a ``.model`` file parses no special tokens)."""
         return _sample(self, text, alpha, nbest_size, rng)
 
+    def batch_job(self, texts: list, allowed: Any, how: str, num_threads: int) -> ChunkedBatchJob:
+        """Chunks of ``texts`` through the batch call ``how`` names, for ``num_threads`` threads."""
+        calls = {"encode_many": self.encode_many, "encode_many_flat": self.encode_many_flat,
+                 "count_many": self.count_many}
+        return ChunkedBatchJob(calls[how], texts, allowed, how, num_threads)
 
-def _gguf_base() -> type:
-    from .gguf_models import _GGUFModel
+    def last_piece(self, text: str, allowed: Any = None) -> bytes:
+        """tiktoken's unstable-piece logic does not apply to SentencePiece."""
+        raise FasttokError(f"{self.vocabulary.name}: _encode_bytes and encode_with_unstable are "
+                           "tiktoken's and work on .tiktoken vocabularies; this one is a "
+                           f"SentencePiece {self.vocabulary.model!r} model")
 
-    return _GGUFModel
 
-
-class GGUFSentencePiece(_gguf_base()):  # type: ignore[misc]
+class GGUFSentencePiece(GGUFModel):
     """A GGUF ``llama`` or ``t5`` vocabulary, tokenized as llama.cpp does.
 
     Special tokens, BOS/EOS and decoding come from the GGUF model base class;
@@ -102,8 +117,6 @@ class GGUFSentencePiece(_gguf_base()):  # type: ignore[misc]
     """
 
     def __init__(self, vocab: Vocabulary) -> None:
-        from ._sentencepiece import SentencePieceCore
-
         super().__init__(vocab, False)
         self.core = SentencePieceCore(vocab, flavour="llama.cpp")
 

@@ -2,7 +2,7 @@
 
 A pattern fasttok knows (the current and the older spelling of each of
 tiktoken's; Llama 3's, which is cl100k's older spelling; Qwen 2's) runs
-through a hand-written compiled scanner (:mod:`fasttok._pretokenize`). Any
+through a hand-written compiled scanner (:mod:`fasttok.pre_tokenizers._pretokenize`). Any
 other pattern is translated for the standard library's ``re`` (3.11 has
 possessive quantifiers and atomic groups) with ``\\p{..}``, ``\\s`` and
 ``\\d`` expanded from fasttok's own Unicode 16.0 tables, so custom encodings
@@ -21,32 +21,13 @@ import re
 from collections.abc import Callable
 from typing import Optional
 
-from . import _unicode
-from .errors import FasttokError
+from fasttok.shared import _unicode
+from fasttok.errors import FasttokError
+from fasttok.pre_tokenizers.tiktoken_patterns import (CL100K, CL100K_LEGACY, GPT2, GPT2_LEGACY,
+                                                      LLAMA3, O200K, QWEN2)
 
 __all__ = ["GPT2", "GPT2_LEGACY", "CL100K", "CL100K_LEGACY", "LLAMA3", "QWEN2", "O200K",
            "scanner_for", "compile_generic", "pattern_splitter"]
-
-GPT2 = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
-GPT2_LEGACY = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-CL100K = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-          r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
-# The older cl100k spelling, which is also Llama 3's pattern.
-CL100K_LEGACY = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
-                 r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
-LLAMA3 = CL100K_LEGACY
-# Qwen 2, 2.5 and 3: Llama 3's pattern with every digit a piece of its own.
-QWEN2 = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"""
-         r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
-O200K = "|".join([
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""\p{N}{1,3}""",
-    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-    r"""\s*[\r\n]+""",
-    r"""\s+(?!\S)""",
-    r"""\s+""",
-])
 
 # The two gpt2 spellings split every text identically (\s++$ only ever
 # matches where \s+(?!\S) takes the whole trailing run anyway); the two

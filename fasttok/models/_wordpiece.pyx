@@ -3,7 +3,7 @@
 What is computed (llama.cpp's ``llm_tokenizer_wpm_session``):
 
 * **Normalisation**, per code point, with llama.cpp's Unicode 15.1 tables
-  (:mod:`fasttok.llama_unicode`): the code point becomes the first code point
+  (:mod:`fasttok.shared.llama_unicode`): the code point becomes the first code point
   of its canonical decomposition ("NFD" as llama.cpp does it); whitespace
   ends a word; NUL, U+FFFD, controls and (when accents are stripped) marks
   vanish; punctuation, ASCII symbols and CJK ideographs become words of their
@@ -82,8 +82,8 @@ from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy
 
-from ._growth cimport grow_array
-from ._utf8 cimport utf8_put
+from fasttok.shared._growth cimport grow_array
+from fasttok.shared._utf8 cimport utf8_put
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
@@ -106,7 +106,7 @@ cdef enum:
     DELTA_BIAS = 0x200000
     N_CODE_POINTS = 0x110000
     N_BLOCKS = 0x1100        # N_CODE_POINTS >> 8
-    # llama.cpp's category flags (fasttok.llama_unicode), and White_Space
+    # llama.cpp's category flags (fasttok.shared.llama_unicode), and White_Space
     F_ACCENT_MARK = 0x10
     F_PUNCTUATION = 0x20
     F_SYMBOL = 0x40
@@ -149,7 +149,7 @@ cdef class BertNormalizer:
 
     ``lowercase`` applies the simple lowercase map; ``strip_accents`` takes each
     code point to the first one of its decomposition and drops marks (llama.cpp
-    always does both). Building reads :mod:`fasttok.llama_unicode` (~20 ms);
+    always does both). Building reads :mod:`fasttok.shared.llama_unicode` (~20 ms);
     :func:`normalizer` keeps one per setting.
 
     >>> BertNormalizer(True, True).map_code_point(ord("É"))
@@ -168,7 +168,7 @@ cdef class BertNormalizer:
         free(self.stage2)
 
     def __init__(self, bint lowercase=True, bint strip_accents=True):
-        from . import llama_unicode as lu
+        from fasttok.shared import llama_unicode as lu
 
         cdef uint16_t* flags = <uint16_t*>calloc(N_CODE_POINTS, sizeof(uint16_t))
         cdef uint32_t* nfd = <uint32_t*>malloc(N_CODE_POINTS * sizeof(uint32_t))

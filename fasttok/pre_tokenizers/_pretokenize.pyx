@@ -21,7 +21,7 @@ Two readings of the character classes ("tables"):
   (``unicode_tables.h``); ``(?i:...)`` uses Unicode simple case folding.
 * ``LLAMA_CPP``: llama.cpp, for GGUF vocabularies. llama.cpp classifies with
   its own Unicode 15.1 flags, so these scanners read
-  :data:`fasttok.llama_unicode.COLLAPSE` (one class byte per code point,
+  :data:`fasttok.shared.llama_unicode.COLLAPSE` (one class byte per code point,
   loaded on first use) and fold case for ASCII only. Running the Unicode 16
   scanners and sending texts with one of the ~30 ranges where the versions
   disagree to Python's ``re`` cost a pass over every non-ASCII text and left
@@ -34,13 +34,13 @@ The differential tests (``tests/test_pretokenizer_scanners.py``) run every
 scanner against the ``regex`` module on its reference pattern over generated
 text; the encoders are compared with tiktoken and llama.cpp elsewhere.
 
-Known patterns map to scanners in :mod:`fasttok.patterns` (tiktoken's
-``pat_str``) and :mod:`fasttok.gguf_pretokenizers` (llama.cpp's regex lists).
+Known patterns map to scanners in :mod:`fasttok.pre_tokenizers.patterns` (tiktoken's
+``pat_str``) and :mod:`fasttok.pre_tokenizers.gguf` (llama.cpp's regex lists).
 """
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
 
-from ._unicode cimport (FT_L, FT_LL, FT_LM_LO, FT_LU_LT, FT_M, FT_N, FT_WS, ft_class,
+from fasttok.shared._unicode cimport (FT_L, FT_LL, FT_LM_LO, FT_LU_LT, FT_M, FT_N, FT_WS, ft_class,
                         ft_simple_fold_to_ascii_lower)
 
 cdef extern from "Python.h":
@@ -82,10 +82,10 @@ cdef int _load_llama_tables() except -1:
     cdef int b
     if _llama_collapsed != NULL:
         return 0
-    from .llama_unicode import COLLAPSE, STAND_INS
+    from fasttok.shared.llama_unicode import COLLAPSE, STAND_INS
 
     if PyUnicode_KIND(COLLAPSE) != 1 or PyUnicode_GET_LENGTH(COLLAPSE) != _CODE_POINTS:
-        raise ValueError("fasttok.llama_unicode.COLLAPSE must hold one Latin-1 character "
+        raise ValueError("fasttok.shared.llama_unicode.COLLAPSE must hold one Latin-1 character "
                          "per code point")
     for b in range(256):
         LLAMA_CLASS[b] = 0
@@ -415,7 +415,7 @@ cdef inline Py_ssize_t _o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, Ta
 
 
 # ---------------------------------------------------------------- the scanners
-# tiktoken's patterns (Unicode 16.0); see fasttok.patterns.
+# tiktoken's patterns (Unicode 16.0); see fasttok.pre_tokenizers.patterns.
 
 cdef Py_ssize_t scan_gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     return _gpt2(s, i, end, UNICODE_16, False)
@@ -434,7 +434,7 @@ cdef Py_ssize_t scan_qwen2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexc
 cdef Py_ssize_t scan_o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     return _o200k(s, i, end, UNICODE_16, 3, True)
 
-# llama.cpp's regex lists (its Unicode 15.1 tables); see fasttok.gguf_pretokenizers.
+# llama.cpp's regex lists (its Unicode 15.1 tables); see fasttok.pre_tokenizers.gguf.
 
 cdef Py_ssize_t scan_llama_gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     return _gpt2(s, i, end, LLAMA_CPP, False)

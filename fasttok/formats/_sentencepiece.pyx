@@ -3,9 +3,9 @@
 This is the compiled model behind :class:`fasttok.Encoding` for SentencePiece
 ``.model`` files (``unigram`` and ``sentencepiece_bpe``) and for GGUF
 ``llama`` / ``t5`` vocabularies. One call converts the text to UTF-8 once,
-then, without the GIL, normalizes it (:mod:`fasttok._spm_normalizer`),
-segments it with the Unigram Viterbi (:mod:`fasttok._unigram`) or the shared
-BPE merge loop (:mod:`fasttok._bpe`), and resolves unknown pieces.
+then, without the GIL, normalizes it (:mod:`fasttok.normalizers._spm_normalizer`),
+segments it with the Unigram Viterbi (:mod:`fasttok.models._unigram`) or the shared
+BPE merge loop (:mod:`fasttok.models._bpe`), and resolves unknown pieces.
 
 Two flavours, chosen by where the vocabulary came from:
 
@@ -117,19 +117,19 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
-from ._growth cimport grow_array
-from ._bpe cimport PairMemo, bpe_merge_parts, pair_memo_init, pair_memo_release, uniform01
-from ._token_ids cimport token_id
-from ._spm_normalizer cimport (ByteBuf, Normalizer, OffsetBuf, SymbolMatcher, bytebuf_free,
+from fasttok.shared._growth cimport grow_array
+from fasttok.models._bpe cimport PairMemo, bpe_merge_parts, pair_memo_init, pair_memo_release, uniform01
+from fasttok.shared._token_ids cimport token_id
+from fasttok.normalizers._spm_normalizer cimport (ByteBuf, Normalizer, OffsetBuf, SymbolMatcher, bytebuf_free,
                                bytebuf_reserve, offsets_free, valid_utf8_len)
-from ._tables cimport (ByteStrings, NO_PAIR, NO_TOKEN, TokenTables, fill_strings, find_bytes,
+from fasttok.shared._tables cimport (ByteStrings, NO_PAIR, NO_TOKEN, TokenTables, fill_strings, find_bytes,
                        free_strings, hash_bytes, pair_value)
-from ._unigram cimport (IdBuf, Span, SpanBuf, UnigramModel, ViterbiScratch, spans_free,
+from fasttok.models._unigram cimport (IdBuf, Span, SpanBuf, UnigramModel, ViterbiScratch, spans_free,
                         spans_push, spans_reserve, viterbi_scratch_free)
-from ._utf8 cimport (Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_text_cached,
+from fasttok.shared._utf8 cimport (Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_text_cached,
                     utf8_write)
 
-from .errors import FasttokError
+from fasttok.errors import FasttokError
 
 
 # SentencePiece piece types (fasttok.vocab.TokenType)
@@ -383,7 +383,7 @@ cdef inline bint _utf8_head(const uint8_t* s, size_t n) noexcept nogil:
     return True
 
 
-# darts-clone unit fields, as fasttok._spm_normalizer reads them
+# darts-clone unit fields, as fasttok.normalizers._spm_normalizer reads them
 cdef inline uint32_t _unit_label(uint32_t u) noexcept nogil:
     return u & 0x800000FFU
 
@@ -1196,7 +1196,7 @@ cdef class SentencePieceCore:
         if self.model_kind != MODEL_BPE:
             raise FasttokError(f"{self.vocabulary.name}: BPE-dropout needs a SentencePiece BPE "
                                "model; sample Unigram models with "
-                               "fasttok.spm_models.sample_encode")
+                               "fasttok.formats.sentencepiece.sample_encode")
         return self._ids(text, first, alpha, &state)
 
     def encode_fragment(self, str text not None, bint first=True):
@@ -1460,7 +1460,7 @@ cdef class SentencePieceCore:
         return self.normalizer.normalize(text)
 
     def normalize_with_offsets(self, str text not None):
-        """``(normalized, offsets)``: see :meth:`fasttok._spm_normalizer.Normalizer.normalize_with_offsets`."""
+        """``(normalized, offsets)``: see :meth:`fasttok.normalizers._spm_normalizer.Normalizer.normalize_with_offsets`."""
         return self.normalizer.normalize_with_offsets(text)
 
     def lattice(self, str text not None):

@@ -13,8 +13,8 @@ The pipeline, in llama.cpp's order (``llama_vocab::impl::tokenize``):
    (:func:`token_attributes`): end-of-generation and fill-in-the-middle texts
    become CONTROL, a few texts become USER_DEFINED, some models strip.
 2. **Each text fragment** is encoded on its own: byte-level BPE with the
-   ``tokenizer.ggml.pre`` regex list (:mod:`fasttok.gguf_pretokenizers`) and
-   merge-list priority (the compiled :class:`fasttok._encoder.CoreBPE`), or
+   ``tokenizer.ggml.pre`` regex list (:mod:`fasttok.pre_tokenizers.gguf`) and
+   merge-list priority (the compiled :class:`fasttok.formats._byte_bpe.CoreBPE`), or
    WordPiece with llama.cpp's BERT normaliser (:class:`GGUFWordPiece`).
 3. **BOS/EOS** when asked (``add_special_tokens=True``): byte-level BPE adds
    BOS and EOS as the file's ``add_bos``/``add_eos`` flags say; WordPiece
@@ -34,7 +34,7 @@ How that maps onto :meth:`fasttok.Encoding.encode`:
 Decoding is ``llama_detokenize(..., remove_special=False,
 unparse_special=False)``: control tokens render as nothing, user-defined ones
 as their text, and the clean-up of tokenization spaces applies where
-llama.cpp applies it. :meth:`_GGUFModel.detokenize` offers the other modes;
+llama.cpp applies it. :meth:`GGUFModel.detokenize` offers the other modes;
 ``decode_single_token_bytes`` gives ``llama_token_to_piece(special=True)``.
 
 Performance notes (2-core VM, loaded; 3 MB English / code / multilingual /
@@ -46,7 +46,7 @@ through Python's ``re`` before they had scanners). The scanners read
 llama.cpp's own Unicode 15.1 tables, so they agree with it on every text.
 The lists still without one (deepseek-*, falcon, default, bloom, kimi) run
 Python's ``re`` at 1-7 MB/s. WordPiece (compiled normaliser and a
-linear-time longest match, :mod:`fasttok._wordpiece`) runs at 23-53 MB/s,
+linear-time longest match, :mod:`fasttok.models._wordpiece`) runs at 23-53 MB/s,
 where the Python loop it replaced ran at 1-2 MB/s. Finding which special
 tokens occur first looked for each of them in the text (qwen2's 290
 ``[PAD...]`` tokens: 0.25 s on 3 MB); now each first character picks the
@@ -67,28 +67,22 @@ from __future__ import annotations
 from array import array
 
 import dataclasses
-import re
 from typing import Any, Optional
 
-from .errors import FasttokError, UnknownEncodingError, VocabularyFileError
-from .gguf_pretokenizers import pre_tokenizer
-from .vocab import Vocabulary
+from fasttok.added_tokens.partition import (ATTR_BYTE, ATTR_CONTROL, ATTR_LSTRIP, ATTR_NORMAL,
+                                            ATTR_RSTRIP, ATTR_UNDEFINED, ATTR_UNKNOWN, ATTR_UNUSED,
+                                            ATTR_USER_DEFINED, PARSED_ONLY, SPECIAL,
+                                            SpecialTokenPartition)
+from fasttok.decoders.cleanup import clean_up_spaces
+from fasttok.decoders.stream import CleanUpStream
+from fasttok.errors import FasttokError, UnknownEncodingError, VocabularyFileError
+from fasttok.post_processors.special_ids import cls_sep, from_flags
+from fasttok.pre_tokenizers.gguf import pre_tokenizer
+from fasttok.shared.batching import ChunkedBatchJob
+from fasttok.vocab import Vocabulary
 
 __all__ = ["GGUFByteBPE", "GGUFWordPiece", "token_attributes", "load_gguf_vocabulary",
-           "clean_up_spaces", "MODEL_CLASSES"]
-
-# llama_token_attr bits (llama.h)
-ATTR_UNDEFINED = 0
-ATTR_UNKNOWN = 1 << 0
-ATTR_UNUSED = 1 << 1
-ATTR_NORMAL = 1 << 2
-ATTR_CONTROL = 1 << 3
-ATTR_USER_DEFINED = 1 << 4
-ATTR_BYTE = 1 << 5
-ATTR_LSTRIP = 1 << 7
-ATTR_RSTRIP = 1 << 8
-_SPECIAL = ATTR_CONTROL | ATTR_USER_DEFINED | ATTR_UNKNOWN
-_PARSED_ONLY = ATTR_CONTROL | ATTR_UNKNOWN  # matched only when special tokens are parsed
+           "MODEL_CLASSES"]
 
 # GGUF token type -> attribute (llama_vocab::impl::load); other values are UNDEFINED.
 _TYPE_ATTR = {0: ATTR_UNDEFINED, 1: ATTR_NORMAL, 2: ATTR_UNKNOWN, 3: ATTR_CONTROL,
@@ -140,9 +134,6 @@ _STRIP_RULES = (
     ((("name", ("modern-bert",)),), (("[MASK]", ATTR_LSTRIP, True),)),
 )
 
-_ASCII_SPACE = " \t\n\v\f\r"  # C isspace() in the C locale
-
-
 @dataclasses.dataclass
 class _TokenText:
     """The raw GGUF text of tokens, and the way back, for one vocabulary."""
@@ -174,7 +165,7 @@ class _TokenText:
         if tok is None:
             return None
         if self.vocab.byte_level:
-            from ._bytemap import encode_byte_level
+            from fasttok.shared._bytemap import encode_byte_level
             return encode_byte_level(tok)
         return tok.decode("utf-8")
 
@@ -188,7 +179,7 @@ class _TokenText:
             if text in self.by_text:
                 return self.by_text[text]
         if self.vocab.byte_level:
-            from ._bytemap import decode_byte_level
+            from fasttok.shared._bytemap import decode_byte_level
             try:
                 raw = decode_byte_level(text)
             except ValueError:
@@ -251,7 +242,7 @@ def token_attributes(vocab: Vocabulary) -> dict:
     for conditions, actions in _STRIP_RULES:
         if not any(any(s in fields[f] for s in subs) for f, subs in conditions):
             continue
-        specials = [i for i in list(attrs) if attrs[i] & _SPECIAL]
+        specials = [i for i in list(attrs) if attrs[i] & SPECIAL]
         for text, bit, on in actions:
             ids = specials if text == "*special*" else [texts.find(text)]
             for i in ids:
@@ -261,134 +252,36 @@ def token_attributes(vocab: Vocabulary) -> dict:
     return {i: a for i, a in attrs.items() if a != ATTR_NORMAL}
 
 
-def clean_up_spaces(data: bytes) -> bytes:
-    """llama.cpp's detokenizer clean-up (``clean_spaces``), three passes over the bytes.
-
-    Drops the space before ``? ! . ,``, turns ``" ' "`` into ``"'"``, and drops
-    the space before ``'s 'm 're 've`` (not ``'t 'd 'll``).
-
-    >>> clean_up_spaces(b"Hello , world ! it 's ok , isn 't it ' cool '")
-    b"Hello, world! it's ok, isn 't it'cool '"
-    """
-    data = _BEFORE_PUNCT.sub(b"", data)
-    data = data.replace(b" ' ", b"'")
-    return _BEFORE_CONTRACTION.sub(b"", data)
 
 
-# The bytes clean-up looks at; between two bytes outside this set no clean-up
-# pattern can match across, so a text may be cleaned in pieces cut there.
-CLEAN_UP_BYTES = frozenset(b" '?!.,")
-
-_BEFORE_PUNCT = re.compile(rb" (?=[?!.,])")
-_BEFORE_CONTRACTION = re.compile(rb" (?='(?:[sm]|re|ve))")
-
-
-class _Specials:
-    """llama.cpp's ``tokenizer_st_partition`` over one vocabulary's special tokens.
-
-    Fragments are ``str`` (text still to encode) or ``int`` (a token id).
-    """
-
-    def __init__(self, entries: list) -> None:
-        # entries: (id, text, attr), any order; llama.cpp tries longer texts first
-        self.entries = sorted(entries, key=lambda e: (-len(e[1].encode("utf-8")), e[0]))
-        self.always = [e for e in self.entries if not e[2] & _PARSED_ONLY]
-        # first character -> second character ("" for one-character texts) -> texts
-        self.by_first: dict = {}
-        for _, t, _ in self.entries:
-            if t:
-                self.by_first.setdefault(t[0], {}).setdefault(t[1:2], []).append(t)
-        self.firsts = frozenset(self.by_first)
-
-    def occurring(self, text: str) -> set:
-        """The special texts that occur in ``text`` (anywhere, overlaps included).
-
-        Per first character, whichever is cheaper: look at each place the
-        character occurs (~300 ns a place, in Python), or search the text for
-        each special (~0.3 ns a character, in C).
-        """
-        found: set = set()
-        for c in self.firsts.intersection(text):
-            group = self.by_first[c]
-            n_texts = sum(map(len, group.values()))
-            if text.count(c) * 1000 > n_texts * len(text):
-                found.update(t for ts in group.values() for t in ts if t in text)
-                continue
-            pos = text.find(c)
-            while pos >= 0:
-                for t in group.get("", ()):
-                    found.add(t)
-                for t in group.get(text[pos + 1:pos + 2], ()):
-                    if t not in found and text.startswith(t, pos):
-                        found.add(t)
-                pos = text.find(c, pos + 1)
-        return found
-
-    def partition(self, text: str, entries: list) -> list:
-        if not entries or not text:
-            return [text] if text else []
-        if self.firsts.isdisjoint(text):
-            return [text]
-        found = self.occurring(text)
-        active = [e for e in entries if e[1] in found]
-        if not active:
-            return [text]
-        frags: list = [(0, len(text))]
-        for sid, needle, attr in active:
-            lstrip, rstrip = attr & ATTR_LSTRIP, attr & ATTR_RSTRIP
-            size = len(needle)
-            out: list = []
-            for frag in frags:
-                if type(frag) is int:
-                    out.append(frag)
-                    continue
-                pos, end = frag
-                while True:
-                    at = text.find(needle, pos, end)
-                    if at < 0:
-                        break
-                    left = at
-                    if lstrip:
-                        while left > pos and text[left - 1] in _ASCII_SPACE:
-                            left -= 1
-                    if left > pos:
-                        out.append((pos, left))
-                    out.append(sid)
-                    pos = at + size
-                    if rstrip:
-                        while pos < end and text[pos] in _ASCII_SPACE:
-                            pos += 1
-                if pos < end:
-                    out.append((pos, end))
-            frags = out
-        return [f if type(f) is int else text[f[0]:f[1]] for f in frags]
-
-
-class _GGUFModel:
-    """What :class:`fasttok.Encoding` calls, for llama.cpp-style models.
+class GGUFModel:
+    """The :class:`fasttok.models.interface.Model` of llama.cpp-style vocabularies.
 
     Subclasses provide ``_encode_text(fragment) -> list[int]`` and the
     pieces; this class does special tokens, masks, batching and decoding.
     """
 
+    tiktoken_pieces = False
+
     def __init__(self, vocab: Vocabulary, clean_spaces: bool) -> None:
         self.vocab = vocab
         self.clean_spaces = clean_spaces
+        self.post_processor = from_flags(vocab)
         self.texts = _TokenText(vocab)
         self.attrs = token_attributes(vocab)
         entries = []
         for i, attr in self.attrs.items():
-            if attr & _SPECIAL:
+            if attr & SPECIAL:
                 text = self.texts.text(i)
                 if text:
                     entries.append((i, text, attr))
-        self._specials = _Specials(entries)
-        parsed = sorted((i, t) for i, t, a in entries if a & _PARSED_ONLY)
+        self._specials = SpecialTokenPartition(entries)
+        parsed = sorted((i, t) for i, t, a in entries if a & PARSED_ONLY)
         self._order_ids = [i for i, _ in parsed]
         self._order_texts = [t for _, t in parsed]
         self.special_order = tuple(t.encode("utf-8") for t in self._order_texts)
         self._all_entries = self._specials.entries
-        self._hidden = frozenset(i for i, a in self.attrs.items() if a & _PARSED_ONLY)
+        self._hidden = frozenset(i for i, a in self.attrs.items() if a & PARSED_ONLY)
         self._pieces: dict = {}
 
     # -------------------------------------------------------------- encoding
@@ -402,7 +295,7 @@ class _GGUFModel:
         if not any(mask):
             return self._specials.always
         on = {self._order_ids[k] for k, flag in enumerate(mask) if flag and k < len(self._order_ids)}
-        return [e for e in self._all_entries if not e[2] & _PARSED_ONLY or e[0] in on]
+        return [e for e in self._all_entries if not e[2] & PARSED_ONLY or e[0] in on]
 
     @staticmethod
     def _repair_surrogates(text: str) -> str:
@@ -466,6 +359,23 @@ class _GGUFModel:
     def count_many(self, texts: list, allowed: Any = None) -> list:
         return [len(one) for one in self.encode_many(texts, allowed)]
 
+    def batch_job(self, texts: list, allowed: Any, how: str, num_threads: int) -> ChunkedBatchJob:
+        """Chunks of ``texts`` through the batch call ``how`` names, for ``num_threads`` threads."""
+        calls = {"encode_many": self.encode_many, "encode_many_flat": self.encode_many_flat,
+                 "count_many": self.count_many}
+        return ChunkedBatchJob(calls[how], texts, allowed, how, num_threads)
+
+    def last_piece(self, text: str, allowed: Any = None) -> bytes:
+        """tiktoken's unstable-piece logic does not apply to llama.cpp's pipeline."""
+        raise FasttokError(f"{self.vocab.name}: _encode_bytes and encode_with_unstable are "
+                           "tiktoken's and work on .tiktoken vocabularies; this one is a GGUF "
+                           f"{self.vocab.metadata.get('tokenizer.ggml.model', self.vocab.model)!r}")
+
+    def encode_as_pieces(self, text: str) -> list:
+        """Pieces as strings are SentencePiece's; other GGUF models say so."""
+        raise FasttokError(f"{self.vocab.name}: pieces are given for SentencePiece models only; "
+                           f"for {self.vocab.model} use decode_tokens_bytes(encode(text))")
+
     def encode_to_array(self, text: str, allowed: Any = None) -> Any:
         return array("I", self._encode(text, self._entries_for(allowed)))
 
@@ -479,13 +389,6 @@ class _GGUFModel:
             if flag and self._order_texts[k] in found:
                 return k
         return -1
-
-    def add_special_ids(self, ids: list) -> list:
-        """``ids`` with the BOS/EOS llama.cpp adds for ``add_special=True``."""
-        v = self.vocab
-        head = [v.bos_id] if v.add_bos and v.bos_id is not None else []
-        tail = [v.eos_id] if v.add_eos and v.eos_id is not None else []
-        return head + list(ids) + tail
 
     # -------------------------------------------------------------- decoding
 
@@ -534,10 +437,13 @@ class _GGUFModel:
         """``llama_detokenize(remove_special=False, unparse_special=False)``."""
         return self.detokenize(tokens)
 
+    def stream_decoder(self) -> CleanUpStream:
+        """A stream whose pushes add up to :meth:`decode_bytes`."""
+        return CleanUpStream(self.stream_piece, self.clean_spaces)
+
     def stream_piece(self, token: int, first: bool) -> bytes:
         """The bytes ``decode_bytes`` gives ``token`` at its place in a sequence,
-        before the space clean-up (which :class:`fasttok.StreamDecoder` runs on
-        the joined bytes)."""
+        before the space clean-up (which the stream runs on the joined bytes)."""
         i = self._check(token)
         piece = b"" if i in self._hidden else self.token_bytes(i)
         if first and self.vocab.add_dummy_prefix and piece.startswith(b" "):
@@ -545,7 +451,7 @@ class _GGUFModel:
         return piece
 
 
-class GGUFByteBPE(_GGUFModel):
+class GGUFByteBPE(GGUFModel):
     """A GGUF ``gpt2`` vocabulary: llama.cpp's byte-level BPE with its pre-tokenizer list.
 
     Merging runs in the compiled core with merge-list priority; llama.cpp's
@@ -557,9 +463,9 @@ class GGUFByteBPE(_GGUFModel):
     def __init__(self, vocab: Vocabulary) -> None:
         self.pre = pre_tokenizer(vocab.pre_tokenizer)
         super().__init__(vocab, self.pre.clean_spaces)
-        from ._encoder import CoreBPE
-        from ._tables import TokenTables
-        from ._bytemap import decode_byte_level
+        from fasttok.formats._byte_bpe import CoreBPE
+        from fasttok.shared._tables import TokenTables
+        from fasttok.shared._bytemap import decode_byte_level
 
         tokens = list(vocab.tokens)
         ids = {t: i for i, t in enumerate(tokens) if t is not None}
@@ -625,12 +531,12 @@ class GGUFByteBPE(_GGUFModel):
     def find_token(self, data: bytes) -> int:
         """The id of the ordinary token spelled ``data`` (raw bytes), or -1."""
         i = self._bpe_ids.get(bytes(data), -1)
-        return -1 if i in self.attrs and self.attrs[i] & _SPECIAL else i
+        return -1 if i in self.attrs and self.attrs[i] & SPECIAL else i
 
     def _piece(self, i: int) -> bytes:
         attr = self.attrs.get(i, ATTR_NORMAL)
         text = self.texts.text(i) or ""
-        if attr & _SPECIAL:
+        if attr & SPECIAL:
             return text.encode("utf-8")
         if attr & ATTR_NORMAL:
             tok = self.vocab.tokens[i]
@@ -648,7 +554,7 @@ class GGUFByteBPE(_GGUFModel):
 def _unknown_bytes(text: str) -> bytes:
     # llama_decode_text: a character outside the byte-level alphabet becomes
     # "[UNK_BYTE_0x<its utf-8 in hex><the whole token text>]".
-    from ._bytemap import decode_byte_level
+    from fasttok.shared._bytemap import decode_byte_level
 
     out = bytearray()
     for ch in text:
@@ -659,7 +565,7 @@ def _unknown_bytes(text: str) -> bytes:
     return bytes(out)
 
 
-class GGUFWordPiece(_GGUFModel):
+class GGUFWordPiece(GGUFModel):
     """A GGUF ``bert`` vocabulary: llama.cpp's WordPiece.
 
     llama.cpp stores word-initial pieces with a leading ``▁`` (U+2581) and
@@ -670,16 +576,17 @@ class GGUFWordPiece(_GGUFModel):
     accents and Hangul vowels vanish), drops controls and marks, lowercases
     with the simple map, splits on whitespace and isolates punctuation,
     ASCII symbols and CJK ideographs -- all with llama.cpp's Unicode 15.1
-    tables (:mod:`fasttok.llama_unicode`), not the interpreter's
+    tables (:mod:`fasttok.shared.llama_unicode`), not the interpreter's
     ``unicodedata``. Both run in the compiled
-    :class:`fasttok._wordpiece.WordPieceModel`, in time linear in the text
+    :class:`fasttok.models._wordpiece.WordPieceModel`, in time linear in the text
     whatever the tokens' lengths.
     """
 
     def __init__(self, vocab: Vocabulary) -> None:
-        from ._wordpiece import WordPieceModel
+        from fasttok.models._wordpiece import WordPieceModel
 
         super().__init__(vocab, clean_spaces=True)
+        self.post_processor = cls_sep(vocab)
         lowercase = bool(vocab.metadata.get("tokenizer.ggml.normalizer.lowercase", True))
         strip_accents = bool(vocab.metadata.get("tokenizer.ggml.normalizer.strip_accents",
                                                 lowercase))
@@ -727,24 +634,17 @@ class GGUFWordPiece(_GGUFModel):
             return self.core.count(text)
         return len(self._encode(text, entries))
 
-    def add_special_ids(self, ids: list) -> list:
-        """WordPiece always adds BOS (``[CLS]``) and SEP, whatever the add flags say."""
-        v = self.vocab
-        head = [v.bos_id] if v.bos_id is not None else []
-        tail = [v.sep_id] if v.sep_id is not None else []
-        return head + list(ids) + tail
-
     def encode_bytes_piece(self, piece: bytes) -> list:
         return self._encode_text(bytes(piece).decode("utf-8", "replace"))
 
     def find_token(self, data: bytes) -> int:
         i = self.core.find_token(bytes(data))
-        return -1 if i in self.attrs and self.attrs[i] & _SPECIAL else i
+        return -1 if i in self.attrs and self.attrs[i] & SPECIAL else i
 
     def _piece(self, i: int) -> bytes:
         attr = self.attrs.get(i, ATTR_NORMAL)
         text = self.texts.text(i) or ""
-        if attr & _SPECIAL:
+        if attr & SPECIAL:
             return text.encode("utf-8")
         if attr & ATTR_NORMAL:
             return text.replace("\u2581", " ").encode("utf-8")
@@ -766,8 +666,8 @@ def load_gguf_vocabulary(path: str, **options: Any) -> Vocabulary:
     (``llama``, ``t5``) keep the loader's model name and run if a model is
     registered for it.
     """
-    from . import registry
-    from .loaders.gguf import load_gguf, read_gguf_metadata
+    from fasttok import registry
+    from fasttok.loaders.gguf import load_gguf, read_gguf_metadata
 
     if options:
         raise FasttokError(f"{path}: GGUF files take no loader options (got {', '.join(options)})")
@@ -794,7 +694,7 @@ def load_gguf_vocabulary(path: str, **options: Any) -> Vocabulary:
     texts = _TokenText(vocab)
     specials = {}
     for i in sorted(attrs):
-        if attrs[i] & _SPECIAL:
+        if attrs[i] & SPECIAL:
             text = texts.text(i)
             if text:
                 specials.setdefault(text, i)

@@ -5,7 +5,8 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ._tables import TokenTables
+from fasttok.decoders.stream import TokenBytesStream
+from fasttok.shared._tables import TokenTables
 
 class CoreBPE:
     special_order: tuple[bytes, ...]
@@ -39,6 +40,8 @@ class CoreBPE:
     def decode_bytes(self, tokens: Iterable[int]) -> bytes: ...
     def token_bytes(self, token: int) -> bytes: ...
     def find_token(self, data: bytes) -> int: ...
+    def stream_decoder(self) -> TokenBytesStream: ...
+    def encode_as_pieces(self, text: str) -> list[str]: ...
 
 class BatchJob:
     def __init__(

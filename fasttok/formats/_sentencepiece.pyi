@@ -3,7 +3,7 @@
 from array import array
 from collections.abc import Iterable
 
-from .vocab import Vocabulary
+from fasttok.vocab import Vocabulary
 
 class SentencePieceCore:
     llama_cpp: bool

@@ -52,9 +52,9 @@ from libc.stdint cimport uint8_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcpy, strlen
 
-from ._growth cimport grow_array
-from ._tables cimport TokenTables, find_bytes
-from ._utf8 cimport Utf8Text, utf8_text
+from fasttok.shared._growth cimport grow_array
+from fasttok.shared._tables cimport TokenTables, find_bytes
+from fasttok.shared._utf8 cimport Utf8Text, utf8_text
 
 
 
@@ -208,7 +208,7 @@ def check_charsmap(charsmap):
 
     >>> check_charsmap(b"\\x04\\x00")
     Traceback (most recent call last):
-    fasttok._spm_normalizer.CharsmapError: precompiled_charsmap is 2 byte(s); it must start with a 4-byte trie size
+    fasttok.normalizers._spm_normalizer.CharsmapError: precompiled_charsmap is 2 byte(s); it must start with a 4-byte trie size
     """
     Normalizer(charsmap, add_dummy_prefix=False, remove_extra_whitespaces=False,
                escape_whitespaces=False)

@@ -71,6 +71,6 @@ def encoding_for_model(model_name: str):
     >>> encoding_for_model("gpt-4o").name                  # doctest: +SKIP
     'o200k_base'
     """
-    from . import get_encoding
+    from fasttok import registry
 
-    return get_encoding(encoding_name_for_model(model_name))
+    return registry.resolve("fasttok:get_encoding")(encoding_name_for_model(model_name))

@@ -9,7 +9,7 @@ llama.cpp's own reading of the patterns:
 * A pattern using ``\\p{..}`` runs on a *collapsed* copy of the text in which
   every non-ASCII code point is a single stand-in for its class (letter,
   number, punctuation, mark, symbol, whitespace, other; see
-  :data:`fasttok.llama_unicode.COLLAPSE`), and ``\\p{X}`` becomes that stand-in
+  :data:`fasttok.shared.llama_unicode.COLLAPSE`), and ``\\p{X}`` becomes that stand-in
   plus the ASCII members of X. So ``\\p{Lu}`` means any letter, ``\\p{S}``
   misses ``~``, and the classes are Unicode 15.1 as llama.cpp's tables say.
 * A pattern without ``\\p{..}`` runs on the text with non-ASCII whitespace
@@ -52,8 +52,8 @@ import functools
 import re
 from typing import Optional
 
-from . import llama_unicode as lu
-from .errors import FasttokError, UnknownEncodingError
+from fasttok.shared import llama_unicode as lu
+from fasttok.errors import FasttokError, UnknownEncodingError
 
 __all__ = ["PreTokenizer", "PRE_TOKENIZERS", "SCANNERS", "pre_tokenizer", "RegexListSplitter",
            "translate_pattern", "known_pre_tokenizers"]
@@ -127,7 +127,7 @@ BAILINGMOE = (r"'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\r\n\p{L}\p{N}]?\p{
               r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+",)
 STARCODER = (r"\p{N}", GPT2)
 
-# regex list -> the compiled scanner (fasttok._pretokenize) that splits like
+# regex list -> the compiled scanner (fasttok.pre_tokenizers._pretokenize) that splits like
 # it on every text. bailingmoe's list is qwen2's in other words: its
 # \s*[\r\n] ends where \s*[\r\n]+ does (after the run's last newline).
 SCANNERS = {
@@ -246,7 +246,7 @@ def pre_tokenizer(pre: Optional[str]) -> PreTokenizer:
         raise UnknownEncodingError(
             f"unknown GGUF pre-tokenizer {pre!r} (tokenizer.ggml.pre); fasttok knows: "
             + ", ".join(known_pre_tokenizers())
-            + ". Add it to fasttok.gguf_pretokenizers.PRE_TOKENIZERS with llama.cpp's regex list.")
+            + ". Add it to fasttok.pre_tokenizers.gguf.PRE_TOKENIZERS with llama.cpp's regex list.")
     return spec
 
 

@@ -1,0 +1,12 @@
+"""Decoders: ids back to bytes, whole or one id at a time.
+
+The per-token byte maps live with each model's compiled tables (byte-level
+alphabet, byte fallback, ``▁``); this package holds what runs on the joined
+bytes: llama.cpp's clean-up of tokenization spaces (``cleanup``) and the
+streaming decoders that hold bytes back until no later id can change them
+(``stream``).
+
+>>> from fasttok.decoders.cleanup import clean_up_spaces
+>>> clean_up_spaces(b"Hi , there 's")
+b"Hi, there's"
+"""

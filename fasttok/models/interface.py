@@ -1,0 +1,95 @@
+"""What :class:`fasttok.Encoding` calls on a model: the declared interface.
+
+Every format's model offers all of it (the conformance test holds each one
+to it); a method a model cannot serve raises
+:class:`~fasttok.errors.FasttokError` saying why, never ``AttributeError``.
+``allowed`` is a mask over :attr:`Model.special_order` (one byte per special
+token, 1 = matched as the special) or ``None`` for ordinary text. Batches and
+flat buffers are the model's own calls so each model keeps its compiled
+path; the threads that run them are the Encoding's.
+
+>>> from fasttok.formats.tiktoken import build_byte_bpe
+>>> from fasttok.vocab import Vocabulary
+>>> model = build_byte_bpe(Vocabulary(name="b", model="byte_bpe", pattern=".",
+...                                   tokens=tuple(bytes([i]) for i in range(256))))
+>>> isinstance(model, Model)
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Optional, Protocol, runtime_checkable
+
+__all__ = ["Model", "BatchJob", "StreamPieces"]
+
+
+@runtime_checkable
+class StreamPieces(Protocol):
+    """Bytes of ids that arrive one at a time; ``push`` returns the bytes no
+    later id can change, ``flush`` the rest at the end."""
+
+    def push(self, token: int) -> bytes: ...
+
+    def flush(self) -> bytes: ...
+
+
+@runtime_checkable
+class BatchJob(Protocol):
+    """One batch split over threads: ``run`` in the calling thread, ``work``
+    in each helper, then ``finish`` for the result."""
+
+    def run(self) -> None: ...
+
+    def work(self) -> None: ...
+
+    def finish(self) -> Any: ...
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A compiled model with its added tokens, post-processor and decoder."""
+
+    #: the special token strings (UTF-8) that ``allowed`` masks index
+    special_order: tuple
+    #: whether tiktoken's own internals (``_encode_bytes``,
+    #: ``encode_with_unstable``) apply: tiktoken's regex pieces and BPE
+    tiktoken_pieces: bool
+    #: ids -> ids with what ``add_special_tokens=True`` adds (BOS/EOS, CLS/SEP)
+    post_processor: Callable[[list], list]
+
+    def encode(self, text: str, allowed: Optional[bytes]) -> list: ...
+
+    def encode_ordinary(self, text: str) -> list: ...
+
+    def count(self, text: str, allowed: Optional[bytes]) -> int: ...
+
+    def encode_many(self, texts: list, allowed: Optional[bytes]) -> list: ...
+
+    def encode_many_flat(self, texts: list, allowed: Optional[bytes]) -> tuple: ...
+
+    def count_many(self, texts: list, allowed: Optional[bytes]) -> list: ...
+
+    def batch_job(self, texts: list, allowed: Optional[bytes], how: str,
+                  num_threads: int) -> BatchJob: ...
+
+    def encode_to_array(self, text: str, allowed: Optional[bytes]) -> Any: ...
+
+    def sample(self, text: str, allowed: Optional[bytes], alpha: float, nbest_size: int,
+               rng: Any) -> list: ...
+
+    def find_special(self, text: str, mask: bytes) -> int: ...
+
+    def find_token(self, data: bytes) -> int: ...
+
+    def encode_bytes_piece(self, piece: bytes) -> list: ...
+
+    def last_piece(self, text: str, allowed: Optional[bytes]) -> bytes: ...
+
+    def encode_as_pieces(self, text: str) -> list: ...
+
+    def token_bytes(self, token: int) -> bytes: ...
+
+    def decode_bytes(self, tokens: Sequence[int]) -> bytes: ...
+
+    def stream_decoder(self) -> StreamPieces: ...

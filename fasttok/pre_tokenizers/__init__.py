@@ -1,0 +1,11 @@
+"""Pre-tokenizers: where text is cut into pieces before the model merges them.
+
+``patterns`` holds tiktoken's regex patterns and maps each to its compiled
+scanner; ``gguf`` holds llama.cpp's ``tokenizer.ggml.pre`` regex lists;
+``_pretokenize`` is the compiled scanners themselves (one hand-written
+function per pattern family, no regex engine on the hot path).
+
+>>> from fasttok.pre_tokenizers.patterns import CL100K, scanner_for
+>>> scanner_for(CL100K)
+'cl100k'
+"""

@@ -1,0 +1,14 @@
+"""The C-level pieces every stage builds on, each declared in a ``.pxd``.
+
+UTF-8 views of ``str`` (``_utf8``), array growth (``_growth``), token-id
+conversion (``_token_ids``), the token tables and their hash index
+(``_tables``), the Unicode 16.0 property tables (``_unicode``, generated into
+``unicode_tables.h``), llama.cpp's own Unicode 15.1 tables (``llama_unicode``),
+the GPT-2 byte-level alphabet (``_bytemap``), per-thread scratch buffers
+(``ft_thread_cache.h``) and the batch runner (``batching``). Nothing here
+imports a stage.
+
+>>> from fasttok.shared._bytemap import encode_byte_level
+>>> encode_byte_level(b" a")
+'Ġa'
+"""
