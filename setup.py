@@ -28,7 +28,7 @@ DIRECTIVES = {
 COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3"]
 
 # the compiled modules, by stage (see the README's "How it is built")
-MODULES = ["shared._unicode", "shared._bytemap", "shared._tables",
+MODULES = ["shared._unicode", "shared._bytemap", "shared._tables", "shared._charsmap",
            "normalizers._spm_normalizer", "pre_tokenizers._pretokenize",
            "models._bpe", "models._unigram", "models._wordpiece",
            "formats._byte_bpe", "formats._sentencepiece"]

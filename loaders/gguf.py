@@ -924,7 +924,7 @@ def _merge_offset(keys: _Keys, pieces: list, index: int) -> Optional[int]:
 def _check_charsmap(blob: bytes, keys: _Keys) -> None:
     # The compiled normalizer's own checks, so that a charsmap it would refuse
     # fails here, naming the file, the key and the byte.
-    from fasttok.normalizers._spm_normalizer import CharsmapError, check_charsmap
+    from fasttok.shared._charsmap import CharsmapError, check_charsmap
 
     key = _PREFIX + "precompiled_charsmap"
     try:

@@ -788,7 +788,7 @@ def _check_charsmap(blob: bytes, reader: _Reader, field: str) -> None:
     The checks (framing, every trie unit pointing inside the trie) are the
     compiled normalizer's own, so the loader and the model cannot disagree.
     """
-    from fasttok.normalizers._spm_normalizer import CharsmapError, check_charsmap
+    from fasttok.shared._charsmap import CharsmapError, check_charsmap
 
     try:
         check_charsmap(blob)

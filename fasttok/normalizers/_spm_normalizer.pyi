@@ -2,13 +2,6 @@
 
 from collections.abc import Iterable
 
-class CharsmapError(ValueError):
-    problem: str
-    offset: int
-    def __init__(self, problem: str, offset: int) -> None: ...
-
-def check_charsmap(charsmap: bytes | None) -> None: ...
-
 class SymbolMatcher:
     count: int
     def __init__(self, symbols: Iterable[bytes]) -> None: ...

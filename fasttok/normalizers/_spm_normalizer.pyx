@@ -49,9 +49,11 @@ without ``add_space_prefix``), and a NUL byte stops the charsmap walk.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdint cimport uint8_t, uint32_t
-from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcpy, strlen
 
+from fasttok.shared._charsmap cimport (Charsmap, charsmap_free, charsmap_load, unit_has_leaf,
+                                      unit_label, unit_offset, unit_value)
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._tables cimport TokenTables, find_bytes
 from fasttok.shared._utf8 cimport Utf8Text, utf8_text
@@ -123,20 +125,6 @@ cdef inline size_t _valid_multi_len(const uint8_t* s, size_t n) noexcept nogil:
     return valid_utf8_len(s, n)
 
 
-# darts-clone unit fields
-cdef inline bint _has_leaf(uint32_t u) noexcept nogil:
-    return (u >> 8) & 1
-
-cdef inline uint32_t _value(uint32_t u) noexcept nogil:
-    return u & 0x7FFFFFFF
-
-cdef inline uint32_t _label(uint32_t u) noexcept nogil:
-    return u & 0x800000FFU
-
-cdef inline uint32_t _offset(uint32_t u) noexcept nogil:
-    return (u >> 10) << ((u & (1 << 9)) >> 6)
-
-
 cdef class SymbolMatcher:
     """Finds the longest of a few fixed symbols starting at a position.
 
@@ -189,39 +177,15 @@ cdef class SymbolMatcher:
         return self.match(<const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
 
 
-class CharsmapError(ValueError):
-    """A ``precompiled_charsmap`` the normalizer refuses; ``offset`` is the blob byte at fault.
-
-    File loaders turn it into a ``VocabularyFileError`` naming the file and field.
-    """
-
-    def __init__(self, problem: str, offset: int) -> None:
-        super().__init__(problem)
-        self.problem = problem
-        self.offset = offset
-
-
-def check_charsmap(charsmap):
-    """Raise :class:`CharsmapError` if :class:`Normalizer` would refuse ``charsmap``.
-
-    The checks are the normalizer's own: this builds one and drops it.
-
-    >>> check_charsmap(b"\\x04\\x00")
-    Traceback (most recent call last):
-    fasttok.normalizers._spm_normalizer.CharsmapError: precompiled_charsmap is 2 byte(s); it must start with a 4-byte trie size
-    """
-    Normalizer(charsmap, add_dummy_prefix=False, remove_extra_whitespaces=False,
-               escape_whitespaces=False)
-
-
 cdef class Normalizer:
     """One SentencePiece normalizer (the ``normalizer_spec`` of a model).
 
     ``charsmap`` is the ``precompiled_charsmap`` blob (``None`` or empty for
     the ``identity`` rule set); ``user_defined`` lists the symbols kept
     verbatim. ``flavour`` is ``"sentencepiece"`` or ``"llama.cpp"`` (GGUF
-    ``t5``; see the module notes). Raises :class:`CharsmapError` for a charsmap
-    whose framing is wrong or whose trie points outside itself.
+    ``t5``; see the module notes). Raises
+    :class:`~fasttok.shared._charsmap.CharsmapError` for a charsmap whose
+    framing is wrong or whose trie points outside itself.
 
     >>> n = Normalizer(None, add_dummy_prefix=True, remove_extra_whitespaces=False,
     ...                escape_whitespaces=True)
@@ -236,10 +200,8 @@ cdef class Normalizer:
     def __init__(self, charsmap, *, bint add_dummy_prefix, bint remove_extra_whitespaces,
                  bint escape_whitespaces, bint treat_whitespace_as_suffix=False,
                  user_defined=(), str flavour="sentencepiece"):
-        cdef bytes blob = bytes(charsmap or b"")
-        cdef size_t size = len(blob), trie_size, padded, i
-        cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(blob)
-        cdef uint32_t u, root
+        cdef size_t i
+        cdef Charsmap m
         if flavour == "sentencepiece":
             self.flavour = FLAVOUR_SENTENCEPIECE
         elif flavour == "llama.cpp":
@@ -261,41 +223,11 @@ cdef class Normalizer:
         for i in range(4096):
             self.multi_plain[i] = not self.user_symbols.first[0xC0 + (i >> 6)]
             self.multi_third[i] = 0 if self.multi_plain[i] else ~(<uint64_t>0)
-        if size == 0:
+        charsmap_load(bytes(charsmap or b""), &m)
+        if m.n_units == 0:
             return
-        if size < 4:
-            raise CharsmapError(f"precompiled_charsmap is {size} byte(s); it must start with a "
-                                "4-byte trie size", 0)
-        trie_size = p[0] | (<size_t>p[1] << 8) | (<size_t>p[2] << 16) | (<size_t>p[3] << 24)
-        if trie_size == 0 or trie_size % 4 or trie_size > size - 4:
-            raise CharsmapError(f"precompiled_charsmap declares a trie of {trie_size} bytes, "
-                                "which is not a non-zero multiple of 4 within the "
-                                f"{size - 4} bytes that follow", 0)
-        # Whole 256-unit blocks, zero padded: pos ^ byte stays in its block.
-        padded = (trie_size // 4 + 255) & ~(<size_t>255)
-        self.units = <uint32_t*>calloc(padded, sizeof(uint32_t))
-        self.n_strings = size - 4 - trie_size
-        self.strings = <uint8_t*>malloc(self.n_strings + 1)
-        if self.units == NULL or self.strings == NULL:
-            raise MemoryError()
-        for i in range(trie_size // 4):
-            self.units[i] = (p[4 + 4 * i] | (<uint32_t>p[5 + 4 * i] << 8)
-                             | (<uint32_t>p[6 + 4 * i] << 16) | (<uint32_t>p[7 + 4 * i] << 24))
-        memcpy(self.strings, p + 4 + trie_size, self.n_strings)
-        self.strings[self.n_strings] = 0   # so every replacement ends inside the buffer
-        self.n_units = padded
-        root = _offset(self.units[0])
-        if root >= padded:
-            raise CharsmapError(f"precompiled_charsmap: the root's children (unit {root}) lie "
-                                f"outside the trie ({padded} units)", 4)
-        for i in range(padded):
-            u = self.units[i]
-            # A walk XORs a position with the offset of the (non-leaf) unit
-            # there; leaf units only hold values. Padding units are 0, which
-            # points at itself, so a unit at fault is one of the blob's.
-            if not (u >> 31) and (i ^ _offset(u)) >= padded:
-                raise CharsmapError(f"precompiled_charsmap: trie unit {i} points outside the "
-                                    f"trie ({padded} units)", 4 + 4 * i)
+        self.units, self.n_units = m.units, m.n_units
+        self.strings, self.n_strings = m.strings, m.n_strings
         self._find_plain_ascii()
         self._find_plain_multi()
 
@@ -307,30 +239,30 @@ cdef class Normalizer:
         # rule may start.
         # For 3-byte characters, multi_third refines a marked pair by the
         # third byte: U+3000 (a rule) marks E3 80, which '。' (E3 80 82) shares.
-        cdef size_t root = _offset(self.units[0]), node, node2
+        cdef size_t root = unit_offset(self.units[0]), node, node2
         cdef uint32_t u, u2, c, d, e
         cdef size_t i
         for c in range(0xC0, 0x100):
             u = self.units[root ^ c]
-            if _label(u) != c:
+            if unit_label(u) != c:
                 continue
-            node = (root ^ c) ^ _offset(u)
+            node = (root ^ c) ^ unit_offset(u)
             for d in range(0x80, 0xC0):
                 i = ((c - 0xC0) << 6) | (d & 0x3F)
-                if _has_leaf(u):
+                if unit_has_leaf(u):
                     self.multi_plain[i] = 0
                     self.multi_third[i] = ~(<uint64_t>0)
                     continue
                 u2 = self.units[node ^ d]
-                if _label(u2) != d:
+                if unit_label(u2) != d:
                     continue
                 self.multi_plain[i] = 0
-                if _has_leaf(u2):
+                if unit_has_leaf(u2):
                     self.multi_third[i] = ~(<uint64_t>0)
                     continue
-                node2 = (node ^ d) ^ _offset(u2)
+                node2 = (node ^ d) ^ unit_offset(u2)
                 for e in range(0x80, 0xC0):
-                    if _label(self.units[node2 ^ e]) == e:
+                    if unit_label(self.units[node2 ^ e]) == e:
                         self.multi_third[i] |= (<uint64_t>1) << (e & 0x3F)
 
     cdef void _find_plain_ascii(self):
@@ -340,18 +272,18 @@ cdef class Normalizer:
         # composition rules (e + U+0301 -> é), whose second byte is not ASCII;
         # ascii_cont marks the lead bytes such rules go on with, so a plain
         # byte followed by any other character is copied unchanged too.
-        cdef size_t root = _offset(self.units[0]), node
+        cdef size_t root = unit_offset(self.units[0]), node
         cdef uint32_t u, c, d
         for c in range(0x80):
             u = self.units[root ^ c]
-            if _label(u) != c:
+            if unit_label(u) != c:
                 continue            # no rule starts with c
-            if _has_leaf(u):
+            if unit_has_leaf(u):
                 self.ascii_plain[c] = False
                 continue
-            node = (root ^ c) ^ _offset(u)
+            node = (root ^ c) ^ unit_offset(u)
             for d in range(0x100):
-                if _label(self.units[node ^ d]) == d:
+                if unit_label(self.units[node ^ d]) == d:
                     if d < 0x80:
                         self.ascii_plain[c] = False
                         break
@@ -375,19 +307,19 @@ cdef class Normalizer:
                 rep_len[0] = k
                 return k
         if self.n_units:
-            pos = _offset(self.units[0])
+            pos = unit_offset(self.units[0])
             for k in range(n):
                 c = s[k]
                 if c == 0 and self.flavour == FLAVOUR_LLAMA_CPP:
                     break
                 pos ^= c
                 u = self.units[pos]
-                if _label(u) != c:
+                if unit_label(u) != c:
                     break
-                pos ^= _offset(u)
-                if _has_leaf(u):
+                pos ^= unit_offset(u)
+                if unit_has_leaf(u):
                     longest = k + 1
-                    value = _value(self.units[pos])
+                    value = unit_value(self.units[pos])
         if longest and value < self.n_strings:
             rep[0] = self.strings + value
             rep_len[0] = strlen(<const char*>(self.strings + value))

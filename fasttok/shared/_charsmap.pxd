@@ -1,0 +1,27 @@
+# SentencePiece's precompiled_charsmap blob: its framing and trie checked once,
+# by the loaders (to name the byte at fault) and by the normalizer that runs it.
+from libc.stdint cimport uint8_t, uint32_t
+
+cdef struct Charsmap:
+    uint32_t* units     # darts-clone double array, zero padded to whole 256-unit blocks
+    size_t n_units
+    uint8_t* strings    # replacement strings, NUL-terminated
+    size_t n_strings
+
+# Fills `out` from the blob (an empty blob gives no units) or raises
+# CharsmapError; on error nothing is left allocated.
+cdef int charsmap_load(bytes blob, Charsmap* out) except -1
+cdef void charsmap_free(Charsmap* m) noexcept nogil
+
+# darts-clone unit fields
+cdef inline bint unit_has_leaf(uint32_t u) noexcept nogil:
+    return (u >> 8) & 1
+
+cdef inline uint32_t unit_value(uint32_t u) noexcept nogil:
+    return u & 0x7FFFFFFF
+
+cdef inline uint32_t unit_label(uint32_t u) noexcept nogil:
+    return u & 0x800000FFU
+
+cdef inline uint32_t unit_offset(uint32_t u) noexcept nogil:
+    return (u >> 10) << ((u & (1 << 9)) >> 6)

@@ -1,0 +1,97 @@
+"""SentencePiece's ``precompiled_charsmap``: framing and trie, checked once.
+
+The blob is a little-endian u32 trie size, a darts-clone double array of that
+many bytes, then the NUL-separated replacement strings. A walk XORs a
+position with the offset of the unit there, so a unit whose child block lies
+outside the array would read past it: every non-leaf unit is checked when
+the blob is read, and the normalizer's walk needs no bounds checks. Loaders
+call :func:`check_charsmap` so a bad blob fails at load, naming the byte;
+the normalizer runs the same checks through ``charsmap_load``.
+
+>>> check_charsmap(b"")
+>>> check_charsmap(b"\\x04\\x00")
+Traceback (most recent call last):
+fasttok.shared._charsmap.CharsmapError: precompiled_charsmap is 2 byte(s); it must start with a 4-byte trie size
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy
+
+
+class CharsmapError(ValueError):
+    """A ``precompiled_charsmap`` the normalizer cannot run; ``offset`` is the
+    byte of the blob at fault (0 for its framing).
+
+    File loaders turn it into a ``VocabularyFileError`` naming the file and field.
+    """
+
+    def __init__(self, problem: str, offset: int) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.offset = offset
+
+
+cdef void charsmap_free(Charsmap* m) noexcept nogil:
+    free(m.units)
+    free(m.strings)
+    m.units = NULL
+    m.strings = NULL
+    m.n_units = 0
+    m.n_strings = 0
+
+
+cdef int charsmap_load(bytes blob, Charsmap* out) except -1:
+    cdef size_t size = len(blob), trie_size, padded, i
+    cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(blob)
+    cdef uint32_t u, root
+    out.units = NULL
+    out.strings = NULL
+    out.n_units = 0
+    out.n_strings = 0
+    if size == 0:
+        return 0
+    if size < 4:
+        raise CharsmapError(f"precompiled_charsmap is {size} byte(s); it must start with a "
+                            "4-byte trie size", 0)
+    trie_size = p[0] | (<size_t>p[1] << 8) | (<size_t>p[2] << 16) | (<size_t>p[3] << 24)
+    if trie_size == 0 or trie_size % 4 or trie_size > size - 4:
+        raise CharsmapError(f"precompiled_charsmap declares a trie of {trie_size} bytes, "
+                            "which is not a non-zero multiple of 4 within the "
+                            f"{size - 4} bytes that follow", 0)
+    # Whole 256-unit blocks, zero padded: pos ^ byte stays in its block.
+    padded = (trie_size // 4 + 255) & ~(<size_t>255)
+    out.units = <uint32_t*>calloc(padded, sizeof(uint32_t))
+    out.n_strings = size - 4 - trie_size
+    out.strings = <uint8_t*>malloc(out.n_strings + 1)
+    if out.units == NULL or out.strings == NULL:
+        charsmap_free(out)
+        raise MemoryError()
+    for i in range(trie_size // 4):
+        out.units[i] = (p[4 + 4 * i] | (<uint32_t>p[5 + 4 * i] << 8)
+                        | (<uint32_t>p[6 + 4 * i] << 16) | (<uint32_t>p[7 + 4 * i] << 24))
+    memcpy(out.strings, p + 4 + trie_size, out.n_strings)
+    out.strings[out.n_strings] = 0   # so every replacement ends inside the buffer
+    out.n_units = padded
+    root = unit_offset(out.units[0])
+    if root >= padded:
+        charsmap_free(out)
+        raise CharsmapError(f"precompiled_charsmap: the root's children (unit {root}) lie "
+                            f"outside the trie ({padded} units)", 4)
+    for i in range(padded):
+        u = out.units[i]
+        # Leaf units only hold values. Padding units are 0, which points at
+        # itself, so a unit at fault is one of the blob's.
+        if not (u >> 31) and (i ^ unit_offset(u)) >= padded:
+            charsmap_free(out)
+            raise CharsmapError(f"precompiled_charsmap: trie unit {i} points outside the "
+                                f"trie ({padded} units)", 4 + 4 * i)
+    return 0
+
+
+def check_charsmap(charsmap):
+    """Raise :class:`CharsmapError` if the normalizer would refuse ``charsmap``
+    (``None`` or empty is the identity rule set, always fine)."""
+    cdef Charsmap m
+    charsmap_load(bytes(charsmap or b""), &m)
+    charsmap_free(&m)
