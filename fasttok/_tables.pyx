@@ -8,7 +8,7 @@ priority belongs to the merged token, a pair is looked up by hashing the
 bytes the two parts span (they are adjacent in the piece) and reading the
 found token's priority; when it belongs to the merge list, a pair index
 keyed by the two ids holds it. A pair index for rank vocabularies (every
-split of every token into two tokens) was tried first: lookups were a
+split of every token into two tokens) was tried: lookups were a
 little cheaper, but building it cost ~100 ms for cl100k_base (1.4 M probes,
 mostly cache misses), which alone is over half of tiktoken's load time.
 

@@ -65,7 +65,7 @@ of a corpus file, "whole": one call on it):
 * The float32 pass runs on 12-byte ``BestPathF`` entries, so the chain from
   one position's score to the next has no float/double conversions.
 * The best-path array is the thread's (``ft_thread_cache.h``, up to 32 MiB:
-  a 2.7 MB text), not a fresh one: a fresh array's pages were faulted in on
+  a 2.7 MB text), not a fresh one: a fresh array's pages would be faulted in on
   every call, a tenth of the time of a whole-file call even on huge pages
   (still asked for beyond 32 MiB). Span buffers of 1 MiB or more, 16 bytes a
   piece and the caller's, go from one call to the next through a per-thread
