@@ -123,14 +123,26 @@ ALL_TYPES_KVS = [
 ALL_TYPES = _gguf(ALL_TYPES_KVS)
 
 
-def _only_fasttok_errors(data: bytes, label: str) -> None:
+def _only_fasttok_errors(data: bytes, label: str, outcomes: dict) -> None:
+    """Read and load ``data``; fail on any exception but ``VocabularyFileError``.
+
+    ``outcomes[(function name, "read" or "refused")]`` counts what happened, so
+    that a test can check that its damaged files took both paths.
+    """
     for fn in (read_gguf_metadata, load_gguf):
         try:
             fn(data)
         except VocabularyFileError:
-            pass
+            outcomes[fn.__name__, "refused"] = outcomes.get((fn.__name__, "refused"), 0) + 1
         except Exception as exc:  # noqa: BLE001 - the point is to catch everything else
             pytest.fail(f"{label}: {fn.__name__} raised {type(exc).__name__}: {exc}")
+        else:
+            outcomes[fn.__name__, "read"] = outcomes.get((fn.__name__, "read"), 0) + 1
+
+
+def _took_both_paths(outcomes: dict) -> bool:
+    return all(outcomes.get((fn, way)) for fn in ("read_gguf_metadata", "load_gguf")
+               for way in ("read", "refused"))
 
 
 # ---------------------------------------------------------------------------
@@ -588,9 +600,10 @@ def test_unsupported_versions(version, message):
 def test_every_truncation_raises_vocabulary_file_error(tmp_path):
     cases = 0
     for cut in range(len(ALL_TYPES)):
-        _only_fasttok_errors(ALL_TYPES[:cut], f"cut at {cut}")
         with pytest.raises(VocabularyFileError):
             read_gguf_metadata(ALL_TYPES[:cut])
+        with pytest.raises(VocabularyFileError):
+            load_gguf(ALL_TYPES[:cut])
         cases += 1
     # The same through real files, on a sample of cut points.
     for cut in range(0, len(ALL_TYPES), 37):
@@ -605,13 +618,14 @@ def test_every_truncation_raises_vocabulary_file_error(tmp_path):
 
 def test_random_byte_flips_raise_only_vocabulary_file_error():
     rng = random.Random(20240611)
-    cases = 3000
+    cases, outcomes = 3000, {}
     for case in range(cases):
         data = bytearray(ALL_TYPES)
         for _ in range(rng.randint(1, 4)):
             value = rng.choice((0, 1, 0x7F, 0x80, 0xFF, rng.randrange(256)))
             data[rng.randrange(len(data))] = value
-        _only_fasttok_errors(bytes(data), f"flip case {case}")
+        _only_fasttok_errors(bytes(data), f"flip case {case}", outcomes)
+    assert _took_both_paths(outcomes), outcomes  # flips land in values as well as in structure
 
 
 def test_random_length_fields_raise_only_vocabulary_file_error():
@@ -620,12 +634,13 @@ def test_random_length_fields_raise_only_vocabulary_file_error():
     rng = random.Random(99)
     interesting = (0, 1, 7, 8, 255, 2**31, 2**32 - 1, 2**32, 2**40, 2**62, 2**63, 2**64 - 1,
                    len(ALL_TYPES), len(ALL_TYPES) // 8)
-    cases = 2000
+    cases, outcomes = 2000, {}
     for case in range(cases):
         data = bytearray(ALL_TYPES)
         value = rng.choice(interesting + (rng.randrange(2**64),))
         struct.pack_into("<Q", data, rng.randrange(len(data) - 8), value)
-        _only_fasttok_errors(bytes(data), f"u64 case {case} value {value}")
+        _only_fasttok_errors(bytes(data), f"u64 case {case} value {value}", outcomes)
+    assert _took_both_paths(outcomes), outcomes
 
 
 def test_absurd_array_length_fails_before_allocating():
