@@ -78,14 +78,14 @@ of a corpus file, "whole": one call on it):
   model trained on English: 73% of zh.txt) takes its node from a table
   instead of a walk. Where no node crosses it either, the path before it is
   final and is emitted at once, while in cache (the backtrack from the end of
-  a whole file was a fifth of the Viterbi's time on zh.txt, a chain of cache
+  a whole file is a fifth of the Viterbi's time on zh.txt, a chain of cache
   misses), and the next score stays in a register. The table holds blocks of
   64 characters by lead (and second) byte, blocks without pieces sharing one,
   so the scripts a vocabulary lacks cost no cache. The frontier (no node ends
   beyond it) is kept once per position from where the walk stopped, not at
   every piece found: a register more in the walk costs en.txt lines 4%.
-  The table makes zh.txt 15% faster whole and 10% faster by lines, and
-  multi.txt 15% faster whole; en.txt lines pay 4% for it.
+  Together these make zh.txt 15% faster whole and 10% faster by lines, and
+  multi.txt 15% faster whole; en.txt lines pay 4% for them.
 * The output is a fused type: ``viterbi`` appends 16-byte spans (id and
   byte range, for offsets, pieces and byte fallback), ``viterbi_ids`` only
   the 4-byte ids into an array the caller sized at one per byte (no growth
