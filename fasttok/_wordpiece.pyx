@@ -49,8 +49,9 @@ best of 7; whole corpus files, en / code / multi / zh):
   ``base + c`` when its ``check`` is the parent; the failure link and the
   output token in the same unit), laid out breadth first so the states near
   the root, which every word visits, share cache lines. Rejected: an
-  open-addressing table keyed by (state, byte) beside a node array, up to
-  15% slower (multi, zh) and 10 MB instead of 4.6 MB for bert-bge. A step
+  open-addressing table keyed by (state, byte) beside a node array, which
+  takes up to a fifth longer (multi, zh) and 10 MB instead of 4.6 MB for
+  bert-bge. A step
   that misses the cache is most of what is left: 720k steps take ~40% of
   en.txt's time.
 * A direct-mapped cache of recent words (up to 16 bytes, 5 ids), one entry
