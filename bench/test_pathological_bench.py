@@ -7,8 +7,10 @@ the same size; a ratio far above 1 in the closing table points at a quadratic pa
 ``" " * 1_001_000 + "x"`` is in the list because tiktoken panics on it; tiktoken is
 not run here at all. Each section of ``corpus/adversarial.txt`` is also timed,
 repeated to about 1 MB (``section:<name>``); the performance issue asks for each
-to stay under 3x the time of 1 MB of English. Every result is checked to decode back to its input before it
-is timed.
+to stay under 3x the time of 1 MB of English. ``run:<char>_x250k`` and ``run:<char>_x500k``
+time one run at two lengths: the second should take about twice the time of the first
+(linear), not four times (a quadratic merge loop or a backtracking pre-tokenizer).
+Every result is checked to decode back to its input before it is timed.
 """
 
 from __future__ import annotations
@@ -36,7 +38,12 @@ CASES = {
     "space_x1001k_then_x": lambda: " " * 1_001_000 + "x",
     "digits_1m": lambda: _digits(MB),
     "cjk_one_char_1mb": lambda: "\u4e2d" * (MB // 3),  # 3 UTF-8 bytes each
+    "digit1_x1m": lambda: "1" * MB,
+    "newline_x500k": lambda: "\n" * 500_000,
 }
+for _label, _char in (("a", "a"), ("space", " "), ("digit", "1"), ("cjk", "\u7684")):
+    for _n in (250_000, 500_000):
+        CASES[f"run:{_label}_x{_n // 1000}k"] = (lambda char, n: lambda: char * n)(_char, _n)
 
 
 

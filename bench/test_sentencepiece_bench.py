@@ -7,6 +7,10 @@ on each of en, code, zh and multi, single thread, same process, ids checked equa
   num_threads=1)``; ``sentencepiece.encode(lines, num_threads=1)``);
 * ``whole``: the file as one string.
 
+``test_sentencepiece_long_input`` times fasttok alone on one unit repeated to 50k and
+to 200k characters (groups ``spm-long-<model>-<unit>``): linear time is 4x from one to
+the other, quadratic 16x.
+
 The two libraries run in alternating blocks (three runs of one, then three of the
 other, three times over) and each keeps its best run: a library's first run after
 the other's is slower for reasons that are not its own (the C allocator's state
@@ -104,3 +108,14 @@ def test_sentencepiece_encode(benchmark, data_dir, corpus, name, file, mode):
                                 bytes=len(text.encode("utf-8")), fasttok_s=t_ours,
                                 sentencepiece_s=t_theirs, ratio=t_theirs / t_ours)
     benchmark.pedantic(ours, rounds=RUNS, warmup_rounds=0)
+
+
+@pytest.mark.parametrize("size", [50_000, 200_000])
+@pytest.mark.parametrize("unit", ["a", "ab ", "\u9f8d", " "], ids=["a", "ab_space", "cjk", "space"])
+@pytest.mark.parametrize("name", MODELS)
+def test_sentencepiece_long_input(benchmark, data_dir, name, unit, size):
+    enc, _ = _pair(data_dir, name)
+    text = unit * (size // len(unit))
+    benchmark.group = f"spm-long-{name}-{unit!r}"
+    benchmark.extra_info.update(kind="spm-long", model=name, unit=unit, chars=len(text))
+    benchmark.pedantic(enc.encode, args=(text,), rounds=3, iterations=1, warmup_rounds=1)

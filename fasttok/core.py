@@ -198,7 +198,7 @@ class Encoding:
         """The :class:`~fasttok.vocab.Vocabulary` record this encoding runs.
 
         An encoding read from the table cache makes it the first time it is
-        asked for: its tuple of one bytes object per token was 8 ms and 9 MB
+        asked for: its tuple of one bytes object per token is 8 ms and 9 MB
         of that load for o200k_base, and encoding and decoding never need it.
 
         >>> enc = Encoding.from_vocabulary(Vocabulary(

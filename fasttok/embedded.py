@@ -7,7 +7,7 @@ encodings load with no network and nothing else installed.
 of these four (gpt2 = r50k, p50k_edit = p50k, o200k_harmony = o200k).
 
 Why gzip: it is in every CPython (``zlib``, which pip itself needs), and it
-decompressed and hashed cl100k_base / o200k_base in 11 / 22 ms; xz was
+decompresses and hashes cl100k_base / o200k_base in 11 / 22 ms; xz is
 28 % smaller (0.56 / 1.15 MB against 0.78 / 1.69 MB) but 4 times slower to
 read, and ``lzma`` is optional in CPython builds. The table cache
 (:mod:`fasttok.table_cache`) makes that cost a first-load cost only.

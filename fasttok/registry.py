@@ -204,7 +204,7 @@ def list_encoding_names() -> list:
 def encoding_spec(name: str) -> Any:
     """The spec of a named encoding (an :class:`EncodingSpec` or a plugin's entry point)."""
     if name not in ENCODINGS:
-        # Scanning installed packages for entry points took ~20 ms, most of a
+        # Scanning installed packages for entry points takes ~20 ms, most of a
         # cached load; plugins never replace a built-in name, so those skip it.
         _load_plugins()
     try:

@@ -15,7 +15,7 @@ its CRC-32 1.0 / 1.9 ms, checking it and deriving the other tables
 3.4 / 6.1 ms, the model and the Encoding 0.4 ms; 9 / 16 ms in all. No
 Python object is made per token: the model decodes from the tables' own
 bytes and makes each id's int the first time it returns it (a copy of the
-bytes and a tuple of every id's int were 8 / 15 ms and 5 / 10 MB), and the
+bytes and a tuple of every id's int would be 8 / 15 ms and 5 / 10 MB), and the
 Encoding makes its vocabulary record, a tuple of one bytes object per token
 (4 / 8 ms, 4.5 / 9 MB), only when someone asks for it.
 
@@ -154,7 +154,7 @@ def _slot(name: str, spec: registry.EncodingSpec, path: str, *,
     if packaged:
         # The package's own gzip copy is not hashed here: that would mean
         # decompressing it (11 / 22 ms for cl100k / o200k, more than the
-        # whole cached load). setup.py refused to build unless it
+        # whole cached load). setup.py refuses to build unless it
         # decompresses to the pin, the parser checks the pin whenever it is
         # read, and the cache only ever holds tables of pinned contents, so
         # a hit serves exactly those. Its limit follows the uncompressed
@@ -217,7 +217,7 @@ def _build_digest() -> bytes:
     # The compiled _tables module lays out and hashes the index, so tables
     # are only read back by the very file that wrote them. Its identity
     # (inode, size, times) stands for its bytes: any rebuild or reinstall
-    # writes the file anew, and hashing its 0.9 MB cost 1.3 ms a load.
+    # writes the file anew, and hashing its 0.9 MB would cost 1.3 ms a load.
     from fasttok.shared import _tables
 
     info = os.stat(_tables.__file__)

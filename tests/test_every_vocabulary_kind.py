@@ -1,6 +1,6 @@
-"""Every public method works on every kind of vocabulary, or raises a
-``FasttokError`` that says why; bad arguments get the same exception type
-whatever the vocabulary."""
+"""Every public method works on every kind of vocabulary, or, where a kind
+cannot do it (WordPiece cannot sample), raises a ``FasttokError`` that says
+why; bad arguments get the same exception type whatever the vocabulary."""
 
 from __future__ import annotations
 
@@ -17,9 +17,29 @@ TEXTS = ["Hello world", "", "你好, wörld!\n\n  code = f(x)"]
 HUGE_IDS = [2**63, 2**64 + 5, -(2**63) - 1, 10**30]
 
 
+# What the one vocabulary of each kind names as its end-of-sequence token;
+# bert-bge's GGUF names none.
+END_OF_SEQUENCE = {
+    "tiktoken": b"<|endoftext|>",
+    "gguf_gpt2": "<\uff5cend\u2581of\u2581sentence\uff5c>".encode(),
+    "gguf_llama": b"</s>",
+    "gguf_t5": b"</s>",
+    "spm_unigram": b"</s>",
+    "spm_bpe": b"</s>",
+}
+CANNOT_SAMPLE = {"gguf_bert"}  # WordPiece: one segmentation per word
+_LOADED: dict = {}
+
+
+def _load(kind: str):
+    if kind not in _LOADED:
+        _LOADED[kind] = fasttok.load(str(ONE_FILE_PER_KIND[kind]))
+    return _LOADED[kind]
+
+
 @pytest.fixture(scope="module", params=sorted(ONE_FILE_PER_KIND))
 def enc(request):
-    return fasttok.load(str(ONE_FILE_PER_KIND[request.param]))
+    return _load(request.param)
 
 
 def test_batches_flat_batches_counts_and_arrays_agree_with_encode(enc):
@@ -35,13 +55,17 @@ def test_batches_flat_batches_counts_and_arrays_agree_with_encode(enc):
     assert [list(enc.encode_to_array(t)) for t in TEXTS] == lists
 
 
-def test_sampling_draws_a_segmentation_or_says_why_it_cannot(enc):
-    try:
-        ids = enc.encode("unbelievable things", sample=True, alpha=0.5, seed=3)
-    except fasttok.FasttokError as err:
-        assert "cannot sample" in str(err)
-    else:
-        assert enc.decode(ids).strip() == "unbelievable things"
+@pytest.mark.parametrize("kind", sorted(set(ONE_FILE_PER_KIND) - CANNOT_SAMPLE))
+def test_sampling_draws_a_segmentation_of_the_text(kind):
+    enc = _load(kind)
+    ids = enc.encode("unbelievable things", sample=True, alpha=0.5, seed=3)
+    assert enc.decode(ids) == "unbelievable things"
+
+
+@pytest.mark.parametrize("kind", sorted(CANNOT_SAMPLE))
+def test_sampling_a_wordpiece_vocabulary_says_it_cannot(kind):
+    with pytest.raises(fasttok.FasttokError, match="cannot sample"):
+        _load(kind).encode("unbelievable things", sample=True, alpha=0.5, seed=3)
 
 
 @pytest.mark.parametrize("token", HUGE_IDS)
@@ -70,10 +94,13 @@ def test_text_that_is_no_str_is_a_type_error(enc, text):
             call(text)
 
 
-def test_eot_token_is_an_id_of_the_vocabulary_or_says_why_there_is_none(enc):
-    try:
-        eot = enc.eot_token
-    except fasttok.FasttokError as err:
-        assert "end-of-sequence" in str(err)
-    else:
-        assert enc.decode_single_token_bytes(eot)
+@pytest.mark.parametrize("kind", sorted(END_OF_SEQUENCE))
+def test_eot_token_is_the_end_of_sequence_token_the_file_names(kind):
+    enc = _load(kind)
+    assert enc.decode_single_token_bytes(enc.eot_token) == END_OF_SEQUENCE[kind]
+
+
+@pytest.mark.parametrize("kind", sorted(set(ONE_FILE_PER_KIND) - set(END_OF_SEQUENCE)))
+def test_eot_token_of_a_vocabulary_without_one_says_there_is_none(kind):
+    with pytest.raises(fasttok.FasttokError, match="end-of-sequence"):
+        _load(kind).eot_token

@@ -1,19 +1,18 @@
 """Pathological inputs: long single pieces, long whitespace runs, long digit runs.
 
-Bounds (cl100k_base and o200k_base):
-* each ~1 MB pathological input encodes in under 4x the time fasttok needs for
-  1 MB of English prose (the first ~1 MB of ``corpus/en.txt``);
-* doubling the length of one long piece (250k -> 500k) must cost less than 3x,
-  which a quadratic merge loop or a backtracking pre-tokenizer cannot meet;
-* each section of ``corpus/adversarial.txt``, repeated to about 1 MB, encodes in
-  under 4x the time of 1 MB of English (the performance issue asks for 3x, which
-  bench/test_pathological_bench.py reports; the margin is for a busy machine);
+What is specified here (cl100k_base and o200k_base), none of it timed:
+* each ~1 MB pathological input, and each section of ``corpus/adversarial.txt``
+  repeated to about 1 MB, decodes back to itself;
+* a run of one character encodes as its longest run token repeated, then the
+  encoding of what is left over, at every length: the chunked long-piece
+  encoder joins its chunks without a seam showing;
 * the ids equal tiktoken's at 100k characters. Larger sizes are not compared:
   tiktoken 0.14 itself panics (fancy-regex StackOverflow) on a ~1 MB run of
   spaces followed by a letter, and on 1 MB of spaces with o200k_base.
 
-Timings take the minimum of a few runs (and stop as soon as a run is under the
-bound), so a busy CI machine does not make them flaky.
+The cost bounds (each of these inputs under 3x the time of 1 MB of English,
+and a doubled run costing about twice the time, not four times) are wall-clock
+measurements, so they live in ``bench/test_pathological_bench.py``.
 """
 
 from __future__ import annotations
@@ -29,8 +28,6 @@ import pytest
 from conftest import DATA, assert_same_ids, read_text
 
 ENCODINGS = ("cl100k_base", "o200k_base")
-SLOWDOWN_BOUND = 4.0  # the issue asks for 3x; the margin absorbs a busy CI machine (bench/ reports the ratio)
-DOUBLING_BOUND = 3.0
 MB = 1_000_000
 
 def _random_text(alphabet, n: int) -> str:
@@ -58,6 +55,18 @@ CASES = {
     "space_x1001000_then_x": (" " * 1_001_000 + "x", " " * 100_000 + "x"),
 }
 
+# The ~1 MB text of each case as (character, length of its run, what follows
+# the run as a piece of its own): the last space of a run goes with the word
+# after it (``\\s+(?!\\S)``).
+RUN_SHAPES = {
+    "a_x1M": ("a", MB, ""),
+    "space_x1M": (" ", MB, ""),
+    "digit1_x1M": ("1", MB, ""),
+    "cjk_de_1MB": ("的", MB // 3, ""),
+    "newline_x500k": ("\n", 500_000, ""),
+    "space_x1001000_then_x": (" ", 1_000_999, " x"),
+}
+
 # One long piece whose pairs have many different priorities: checked against
 # tiktoken. Lowercase letters and punctuation mostly stay in the long-piece
 # queue (its radix-heap and heap halves); mixed-case letters and Latin-1 bytes
@@ -79,42 +88,24 @@ RANDOM_PIECES = {
 
 
 
-
-def _best_time(fn, *, runs: int = 3, good_enough: float = 0.0) -> float:
-    """Minimum wall time of up to ``runs`` calls; stops early once under ``good_enough``."""
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-        if best < good_enough:
-            break
-    return best
-
-
-_ENGLISH_TIME: dict[str, float] = {}
-
-
-def english_time(ours, name: str) -> float:
-    """Best time for fasttok to encode the first ~1 MB of corpus/en.txt."""
-    if name not in _ENGLISH_TIME:
-        text = read_text(DATA / "corpus" / "en.txt")
-        text = text[: text.rfind("\n", 0, MB) + 1]
-        ours.encode_ordinary(text)  # warm up
-        _ENGLISH_TIME[name] = _best_time(lambda: ours.encode_ordinary(text), runs=5)
-    return _ENGLISH_TIME[name]
-
-
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("name", ENCODINGS)
-def test_pathological_input_is_under_4x_english(name, case, encoding_pair):
+def test_a_1mb_run_is_its_longest_run_token_repeated_then_the_rest(name, case, encoding_pair):
     ours, _ = encoding_pair(name)
+    char, length, tail = RUN_SHAPES[case]
     text = CASES[case][0]
-    baseline = english_time(ours, name)
-    bound = SLOWDOWN_BOUND * baseline
-    took = _best_time(lambda: ours.encode_ordinary(text), runs=3, good_enough=bound)
-    assert took < bound, (f"{name}: {case} ({len(text)} chars) took {took:.3f}s, "
-                          f"{took / baseline:.1f}x the {baseline:.3f}s of 1 MB of English")
+    assert text == char * length + tail
+    ids = ours.encode_ordinary(text)
+    block = ours.decode_single_token_bytes(ids[0])
+    width = len(block) // len(char.encode("utf-8"))
+    assert block == (char * width).encode("utf-8"), f"{name}: {case} starts with {block!r}"
+    expected = ([ids[0]] * (length // width) + ours.encode_ordinary(char * (length % width))
+                + ours.encode_ordinary(tail))
+    assert ids == expected, f"{name}: {case}: first difference at {_first_difference(ids, expected)}"
+
+
+def _first_difference(a: list, b: list) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
 def _adversarial_sections() -> dict[str, str]:
@@ -134,14 +125,12 @@ def _about_1mb(text: str) -> str:
 
 @pytest.mark.parametrize("section", SECTIONS)
 @pytest.mark.parametrize("name", ENCODINGS)
-def test_adversarial_section_at_1mb_is_under_4x_english(name, section, encoding_pair):
+def test_adversarial_section_repeated_to_1mb_round_trips(name, section, encoding_pair):
     ours, _ = encoding_pair(name)
     text = _about_1mb(SECTIONS[section])
-    baseline = english_time(ours, name)
-    bound = SLOWDOWN_BOUND * baseline
-    took = _best_time(lambda: ours.encode_ordinary(text), runs=5, good_enough=bound)
-    assert took < bound, (f"{name}: {section} repeated to {len(text)} chars took {took:.3f}s, "
-                          f"{took / baseline:.1f}x the {baseline:.3f}s of 1 MB of English")
+    decoded = ours.decode(ours.encode_ordinary(text))
+    assert decoded == text, (f"{name}: decode(encode({section} repeated to {len(text)} chars)) "
+                             f"differs first at {_first_difference(decoded, text)}")
 
 
 @pytest.mark.parametrize("section", SECTIONS)
@@ -183,20 +172,12 @@ def test_pathological_input_matches_tiktoken_at_100k(name, case, encoding_pair):
 
 @pytest.mark.parametrize("char", ["a", " ", "1", "的"], ids=["a", "space", "digit", "cjk"])
 @pytest.mark.parametrize("name", ENCODINGS)
-def test_doubling_the_input_does_not_quadruple_the_time(name, char, encoding_pair):
+def test_a_run_twice_as_long_encodes_to_its_ids_twice(name, char, encoding_pair):
+    # 3 * 2**16 characters: a whole number of every run token's length (1, 3,
+    # 8, 16, 32, 128 characters), and of the chunks the long-piece encoder cuts
     ours, _ = encoding_pair(name)
-    n = 250_000
-    short, long = char * n, char * (2 * n)
-    ours.encode_ordinary(short)  # warm up
-    attempts = []
-    for _ in range(3):  # a quadratic loop fails every attempt; a noisy neighbour rarely does
-        t_short = _best_time(lambda: ours.encode_ordinary(short), runs=5)
-        t_long = _best_time(lambda: ours.encode_ordinary(long), runs=5,
-                            good_enough=DOUBLING_BOUND * t_short)
-        attempts.append((t_long / t_short, t_short, t_long))
-        if attempts[-1][0] < DOUBLING_BOUND:
-            return
-    ratio, t_short, t_long = min(attempts)
-    pytest.fail(f"{name}: {2 * n} x {char!r} took {t_long:.4f}s, {n} took {t_short:.4f}s: "
-                f"ratio {ratio:.2f} (best of {len(attempts)} attempts; linear is 2, quadratic 4)",
-                pytrace=False)
+    n = 3 * 2**16
+    short, long = ours.encode_ordinary(char * n), ours.encode_ordinary(char * (2 * n))
+    assert long == short * 2, (f"{name}: {2 * n} x {char!r} gave {len(long)} ids, "
+                               f"{n} gave {len(short)}; first difference at "
+                               f"{_first_difference(long, short * 2)}")

@@ -453,7 +453,7 @@ def test_batch_on_threads_equals_serial():
 def test_malformed_charsmap_raises_or_normalizes_never_crashes():
     blob = load_sentencepiece(model_path("botchan_unigram_5000")).precompiled_charsmap
     rnd = random.Random(1234)
-    cases = 0
+    outcomes = {"refused": 0, "normalized": 0}
     for _ in range(1500):
         data = bytearray(blob[:4 + 4096] if rnd.random() < 0.5 else blob)
         for _ in range(rnd.randint(1, 8)):
@@ -462,26 +462,29 @@ def test_malformed_charsmap_raises_or_normalizes_never_crashes():
             n = Normalizer(bytes(data), add_dummy_prefix=True, remove_extra_whitespaces=True,
                            escape_whitespaces=True)
         except ValueError:
-            cases += 1
+            outcomes["refused"] += 1
             continue
         for text in ("Hello  Ｗｏｒｌｄ ﬁ e\u0301", "龍の\x00\t", "\ufffd😀"):
-            n.normalize(text)
-        cases += 1
-    assert cases == 1500
+            assert isinstance(n.normalize(text), str)
+        outcomes["normalized"] += 1
+    # the damage reaches the checked structure as well as the replacement text
+    assert outcomes["refused"] and outcomes["normalized"], outcomes
 
 
-def test_long_inputs_take_linear_time():
-    # 4x the input may cost at most ~6x the time (quadratic would be 16x).
-    for name in ("botchan_unigram_5000", "botchan_bpe_8000_bytefallback"):
-        enc = fasttok.load(model_path(name))
-        for unit in ("a", "ab ", "龍", " "):
-            timings = []
-            for n in (50_000, 200_000):
-                text = unit * (n // len(unit))
-                start = time.perf_counter()
-                enc.encode(text)
-                timings.append(time.perf_counter() - start)
-            assert timings[1] < 6 * timings[0] + 0.05, (name, unit, timings)
+@pytest.mark.parametrize("unit", ["a", "ab ", "龍", " "], ids=["a", "ab_space", "cjk", "space"])
+@pytest.mark.parametrize("name", ["botchan_unigram_5000", "botchan_bpe_8000_bytefallback"])
+def test_doubling_a_repetitive_text_again_adds_twice_the_ids_the_first_doubling_added(name, unit):
+    # A long text of one repeated unit (one long merge problem for BPE, one
+    # long Viterbi pass for Unigram) grows its ids linearly: the ids a
+    # doubling adds are those of the repeats alone. The time it takes is
+    # bench/test_sentencepiece_bench.py's test_sentencepiece_long_input.
+    enc = fasttok.load(model_path(name))
+    repeats = 50_000 // len(unit)
+    once, twice, four_times = (Counter(enc.encode(unit * (k * repeats))) for k in (1, 2, 4))
+    assert once <= twice <= four_times, (name, unit)
+    added = twice - once
+    assert four_times - twice == added + added, (name, unit, (four_times - twice).most_common(3),
+                                                 added.most_common(3))
 
 
 def test_surrogates_are_repaired_as_tiktoken_does():

@@ -427,7 +427,7 @@ def test_from_bytes_survives_random_damage_without_a_crc():
     # No CRC here: whatever from_bytes accepts must still be safe to use.
     data = _small_bytes()
     rng = random.Random(20261130)
-    accepted = 0
+    accepted = refused = 0
     for _ in range(3000):
         damaged = bytearray(data)
         for _ in range(rng.randint(1, 4)):
@@ -435,6 +435,7 @@ def test_from_bytes_survives_random_damage_without_a_crc():
         try:
             tables = TokenTables.from_bytes(bytes(damaged))
         except ValueError:
+            refused += 1
             continue
         accepted += 1
         tables.tokens()
@@ -443,6 +444,7 @@ def test_from_bytes_survives_random_damage_without_a_crc():
         for left, right in ((97, 98), (256, 99), (0, 0)):
             tables.pair(left, right)
     assert accepted  # most damage lands in token bytes or padding: usable, not unsafe
+    assert refused  # the rest reaches an offset or an id, which from_bytes checks
 
 
 # ---------------------------------------------------------------- the model over shared tables

@@ -16,10 +16,10 @@ specials overlap the longer one wins.
 Building a model makes no Python object per token: decoding reads the
 tables' own token bytes (only the specials are copied), and the ints that
 encode returns are made the first time each id is returned, then shared by
-every model of the process. Each model used to keep a copy of the token
-bytes and a tuple of every id's int: for o200k_base 3 MB and 7 MB, and all
-but half a millisecond of the 15 ms it took to build the model over tables
-read from the cache.
+every model of the process. A per-model copy of the token bytes and a
+tuple of every id's int would be 3 MB and 7 MB for o200k_base, and all but
+half a millisecond of the 15 ms a model over tables read from the cache
+would take to build.
 
 Ids far apart (a rank file may rank one token 10**8 beside 256 others; a
 special token may have id 2**31) would make every table by id follow the
@@ -29,8 +29,7 @@ per distinct special id. Encoding turns codes into ids through an array of
 one id per code as it builds the result; decoding finds a code by binary
 search in the same array. When the ids are dense (``ids_are_dense``, every
 real vocabulary), code and id are the same number and nothing is looked up:
-the path of every real vocabulary runs as it did before sparse ids were
-supported.
+the path of every real vocabulary pays nothing for sparse ids.
 """
 
 import gc
@@ -94,8 +93,8 @@ cdef int _check_ids(const uint32_t* ids, size_t n, size_t n_ints) except -1:
 # takes references, with no int allocated per token (allocation was most of
 # the cost of returning a list, and ran under the GIL, which kept
 # encode_batch from scaling with threads). A tuple of every id's int, built
-# with each model, was 7 MB and 6 ms of a cached o200k_base load, most of
-# it for ids a process never returns. Only the table's pointer array grows,
+# with each model, would be 7 MB and 6 ms of a cached o200k_base load, most
+# of it for ids a process never returns. Only the table's pointer array grows,
 # when a model with more ids is built; a slot is filled under the GIL.
 cdef PyObject** _ints = NULL
 cdef size_t _n_ints = 0
@@ -218,7 +217,7 @@ cdef struct SpecialMatch:
 
 cdef struct Decoder:
     # id -> bytes. The ordinary ids read the tables' own token bytes (for a
-    # cached encoding, the cache file's): a copy of them was 3 MB and a
+    # cached encoding, the cache file's): a copy of them would be 3 MB and a
     # pass over a tuple of 200k bytes objects. Only the other ids, the
     # specials, have bytes of their own, in extra, which covers the ids
     # extra_base .. extra_base + extra.n - 1. (ordinary is a copy of the
@@ -774,7 +773,7 @@ cdef class CoreBPE:
         # Three passes, each fetching a few steps ahead what it will need:
         # the ids of an encode result are the shared ints of _ints and the
         # token table is megabytes, so reading either one item at a time
-        # waits on a cache miss per id (half of decode's time before).
+        # waits on a cache miss per id (half of decode's time without prefetching).
         try:
             if self.code_ids == NULL:
                 for i in range(count):
@@ -898,8 +897,8 @@ cdef class BatchJob:
     one at a time, and encode without the GIL, while the calling thread also
     turns each chunk it finds encoded into the result (lists of ints need
     the GIL). Building every list after the encoding, or in each thread
-    after its own chunk, left one thread waiting for the GIL while the other
-    built: two threads ran 1.5x one on short lines, where building is a
+    after its own chunk, leaves one thread waiting for the GIL while the other
+    builds: two threads run 1.5x one on short lines, where building is a
     fifth of the work.
 
     Helper threads call :meth:`work`; the calling thread calls :meth:`run`,

@@ -45,9 +45,9 @@ corpus files through ``encode_many``, against ``sentencepiece.encode(lines)``):
 * Work arrays (best paths, symbol arrays) live in a per-call ``Scratch``
   reused across the texts of a batch instead of being allocated per text.
 * BPE caches the merged parts of each cut piece for the call (a batch, or a
-  text of 2 KB or more): a piece's merges depend on its bytes alone. en.txt
-  lines went from 11.9 to 14.4 MB/s; a cache shared between calls was not
-  tried (threads would have to share it).
+  text of 2 KB or more): a piece's merges depend on its bytes alone, and
+  the cache makes en.txt lines a fifth faster. A cache shared between calls
+  was not tried (threads would have to share it).
 * ``encode_many`` pauses the garbage collector while it builds the result
   lists: 72k new lists triggered collections that scanned every live object
   (15% of the time).
@@ -58,28 +58,27 @@ corpus files through ``encode_many``, against ``sentencepiece.encode(lines)``):
   over-approximates "a merge can include it"): such a character is never
   merged, so the pieces on either side merge independently and it stays a
   part of its own. For a model that knows few CJK characters that turns a
-  zh.txt line from one long merge problem into single characters.
-  botchan_bpe_8000_bytefallback, zh.txt lines 71 -> 22 ms (0.8-1.1x ->
-  4.1x sentencepiece), en.txt lines 150 -> 100 ms.
+  zh.txt line from one long merge problem into single characters: with
+  botchan_bpe_8000_bytefallback zh.txt lines take a third of the time a
+  hashed lookup without the cuts takes, 4x faster than sentencepiece.
 * ``encode_many`` and ``encode_ordinary`` keep only the ids, resolved
   straight from the pieces (``_resolve_ids``) into a 4-byte-a-token array,
-  not 16-byte token spans: whole zh.txt (3 ids a character with byte
-  fallback) 52 -> 32 ms.
+  not 16-byte token spans, which takes 40% off whole zh.txt (3 ids a
+  character with byte fallback).
 * ``encode_ordinary`` (one text) reads the str's cached UTF-8
   (``PyUnicode_AsUTF8AndSize`` makes it on first use and keeps it in the str,
   as sentencepiece's binding does), so encoding one str again converts it
-  no more; a str with surrogates has no UTF-8 form and is repaired as before.
-  For a Unigram model without byte fallback the Viterbi writes the ids
-  straight into the id array (``viterbi_ids``; unknowns merged in place),
-  with no 16-byte spans and no ``_resolve_ids`` pass. The normalized text
-  and the id array are the thread's from the last call
-  (``FT_SLOT_SPM_NORM`` / ``FT_SLOT_SPM_IDS``, up to 32 MiB each), not fresh
-  pages. Whole zh.txt, botchan_unigram_5000, best of 9 against sentencepiece
-  in the same run: 12.5 -> 10.9 ms (cached UTF-8) -> 10.6 ms (ids) -> 10.2
-  ms (thread buffers), 1.65x -> 2.08x; en.txt whole 72 -> 67 ms, multi.txt
-  37 -> 29 ms. botchan_bpe_8000_bytefallback whole zh.txt 26.5 -> 13.8 ms
-  (its 3 ids a character fill a large id array). Lines (``encode_many``)
-  unchanged, within noise.
+  no more; a str with surrogates has no UTF-8 form and is repaired by
+  ``utf8_text``. For a Unigram model without byte fallback the Viterbi
+  writes the ids straight into the id array (``viterbi_ids``; unknowns
+  merged in place), with no 16-byte spans and no ``_resolve_ids`` pass. The
+  normalized text and the id array are the thread's from the last call
+  (``FT_SLOT_SPM_NORM`` / ``FT_SLOT_SPM_IDS``, up to 32 MiB each), not
+  fresh pages. Together these halve the time of one call on whole zh.txt
+  with botchan_bpe_8000_bytefallback (its 3 ids a character fill a large
+  id array) and make it 2.1x faster than sentencepiece with
+  botchan_unigram_5000 (best of 9 against it in the same run); lines
+  (``encode_many``) gain nothing from them.
 * BPE-dropout runs sentencepiece's own agenda loop over the whole text
   (``_bpe_agenda``, the loop that UNUSED pieces need anyway) rather than
   the cut pieces: a dropped merge changes which merges follow, so the

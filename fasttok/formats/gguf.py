@@ -41,16 +41,17 @@ Performance notes (2-core VM, loaded; 3 MB English / code / multilingual /
 Chinese corpus files, ``encode(text, disallowed_special=())``): every ``pre``
 with a compiled scanner (gpt-2, llama-bpe, qwen2, qwen35, starcoder, refact,
 command-r, seed-coder, gpt-4o, tekken and their kin) runs at 25-65 MB/s, e.g.
-qwen2 28 / 51 / 25 / 15 MB/s and starcoder 31 / 56 / 32 / 27 MB/s (1-8 MB/s
-through Python's ``re`` before they had scanners). The scanners read
+qwen2 28 / 51 / 25 / 15 MB/s and starcoder 31 / 56 / 32 / 27 MB/s, where
+Python's ``re`` runs the same lists at 1-8 MB/s. The scanners read
 llama.cpp's own Unicode 15.1 tables, so they agree with it on every text.
-The lists still without one (deepseek-*, falcon, default, bloom, kimi) run
+The lists without one (deepseek-*, falcon, default, bloom, kimi) run
 Python's ``re`` at 1-7 MB/s. WordPiece (compiled normaliser and a
 linear-time longest match, :mod:`fasttok.models._wordpiece`) runs at 23-53 MB/s,
-where the Python loop it replaced ran at 1-2 MB/s. Finding which special
-tokens occur first looked for each of them in the text (qwen2's 290
-``[PAD...]`` tokens: 0.25 s on 3 MB); now each first character picks the
-cheaper of that and visiting its occurrences (0.01 s).
+where a Python loop runs at 1-2 MB/s. To find which special token occurs
+first, each first character picks the cheaper of searching the text for
+every token that starts with it and visiting its occurrences: for qwen2's
+290 ``[PAD...]`` tokens on 3 MB that is 0.01 s, where searching for each
+token takes 0.25 s.
 
 Known limits: llama.cpp sorts special tokens by length with an unstable
 sort and auto-detects fill-in-the-middle tokens in hash-map order; where a

@@ -44,7 +44,7 @@ only at chunk seams).
 Lookups, not merges, are the cost on CJK text: o200k_base's token index is
 4 MB, and 95% of the pair lookups that miss the memo ask for bytes that are
 no token. A bit per token hash in front of the index (``token_filter`` in
-_tables) answers those from 256 KB: zh.txt 48 -> 39 ms. Tried and left: a
+_tables) answers those from 256 KB, which takes a fifth off zh.txt. Tried and left: a
 memo of 8-byte entries (twice the pairs in the same memory, no gain); memos
 of 256 KB to 8 MB (1 MB is best by a little); a branch-free minimum in the
 linear scan (no difference outside noise).
@@ -63,8 +63,8 @@ from fasttok.shared._tables cimport NO_PAIR, NO_TOKEN, ByteStrings, TokenTablesV
 
 
 cdef enum:
-    # Above this many bytes the quadratic scan loses to the heap (measured on
-    # cl100k with runs of one letter: equal at ~200 bytes, heap 3x faster at 2k).
+    # Pieces of more bytes than this go to the heap. On cl100k runs of one
+    # letter the two cost the same at ~200 bytes and the heap is 3x faster at 2k.
     LINEAR_MAX = 48
 
 
@@ -676,7 +676,7 @@ cdef int _encode_chunked(const TokenTablesView* tables, const uint8_t* piece, si
     # allows. Where it does not, the last token before the seam is given back
     # (a prefix of an encoding is the encoding of its bytes) and the chunk
     # starts that much earlier. A chunk equal to the one before (a run of one
-    # character) reuses its ids. Merging a megabyte of "=" whole took 5x the
+    # character) reuses its ids. Merging a megabyte of "=" whole takes 5x the
     # time of a megabyte of English; chunked it is a memcmp per chunk.
     cdef size_t base = out.len, pos = 0, end, length, failed = 0, last_len = 0, frontier = 0
     cdef const uint8_t* last_chunk = NULL

@@ -27,13 +27,13 @@ five Unigram models of the test data:
   ahead of it is reduced by it, in float, and it becomes 0. The rounding of
   every later sum depends on where that happens. Without it a 100,000-digit
   line and whole corpus files (every model, every file of 1 MB or more) split
-  differently a little after the first rebase; the notes here used to put that
-  down to float artefacts no arithmetic reproduced.
+  differently a little after the first rebase.
 * A user-defined piece scores ``0.1 * (length - 1)``, computed in double and
   returned as float (``GetUserDefinedScore``; length in bytes here, in
-  characters in the lattice). The rule of older releases, ``length *
-  max_score - 0.1``, split a quarter of the lines differently once 5% of the
-  pieces of botchan_unigram_5000 were user-defined.
+  characters in the lattice). The rule of older sentencepiece releases,
+  ``length * max_score - 0.1``, splits a quarter of the lines
+  differently when 5% of the pieces of botchan_unigram_5000 are
+  user-defined.
 * UNUSED pieces are skipped. Nothing splits the input before the model: the
   Python wrapper hands the whole string to ``Encode``, which normalizes it
   and passes it to the model in one piece.
@@ -42,15 +42,15 @@ five Unigram models of the test data:
 
 The trie is a double array: node p's child by byte c is unit
 ``base[p] + c`` when that unit's ``check`` is p, and a parallel array holds
-the piece id that ends at each unit with its score as the Viterbi adds it. It
-replaced an open-addressing hash keyed by (parent, byte) with the piece id
-beside the child: one probe per step too, but its table was 2x the total
-piece bytes at 16 bytes a slot (1 MB for a 5k-piece model, 134 MB for
-nomic-bert-moe's 250k pieces), so steps missed the cache; the double array
-is ~12 bytes per node and took botchan_unigram_5000 on en.txt lines from
-19.6 to 25.4 MB/s. It is built breadth first, each node's children placed at
-the first base, among 64 free units, where all their slots are free, else at
-the end (250k pieces: 0.4 s; an unbounded first-fit search took 229 s).
+the piece id that ends at each unit with its score as the Viterbi adds it.
+Rejected: an open-addressing hash keyed by (parent, byte) with the piece id
+beside the child. It is one probe per step too, but its table is 2x the
+total piece bytes at 16 bytes a slot (1 MB for a 5k-piece model, 134 MB for
+nomic-bert-moe's 250k pieces), so steps miss the cache; the double array is
+~12 bytes per node and encodes en.txt lines with botchan_unigram_5000 30%
+faster. It is built breadth first, each node's children placed at the first
+base, among 64 free units, where all their slots are free, else at the end
+(250k pieces: 0.4 s; an unbounded first-fit search takes 229 s).
 
 Performance notes (2-core VM shared with other jobs, so only same-run
 comparisons count; CPU time, best of 9 in alternating blocks against
@@ -60,16 +60,17 @@ of a corpus file, "whole": one call on it):
 * The walk's chain of loads (unit -> base -> child unit) reads 8-byte
   ``TrieStep`` units; the piece id and its score (a user-defined piece's
   length bonus precomputed, UNUSED pieces left out of the trie for
-  sentencepiece) sit in the parallel ``TrieLeaf`` array, read off that chain.
-  Before, a match read ``kinds[id]`` and ``scores[id]``; lines 81 -> 76 ms.
+  sentencepiece) sit in the parallel ``TrieLeaf`` array, read off that chain
+  (reading ``kinds[id]`` and ``scores[id]`` per match costs lines 6%).
 * The float32 pass runs on 12-byte ``BestPathF`` entries, so the chain from
   one position's score to the next has no float/double conversions.
 * The best-path array is the thread's (``ft_thread_cache.h``, up to 32 MiB:
-  a 2.7 MB text), not a fresh one: a fresh array's pages were faulted in on
+  a 2.7 MB text), not a fresh one: a fresh array's pages would be faulted in on
   every call, a tenth of the time of a whole-file call even on huge pages
   (still asked for beyond 32 MiB). Span buffers of 1 MiB or more, 16 bytes a
   piece and the caller's, go from one call to the next through a per-thread
-  spare for the same reason: whole multi.txt 46 -> 35 ms, en.txt 83 -> 69 ms.
+  spare for the same reason, which takes a fifth off whole multi.txt and
+  en.txt.
 * Entries are made "not reached" (start -1) a block of 2048 at a time ahead
   of the walk, not by one ``memset`` of the whole array first, so the walk
   finds them in cache; one comparison per position (``refill``) says when.
@@ -77,22 +78,21 @@ of a corpus file, "whole": one call on it):
   model trained on English: 73% of zh.txt) takes its node from a table
   instead of a walk. Where no node crosses it either, the path before it is
   final and is emitted at once, while in cache (the backtrack from the end of
-  a whole file was a fifth of the Viterbi's time on zh.txt, a chain of cache
+  a whole file is a fifth of the Viterbi's time on zh.txt, a chain of cache
   misses), and the next score stays in a register. The table holds blocks of
   64 characters by lead (and second) byte, blocks without pieces sharing one,
   so the scripts a vocabulary lacks cost no cache. The frontier (no node ends
   beyond it) is kept once per position from where the walk stopped, not at
-  every piece found: a register more in the walk cost en.txt lines 4%.
-  Against the previous release of this module (sentencepiece's rebasing and
-  user-defined scores included): zh.txt whole 14.3 -> 12.1 ms, lines 14.6 ->
-  13.0 ms; multi.txt whole 47 -> 40 ms; en.txt lines 76.5 -> 80 ms (+4%).
+  every piece found: a register more in the walk costs en.txt lines 4%.
+  Together these make zh.txt 15% faster whole and 10% faster by lines, and
+  multi.txt 15% faster whole; en.txt lines pay 4% for them.
 * The output is a fused type: ``viterbi`` appends 16-byte spans (id and
   byte range, for offsets, pieces and byte fallback), ``viterbi_ids`` only
   the 4-byte ids into an array the caller sized at one per byte (no growth
-  check), for ``encode_ordinary`` without byte fallback. With the caller's
-  ``_resolve_ids`` pass gone too: whole zh.txt 10.9 -> 10.6 ms. The best-path
+  check), for ``encode_ordinary`` without byte fallback, where the caller
+  then needs no ``_resolve_ids`` pass (3% of whole zh.txt). The best-path
   array and the spare span buffer have their own slots in
-  ``ft_thread_cache.h`` (``FT_SLOT_UNIGRAM_BEST`` / ``_SPANS``).
+  ``ft_thread_cache.h`` (``FT_SLOT_UNIGRAM_BEST`` / ``FT_SLOT_UNIGRAM_SPANS``).
 * Tried and dropped: a ring buffer of best paths emitted at every position no
   node crosses (no big array at all: whole zh.txt 11.8 ms, but en.txt lines
   +20%, from the extra work at every position of ASCII text); 8-byte entries

@@ -36,9 +36,9 @@ Rejected: the greedy longest match llama.cpp writes (try every length from
 the longest token's down at each position) and its trie form (walk forward
 from each token start) cost ``O(n * L)`` for tokens up to ``L`` bytes: with a
 100,000-``a`` token in the vocabulary, ``'a' * n`` takes quadratic time
-(fasttok's former Python loop: 0.12 / 0.79 / 6.0 / 17.6 s for n = 500 / 1000
-/ 2000 / 3000; this module: 2 steps a byte, 0.3 ms for n = 3000). LinMaxMatch (Song et al., *Fast WordPiece
-Tokenization*, EMNLP 2021) is linear too, but its precomputed failure pops
+(a Python loop of that kind: 17.6 s for n = 3000; this module: 2 steps a
+byte, 0.3 ms). LinMaxMatch (Song et al., *Fast WordPiece Tokenization*,
+EMNLP 2021) is linear too, but its precomputed failure pops
 are lists whose total size is quadratic in a long token's length when the
 remainders are not trie paths (tokens ``a``, ``b`` and ``a`` + ``b`` * L).
 
@@ -48,16 +48,17 @@ best of 7; whole corpus files, en / code / multi / zh):
 * The automaton is a double array of 16-byte units (child by byte ``c`` at
   ``base + c`` when its ``check`` is the parent; the failure link and the
   output token in the same unit), laid out breadth first so the states near
-  the root, which every word visits, share cache lines. It replaced an
-  open-addressing table keyed by (state, byte) beside a node array: 62 / 37 /
-  38 / 23 ms -> 59 / 36 / 32 / 20 ms, and 4.6 MB instead of 10 MB for
-  bert-bge. A step that misses the cache is most of what is left: 720k steps
-  take ~40% of en.txt's time.
+  the root, which every word visits, share cache lines. Rejected: an
+  open-addressing table keyed by (state, byte) beside a node array, which
+  takes up to a fifth longer (multi, zh) and 10 MB instead of 4.6 MB for
+  bert-bge. A step
+  that misses the cache is most of what is left: 720k steps take ~40% of
+  en.txt's time.
 * A direct-mapped cache of recent words (up to 16 bytes, 5 ids), one entry
   per 16 code units of text up to 16k, for texts of 4096 code units or more:
   English and code repeat their words, and 91% / 97% of en / code's words
-  hit it (83% / 96% with 4k entries). 138 -> 68 ms on en.txt, 91 -> 41 ms on
-  code.txt.
+  hit it (83% / 96% with 4k entries), which halves en.txt's and code.txt's
+  time.
 * The normaliser reads the ``str``'s own code units (no UTF-8 conversion of
   the input) with one table load a character; building its table takes
   ~60 ms, once per process and setting.

@@ -22,18 +22,17 @@ the double array is already one load per byte.
 Without offsets, a valid 2- or 3-byte character that no rule and no symbol
 can start is copied without a walk: ``multi_plain`` (by lead and second
 byte) and ``multi_third`` (a bit per third byte, for pairs some rule
-starts) are filled from the trie once. On zh.txt lines this removed most
+starts) are filled from the trie once. On zh.txt lines they leave few
 ``prefix`` calls (CJK ideographs, and punctuation such as U+3002 whose first
-two bytes it shares with the rule for U+3000). ``normalize_bytes`` of the
-whole file, botchan_unigram_5000's nmt_nfkc rules: zh.txt 7.2 -> 4.3 ms,
-multi.txt 15.4 -> 10.9 ms, en.txt unchanged (9.3 ms). Such characters are
-now taken as runs (``_plain_run``, a function so that it is inlined), and
-for 3-byte ones the third-byte mask alone decides (a plain pair has none of
-its bits set): testing ``multi_plain`` first was a branch that went either
-way within CJK text. zh.txt 4.1 -> 3.6 ms, multi.txt 11.0 -> 10.3 ms, en.txt
-9.0 -> 9.5 ms (a run ends at every space). ``ascii_cont`` lets an ASCII
-character followed by a non-ASCII one into a run unless a rule continues it
-with that lead byte.
+two bytes it shares with the rule for U+3000): ``normalize_bytes`` of the
+whole file with botchan_unigram_5000's nmt_nfkc rules takes 40% less time
+on zh.txt, 30% less on multi.txt, the same on en.txt. Such characters are
+taken as runs (``_plain_run``, a function so that it is inlined), and for
+3-byte ones the third-byte mask alone decides (a plain pair has none of its
+bits set): testing ``multi_plain`` first is a branch that goes either way
+within CJK text. Runs take another 12% off zh.txt and cost en.txt 5% (a run
+ends at every space). ``ascii_cont`` lets an ASCII character followed by a
+non-ASCII one into a run unless a rule continues it with that lead byte.
 
 GGUF ``t5`` files are normalized the way llama.cpp's UGM tokenizer does it,
 which differs on whitespace: with ``remove_extra_whitespaces`` it puts one

@@ -24,7 +24,7 @@ Two readings of the character classes ("tables"):
   :data:`fasttok.shared.llama_unicode.COLLAPSE` (one class byte per code point,
   loaded on first use) and fold case for ASCII only. Running the Unicode 16
   scanners and sending texts with one of the ~30 ranges where the versions
-  disagree to Python's ``re`` cost a pass over every non-ASCII text and left
+  disagree to Python's ``re`` costs a pass over every non-ASCII text and leaves
   such texts at 3-7 MB/s of ``encode``; the lookup (two loads, against the
   three of the two-stage Unicode 16 table) is exact on every text and as
   fast: scanning alone runs at 250-500 MB/s with either reading (the corpus

@@ -30,14 +30,11 @@ starcoder's ``\\p{N}`` + GPT-2 name a compiled scanner
 tables and folds case as it does, so it splits every text as this module's
 Python path does; the other lists run Python's ``re`` on the collapsed
 text. ``encode`` in MB/s on the corpus files (en / code / multi / zh /
-adversarial; 2-core VM, CPU time), before -> after the llama.cpp-table
-scanners: qwen2 28 / 47 / 7 / 8 / 7 -> 28 / 51 / 25 / 15 / 23 (it had
-borrowed the Llama 3 scanner, for texts without non-ASCII digits only);
-llama-bpe adversarial 11 -> 30, the rest unchanged; starcoder 5 / 4 / 7 /
-8 / 4 -> 31 / 56 / 32 / 27 / 28; qwen35 5 / 5 / 7 / 8 / 8 -> 31 / 58 / 27 /
-19 / 25. Reading Unicode 16.0 instead and sending texts holding one of the
-~30 ranges where 15.1 and 16.0 disagree to ``re`` was rejected: such texts
-(most of adversarial.txt) ran at ``re`` speed.
+adversarial; 2-core VM, CPU time): qwen2 28 / 51 / 25 / 15 / 23, starcoder
+31 / 56 / 32 / 27 / 28, qwen35 31 / 58 / 27 / 19 / 25, against 4-8 MB/s for
+the same lists through ``re``. Rejected: reading Unicode 16.0 instead and
+sending texts holding one of the ~30 ranges where 15.1 and 16.0 disagree to
+``re``, since such texts (most of adversarial.txt) run at ``re`` speed.
 
 >>> pre_tokenizer("qwen2").split("Hello wörld 123!!\\n")
 ['Hello', ' wörld', ' ', '1', '2', '3', '!!\\n']

@@ -163,7 +163,7 @@ cdef inline int utf8_text_cached(str text, Utf8Text* out) except -1:
     # utf8_text through the str's own cached UTF-8 (made and kept in the str
     # on first use, as sentencepiece's binding reads it): repeated encodes of
     # one str convert it once. A str with surrogates has no UTF-8 form (the
-    # call raises): it takes utf8_text's repair instead, as before.
+    # call raises): it takes utf8_text's repair instead.
     cdef Py_ssize_t size
     cdef const char* data = _ft_PyUnicode_AsUTF8AndSize(text, &size)
     if data == NULL:
