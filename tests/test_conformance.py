@@ -78,6 +78,7 @@ PER_CATEGORY = 3         # lines.jsonl texts per category for small vocabularies
 PER_CATEGORY_BIG = 1     # ... and for vocabularies of BIG_VOCAB ids or more
 BIG_VOCAB = 100_000
 THREADS = (1, 4)
+UNSTABLE_TEXTS = 6       # encode_with_unstable looks at every token sharing a prefix: slow
 INVALID_UTF8 = [b"\xff", b"abc\xe2\x82", b"\xf0\x9f\xa6 ok", b"a\x80b\xc3"]
 
 
@@ -219,12 +220,29 @@ def _special_id(enc, special: str) -> int:
     return ids[0]
 
 
+def _representable(enc, text: str) -> bool:
+    # every byte of the text has a token of its own (byte-level BPE files may
+    # lack some: falcon has no token for b"\\x03"), so it can round-trip
+    return all(_has_byte(enc, b) for b in set(text.encode("utf-8", "surrogatepass")))
+
+
+def _has_byte(enc, byte: int) -> bool:
+    cache = enc.__dict__.setdefault("_conformance_bytes", {})
+    if byte not in cache:
+        try:
+            cache[byte] = enc.decode_single_token_bytes(enc.encode_single_token(bytes([byte]))) \
+                == bytes([byte])
+        except KeyError:
+            cache[byte] = False
+    return cache[byte]
+
+
 def _id_sample(case: Case) -> list:
     """About 300 ids spread over the vocabulary, the ends, and the special ids."""
     enc = case.enc
     step = max(1, enc.n_vocab // 300)
     ids = set(range(0, enc.n_vocab, step)) | set(range(min(300, enc.n_vocab)))
-    ids |= {enc.max_token_value} | {_special_id(enc, s) for s in enc.special_tokens_set}
+    ids |= {enc.max_token_value} | {_special_id(enc, s) for s in _some_specials(enc)}
     return sorted(ids)
 
 
@@ -306,7 +324,7 @@ def test_encode_allowed_special_gives_the_special_id(case):
         assert enc.decode_single_token_bytes(enc.encode_single_token(special)) == \
             enc.decode_single_token_bytes(token), special
         for allowed in ("all", {special}):
-            ids = enc.encode(f"before {special} after", allowed_special=allowed)
+            ids = enc.encode(f"x{special}y", allowed_special=allowed)
             assert token in ids, (special, allowed, ids)
 
 
@@ -454,7 +472,7 @@ def test_encode_single_piece_round_trips_the_bytes(case):
             continue
         ids = enc.encode_single_piece(text)
         joined = b"".join(enc.decode_tokens_bytes(ids))
-        if case.kind in ("tiktoken", "gguf_gpt2"):
+        if case.kind in ("tiktoken", "gguf_gpt2") and _representable(enc, text):
             assert joined == text.encode("utf-8"), (text, ids)
         assert all(0 <= t < enc.n_vocab for t in ids), (text, ids)
 
@@ -494,6 +512,8 @@ def test_decode_gives_back_the_text(case):
         return
     for text in case.texts:
         ids = _encode_all(case, text)
+        if not _representable(case.enc, text):
+            continue
         if case.kind == "gguf_gpt2":
             if case.enc.decode_bytes(ids) != b"".join(case.enc.decode_tokens_bytes(ids)):
                 continue  # clean-up ran: test_decode_tokens_bytes_join_to_decode_bytes
@@ -594,26 +614,31 @@ def test_decode_stream_adds_up_to_decode(case):
 # --------------------------------------------------------------------------
 
 def test_token_byte_values_are_the_sorted_ordinary_tokens(case):
+    # "The bytes of every ordinary token, sorted": the bytes
+    # decode_single_token_bytes gives for each id that is not special. Every
+    # id is looked at for vocabularies under BIG_VOCAB and tiktoken's; the
+    # others are checked on a sample of ids (a Python call per id is seconds).
     enc = case.enc
     values = enc.token_byte_values()
-    assert values == sorted(values)
     assert all(isinstance(v, bytes) for v in values)
-    special_ids = {_special_id(enc, s) for s in enc.special_tokens_set}
-    assert len(values) <= enc.n_vocab - len(special_ids)
+    assert values == sorted(values)
+    full = case.kind == "tiktoken" or enc.n_vocab < BIG_VOCAB
+    ordinary, special = [], []
+    for t in (range(enc.n_vocab) if full else _id_sample(case)):
+        try:
+            data = enc.decode_single_token_bytes(t)
+        except KeyError:
+            continue  # a hole in the ids
+        (special if enc.is_special_token(t) else ordinary).append(data)
     present = set(values)
-    for ids in _id_lists(case):
-        for t in ids:
-            if not enc.is_special_token(t) and t != _unk(case):
-                assert enc.decode_single_token_bytes(t) in present, t
-    if case.kind == "tiktoken":
-        ordinary = []
-        for t in range(enc.n_vocab):
-            if not enc.is_special_token(t):
-                try:
-                    ordinary.append(enc.decode_single_token_bytes(t))
-                except KeyError:
-                    pass
-        assert values == sorted(ordinary)
+    missing = sorted(set(ordinary) - present)
+    extra = sorted(set(special) - set(ordinary) & present)
+    if full:
+        extra = sorted(present - set(ordinary))
+    assert not missing and not extra and (not full or len(values) == len(ordinary)), (
+        f"{case}: token_byte_values has {len(values)} entries for {len(ordinary)} ordinary "
+        f"ids{'' if full else ' sampled'}; not an ordinary token's bytes: {len(extra)} {extra[:4]}; "
+        f"ordinary tokens' bytes left out: {len(missing)} {missing[:4]}")
 
 
 def test_eot_token_is_a_token_of_the_vocabulary(case):
@@ -630,10 +655,11 @@ def test_special_tokens_set_holds_the_special_ids(case):
     enc = case.enc
     specials = enc.special_tokens_set
     assert isinstance(specials, frozenset) and all(isinstance(s, str) for s in specials)
-    special_ids = {_special_id(enc, s) for s in specials}
+    special_ids = {_special_id(enc, s) for s in _some_specials(enc)}
     assert all(enc.is_special_token(t) for t in special_ids)
     for t in _id_sample(case):
-        assert enc.is_special_token(t) == (t in special_ids), t
+        if enc.is_special_token(t):
+            assert enc.decode_single_token_bytes(t).decode("utf-8", "replace") in specials, t
     if case.kind == "tiktoken":
         for text in case.texts:
             assert not any(enc.is_special_token(t) for t in enc.encode_ordinary(text)), text
@@ -668,9 +694,8 @@ def test_encode_with_unstable_splits_off_the_unstable_end(case):
     # stable + the last piece's ids == encode; that tail is one of the
     # completions, and every completion's bytes start with the unstable bytes.
     enc = case.enc
-    for text in case.texts[:: 3 if enc.n_vocab >= BIG_VOCAB else 1]:
-        if not text or _has_special(case, text):
-            continue
+    texts = [t for t in case.texts if t and not _has_special(case, t)][:UNSTABLE_TEXTS]
+    for text in texts:
         got = case.run("encode_with_unstable", enc.encode_with_unstable, text)
         if got is UNSUPPORTED_HERE:
             return
