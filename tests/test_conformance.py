@@ -15,8 +15,12 @@ which statement it makes per kind and why:
   files ask for llama.cpp's space clean-up when decoding.
 * ``gguf_llama`` / ``spm_bpe`` / ``gguf_t5`` / ``spm_unigram``: SentencePiece
   style; decode drops the dummy-prefix space and renders ``unk``.
-* ``gguf_bert``: WordPiece; decode joins ``##`` continuations and cleans
-  up spaces, so only the non-space bytes survive decode unchanged.
+* ``gguf_bert``: WordPiece; a token's bytes start with a space where a word
+  starts, and decode cleans up spaces around punctuation, so decode is the
+  concatenation with some spaces deleted.
+
+Where a statement holds only for some kinds the test says why, next to the
+``if`` that picks them.
 
 A method may raise ``fasttok.FasttokError`` only where ``UNSUPPORTED`` says
 the kind cannot support it; any other exception, or a ``FasttokError``
