@@ -95,9 +95,7 @@ class SentencePieceModel(SentencePieceCore):
 
     def batch_job(self, texts: list, allowed: Any, how: str, num_threads: int) -> ChunkedBatchJob:
         """Chunks of ``texts`` through the batch call ``how`` names, for ``num_threads`` threads."""
-        calls = {"encode_many": self.encode_many, "encode_many_flat": self.encode_many_flat,
-                 "count_many": self.count_many}
-        return ChunkedBatchJob(calls[how], texts, allowed, how, num_threads)
+        return ChunkedBatchJob(self, texts, allowed, how, num_threads)
 
     def last_piece(self, text: str, allowed: Any = None) -> bytes:
         """tiktoken's unstable-piece logic does not apply to SentencePiece."""

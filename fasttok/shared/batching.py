@@ -7,8 +7,10 @@ few chunks (so one slow chunk does not leave the others idle) and at least
 (``CoreBPE.batch_job``), where the calling thread builds the Python lists of
 finished chunks while the others encode.
 
->>> job = ChunkedBatchJob(lambda texts, allowed: [len(t) for t in texts], ["a", "bb"],
-...                       None, "count_many", 2)
+>>> class Lengths:
+...     def count_many(self, texts, allowed):
+...         return [len(t) for t in texts]
+>>> job = ChunkedBatchJob(Lengths(), ["a", "bb"], None, "count_many", 2)
 >>> job.run(); job.finish()
 [1, 2]
 """
@@ -19,15 +21,22 @@ import itertools
 from collections.abc import Callable
 from typing import Any, Optional
 
-__all__ = ["ChunkedBatchJob"]
+__all__ = ["ChunkedBatchJob", "BATCH_CALLS"]
+
+
+# the batch calls a job may run, each a method of the model of that name
+BATCH_CALLS = frozenset({"encode_many", "encode_many_flat", "count_many"})
 
 
 class ChunkedBatchJob:
-    """``call(chunk, allowed)`` over chunks of ``texts``; ``how`` names the
-    result's shape (``encode_many``, ``encode_many_flat`` or ``count_many``)."""
+    """``model.<how>(chunk, allowed)`` over chunks of ``texts``, where ``how``
+    is one of :data:`BATCH_CALLS` and names the result's shape."""
 
-    def __init__(self, call: Callable[[list, Optional[bytes]], Any], texts: list,
-                 allowed: Optional[bytes], how: str, num_threads: int) -> None:
+    def __init__(self, model: Any, texts: list, allowed: Optional[bytes], how: str,
+                 num_threads: int) -> None:
+        if how not in BATCH_CALLS:
+            raise ValueError(f"unknown batch call {how!r}; one of {sorted(BATCH_CALLS)}")
+        call: Callable[[list, Optional[bytes]], Any] = getattr(model, how)
         step = max(64, -(-len(texts) // (4 * max(1, num_threads))))
         self._chunks = [texts[i:i + step] for i in range(0, len(texts), step)]
         self._parts: list = [None] * len(self._chunks)
