@@ -79,7 +79,7 @@ from fasttok.decoders.stream import CleanUpStream
 from fasttok.errors import FasttokError, UnknownEncodingError, VocabularyFileError
 from fasttok.post_processors.special_ids import cls_sep, from_flags
 from fasttok.pre_tokenizers.gguf import pre_tokenizer
-from fasttok.shared.batching import ChunkedBatchJob
+from fasttok.shared.batching import ChunkedBatches
 from fasttok.vocab import Vocabulary
 
 __all__ = ["GGUFByteBPE", "GGUFWordPiece", "token_attributes", "load_gguf_vocabulary",
@@ -255,7 +255,7 @@ def token_attributes(vocab: Vocabulary) -> dict:
 
 
 
-class GGUFModel:
+class GGUFModel(ChunkedBatches):
     """The :class:`fasttok.models.interface.Model` of llama.cpp-style vocabularies.
 
     Subclasses provide ``_encode_text(fragment) -> list[int]`` and the
@@ -359,16 +359,6 @@ class GGUFModel:
 
     def count_many(self, texts: list, allowed: Any = None) -> list:
         return [len(one) for one in self.encode_many(texts, allowed)]
-
-    def batch_job(self, texts: list, allowed: Any, how: str, num_threads: int) -> ChunkedBatchJob:
-        """Chunks of ``texts`` through the batch call ``how`` names, for ``num_threads`` threads."""
-        return ChunkedBatchJob(self, texts, allowed, how, num_threads)
-
-    def last_piece(self, text: str, allowed: Any = None) -> bytes:
-        """tiktoken's unstable-piece logic does not apply to llama.cpp's pipeline."""
-        raise FasttokError(f"{self.vocab.name}: _encode_bytes and encode_with_unstable are "
-                           "tiktoken's and work on .tiktoken vocabularies; this one is a GGUF "
-                           f"{self.vocab.metadata.get('tokenizer.ggml.model', self.vocab.model)!r}")
 
     def encode_as_pieces(self, text: str) -> list:
         """Pieces as strings are SentencePiece's; other GGUF models say so."""

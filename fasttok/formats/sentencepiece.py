@@ -34,7 +34,7 @@ from fasttok.errors import FasttokError
 from fasttok.formats._sentencepiece import SentencePieceCore
 from fasttok.formats.gguf import GGUFModel
 from fasttok.post_processors.special_ids import from_flags
-from fasttok.shared.batching import ChunkedBatchJob
+from fasttok.shared.batching import ChunkedBatches
 from fasttok.vocab import Vocabulary
 
 __all__ = ["build_sentencepiece", "load_sentencepiece_file", "SentencePieceModel",
@@ -69,7 +69,7 @@ def load_sentencepiece_file(path: str, **options: Any) -> Vocabulary:
     return load_sentencepiece(path, **options)
 
 
-class SentencePieceModel(SentencePieceCore):
+class SentencePieceModel(ChunkedBatches, SentencePieceCore):
     """The model of a SentencePiece ``.model`` file: the compiled core, and
     subword regularization as sentencepiece samples.
 
@@ -93,15 +93,6 @@ class SentencePieceModel(SentencePieceCore):
         (``allowed`` is unused: a ``.model`` file parses no special tokens)."""
         return _sample(self, text, alpha, nbest_size, rng)
 
-    def batch_job(self, texts: list, allowed: Any, how: str, num_threads: int) -> ChunkedBatchJob:
-        """Chunks of ``texts`` through the batch call ``how`` names, for ``num_threads`` threads."""
-        return ChunkedBatchJob(self, texts, allowed, how, num_threads)
-
-    def last_piece(self, text: str, allowed: Any = None) -> bytes:
-        """tiktoken's unstable-piece logic does not apply to SentencePiece."""
-        raise FasttokError(f"{self.vocabulary.name}: _encode_bytes and encode_with_unstable are "
-                           "tiktoken's and work on .tiktoken vocabularies; this one is a "
-                           f"SentencePiece {self.vocabulary.model!r} model")
 
 
 class GGUFSentencePiece(GGUFModel):

@@ -53,7 +53,9 @@ class Model(Protocol):
     #: the special token strings (UTF-8) that ``allowed`` masks index
     special_order: tuple
     #: whether tiktoken's own internals (``_encode_bytes``,
-    #: ``encode_with_unstable``) apply: tiktoken's regex pieces and BPE
+    #: ``encode_with_unstable``) apply: tiktoken's regex pieces and BPE. Such a
+    #: model also offers ``last_piece(text, allowed) -> bytes``, the UTF-8 of
+    #: the last pre-tokenizer piece, which those methods re-merge.
     tiktoken_pieces: bool
     #: ids -> ids with what ``add_special_tokens=True`` adds (BOS/EOS, CLS/SEP)
     post_processor: Callable[[list], list]
@@ -83,8 +85,6 @@ class Model(Protocol):
     def find_token(self, data: bytes) -> int: ...
 
     def encode_bytes_piece(self, piece: bytes) -> list: ...
-
-    def last_piece(self, text: str, allowed: Optional[bytes]) -> bytes: ...
 
     def encode_as_pieces(self, text: str) -> list: ...
 

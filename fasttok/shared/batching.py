@@ -21,7 +21,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any, Optional
 
-__all__ = ["ChunkedBatchJob", "BATCH_CALLS"]
+__all__ = ["ChunkedBatchJob", "ChunkedBatches", "BATCH_CALLS"]
 
 
 # the batch calls a job may run, each a method of the model of that name
@@ -70,3 +70,13 @@ class ChunkedBatchJob:
         for part in parts[1:]:
             result += part
         return result
+
+
+class ChunkedBatches:
+    """``batch_job`` for models whose batch calls release the GIL themselves
+    (or need no threads): a :class:`ChunkedBatchJob` over the model."""
+
+    def batch_job(self, texts: list, allowed: Optional[bytes], how: str,
+                  num_threads: int) -> ChunkedBatchJob:
+        """Chunks of ``texts`` through the batch call ``how`` names, for ``num_threads`` threads."""
+        return ChunkedBatchJob(self, texts, allowed, how, num_threads)
