@@ -229,7 +229,11 @@ def test_user_defined_tokens_are_matched_without_parse_special():
     enc = tiny({"<s>": 257, "<u>": 258}, {257: 3, 258: 4})
     assert enc.encode("<s><u>", disallowed_special=()) == [60, 115, 62, 258]
     assert enc.encode("<s><u>", allowed_special="all") == [257, 258]
-    assert enc.special_tokens_set == {"<s>", "<u>"}
+    # <u> is matched in any text, as llama.cpp matches it: an ordinary added
+    # token, not one of the specials allowed_special/disallowed_special govern
+    assert enc.special_tokens_set == {"<s>"}
+    assert not enc.is_special_token(258) and enc.encode("<u>") == [258]
+    assert enc.encode_single_token("<u>") == 258
     with pytest.raises(ValueError, match="<s>"):
         enc.encode("<s>")
 
