@@ -331,3 +331,18 @@ def test_generated_llama_unicode_module_is_fresh():
     proc = subprocess.run([sys.executable, str(tools / "gen_llama_unicode.py"), "--check"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_decode_with_offsets_point_past_spaces_the_clean_up_removes():
+    # bert-bge decodes with llama.cpp's clean-up: " ," loses its space, so
+    # the comma token starts at the comma; " s" after "'" starts at the "s"
+    enc = encoding("bert-bge")
+    ids = enc.encode("Hello , world ! it's")
+    text, offsets = enc.decode_with_offsets(ids)
+    assert text == enc.decode(ids) == " hello, world! it's"
+    assert offsets == [0, 6, 7, 13, 14, 17, 18]
+
+
+def test_unigram_sampling_matches_allowed_special_tokens():
+    enc = encoding("nomic-bert-moe")
+    assert enc.encode("</s>", allowed_special="all", sample=True, seed=0) == [2]
