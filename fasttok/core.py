@@ -54,6 +54,23 @@ def _raise_disallowed(token: str) -> None:
         f"(or leave {token!r} out of disallowed_special).")
 
 
+# UTF-8 continuation bytes (0b10xxxxxx)
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
+def _char_offsets(data: bytes, starts: list) -> list:
+    """Byte indices into the UTF-8 ``data`` (ascending) as the index of the
+    character each falls in; ``len(data)`` is the number of characters."""
+    offsets, chars, done = [], 0, 0
+    for start in starts:
+        start = min(max(start, done), len(data))
+        chars += len(data[done:start].translate(None, _CONTINUATION))
+        done = start
+        inside = start < len(data) and 0x80 <= data[start] < 0xC0
+        offsets.append(chars - 1 if inside and chars else chars)
+    return offsets
+
+
 def _on_threads(main: Callable[[], Any], helper: Callable[[], Any], num_threads: int) -> None:
     """Run ``main`` in the calling thread and ``helper`` in ``num_threads - 1``
     new ones; re-raise the first error once all have ended."""
@@ -185,10 +202,14 @@ class Encoding:
         self.name = name
         self._pickle_by_name = by_name
         self._pat_str = pattern
-        self._special_tokens = dict(special_tokens)
         self._core = model
         self._order = [raw.decode("utf-8") for raw in model.special_order]
         self._index = {text: i for i, text in enumerate(self._order)}
+        # the specials are the tokens allowed_special/disallowed_special
+        # govern: the model's special_order (a GGUF file's user-defined
+        # tokens, always matched, are ordinary added tokens)
+        self._special_tokens = {text: i for text, i in special_tokens.items()
+                                if text in self._index}
         self._all_mask = bytes([1]) * len(self._order)
         self._masks: dict = {}
         self._max_token_value = max_token_value
@@ -387,6 +408,12 @@ class Encoding:
 
     def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
         """The id of one token given as text or bytes; ``KeyError`` if it is not a token.
+
+        An ordinary token is found by its bytes as
+        :meth:`decode_single_token_bytes` gives them (where two ids give the
+        same bytes, the one the model prefers: the piece spelled so, else the
+        lowest id) or, for SentencePiece-style models, by its vocabulary text
+        (``"▁t"`` as well as ``b" t"``); a special token by its string.
 
         >>> enc = Encoding.from_vocabulary(Vocabulary(
         ...     name="b", model="byte_bpe", pattern=".",
@@ -626,26 +653,49 @@ class Encoding:
         return [self._core.token_bytes(t) for t in tokens]
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple:
-        """The text and, for each token, the index of the character it starts in.
+        """``(text, offsets)``: ``text`` is :meth:`decode` of the ids (strict
+        UTF-8: ``UnicodeDecodeError`` where that is not valid, as tiktoken),
+        and ``offsets[i]`` the index of the character of ``text`` where
+        token ``i`` starts.
 
-        A token that starts inside a multi-byte character is given that
-        character's index, as tiktoken does.
+        A token starts where the text it leaves in ``text`` starts. A token
+        that starts inside a multi-byte character is given that character's
+        index (as tiktoken does); one that leaves nothing -- a control token,
+        a byte piece whose character the next one completes, a space that
+        decoding drops (SentencePiece's dummy prefix, llama.cpp's clean-up of
+        `` ,``) -- gets the index of the next character. For tiktoken
+        encodings, where decoding is the concatenation, this is tiktoken's
+        result.
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
+        >>> enc.decode_with_offsets([104, 0xC3, 0xA9, 33])
+        ('hé!', [0, 1, 1, 2])
+        >>> spm = Encoding.from_vocabulary(Vocabulary(
+        ...     name="u", model="unigram", byte_level=False, unk_id=0, add_dummy_prefix=True,
+        ...     escape_whitespaces=True, tokens=(b"<unk>", b"<s>", "▁a".encode(), b"b"),
+        ...     scores=(0.0, 0.0, -1.0, -2.0), token_types=(2, 3, 1, 1)))
+        >>> spm.decode_with_offsets([1, 2, 3, 2])
+        ('ab a', [0, 0, 1, 2])
         """
-        token_bytes = self.decode_tokens_bytes(tokens)
-        text_len = 0
-        offsets = []
-        for token in token_bytes:
-            starts_inside = 1 if token and 0x80 <= token[0] < 0xC0 else 0
-            offsets.append(max(0, text_len - starts_inside))
-            text_len += sum(1 for c in token if not 0x80 <= c < 0xC0)
-        text = b"".join(token_bytes).decode("utf-8", errors="strict")
-        return text, offsets
+        data, starts = self._core.decode_with_offsets(
+            tokens if isinstance(tokens, (list, tuple)) else list(tokens))
+        text = data.decode("utf-8", errors="strict")
+        return text, _char_offsets(data, starts)
 
     # ------------------------------------------------------------ vocabulary facts
 
     def token_byte_values(self) -> list:
-        """The bytes of every ordinary token, sorted."""
-        return sorted(t for t in self.vocabulary.tokens if t is not None)
+        """The bytes of every ordinary (not special) token, sorted, as
+        :meth:`decode_single_token_bytes` gives them: one entry per id
+        (SentencePiece's ``▁t`` as ``b" t"``, a byte piece as its byte).
+
+        >>> Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=".", tokens=(b"b", b"a"),
+        ...     special_tokens={"<e>": 2})).token_byte_values()
+        [b'a', b'b']
+        """
+        return self._core.token_byte_values()
 
     @property
     def eot_token(self) -> int:
@@ -668,11 +718,14 @@ class Encoding:
 
     @functools.cached_property
     def special_tokens_set(self) -> frozenset:
-        """The special token strings."""
+        """The special token strings: the ones ``allowed_special`` and
+        ``disallowed_special`` govern. A GGUF file's user-defined tokens are
+        not among them: llama.cpp matches them in any text, so they are
+        ordinary added tokens (see :mod:`fasttok.formats.gguf`)."""
         return frozenset(self._special_tokens)
 
     def is_special_token(self, token: int) -> bool:
-        """Whether an id is one of the special tokens."""
+        """Whether an id is one of the special tokens (of :attr:`special_tokens_set`)."""
         return token in self._special_ids
 
     @functools.cached_property

@@ -229,7 +229,11 @@ def test_user_defined_tokens_are_matched_without_parse_special():
     enc = tiny({"<s>": 257, "<u>": 258}, {257: 3, 258: 4})
     assert enc.encode("<s><u>", disallowed_special=()) == [60, 115, 62, 258]
     assert enc.encode("<s><u>", allowed_special="all") == [257, 258]
-    assert enc.special_tokens_set == {"<s>", "<u>"}
+    # <u> is matched in any text, as llama.cpp matches it: an ordinary added
+    # token, not one of the specials allowed_special/disallowed_special govern
+    assert enc.special_tokens_set == {"<s>"}
+    assert not enc.is_special_token(258) and enc.encode("<u>") == [258]
+    assert enc.encode_single_token("<u>") == 258
     with pytest.raises(ValueError, match="<s>"):
         enc.encode("<s>")
 
@@ -327,3 +331,18 @@ def test_generated_llama_unicode_module_is_fresh():
     proc = subprocess.run([sys.executable, str(tools / "gen_llama_unicode.py"), "--check"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_decode_with_offsets_point_past_spaces_the_clean_up_removes():
+    # bert-bge decodes with llama.cpp's clean-up: " ," loses its space, so
+    # the comma token starts at the comma; " s" after "'" starts at the "s"
+    enc = encoding("bert-bge")
+    ids = enc.encode("Hello , world ! it's")
+    text, offsets = enc.decode_with_offsets(ids)
+    assert text == enc.decode(ids) == " hello, world! it's"
+    assert offsets == [0, 6, 7, 13, 14, 17, 18]
+
+
+def test_unigram_sampling_matches_allowed_special_tokens():
+    enc = encoding("nomic-bert-moe")
+    assert enc.encode("</s>", allowed_special="all", sample=True, seed=0) == [2]

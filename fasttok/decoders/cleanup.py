@@ -3,13 +3,15 @@
 Three byte-level passes (as ``llama_detokenize`` with ``clean_spaces``), so a
 stream can clean what it holds in pieces cut between two bytes outside
 :data:`CLEAN_UP_BYTES` (see :class:`fasttok.decoders.stream.CleanUpStream`).
+Every pass only deletes spaces, so :func:`clean_up_spaces_kept` can say which
+bytes of the input survive (what ``decode_with_offsets`` needs).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["clean_up_spaces", "CLEAN_UP_BYTES"]
+__all__ = ["clean_up_spaces", "clean_up_spaces_kept", "CLEAN_UP_BYTES"]
 
 
 def clean_up_spaces(data: bytes) -> bytes:
@@ -21,14 +23,42 @@ def clean_up_spaces(data: bytes) -> bytes:
     >>> clean_up_spaces(b"Hello , world ! it 's ok , isn 't it ' cool '")
     b"Hello, world! it's ok, isn 't it'cool '"
     """
-    data = _BEFORE_PUNCT.sub(b"", data)
-    data = data.replace(b" ' ", b"'")
-    return _BEFORE_CONTRACTION.sub(b"", data)
+    for pattern, replacement, _ in _PASSES:
+        data = pattern.sub(replacement, data)
+    return data
+
+
+def clean_up_spaces_kept(data: bytes) -> tuple:
+    """``(clean_up_spaces(data), kept)``: ``kept`` lists, in order, the index
+    in ``data`` of each byte of the cleaned bytes.
+
+    >>> clean_up_spaces_kept(b"it ' s ,")
+    (b"it's,", [0, 1, 3, 5, 7])
+    """
+    kept = list(range(len(data)))
+    for pattern, _, dropped in _PASSES:
+        cuts = [m.start() + d for m in pattern.finditer(data) for d in dropped]
+        if not cuts:
+            continue
+        parts, where, start = [], [], 0
+        for cut in cuts:
+            parts.append(data[start:cut])
+            where += kept[start:cut]
+            start = cut + 1
+        parts.append(data[start:])
+        where += kept[start:]
+        data, kept = b"".join(parts), where
+    return data, kept
 
 
 # The bytes clean-up looks at; between two bytes outside this set no clean-up
 # pattern can match across, so a text may be cleaned in pieces cut there.
 CLEAN_UP_BYTES = frozenset(b" '?!.,")
 
-_BEFORE_PUNCT = re.compile(rb" (?=[?!.,])")
-_BEFORE_CONTRACTION = re.compile(rb" (?='(?:[sm]|re|ve))")
+# (pattern, replacement, offsets in a match of the bytes it deletes), in
+# llama.cpp's order
+_PASSES = (
+    (re.compile(rb" (?=[?!.,])"), b"", (0,)),
+    (re.compile(rb" ' "), b"'", (0, 2)),
+    (re.compile(rb" (?='(?:[sm]|re|ve))"), b"", (0,)),
+)

@@ -835,6 +835,28 @@ cdef class CoreBPE:
         """A stream of each id's bytes (decoding is their concatenation)."""
         return TokenBytesStream(self.token_bytes)
 
+    def decode_with_offsets(self, tokens):
+        """``decode_bytes(tokens)`` and the byte index in it where each id
+        starts: decoding is the concatenation, so the running sum of the
+        ids' lengths (``KeyError`` on an id that is not in the vocabulary).
+
+        >>> from fasttok.shared._tables import TokenTables
+        >>> CoreBPE(TokenTables([b"a", b"bc"]), {b"<e>": 2}, scanner="gpt2").decode_with_offsets([1, 2, 0])
+        (b'bc<e>a', [0, 2, 5])
+        """
+        cdef object sequence = tokens if type(tokens) is list or type(tokens) is tuple else list(tokens)
+        cdef Py_ssize_t pos = 0
+        starts = []
+        for token in sequence:
+            starts.append(pos)
+            pos += len(self.token_bytes(token))
+        return self.decode_bytes(sequence), starts
+
+    def token_byte_values(self):
+        """The bytes of every ordinary token (specials left out), sorted:
+        tiktoken's ``token_byte_values``."""
+        return sorted(t for t in self.tables.tokens() if t is not None)
+
     def encode_as_pieces(self, str text not None):
         """Pieces as strings are SentencePiece's; byte-level BPE says so."""
         raise FasttokError("pieces are given for SentencePiece models only; for byte-level BPE "

@@ -26,10 +26,16 @@ How that maps onto :meth:`fasttok.Encoding.encode`:
   ``tokenize(text, add_special=False, parse_special=False)``;
 * ``encode(text, allowed_special="all", add_special_tokens=True)`` is
   ``tokenize(text, add_special=True, parse_special=True)``;
-* the special tokens of the tiktoken API (``special_tokens_set``, the
-  ``allowed_special``/``disallowed_special`` sets) are the CONTROL and
-  UNKNOWN ones; USER_DEFINED tokens are matched whatever those say, and
-  allowing only some specials matches only those (a mode llama.cpp lacks).
+* the special tokens of the tiktoken API (``special_tokens_set``,
+  ``is_special_token``, the ``allowed_special``/``disallowed_special`` sets)
+  are the CONTROL and UNKNOWN ones, the tokens llama.cpp's ``parse_special``
+  switches; allowing only some specials matches only those (a mode llama.cpp
+  lacks). USER_DEFINED tokens are ordinary added tokens, as in llama.cpp,
+  whose ``parse_special`` and ``special`` flags never touch them: always
+  matched (``encode`` with the default ``disallowed_special="all"`` and
+  ``encode_ordinary`` give their ids, and never refuse their text), decoded
+  as their text, listed in ``token_byte_values`` and found by
+  ``encode_single_token``.
 
 Decoding is ``llama_detokenize(..., remove_special=False,
 unparse_special=False)``: control tokens render as nothing, user-defined ones
@@ -74,7 +80,7 @@ from fasttok.added_tokens.partition import (ATTR_BYTE, ATTR_CONTROL, ATTR_LSTRIP
                                             ATTR_RSTRIP, ATTR_UNDEFINED, ATTR_UNKNOWN, ATTR_UNUSED,
                                             ATTR_USER_DEFINED, PARSED_ONLY, SPECIAL,
                                             SpecialTokenPartition)
-from fasttok.decoders.cleanup import clean_up_spaces
+from fasttok.decoders.cleanup import clean_up_spaces, clean_up_spaces_kept
 from fasttok.decoders.stream import CleanUpStream
 from fasttok.errors import FasttokError, UnknownEncodingError, VocabularyFileError
 from fasttok.post_processors.special_ids import cls_sep, from_flags
@@ -83,7 +89,7 @@ from fasttok.shared.batching import ChunkedBatches
 from fasttok.vocab import Vocabulary
 
 __all__ = ["GGUFByteBPE", "GGUFWordPiece", "token_attributes", "load_gguf_vocabulary",
-           "MODEL_CLASSES"]
+           "MODEL_CLASSES", "first_id_by_bytes"]
 
 # GGUF token type -> attribute (llama_vocab::impl::load); other values are UNDEFINED.
 _TYPE_ATTR = {0: ATTR_UNDEFINED, 1: ATTR_NORMAL, 2: ATTR_UNKNOWN, 3: ATTR_CONTROL,
@@ -258,8 +264,10 @@ def token_attributes(vocab: Vocabulary) -> dict:
 class GGUFModel(ChunkedBatches):
     """The :class:`fasttok.models.interface.Model` of llama.cpp-style vocabularies.
 
-    Subclasses provide ``_encode_text(fragment) -> list[int]`` and the
-    pieces; this class does special tokens, masks, batching and decoding.
+    Subclasses provide ``_encode_text(fragment) -> list[int]``, the pieces
+    (``_piece``) and the lookup of a token by its vocabulary text
+    (``_find_spelled``); this class does special tokens, masks, batching and
+    decoding.
     """
 
     tiktoken_pieces = False
@@ -284,6 +292,7 @@ class GGUFModel(ChunkedBatches):
         self._all_entries = self._specials.entries
         self._hidden = frozenset(i for i, a in self.attrs.items() if a & PARSED_ONLY)
         self._pieces: dict = {}
+        self._by_bytes: Optional[dict] = None
 
     # -------------------------------------------------------------- encoding
 
@@ -426,6 +435,57 @@ class GGUFModel(ChunkedBatches):
         """``llama_detokenize(remove_special=False, unparse_special=False)``."""
         return self.detokenize(tokens)
 
+    def decode_with_offsets(self, tokens: Any) -> tuple:
+        """:meth:`decode_bytes` and where each id's bytes start in them.
+
+        Each id's bytes at its place (:meth:`stream_piece`: control tokens
+        leave nothing, the first loses the space prefix) are joined, and the
+        clean-up of tokenization spaces says which bytes survive: an id
+        starts at its first surviving byte, or where the next surviving byte
+        goes when none of its bytes survive.
+        """
+        starts, pos = [], 0
+        parts = []
+        for k, token in enumerate(tokens):
+            piece = self.stream_piece(token, k == 0)
+            starts.append(pos)
+            parts.append(piece)
+            pos += len(piece)
+        data = b"".join(parts)
+        if not self.clean_spaces:
+            return data, starts
+        data, kept = clean_up_spaces_kept(data)
+        # starts ascend: one walk along kept gives each the count of kept
+        # bytes before it, which is where its first surviving byte lands
+        out, j = [], 0
+        for start in starts:
+            while j < len(kept) and kept[j] < start:
+                j += 1
+            out.append(j)
+        return data, out
+
+    def token_byte_values(self) -> list:
+        """:meth:`token_bytes` of every id but the CONTROL and UNKNOWN ones, sorted."""
+        return sorted(self.token_bytes(i) for i in range(len(self.vocab.tokens))
+                      if i not in self._hidden)
+
+    def find_token(self, data: bytes) -> int:
+        """The id of the ordinary (not CONTROL/UNKNOWN) token spelled ``data``
+        -- its text in the vocabulary, else the bytes :meth:`token_bytes` gives
+        for it (the lowest such id) -- or -1."""
+        data = bytes(data)
+        i = self._find_spelled(data)
+        if i >= 0 and i not in self._hidden:
+            return i
+        if self._by_bytes is None:
+            self._by_bytes = first_id_by_bytes(
+                self.token_bytes, (i for i in range(len(self.vocab.tokens)) if i not in self._hidden))
+        return self._by_bytes.get(data, -1)
+
+    def _find_spelled(self, data: bytes) -> int:
+        # the id whose vocabulary text (as the subclass stores it) is data, or -1
+        raise NotImplementedError
+
     def stream_decoder(self) -> CleanUpStream:
         """A stream whose pushes add up to :meth:`decode_bytes`."""
         return CleanUpStream(self.stream_piece, self.clean_spaces)
@@ -517,10 +577,8 @@ class GGUFByteBPE(GGUFModel):
         """Merge raw bytes as one piece, without the pre-tokenizer."""
         return [i for i in self._exact.encode_bytes_piece(bytes(piece)) if i < self._n]
 
-    def find_token(self, data: bytes) -> int:
-        """The id of the ordinary token spelled ``data`` (raw bytes), or -1."""
-        i = self._bpe_ids.get(bytes(data), -1)
-        return -1 if i in self.attrs and self.attrs[i] & SPECIAL else i
+    def _find_spelled(self, data: bytes) -> int:
+        return self._bpe_ids.get(data, -1)
 
     def _piece(self, i: int) -> bytes:
         attr = self.attrs.get(i, ATTR_NORMAL)
@@ -626,9 +684,8 @@ class GGUFWordPiece(GGUFModel):
     def encode_bytes_piece(self, piece: bytes) -> list:
         return self._encode_text(bytes(piece).decode("utf-8", "replace"))
 
-    def find_token(self, data: bytes) -> int:
-        i = self.core.find_token(bytes(data))
-        return -1 if i in self.attrs and self.attrs[i] & SPECIAL else i
+    def _find_spelled(self, data: bytes) -> int:
+        return self.core.find_token(data)
 
     def _piece(self, i: int) -> bytes:
         attr = self.attrs.get(i, ATTR_NORMAL)
@@ -638,6 +695,19 @@ class GGUFWordPiece(GGUFModel):
         if attr & ATTR_NORMAL:
             return text.replace("\u2581", " ").encode("utf-8")
         return b""  # BYTE, UNUSED, UNDEFINED: llama.cpp renders nothing (or aborts)
+
+
+def first_id_by_bytes(token_bytes: Any, ids: Any) -> dict:
+    """``{token_bytes(i): i}`` over ``ids``, the first id kept where two
+    give the same bytes: the way back from ``decode_single_token_bytes``.
+
+    >>> first_id_by_bytes({1: b"a", 2: b"b", 3: b"a"}.__getitem__, [1, 2, 3])
+    {b'a': 1, b'b': 2}
+    """
+    found: dict = {}
+    for i in ids:
+        found.setdefault(token_bytes(i), i)
+    return found
 
 
 MODEL_CLASSES = {"gguf_byte_bpe": GGUFByteBPE, "gguf_wordpiece": GGUFWordPiece}

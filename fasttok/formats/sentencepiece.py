@@ -32,7 +32,7 @@ from typing import Any, Optional
 
 from fasttok.errors import FasttokError
 from fasttok.formats._sentencepiece import SentencePieceCore
-from fasttok.formats.gguf import GGUFModel
+from fasttok.formats.gguf import GGUFModel, first_id_by_bytes
 from fasttok.post_processors.special_ids import from_flags
 from fasttok.shared.batching import ChunkedBatches
 from fasttok.vocab import Vocabulary
@@ -86,6 +86,7 @@ class SentencePieceModel(ChunkedBatches, SentencePieceCore):
     def __init__(self, vocab: Vocabulary, **options: Any) -> None:
         super().__init__(vocab, **options)
         self.post_processor = from_flags(vocab)
+        self._by_bytes: Optional[dict] = None  # token bytes -> first id, made on first use
 
     def sample(self, text: str, allowed: Any, alpha: float, nbest_size: int,
                rng: random.Random) -> list:
@@ -93,6 +94,114 @@ class SentencePieceModel(ChunkedBatches, SentencePieceCore):
         (``allowed`` is unused: a ``.model`` file parses no special tokens)."""
         return _sample(self, text, alpha, nbest_size, rng)
 
+    def find_token(self, data: bytes) -> int:
+        """The id of the piece spelled ``data`` (vocabulary text, ``▁`` for
+        spaces), else of the first token whose :meth:`token_bytes` are
+        ``data`` (``b" t"`` for ``▁t``, ``b"\\x00"`` for ``<0x00>``), or -1."""
+        found = super().find_token(data)
+        if found >= 0:
+            return found
+        if self._by_bytes is None:
+            self._by_bytes = first_id_by_bytes(self.token_bytes, range(self.n_tokens))
+        return self._by_bytes.get(bytes(data), -1)
+
+    def token_byte_values(self) -> list:
+        """:meth:`token_bytes` of every id, sorted (a ``.model`` file parses
+        no special token, so every id is ordinary)."""
+        return sorted(self.token_bytes(i) for i in range(self.n_tokens))
+
+    def decode_with_offsets(self, tokens: Any) -> tuple:
+        """:meth:`decode_bytes` and where each id's text starts in it, as
+        sentencepiece's ``Decode`` sets each piece's surface: a control piece
+        has none, ``unk`` renders as ``unk_surface``, the dummy-prefix space
+        is stripped at the start, and of the byte pieces of one character
+        each starts at its own byte (the character is theirs together; an
+        invalid byte is U+FFFD). A denormalizer that rewrites text across
+        pieces leaves no per-piece surface: there each id starts where the
+        stream decoder had emitted everything before it.
+        """
+        ids = list(tokens)
+        data = self.decode_bytes(ids)
+        if self._denormalizes:
+            return data, _stream_starts(self.stream_decoder(), ids)
+        surfaces, starts = _surfaces(self, ids)
+        if surfaces != data:  # the decoder did something these rules miss
+            return data, _stream_starts(self.stream_decoder(), ids)
+        return data, starts
+
+    @property
+    def _denormalizes(self) -> bool:
+        spec = self.vocabulary.metadata.get("denormalizer_spec")
+        return bool(spec and spec.get("precompiled_charsmap"))
+
+
+# SentencePiece piece types (sentencepiece_model.proto)
+_UNKNOWN, _CONTROL, _BYTE = 2, 3, 6
+_SPACE_SYMBOL = "\u2581".encode("utf-8")
+
+
+def _surfaces(model: Any, ids: list) -> tuple:
+    # sentencepiece's Decode as the compiled decoder runs it, keeping where
+    # each piece's surface starts: (decoded bytes, starts)
+    v = model.vocabulary
+    types = v.token_types or ()
+    unk_surface = str(v.metadata.get("unk_surface", " \u2047 ")).encode("utf-8")
+    strip = v.add_dummy_prefix or v.remove_extra_whitespaces
+    out = bytearray()
+    starts: list = []
+    run: list = []  # byte values of byte pieces not yet decoded
+    is_bos_ws, bos_ws_seen = True, False
+
+    def end_run() -> None:
+        # each byte of a valid character as it is, an invalid one as U+FFFD
+        data = bytes(run)
+        i = 0
+        while i < len(data):
+            k = next((k for k in (1, 2, 3, 4) if _valid_char(data[i:i + k])), 0)
+            for j in range(max(k, 1)):
+                starts.append(len(out) + j)
+            out.extend(data[i:i + k] if k else "\ufffd".encode("utf-8"))
+            i += max(k, 1)
+        run.clear()
+
+    for t in ids:
+        kind = types[t] if t < len(types) else 1
+        if kind == _BYTE:
+            run.append(model.token_bytes(t)[0])
+            continue
+        end_run()
+        if bos_ws_seen or out:
+            is_bos_ws = False
+        starts.append(len(out))
+        bos_ws_seen = False
+        if kind == _UNKNOWN:
+            out += unk_surface
+        elif kind != _CONTROL:
+            piece = v.tokens[t] or b""
+            if is_bos_ws and strip and piece.startswith(_SPACE_SYMBOL):
+                piece = piece[len(_SPACE_SYMBOL):]
+                bos_ws_seen = not v.remove_extra_whitespaces
+            out += piece.replace(_SPACE_SYMBOL, b" ")
+    end_run()
+    return bytes(out), starts
+
+
+def _valid_char(data: bytes) -> bool:
+    # data is exactly one UTF-8 character
+    try:
+        return len(data.decode("utf-8")) == 1
+    except UnicodeDecodeError:
+        return False
+
+
+def _stream_starts(stream: Any, ids: list) -> list:
+    # where each id starts, as far as a stream decoder tells: the bytes
+    # emitted before it was pushed
+    starts, pos = [], 0
+    for t in ids:
+        starts.append(pos)
+        pos += len(stream.push(t))
+    return starts
 
 
 class GGUFSentencePiece(GGUFModel):
@@ -130,17 +239,19 @@ class GGUFSentencePiece(GGUFModel):
         """One segmentation drawn at random: BPE-dropout of each fragment
         between special tokens (``llama``), or Unigram sampling (``t5``) as
         :func:`sample_encode` describes."""
-        if self.vocab.model != "sentencepiece_bpe":
-            return _sample(self, text, alpha, nbest_size, rng)
+        bpe = self.vocab.model == "sentencepiece_bpe"
         out: list = []
         first = True
         for frag in self._fragments(text, self._entries_for(allowed)):
             if type(frag) is int:
                 out.append(frag)
                 first = True
-            else:
+            elif bpe:
                 out += self.core.sample_bpe(frag, alpha, rng.getrandbits(64), first)
                 first = False
+            else:
+                # UGM normalizes each fragment on its own, as encode does
+                out += _sample(self.core, frag, alpha, nbest_size, rng)
         return out
 
     def _piece(self, i: int) -> bytes:
@@ -150,8 +261,7 @@ class GGUFSentencePiece(GGUFModel):
         """Segment bytes as already-normalized text (no prefix, no escaping)."""
         return self.core.encode_bytes_piece(piece)
 
-    def find_token(self, data: bytes) -> int:
-        """The id of the token spelled ``data`` (vocabulary text), or -1."""
+    def _find_spelled(self, data: bytes) -> int:
         return self.core.find_token(data)
 
     def encode_as_pieces(self, text: str) -> list:

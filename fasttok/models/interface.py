@@ -50,7 +50,9 @@ class BatchJob(Protocol):
 class Model(Protocol):
     """A compiled model with its added tokens, post-processor and decoder."""
 
-    #: the special token strings (UTF-8) that ``allowed`` masks index
+    #: the special token strings (UTF-8) that ``allowed`` masks index: the
+    #: ones ``allowed_special``/``disallowed_special`` govern, which are the
+    #: Encoding's ``special_tokens_set``
     special_order: tuple
     #: whether tiktoken's own internals (``_encode_bytes``,
     #: ``encode_with_unstable``) apply: tiktoken's regex pieces and BPE. Such a
@@ -82,7 +84,10 @@ class Model(Protocol):
 
     def find_special(self, text: str, mask: bytes) -> int: ...
 
-    def find_token(self, data: bytes) -> int: ...
+    def find_token(self, data: bytes) -> int:
+        """The id of the ordinary token spelled ``data`` -- its vocabulary
+        text, or the bytes :meth:`token_bytes` gives for it -- or -1."""
+        ...
 
     def encode_bytes_piece(self, piece: bytes) -> list: ...
 
@@ -91,5 +96,17 @@ class Model(Protocol):
     def token_bytes(self, token: int) -> bytes: ...
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes: ...
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple:
+        """``(decode_bytes(tokens), starts)``: ``starts[i]`` is the byte index
+        in the decoded bytes where the text that id ``i`` leaves there
+        begins; an id that leaves nothing (a control token, a space the
+        clean-up removed) gets the index of the next byte that survives."""
+        ...
+
+    def token_byte_values(self) -> list:
+        """:meth:`token_bytes` of every ordinary (not special) id, one entry
+        per id, sorted."""
+        ...
 
     def stream_decoder(self) -> StreamPieces: ...
