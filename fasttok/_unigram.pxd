@@ -38,6 +38,32 @@ cdef struct IdBuf:
     uint32_t* data
     size_t len
 
+ctypedef fused out_t:
+    SpanBuf     # ids and byte spans
+    IdBuf       # ids alone (room for one per byte given)
+
+
+cdef inline int emit(out_t* out, uint32_t id, uint32_t start, uint32_t end,
+                     uint32_t flags) except -1 nogil:
+    # One token appended to either kind of output (an IdBuf keeps the id alone).
+    if out_t is SpanBuf:
+        return spans_push(out, id, start, end, flags)
+    else:
+        out.data[out.len] = id
+        out.len += 1
+        return 0
+
+
+cdef inline size_t one_char_len(uint8_t c) noexcept nogil:
+    # sentencepiece's OneCharLen: a character's length from its lead byte alone
+    if c < 0xC0:
+        return 1
+    if c < 0xE0:
+        return 2
+    if c < 0xF0:
+        return 3
+    return 4
+
 cdef struct ViterbiScratch:
     # The best-path array of one caller (one thread), reused across its
     # calls; borrowed from the thread's cache unless owned.
@@ -70,6 +96,19 @@ cdef struct TrieLeaf:
     # What a match reads of a unit (TrieUnit's last two fields)
     int32_t value
     float score
+
+
+cdef inline int32_t trie_step(const TrieStep* steps, const uint8_t* s, size_t n, size_t* key,
+                              int32_t node) noexcept nogil:
+    # One step of the walk along s[key[0]:n] from node: its child by the byte
+    # at key[0] (key[0] then past that byte), or -1 where the walk ends (s
+    # used up, or no such child). Every walk of the trie is a loop of these.
+    cdef int32_t child
+    if key[0] >= n:
+        return -1
+    child = steps[node].base + s[key[0]]
+    key[0] += 1
+    return child if steps[child].check == node else -1
 
 cdef struct CharEntry:
     # A character of 2 or 3 bytes as the Viterbi's first step from a position

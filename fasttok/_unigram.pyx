@@ -176,17 +176,6 @@ cdef void viterbi_scratch_free(ViterbiScratch* scratch) noexcept nogil:
     scratch.owned = 0
 
 
-cdef inline size_t one_char_len(uint8_t c) noexcept nogil:
-    # sentencepiece's OneCharLen: from the lead byte alone
-    if c < 0xC0:
-        return 1
-    if c < 0xE0:
-        return 2
-    if c < 0xF0:
-        return 3
-    return 4
-
-
 cdef struct FreeList:
     # The free units of a trie under construction, as a doubly linked list
     # (by index), so a search for room visits free units only.
@@ -469,20 +458,6 @@ cdef inline const CharEntry* _char_entry(const CharEntry* tab, const uint16_t* b
     return NULL
 
 
-ctypedef fused out_t:
-    SpanBuf     # ids and byte spans
-    IdBuf       # ids alone (room for one per byte given)
-
-
-cdef inline int _emit(out_t* out, uint32_t id, uint32_t start, uint32_t end) except -1 nogil:
-    if out_t is SpanBuf:
-        return spans_push(out, id, start, end, 0)
-    else:
-        out.data[out.len] = id
-        out.len += 1
-        return 0
-
-
 cdef int _backtrack(const path_t* best, size_t first, size_t end, out_t* out) except -1 nogil:
     # Append the best path over [first, end) to out in text order; no node
     # crosses first, so the path from end back lands on it.
@@ -492,7 +467,7 @@ cdef int _backtrack(const path_t* best, size_t first, size_t end, out_t* out) ex
     cdef uint32_t tmp_id
     while key > first:
         start = best[key].start
-        _emit(out, best[key].id, <uint32_t>start, <uint32_t>key)
+        emit(out, best[key].id, <uint32_t>start, <uint32_t>key, 0)
         key = <size_t>start
     hi = out.len
     while lo + 1 < hi:
@@ -536,7 +511,7 @@ cdef int _best_path(const TrieStep* units, const TrieLeaf* leaves, const CharEnt
     # beyond it; first: where the pieces not yet emitted start; entries up
     # to ready are made "not reached", and more once pos reaches refill.
     cdef size_t pos = 0, key, mblen, i, last, ready = 0, refill = 0, frontier = 0, first = 0
-    cdef int32_t node, child, pid
+    cdef int32_t node, pid
     cdef score_t here = zero, cand
     cdef bint single
     cdef const TrieLeaf* leaf
@@ -564,7 +539,7 @@ cdef int _best_path(const TrieStep* units, const TrieLeaf* leaves, const CharEnt
                     # final (emitted now, while in cache), this node next.
                     if pos > first:
                         _backtrack(best, first, pos, out)
-                    _emit(out, e.id, <uint32_t>pos, <uint32_t>key)
+                    emit(out, e.id, <uint32_t>pos, <uint32_t>key, 0)
                     pos = first = frontier = key
                     here = cand
                     continue
@@ -587,13 +562,11 @@ cdef int _best_path(const TrieStep* units, const TrieLeaf* leaves, const CharEnt
         single = False
         node = 0
         key = pos
-        while key < n:
-            child = units[node].base + s[key]
-            key += 1
-            if units[child].check != node:
+        while True:
+            node = trie_step(units, s, n, &key, node)
+            if node < 0:
                 break
-            node = child
-            leaf = &leaves[child]
+            leaf = &leaves[node]
             pid = leaf.value
             if pid >= 0:
                 cand = here + <score_t>leaf.score
@@ -721,8 +694,8 @@ cdef class UnigramModel:
         # piece starts with any of the characters) share it, so for the
         # scripts a vocabulary lacks the table costs no cache.
         cdef uint8_t b[3]
-        cdef size_t index, length, k, n_blocks = 1, slot
-        cdef int32_t node, child
+        cdef size_t index, length, key, n_blocks = 1, slot
+        cdef int32_t node
         cdef bint inside
         cdef CharEntry* e
         cdef CharEntry* grown
@@ -752,14 +725,13 @@ cdef class UnigramModel:
                 e.id = self.unk_id
                 e.score = self.unk_score
                 node = 0
+                key = 0
                 inside = False
-                for k in range(length):
-                    child = self.trie.steps[node].base + b[k]
-                    if self.trie.steps[child].check != node:
-                        node = -1
+                while key < length:
+                    node = trie_step(self.trie.steps, b, length, &key, node)
+                    if node < 0:
                         break
-                    node = child
-                    if k + 1 < length and self.trie.leaves[node].value >= 0:
+                    if key < length and self.trie.leaves[node].value >= 0:
                         inside = True
                 if node >= 0 and self.trie.leaves[node].value >= 0:
                     e.id = <uint32_t>self.trie.leaves[node].value
@@ -811,10 +783,9 @@ cdef class UnigramModel:
         cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(raw)
         cdef size_t n = len(raw), pos = 0, key, mblen, length
         cdef int32_t pid
-        cdef uint8_t kind
         cdef bint single
         cdef double score
-        cdef int32_t node, child
+        cdef int32_t node
         nodes = []
         while pos < n:
             mblen = one_char_len(s[pos])
@@ -823,24 +794,21 @@ cdef class UnigramModel:
             single = False
             node = 0
             key = pos
-            while key < n:
-                child = self.trie.steps[node].base + s[key]
-                key += 1
-                if self.trie.steps[child].check != node:
+            while True:
+                # the Viterbi's walk (UNUSED pieces are in the trie only for llama.cpp)
+                node = trie_step(self.trie.steps, s, n, &key, node)
+                if node < 0:
                     break
-                node = child
                 pid = self.trie.leaves[node].value
                 if pid >= 0:
-                    kind = self.kinds[pid]
-                    if kind != KIND_UNUSED or self.llama_cpp:
-                        length = key - pos
-                        if kind == KIND_USER:
-                            score = 0.0 if self.llama_cpp else _user_score(_count_chars(s + pos, length))
-                        else:
-                            score = self.scores[pid]
-                        nodes.append((pos, key, pid, score))
-                        if length == mblen:
-                            single = True
+                    length = key - pos
+                    if self.kinds[pid] == KIND_USER:
+                        score = 0.0 if self.llama_cpp else _user_score(_count_chars(s + pos, length))
+                    else:
+                        score = self.scores[pid]
+                    nodes.append((pos, key, pid, score))
+                    if length == mblen:
+                        single = True
             if not single:
                 nodes.append((pos, pos + mblen, self.unk_id, <double>self.unk_score))
             pos += mblen
