@@ -121,8 +121,9 @@ from ._spm_normalizer cimport (ByteBuf, Normalizer, OffsetBuf, SymbolMatcher, by
                                bytebuf_reserve, char_index, offsets_free, valid_utf8_len)
 from ._tables cimport (NO_PAIR, NO_TOKEN, TokenTables, fill_strings, find_bytes, free_strings,
                        hash_bytes, pair_value)
-from ._unigram cimport (IdBuf, Span, SpanBuf, UnigramModel, emit, one_char_len, out_t,
-                        spans_free, spans_push, spans_reserve, viterbi_scratch_free)
+from ._unigram cimport (T_BYTE, T_CONTROL, T_NORMAL, T_UNDEFINED, T_UNKNOWN, T_UNUSED,
+                        T_USER_DEFINED, IdBuf, Span, SpanBuf, UnigramModel, emit, one_char_len,
+                        out_t, spans_free, spans_push, spans_reserve, viterbi_scratch_free)
 from ._utf8 cimport (Utf8Source, Utf8Text, utf8_capacity, utf8_put, utf8_source, utf8_text,
                      utf8_text_cached, utf8_write)
 
@@ -133,16 +134,6 @@ cdef extern from "Python.h":
     int PyGC_Disable()
     int PyGC_Enable()
 
-
-# SentencePiece piece types (fasttok.vocab.TokenType)
-cdef enum:
-    T_UNDEFINED = 0
-    T_NORMAL = 1
-    T_UNKNOWN = 2
-    T_CONTROL = 3
-    T_USER_DEFINED = 4
-    T_UNUSED = 5
-    T_BYTE = 6
 
 cdef enum:
     # Span.flags of an output token

@@ -1,4 +1,5 @@
-# Unigram (SentencePiece / GGUF t5) segmentation: piece trie and Viterbi.
+# Unigram (SentencePiece / GGUF t5) segmentation: piece trie and Viterbi,
+# and what the SentencePiece core shares with it (piece types, outputs).
 from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 cdef struct Span:
@@ -72,6 +73,16 @@ cdef struct ViterbiScratch:
     int owned
 
 cdef void viterbi_scratch_free(ViterbiScratch* scratch) noexcept nogil
+
+cdef enum:
+    # SentencePiece piece types (the numbering of fasttok.vocab.TokenType)
+    T_UNDEFINED = 0
+    T_NORMAL = 1
+    T_UNKNOWN = 2
+    T_CONTROL = 3
+    T_USER_DEFINED = 4
+    T_UNUSED = 5
+    T_BYTE = 6
 
 cdef enum:
     # Piece kinds as the Viterbi sees them.

@@ -117,16 +117,6 @@ from libc.string cimport memcmp, memcpy, memset
 from ._growth cimport grow_array
 
 
-# SentencePiece piece types (the numbering of fasttok.vocab.TokenType)
-cdef enum:
-    T_NORMAL = 1
-    T_UNKNOWN = 2
-    T_CONTROL = 3
-    T_USER_DEFINED = 4
-    T_UNUSED = 5
-    T_BYTE = 6
-
-
 cdef extern from "ft_thread_cache.h" nogil:
     # The thread's best-path array (FT_SLOT_UNIGRAM_BEST) and one spare large
     # span buffer (FT_SLOT_UNIGRAM_SPANS), handed from a freed buffer to the
