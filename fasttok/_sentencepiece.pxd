@@ -1,5 +1,6 @@
 # SentencePiece processing (normalizer -> model -> unknown rule -> ids), for
 # the Cython modules that cimport it.
+cimport cython
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 
 from ._bpe cimport ItemHeap, PairMemo
@@ -87,9 +88,12 @@ cdef struct DecodeState:
     bint dn_prev_space
 
 
+@cython.final
 cdef class SentencePieceBPE:
     # SentencePiece BPE segmentation of normalized text: the cut-and-merge
     # path, and sentencepiece's own agenda loop (UNUSED pieces, dropout).
+    # Final, so that its methods are called directly, not through the
+    # method table.
     cdef TokenTables tables
     cdef SymbolMatcher frozen           # user-defined symbols (none for llama.cpp)
     cdef TokenTables cut_blockers       # chars that precede an interior ▁ in a piece
@@ -106,7 +110,6 @@ cdef class SentencePieceBPE:
     cdef uint32_t _piece_id(self, const uint8_t* p, size_t n) noexcept nogil
     cdef int _agenda_push(self, const uint8_t* s, Symbol* sym, int32_t left, int32_t right,
                           ItemHeap* ag, RevMerge* rev) except -1 nogil
-    cdef bint _cut_before(self, const uint8_t* s, const uint32_t* starts, size_t j) noexcept nogil
 
 
 cdef class SentencePieceCore:

@@ -106,6 +106,7 @@ corpus files through ``encode_many``, against ``sentencepiece.encode(lines)``):
 
 from array import array
 
+cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
@@ -332,6 +333,20 @@ cdef inline bint _is_space_symbol(const uint8_t* s, size_t n) noexcept nogil:
     return n == 3 and s[0] == 0xE2 and s[1] == 0x96 and s[2] == 0x81
 
 
+cdef inline bint _cut_before(SentencePieceBPE bpe, const uint8_t* s, const uint32_t* starts,
+                             size_t j) noexcept nogil:
+    # May symbol j start a new independent piece? Only a ▁ whose preceding
+    # character never precedes an interior ▁ in a mergeable piece. (Inline,
+    # not a method: it runs at every symbol.)
+    cdef size_t a = starts[j], b = starts[j + 1], p = starts[j - 1]
+    if not _is_space_symbol(s + a, b - a):
+        return False
+    if not bpe.has_blockers:
+        return True
+    return find_bytes(bpe.cut_blockers.view.index, bpe.cut_blockers.view.strings,
+                      s + p, a - p) < 0
+
+
 cdef inline int _resolve_piece(const Unknowns* u, const uint8_t* s, uint32_t id, uint32_t start,
                                uint32_t end, bint* prev_unknown, out_t* out) except -1 nogil:
     # The unknown rule, for the model's next piece, s[start:end] as id: a
@@ -363,9 +378,13 @@ cdef int _resolve(const Unknowns* u, const uint8_t* s, const SpanBuf* spans,
     cdef size_t i
     cdef const Span* sp
     cdef bint prev_unknown = False
-    for i in range(spans.len):
-        sp = &spans.data[i]
-        _resolve_piece(u, s, sp.id, sp.start, sp.end, &prev_unknown, out)
+    cdef out_t o = out[0]   # a local copy, which the compiler keeps in registers
+    try:
+        for i in range(spans.len):
+            sp = &spans.data[i]
+            _resolve_piece(u, s, sp.id, sp.start, sp.end, &prev_unknown, &o)
+    finally:
+        out[0] = o
     return 0
 
 
@@ -373,11 +392,12 @@ cdef int _resolve_in_place(const Unknowns* u, IdBuf* ids) except -1 nogil:
     # The unknown rule over the model's ids alone, in place, for a model
     # without byte fallback (an unknown piece's bytes are not needed; never
     # more ids come out than go in).
-    cdef size_t i, count = ids.len
+    cdef size_t i
     cdef bint prev_unknown = False
-    ids.len = 0
-    for i in range(count):
-        _resolve_piece(u, NULL, ids.data[i], 0, 0, &prev_unknown, ids)
+    cdef IdBuf o = IdBuf(ids.data, 0)
+    for i in range(ids.len):
+        _resolve_piece(u, NULL, ids.data[i], 0, 0, &prev_unknown, &o)
+    ids.len = o.len
     return 0
 
 
@@ -420,6 +440,7 @@ def _dense_ranks(scores, eligible):
 
 
 
+@cython.final
 cdef class SentencePieceBPE:
     """SentencePiece BPE segmentation of normalized text (see the module
     notes): ``tokens``, ``types`` and ``scores`` are parallel, by id;
@@ -573,7 +594,7 @@ cdef class SentencePieceBPE:
                 a += 1
                 continue
             b = a + 1
-            while b < m and not frozen[b] and not self._cut_before(s, starts, b):
+            while b < m and not frozen[b] and not _cut_before(self, s, starts, b):
                 b += 1
             base = starts[a]
             size = starts[b] - base
@@ -719,17 +740,6 @@ cdef class SentencePieceBPE:
             rev[slot].set = True
         return 0
 
-    cdef bint _cut_before(self, const uint8_t* s, const uint32_t* starts,
-                          size_t j) noexcept nogil:
-        # May symbol j start a new independent piece? Only a ▁ whose preceding
-        # character never precedes an interior ▁ in a mergeable piece.
-        cdef size_t a = starts[j], b = starts[j + 1], p = starts[j - 1]
-        if not _is_space_symbol(s + a, b - a):
-            return False
-        if not self.has_blockers:
-            return True
-        return find_bytes(self.cut_blockers.view.index, self.cut_blockers.view.strings,
-                          s + p, a - p) < 0
 
 
 cdef class SentencePieceCore:

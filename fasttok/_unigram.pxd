@@ -109,17 +109,16 @@ cdef struct TrieLeaf:
     float score
 
 
-cdef inline int32_t trie_step(const TrieStep* steps, const uint8_t* s, size_t n, size_t* key,
-                              int32_t node) noexcept nogil:
-    # One step of the walk along s[key[0]:n] from node: its child by the byte
-    # at key[0] (key[0] then past that byte), or -1 where the walk ends (s
-    # used up, or no such child). Every walk of the trie is a loop of these.
-    cdef int32_t child
-    if key[0] >= n:
-        return -1
-    child = steps[node].base + s[key[0]]
-    key[0] += 1
-    return child if steps[child].check == node else -1
+cdef inline bint trie_step(const TrieStep* steps, int32_t* node, uint8_t c) noexcept nogil:
+    # One step of a walk: node[0] moves to its child by byte c, or the walk
+    # ends (False, node[0] unchanged) where it has none. The lattice and the
+    # character table walk with it; the Viterbi spells the same step out
+    # (see there).
+    cdef int32_t child = steps[node[0]].base + c
+    if steps[child].check != node[0]:
+        return False
+    node[0] = child
+    return True
 
 cdef struct CharEntry:
     # A character of 2 or 3 bytes as the Viterbi's first step from a position
