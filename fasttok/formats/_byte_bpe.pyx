@@ -178,21 +178,6 @@ cdef enum:
     CACHE_MIN_BYTES = 2048
 
 
-cdef struct CacheEntry:
-    const uint8_t* key
-    uint64_t head  # the key's first 8 bytes, compared before the rest
-    uint32_t length
-    uint32_t n_ids
-    size_t at
-
-
-cdef struct Scratch:
-    # What one call (or one batch) keeps between pieces: the piece cache
-    # and the pair memo. Calls on little text do without.
-    CacheEntry* cache
-    PairMemo memo
-
-
 cdef int scratch_init(Scratch* scratch, const TokenTablesView* tables) except -1 nogil:
     scratch.cache = <CacheEntry*>calloc(CACHE_SLOTS, sizeof(CacheEntry))
     if scratch.cache == NULL:
@@ -207,34 +192,6 @@ cdef void scratch_free(Scratch* scratch) noexcept nogil:
     scratch.cache = NULL
     pair_memo_release(&scratch.memo)
 
-
-
-cdef struct SpecialMatch:
-    Py_ssize_t start
-    Py_ssize_t length
-    uint32_t index
-
-
-cdef struct Decoder:
-    # id -> bytes. The ordinary ids read the tables' own token bytes (for a
-    # cached encoding, the cache file's): a copy of them would be 3 MB and a
-    # pass over a tuple of 200k bytes objects. Only the other ids, the
-    # specials, have bytes of their own, in extra, which covers the ids
-    # extra_base .. extra_base + extra.n - 1. (ordinary is a copy of the
-    # tables' struct; the arrays stay theirs.)
-    ByteStrings ordinary
-    ByteStrings extra
-    uint32_t extra_base
-    # For a sparse id space (else NULL): the id of each ordinary slot and of
-    # each extra entry, ascending; the entries are the distinct special ids,
-    # with codes extra_base + entry.
-    const uint32_t* slot_ids
-    const uint32_t* extra_ids
-
-
-cdef struct Span:
-    const uint8_t* src
-    uint64_t length
 
 
 cdef inline Py_ssize_t _find_id(const uint32_t* ids, Py_ssize_t n, uint64_t t) noexcept nogil:
@@ -306,26 +263,6 @@ cdef class CoreBPE:
     >>> far.encode("ab<e>b", b"\\x01"), far.decode_bytes([10**9, 2**31, 6])
     ([1000000000, 2147483648, 6], b'ab<e>b')
     """
-
-    cdef TokenTables tables
-    cdef const TokenTablesView* view
-    cdef ScanFn scan
-    cdef object splitter
-    cdef bint whole_piece_lookup
-    # special tokens: bytes -> index into special_ids
-    cdef TokenTables special_tables
-    cdef uint32_t* special_ids
-    cdef Py_ssize_t n_specials
-    cdef Py_ssize_t* special_lengths  # distinct lengths, longest first
-    cdef Py_ssize_t n_special_lengths
-    cdef uint8_t special_first[256]
-    cdef int single_first_byte  # the byte every special starts with, or -1
-    cdef Decoder decoder
-    cdef readonly object special_order
-    # what add_special_tokens=True adds (the format sets it; none by default)
-    cdef public object post_processor
-    cdef size_t n_ids  # every code the model produces or decodes is below it
-    cdef uint32_t* code_ids  # the id of each code; NULL when codes are ids
 
     def __cinit__(self):
         self.special_ids = NULL
@@ -907,13 +844,6 @@ cdef extern from *:
     void short_pause "FT_SHORT_PAUSE"() nogil  # a few microseconds' sleep
 
 
-cdef struct BatchChunk:
-    Py_ssize_t first  # texts[first:stop]
-    Py_ssize_t stop
-    IdBuffer out  # their ids, one text after another
-    long state  # CHUNK_*; written by the thread that encoded it, with release
-
-
 cdef class BatchJob:
     """One batch call: its texts in chunks that any number of threads claim,
     one at a time, and encode without the GIL, while the calling thread also
@@ -936,26 +866,6 @@ cdef class BatchJob:
     >>> job.run(); job.finish()
     [[2], [1, 0], [0]]
     """
-
-    cdef CoreBPE core
-    cdef list texts
-    cdef Py_ssize_t count
-    # our own references to texts[:n_refs], read by _prepare: the caller's
-    # list may change meanwhile
-    cdef PyObject** refs
-    cdef Py_ssize_t n_refs
-    cdef Utf8Source* sources
-    cdef long prepared  # chunks whose sources are read; atomic
-    cdef size_t* ends  # where each text's ids end in its chunk's buffer
-    cdef BatchChunk* chunks
-    cdef long n_chunks
-    cdef long next_chunk  # the next chunk to claim; atomic
-    cdef long failed  # set when a thread's work() raised; atomic
-    cdef object allowed  # keeps the mask alive
-    cdef const uint8_t* mask
-    cdef bint use_specials
-    cdef int kind
-    cdef list lists
 
     def __cinit__(self):
         self.refs = NULL

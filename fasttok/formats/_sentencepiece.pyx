@@ -62,7 +62,7 @@ corpus files through ``encode_many``, against ``sentencepiece.encode(lines)``):
   botchan_bpe_8000_bytefallback zh.txt lines take a third of the time a
   hashed lookup without the cuts takes, 4x faster than sentencepiece.
 * ``encode_many`` and ``encode_ordinary`` keep only the ids, resolved
-  straight from the pieces (``_resolve_ids``) into a 4-byte-a-token array,
+  straight from the pieces (``_resolve`` into an ``IdBuf``) into a 4-byte-a-token array,
   not 16-byte token spans, which takes 40% off whole zh.txt (3 ids a
   character with byte fallback).
 * ``encode_ordinary`` (one text) reads the str's cached UTF-8
@@ -71,7 +71,7 @@ corpus files through ``encode_many``, against ``sentencepiece.encode(lines)``):
   no more; a str with surrogates has no UTF-8 form and is repaired by
   ``utf8_text``. For a Unigram model without byte fallback the Viterbi
   writes the ids straight into the id array (``viterbi_ids``; unknowns
-  merged in place), with no 16-byte spans and no ``_resolve_ids`` pass. The
+  merged in place by ``_resolve_in_place``), with no 16-byte spans. The
   normalized text and the id array are the thread's from the last call
   (``FT_SLOT_SPM_NORM`` / ``FT_SLOT_SPM_IDS``, up to 32 MiB each), not
   fresh pages. Together these halve the time of one call on whole zh.txt
@@ -105,53 +105,39 @@ corpus files through ``encode_many``, against ``sentencepiece.encode(lines)``):
 
 from array import array
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+cimport cython
+from cpython.bytes cimport PyBytes_AS_STRING
 from cpython.list cimport PyList_New, PyList_SET_ITEM
-from cpython.tuple cimport PyTuple_GET_ITEM
-
-cdef extern from "Python.h":
-    void PyObject_GC_UnTrack(object op)
 from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_GET_ITEM
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
-from fasttok.shared._growth cimport grow_array
-from fasttok.models._bpe cimport PairMemo, bpe_merge_parts, pair_memo_init, pair_memo_release, uniform01
+from fasttok.models._bpe cimport (ItemHeap, bpe_merge_parts, heap_pop, heap_push, pair_memo_init,
+                    pair_memo_release, uniform01)
 from fasttok.shared._token_ids cimport token_id
 from fasttok.normalizers._spm_normalizer cimport (ByteBuf, Normalizer, OffsetBuf, SymbolMatcher, bytebuf_free,
-                               bytebuf_reserve, offsets_free, valid_utf8_len)
-from fasttok.shared._tables cimport (ByteStrings, NO_PAIR, NO_TOKEN, TokenTables, fill_strings, find_bytes,
-                       free_strings, hash_bytes, pair_value)
-from fasttok.models._unigram cimport (IdBuf, Span, SpanBuf, UnigramModel, ViterbiScratch, spans_free,
-                        spans_push, spans_reserve, viterbi_scratch_free)
-from fasttok.shared._utf8 cimport (Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_text_cached,
-                    utf8_write)
+                               bytebuf_reserve, char_index, offsets_free, valid_utf8_len)
+from fasttok.shared._tables cimport (NO_PAIR, NO_TOKEN, TokenTables, fill_strings, find_bytes, free_strings,
+                       hash_bytes, pair_value)
+from fasttok.models._unigram cimport (T_BYTE, T_CONTROL, T_NORMAL, T_UNDEFINED, T_UNKNOWN, T_UNUSED,
+                        T_USER_DEFINED, IdBuf, Span, SpanBuf, UnigramModel, emit, one_char_len,
+                        out_t, spans_free, spans_push, spans_reserve, viterbi_scratch_free)
+from fasttok.shared._utf8 cimport (Utf8Source, Utf8Text, utf8_capacity, utf8_put, utf8_source, utf8_text,
+                     utf8_text_cached, utf8_write)
 
 from fasttok.errors import FasttokError
 
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(object op)
+    int PyGC_Disable()
+    int PyGC_Enable()
 
-# SentencePiece piece types (fasttok.vocab.TokenType)
-cdef enum:
-    T_UNDEFINED = 0
-    T_NORMAL = 1
-    T_UNKNOWN = 2
-    T_CONTROL = 3
-    T_USER_DEFINED = 4
-    T_UNUSED = 5
-    T_BYTE = 6
-
-cdef enum:
-    MODEL_UNIGRAM = 0
-    MODEL_BPE = 1
 
 cdef enum:
     # Span.flags of an output token
     FLAG_VOCAB_PIECE = 1    # its piece is the vocabulary's text (byte fallback, special)
-
-cdef extern from "Python.h":
-    int PyGC_Disable()
-    int PyGC_Enable()
 
 cdef extern from "ft_thread_cache.h" nogil:
     # The normalized text and the id array of encode_ordinary, kept per
@@ -168,45 +154,12 @@ cdef enum:
 cdef const uint8_t* SPACE_SYMBOL = <const uint8_t*>b"\xe2\x96\x81"
 
 
-cdef struct CacheSlot:
-    uint64_t hash        # 0: empty
-    uint32_t key_at      # into WordCache.keys
-    uint32_t key_len
-    uint32_t parts_at    # into WordCache.parts: (offset, id) pairs
-    uint32_t n_parts
-
-
-cdef struct WordCache:
-    # The merged parts of each piece the text was cut into, for one call (one
-    # thread): a piece's merges depend on its bytes alone, and words recur.
-    CacheSlot* slots
-    uint32_t mask
-    uint32_t count
-    uint8_t* keys
-    size_t keys_len, keys_cap
-    uint32_t* parts
-    size_t parts_len, parts_cap
-
-
 cdef enum:
     CACHE_SLOTS = 65536      # at most; a power of two, filled to half, then no more inserts
     CACHE_MAX_KEY = 64       # longer pieces are not cached
     # texts shorter than this get no cache of their own (its setup would cost
     # more than it saves); batches always get one
     CACHE_MIN_TEXT = 2048
-
-
-cdef struct Scratch:
-    # Work arrays reused across the texts of one call (one thread): the
-    # Viterbi's best paths, BPE's symbol arrays and word cache.
-    ViterbiScratch vit
-    uint32_t* starts
-    uint32_t* rel
-    uint32_t* ids
-    uint8_t* frozen
-    size_t cap
-    WordCache cache
-    PairMemo memo  # the thread's pair memo, attached for batches of BPE text
 
 
 cdef void scratch_free(Scratch* sc) noexcept nogil:
@@ -307,51 +260,6 @@ cdef int scratch_reserve(Scratch* sc, size_t n) except -1 nogil:
     return 0
 
 
-cdef struct Symbol:
-    # One symbol of sentencepiece's BPE agenda (the exact path): its bytes
-    # are s[start:start + size]; prev/next link the live ones (-1 at the ends).
-    uint32_t start
-    uint32_t size
-    int32_t prev
-    int32_t next
-    bint frozen
-
-
-cdef struct Candidate:
-    # One merge on the agenda: the pair (left, right) whose bytes add up to
-    # size, keyed (priority << 32 | left).
-    uint64_t key
-    uint32_t right
-    uint32_t size
-
-
-cdef struct Agenda:
-    # A binary min-heap of candidate merges by key: sentencepiece's priority
-    # queue (higher score first, then leftmost).
-    Candidate* items
-    size_t len
-    size_t cap
-
-
-cdef struct RevMerge:
-    # For one UNUSED piece: the two symbols of the last pushed pair that
-    # would make it (their sizes; the content is the piece itself).
-    uint32_t left_size
-    uint32_t right_size
-    bint set
-
-cdef struct DecodeState:
-    # Where one decode (or stream) is in sentencepiece's Decode.
-    ByteBuf run          # bytes of byte pieces whose character is not decided yet
-    ByteBuf text         # decoded text the denormalizer has not read yet
-    ByteBuf spaces       # denormalized trailing spaces (dropped at the end)
-    bint is_bos_ws       # a leading ▁ would still be the dummy prefix
-    bint bos_ws_seen
-    bint any_text        # some decoded text so far
-    bint dn_started      # the denormalizer is past its leading spaces
-    bint dn_prev_space
-
-
 cdef void decode_state_init(DecodeState* st) noexcept nogil:
     memset(st, 0, sizeof(DecodeState))
     st.is_bos_ws = True
@@ -380,29 +288,6 @@ cdef inline bint _utf8_head(const uint8_t* s, size_t n) noexcept nogil:
                    or (c == 0xF0 and s[1] < 0x90) or (c == 0xF4 and s[1] >= 0x90)):
         return False
     return True
-
-
-# darts-clone unit fields, as fasttok.normalizers._spm_normalizer reads them
-cdef inline uint32_t _unit_label(uint32_t u) noexcept nogil:
-    return u & 0x800000FFU
-
-
-cdef inline size_t _unit_offset(uint32_t u) noexcept nogil:
-    return (u >> 10) << ((u & (1 << 9)) >> 6)
-
-
-_TYPES = {"normal": T_NORMAL, "unknown": T_UNKNOWN, "control": T_CONTROL,
-          "user_defined": T_USER_DEFINED, "unused": T_UNUSED, "byte": T_BYTE}
-
-
-cdef inline size_t _one_char_len(uint8_t c) noexcept nogil:
-    if c < 0xC0:
-        return 1
-    if c < 0xE0:
-        return 2
-    if c < 0xF0:
-        return 3
-    return 4
 
 
 cdef extern from *:
@@ -443,44 +328,82 @@ cdef inline bint _decode_cp(const uint8_t* s, size_t n, uint32_t* cp) noexcept n
     return _char_at(s, n, cp) == n
 
 
-cdef inline size_t _encode_cp(uint32_t cp, uint8_t* out) noexcept nogil:
-    # The shortest UTF-8 form of cp < 0x10000 (surrogates included), as _char_at reads it.
-    if cp < 0x80:
-        out[0] = <uint8_t>cp
-        return 1
-    if cp < 0x800:
-        out[0] = <uint8_t>(0xC0 | (cp >> 6))
-        out[1] = <uint8_t>(0x80 | (cp & 0x3F))
-        return 2
-    out[0] = <uint8_t>(0xE0 | (cp >> 12))
-    out[1] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
-    out[2] = <uint8_t>(0x80 | (cp & 0x3F))
-    return 3
-
-
 cdef inline bint _is_space_symbol(const uint8_t* s, size_t n) noexcept nogil:
     return n == 3 and s[0] == 0xE2 and s[1] == 0x96 and s[2] == 0x81
 
 
-cdef list _ids_list(const Span* toks, size_t a, size_t b, tuple ints):
-    # ints[i] is the int i for every id: the list only takes references (no
-    # int allocated per token), and, holding only ints, it cannot be part of
-    # a reference cycle, so the cycle collector is not told about it.
-    cdef list out = PyList_New(b - a)
-    cdef size_t i, n_ints = len(ints)
-    cdef object item
-    for i in range(a, b):
-        if toks[i].id >= n_ints:
-            raise ValueError(f"internal error: token id {toks[i].id} out of range")
-        item = <object>PyTuple_GET_ITEM(ints, toks[i].id)
-        Py_INCREF(item)
-        PyList_SET_ITEM(out, i - a, item)
-    PyObject_GC_UnTrack(out)
-    return out
+cdef inline bint _cut_before(SentencePieceBPE bpe, const uint8_t* s, const uint32_t* starts,
+                             size_t j) noexcept nogil:
+    # May symbol j start a new independent piece? Only a ▁ whose preceding
+    # character never precedes an interior ▁ in a mergeable piece. (Inline,
+    # not a method: it runs at every symbol.)
+    cdef size_t a = starts[j], b = starts[j + 1], p = starts[j - 1]
+    if not _is_space_symbol(s + a, b - a):
+        return False
+    if not bpe.has_blockers:
+        return True
+    return find_bytes(bpe.cut_blockers.view.index, bpe.cut_blockers.view.strings,
+                      s + p, a - p) < 0
+
+
+cdef inline int _resolve_piece(const Unknowns* u, const uint8_t* s, uint32_t id, uint32_t start,
+                               uint32_t end, bint* prev_unknown, out_t* out) except -1 nogil:
+    # The unknown rule, for the model's next piece, s[start:end] as id: a
+    # piece the model covered stays; an unknown one becomes the byte pieces
+    # of its bytes (byte fallback; unk for a byte without one), or unk, one
+    # for a whole run of unknown pieces when merge_unknown. prev_unknown
+    # carries "the piece before was unknown" from one call to the next.
+    cdef bint unknown = id == NO_TOKEN or id == u.unknown_id
+    cdef uint32_t j, byte_id
+    if not unknown:
+        emit(out, id, start, end, 0)
+    elif u.bytes_for_unknown:
+        for j in range(start, end):
+            byte_id = u.byte_ids[s[j]]
+            emit(out, byte_id if byte_id != NO_TOKEN else u.unk_id, j, j + 1, FLAG_VOCAB_PIECE)
+    elif u.merge_unknown and prev_unknown[0] and out.len:
+        if out_t is SpanBuf:
+            out.data[out.len - 1].end = end
+    else:
+        emit(out, u.unk_id, start, end, 0)
+    prev_unknown[0] = unknown
+    return 0
+
+
+cdef int _resolve(const Unknowns* u, const uint8_t* s, const SpanBuf* spans,
+                  out_t* out) except -1 nogil:
+    # The unknown rule over the model's pieces of s, appended to out (an
+    # IdBuf needs room for one id per byte: the spans cover s without overlap).
+    cdef size_t i
+    cdef const Span* sp
+    cdef bint prev_unknown = False
+    cdef out_t o = out[0]   # a local copy, which the compiler keeps in registers
+    try:
+        for i in range(spans.len):
+            sp = &spans.data[i]
+            _resolve_piece(u, s, sp.id, sp.start, sp.end, &prev_unknown, &o)
+    finally:
+        out[0] = o
+    return 0
+
+
+cdef int _resolve_in_place(const Unknowns* u, IdBuf* ids) except -1 nogil:
+    # The unknown rule over the model's ids alone, in place, for a model
+    # without byte fallback (an unknown piece's bytes are not needed; never
+    # more ids come out than go in).
+    cdef size_t i
+    cdef bint prev_unknown = False
+    cdef IdBuf o = IdBuf(ids.data, 0)
+    for i in range(ids.len):
+        _resolve_piece(u, NULL, ids.data[i], 0, 0, &prev_unknown, &o)
+    ids.len = o.len
+    return 0
 
 
 cdef list _id_array_list(const uint32_t* ids, size_t a, size_t b, tuple ints):
-    # _ids_list for a plain id array
+    # ints[i] is the int i for every id: the list only takes references (no
+    # int allocated per token), and, holding only ints, it cannot be part of
+    # a reference cycle, so the cycle collector is not told about it.
     cdef list out = PyList_New(b - a)
     cdef size_t i, n_ints = len(ints)
     cdef object item
@@ -515,217 +438,59 @@ def _dense_ranks(scores, eligible):
     return [rank.get(s, worst) if ok else worst for s, ok in zip(scores, eligible)]
 
 
-cdef class SentencePieceCore:
-    """The compiled SentencePiece model of one :class:`~fasttok.vocab.Vocabulary`.
 
-    ``vocab.model`` is ``"unigram"`` or ``"sentencepiece_bpe"``; a GGUF
-    vocabulary (``metadata["tokenizer.ggml.model"]``) runs the llama.cpp
-    flavour (see the module notes). Provides the methods
-    :class:`fasttok.Encoding` calls, plus :meth:`encode_as_pieces`,
-    :meth:`normalize` and :meth:`lattice`.
+@cython.final
+cdef class SentencePieceBPE:
+    """SentencePiece BPE segmentation of normalized text (see the module
+    notes): ``tokens``, ``types`` and ``scores`` are parallel, by id;
+    ``user_defined`` are the symbols never merged (sentencepiece's flavour);
+    ``llama_cpp`` lets every piece be a merge result, not only NORMAL,
+    USER_DEFINED and UNUSED ones; ``exact_agenda`` runs sentencepiece's own
+    loop even without UNUSED pieces (for tests of the cut path).
     """
 
-    cdef Normalizer normalizer
-    cdef Normalizer normalizer_rest     # llama SPM: fragments after the first
-    cdef Normalizer denormalizer        # .model denormalizer_spec, or None
-    cdef int model_kind
-    cdef readonly bint llama_cpp
-    cdef readonly str flavour
-    cdef UnigramModel unigram
-    cdef TokenTables bpe_tables
-    cdef SymbolMatcher frozen           # sentencepiece BPE: user-defined symbols
-    cdef TokenTables cut_blockers       # chars that precede an interior ▁ in a piece
-    cdef bint cut_at_spaces
-    cdef bint has_blockers
-    cdef bint exact_agenda               # BPE with UNUSED pieces: sentencepiece's own loop
-    cdef int32_t* unused_slot            # UNUSED piece id -> index into a RevMerge table
-    cdef uint32_t n_unused
-    cdef dict piece_ids
-    cdef uint8_t* types
-    cdef uint8_t* byte_of               # BYTE piece -> its byte
-    cdef readonly uint32_t n_tokens
-    cdef uint32_t unk_id
-    cdef uint32_t unknown_id            # the id that means "not covered" (or NO_TOKEN)
-    cdef uint32_t byte_ids[256]
-    cdef bint bytes_for_unknown
-    cdef bint merge_unknown
-    cdef ByteStrings pieces             # raw piece bytes by id
-    cdef ByteStrings rendered           # what each id stands for (▁ -> space, byte pieces)
-    cdef bytes unk_surface
-    cdef bint strip_dummy_space         # sentencepiece decode
-    cdef bint remove_extra_whitespaces
-    cdef bint add_space_prefix          # llama.cpp decode
-    cdef readonly object special_order
-    cdef readonly object vocabulary
-    cdef tuple ints
-    cdef uint32_t* char_info            # BPE: code point < 0x10000 -> id | CHAR_JOINABLE
-
-    def __cinit__(self):
-        self.types = NULL
-        self.char_info = NULL
-        self.byte_of = NULL
-        self.unused_slot = NULL
-        self.pieces.data = NULL
-        self.pieces.offsets = NULL
-        self.pieces.present = NULL
-        self.rendered.data = NULL
-        self.rendered.offsets = NULL
-        self.rendered.present = NULL
-
-    def __init__(self, vocab, *, flavour=None, bint exact_agenda=False):
-        cdef Py_ssize_t n = len(vocab.tokens), i
-        tokens = list(vocab.tokens)
-        types = list(vocab.token_types) if vocab.token_types is not None else [T_NORMAL] * n
-        scores = list(vocab.scores) if vocab.scores is not None else [0.0] * n
-        if flavour is None:
-            flavour = ("llama.cpp" if vocab.metadata.get("tokenizer.ggml.model") in ("llama", "t5")
-                       else "sentencepiece")
-        if flavour not in ("sentencepiece", "llama.cpp"):
-            raise ValueError(f"unknown flavour {flavour!r}; use 'sentencepiece' or 'llama.cpp'")
-        if vocab.model not in ("unigram", "sentencepiece_bpe"):
-            raise ValueError(f"{vocab.name}: model {vocab.model!r} is not a SentencePiece model")
-        if n == 0 or n >= NO_TOKEN:
-            raise ValueError(f"{vocab.name}: {n} tokens")
-        self.vocabulary = vocab
-        self.flavour = flavour
-        self.llama_cpp = flavour == "llama.cpp"
-        self.model_kind = MODEL_UNIGRAM if vocab.model == "unigram" else MODEL_BPE
-        self.n_tokens = <uint32_t>n
-        self.ints = tuple(range(n))
-        tokens = [t if t is not None else b"" for t in tokens]
-        unk = vocab.unk_id
-        if unk is None or not 0 <= unk < n:
-            unk = next((j for j, t in enumerate(types) if t == T_UNKNOWN), None)
-        if unk is None:
-            raise ValueError(f"{vocab.name}: no unknown piece; SentencePiece models need one")
-        self.unk_id = <uint32_t>unk
-        self.types = <uint8_t*>malloc(n + 1)
-        self.byte_of = <uint8_t*>malloc(n + 1)
-        if self.types == NULL or self.byte_of == NULL:
-            raise MemoryError()
-        for i in range(256):
-            self.byte_ids[i] = NO_TOKEN
-        by_bytes = {}
-        for i in range(n):
-            self.types[i] = <uint8_t>types[i] if 0 <= types[i] <= 6 else T_UNDEFINED
-            self.byte_of[i] = 0
-            by_bytes.setdefault(tokens[i], i)
-            if types[i] == T_BYTE and len(tokens[i]) == 6 and tokens[i].startswith(b"<0x"):
-                try:
-                    b = int(tokens[i][3:5], 16)
-                except ValueError:
-                    continue
-                self.byte_of[i] = b
-                if self.byte_ids[b] == NO_TOKEN:
-                    self.byte_ids[b] = <uint32_t>i
-        if self.llama_cpp:
-            # llama.cpp's byte_to_token: "<0xXX>", else the one-byte token itself
-            for i in range(256):
-                if self.byte_ids[i] == NO_TOKEN and bytes([i]) in by_bytes:
-                    self.byte_ids[i] = <uint32_t>by_bytes[bytes([i])]
-        user_defined = [tokens[j] for j in range(n) if types[j] == T_USER_DEFINED]
-        escape = vocab.escape_whitespaces
-        suffix = bool(vocab.metadata.get("treat_whitespace_as_suffix", False))
-
-        if self.model_kind == MODEL_UNIGRAM:
-            self.unigram = UnigramModel(tokens, scores, types, unk, llama_cpp=self.llama_cpp)
-            if self.llama_cpp:
-                # llama.cpp's UGM: its own whitespace rules, one normalize per fragment
-                self.normalizer = Normalizer(
-                    vocab.precompiled_charsmap, add_dummy_prefix=vocab.add_dummy_prefix,
-                    remove_extra_whitespaces=vocab.remove_extra_whitespaces,
-                    escape_whitespaces=escape, treat_whitespace_as_suffix=suffix,
-                    user_defined=user_defined, flavour="llama.cpp")
+    def __init__(self, list tokens, list types, list scores, list user_defined, *,
+                 bint llama_cpp, bint exact_agenda):
+        cdef Py_ssize_t n = len(tokens), j
+        if llama_cpp:
+            eligible = [bool(t) for t in tokens]
         else:
-            if self.llama_cpp:
-                eligible = [bool(t) for t in tokens]
-            else:
-                eligible = [bool(tokens[j]) and types[j] in (T_NORMAL, T_USER_DEFINED, T_UNUSED)
-                            for j in range(n)]
-            self.bpe_tables = TokenTables([t if ok else None for t, ok in zip(tokens, eligible)],
-                                          priorities=_dense_ranks(scores, eligible))
-            blockers = set()
-            for j in range(n):
-                if eligible[j]:
-                    _interior_space_predecessors(tokens[j], blockers)
-            self.cut_at_spaces = True
-            self.cut_blockers = TokenTables(sorted(blockers))
-            self.has_blockers = len(blockers) > 0
-            self._fill_char_info([t if ok else None for t, ok in zip(tokens, eligible)])
-            if not self.llama_cpp:
-                self.frozen = SymbolMatcher(user_defined)
-                # UNUSED pieces are merged and then split back through the
-                # pairs that made them, which depends on the order of the
-                # whole agenda: run sentencepiece's loop for such models.
-                unused = [j for j in range(n) if eligible[j] and types[j] == T_UNUSED]
-                if unused or exact_agenda:
-                    self.exact_agenda = True
-                    self.unused_slot = <int32_t*>malloc((n + 1) * sizeof(int32_t))
-                    if self.unused_slot == NULL:
-                        raise MemoryError()
-                    for j in range(n):
-                        self.unused_slot[j] = -1
-                    for k, j in enumerate(unused):
-                        self.unused_slot[j] = k
-                    self.n_unused = len(unused)
-            if self.llama_cpp:
-                # llama.cpp's SPM: only the space prefix and ▁ escaping
-                self.normalizer = Normalizer(None, add_dummy_prefix=vocab.add_dummy_prefix,
-                                             remove_extra_whitespaces=False,
-                                             escape_whitespaces=escape)
-                self.normalizer_rest = Normalizer(None, add_dummy_prefix=False,
-                                                  remove_extra_whitespaces=False,
-                                                  escape_whitespaces=escape)
-        if not self.llama_cpp:
-            self.normalizer = Normalizer(
-                vocab.precompiled_charsmap, add_dummy_prefix=vocab.add_dummy_prefix,
-                remove_extra_whitespaces=vocab.remove_extra_whitespaces,
-                escape_whitespaces=escape, treat_whitespace_as_suffix=suffix,
-                user_defined=user_defined)
-        if self.normalizer_rest is None:
-            self.normalizer_rest = self.normalizer
-        denormalizer = vocab.metadata.get("denormalizer_spec")
-        if not self.llama_cpp and denormalizer and denormalizer.get("precompiled_charsmap"):
-            # sentencepiece builds it from the spec alone: no user-defined
-            # symbols, whitespace never a suffix
-            self.denormalizer = Normalizer(
-                denormalizer["precompiled_charsmap"],
-                add_dummy_prefix=denormalizer.get("add_dummy_prefix", True),
-                remove_extra_whitespaces=denormalizer.get("remove_extra_whitespaces", True),
-                escape_whitespaces=denormalizer.get("escape_whitespaces", True))
-
-        if self.llama_cpp:
-            self.unknown_id = self.unk_id if self.model_kind == MODEL_UNIGRAM else NO_TOKEN
-            self.bytes_for_unknown = self.model_kind == MODEL_BPE
-            self.merge_unknown = self.model_kind == MODEL_UNIGRAM
-        else:
-            self.unknown_id = self.unk_id
-            self.bytes_for_unknown = vocab.byte_fallback
-            self.merge_unknown = not vocab.byte_fallback
-        if self.bytes_for_unknown and not self.llama_cpp:
-            missing = [b for b in range(256) if self.byte_ids[b] == NO_TOKEN]
-            if missing:
-                raise ValueError(f"{vocab.name}: byte_fallback without the <0x{missing[0]:02X}> piece")
-
-        fill_strings(&self.pieces, tokens)
-        fill_strings(&self.rendered, [self._render(j, tokens[j]) for j in range(n)])
-        self.unk_surface = str(vocab.metadata.get("unk_surface", " \u2047 ")).encode("utf-8")
-        self.remove_extra_whitespaces = vocab.remove_extra_whitespaces
-        self.strip_dummy_space = vocab.add_dummy_prefix or vocab.remove_extra_whitespaces
-        self.add_space_prefix = vocab.add_dummy_prefix
-
-        # sentencepiece matches no control piece in the text (user-defined
-        # symbols are handled by the normalizer and the model); llama.cpp's
-        # special tokens are split out by the caller (fasttok.sentencepiece).
-        self.special_order = ()
+            eligible = [bool(tokens[j]) and types[j] in (T_NORMAL, T_USER_DEFINED, T_UNUSED)
+                        for j in range(n)]
+        mergeable = [t if ok else None for t, ok in zip(tokens, eligible)]
+        self.tables = TokenTables(mergeable, priorities=_dense_ranks(scores, eligible))
+        blockers = set()
+        for j in range(n):
+            if eligible[j]:
+                _interior_space_predecessors(tokens[j], blockers)
+        self.cut_blockers = TokenTables(sorted(blockers))
+        self.has_blockers = len(blockers) > 0
+        self._fill_char_info(mergeable)
+        self.frozen = SymbolMatcher(user_defined)
+        # UNUSED pieces are merged and then split back through the pairs
+        # that made them, which depends on the order of the whole agenda:
+        # run sentencepiece's loop for such models.
+        unused = [j for j in range(n) if eligible[j] and types[j] == T_UNUSED]
+        if not llama_cpp and (unused or exact_agenda):
+            self.exact_agenda = True
+            self._fill_unused(unused, <uint32_t>n)
 
     def __dealloc__(self):
-        free(self.types)
-        free(self.byte_of)
         free(self.unused_slot)
         free(self.char_info)
-        free_strings(&self.pieces)
-        free_strings(&self.rendered)
+
+    cdef int _fill_unused(self, list unused, uint32_t n) except -1:
+        # unused_slot: each UNUSED piece's index into the agenda's RevMerge table
+        cdef uint32_t j
+        self.unused_slot = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+        if self.unused_slot == NULL:
+            raise MemoryError()
+        for j in range(n):
+            self.unused_slot[j] = -1
+        for k, j in enumerate(unused):
+            self.unused_slot[j] = k
+        self.n_unused = len(unused)
+        return 0
 
     cdef int _fill_char_info(self, list eligible) except -1:
         # For each code point below 0x10000 (its shortest UTF-8 form): its
@@ -743,8 +508,8 @@ cdef class SentencePieceCore:
         if self.char_info == NULL:
             raise MemoryError()
         for cp in range(0x10000):
-            k = _encode_cp(cp, buf)
-            found = find_bytes(self.bpe_tables.view.index, self.bpe_tables.view.strings, buf, k)
+            k = utf8_put(buf, cp)
+            found = find_bytes(self.tables.view.index, self.tables.view.strings, buf, k)
             self.char_info[cp] = <uint32_t>found if found >= 0 else CHAR_NONE
         for t in eligible:
             if t is None or len(t) < 2:
@@ -757,20 +522,7 @@ cdef class SentencePieceCore:
                         self.char_info[cp] |= CHAR_JOINABLE
         return 0
 
-    cdef bytes _render(self, Py_ssize_t i, bytes piece):
-        # What token i stands for on its own: llama.cpp's token_to_piece(special=True)
-        cdef int kind = self.types[i]
-        if kind == T_BYTE and self.byte_ids[self.byte_of[i]] == <uint32_t>i:
-            return bytes([self.byte_of[i]])
-        if kind in (T_CONTROL, T_UNKNOWN) or (kind == T_USER_DEFINED and self.llama_cpp):
-            return piece
-        if kind in (T_UNUSED, T_UNDEFINED) and self.llama_cpp:
-            return b""
-        return piece.replace(b"\xe2\x96\x81", b" ")
-
-    # ------------------------------------------------------------ encoding
-
-    cdef int _bpe(self, const uint8_t* s, size_t n, SpanBuf* out, Scratch* sc) except -1 nogil:
+    cdef int segment(self, const uint8_t* s, size_t n, SpanBuf* out, Scratch* sc) except -1 nogil:
         # Split into characters (user-defined symbols whole), cut where no merge
         # can cross, merge each cut piece, append the parts to out.
         cdef uint32_t* starts
@@ -779,7 +531,7 @@ cdef class SentencePieceCore:
         cdef uint8_t* frozen
         cdef size_t pos = 0, m = 0, k, a, b, j, parts, base
         cdef int64_t found
-        cdef bint check_frozen = self.frozen is not None and self.frozen.count > 0
+        cdef bint check_frozen = self.frozen.count > 0
         cdef bint use_cache
         cdef size_t size
         cdef uint64_t h = 0
@@ -797,84 +549,83 @@ cdef class SentencePieceCore:
         rel = sc.rel
         ids = sc.ids
         frozen = sc.frozen
-        if True:
-            while pos < n:
-                # frozen[m]: SYM_FROZEN (a user-defined symbol), SYM_ALONE (a
-                # character no merge can include: a piece of its own) or 0;
-                # ids[m]: the character's piece id
-                k = 0
-                if check_frozen:
-                    k = self.frozen.match(s + pos, n - pos)
+        while pos < n:
+            # frozen[m]: SYM_FROZEN (a user-defined symbol), SYM_ALONE (a
+            # character no merge can include: a piece of its own) or 0;
+            # ids[m]: the character's piece id
+            k = 0
+            if check_frozen:
+                k = self.frozen.match(s + pos, n - pos)
+            if k:
+                frozen[m] = SYM_FROZEN
+            else:
+                k = _char_at(s + pos, n - pos, &cp)
                 if k:
-                    frozen[m] = SYM_FROZEN
+                    info = char_info[cp]
+                    frozen[m] = 0 if info & CHAR_JOINABLE else SYM_ALONE
+                    info &= ~CHAR_JOINABLE
+                    ids[m] = info if info != CHAR_NONE else NO_TOKEN
                 else:
-                    k = _char_at(s + pos, n - pos, &cp)
-                    if k:
-                        info = char_info[cp]
-                        frozen[m] = 0 if info & CHAR_JOINABLE else SYM_ALONE
-                        info &= ~CHAR_JOINABLE
-                        ids[m] = info if info != CHAR_NONE else NO_TOKEN
-                    else:
-                        k = _one_char_len(s[pos])
-                        if k > n - pos:
-                            k = n - pos
-                        frozen[m] = 0
-                        found = find_bytes(self.bpe_tables.view.index,
-                                           self.bpe_tables.view.strings, s + pos, k)
-                        ids[m] = <uint32_t>found if found >= 0 else NO_TOKEN
-                starts[m] = <uint32_t>pos
-                m += 1
-                pos += k
-            starts[m] = <uint32_t>n
-            frozen[m] = SYM_FROZEN
-            a = 0
-            while a < m:
-                if frozen[a] == SYM_FROZEN:
-                    found = find_bytes(self.bpe_tables.view.index, self.bpe_tables.view.strings,
-                                       s + starts[a], starts[a + 1] - starts[a])
-                    spans_push(out, <uint32_t>found if found >= 0 else NO_TOKEN,
-                               starts[a], starts[a + 1], 0)
-                    a += 1
+                    k = one_char_len(s[pos])
+                    if k > n - pos:
+                        k = n - pos
+                    frozen[m] = 0
+                    found = find_bytes(self.tables.view.index,
+                                       self.tables.view.strings, s + pos, k)
+                    ids[m] = <uint32_t>found if found >= 0 else NO_TOKEN
+            starts[m] = <uint32_t>pos
+            m += 1
+            pos += k
+        starts[m] = <uint32_t>n
+        frozen[m] = SYM_FROZEN
+        a = 0
+        while a < m:
+            if frozen[a] == SYM_FROZEN:
+                found = find_bytes(self.tables.view.index, self.tables.view.strings,
+                                   s + starts[a], starts[a + 1] - starts[a])
+                spans_push(out, <uint32_t>found if found >= 0 else NO_TOKEN,
+                           starts[a], starts[a + 1], 0)
+                a += 1
+                continue
+            if frozen[a] or frozen[a + 1]:
+                # one character on its own: nothing to merge
+                spans_push(out, ids[a], starts[a], starts[a + 1], 0)
+                a += 1
+                continue
+            b = a + 1
+            while b < m and not frozen[b] and not _cut_before(self, s, starts, b):
+                b += 1
+            base = starts[a]
+            size = starts[b] - base
+            slot = NULL
+            if use_cache and size <= CACHE_MAX_KEY:
+                h = hash_bytes(s + base, size) | 1
+                slot = cache_find(&sc.cache, s + base, size, h)
+                if slot.hash != 0:
+                    spans_reserve(out, slot.n_parts)
+                    cached = sc.cache.parts + slot.parts_at
+                    for j in range(slot.n_parts):
+                        spans_push(out, cached[2 * j + 1], <uint32_t>base + cached[2 * j],
+                                   <uint32_t>base + (cached[2 * j + 2] if j + 1 < slot.n_parts
+                                                     else size), 0)
+                    a = b
                     continue
-                if frozen[a] or frozen[a + 1]:
-                    # one character on its own: nothing to merge
-                    spans_push(out, ids[a], starts[a], starts[a + 1], 0)
-                    a += 1
-                    continue
-                b = a + 1
-                while b < m and not frozen[b] and not self._cut_before(s, starts, b):
-                    b += 1
-                base = starts[a]
-                size = starts[b] - base
-                slot = NULL
-                if use_cache and size <= CACHE_MAX_KEY:
-                    h = hash_bytes(s + base, size) | 1
-                    slot = cache_find(&sc.cache, s + base, size, h)
-                    if slot.hash != 0:
-                        spans_reserve(out, slot.n_parts)
-                        cached = sc.cache.parts + slot.parts_at
-                        for j in range(slot.n_parts):
-                            spans_push(out, cached[2 * j + 1], <uint32_t>base + cached[2 * j],
-                                       <uint32_t>base + (cached[2 * j + 2] if j + 1 < slot.n_parts
-                                                         else size), 0)
-                        a = b
-                        continue
-                for j in range(a, b):
-                    rel[j] = starts[j] - <uint32_t>base
-                rel[b] = starts[b] - <uint32_t>base
-                parts = bpe_merge_parts(&self.bpe_tables.view, s + base, starts[b] - base,
-                                        rel + a, ids + a, b - a, &sc.memo)
-                if slot != NULL:
-                    cache_store(&sc.cache, slot, s + base, size, h, rel + a, ids + a, parts)
-                spans_reserve(out, parts)
-                for j in range(parts):
-                    spans_push(out, ids[a + j], <uint32_t>base + rel[a + j],
-                               <uint32_t>base + rel[a + j + 1], 0)
-                a = b
+            for j in range(a, b):
+                rel[j] = starts[j] - <uint32_t>base
+            rel[b] = starts[b] - <uint32_t>base
+            parts = bpe_merge_parts(&self.tables.view, s + base, starts[b] - base,
+                                    rel + a, ids + a, b - a, &sc.memo)
+            if slot != NULL:
+                cache_store(&sc.cache, slot, s + base, size, h, rel + a, ids + a, parts)
+            spans_reserve(out, parts)
+            for j in range(parts):
+                spans_push(out, ids[a + j], <uint32_t>base + rel[a + j],
+                           <uint32_t>base + rel[a + j + 1], 0)
+            a = b
         return 0
 
-    cdef int _bpe_agenda(self, const uint8_t* s, size_t n, SpanBuf* out, double alpha=0.0,
-                         uint64_t* rng=NULL) except -1 nogil:
+    cdef int agenda(self, const uint8_t* s, size_t n, SpanBuf* out, double alpha,
+                    uint64_t* rng) except -1 nogil:
         # sentencepiece's BPE loop as written (bpe_model.cc): one agenda over
         # the whole text, stale entries skipped by size, and every push of a
         # pair that makes an UNUSED piece recorded (the last one wins); then
@@ -885,13 +636,13 @@ cdef class SentencePieceCore:
         cdef Symbol* sym = <Symbol*>malloc((n + 1) * sizeof(Symbol))
         cdef RevMerge* rev = <RevMerge*>calloc(self.n_unused + 1, sizeof(RevMerge))
         cdef uint32_t* stack = <uint32_t*>malloc(2 * (n + 1) * sizeof(uint32_t))
-        cdef Agenda ag
+        cdef ItemHeap ag
         cdef size_t m = 0, pos = 0, k, i
         cdef int32_t left, right, j
         cdef uint64_t top
         cdef uint32_t size, a, b, id, depth
         ag.items = NULL
-        ag.len = ag.cap = 0
+        ag.size = ag.cap = 0
         try:
             if sym == NULL or rev == NULL or stack == NULL:
                 with gil:
@@ -902,7 +653,7 @@ cdef class SentencePieceCore:
                     k = self.frozen.match(s + pos, n - pos)
                 sym[m].frozen = k > 0
                 if k == 0:
-                    k = _one_char_len(s[pos])
+                    k = one_char_len(s[pos])
                     if k > n - pos:
                         k = n - pos
                 sym[m].start = <uint32_t>pos
@@ -913,11 +664,11 @@ cdef class SentencePieceCore:
                 pos += k
             for i in range(1, m):
                 self._agenda_push(s, sym, <int32_t>i - 1, <int32_t>i, &ag, rev)
-            while ag.len:
+            while ag.size:
                 top = ag.items[0].key
-                right = <int32_t>ag.items[0].right
-                size = ag.items[0].size
-                _agenda_pop(&ag)
+                right = <int32_t>(ag.items[0].value >> 32)
+                size = <uint32_t>(ag.items[0].value & 0xFFFFFFFFULL)
+                heap_pop(&ag)
                 left = <int32_t>(top & 0xFFFFFFFFULL)
                 if sym[left].size == 0 or sym[right].size == 0 \
                         or sym[left].size + sym[right].size != size:
@@ -958,24 +709,26 @@ cdef class SentencePieceCore:
             free(ag.items)
         return 0
 
-    cdef inline uint32_t _piece_id(self, const uint8_t* p, size_t n) noexcept nogil:
-        cdef int64_t found = find_bytes(self.bpe_tables.view.index, self.bpe_tables.view.strings, p, n)
+    cdef uint32_t _piece_id(self, const uint8_t* p, size_t n) noexcept nogil:
+        cdef int64_t found = find_bytes(self.tables.view.index, self.tables.view.strings, p, n)
         return <uint32_t>found if found >= 0 else NO_TOKEN
 
     cdef int _agenda_push(self, const uint8_t* s, Symbol* sym, int32_t left, int32_t right,
-                          Agenda* ag, RevMerge* rev) except -1 nogil:
+                          ItemHeap* ag, RevMerge* rev) except -1 nogil:
         # MaybeAddNewSymbolPair
         cdef uint64_t v
         cdef uint32_t merged
         cdef int32_t slot
         if left < 0 or right < 0 or sym[left].frozen or sym[right].frozen:
             return 0
-        v = pair_value(&self.bpe_tables.view, s, sym[left].start,
+        v = pair_value(&self.tables.view, s, sym[left].start,
                        sym[left].start + sym[left].size + sym[right].size, NO_TOKEN, NO_TOKEN)
         if v == NO_PAIR:
             return 0
-        _agenda_add(ag, (v & 0xFFFFFFFF00000000ULL) | <uint32_t>left, <uint32_t>right,
-                    sym[left].size + sym[right].size)
+        # keyed (priority << 32 | left), as sentencepiece orders its agenda
+        # (higher score first, then leftmost); the value is (right, size)
+        heap_push(ag, (v & 0xFFFFFFFF00000000ULL) | <uint32_t>left,
+                  (<uint64_t><uint32_t>right << 32) | (sym[left].size + sym[right].size))
         if self.unused_slot == NULL:
             return 0
         merged = <uint32_t>(v & 0xFFFFFFFFULL)
@@ -986,102 +739,185 @@ cdef class SentencePieceCore:
             rev[slot].set = True
         return 0
 
-    cdef inline bint _cut_before(self, const uint8_t* s, const uint32_t* starts,
-                                 size_t j) noexcept nogil:
-        # May symbol j start a new independent piece? Only a ▁ whose preceding
-        # character never precedes an interior ▁ in a mergeable piece.
-        cdef size_t a = starts[j], b = starts[j + 1], p = starts[j - 1]
-        if not self.cut_at_spaces or not _is_space_symbol(s + a, b - a):
-            return False
-        if not self.has_blockers:
-            return True
-        return find_bytes(self.cut_blockers.view.index, self.cut_blockers.view.strings,
-                          s + p, a - p) < 0
 
-    cdef int _resolve(self, const uint8_t* s, SpanBuf* spans, SpanBuf* toks) except -1 nogil:
-        # Unknown pieces: byte tokens, or one unk per run.
-        cdef size_t i, j
-        cdef Span* sp
-        cdef bint prev_unknown = False, unknown
-        cdef uint32_t id
-        for i in range(spans.len):
-            sp = &spans.data[i]
-            id = sp.id
-            unknown = id == NO_TOKEN or id == self.unknown_id
-            if not unknown:
-                spans_push(toks, id, sp.start, sp.end, 0)
-            elif self.bytes_for_unknown:
-                for j in range(sp.start, sp.end):
-                    id = self.byte_ids[s[j]]
-                    spans_push(toks, id if id != NO_TOKEN else self.unk_id, <uint32_t>j,
-                               <uint32_t>j + 1, FLAG_VOCAB_PIECE)
-            elif self.merge_unknown and prev_unknown and toks.len:
-                toks.data[toks.len - 1].end = sp.end
-            else:
-                spans_push(toks, self.unk_id, sp.start, sp.end, 0)
-            prev_unknown = unknown
+
+cdef class SentencePieceCore:
+    """The compiled SentencePiece model of one :class:`~fasttok.vocab.Vocabulary`.
+
+    ``vocab.model`` is ``"unigram"`` or ``"sentencepiece_bpe"``; a GGUF
+    vocabulary (``metadata["tokenizer.ggml.model"]``) runs the llama.cpp
+    flavour (see the module notes). Provides the methods
+    :class:`fasttok.Encoding` calls, plus :meth:`encode_as_pieces`,
+    :meth:`normalize` and :meth:`lattice`.
+    """
+
+    def __cinit__(self):
+        memset(&self.table, 0, sizeof(PieceTable))
+
+    def __init__(self, vocab, *, flavour=None, bint exact_agenda=False):
+        cdef Py_ssize_t n = len(vocab.tokens)
+        if flavour is None:
+            flavour = ("llama.cpp" if vocab.metadata.get("tokenizer.ggml.model") in ("llama", "t5")
+                       else "sentencepiece")
+        if flavour not in ("sentencepiece", "llama.cpp"):
+            raise ValueError(f"unknown flavour {flavour!r}; use 'sentencepiece' or 'llama.cpp'")
+        if vocab.model not in ("unigram", "sentencepiece_bpe"):
+            raise ValueError(f"{vocab.name}: model {vocab.model!r} is not a SentencePiece model")
+        if n == 0 or n >= NO_TOKEN:
+            raise ValueError(f"{vocab.name}: {n} tokens")
+        tokens = [t if t is not None else b"" for t in vocab.tokens]
+        types = list(vocab.token_types) if vocab.token_types is not None else [T_NORMAL] * n
+        scores = list(vocab.scores) if vocab.scores is not None else [0.0] * n
+        unk = vocab.unk_id
+        if unk is None or not 0 <= unk < n:
+            unk = next((j for j, t in enumerate(types) if t == T_UNKNOWN), None)
+        if unk is None:
+            raise ValueError(f"{vocab.name}: no unknown piece; SentencePiece models need one")
+        self.vocabulary = vocab
+        self.flavour = flavour
+        self.llama_cpp = flavour == "llama.cpp"
+        self.n_tokens = <uint32_t>n
+        self.ints = tuple(range(n))
+        self.unknowns.unk_id = <uint32_t>unk
+        self._fill_table(tokens, types)
+        user_defined = [tokens[j] for j in range(n) if types[j] == T_USER_DEFINED]
+        if vocab.model == "unigram":
+            self.unigram = UnigramModel(tokens, scores, types, unk, llama_cpp=self.llama_cpp)
+        else:
+            self.bpe = SentencePieceBPE(tokens, types, scores,
+                                        [] if self.llama_cpp else user_defined,
+                                        llama_cpp=self.llama_cpp, exact_agenda=exact_agenda)
+        self._make_normalizers(vocab, user_defined)
+        self._set_unknowns(vocab)
+        self.unk_surface = str(vocab.metadata.get("unk_surface", " \u2047 ")).encode("utf-8")
+        self.decoding.remove_extra_whitespaces = vocab.remove_extra_whitespaces
+        self.decoding.strip_dummy_space = vocab.add_dummy_prefix or vocab.remove_extra_whitespaces
+        self.decoding.add_space_prefix = vocab.add_dummy_prefix
+        # sentencepiece matches no control piece in the text (user-defined
+        # symbols are handled by the normalizer and the model); llama.cpp's
+        # special tokens are split out by the caller (fasttok.formats.sentencepiece).
+        self.special_order = ()
+
+    def __dealloc__(self):
+        free(self.table.types)
+        free(self.table.byte_of)
+        free_strings(&self.table.pieces)
+        free_strings(&self.table.rendered)
+
+    cdef int _fill_table(self, list tokens, list types) except -1:
+        # The piece table, and each byte's byte piece (unknowns.byte_ids:
+        # "<0xXX>"; for llama.cpp, as its byte_to_token, else the one-byte
+        # token itself).
+        cdef Py_ssize_t n = len(tokens), i
+        cdef uint32_t* byte_ids = self.unknowns.byte_ids
+        self.table.types = <uint8_t*>malloc(n + 1)
+        self.table.byte_of = <uint8_t*>malloc(n + 1)
+        if self.table.types == NULL or self.table.byte_of == NULL:
+            raise MemoryError()
+        for i in range(256):
+            byte_ids[i] = NO_TOKEN
+        by_bytes = {}
+        for i in range(n):
+            self.table.types[i] = <uint8_t>types[i] if 0 <= types[i] <= 6 else T_UNDEFINED
+            self.table.byte_of[i] = 0
+            by_bytes.setdefault(tokens[i], i)
+            if types[i] == T_BYTE and len(tokens[i]) == 6 and tokens[i].startswith(b"<0x"):
+                try:
+                    b = int(tokens[i][3:5], 16)
+                except ValueError:
+                    continue
+                self.table.byte_of[i] = b
+                if byte_ids[b] == NO_TOKEN:
+                    byte_ids[b] = <uint32_t>i
+        if self.llama_cpp:
+            for i in range(256):
+                if byte_ids[i] == NO_TOKEN and bytes([i]) in by_bytes:
+                    byte_ids[i] = <uint32_t>by_bytes[bytes([i])]
+        fill_strings(&self.table.pieces, tokens)
+        fill_strings(&self.table.rendered, [self._render(i, tokens[i]) for i in range(n)])
         return 0
+
+    cdef int _make_normalizers(self, vocab, list user_defined) except -1:
+        # The normalizer of the first fragment of a text, of the others, and
+        # sentencepiece's denormalizer.
+        escape = vocab.escape_whitespaces
+        if self.llama_cpp and self.bpe is not None:
+            # llama.cpp's SPM: only the space prefix and ▁ escaping
+            self.normalizer = Normalizer(None, add_dummy_prefix=vocab.add_dummy_prefix,
+                                         remove_extra_whitespaces=False,
+                                         escape_whitespaces=escape)
+            self.normalizer_rest = Normalizer(None, add_dummy_prefix=False,
+                                              remove_extra_whitespaces=False,
+                                              escape_whitespaces=escape)
+            return 0
+        # sentencepiece's, or llama.cpp's UGM with its own whitespace rules
+        # (every fragment normalized on its own)
+        self.normalizer = Normalizer(
+            vocab.precompiled_charsmap, add_dummy_prefix=vocab.add_dummy_prefix,
+            remove_extra_whitespaces=vocab.remove_extra_whitespaces, escape_whitespaces=escape,
+            treat_whitespace_as_suffix=bool(vocab.metadata.get("treat_whitespace_as_suffix", False)),
+            user_defined=user_defined, flavour=self.flavour)
+        self.normalizer_rest = self.normalizer
+        denormalizer = vocab.metadata.get("denormalizer_spec")
+        if not self.llama_cpp and denormalizer and denormalizer.get("precompiled_charsmap"):
+            # sentencepiece builds it from the spec alone: no user-defined
+            # symbols, whitespace never a suffix
+            self.denormalizer = Normalizer(
+                denormalizer["precompiled_charsmap"],
+                add_dummy_prefix=denormalizer.get("add_dummy_prefix", True),
+                remove_extra_whitespaces=denormalizer.get("remove_extra_whitespaces", True),
+                escape_whitespaces=denormalizer.get("escape_whitespaces", True))
+        return 0
+
+    cdef int _set_unknowns(self, vocab) except -1:
+        # The unknown rule of the flavour: sentencepiece's byte fallback or
+        # merged unk runs; llama.cpp's byte tokens for what no BPE token
+        # covers, one unk per run for its Unigram.
+        cdef Unknowns* u = &self.unknowns
+        if self.llama_cpp:
+            u.unknown_id = u.unk_id if self.unigram is not None else NO_TOKEN
+            u.bytes_for_unknown = self.bpe is not None
+            u.merge_unknown = self.unigram is not None
+            return 0
+        u.unknown_id = u.unk_id
+        u.bytes_for_unknown = vocab.byte_fallback
+        u.merge_unknown = not vocab.byte_fallback
+        if u.bytes_for_unknown:
+            missing = [b for b in range(256) if u.byte_ids[b] == NO_TOKEN]
+            if missing:
+                raise ValueError(f"{vocab.name}: byte_fallback without the <0x{missing[0]:02X}> piece")
+        return 0
+
+    cdef bytes _render(self, Py_ssize_t i, bytes piece):
+        # What token i stands for on its own: llama.cpp's token_to_piece(special=True)
+        cdef int kind = self.table.types[i]
+        if kind == T_BYTE and self.unknowns.byte_ids[self.table.byte_of[i]] == <uint32_t>i:
+            return bytes([self.table.byte_of[i]])
+        if kind in (T_CONTROL, T_UNKNOWN) or (kind == T_USER_DEFINED and self.llama_cpp):
+            return piece
+        if kind in (T_UNUSED, T_UNDEFINED) and self.llama_cpp:
+            return b""
+        return piece.replace(b"\xe2\x96\x81", b" ")
+
+    # ------------------------------------------------------------ encoding
 
     cdef int _segment(self, const uint8_t* s, size_t n, SpanBuf* spans,
                       Scratch* sc, double alpha=0.0, uint64_t* rng=NULL) except -1 nogil:
         # The model's pieces of normalized s[0:n] into spans (emptied first);
         # with rng, BPE-dropout at rate alpha.
         spans.len = 0
-        if self.model_kind == MODEL_UNIGRAM:
+        if self.unigram is not None:
             self.unigram.viterbi(s, n, spans, &sc.vit)
-        elif self.exact_agenda or rng != NULL:
-            self._bpe_agenda(s, n, spans, alpha, rng)
+        elif self.bpe.exact_agenda or rng != NULL:
+            self.bpe.agenda(s, n, spans, alpha, rng)
         else:
-            self._bpe(s, n, spans, sc)
+            self.bpe.segment(s, n, spans, sc)
         return 0
 
     cdef int _encode_normalized(self, const uint8_t* s, size_t n, SpanBuf* spans,
                                 SpanBuf* toks, Scratch* sc) except -1 nogil:
         self._segment(s, n, spans, sc)
-        return self._resolve(s, spans, toks)
-
-    cdef size_t _resolve_ids(self, const uint8_t* s, const SpanBuf* spans,
-                             uint32_t* ids) noexcept nogil:
-        # _resolve's ids alone, into ids (room for one per byte of the text:
-        # spans cover it without overlap). Returns how many.
-        cdef size_t i, j, count = 0
-        cdef const Span* sp
-        cdef uint32_t id
-        if not self.bytes_for_unknown:
-            for i in range(spans.len):
-                ids[i] = spans.data[i].id
-            return self._resolve_id_array(ids, spans.len)
-        for i in range(spans.len):
-            sp = &spans.data[i]
-            if sp.id != NO_TOKEN and sp.id != self.unknown_id:
-                ids[count] = sp.id
-                count += 1
-            else:
-                for j in range(sp.start, sp.end):
-                    id = self.byte_ids[s[j]]
-                    ids[count] = id if id != NO_TOKEN else self.unk_id
-                    count += 1
-        return count
-
-    cdef size_t _resolve_id_array(self, uint32_t* ids, size_t count) noexcept nogil:
-        # _resolve's ids in place, for a model without byte fallback (an
-        # unknown piece's bytes are not needed). Returns how many are left.
-        cdef size_t i, kept = 0
-        cdef bint prev_unknown = False, unknown
-        cdef uint32_t id
-        for i in range(count):
-            id = ids[i]
-            unknown = id == NO_TOKEN or id == self.unknown_id
-            if not unknown:
-                ids[kept] = id
-                kept += 1
-            elif self.merge_unknown and prev_unknown and kept:
-                pass    # one unk for the run
-            else:
-                ids[kept] = self.unk_id
-                kept += 1
-            prev_unknown = unknown
-        return kept
+        return _resolve(&self.unknowns, s, spans, toks)
 
     cdef int _encode_fragment(self, const uint8_t* s, size_t n, bint first, ByteBuf* norm,
                               OffsetBuf* n2o, SpanBuf* spans, SpanBuf* toks,
@@ -1119,7 +955,7 @@ cdef class SentencePieceCore:
         cdef ByteBuf norm = ByteBuf(NULL, 0, 0)
         cdef Scratch sc
         cdef uint32_t* ids = NULL
-        cdef size_t count = 0, ids_size = 0
+        cdef size_t ids_size = 0
         cdef IdBuf out_ids
         memset(&sc, 0, sizeof(Scratch))
         # the str's cached UTF-8; lone surrogates repaired as tiktoken does
@@ -1143,18 +979,18 @@ cdef class SentencePieceCore:
                 if ids == NULL:
                     with gil:
                         raise MemoryError()
-                if self.model_kind == MODEL_UNIGRAM and not self.bytes_for_unknown:
+                out_ids.data = ids
+                out_ids.len = 0
+                if self.unigram is not None and not self.unknowns.bytes_for_unknown:
                     # the Viterbi's ids straight into ids (at most one a
                     # byte), no spans: only byte fallback needs an unknown
                     # piece's bytes
-                    out_ids.data = ids
-                    out_ids.len = 0
                     self.unigram.viterbi_ids(norm.data, norm.len, &out_ids, &sc.vit)
-                    count = self._resolve_id_array(ids, out_ids.len)
+                    _resolve_in_place(&self.unknowns, &out_ids)
                 else:
                     self._segment(norm.data, norm.len, &spans, &sc, alpha, rng)
-                    count = self._resolve_ids(norm.data, &spans, ids)
-            return _id_array_list(ids, 0, count, self.ints)
+                    _resolve(&self.unknowns, norm.data, &spans, &out_ids)
+            return _id_array_list(ids, 0, out_ids.len, self.ints)
         finally:
             if not ft_slot_give(FT_SLOT_SPM_IDS, ids, ids_size, THREAD_KEEP):
                 free(ids)
@@ -1192,7 +1028,7 @@ cdef class SentencePieceCore:
         ([3], [1, 2])
         """
         cdef uint64_t state = seed
-        if self.model_kind != MODEL_BPE:
+        if self.bpe is None:
             raise FasttokError(f"{self.vocabulary.name}: BPE-dropout needs a SentencePiece BPE "
                                "model; sample Unigram models with "
                                "fasttok.formats.sentencepiece.sample_encode")
@@ -1228,6 +1064,7 @@ cdef class SentencePieceCore:
         cdef const uint8_t* data
         cdef uint32_t* ids = NULL
         cdef size_t n_ids = 0, ids_cap = 0
+        cdef IdBuf out_ids
         memset(&sc, 0, sizeof(Scratch))
         inputs = <Utf8Source*>malloc((count + 1) * sizeof(Utf8Source))
         try:
@@ -1243,10 +1080,10 @@ cdef class SentencePieceCore:
             buffer = <uint8_t*>malloc(capacity + 1)
             if buffer == NULL:
                 raise MemoryError()
-            if self.model_kind == MODEL_BPE:
-                pair_memo_init(&sc.memo, &self.bpe_tables.view)
+            if self.bpe is not None:
+                pair_memo_init(&sc.memo, &self.bpe.tables.view)
             with nogil:
-                if self.model_kind == MODEL_BPE and count > 1:
+                if self.bpe is not None and count > 1:
                     cache_init(&sc.cache, total)
                 used = 0
                 for i in range(count):
@@ -1269,7 +1106,10 @@ cdef class SentencePieceCore:
                         if ids == NULL:
                             with gil:
                                 raise MemoryError()
-                    n_ids += self._resolve_ids(norm.data, &spans, ids + n_ids)
+                    out_ids.data = ids + n_ids
+                    out_ids.len = 0
+                    _resolve(&self.unknowns, norm.data, &spans, &out_ids)
+                    n_ids += out_ids.len
                     ends[i] = n_ids
             return ids
         except BaseException:
@@ -1381,7 +1221,7 @@ cdef class SentencePieceCore:
         cdef SpanBuf spans = SpanBuf(NULL, 0, 0)
         cdef ByteBuf norm = ByteBuf(NULL, 0, 0)
         cdef OffsetBuf n2o = OffsetBuf(NULL, 0, 0)
-        cdef size_t i, c = 0
+        cdef size_t i
         cdef Span* t
         cdef Scratch sc
         memset(&sc, 0, sizeof(Scratch))
@@ -1391,12 +1231,8 @@ cdef class SentencePieceCore:
         try:
             with nogil:
                 self._encode_fragment(s, size, True, &norm, &n2o, &spans, &toks, &sc)
-            char_at = {}
-            for i in range(size):
-                if (s[i] & 0xC0) != 0x80:
-                    char_at[i] = c
-                    c += 1
-            char_at[size] = c
+            char_at = char_index(s, size)
+            c = char_at[size]
             out = []
             for i in range(toks.len):
                 t = &toks.data[i]
@@ -1426,13 +1262,7 @@ cdef class SentencePieceCore:
         cdef Scratch sc
         memset(&sc, 0, sizeof(Scratch))
         try:
-            if self.model_kind == MODEL_UNIGRAM:
-                self.unigram.viterbi(<const uint8_t*>PyBytes_AS_STRING(raw), len(raw), &spans,
-                                     &sc.vit)
-            elif self.exact_agenda:
-                self._bpe_agenda(<const uint8_t*>PyBytes_AS_STRING(raw), len(raw), &spans)
-            else:
-                self._bpe(<const uint8_t*>PyBytes_AS_STRING(raw), len(raw), &spans, &sc)
+            self._segment(<const uint8_t*>PyBytes_AS_STRING(raw), len(raw), &spans, &sc)
             return [(raw[spans.data[i].start:spans.data[i].end], spans.data[i].id)
                     for i in range(spans.len)]
         finally:
@@ -1442,17 +1272,54 @@ cdef class SentencePieceCore:
     def encode_bytes_piece(self, bytes piece not None):
         """Segment raw bytes as one already-normalized piece (no normalizer)."""
         cdef SpanBuf spans = SpanBuf(NULL, 0, 0)
-        cdef SpanBuf toks = SpanBuf(NULL, 0, 0)
         cdef Scratch sc
         memset(&sc, 0, sizeof(Scratch))
         try:
-            self._encode_normalized(<const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
-                                    &spans, &toks, &sc)
-            return _ids_list(toks.data, 0, toks.len, self.ints)
+            self._segment(<const uint8_t*>PyBytes_AS_STRING(piece), len(piece), &spans, &sc)
+            return self._resolved_list(<const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
+                                       &spans)
         finally:
             spans_free(&spans)
-            spans_free(&toks)
             scratch_free(&sc)
+
+    def resolve_unknowns(self, bytes normalized not None, pieces):
+        """The ids of a segmentation of ``normalized`` (UTF-8 bytes), given as
+        ``[(start, end, id)]`` byte ranges in order, after the unknown rule
+        that :meth:`encode` applies to the model's own: byte fallback, or one
+        unknown id per run of unknown pieces. For segmentations drawn from
+        :meth:`lattice`.
+
+        >>> from fasttok.vocab import Vocabulary
+        >>> v = Vocabulary(name="t", model="unigram", byte_level=False, unk_id=0,
+        ...                tokens=(b"<unk>", b"a"), scores=(0.0, -1.0), token_types=(2, 1))
+        >>> SentencePieceCore(v).resolve_unknowns(b"xya", [(0, 1, 0), (1, 2, 0), (2, 3, 1)])
+        [0, 1]
+        """
+        cdef SpanBuf spans = SpanBuf(NULL, 0, 0)
+        cdef Py_ssize_t n = len(normalized), at = 0
+        try:
+            for start, end, token in pieces:
+                if not at <= start <= end <= n:
+                    raise ValueError(f"piece ({start}, {end}) is not a range of the "
+                                     f"{n} bytes after the one before")
+                if not 0 <= token < self.n_tokens:
+                    raise KeyError(token)
+                spans_push(&spans, <uint32_t>token, <uint32_t>start, <uint32_t>end, 0)
+                at = end
+            return self._resolved_list(<const uint8_t*>PyBytes_AS_STRING(normalized), n, &spans)
+        finally:
+            spans_free(&spans)
+
+    cdef list _resolved_list(self, const uint8_t* s, size_t n, const SpanBuf* spans):
+        # The ids of spans over s[0:n] after the unknown rule, as a list
+        cdef IdBuf ids = IdBuf(<uint32_t*>malloc((n + spans.len + 1) * sizeof(uint32_t)), 0)
+        if ids.data == NULL:
+            raise MemoryError()
+        try:
+            _resolve(&self.unknowns, s, spans, &ids)
+            return _id_array_list(ids.data, 0, ids.len, self.ints)
+        finally:
+            free(ids.data)
 
     def normalize(self, str text not None):
         """``text`` as the model's normalizer leaves it (``▁`` for spaces)."""
@@ -1476,8 +1343,8 @@ cdef class SentencePieceCore:
     # ------------------------------------------------------------ decoding
 
     cdef bytes _piece(self, Py_ssize_t i):
-        cdef uint64_t a = self.pieces.offsets[i], b = self.pieces.offsets[i + 1]
-        return (<char*>self.pieces.data)[a:b]
+        cdef uint64_t a = self.table.pieces.offsets[i], b = self.table.pieces.offsets[i + 1]
+        return (<char*>self.table.pieces.data)[a:b]
 
     def decode_bytes(self, tokens):
         """The text the ids stand for, as UTF-8 bytes: sentencepiece's
@@ -1526,12 +1393,12 @@ cdef class SentencePieceCore:
     # adds up to decode by construction.
 
     cdef int _decode_push(self, DecodeState* st, uint32_t id, ByteBuf* out) except -1:
-        cdef uint8_t kind = self.types[id]
+        cdef uint8_t kind = self.table.types[id]
         cdef const uint8_t* p
         cdef size_t n
         if kind == T_BYTE:
             bytebuf_reserve(&st.run, 1)
-            st.run.data[st.run.len] = self.byte_of[id]
+            st.run.data[st.run.len] = self.table.byte_of[id]
             st.run.len += 1
             self._decode_byte_run(st, False, out)
         else:
@@ -1545,15 +1412,15 @@ cdef class SentencePieceCore:
                               len(self.unk_surface), False, out)
                 st.bos_ws_seen = False
             else:
-                p = self.pieces.data + self.pieces.offsets[id]
-                n = self.pieces.offsets[id + 1] - self.pieces.offsets[id]
+                p = self.table.pieces.data + self.table.pieces.offsets[id]
+                n = self.table.pieces.offsets[id + 1] - self.table.pieces.offsets[id]
                 st.bos_ws_seen = False
-                if st.is_bos_ws and self.strip_dummy_space and n >= 3 \
+                if st.is_bos_ws and self.decoding.strip_dummy_space and n >= 3 \
                         and p[0] == 0xE2 and p[1] == 0x96 and p[2] == 0x81:
                     p += 3
                     n -= 3
                     # with remove_extra_whitespaces every leading ▁ piece goes
-                    st.bos_ws_seen = not self.remove_extra_whitespaces
+                    st.bos_ws_seen = not self.decoding.remove_extra_whitespaces
                 self._decoded(st, p, n, True, out)
         if self.denormalizer is not None:
             self._denormalize(st, False, out)
@@ -1618,7 +1485,7 @@ cdef class SentencePieceCore:
         cdef size_t pos = 0, k, rep_len
         cdef const uint8_t* rep
         while pos < st.text.len:
-            if not final and self._rule_may_continue(st.text.data + pos, st.text.len - pos):
+            if not final and dn.rule_may_continue(st.text.data + pos, st.text.len - pos):
                 break
             k = dn.prefix(st.text.data + pos, st.text.len - pos, &rep, &rep_len)
             self._denormalized(st, rep, rep_len, out)
@@ -1627,28 +1494,6 @@ cdef class SentencePieceCore:
             memmove(st.text.data, st.text.data + pos, st.text.len - pos)
             st.text.len -= pos
         return 0
-
-    cdef bint _rule_may_continue(self, const uint8_t* s, size_t n) noexcept:
-        # Does some denormalizer rule start with all of s[0:n] and go on? The
-        # normalizer's trie walk (darts-clone units; children of a node at
-        # pos ^ byte, inside the validated 256-unit block).
-        cdef Normalizer dn = self.denormalizer
-        cdef size_t pos, k
-        cdef uint32_t u, c
-        if dn.n_units == 0:
-            return False
-        pos = _unit_offset(dn.units[0])
-        for k in range(n):
-            c = s[k]
-            pos ^= c
-            u = dn.units[pos]
-            if _unit_label(u) != c:
-                return False
-            pos ^= _unit_offset(u)
-        for c in range(1, 256):
-            if _unit_label(dn.units[pos ^ c]) == c:
-                return True
-        return False
 
     cdef int _denormalized(self, DecodeState* st, const uint8_t* rep, size_t n,
                            ByteBuf* out) except -1:
@@ -1703,17 +1548,17 @@ cdef class SentencePieceCore:
 
     cdef int _detokenize_llama(self, const uint32_t* ids, size_t count, ByteBuf* out) except -1:
         # llama_detokenize(remove_special=false, unparse_special=false)
-        cdef bint remove_space = self.add_space_prefix
+        cdef bint remove_space = self.decoding.add_space_prefix
         cdef size_t i, n
         cdef uint32_t id
         cdef uint8_t kind
         cdef const uint8_t* p
         for i in range(count):
             id = ids[i]
-            kind = self.types[id]
+            kind = self.table.types[id]
             if kind != T_CONTROL and kind != T_UNKNOWN:
-                p = self.rendered.data + self.rendered.offsets[id]
-                n = self.rendered.offsets[id + 1] - self.rendered.offsets[id]
+                p = self.table.rendered.data + self.table.rendered.offsets[id]
+                n = self.table.rendered.offsets[id + 1] - self.table.rendered.offsets[id]
                 if remove_space and n and p[0] == 32:
                     p += 1
                     n -= 1
@@ -1732,8 +1577,8 @@ cdef class SentencePieceCore:
         cdef long long t = token_id(token)
         if t < 0 or t >= self.n_tokens:
             raise KeyError(token)
-        cdef uint64_t a = self.rendered.offsets[t], b = self.rendered.offsets[t + 1]
-        return (<char*>self.rendered.data)[a:b]
+        cdef uint64_t a = self.table.rendered.offsets[t], b = self.table.rendered.offsets[t + 1]
+        return (<char*>self.table.rendered.data)[a:b]
 
     def id_to_piece(self, object token):
         """The vocabulary's text of one id (``▁`` kept, ``<0x41>`` as is)."""
@@ -1753,50 +1598,12 @@ cdef class SentencePieceCore:
         return self.piece_ids.get(data, -1)
 
 
-cdef int _agenda_add(Agenda* ag, uint64_t key, uint32_t right, uint32_t size) except -1 nogil:
-    cdef size_t i, parent
-    grow_array(<void**>&ag.items, &ag.cap, ag.len + 1, sizeof(Candidate), 256)
-    i = ag.len
-    ag.len += 1
-    while i > 0:
-        parent = (i - 1) >> 1
-        if ag.items[parent].key <= key:
-            break
-        ag.items[i] = ag.items[parent]
-        i = parent
-    ag.items[i].key = key
-    ag.items[i].right = right
-    ag.items[i].size = size
-    return 0
-
-
-cdef void _agenda_pop(Agenda* ag) noexcept nogil:
-    cdef size_t i = 0, child, n
-    cdef Candidate last
-    ag.len -= 1
-    n = ag.len
-    if n == 0:
-        return
-    last = ag.items[n]
-    while True:
-        child = 2 * i + 1
-        if child >= n:
-            break
-        if child + 1 < n and ag.items[child + 1].key < ag.items[child].key:
-            child += 1
-        if ag.items[child].key >= last.key:
-            break
-        ag.items[i] = ag.items[child]
-        i = child
-    ag.items[i] = last
-
-
 cdef _interior_space_predecessors(bytes token, set out):
     # Add to out every character that directly precedes a ▁ not at the start.
     cdef Py_ssize_t i = 0, prev = -1, n = len(token), k
     cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(token)
     while i < n:
-        k = _one_char_len(p[i])
+        k = one_char_len(p[i])
         if k > n - i:
             k = n - i
         if i > 0 and _is_space_symbol(p + i, k) and prev >= 0:
@@ -1827,9 +1634,6 @@ cdef class SentencePieceStream:
     >>> [stream.push(t) for t in (1, 2 + 0xC3, 2 + 0xA9, 1)], stream.flush()
     ([b'a', b'', b'\xc3\xa9', b' a'], b'')
     """
-
-    cdef SentencePieceCore core
-    cdef DecodeState st
 
     def __cinit__(self):
         decode_state_init(&self.st)

@@ -25,6 +25,7 @@ vocabulary came from:
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
 import struct
@@ -276,6 +277,10 @@ class GGUFSentencePiece(GGUFModel):
         """The Unigram lattice of ``text`` (see ``SentencePieceCore.lattice``)."""
         return self.core.lattice(text)
 
+    def resolve_unknowns(self, normalized: bytes, pieces: list) -> list:
+        """The ids of a lattice path (see ``SentencePieceCore.resolve_unknowns``)."""
+        return self.core.resolve_unknowns(normalized, pieces)
+
     @property
     def vocabulary(self) -> Vocabulary:
         return self.vocab
@@ -311,22 +316,6 @@ def _lattice(core: Any, text: str) -> tuple:
     for start, end, token, score in core.lattice(text):
         ending.setdefault(end, []).append((start, token, score))
     return normalized, ending
-
-
-def _resolve(core: Any, normalized: bytes, path: list) -> list:
-    # What sentencepiece does after the model: unknown pieces become byte
-    # pieces (byte fallback) or merge into one unk per run.
-    v = core.vocabulary
-    out: list = []
-    prev_unk = False
-    for start, end, token in path:
-        unk = token == v.unk_id
-        if unk and v.byte_fallback:
-            out.extend(core.find_token(b"<0x%02X>" % b) for b in normalized[start:end])
-        elif not (unk and prev_unk):
-            out.append(token)
-        prev_unk = unk
-    return out
 
 
 def sample_encode(core: Any, text: str, *, alpha: float = 0.1, nbest_size: int = -1,
@@ -386,50 +375,31 @@ def _sample(core: Any, text: str, alpha: float, nbest_size: int, rng: random.Ran
         path.append((start, end, token))
         end = start
     path.reverse()
-    return _resolve(core, normalized, path)
+    return core.resolve_unknowns(normalized, path)
 
 
-def _rise(heap: list, hole: int, item: tuple) -> None:
-    # libstdc++'s __push_heap: item rises from the hole past every parent
-    # whose key is smaller, and stops below the first that is not.
-    while hole > 0:
-        parent = (hole - 1) // 2
-        if not heap[parent][0] < item[0]:
-            break
-        heap[hole] = heap[parent]
-        hole = parent
-    heap[hole] = item
+class _Hypothesis:
+    """One hypothesis on sentencepiece's A* agenda, ordered by ``fx`` alone.
 
+    The agenda is a ``std::priority_queue`` (largest ``fx`` on top); its
+    order among equal ``fx`` is libstdc++'s ``push_heap``/``pop_heap``, and
+    ``heapq`` runs the same two algorithms (a pop sinks the hole to a leaf
+    along the smaller child, the right one on ties, then lets the last item
+    rise), so a min-heap on ``-fx`` compared by that key only pops the same
+    hypotheses in the same order.
+    """
 
-def _heap_push(heap: list, item: tuple) -> None:
-    # std::priority_queue::push with libstdc++'s push_heap, largest fx on top
-    # (item[0]); equal keys land where that algorithm puts them.
-    heap.append(item)
-    _rise(heap, len(heap) - 1, item)
+    __slots__ = ("key", "fx", "gx", "node", "next")
 
+    def __init__(self, fx: float, gx: float, node: tuple, next_: Optional[_Hypothesis]) -> None:
+        self.key = -fx
+        self.fx = fx
+        self.gx = gx
+        self.node = node
+        self.next = next_
 
-def _heap_pop(heap: list) -> tuple:
-    # std::priority_queue::pop with libstdc++'s pop_heap: the hole left at
-    # the top sinks along the larger children (the right one on ties) to a
-    # leaf, then the last item rises from there.
-    top = heap[0]
-    last = heap.pop()
-    n = len(heap)
-    if n == 0:
-        return top
-    hole = child = 0
-    while child < (n - 1) // 2:
-        child = 2 * (child + 1)
-        if heap[child][0] < heap[child - 1][0]:
-            child -= 1
-        heap[hole] = heap[child]
-        hole = child
-    if n % 2 == 0 and child == (n - 2) // 2:
-        child = 2 * (child + 1)
-        heap[hole] = heap[child - 1]
-        hole = child - 1
-    _rise(heap, hole, last)
-    return top
+    def __lt__(self, other: _Hypothesis) -> bool:
+        return self.key < other.key
 
 
 def nbest_encode(core: Any, text: str, nbest_size: int, *, with_scores: bool = False) -> list:
@@ -467,31 +437,29 @@ def nbest_encode(core: Any, text: str, nbest_size: int, *, with_scores: bool = F
              max(_f32(left[4] + score) for left in nodes_ending[start]))
             for start, token, score in ending[end]]
     eos = (n, n, None, 0.0, max(_f32(left[4]) for left in nodes_ending[n]))
-    # hypothesis: (fx, gx, node, next hypothesis)
-    agenda: list = []
-    _heap_push(agenda, (eos[4], 0.0, eos, None))
+    agenda = [_Hypothesis(eos[4], 0.0, eos, None)]
     results = []
     while agenda:
-        top = _heap_pop(agenda)
-        node = top[2]
+        top = heapq.heappop(agenda)
+        node = top.node
         if node is bos:
             path = []
-            hyp = top[3]
-            while hyp[3] is not None:
-                start, end, token = hyp[2][:3]
+            hyp = top.next
+            while hyp.next is not None:
+                start, end, token = hyp.node[:3]
                 path.append((start, end, token))
-                hyp = hyp[3]
-            results.append((path, top[0]))
+                hyp = hyp.next
+            results.append((path, top.fx))
             if len(results) == nbest_size:
                 break
             continue
-        gx = top[1]
+        gx = top.gx
         for left in nodes_ending[node[0]]:
-            _heap_push(agenda, (_f32(left[4] + gx), _f32(left[3] + gx), left, top))
+            heapq.heappush(agenda, _Hypothesis(_f32(left[4] + gx), _f32(left[3] + gx), left, top))
         if len(agenda) >= _AGENDA_MAX:
             kept: list = []
             for _ in range(min(_AGENDA_KEEP, 10 * nbest_size)):
-                _heap_push(kept, _heap_pop(agenda))
+                heapq.heappush(kept, heapq.heappop(agenda))
             agenda = kept
-    out = [(_resolve(core, normalized, path), score) for path, score in results]
+    out = [(core.resolve_unknowns(normalized, path), score) for path, score in results]
     return out if with_scores else [ids for ids, _ in out]

@@ -1,6 +1,7 @@
 # The one BPE merge loop, shared by every model that merges pairs.
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
+from fasttok.shared._growth cimport grow_array
 from fasttok.shared._tables cimport TokenTablesView
 
 cdef struct IdBuffer:
@@ -8,6 +9,84 @@ cdef struct IdBuffer:
     uint32_t* data
     size_t len
     size_t cap
+
+
+# The one heap of merge candidates: a 4-ary min-heap by key, smallest first
+# (a 4-ary tree has half the levels of a binary one and compares one cache
+# line of keys per level), grown on demand; the owner frees items. Bare keys
+# for the byte-level merge queue, whose entries are 8 bytes (see
+# _merge_heap); keys with a value for sentencepiece's BPE agenda, whose
+# entries carry the pair they were made for. The functions are defined here
+# so that each module inlines its own kind.
+cdef struct KeyHeap:
+    uint64_t* items
+    size_t size
+    size_t cap
+
+cdef struct HeapItem:
+    uint64_t key
+    uint64_t value  # the owner's; the heap only moves it
+
+cdef struct ItemHeap:
+    HeapItem* items
+    size_t size
+    size_t cap
+
+ctypedef fused heap_t:
+    KeyHeap
+    ItemHeap
+
+
+cdef inline uint64_t heap_key(const heap_t* h, size_t i) noexcept nogil:
+    if heap_t is KeyHeap:
+        return h.items[i]
+    else:
+        return h.items[i].key
+
+
+cdef inline int heap_push(heap_t* h, uint64_t key, uint64_t value) except -1 nogil:
+    # Adds key (with value, for an ItemHeap).
+    cdef size_t i = h.size, parent
+    if h.size == h.cap:
+        grow_array(<void**>&h.items, &h.cap, h.size + 1, sizeof(h.items[0]), 1024)
+    h.size += 1
+    while i > 0:
+        parent = (i - 1) >> 2
+        if heap_key(h, parent) <= key:
+            break
+        h.items[i] = h.items[parent]
+        i = parent
+    if heap_t is KeyHeap:
+        h.items[i] = key
+    else:
+        h.items[i].key = key
+        h.items[i].value = value
+    return 0
+
+
+cdef inline void heap_pop(heap_t* h) noexcept nogil:
+    # Removes the top; the caller has read h.items[0]. The last item sinks
+    # from the top (it stays at h.items[size] until it lands).
+    cdef size_t i = 0, child, best, c, n
+    cdef uint64_t key
+    h.size -= 1
+    n = h.size
+    if n == 0:
+        return
+    key = heap_key(h, n)
+    while True:
+        child = 4 * i + 1
+        if child >= n:
+            break
+        best = child
+        for c in range(child + 1, child + 4 if child + 4 <= n else n):
+            if heap_key(h, c) < heap_key(h, best):
+                best = c
+        if heap_key(h, best) >= key:
+            break
+        h.items[i] = h.items[best]
+        i = best
+    h.items[i] = h.items[n]
 
 
 cdef struct MemoEntry:

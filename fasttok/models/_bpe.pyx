@@ -162,54 +162,6 @@ cdef size_t _merge_linear(const TokenTablesView* t, const uint8_t* piece, uint32
     return m
 
 
-cdef struct Heap:
-    # A 4-ary min-heap of keys (priority << 32 | left part's first byte): a
-    # 4-ary tree has half the levels of a binary one and compares one cache
-    # line of keys per level. Grown on demand.
-    uint64_t* keys
-    size_t size
-    size_t cap
-
-
-cdef int _heap_push(Heap* h, uint64_t key) except -1 nogil:
-    cdef size_t i = h.size, parent
-    if h.size == h.cap:
-        grow_array(<void**>&h.keys, &h.cap, h.size + 1, sizeof(uint64_t), 1024)
-    h.size += 1
-    while i > 0:
-        parent = (i - 1) >> 2
-        if h.keys[parent] <= key:
-            break
-        h.keys[i] = h.keys[parent]
-        i = parent
-    h.keys[i] = key
-    return 0
-
-
-cdef inline void _heap_pop(Heap* h) noexcept nogil:
-    # Removes the top; the caller has read h.keys[0].
-    cdef size_t i = 0, child, best, c, n
-    cdef uint64_t key
-    h.size -= 1
-    n = h.size
-    if n == 0:
-        return
-    key = h.keys[n]
-    while True:
-        child = 4 * i + 1
-        if child >= n:
-            break
-        best = child
-        for c in range(child + 1, child + 4 if child + 4 <= n else n):
-            if h.keys[c] < h.keys[best]:
-                best = c
-        if h.keys[best] >= key:
-            break
-        h.keys[i] = h.keys[best]
-        i = best
-    h.keys[i] = key
-
-
 cdef enum:
     RUNS = 8
 
@@ -320,13 +272,13 @@ cdef struct MergeQueue:
     Run runs[RUNS]
     int n_runs
     Radix radix
-    Heap heap
+    KeyHeap heap
 
 
 cdef inline int _other_push(MergeQueue* q, uint64_t key) except -1 nogil:
     if key >= q.radix.last:
         return _radix_push(&q.radix, key)
-    return _heap_push(&q.heap, key)
+    return heap_push(&q.heap, key, 0)
 
 
 cdef int _queue_push(MergeQueue* q, uint64_t key) except -1 nogil:
@@ -371,7 +323,7 @@ cdef inline bint _queue_pop(MergeQueue* q, uint64_t* key) except -1 nogil:
     cdef int k, src = -1  # -1 none, -2 heap, -3 radix, else a run
     cdef Run* r
     if q.heap.size:
-        best = q.heap.keys[0]
+        best = q.heap.items[0]
         src = -2
     if _radix_peek(&q.radix, &radix_min) and radix_min < best:
         best = radix_min
@@ -387,7 +339,7 @@ cdef inline bint _queue_pop(MergeQueue* q, uint64_t* key) except -1 nogil:
     if src >= 0:
         q.runs[src].head += 1
     elif src == -2:
-        _heap_pop(&q.heap)
+        heap_pop(&q.heap)
     else:
         q.radix.len[0] -= 1
         q.radix.size -= 1
@@ -400,7 +352,7 @@ cdef void _queue_free(MergeQueue* q) noexcept nogil:
         free(q.runs[k].keys)
     for k in range(65):
         free(q.radix.keys[k])
-    free(q.heap.keys)
+    free(q.heap.items)
 
 
 cdef struct Node:

@@ -1,4 +1,5 @@
-# Unigram (SentencePiece / GGUF t5) segmentation: piece trie and Viterbi.
+# Unigram (SentencePiece / GGUF t5) segmentation: piece trie and Viterbi,
+# and what the SentencePiece core shares with it (piece types, outputs).
 from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 cdef struct Span:
@@ -38,6 +39,32 @@ cdef struct IdBuf:
     uint32_t* data
     size_t len
 
+ctypedef fused out_t:
+    SpanBuf     # ids and byte spans
+    IdBuf       # ids alone (room for one per byte given)
+
+
+cdef inline int emit(out_t* out, uint32_t id, uint32_t start, uint32_t end,
+                     uint32_t flags) except -1 nogil:
+    # One token appended to either kind of output (an IdBuf keeps the id alone).
+    if out_t is SpanBuf:
+        return spans_push(out, id, start, end, flags)
+    else:
+        out.data[out.len] = id
+        out.len += 1
+        return 0
+
+
+cdef inline size_t one_char_len(uint8_t c) noexcept nogil:
+    # sentencepiece's OneCharLen: a character's length from its lead byte alone
+    if c < 0xC0:
+        return 1
+    if c < 0xE0:
+        return 2
+    if c < 0xF0:
+        return 3
+    return 4
+
 cdef struct ViterbiScratch:
     # The best-path array of one caller (one thread), reused across its
     # calls; borrowed from the thread's cache unless owned.
@@ -46,6 +73,16 @@ cdef struct ViterbiScratch:
     int owned
 
 cdef void viterbi_scratch_free(ViterbiScratch* scratch) noexcept nogil
+
+cdef enum:
+    # SentencePiece piece types (the numbering of fasttok.vocab.TokenType)
+    T_UNDEFINED = 0
+    T_NORMAL = 1
+    T_UNKNOWN = 2
+    T_CONTROL = 3
+    T_USER_DEFINED = 4
+    T_UNUSED = 5
+    T_BYTE = 6
 
 cdef enum:
     # Piece kinds as the Viterbi sees them.
@@ -70,6 +107,18 @@ cdef struct TrieLeaf:
     # What a match reads of a unit (TrieUnit's last two fields)
     int32_t value
     float score
+
+
+cdef inline bint trie_step(const TrieStep* steps, int32_t* node, uint8_t c) noexcept nogil:
+    # One step of a walk: node[0] moves to its child by byte c, or the walk
+    # ends (False, node[0] unchanged) where it has none. The lattice and the
+    # character table walk with it; the Viterbi spells the same step out
+    # (see there).
+    cdef int32_t child = steps[node[0]].base + c
+    if steps[child].check != node[0]:
+        return False
+    node[0] = child
+    return True
 
 cdef struct CharEntry:
     # A character of 2 or 3 bytes as the Viterbi's first step from a position

@@ -31,6 +31,9 @@ cdef enum:
 # surrogates, at most U+10FFFF): the length of the valid character at s, or 0.
 cdef size_t valid_utf8_len(const uint8_t* s, size_t n) noexcept nogil
 
+# byte offset -> character index of UTF-8 text, for offsets into the caller's str
+cdef dict char_index(const uint8_t* s, size_t n)
+
 
 cdef class SymbolMatcher:
     # Longest listed symbol (user-defined pieces) starting at a position.
@@ -61,6 +64,7 @@ cdef class Normalizer:
     cdef void _find_plain_multi(self)
     cdef size_t prefix(self, const uint8_t* s, size_t n, const uint8_t** rep,
                        size_t* rep_len) noexcept nogil
+    cdef bint rule_may_continue(self, const uint8_t* s, size_t n) noexcept nogil
     cdef int normalize_into(self, const uint8_t* s, size_t n, ByteBuf* out,
                             OffsetBuf* n2o) except -1 nogil
     cdef int _emit(self, const uint8_t* rep, size_t rep_len, uint32_t origin,

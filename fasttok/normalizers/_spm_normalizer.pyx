@@ -332,6 +332,26 @@ cdef class Normalizer:
         rep_len[0] = k
         return k
 
+    cdef bint rule_may_continue(self, const uint8_t* s, size_t n) noexcept nogil:
+        # Does some rule start with all of s[0:n] and go on? (A stream of
+        # text cannot be normalized past s yet.) The walk prefix() takes.
+        cdef size_t pos, k
+        cdef uint32_t u, c
+        if self.n_units == 0:
+            return False
+        pos = unit_offset(self.units[0])
+        for k in range(n):
+            c = s[k]
+            pos ^= c
+            u = self.units[pos]
+            if unit_label(u) != c:
+                return False
+            pos ^= unit_offset(u)
+        for c in range(1, 256):
+            if unit_label(self.units[pos ^ c]) == c:
+                return True
+        return False
+
     cdef int normalize_into(self, const uint8_t* s, size_t n, ByteBuf* out,
                             OffsetBuf* n2o) except -1 nogil:
         """Normalize s[0:n] into out (emptied first); n2o, if not NULL, gets
@@ -556,14 +576,8 @@ cdef class Normalizer:
             with nogil:
                 self.normalize_into(s, size, &out, &n2o)
             normalized = (<char*>out.data)[:out.len].decode("utf-8") if out.len else ""
-            # byte offset in text -> character index, for starts of characters
-            char_at = {}
-            c = 0
-            for i in range(size):
-                if (s[i] & 0xC0) != 0x80:
-                    char_at[i] = c
-                    c += 1
-            char_at[size] = c
+            char_at = char_index(s, size)
+            c = char_at[size]
             offsets = []
             for i in range(out.len):
                 if (out.data[i] & 0xC0) != 0x80:
@@ -631,6 +645,19 @@ cdef inline size_t _plain_run(Normalizer self, const uint8_t* s, size_t n, uint8
                 out[i + 3] = s[i + 3]
         i += k
     return i
+
+
+cdef dict char_index(const uint8_t* s, size_t n):
+    # byte offset in s -> character index, for the starts of characters and
+    # for n (the number of characters)
+    cdef dict char_at = {}
+    cdef size_t i, c = 0
+    for i in range(n):
+        if (s[i] & 0xC0) != 0x80:
+            char_at[i] = c
+            c += 1
+    char_at[n] = c
+    return char_at
 
 
 cdef inline bint _ends_with(const ByteBuf* buf, const uint8_t* tail, size_t n) noexcept nogil:

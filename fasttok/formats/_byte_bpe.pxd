@@ -1,0 +1,128 @@
+# Byte-level BPE encoding and decoding (CoreBPE) and its threaded batches,
+# for the Cython modules that cimport them.
+from cpython.object cimport PyObject
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
+
+from fasttok.models._bpe cimport Dropout, IdBuffer, PairMemo
+from fasttok.pre_tokenizers._pretokenize cimport ScanFn
+from fasttok.shared._tables cimport ByteStrings, TokenTables, TokenTablesView
+from fasttok.shared._utf8 cimport Utf8Source
+
+
+# Encodes ids[:n] as a list of ints (code_ids: the id of each code for a
+# sparse id space, NULL when codes are ids).
+cdef list ids_to_list(const uint32_t* ids, size_t n, size_t n_ids, const uint32_t* code_ids)
+# Appends the ids of codes[:n] to the array('I') ids (code_ids as in ids_to_list).
+cdef int append_ids(object ids, const uint32_t* codes, size_t n, size_t n_codes,
+                    const uint32_t* code_ids) except -1
+
+
+cdef struct CacheEntry:
+    const uint8_t* key
+    uint64_t head  # the key's first 8 bytes, compared before the rest
+    uint32_t length
+    uint32_t n_ids
+    size_t at
+
+cdef struct Scratch:
+    # What one call (or one batch) keeps between pieces: the piece cache
+    # and the pair memo. Calls on little text do without.
+    CacheEntry* cache
+    PairMemo memo
+
+cdef struct SpecialMatch:
+    Py_ssize_t start
+    Py_ssize_t length
+    uint32_t index
+
+cdef struct Decoder:
+    # id -> bytes. The ordinary ids read the tables' own token bytes (for a
+    # cached encoding, the cache file's): a copy of them was 3 MB and a
+    # pass over a tuple of 200k bytes objects. Only the other ids, the
+    # specials, have bytes of their own, in extra, which covers the ids
+    # extra_base .. extra_base + extra.n - 1. (ordinary is a copy of the
+    # tables' struct; the arrays stay theirs.)
+    ByteStrings ordinary
+    ByteStrings extra
+    uint32_t extra_base
+    # For a sparse id space (else NULL): the id of each ordinary slot and of
+    # each extra entry, ascending; the entries are the distinct special ids,
+    # with codes extra_base + entry.
+    const uint32_t* slot_ids
+    const uint32_t* extra_ids
+
+cdef struct Span:
+    const uint8_t* src
+    uint64_t length
+
+cdef struct BatchChunk:
+    Py_ssize_t first  # texts[first:stop]
+    Py_ssize_t stop
+    IdBuffer out  # their ids, one text after another
+    long state  # CHUNK_*; written by the thread that encoded it, with release
+
+
+cdef class CoreBPE:
+    cdef TokenTables tables
+    cdef const TokenTablesView* view
+    cdef ScanFn scan
+    cdef object splitter
+    cdef bint whole_piece_lookup
+    # special tokens: bytes -> index into special_ids
+    cdef TokenTables special_tables
+    cdef uint32_t* special_ids
+    cdef Py_ssize_t n_specials
+    cdef Py_ssize_t* special_lengths  # distinct lengths, longest first
+    cdef Py_ssize_t n_special_lengths
+    cdef uint8_t special_first[256]
+    cdef int single_first_byte  # the byte every special starts with, or -1
+    cdef Decoder decoder
+    cdef readonly object special_order
+    # what add_special_tokens=True adds (the format sets it; none by default)
+    cdef public object post_processor
+    cdef size_t n_ids  # every code the model produces or decodes is below it
+    cdef uint32_t* code_ids  # the id of each code; NULL when codes are ids
+    cdef int _fill_sparse(self, dict specials, ids) except -1
+    cdef int _fill_decoder(self, dict specials, decode_tokens) except -1
+    cdef bint _next_special(self, const uint8_t* s, Py_ssize_t pos, Py_ssize_t n,
+                            const uint8_t* allowed, SpecialMatch* found) noexcept nogil
+    cdef int _encode_segment(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
+                             IdBuffer* out, Scratch* scratch, Dropout* drop) except -1 nogil
+    cdef int _encode_segment_generic(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
+                                     IdBuffer* out, Dropout* drop) except -1
+    cdef int _encode_utf8(self, const uint8_t* s, Py_ssize_t n, const uint8_t* allowed,
+                          bint use_specials, IdBuffer* out, Scratch* scratch,
+                          Dropout* drop) except -1 nogil
+    cdef int _encode_text(self, str text, const uint8_t* allowed, bint use_specials,
+                          IdBuffer* out, Dropout* drop=*) except -1
+    cdef int _encode_allowing(self, str text, const uint8_t[::1] allowed, IdBuffer* out,
+                              Dropout* drop=*) except -1
+
+
+cdef class BatchJob:
+    cdef CoreBPE core
+    cdef list texts
+    cdef Py_ssize_t count
+    # our own references to texts[:n_refs], read by _prepare: the caller's
+    # list may change meanwhile
+    cdef PyObject** refs
+    cdef Py_ssize_t n_refs
+    cdef Utf8Source* sources
+    cdef long prepared  # chunks whose sources are read; atomic
+    cdef size_t* ends  # where each text's ids end in its chunk's buffer
+    cdef BatchChunk* chunks
+    cdef long n_chunks
+    cdef long next_chunk  # the next chunk to claim; atomic
+    cdef long failed  # set when a thread's work() raised; atomic
+    cdef object allowed  # keeps the mask alive
+    cdef const uint8_t* mask
+    cdef bint use_specials
+    cdef int kind
+    cdef list lists
+    cdef void _plan_chunks(self, Py_ssize_t count, Py_ssize_t chunk_texts, int threads) noexcept
+    cdef int _prepare(self, const BatchChunk* chunk) except -1
+    cdef int _encode_chunk(self, BatchChunk* chunk) except -1 nogil
+    cdef long _collect(self) except -1
+    cdef int _build_lists(self, const BatchChunk* chunk) except -1
+    cdef object _flat(self)
+    cdef list _counts(self)
