@@ -51,11 +51,15 @@ def byte_bpe_model(tables: TokenTables, special_tokens: Mapping, pattern: Option
                    whole_piece_lookup=whole_piece_lookup)
 
 
-def build_byte_bpe(vocab: Vocabulary, tables: Optional[TokenTables] = None) -> CoreBPE:
+def build_byte_bpe(vocab: Vocabulary, tables: Optional[TokenTables] = None, *,
+                   whole_piece_lookup: Optional[bool] = None) -> CoreBPE:
     """The compiled model of a ``byte_bpe`` vocabulary.
 
     ``tables``: the vocabulary's :class:`~fasttok.shared._tables.TokenTables`
     when they are at hand already (the table cache reads them from disk).
+    ``whole_piece_lookup``: whether a piece that is a token is emitted whole;
+    by default only when ranks, not merges, give the priority (tiktoken's
+    shortcut; with merges it is a file's choice, Hugging Face's ``ignore_merges``).
     """
     if tables is None:
         merges = None
@@ -63,8 +67,10 @@ def build_byte_bpe(vocab: Vocabulary, tables: Optional[TokenTables] = None) -> C
             slot_of = {tok: i for i, tok in enumerate(vocab.tokens) if tok is not None}
             merges = [(slot_of.get(a, -1), slot_of.get(b, -1)) for a, b in vocab.merges]
         tables = TokenTables(vocab.tokens, priorities=vocab.ranks, merges=merges)
+    if whole_piece_lookup is None:
+        whole_piece_lookup = vocab.merges is None
     model = byte_bpe_model(tables, vocab.special_tokens, vocab.pattern, ids=vocab.ids,
-                           scanner=vocab.pre_tokenizer, whole_piece_lookup=vocab.merges is None)
+                           scanner=vocab.pre_tokenizer, whole_piece_lookup=whole_piece_lookup)
     model.post_processor = from_flags(vocab)
     return model
 
