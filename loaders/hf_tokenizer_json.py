@@ -350,8 +350,8 @@ def load_tokenizer_json(path: str) -> Vocabulary:
     except UnicodeDecodeError as exc:
         raise VocabularyFileError(path, f"not UTF-8: {exc}", offset=exc.start) from None
     except json.JSONDecodeError as exc:
-        raise VocabularyFileError(path, f"not JSON: {exc.msg} (line {exc.lineno}, column "
-                                        f"{exc.colno})", offset=exc.pos, field="$") from None
+        raise VocabularyFileError(path, f"not JSON: {exc.msg} at column {exc.colno}",
+                                  line=exc.lineno, offset=exc.pos) from None
     # "llama3/tokenizer.json" is named "llama3", any other file by its stem
     base = os.path.basename(path)
     name = (os.path.basename(os.path.dirname(os.path.abspath(path))) if base == "tokenizer.json"
