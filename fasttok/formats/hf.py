@@ -105,6 +105,8 @@ class NormalizedBPE(ChunkedBatches):
     def _plain(self, text: str, allowed: Optional[bytes]) -> Optional[str]:
         # the text to hand the core whole, or None when a matched special
         # token cuts text that normalizing would change
+        if type(text) is not str:
+            raise TypeError(f"text must be str, not {type(text).__name__}")
         if text.isascii() or unicodedata.is_normalized(self._form, text):
             return text
         if allowed is None or self._core.find_special(text, allowed) < 0:
