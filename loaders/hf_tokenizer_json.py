@@ -120,13 +120,14 @@ def _check_model(r: _Reader, model: dict) -> None:
                                            f"fasttok reads byte-level BPE only")
 
 
-def _pattern(r: _Reader, doc: dict) -> str:
+def _pattern(r: _Reader, doc: dict) -> tuple:
+    """``(regex, Split behavior)`` of the pre-tokenizer."""
     pre = doc.get("pre_tokenizer")
     where = "$.pre_tokenizer"
     kind = r.get(pre, "type", where, str) if pre is not None else None
     if kind == "ByteLevel":
         _check_byte_level(r, pre, where, use_regex=True)
-        return BYTE_LEVEL_REGEX
+        return BYTE_LEVEL_REGEX, "Isolated"
     steps = r.get(pre, "pretokenizers", where, list) if kind == "Sequence" else None
     if (steps is None or len(steps) != 2
             or not all(isinstance(s, dict) for s in steps)
@@ -141,15 +142,13 @@ def _pattern(r: _Reader, doc: dict) -> str:
     regex = r.get(pattern, "Regex", f"{at}.pattern", str)
     behavior = r.get(split, "behavior", at, str)
     invert = r.get(split, "invert", at, bool, False)
-    # For the patterns fasttok has scanners for every character is in some
-    # match, so "Isolated" (matches and the gaps between them are pieces) and
-    # "Removed" inverted (matches are pieces, gaps dropped) split alike;
-    # fasttok's splitters keep matches and drop gaps, which is the second.
+    # "Isolated": matches and the text between them are pieces; inverted
+    # "Removed": matches are pieces, the text between them is dropped.
     if (behavior, invert) not in (("Isolated", False), ("Removed", True)):
         raise r.unsupported(f"{at}.behavior", f"Split behavior {behavior!r} with "
                                               f"invert={invert}", "Split.behavior")
     _check_byte_level(r, steps[1], f"{where}.pretokenizers[1]", use_regex=False)
-    return regex
+    return regex, behavior
 
 
 def _check_byte_level(r: _Reader, step: dict, where: str, *, use_regex: bool) -> None:
@@ -258,7 +257,7 @@ def parse_tokenizer_json(doc: Any, source: str, *, name: Optional[str] = None,
     model = r.get(doc, "model", "$", dict)
     _check_model(r, model)
     normalizer = _normalizer(r, doc)
-    pattern = _pattern(r, doc)
+    pattern, behavior = _pattern(r, doc)
     _check_decoder(r, doc)
 
     specials: dict = {}
@@ -329,7 +328,8 @@ def parse_tokenizer_json(doc: Any, source: str, *, name: Optional[str] = None,
             bos_id=head[0] if head else names.get("bos_id"),
             eos_id=tail[0] if tail else names.get("eos_id"),
             add_bos=bool(head), add_eos=bool(tail), source=source,
-            metadata={"ignore_merges": bool(model.get("ignore_merges", False))},
+            metadata={"ignore_merges": bool(model.get("ignore_merges", False)),
+                      "split_behavior": behavior},
         ).validate()
     except VocabularyError as exc:
         raise VocabularyFileError(source, str(exc)) from None

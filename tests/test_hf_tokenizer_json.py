@@ -289,3 +289,18 @@ def test_a_json_file_is_found_by_content_under_any_name(tmp_path):
     path = tmp_path / "vocab.data"
     path.write_text(json.dumps(_tiny_doc(True), indent=2), encoding="utf-8")
     assert fasttok.load(str(path)).encode("hello") == [256 + 4]
+
+
+@pytest.mark.parametrize("behavior, invert", [("Isolated", False), ("Removed", True)])
+def test_split_of_an_unknown_pattern_keeps_or_drops_the_text_between_matches(
+        tmp_path, behavior, invert):
+    # \p{L}+ leaves ", " and "!" unmatched: Isolated keeps them as pieces,
+    # inverted Removed drops them
+    doc = _tiny_doc(True)
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": r"\p{L}+"}, "behavior": behavior, "invert": invert},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+         "use_regex": False}]}
+    ours, theirs = _both(tmp_path, doc)
+    for text in ["hello, world!", "héllo wörld", "  ", "ab1cd"]:
+        assert ours.encode(text) == theirs.encode(text, add_special_tokens=False).ids, text

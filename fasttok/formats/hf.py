@@ -14,7 +14,9 @@ The stages, in ``tokenizers``' order (``TokenizerImpl::encode_single_sequence``)
    when it is one fasttok knows (Llama 3's is cl100k's older spelling, Qwen's
    is ``QWEN2``, GPT-4o's is ``O200K``), else through Python's ``re``; then
    the byte-level alphabet, which fasttok needs no step for because its
-   tokens are raw bytes.
+   tokens are raw bytes. A known pattern matches every character, so
+   ``Isolated`` and inverted ``Removed`` split alike; for any other pattern
+   ``Isolated`` keeps the text between matches too (:func:`isolated_splitter`).
 4. **Model**: BPE by merge-list order in the compiled core; the file's
    ``ignore_merges`` (Llama 3) emits a piece that is a whole token as that
    token, which is the core's whole-piece lookup.
@@ -45,15 +47,17 @@ from __future__ import annotations
 import re
 import unicodedata
 from array import array
+from collections.abc import Callable
 from typing import Any, Optional
 
 from fasttok.formats._byte_bpe import CoreBPE
 from fasttok.formats.tiktoken import build_byte_bpe
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json
+from fasttok.pre_tokenizers.patterns import compile_generic, scanner_for
 from fasttok.shared.batching import ChunkedBatches
 from fasttok.vocab import Vocabulary
 
-__all__ = ["build_hf_byte_bpe", "load_tokenizer_json_file", "NormalizedBPE"]
+__all__ = ["build_hf_byte_bpe", "load_tokenizer_json_file", "isolated_splitter", "NormalizedBPE"]
 
 
 def load_tokenizer_json_file(path: str, **options: Any) -> Any:
@@ -71,10 +75,40 @@ def load_tokenizer_json_file(path: str, **options: Any) -> Any:
 def build_hf_byte_bpe(vocab: Vocabulary) -> Any:
     """The model of an ``hf_byte_bpe`` vocabulary: the compiled byte-level
     core, behind :class:`NormalizedBPE` when the file has a normalizer."""
-    core = build_byte_bpe(vocab, whole_piece_lookup=bool(vocab.metadata.get("ignore_merges")))
+    splitter = None
+    if vocab.metadata.get("split_behavior") == "Isolated" and scanner_for(vocab.pattern) is None:
+        splitter = isolated_splitter(vocab.pattern)
+    core = build_byte_bpe(vocab, whole_piece_lookup=bool(vocab.metadata.get("ignore_merges")),
+                          splitter=splitter)
     if vocab.normalizer is None:
         return core
     return NormalizedBPE(core, vocab.normalizer)
+
+
+def isolated_splitter(pattern: str) -> Callable[[str], list]:
+    """Split as ``tokenizers``' ``Split(behavior="Isolated")``: each match is
+    a piece and so is each stretch of text between matches (fasttok's own
+    splitters drop those, as tiktoken does).
+
+    >>> isolated_splitter(r"\\p{L}+")("ab, cd!")
+    ['ab', ', ', 'cd', '!']
+    """
+    finditer = compile_generic(pattern).finditer
+
+    def split(text: str) -> list:
+        pieces = []
+        at = 0
+        for m in finditer(text):
+            if m.start() > at:
+                pieces.append(text[at:m.start()])
+            if m.end() > m.start():
+                pieces.append(m.group())
+            at = m.end()
+        if at < len(text):
+            pieces.append(text[at:])
+        return pieces
+
+    return split
 
 
 class NormalizedBPE(ChunkedBatches):
