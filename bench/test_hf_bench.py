@@ -63,6 +63,14 @@ def _fasttok(path: str):
 
 IMPLS = {"fasttok": _fasttok, "tokenizers": _tokenizers, "tokie": _tokie, "kitoken": _kitoken}
 
+# Peers whose ids are known to differ from tokenizers' on some inputs: the
+# benchmark is then an expected failure (not timed), with the reason.
+KNOWN_PEER_BUGS = {
+    "tokie": "tokie 0.1.4 splits a letter run after a tab and a bracket differently "
+             "(\"\\t(Forester:)\" on llama3: [197, 7, 11339, ...] for [197, 7988, 461, ...]); "
+             "29 of the first 20,000 en.txt lines differ",
+}
+
 
 @functools.lru_cache(maxsize=None)
 def _encoder(impl: str, vocab: str):
@@ -77,7 +85,10 @@ def test_hf_encode(benchmark, vocab, file, impl):
     reference = _encoder("tokenizers", vocab)(text)
     assert _encoder("fasttok", vocab)(text) == reference, f"{vocab}/{file}: fasttok's ids differ"
     fn = _encoder(impl, vocab)
-    assert fn(text) == reference, f"{vocab}/{file}: {impl}'s ids differ from tokenizers'"
+    if fn(text) != reference:
+        if impl in KNOWN_PEER_BUGS:
+            pytest.xfail(KNOWN_PEER_BUGS[impl])
+        pytest.fail(f"{vocab}/{file}: {impl}'s ids differ from tokenizers'")
     benchmark.group = f"hf-{vocab}-{file}"
     benchmark.extra_info.update(kind="encode", encoding=vocab, file=file, mode="whole", impl=impl,
                                 bytes=len(text.encode("utf-8")))
