@@ -304,3 +304,13 @@ def test_split_of_an_unknown_pattern_keeps_or_drops_the_text_between_matches(
     ours, theirs = _both(tmp_path, doc)
     for text in ["hello, world!", "héllo wörld", "  ", "ab1cd"]:
         assert ours.encode(text) == theirs.encode(text, add_special_tokens=False).ids, text
+
+
+def test_a_vocabulary_entry_outside_the_byte_level_alphabet_is_named_by_its_json_path(tmp_path):
+    doc = _tiny_doc(True)
+    doc["model"]["vocab"]["Ω"] = len(doc["model"]["vocab"]) + 1
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(fasttok.VocabularyFileError,
+                       match=r"'\$\.model\.vocab\[\"Ω\"\]'.*byte-level alphabet"):
+        fasttok.load(str(path))
