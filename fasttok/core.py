@@ -453,6 +453,8 @@ class Encoding:
         if self._pat_str is None:
             raise FasttokError(f"{self.name}: this vocabulary has no regex pattern to split with; "
                                "use encode_ordinary")
+        # the pieces are merged raw, which skips a normalizer's stage
+        self._tiktoken_core("_encode_only_native_bpe")
         split = registry.resolve("fasttok.pre_tokenizers.patterns:pattern_splitter")(self._pat_str)
         ids: list = []
         for piece in split(text):

@@ -245,6 +245,7 @@ MODELS: dict = {"byte_bpe": "fasttok.formats.tiktoken:build_byte_bpe",
                 "unigram": _SENTENCEPIECE,
                 "sentencepiece_bpe": _SENTENCEPIECE,
                 "gguf_byte_bpe": "fasttok.formats.gguf:GGUFByteBPE",
+                "hf_byte_bpe": "fasttok.formats.hf:build_hf_byte_bpe",
                 "gguf_wordpiece": "fasttok.formats.gguf:GGUFWordPiece"}
 
 
@@ -314,7 +315,10 @@ LOADERS: list = [Loader("tiktoken", "fasttok.formats.tiktoken:load_tiktoken_file
                         magic=b"GGUF"),
                  Loader("sentencepiece", "fasttok.formats.sentencepiece:load_sentencepiece_file",
                         suffixes=(".model",),
-                        sniff="fasttok.loaders.sentencepiece_model:looks_like_model_proto")]
+                        sniff="fasttok.loaders.sentencepiece_model:looks_like_model_proto"),
+                 Loader("hf_tokenizer_json", "fasttok.formats.hf:load_tokenizer_json_file",
+                        suffixes=(".json",),
+                        sniff="fasttok.loaders.hf_tokenizer_json:looks_like_tokenizer_json")]
 
 
 def register_loader(loader: Loader) -> None:

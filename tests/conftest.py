@@ -95,7 +95,13 @@ ONE_FILE_PER_KIND = {
     "gguf_t5": DATA / "vocab" / "gguf" / "ggml-vocab-nomic-bert-moe.gguf",
     "spm_unigram": DATA / "vocab" / "sentencepiece" / "botchan_en_unigram_1000.model",
     "spm_bpe": DATA / "vocab" / "sentencepiece" / "botchan_en_bpe_1000.model",
+    "hf_byte_bpe": DATA / "vocab" / "hf" / "qwen3" / "tokenizer.json",
 }
+
+# The Hugging Face tokenizer.json files fasttok reads (byte-level BPE), by
+# folder under vocab/hf; the other folders hold kinds it does not read yet.
+HF_BYTE_LEVEL = ("llama3", "qwen3", "gpt4o")
+HF_NOT_YET = ("llama2", "gemma3", "all-MiniLM-L6-v2")
 
 # Encodings that reuse another one's ranks and pattern and only add special tokens.
 DERIVED_FROM = {"gpt2": "r50k_base", "p50k_edit": "p50k_base", "o200k_harmony": "o200k_base"}

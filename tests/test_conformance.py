@@ -38,8 +38,8 @@ from pathlib import Path
 import pytest
 
 import fasttok
-from conftest import ALL_ENCODINGS, DATA, DATA_MISSING, MISSING_DATA_REASON, Raised, \
-    missing_data_reason, outcome, read_jsonl
+from conftest import ALL_ENCODINGS, DATA, DATA_MISSING, HF_BYTE_LEVEL, MISSING_DATA_REASON, \
+    Raised, missing_data_reason, outcome, read_jsonl
 
 pytestmark = pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
 
@@ -47,14 +47,14 @@ TIKTOKEN_KINDS = ("tiktoken",)
 GGUF_KIND = {"gpt2": "gguf_gpt2", "llama": "gguf_llama", "bert": "gguf_bert", "t5": "gguf_t5"}
 SPM_KIND = {"sentencepiece_bpe": "spm_bpe", "unigram": "spm_unigram"}
 SENTENCEPIECE_KINDS = ("gguf_llama", "gguf_t5", "spm_bpe", "spm_unigram")
-ALL_KINDS = TIKTOKEN_KINDS + ("gguf_gpt2", "gguf_bert") + SENTENCEPIECE_KINDS
+ALL_KINDS = TIKTOKEN_KINDS + ("gguf_gpt2", "gguf_bert", "hf_byte_bpe") + SENTENCEPIECE_KINDS
 NOT_TIKTOKEN = frozenset(ALL_KINDS) - frozenset(TIKTOKEN_KINDS)
 
 # The one table of methods a kind may refuse with FasttokError, and why it
 # genuinely cannot do them. Anything not listed must work.
 UNSUPPORTED = {
     # pieces are SentencePiece's notion; byte-level BPE and WordPiece have none
-    "encode_as_pieces": frozenset({"tiktoken", "gguf_gpt2", "gguf_bert"}),
+    "encode_as_pieces": frozenset({"tiktoken", "gguf_gpt2", "gguf_bert", "hf_byte_bpe"}),
     # WordPiece has one segmentation per word: nothing to sample from
     "sample": frozenset({"gguf_bert"}),
     # BERT vocabularies name no end-of-sequence token (only [SEP])
@@ -101,6 +101,11 @@ def _vocabulary_files() -> list:
             params.append(pytest.param(None, id=f"{folder}-absent", marks=pytest.mark.skip(
                 reason=missing_data_reason(where / f"*{suffix}"))))
         params += [pytest.param(("file", folder, path), id=path.name) for path in found]
+    hf = [DATA / "vocab" / "hf" / name / "tokenizer.json" for name in HF_BYTE_LEVEL]
+    params += [pytest.param(("file", "hf", path), id=f"hf-{path.parent.name}",
+                            marks=() if path.is_file() else pytest.mark.skip(
+                                reason=missing_data_reason(path)))
+               for path in hf]
     return params
 
 
@@ -117,6 +122,8 @@ def _gguf_index() -> dict:
 def _kind(folder: str, path: Path | None, enc) -> str:
     if folder == "tiktoken":
         return "tiktoken"
+    if folder == "hf":
+        return "hf_byte_bpe"
     if folder == "gguf":
         model = _gguf_index().get(path.name, {}).get("tokenizer.ggml.model")
         if model is None:  # a file the index does not list: ask the loaded vocabulary

@@ -26,6 +26,7 @@ END_OF_SEQUENCE = {
     "gguf_t5": b"</s>",
     "spm_unigram": b"</s>",
     "spm_bpe": b"</s>",
+    "hf_byte_bpe": b"<|endoftext|>",
 }
 CANNOT_SAMPLE = {"gguf_bert"}  # WordPiece: one segmentation per word
 _LOADED: dict = {}

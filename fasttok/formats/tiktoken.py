@@ -16,7 +16,7 @@ one Python call whatever the text.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Optional
 
 from fasttok import registry
@@ -33,10 +33,11 @@ __all__ = ["byte_bpe_model", "build_byte_bpe", "load_tiktoken_file"]
 
 def byte_bpe_model(tables: TokenTables, special_tokens: Mapping, pattern: Optional[str], *,
                    ids: Optional[tuple] = None, scanner: Optional[str] = None,
-                   whole_piece_lookup: bool = True) -> CoreBPE:
+                   whole_piece_lookup: bool = True,
+                   splitter: Optional[Callable[[str], list]] = None) -> CoreBPE:
     """The compiled model over ``tables``: ``pattern``'s scanner (else
-    ``scanner``, a scanner's name), or ``pattern`` through Python's ``re``
-    when it has none.
+    ``scanner``, a scanner's name), or when it has none ``splitter``, else
+    ``pattern`` through Python's ``re``.
 
     >>> m = byte_bpe_model(TokenTables([bytes([i]) for i in range(256)]), {"<e>": 256}, ".")
     >>> m.encode("a<e>", b"\\x01")
@@ -46,16 +47,25 @@ def byte_bpe_model(tables: TokenTables, special_tokens: Mapping, pattern: Option
     specials = {text.encode("utf-8"): sid for text, sid in special_tokens.items()}
     if pattern is not None:
         scanner = scanner_for(pattern)
-    splitter = None if scanner is not None else pattern_splitter(pattern or "")
+    if scanner is not None:
+        splitter = None
+    elif splitter is None:
+        splitter = pattern_splitter(pattern or "")
     return CoreBPE(tables, specials, ids=ids, scanner=scanner, splitter=splitter,
                    whole_piece_lookup=whole_piece_lookup)
 
 
-def build_byte_bpe(vocab: Vocabulary, tables: Optional[TokenTables] = None) -> CoreBPE:
+def build_byte_bpe(vocab: Vocabulary, tables: Optional[TokenTables] = None, *,
+                   whole_piece_lookup: Optional[bool] = None,
+                   splitter: Optional[Callable[[str], list]] = None) -> CoreBPE:
     """The compiled model of a ``byte_bpe`` vocabulary.
 
     ``tables``: the vocabulary's :class:`~fasttok.shared._tables.TokenTables`
     when they are at hand already (the table cache reads them from disk).
+    ``whole_piece_lookup``: whether a piece that is a token is emitted whole;
+    by default only when ranks, not merges, give the priority (tiktoken's
+    shortcut; with merges it is a file's choice, Hugging Face's ``ignore_merges``).
+    ``splitter``: the pre-tokenizer for a pattern without a compiled scanner.
     """
     if tables is None:
         merges = None
@@ -63,8 +73,11 @@ def build_byte_bpe(vocab: Vocabulary, tables: Optional[TokenTables] = None) -> C
             slot_of = {tok: i for i, tok in enumerate(vocab.tokens) if tok is not None}
             merges = [(slot_of.get(a, -1), slot_of.get(b, -1)) for a, b in vocab.merges]
         tables = TokenTables(vocab.tokens, priorities=vocab.ranks, merges=merges)
+    if whole_piece_lookup is None:
+        whole_piece_lookup = vocab.merges is None
     model = byte_bpe_model(tables, vocab.special_tokens, vocab.pattern, ids=vocab.ids,
-                           scanner=vocab.pre_tokenizer, whole_piece_lookup=vocab.merges is None)
+                           scanner=vocab.pre_tokenizer, whole_piece_lookup=whole_piece_lookup,
+                           splitter=splitter)
     model.post_processor = from_flags(vocab)
     return model
 

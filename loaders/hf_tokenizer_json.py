@@ -1,0 +1,375 @@
+"""Reader for Hugging Face ``tokenizer.json`` files: byte-level BPE.
+
+The file is one JSON object with one entry per stage (``normalizer``,
+``pre_tokenizer``, ``model``, ``post_processor``, ``decoder``) plus
+``added_tokens``. This slice reads the byte-level BPE configuration that
+GPT-2-style models ship (Llama 3, Qwen 2/3, GPT-4o's): a ``BPE`` model whose
+vocabulary is written in GPT-2's byte-level alphabet, a ``Split`` regex
+followed by ``ByteLevel(use_regex=false)`` (or ``ByteLevel`` alone with its
+own GPT-2 regex), no normalizer or ``NFC``, and the ``ByteLevel`` decoder.
+Anything else raises :class:`~fasttok.errors.VocabularyFileError` naming the
+JSON path of the part that is not supported and what is, never a wrong load.
+
+Tokens become raw bytes; ``merges`` (either ``"a b"`` strings or
+``["a", "b"]`` pairs, rank = list index) become pairs of token bytes; every
+added token is a special token of the record (``tokenizers`` always matches
+added tokens before the model, special or not), and an ordinary vocabulary
+entry under an added token's id is left out, because the model can never
+produce it. BOS/EOS come from a ``TemplateProcessing`` post-processor (which
+is also what ``add_special_tokens=True`` adds), else from the
+``bos_token``/``eos_token`` of a ``tokenizer_config.json`` beside the file,
+which then only names them.
+
+>>> from fasttok.shared._bytemap import bytes_to_unicode
+>>> alphabet = bytes_to_unicode()
+>>> doc = {"model": {"type": "BPE", "merges": ["a b"],
+...                  "vocab": {alphabet[b]: b for b in range(256)} | {"ab": 256}},
+...        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+...        "decoder": {"type": "ByteLevel"}, "added_tokens": []}
+>>> parse_tokenizer_json(doc, "t.json").merges
+((b'a', b'b'),)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Optional
+
+from fasttok.errors import VocabularyError, VocabularyFileError
+from fasttok.shared._bytemap import decode_byte_level
+from fasttok.vocab import Vocabulary, ids_are_dense
+
+__all__ = ["load_tokenizer_json", "parse_tokenizer_json", "looks_like_tokenizer_json",
+           "BYTE_LEVEL_REGEX", "SUPPORTED"]
+
+# What ByteLevel(use_regex=true) splits with (tokenizers'
+# pre_tokenizers/byte_level.rs); the same text as GPT-2's original pattern.
+BYTE_LEVEL_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+#: the component types this reader accepts, by stage (for the error messages)
+SUPPORTED = {
+    "model": ("BPE",),
+    "normalizer": ("null", "NFC"),
+    "pre_tokenizer": ("Sequence[Split(Regex), ByteLevel(use_regex=false)]",
+                      "ByteLevel(use_regex=true)"),
+    "Split.behavior": ("Isolated", "Removed with invert=true"),
+    "post_processor": ("null", "ByteLevel", "TemplateProcessing", "Sequence of those"),
+    "decoder": ("ByteLevel",),
+}
+
+
+def looks_like_tokenizer_json(head: bytes) -> bool:
+    """Whether a file's first bytes look like ``tokenizer.json`` (``tokenizers``
+    writes ``version`` and ``truncation`` first).
+
+    >>> looks_like_tokenizer_json(b'{\\n  "version": "1.0",\\n  "truncation": null,')
+    True
+    >>> looks_like_tokenizer_json(b'{"a": 1}')
+    False
+    """
+    text = head.lstrip()
+    return text.startswith(b"{") and b'"version"' in text and b'"truncation"' in text
+
+
+class _Reader:
+    """Checks against the document, each error naming the file and the JSON path."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def fail(self, where: str, problem: str) -> VocabularyFileError:
+        return VocabularyFileError(self.name, problem, field=where)
+
+    def unsupported(self, where: str, what: str, stage: str) -> VocabularyFileError:
+        return self.fail(where, f"{what} is not supported yet; fasttok reads "
+                                f"{stage}: {', '.join(SUPPORTED[stage])}")
+
+    def get(self, obj: Any, key: str, where: str, kind: type, default: Any = ...) -> Any:
+        if not isinstance(obj, dict):
+            raise self.fail(where, f"expected an object, found {type(obj).__name__}")
+        if key not in obj:
+            if default is ...:
+                raise self.fail(f"{where}.{key}", "missing")
+            return default
+        value = obj[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise self.fail(f"{where}.{key}", f"expected {kind.__name__}, found "
+                                              f"{type(value).__name__}")
+        return value
+
+    def token_bytes(self, text: str, where: str) -> bytes:
+        try:
+            return decode_byte_level(text)
+        except ValueError:
+            raise self.fail(where, f"{text!r} is not in the byte-level alphabet") from None
+
+
+def _entry(text: str) -> str:
+    return f"$.model.vocab[{json.dumps(text, ensure_ascii=False)}]"
+
+
+def _in_alphabet(text: str) -> bool:
+    try:
+        decode_byte_level(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_model(r: _Reader, model: dict) -> None:
+    kind = r.get(model, "type", "$.model", str, None)
+    if kind != "BPE":
+        raise r.unsupported("$.model.type", f"model {kind!r}", "model")
+    rules = (("byte_fallback", False, "byte_fallback (SentencePiece-style BPE)"),
+             ("dropout", None, "BPE dropout in the file (use encode(sample=True) instead)"),
+             ("continuing_subword_prefix", "", "continuing_subword_prefix"),
+             ("end_of_word_suffix", "", "end_of_word_suffix"))
+    for key, off, what in rules:
+        value = model.get(key)
+        if value not in (None, off):
+            raise r.fail(f"$.model.{key}", f"{what} = {value!r} is not supported yet; "
+                                           f"fasttok reads byte-level BPE only")
+
+
+def _pattern(r: _Reader, doc: dict) -> tuple:
+    """``(regex, Split behavior)`` of the pre-tokenizer."""
+    pre = doc.get("pre_tokenizer")
+    where = "$.pre_tokenizer"
+    kind = r.get(pre, "type", where, str) if pre is not None else None
+    if kind == "ByteLevel":
+        _check_byte_level(r, pre, where, use_regex=True)
+        return BYTE_LEVEL_REGEX, "Isolated"
+    steps = r.get(pre, "pretokenizers", where, list) if kind == "Sequence" else None
+    if (steps is None or len(steps) != 2
+            or not all(isinstance(s, dict) for s in steps)
+            or [s.get("type") for s in steps] != ["Split", "ByteLevel"]):
+        raise r.unsupported(where, f"pre-tokenizer {_describe(pre)}", "pre_tokenizer")
+    split = steps[0]
+    at = f"{where}.pretokenizers[0]"
+    pattern = r.get(split, "pattern", at, dict)
+    if "Regex" not in pattern:
+        raise r.unsupported(f"{at}.pattern", f"Split pattern {_describe(pattern)}",
+                            "pre_tokenizer")
+    regex = r.get(pattern, "Regex", f"{at}.pattern", str)
+    behavior = r.get(split, "behavior", at, str)
+    invert = r.get(split, "invert", at, bool, False)
+    # "Isolated": matches and the text between them are pieces; inverted
+    # "Removed": matches are pieces, the text between them is dropped.
+    if (behavior, invert) not in (("Isolated", False), ("Removed", True)):
+        raise r.unsupported(f"{at}.behavior", f"Split behavior {behavior!r} with "
+                                              f"invert={invert}", "Split.behavior")
+    _check_byte_level(r, steps[1], f"{where}.pretokenizers[1]", use_regex=False)
+    return regex, behavior
+
+
+def _check_byte_level(r: _Reader, step: dict, where: str, *, use_regex: bool) -> None:
+    if r.get(step, "add_prefix_space", where, bool, True):
+        raise r.fail(f"{where}.add_prefix_space", "ByteLevel add_prefix_space=true is not "
+                                                  "supported yet")
+    if r.get(step, "use_regex", where, bool, True) != use_regex:
+        raise r.unsupported(f"{where}.use_regex", f"ByteLevel use_regex={not use_regex} "
+                                                  "here", "pre_tokenizer")
+
+
+def _describe(component: Any) -> str:
+    if isinstance(component, dict):
+        return repr(component.get("type", sorted(component)))
+    return repr(component)
+
+
+def _normalizer(r: _Reader, doc: dict) -> Optional[str]:
+    norm = doc.get("normalizer")
+    if norm is None:
+        return None
+    kind = r.get(norm, "type", "$.normalizer", str)
+    if kind != "NFC":
+        raise r.unsupported("$.normalizer.type", f"normalizer {kind!r}", "normalizer")
+    return kind
+
+
+def _check_decoder(r: _Reader, doc: dict) -> None:
+    dec = doc.get("decoder")
+    kind = r.get(dec, "type", "$.decoder", str) if dec is not None else None
+    if kind != "ByteLevel":
+        raise r.unsupported("$.decoder", f"decoder {_describe(dec)}", "decoder")
+
+
+def _template(r: _Reader, doc: dict) -> tuple:
+    """``(head ids, tail ids)`` that ``add_special_tokens=True`` puts around one sequence."""
+    post = doc.get("post_processor")
+    where = "$.post_processor"
+    steps = [(where, post)]
+    if isinstance(post, dict) and post.get("type") == "Sequence":
+        steps = [(f"{where}.processors[{i}]", p)
+                 for i, p in enumerate(r.get(post, "processors", where, list))]
+    head: list = []
+    tail: list = []
+    for at, step in steps:
+        kind = r.get(step, "type", at, str) if step is not None else None
+        if kind in (None, "ByteLevel"):
+            continue  # ByteLevel only moves offsets
+        if kind != "TemplateProcessing":
+            raise r.unsupported(at, f"post-processor {kind!r}", "post_processor")
+        single = r.get(step, "single", at, list)
+        specials = r.get(step, "special_tokens", at, dict)
+        seen_sequence = False
+        for i, item in enumerate(single):
+            piece = f"{at}.single[{i}]"
+            if isinstance(item, dict) and "Sequence" in item:
+                seen_sequence = True
+                continue
+            name = r.get(r.get(item, "SpecialToken", piece, dict), "id", f"{piece}.SpecialToken",
+                         str)
+            entry = r.get(specials, name, f"{at}.special_tokens", dict)
+            ids = r.get(entry, "ids", f"{at}.special_tokens.{name}", list)
+            (tail if seen_sequence else head).extend(ids)
+    for ids in (head, tail):
+        if len(ids) > 1 or not all(isinstance(i, int) for i in ids):
+            raise r.fail(where, f"a template adding {ids} on one side is not supported yet "
+                                "(one BOS before and one EOS after)")
+    return tuple(head), tuple(tail)
+
+
+def _config_ids(path: str, by_text: dict) -> dict:
+    """``bos_id``/``eos_id`` named by the ``tokenizer_config.json`` beside ``path``."""
+    config_path = os.path.join(os.path.dirname(path), "tokenizer_config.json")
+    try:
+        with open(config_path, encoding="utf-8") as f:
+            config = json.load(f)
+    except FileNotFoundError:
+        return {}
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise VocabularyFileError(config_path, f"not JSON: {exc}") from None
+    found = {}
+    for key, field in (("bos_token", "bos_id"), ("eos_token", "eos_id")):
+        token = config.get(key) if isinstance(config, dict) else None
+        if isinstance(token, dict):  # transformers' AddedToken form
+            token = token.get("content")
+        if isinstance(token, str) and token in by_text:
+            found[field] = by_text[token]
+    return found
+
+
+def parse_tokenizer_json(doc: Any, source: str, *, name: Optional[str] = None,
+                         config_path: Optional[str] = None) -> Vocabulary:
+    """The vocabulary record of a parsed ``tokenizer.json`` document.
+
+    ``source`` (the file) starts error messages; ``name`` names the record
+    (default ``source``); ``config_path``, when given, is the
+    ``tokenizer.json`` path whose sibling ``tokenizer_config.json`` may name BOS/EOS.
+
+    >>> parse_tokenizer_json({"model": {"type": "WordPiece"}}, "x.json")
+    Traceback (most recent call last):
+    fasttok.errors.VocabularyFileError: x.json: field '$.model.type': model 'WordPiece' is not supported yet; fasttok reads model: BPE
+    """
+    r = _Reader(source)
+    if not isinstance(doc, dict):
+        raise r.fail("$", f"expected an object, found {type(doc).__name__}")
+    model = r.get(doc, "model", "$", dict)
+    _check_model(r, model)
+    normalizer = _normalizer(r, doc)
+    pattern, behavior = _pattern(r, doc)
+    _check_decoder(r, doc)
+
+    specials: dict = {}
+    added = r.get(doc, "added_tokens", "$", list, [])
+    for i, entry in enumerate(added):
+        at = f"$.added_tokens[{i}]"
+        content = r.get(entry, "content", at, str)
+        token_id = r.get(entry, "id", at, int)
+        for flag in ("lstrip", "rstrip", "single_word"):
+            if r.get(entry, flag, at, bool, False):
+                raise r.fail(f"{at}.{flag}", f"added token {content!r} with {flag}=true is not "
+                                             "supported yet")
+        if normalizer is not None and r.get(entry, "normalized", at, bool, False):
+            raise r.fail(f"{at}.normalized", f"added token {content!r} matched after "
+                                             "normalization is not supported yet")
+        specials[content] = token_id
+    added_ids = set(specials.values())
+
+    vocab = r.get(model, "vocab", "$.model", dict)
+    by_id: dict = {}
+    # the JSON path of an entry is spelled out only for an error: building
+    # it for each of 200k entries was a fifth of the load time
+    for text, token_id in vocab.items():
+        if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
+            raise r.fail(_entry(text), f"id {token_id!r} is not a non-negative integer")
+        if token_id in by_id:
+            raise r.fail(_entry(text), f"id {token_id} is also {by_id[token_id]!r}")
+        by_id[token_id] = text
+    # An added token's id in the vocabulary too (GPT-4o's <|endoftext|>) is
+    # always matched as the added token first, so the entry is left out.
+    try:
+        ordinary = {i: decode_byte_level(t) for i, t in by_id.items() if i not in added_ids}
+    except ValueError:
+        bad = next(t for t in by_id.values() if not _in_alphabet(t))
+        raise r.fail(_entry(bad), f"{bad!r} is not in the byte-level alphabet") from None
+    token_of = set(ordinary.values())
+
+    merges_in = r.get(model, "merges", "$.model", list)
+    merges = []
+    for i, merge in enumerate(merges_in):
+        at = f"$.model.merges[{i}]"
+        if isinstance(merge, str):
+            parts = merge.split(" ")
+        elif isinstance(merge, list) and all(isinstance(p, str) for p in merge):
+            parts = merge
+        else:
+            raise r.fail(at, f"expected \"a b\" or [\"a\", \"b\"], found {merge!r}")
+        if len(parts) != 2:
+            raise r.fail(at, f"a merge has two parts, found {len(parts)} in {merge!r}")
+        pair = (r.token_bytes(parts[0], at), r.token_bytes(parts[1], at))
+        for part in pair + (pair[0] + pair[1],):
+            if part not in token_of:
+                raise r.fail(at, f"{merge!r}: {part!r} is not in the vocabulary")
+        merges.append(pair)
+
+    top = max(ordinary, default=-1)
+    if ids_are_dense(top, len(ordinary)):
+        tokens: list = [None] * (top + 1)
+        for i, tok in ordinary.items():
+            tokens[i] = tok
+        ids = None
+    else:
+        ids = tuple(sorted(ordinary))
+        tokens = [ordinary[i] for i in ids]
+
+    head, tail = _template(r, doc)
+    names = _config_ids(config_path, specials) if config_path else {}
+    try:
+        return Vocabulary(
+            name=name or source, model="hf_byte_bpe", tokens=tuple(tokens), ids=ids, merges=tuple(merges),
+            special_tokens=specials, pattern=pattern, normalizer=normalizer,
+            bos_id=head[0] if head else names.get("bos_id"),
+            eos_id=tail[0] if tail else names.get("eos_id"),
+            add_bos=bool(head), add_eos=bool(tail), source=source,
+            metadata={"ignore_merges": bool(model.get("ignore_merges", False)),
+                      "split_behavior": behavior},
+        ).validate()
+    except VocabularyError as exc:
+        raise VocabularyFileError(source, str(exc)) from None
+
+
+def load_tokenizer_json(path: str) -> Vocabulary:
+    """Read a ``tokenizer.json`` file (and the ``tokenizer_config.json`` beside it, if any).
+
+    >>> load_tokenizer_json("/nonexistent/tokenizer.json")
+    Traceback (most recent call last):
+    FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent/tokenizer.json'
+    """
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        doc = json.loads(data)
+    except UnicodeDecodeError as exc:
+        raise VocabularyFileError(path, f"not UTF-8: {exc}", offset=exc.start) from None
+    except json.JSONDecodeError as exc:
+        raise VocabularyFileError(path, f"not JSON: {exc.msg} at column {exc.colno}",
+                                  line=exc.lineno, offset=exc.pos) from None
+    # "llama3/tokenizer.json" is named "llama3", any other file by its stem
+    base = os.path.basename(path)
+    name = (os.path.basename(os.path.dirname(os.path.abspath(path))) if base == "tokenizer.json"
+            else os.path.splitext(base)[0])
+    return parse_tokenizer_json(doc, path, name=name, config_path=path)

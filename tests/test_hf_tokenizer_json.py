@@ -1,0 +1,316 @@
+"""Hugging Face ``tokenizer.json`` (byte-level BPE) against ``tokenizers`` itself.
+
+The reference is the live ``tokenizers`` library of the test extra, on the
+shared files (llama3, qwen3, gpt4o under ``vocab/hf``):
+
+* ``encode(text, allowed_special="all")`` == ``Tokenizer.encode(text,
+  add_special_tokens=False).ids`` on every line of ``testcases/lines.jsonl``,
+  a sample of every corpus file (all of it under ``-m slow``) and hypothesis
+  text with the added tokens spliced in;
+* ``encode_ordinary`` is the same on text that holds no added token
+  (``tokenizers`` always matches added tokens, so there is no reference for
+  ordinary encoding of their text);
+* ``add_special_tokens=True`` == ``encode(text).ids`` (the file's post-processor);
+* ``decode`` == ``decode(ids, skip_special_tokens=False)``.
+
+Files of kinds fasttok does not read yet must raise ``VocabularyFileError``
+saying so. Small documents written here check both merges forms, the errors'
+JSON paths and a ``TemplateProcessing`` BOS, each against ``tokenizers`` too.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fasttok
+from conftest import DATA, DATA_MISSING, HF_BYTE_LEVEL, HF_NOT_YET, MISSING_DATA_REASON, \
+    Mismatches, describe_mismatch, missing_data_reason, read_jsonl, read_text
+
+tokenizers = pytest.importorskip("tokenizers")
+
+HF = DATA / "vocab" / "hf"
+CORPUS = sorted((DATA / "corpus").glob("*.txt")) if not DATA_MISSING else []
+SAMPLE_EVERY = 40  # corpus lines per file in the default run: one in this many
+
+
+def _file(name: str):
+    path = HF / name / "tokenizer.json"
+    if not path.is_file():
+        pytest.skip(missing_data_reason(path))
+    return path
+
+
+@functools.lru_cache(maxsize=None)
+def _pair(name: str) -> tuple:
+    path = str(_file(name))
+    return fasttok.load(path), tokenizers.Tokenizer.from_file(path)
+
+
+@pytest.fixture(params=HF_BYTE_LEVEL)
+def pair(request):
+    return _pair(request.param)
+
+
+def _compare_ids(pair, texts, what: str) -> None:
+    ours, theirs = pair
+    mine = ours.encode_batch(texts, allowed_special="all")
+    refs = [e.ids for e in theirs.encode_batch_fast(texts, add_special_tokens=False)]
+    found = Mismatches(f"{ours.name}: {what}")
+    for i, (a, b) in enumerate(zip(mine, refs)):
+        found.check(None if a == b else describe_mismatch(a, b, texts[i], enc=ours), str(i))
+    found.assert_none()
+
+
+def _corpus_lines(every: int) -> list:
+    if not CORPUS:
+        pytest.skip(MISSING_DATA_REASON)
+    lines = []
+    for path in CORPUS:
+        lines += read_text(path).split("\n")[::every]
+    return lines
+
+
+# ---------------------------------------------------------------- real files: ids
+
+def test_ids_equal_tokenizers_on_every_shared_test_line(pair):
+    path = DATA / "testcases" / "lines.jsonl"
+    if not path.is_file():
+        pytest.skip(missing_data_reason(path))
+    _compare_ids(pair, [case["text"] for case in read_jsonl(path)], "lines.jsonl")
+
+
+def test_ids_equal_tokenizers_on_a_sample_of_every_corpus_file(pair):
+    _compare_ids(pair, _corpus_lines(SAMPLE_EVERY), f"one corpus line in {SAMPLE_EVERY}")
+
+
+@pytest.mark.slow
+def test_ids_equal_tokenizers_on_every_corpus_line(pair):
+    _compare_ids(pair, _corpus_lines(1), "every corpus line")
+
+
+def test_encode_ordinary_equals_tokenizers_on_text_without_added_tokens(pair):
+    ours, theirs = pair
+    texts = [t for t in _corpus_lines(SAMPLE_EVERY * 5)
+             if not any(s in t for s in ours.special_tokens_set)]
+    assert ours.encode_ordinary_batch(texts) == \
+        [e.ids for e in theirs.encode_batch_fast(texts, add_special_tokens=False)]
+
+
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=60) | st.text(
+    st.sampled_from("aé\u0301\u0338 \n\t'sS1٣你>!Ⅻ\U0001F999"), max_size=40)
+
+
+@pytest.mark.parametrize("name", HF_BYTE_LEVEL)
+def test_ids_equal_tokenizers_on_hypothesis_text_with_added_tokens(name):
+    ours, theirs = _pair(name)
+    specials = sorted(ours.special_tokens_set)
+
+    @settings(max_examples=300, derandomize=True, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(_TEXT | st.sampled_from(specials), max_size=5))
+    def check(parts):
+        text = "".join(parts)
+        assert ours.encode(text, allowed_special="all") == \
+            theirs.encode(text, add_special_tokens=False).ids, text
+
+    check()
+
+
+def test_nfc_normalizes_each_stretch_between_added_tokens():
+    # ">" + U+0338 composes to U+226F, but tokenizers matches <|im_end|>
+    # before normalizing, so the mark stays apart there
+    ours, theirs = _pair("qwen3")
+    for text in ["<|im_end|>\u0338x", "e\u0301", "a<think>\u0301b", "x\u0338<|im_end|>=\u0338"]:
+        assert ours.encode(text, allowed_special="all") == \
+            theirs.encode(text, add_special_tokens=False).ids, text
+
+
+def test_add_special_tokens_adds_what_the_files_post_processor_adds(pair):
+    # none of the three adds anything: llama3's file has a ByteLevel
+    # post-processor only, no TemplateProcessing
+    ours, theirs = pair
+    text = "Hello world"
+    assert ours.encode(text, add_special_tokens=True) == theirs.encode(text).ids
+
+
+# ---------------------------------------------------------------- real files: decode
+
+def test_decode_equals_tokenizers_on_encoded_lines_and_every_added_token(pair):
+    ours, theirs = pair
+    texts = _corpus_lines(SAMPLE_EVERY * 5)
+    ids = [e.ids for e in theirs.encode_batch_fast(texts, add_special_tokens=False)]
+    ids += [[i] for i in sorted(ours.vocabulary.special_tokens.values())]
+    assert [ours.decode(x) for x in ids] == theirs.decode_batch(ids, skip_special_tokens=False)
+
+
+def test_decode_equals_tokenizers_on_random_ids_that_split_characters(pair):
+    ours, theirs = pair
+    rng = random.Random(7)
+    vocab = ours.vocabulary
+    pool = [i for i, _ in vocab.ordinary_tokens()] + list(vocab.special_tokens.values())
+    ids = [[rng.choice(pool) for _ in range(rng.randint(1, 8))] for _ in range(2000)]
+    assert [ours.decode(x) for x in ids] == theirs.decode_batch(ids, skip_special_tokens=False)
+
+
+# ---------------------------------------------------------------- kinds not read yet
+
+@pytest.mark.parametrize("name", HF_NOT_YET)
+def test_files_that_are_not_byte_level_bpe_raise_naming_what_is_unsupported(name):
+    with pytest.raises(fasttok.VocabularyFileError, match="not supported yet"):
+        fasttok.load(str(_file(name)))
+
+
+def test_unigram_tokenizer_json_files_raise_naming_the_model_type():
+    found = sorted((HF / "unigram").glob("*.json"))
+    if not found:
+        pytest.skip(missing_data_reason(HF / "unigram"))
+    for path in found:
+        with pytest.raises(fasttok.VocabularyFileError, match=r"'\$\.model\.type'.*'Unigram'"):
+            fasttok.load(str(path))
+
+
+# ---------------------------------------------------------------- small documents
+
+def _alphabet() -> dict:
+    from fasttok.shared._bytemap import bytes_to_unicode
+    return bytes_to_unicode()
+
+
+def _tiny_doc(merges_as_pairs: bool) -> dict:
+    """A byte-level BPE document tokenizers itself accepts: 256 bytes and five merges."""
+    a = _alphabet()
+    vocab = {a[b]: b for b in range(256)}
+    merges = [("h", "e"), ("l", "l"), ("he", "ll"), ("Ġ", "w"), ("hell", "o")]
+    for left, right in merges:
+        vocab[left + right] = len(vocab)
+    return {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": len(vocab), "content": "<|bos|>", "single_word": False,
+                          "lstrip": False, "rstrip": False, "normalized": False,
+                          "special": True}],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                          "use_regex": True},
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                    "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                  "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                  "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                  "vocab": vocab,
+                  "merges": [list(m) if merges_as_pairs else " ".join(m) for m in merges]},
+    }
+
+
+def _both(tmp_path, doc: dict, name: str = "tokenizer.json") -> tuple:
+    path = tmp_path / name
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return fasttok.load(str(path)), tokenizers.Tokenizer.from_str(json.dumps(doc))
+
+
+@pytest.mark.parametrize("as_pairs", [False, True], ids=["a-b-strings", "pairs"])
+def test_both_merges_forms_give_tokenizers_ids(tmp_path, as_pairs):
+    ours, theirs = _both(tmp_path, _tiny_doc(as_pairs))
+    for text in ["hello world", "hell, oh hello<|bos|>hello", "", "\u00e9 w"]:
+        assert ours.encode(text, allowed_special="all") == \
+            theirs.encode(text, add_special_tokens=False).ids, text
+    assert ours.encode("hello") == [256 + 4]
+
+
+def test_template_processing_bos_is_added_with_add_special_tokens(tmp_path):
+    doc = _tiny_doc(True)
+    bos = doc["added_tokens"][0]["id"]
+    doc["post_processor"] = {"type": "Sequence", "processors": [
+        {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
+        {"type": "TemplateProcessing",
+         "single": [{"SpecialToken": {"id": "<|bos|>", "type_id": 0}},
+                    {"Sequence": {"id": "A", "type_id": 0}}],
+         "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+         "special_tokens": {"<|bos|>": {"id": "<|bos|>", "ids": [bos], "tokens": ["<|bos|>"]}}}]}
+    ours, theirs = _both(tmp_path, doc)
+    assert ours.encode("hello", add_special_tokens=True) == theirs.encode("hello").ids == \
+        [bos, 256 + 4]
+    assert ours.encode("hello") == theirs.encode("hello", add_special_tokens=False).ids
+
+
+def test_ignore_merges_emits_a_piece_that_is_a_token_whole(tmp_path):
+    # "hello" is a token but its merges cannot build it from "he"+"llo"
+    doc = _tiny_doc(True)
+    doc["model"]["merges"] = doc["model"]["merges"][:3]  # no ("hell", "o")
+    for ignore in (False, True):
+        doc["model"]["ignore_merges"] = ignore
+        ours, theirs = _both(tmp_path, doc)
+        assert ours.encode("hello") == theirs.encode("hello", add_special_tokens=False).ids
+
+
+def test_malformed_json_error_names_the_file_and_position(tmp_path):
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(_tiny_doc(True), indent=1)[:500], encoding="utf-8")
+    with pytest.raises(fasttok.VocabularyFileError,
+                       match=r"tokenizer\.json: line \d+, byte \d+: not JSON: .* at column"):
+        fasttok.load(str(path))
+
+
+@pytest.mark.parametrize("merge, problem", [
+    (["h"], "two parts"), ("h e l", "two parts"), (3, "expected"), (["q", "Ω"], "alphabet"),
+    (["q", "z"], "not in the vocabulary")])
+def test_bad_merge_error_names_its_json_path(tmp_path, merge, problem):
+    doc = _tiny_doc(True)
+    doc["model"]["merges"][4] = merge
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(fasttok.VocabularyFileError, match=rf"'\$\.model\.merges\[4\]'.*{problem}"):
+        fasttok.load(str(path))
+
+
+@pytest.mark.parametrize("where, value, path, supported", [
+    ("normalizer", {"type": "NFKC"}, r"\$\.normalizer\.type", "NFC"),
+    ("decoder", {"type": "WordPiece"}, r"\$\.decoder", "ByteLevel"),
+    ("post_processor", {"type": "RobertaProcessing"}, r"\$\.post_processor", "TemplateProcessing"),
+    ("pre_tokenizer", {"type": "Whitespace"}, r"\$\.pre_tokenizer", "ByteLevel"),
+])
+def test_unsupported_component_error_names_its_path_and_the_supported_types(
+        tmp_path, where, value, path, supported):
+    doc = copy.deepcopy(_tiny_doc(True))
+    doc[where] = value
+    with pytest.raises(fasttok.VocabularyFileError,
+                       match=rf"'{path}'.*not supported yet; fasttok reads .*{supported}"):
+        _both(tmp_path, doc)[0]
+
+
+def test_a_json_file_is_found_by_content_under_any_name(tmp_path):
+    path = tmp_path / "vocab.data"
+    path.write_text(json.dumps(_tiny_doc(True), indent=2), encoding="utf-8")
+    assert fasttok.load(str(path)).encode("hello") == [256 + 4]
+
+
+@pytest.mark.parametrize("behavior, invert", [("Isolated", False), ("Removed", True)])
+def test_split_of_an_unknown_pattern_keeps_or_drops_the_text_between_matches(
+        tmp_path, behavior, invert):
+    # \p{L}+ leaves ", " and "!" unmatched: Isolated keeps them as pieces,
+    # inverted Removed drops them
+    doc = _tiny_doc(True)
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": r"\p{L}+"}, "behavior": behavior, "invert": invert},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+         "use_regex": False}]}
+    ours, theirs = _both(tmp_path, doc)
+    for text in ["hello, world!", "héllo wörld", "  ", "ab1cd"]:
+        assert ours.encode(text) == theirs.encode(text, add_special_tokens=False).ids, text
+
+
+def test_a_vocabulary_entry_outside_the_byte_level_alphabet_is_named_by_its_json_path(tmp_path):
+    doc = _tiny_doc(True)
+    doc["model"]["vocab"]["Ω"] = len(doc["model"]["vocab"]) + 1
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(fasttok.VocabularyFileError,
+                       match=r"'\$\.model\.vocab\[\"Ω\"\]'.*byte-level alphabet"):
+        fasttok.load(str(path))
