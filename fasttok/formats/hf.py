@@ -238,6 +238,14 @@ class NormalizedBPE(ChunkedBatches):
         """The bytes of a sequence of ids."""
         return self._core.decode_bytes(tokens)
 
+    def decode_with_offsets(self, tokens: Any) -> tuple:
+        """The core's bytes and byte starts (decoding needs no normalizer)."""
+        return self._core.decode_with_offsets(tokens)
+
+    def token_byte_values(self) -> list:
+        """The core's ordinary tokens' bytes, sorted."""
+        return self._core.token_byte_values()
+
     def stream_decoder(self) -> Any:
         """The core's decoder of ids that arrive one at a time."""
         return self._core.stream_decoder()
