@@ -109,13 +109,13 @@ cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
-from cpython.tuple cimport PyTuple_GET_ITEM
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
 from fasttok.models._bpe cimport (ItemHeap, bpe_merge_parts, heap_pop, heap_push, pair_memo_init,
                     pair_memo_release, uniform01)
+from fasttok.shared._id_lists cimport ids_list
 from fasttok.shared._token_ids cimport token_id
 from fasttok.normalizers._spm_normalizer cimport (ByteBuf, Normalizer, OffsetBuf, SymbolMatcher, bytebuf_free,
                                bytebuf_reserve, char_index, offsets_free, valid_utf8_len)
@@ -130,7 +130,6 @@ from fasttok.shared._utf8 cimport (Utf8Source, Utf8Text, utf8_capacity, utf8_put
 from fasttok.errors import FasttokError
 
 cdef extern from "Python.h":
-    void PyObject_GC_UnTrack(object op)
     int PyGC_Disable()
     int PyGC_Enable()
 
@@ -398,23 +397,6 @@ cdef int _resolve_in_place(const Unknowns* u, IdBuf* ids) except -1 nogil:
         _resolve_piece(u, NULL, ids.data[i], 0, 0, &prev_unknown, &o)
     ids.len = o.len
     return 0
-
-
-cdef list _id_array_list(const uint32_t* ids, size_t a, size_t b, tuple ints):
-    # ints[i] is the int i for every id: the list only takes references (no
-    # int allocated per token), and, holding only ints, it cannot be part of
-    # a reference cycle, so the cycle collector is not told about it.
-    cdef list out = PyList_New(b - a)
-    cdef size_t i, n_ints = len(ints)
-    cdef object item
-    for i in range(a, b):
-        if ids[i] >= n_ints:
-            raise ValueError(f"internal error: token id {ids[i]} out of range")
-        item = <object>PyTuple_GET_ITEM(ints, ids[i])
-        Py_INCREF(item)
-        PyList_SET_ITEM(out, i - a, item)
-    PyObject_GC_UnTrack(out)
-    return out
 
 
 cdef inline void* _realloc_or_free(void* p, size_t size) noexcept nogil:
@@ -990,7 +972,7 @@ cdef class SentencePieceCore:
                 else:
                     self._segment(norm.data, norm.len, &spans, &sc, alpha, rng)
                     _resolve(&self.unknowns, norm.data, &spans, &out_ids)
-            return _id_array_list(ids, 0, out_ids.len, self.ints)
+            return ids_list(ids, out_ids.len, self.ints)
         finally:
             if not ft_slot_give(FT_SLOT_SPM_IDS, ids, ids_size, THREAD_KEEP):
                 free(ids)
@@ -1139,7 +1121,7 @@ cdef class SentencePieceCore:
             gc_was_on = PyGC_Disable()
             result = PyList_New(count)
             for i in range(count):
-                one = _id_array_list(ids, a, ends[i], self.ints)
+                one = ids_list(ids + a, ends[i] - a, self.ints)
                 Py_INCREF(one)
                 PyList_SET_ITEM(result, i, one)
                 a = ends[i]
@@ -1317,7 +1299,7 @@ cdef class SentencePieceCore:
             raise MemoryError()
         try:
             _resolve(&self.unknowns, s, spans, &ids)
-            return _id_array_list(ids.data, 0, ids.len, self.ints)
+            return ids_list(ids.data, ids.len, self.ints)
         finally:
             free(ids.data)
 

@@ -78,19 +78,18 @@ from array import array
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
-from cpython.tuple cimport PyTuple_GET_ITEM
 from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy
 
 from fasttok.shared._growth cimport grow_array
+from fasttok.shared._id_lists cimport ids_list
 from fasttok.shared._utf8 cimport utf8_put
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
     void* PyUnicode_DATA(object text)
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
-    void PyObject_GC_UnTrack(object op)
     int PyGC_Disable()
     int PyGC_Enable()
 
@@ -521,22 +520,6 @@ cdef int _run_ref(const TextRef* t, const NormTable* norm, const Automaton* a,
     return _run(<const uint32_t*>t.data, t.length, norm, a, w)
 
 
-cdef list _ids_list(const uint32_t* ids, size_t n, tuple ints):
-    # ints[i] is the int i: the list only takes references, and, holding
-    # only ints, it cannot be part of a cycle, so the collector skips it.
-    cdef list out = PyList_New(n)
-    cdef size_t i, n_ints = len(ints)
-    cdef object item
-    for i in range(n):
-        if ids[i] >= n_ints:
-            raise ValueError(f"internal error: token id {ids[i]} out of range")
-        item = <object>PyTuple_GET_ITEM(ints, ids[i])
-        Py_INCREF(item)
-        PyList_SET_ITEM(out, i, item)
-    PyObject_GC_UnTrack(out)
-    return out
-
-
 cdef class WordPieceModel:
     """llama.cpp's WordPiece over ``tokens`` (raw UTF-8 texts by id; ``None`` for none).
 
@@ -809,7 +792,7 @@ cdef class WordPieceModel:
             gc_was_on = PyGC_Disable()
             out = PyList_New(n)
             for i in range(n):
-                one = _ids_list(w.ids + a, ends[i] - a, self.ints)
+                one = ids_list(w.ids + a, ends[i] - a, self.ints)
                 Py_INCREF(one)
                 PyList_SET_ITEM(out, i, one)
                 a = ends[i]
@@ -857,7 +840,7 @@ cdef class WordPieceModel:
         memset_work(&w)
         try:
             self._encode(text, &w)
-            return _ids_list(w.ids, w.n_ids, self.ints)
+            return ids_list(w.ids, w.n_ids, self.ints)
         finally:
             _work_free(&w)
 
@@ -919,7 +902,7 @@ cdef class WordPieceModel:
         try:
             with nogil:
                 _match(&self.auto, s, n, &w)
-            return _ids_list(w.ids, w.n_ids, self.ints)
+            return ids_list(w.ids, w.n_ids, self.ints)
         finally:
             _work_free(&w)
 
