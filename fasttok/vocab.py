@@ -47,6 +47,26 @@ def ids_are_dense(max_id: int, count: int) -> bool:
     return max_id < 2 * count + 1024
 
 
+def token_layout(pairs: list) -> tuple:
+    """``(tokens, ids)`` of a record holding the ``(id, token bytes)`` pairs:
+    one slot per id when the ids are dense (``ids`` is ``None``), else the
+    tokens in id order beside their ids, so memory follows the token count.
+
+    >>> token_layout([(0, b"a"), (2, b"c")])
+    ((b'a', None, b'c'), None)
+    >>> token_layout([(10**9, b"z"), (0, b"a")])
+    ((b'a', b'z'), (0, 1000000000))
+    """
+    top = max((i for i, _ in pairs), default=-1)
+    if ids_are_dense(top, len(pairs)):
+        tokens: list = [None] * (top + 1)
+        for i, token in pairs:
+            tokens[i] = token
+        return tuple(tokens), None
+    by_id = sorted(pairs, key=lambda pair: pair[0])
+    return tuple(token for _, token in by_id), tuple(i for i, _ in by_id)
+
+
 class TokenType:
     """Token kinds, numbered as SentencePiece and GGUF number them.
 
@@ -152,16 +172,8 @@ class Vocabulary:
             bad = low if low < 0 else top
             raise VocabularyError(f"{name}: rank {bad} is outside 0 .. {MAX_ID}; fasttok's ids are "
                                   "32-bit words")
-        if ids_are_dense(top, len(mergeable_ranks)):
-            tokens: list = [None] * (top + 1)
-            for token, rank in mergeable_ranks.items():
-                tokens[rank] = token
-            ids = None
-        else:
-            by_rank = sorted(mergeable_ranks.items(), key=lambda item: item[1])
-            tokens = [token for token, _ in by_rank]
-            ids = tuple(rank for _, rank in by_rank)
-        return cls(name=name, model="byte_bpe", tokens=tuple(tokens), ids=ids,
+        tokens, ids = token_layout([(rank, token) for token, rank in mergeable_ranks.items()])
+        return cls(name=name, model="byte_bpe", tokens=tokens, ids=ids,
                    special_tokens=special_tokens, pattern=pat_str,
                    explicit_n_vocab=explicit_n_vocab, source=source)
 

@@ -38,7 +38,7 @@ from typing import Any, Optional
 
 from fasttok.errors import VocabularyError, VocabularyFileError
 from fasttok.shared._bytemap import decode_byte_level
-from fasttok.vocab import Vocabulary, ids_are_dense
+from fasttok.vocab import Vocabulary, token_layout
 
 __all__ = ["load_tokenizer_json", "parse_tokenizer_json", "looks_like_tokenizer_json",
            "BYTE_LEVEL_REGEX", "SUPPORTED"]
@@ -325,21 +325,13 @@ def parse_tokenizer_json(doc: Any, source: str, *, name: Optional[str] = None,
                 raise r.fail(at, f"{merge!r}: {part!r} is not in the vocabulary")
         merges.append(pair)
 
-    top = max(ordinary, default=-1)
-    if ids_are_dense(top, len(ordinary)):
-        tokens: list = [None] * (top + 1)
-        for i, tok in ordinary.items():
-            tokens[i] = tok
-        ids = None
-    else:
-        ids = tuple(sorted(ordinary))
-        tokens = [ordinary[i] for i in ids]
+    tokens, ids = token_layout(list(ordinary.items()))
 
     head, tail = _template(r, doc)
     names = _config_ids(config_path, specials) if config_path else {}
     try:
         return Vocabulary(
-            name=name or source, model="hf_byte_bpe", tokens=tuple(tokens), ids=ids, merges=tuple(merges),
+            name=name or source, model="hf_byte_bpe", tokens=tokens, ids=ids, merges=tuple(merges),
             special_tokens=specials, pattern=pattern, normalizer=normalizer,
             bos_id=head[0] if head else names.get("bos_id"),
             eos_id=tail[0] if tail else names.get("eos_id"),
