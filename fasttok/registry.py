@@ -282,8 +282,9 @@ class Loader:
     ``load(path, **options) -> Vocabulary`` reads it. ``load`` and ``sniff``
     are callables or ``"module:attribute"`` strings.
 
-    >>> Loader("t", "fasttok.formats.tiktoken:load_tiktoken_file").claims(b"x", "a.txt")
-    False
+    >>> Loader("t", "fasttok.formats.tiktoken:load_tiktoken_file", suffixes=(".tiktoken",)
+    ...        ).claims_suffix("A.TIKTOKEN")
+    True
     """
 
     name: str
@@ -303,10 +304,10 @@ class Loader:
             return True
         return self.sniff is not None and resolve(self.sniff)(head)
 
-    def claims(self, head: bytes, path: str) -> bool:
-        """Whether the file is this loader's, by its bytes or else its suffix."""
+    def claims_suffix(self, path: str) -> bool:
+        """Whether a file named ``path`` is this loader's by its suffix."""
         lowered = path.lower()
-        return self.claims_content(head) or any(lowered.endswith(s) for s in self.suffixes)
+        return any(lowered.endswith(s) for s in self.suffixes)
 
 
 LOADERS: list = [Loader("tiktoken", "fasttok.formats.tiktoken:load_tiktoken_file",
@@ -346,7 +347,7 @@ def find_loader(path: str, format: Optional[str] = None) -> Loader:
         if loader.claims_content(head):
             return loader
     for loader in LOADERS:
-        if loader.claims(head, path):
+        if loader.claims_suffix(path):
             return loader
     raise UnknownEncodingError(
         f"{path}: unknown vocabulary file type; fasttok reads "
