@@ -245,7 +245,8 @@ MODELS: dict = {"byte_bpe": "fasttok.formats.tiktoken:build_byte_bpe",
                 "unigram": _SENTENCEPIECE,
                 "sentencepiece_bpe": _SENTENCEPIECE,
                 "gguf_byte_bpe": "fasttok.formats.gguf:GGUFByteBPE",
-                "hf_byte_bpe": "fasttok.formats.hf:build_hf_byte_bpe",
+                "hf_byte_bpe": "fasttok.formats.hf_byte_level:build_hf_byte_bpe",
+                "hf_pipeline": "fasttok.formats.hf:build_hf_pipeline",
                 "gguf_wordpiece": "fasttok.formats.gguf:GGUFWordPiece"}
 
 

@@ -1,24 +1,28 @@
-"""Reader for Hugging Face ``tokenizer.json`` files: byte-level BPE.
+"""Reader for Hugging Face ``tokenizer.json`` files.
 
 The file is one JSON object with one entry per stage (``normalizer``,
 ``pre_tokenizer``, ``model``, ``post_processor``, ``decoder``) plus
-``added_tokens``. This slice reads the byte-level BPE configuration that
-GPT-2-style models ship (Llama 3, Qwen 2/3, GPT-4o's): a ``BPE`` model whose
-vocabulary is written in GPT-2's byte-level alphabet, a ``Split`` regex
-followed by ``ByteLevel(use_regex=false)`` (or ``ByteLevel`` alone with its
-own GPT-2 regex), no normalizer or ``NFC``, and the ``ByteLevel`` decoder.
-Anything else raises :class:`~fasttok.errors.VocabularyFileError` naming the
-JSON path of the part that is not supported and what is, never a wrong load.
+``added_tokens``, ``truncation`` and ``padding``. :func:`load_tokenizer_json`
+reads it (and the ``tokenizer_config.json`` beside it, when there is one)
+into a record that carries the document; the stages themselves are built
+from it by :mod:`fasttok.formats.hf`, each component checking its own part
+and naming the JSON path of what is wrong.
 
-Tokens become raw bytes; ``merges`` (either ``"a b"`` strings or
+:func:`byte_level_record` recognises the configuration GPT-2-style models
+ship (Llama 3, Qwen 2/3, GPT-4o's): a ``BPE`` model written in GPT-2's
+byte-level alphabet, a ``Split`` regex followed by
+``ByteLevel(use_regex=false)`` (or ``ByteLevel`` alone with its own GPT-2
+regex), no normalizer or ``NFC``, and the ``ByteLevel`` decoder. Such a file
+also gets a byte-level record that fasttok's fused compiled BPE runs
+directly: tokens become raw bytes; ``merges`` (either ``"a b"`` strings or
 ``["a", "b"]`` pairs, rank = list index) become pairs of token bytes; every
 added token is a special token of the record (``tokenizers`` always matches
 added tokens before the model, special or not), and an ordinary vocabulary
 entry under an added token's id is left out, because the model can never
 produce it. BOS/EOS come from a ``TemplateProcessing`` post-processor (which
 is also what ``add_special_tokens=True`` adds), else from the
-``bos_token``/``eos_token`` of a ``tokenizer_config.json`` beside the file,
-which then only names them.
+``bos_token``/``eos_token`` of the ``tokenizer_config.json``, which then
+only names them.
 
 >>> from fasttok.shared._bytemap import bytes_to_unicode
 >>> alphabet = bytes_to_unicode()
@@ -26,37 +30,55 @@ which then only names them.
 ...                  "vocab": {alphabet[b]: b for b in range(256)} | {"ab": 256}},
 ...        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
 ...        "decoder": {"type": "ByteLevel"}, "added_tokens": []}
->>> parse_tokenizer_json(doc, "t.json").merges
+>>> byte_level_record(doc, "t.json").merges
 ((b'a', b'b'),)
+>>> byte_level_record({"model": {"type": "WordPiece"}}, "t.json") is None
+True
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from typing import Any, Optional
 
 from fasttok.errors import VocabularyError, VocabularyFileError
 from fasttok.shared._bytemap import decode_byte_level
-from fasttok.vocab import Vocabulary, token_layout
+from fasttok.vocab import MAX_ID, Vocabulary, token_layout
 
-__all__ = ["load_tokenizer_json", "parse_tokenizer_json", "looks_like_tokenizer_json",
-           "BYTE_LEVEL_REGEX", "SUPPORTED"]
+__all__ = ["load_tokenizer_json", "tokenizer_json_record", "read_tokenizer_config",
+           "byte_level_record", "looks_like_tokenizer_json",
+           "BYTE_LEVEL_REGEX", "JsonPathError"]
 
 # What ByteLevel(use_regex=true) splits with (tokenizers'
 # pre_tokenizers/byte_level.rs); the same text as GPT-2's original pattern.
 BYTE_LEVEL_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
 
-#: the component types this reader accepts, by stage (for the error messages)
-SUPPORTED = {
-    "model": ("BPE",),
-    "normalizer": ("null", "NFC"),
-    "pre_tokenizer": ("Sequence[Split(Regex), ByteLevel(use_regex=false)]",
-                      "ByteLevel(use_regex=true)"),
-    "Split.behavior": ("Isolated", "Removed with invert=true"),
-    "post_processor": ("null", "ByteLevel", "TemplateProcessing", "Sequence of those"),
-    "decoder": ("ByteLevel",),
-}
+
+
+#: the flags of an added token (each true, false or missing)
+ADDED_TOKEN_FLAGS = ("special", "single_word", "lstrip", "rstrip", "normalized")
+
+
+class _OtherShape(Exception):
+    # the document is valid but not the byte-level configuration
+    pass
+
+
+class JsonPathError:
+    """``fail(where, problem)`` for one file: the ``VocabularyFileError``
+    naming the file and the JSON path, which the stage factories raise.
+
+    >>> str(JsonPathError("t.json")("$.model.type", "unknown"))
+    "t.json: field '$.model.type': unknown"
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __call__(self, where: str, problem: str) -> VocabularyFileError:
+        return VocabularyFileError(self.path, problem, field=where)
 
 
 def looks_like_tokenizer_json(head: bytes) -> bool:
@@ -81,9 +103,8 @@ class _Reader:
     def fail(self, where: str, problem: str) -> VocabularyFileError:
         return VocabularyFileError(self.name, problem, field=where)
 
-    def unsupported(self, where: str, what: str, stage: str) -> VocabularyFileError:
-        return self.fail(where, f"{what} is not supported yet; fasttok reads "
-                                f"{stage}: {', '.join(SUPPORTED[stage])}")
+    def other_shape(self) -> _OtherShape:
+        return _OtherShape()
 
     def get(self, obj: Any, key: str, where: str, kind: type, default: Any = ...) -> Any:
         if not isinstance(obj, dict):
@@ -120,16 +141,12 @@ def _in_alphabet(text: str) -> bool:
 def _check_model(r: _Reader, model: dict) -> None:
     kind = r.get(model, "type", "$.model", str, None)
     if kind != "BPE":
-        raise r.unsupported("$.model.type", f"model {kind!r}", "model")
-    rules = (("byte_fallback", False, "byte_fallback (SentencePiece-style BPE)"),
-             ("dropout", None, "BPE dropout in the file (use encode(sample=True) instead)"),
-             ("continuing_subword_prefix", "", "continuing_subword_prefix"),
-             ("end_of_word_suffix", "", "end_of_word_suffix"))
-    for key, off, what in rules:
-        value = model.get(key)
-        if value not in (None, off):
-            raise r.fail(f"$.model.{key}", f"{what} = {value!r} is not supported yet; "
-                                           f"fasttok reads byte-level BPE only")
+        raise r.other_shape()
+    rules = (("byte_fallback", False), ("dropout", None), ("continuing_subword_prefix", ""),
+             ("end_of_word_suffix", ""))
+    for key, off in rules:
+        if model.get(key) not in (None, off):
+            raise r.other_shape()
 
 
 def _pattern(r: _Reader, doc: dict) -> tuple:
@@ -144,38 +161,28 @@ def _pattern(r: _Reader, doc: dict) -> tuple:
     if (steps is None or len(steps) != 2
             or not all(isinstance(s, dict) for s in steps)
             or [s.get("type") for s in steps] != ["Split", "ByteLevel"]):
-        raise r.unsupported(where, f"pre-tokenizer {_describe(pre)}", "pre_tokenizer")
+        raise r.other_shape()
     split = steps[0]
     at = f"{where}.pretokenizers[0]"
     pattern = r.get(split, "pattern", at, dict)
     if "Regex" not in pattern:
-        raise r.unsupported(f"{at}.pattern", f"Split pattern {_describe(pattern)}",
-                            "pre_tokenizer")
+        raise r.other_shape()
     regex = r.get(pattern, "Regex", f"{at}.pattern", str)
     behavior = r.get(split, "behavior", at, str)
     invert = r.get(split, "invert", at, bool, False)
     # "Isolated": matches and the text between them are pieces; inverted
     # "Removed": matches are pieces, the text between them is dropped.
     if (behavior, invert) not in (("Isolated", False), ("Removed", True)):
-        raise r.unsupported(f"{at}.behavior", f"Split behavior {behavior!r} with "
-                                              f"invert={invert}", "Split.behavior")
+        raise r.other_shape()
     _check_byte_level(r, steps[1], f"{where}.pretokenizers[1]", use_regex=False)
     return regex, behavior
 
 
 def _check_byte_level(r: _Reader, step: dict, where: str, *, use_regex: bool) -> None:
     if r.get(step, "add_prefix_space", where, bool, True):
-        raise r.fail(f"{where}.add_prefix_space", "ByteLevel add_prefix_space=true is not "
-                                                  "supported yet")
+        raise r.other_shape()
     if r.get(step, "use_regex", where, bool, True) != use_regex:
-        raise r.unsupported(f"{where}.use_regex", f"ByteLevel use_regex={not use_regex} "
-                                                  "here", "pre_tokenizer")
-
-
-def _describe(component: Any) -> str:
-    if isinstance(component, dict):
-        return repr(component.get("type", sorted(component)))
-    return repr(component)
+        raise r.other_shape()
 
 
 def _normalizer(r: _Reader, doc: dict) -> Optional[str]:
@@ -184,7 +191,7 @@ def _normalizer(r: _Reader, doc: dict) -> Optional[str]:
         return None
     kind = r.get(norm, "type", "$.normalizer", str)
     if kind != "NFC":
-        raise r.unsupported("$.normalizer.type", f"normalizer {kind!r}", "normalizer")
+        raise r.other_shape()
     return kind
 
 
@@ -192,7 +199,7 @@ def _check_decoder(r: _Reader, doc: dict) -> None:
     dec = doc.get("decoder")
     kind = r.get(dec, "type", "$.decoder", str) if dec is not None else None
     if kind != "ByteLevel":
-        raise r.unsupported("$.decoder", f"decoder {_describe(dec)}", "decoder")
+        raise r.other_shape()
 
 
 def _template(r: _Reader, doc: dict) -> tuple:
@@ -210,7 +217,7 @@ def _template(r: _Reader, doc: dict) -> tuple:
         if kind in (None, "ByteLevel"):
             continue  # ByteLevel only moves offsets
         if kind != "TemplateProcessing":
-            raise r.unsupported(at, f"post-processor {kind!r}", "post_processor")
+            raise r.other_shape()
         single = r.get(step, "single", at, list)
         specials = r.get(step, "special_tokens", at, dict)
         seen_sequence = False
@@ -226,21 +233,12 @@ def _template(r: _Reader, doc: dict) -> tuple:
             (tail if seen_sequence else head).extend(ids)
     for ids in (head, tail):
         if len(ids) > 1 or not all(isinstance(i, int) for i in ids):
-            raise r.fail(where, f"a template adding {ids} on one side is not supported yet "
-                                "(one BOS before and one EOS after)")
+            raise r.other_shape()
     return tuple(head), tuple(tail)
 
 
-def _config_ids(path: str, by_text: dict) -> dict:
-    """``bos_id``/``eos_id`` named by the ``tokenizer_config.json`` beside ``path``."""
-    config_path = os.path.join(os.path.dirname(path), "tokenizer_config.json")
-    try:
-        with open(config_path, encoding="utf-8") as f:
-            config = json.load(f)
-    except FileNotFoundError:
-        return {}
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise VocabularyFileError(config_path, f"not JSON: {exc}") from None
+def _config_ids(config: Optional[dict], by_text: dict) -> dict:
+    """``bos_id``/``eos_id`` named by a ``tokenizer_config.json`` document."""
     found = {}
     for key, field in (("bos_token", "bos_id"), ("eos_token", "eos_id")):
         token = config.get(key) if isinstance(config, dict) else None
@@ -251,18 +249,47 @@ def _config_ids(path: str, by_text: dict) -> dict:
     return found
 
 
-def parse_tokenizer_json(doc: Any, source: str, *, name: Optional[str] = None,
-                         config_path: Optional[str] = None) -> Vocabulary:
-    """The vocabulary record of a parsed ``tokenizer.json`` document.
+def read_tokenizer_config(path: str) -> Optional[dict]:
+    """The ``tokenizer_config.json`` beside the file ``path``, or ``None``.
+
+    >>> read_tokenizer_config("/nonexistent/tokenizer.json") is None
+    True
+    """
+    config_path = os.path.join(os.path.dirname(os.path.abspath(path)), "tokenizer_config.json")
+    try:
+        with open(config_path, encoding="utf-8") as f:
+            config = json.load(f)
+    except FileNotFoundError:
+        return None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise VocabularyFileError(config_path, f"not JSON: {exc}") from None
+    if not isinstance(config, dict):
+        raise VocabularyFileError(config_path, f"expected an object, found {type(config).__name__}",
+                                  field="$")
+    return config
+
+
+def byte_level_record(doc: Any, source: str, *, name: Optional[str] = None,
+                      config: Optional[dict] = None) -> Optional[Vocabulary]:
+    """The byte-level BPE record of a parsed ``tokenizer.json`` document, or
+    ``None`` when the document is another configuration.
 
     ``source`` (the file) starts error messages; ``name`` names the record
-    (default ``source``); ``config_path``, when given, is the
-    ``tokenizer.json`` path whose sibling ``tokenizer_config.json`` may name BOS/EOS.
+    (default ``source``); ``config``, the ``tokenizer_config.json`` document,
+    may name BOS/EOS.
 
-    >>> parse_tokenizer_json({"model": {"type": "WordPiece"}}, "x.json")
-    Traceback (most recent call last):
-    fasttok.errors.VocabularyFileError: x.json: field '$.model.type': model 'WordPiece' is not supported yet; fasttok reads model: BPE
+    >>> byte_level_record({"model": {"type": "BPE", "vocab": {}, "merges": []}, "decoder": None},
+    ...                   "x.json") is None
+    True
     """
+    try:
+        return _byte_level_record(doc, source, name, config)
+    except _OtherShape:
+        return None
+
+
+def _byte_level_record(doc: Any, source: str, name: Optional[str],
+                       config: Optional[dict]) -> Vocabulary:
     r = _Reader(source)
     if not isinstance(doc, dict):
         raise r.fail("$", f"expected an object, found {type(doc).__name__}")
@@ -280,11 +307,9 @@ def parse_tokenizer_json(doc: Any, source: str, *, name: Optional[str] = None,
         token_id = r.get(entry, "id", at, int)
         for flag in ("lstrip", "rstrip", "single_word"):
             if r.get(entry, flag, at, bool, False):
-                raise r.fail(f"{at}.{flag}", f"added token {content!r} with {flag}=true is not "
-                                             "supported yet")
+                raise r.other_shape()
         if normalizer is not None and r.get(entry, "normalized", at, bool, False):
-            raise r.fail(f"{at}.normalized", f"added token {content!r} matched after "
-                                             "normalization is not supported yet")
+            raise r.other_shape()
         specials[content] = token_id
     added_ids = set(specials.values())
 
@@ -328,7 +353,7 @@ def parse_tokenizer_json(doc: Any, source: str, *, name: Optional[str] = None,
     tokens, ids = token_layout(list(ordinary.items()))
 
     head, tail = _template(r, doc)
-    names = _config_ids(config_path, specials) if config_path else {}
+    names = _config_ids(config, specials)
     try:
         return Vocabulary(
             name=name or source, model="hf_byte_bpe", tokens=tokens, ids=ids, merges=tuple(merges),
@@ -344,7 +369,9 @@ def parse_tokenizer_json(doc: Any, source: str, *, name: Optional[str] = None,
 
 
 def load_tokenizer_json(path: str) -> Vocabulary:
-    """Read a ``tokenizer.json`` file (and the ``tokenizer_config.json`` beside it, if any).
+    """Read a ``tokenizer.json`` file (and the ``tokenizer_config.json`` beside
+    it, if any) into a record carrying both documents (``metadata["document"]``,
+    ``metadata["config"]``); the stages are built from them on use.
 
     >>> load_tokenizer_json("/nonexistent/tokenizer.json")
     Traceback (most recent call last):
@@ -353,15 +380,111 @@ def load_tokenizer_json(path: str) -> Vocabulary:
     path = os.fspath(path)
     with open(path, "rb") as f:
         data = f.read()
-    try:
-        doc = json.loads(data)
-    except UnicodeDecodeError as exc:
-        raise VocabularyFileError(path, f"not UTF-8: {exc}", offset=exc.start) from None
-    except json.JSONDecodeError as exc:
-        raise VocabularyFileError(path, f"not JSON: {exc.msg} at column {exc.colno}",
-                                  line=exc.lineno, offset=exc.pos) from None
     # "llama3/tokenizer.json" is named "llama3", any other file by its stem
     base = os.path.basename(path)
     name = (os.path.basename(os.path.dirname(os.path.abspath(path))) if base == "tokenizer.json"
             else os.path.splitext(base)[0])
-    return parse_tokenizer_json(doc, path, name=name, config_path=path)
+    return tokenizer_json_record(data, path, name=name, config=read_tokenizer_config(path))
+
+
+def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
+                          config: Optional[dict] = None) -> Vocabulary:
+    """The record of a ``tokenizer.json`` document given as bytes, text or
+    already parsed; ``source`` names it in errors.
+
+    >>> tokenizer_json_record(b'{"model": 1}', "t.json")
+    Traceback (most recent call last):
+    fasttok.errors.VocabularyFileError: t.json: field '$.model': expected an object, found int
+    """
+    doc = data
+    if isinstance(data, (bytes, bytearray, str)):
+        try:
+            doc = json.loads(data)
+        except UnicodeDecodeError as exc:
+            raise VocabularyFileError(source, f"not UTF-8: {exc}", offset=exc.start) from None
+        except json.JSONDecodeError as exc:
+            raise VocabularyFileError(source, f"not JSON: {exc.msg} at column {exc.colno}",
+                                      line=exc.lineno, offset=exc.pos) from None
+    r = _Reader(source)
+    if not isinstance(doc, dict):
+        raise r.fail("$", f"expected an object, found {type(doc).__name__}")
+    model = r.get(doc, "model", "$", dict)
+    model_ids = _model_token_ids(r, model)
+    # the model's vocabulary size as tokenizers counts it: the entries listed
+    unigram = isinstance(model.get("vocab"), list)
+    added = _added_tokens(r, doc, model_ids, len(model["vocab"]) if unigram else None)
+    fast = byte_level_record(doc, source, name=name, config=config)
+    metadata = {"document": doc, "config": config, "added_tokens": added}
+    if fast is not None:
+        return dataclasses.replace(fast, model="hf_pipeline",
+                                   metadata=dict(fast.metadata) | metadata)
+    specials = {t[0]: t[1] for t in added}
+    tokens, ids = token_layout([(i, t.encode("utf-8")) for t, i in model_ids.items()
+                                if i not in specials.values()] if specials else
+                               [(i, t.encode("utf-8")) for t, i in model_ids.items()])
+    names = _config_ids(config, specials)
+    return Vocabulary(name=name or source, model="hf_pipeline", tokens=tokens, ids=ids,
+                      special_tokens=specials, source=source, byte_level=False,
+                      bos_id=names.get("bos_id"), eos_id=names.get("eos_id"), metadata=metadata)
+
+
+#: the model types of tokenizer.json
+MODEL_TYPES = ("BPE", "WordPiece", "WordLevel", "Unigram")
+
+
+def _model_token_ids(r: _Reader, model: dict) -> dict:
+    """Token string -> id of the model's vocabulary (the last id of a
+    string listed twice, as ``tokenizers`` keeps it)."""
+    kind = r.get(model, "type", "$.model", str, None)
+    if kind is None:
+        # tokenizers tells the model apart by its fields when "type" is missing
+        kind = "Unigram" if isinstance(model.get("vocab"), list) else (
+            "BPE" if "merges" in model else "WordPiece" if "continuing_subword_prefix" in model
+            else "WordLevel")
+    if kind not in MODEL_TYPES:
+        raise r.fail("$.model.type", f"unknown model type {kind!r}; known: {', '.join(MODEL_TYPES)}")
+    if kind == "Unigram":
+        entries = r.get(model, "vocab", "$.model", list)
+        out = {}
+        for i, entry in enumerate(entries):
+            if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
+                raise r.fail(f"$.model.vocab[{i}]", f"expected [piece, score], found {entry!r:.60}")
+            out[entry[0]] = i
+        return out
+    vocab = r.get(model, "vocab", "$.model", dict)
+    for text, token_id in vocab.items():
+        if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id <= MAX_ID:
+            raise r.fail(_entry(text), f"id {token_id!r} is not an id (0..{MAX_ID})")
+    return vocab
+
+
+def _added_tokens(r: _Reader, doc: dict, model_ids: dict, size: Optional[int]) -> tuple:
+    """``(content, id, flags)`` of each added token, with the id ``tokenizers``
+    gives it: the added or model id its content has already, else the next
+    id after the model's and the added ones so far (the file's ``id`` only
+    has to be an integer; ``tokenizers`` warns when it differs)."""
+    entries = r.get(doc, "added_tokens", "$", list, [])
+    by_content: dict = {}
+    flags_of: dict = {}
+    size = len(model_ids) if size is None else size
+    top = None
+    for i, entry in enumerate(entries):
+        at = f"$.added_tokens[{i}]"
+        content = r.get(entry, "content", at, str)
+        r.get(entry, "id", at, int)
+        flags = {}
+        for flag in ADDED_TOKEN_FLAGS:
+            value = entry.get(flag)
+            if value is not None and not isinstance(value, bool):
+                raise r.fail(f"{at}.{flag}", f"expected true or false, found {value!r:.40}")
+            flags[flag] = value
+        if not content:
+            continue
+        known = by_content.get(content, model_ids.get(content))
+        if known is None:
+            known = size if top is None or (top < size and size) else top + 1
+        top = known if top is None else max(top, known)
+        by_content[content] = known
+        flags_of[content] = flags
+    return tuple((c, i, flags_of[c]) for c, i in by_content.items())
+

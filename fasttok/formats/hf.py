@@ -1,66 +1,53 @@
-"""Hugging Face ``tokenizer.json`` byte-level BPE, run as ``tokenizers`` runs it.
+"""Hugging Face ``tokenizer.json`` as a :class:`fasttok.Encoding`.
 
-The stages, in ``tokenizers``' order (``TokenizerImpl::encode_single_sequence``):
+:func:`load_tokenizer_json_file` is :func:`fasttok.load`'s reader;
+:func:`build_hf_pipeline` builds what the Encoding calls, an
+:class:`HFModel`: the file's :class:`~fasttok.formats.hf_pipeline.HFPipeline`
+and, where the file is the byte-level BPE configuration of GPT-2-style models,
+the fused compiled byte-level BPE of :mod:`fasttok.formats.hf_byte_level`,
+which then gives the ids (one Python call per text instead of one per piece).
 
-1. **Added tokens** are found in the raw text first, leftmost and then
-   longest, special or not. In fasttok's tiktoken-style API every added
-   token is a special token, so ``encode(text, allowed_special="all")`` is
-   ``tokenizers``' ``encode(text, add_special_tokens=False)``, and
-   ``encode_ordinary`` encodes their text like any other (which
-   ``tokenizers`` has no way to do).
-2. **Normalizer** (``NFC`` or none), on each stretch of text between added
-   tokens (:class:`NormalizedBPE`).
-3. **Pre-tokenizer**: the ``Split`` regex through fasttok's compiled scanner
-   when it is one fasttok knows (Llama 3's is cl100k's older spelling, Qwen's
-   is ``QWEN2``, GPT-4o's is ``O200K``), else through Python's ``re``; then
-   the byte-level alphabet, which fasttok needs no step for because its
-   tokens are raw bytes. A known pattern matches every character, so
-   ``Isolated`` and inverted ``Removed`` split alike; for any other pattern
-   ``Isolated`` keeps the text between matches too (:func:`isolated_splitter`).
-4. **Model**: BPE by merge-list order in the compiled core; the file's
-   ``ignore_merges`` (Llama 3) emits a piece that is a whole token as that
-   token, which is the core's whole-piece lookup.
-5. **Post-processor**: ``add_special_tokens=True`` adds what the file's
-   ``TemplateProcessing`` puts around one sequence.
+The tiktoken-style API over a ``tokenizer.json``:
 
-Decoding is the ``ByteLevel`` decoder: the token bytes joined and read as
-UTF-8 with replacement, which is :meth:`fasttok.Encoding.decode`.
+* every added token (special or not) is a special token of the Encoding, so
+  ``encode(text, allowed_special="all")`` is ``tokenizers``'
+  ``encode(text, add_special_tokens=False).ids``, and ``encode_ordinary``
+  matches none of them;
+* ``add_special_tokens=True`` adds what the file's post-processor adds to one
+  sequence (not the file's truncation or padding, which belong to
+  :class:`fasttok.hf.Tokenizer`);
+* ``decode`` is ``tokenizers``' ``decode(ids, skip_special_tokens=False)``,
+  except that an unknown id raises instead of being dropped;
+* BPE models sample with BPE-dropout (``encode(text, sample=True)``); other
+  model types raise :class:`~fasttok.errors.FasttokError` saying so.
 
-Known limit: the ``NFC`` step uses the standard library's ``unicodedata``
-(Unicode 14.0 on Python 3.11), while ``tokenizers`` normalizes with its own
-tables; text with characters assigned after 14.0 next to combining marks may
-compose differently. ASCII text and text already in NFC skip the step.
-
->>> from fasttok.shared._bytemap import bytes_to_unicode
->>> from fasttok.loaders.hf_tokenizer_json import parse_tokenizer_json
->>> alphabet = bytes_to_unicode()
->>> doc = {"model": {"type": "BPE", "vocab": {alphabet[b]: b for b in range(256)} | {"hi": 256},
-...                  "merges": [["h", "i"]]},
-...        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False},
-...        "decoder": {"type": "ByteLevel"}}
->>> build_hf_byte_bpe(parse_tokenizer_json(doc, "t.json")).encode_ordinary("hi hi")
-[256, 32, 256]
+>>> import json
+>>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
+>>> doc = {"model": {"type": "WordLevel", "vocab": {"a": 0, "b": 1}, "unk_token": "a"},
+...        "pre_tokenizer": {"type": "WhitespaceSplit"}}
+>>> m = build_hf_pipeline(tokenizer_json_record(json.dumps(doc), "t.json"))
+>>> m.encode("b a", None), m.decode_bytes([1, 0])
+([1, 0], b'b a')
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from array import array
-from collections.abc import Callable
 from typing import Any, Optional
 
-from fasttok.formats._byte_bpe import CoreBPE
-from fasttok.formats.tiktoken import build_byte_bpe
+from fasttok.errors import FasttokError
+from fasttok.formats.hf_byte_level import build_hf_byte_bpe
+from fasttok.formats.hf_pipeline import HFPipeline, pipeline_from_document
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json
-from fasttok.pre_tokenizers.patterns import compile_generic, scanner_for
+from fasttok.post_processors.encoding import Encoding as TokenEncoding
 from fasttok.shared.batching import ChunkedBatches
 from fasttok.vocab import Vocabulary
 
-__all__ = ["build_hf_byte_bpe", "load_tokenizer_json_file", "isolated_splitter", "NormalizedBPE"]
+__all__ = ["load_tokenizer_json_file", "build_hf_pipeline", "HFModel"]
 
 
-def load_tokenizer_json_file(path: str, **options: Any) -> Any:
+def load_tokenizer_json_file(path: str, **options: Any) -> Vocabulary:
     """:func:`fasttok.load`'s reader for ``tokenizer.json`` files (no options).
 
     >>> load_tokenizer_json_file("t.json", pat_str=".")
@@ -72,125 +59,117 @@ def load_tokenizer_json_file(path: str, **options: Any) -> Any:
     return load_tokenizer_json(path)
 
 
-def build_hf_byte_bpe(vocab: Vocabulary) -> Any:
-    """The model of an ``hf_byte_bpe`` vocabulary: the compiled byte-level
-    core, behind :class:`NormalizedBPE` when the file has a normalizer."""
-    splitter = None
-    if vocab.metadata.get("split_behavior") == "Isolated" and scanner_for(vocab.pattern) is None:
-        splitter = isolated_splitter(vocab.pattern)
-    core = build_byte_bpe(vocab, whole_piece_lookup=bool(vocab.metadata.get("ignore_merges")),
-                          splitter=splitter)
-    if vocab.normalizer is None:
-        return core
-    return NormalizedBPE(core, vocab.normalizer)
+def build_hf_pipeline(vocab: Vocabulary) -> "HFModel":
+    """The model of a ``tokenizer.json`` record: its pipeline, with the fused
+    byte-level core when the record has byte-level tokens."""
+    pipeline = pipeline_from_document(vocab)
+    fast = build_hf_byte_bpe(vocab) if vocab.merges is not None else None
+    return HFModel(pipeline, [content for content, _, _ in vocab.metadata["added_tokens"]],
+                   fast)
 
 
-def isolated_splitter(pattern: str) -> Callable[[str], list]:
-    """Split as ``tokenizers``' ``Split(behavior="Isolated")``: each match is
-    a piece and so is each stretch of text between matches (fasttok's own
-    splitters drop those, as tiktoken does).
-
-    >>> isolated_splitter(r"\\p{L}+")("ab, cd!")
-    ['ab', ', ', 'cd', '!']
-    """
-    finditer = compile_generic(pattern).finditer
-
-    def split(text: str) -> list:
-        pieces = []
-        at = 0
-        for m in finditer(text):
-            if m.start() > at:
-                pieces.append(text[at:m.start()])
-            if m.end() > m.start():
-                pieces.append(m.group())
-            at = m.end()
-        if at < len(text):
-            pieces.append(text[at:])
-        return pieces
-
-    return split
+def _common_prefix(a: bytes, b: bytes) -> int:
+    # the length of the longest common prefix, by halving (bytes compare in C)
+    if b.startswith(a):
+        return len(a)
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
-class NormalizedBPE(ChunkedBatches):
-    """A :class:`~fasttok.formats._byte_bpe.CoreBPE` whose input is first
-    put in Unicode normal form ``form``, stretch by stretch between the
-    special tokens that are matched, as ``tokenizers`` normalizes.
+class _PrefixStream:
+    # Ids one at a time, as tokenizers' DecodeStream: the text of all ids so
+    # far, re-decoded from a point where it is stable, minus what was given
+    # out; nothing while the text ends in U+FFFD (an incomplete character).
+    def __init__(self, pipeline: HFPipeline) -> None:
+        self._decode = lambda ids: pipeline.decode(ids, False)
+        self._ids: list = []
+        self._given = ""
 
-    Text that is ASCII or already normalized goes to the core as it is; so
-    does text that no matched special token cuts, after normalizing it whole.
+    def push(self, token: int) -> bytes:
+        self._ids.append(token)
+        text = self._decode(self._ids)
+        if text.endswith("\ufffd") or not text.startswith(self._given):
+            return b""
+        new = text[len(self._given):]
+        self._given = text
+        return new.encode("utf-8")
 
-    >>> from fasttok.formats.tiktoken import byte_bpe_model
-    >>> from fasttok.shared._tables import TokenTables
-    >>> core = byte_bpe_model(TokenTables([bytes([i]) for i in range(256)]), {"<e>": 256}, ".")
-    >>> NormalizedBPE(core, "NFC").encode("e\\u0301<e>", b"\\x01")
-    [195, 169, 256]
-    """
+    def flush(self) -> bytes:
+        text = self._decode(self._ids)
+        rest = text[len(self._given):] if text.startswith(self._given) else ""
+        self._ids = []
+        self._given = ""
+        return rest.encode("utf-8")
 
-    # tiktoken's internals re-merge raw pieces and would skip the normalizer
+
+class HFModel(ChunkedBatches):
+    """What :class:`fasttok.Encoding` calls for a ``tokenizer.json`` (the
+    declared model interface); ``fast`` is the fused byte-level core or ``None``."""
+
     tiktoken_pieces = False
 
-    def __init__(self, core: CoreBPE, form: str) -> None:
-        self._core = core
-        self._form = form
-        self.special_order = core.special_order
-        self.post_processor = core.post_processor
-        self._special_res: dict = {}
+    def __init__(self, pipeline: HFPipeline, added: list, fast: Any = None) -> None:
+        self.pipeline = pipeline
+        self._fast = fast
+        self.special_order = fast.special_order if fast is not None else \
+            tuple(c.encode("utf-8") for c in added)
+        by_content = pipeline.added.by_content
+        self._order_ids = [by_content[c.decode("utf-8")] for c in self.special_order]
+        self._allowed: dict = {}
+        self._find: dict = {}
 
-    def _plain(self, text: str, allowed: Optional[bytes]) -> Optional[str]:
-        # the text to hand the core whole, or None when a matched special
-        # token cuts text that normalizing would change
-        if type(text) is not str:
-            raise TypeError(f"text must be str, not {type(text).__name__}")
-        if text.isascii() or unicodedata.is_normalized(self._form, text):
-            return text
-        if allowed is None or self._core.find_special(text, allowed) < 0:
-            return unicodedata.normalize(self._form, text)
-        return None
-
-    def _special_re(self, allowed: bytes) -> "re.Pattern[str]":
-        # longest first, so the alternation takes the longest at a position
-        # as the core and tokenizers do
-        found = self._special_res.get(allowed)
+    # ------------------------------------------------------------ ids
+    def _allowed_ids(self, allowed: Optional[bytes]) -> frozenset:
+        if allowed is None:
+            return frozenset()
+        found = self._allowed.get(allowed)
         if found is None:
-            texts = sorted((raw.decode("utf-8") for raw, on in zip(self.special_order, allowed)
-                            if on), key=len, reverse=True)
-            found = self._special_res[allowed] = re.compile("|".join(map(re.escape, texts)))
+            found = self._allowed[allowed] = frozenset(
+                i for i, on in zip(self._order_ids, allowed) if on)
         return found
 
-    def _by_stretch(self, text: str, allowed: bytes) -> list:
-        ids: list = []
-        start = 0
-        core = self._core
-        for m in self._special_re(allowed).finditer(text):
-            ids += core.encode_ordinary(unicodedata.normalize(self._form, text[start:m.start()]))
-            ids += core.encode(m.group(), allowed)
-            start = m.end()
-        return ids + core.encode_ordinary(unicodedata.normalize(self._form, text[start:]))
+    def post_processor(self, ids: list) -> list:
+        """``ids`` with what the file's post-processor adds to one sequence."""
+        post = self.pipeline.post_processor
+        if post is None:
+            return ids
+        n = len(ids)
+        enc = TokenEncoding(list(ids), [""] * n, [(0, 0)] * n, [None] * n, type_ids=[0] * n)
+        return post.process(enc, None, True).ids
 
     def encode(self, text: str, allowed: Optional[bytes]) -> list:
-        """The ids of ``text``, matching the special tokens ``allowed`` selects."""
-        plain = self._plain(text, allowed)
-        if plain is None:
-            return self._by_stretch(text, allowed)
-        return self._core.encode(plain, allowed) if allowed is not None else \
-            self._core.encode_ordinary(plain)
+        """The ids of ``text``, matching the added tokens ``allowed`` selects."""
+        if self._fast is not None:
+            return self._fast.encode(text, allowed) if allowed is not None else \
+                self._fast.encode_ordinary(text)
+        return self.pipeline.encode_ids(text, self._allowed_ids(allowed))
 
     def encode_ordinary(self, text: str) -> list:
-        """The ids of ``text`` with special tokens as plain text."""
-        return self._core.encode_ordinary(self._plain(text, None))
+        """The ids of ``text`` with added tokens as plain text."""
+        return self.encode(text, None)
 
     def count(self, text: str, allowed: Optional[bytes]) -> int:
         """How many ids :meth:`encode` gives."""
-        plain = self._plain(text, allowed)
-        return len(self._by_stretch(text, allowed)) if plain is None else \
-            self._core.count(plain, allowed)
+        if self._fast is not None:
+            return self._fast.count(text, allowed)
+        return len(self.encode(text, allowed))
 
     def encode_many(self, texts: list, allowed: Optional[bytes]) -> list:
         """:meth:`encode` of each text."""
+        if self._fast is not None:
+            return self._fast.encode_many(texts, allowed)
         return [self.encode(t, allowed) for t in texts]
 
     def encode_many_flat(self, texts: list, allowed: Optional[bytes]) -> tuple:
         """All ids in one ``array('I')`` and where each text's start, ``array('Q')``."""
+        if self._fast is not None:
+            return self._fast.encode_many_flat(texts, allowed)
         ids = array("I")
         offsets = array("Q", [0])
         for t in texts:
@@ -202,50 +181,116 @@ class NormalizedBPE(ChunkedBatches):
         """:meth:`count` of each text."""
         return [self.count(t, allowed) for t in texts]
 
+    def batch_job(self, texts: list, allowed: Optional[bytes], how: str,
+                  num_threads: int) -> Any:
+        """The fused core's batch job, else chunks of this model's calls."""
+        if self._fast is not None:
+            return self._fast.batch_job(texts, allowed, how, num_threads)
+        return super().batch_job(texts, allowed, how, num_threads)
+
     def encode_to_array(self, text: str, allowed: Optional[bytes]) -> array:
         """:meth:`encode` as an ``array('I')``."""
+        if self._fast is not None:
+            return self._fast.encode_to_array(text, allowed)
         return array("I", self.encode(text, allowed))
 
     def sample(self, text: str, allowed: Optional[bytes], alpha: float, nbest_size: int,
                rng: Any) -> list:
-        """BPE-dropout of the normalized text (see ``CoreBPE.sample``)."""
-        plain = self._plain(text, allowed)
-        if plain is None:
-            plain = unicodedata.normalize(self._form, text)
-        return self._core.sample(plain, allowed, alpha, nbest_size, rng)
+        """BPE-dropout with rate ``alpha`` (BPE models only)."""
+        if self._fast is not None:
+            return self._fast.sample(text, allowed, alpha, nbest_size, rng)
+        sampler = getattr(self.pipeline.model, "sample_ids", None)
+        if sampler is None:
+            raise FasttokError(f"sampling needs a BPE model; this tokenizer.json has "
+                               f"{type(self.pipeline.model).__name__}")
+        return self.pipeline.encode_ids(text, self._allowed_ids(allowed),
+                                        sample=(alpha, rng))
 
+    # ------------------------------------------------------------ added tokens and pieces
     def find_special(self, text: str, mask: bytes) -> int:
-        """The first special token ``mask`` selects in the raw ``text``, or -1."""
-        return self._core.find_special(text, mask)
+        """Where the first added token ``mask`` selects starts in ``text``, or -1."""
+        if self._fast is not None:
+            return self._fast.find_special(text, mask)
+        found = self._find.get(mask)
+        if found is None:
+            texts = sorted((c.decode("utf-8") for c, on in zip(self.special_order, mask) if on),
+                           key=len, reverse=True)
+            found = self._find[mask] = re.compile("|".join(map(re.escape, texts))) \
+                if texts else None
+        m = found.search(text) if found is not None else None
+        return -1 if m is None else m.start()
 
     def find_token(self, data: bytes) -> int:
-        """The id of the token whose bytes are ``data``, or -1."""
-        return self._core.find_token(data)
+        """The id of the model token spelled ``data``, or -1."""
+        if self._fast is not None:
+            return self._fast.find_token(data)
+        try:
+            found = self.pipeline.model.token_to_id(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            return -1
+        return -1 if found is None else found
 
     def encode_bytes_piece(self, piece: bytes) -> list:
-        """Merge raw bytes as one piece (no normalizer: bytes have no normal form)."""
-        return self._core.encode_bytes_piece(piece)
+        """Raw bytes merged as one piece: byte-level BPE only."""
+        if self._fast is not None:
+            return self._fast.encode_bytes_piece(piece)
+        raise FasttokError("encoding raw bytes needs a byte-level vocabulary; this "
+                           "tokenizer.json's model works on text")
 
     def encode_as_pieces(self, text: str) -> list:
-        """Byte-level BPE has no pieces; raises as the core does."""
-        return self._core.encode_as_pieces(text)
+        """The token strings ``tokenizers`` gives for ``text`` (added tokens matched)."""
+        if self._fast is not None:
+            return self._fast.encode_as_pieces(text)
+        return self.pipeline.encode(text, add_special_tokens=False).tokens
+
+    # ------------------------------------------------------------ decoding
+    def _check(self, tokens: Any) -> list:
+        ids = list(tokens)
+        pipe = self.pipeline
+        for t in ids:
+            if type(t) is not int and not isinstance(t, int):
+                raise TypeError(f"token ids are ints, not {type(t).__name__}")
+            if t < 0 or pipe.id_to_token(t) is None:
+                raise FasttokError(f"invalid token id {t}")
+        return ids
 
     def token_bytes(self, token: int) -> bytes:
-        """The bytes of one id."""
-        return self._core.token_bytes(token)
+        """The UTF-8 of what the decoder makes of ``token`` alone."""
+        if self._fast is not None:
+            return self._fast.token_bytes(token)
+        return self.pipeline.decode(self._check([token]), False).encode("utf-8")
 
     def decode_bytes(self, tokens: Any) -> bytes:
-        """The bytes of a sequence of ids."""
-        return self._core.decode_bytes(tokens)
+        """The UTF-8 of ``tokenizers``' ``decode(ids, skip_special_tokens=False)``."""
+        if self._fast is not None:
+            return self._fast.decode_bytes(tokens)
+        return self.pipeline.decode(self._check(tokens), False).encode("utf-8")
 
     def decode_with_offsets(self, tokens: Any) -> tuple:
-        """The core's bytes and byte starts (decoding needs no normalizer)."""
-        return self._core.decode_with_offsets(tokens)
+        """``(decode_bytes(tokens), starts)``: id ``i``'s text starts where the
+        decoding of the ids before it stops agreeing with the whole (decoders
+        such as ``Strip`` and ``ByteFallback`` look at their neighbours, so
+        each prefix is decoded)."""
+        if self._fast is not None:
+            return self._fast.decode_with_offsets(tokens)
+        ids = self._check(tokens)
+        whole = self.pipeline.decode(ids, False).encode("utf-8")
+        starts = []
+        for i in range(len(ids)):
+            prefix = self.pipeline.decode(ids[:i], False).encode("utf-8")
+            starts.append(max(_common_prefix(prefix, whole), starts[-1] if starts else 0))
+        return whole, starts
 
     def token_byte_values(self) -> list:
-        """The core's ordinary tokens' bytes, sorted."""
-        return self._core.token_byte_values()
+        """:meth:`token_bytes` of every model id that is not an added token, sorted."""
+        if self._fast is not None:
+            return self._fast.token_byte_values()
+        added = self.pipeline.added_ids
+        return sorted(self.token_bytes(i) for i in self.pipeline.model.get_vocab().values()
+                      if i not in added)
 
     def stream_decoder(self) -> Any:
-        """The core's decoder of ids that arrive one at a time."""
-        return self._core.stream_decoder()
+        """Ids one at a time, as ``tokenizers``' ``DecodeStream`` gives their text."""
+        if self._fast is not None:
+            return self._fast.stream_decoder()
+        return _PrefixStream(self.pipeline)

@@ -1,0 +1,168 @@
+"""Hugging Face ``tokenizers``' added tokens: where they cut the input.
+
+``tokenizers`` (``AddedVocabulary``) looks for its added tokens before any
+other stage, in two passes: first the tokens with ``normalized=false`` in the
+raw text, then, in each stretch between those, the ``normalized=true`` ones
+in the stretch's normalized text (their own content normalized the same
+way). Each pass takes matches leftmost first and, at one position, longest
+first (Aho-Corasick ``LeftmostLongest``). A ``single_word`` token only counts
+when no word character touches it; ``lstrip``/``rstrip`` make the match take
+the whitespace beside it, never what an earlier match took.
+
+"Word" and "whitespace" are those of Rust's ``regex`` (``\\w`` and ``\\s``,
+Unicode): word characters are letters, marks, decimal digits, connector
+punctuation and the two joiners; whitespace is the ``White_Space`` property,
+which unlike ``str.isspace`` leaves out U+001C..U+001F.
+
+>>> vocab = AddedTokens([AddedToken("[CLS]", 1, special=True),
+...                      AddedToken("<mask>", 2, lstrip=True)])
+>>> vocab.find_matches("[CLS] a <mask>b", normalized=False)
+[(1, 0, 5), (None, 5, 7), (2, 7, 14), (None, 14, 15)]
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable
+from typing import Optional
+
+__all__ = ["AddedToken", "AddedTokens", "is_word_char", "WHITE_SPACE"]
+
+#: the characters with Unicode's White_Space property (Rust's ``\\s``)
+WHITE_SPACE = frozenset("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+                        "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+_WORD_CATEGORIES = frozenset(("Mn", "Mc", "Me", "Nd", "Pc"))
+
+
+def is_word_char(ch: str) -> bool:
+    """Whether ``ch`` is a word character of Rust's ``regex`` ``\\w``.
+
+    >>> is_word_char("a"), is_word_char("\\u0330"), is_word_char("-")
+    (True, True, False)
+    """
+    return (ch.isalpha() or unicodedata.category(ch) in _WORD_CATEGORIES
+            or ch in "\u200c\u200d")
+
+
+class AddedToken:
+    """One added token of ``tokenizer.json``'s ``added_tokens`` list.
+
+    >>> AddedToken("<s>", 1, special=True)
+    AddedToken('<s>', 1, special=True, normalized=False)
+    """
+
+    __slots__ = ("content", "id", "special", "single_word", "lstrip", "rstrip", "normalized")
+
+    def __init__(self, content: str, id: int, *, special: bool = False, single_word: bool = False,
+                 lstrip: bool = False, rstrip: bool = False,
+                 normalized: Optional[bool] = None) -> None:
+        self.content = content
+        self.id = id
+        self.special = special
+        self.single_word = single_word
+        self.lstrip = lstrip
+        self.rstrip = rstrip
+        # tokenizers' default: special tokens match the raw text, others the normalized
+        self.normalized = (not special) if normalized is None else normalized
+
+    def __repr__(self) -> str:
+        flags = "".join(f", {name}=True" for name in ("special", "single_word", "lstrip", "rstrip")
+                        if getattr(self, name))
+        return f"AddedToken({self.content!r}, {self.id}{flags}, normalized={self.normalized})"
+
+
+class _Matcher:
+    # Leftmost-longest search over a set of strings: a regex alternation of
+    # the strings, longest first, found only at the places where some
+    # string's first character occurs.
+    def __init__(self, entries: list) -> None:
+        by_text: dict = {}
+        for text, token in entries:
+            if text and text not in by_text:
+                by_text[text] = token
+        self.by_text = by_text
+        ordered = sorted(by_text, key=len, reverse=True)
+        self.regex = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    def finditer(self, text: str) -> Iterable:
+        if self.regex is None:
+            return ()
+        return self.regex.finditer(text)
+
+
+class AddedTokens:
+    """The added tokens of one tokenizer, as ``tokenizers`` matches them.
+
+    ``normalize`` is the tokenizer's normalizer as a ``str -> str`` function
+    (or ``None``): the content of a ``normalized=true`` token is matched in
+    its normalized spelling.
+
+    >>> AddedTokens([AddedToken("ab", 5)], normalize=str.lower).find_matches("xABx", normalized=True)
+    [(None, 0, 1), (5, 1, 3), (None, 3, 4)]
+    """
+
+    def __init__(self, tokens: list, normalize: Optional[Callable[[str], str]] = None) -> None:
+        self.tokens = list(tokens)
+        self.by_id = {}
+        for t in self.tokens:
+            self.by_id.setdefault(t.id, t)
+        self.by_content = {t.content: t.id for t in self.tokens}
+        self.special_contents = frozenset(t.content for t in self.tokens if t.special)
+        self._normalize = normalize
+        self._matchers: dict = {}
+
+    def matcher(self, normalized: bool, allowed: Optional[frozenset] = None) -> _Matcher:
+        """The matcher of one pass (``allowed``: the ids that may match, all by default)."""
+        key = (normalized, allowed)
+        found = self._matchers.get(key)
+        if found is None:
+            entries = []
+            for t in self.tokens:
+                if t.normalized != normalized or (allowed is not None and t.id not in allowed):
+                    continue
+                text = t.content
+                if normalized and self._normalize is not None:
+                    text = self._normalize(text)
+                entries.append((text, t))
+            found = self._matchers[key] = _Matcher(entries)
+        return found
+
+    def find_matches(self, text: str, *, normalized: bool,
+                     allowed: Optional[frozenset] = None) -> list:
+        """``[(id or None, start, end)]`` covering ``text``: the added tokens
+        of one pass and the stretches between them (char offsets).
+
+        >>> AddedTokens([AddedToken("<m>", 3, single_word=True)]).find_matches(
+        ...     "a<m> <m>", normalized=True)
+        [(None, 0, 5), (3, 5, 8)]
+        """
+        if not text:
+            return [(None, 0, 0)]
+        matcher = self.matcher(normalized, allowed)
+        out = []
+        done = 0
+        n = len(text)
+        for m in matcher.finditer(text):
+            start, stop = m.start(), m.end()
+            token = matcher.by_text[m.group()]
+            if token.single_word:
+                if start > 0 and is_word_char(text[start - 1]):
+                    continue
+                if stop < n and is_word_char(text[stop]):
+                    continue
+            if token.lstrip:
+                s = start
+                while s > 0 and text[s - 1] in WHITE_SPACE:
+                    s -= 1
+                start = max(s, done)
+            if token.rstrip:
+                while stop < n and text[stop] in WHITE_SPACE:
+                    stop += 1
+            if done < start:
+                out.append((None, done, start))
+            out.append((token.id, start, stop))
+            done = stop
+        if done != n:
+            out.append((None, done, n))
+        return out

@@ -1,0 +1,233 @@
+"""The byte-level BPE configuration of ``tokenizer.json``, on the fused compiled path.
+
+Where the file is the configuration GPT-2-style models ship (recognised by
+:func:`fasttok.loaders.hf_tokenizer_json.byte_level_record`), ids come from
+fasttok's fused byte-level BPE, which needs no Python call per piece:
+
+1. every added token is a special token of the tiktoken-style API, so
+   ``encode(text, allowed_special="all")`` is ``tokenizers``'
+   ``encode(text, add_special_tokens=False)``;
+2. the ``NFC`` normalizer runs on each stretch between the special tokens
+   matched (:class:`NormalizedBPE`);
+3. the ``Split`` regex runs through fasttok's compiled scanner when it is one
+   fasttok knows (Llama 3's is cl100k's older spelling, Qwen's is ``QWEN2``,
+   GPT-4o's is ``O200K``), else through Python's ``re``; a known pattern
+   matches every character, so ``Isolated`` and inverted ``Removed`` split
+   alike; for any other pattern ``Isolated`` keeps the text between matches
+   too (:func:`isolated_splitter`);
+4. BPE by merge-list order; the file's ``ignore_merges`` (Llama 3) is the
+   core's whole-piece lookup.
+
+Decoding is the ``ByteLevel`` decoder: the token bytes joined and read as
+UTF-8 with replacement, which is :meth:`fasttok.Encoding.decode`.
+
+Known limit: the ``NFC`` step uses the standard library's ``unicodedata``
+(Unicode 14.0 on Python 3.11), while ``tokenizers`` normalizes with its own
+tables; text with characters assigned after 14.0 next to combining marks may
+compose differently. ASCII text and text already in NFC skip the step.
+
+>>> from fasttok.shared._bytemap import bytes_to_unicode
+>>> from fasttok.loaders.hf_tokenizer_json import byte_level_record
+>>> alphabet = bytes_to_unicode()
+>>> doc = {"model": {"type": "BPE", "vocab": {alphabet[b]: b for b in range(256)} | {"hi": 256},
+...                  "merges": [["h", "i"]]},
+...        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False},
+...        "decoder": {"type": "ByteLevel"}}
+>>> build_hf_byte_bpe(byte_level_record(doc, "t.json")).encode_ordinary("hi hi")
+[256, 32, 256]
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from array import array
+from collections.abc import Callable
+from typing import Any, Optional
+
+from fasttok.formats._byte_bpe import CoreBPE
+from fasttok.formats.tiktoken import build_byte_bpe
+from fasttok.pre_tokenizers.patterns import compile_generic, scanner_for
+from fasttok.shared.batching import ChunkedBatches
+from fasttok.vocab import Vocabulary
+
+__all__ = ["build_hf_byte_bpe", "isolated_splitter", "NormalizedBPE"]
+
+
+def build_hf_byte_bpe(vocab: Vocabulary) -> Any:
+    """The model of a byte-level ``tokenizer.json`` record: the compiled
+    byte-level core, behind :class:`NormalizedBPE` when the file has a normalizer."""
+    splitter = None
+    if vocab.metadata.get("split_behavior") == "Isolated" and scanner_for(vocab.pattern) is None:
+        splitter = isolated_splitter(vocab.pattern)
+    core = build_byte_bpe(vocab, whole_piece_lookup=bool(vocab.metadata.get("ignore_merges")),
+                          splitter=splitter)
+    if vocab.normalizer is None:
+        return core
+    return NormalizedBPE(core, vocab.normalizer)
+
+
+def isolated_splitter(pattern: str) -> Callable[[str], list]:
+    """Split as ``tokenizers``' ``Split(behavior="Isolated")``: each match is
+    a piece and so is each stretch of text between matches (fasttok's own
+    splitters drop those, as tiktoken does).
+
+    >>> isolated_splitter(r"\\p{L}+")("ab, cd!")
+    ['ab', ', ', 'cd', '!']
+    """
+    finditer = compile_generic(pattern).finditer
+
+    def split(text: str) -> list:
+        pieces = []
+        at = 0
+        for m in finditer(text):
+            if m.start() > at:
+                pieces.append(text[at:m.start()])
+            if m.end() > m.start():
+                pieces.append(m.group())
+            at = m.end()
+        if at < len(text):
+            pieces.append(text[at:])
+        return pieces
+
+    return split
+
+
+class NormalizedBPE(ChunkedBatches):
+    """A :class:`~fasttok.formats._byte_bpe.CoreBPE` whose input is first
+    put in Unicode normal form ``form``, stretch by stretch between the
+    special tokens that are matched, as ``tokenizers`` normalizes.
+
+    Text that is ASCII or already normalized goes to the core as it is; so
+    does text that no matched special token cuts, after normalizing it whole.
+
+    >>> from fasttok.formats.tiktoken import byte_bpe_model
+    >>> from fasttok.shared._tables import TokenTables
+    >>> core = byte_bpe_model(TokenTables([bytes([i]) for i in range(256)]), {"<e>": 256}, ".")
+    >>> NormalizedBPE(core, "NFC").encode("e\\u0301<e>", b"\\x01")
+    [195, 169, 256]
+    """
+
+    # tiktoken's internals re-merge raw pieces and would skip the normalizer
+    tiktoken_pieces = False
+
+    def __init__(self, core: CoreBPE, form: str) -> None:
+        self._core = core
+        self._form = form
+        self.special_order = core.special_order
+        self.post_processor = core.post_processor
+        self._special_res: dict = {}
+
+    def _plain(self, text: str, allowed: Optional[bytes]) -> Optional[str]:
+        # the text to hand the core whole, or None when a matched special
+        # token cuts text that normalizing would change
+        if type(text) is not str:
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        if text.isascii() or unicodedata.is_normalized(self._form, text):
+            return text
+        if allowed is None or self._core.find_special(text, allowed) < 0:
+            return unicodedata.normalize(self._form, text)
+        return None
+
+    def _special_re(self, allowed: bytes) -> "re.Pattern[str]":
+        # longest first, so the alternation takes the longest at a position
+        # as the core and tokenizers do
+        found = self._special_res.get(allowed)
+        if found is None:
+            texts = sorted((raw.decode("utf-8") for raw, on in zip(self.special_order, allowed)
+                            if on), key=len, reverse=True)
+            found = self._special_res[allowed] = re.compile("|".join(map(re.escape, texts)))
+        return found
+
+    def _by_stretch(self, text: str, allowed: bytes) -> list:
+        ids: list = []
+        start = 0
+        core = self._core
+        for m in self._special_re(allowed).finditer(text):
+            ids += core.encode_ordinary(unicodedata.normalize(self._form, text[start:m.start()]))
+            ids += core.encode(m.group(), allowed)
+            start = m.end()
+        return ids + core.encode_ordinary(unicodedata.normalize(self._form, text[start:]))
+
+    def encode(self, text: str, allowed: Optional[bytes]) -> list:
+        """The ids of ``text``, matching the special tokens ``allowed`` selects."""
+        plain = self._plain(text, allowed)
+        if plain is None:
+            return self._by_stretch(text, allowed)
+        return self._core.encode(plain, allowed) if allowed is not None else \
+            self._core.encode_ordinary(plain)
+
+    def encode_ordinary(self, text: str) -> list:
+        """The ids of ``text`` with special tokens as plain text."""
+        return self._core.encode_ordinary(self._plain(text, None))
+
+    def count(self, text: str, allowed: Optional[bytes]) -> int:
+        """How many ids :meth:`encode` gives."""
+        plain = self._plain(text, allowed)
+        return len(self._by_stretch(text, allowed)) if plain is None else \
+            self._core.count(plain, allowed)
+
+    def encode_many(self, texts: list, allowed: Optional[bytes]) -> list:
+        """:meth:`encode` of each text."""
+        return [self.encode(t, allowed) for t in texts]
+
+    def encode_many_flat(self, texts: list, allowed: Optional[bytes]) -> tuple:
+        """All ids in one ``array('I')`` and where each text's start, ``array('Q')``."""
+        ids = array("I")
+        offsets = array("Q", [0])
+        for t in texts:
+            ids.extend(self.encode(t, allowed))
+            offsets.append(len(ids))
+        return ids, offsets
+
+    def count_many(self, texts: list, allowed: Optional[bytes]) -> list:
+        """:meth:`count` of each text."""
+        return [self.count(t, allowed) for t in texts]
+
+    def encode_to_array(self, text: str, allowed: Optional[bytes]) -> array:
+        """:meth:`encode` as an ``array('I')``."""
+        return array("I", self.encode(text, allowed))
+
+    def sample(self, text: str, allowed: Optional[bytes], alpha: float, nbest_size: int,
+               rng: Any) -> list:
+        """BPE-dropout of the normalized text (see ``CoreBPE.sample``)."""
+        plain = self._plain(text, allowed)
+        if plain is None:
+            plain = unicodedata.normalize(self._form, text)
+        return self._core.sample(plain, allowed, alpha, nbest_size, rng)
+
+    def find_special(self, text: str, mask: bytes) -> int:
+        """The first special token ``mask`` selects in the raw ``text``, or -1."""
+        return self._core.find_special(text, mask)
+
+    def find_token(self, data: bytes) -> int:
+        """The id of the token whose bytes are ``data``, or -1."""
+        return self._core.find_token(data)
+
+    def encode_bytes_piece(self, piece: bytes) -> list:
+        """Merge raw bytes as one piece (no normalizer: bytes have no normal form)."""
+        return self._core.encode_bytes_piece(piece)
+
+    def encode_as_pieces(self, text: str) -> list:
+        """Byte-level BPE has no pieces; raises as the core does."""
+        return self._core.encode_as_pieces(text)
+
+    def token_bytes(self, token: int) -> bytes:
+        """The bytes of one id."""
+        return self._core.token_bytes(token)
+
+    def decode_bytes(self, tokens: Any) -> bytes:
+        """The bytes of a sequence of ids."""
+        return self._core.decode_bytes(tokens)
+
+    def decode_with_offsets(self, tokens: Any) -> tuple:
+        """The core's bytes and byte starts (decoding needs no normalizer)."""
+        return self._core.decode_with_offsets(tokens)
+
+    def token_byte_values(self) -> list:
+        """The core's ordinary tokens' bytes, sorted."""
+        return self._core.token_byte_values()
+
+    def stream_decoder(self) -> Any:
+        """The core's decoder of ids that arrive one at a time."""
+        return self._core.stream_decoder()

@@ -1,0 +1,278 @@
+"""``tokenizers``' ``TokenizerImpl`` over fasttok's components.
+
+One sequence goes through the stages in ``tokenizers``' order
+(``encode_single_sequence``, ``post_process``):
+
+1. **Added tokens** (:class:`~fasttok.added_tokens.hf_added.AddedTokens`):
+   those with ``normalized=false`` cut the raw text; each stretch between
+   them is normalized, then the ``normalized=true`` ones cut it.
+2. **Pre-tokenizer** on the stretches that are not added tokens.
+3. **Model** on each piece; a token's offsets go back through the piece's
+   alignment to the input, and its word id is the piece's index (or the
+   word's, for pre-tokenized input).
+4. **Post-processing**: truncation (leaving room for what the
+   post-processor adds), the post-processor, padding.
+
+Ids without offsets (:meth:`HFPipeline.encode_ids`, what
+:class:`fasttok.Encoding` uses) take the same steps on plain strings:
+``normalize_str`` and the model's ``tokenize_ids``, no alignment kept.
+
+>>> import json
+>>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
+>>> doc = {"model": {"type": "WordLevel", "vocab": {"a": 0, "b": 1, "[UNK]": 2},
+...                  "unk_token": "[UNK]"},
+...        "pre_tokenizer": {"type": "WhitespaceSplit"},
+...        "added_tokens": [{"id": 3, "content": "<s>", "special": True, "single_word": False,
+...                          "lstrip": False, "rstrip": False, "normalized": False}]}
+>>> pipe = pipeline_from_document(tokenizer_json_record(json.dumps(doc), "t.json"))
+>>> enc = pipe.encode("a <s>b c")
+>>> enc.ids, enc.offsets, enc.word_ids
+([0, 3, 1, 2], [(0, 1), (2, 5), (5, 6), (7, 8)], [0, 1, 2, 3])
+>>> pipe.decode(enc.ids, skip_special_tokens=True)
+'a b [UNK]'
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
+from fasttok.decoders.hf_json import decoder_from_json
+from fasttok.errors import FasttokError
+from fasttok.loaders.hf_tokenizer_json import JsonPathError
+from fasttok.models.hf_json import model_from_json
+from fasttok.normalizers.hf_json import normalizer_from_json
+from fasttok.post_processors.encoding import Encoding
+from fasttok.post_processors.hf_json import padding_from_json, post_processor_from_json, \
+    truncation_from_json
+from fasttok.post_processors.padding import PaddingParams, pad_encodings
+from fasttok.post_processors.truncation import TruncationParams, truncate_encodings
+from fasttok.pre_tokenizers.hf_json import pre_tokenizer_from_json
+from fasttok.shared.normalized import NormalizedString, PreTokenizedString
+from fasttok.vocab import Vocabulary
+
+__all__ = ["HFPipeline", "pipeline_from_document"]
+
+def _added_tokens(vocab: Vocabulary, normalize: Any) -> AddedTokens:
+    # the loader gave each added token the id tokenizers gives it
+    return AddedTokens([AddedToken(content, token_id, special=bool(flags["special"]),
+                                   single_word=bool(flags["single_word"]),
+                                   lstrip=bool(flags["lstrip"]), rstrip=bool(flags["rstrip"]),
+                                   normalized=flags["normalized"])
+                        for content, token_id, flags in vocab.metadata["added_tokens"]],
+                       normalize)
+
+
+class HFPipeline:
+    """The stages of one ``tokenizer.json`` (see the module docstring)."""
+
+    def __init__(self, *, normalizer: Any, pre_tokenizer: Any, model: Any, post_processor: Any,
+                 decoder: Any, added: AddedTokens, truncation: Optional[TruncationParams],
+                 padding: Optional[PaddingParams]) -> None:
+        self.normalizer = normalizer
+        self.pre_tokenizer = pre_tokenizer
+        self.model = model
+        self.post_processor = post_processor
+        self.decoder = decoder
+        self.added = added
+        self.truncation = truncation
+        self.padding = padding
+        self.added_ids = frozenset(t.id for t in added.tokens)
+
+    # ------------------------------------------------------------ one sequence
+    def _splits(self, text: str, allowed: Optional[frozenset]) -> PreTokenizedString:
+        # steps 1 and 2: added tokens found, the rest normalized and pre-tokenized
+        pts = PreTokenizedString(text)
+        added = self.added
+
+        def cut(_, piece: NormalizedString, normalized: bool) -> list:
+            out = []
+            for token_id, start, end in added.find_matches(piece.normalized,
+                                                           normalized=normalized,
+                                                           allowed=allowed):
+                part = piece.slice(start, end)
+                out.append((part, None if token_id is None else
+                            [(token_id, part.normalized, (0, len(part.normalized)))]))
+            return out
+
+        pts.split(lambda i, piece: cut(i, piece, False))
+
+        def normalize_then_cut(i: int, piece: NormalizedString) -> list:
+            if self.normalizer is not None:
+                self.normalizer.normalize(piece)
+            return cut(i, piece, True)
+
+        pts.split(normalize_then_cut)
+        if self.pre_tokenizer is not None:
+            self.pre_tokenizer.pre_tokenize(pts)
+        return pts
+
+    def _encode_one(self, text: str, type_id: int, word: Optional[int],
+                    allowed: Optional[frozenset] = None) -> Encoding:
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        pts = self._splits(text, allowed)
+        ids: list = []
+        tokens: list = []
+        offsets: list = []
+        words: list = []
+        tokenize = self.model.tokenize
+        for index, (piece, found) in enumerate(pts.splits_with_tokens()):
+            if found is None:
+                found = tokenize(piece.normalized)
+            base = piece.offsets_original()[0]
+            for token_id, value, (start, end) in found:
+                o_start, o_end = piece.convert_offsets(start, end)
+                ids.append(token_id)
+                tokens.append(value)
+                offsets.append((base + o_start, base + o_end))
+                words.append(index if word is None else word)
+        return Encoding(ids, tokens, offsets, words, type_ids=[type_id] * len(ids))
+
+    def _encode_sequence(self, sequence: Any, type_id: int, is_pretokenized: bool) -> Encoding:
+        if not is_pretokenized:
+            return self._encode_one(sequence, type_id, None)
+        if isinstance(sequence, str):
+            raise TypeError("a pre-tokenized sequence is a list of strings, not a str")
+        return Encoding.merge([self._encode_one(w, type_id, i) for i, w in enumerate(sequence)],
+                              False)
+
+    def encode(self, sequence: Any, pair: Any = None, *, is_pretokenized: bool = False,
+               add_special_tokens: bool = True) -> Encoding:
+        """``tokenizers``' ``encode``: one sequence or a pair, post-processed."""
+        if pair is None and isinstance(sequence, tuple) and len(sequence) == 2 \
+                and not is_pretokenized:
+            sequence, pair = sequence
+        first = self._encode_sequence(sequence, 0, is_pretokenized)
+        second = None if pair is None else self._encode_sequence(pair, 1, is_pretokenized)
+        return self.post_process(first, second, add_special_tokens)
+
+    def encode_batch(self, inputs: list, *, is_pretokenized: bool = False,
+                     add_special_tokens: bool = True) -> list:
+        """:meth:`encode` of each input, then padded together."""
+        out = []
+        for item in inputs:
+            if isinstance(item, (tuple, list)) and not is_pretokenized and len(item) == 2:
+                out.append(self.encode(item[0], item[1], add_special_tokens=add_special_tokens))
+            elif isinstance(item, tuple) and is_pretokenized and len(item) == 2 \
+                    and not isinstance(item[0], str):
+                out.append(self.encode(item[0], item[1], is_pretokenized=True,
+                                       add_special_tokens=add_special_tokens))
+            else:
+                out.append(self.encode(item, is_pretokenized=is_pretokenized,
+                                       add_special_tokens=add_special_tokens))
+        if self.padding is not None:
+            pad_encodings(out, self.padding)
+        return out
+
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        """How many ids the post-processor adds."""
+        return 0 if self.post_processor is None else self.post_processor.added_tokens(is_pair)
+
+    def post_process(self, encoding: Encoding, pair: Optional[Encoding],
+                     add_special_tokens: bool) -> Encoding:
+        """Truncate (leaving room for the post-processor's ids), post-process, pad."""
+        if self.truncation is not None:
+            params = self.truncation
+            added = self.num_special_tokens_to_add(pair is not None)
+            if add_special_tokens and added:
+                params = params.shortened(added)
+            encoding, pair = truncate_encodings(encoding, pair, params)
+        if self.post_processor is not None:
+            final = self.post_processor.process(encoding, pair, add_special_tokens)
+        else:
+            final = Encoding.default_process(encoding, pair)
+        if self.padding is not None:
+            pad_encodings([final], self.padding)
+        return final
+
+    # ------------------------------------------------------------ ids only
+    def encode_ids(self, text: str, allowed: Optional[frozenset]) -> list:
+        """The ids of ``text`` without post-processing; ``allowed``: the added
+        token ids matched (``None``: all, as ``tokenizers`` does)."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        if allowed is not None and not allowed and self.normalizer is None \
+                and self.pre_tokenizer is None:
+            return self.model.tokenize_ids(text) if text else []
+        return self._encode_one(text, 0, None, allowed).ids
+
+    # ------------------------------------------------------------ decoding and vocabulary
+    def id_to_token(self, token_id: int) -> Optional[str]:
+        """The token string of ``token_id`` (added tokens first), or ``None``."""
+        found = self.added.by_id.get(token_id)
+        if found is not None:
+            return found.content
+        return self.model.id_to_token(token_id)
+
+    def token_to_id(self, token: str) -> Optional[int]:
+        """The id of ``token`` (added tokens first), or ``None``."""
+        found = self.added.by_content.get(token)
+        return found if found is not None else self.model.token_to_id(token)
+
+    def decode_tokens(self, ids: list, skip_special_tokens: bool) -> list:
+        """The token strings of ``ids`` that decoding joins (unknown ids dropped,
+        as ``tokenizers`` drops them)."""
+        out = []
+        special = self.added.special_contents
+        for token_id in ids:
+            if not isinstance(token_id, int) or token_id < 0:
+                raise FasttokError(f"invalid token id {token_id!r}")
+            token = self.id_to_token(token_id)
+            if token is None or (skip_special_tokens and token in special):
+                continue
+            out.append(token)
+        return out
+
+    def decode(self, ids: list, skip_special_tokens: bool) -> str:
+        """``tokenizers``' ``decode``."""
+        tokens = self.decode_tokens(ids, skip_special_tokens)
+        if self.decoder is None:
+            return " ".join(tokens)
+        return self.decoder.decode(tokens)
+
+    def get_vocab(self, with_added_tokens: bool) -> dict:
+        """Token string -> id, with the added tokens when asked."""
+        vocab = self.model.get_vocab()
+        if with_added_tokens:
+            vocab.update(self.added.by_content)
+        return vocab
+
+    def get_vocab_size(self, with_added_tokens: bool) -> int:
+        """The number of distinct tokens of :meth:`get_vocab`."""
+        if not with_added_tokens:
+            return self.model.get_vocab_size()
+        return len(self.get_vocab(True))
+
+    def set_truncation(self, max_length: int, stride: int, strategy: str, direction: str) -> None:
+        """``enable_truncation``'s settings (checked as ``tokenizers`` checks them)."""
+        self.truncation = TruncationParams.from_python(max_length, stride, strategy, direction)
+
+    def set_padding(self, direction: str, pad_id: int, pad_type_id: int, pad_token: str,
+                    length: Optional[int], pad_to_multiple_of: Optional[int]) -> None:
+        """``enable_padding``'s settings."""
+        self.padding = PaddingParams.from_python(direction, pad_id, pad_type_id, pad_token,
+                                                 length, pad_to_multiple_of)
+
+
+def pipeline_from_document(vocab: Vocabulary) -> HFPipeline:
+    """The pipeline of a ``tokenizer.json`` record (``metadata["document"]``),
+    every part checked by its stage's factory."""
+    doc = vocab.metadata["document"]
+    fail = JsonPathError(vocab.source or vocab.name)
+    version = doc.get("version", "1.0")
+    if version != "1.0":
+        raise fail("$.version", f"unknown tokenizer version {version!r} (tokenizers reads 1.0)")
+    normalizer = normalizer_from_json(doc.get("normalizer"), "$.normalizer", fail)
+    model = model_from_json(doc.get("model"), "$.model", fail)
+    normalize = None if normalizer is None else normalizer.normalize_str
+    return HFPipeline(
+        normalizer=normalizer,
+        pre_tokenizer=pre_tokenizer_from_json(doc.get("pre_tokenizer"), "$.pre_tokenizer", fail),
+        model=model,
+        post_processor=post_processor_from_json(doc.get("post_processor"), "$.post_processor",
+                                                fail),
+        decoder=decoder_from_json(doc.get("decoder"), "$.decoder", fail),
+        added=_added_tokens(vocab, normalize),
+        truncation=truncation_from_json(doc.get("truncation"), "$.truncation", fail),
+        padding=padding_from_json(doc.get("padding"), "$.padding", fail))
