@@ -98,10 +98,10 @@ ONE_FILE_PER_KIND = {
     "hf_byte_bpe": DATA / "vocab" / "hf" / "qwen3" / "tokenizer.json",
 }
 
-# The Hugging Face tokenizer.json files fasttok reads (byte-level BPE), by
-# folder under vocab/hf; the other folders hold kinds it does not read yet.
+# The Hugging Face tokenizer.json files by folder under vocab/hf: the
+# byte-level BPE ones (fasttok's fused byte-level path) and the others.
 HF_BYTE_LEVEL = ("llama3", "qwen3", "gpt4o")
-HF_NOT_YET = ("llama2", "gemma3", "all-MiniLM-L6-v2")
+HF_OTHER = ("llama2", "gemma3", "all-MiniLM-L6-v2")
 
 # Encodings that reuse another one's ranks and pattern and only add special tokens.
 DERIVED_FROM = {"gpt2": "r50k_base", "p50k_edit": "p50k_base", "o200k_harmony": "o200k_base"}

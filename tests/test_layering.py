@@ -27,7 +27,7 @@ STAGES = ("normalizers", "pre_tokenizers", "models", "added_tokens", "post_proce
           "decoders")
 # the public API on top: they may use anything below them
 API = {"fasttok", "fasttok.__main__", "fasttok.cli", "fasttok.table_cache",
-       "fasttok.tiktoken_load", "fasttok.tiktoken_ext_plugins", "fasttok.model"}
+       "fasttok.tiktoken_load", "fasttok.tiktoken_ext_plugins", "fasttok.model", "fasttok.hf"}
 
 
 def _module_files() -> dict:
