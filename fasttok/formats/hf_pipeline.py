@@ -46,7 +46,8 @@ from fasttok.post_processors.encoding import Encoding
 from fasttok.post_processors.hf_json import padding_from_json, post_processor_from_json, \
     truncation_from_json
 from fasttok.post_processors.padding import PaddingParams, pad_encodings
-from fasttok.post_processors.truncation import TruncationParams, truncate_encodings
+from fasttok.post_processors.pipeline import check_truncation, post_process
+from fasttok.post_processors.truncation import TruncationParams
 from fasttok.pre_tokenizers.hf_json import pre_tokenizer_from_json
 from fasttok.shared.normalized import NormalizedString, PreTokenizedString
 from fasttok.vocab import Vocabulary
@@ -80,52 +81,55 @@ class HFPipeline:
         self.added_ids = frozenset(t.id for t in added.tokens)
 
     # ------------------------------------------------------------ one sequence
-    def _splits(self, text: str, allowed: Optional[frozenset]) -> PreTokenizedString:
-        # steps 1 and 2: added tokens found, the rest normalized and pre-tokenized
-        pts = PreTokenizedString(text)
-        added = self.added
+    def _cut(self, piece: NormalizedString, normalized: bool,
+             allowed: Optional[frozenset]) -> list:
+        # one added-token pass over a piece: [(piece, token or None)], empty pieces dropped
+        out = []
+        for token_id, start, end in self.added.find_matches(piece.normalized,
+                                                            normalized=normalized,
+                                                            allowed=allowed):
+            part = piece.slice(start, end)
+            if part is None or not part.normalized:
+                continue
+            out.append((part, None if token_id is None else
+                        (token_id, part.normalized, (0, len(part.normalized)))))
+        return out
 
-        def cut(_, piece: NormalizedString, normalized: bool) -> list:
-            out = []
-            for token_id, start, end in added.find_matches(piece.normalized,
-                                                           normalized=normalized,
-                                                           allowed=allowed):
-                part = piece.slice(start, end)
-                out.append((part, None if token_id is None else
-                            [(token_id, part.normalized, (0, len(part.normalized)))]))
-            return out
-
-        pts.split(lambda i, piece: cut(i, piece, False))
-
-        def normalize_then_cut(i: int, piece: NormalizedString) -> list:
+    def _splits(self, text: str, allowed: Optional[frozenset]) -> list:
+        # steps 1 and 2: [(piece, added token or None)], in order; the pieces
+        # that are not added tokens normalized and then pre-tokenized
+        splits = []
+        for piece, found in self._cut(NormalizedString(text), False, allowed):
+            if found is not None:
+                splits.append((piece, found))
+                continue
             if self.normalizer is not None:
                 self.normalizer.normalize(piece)
-            return cut(i, piece, True)
-
-        pts.split(normalize_then_cut)
-        if self.pre_tokenizer is not None:
-            self.pre_tokenizer.pre_tokenize(pts)
-        return pts
+            for part, token in self._cut(piece, True, allowed):
+                if token is not None or self.pre_tokenizer is None:
+                    splits.append((part, token))
+                    continue
+                pts = PreTokenizedString(part)
+                self.pre_tokenizer.pre_tokenize(pts)
+                splits.extend((word, None) for word in pts.splits)
+        return splits
 
     def _encode_one(self, text: str, type_id: int, word: Optional[int],
                     allowed: Optional[frozenset] = None) -> Encoding:
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        pts = self._splits(text, allowed)
         ids: list = []
         tokens: list = []
         offsets: list = []
         words: list = []
         tokenize = self.model.tokenize
-        for index, (piece, found) in enumerate(pts.splits_with_tokens()):
-            if found is None:
-                found = tokenize(piece.normalized)
-            base = piece.offsets_original()[0]
+        for index, (piece, token) in enumerate(self._splits(text, allowed)):
+            found = tokenize(piece.normalized) if token is None else (token,)
             for token_id, value, (start, end) in found:
-                o_start, o_end = piece.convert_offsets(start, end)
+                span = piece.offsets_of(start, end)
                 ids.append(token_id)
                 tokens.append(value)
-                offsets.append((base + o_start, base + o_end))
+                offsets.append((start, end) if span is None else span)
                 words.append(index if word is None else word)
         return Encoding(ids, tokens, offsets, words, type_ids=[type_id] * len(ids))
 
@@ -172,19 +176,8 @@ class HFPipeline:
     def post_process(self, encoding: Encoding, pair: Optional[Encoding],
                      add_special_tokens: bool) -> Encoding:
         """Truncate (leaving room for the post-processor's ids), post-process, pad."""
-        if self.truncation is not None:
-            params = self.truncation
-            added = self.num_special_tokens_to_add(pair is not None)
-            if add_special_tokens and added:
-                params = params.shortened(added)
-            encoding, pair = truncate_encodings(encoding, pair, params)
-        if self.post_processor is not None:
-            final = self.post_processor.process(encoding, pair, add_special_tokens)
-        else:
-            final = Encoding.default_process(encoding, pair)
-        if self.padding is not None:
-            pad_encodings([final], self.padding)
-        return final
+        return post_process(encoding, pair, add_special_tokens, self.post_processor,
+                            self.truncation, self.padding)
 
     # ------------------------------------------------------------ ids only
     def encode_ids(self, text: str, allowed: Optional[frozenset]) -> list:
@@ -246,13 +239,15 @@ class HFPipeline:
 
     def set_truncation(self, max_length: int, stride: int, strategy: str, direction: str) -> None:
         """``enable_truncation``'s settings (checked as ``tokenizers`` checks them)."""
-        self.truncation = TruncationParams.from_python(max_length, stride, strategy, direction)
+        params = TruncationParams(max_length, stride, strategy, direction)
+        check_truncation(params, self.post_processor)
+        self.truncation = params
 
     def set_padding(self, direction: str, pad_id: int, pad_type_id: int, pad_token: str,
                     length: Optional[int], pad_to_multiple_of: Optional[int]) -> None:
         """``enable_padding``'s settings."""
-        self.padding = PaddingParams.from_python(direction, pad_id, pad_type_id, pad_token,
-                                                 length, pad_to_multiple_of)
+        self.padding = PaddingParams(length, direction, pad_to_multiple_of, pad_id, pad_type_id,
+                                     pad_token)
 
 
 def pipeline_from_document(vocab: Vocabulary) -> HFPipeline:
