@@ -348,6 +348,8 @@ class Encoding:
         if missing <= 0:
             return
         if direction == "left":
+            self.sequence_ranges = {seq: (start + missing, stop + missing)
+                                    for seq, (start, stop) in self.sequence_ranges.items()}
             self.ids[:0] = [pad_id] * missing
             self.type_ids[:0] = [pad_type_id] * missing
             self.tokens[:0] = [pad_token] * missing
