@@ -63,7 +63,7 @@ class ByteLevel(PostProcessor):
     """``tokenizers.processors.ByteLevel``: trims offsets (``trim_offsets``), adds no token.
 
     >>> from fasttok.post_processors.encoding import Encoding
-    >>> ByteLevel().process(Encoding([1], ["Ġa"], [(1, 3)], [0])).offsets
+    >>> ByteLevel(add_prefix_space=False).process(Encoding([1], ["Ġa"], [(1, 3)], [0])).offsets
     [(2, 3)]
     """
 

@@ -134,8 +134,8 @@ class Encoding:
     def set_sequence_id(self, sequence_id: int) -> None:
         """Mark every token as part of sequence ``sequence_id``.
 
-        >>> e = Encoding([1], ["a"], [(0, 1)], [0]); e.set_sequence_id(1); e.sequence_ids
-        [1]
+        >>> e = Encoding([1], ["a"], [(0, 1)], [0]); e.set_sequence_id(1); e.token_to_sequence(0)
+        1
         """
         self.sequence_ranges[sequence_id] = (0, len(self.ids))
 
