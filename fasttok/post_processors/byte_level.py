@@ -36,14 +36,14 @@ def _leading(token: str) -> int:
 
 
 def trim_offsets(encoding: Encoding, add_prefix_space: bool) -> None:
-    """Narrow each token's offsets past its leading and trailing spaces, in place
-    (``tokenizers``' ``process_offsets``).
+    """Narrow each token's offsets past its leading and trailing spaces
+    (``tokenizers``' ``process_offsets``); ``encoding.offsets`` becomes a new list.
 
     >>> from fasttok.post_processors.encoding import Encoding
     >>> e = Encoding([1], ["ĠĠx"], [(0, 3)], [0]); trim_offsets(e, True); e.offsets
     [(2, 3)]
     """
-    offsets = encoding.offsets
+    offsets = encoding.offsets[:]
     for i, token in enumerate(encoding.tokens):
         if not token or (token[0] not in _SPACES and token[-1] not in _SPACES):
             continue
@@ -57,6 +57,7 @@ def trim_offsets(encoding: Encoding, add_prefix_space: bool) -> None:
         if trail and end >= trail:
             end = max(end - trail, start)
         offsets[i] = (start, end)
+    encoding.offsets = offsets
 
 
 class ByteLevel(PostProcessor):

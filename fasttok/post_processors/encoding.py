@@ -83,6 +83,18 @@ class Encoding:
                         self.type_ids[:], self.special_tokens_mask[:], self.attention_mask[:],
                         [o.copy() for o in self.overflowing], dict(self.sequence_ranges))
 
+    def view(self) -> "Encoding":
+        """A new encoding over the same lists (its own sequence ranges, overflowing
+        pieces viewed too), for stages that replace lists and never change them.
+
+        >>> e = Encoding([1], ["a"], [(0, 1)], [0]); v = e.view(); v.set_sequence_id(1)
+        >>> v.ids is e.ids, e.sequence_ranges
+        (True, {})
+        """
+        return Encoding(self.ids, self.tokens, self.offsets, self.word_ids, self.type_ids,
+                        self.special_tokens_mask, self.attention_mask,
+                        [o.view() for o in self.overflowing], dict(self.sequence_ranges))
+
     def __len__(self) -> int:
         return len(self.ids)
 

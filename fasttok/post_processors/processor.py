@@ -59,13 +59,14 @@ class PostProcessor:
                 add_special_tokens: bool = True) -> Encoding:
         """One encoding of ``encoding`` (and ``pair``) with what this post-processor adds.
 
-        The inputs are left as they were.
+        The inputs are left as they were: the stages work on views of them and
+        replace lists rather than change them, and the merge builds new lists.
 
         >>> from fasttok.post_processors.encoding import Encoding
         >>> PostProcessor().process(Encoding([5], ["a"], [(0, 1)], [0])).ids
         [5]
         """
-        encodings = [encoding.copy()] if pair is None else [encoding.copy(), pair.copy()]
+        encodings = [encoding.view()] if pair is None else [encoding.view(), pair.view()]
         for i, e in enumerate(encodings):
             e.set_sequence_id(i)
             for piece in e.overflowing:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from fasttok.errors import FasttokError
 from fasttok.post_processors.processor import PostProcessor
 from fasttok.post_processors.special_ids import AddSpecialIds
 
@@ -41,18 +42,19 @@ class Sequence(PostProcessor):
         return sum(p.added_tokens(is_pair) for p in self.processors)
 
     def ids_only(self) -> AddSpecialIds:
-        """Each processor's ids-only form, the later ones around the earlier.
+        """The ids-only form of the one processor that adds tokens (at most one may:
+        a template in front of another would hand it its pieces as separate inputs).
 
         >>> from fasttok.post_processors.bert import BertProcessing
-        >>> Sequence([BertProcessing(("[SEP]", 2), ("[CLS]", 1))]).ids_only()([7])
+        >>> from fasttok.post_processors.byte_level import ByteLevel
+        >>> Sequence([ByteLevel(), BertProcessing(("[SEP]", 2), ("[CLS]", 1))]).ids_only()([7])
         [1, 7, 2]
         """
-        head, tail = [], []
-        for p in self.processors:
-            inner = p.ids_only()
-            head = inner.head + head
-            tail = tail + inner.tail
-        return AddSpecialIds(tuple(head), tuple(tail))
+        adding = [p for p in self.processors if p.added_tokens(False)]
+        if len(adding) > 1:
+            raise FasttokError("this Sequence has no ids-only form: more than one of its "
+                               "post-processors adds special tokens")
+        return adding[0].ids_only() if adding else AddSpecialIds()
 
     def process_encodings(self, encodings: list, add_special_tokens: bool) -> list:
         """The encodings through every processor in turn.

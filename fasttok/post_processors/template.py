@@ -175,10 +175,7 @@ class TemplateProcessing(PostProcessor):
                 n = len(e.ids)
                 e.type_ids = [type_id] * n
                 e.set_sequence_id(i)
-                # a view: merging reads these lists and never changes them
-                out.append(Encoding(e.ids, e.tokens, e.offsets, e.word_ids, e.type_ids,
-                                    e.special_tokens_mask, e.attention_mask, e.overflowing,
-                                    dict(e.sequence_ranges)))
+                out.append(e.view())
             elif add_special_tokens:
                 ids, tokens = self.special_tokens[name]
                 n = len(ids)
