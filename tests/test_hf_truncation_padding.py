@@ -3,7 +3,8 @@ post-process (overflowing pieces too), pad; batches padded to their longest.
 
 Every strategy (LongestFirst, OnlyFirst, OnlySecond), direction and stride,
 single and pair, with and without special tokens, under no post-processor,
-BertProcessing and a multi-token TemplateProcessing; the errors where
+BertProcessing, RobertaProcessing, ByteLevel then Bert, and multi-token
+TemplateProcessings (one using each input twice); the errors where
 ``tokenizers`` fails (stride not below the length kept, the second sequence
 missing or too short) must be ``FasttokError``s at the same inputs. Padding:
 BatchLongest and Fixed, both directions, ``pad_to_multiple_of``, pad id, type
@@ -27,14 +28,17 @@ from tokenizers import processors  # noqa: E402
 
 from fasttok.errors import FasttokError  # noqa: E402
 from fasttok.post_processors.bert import BertProcessing  # noqa: E402
+from fasttok.post_processors.byte_level import ByteLevel  # noqa: E402
 from fasttok.post_processors.hf_json import (padding_from_json, post_processor_from_json,  # noqa: E402
                                              truncation_from_json)
 from fasttok.post_processors.padding import PaddingParams  # noqa: E402
 from fasttok.post_processors.pipeline import check_truncation, post_process, post_process_batch  # noqa: E402
+from fasttok.post_processors.roberta import RobertaProcessing  # noqa: E402
+from fasttok.post_processors.sequence import Sequence  # noqa: E402
 from fasttok.post_processors.template import TemplateProcessing  # noqa: E402
 from fasttok.post_processors.truncation import TruncationParams  # noqa: E402
 
-SETTINGS = settings(max_examples=300, deadline=None,
+SETTINGS = settings(max_examples=400, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 VOCAB = "a b c d e f g h i j".split()
 WORDS = st.lists(st.sampled_from(VOCAB), max_size=12)
@@ -48,6 +52,15 @@ PROCESSORS = {
                                                        SPECIALS),
                  lambda: TemplateProcessing("[M] $A [SEP]", "[CLS] $A [M]:1 $B:1 [SEP]:2",
                                             SPECIALS)),
+    "template, inputs twice": (
+        lambda: processors.TemplateProcessing("$A [M] $A:1", "$B:1 [CLS] $A $B:2", SPECIALS),
+        lambda: TemplateProcessing("$A [M] $A:1", "$B:1 [CLS] $A $B:2", SPECIALS)),
+    "roberta": (lambda: processors.RobertaProcessing(("</s>", 2), ("<s>", 0)),
+                lambda: RobertaProcessing(("</s>", 2), ("<s>", 0))),
+    "byte level, bert": (
+        lambda: processors.Sequence([processors.ByteLevel(),
+                                     processors.BertProcessing(("[SEP]", 102), ("[CLS]", 101))]),
+        lambda: Sequence([ByteLevel(), BertProcessing(("[SEP]", 102), ("[CLS]", 101))])),
 }
 
 
