@@ -1,0 +1,379 @@
+"""The result of encoding one input (or a pair), as Hugging Face ``tokenizers.Encoding``.
+
+Plain lists, one entry per token: ``ids``, ``type_ids``, ``tokens``,
+``offsets`` (character spans in the user's text), ``word_ids``,
+``special_tokens_mask``, ``attention_mask``; ``overflowing`` holds what
+truncation cut off, each piece an ``Encoding`` itself; ``sequence_ranges``
+maps a sequence index (0 for the first input, 1 for the pair) to the token
+range it covers. Merging, truncating, padding and the word/char/token
+look-ups follow ``tokenizers``' ``Encoding`` rule for rule, quirks included
+(a truncated encoding forgets its sequence ranges; ``token_to_sequence``
+accepts the index one past the end).
+
+>>> e = Encoding([5, 6], ["a", "b"], [(0, 1), (2, 3)], [0, 1])
+>>> e.truncate(1)
+>>> e.ids, e.overflowing[0].ids
+([5], [6])
+"""
+
+from __future__ import annotations
+
+from fasttok.errors import FasttokError
+
+__all__ = ["Encoding", "direction_of"]
+
+
+def direction_of(direction: str, what: str) -> str:
+    """``"left"`` or ``"right"`` from a user's spelling (any case), else a ``FasttokError``.
+
+    >>> direction_of("Left", "padding")
+    'left'
+    """
+    value = str(direction).lower()
+    if value not in ("left", "right"):
+        raise FasttokError(f"{what} direction must be 'left' or 'right', not {direction!r}")
+    return value
+
+
+class Encoding:
+    """Token ids with their types, strings, offsets, words, masks and sequences.
+
+    >>> a = Encoding([1], ["[CLS]"], [(0, 0)], [None], special_tokens_mask=[1])
+    >>> b = Encoding([7, 8], ["hi", "there"], [(0, 2), (3, 8)], [0, 1])
+    >>> b.set_sequence_id(0)
+    >>> m = Encoding.merge([a, b], growing_offsets=False)
+    >>> m.ids, m.sequence_ids, m.special_tokens_mask
+    ([1, 7, 8], [None, 0, 0], [1, 0, 0])
+    """
+
+    __slots__ = ("ids", "type_ids", "tokens", "offsets", "word_ids", "special_tokens_mask",
+                 "attention_mask", "overflowing", "sequence_ranges")
+
+    def __init__(self, ids: list, tokens: list, offsets: list, words: list, type_ids: list = None,
+                 special_tokens_mask: list = None, attention_mask: list = None,
+                 overflowing: list = None, sequence_ranges: dict = None) -> None:
+        n = len(ids)
+        self.ids = ids
+        self.tokens = tokens
+        self.offsets = offsets
+        self.word_ids = words
+        self.type_ids = [0] * n if type_ids is None else type_ids
+        self.special_tokens_mask = [0] * n if special_tokens_mask is None else special_tokens_mask
+        self.attention_mask = [1] * n if attention_mask is None else attention_mask
+        self.overflowing = [] if overflowing is None else overflowing
+        # sequence index -> (start, stop) token range; empty means one sequence over everything
+        self.sequence_ranges = {} if sequence_ranges is None else sequence_ranges
+
+    @classmethod
+    def empty(cls) -> "Encoding":
+        """An encoding of no tokens.
+
+        >>> len(Encoding.empty())
+        0
+        """
+        return cls([], [], [], [], [], [], [])
+
+    def copy(self) -> "Encoding":
+        """A copy that shares no list with this one (overflowing copied too).
+
+        >>> e = Encoding([1], ["a"], [(0, 1)], [0]); c = e.copy(); c.ids.append(2); e.ids
+        [1]
+        """
+        return Encoding(self.ids[:], self.tokens[:], self.offsets[:], self.word_ids[:],
+                        self.type_ids[:], self.special_tokens_mask[:], self.attention_mask[:],
+                        [o.copy() for o in self.overflowing], dict(self.sequence_ranges))
+
+    def view(self) -> "Encoding":
+        """A new encoding over the same lists (its own sequence ranges, overflowing
+        pieces viewed too), for stages that replace lists and never change them.
+
+        >>> e = Encoding([1], ["a"], [(0, 1)], [0]); v = e.view(); v.set_sequence_id(1)
+        >>> v.ids is e.ids, e.sequence_ranges
+        (True, {})
+        """
+        return Encoding(self.ids, self.tokens, self.offsets, self.word_ids, self.type_ids,
+                        self.special_tokens_mask, self.attention_mask,
+                        [o.view() for o in self.overflowing], dict(self.sequence_ranges))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __repr__(self) -> str:
+        return f"Encoding(num_tokens={len(self.ids)}, ids={self.ids!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Encoding):
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    __hash__ = None
+
+    @property
+    def words(self) -> list:
+        """The word of each token (``tokenizers``' older name of :attr:`word_ids`).
+
+        >>> Encoding([1], ["a"], [(0, 1)], [3]).words
+        [3]
+        """
+        return self.word_ids
+
+    @property
+    def n_sequences(self) -> int:
+        """How many input sequences this encoding holds.
+
+        >>> Encoding([1], ["a"], [(0, 1)], [0]).n_sequences
+        1
+        """
+        return len(self.sequence_ranges) or 1
+
+    def _range(self, sequence_id: int) -> tuple:
+        return self.sequence_ranges.get(sequence_id, (0, len(self.ids)))
+
+    @property
+    def sequence_ids(self) -> list:
+        """The sequence each token belongs to (``None`` for special tokens).
+
+        >>> e = Encoding([1, 2], ["a", "b"], [(0, 1), (0, 1)], [0, 0], sequence_ranges={0: (0, 1), 1: (1, 2)})
+        >>> e.sequence_ids
+        [0, 1]
+        """
+        out = [None] * len(self.ids)
+        for seq in range(self.n_sequences):
+            start, stop = self._range(seq)
+            out[start:stop] = [seq] * (stop - start)
+        return out
+
+    def set_sequence_id(self, sequence_id: int) -> None:
+        """Mark every token as part of sequence ``sequence_id``.
+
+        >>> e = Encoding([1], ["a"], [(0, 1)], [0]); e.set_sequence_id(1); e.token_to_sequence(0)
+        1
+        """
+        self.sequence_ranges[sequence_id] = (0, len(self.ids))
+
+    # ---------------------------------------------------------------- look-ups
+
+    def token_to_sequence(self, token_index: int) -> int | None:
+        """The sequence of the token at ``token_index``, or ``None``.
+
+        >>> Encoding([1], ["a"], [(0, 1)], [0]).token_to_sequence(0)
+        0
+        """
+        if token_index > len(self.ids):
+            return None
+        if not self.sequence_ranges:
+            return 0
+        for seq, (start, stop) in self.sequence_ranges.items():
+            if start <= token_index < stop:
+                return seq
+        return None
+
+    def token_to_chars(self, token_index: int) -> tuple | None:
+        """The character span of the token at ``token_index``, or ``None``.
+
+        >>> Encoding([1], ["ab"], [(3, 5)], [0]).token_to_chars(0)
+        (3, 5)
+        """
+        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self.offsets):
+            return None
+        return self.offsets[token_index]
+
+    def token_to_word(self, token_index: int) -> int | None:
+        """The word of the token at ``token_index``, or ``None``.
+
+        >>> Encoding([1], ["ab"], [(3, 5)], [4]).token_to_word(0)
+        4
+        """
+        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self.word_ids):
+            return None
+        return self.word_ids[token_index]
+
+    def word_to_tokens(self, word_index: int, sequence_index: int = 0) -> tuple | None:
+        """``(first, last + 1)``: the tokens of word ``word_index`` in sequence ``sequence_index``.
+
+        >>> Encoding([1, 2, 3], ["a", "b", "c"], [(0, 1), (1, 2), (3, 4)], [0, 0, 1]).word_to_tokens(0)
+        (0, 2)
+        """
+        start, stop = self._range(sequence_index)
+        if start > stop or stop > len(self.word_ids):
+            return None
+        first = last = None
+        for i in range(start, stop):
+            w = self.word_ids[i]
+            # tokenizers walks while the word (None sorting first) is not past the one asked
+            if w is not None and w > word_index:
+                break
+            if w == word_index:
+                if first is None:
+                    first = i
+                last = i + 1
+        return None if first is None else (first, last)
+
+    def word_to_chars(self, word_index: int, sequence_index: int = 0) -> tuple | None:
+        """The character span of word ``word_index`` in sequence ``sequence_index``.
+
+        >>> Encoding([1, 2], ["a", "b"], [(0, 1), (1, 3)], [0, 0]).word_to_chars(0)
+        (0, 3)
+        """
+        span = self.word_to_tokens(word_index, sequence_index)
+        if span is None or span[1] == 0:
+            return None
+        return (self.offsets[span[0]][0], self.offsets[span[1] - 1][1])
+
+    def char_to_token(self, char_pos: int, sequence_index: int = 0) -> int | None:
+        """The token whose span holds character ``char_pos`` of sequence ``sequence_index``.
+
+        >>> Encoding([1, 2], ["a", "b"], [(0, 1), (2, 3)], [0, 1]).char_to_token(2)
+        1
+        """
+        start, stop = self._range(sequence_index)
+        if start > stop or stop > len(self.offsets):
+            return None
+        for i in range(start, stop):
+            s, e = self.offsets[i]
+            if s <= char_pos < e:
+                return i
+        return None
+
+    def char_to_word(self, char_pos: int, sequence_index: int = 0) -> int | None:
+        """The word holding character ``char_pos`` of sequence ``sequence_index``.
+
+        >>> Encoding([1, 2], ["a", "b"], [(0, 1), (2, 3)], [0, 1]).char_to_word(2)
+        1
+        """
+        token = self.char_to_token(char_pos, sequence_index)
+        return None if token is None else self.token_to_word(token)
+
+    # ------------------------------------------------------------- transforms
+
+    def _slice(self, start: int, stop: int) -> "Encoding":
+        return Encoding(self.ids[start:stop], self.tokens[start:stop], self.offsets[start:stop],
+                        self.word_ids[start:stop], self.type_ids[start:stop],
+                        self.special_tokens_mask[start:stop], self.attention_mask[start:stop])
+
+    def truncate(self, max_length: int, stride: int = 0, direction: str = "right") -> None:
+        """Keep ``max_length`` tokens; the rest goes to :attr:`overflowing` in windows
+        of ``max_length`` that repeat ``stride`` tokens of the window before.
+
+        >>> e = Encoding([1, 2, 3, 4, 5], list("abcde"), [(i, i + 1) for i in range(5)], list(range(5)))
+        >>> e.truncate(4, stride=2); e.ids, [o.ids for o in e.overflowing]
+        ([1, 2, 3, 4], [[3, 4, 5]])
+        """
+        direction = direction_of(direction, "truncation")
+        n = len(self.ids)
+        if max_length >= n:
+            return
+        if max_length == 0:
+            whole = Encoding(self.ids, self.tokens, self.offsets, self.word_ids, self.type_ids,
+                             self.special_tokens_mask, self.attention_mask, self.overflowing,
+                             self.sequence_ranges)
+            self.__init__([], [], [], [], overflowing=[whole])
+            return
+        if stride >= max_length:
+            raise FasttokError(
+                f"truncation stride ({stride}) must be smaller than the length kept "
+                f"({max_length}, after the special tokens of the post-processor); "
+                f"use a smaller stride or a larger max_length")
+        step = max_length - stride
+        parts = []
+        if direction == "right":
+            for start in range(0, n, step):
+                stop = min(start + max_length, n)
+                parts.append((start, stop))
+                if stop == n:
+                    break
+        else:
+            for last in range(n - 1, -1, -step):
+                start = max(0, last + 1 - max_length)
+                parts.append((start, last + 1))
+                if start == 0:
+                    break
+        pieces = [self._slice(start, stop) for start, stop in parts]
+        kept = pieces[0]
+        self.__init__(kept.ids, kept.tokens, kept.offsets, kept.word_ids, kept.type_ids,
+                      kept.special_tokens_mask, kept.attention_mask, pieces[1:])
+
+    @staticmethod
+    def merge(encodings, growing_offsets: bool = True) -> "Encoding":
+        """One encoding of ``encodings`` end to end (offsets shifted past the previous
+        one's end when ``growing_offsets``); overflowing pieces are combined as
+        ``tokenizers`` combines them.
+
+        >>> a = Encoding([1], ["a"], [(0, 1)], [0]); b = Encoding([2], ["b"], [(0, 1)], [0])
+        >>> Encoding.merge([a, b]).offsets
+        [(0, 1), (1, 2)]
+        """
+        out = Encoding.empty()
+        for sub in encodings:
+            out.merge_with(sub, growing_offsets)
+        return out
+
+    def merge_with(self, pair: "Encoding", growing_offsets: bool) -> None:
+        """Append ``pair`` to this encoding in place (``pair`` is left as it was).
+
+        >>> a = Encoding([1], ["a"], [(0, 1)], [0]); a.merge_with(Encoding([2], ["b"], [(0, 1)], [0]), False)
+        >>> a.ids, a.offsets
+        ([1, 2], [(0, 1), (0, 1)])
+        """
+        overflowings = []
+        for mine in self.overflowing:
+            combined = mine.copy()
+            combined.merge_with(pair, growing_offsets)
+            overflowings.append(combined)
+            for theirs in pair.overflowing:
+                combined = mine.copy()
+                combined.merge_with(theirs, growing_offsets)
+                overflowings.append(combined)
+        for theirs in pair.overflowing:
+            combined = self.copy()
+            combined.merge_with(theirs, growing_offsets)
+            overflowings.append(combined)
+
+        n = len(self.ids)
+        for seq, (start, stop) in pair.sequence_ranges.items():
+            self.sequence_ranges[seq] = (n + start, n + stop)
+        self.ids.extend(pair.ids)
+        self.type_ids.extend(pair.type_ids)
+        self.tokens.extend(pair.tokens)
+        self.word_ids.extend(pair.word_ids)
+        shift = self.offsets[-1][1] if growing_offsets and self.offsets else 0
+        if shift:
+            self.offsets.extend([(s + shift, e + shift) for s, e in pair.offsets])
+        else:
+            self.offsets.extend(pair.offsets)
+        self.special_tokens_mask.extend(pair.special_tokens_mask)
+        self.attention_mask.extend(pair.attention_mask)
+        self.overflowing = overflowings
+
+    def pad(self, length: int, direction: str = "right", pad_id: int = 0, pad_type_id: int = 0,
+            pad_token: str = "[PAD]") -> None:
+        """Pad to ``length`` tokens (overflowing pieces too); longer encodings stay as they are.
+
+        >>> e = Encoding([5], ["a"], [(0, 1)], [0]); e.pad(3, direction="left")
+        >>> e.ids, e.attention_mask, e.special_tokens_mask
+        ([0, 0, 5], [0, 0, 1], [1, 1, 0])
+        """
+        direction = direction_of(direction, "padding")
+        for piece in self.overflowing:
+            piece.pad(length, direction, pad_id, pad_type_id, pad_token)
+        missing = length - len(self.ids)
+        if missing <= 0:
+            return
+        if direction == "left":
+            self.sequence_ranges = {seq: (start + missing, stop + missing)
+                                    for seq, (start, stop) in self.sequence_ranges.items()}
+            self.ids[:0] = [pad_id] * missing
+            self.type_ids[:0] = [pad_type_id] * missing
+            self.tokens[:0] = [pad_token] * missing
+            self.word_ids[:0] = [None] * missing
+            self.attention_mask[:0] = [0] * missing
+            self.special_tokens_mask[:0] = [1] * missing
+            self.offsets[:0] = [(0, 0)] * missing
+        else:
+            self.ids.extend([pad_id] * missing)
+            self.type_ids.extend([pad_type_id] * missing)
+            self.tokens.extend([pad_token] * missing)
+            self.word_ids.extend([None] * missing)
+            self.attention_mask.extend([0] * missing)
+            self.special_tokens_mask.extend([1] * missing)
+            self.offsets.extend([(0, 0)] * missing)

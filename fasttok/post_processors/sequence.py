@@ -1,0 +1,67 @@
+"""Sequence: post-processors run one after the other on the list of encodings.
+
+>>> from fasttok.post_processors.byte_level import ByteLevel
+>>> from fasttok.post_processors.bert import BertProcessing
+>>> from fasttok.post_processors.encoding import Encoding
+>>> s = Sequence([ByteLevel(), BertProcessing(("[SEP]", 2), ("[CLS]", 1))])
+>>> s.process(Encoding([5], ["Ġa"], [(0, 2)], [0])).offsets
+[(0, 0), (0, 2), (0, 0)]
+"""
+
+from __future__ import annotations
+
+from fasttok.errors import FasttokError
+from fasttok.post_processors.processor import PostProcessor
+from fasttok.post_processors.special_ids import AddSpecialIds
+
+__all__ = ["Sequence"]
+
+
+class Sequence(PostProcessor):
+    """``tokenizers.processors.Sequence(processors)``.
+
+    >>> Sequence([]).added_tokens(False)
+    0
+    """
+
+    __slots__ = ("processors",)
+
+    def __init__(self, processors) -> None:
+        self.processors = list(processors)
+
+    def __repr__(self) -> str:
+        return f"Sequence({self.processors!r})"
+
+    def added_tokens(self, is_pair: bool) -> int:
+        """The sum of what each processor adds.
+
+        >>> from fasttok.post_processors.bert import BertProcessing
+        >>> Sequence([BertProcessing(("[SEP]", 2), ("[CLS]", 1))] * 2).added_tokens(False)
+        4
+        """
+        return sum(p.added_tokens(is_pair) for p in self.processors)
+
+    def ids_only(self) -> AddSpecialIds:
+        """The ids-only form of the one processor that adds tokens (at most one may:
+        a template in front of another would hand it its pieces as separate inputs).
+
+        >>> from fasttok.post_processors.bert import BertProcessing
+        >>> from fasttok.post_processors.byte_level import ByteLevel
+        >>> Sequence([ByteLevel(), BertProcessing(("[SEP]", 2), ("[CLS]", 1))]).ids_only()([7])
+        [1, 7, 2]
+        """
+        adding = [p for p in self.processors if p.added_tokens(False)]
+        if len(adding) > 1:
+            raise FasttokError("this Sequence has no ids-only form: more than one of its "
+                               "post-processors adds special tokens")
+        return adding[0].ids_only() if adding else AddSpecialIds()
+
+    def process_encodings(self, encodings: list, add_special_tokens: bool) -> list:
+        """The encodings through every processor in turn.
+
+        >>> Sequence([]).process_encodings([], True)
+        []
+        """
+        for p in self.processors:
+            encodings = p.process_encodings(encodings, add_special_tokens)
+        return encodings
