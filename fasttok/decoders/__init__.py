@@ -6,6 +6,13 @@ bytes: llama.cpp's clean-up of tokenization spaces (``cleanup``) and the
 streaming decoders that hold bytes back until no later id can change them
 (``stream``).
 
+The ``hf_*`` modules are Hugging Face ``tokenizers``' decoders, which work
+on token strings (``decode_chain``: tokens in, tokens out): ``hf_byte_level``,
+``hf_byte_fallback``, ``hf_metaspace``, ``hf_wordpiece`` (WordPiece, CTC),
+``hf_bpe``, ``hf_replace``, ``hf_simple`` (Fuse, Strip, Sequence); ``hf_json``
+builds them from a ``tokenizer.json`` and ``hf_stream`` is tokenizers'
+``DecodeStream``.
+
 >>> from fasttok.decoders.cleanup import clean_up_spaces
 >>> clean_up_spaces(b"Hi , there 's")
 b"Hi, there's"

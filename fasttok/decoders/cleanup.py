@@ -1,17 +1,20 @@
-"""llama.cpp's clean-up of tokenization spaces, run on decoded bytes.
+"""The clean-ups of tokenization spaces: llama.cpp's and Hugging Face's.
 
-Three byte-level passes (as ``llama_detokenize`` with ``clean_spaces``), so a
+llama.cpp's runs on decoded bytes in three byte-level passes (as ``llama_detokenize`` with ``clean_spaces``), so a
 stream can clean what it holds in pieces cut between two bytes outside
 :data:`CLEAN_UP_BYTES` (see :class:`fasttok.decoders.stream.CleanUpStream`).
 Every pass only deletes spaces, so :func:`clean_up_spaces_kept` can say which
 bytes of the input survive (what ``decode_with_offsets`` needs).
+Hugging Face ``tokenizers``' (:func:`clean_up_tokenization`, used by its
+WordPiece and CTC decoders) is a different chain of string replacements, run
+on each token.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["clean_up_spaces", "clean_up_spaces_kept", "CLEAN_UP_BYTES"]
+__all__ = ["clean_up_spaces", "clean_up_spaces_kept", "CLEAN_UP_BYTES", "clean_up_tokenization"]
 
 
 def clean_up_spaces(data: bytes) -> bytes:
@@ -61,4 +64,23 @@ _PASSES = (
     (re.compile(rb" (?=[?!.,])"), b"", (0,)),
     (re.compile(rb" ' "), b"'", (0, 2)),
     (re.compile(rb" (?='(?:[sm]|re|ve))"), b"", (0,)),
+)
+
+
+def clean_up_tokenization(text: str) -> str:
+    """``tokenizers``' clean-up (its WordPiece decoder's ``cleanup``): eleven
+    replacements, in its order, each over the result of the one before.
+
+    >>> clean_up_tokenization("it ' s , is n't it ? i do not know")
+    "it's, isn't it? i don't know"
+    """
+    for old, new in _HF_REPLACEMENTS:
+        text = text.replace(old, new)
+    return text
+
+
+# the order matters: " ' " -> "'" runs before the contractions see their space
+_HF_REPLACEMENTS = (
+    (" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
+    (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"),
 )

@@ -1,0 +1,81 @@
+"""``tokenizers``' ByteLevel decoder: byte-level alphabet back to bytes, then UTF-8.
+
+Every token spelled wholly in GPT-2's byte-level alphabet becomes its bytes; a
+token with any other character (an added token stored raw) keeps its own
+UTF-8 bytes. The bytes of all tokens are joined and decoded once, a broken
+sequence becoming U+FFFD as Rust's ``String::from_utf8_lossy`` does (the
+same maximal-subpart rule as Python's ``errors="replace"``).
+
+``str.translate`` maps the alphabet to the Latin-1 characters of the bytes
+and every other character below U+0100 to U+FFFF, so ``encode("latin-1")``
+succeeds exactly on byte-level text: no Python loop per character.
+
+>>> ByteLevel().decode(["Hello", "Ġwor", "ld", "Ċ"])
+'Hello world\\n'
+"""
+
+from __future__ import annotations
+
+from fasttok.shared._bytemap import bytes_to_unicode
+
+__all__ = ["ByteLevel"]
+
+
+def _latin1_table() -> dict:
+    table = {cp: 0xFFFF for cp in range(0x100)}
+    for byte, char in bytes_to_unicode().items():
+        table[ord(char)] = byte
+    return table
+
+
+_TO_LATIN1 = _latin1_table()
+
+
+class ByteLevel:
+    """The ByteLevel decoder: one string out of all the tokens.
+
+    ``add_prefix_space``, ``trim_offsets`` and ``use_regex`` are kept for the
+    JSON form; they change nothing in decoding.
+
+    >>> ByteLevel().decode_chain(["Ã©", "Ġ<b>", "\\u00e9"])
+    ['é <b>�']
+    """
+
+    __slots__ = ("add_prefix_space", "trim_offsets", "use_regex")
+
+    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True,
+                 use_regex: bool = True) -> None:
+        self.add_prefix_space = add_prefix_space
+        self.trim_offsets = trim_offsets
+        self.use_regex = use_regex
+
+    def decode_chain(self, tokens: list) -> list:
+        """All tokens as one string.
+
+        >>> ByteLevel().decode_chain(["a", "Ġb"])
+        ['a b']
+        """
+        try:
+            data = "".join(tokens).translate(_TO_LATIN1).encode("latin-1")
+        except UnicodeEncodeError:
+            data = b"".join([_token_bytes(t) for t in tokens])
+        return [data.decode("utf-8", "replace")]
+
+    def decode(self, tokens: list) -> str:
+        """``"".join(self.decode_chain(tokens))``.
+
+        >>> ByteLevel().decode(["ĠÐ¿", "ÑĢ"])
+        ' пр'
+        """
+        return "".join(self.decode_chain(tokens))
+
+    def __repr__(self) -> str:
+        return (f"ByteLevel(add_prefix_space={self.add_prefix_space}, "
+                f"trim_offsets={self.trim_offsets}, use_regex={self.use_regex})")
+
+
+def _token_bytes(token: str) -> bytes:
+    try:
+        return token.translate(_TO_LATIN1).encode("latin-1")
+    except UnicodeEncodeError:
+        return token.encode("utf-8")

@@ -1,0 +1,88 @@
+"""``tokenizers``' Replace decoder: every match of a pattern in each token replaced.
+
+tokenizers runs both pattern kinds through Oniguruma (a string pattern
+escaped), matches taken left to right without overlap, and an empty token
+left alone. A string pattern is therefore ``str.replace`` (which puts an
+empty pattern between every two characters and at both ends, as Oniguruma's
+match iterator does). A regex pattern is translated by
+:func:`fasttok.pre_tokenizers.patterns.compile_generic` and iterated as the
+``onig`` crate does: an empty match right where the last match ended is
+skipped by one character, which Python's own ``finditer`` would keep.
+
+>>> Replace("▁", " ").decode(["▁Hello", "▁world"])
+' Hello world'
+>>> Replace(regex=r"a*", content="-").decode(["baac"])
+'-b-c-'
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from fasttok.pre_tokenizers.patterns import compile_generic
+
+__all__ = ["Replace"]
+
+
+class Replace:
+    """Replace ``pattern`` (a string) or ``regex`` (a pattern) by ``content``.
+
+    >>> Replace("ab", "x").decode_chain(["abab", "", "cab"])
+    ['xx', '', 'cx']
+    """
+
+    __slots__ = ("pattern", "regex", "content", "_compiled")
+
+    def __init__(self, pattern: Optional[str] = None, content: str = "", *,
+                 regex: Optional[str] = None) -> None:
+        if (pattern is None) == (regex is None):
+            raise ValueError("give exactly one of pattern (a string) and regex")
+        self.pattern = pattern
+        self.regex = regex
+        self.content = content
+        self._compiled = None if regex is None else compile_generic(regex)
+
+    def decode_chain(self, tokens: list) -> list:
+        """Each token with its matches replaced.
+
+        >>> Replace(regex=r"\\s+", content="_").decode_chain(["a  b", "c"])
+        ['a_b', 'c']
+        """
+        content = self.content
+        if self._compiled is None:
+            pattern = self.pattern
+            return [t.replace(pattern, content) if t else t for t in tokens]
+        return [_replace_matches(self._compiled, t, content) if t else t for t in tokens]
+
+    def decode(self, tokens: list) -> str:
+        """``"".join(self.decode_chain(tokens))``.
+
+        >>> Replace("_", " ").decode(["a_", "b"])
+        'a b'
+        """
+        return "".join(self.decode_chain(tokens))
+
+    def __repr__(self) -> str:
+        what = f"{self.pattern!r}" if self.regex is None else f"regex={self.regex!r}"
+        return f"Replace({what}, content={self.content!r})"
+
+
+def _replace_matches(compiled, text: str, content: str) -> str:
+    parts = []
+    kept = 0
+    search_at = 0
+    last_end = -1
+    n = len(text)
+    while search_at <= n:
+        m = compiled.search(text, search_at)
+        if m is None:
+            break
+        start, end = m.span()
+        if start == end == last_end:
+            search_at += 1
+            continue
+        parts.append(text[kept:start])
+        parts.append(content)
+        kept = search_at = last_end = end
+    parts.append(text[kept:])
+    return "".join(parts)

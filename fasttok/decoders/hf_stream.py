@@ -1,0 +1,106 @@
+"""``tokenizers``' ``DecodeStream``: the text of ids that arrive one at a time.
+
+Each step decodes the ids it holds and returns what follows the text it
+returned before, once that text is longer than before and does not end in
+U+FFFD (an incomplete character, which a later id may complete); then it
+drops the ids before the previous prefix so the re-decoded window stays
+short. This is the rule of tokenizers' ``step_decode_stream``, step for
+step: the same ``None``\\s, the same chunks, and the same error where a
+decoder rewrites text it had already given out.
+
+>>> from fasttok.decoders.hf_metaspace import Metaspace
+>>> stream = HFDecodeStream(Metaspace())
+>>> token_of = lambda i, skip_special_tokens: {0: "▁Hello", 1: "▁world"}.get(i)
+>>> [stream.step(token_of, i) for i in (0, 1)]
+['Hello', ' world']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Optional, Union
+
+from fasttok.errors import FasttokError
+
+__all__ = ["HFDecodeStream"]
+
+
+class HFDecodeStream:
+    """Streaming decode with a ``tokenizer.json`` decoder (``None``: tokens joined by spaces).
+
+    ``ids`` starts the stream with ids already seen, as tokenizers'
+    ``DecodeStream(ids=...)`` does. :meth:`step` takes what tokenizers'
+    ``DecodeStream.step(tokenizer, id)`` takes, with the tokenizer replaced by
+    ``token_of(id, skip_special_tokens) -> str | None``: the id's token, or
+    ``None`` where ``Tokenizer.decode`` leaves the id out (no such id, or a
+    special token while ``skip_special_tokens``). An element given as a
+    ``str`` is a token already and is used as it is.
+
+    >>> from fasttok.decoders.hf_byte_fallback import ByteFallback
+    >>> s = HFDecodeStream(ByteFallback())
+    >>> [s.step(None, t) for t in ("<0xE5>", "<0x8F>", "<0xAB>", "!")]
+    [None, None, '叫', '!']
+    """
+
+    __slots__ = ("decoder", "skip_special_tokens", "_ids", "_prefix", "_prefix_index")
+
+    def __init__(self, decoder, skip_special_tokens: bool = False,
+                 ids: Optional[list] = None) -> None:
+        self.decoder = decoder
+        self.skip_special_tokens = skip_special_tokens
+        self._ids = list(ids or ())
+        self._prefix = ""
+        self._prefix_index = 0
+
+    def step(self, token_of: Optional[Callable], id: Union[int, str, list]) -> Optional[str]:
+        """Add an id (or a token, or a list of them); the new text, or ``None`` if none is ready.
+
+        Raises :class:`~fasttok.errors.FasttokError` where the decoded text no
+        longer starts with the text already returned (tokenizers'
+        ``InvalidPrefix``).
+
+        >>> s = HFDecodeStream(None)
+        >>> s.step(None, ["a", "b"]), s.step(None, "c")
+        ('a b', ' c')
+        """
+        ids = self._ids
+        if not self._prefix and ids:
+            prefix = self._decode(token_of, ids)
+            if not prefix.endswith("\ufffd"):
+                self._prefix = prefix
+                self._prefix_index = len(ids)
+        if isinstance(id, list):
+            ids.extend(id)
+        else:
+            ids.append(id)
+        text = self._decode(token_of, ids)
+        prefix = self._prefix
+        if text.endswith("\ufffd") or not _longer_in_utf8(text, prefix):
+            return None
+        if not text.startswith(prefix):
+            raise FasttokError(f"decode stream: {text!r} no longer starts with the text already "
+                               f"returned, {prefix!r} (tokenizers' InvalidPrefix)")
+        new_prefix_index = len(ids) - self._prefix_index
+        del ids[:self._prefix_index]
+        self._prefix = self._decode(token_of, ids)
+        self._prefix_index = new_prefix_index
+        return text[len(prefix):]
+
+    def _decode(self, token_of: Optional[Callable], ids: list) -> str:
+        skip = self.skip_special_tokens
+        tokens = []
+        for i in ids:
+            token = i if isinstance(i, str) else token_of(i, skip)
+            if token is not None:
+                tokens.append(token)
+        if self.decoder is None:
+            return " ".join(tokens)
+        return self.decoder.decode(tokens)
+
+
+def _longer_in_utf8(text: str, prefix: str) -> bool:
+    # tokenizers compares byte lengths; they order like character lengths
+    # whenever ``text`` starts with ``prefix``
+    if text.startswith(prefix):
+        return len(text) > len(prefix)
+    return len(text.encode("utf-8", "surrogatepass")) > len(prefix.encode("utf-8", "surrogatepass"))
