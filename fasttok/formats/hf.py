@@ -40,7 +40,7 @@ from fasttok.errors import FasttokError
 from fasttok.formats.hf_byte_level import build_hf_byte_bpe
 from fasttok.formats.hf_pipeline import HFPipeline, pipeline_from_document
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json
-from fasttok.post_processors.encoding import Encoding as TokenEncoding
+from fasttok.decoders.hf_stream import HFDecodeStream
 from fasttok.shared.batching import ChunkedBatches
 from fasttok.vocab import Vocabulary
 
@@ -82,29 +82,32 @@ def _common_prefix(a: bytes, b: bytes) -> int:
     return lo
 
 
-class _PrefixStream:
-    # Ids one at a time, as tokenizers' DecodeStream: the text of all ids so
-    # far, re-decoded from a point where it is stable, minus what was given
-    # out; nothing while the text ends in U+FFFD (an incomplete character).
+class _TextStream:
+    # Ids one at a time as tokenizers' DecodeStream gives their text (which
+    # holds back text ending in U+FFFD, an incomplete character); the end of
+    # the stream gives whatever the whole decode has beyond what was given.
     def __init__(self, pipeline: HFPipeline) -> None:
-        self._decode = lambda ids: pipeline.decode(ids, False)
+        self._pipeline = pipeline
+        self._stream = HFDecodeStream(pipeline.decoder)
         self._ids: list = []
-        self._given = ""
+        self._given = 0
+
+    def _token(self, token_id: int, skip_special_tokens: bool) -> Optional[str]:
+        return self._pipeline.id_to_token(token_id)
 
     def push(self, token: int) -> bytes:
         self._ids.append(token)
-        text = self._decode(self._ids)
-        if text.endswith("\ufffd") or not text.startswith(self._given):
+        text = self._stream.step(self._token, token)
+        if text is None:
             return b""
-        new = text[len(self._given):]
-        self._given = text
-        return new.encode("utf-8")
+        self._given += len(text)
+        return text.encode("utf-8")
 
     def flush(self) -> bytes:
-        text = self._decode(self._ids)
-        rest = text[len(self._given):] if text.startswith(self._given) else ""
+        rest = self._pipeline.decode(self._ids, False)[self._given:]
+        self._stream = HFDecodeStream(self._pipeline.decoder)
         self._ids = []
-        self._given = ""
+        self._given = 0
         return rest.encode("utf-8")
 
 
@@ -123,6 +126,9 @@ class HFModel(ChunkedBatches):
         self._order_ids = [by_content[c.decode("utf-8")] for c in self.special_order]
         self._allowed: dict = {}
         self._find: dict = {}
+        post = pipeline.post_processor
+        #: ids -> ids with what the file's post-processor adds to one sequence
+        self.post_processor = post.ids_only() if post is not None else list
 
     # ------------------------------------------------------------ ids
     def _allowed_ids(self, allowed: Optional[bytes]) -> frozenset:
@@ -134,14 +140,6 @@ class HFModel(ChunkedBatches):
                 i for i, on in zip(self._order_ids, allowed) if on)
         return found
 
-    def post_processor(self, ids: list) -> list:
-        """``ids`` with what the file's post-processor adds to one sequence."""
-        post = self.pipeline.post_processor
-        if post is None:
-            return ids
-        n = len(ids)
-        enc = TokenEncoding(list(ids), [""] * n, [(0, 0)] * n, [None] * n, type_ids=[0] * n)
-        return post.process(enc, None, True).ids
 
     def encode(self, text: str, allowed: Optional[bytes]) -> list:
         """The ids of ``text``, matching the added tokens ``allowed`` selects."""
@@ -293,4 +291,4 @@ class HFModel(ChunkedBatches):
         """Ids one at a time, as ``tokenizers``' ``DecodeStream`` gives their text."""
         if self._fast is not None:
             return self._fast.stream_decoder()
-        return _PrefixStream(self.pipeline)
+        return _TextStream(self.pipeline)
