@@ -49,9 +49,10 @@ class Encoding:
     __slots__ = ("ids", "type_ids", "tokens", "offsets", "word_ids", "special_tokens_mask",
                  "attention_mask", "overflowing", "sequence_ranges")
 
-    def __init__(self, ids: list, tokens: list, offsets: list, words: list, type_ids: list = None,
-                 special_tokens_mask: list = None, attention_mask: list = None,
-                 overflowing: list = None, sequence_ranges: dict = None) -> None:
+    def __init__(self, ids: list, tokens: list, offsets: list, words: list,
+                 type_ids: list | None = None, special_tokens_mask: list | None = None,
+                 attention_mask: list | None = None, overflowing: list | None = None,
+                 sequence_ranges: dict | None = None) -> None:
         n = len(ids)
         self.ids = ids
         self.tokens = tokens

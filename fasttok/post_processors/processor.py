@@ -87,7 +87,7 @@ def default_process(encoding: Encoding, pair: Encoding | None = None) -> Encodin
         return encoding
     out = Encoding.empty()
     for i, e in enumerate((encoding, pair)):
-        e = e.copy()
+        e = e.view()
         e.set_sequence_id(i)
         out.merge_with(e, False)
     return out

@@ -179,6 +179,6 @@ class TemplateProcessing(PostProcessor):
             elif add_special_tokens:
                 ids, tokens = self.special_tokens[name]
                 n = len(ids)
-                out.append(Encoding(ids, tokens, [(0, 0)] * n, [None] * n, [type_id] * n,
+                out.append(Encoding(ids[:], tokens[:], [(0, 0)] * n, [None] * n, [type_id] * n,
                                     [1] * n, [1] * n))
         return out
