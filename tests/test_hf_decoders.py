@@ -394,3 +394,14 @@ def test_stream_takes_lists_and_token_strings():
     stream = HFDecodeStream(ByteFallback())
     assert stream.step(None, ["<0xE5>", "<0x8F>"]) is None
     assert stream.step(None, "<0xAB>") == "叫"
+
+
+@needs_data
+def test_stream_without_decoder_joins_tokens_with_spaces_as_tokenizers():
+    document = json.loads((HF_DIR / "all-MiniLM-L6-v2" / "tokenizer.json").read_text(encoding="utf-8"))
+    document["decoder"] = None
+    tok = tokenizers.Tokenizer.from_str(json.dumps(document))
+    mismatches = Mismatches("no-decoder DecodeStream")
+    for label, ids in line_ids(tok):
+        mismatches.check(compare_streams(tok, None, ids, False), label)
+    mismatches.assert_none()

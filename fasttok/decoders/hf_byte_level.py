@@ -6,9 +6,10 @@ UTF-8 bytes. The bytes of all tokens are joined and decoded once, a broken
 sequence becoming U+FFFD as Rust's ``String::from_utf8_lossy`` does (the
 same maximal-subpart rule as Python's ``errors="replace"``).
 
-``str.translate`` maps the alphabet to the Latin-1 characters of the bytes
-and every other character below U+0100 to U+FFFF, so ``encode("latin-1")``
-succeeds exactly on byte-level text: no Python loop per character.
+The compiled map of :mod:`fasttok.shared._bytemap` turns the joined tokens
+into bytes in one call, and only when some token is not byte-level text is
+it called per token. (``str.translate`` to Latin-1 then ``encode`` was 9x
+slower: 98 ms against 11 ms for the 325k characters of 55k llama3 tokens.)
 
 >>> ByteLevel().decode(["Hello", "Ġwor", "ld", "Ċ"])
 'Hello world\\n'
@@ -16,19 +17,9 @@ succeeds exactly on byte-level text: no Python loop per character.
 
 from __future__ import annotations
 
-from fasttok.shared._bytemap import bytes_to_unicode
+from fasttok.shared._bytemap import decode_byte_level
 
 __all__ = ["ByteLevel"]
-
-
-def _latin1_table() -> dict:
-    table = {cp: 0xFFFF for cp in range(0x100)}
-    for byte, char in bytes_to_unicode().items():
-        table[ord(char)] = byte
-    return table
-
-
-_TO_LATIN1 = _latin1_table()
 
 
 class ByteLevel:
@@ -56,8 +47,8 @@ class ByteLevel:
         ['a b']
         """
         try:
-            data = "".join(tokens).translate(_TO_LATIN1).encode("latin-1")
-        except UnicodeEncodeError:
+            data = decode_byte_level("".join(tokens))
+        except ValueError:
             data = b"".join([_token_bytes(t) for t in tokens])
         return [data.decode("utf-8", "replace")]
 
@@ -76,6 +67,6 @@ class ByteLevel:
 
 def _token_bytes(token: str) -> bytes:
     try:
-        return token.translate(_TO_LATIN1).encode("latin-1")
-    except UnicodeEncodeError:
+        return decode_byte_level(token)
+    except ValueError:
         return token.encode("utf-8")
