@@ -142,6 +142,11 @@ cdef inline double uniform01(uint64_t* state) noexcept nogil:
     return <double>(z >> 11) * (1.0 / 9007199254740992.0)
 
 
+# BPE-dropout over parts given by the caller, as bpe_merge_parts takes them
+# (merges in place, returns the new number of parts); the rule below.
+cdef size_t bpe_sample_parts(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                             uint32_t* starts, uint32_t* ids, size_t m, Dropout* drop) except? 0 nogil
+
 # BPE of one piece with BPE-dropout as Hugging Face tokenizers runs it: the
 # lowest (priority, position) pair is popped; with probability drop.rate it
 # is set aside, otherwise the set-aside pairs go back to the queue and the

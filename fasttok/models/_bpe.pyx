@@ -746,55 +746,50 @@ cdef inline DropEntry _drop_pop(DropEntry* heap, size_t* size) noexcept nogil:
     return top
 
 
-cdef inline void _drop_queue(const TokenTablesView* tables, const uint8_t* piece, uint32_t* ids,
-                             uint32_t* nxt, size_t n, size_t left, DropEntry* heap,
-                             size_t* size) noexcept nogil:
+cdef inline void _drop_queue(const TokenTablesView* tables, const uint8_t* piece, const uint32_t* starts,
+                             const uint32_t* ids, const uint32_t* nxt, size_t m, size_t left,
+                             DropEntry* heap, size_t* size) noexcept nogil:
     # queue the pair of the part at left and the part after it, if it merges
     cdef size_t right = nxt[left]
     cdef uint64_t v
-    if right >= n:
+    if right >= m:
         return
-    v = pair_value(tables, piece, left, nxt[right] if nxt[right] < n else n, ids[left], ids[right])
+    v = pair_value(tables, piece, starts[left], starts[nxt[right]], ids[left], ids[right])
     if v != NO_PAIR:
         _drop_push(heap, size, (v & 0xFFFFFFFF00000000ULL) | left, <uint32_t>v)
 
 
-cdef int bpe_sample_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
-                          bint whole_piece_lookup, Dropout* drop, IdBuffer* out) except -1 nogil:
-    # Parts are known by the position of their first byte: ids[p] is the
-    # part's token, nxt[p] / prv[p] its neighbours (n for none; prv[p] is
-    # n + 1 once the part has merged into its left neighbour). The
-    # queue holds at most n - 1 pairs at first and gains two a merge.
-    cdef uint32_t* ids
+cdef size_t bpe_sample_parts(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                             uint32_t* starts, uint32_t* ids, size_t m, Dropout* drop) except? 0 nogil:
+    # Parts are known by their index: nxt[p] / prv[p] are its neighbours (m
+    # for none; prv[p] is m + 1 once the part has merged into its left
+    # neighbour). The queue holds at most m - 1 pairs at first and gains two
+    # a merge; the set-aside pairs are at most the queue's.
     cdef uint32_t* nxt
     cdef uint32_t* prv
     cdef DropEntry* heap
     cdef DropEntry* aside
     cdef DropEntry top
-    cdef size_t size = 0, n_aside = 0, i, left, right
+    cdef size_t size = 0, n_aside = 0, i, k, left, right
     cdef uint64_t v
-    if _emit_whole(tables, piece, n, whole_piece_lookup, out):
-        return 0
-    if n == 1:
-        return ids_push(out, tables.byte_ids[piece[0]])
-    if n >= <size_t>0xFFFFFFFFU:
+    if m < 2:
+        return m
+    if m >= <size_t>0xFFFFFFFFU:
         with gil:
             raise OverflowError("a piece of 4 GiB or more cannot be sampled")
-    ids = <uint32_t*>malloc(3 * n * sizeof(uint32_t))
-    heap = <DropEntry*>malloc(2 * 3 * n * sizeof(DropEntry))
+    nxt = <uint32_t*>malloc(2 * m * sizeof(uint32_t))
+    heap = <DropEntry*>malloc(2 * 3 * m * sizeof(DropEntry))
     try:
-        if ids == NULL or heap == NULL:
+        if nxt == NULL or heap == NULL:
             with gil:
                 raise MemoryError()
-        nxt = ids + n
-        prv = ids + 2 * n
-        aside = heap + 3 * n
-        for i in range(n):
-            ids[i] = tables.byte_ids[piece[i]]
+        prv = nxt + m
+        aside = heap + 3 * m
+        for i in range(m):
             nxt[i] = <uint32_t>(i + 1)
-            prv[i] = <uint32_t>(i - 1) if i else <uint32_t>n
-        for i in range(n - 1):
-            _drop_queue(tables, piece, ids, nxt, n, i, heap, &size)
+            prv[i] = <uint32_t>(i - 1) if i else <uint32_t>m
+        for i in range(m - 1):
+            _drop_queue(tables, piece, starts, ids, nxt, m, i, heap, &size)
         while size:
             top = _drop_pop(heap, &size)
             if drop.rate > 0.0 and uniform01(&drop.state) < drop.rate:
@@ -806,25 +801,60 @@ cdef int bpe_sample_piece(const TokenTablesView* tables, const uint8_t* piece, s
                 _drop_push(heap, &size, aside[n_aside].key, aside[n_aside].merged)
             left = <size_t>(top.key & 0xFFFFFFFFULL)
             right = nxt[left]
-            if prv[left] == n + 1 or right >= n:
+            if prv[left] == m + 1 or right >= m:
                 continue  # merged into its left neighbour, or the last part
-            v = pair_value(tables, piece, left, nxt[right] if nxt[right] < n else n,
-                           ids[left], ids[right])
+            v = pair_value(tables, piece, starts[left], starts[nxt[right]], ids[left], ids[right])
             if v == NO_PAIR or <uint32_t>v != top.merged:
                 continue  # the queue entry is stale: a neighbour merged since
             ids[left] = top.merged
-            prv[right] = <uint32_t>(n + 1)  # gone
+            prv[right] = <uint32_t>(m + 1)  # gone
             nxt[left] = nxt[right]
-            if nxt[right] < n:
+            if nxt[right] < m:
                 prv[nxt[right]] = <uint32_t>left
-            if prv[left] < n:
-                _drop_queue(tables, piece, ids, nxt, n, prv[left], heap, &size)
-            _drop_queue(tables, piece, ids, nxt, n, left, heap, &size)
+            if prv[left] < m:
+                _drop_queue(tables, piece, starts, ids, nxt, m, prv[left], heap, &size)
+            _drop_queue(tables, piece, starts, ids, nxt, m, left, heap, &size)
         i = 0
-        while i < n:
-            ids_push(out, ids[i])
+        k = 0
+        while i < m:
+            starts[k] = starts[i]
+            ids[k] = ids[i]
+            k += 1
             i = nxt[i]
+        starts[k] = <uint32_t>n
     finally:
-        free(ids)
+        free(nxt)
         free(heap)
+    return k
+
+
+cdef int bpe_sample_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                          bint whole_piece_lookup, Dropout* drop, IdBuffer* out) except -1 nogil:
+    cdef uint32_t* starts
+    cdef uint32_t* ids
+    cdef size_t i, m
+    if _emit_whole(tables, piece, n, whole_piece_lookup, out):
+        return 0
+    if n == 1:
+        return ids_push(out, tables.byte_ids[piece[0]])
+    if n >= <size_t>0xFFFFFFFFU:
+        with gil:
+            raise OverflowError("a piece of 4 GiB or more cannot be sampled")
+    starts = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+    ids = <uint32_t*>malloc(n * sizeof(uint32_t))
+    try:
+        if starts == NULL or ids == NULL:
+            with gil:
+                raise MemoryError()
+        for i in range(n):
+            starts[i] = <uint32_t>i
+            ids[i] = tables.byte_ids[piece[i]]
+        starts[n] = <uint32_t>n
+        m = bpe_sample_parts(tables, piece, n, starts, ids, n, drop)
+        ids_reserve(out, m)
+        memcpy(out.data + out.len, ids, m * sizeof(uint32_t))
+        out.len += m
+    finally:
+        free(starts)
+        free(ids)
     return 0

@@ -144,12 +144,17 @@ cdef class TokenTables:
     one of ``priorities`` (the priority of each token as a merge result,
     lower first; every split of a token into two tokens becomes a pair) or
     ``merges`` (a list of ``(left_id, right_id)`` in priority order; the
-    merged token must exist). With neither, a token's id is its priority,
+    merged token must exist). A merge may name its result,
+    ``(left_id, right_id, merged_id)``, for vocabularies whose merged token
+    is not the two spelled together (``tokenizer.json`` BPE with a
+    continuing-subword prefix). With neither, a token's id is its priority,
     as in ``.tiktoken`` files.
 
     >>> t = TokenTables([b"a", b"b", b"ab"])
     >>> t.find(b"ab"), t.pair(0, 1)
     (2, (2, 2))
+    >>> TokenTables([b"a", b"##b", b"ab"], merges=[(0, 1, 2)]).pair(0, 1)
+    (2, 0)
     """
 
     def __cinit__(self):
@@ -185,10 +190,16 @@ cdef class TokenTables:
             self.priority[i] = <uint32_t>(i if priorities is None else priorities[i])
         self._alloc_pairs(len(merges) if merges is not None else 0)
         if merges is not None:
-            for rank, (l, r) in enumerate(merges):
+            for rank, merge in enumerate(merges):
+                l, r = merge[0], merge[1]
                 if not (0 <= l < n and 0 <= r < n) or not self.strings.present[l] or not self.strings.present[r]:
                     continue
-                merged = self.find(tokens[l] + tokens[r])
+                if len(merge) == 3:
+                    merged = merge[2]
+                    if not (0 <= merged < n and self.strings.present[merged]):
+                        continue
+                else:
+                    merged = self.find(tokens[l] + tokens[r])
                 if merged >= 0:
                     self._add_pair(l, r, <uint32_t>merged, rank)
         self._derive(merges is not None)

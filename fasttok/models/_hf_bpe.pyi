@@ -1,0 +1,32 @@
+"""Hugging Face tokenizers' BPE model (compiled): character parts, merges by rank, offsets."""
+
+from collections.abc import Sequence
+
+from fasttok.errors import FasttokError
+
+class UnkTokenNotFoundError(FasttokError): ...
+
+class HfBpeCore:
+    unk_token: str | None
+    def __init__(
+        self,
+        tokens: Sequence[bytes],
+        ids: Sequence[int],
+        merges: Sequence[tuple[int, int, int]],
+        *,
+        unk_slot: int = ...,
+        unk_token: str | None = ...,
+        prefix: bytes = ...,
+        suffix: bytes = ...,
+        fuse_unk: bool = ...,
+        byte_fallback: bool = ...,
+        ignore_merges: bool = ...,
+        dropout: float = ...,
+        seed: int = ...,
+    ) -> None: ...
+    def slot_of(self, token: bytes) -> int: ...
+    def tokenize_ids(self, sequence: str, slot_ints: tuple[int, ...]) -> list[int]: ...
+    def tokenize_slots(self, sequence: str) -> tuple[list[int], list[int]]: ...
+    def tokenize(
+        self, sequence: str, slot_ints: tuple[int, ...], slot_tokens: tuple[str, ...]
+    ) -> list[tuple[int, str, tuple[int, int]]]: ...

@@ -1,0 +1,360 @@
+"""Hugging Face ``tokenizers``' BPE model (``models::bpe``), compiled.
+
+What is computed, as ``BPE::merge_word`` and ``Word::merge_all`` do it:
+
+* **First parts.** Each character of the sequence is looked up as it is,
+  with the continuing-subword prefix in front when it is not the first and
+  the end-of-word suffix behind when it is the last. A character that is no
+  token becomes, with ``byte_fallback``, one ``<0xXX>`` token per byte of
+  that looked-up text (prefix and suffix included, as tokenizers does),
+  provided all of them exist; otherwise the unknown token, one per
+  character or one per run with ``fuse_unk``; without an unknown token it
+  is dropped. A pending unknown token is written out only when the next
+  character is found whole (or at the end), so byte-fallback tokens after it
+  come first, as in tokenizers.
+* **Merges**: the lowest merge rank first, the leftmost on ties, through
+  fasttok's one merge loop (``bpe_merge_parts``) over a pair index whose
+  entries name their merged token (``a + b[len(prefix):]``, tokenizers'
+  rule); with dropout, ``bpe_sample_parts``.
+* **Offsets**: tokenizers counts each part's length in bytes of the
+  character (one byte per byte-fallback token), adds them up, and its
+  pipeline turns those byte offsets into character offsets through the
+  string's alignment; ``tokenize`` returns that result (a byte-fallback
+  token of a multi-byte character spans the character). Parts past the end
+  (prefix bytes given as byte tokens) keep tokenizers' uncorrected offsets.
+
+Parts are positioned by those cumulative lengths, not by the text's bytes:
+with a pair index the merge loop never reads the text, so the positions
+only have to be increasing, and the offsets fall out of them.
+
+Tokens live in *slots* (the vocabulary's entries in id order) with the id of
+each slot beside them, so sparse ids and two spellings of one id (both
+allowed in ``tokenizer.json``) cost nothing special.
+"""
+
+from cpython.unicode cimport PyUnicode_GET_LENGTH
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+from fasttok.errors import FasttokError
+
+from fasttok.models._bpe cimport Dropout, PairMemo, bpe_merge_parts, bpe_sample_parts, pair_memo_init, pair_memo_release
+from fasttok.shared._id_lists cimport ids_list
+from fasttok.shared._tables cimport NO_TOKEN, TokenTables, TokenTablesView, find_token
+
+
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+
+
+class UnkTokenNotFoundError(FasttokError):
+    """The model's ``unk_token`` is not in its vocabulary and a character
+    needed it (tokenizers' ``UnkTokenOutOfVocabulary``): add the token to the
+    vocabulary or enable ``byte_fallback``."""
+
+
+cdef enum:
+    STACK_PARTS = 128
+    NO_UNK = 0xFFFFFFFF       # no unknown token: unknown characters are dropped
+    MISSING_UNK = 0xFFFFFFFE  # an unknown token named that is not in the vocabulary
+
+
+cdef inline size_t _utf8_width(uint8_t lead) noexcept nogil:
+    if lead < 0x80:
+        return 1
+    if lead < 0xE0:
+        return 2
+    if lead < 0xF0:
+        return 3
+    return 4
+
+
+cdef class HfBpeCore:
+    """The compiled BPE of one ``tokenizers`` BPE model: ``tokens`` are the
+    slots' UTF-8 spellings, ``ids`` their ids, ``merges`` ``(left slot, right
+    slot, merged slot)`` in rank order (duplicates already resolved).
+
+    >>> core = HfBpeCore([b"a", b"b", b"ab"], (0, 1, 2), [(0, 1, 2)])
+    >>> core.tokenize_slots("abba")
+    ([2, 1, 0], [0, 2, 3, 4])
+    """
+
+    cdef TokenTables tables
+    cdef const TokenTablesView* view
+    cdef uint32_t* slot_ids
+    cdef bytes prefix
+    cdef bytes suffix
+    cdef uint8_t* key
+    cdef uint32_t unk_slot
+    cdef uint32_t byte_slots[256]
+    cdef bint fuse_unk
+    cdef bint byte_fallback
+    cdef bint ignore_merges
+    cdef Dropout drop
+    cdef readonly str unk_token
+
+    def __cinit__(self):
+        self.slot_ids = NULL
+        self.key = NULL
+
+    def __init__(self, tokens, ids, merges, *, int64_t unk_slot=-1, str unk_token=None,
+                 bytes prefix=b"", bytes suffix=b"", bint fuse_unk=False, bint byte_fallback=False,
+                 bint ignore_merges=False, double dropout=0.0, uint64_t seed=0):
+        cdef Py_ssize_t i, n = len(tokens)
+        cdef int64_t found
+        if len(ids) != n:
+            raise ValueError(f"{len(ids)} ids for {n} tokens")
+        self.tables = TokenTables(tokens, merges=merges)
+        self.view = &self.tables.view
+        self.slot_ids = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+        self.key = <uint8_t*>malloc(len(prefix) + 4 + len(suffix))
+        if self.slot_ids == NULL or self.key == NULL:
+            raise MemoryError()
+        for i in range(n):
+            self.slot_ids[i] = ids[i]
+        self.prefix = prefix
+        self.suffix = suffix
+        self.unk_token = unk_token
+        if unk_token is None:
+            self.unk_slot = NO_UNK
+        elif unk_slot < 0:
+            self.unk_slot = MISSING_UNK
+        else:
+            self.unk_slot = <uint32_t>unk_slot
+        self.fuse_unk = fuse_unk
+        self.byte_fallback = byte_fallback
+        self.ignore_merges = ignore_merges
+        for i in range(256):
+            found = self.tables.find(f"<0x{i:02X}>".encode())
+            self.byte_slots[i] = <uint32_t>found if found >= 0 else NO_TOKEN
+        self.drop.rate = dropout
+        self.drop.state = seed
+
+    def __dealloc__(self):
+        free(self.slot_ids)
+        free(self.key)
+
+    def slot_of(self, bytes token not None):
+        """The slot spelled ``token``, or -1.
+
+        >>> HfBpeCore([b"a", b"b"], (0, 1), []).slot_of(b"b")
+        1
+        """
+        return self.tables.find(token)
+
+    cdef inline int _add(self, uint32_t* starts, uint32_t* slots, size_t* m, uint32_t* pos,
+                         uint32_t slot, size_t length) noexcept:
+        starts[m[0]] = pos[0]
+        slots[m[0]] = slot
+        m[0] += 1
+        pos[0] += <uint32_t>length
+        return 0
+
+    cdef size_t _first_parts(self, const uint8_t* s, size_t n, uint32_t* starts,
+                             uint32_t* slots) except? 0:
+        # One part per character (or per byte of a byte-fallback character);
+        # starts[m] is the end of the last. Returns m.
+        cdef size_t i = 0, j, w, k, klen, m = 0, unk_len = 0
+        cdef size_t plen = len(self.prefix), slen = len(self.suffix)
+        cdef uint32_t pos = 0
+        cdef const uint8_t* key
+        cdef int64_t slot
+        cdef bint pending = False, every
+        while i < n:
+            w = _utf8_width(s[i])
+            j = i + w
+            if (i == 0 or plen == 0) and (j < n or slen == 0):
+                key = s + i
+                klen = w
+            else:
+                klen = 0
+                if i > 0:
+                    memcpy(self.key, <const char*>self.prefix, plen)
+                    klen = plen
+                memcpy(self.key + klen, s + i, w)
+                klen += w
+                if j == n:
+                    memcpy(self.key + klen, <const char*>self.suffix, slen)
+                    klen += slen
+                key = self.key
+            slot = find_token(self.view, key, klen)
+            if slot >= 0:
+                if pending:
+                    self._add(starts, slots, &m, &pos, self.unk_slot, unk_len)
+                    pending = False
+                self._add(starts, slots, &m, &pos, <uint32_t>slot, w)
+                i = j
+                continue
+            if self.byte_fallback:
+                every = True
+                for k in range(klen):
+                    if self.byte_slots[key[k]] == NO_TOKEN:
+                        every = False
+                        break
+                if every:
+                    for k in range(klen):
+                        self._add(starts, slots, &m, &pos, self.byte_slots[key[k]], 1)
+                    i = j
+                    continue
+            if self.unk_slot != NO_UNK:
+                if self.unk_slot == MISSING_UNK:
+                    raise UnkTokenNotFoundError(f"Unk token `{self.unk_token}` not found in the vocabulary")
+                if pending and self.fuse_unk:
+                    unk_len += w
+                else:
+                    if pending:
+                        self._add(starts, slots, &m, &pos, self.unk_slot, unk_len)
+                    pending = True
+                    unk_len = w
+            i = j
+        if pending:
+            self._add(starts, slots, &m, &pos, self.unk_slot, unk_len)
+        starts[m] = pos
+        return m
+
+    cdef size_t _run(self, str sequence, const uint8_t** text, size_t* n_bytes,
+                     uint32_t** starts, uint32_t** slots, uint32_t* stack_starts,
+                     uint32_t* stack_slots) except? 0:
+        # The merged parts of sequence in *starts / *slots (the stack arrays
+        # when they fit, else allocated: the caller frees what is not its stack).
+        cdef Py_ssize_t size
+        cdef const uint8_t* s = <const uint8_t*>PyUnicode_AsUTF8AndSize(sequence, &size)
+        cdef size_t n = <size_t>size, cap, m
+        cdef int64_t whole
+        cdef PairMemo memo
+        text[0] = s
+        n_bytes[0] = n
+        if n == 0:
+            return 0
+        if self.ignore_merges and self.drop.rate <= 0.0:
+            # tokenizers looks the whole sequence up only when it runs without dropout
+            whole = find_token(self.view, s, n)
+            if whole >= 0:
+                stack_starts[0] = 0
+                stack_starts[1] = <uint32_t>n
+                stack_slots[0] = <uint32_t>whole
+                return 1
+        cap = n * (1 + len(self.prefix) + len(self.suffix)) + 1
+        if cap >= <size_t>0xFFFFFFFFU:
+            raise OverflowError("a sequence of 4 GiB or more cannot be tokenized")
+        if cap > STACK_PARTS:
+            starts[0] = <uint32_t*>malloc(cap * sizeof(uint32_t))
+            slots[0] = <uint32_t*>malloc(cap * sizeof(uint32_t))
+            if starts[0] == NULL or slots[0] == NULL:
+                raise MemoryError()
+        m = self._first_parts(s, n, starts[0], slots[0])
+        if m < 2:
+            return m
+        if self.drop.rate > 0.0:
+            return bpe_sample_parts(self.view, s, starts[0][m], starts[0], slots[0], m, &self.drop)
+        pair_memo_init(&memo, self.view)
+        try:
+            return bpe_merge_parts(self.view, s, starts[0][m], starts[0], slots[0], m, &memo)
+        finally:
+            pair_memo_release(&memo)
+
+    def tokenize_ids(self, str sequence not None, tuple slot_ints not None):
+        """The ids of ``sequence`` as ``slot_ints[slot]`` (the id of each slot
+        as an int).
+
+        >>> HfBpeCore([b"a", b"b", b"ab"], (5, 6, 7), [(0, 1, 2)]).tokenize_ids("abb", (5, 6, 7))
+        [7, 6]
+        """
+        cdef uint32_t stack_starts[STACK_PARTS]
+        cdef uint32_t stack_slots[STACK_PARTS]
+        cdef uint32_t* starts = stack_starts
+        cdef uint32_t* slots = stack_slots
+        cdef const uint8_t* text
+        cdef size_t n, m
+        if len(slot_ints) != self.tables.strings.n:
+            raise ValueError(f"{len(slot_ints)} ids for {self.tables.strings.n} slots")
+        try:
+            m = self._run(sequence, &text, &n, &starts, &slots, stack_starts, stack_slots)
+            return ids_list(slots, m, slot_ints)
+        finally:
+            if starts != stack_starts:
+                free(starts)
+            if slots != stack_slots:
+                free(slots)
+
+    def tokenize_slots(self, str sequence not None):
+        """``(slots, offsets)`` of ``sequence``: the slot of each token and the
+        ``len(slots) + 1`` cumulative byte lengths tokenizers counts (see the
+        module notes).
+
+        >>> HfBpeCore([b"a", b"b"], (0, 1), []).tokenize_slots("ba")
+        ([1, 0], [0, 1, 2])
+        """
+        cdef uint32_t stack_starts[STACK_PARTS]
+        cdef uint32_t stack_slots[STACK_PARTS]
+        cdef uint32_t* starts = stack_starts
+        cdef uint32_t* slots = stack_slots
+        cdef const uint8_t* text
+        cdef size_t n, m, i
+        try:
+            m = self._run(sequence, &text, &n, &starts, &slots, stack_starts, stack_slots)
+            return [slots[i] for i in range(m)], [starts[i] for i in range(m + 1)] if m else []
+        finally:
+            if starts != stack_starts:
+                free(starts)
+            if slots != stack_slots:
+                free(slots)
+
+    def tokenize(self, str sequence not None, tuple slot_ints not None, tuple slot_tokens not None):
+        """``[(id, token, (start, end))]`` with character offsets in
+        ``sequence`` as tokenizers' pipeline reports them.
+
+        >>> HfBpeCore([b"a", b"\\xc3\\xa9"], (0, 1), []).tokenize("a\\xe9", (0, 1), ("a", "\\xe9"))
+        [(0, 'a', (0, 1)), (1, '\\xe9', (1, 2))]
+        """
+        cdef uint32_t stack_starts[STACK_PARTS]
+        cdef uint32_t stack_slots[STACK_PARTS]
+        cdef uint32_t* starts = stack_starts
+        cdef uint32_t* slots = stack_slots
+        cdef uint32_t* char_of = NULL
+        cdef const uint8_t* text
+        cdef size_t n, m, i, b, c = 0
+        cdef uint32_t a, e, slot
+        cdef list out
+        if len(slot_ints) != self.tables.strings.n or len(slot_tokens) != self.tables.strings.n:
+            raise ValueError(f"ids and tokens must have one entry per slot ({self.tables.strings.n})")
+        try:
+            m = self._run(sequence, &text, &n, &starts, &slots, stack_starts, stack_slots)
+            out = []
+            if m == 0:
+                return out
+            if n == <size_t>PyUnicode_GET_LENGTH(sequence):
+                for i in range(m):
+                    a = starts[i]
+                    e = starts[i + 1]
+                    out.append((slot_ints[slots[i]], slot_tokens[slots[i]], (a, e)))
+                return out
+            # the character of each byte, as tokenizers' offset converter maps them
+            char_of = <uint32_t*>malloc(n * sizeof(uint32_t))
+            if char_of == NULL:
+                raise MemoryError()
+            b = 0
+            while b < n:
+                for i in range(_utf8_width(text[b])):
+                    char_of[b + i] = <uint32_t>c
+                b += _utf8_width(text[b])
+                c += 1
+            for i in range(m):
+                a = starts[i]
+                e = starts[i + 1]
+                slot = slots[i]
+                if e <= n:
+                    span = (char_of[a], char_of[e - 1] + 1)
+                elif a < n:
+                    span = (char_of[a], char_of[a] + 2)
+                else:
+                    span = (a, e)
+                out.append((slot_ints[slot], slot_tokens[slot], span))
+            return out
+        finally:
+            free(char_of)
+            if starts != stack_starts:
+                free(starts)
+            if slots != stack_slots:
+                free(slots)

@@ -1,0 +1,242 @@
+"""Hugging Face ``tokenizers``' ``BPE`` model (0.23.3), over the compiled
+core in :mod:`fasttok.models._hf_bpe` (whose notes give the rules).
+
+Building it follows ``BpeBuilder::build``: every merge's two parts and its
+result (``a + b[len(prefix):]``, bytes cut from ``b`` whether or not it
+starts with the prefix) must be in the vocabulary, else the model is not
+built; a pair listed twice takes its last rank. ``dropout`` is checked as
+tokenizers' ``f32``. tokenizers draws dropout from an unseeded generator;
+here ``seed`` fixes the draws (``None``: a fresh seed).
+
+>>> bpe = BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")])
+>>> bpe.tokenize("abb")
+[(2, 'ab', (0, 2)), (1, 'b', (2, 3))]
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
+
+from fasttok.errors import FasttokError
+from fasttok.models._hf_bpe import HfBpeCore, UnkTokenNotFoundError
+
+__all__ = ["BPE", "BpeMergeError", "UnkTokenNotFoundError", "bpe_from_json", "vocab_from_json", "as_f32"]
+
+
+class BpeMergeError(FasttokError):
+    """A merge of a BPE model names a token that is not in the vocabulary
+    (``index`` is the merge's position in the list): tokenizers refuses to
+    build such a model. Add the token or drop the merge."""
+
+    def __init__(self, index: int, message: str):
+        super().__init__(f"merge {index}: {message}")
+        self.index = index
+        self.problem = message
+
+
+def as_f32(value: float) -> float:
+    """``value`` rounded to a 32-bit float, as tokenizers stores ``dropout``
+    (``inf`` when it is out of range).
+
+    >>> as_f32(0.1)
+    0.10000000149011612
+    """
+    try:
+        return struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        return float("inf") if value > 0 else float("-inf")
+
+
+def _resolve_merges(vocab: Mapping, merges: Sequence, prefix: str) -> list:
+    # (left, right, merged) token strings per merge, in rank order, a pair
+    # given twice keeping its last rank (tokenizers collects them into a map)
+    cut = len(prefix.encode("utf-8"))
+    resolved = []
+    for index, (a, b) in enumerate(merges):
+        for part in (a, b):
+            if part not in vocab:
+                raise BpeMergeError(index, f"token `{part}` is not in the vocabulary")
+        tail = b.encode("utf-8")[cut:]
+        try:
+            merged = a + tail.decode("utf-8")
+        except UnicodeDecodeError:
+            merged = None
+        if cut > len(b.encode("utf-8")) or merged is None or merged not in vocab:
+            # tokenizers panics here rather than reporting the token
+            raise BpeMergeError(index, f"the merged token of `{a}` and `{b}` is not in the vocabulary")
+        resolved.append((a, b, merged))
+    # tokenizers keys its merge map by the parts' ids
+    last = {(vocab[a], vocab[b]): i for i, (a, b, _) in enumerate(resolved)}
+    return [(a, b, m) for i, (a, b, m) in enumerate(resolved) if last[vocab[a], vocab[b]] == i]
+
+
+class BPE:
+    """A ``tokenizers`` BPE model: ``vocab`` maps token strings to ids,
+    ``merges`` lists ``(left, right)`` token strings by rank.
+
+    >>> BPE({"<unk>": 0, "a": 1}, [], unk_token="<unk>", fuse_unk=True).tokenize_ids("axxa")
+    [1, 0, 1]
+    """
+
+    def __init__(self, vocab: Mapping, merges: Sequence, *, unk_token: Optional[str] = None,
+                 continuing_subword_prefix: Optional[str] = None,
+                 end_of_word_suffix: Optional[str] = None, fuse_unk: bool = False,
+                 byte_fallback: bool = False, ignore_merges: bool = False,
+                 dropout: Optional[float] = None, seed: Optional[int] = None):
+        if dropout is not None and not 0.0 <= as_f32(dropout) <= 1.0:
+            raise FasttokError(f"dropout must be between 0 and 1, got {dropout}")
+        self._vocab = dict(vocab)
+        self.unk_token = unk_token
+        self.continuing_subword_prefix = continuing_subword_prefix
+        self.end_of_word_suffix = end_of_word_suffix
+        self.fuse_unk = fuse_unk
+        self.byte_fallback = byte_fallback
+        self.ignore_merges = ignore_merges
+        self.dropout = dropout
+        entries = sorted(self._vocab.items(), key=lambda item: item[1])
+        slot_of_id: dict = {}
+        for slot, (token, token_id) in enumerate(entries):
+            slot_of_id.setdefault(token_id, slot)
+        self._id_to_token = {token_id: entries[slot][0] for token_id, slot in slot_of_id.items()}
+        slot_of_token = {token: slot for slot, (token, _) in enumerate(entries)}
+        triples = _resolve_merges(self._vocab, merges, continuing_subword_prefix or "")
+        self._slot_ints = tuple(token_id for _, token_id in entries)
+        self._slot_tokens = tuple(self._id_to_token[token_id] for _, token_id in entries)
+        self._core = HfBpeCore(
+            [token.encode("utf-8") for token, _ in entries], self._slot_ints,
+            [(slot_of_token[a], slot_of_token[b], slot_of_token[m]) for a, b, m in triples],
+            unk_slot=slot_of_token.get(unk_token, -1) if unk_token is not None else -1,
+            unk_token=unk_token,
+            prefix=(continuing_subword_prefix or "").encode("utf-8"),
+            suffix=(end_of_word_suffix or "").encode("utf-8"),
+            fuse_unk=fuse_unk, byte_fallback=byte_fallback, ignore_merges=ignore_merges,
+            dropout=as_f32(dropout) if dropout is not None else 0.0,
+            seed=(seed if seed is not None else int.from_bytes(os.urandom(8), "little")) % 2**64)
+
+    def tokenize(self, sequence: str) -> list:
+        """``[(id, token, (start, end))]`` of ``sequence`` as one word, with
+        character offsets (tokenizers' ``Model::tokenize`` seen through its
+        pipeline).
+
+        >>> BPE({"a": 0, "b": 1}, []).tokenize("ba")
+        [(1, 'b', (0, 1)), (0, 'a', (1, 2))]
+        """
+        return self._core.tokenize(sequence, self._slot_ints, self._slot_tokens)
+
+    def tokenize_ids(self, sequence: str) -> list:
+        """The ids of :meth:`tokenize`, without building tokens or offsets.
+
+        >>> BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]).tokenize_ids("aba")
+        [2, 0]
+        """
+        return self._core.tokenize_ids(sequence, self._slot_ints)
+
+    def token_to_id(self, token: str) -> Optional[int]:
+        """The id of ``token``, or ``None``.
+
+        >>> BPE({"a": 0}, []).token_to_id("b") is None
+        True
+        """
+        return self._vocab.get(token)
+
+    def id_to_token(self, id: int) -> Optional[str]:
+        """The token of ``id``, or ``None``.
+
+        >>> BPE({"a": 0}, []).id_to_token(0)
+        'a'
+        """
+        return self._id_to_token.get(id)
+
+    def get_vocab(self) -> dict:
+        """The vocabulary, token string to id.
+
+        >>> BPE({"a": 0}, []).get_vocab()
+        {'a': 0}
+        """
+        return dict(self._vocab)
+
+    def get_vocab_size(self) -> int:
+        """How many entries the vocabulary has (tokenizers counts entries, not ids).
+
+        >>> BPE({"a": 0, "b": 7}, []).get_vocab_size()
+        2
+        """
+        return len(self._vocab)
+
+
+def _optional(spec: dict, key: str, kind: type, where: str, fail) -> Any:
+    value = spec.get(key)
+    if value is not None and (not isinstance(value, kind) or (kind is not bool and isinstance(value, bool))):
+        raise fail(f"{where}.{key}", f"expected {kind.__name__} or null, got {type(value).__name__}")
+    return value
+
+
+def vocab_from_json(spec: dict, where: str, fail) -> dict:
+    """The ``vocab`` object of a model (token -> id), checked as tokenizers
+    reads it (ids are 32-bit unsigned).
+
+    >>> vocab_from_json({"vocab": {"a": 0}}, "$.model", None)
+    {'a': 0}
+    """
+    vocab = spec.get("vocab")
+    if not isinstance(vocab, dict):
+        raise fail(f"{where}.vocab", "expected an object of token -> id")
+    for token, token_id in vocab.items():
+        if isinstance(token_id, bool) or not isinstance(token_id, int) or not 0 <= token_id < 2**32:
+            raise fail(f"{where}.vocab", f"token {token!r}: expected an id in 0..2**32-1, got {token_id!r}")
+    return vocab
+
+
+def _merges_from_json(merges: Any, where: str, fail) -> list:
+    # [["a", "b"], ...] or the legacy ["a b", ...] ("#version" lines skipped)
+    if not isinstance(merges, list):
+        raise fail(where, "expected a list of merges")
+    legacy = bool(merges) and all(isinstance(m, str) for m in merges)
+    pairs = []
+    for i, merge in enumerate(merges):
+        if legacy:
+            if merge.startswith("#version"):
+                continue
+            parts = merge.split(" ")
+            if len(parts) != 2:
+                raise fail(f"{where}[{i}]", f"expected two tokens separated by one space, got {merge!r}")
+        else:
+            parts = merge
+            if not (isinstance(parts, list) and len(parts) == 2 and all(isinstance(p, str) for p in parts)):
+                raise fail(f"{where}[{i}]", "expected a pair of token strings (all merges in one form: "
+                                            "\"a b\" strings or [\"a\", \"b\"] pairs)")
+        pairs.append((i, parts[0], parts[1]))
+    return pairs
+
+
+def bpe_from_json(spec: dict, where: str, fail) -> BPE:
+    """The BPE model of a ``tokenizer.json`` ``model`` object (fields and
+    defaults as tokenizers reads them).
+
+    >>> def fail(where, problem):
+    ...     return ValueError(f"{where}: {problem}")
+    >>> bpe_from_json({"type": "BPE", "vocab": {"a": 0}, "merges": [["a", "x"]]}, "$.model", fail)
+    Traceback (most recent call last):
+    ValueError: $.model.merges[0]: token `x` is not in the vocabulary
+    """
+    vocab = vocab_from_json(spec, where, fail)
+    if "merges" not in spec:
+        raise fail(f"{where}.merges", "missing (a BPE model needs vocab and merges)")
+    pairs = _merges_from_json(spec["merges"], f"{where}.merges", fail)
+    options = {key: _optional(spec, key, str, where, fail)
+               for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix")}
+    options.update({key: bool(_optional(spec, key, bool, where, fail))
+                    for key in ("fuse_unk", "byte_fallback", "ignore_merges")})
+    dropout = spec.get("dropout")
+    if dropout is not None:
+        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)):
+            raise fail(f"{where}.dropout", f"expected a number or null, got {type(dropout).__name__}")
+        if not 0.0 <= as_f32(dropout) <= 1.0:
+            raise fail(f"{where}.dropout", f"must be between 0 and 1, got {dropout}")
+    try:
+        return BPE(vocab, [(a, b) for _, a, b in pairs], dropout=dropout, **options)
+    except BpeMergeError as error:
+        raise fail(f"{where}.merges[{pairs[error.index][0]}]", error.problem) from None
