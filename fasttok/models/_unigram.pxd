@@ -96,7 +96,7 @@ cdef struct TrieUnit:
     int32_t base             # 0: no children
     int32_t check            # parent's index; -1 free, -2 the root
     int32_t value            # piece id ending here, or -1
-    float score              # that piece's score as the Viterbi adds it
+    double score             # that piece's score as the Viterbi adds it
 
 cdef struct TrieStep:
     # What a walk step reads of a unit (TrieUnit's first two fields)
@@ -104,9 +104,15 @@ cdef struct TrieStep:
     int32_t check
 
 cdef struct TrieLeaf:
-    # What a match reads of a unit (TrieUnit's last two fields)
+    # What a match reads of a unit (TrieUnit's last two fields), with the
+    # float score of sentencepiece and llama.cpp
     int32_t value
     float score
+
+cdef struct TrieLeafD:
+    # TrieLeaf with the double score of tokenizers (its scores are f64)
+    int32_t value
+    double score
 
 
 cdef inline bint trie_step(const TrieStep* steps, int32_t* node, uint8_t c) noexcept nogil:
@@ -126,26 +132,34 @@ cdef struct CharEntry:
     float score              # that node's score
     int32_t alone            # no piece goes on past it or ends inside it
 
+cdef struct CharEntryD:
+    # CharEntry with a double score (tokenizers)
+    uint32_t id
+    int32_t alone
+    double score
+
 cdef struct PieceTrie:
     TrieUnit* units          # units[0] is the root; built, then split into:
     TrieStep* steps          # the walk's array (8 bytes a unit)
     TrieLeaf* leaves         # parallel to steps: the piece ending at each unit
+    TrieLeafD* dleaves       # the same with double scores (tokenizers; leaves is NULL then)
     size_t size              # always >= every base + 256, so base + c is in range
     uint32_t n_nodes
 
 cdef class UnigramModel:
     cdef PieceTrie trie
-    cdef float* scores
+    cdef double* scores
     cdef uint8_t* kinds
     cdef readonly uint32_t n_pieces
     cdef readonly uint32_t unk_id
-    cdef readonly float min_score
-    cdef readonly float unk_score
+    cdef readonly double min_score   # float-valued but for tokenizers
+    cdef readonly double unk_score
     cdef size_t reach            # the most bytes a lattice node spans
     cdef CharEntry* chars        # 2- and 3-byte characters by blocks of 64 (see _fill_chars)
+    cdef CharEntryD* dchars      # the same with double scores (tokenizers; chars is NULL then)
     cdef uint16_t char_block[1056]  # which block holds a character's entry
     cdef readonly bint llama_cpp
-    cdef int _fill_chars(self) except -1
+    cdef readonly bint tokenizers
     cdef int viterbi(self, const uint8_t* s, size_t n, SpanBuf* out,
                      ViterbiScratch* scratch) except -1 nogil
     cdef int viterbi_ids(self, const uint8_t* s, size_t n, IdBuf* out,

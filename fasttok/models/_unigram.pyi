@@ -8,6 +8,7 @@ class UnigramModel:
     min_score: float
     unk_score: float
     llama_cpp: bool
+    tokenizers: bool
     def __init__(
         self,
         tokens: Sequence[bytes | None],
@@ -16,6 +17,15 @@ class UnigramModel:
         unk_id: int,
         *,
         llama_cpp: bool = ...,
+        tokenizers: bool = ...,
     ) -> None: ...
     def segment(self, data: str | bytes) -> list[tuple[bytes, int]]: ...
     def lattice(self, data: str | bytes) -> list[tuple[int, int, int, float]]: ...
+
+class TokenizersUnigram:
+    byte_fallback: bool
+    def __init__(
+        self, pieces: Sequence[str], scores: Sequence[float], unk_id: int | None, byte_fallback: bool
+    ) -> None: ...
+    def ids(self, text: str) -> list[int]: ...
+    def tokenize(self, text: str) -> list[tuple[int, str, tuple[int, int]]]: ...

@@ -1,8 +1,10 @@
 """Unigram segmentation: the best-scoring split of normalized text into pieces.
 
-One implementation serves SentencePiece ``.model`` files and GGUF ``t5``
-vocabularies; ``llama_cpp`` switches the few arithmetic rules in which
-llama.cpp's UGM tokenizer differs from sentencepiece.
+One implementation serves SentencePiece ``.model`` files, GGUF ``t5``
+vocabularies and Hugging Face ``tokenizer.json`` Unigram models;
+``llama_cpp`` and ``tokenizers`` switch the few arithmetic rules in which
+llama.cpp's UGM tokenizer and Hugging Face tokenizers differ from
+sentencepiece.
 
 Algorithm (sentencepiece's ``EncodeOptimized``): one left-to-right pass over
 the UTF-8 byte positions that start a character. From each position the piece
@@ -39,6 +41,13 @@ five Unigram models of the test data:
   and passes it to the model in one piece.
 * llama.cpp sums in double, never rebases, gives user-defined pieces score 0
   and does not skip UNUSED pieces (its UGM tokenizer).
+* tokenizers (``models/unigram/model.rs``, ``encode_optimized``) sums in
+  double too, and its piece scores are f64, not float: the leaves and the
+  character table hold doubles (16-byte ``TrieLeafD`` / ``CharEntryD``, a
+  layout of their own so the float flavours keep their 8- and 12-byte
+  ones), and the unknown score is ``min_score - 10`` in double, the minimum
+  over every piece. Its caller passes every piece as NORMAL (tokenizers
+  matches them all, the unknown piece's own text included).
 
 The trie is a double array: node p's child by byte c is unit
 ``base[p] + c`` when that unit's ``check`` is p, and a parallel array holds
@@ -114,7 +123,9 @@ from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
+from fasttok.errors import FasttokError
 from fasttok.shared._growth cimport grow_array
+from fasttok.shared._id_lists cimport ids_list
 
 
 cdef extern from "ft_thread_cache.h" nogil:
@@ -229,7 +240,7 @@ cdef enum:
     PLACE_TRIES = 64
 
 
-cdef int _trie_build(PieceTrie* t, list pieces, const float* scores) except -1:
+cdef int _trie_build(PieceTrie* t, list pieces, const double* scores) except -1:
     # pieces: (id, bytes). Breadth first over the sorted keys: a node is a
     # range of keys sharing a prefix; its children (the distinct next bytes)
     # go to the first base, among a few free units, where all their slots are
@@ -430,8 +441,17 @@ cdef inline bint _trail(uint8_t c) noexcept nogil:
     return (c & 0xC0) == 0x80
 
 
-cdef inline const CharEntry* _char_entry(const CharEntry* tab, const uint16_t* block,
-                                         const uint8_t* s, size_t n, size_t* mblen) noexcept nogil:
+ctypedef fused leaf_t:
+    TrieLeaf    # float scores (sentencepiece, llama.cpp)
+    TrieLeafD   # double scores (tokenizers)
+
+ctypedef fused char_t:
+    CharEntry
+    CharEntryD
+
+
+cdef inline const char_t* _char_entry(const char_t* tab, const uint16_t* block,
+                                      const uint8_t* s, size_t n, size_t* mblen) noexcept nogil:
     # The entry of the multi-byte character at s (n > 0 bytes left) and its
     # length, or NULL where the byte walk must decide: a 4-byte, cut or
     # malformed one.
@@ -489,14 +509,15 @@ cdef inline void _unreach(path_t* best, size_t pos, size_t reach, size_t n, size
     refill[0] = last - reach if last <= n else n
 
 
-cdef int _best_path(const TrieStep* units, const TrieLeaf* leaves, const CharEntry* tab,
+cdef int _best_path(const TrieStep* units, const leaf_t* leaves, const char_t* tab,
                     const uint16_t* block, const uint8_t* s, size_t n, path_t* best,
-                    float unk_score, uint32_t unk_id, size_t reach, out_t* out,
+                    double unk_score, uint32_t unk_id, size_t reach, out_t* out,
                     score_t zero) except -1 nogil:
     # The Viterbi over s[0:n] (n > 0), its pieces appended to out. best[key]
     # becomes the best path over s[0:key] (its score, and its last node's
     # start and id; start -1: not reached). Float (sentencepiece) with its
-    # score rebasing, or double (llama.cpp) without. reach: no node spans
+    # score rebasing, or double (llama.cpp, tokenizers) without; leaves and
+    # tab hold float scores, or double ones (tokenizers). reach: no node spans
     # more bytes. here: the score at pos; frontier: no node so far ends
     # beyond it; first: where the pieces not yet emitted start; entries up
     # to ready are made "not reached", and more once pos reaches refill.
@@ -504,8 +525,8 @@ cdef int _best_path(const TrieStep* units, const TrieLeaf* leaves, const CharEnt
     cdef int32_t node, child, pid
     cdef score_t here = zero, cand
     cdef bint single
-    cdef const TrieLeaf* leaf
-    cdef const CharEntry* e
+    cdef const leaf_t* leaf
+    cdef const char_t* e
     while pos < n:
         if score_t is float:
             if here < -SCORE_RESET or here > SCORE_RESET:
@@ -590,6 +611,68 @@ cdef int _best_path(const TrieStep* units, const TrieLeaf* leaves, const CharEnt
     return 0
 
 
+cdef int _fill_chars(UnigramModel self, const leaf_t* leaves, char_t** table) except -1:
+    # Every character of 2 or 3 bytes (whatever bits its UTF-8 form
+    # carries, overlong ones too): the node that covers exactly it (its
+    # piece, else the unknown node), and whether it is alone (no piece
+    # goes on past it or ends inside it). Blocks equal to block 0 (no
+    # piece starts with any of the characters) share it, so for the
+    # scripts a vocabulary lacks the table costs no cache.
+    cdef char_t* chars
+    cdef uint8_t b[3]
+    cdef size_t index, length, key, n_blocks = 1, slot
+    cdef int32_t node
+    cdef bint inside
+    cdef char_t* e
+    cdef char_t* grown
+    chars = <char_t*>malloc(64 * sizeof(char_t))
+    table[0] = chars
+    if chars == NULL:
+        raise MemoryError()
+    for slot in range(64):
+        chars[slot].id = self.unk_id
+        chars[slot].score = self.unk_score
+        chars[slot].alone = True
+    for index in range(N_BLOCKS):
+        grown = <char_t*>realloc(chars, (n_blocks + 1) * 64 * sizeof(char_t))
+        if grown == NULL:
+            raise MemoryError()
+        chars = table[0] = grown
+        for slot in range(64):
+            if index < BLOCK3:
+                length = 2
+                b[0] = <uint8_t>(0xC0 | (index - BLOCK2))
+                b[1] = <uint8_t>(0x80 | slot)
+            else:
+                length = 3
+                b[0] = <uint8_t>(0xE0 | ((index - BLOCK3) >> 6))
+                b[1] = <uint8_t>(0x80 | ((index - BLOCK3) & 0x3F))
+                b[2] = <uint8_t>(0x80 | slot)
+            e = &chars[n_blocks * 64 + slot]
+            e.id = self.unk_id
+            e.score = self.unk_score
+            node = 0
+            key = 0
+            inside = False
+            while key < length:
+                key += 1
+                if not trie_step(self.trie.steps, &node, b[key - 1]):
+                    node = -1
+                    break
+                if key < length and leaves[node].value >= 0:
+                    inside = True
+            if node >= 0 and leaves[node].value >= 0:
+                e.id = <uint32_t>leaves[node].value
+                e.score = leaves[node].score
+            e.alone = not inside and (node < 0 or self.trie.steps[node].base == 0)
+        if memcmp(&chars[n_blocks * 64], chars, 64 * sizeof(char_t)) == 0:
+            self.char_block[index] = 0
+        else:
+            self.char_block[index] = <uint16_t>n_blocks
+            n_blocks += 1
+    return 0
+
+
 cdef class UnigramModel:
     """The Unigram model of one vocabulary.
 
@@ -597,7 +680,8 @@ cdef class UnigramModel:
     SentencePiece piece types, 1 normal … 6 byte) are parallel to it. NORMAL,
     USER_DEFINED and UNUSED pieces can match text; the others are reserved.
     ``unk_id`` is emitted for a character no piece covers. ``llama_cpp``
-    selects llama.cpp's arithmetic (see the module notes).
+    selects llama.cpp's arithmetic, ``tokenizers`` Hugging Face tokenizers'
+    (see the module notes).
 
     >>> m = UnigramModel([b"<unk>", b"\\xe2\\x96\\x81a", b"b"], [0.0, -2.0, -1.0], [2, 1, 1], 0)
     >>> m.segment("▁ab".encode())
@@ -608,30 +692,38 @@ cdef class UnigramModel:
         self.trie.units = NULL
         self.trie.steps = NULL
         self.trie.leaves = NULL
+        self.trie.dleaves = NULL
         self.trie.size = 0
         self.scores = NULL
         self.kinds = NULL
         self.chars = NULL
+        self.dchars = NULL
 
-    def __init__(self, tokens, scores, types, Py_ssize_t unk_id, *, bint llama_cpp=False):
+    def __init__(self, tokens, scores, types, Py_ssize_t unk_id, *, bint llama_cpp=False,
+                 bint tokenizers=False):
         cdef Py_ssize_t n = len(tokens), i
-        cdef float score
+        cdef double score
         cdef int kind
         if not (len(scores) == len(types) == n):
             raise ValueError(f"{n} tokens but {len(scores)} scores and {len(types)} types")
-        if not 0 <= unk_id < n:
+        # tokenizers may have no unknown piece: unk_id n stands for none then
+        if not 0 <= unk_id < n + tokenizers:
             raise ValueError(f"unk id {unk_id} is not one of the {n} tokens")
+        if llama_cpp and tokenizers:
+            raise ValueError("llama_cpp and tokenizers are two flavours; pick one")
         self.n_pieces = <uint32_t>n
         self.unk_id = <uint32_t>unk_id
         self.llama_cpp = llama_cpp
-        self.scores = <float*>malloc((n + 1) * sizeof(float))
+        self.tokenizers = tokenizers
+        self.scores = <double*>malloc((n + 1) * sizeof(double))
         self.kinds = <uint8_t*>malloc(n + 1)
         if self.scores == NULL or self.kinds == NULL:
             raise MemoryError()
         self.min_score = FLT_MAX
         pieces = []
         for i in range(n):
-            score = scores[i]
+            # sentencepiece and llama.cpp keep float scores, tokenizers f64
+            score = scores[i] if tokenizers else <float>scores[i]
             kind = types[i]
             self.scores[i] = score
             self.kinds[i] = KIND_NORMAL
@@ -646,14 +738,17 @@ cdef class UnigramModel:
             if (kind == T_NORMAL or kind == T_USER_DEFINED or (kind == T_UNUSED and llama_cpp)) \
                     and tokens[i] is not None:
                 pieces.append((i, bytes(tokens[i])))
-        self.unk_score = self.min_score - <float>10.0
+        if tokenizers:
+            self.unk_score = self.min_score - 10.0
+        else:
+            self.unk_score = <float>self.min_score - <float>10.0
         # the most bytes one node of the lattice spans (an unknown node: one
         # character, at most 4)
         self.reach = max([4] + [len(raw) for _, raw in pieces])
         # The trie carries each piece's score as the Viterbi adds it (a
         # user-defined piece's depends on its byte length, fixed per piece),
         # so a match costs no lookups beyond the unit itself.
-        effective = <float*>malloc((n + 1) * sizeof(float))
+        effective = <double*>malloc((n + 1) * sizeof(double))
         if effective == NULL:
             raise MemoryError()
         try:
@@ -668,84 +763,37 @@ cdef class UnigramModel:
         # the piece and score moved to a parallel array, loaded off that
         # chain, the chain's array is 8 bytes a unit instead of 16.
         self.trie.steps = <TrieStep*>malloc(self.trie.size * sizeof(TrieStep))
-        self.trie.leaves = <TrieLeaf*>malloc(self.trie.size * sizeof(TrieLeaf))
-        if self.trie.steps == NULL or self.trie.leaves == NULL:
+        if tokenizers:
+            self.trie.dleaves = <TrieLeafD*>malloc(self.trie.size * sizeof(TrieLeafD))
+        else:
+            self.trie.leaves = <TrieLeaf*>malloc(self.trie.size * sizeof(TrieLeaf))
+        if self.trie.steps == NULL or (self.trie.leaves == NULL and self.trie.dleaves == NULL):
             raise MemoryError()
         for i in range(<Py_ssize_t>self.trie.size):
             self.trie.steps[i].base = self.trie.units[i].base
             self.trie.steps[i].check = self.trie.units[i].check
-            self.trie.leaves[i].value = self.trie.units[i].value
-            self.trie.leaves[i].score = self.trie.units[i].score
+            if tokenizers:
+                self.trie.dleaves[i].value = self.trie.units[i].value
+                self.trie.dleaves[i].score = self.trie.units[i].score
+            else:
+                self.trie.leaves[i].value = self.trie.units[i].value
+                self.trie.leaves[i].score = <float>self.trie.units[i].score
         free(self.trie.units)
         self.trie.units = NULL
-        self._fill_chars()
-
-    cdef int _fill_chars(self) except -1:
-        # Every character of 2 or 3 bytes (whatever bits its UTF-8 form
-        # carries, overlong ones too): the node that covers exactly it (its
-        # piece, else the unknown node), and whether it is alone (no piece
-        # goes on past it or ends inside it). Blocks equal to block 0 (no
-        # piece starts with any of the characters) share it, so for the
-        # scripts a vocabulary lacks the table costs no cache.
-        cdef uint8_t b[3]
-        cdef size_t index, length, key, n_blocks = 1, slot
-        cdef int32_t node
-        cdef bint inside
-        cdef CharEntry* e
-        cdef CharEntry* grown
-        self.chars = <CharEntry*>malloc(64 * sizeof(CharEntry))
-        if self.chars == NULL:
-            raise MemoryError()
-        for slot in range(64):
-            self.chars[slot].id = self.unk_id
-            self.chars[slot].score = self.unk_score
-            self.chars[slot].alone = True
-        for index in range(N_BLOCKS):
-            grown = <CharEntry*>realloc(self.chars, (n_blocks + 1) * 64 * sizeof(CharEntry))
-            if grown == NULL:
-                raise MemoryError()
-            self.chars = grown
-            for slot in range(64):
-                if index < BLOCK3:
-                    length = 2
-                    b[0] = <uint8_t>(0xC0 | (index - BLOCK2))
-                    b[1] = <uint8_t>(0x80 | slot)
-                else:
-                    length = 3
-                    b[0] = <uint8_t>(0xE0 | ((index - BLOCK3) >> 6))
-                    b[1] = <uint8_t>(0x80 | ((index - BLOCK3) & 0x3F))
-                    b[2] = <uint8_t>(0x80 | slot)
-                e = &self.chars[n_blocks * 64 + slot]
-                e.id = self.unk_id
-                e.score = self.unk_score
-                node = 0
-                key = 0
-                inside = False
-                while key < length:
-                    key += 1
-                    if not trie_step(self.trie.steps, &node, b[key - 1]):
-                        node = -1
-                        break
-                    if key < length and self.trie.leaves[node].value >= 0:
-                        inside = True
-                if node >= 0 and self.trie.leaves[node].value >= 0:
-                    e.id = <uint32_t>self.trie.leaves[node].value
-                    e.score = self.trie.leaves[node].score
-                e.alone = not inside and (node < 0 or self.trie.steps[node].base == 0)
-            if memcmp(&self.chars[n_blocks * 64], self.chars, 64 * sizeof(CharEntry)) == 0:
-                self.char_block[index] = 0
-            else:
-                self.char_block[index] = <uint16_t>n_blocks
-                n_blocks += 1
-        return 0
+        if tokenizers:
+            _fill_chars(self, self.trie.dleaves, &self.dchars)
+        else:
+            _fill_chars(self, self.trie.leaves, &self.chars)
 
     def __dealloc__(self):
         free(self.trie.units)
         free(self.trie.steps)
         free(self.trie.leaves)
+        free(self.trie.dleaves)
         free(self.scores)
         free(self.kinds)
         free(self.chars)
+        free(self.dchars)
 
     cdef int viterbi(self, const uint8_t* s, size_t n, SpanBuf* out,
                      ViterbiScratch* scratch) except -1 nogil:
@@ -794,7 +842,10 @@ cdef class UnigramModel:
                 key += 1
                 if not trie_step(self.trie.steps, &node, s[key - 1]):
                     break
-                pid = self.trie.leaves[node].value
+                if self.tokenizers:
+                    pid = self.trie.dleaves[node].value
+                else:
+                    pid = self.trie.leaves[node].value
                 if pid >= 0:
                     length = key - pos
                     if self.kinds[pid] == KIND_USER:
@@ -829,7 +880,8 @@ cdef inline size_t _count_chars(const uint8_t* s, size_t n) noexcept nogil:
 cdef int _viterbi(UnigramModel self, const uint8_t* s, size_t n, out_t* out,
                   ViterbiScratch* scratch) except -1 nogil:
     # UnigramModel.viterbi / viterbi_ids
-    cdef size_t size = (n + 1) * (sizeof(BestPath) if self.llama_cpp else sizeof(BestPathF))
+    cdef size_t size = (n + 1) * (sizeof(BestPathF) if not (self.llama_cpp or self.tokenizers)
+                                  else sizeof(BestPath))
     cdef ViterbiScratch own
     cdef ViterbiScratch* sc = scratch
     if n == 0:
@@ -854,7 +906,11 @@ cdef int _viterbi(UnigramModel self, const uint8_t* s, size_t n, out_t* out,
                 with gil:
                     raise MemoryError()
             sc.size = size
-        if self.llama_cpp:
+        if self.tokenizers:
+            _best_path(self.trie.steps, self.trie.dleaves, self.dchars, self.char_block, s, n,
+                       <BestPath*>sc.best, self.unk_score, self.unk_id, self.reach, out,
+                       <double>0.0)
+        elif self.llama_cpp:
             _best_path(self.trie.steps, self.trie.leaves, self.chars, self.char_block, s, n,
                        <BestPath*>sc.best, self.unk_score, self.unk_id, self.reach, out,
                        <double>0.0)
@@ -866,3 +922,199 @@ cdef int _viterbi(UnigramModel self, const uint8_t* s, size_t n, out_t* out,
         if sc == &own:
             viterbi_scratch_free(sc)
     return 0
+
+
+cdef enum:
+    # A token of TokenizersUnigram's output whose text is the input's bytes
+    # (a run of unknown characters), not its piece's
+    FLAG_TEXT = 1
+
+
+cdef class TokenizersUnigram:
+    """Hugging Face tokenizers' Unigram model (``models/unigram/model.rs``).
+
+    ``pieces`` (``str``) and ``scores`` by id, ``unk_id`` (or ``None``),
+    ``byte_fallback``. The Viterbi is :class:`UnigramModel`'s, in its
+    ``tokenizers`` flavour; then, as tokenizers does: consecutive nodes of
+    id ``unk_id`` (unknown characters, and the unknown piece's own text) are
+    fused into one token, whose text is looked up in the vocabulary; if it is
+    no piece, it becomes the ``<0xXX>`` pieces of its bytes when
+    ``byte_fallback`` is set and all of them exist, else ``unk_id``. Without
+    ``unk_id``, a character that is no piece is an error.
+
+    >>> m = TokenizersUnigram(["<unk>", "a", "b", "ab"], [0.0, -1.0, -1.0, -1.5], 0, False)
+    >>> m.tokenize("abcç")
+    [(3, 'ab', (0, 2)), (0, 'cç', (2, 4))]
+    >>> m.ids("bab")
+    [2, 3]
+    """
+
+    cdef UnigramModel core       # None for an empty vocabulary
+    cdef list pieces
+    cdef tuple ints
+    cdef int32_t unk             # -1: none
+    cdef readonly bint byte_fallback
+    cdef int32_t byte_ids[256]   # the id of piece "<0xXX>" for byte XX, or -1
+
+    def __init__(self, pieces, scores, unk_id, bint byte_fallback):
+        cdef Py_ssize_t n = len(pieces), i
+        cdef dict ids = {}
+        self.pieces = list(pieces)
+        self.ints = tuple(range(n))
+        self.unk = -1 if unk_id is None else <int32_t>unk_id
+        self.byte_fallback = byte_fallback
+        for i in range(n):
+            ids[self.pieces[i]] = i      # a piece spelled twice: its last id, as tokenizers
+        for i in range(256):
+            self.byte_ids[i] = ids.get(f"<0x{i:02X}>", -1)
+        if n:
+            # without unk_id, id n marks the unknown nodes (a text whose
+            # Viterbi would take one is refused first)
+            self.core = UnigramModel([p.encode("utf-8") for p in self.pieces], scores,
+                                     [T_NORMAL] * n, n if unk_id is None else unk_id,
+                                     tokenizers=True)
+
+    cdef int32_t _find(self, const uint8_t* s, size_t n) noexcept nogil:
+        # the id of the piece spelled s[0:n] (n > 0), or -1
+        cdef int32_t node = 0
+        cdef size_t i
+        for i in range(n):
+            if not trie_step(self.core.trie.steps, &node, s[i]):
+                return -1
+        return self.core.trie.dleaves[node].value
+
+    cdef int _check_known(self, bytes raw) except -1:
+        # Without unk_id, tokenizers fails where its Viterbi would write an
+        # unknown node into the best paths (the end still unreached, or the
+        # node better than what reaches it), even if no final path takes it.
+        # Rare (a character that is no piece), so replayed from the lattice.
+        cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(raw)
+        cdef size_t n = len(raw), pos = 0, mblen
+        cdef dict best
+        if self.core is None:
+            raise FasttokError("Encountered an unknown token but `unk_id` is missing")
+        while pos < n:
+            mblen = one_char_len(s[pos])
+            if self._find(s + pos, mblen) < 0:
+                break
+            pos += mblen
+        else:
+            return 0
+        best = {0: 0.0}
+        for start, end, pid, score in self.core.lattice(raw):
+            score += best[start]
+            if end not in best or score > best[end]:
+                if pid == self.core.n_pieces:
+                    raise FasttokError("Encountered an unknown token but `unk_id` is missing")
+                best[end] = score
+        return 0
+
+    cdef int _spans(self, bytes raw, SpanBuf* out) except -1:
+        # The tokens of s[0:n] (n > 0): ids and byte spans, FLAG_TEXT on
+        # the unknown ones
+        cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(raw)
+        cdef size_t n = len(raw)
+        cdef SpanBuf nodes = SpanBuf(NULL, 0, 0)
+        cdef size_t i = 0, j, k
+        cdef uint32_t start, end
+        cdef int32_t found
+        cdef bint all_bytes
+        try:
+            self.core.viterbi(s, n, &nodes, NULL)
+            while i < nodes.len:
+                if <int32_t>nodes.data[i].id != self.unk:
+                    spans_push(out, nodes.data[i].id, nodes.data[i].start, nodes.data[i].end, 0)
+                    i += 1
+                    continue
+                j = i
+                while j < nodes.len and <int32_t>nodes.data[j].id == self.unk:
+                    j += 1
+                start = nodes.data[i].start
+                end = nodes.data[j - 1].end
+                i = j
+                found = self._find(s + start, end - start)
+                if found >= 0:
+                    spans_push(out, <uint32_t>found, start, end, 0)
+                    continue
+                all_bytes = self.byte_fallback
+                k = start
+                while all_bytes and k < end:
+                    all_bytes = self.byte_ids[s[k]] >= 0
+                    k += 1
+                if all_bytes:
+                    for k in range(start, end):
+                        spans_push(out, <uint32_t>self.byte_ids[s[k]], start, end, 0)
+                else:
+                    spans_push(out, <uint32_t>self.unk, start, end, FLAG_TEXT)
+        finally:
+            spans_free(&nodes)
+        return 0
+
+    def ids(self, str text not None):
+        """The token ids of ``text``."""
+        cdef bytes raw = text.encode("utf-8")
+        cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(raw)
+        cdef size_t n = len(raw), i
+        cdef IdBuf fast = IdBuf(NULL, 0)
+        cdef SpanBuf out = SpanBuf(NULL, 0, 0)
+        cdef bint plain = True
+        if n == 0:
+            return []
+        try:
+            if self.unk < 0:
+                self._check_known(raw)
+            # the ids alone unless a token is unknown, which needs its bytes
+            fast.data = <uint32_t*>malloc(n * sizeof(uint32_t))
+            if fast.data == NULL:
+                raise MemoryError()
+            self.core.viterbi_ids(s, n, &fast, NULL)
+            for i in range(fast.len):
+                if fast.data[i] == <uint32_t>self.unk:
+                    plain = False
+                    break
+            if plain:
+                return ids_list(fast.data, fast.len, self.ints)
+            self._spans(raw, &out)
+            free(fast.data)
+            fast.data = <uint32_t*>malloc((out.len + 1) * sizeof(uint32_t))
+            if fast.data == NULL:
+                raise MemoryError()
+            for i in range(out.len):
+                fast.data[i] = out.data[i].id
+            return ids_list(fast.data, out.len, self.ints)
+        finally:
+            free(fast.data)
+            spans_free(&out)
+
+    def tokenize(self, str text not None):
+        """``[(id, token text, (start, end))]`` with offsets in characters of ``text``."""
+        cdef bytes raw = text.encode("utf-8")
+        cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(raw)
+        cdef size_t n = len(raw), i, at = 0, chars = 0, start_char = 0, last_start = <size_t>-1
+        cdef SpanBuf out = SpanBuf(NULL, 0, 0)
+        cdef Span* sp
+        cdef list result = []
+        if n == 0:
+            return result
+        try:
+            if self.unk < 0:
+                self._check_known(raw)
+            self._spans(raw, &out)
+            for i in range(out.len):
+                sp = &out.data[i]
+                # offsets only move forward; byte tokens share their span
+                if sp.start != last_start:
+                    while at < sp.start:
+                        chars += (s[at] & 0xC0) != 0x80
+                        at += 1
+                    start_char = chars
+                    last_start = sp.start
+                while at < sp.end:
+                    chars += (s[at] & 0xC0) != 0x80
+                    at += 1
+                token = raw[sp.start:sp.end].decode("utf-8") if sp.flags & FLAG_TEXT \
+                    else self.pieces[sp.id]
+                result.append((self.ints[sp.id], token, (start_char, chars)))
+            return result
+        finally:
+            spans_free(&out)

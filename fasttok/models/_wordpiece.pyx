@@ -521,7 +521,8 @@ cdef int _run_ref(const TextRef* t, const NormTable* norm, const Automaton* a,
 
 
 cdef class WordPieceModel:
-    """llama.cpp's WordPiece over ``tokens`` (raw UTF-8 texts by id; ``None`` for none).
+    """llama.cpp's WordPiece over ``tokens`` (raw UTF-8 texts by id; ``None`` for none;
+    ``ids``, if given, the token id of each text instead of its index).
 
     Word-initial pieces start with ``▁`` (U+2581), continuation pieces are bare;
     a word that some position of cannot be cut becomes ``unk_id`` (dropped when
@@ -540,6 +541,7 @@ cdef class WordPieceModel:
     cdef NormTable norm
     cdef readonly BertNormalizer normalizer
     cdef tuple ints
+    cdef tuple _texts
     cdef readonly uint32_t n_states
     cdef readonly uint32_t n_units
     cdef readonly uint32_t n_tokens
@@ -552,13 +554,18 @@ cdef class WordPieceModel:
         free(self.units)
         free(self.token_len)
 
-    def __init__(self, tokens, unk_id=None, *, bint lowercase=True, bint strip_accents=True):
+    def __init__(self, tokens, unk_id=None, *, bint lowercase=True, bint strip_accents=True,
+                 ids=None):
         cdef list texts = list(tokens)
         cdef Py_ssize_t n_tokens = len(texts), i
         cdef size_t total = 1
         cdef object raw
         if unk_id is not None and not 0 <= unk_id < n_tokens:
             raise ValueError(f"unk_id {unk_id} is not one of the {n_tokens} token ids")
+        if ids is not None:
+            ids = tuple(ids)
+            if len(ids) != n_tokens or not all(type(v) is int and 0 <= v < 1 << 32 for v in ids):
+                raise ValueError(f"ids must give each of the {n_tokens} texts an id below 2**32")
         self.token_len = <uint32_t*>calloc(n_tokens + 1, sizeof(uint32_t))
         if self.token_len == NULL:
             raise MemoryError()
@@ -577,7 +584,9 @@ cdef class WordPieceModel:
         self.auto.unk = -1 if unk_id is None else <int32_t>unk_id
         self.normalizer = normalizer(lowercase, strip_accents)
         self.norm = self.normalizer.table()
-        self.ints = tuple(range(n_tokens))
+        # the id of each text, as the int object the lists take
+        self._texts = tuple(range(n_tokens))
+        self.ints = self._texts if ids is None else ids
 
     cdef int _grow_units(self, size_t need) except -1:
         # Room for need units, the new ones free
@@ -895,14 +904,30 @@ cdef class WordPieceModel:
         >>> m.match_word(b"abcd"), m.match_word(b"abx")
         ([2, 3], [0])
         """
+        return self._match_word(piece, self.ints)
+
+    def match_word_texts(self, bytes piece not None):
+        """:meth:`match_word` as the indices of the texts matched (ids only
+        differ from them when ``ids`` was given).
+
+        >>> m = WordPieceModel([b"?", b"ab", b"abc", b"d"], 0, ids=[7, 8, 9, 9])
+        >>> m.match_word(b"abcd"), m.match_word_texts(b"abcd")
+        ([9, 9], [2, 3])
+        """
+        return self._match_word(piece, self._texts)
+
+    cdef list _match_word(self, bytes piece, tuple ints):
         cdef Work w
         cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(piece)
         cdef size_t n = len(piece)
         memset_work(&w)
         try:
-            with nogil:
+            if n < NOGIL_MIN_TEXT:
                 _match(&self.auto, s, n, &w)
-            return ids_list(w.ids, w.n_ids, self.ints)
+            else:
+                with nogil:
+                    _match(&self.auto, s, n, &w)
+            return ids_list(w.ids, w.n_ids, ints)
         finally:
             _work_free(&w)
 

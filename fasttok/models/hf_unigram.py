@@ -1,0 +1,130 @@
+"""Hugging Face tokenizers' ``Unigram`` model (a ``tokenizer.json`` ``model`` of that type).
+
+The pieces are cut by the Viterbi of :mod:`fasttok.models._unigram` in its
+``tokenizers`` flavour (f64 scores, the unknown score ``min_score - 10`` over
+every piece, ties to the piece that starts first), then tokenizers' rules:
+unknown characters next to each other are one token, which becomes the
+``<0xXX>`` pieces of its bytes under ``byte_fallback`` when they all exist,
+else ``unk_id``. Offsets are in characters of the sequence the model is given.
+
+>>> m = unigram_from_json({"type": "Unigram", "unk_id": 0, "vocab": [
+...     ["<unk>", 0.0], ["a", -1.0], ["b", -2.0], ["ab", -2.5]]}, "$.model", ValueError)
+>>> m.tokenize("abba")
+[(3, 'ab', (0, 2)), (2, 'b', (2, 3)), (1, 'a', (3, 4))]
+"""
+
+from __future__ import annotations
+
+from fasttok.models._unigram import TokenizersUnigram
+
+
+class Unigram:
+    """A Unigram model over ``vocab`` (``[(piece, score)]``, ids by position).
+
+    >>> m = Unigram([("<unk>", 0.0), ("▁hi", -1.0)], unk_id=0)
+    >>> m.tokenize_ids("▁hi!"), m.token_to_id("▁hi"), m.id_to_token(0)
+    ([1, 0], 1, '<unk>')
+    """
+
+    def __init__(self, vocab: list, unk_id: int | None = None, byte_fallback: bool = False):
+        self.vocab = [(piece, float(score)) for piece, score in vocab]
+        self.unk_id = unk_id
+        self.byte_fallback = byte_fallback
+        self._ids = {piece: i for i, (piece, _) in enumerate(self.vocab)}
+        self._core = TokenizersUnigram([p for p, _ in self.vocab], [s for _, s in self.vocab],
+                                       unk_id, byte_fallback)
+
+    def tokenize(self, sequence: str) -> list:
+        """``[(id, token, (start, end))]``, offsets in characters of ``sequence``.
+
+        >>> Unigram([("<unk>", 0.0), ("a", -1.0)], unk_id=0).tokenize("axy")
+        [(1, 'a', (0, 1)), (0, 'xy', (1, 3))]
+        """
+        return self._core.tokenize(sequence)
+
+    def tokenize_ids(self, sequence: str) -> list:
+        """The ids of :meth:`tokenize` alone.
+
+        >>> Unigram([("<unk>", 0.0), ("a", -1.0)], unk_id=0).tokenize_ids("axy")
+        [1, 0]
+        """
+        return self._core.ids(sequence)
+
+    def token_to_id(self, token: str) -> int | None:
+        """The id of piece ``token`` (its last id if spelled twice), or ``None``.
+
+        >>> Unigram([("a", 0.0)]).token_to_id("b") is None
+        True
+        """
+        return self._ids.get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        """The piece of ``id``, or ``None``.
+
+        >>> Unigram([("a", 0.0)]).id_to_token(0)
+        'a'
+        """
+        return self.vocab[id][0] if 0 <= id < len(self.vocab) else None
+
+    def get_vocab(self) -> dict:
+        """``{piece: id}``.
+
+        >>> Unigram([("a", 0.0), ("b", -1.0)]).get_vocab()
+        {'a': 0, 'b': 1}
+        """
+        return dict(self._ids)
+
+    def get_vocab_size(self) -> int:
+        """The number of pieces (ids), as tokenizers counts them.
+
+        >>> Unigram([("a", 0.0), ("a", -1.0)]).get_vocab_size()
+        2
+        """
+        return len(self.vocab)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def unigram_from_json(spec: dict | None, where: str, fail) -> Unigram | None:
+    """The :class:`Unigram` of a ``tokenizer.json`` model object ``spec`` at JSON path ``where``.
+
+    ``fail(where, problem)`` makes the exception raised for a bad field.
+
+    >>> unigram_from_json({"type": "Unigram", "vocab": [["a", -1]]}, "$.model", ValueError).unk_id
+    >>> unigram_from_json({"vocab": [["a", -1]], "unk_id": 1}, "$.model",
+    ...                   lambda w, p: ValueError(f"{w}: {p}"))
+    Traceback (most recent call last):
+    ...
+    ValueError: $.model.unk_id: unk_id 1 is not the id of one of the 1 pieces
+    """
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        raise fail(where, "expected an object")
+    if spec.get("type", "Unigram") != "Unigram":
+        raise fail(f"{where}.type", f"expected \"Unigram\", not {spec['type']!r}")
+    if "vocab" not in spec:
+        raise fail(f"{where}.vocab", "missing: the list of [piece, score] pairs")
+    vocab = spec["vocab"]
+    if not isinstance(vocab, list):
+        raise fail(f"{where}.vocab", "expected a list of [piece, score] pairs")
+    for i, entry in enumerate(vocab):
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
+                and isinstance(entry[1], (int, float)) and not isinstance(entry[1], bool)):
+            raise fail(f"{where}.vocab[{i}]", "expected a [piece, score] pair (a string and a "
+                                             "number)")
+    unk_id = spec.get("unk_id")
+    if unk_id is not None:
+        if not _is_int(unk_id) or unk_id < 0:
+            raise fail(f"{where}.unk_id", "expected a piece id (an integer >= 0) or null")
+        if not vocab:
+            raise fail(f"{where}.vocab", "empty, but unk_id needs at least its piece")
+        if unk_id >= len(vocab):
+            raise fail(f"{where}.unk_id",
+                       f"unk_id {unk_id} is not the id of one of the {len(vocab)} pieces")
+    byte_fallback = spec.get("byte_fallback", False)
+    if not isinstance(byte_fallback, bool):
+        raise fail(f"{where}.byte_fallback", "expected true or false")
+    return Unigram(vocab, unk_id, byte_fallback)

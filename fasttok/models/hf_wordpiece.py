@@ -1,0 +1,176 @@
+"""Hugging Face tokenizers' ``WordPiece`` model (a ``tokenizer.json`` ``model`` of that type).
+
+tokenizers cuts one word (already normalized and pre-tokenized) greedily,
+longest match first: from the word's start any token may match, after it
+only tokens that start with ``continuing_subword_prefix`` (matched without
+it). If some position has no match, or the word has more than
+``max_input_chars_per_word`` characters, the whole word is ``unk_token``.
+
+The match is :class:`fasttok.models._wordpiece.WordPieceModel`'s linear-time
+longest match. Its automaton holds each token twice: ``"\\xff" + token`` for
+the start of a word, and the part after the prefix of each prefixed token
+for the rest; the word is matched as ``"\\xff" + word``. No UTF-8 text
+holds the byte 0xFF, so a word-start text can only match at the start and a
+continuation never there.
+
+>>> m = wordpiece_from_json({"type": "WordPiece", "unk_token": "[UNK]",
+...     "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
+...     "vocab": {"[UNK]": 0, "un": 1, "##aff": 2, "##able": 3}}, "$.model", ValueError)
+>>> m.tokenize("unaffable")
+[(1, 'un', (0, 2)), (2, '##aff', (2, 5)), (3, '##able', (5, 9))]
+"""
+
+from __future__ import annotations
+
+from fasttok.errors import FasttokError
+from fasttok.models._wordpiece import WordPieceModel
+
+_START = b"\xff"      # never in UTF-8: marks the texts that match at a word's start
+
+
+class WordPiece:
+    """A WordPiece model over ``vocab`` (``{token: id}``).
+
+    >>> m = WordPiece({"[UNK]": 0, "ba": 1, "##na": 2}, max_input_chars_per_word=6)
+    >>> m.tokenize_ids("banana"), m.tokenize_ids("nanana"), m.tokenize_ids("bananana")
+    ([1, 2, 2], [0], [0])
+    """
+
+    def __init__(self, vocab: dict, unk_token: str = "[UNK]",
+                 continuing_subword_prefix: str = "##", max_input_chars_per_word: int = 100):
+        self.vocab = dict(vocab)
+        self.unk_token = unk_token
+        self.continuing_subword_prefix = continuing_subword_prefix
+        self.max_input_chars_per_word = max_input_chars_per_word
+        self._tokens = {i: token for token, i in self.vocab.items()}
+        prefix = continuing_subword_prefix
+        # per text of the automaton: its token's id and text, and the
+        # characters of the word it covers
+        texts, self._ids, self._values, self._widths = [], [], [], []
+        for token, i in self.vocab.items():
+            # a word's start: any token (the empty one never matches there)
+            if token:
+                texts.append(_START + token.encode("utf-8"))
+                self._ids.append(i)
+                self._values.append(token)
+                self._widths.append(len(token))
+            if len(token) > len(prefix) and token.startswith(prefix):
+                texts.append(token[len(prefix):].encode("utf-8"))
+                self._ids.append(i)
+                self._values.append(token)
+                self._widths.append(len(token) - len(prefix))
+        self._unk_id = self.vocab.get(unk_token)
+        self._unk_text = None
+        if self._unk_id is not None:
+            self._unk_text = len(texts)
+            texts.append(None)
+            self._ids.append(self._unk_id)
+        self._core = WordPieceModel(texts, self._unk_text, ids=self._ids)
+
+    def _unk(self) -> int:
+        if self._unk_id is None:
+            raise FasttokError("WordPiece error: Missing [UNK] token from the vocabulary")
+        return self._unk_id
+
+    def tokenize(self, sequence: str) -> list:
+        """``[(id, token, (start, end))]``, offsets in characters of the word ``sequence``.
+
+        >>> WordPiece({"[UNK]": 0, "a": 1, "##b": 2}).tokenize("abb")
+        [(1, 'a', (0, 1)), (2, '##b', (1, 2)), (2, '##b', (2, 3))]
+        """
+        if not sequence:
+            return []
+        if len(sequence) <= self.max_input_chars_per_word:
+            found = self._core.match_word_texts(_START + sequence.encode("utf-8"))
+            if found and found[0] != self._unk_text:
+                out, at = [], 0
+                for text in found:
+                    width = self._widths[text]
+                    out.append((self._ids[text], self._values[text], (at, at + width)))
+                    at += width
+                return out
+        return [(self._unk(), self.unk_token, (0, len(sequence)))]
+
+    def tokenize_ids(self, sequence: str) -> list:
+        """The ids of :meth:`tokenize` alone.
+
+        >>> WordPiece({"[UNK]": 0, "a": 1, "##b": 2}).tokenize_ids("abc")
+        [0]
+        """
+        if not sequence:
+            return []
+        if len(sequence) > self.max_input_chars_per_word:
+            return [self._unk()]
+        return self._core.match_word(_START + sequence.encode("utf-8")) or [self._unk()]
+
+    def token_to_id(self, token: str) -> int | None:
+        """The id of ``token``, or ``None``.
+
+        >>> WordPiece({"a": 5}).token_to_id("a")
+        5
+        """
+        return self.vocab.get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        """The token of ``id``, or ``None``.
+
+        >>> WordPiece({"a": 5}).id_to_token(5), WordPiece({"a": 5}).id_to_token(0)
+        ('a', None)
+        """
+        return self._tokens.get(id)
+
+    def get_vocab(self) -> dict:
+        """``{token: id}``.
+
+        >>> WordPiece({"a": 5}).get_vocab()
+        {'a': 5}
+        """
+        return dict(self.vocab)
+
+    def get_vocab_size(self) -> int:
+        """The number of tokens, as tokenizers counts them (not the largest id + 1).
+
+        >>> WordPiece({"a": 5, "b": 5}).get_vocab_size()
+        2
+        """
+        return len(self.vocab)
+
+
+def wordpiece_from_json(spec: dict | None, where: str, fail) -> WordPiece | None:
+    """The :class:`WordPiece` of a ``tokenizer.json`` model object ``spec`` at JSON path ``where``.
+
+    ``fail(where, problem)`` makes the exception raised for a bad field; every
+    field is required, as tokenizers requires them.
+
+    >>> wordpiece_from_json({"vocab": {}, "unk_token": "[UNK]"}, "$.model",
+    ...                     lambda w, p: ValueError(f"{w}: {p}"))
+    Traceback (most recent call last):
+    ...
+    ValueError: $.model.continuing_subword_prefix: missing (a string, such as "##")
+    """
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        raise fail(where, "expected an object")
+    if spec.get("type", "WordPiece") != "WordPiece":
+        raise fail(f"{where}.type", f"expected \"WordPiece\", not {spec['type']!r}")
+    for field, what in (("unk_token", "a string, such as \"[UNK]\""),
+                        ("continuing_subword_prefix", "a string, such as \"##\""),
+                        ("max_input_chars_per_word", "an integer >= 0, such as 100"),
+                        ("vocab", "an object {token: id}")):
+        if field not in spec:
+            raise fail(f"{where}.{field}", f"missing ({what})")
+    for field in ("unk_token", "continuing_subword_prefix"):
+        if not isinstance(spec[field], str):
+            raise fail(f"{where}.{field}", "expected a string")
+    limit = spec["max_input_chars_per_word"]
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+        raise fail(f"{where}.max_input_chars_per_word", "expected an integer >= 0")
+    vocab = spec["vocab"]
+    if not isinstance(vocab, dict):
+        raise fail(f"{where}.vocab", "expected an object {token: id}")
+    for token, i in vocab.items():
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 1 << 32:
+            raise fail(f"{where}.vocab[{token!r}]", "expected a token id (an integer from 0 "
+                                                   "to 2**32 - 1)")
+    return WordPiece(vocab, spec["unk_token"], spec["continuing_subword_prefix"], limit)

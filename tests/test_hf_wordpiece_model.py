@@ -1,0 +1,250 @@
+"""The Hugging Face ``WordPiece`` model (fasttok.models.hf_wordpiece) against tokenizers' own.
+
+The reference is a ``tokenizers.Tokenizer`` holding only the model (null
+normalizer, pre-tokenizer and post-processor), so the model sees each input
+whole, as one word; ids, tokens and character offsets must be equal. Inputs:
+the words of ``testcases/lines.jsonl`` (split on whitespace, and as
+tokenizers' BertPreTokenizer splits them) and its whole lines, hypothesis
+text, with ``all-MiniLM-L6-v2``'s vocabulary; small hand-made vocabularies
+pin the rules: unknown words, ``max_input_chars_per_word`` at and past the
+limit, prefix-only tokens, prefixed tokens at a word's start, another prefix
+or none, a missing unknown token, the JSON fields.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import DATA, Mismatches, missing_data_reason, read_jsonl
+from fasttok.errors import FasttokError
+from fasttok.models.hf_wordpiece import WordPiece, wordpiece_from_json
+
+tokenizers = pytest.importorskip("tokenizers")
+
+MINILM = DATA / "vocab" / "hf" / "all-MiniLM-L6-v2" / "tokenizer.json"
+LINES = DATA / "testcases" / "lines.jsonl"
+needs_data = pytest.mark.skipif(not MINILM.is_file() or not LINES.is_file(),
+                                reason=missing_data_reason(MINILM))
+
+
+def _fail(where, problem):
+    return ValueError(f"{where}: {problem}")
+
+
+def reference(model_spec: dict):
+    """tokenizers with this model and nothing else around it."""
+    doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+           "normalizer": None, "pre_tokenizer": None, "post_processor": None, "decoder": None,
+           "model": model_spec}
+    return tokenizers.Tokenizer.from_str(json.dumps(doc))
+
+
+def expected(ref, text: str) -> list:
+    enc = ref.encode(text, add_special_tokens=False)
+    return list(zip(enc.ids, enc.tokens, enc.offsets))
+
+
+def problem(ours, ref, text: str) -> str | None:
+    want = expected(ref, text)
+    got = ours.tokenize(text)
+    if got != want:
+        return f"{text[:80]!r}: fasttok {got[:4]} tokenizers {want[:4]}"
+    if ours.tokenize_ids(text) != [t[0] for t in want]:
+        return f"{text[:80]!r}: tokenize_ids differs from tokenize"
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def minilm() -> tuple:
+    spec = json.loads(MINILM.read_text(encoding="utf-8"))["model"]
+    return wordpiece_from_json(spec, "$.model", _fail), reference(spec)
+
+
+def line_words() -> list:
+    """Each line whole, lowercased, and its words: split on whitespace, and as
+    BertNormalizer + BertPreTokenizer would hand them to the model."""
+    normalizer = tokenizers.normalizers.BertNormalizer(lowercase=True)
+    pre = tokenizers.pre_tokenizers.BertPreTokenizer()
+    out = []
+    for case in read_jsonl(LINES):
+        text = case["text"]
+        out += [text, text.lower()] + text.split()
+        out += [w for w, _ in pre.pre_tokenize_str(normalizer.normalize_str(text))]
+    return out
+
+
+@needs_data
+def test_lines_and_words_match_tokenizers():
+    ours, ref = minilm()
+    mismatches = Mismatches("WordPiece all-MiniLM-L6-v2")
+    for text in line_words():
+        mismatches.check(problem(ours, ref, text))
+    assert mismatches.total > 3000
+    mismatches.assert_none()
+
+
+text_strategy = st.text(st.characters(exclude_categories=("Cs",)), max_size=30) | st.text(
+    st.sampled_from("abcdefghij#\u00e9\u4e16\U0001F600"), max_size=120)
+
+
+@needs_data
+@settings(max_examples=400, deadline=None)
+@given(text_strategy)
+def test_hypothesis_words_match_tokenizers(text):
+    ours, ref = minilm()
+    assert problem(ours, ref, text) is None
+
+
+# -- small vocabularies: one rule each ------------------------------------------------
+
+def small(vocab, unk_token="[UNK]", prefix="##", limit=100):
+    spec = {"type": "WordPiece", "unk_token": unk_token, "continuing_subword_prefix": prefix,
+            "max_input_chars_per_word": limit, "vocab": vocab}
+    return wordpiece_from_json(spec, "$.model", _fail), reference(spec)
+
+
+def same(pair, text):
+    ours, ref = pair
+    assert ours.tokenize(text) == expected(ref, text)
+    assert ours.tokenize_ids(text) == ref.encode(text, add_special_tokens=False).ids
+
+
+BANANA = {"[UNK]": 0, "ba": 1, "##na": 2, "b": 3, "##a": 4, "##n": 5, "n": 6}
+
+
+def test_empty_input_gives_no_tokens():
+    same(small(BANANA), "")
+    assert small(BANANA)[0].tokenize("") == []
+
+
+def test_greedy_longest_match_first():
+    ours, _ = small(BANANA)
+    assert ours.tokenize("banana") == [(1, "ba", (0, 2)), (2, "##na", (2, 4)),
+                                       (2, "##na", (4, 6))]
+    for text in ("banana", "bananan", "bn", "nana", "b", "nab"):
+        same(small(BANANA), text)
+
+
+def test_a_position_without_a_token_makes_the_whole_word_unk():
+    ours, _ = small(BANANA)
+    assert ours.tokenize("banxna") == [(0, "[UNK]", (0, 6))]
+    same(small(BANANA), "banax")
+    same(small(BANANA), "\u00e9ba")
+
+
+def test_a_word_of_max_input_chars_is_cut_and_one_more_is_unk():
+    pair = small({"[UNK]": 0, "\u00e9": 1, "##\u00e9": 2}, limit=5)
+    assert pair[0].tokenize_ids("\u00e9" * 5) == [1, 2, 2, 2, 2]
+    assert pair[0].tokenize("\u00e9" * 6) == [(0, "[UNK]", (0, 6))]
+    for n in (4, 5, 6, 7, 9):
+        same(pair, "\u00e9" * n)
+    same(small({"[UNK]": 0, "a": 1}, limit=0), "a")
+
+
+def test_prefix_only_tokens_match_only_as_a_word():
+    vocab = {"[UNK]": 0, "##": 1, "a": 2, "##a": 3, "#": 4, "###": 5}
+    for text in ("##", "a##", "###", "a###", "#a", "####", "a#", "##a"):
+        same(small(vocab), text)
+
+
+def test_prefixed_tokens_match_at_a_word_start_as_their_own_text():
+    vocab = {"[UNK]": 0, "##ab": 1, "##c": 2, "c": 3}
+    ours, _ = small(vocab)
+    assert ours.tokenize("##abc") == [(1, "##ab", (0, 4)), (2, "##c", (4, 5))]
+    for text in ("##abc", "cab", "c##ab", "##c"):
+        same(small(vocab), text)
+
+
+def test_other_prefixes_and_the_empty_prefix():
+    vocab = {"<unk>": 0, "un": 1, "@@aff": 2, "@@able": 3, "aff": 4, "": 5, "@@": 6}
+    for prefix in ("@@", "", "\u2581", "un"):
+        for text in ("unaffable", "affable", "@@aff", "unun", "unx"):
+            same(small(vocab, unk_token="<unk>", prefix=prefix), text)
+
+
+def test_the_start_marker_never_leaks_into_matches():
+    # texts holding U+2581 or U+00FF must not match differently from tokenizers
+    vocab = {"[UNK]": 0, "\u2581": 1, "\u2581a": 2, "##\u2581a": 3, "\u00ff": 4, "##\u00ff": 5}
+    for text in ("\u2581a\u2581a", "\u00ff\u00ff", "\u2581", "a"):
+        same(small(vocab), text)
+
+
+def test_without_the_unknown_token_an_unknown_word_is_an_error():
+    ours, ref = small({"a": 0, "##b": 1})
+    same((ours, ref), "ab")
+    with pytest.raises(Exception):
+        ref.encode("ac")
+    with pytest.raises(FasttokError, match="Missing"):
+        ours.tokenize("ac")
+    with pytest.raises(FasttokError, match="Missing"):
+        ours.tokenize_ids("ac")
+
+
+def test_ids_may_repeat_and_have_gaps():
+    vocab = {"[UNK]": 7, "a": 100, "b": 100, "##b": 3}
+    for text in ("ab", "bb", "ba", "c"):
+        same(small(vocab), text)
+
+
+def test_vocabulary_lookups_match_tokenizers():
+    ours, ref = small({"[UNK]": 0, "a": 5, "##a": 2})
+    assert ours.get_vocab() == ref.get_vocab(with_added_tokens=False)
+    assert ours.get_vocab_size() == ref.get_vocab_size(with_added_tokens=False)
+    for token in ("a", "##a", "b"):
+        assert ours.token_to_id(token) == ref.token_to_id(token)
+    for i in (0, 1, 2, 5, 6):
+        assert ours.id_to_token(i) == ref.id_to_token(i)
+
+
+# -- the JSON fields -------------------------------------------------------------------
+
+GOOD = {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+        "max_input_chars_per_word": 100, "vocab": {"a": 0}}
+
+
+@pytest.mark.parametrize("change, where", [
+    ({"unk_token": None}, "$.model.unk_token"),
+    ({"continuing_subword_prefix": 3}, "$.model.continuing_subword_prefix"),
+    ({"max_input_chars_per_word": -5}, "$.model.max_input_chars_per_word"),
+    ({"max_input_chars_per_word": 1.5}, "$.model.max_input_chars_per_word"),
+    ({"vocab": [["a", 0]]}, "$.model.vocab"),
+    ({"vocab": {"a": -1}}, "$.model.vocab['a']"),
+    ({"vocab": {"a": 2 ** 32}}, "$.model.vocab['a']"),
+])
+def test_bad_fields_fail_naming_their_path_as_tokenizers_refuses_them(change, where):
+    spec = {**GOOD, **change}
+    with pytest.raises(ValueError, match=f"^{re.escape(where)}: "):
+        wordpiece_from_json(spec, "$.model", _fail)
+    with pytest.raises(Exception):
+        reference(spec)
+
+
+@pytest.mark.parametrize("field", ["unk_token", "continuing_subword_prefix",
+                                   "max_input_chars_per_word", "vocab"])
+def test_every_field_is_required_as_tokenizers_requires_it(field):
+    spec = {k: v for k, v in GOOD.items() if k != field}
+    with pytest.raises(ValueError, match=f"^\\$\\.model\\.{field}: missing"):
+        wordpiece_from_json(spec, "$.model", _fail)
+    with pytest.raises(Exception):
+        reference(spec)
+
+
+def test_another_type_fails():
+    with pytest.raises(ValueError, match=r"^\$\.model\.type: "):
+        wordpiece_from_json({**GOOD, "type": "WordLevel"}, "$.model", _fail)
+
+
+def test_type_may_be_left_out():
+    spec = {k: v for k, v in GOOD.items() if k != "type"}
+    assert wordpiece_from_json(spec, "$.model", _fail).tokenize_ids("a") == [0]
+    assert wordpiece_from_json(None, "$.model", _fail) is None
+
+
+def test_model_class_direct_use():
+    assert WordPiece({"[UNK]": 0, "a": 1}).tokenize_ids("aa") == [0]
