@@ -24,7 +24,7 @@ import re
 from fasttok.errors import FasttokError
 from fasttok.shared import _unicode
 
-__all__ = ["compile_generic", "compile_onig"]
+__all__ = ["compile_generic", "compile_onig", "char_class"]
 
 
 def _class_body(specs: tuple) -> str:
@@ -33,6 +33,18 @@ def _class_body(specs: tuple) -> str:
         for lo, hi in _unicode.code_point_ranges(spec):
             out.append(_escape(lo) if lo == hi else f"{_escape(lo)}-{_escape(hi)}")
     return "".join(out)
+
+
+@functools.lru_cache(maxsize=None)
+def char_class(*specs: str, extra: str = "") -> str:
+    """A ``re`` character class of the code points of ``specs`` (Unicode 16.0
+    general categories, their one-letter classes, ``White_Space``), plus the
+    literal characters ``extra``.
+
+    >>> re.findall(char_class("Zl", extra="x"), "a\u2028x")
+    ['\u2028', 'x']
+    """
+    return f"[{_class_body(specs)}{re.escape(extra) if extra else ''}]"
 
 
 def _escape(cp: int) -> str:
