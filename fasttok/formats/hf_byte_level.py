@@ -47,7 +47,8 @@ from typing import Any, Optional
 
 from fasttok.formats._byte_bpe import CoreBPE
 from fasttok.formats.tiktoken import build_byte_bpe
-from fasttok.pre_tokenizers.patterns import compile_generic, scanner_for
+from fasttok.pre_tokenizers.patterns import scanner_for
+from fasttok.shared.regex_translate import compile_generic
 from fasttok.shared.batching import ChunkedBatches
 from fasttok.vocab import Vocabulary
 

@@ -95,3 +95,49 @@ def check_charsmap(charsmap):
     cdef Charsmap m
     charsmap_load(bytes(charsmap or b""), &m)
     charsmap_free(&m)
+
+
+cdef class CharsmapRules:
+    """The rules of a ``precompiled_charsmap`` looked up one key at a time, as
+    ``tokenizers``' ``Precompiled`` does: the *shortest* rule that is a prefix
+    of the key (a NUL byte ends the key), and its replacement.
+
+    >>> CharsmapRules(b"").first_rule(b"a") is None
+    True
+    """
+
+    cdef Charsmap m
+
+    def __cinit__(self, bytes blob not None):
+        charsmap_load(blob, &self.m)
+
+    def __dealloc__(self):
+        charsmap_free(&self.m)
+
+    def first_rule(self, bytes key not None):
+        """The replacement (``str``) of the shortest rule that is a prefix of
+        ``key``, or ``None``."""
+        cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(key)
+        cdef size_t n = len(key), i, end
+        cdef uint32_t pos, u, value
+        if self.m.n_units == 0:
+            return None
+        pos = unit_offset(self.m.units[0])
+        for i in range(n):
+            if s[i] == 0:
+                return None
+            pos ^= s[i]
+            u = self.m.units[pos]
+            if unit_label(u) != s[i]:
+                return None
+            pos ^= unit_offset(u)
+            if unit_has_leaf(u):
+                value = unit_value(self.m.units[pos])
+                if value >= self.m.n_strings:
+                    raise CharsmapError(f"precompiled_charsmap: a rule's replacement starts at "
+                                        f"byte {value} of {self.m.n_strings}", 0)
+                end = value
+                while self.m.strings[end] != 0:
+                    end += 1
+                return (<bytes>self.m.strings[value:end]).decode("utf-8")
+        return None

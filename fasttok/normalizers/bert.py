@@ -1,0 +1,83 @@
+"""BertNormalizer: BERT's clean-up, CJK spacing, accent stripping, lowercasing.
+
+In ``tokenizers``' order: ``clean_text`` drops NUL, U+FFFD and the "other"
+characters (Cc, Cf, Cn, Co, Cs, but not tab, newline or carriage return) and
+turns whitespace into a space; ``handle_chinese_chars`` puts a space on
+either side of each CJK ideograph (all three take its span);
+``strip_accents`` (when ``None``, it follows ``lowercase``) is NFD then
+dropping nonspacing marks (Mn only); ``lowercase`` is Rust's per-character
+lowercasing.
+
+>>> BertNormalizer().normalize_str("Héllo\\u4e16\\x00 !")
+'hello 世  !'
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from fasttok.normalizers.simple import lowercase, lowercase_ns
+from fasttok.normalizers.strip import WHITE_SPACE, remove_class
+from fasttok.normalizers.unicode_forms import normalize_form
+from fasttok.shared.normalized import NormalizedString
+from fasttok.shared.regex_translate import char_class
+
+__all__ = ["BertNormalizer"]
+
+_CJK = "\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\U0002a700-\U0002b73f" \
+       "\U0002b740-\U0002b81f\U0002b920-\U0002ceaf\uf900-\ufaff\U0002f800-\U0002fa1f"
+_CHINESE = re.compile(f"[{_CJK}]")
+_OTHER = char_class("C", extra="\x00\ufffd")
+_CONTROL = re.compile("(?:(?![\t\n\r])" + _OTHER + ")+")
+_NONSPACING = re.compile(char_class("Mn") + "+")
+_TO_SPACE = {ord(c): " " for c in WHITE_SPACE + "\t\n\r"}
+
+
+class BertNormalizer:
+    """``tokenizers.normalizers.BertNormalizer``.
+
+    >>> BertNormalizer(lowercase=False).normalize_str("Àa")
+    'Àa'
+    >>> BertNormalizer(lowercase=False, strip_accents=True).normalize_str("Àa")
+    'Aa'
+    """
+
+    def __init__(self, clean_text: bool = True, handle_chinese_chars: bool = True,
+                 strip_accents: bool | None = None, lowercase: bool = True) -> None:
+        self.clean_text = clean_text
+        self.handle_chinese_chars = handle_chinese_chars
+        self.strip_accents = strip_accents
+        self.lowercase = lowercase
+
+    def __repr__(self) -> str:
+        return (f"BertNormalizer(clean_text={self.clean_text}, handle_chinese_chars="
+                f"{self.handle_chinese_chars}, strip_accents={self.strip_accents}, "
+                f"lowercase={self.lowercase})")
+
+    @property
+    def _strips(self) -> bool:
+        return self.lowercase if self.strip_accents is None else self.strip_accents
+
+    def normalize(self, ns: NormalizedString) -> None:
+        if self.clean_text:
+            remove_class(ns, _CONTROL)
+            ns.normalized = ns.normalized.translate(_TO_SPACE)
+        if self.handle_chinese_chars and _CHINESE.search(ns.normalized):
+            ns.expand_chars([f" {c} " if _CHINESE.match(c) else c for c in ns.normalized])
+        if self._strips:
+            normalize_form(ns, "NFD")
+            remove_class(ns, _NONSPACING)
+        if self.lowercase:
+            lowercase_ns(ns)
+
+    def normalize_str(self, text: str) -> str:
+        if self.clean_text:
+            text = _CONTROL.sub("", text).translate(_TO_SPACE)
+        if self.handle_chinese_chars:
+            text = _CHINESE.sub(r" \g<0> ", text)
+        if self._strips:
+            text = _NONSPACING.sub("", unicodedata.normalize("NFD", text))
+        if self.lowercase:
+            text = lowercase(text)
+        return text

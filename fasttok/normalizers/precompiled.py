@@ -1,0 +1,118 @@
+"""Precompiled: a SentencePiece ``precompiled_charsmap`` the way ``tokenizers`` runs it.
+
+This is not SentencePiece's own walk (longest rule at each byte, which
+:mod:`fasttok.normalizers._spm_normalizer` does). ``tokenizers`` cuts the
+text into extended grapheme clusters; a cluster shorter than 6 bytes is
+looked up whole, and if the *shortest* rule that is a prefix of it matches,
+the whole cluster becomes that rule's replacement; otherwise each of its
+characters is looked up alone. A replacement of ``k`` characters for ``m``
+replaces the first ones, adds the rest (``k > m``), or has its last
+character absorb the difference (``k < m``; an empty replacement lets the
+character before it absorb it), which is where the alignments come from.
+
+Clusters follow UAX #29 where it matters here, that is for clusters shorter
+than 6 bytes: CR LF, marks, ZWJ/ZWNJ and the other extenders after a
+character that is no control, and prepended concatenation marks before one.
+
+>>> p = Precompiled(b"")
+>>> p.normalize_str("abc")
+'abc'
+"""
+
+from __future__ import annotations
+
+import re
+
+from fasttok.shared._charsmap import CharsmapRules
+from fasttok.shared.normalized import NormalizedString
+from fasttok.shared.regex_translate import char_class
+
+__all__ = ["Precompiled", "graphemes"]
+
+# Grapheme_Cluster_Break=Extend or SpacingMark, as classes: the marks (less
+# the Mc that UAX #29 leaves out), ZWNJ, ZWJ, the halfwidth sound marks,
+# emoji modifiers and tags, Thai/Lao SARA AM
+_NOT_SPACING = "\u102b\u102c\u1038\u1062-\u1064\u1067-\u106d\u1083\u1087-\u108c\u108f" \
+               "\u109a-\u109c\u1a61\u1a63\u1a64\uaa7b\uaa7d\U00011720\U00011721"
+_EXTEND = "(?:(?![" + _NOT_SPACING + "])" + char_class("M") + \
+          "|[\u200c\u200d\uff9e\uff9f\u0e33\u0eb3\U0001f3fb-\U0001f3ff\U000e0020-\U000e007f])"
+_PREPEND = "[\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u0d4e\U000110bd\U000110cd" \
+           "\U000111c2\U000111c3\U0001193f\U00011941\U00011a3a\U00011a84-\U00011a89" \
+           "\U00011d46\U00011f02]"
+_CONTROL = "(?:(?![\u200c\u200d\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd" \
+           "\U000110cd])" + char_class("Cc", "Cf", "Zl", "Zp", "Cs") + ")"
+_GRAPHEME = re.compile(f"\r\n|{_PREPEND}*(?:(?!{_CONTROL}).){_EXTEND}*|.", re.S)
+
+
+def graphemes(text: str) -> list:
+    """``text`` cut into extended grapheme clusters (as far as clusters under 6 bytes go).
+
+    >>> graphemes("e\\u0301a\\r\\n") == ["e\\u0301", "a", "\\r\\n"]
+    True
+    """
+    return _GRAPHEME.findall(text)
+
+
+def _replace(transformations: list, old: str, new: str) -> None:
+    # tokenizers' precompiled::replace, report by report
+    transformations.extend([c, 0] for c in new)
+    diff = len(new) - len(old)
+    if diff > 0:
+        for item in transformations[-diff:]:
+            item[1] = 1
+    elif diff < 0 and transformations:
+        transformations[-1][1] += diff
+
+
+class Precompiled:
+    """``tokenizers.normalizers.Precompiled`` over a ``precompiled_charsmap`` blob.
+
+    >>> Precompiled(b"").normalize_str("")
+    ''
+    """
+
+    def __init__(self, charsmap: bytes) -> None:
+        self.charsmap = bytes(charsmap)
+        self._rules = CharsmapRules(self.charsmap)
+        self._cache: dict = {}
+
+    def __repr__(self) -> str:
+        return f"Precompiled(<{len(self.charsmap)} bytes>)"
+
+    def _rule(self, chunk: str):
+        found = self._cache.get(chunk, self)
+        if found is self:
+            found = self._cache[chunk] = self._rules.first_rule(chunk.encode("utf-8"))
+        return found
+
+    def _reports(self, text: str) -> list | None:
+        transformations: list = []
+        modified = False
+        rule = self._rule
+        for g in graphemes(text):
+            if len(g) == 1 or len(g.encode("utf-8")) < 6:
+                norm = rule(g)
+                if norm is not None:
+                    modified = True
+                    _replace(transformations, g, norm)
+                    continue
+                if len(g) == 1:
+                    transformations.append([g, 0])
+                    continue
+            for c in g:
+                norm = rule(c)
+                if norm is not None:
+                    modified = True
+                    _replace(transformations, c, norm)
+                else:
+                    transformations.append([c, 0])
+        return transformations if modified else None
+
+    def normalize(self, ns: NormalizedString) -> None:
+        reports = self._reports(ns.normalized)
+        if reports is not None:
+            ns.transform(reports, 0)
+
+    def normalize_str(self, text: str) -> str:
+        reports = self._reports(text)
+        return text if reports is None else "".join(c for c, _ in reports)

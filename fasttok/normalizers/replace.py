@@ -1,0 +1,44 @@
+"""Replace: every match of a string or Oniguruma pattern becomes ``content``.
+
+>>> Replace(" ", "▁").normalize_str("a b")
+'a▁b'
+>>> Replace(r"\\s+", " ", regex=True).normalize_str("a \\t b")
+'a b'
+"""
+
+from __future__ import annotations
+
+import re
+
+from fasttok.shared.normalized import NormalizedString, find_matches
+from fasttok.shared.regex_translate import compile_onig
+
+__all__ = ["Replace"]
+
+
+class Replace:
+    """``tokenizers.normalizers.Replace``; ``pattern`` is a literal string,
+    or an Oniguruma regex with ``regex=True``.
+
+    >>> Replace("", "_").normalize_str("ab")
+    '_a_b_'
+    """
+
+    def __init__(self, pattern: str, content: str, *, regex: bool = False) -> None:
+        self.pattern = pattern
+        self.content = content
+        self.regex = regex
+        self._compiled = compile_onig(pattern) if regex else re.compile(re.escape(pattern))
+
+    def __repr__(self) -> str:
+        kind = "Regex" if self.regex else "String"
+        return f"Replace({kind}({self.pattern!r}), {self.content!r})"
+
+    def normalize(self, ns: NormalizedString) -> None:
+        ns.replace(self._compiled, self.content)
+
+    def normalize_str(self, text: str) -> str:
+        if self.pattern and not self.regex:
+            return text.replace(self.pattern, self.content)
+        return "".join(self.content if hit else text[s:e]
+                       for (s, e), hit in find_matches(self._compiled, text))

@@ -1,0 +1,141 @@
+"""The Unicode normalization forms NFC, NFD, NFKC and NFKD, with alignments.
+
+``tokenizers`` normalizes with ``unicode-normalization-alignments``, which
+reports each output character as new (``1``), replacing (``0``) or absorbing
+others (``-n``), and fasttok reproduces those reports: a character
+decomposes into its first part (replacing) and new ones; canonical
+reordering moves parts together with their reports; a composition merges the
+second character's report into the first's, less one. The text itself is
+the standard library's ``unicodedata.normalize``; the reports are only
+computed when the text changes.
+
+>>> NFKC().normalize_str("ﬁ")
+'fi'
+>>> ns = NormalizedString("a\\u0301\\u0323"); NFC().normalize(ns)
+>>> ns.normalized, ns.alignments
+('ạ́', [(0, 1), (2, 3)])
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from fasttok.shared.normalized import NormalizedString
+
+__all__ = ["NFC", "NFD", "NFKC", "NFKD", "normalize_form"]
+
+_COMPOSED: dict = {}
+
+
+def _compose(a: str, b: str) -> str | None:
+    key = a + b
+    found = _COMPOSED.get(key)
+    if found is None:
+        c = unicodedata.normalize("NFC", key)
+        found = _COMPOSED[key] = c if len(c) == 1 else ""
+    return found or None
+
+
+def _reports(text: str, form: str) -> list:
+    decompose = "NFKD" if form in ("NFKC", "NFKD") else "NFD"
+    chars: list = []
+    for c in text:
+        parts = unicodedata.normalize(decompose, c)
+        chars.append([parts[0], 0])
+        chars.extend([p, 1] for p in parts[1:])
+    combining = unicodedata.combining
+    i, n = 0, len(chars)
+    while i < n:
+        # stable sort of each run of non-starters by combining class
+        if combining(chars[i][0]):
+            j = i
+            while j < n and combining(chars[j][0]):
+                j += 1
+            chars[i:j] = sorted(chars[i:j], key=lambda item: combining(item[0]))
+            i = j
+        else:
+            i += 1
+    if form in ("NFD", "NFKD"):
+        return chars
+    out: list = []
+    starter = -1
+    last_class = -1
+    for item in chars:
+        cls = combining(item[0])
+        if starter >= 0 and (last_class < cls or (last_class == 0 and starter == len(out) - 1)):
+            composed = _compose(out[starter][0], item[0])
+            if composed is not None:
+                out[starter] = [composed, out[starter][1] + item[1] - 1]
+                continue
+        if cls == 0:
+            starter = len(out)
+            last_class = 0
+        else:
+            last_class = cls
+        out.append(item)
+    return out
+
+
+def normalize_form(ns: NormalizedString, form: str) -> None:
+    """Normalize ``ns`` to ``form`` (``"NFC"``, ``"NFD"``, ``"NFKC"`` or ``"NFKD"``) in place.
+
+    >>> ns = NormalizedString("é"); normalize_form(ns, "NFD"); ns.alignments
+    [(0, 1), (0, 1)]
+    """
+    text = ns.normalized
+    if unicodedata.is_normalized(form, text):
+        return
+    ns.transform(_reports(text, form), 0)
+
+
+class _Form:
+    form = ""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    def normalize(self, ns: NormalizedString) -> None:
+        normalize_form(ns, self.form)
+
+    def normalize_str(self, text: str) -> str:
+        return unicodedata.normalize(self.form, text)
+
+
+class NFC(_Form):
+    """Canonical composition (``tokenizers.normalizers.NFC``).
+
+    >>> NFC().normalize_str("e\\u0301") == "\\u00e9"
+    True
+    """
+
+    form = "NFC"
+
+
+class NFD(_Form):
+    """Canonical decomposition (``tokenizers.normalizers.NFD``).
+
+    >>> len(NFD().normalize_str("\\u00e9"))
+    2
+    """
+
+    form = "NFD"
+
+
+class NFKC(_Form):
+    """Compatibility composition (``tokenizers.normalizers.NFKC``).
+
+    >>> NFKC().normalize_str("①")
+    '1'
+    """
+
+    form = "NFKC"
+
+
+class NFKD(_Form):
+    """Compatibility decomposition (``tokenizers.normalizers.NFKD``).
+
+    >>> NFKD().normalize_str("ﬀ")
+    'ff'
+    """
+
+    form = "NFKD"
