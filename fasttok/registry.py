@@ -318,6 +318,10 @@ LOADERS: list = [Loader("tiktoken", "fasttok.formats.tiktoken:load_tiktoken_file
                  Loader("sentencepiece", "fasttok.formats.sentencepiece:load_sentencepiece_file",
                         suffixes=(".model",),
                         sniff="fasttok.loaders.sentencepiece_model:looks_like_model_proto"),
+                 # before tokenizer.json's: both are .json files, told apart by content
+                 Loader("tekken", "fasttok.formats.tekken:load_tekken_file",
+                        suffixes=("tekken.json",),
+                        sniff="fasttok.loaders.tekken_json:looks_like_tekken_json"),
                  Loader("hf_tokenizer_json", "fasttok.formats.hf:load_tokenizer_json_file",
                         suffixes=(".json",),
                         sniff="fasttok.loaders.hf_tokenizer_json:looks_like_tokenizer_json")]

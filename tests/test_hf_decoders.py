@@ -142,9 +142,9 @@ def outcome(fn, *args):
     """The result, or the fact that it raised (tokenizers panics where fasttok raises)."""
     try:
         return fn(*args)
-    except (FasttokError, BaseException) as exc:  # pyo3's PanicException is a BaseException
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:  # pyo3's PanicException is a BaseException
         return "<raised>"
 
 
@@ -244,6 +244,7 @@ SPECS = [
     {"type": "Sequence", "decoders": []},
     {"type": "Sequence", "decoders": [{"type": "Fuse"}, {"type": "Sequence", "decoders": []}]},
     {"type": "Sequence", "decoders": [{"type": "Nope"}]},
+    {"type": "Sequence", "decoders": [None]},
     {"type": "Sequence", "decoders": None},
     {"type": "Sequence"},
     {"type": "Nope"},

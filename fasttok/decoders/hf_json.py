@@ -130,12 +130,13 @@ def _replace(f: _Fields) -> Replace:
 
 def _sequence(f: _Fields) -> Sequence:
     decoders = f.get("decoders", lambda v: isinstance(v, list), "an array of decoders")
-    return Sequence([decoder_from_json(d, f"{f.where}.decoders[{i}]", f.fail)
-                     if d is not None else _null_step(f, i) for i, d in enumerate(decoders)])
-
-
-def _null_step(f: _Fields, i: int):
-    raise f.fail(f"{f.where}.decoders[{i}]", "expected a decoder object, got null")
+    steps = []
+    for i, spec in enumerate(decoders):
+        where = f"{f.where}.decoders[{i}]"
+        if spec is None:
+            raise f.fail(where, "expected a decoder object, got null")
+        steps.append(decoder_from_json(spec, where, f.fail))
+    return Sequence(steps)
 
 
 _BUILDERS = {

@@ -5,7 +5,7 @@ escaped), matches taken left to right without overlap, and an empty token
 left alone. A string pattern is therefore ``str.replace`` (which puts an
 empty pattern between every two characters and at both ends, as Oniguruma's
 match iterator does). A regex pattern is translated by
-:func:`fasttok.pre_tokenizers.patterns.compile_generic` and iterated as the
+:func:`fasttok.shared.regex_translate.compile_generic` and iterated as the
 ``onig`` crate does: an empty match right where the last match ended is
 skipped by one character, which Python's own ``finditer`` would keep.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from fasttok.pre_tokenizers.patterns import compile_generic
+from fasttok.shared.regex_translate import compile_generic
 
 __all__ = ["Replace"]
 

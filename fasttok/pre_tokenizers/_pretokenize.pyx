@@ -434,6 +434,9 @@ cdef Py_ssize_t scan_qwen2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexc
 cdef Py_ssize_t scan_o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     return _o200k(s, i, end, UNICODE_16, 3, True)
 
+cdef Py_ssize_t scan_tekken(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return _o200k(s, i, end, UNICODE_16, 1, False)
+
 # llama.cpp's regex lists (its Unicode 15.1 tables); see fasttok.pre_tokenizers.gguf.
 
 cdef Py_ssize_t scan_llama_gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
@@ -462,10 +465,11 @@ cdef Py_ssize_t scan_llama_tekken(const uint8_t* s, Py_ssize_t i, Py_ssize_t end
 
 
 # Names in the order of _SCAN; a name starting "llama.cpp:" reads llama.cpp's tables.
-SCANNERS = ("gpt2", "cl100k", "cl100k_legacy", "qwen2", "o200k",
+SCANNERS = ("gpt2", "cl100k", "cl100k_legacy", "qwen2", "o200k", "tekken",
             "llama.cpp:gpt2", "llama.cpp:starcoder", "llama.cpp:llama3", "llama.cpp:qwen2",
             "llama.cpp:qwen35", "llama.cpp:seed-coder", "llama.cpp:gpt-4o", "llama.cpp:tekken")
-cdef ScanFn[13] _SCAN = [scan_gpt2, scan_cl100k, scan_cl100k_legacy, scan_qwen2, scan_o200k,
+cdef ScanFn[14] _SCAN = [scan_gpt2, scan_cl100k, scan_cl100k_legacy, scan_qwen2, scan_o200k,
+                         scan_tekken,
                          scan_llama_gpt2, scan_llama_starcoder, scan_llama_llama3, scan_llama_qwen2,
                          scan_llama_qwen35, scan_llama_seed_coder, scan_llama_gpt4o,
                          scan_llama_tekken]

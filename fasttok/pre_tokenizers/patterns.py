@@ -1,7 +1,7 @@
 """Pre-tokenizer patterns: tiktoken's known ``pat_str`` strings and the generic path.
 
 A pattern fasttok knows (the current and the older spelling of each of
-tiktoken's; Llama 3's, which is cl100k's older spelling; Qwen 2's) runs
+tiktoken's; Llama 3's, which is cl100k's older spelling; Qwen 2's; Mistral's Tekken) runs
 through a hand-written compiled scanner (:mod:`fasttok.pre_tokenizers._pretokenize`). Any
 other pattern is translated for the standard library's ``re`` by
 :func:`fasttok.shared.regex_translate.compile_generic`, so custom encodings
@@ -20,10 +20,10 @@ from typing import Optional
 
 from fasttok.shared.regex_translate import compile_generic
 from fasttok.pre_tokenizers.tiktoken_patterns import (CL100K, CL100K_LEGACY, GPT2, GPT2_LEGACY,
-                                                      LLAMA3, O200K, QWEN2)
+                                                      LLAMA3, O200K, QWEN2, TEKKEN)
 
 __all__ = ["GPT2", "GPT2_LEGACY", "CL100K", "CL100K_LEGACY", "LLAMA3", "QWEN2", "O200K",
-           "scanner_for", "pattern_splitter"]
+           "TEKKEN", "scanner_for", "pattern_splitter"]
 
 # The two gpt2 spellings split every text identically (\s++$ only ever
 # matches where \s+(?!\S) takes the whole trailing run anyway); the two
@@ -36,6 +36,7 @@ _SCANNERS = {
     CL100K_LEGACY: "cl100k_legacy",
     QWEN2: "qwen2",
     O200K: "o200k",
+    TEKKEN: "tekken",
 }
 
 
