@@ -6,7 +6,8 @@ turns whitespace into a space; ``handle_chinese_chars`` puts a space on
 either side of each CJK ideograph (all three take its span);
 ``strip_accents`` (when ``None``, it follows ``lowercase``) is NFD then
 dropping nonspacing marks (Mn only); ``lowercase`` is Rust's per-character
-lowercasing.
+lowercasing. Format characters and nonspacing marks are Unicode 8.0's, as
+in the ``unicode_categories`` crate (:mod:`fasttok.shared.hf_unicode`).
 
 >>> BertNormalizer().normalize_str("Héllo\\u4e16\\x00 !")
 'hello 世  !'
@@ -15,11 +16,11 @@ lowercasing.
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from fasttok.normalizers.simple import lowercase, lowercase_ns
 from fasttok.normalizers.strip import WHITE_SPACE, remove_class
-from fasttok.normalizers.unicode_forms import normalize_form
+from fasttok.normalizers.unicode_forms import normalize_form, normalize_text
+from fasttok.shared.hf_unicode import FORMAT, NONSPACING
 from fasttok.shared.normalized import NormalizedString
 from fasttok.shared.regex_translate import char_class
 
@@ -28,9 +29,9 @@ __all__ = ["BertNormalizer"]
 _CJK = "\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\U0002a700-\U0002b73f" \
        "\U0002b740-\U0002b81f\U0002b920-\U0002ceaf\uf900-\ufaff\U0002f800-\U0002fa1f"
 _CHINESE = re.compile(f"[{_CJK}]")
-_OTHER = char_class("C", extra="\x00\ufffd")
+_OTHER = char_class("Cc", "Co", "Cs", extra="\ufffd")[:-1] + FORMAT[1:-1] + "]"
 _CONTROL = re.compile("(?:(?![\t\n\r])" + _OTHER + ")+")
-_NONSPACING = re.compile(char_class("Mn") + "+")
+_NONSPACING = re.compile(NONSPACING + "+")
 _TO_SPACE = {ord(c): " " for c in WHITE_SPACE + "\t\n\r"}
 
 
@@ -77,7 +78,7 @@ class BertNormalizer:
         if self.handle_chinese_chars:
             text = _CHINESE.sub(r" \g<0> ", text)
         if self._strips:
-            text = _NONSPACING.sub("", unicodedata.normalize("NFD", text))
+            text = _NONSPACING.sub("", normalize_text(text, "NFD"))
         if self.lowercase:
             text = lowercase(text)
         return text

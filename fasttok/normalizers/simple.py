@@ -11,19 +11,21 @@
 from __future__ import annotations
 
 from fasttok.shared._bytemap import encode_byte_level
+from fasttok.shared.hf_unicode import LOWERCASE
 from fasttok.shared.normalized import NormalizedString
 
-__all__ = ["Lowercase", "Prepend", "ByteLevel", "lowercase", "utf8_lengths"]
+__all__ = ["Lowercase", "Prepend", "ByteLevel", "lowercase", "lowercase_ns"]
 
 
 def lowercase(text: str) -> str:
     """Rust's ``char::to_lowercase`` on each character: no context, so a final
-    capital sigma is ``σ`` (``str.lower`` alone would give ``ς``).
+    capital sigma is ``σ`` (``str.lower`` alone would give ``ς``); letters
+    newer than the interpreter's Unicode come from fasttok's tables.
 
-    >>> lowercase("ΣΑΣ")
-    'σασ'
+    >>> lowercase("ΣΑΣ"), lowercase("\U00010d50") == "\U00010d70"
+    ('σασ', True)
     """
-    return text.replace("Σ", "σ").lower()
+    return text.replace("Σ", "σ").translate(LOWERCASE).lower()
 
 
 def lowercase_ns(ns: NormalizedString) -> None:
@@ -39,30 +41,6 @@ def lowercase_ns(ns: NormalizedString) -> None:
         ns.normalized = low
     else:
         ns.expand_chars([lowercase(c) for c in text])
-
-
-def utf8_lengths(text: str) -> list:
-    """The UTF-8 length of each character.
-
-    >>> utf8_lengths("aé€😀")
-    [1, 2, 3, 4]
-    """
-    return [1 if c < "\x80" else 2 if c < "\u0800" else 3 if c < "\U00010000" else 4
-            for c in text]
-
-
-def byte_level_ns(ns: NormalizedString) -> None:
-    """Each byte of the text becomes its GPT-2 alphabet character; the
-    characters of one original character share its span.
-
-    >>> ns = NormalizedString("é"); byte_level_ns(ns); ns.normalized, ns.alignments
-    ('Ã©', [(0, 1), (0, 1)])
-    """
-    text = ns.normalized
-    mapped = encode_byte_level(text.encode("utf-8"))
-    if len(mapped) != len(text):
-        ns.alignments = [a for a, n in zip(ns.alignments, utf8_lengths(text)) for _ in range(n)]
-    ns.normalized = mapped
 
 
 class Lowercase:
@@ -113,7 +91,7 @@ class ByteLevel:
         return "ByteLevel()"
 
     def normalize(self, ns: NormalizedString) -> None:
-        byte_level_ns(ns)
+        ns.byte_level()
 
     def normalize_str(self, text: str) -> str:
         return encode_byte_level(text.encode("utf-8"))

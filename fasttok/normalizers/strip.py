@@ -2,7 +2,8 @@
 
 Whitespace is Rust's ``char::is_whitespace``, the White_Space property
 (Python's ``str.isspace`` also takes U+001C..U+001F); marks are the general
-categories Mn, Mc and Me, from fasttok's Unicode tables.
+categories Mn, Mc and Me as of Unicode 9.0, the version of the crate
+``tokenizers`` asks (:mod:`fasttok.shared.hf_unicode`).
 
 >>> Strip(left=True, right=False).normalize_str(" a ")
 'a '
@@ -16,13 +17,13 @@ import re
 
 from fasttok.shared import _unicode
 from fasttok.shared.normalized import NormalizedString
-from fasttok.shared.regex_translate import char_class
+from fasttok.shared.hf_unicode import MARKS
 
 __all__ = ["Strip", "StripAccents", "WHITE_SPACE", "remove_class"]
 
 WHITE_SPACE = "".join(chr(cp) for lo, hi in _unicode.code_point_ranges("White_Space")
                       for cp in range(lo, hi + 1))
-_MARKS = re.compile(char_class("M") + "+")
+_MARKS = re.compile(MARKS + "+")
 
 
 def remove_class(ns: NormalizedString, runs: "re.Pattern[str]") -> None:

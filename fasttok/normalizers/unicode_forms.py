@@ -7,7 +7,9 @@ decomposes into its first part (replacing) and new ones; canonical
 reordering moves parts together with their reports; a composition merges the
 second character's report into the first's, less one. The text itself is
 the standard library's ``unicodedata.normalize``; the reports are only
-computed when the text changes.
+computed when the text changes. The crate's tables are Unicode 11.0: a
+character assigned later has no decomposition, combining class 0 and no
+composition there, so text holding one goes through the reports instead.
 
 >>> NFKC().normalize_str("ﬁ")
 'fi'
@@ -18,13 +20,16 @@ computed when the text changes.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
+from fasttok.shared.hf_unicode import NORMALIZATION_NEWER
 from fasttok.shared.normalized import NormalizedString
 
-__all__ = ["NFC", "NFD", "NFKC", "NFKD", "normalize_form"]
+__all__ = ["NFC", "NFD", "NFKC", "NFKD", "normalize_form", "normalize_text"]
 
 _COMPOSED: dict = {}
+_NEWER = re.compile(NORMALIZATION_NEWER)
 
 
 def _compose(a: str, b: str) -> str | None:
@@ -32,18 +37,22 @@ def _compose(a: str, b: str) -> str | None:
     found = _COMPOSED.get(key)
     if found is None:
         c = unicodedata.normalize("NFC", key)
-        found = _COMPOSED[key] = c if len(c) == 1 else ""
+        found = _COMPOSED[key] = c if len(c) == 1 and not _NEWER.match(c) else ""
     return found or None
+
+
+def _combining(c: str) -> int:
+    return 0 if _NEWER.match(c) else unicodedata.combining(c)
 
 
 def _reports(text: str, form: str) -> list:
     decompose = "NFKD" if form in ("NFKC", "NFKD") else "NFD"
     chars: list = []
     for c in text:
-        parts = unicodedata.normalize(decompose, c)
+        parts = c if _NEWER.match(c) else unicodedata.normalize(decompose, c)
         chars.append([parts[0], 0])
         chars.extend([p, 1] for p in parts[1:])
-    combining = unicodedata.combining
+    combining = _combining
     i, n = 0, len(chars)
     while i < n:
         # stable sort of each run of non-starters by combining class
@@ -83,9 +92,20 @@ def normalize_form(ns: NormalizedString, form: str) -> None:
     [(0, 1), (0, 1)]
     """
     text = ns.normalized
-    if unicodedata.is_normalized(form, text):
+    if unicodedata.is_normalized(form, text) and not _NEWER.search(text):
         return
     ns.transform(_reports(text, form), 0)
+
+
+def normalize_text(text: str, form: str) -> str:
+    """``text`` in ``form``, as ``tokenizers`` normalizes it.
+
+    >>> normalize_text("\u32ff", "NFKC")  # Unicode 12.1: the crate does not know it
+    '㋿'
+    """
+    if _NEWER.search(text):
+        return "".join(c for c, _ in _reports(text, form))
+    return unicodedata.normalize(form, text)
 
 
 class _Form:
@@ -98,7 +118,7 @@ class _Form:
         normalize_form(ns, self.form)
 
     def normalize_str(self, text: str) -> str:
-        return unicodedata.normalize(self.form, text)
+        return normalize_text(text, self.form)
 
 
 class NFC(_Form):

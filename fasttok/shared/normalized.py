@@ -34,6 +34,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from fasttok.shared._bytemap import encode_byte_level
+
 __all__ = ["NormalizedString", "PreTokenizedString", "BEHAVIORS", "find_matches", "split_spans"]
 
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
@@ -259,6 +261,20 @@ class NormalizedString:
         self.normalized = "".join(pieces)
         self.alignments = aligns
 
+    def byte_level(self) -> None:
+        """Every byte of the text as its GPT-2 alphabet character; the
+        characters of one original character share its span.
+
+        >>> ns = NormalizedString("é "); ns.byte_level(); ns.normalized, ns.alignments
+        ('Ã©Ġ', [(0, 1), (0, 1), (1, 2)])
+        """
+        text = self.normalized
+        mapped = encode_byte_level(text.encode("utf-8"))
+        if len(mapped) != len(text):
+            self.alignments = [a for a, n in zip(self.alignments, _utf8_lengths(text))
+                               for _ in range(n)]
+        self.normalized = mapped
+
     def filter(self, keep: list) -> None:
         """Keep the characters whose flag in ``keep`` is true; each keeps its
         span (``tokenizers``' ``NormalizedString::filter``).
@@ -343,6 +359,11 @@ class NormalizedString:
         """
         spans = split_spans(find_matches(pattern, self.normalized, invert), behavior)
         return [self.slice(s, e) for s, e in spans]
+
+
+def _utf8_lengths(text: str) -> list:
+    return [1 if c < "\x80" else 2 if c < "\u0800" else 3 if c < "\U00010000" else 4
+            for c in text]
 
 
 class PreTokenizedString:

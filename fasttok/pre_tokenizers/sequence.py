@@ -1,0 +1,48 @@
+"""Sequence: pre-tokenizers applied one after the other, each to every piece of the last.
+
+>>> from fasttok.pre_tokenizers.split import WhitespaceSplit, Digits
+>>> Sequence([WhitespaceSplit(), Digits(True)]).pre_tokenize_str("a1 b")
+[('a', (0, 1)), ('1', (1, 2)), ('b', (3, 4))]
+"""
+
+from __future__ import annotations
+
+from fasttok.pre_tokenizers.metaspace import Metaspace
+from fasttok.shared.normalized import PreTokenizedString
+
+__all__ = ["Sequence"]
+
+
+class Sequence:
+    """``tokenizers.pre_tokenizers.Sequence``.
+
+    >>> Sequence([]).split_str("a b")
+    ['a b']
+    """
+
+    def __init__(self, pretokenizers: list) -> None:
+        self.pretokenizers = list(pretokenizers)
+        # Metaspace("first") after a split needs each piece's offset, which
+        # the string path does not keep
+        self._str_path = not any(isinstance(p, Metaspace) and p.prepend_scheme == "first"
+                                 for p in self.pretokenizers[1:])
+
+    def __repr__(self) -> str:
+        return f"Sequence({self.pretokenizers!r})"
+
+    def pre_tokenize(self, pts: PreTokenizedString) -> None:
+        for p in self.pretokenizers:
+            p.pre_tokenize(pts)
+
+    def pre_tokenize_str(self, text: str) -> list:
+        pts = PreTokenizedString(text)
+        self.pre_tokenize(pts)
+        return pts.get_splits()
+
+    def split_str(self, text: str) -> list:
+        if not self._str_path:
+            return [piece for piece, _ in self.pre_tokenize_str(text)]
+        pieces = [text]
+        for p in self.pretokenizers:
+            pieces = [q for piece in pieces for q in p.split_str(piece)]
+        return pieces

@@ -1,0 +1,169 @@
+"""The splitting pre-tokenizers of ``tokenizers``: each cuts every piece where a
+pattern matches and keeps or drops the matches by a behavior.
+
+``Split`` takes a string or an Oniguruma regex; the others split on a class
+of characters (one character per match, as ``tokenizers``' character
+predicates do), with classes from fasttok's Unicode tables: whitespace is
+the White_Space property (Rust's ``char::is_whitespace``), punctuation is
+ASCII punctuation and the P categories of Unicode 8.0 (the
+``unicode_categories`` crate's, :mod:`fasttok.shared.hf_unicode`), digits
+are the N categories (``char::is_numeric``).
+
+>>> Split(" ", "MergedWithPrevious").pre_tokenize_str("a b")
+[('a ', (0, 2)), ('b', (2, 3))]
+>>> WhitespaceSplit().split_str("a \\u3000b")
+['a', 'b']
+>>> BertPreTokenizer().pre_tokenize_str("Hi, you!")
+[('Hi', (0, 2)), (',', (2, 3)), ('you', (4, 7)), ('!', (7, 8))]
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+from fasttok.shared.normalized import (BEHAVIORS, NormalizedString, PreTokenizedString,
+                                       find_matches, split_spans)
+from fasttok.shared.hf_unicode import PUNCTUATION as HF_PUNCTUATION
+from fasttok.shared.regex_translate import char_class, compile_onig
+
+__all__ = ["PatternSplit", "Split", "CharDelimiterSplit", "Whitespace", "WhitespaceSplit",
+           "BertPreTokenizer", "Punctuation", "Digits", "WHITESPACE", "PUNCTUATION"]
+
+WHITESPACE = re.compile(char_class("White_Space"))
+PUNCTUATION = re.compile(HF_PUNCTUATION[:-1] + re.escape(string.punctuation) + "]")
+_NUMERIC = re.compile(char_class("N"))
+_WORDS = compile_onig(r"\w+|[^\w\s]+")
+
+
+class PatternSplit:
+    """A pre-tokenizer made of splits, each ``(pattern, behavior, invert)``, in order.
+
+    >>> PatternSplit([(re.compile("-"), "Removed", False)]).split_str("a-b")
+    ['a', 'b']
+    """
+
+    def __init__(self, steps: list) -> None:
+        for _, behavior, _ in steps:
+            if behavior not in BEHAVIORS:
+                raise ValueError(f"unknown split behavior {behavior!r}; known: "
+                                 f"{', '.join(BEHAVIORS)}")
+        self._steps = list(steps)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    def pre_tokenize(self, pts: PreTokenizedString) -> None:
+        for pattern, behavior, invert in self._steps:
+            pts.split(lambda i, ns: ns.split(pattern, behavior, invert))
+
+    def pre_tokenize_str(self, text: str) -> list:
+        pts = PreTokenizedString(text)
+        self.pre_tokenize(pts)
+        return pts.get_splits()
+
+    def split_str(self, text: str) -> list:
+        pieces = [text]
+        for pattern, behavior, invert in self._steps:
+            pieces = [p[s:e] for p in pieces
+                      for s, e in split_spans(find_matches(pattern, p, invert), behavior) if s < e]
+        return pieces
+
+
+class Split(PatternSplit):
+    """``tokenizers.pre_tokenizers.Split``: ``pattern`` is a literal string or,
+    with ``regex=True``, an Oniguruma regex; ``invert`` splits on what does
+    not match instead.
+
+    >>> Split(r"\\d+", "Isolated", regex=True).split_str("ab12c")
+    ['ab', '12', 'c']
+    >>> Split(r"\\d+", "Removed", invert=True, regex=True).split_str("ab12c")
+    ['12']
+    """
+
+    def __init__(self, pattern: str, behavior: str, invert: bool = False, *,
+                 regex: bool = False) -> None:
+        self.pattern = pattern
+        self.behavior = behavior
+        self.invert = invert
+        self.regex = regex
+        compiled = compile_onig(pattern) if regex else re.compile(re.escape(pattern))
+        super().__init__([(compiled, behavior, invert)])
+
+    def __repr__(self) -> str:
+        kind = "Regex" if self.regex else "String"
+        return f"Split({kind}({self.pattern!r}), {self.behavior!r}, invert={self.invert})"
+
+
+class CharDelimiterSplit(PatternSplit):
+    """``tokenizers.pre_tokenizers.CharDelimiterSplit``: split on one character, dropping it.
+
+    >>> CharDelimiterSplit("|").split_str("a||b")
+    ['a', 'b']
+    """
+
+    def __init__(self, delimiter: str) -> None:
+        self.delimiter = delimiter
+        super().__init__([(re.compile(re.escape(delimiter)), "Removed", False)])
+
+
+class Whitespace(PatternSplit):
+    """``tokenizers.pre_tokenizers.Whitespace``: runs of word characters and
+    runs of other non-space characters (``\\w+|[^\\w\\s]+``).
+
+    >>> Whitespace().split_str("it's 12!")
+    ['it', "'", 's', '12', '!']
+    """
+
+    def __init__(self) -> None:
+        super().__init__([(_WORDS, "Removed", True)])
+
+
+class WhitespaceSplit(PatternSplit):
+    """``tokenizers.pre_tokenizers.WhitespaceSplit``: split on whitespace, dropping it.
+
+    >>> WhitespaceSplit().split_str(" a\\tb ")
+    ['a', 'b']
+    """
+
+    def __init__(self) -> None:
+        super().__init__([(WHITESPACE, "Removed", False)])
+
+
+class BertPreTokenizer(PatternSplit):
+    """``tokenizers.pre_tokenizers.BertPreTokenizer``: split on whitespace
+    (dropped), then isolate every punctuation character.
+
+    >>> BertPreTokenizer().split_str("a.b")
+    ['a', '.', 'b']
+    """
+
+    def __init__(self) -> None:
+        super().__init__([(WHITESPACE, "Removed", False), (PUNCTUATION, "Isolated", False)])
+
+
+class Punctuation(PatternSplit):
+    """``tokenizers.pre_tokenizers.Punctuation``: split on each punctuation character.
+
+    >>> Punctuation("Contiguous").split_str("a,,b")
+    ['a', ',,', 'b']
+    """
+
+    def __init__(self, behavior: str = "Isolated") -> None:
+        self.behavior = behavior
+        super().__init__([(PUNCTUATION, behavior, False)])
+
+
+class Digits(PatternSplit):
+    """``tokenizers.pre_tokenizers.Digits``: numeric characters apart from the
+    rest, each alone with ``individual_digits``, else in runs.
+
+    >>> Digits().split_str("a12b"), Digits(True).split_str("a12b")
+    (['a', '12', 'b'], ['a', '1', '2', 'b'])
+    """
+
+    def __init__(self, individual_digits: bool = False) -> None:
+        self.individual_digits = individual_digits
+        super().__init__([(_NUMERIC, "Isolated" if individual_digits else "Contiguous", False)])
+
+
