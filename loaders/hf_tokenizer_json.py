@@ -415,9 +415,9 @@ def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
         return dataclasses.replace(fast, model="hf_pipeline",
                                    metadata=dict(fast.metadata) | metadata)
     specials = {t[0]: t[1] for t in added}
+    added_ids = set(specials.values())
     tokens, ids = token_layout([(i, t.encode("utf-8")) for t, i in model_ids.items()
-                                if i not in specials.values()] if specials else
-                               [(i, t.encode("utf-8")) for t, i in model_ids.items()])
+                                if i not in added_ids])
     names = _config_ids(config, specials)
     return Vocabulary(name=name or source, model="hf_pipeline", tokens=tokens, ids=ids,
                       special_tokens=specials, source=source, byte_level=False,
