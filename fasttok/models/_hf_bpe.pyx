@@ -80,52 +80,35 @@ cdef inline uint32_t _code_point(const uint8_t* p, size_t w) noexcept nogil:
 
 cdef class HfBpeCore:
     """The compiled BPE of one ``tokenizers`` BPE model: ``tokens`` are the
-    slots' UTF-8 spellings, ``ids`` their ids, ``merges`` ``(left slot, right
-    slot, merged slot)`` in rank order (duplicates already resolved).
+    slots' UTF-8 spellings, ``ids`` their ids, ``names`` the token string
+    reported for each slot (default: its spelling), ``merges`` ``(left slot,
+    right slot, merged slot)`` in rank order (duplicates already resolved).
 
     >>> core = HfBpeCore([b"a", b"b", b"ab"], (0, 1, 2), [(0, 1, 2)])
     >>> core.tokenize_slots("abba")
     ([2, 1, 0], [0, 2, 3, 4])
     """
 
-    cdef TokenTables tables
-    cdef const TokenTablesView* view
-    cdef uint32_t* slot_ids
-    cdef uint32_t* char_slots
-    cdef uint8_t* edge_bytes
-    cdef bint cut_words
-    cdef bytes prefix
-    cdef bytes suffix
-    cdef uint8_t* key
-    cdef uint32_t unk_slot
-    cdef uint32_t byte_slots[256]
-    cdef bint fuse_unk
-    cdef bint byte_fallback
-    cdef bint ignore_merges
-    cdef Dropout drop
-    cdef readonly str unk_token
-
     def __cinit__(self):
-        self.slot_ids = NULL
         self.char_slots = NULL
         self.edge_bytes = NULL
         self.key = NULL
 
-    def __init__(self, tokens, ids, merges, *, int64_t unk_slot=-1, str unk_token=None,
+    def __init__(self, tokens, tuple ids not None, merges, *, tuple names=None, int64_t unk_slot=-1,
+                 str unk_token=None,
                  bytes prefix=b"", bytes suffix=b"", bint fuse_unk=False, bint byte_fallback=False,
                  bint ignore_merges=False, double dropout=0.0, uint64_t seed=0):
         cdef Py_ssize_t i, n = len(tokens)
         cdef int64_t found
-        if len(ids) != n:
-            raise ValueError(f"{len(ids)} ids for {n} tokens")
+        if len(ids) != n or (names is not None and len(names) != n):
+            raise ValueError(f"ids and names must have one entry per token ({n})")
         self.tables = TokenTables(tokens, merges=merges)
         self.view = &self.tables.view
-        self.slot_ids = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+        self.slot_ints = ids
+        self.slot_names = names if names is not None else tuple(t.decode("utf-8") for t in tokens)
         self.key = <uint8_t*>malloc(len(prefix) + 4 + len(suffix))
-        if self.slot_ids == NULL or self.key == NULL:
+        if self.key == NULL:
             raise MemoryError()
-        for i in range(n):
-            self.slot_ids[i] = ids[i]
         self._fill_char_slots()
         # with a prefix a merged token is not its parts spelled together,
         # which the cuts rely on
@@ -191,7 +174,6 @@ cdef class HfBpeCore:
         return 0
 
     def __dealloc__(self):
-        free(self.slot_ids)
         free(self.char_slots)
         free(self.edge_bytes)
         free(self.key)
@@ -204,13 +186,12 @@ cdef class HfBpeCore:
         """
         return self.tables.find(token)
 
-    cdef inline int _add(self, uint32_t* starts, uint32_t* slots, size_t* m, uint32_t* pos,
-                         uint32_t slot, size_t length) noexcept:
+    cdef void _add(self, uint32_t* starts, uint32_t* slots, size_t* m, uint32_t* pos,
+                   uint32_t slot, size_t length) noexcept:
         starts[m[0]] = pos[0]
         slots[m[0]] = slot
         m[0] += 1
         pos[0] += <uint32_t>length
-        return 0
 
     cdef size_t _first_parts(self, const uint8_t* s, size_t n, uint32_t* starts,
                              uint32_t* slots) except? 0:
@@ -351,11 +332,10 @@ cdef class HfBpeCore:
         starts[w] = starts[m]
         return w
 
-    def tokenize_ids(self, str sequence not None, tuple slot_ints not None):
-        """The ids of ``sequence`` as ``slot_ints[slot]`` (the id of each slot
-        as an int).
+    def tokenize_ids(self, str sequence not None):
+        """The ids of ``sequence``.
 
-        >>> HfBpeCore([b"a", b"b", b"ab"], (5, 6, 7), [(0, 1, 2)]).tokenize_ids("abb", (5, 6, 7))
+        >>> HfBpeCore([b"a", b"b", b"ab"], (5, 6, 7), [(0, 1, 2)]).tokenize_ids("abb")
         [7, 6]
         """
         cdef uint32_t stack_starts[STACK_PARTS]
@@ -364,11 +344,9 @@ cdef class HfBpeCore:
         cdef uint32_t* slots = stack_slots
         cdef const uint8_t* text
         cdef size_t n, m
-        if len(slot_ints) != self.tables.strings.n:
-            raise ValueError(f"{len(slot_ints)} ids for {self.tables.strings.n} slots")
         try:
             m = self._run(sequence, &text, &n, &starts, &slots, stack_starts, stack_slots)
-            return ids_list(slots, m, slot_ints)
+            return ids_list(slots, m, self.slot_ints)
         finally:
             if starts != stack_starts:
                 free(starts)
@@ -398,11 +376,11 @@ cdef class HfBpeCore:
             if slots != stack_slots:
                 free(slots)
 
-    def tokenize(self, str sequence not None, tuple slot_ints not None, tuple slot_tokens not None):
+    def tokenize(self, str sequence not None):
         """``[(id, token, (start, end))]`` with character offsets in
         ``sequence`` as tokenizers' pipeline reports them.
 
-        >>> HfBpeCore([b"a", b"\\xc3\\xa9"], (0, 1), []).tokenize("a\\xe9", (0, 1), ("a", "\\xe9"))
+        >>> HfBpeCore([b"a", b"\\xc3\\xa9"], (0, 1), []).tokenize("a\\xe9")
         [(0, 'a', (0, 1)), (1, '\\xe9', (1, 2))]
         """
         cdef uint32_t stack_starts[STACK_PARTS]
@@ -414,18 +392,17 @@ cdef class HfBpeCore:
         cdef size_t n, m, i, b, c = 0
         cdef uint32_t a, e, slot
         cdef list out
-        if len(slot_ints) != self.tables.strings.n or len(slot_tokens) != self.tables.strings.n:
-            raise ValueError(f"ids and tokens must have one entry per slot ({self.tables.strings.n})")
+        cdef tuple slot_ints = self.slot_ints, slot_names = self.slot_names
         try:
             m = self._run(sequence, &text, &n, &starts, &slots, stack_starts, stack_slots)
             out = []
             if m == 0:
                 return out
-            if n == <size_t>PyUnicode_GET_LENGTH(sequence):
+            if n == <size_t>PyUnicode_GET_LENGTH(sequence) and starts[m] <= n:
                 for i in range(m):
                     a = starts[i]
                     e = starts[i + 1]
-                    out.append((slot_ints[slots[i]], slot_tokens[slots[i]], (a, e)))
+                    out.append((slot_ints[slots[i]], slot_names[slots[i]], (a, e)))
                 return out
             # the character of each byte, as tokenizers' offset converter maps them
             char_of = <uint32_t*>malloc(n * sizeof(uint32_t))
@@ -447,7 +424,7 @@ cdef class HfBpeCore:
                     span = (char_of[a], char_of[a] + 2)
                 else:
                     span = (a, e)
-                out.append((slot_ints[slot], slot_tokens[slot], span))
+                out.append((slot_ints[slot], slot_names[slot], span))
             return out
         finally:
             free(char_of)
