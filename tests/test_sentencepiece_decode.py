@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from conftest import DATA, Mismatches, proto_fields, read_jsonl, read_text, write_varint, missing_data_reason
 from conftest import spm_model_path as model_path, spm_pair as pair
+from fasttok.formats.sentencepiece import build_sentencepiece, load_sentencepiece_file
 
 spm = pytest.importorskip("sentencepiece")
 
@@ -199,6 +200,32 @@ def test_decode_and_stream_match_sentencepiece_on_any_ids(name, denormalizing_mo
         assert problem is None, f"{problem}; text {text!r}"
 
     check()
+
+
+@pytest.mark.parametrize("name", ["bpe_bytes_symbols", "unigram_keep_spaces", "options_111"])
+def test_offsets_with_a_denormalizer_are_where_the_stream_has_got(name, denormalizing_models):
+    # A denormalizer rewrites text across pieces, so no piece has a surface
+    # of its own: each id starts where the bytes the stream emitted before
+    # it end (SentencePieceCore.decode_with_offsets).
+    model = build_sentencepiece(load_sentencepiece_file(denormalizing_models[name]))
+    rnd = random.Random(5)
+    extra = [model.find_token(p.encode()) for p in ("<s>", "<ctrl>", "▁", ".", "'", "<0xC3>", "<0xA9>")]
+    extra = [t for t in extra if t >= 0]
+    bad = Mismatches(f"{name} decode_with_offsets")
+    for k, line in enumerate(corpus_lines("en", 300)):
+        ids = model.encode_ordinary(line)
+        for _ in range(rnd.randint(0, 4)):
+            ids.insert(rnd.randint(0, len(ids)), rnd.choice(extra))
+        data, starts = model.decode_with_offsets(ids)
+        stream, emitted = model.stream_decoder(), 0
+        streamed_starts = []
+        for t in ids:
+            streamed_starts.append(emitted)
+            emitted += len(stream.push(t))
+        if data != model.decode_bytes(ids) or starts != streamed_starts:
+            bad.check(f"ids {ids[:20]}: {data[:40]!r} {starts[:20]} != {streamed_starts[:20]}",
+                      f"line {k}")
+    bad.assert_none()
 
 
 # ---------------------------------------------------------------- shared models

@@ -1,8 +1,10 @@
 """Decoders: ids back to bytes, whole or one id at a time.
 
 The per-token byte maps live with each model's compiled tables (byte-level
-alphabet, byte fallback, ``▁``); this package holds what runs on the joined
-bytes: llama.cpp's clean-up of tokenization spaces (``cleanup``) and the
+alphabet, byte fallback, ``▁``), and SentencePiece's decode runs fused in its
+compiled core (``fasttok.formats._sentencepiece``: byte-fallback runs, ``▁``,
+the dummy-prefix space, the denormalizer, each id's start found in the same
+pass); this package holds what runs on the joined bytes: llama.cpp's clean-up of tokenization spaces (``cleanup``) and the
 streaming decoders that hold bytes back until no later id can change them
 (``stream``).
 

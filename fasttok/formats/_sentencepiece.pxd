@@ -64,10 +64,12 @@ cdef struct Unknowns:
     uint32_t byte_ids[256]   # byte -> its byte piece, or NO_TOKEN
 
 cdef struct PieceTable:
-    # What each id is: its piece type, the byte of a BYTE piece, its piece
-    # bytes (the vocabulary's text) and what it stands for (▁ as a space).
+    # What each id is: its piece type, the byte of a BYTE piece, whether
+    # llama.cpp's detokenize leaves it out, its piece bytes (the vocabulary's
+    # text) and what it stands for (▁ as a space).
     uint8_t* types
     uint8_t* byte_of
+    uint8_t* hidden
     ByteStrings pieces
     ByteStrings rendered
 
@@ -86,6 +88,9 @@ cdef struct DecodeState:
     bint any_text        # some decoded text so far
     bint dn_started      # the denormalizer is past its leading spaces
     bint dn_prev_space
+    size_t* starts       # decode_with_offsets: where each id's text starts (else NULL)
+    size_t index         # ids pushed so far
+    size_t run_first     # index of the id whose byte is run.data[0]
 
 
 @cython.final
@@ -129,7 +134,7 @@ cdef class SentencePieceCore:
     cdef readonly object special_order
     cdef readonly object vocabulary
     cdef tuple ints
-    cdef int _fill_table(self, list tokens, list types) except -1
+    cdef int _fill_table(self, list tokens, list types, hidden) except -1
     cdef int _make_normalizers(self, vocab, list user_defined) except -1
     cdef int _set_unknowns(self, vocab) except -1
     cdef bytes _render(self, Py_ssize_t i, bytes piece)
@@ -145,6 +150,7 @@ cdef class SentencePieceCore:
     cdef list _ids(self, str text, bint first, double alpha=*, uint64_t* rng=*)
     cdef uint32_t* _batch_ids(self, list texts, uint64_t* ends) except? NULL
     cdef bytes _piece(self, Py_ssize_t i)
+    cdef object _decode(self, tokens, bint with_starts)
     cdef int _append(self, ByteBuf* out, const uint8_t* p, size_t n) except -1
     cdef int _decode_push(self, DecodeState* st, uint32_t id, ByteBuf* out) except -1
     cdef int _decode_finish(self, DecodeState* st, ByteBuf* out) except -1
@@ -156,7 +162,8 @@ cdef class SentencePieceCore:
                            ByteBuf* out) except -1
     cdef int _denormalized_out(self, DecodeState* st, const uint8_t* p, size_t n,
                                ByteBuf* out) except -1
-    cdef int _detokenize_llama(self, const uint32_t* ids, size_t count, ByteBuf* out) except -1
+    cdef int _detokenize_llama(self, const uint32_t* ids, size_t count, ByteBuf* out,
+                               size_t* starts) except -1
 
 
 cdef class SentencePieceStream:

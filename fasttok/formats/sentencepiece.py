@@ -111,105 +111,13 @@ class SentencePieceModel(ChunkedBatches, SentencePieceCore):
         no special token, so every id is ordinary)."""
         return sorted(self.token_bytes(i) for i in range(self.n_tokens))
 
-    def decode_with_offsets(self, tokens: Any) -> tuple:
-        """:meth:`decode_bytes` and where each id's text starts in it, as
-        sentencepiece's ``Decode`` sets each piece's surface: a control piece
-        has none, ``unk`` renders as ``unk_surface``, the dummy-prefix space
-        is stripped at the start, and of the byte pieces of one character
-        each starts at its own byte (the character is theirs together; an
-        invalid byte is U+FFFD). A denormalizer that rewrites text across
-        pieces leaves no per-piece surface: there each id starts where the
-        stream decoder had emitted everything before it.
-        """
-        ids = list(tokens)
-        data = self.decode_bytes(ids)
-        if self._denormalizes:
-            return data, _stream_starts(self.stream_decoder(), ids)
-        surfaces, starts = _surfaces(self, ids)
-        if surfaces != data:  # the decoder did something these rules miss
-            return data, _stream_starts(self.stream_decoder(), ids)
-        return data, starts
-
-    @property
-    def _denormalizes(self) -> bool:
-        spec = self.vocabulary.metadata.get("denormalizer_spec")
-        return bool(spec and spec.get("precompiled_charsmap"))
-
-
-# SentencePiece piece types (sentencepiece_model.proto)
-_UNKNOWN, _CONTROL, _BYTE = 2, 3, 6
-_SPACE_SYMBOL = "\u2581".encode("utf-8")
-
-
-def _surfaces(model: Any, ids: list) -> tuple:
-    # sentencepiece's Decode as the compiled decoder runs it, keeping where
-    # each piece's surface starts: (decoded bytes, starts)
-    v = model.vocabulary
-    types = v.token_types or ()
-    unk_surface = str(v.metadata.get("unk_surface", " \u2047 ")).encode("utf-8")
-    strip = v.add_dummy_prefix or v.remove_extra_whitespaces
-    out = bytearray()
-    starts: list = []
-    run: list = []  # byte values of byte pieces not yet decoded
-    is_bos_ws, bos_ws_seen = True, False
-
-    def end_run() -> None:
-        # each byte of a valid character as it is, an invalid one as U+FFFD
-        data = bytes(run)
-        i = 0
-        while i < len(data):
-            k = next((k for k in (1, 2, 3, 4) if _valid_char(data[i:i + k])), 0)
-            for j in range(max(k, 1)):
-                starts.append(len(out) + j)
-            out.extend(data[i:i + k] if k else "\ufffd".encode("utf-8"))
-            i += max(k, 1)
-        run.clear()
-
-    for t in ids:
-        kind = types[t] if t < len(types) else 1
-        if kind == _BYTE:
-            run.append(model.token_bytes(t)[0])
-            continue
-        end_run()
-        if bos_ws_seen or out:
-            is_bos_ws = False
-        starts.append(len(out))
-        bos_ws_seen = False
-        if kind == _UNKNOWN:
-            out += unk_surface
-        elif kind != _CONTROL:
-            piece = v.tokens[t] or b""
-            if is_bos_ws and strip and piece.startswith(_SPACE_SYMBOL):
-                piece = piece[len(_SPACE_SYMBOL):]
-                bos_ws_seen = not v.remove_extra_whitespaces
-            out += piece.replace(_SPACE_SYMBOL, b" ")
-    end_run()
-    return bytes(out), starts
-
-
-def _valid_char(data: bytes) -> bool:
-    # data is exactly one UTF-8 character
-    try:
-        return len(data.decode("utf-8")) == 1
-    except UnicodeDecodeError:
-        return False
-
-
-def _stream_starts(stream: Any, ids: list) -> list:
-    # where each id starts, as far as a stream decoder tells: the bytes
-    # emitted before it was pushed
-    starts, pos = [], 0
-    for t in ids:
-        starts.append(pos)
-        pos += len(stream.push(t))
-    return starts
-
 
 class GGUFSentencePiece(GGUFModel):
     """A GGUF ``llama`` or ``t5`` vocabulary, tokenized as llama.cpp does.
 
-    Special tokens, BOS/EOS and decoding come from the GGUF model base class;
-    text fragments go to the compiled SentencePiece core. llama.cpp's SPM
+    Special tokens, BOS/EOS, ``detokenize``'s options and the stream come
+    from the GGUF model base class; text fragments, ``decode_bytes`` and
+    ``decode_with_offsets`` go to the compiled SentencePiece core. llama.cpp's SPM
     tokenizer puts the space prefix on the first fragment and on every
     fragment that follows a special token; its UGM tokenizer normalizes each
     fragment on its own (so each gets the prefix when the file asks).
@@ -217,7 +125,8 @@ class GGUFSentencePiece(GGUFModel):
 
     def __init__(self, vocab: Vocabulary) -> None:
         super().__init__(vocab, False)
-        self.core = SentencePieceCore(vocab, flavour="llama.cpp")
+        # the core decodes by the attributes llama.cpp amends the file's types to
+        self.core = SentencePieceCore(vocab, flavour="llama.cpp", hidden=self._hidden)
 
     def _encode(self, text: str, entries: list) -> list:
         out: list = []
@@ -257,6 +166,15 @@ class GGUFSentencePiece(GGUFModel):
 
     def _piece(self, i: int) -> bytes:
         return self.core.token_bytes(i)
+
+    def decode_bytes(self, tokens: Any) -> bytes:
+        """``llama_detokenize(remove_special=False, unparse_special=False)``, compiled."""
+        return self.core.decode_bytes(tokens)
+
+    def decode_with_offsets(self, tokens: Any) -> tuple:
+        """:meth:`decode_bytes` and where each id's bytes start in them, from
+        the same compiled pass (``SentencePieceCore.decode_with_offsets``)."""
+        return self.core.decode_with_offsets(tokens)
 
     def encode_bytes_piece(self, piece: bytes) -> list:
         """Segment bytes as already-normalized text (no prefix, no escaping)."""

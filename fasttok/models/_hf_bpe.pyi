@@ -8,12 +8,15 @@ class UnkTokenNotFoundError(FasttokError): ...
 
 class HfBpeCore:
     unk_token: str | None
+    slot_ints: tuple[int, ...]
+    slot_names: tuple[str, ...]
     def __init__(
         self,
         tokens: Sequence[bytes],
-        ids: Sequence[int],
+        ids: tuple[int, ...],
         merges: Sequence[tuple[int, int, int]],
         *,
+        names: tuple[str, ...] | None = ...,
         unk_slot: int = ...,
         unk_token: str | None = ...,
         prefix: bytes = ...,
@@ -25,8 +28,6 @@ class HfBpeCore:
         seed: int = ...,
     ) -> None: ...
     def slot_of(self, token: bytes) -> int: ...
-    def tokenize_ids(self, sequence: str, slot_ints: tuple[int, ...]) -> list[int]: ...
+    def tokenize_ids(self, sequence: str) -> list[int]: ...
     def tokenize_slots(self, sequence: str) -> tuple[list[int], list[int]]: ...
-    def tokenize(
-        self, sequence: str, slot_ints: tuple[int, ...], slot_tokens: tuple[str, ...]
-    ) -> list[tuple[int, str, tuple[int, int]]]: ...
+    def tokenize(self, sequence: str) -> list[tuple[int, str, tuple[int, int]]]: ...

@@ -50,27 +50,39 @@ def as_f32(value: float) -> float:
         return float("inf") if value > 0 else float("-inf")
 
 
-def _resolve_merges(vocab: Mapping, merges: Sequence, prefix: str) -> list:
-    # (left, right, merged) token strings per merge, in rank order, a pair
-    # given twice keeping its last rank (tokenizers collects them into a map)
+def _merge_slots(slot_of: Mapping, slot_ints: tuple, merges: Sequence, prefix: str) -> list:
+    # (left, right, merged) slots per merge, in rank order, a pair given
+    # twice keeping its last rank (tokenizers collects them into a map keyed
+    # by the parts' ids)
     cut = len(prefix.encode("utf-8"))
     resolved = []
+    append = resolved.append
     for index, (a, b) in enumerate(merges):
-        for part in (a, b):
-            if part not in vocab:
-                raise BpeMergeError(index, f"token `{part}` is not in the vocabulary")
-        tail = b.encode("utf-8")[cut:]
-        try:
-            merged = a + tail.decode("utf-8")
-        except UnicodeDecodeError:
-            merged = None
-        if cut > len(b.encode("utf-8")) or merged is None or merged not in vocab:
+        left = slot_of.get(a)
+        right = slot_of.get(b)
+        if left is None or right is None:
+            raise BpeMergeError(index, f"token `{a if left is None else b}` is not in the vocabulary")
+        merged = slot_of.get(a + b if not cut else _cut_join(a, b, cut))
+        if merged is None:
             # tokenizers panics here rather than reporting the token
             raise BpeMergeError(index, f"the merged token of `{a}` and `{b}` is not in the vocabulary")
-        resolved.append((a, b, merged))
-    # tokenizers keys its merge map by the parts' ids
-    last = {(vocab[a], vocab[b]): i for i, (a, b, _) in enumerate(resolved)}
-    return [(a, b, m) for i, (a, b, m) in enumerate(resolved) if last[vocab[a], vocab[b]] == i]
+        append((left, right, merged))
+    last = dict(zip([(slot_ints[left], slot_ints[right]) for left, right, _ in resolved], range(len(resolved))))
+    if len(last) == len(resolved):
+        return resolved
+    return [merge for i, merge in enumerate(resolved) if last[slot_ints[merge[0]], slot_ints[merge[1]]] == i]
+
+
+def _cut_join(a: str, b: str, cut: int) -> Optional[str]:
+    # a + b[cut:], cutting bytes as tokenizers does (None where its cut
+    # falls outside b or inside a character, where tokenizers panics)
+    data = b.encode("utf-8")
+    if cut > len(data):
+        return None
+    try:
+        return a + data[cut:].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 class BPE:
@@ -102,12 +114,11 @@ class BPE:
             slot_of_id.setdefault(token_id, slot)
         self._id_to_token = {token_id: entries[slot][0] for token_id, slot in slot_of_id.items()}
         slot_of_token = {token: slot for slot, (token, _) in enumerate(entries)}
-        triples = _resolve_merges(self._vocab, merges, continuing_subword_prefix or "")
-        self._slot_ints = tuple(token_id for _, token_id in entries)
-        self._slot_tokens = tuple(self._id_to_token[token_id] for _, token_id in entries)
+        slot_ints = tuple(token_id for _, token_id in entries)
         self._core = HfBpeCore(
-            [token.encode("utf-8") for token, _ in entries], self._slot_ints,
-            [(slot_of_token[a], slot_of_token[b], slot_of_token[m]) for a, b, m in triples],
+            [token.encode("utf-8") for token, _ in entries], slot_ints,
+            _merge_slots(slot_of_token, slot_ints, merges, continuing_subword_prefix or ""),
+            names=tuple(self._id_to_token[token_id] for _, token_id in entries),
             unk_slot=slot_of_token.get(unk_token, -1) if unk_token is not None else -1,
             unk_token=unk_token,
             prefix=(continuing_subword_prefix or "").encode("utf-8"),
@@ -124,7 +135,7 @@ class BPE:
         >>> BPE({"a": 0, "b": 1}, []).tokenize("ba")
         [(1, 'b', (0, 1)), (0, 'a', (1, 2))]
         """
-        return self._core.tokenize(sequence, self._slot_ints, self._slot_tokens)
+        return self._core.tokenize(sequence)
 
     def tokenize_ids(self, sequence: str) -> list:
         """The ids of :meth:`tokenize`, without building tokens or offsets.
@@ -132,7 +143,7 @@ class BPE:
         >>> BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]).tokenize_ids("aba")
         [2, 0]
         """
-        return self._core.tokenize_ids(sequence, self._slot_ints)
+        return self._core.tokenize_ids(sequence)
 
     def token_to_id(self, token: str) -> Optional[int]:
         """The id of ``token``, or ``None``.
@@ -194,21 +205,23 @@ def _merges_from_json(merges: Any, where: str, fail) -> list:
     # [["a", "b"], ...] or the legacy ["a b", ...] ("#version" lines skipped)
     if not isinstance(merges, list):
         raise fail(where, "expected a list of merges")
-    legacy = bool(merges) and all(isinstance(m, str) for m in merges)
+    legacy = bool(merges) and all(type(m) is str for m in merges)
     pairs = []
+    append = pairs.append
     for i, merge in enumerate(merges):
         if legacy:
             if merge.startswith("#version"):
                 continue
             parts = merge.split(" ")
-            if len(parts) != 2:
-                raise fail(f"{where}[{i}]", f"expected two tokens separated by one space, got {merge!r}")
-        else:
-            parts = merge
-            if not (isinstance(parts, list) and len(parts) == 2 and all(isinstance(p, str) for p in parts)):
-                raise fail(f"{where}[{i}]", "expected a pair of token strings (all merges in one form: "
-                                            "\"a b\" strings or [\"a\", \"b\"] pairs)")
-        pairs.append((i, parts[0], parts[1]))
+            if len(parts) == 2:
+                append((i, parts[0], parts[1]))
+                continue
+            raise fail(f"{where}[{i}]", f"expected two tokens separated by one space, got {merge!r}")
+        if type(merge) is list and len(merge) == 2 and type(merge[0]) is str and type(merge[1]) is str:
+            append((i, merge[0], merge[1]))
+            continue
+        raise fail(f"{where}[{i}]", "expected a pair of token strings (all merges in one form: "
+                                    "\"a b\" strings or [\"a\", \"b\"] pairs)")
     return pairs
 
 

@@ -1,0 +1,37 @@
+# tokenizers' BPE model, for compiled pipelines that run it on their pieces.
+from libc.stdint cimport uint8_t, uint32_t
+
+from fasttok.models._bpe cimport Dropout, PairMemo
+from fasttok.shared._tables cimport TokenTables, TokenTablesView
+
+
+cdef class HfBpeCore:
+    cdef TokenTables tables
+    cdef const TokenTablesView* view
+    cdef readonly tuple slot_ints   # the id of each slot, as an int
+    cdef readonly tuple slot_names  # the token string of each slot's id
+    cdef uint32_t* char_slots       # the slot of each BMP character alone, or NO_TOKEN
+    cdef uint8_t* edge_bytes        # the first and last byte of each slot's spelling
+    cdef bint cut_words             # merged tokens are their parts spelled together
+    cdef bytes prefix
+    cdef bytes suffix
+    cdef uint8_t* key               # room for prefix + a character + suffix
+    cdef uint32_t unk_slot
+    cdef uint32_t byte_slots[256]
+    cdef bint fuse_unk
+    cdef bint byte_fallback
+    cdef bint ignore_merges
+    cdef Dropout drop
+    cdef readonly str unk_token
+
+    cdef int _fill_char_slots(self) except -1
+    cdef int _fill_edge_bytes(self, tokens) except -1
+    cdef void _add(self, uint32_t* starts, uint32_t* slots, size_t* m, uint32_t* pos,
+                   uint32_t slot, size_t length) noexcept
+    # the first parts of s[0:n] (starts[m] their end); returns m
+    cdef size_t _first_parts(self, const uint8_t* s, size_t n, uint32_t* starts,
+                             uint32_t* slots) except? 0
+    cdef size_t _run(self, str sequence, const uint8_t** text, size_t* n_bytes,
+                     uint32_t** starts, uint32_t** slots, uint32_t* stack_starts,
+                     uint32_t* stack_slots) except? 0
+    cdef size_t _merge_cut(self, uint32_t* starts, uint32_t* slots, size_t m, PairMemo* memo) except? 0
