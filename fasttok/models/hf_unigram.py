@@ -16,6 +16,7 @@ else ``unk_id``. Offsets are in characters of the sequence the model is given.
 from __future__ import annotations
 
 from fasttok.models._unigram import TokenizersUnigram
+from fasttok.models.hf_fields import is_int, model_object
 
 
 class Unigram:
@@ -83,10 +84,6 @@ class Unigram:
         return len(self.vocab)
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def unigram_from_json(spec: dict | None, where: str, fail) -> Unigram | None:
     """The :class:`Unigram` of a ``tokenizer.json`` model object ``spec`` at JSON path ``where``.
 
@@ -99,12 +96,8 @@ def unigram_from_json(spec: dict | None, where: str, fail) -> Unigram | None:
     ...
     ValueError: $.model.unk_id: unk_id 1 is not the id of one of the 1 pieces
     """
-    if spec is None:
+    if model_object(spec, where, fail, "Unigram") is None:
         return None
-    if not isinstance(spec, dict):
-        raise fail(where, "expected an object")
-    if spec.get("type", "Unigram") != "Unigram":
-        raise fail(f"{where}.type", f"expected \"Unigram\", not {spec['type']!r}")
     if "vocab" not in spec:
         raise fail(f"{where}.vocab", "missing: the list of [piece, score] pairs")
     vocab = spec["vocab"]
@@ -112,12 +105,12 @@ def unigram_from_json(spec: dict | None, where: str, fail) -> Unigram | None:
         raise fail(f"{where}.vocab", "expected a list of [piece, score] pairs")
     for i, entry in enumerate(vocab):
         if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
-                and isinstance(entry[1], (int, float)) and not isinstance(entry[1], bool)):
+                and (is_int(entry[1]) or isinstance(entry[1], float))):
             raise fail(f"{where}.vocab[{i}]", "expected a [piece, score] pair (a string and a "
                                              "number)")
     unk_id = spec.get("unk_id")
     if unk_id is not None:
-        if not _is_int(unk_id) or unk_id < 0:
+        if not is_int(unk_id) or unk_id < 0:
             raise fail(f"{where}.unk_id", "expected a piece id (an integer >= 0) or null")
         if not vocab:
             raise fail(f"{where}.vocab", "empty, but unk_id needs at least its piece")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from fasttok.errors import FasttokError
 from fasttok.models._wordpiece import WordPieceModel
+from fasttok.models.hf_fields import is_int, model_object
 
 _START = b"\xff"      # never in UTF-8: marks the texts that match at a word's start
 
@@ -148,12 +149,8 @@ def wordpiece_from_json(spec: dict | None, where: str, fail) -> WordPiece | None
     ...
     ValueError: $.model.continuing_subword_prefix: missing (a string, such as "##")
     """
-    if spec is None:
+    if model_object(spec, where, fail, "WordPiece") is None:
         return None
-    if not isinstance(spec, dict):
-        raise fail(where, "expected an object")
-    if spec.get("type", "WordPiece") != "WordPiece":
-        raise fail(f"{where}.type", f"expected \"WordPiece\", not {spec['type']!r}")
     for field, what in (("unk_token", "a string, such as \"[UNK]\""),
                         ("continuing_subword_prefix", "a string, such as \"##\""),
                         ("max_input_chars_per_word", "an integer >= 0, such as 100"),
@@ -164,13 +161,13 @@ def wordpiece_from_json(spec: dict | None, where: str, fail) -> WordPiece | None
         if not isinstance(spec[field], str):
             raise fail(f"{where}.{field}", "expected a string")
     limit = spec["max_input_chars_per_word"]
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+    if not is_int(limit) or limit < 0:
         raise fail(f"{where}.max_input_chars_per_word", "expected an integer >= 0")
     vocab = spec["vocab"]
     if not isinstance(vocab, dict):
         raise fail(f"{where}.vocab", "expected an object {token: id}")
     for token, i in vocab.items():
-        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 1 << 32:
+        if not is_int(i) or not 0 <= i < 1 << 32:
             raise fail(f"{where}.vocab[{token!r}]", "expected a token id (an integer from 0 "
                                                    "to 2**32 - 1)")
     return WordPiece(vocab, spec["unk_token"], spec["continuing_subword_prefix"], limit)
