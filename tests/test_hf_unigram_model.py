@@ -61,6 +61,22 @@ def test_lines_and_words_match_tokenizers(path):
     assert_all_agree(model_pair(str(path)), texts, f"Unigram {path.name}")
 
 
+@needs_data
+@pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: p.name)
+def test_scores_are_read_as_tokenizers_reads_json(path):
+    ours, ref = model_pair(str(path))
+    theirs = json.loads(ref.to_str())["model"]["vocab"]
+    assert [score for _, score in ours.vocab] == [score for _, score in theirs]
+
+
+def test_a_tie_up_to_rounding_goes_as_tokenizers_rounds_the_scores():
+    # scores of botchan_unigram_5000 that serde_json reads one step off
+    vocab = [["<unk>", 0.0], ["\u2581", -4.692657947540283], ["0", -8.680115699768066],
+             ["00", -10.589752197265625], ["\u2581the", -3.2940776348114014]]
+    for text in ("\u25810000000", "\u2581000000010", "\u2581the000"):
+        assert_same(small(vocab), text)
+
+
 text_strategy = st.text(st.characters(exclude_categories=("Cs",)), max_size=60) | st.text(
     st.sampled_from("ab \u2581\u0301\u00e9\u4e16\U0001F600.,\n\t"), max_size=40)
 

@@ -7,6 +7,11 @@ unknown characters next to each other are one token, which becomes the
 ``<0xXX>`` pieces of its bytes under ``byte_fallback`` when they all exist,
 else ``unk_id``. Offsets are in characters of the sequence the model is given.
 
+The scores are read from JSON as tokenizers reads them
+(:func:`fasttok.models.hf_fields.serde_f64`): a fifth of them are one step
+off the double Python's ``json`` makes, and where two segmentations tie up
+to rounding (``"00" + "0"`` or ``"0" + "00"``) that step decides.
+
 >>> m = unigram_from_json({"type": "Unigram", "unk_id": 0, "vocab": [
 ...     ["<unk>", 0.0], ["a", -1.0], ["b", -2.0], ["ab", -2.5]]}, "$.model", ValueError)
 >>> m.tokenize("abba")
@@ -15,8 +20,10 @@ else ``unk_id``. Offsets are in characters of the sequence the model is given.
 
 from __future__ import annotations
 
+import math
+
 from fasttok.models._unigram import TokenizersUnigram
-from fasttok.models.hf_fields import is_int, model_object
+from fasttok.models.hf_fields import is_int, model_object, serde_f64
 
 
 class Unigram:
@@ -103,11 +110,19 @@ def unigram_from_json(spec: dict | None, where: str, fail) -> Unigram | None:
     vocab = spec["vocab"]
     if not isinstance(vocab, list):
         raise fail(f"{where}.vocab", "expected a list of [piece, score] pairs")
+    pairs = []
     for i, entry in enumerate(vocab):
         if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
                 and (is_int(entry[1]) or isinstance(entry[1], float))):
             raise fail(f"{where}.vocab[{i}]", "expected a [piece, score] pair (a string and a "
                                              "number)")
+        try:
+            score = serde_f64(entry[1])
+        except (OverflowError, ValueError):     # beyond a double: json made inf of it
+            score = math.inf
+        if not math.isfinite(score):
+            raise fail(f"{where}.vocab[{i}]", "the score is out of the range of a double")
+        pairs.append((entry[0], score))
     unk_id = spec.get("unk_id")
     if unk_id is not None:
         if not is_int(unk_id) or unk_id < 0:
@@ -120,4 +135,4 @@ def unigram_from_json(spec: dict | None, where: str, fail) -> Unigram | None:
     byte_fallback = spec.get("byte_fallback", False)
     if not isinstance(byte_fallback, bool):
         raise fail(f"{where}.byte_fallback", "expected true or false")
-    return Unigram(vocab, unk_id, byte_fallback)
+    return Unigram(pairs, unk_id, byte_fallback)

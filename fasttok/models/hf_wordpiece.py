@@ -7,11 +7,14 @@ it). If some position has no match, or the word has more than
 ``max_input_chars_per_word`` characters, the whole word is ``unk_token``.
 
 The match is :class:`fasttok.models._wordpiece.WordPieceModel`'s linear-time
-longest match. Its automaton holds each token twice: ``"\\xff" + token`` for
+longest match. Its automaton holds each token twice: ``"\\xc0" + token`` for
 the start of a word, and the part after the prefix of each prefixed token
-for the rest; the word is matched as ``"\\xff" + word``. No UTF-8 text
-holds the byte 0xFF, so a word-start text can only match at the start and a
-continuation never there.
+for the rest; the word is matched as ``"\\xc0" + word``. No UTF-8 text
+holds the byte 0xC0, so a word-start text can only match at the start and a
+continuation never there. (Of the bytes UTF-8 never uses, 0xC0 gave the
+fastest matching: 200k words of en.txt with all-MiniLM-L6-v2 took 0.125 s
+against 0.151 s behind 0xFF, whose automaton lays out in 1.2M units instead
+of 0.9M, and 0.181 s behind the two bytes C0 80.)
 
 >>> m = wordpiece_from_json({"type": "WordPiece", "unk_token": "[UNK]",
 ...     "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
@@ -26,7 +29,7 @@ from fasttok.errors import FasttokError
 from fasttok.models._wordpiece import WordPieceModel
 from fasttok.models.hf_fields import is_int, model_object
 
-_START = b"\xff"      # never in UTF-8: marks the texts that match at a word's start
+_START = b"\xc0"      # never in UTF-8: marks the texts that match at a word's start
 
 
 class WordPiece:
