@@ -78,3 +78,25 @@ def assert_all_agree(pair: tuple, texts: list, what: str) -> None:
     for text in texts:
         mismatches.check(problem(*pair, text))
     mismatches.assert_none()
+
+
+def corpus_words(data, limit: int) -> dict:
+    """The first ``limit`` whitespace-separated words of each ``corpus/*.txt``, by file name."""
+    return {path.name: path.read_text(encoding="utf-8").split()[:limit]
+            for path in sorted((data / "corpus").glob("*.txt"))}
+
+
+def words_problem(pair: tuple, words: list) -> str | None:
+    """How ``ours.tokenize_ids`` of each word differs from tokenizers' model
+    run on the same words (one pre-tokenized call), or ``None``."""
+    ours, ref = pair
+    encoding = ref.encode(words, is_pretokenized=True, add_special_tokens=False)
+    want, word_ids = encoding.ids, encoding.word_ids     # each a new list per access
+    ids = ours.tokenize_ids
+    at = 0
+    for k, word in enumerate(words):
+        got = ids(word)
+        if got != want[at:at + len(got)] or word_ids[at:at + len(got)] != [k] * len(got):
+            return f"word {k} {word[:60]!r}: fasttok {got}"
+        at += len(got)
+    return None if at == len(want) else "tokenizers has more ids at the end"

@@ -4,7 +4,8 @@ The reference is a ``tokenizers.Tokenizer`` holding only the model (null
 normalizer, pre-tokenizer and post-processor), so both see each input whole;
 ids, tokens and character offsets must be equal. Inputs: every line of
 ``testcases/lines.jsonl`` whole, with its spaces as ``▁`` (as Metaspace
-would hand them over) and split into words; hypothesis text from every plane;
+would hand them over) and split into words; the words of the corpus files
+(ids only); hypothesis text from every plane;
 for each ``vocab/hf/unigram/*.json`` model. Small hand-made vocabularies pin
 the rules: runs of unknown characters fused into one token, byte fallback
 (4-byte characters too), ties, a missing ``unk_id``, the JSON fields.
@@ -21,8 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import DATA, missing_data_reason, read_jsonl
-from hf_model_pairs import (assert_all_agree, assert_same, assert_same_outcome, fail, problem,
-                            reference)
+from hf_model_pairs import (assert_all_agree, assert_same, assert_same_outcome, corpus_words,
+                            fail, problem, reference, words_problem)
 from fasttok.errors import FasttokError
 from fasttok.models.hf_unigram import Unigram, unigram_from_json
 
@@ -59,6 +60,15 @@ def test_lines_and_words_match_tokenizers(path):
     texts = line_inputs()
     assert len(texts) > 3000
     assert_all_agree(model_pair(str(path)), texts, f"Unigram {path.name}")
+
+
+@needs_data
+@pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: p.name)
+def test_corpus_words_match_tokenizers(path):
+    pair = model_pair(str(path))
+    for name, words in corpus_words(DATA, 20_000).items():
+        found = words_problem(pair, ["\u2581" + w for w in words])
+        assert found is None, f"{name}: {found}"
 
 
 @needs_data

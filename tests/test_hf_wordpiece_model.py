@@ -4,7 +4,8 @@ The reference is a ``tokenizers.Tokenizer`` holding only the model (null
 normalizer, pre-tokenizer and post-processor), so the model sees each input
 whole, as one word; ids, tokens and character offsets must be equal. Inputs:
 the words of ``testcases/lines.jsonl`` (split on whitespace, and as
-tokenizers' BertPreTokenizer splits them) and its whole lines, hypothesis
+tokenizers' BertPreTokenizer splits them) and its whole lines, the words
+of the corpus files (ids only), hypothesis
 text, with ``all-MiniLM-L6-v2``'s vocabulary; small hand-made vocabularies
 pin the rules: unknown words, ``max_input_chars_per_word`` at and past the
 limit, prefix-only tokens, prefixed tokens at a word's start, another prefix
@@ -22,8 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import DATA, missing_data_reason, read_jsonl
-from hf_model_pairs import (assert_all_agree, assert_same, assert_same_outcome, fail, problem,
-                            reference)
+from hf_model_pairs import (assert_all_agree, assert_same, assert_same_outcome, corpus_words,
+                            fail, problem, reference, words_problem)
 from fasttok.errors import FasttokError
 from fasttok.models.hf_wordpiece import WordPiece, wordpiece_from_json
 
@@ -59,6 +60,14 @@ def test_lines_and_words_match_tokenizers():
     texts = line_words()
     assert len(texts) > 3000
     assert_all_agree(minilm(), texts, "WordPiece all-MiniLM-L6-v2")
+
+
+@needs_data
+def test_corpus_words_match_tokenizers():
+    for name, words in corpus_words(DATA, 20_000).items():
+        for form in (words, [w.lower() for w in words]):
+            found = words_problem(minilm(), form)
+            assert found is None, f"{name}: {found}"
 
 
 text_strategy = st.text(st.characters(exclude_categories=("Cs",)), max_size=30) | st.text(
