@@ -18,33 +18,24 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
+import timeit
 from pathlib import Path
-
-import tokenizers
 
 from fasttok.models.hf_unigram import unigram_from_json
 from fasttok.models.hf_wordpiece import wordpiece_from_json
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from hf_model_pairs import reference as model_alone  # noqa: E402  (the tests' reference)
 
 MODELS = (("unigram/botchan_unigram_5000.v5.24.0.from_spm_proto.json", unigram_from_json),
           ("unigram/kyoto_ja_unigram_8000.v5.24.0.from_spm_proto.json", unigram_from_json),
           ("all-MiniLM-L6-v2/tokenizer.json", wordpiece_from_json))
 
 
-def model_alone(spec: dict):
-    doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
-           "normalizer": None, "pre_tokenizer": None, "post_processor": None, "decoder": None,
-           "model": spec}
-    return tokenizers.Tokenizer.from_str(json.dumps(doc))
-
-
 def cpu_time(call, runs: int) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        start = time.process_time()
-        call()
-        best = min(best, time.process_time() - start)
-    return best
+    return min(timeit.repeat(call, repeat=runs, number=1, timer=time.process_time))
 
 
 def main() -> None:
