@@ -4,7 +4,8 @@ The reference is a ``tokenizers.Tokenizer`` holding only the model (null
 normalizer, pre-tokenizer and post-processor), so the model sees each input
 whole, as one word; ids, tokens and character offsets must be equal. Inputs:
 the words of ``testcases/lines.jsonl`` (split on whitespace, and as
-tokenizers' BertPreTokenizer splits them) and its whole lines, hypothesis
+tokenizers' BertPreTokenizer splits them) and its whole lines, the words
+of the corpus files (ids only), hypothesis
 text, with ``all-MiniLM-L6-v2``'s vocabulary; small hand-made vocabularies
 pin the rules: unknown words, ``max_input_chars_per_word`` at and past the
 limit, prefix-only tokens, prefixed tokens at a word's start, another prefix
@@ -21,7 +22,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import DATA, Mismatches, missing_data_reason, read_jsonl
+from conftest import DATA, missing_data_reason, read_jsonl
+from hf_model_pairs import (assert_all_agree, assert_same, assert_same_outcome, corpus_words,
+                            fail, problem, reference, words_problem)
 from fasttok.errors import FasttokError
 from fasttok.models.hf_wordpiece import WordPiece, wordpiece_from_json
 
@@ -33,37 +36,10 @@ needs_data = pytest.mark.skipif(not MINILM.is_file() or not LINES.is_file(),
                                 reason=missing_data_reason(MINILM))
 
 
-def _fail(where, problem):
-    return ValueError(f"{where}: {problem}")
-
-
-def reference(model_spec: dict):
-    """tokenizers with this model and nothing else around it."""
-    doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
-           "normalizer": None, "pre_tokenizer": None, "post_processor": None, "decoder": None,
-           "model": model_spec}
-    return tokenizers.Tokenizer.from_str(json.dumps(doc))
-
-
-def expected(ref, text: str) -> list:
-    enc = ref.encode(text, add_special_tokens=False)
-    return list(zip(enc.ids, enc.tokens, enc.offsets))
-
-
-def problem(ours, ref, text: str) -> str | None:
-    want = expected(ref, text)
-    got = ours.tokenize(text)
-    if got != want:
-        return f"{text[:80]!r}: fasttok {got[:4]} tokenizers {want[:4]}"
-    if ours.tokenize_ids(text) != [t[0] for t in want]:
-        return f"{text[:80]!r}: tokenize_ids differs from tokenize"
-    return None
-
-
 @functools.lru_cache(maxsize=None)
 def minilm() -> tuple:
     spec = json.loads(MINILM.read_text(encoding="utf-8"))["model"]
-    return wordpiece_from_json(spec, "$.model", _fail), reference(spec)
+    return wordpiece_from_json(spec, "$.model", fail), reference(spec)
 
 
 def line_words() -> list:
@@ -81,12 +57,17 @@ def line_words() -> list:
 
 @needs_data
 def test_lines_and_words_match_tokenizers():
-    ours, ref = minilm()
-    mismatches = Mismatches("WordPiece all-MiniLM-L6-v2")
-    for text in line_words():
-        mismatches.check(problem(ours, ref, text))
-    assert mismatches.total > 3000
-    mismatches.assert_none()
+    texts = line_words()
+    assert len(texts) > 3000
+    assert_all_agree(minilm(), texts, "WordPiece all-MiniLM-L6-v2")
+
+
+@needs_data
+def test_corpus_words_match_tokenizers():
+    for name, words in corpus_words(DATA, 20_000).items():
+        for form in (words, [w.lower() for w in words]):
+            found = words_problem(minilm(), form)
+            assert found is None, f"{name}: {found}"
 
 
 text_strategy = st.text(st.characters(exclude_categories=("Cs",)), max_size=30) | st.text(
@@ -106,21 +87,16 @@ def test_hypothesis_words_match_tokenizers(text):
 def small(vocab, unk_token="[UNK]", prefix="##", limit=100):
     spec = {"type": "WordPiece", "unk_token": unk_token, "continuing_subword_prefix": prefix,
             "max_input_chars_per_word": limit, "vocab": vocab}
-    return wordpiece_from_json(spec, "$.model", _fail), reference(spec)
-
-
-def same(pair, text):
-    ours, ref = pair
-    assert ours.tokenize(text) == expected(ref, text)
-    assert ours.tokenize_ids(text) == ref.encode(text, add_special_tokens=False).ids
+    return wordpiece_from_json(spec, "$.model", fail), reference(spec)
 
 
 BANANA = {"[UNK]": 0, "ba": 1, "##na": 2, "b": 3, "##a": 4, "##n": 5, "n": 6}
 
 
 def test_empty_input_gives_no_tokens():
-    same(small(BANANA), "")
-    assert small(BANANA)[0].tokenize("") == []
+    ours, ref = small(BANANA)
+    assert ours.tokenize("") == ours.tokenize_ids("") == []
+    assert_same((ours, ref), "")
 
 
 def test_greedy_longest_match_first():
@@ -128,14 +104,14 @@ def test_greedy_longest_match_first():
     assert ours.tokenize("banana") == [(1, "ba", (0, 2)), (2, "##na", (2, 4)),
                                        (2, "##na", (4, 6))]
     for text in ("banana", "bananan", "bn", "nana", "b", "nab"):
-        same(small(BANANA), text)
+        assert_same(small(BANANA), text)
 
 
 def test_a_position_without_a_token_makes_the_whole_word_unk():
     ours, _ = small(BANANA)
     assert ours.tokenize("banxna") == [(0, "[UNK]", (0, 6))]
-    same(small(BANANA), "banax")
-    same(small(BANANA), "\u00e9ba")
+    assert_same(small(BANANA), "banax")
+    assert_same(small(BANANA), "\u00e9ba")
 
 
 def test_a_word_of_max_input_chars_is_cut_and_one_more_is_unk():
@@ -143,14 +119,14 @@ def test_a_word_of_max_input_chars_is_cut_and_one_more_is_unk():
     assert pair[0].tokenize_ids("\u00e9" * 5) == [1, 2, 2, 2, 2]
     assert pair[0].tokenize("\u00e9" * 6) == [(0, "[UNK]", (0, 6))]
     for n in (4, 5, 6, 7, 9):
-        same(pair, "\u00e9" * n)
-    same(small({"[UNK]": 0, "a": 1}, limit=0), "a")
+        assert_same(pair, "\u00e9" * n)
+    assert_same(small({"[UNK]": 0, "a": 1}, limit=0), "a")
 
 
 def test_prefix_only_tokens_match_only_as_a_word():
     vocab = {"[UNK]": 0, "##": 1, "a": 2, "##a": 3, "#": 4, "###": 5}
     for text in ("##", "a##", "###", "a###", "#a", "####", "a#", "##a"):
-        same(small(vocab), text)
+        assert_same(small(vocab), text)
 
 
 def test_prefixed_tokens_match_at_a_word_start_as_their_own_text():
@@ -158,38 +134,35 @@ def test_prefixed_tokens_match_at_a_word_start_as_their_own_text():
     ours, _ = small(vocab)
     assert ours.tokenize("##abc") == [(1, "##ab", (0, 4)), (2, "##c", (4, 5))]
     for text in ("##abc", "cab", "c##ab", "##c"):
-        same(small(vocab), text)
+        assert_same(small(vocab), text)
 
 
 def test_other_prefixes_and_the_empty_prefix():
     vocab = {"<unk>": 0, "un": 1, "@@aff": 2, "@@able": 3, "aff": 4, "": 5, "@@": 6}
     for prefix in ("@@", "", "\u2581", "un"):
         for text in ("unaffable", "affable", "@@aff", "unun", "unx"):
-            same(small(vocab, unk_token="<unk>", prefix=prefix), text)
+            assert_same(small(vocab, unk_token="<unk>", prefix=prefix), text)
 
 
 def test_the_start_marker_never_leaks_into_matches():
     # texts holding U+2581 or U+00FF must not match differently from tokenizers
     vocab = {"[UNK]": 0, "\u2581": 1, "\u2581a": 2, "##\u2581a": 3, "\u00ff": 4, "##\u00ff": 5}
     for text in ("\u2581a\u2581a", "\u00ff\u00ff", "\u2581", "a"):
-        same(small(vocab), text)
+        assert_same(small(vocab), text)
 
 
 def test_without_the_unknown_token_an_unknown_word_is_an_error():
-    ours, ref = small({"a": 0, "##b": 1})
-    same((ours, ref), "ab")
-    with pytest.raises(Exception):
-        ref.encode("ac")
+    pair = small({"a": 0, "##b": 1}, limit=3)
+    for text in ("ab", "ac", "b", "abbb"):
+        assert_same_outcome(pair, text)
     with pytest.raises(FasttokError, match="Missing"):
-        ours.tokenize("ac")
-    with pytest.raises(FasttokError, match="Missing"):
-        ours.tokenize_ids("ac")
+        pair[0].tokenize_ids("ac")
 
 
 def test_ids_may_repeat_and_have_gaps():
     vocab = {"[UNK]": 7, "a": 100, "b": 100, "##b": 3}
     for text in ("ab", "bb", "ba", "c"):
-        same(small(vocab), text)
+        assert_same(small(vocab), text)
 
 
 def test_vocabulary_lookups_match_tokenizers():
@@ -220,7 +193,7 @@ GOOD = {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": 
 def test_bad_fields_fail_naming_their_path_as_tokenizers_refuses_them(change, where):
     spec = {**GOOD, **change}
     with pytest.raises(ValueError, match=f"^{re.escape(where)}: "):
-        wordpiece_from_json(spec, "$.model", _fail)
+        wordpiece_from_json(spec, "$.model", fail)
     with pytest.raises(Exception):
         reference(spec)
 
@@ -230,20 +203,20 @@ def test_bad_fields_fail_naming_their_path_as_tokenizers_refuses_them(change, wh
 def test_every_field_is_required_as_tokenizers_requires_it(field):
     spec = {k: v for k, v in GOOD.items() if k != field}
     with pytest.raises(ValueError, match=f"^\\$\\.model\\.{field}: missing"):
-        wordpiece_from_json(spec, "$.model", _fail)
+        wordpiece_from_json(spec, "$.model", fail)
     with pytest.raises(Exception):
         reference(spec)
 
 
 def test_another_type_fails():
     with pytest.raises(ValueError, match=r"^\$\.model\.type: "):
-        wordpiece_from_json({**GOOD, "type": "WordLevel"}, "$.model", _fail)
+        wordpiece_from_json({**GOOD, "type": "WordLevel"}, "$.model", fail)
 
 
 def test_type_may_be_left_out():
     spec = {k: v for k, v in GOOD.items() if k != "type"}
-    assert wordpiece_from_json(spec, "$.model", _fail).tokenize_ids("a") == [0]
-    assert wordpiece_from_json(None, "$.model", _fail) is None
+    assert wordpiece_from_json(spec, "$.model", fail).tokenize_ids("a") == [0]
+    assert wordpiece_from_json(None, "$.model", fail) is None
 
 
 def test_model_class_direct_use():

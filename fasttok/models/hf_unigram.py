@@ -7,6 +7,11 @@ unknown characters next to each other are one token, which becomes the
 ``<0xXX>`` pieces of its bytes under ``byte_fallback`` when they all exist,
 else ``unk_id``. Offsets are in characters of the sequence the model is given.
 
+The scores are read from JSON as tokenizers reads them
+(:func:`fasttok.models.hf_fields.serde_f64`): a fifth of them are one step
+off the double Python's ``json`` makes, and where two segmentations tie up
+to rounding (``"00" + "0"`` or ``"0" + "00"``) that step decides.
+
 >>> m = unigram_from_json({"type": "Unigram", "unk_id": 0, "vocab": [
 ...     ["<unk>", 0.0], ["a", -1.0], ["b", -2.0], ["ab", -2.5]]}, "$.model", ValueError)
 >>> m.tokenize("abba")
@@ -15,7 +20,10 @@ else ``unk_id``. Offsets are in characters of the sequence the model is given.
 
 from __future__ import annotations
 
+import math
+
 from fasttok.models._unigram import TokenizersUnigram
+from fasttok.models.hf_fields import is_int, model_object, serde_f64
 
 
 class Unigram:
@@ -83,10 +91,6 @@ class Unigram:
         return len(self.vocab)
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def unigram_from_json(spec: dict | None, where: str, fail) -> Unigram | None:
     """The :class:`Unigram` of a ``tokenizer.json`` model object ``spec`` at JSON path ``where``.
 
@@ -99,25 +103,29 @@ def unigram_from_json(spec: dict | None, where: str, fail) -> Unigram | None:
     ...
     ValueError: $.model.unk_id: unk_id 1 is not the id of one of the 1 pieces
     """
-    if spec is None:
+    if model_object(spec, where, fail, "Unigram") is None:
         return None
-    if not isinstance(spec, dict):
-        raise fail(where, "expected an object")
-    if spec.get("type", "Unigram") != "Unigram":
-        raise fail(f"{where}.type", f"expected \"Unigram\", not {spec['type']!r}")
     if "vocab" not in spec:
         raise fail(f"{where}.vocab", "missing: the list of [piece, score] pairs")
     vocab = spec["vocab"]
     if not isinstance(vocab, list):
         raise fail(f"{where}.vocab", "expected a list of [piece, score] pairs")
+    pairs = []
     for i, entry in enumerate(vocab):
         if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
-                and isinstance(entry[1], (int, float)) and not isinstance(entry[1], bool)):
+                and (is_int(entry[1]) or isinstance(entry[1], float))):
             raise fail(f"{where}.vocab[{i}]", "expected a [piece, score] pair (a string and a "
                                              "number)")
+        try:
+            score = serde_f64(entry[1])
+        except (OverflowError, ValueError):     # beyond a double: json made inf of it
+            score = math.inf
+        if not math.isfinite(score):
+            raise fail(f"{where}.vocab[{i}]", "the score is out of the range of a double")
+        pairs.append((entry[0], score))
     unk_id = spec.get("unk_id")
     if unk_id is not None:
-        if not _is_int(unk_id) or unk_id < 0:
+        if not is_int(unk_id) or unk_id < 0:
             raise fail(f"{where}.unk_id", "expected a piece id (an integer >= 0) or null")
         if not vocab:
             raise fail(f"{where}.vocab", "empty, but unk_id needs at least its piece")
@@ -127,4 +135,4 @@ def unigram_from_json(spec: dict | None, where: str, fail) -> Unigram | None:
     byte_fallback = spec.get("byte_fallback", False)
     if not isinstance(byte_fallback, bool):
         raise fail(f"{where}.byte_fallback", "expected true or false")
-    return Unigram(vocab, unk_id, byte_fallback)
+    return Unigram(pairs, unk_id, byte_fallback)

@@ -1,0 +1,93 @@
+"""Checks shared by the factories of ``tokenizer.json`` model objects.
+
+>>> model_object({"type": "WordPiece"}, "$.model", ValueError, "WordPiece")
+{'type': 'WordPiece'}
+>>> is_int(True), is_int(3)
+(False, True)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+
+def is_int(value) -> bool:
+    """Whether ``value`` is a JSON integer (``bool`` is not, as serde reads it).
+
+    >>> is_int(1.0)
+    False
+    """
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def model_object(spec, where: str, fail, kind: str) -> dict | None:
+    """``spec`` when it is a model object of type ``kind`` (its ``type`` may be
+    left out, as tokenizers allows), ``None`` for ``None``; else raises
+    ``fail(where, problem)``.
+
+    >>> model_object(None, "$.model", ValueError, "Unigram") is None
+    True
+    >>> model_object({"type": "BPE"}, "$.model", lambda w, p: ValueError(f"{w}: {p}"), "Unigram")
+    Traceback (most recent call last):
+    ...
+    ValueError: $.model.type: expected "Unigram", not 'BPE'
+    """
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        raise fail(where, "expected an object")
+    if spec.get("type", kind) != kind:
+        raise fail(f"{where}.type", f"expected \"{kind}\", not {spec['type']!r}")
+    return spec
+
+
+_NUMBER = re.compile(r"(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?")
+_U64 = (1 << 64) - 1
+_POW10 = [float(10 ** k) for k in range(309)]
+
+
+def serde_f64(value) -> float:
+    """A JSON number as tokenizers reads it into an ``f64``.
+
+    serde_json (without its ``float_roundtrip`` feature) keeps the first
+    digits that fit a u64, makes that integer a double and multiplies or
+    divides it by one power of ten from a table: a decimal of 17 or more
+    digits is then one step off the double nearest to it, where Python's
+    ``json`` rounds correctly (a fifth of the scores of the shared Unigram
+    files). ``value`` is the number's JSON text or the float ``json`` made of
+    it (its shortest spelling, which is what tokenizers itself writes).
+
+    >>> serde_f64(-3.2940776348114014), serde_f64("0.5"), serde_f64(7)
+    (-3.294077634811402, 0.5, 7.0)
+    """
+    if isinstance(value, int):
+        return float(value)
+    match = _NUMBER.fullmatch(value if isinstance(value, str) else repr(float(value)))
+    if match is None:
+        raise ValueError(f"{value!r} is not a JSON number")
+    sign, whole, fraction, exponent = match.groups()
+    significand, shift = 0, 0
+    for digit in whole:
+        # digits past a full u64 only move the decimal point
+        if significand > (_U64 - int(digit)) // 10:
+            shift += 1
+        else:
+            significand = significand * 10 + int(digit)
+    for digit in fraction or "":
+        if significand > (_U64 - int(digit)) // 10:
+            break
+        significand = significand * 10 + int(digit)
+        shift -= 1
+    shift += int(exponent or 0)
+    f = float(significand)
+    while abs(shift) >= len(_POW10):
+        if f == 0.0 or shift > 0:
+            # zero stays zero; too large is out of range (infinity here)
+            f = f * math.inf if f else f
+            break
+        f /= 1e308
+        shift += 308
+    else:
+        f = f * _POW10[shift] if shift >= 0 else f / _POW10[-shift]
+    return -f if sign else f
