@@ -64,6 +64,16 @@ def _added_tokens(vocab: Vocabulary, normalize: Any) -> AddedTokens:
                        normalize)
 
 
+def _looks_at_the_start(pre_tokenizer: Any) -> bool:
+    # whether a pre-tokenizer's pieces depend on where in the input they
+    # start (Metaspace's "first" prepend scheme), here or inside a Sequence
+    if pre_tokenizer is None:
+        return False
+    if getattr(pre_tokenizer, "prepend_scheme", None) == "first":
+        return True
+    return any(map(_looks_at_the_start, getattr(pre_tokenizer, "pretokenizers", ())))
+
+
 class HFPipeline:
     """The stages of one ``tokenizer.json`` (see the module docstring)."""
 
@@ -79,6 +89,7 @@ class HFPipeline:
         self.truncation = truncation
         self.padding = padding
         self.added_ids = frozenset(t.id for t in added.tokens)
+        self._start_matters = _looks_at_the_start(pre_tokenizer)
 
     # ------------------------------------------------------------ one sequence
     def _cut(self, piece: NormalizedString, normalized: bool,
@@ -180,15 +191,45 @@ class HFPipeline:
                             self.truncation, self.padding)
 
     # ------------------------------------------------------------ ids only
+    def _pieces(self, part: str, at_start: bool) -> list:
+        # the pre-tokenizer's pieces of one normalized stretch, as strings
+        pre = self.pre_tokenizer
+        if pre is None:
+            return [part]
+        if at_start or not self._start_matters:
+            return pre.split_str(part)
+        # Metaspace's "first" scheme looks at where the piece starts in the
+        # input; a piece placed past the start says so through its offsets
+        pts = PreTokenizedString(NormalizedString(part, original_shift=1))
+        pre.pre_tokenize(pts)
+        return [ns.normalized for ns in pts.splits]
+
     def encode_ids(self, text: str, allowed: Optional[frozenset]) -> list:
         """The ids of ``text`` without post-processing; ``allowed``: the added
-        token ids matched (``None``: all, as ``tokenizers`` does)."""
+        token ids matched (``None``: all, as ``tokenizers`` does). The same
+        steps as :meth:`encode` on plain strings: no alignment is kept."""
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        if allowed is not None and not allowed and self.normalizer is None \
-                and self.pre_tokenizer is None:
-            return self.model.tokenize_ids(text) if text else []
-        return self._encode_one(text, 0, None, allowed).ids
+        added = self.added
+        normalize = None if self.normalizer is None else self.normalizer.normalize_str
+        tokenize_ids = self.model.tokenize_ids
+        out: list = []
+        for token_id, start, end in added.find_matches(text, normalized=False, allowed=allowed):
+            if token_id is not None:
+                out.append(token_id)
+                continue
+            stretch = text[start:end]
+            if normalize is not None:
+                stretch = normalize(stretch)
+            for token2, start2, end2 in added.find_matches(stretch, normalized=True,
+                                                           allowed=allowed):
+                if token2 is not None:
+                    out.append(token2)
+                elif end2 > start2:
+                    for piece in self._pieces(stretch[start2:end2], start == 0 == start2):
+                        if piece:
+                            out += tokenize_ids(piece)
+        return out
 
     # ------------------------------------------------------------ decoding and vocabulary
     def id_to_token(self, token_id: int) -> Optional[str]:

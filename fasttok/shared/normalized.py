@@ -322,12 +322,26 @@ class NormalizedString:
         spans = [span for span, is_match in find_matches(pattern, self.normalized) if is_match]
         if not spans:
             return
-        inserted = [(c, 1) for c in content]
-        shift = 0
+        # one pass over the matches: rewriting the text per match was
+        # quadratic in their number (52 s for the spaces of 130 KB)
+        text, old = self.normalized, self.alignments
+        parts: list = []
+        aligns: list = []
+        at = 0
         for start, end in spans:
-            lo, hi = start + shift, end + shift
-            self.transform_range(lo, hi, inserted, hi - lo)
-            shift += len(content) - (end - start)
+            parts.append(text[at:start])
+            aligns += old[at:start]
+            if end > start:
+                span = old[end - 1]
+            else:
+                span = aligns[-1] if aligns else (0, 0)
+            parts.append(content)
+            aligns += [span] * len(content)
+            at = end
+        parts.append(text[at:])
+        aligns += old[at:]
+        self.normalized = "".join(parts)
+        self.alignments = aligns
 
     def strip(self, left: bool, right: bool, chars: str) -> None:
         """Drop leading (``left``) and trailing (``right``) characters of ``chars``.
