@@ -6,8 +6,8 @@ the result is compared: fasttok's ranks with rustbpe's (``flavour="rustbpe"``,
 cl100k's pattern) and fasttok's vocabulary and merges with tokenizers'
 (``flavour="hf"``, cl100k's older spelling, which tokenizers' regex engine
 reads as fasttok does); a difference fails the benchmark. Peak memory is each
-trainer run alone in a fresh process (``ru_maxrss``), minus that of the same
-process having only read the corpus.
+trainer run alone in a fresh process (``VmHWM``, reset once the corpus is
+read), minus the resident size with the corpus read (Linux only).
 
     python -m pytest bench/test_train_bench.py --benchmark-enable -q -s
 """
@@ -111,14 +111,18 @@ def test_train(benchmark, vocab_size, impl):
 
 
 _RSS = """
-import resource, sys
+import sys
 sys.path.insert(0, {bench!r})
 import test_train_bench as b
 lines = b._lines()
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-if {impl!r} != "none":
-    b.IMPLS[{impl!r}][0](lines, {vocab_size})
-print(base, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+def status(field):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field))
+base = status("VmRSS:")
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # the peak starts again from here: reading the corpus had its own
+b.IMPLS[{impl!r}][0](lines, {vocab_size})
+print(base, status("VmHWM:"))
 """
 
 

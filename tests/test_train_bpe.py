@@ -196,6 +196,8 @@ def test_texts_are_read_once_as_a_stream():
 def test_non_str_text_is_a_type_error():
     with pytest.raises(TypeError, match="must be str"):
         train_bpe(["a", b"b"], vocab_size=300)
+    with pytest.raises(TypeError, match="wrap a single text in a list"):
+        train_bpe("one text", vocab_size=300)
 
 
 @pytest.mark.parametrize("flavour,pattern", [("rustbpe", CL100K), ("hf", CL100K_LEGACY)])

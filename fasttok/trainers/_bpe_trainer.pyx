@@ -39,6 +39,16 @@ The two references differ in four rules, each a switch here (``hf``):
 
 Entries with the same count and the same pair (possible only with reused
 ids, in tokenizers) leave the queue in an order neither reference defines.
+
+Design notes. Recounting every pair of every word for each merge (minbpe's
+way) costs the corpus's distinct pre-tokens per merge; the position lists
+make a merge cost only the words that hold its pair. The queue keeps both
+references' lazy entries (one list per entry) rather than a decrease-key
+heap, because the lists are what decide which words a merge visits, and
+both references visit exactly those. Measured on the whole shared corpus
+(10.5 MB, 233k distinct pre-tokens; ``bench/test_train_bench.py``): to 32k
+tokens 1.8 s against rustbpe's 4.8 s and tokenizers' 32 s, peak 184 MiB
+against 211 and 399.
 """
 
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize

@@ -160,6 +160,9 @@ def train_bpe(texts: Iterable[str], *, vocab_size: int, pattern: Optional[str] =
     if flavour not in FLAVOURS:
         raise FasttokError(f"flavour must be one of {', '.join(map(repr, FLAVOURS))}, "
                            f"not {flavour!r}")
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("texts is an iterable of str (a list, a file's lines), not one "
+                        f"{type(texts).__name__}: wrap a single text in a list")
     pattern = CL100K if pattern is None else pattern
     specials = list(dict.fromkeys(special_tokens))
     if min_frequency < 0:
@@ -169,6 +172,8 @@ def train_bpe(texts: Iterable[str], *, vocab_size: int, pattern: Optional[str] =
                            f"{len(specials)} special tokens need {256 + len(specials)}")
     counter = count_pretokens(texts, pattern, num_threads)
     core = BpeCore(counter, flavour, min_frequency)
+    corpus_bytes, unique = counter.n_bytes, len(counter)
+    del counter  # the words are copied into the core; the merge loop is the peak
     target = vocab_size - len(specials)
     total = max(0, target - 256)
     step = max(1, total // 100)
@@ -199,4 +204,4 @@ def train_bpe(texts: Iterable[str], *, vocab_size: int, pattern: Optional[str] =
                        merges=tuple(merges), special_tokens=special_ids, pattern=pattern,
                        metadata={"trained_by": flavour}).validate()
     return TrainedBPE(ranks=ranks, merges=merges, vocabulary=vocab,
-                      corpus_bytes=counter.n_bytes, unique_pretokens=len(counter))
+                      corpus_bytes=corpus_bytes, unique_pretokens=unique)
