@@ -161,6 +161,16 @@ def test_a_pattern_without_a_scanner_matches_rustbpe():
     assert_same_as_rustbpe(corpus_lines("en", 500), 600, pattern=r"\p{L}+|\p{N}|[^\p{L}\p{N}]+")
 
 
+def test_rustbpes_default_pattern_is_cl100ks_older_spelling():
+    # rustbpe's own default splits "\n " at the end of a text as the older
+    # spelling does, not as tiktoken's current cl100k_base
+    texts = corpus_lines("code", 1000) + ["x\n \n "] * 50
+    tok = rustbpe.Tokenizer()
+    tok.train_from_iterator(iter(texts), 1000)
+    theirs = [(bytes(token), rank) for token, rank in tok.get_mergeable_ranks()]
+    assert train_bpe(texts, vocab_size=1000, pattern=CL100K_LEGACY).ranks == theirs
+
+
 def test_the_gpt2_pattern_matches_rustbpe():
     assert_same_as_rustbpe(corpus_lines("multi", 1000), 1000, pattern=GPT2)
 
