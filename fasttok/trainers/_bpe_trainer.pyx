@@ -47,8 +47,8 @@ references' lazy entries (one list per entry) rather than a decrease-key
 heap, because the lists are what decide which words a merge visits, and
 both references visit exactly those. Measured on the whole shared corpus
 (10.5 MB, 233k distinct pre-tokens; ``bench/test_train_bench.py``): to 32k
-tokens 1.8 s against rustbpe's 4.8 s and tokenizers' 32 s, peak 184 MiB
-against 211 and 399.
+tokens 1.8-3.6 s against rustbpe's 4.8-10.5 s and tokenizers' 32-41 s (two
+runs on a busy machine), peak 170 MiB against 211 and 400.
 """
 
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
