@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 try:
@@ -38,7 +39,7 @@ from fasttok.vocab import Vocabulary
 
 __all__ = ["Encoding", "StreamDecoder", "get_encoding", "list_encoding_names", "load", "Vocabulary",
            "encoding_for_model", "encoding_name_for_model", "load_tiktoken_bpe",
-           "dump_tiktoken_bpe", "data_gym_to_mergeable_bpe_ranks",
+           "dump_tiktoken_bpe", "data_gym_to_mergeable_bpe_ranks", "train",
            "FasttokError", "VocabularyFileError", "VocabularyError", "UnknownEncodingError"]
 
 _cache: dict = {}
@@ -92,3 +93,33 @@ def load(path: "str | os.PathLike[str]", *, format: "str | None" = None,
     path = os.fspath(path)
     loader = registry.find_loader(path, format)
     return Encoding.from_vocabulary(loader.read(path, **options))
+
+
+def train(texts: "Iterable[str]", *, vocab_size: int, pattern: "str | None" = None,
+          special_tokens: "Iterable[str]" = (), min_frequency: int = 0,
+          flavour: str = "rustbpe", model: str = "bpe",
+          num_threads: "int | None" = None) -> Encoding:
+    """Train a vocabulary on ``texts`` (any iterable of str, read once, never
+    held) and return it as an :class:`Encoding`.
+
+    ``model="bpe"`` trains byte-level BPE: ``flavour="rustbpe"`` gives
+    ``rustbpe``'s mergeable ranks exactly, ``flavour="hf"`` Hugging Face
+    ``tokenizers``' ``BpeTrainer`` vocabulary and merges (see
+    :mod:`fasttok.trainers.bpe` for both). ``vocab_size`` counts the 256
+    bytes, the merges and ``special_tokens``; ``pattern`` is the pre-tokenizer
+    (default GPT-4's, ``cl100k_base``'s); merging stops early when no pair
+    occurs ``min_frequency`` times. Pre-tokens are counted on
+    ``num_threads`` threads (default: the CPUs).
+
+    >>> enc = train(["hello world, hello there"] * 10, vocab_size=300)
+    >>> enc.encode(" hello"), enc.decode(enc.encode("hello there"))
+    ([262], 'hello there')
+    """
+    if model != "bpe":
+        raise FasttokError(f"model {model!r} cannot be trained yet; fasttok trains model='bpe'")
+    from fasttok.trainers.bpe import train_bpe
+
+    trained = train_bpe(texts, vocab_size=vocab_size, pattern=pattern,
+                        special_tokens=special_tokens, min_frequency=min_frequency,
+                        flavour=flavour, num_threads=num_threads)
+    return Encoding.from_vocabulary(trained.vocabulary)

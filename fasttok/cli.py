@@ -6,6 +6,7 @@
     fasttok count  -e o200k_base -f notes.txt
     fasttok inspect cl100k_base | path/to/file
     fasttok bench  -e cl100k_base -f corpus.txt       side by side with tiktoken when installed
+    fasttok train  --vocab-size 8192 --out v.tiktoken corpus.txt   (or --out tokenizer.json)
 
 ``-e`` takes an encoding name or a vocabulary file path.
 """
@@ -255,6 +256,93 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Progress:
+    """A one-line progress bar on stderr, drawn only when stderr is a
+    terminal (and not ``--quiet``); redrawn at most each 1%."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.shown = -1
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        percent = min(100, done * 100 // total)
+        if percent == self.shown:
+            return
+        self.shown = percent
+        bar = "#" * (percent * 30 // 100)
+        sys.stderr.write(f"\r{label:<10} [{bar:<30}] {percent:3d}%")
+        if percent == 100:
+            sys.stderr.write("\n")
+            self.shown = -1
+        sys.stderr.flush()
+
+
+def _documents(paths: Sequence[str], field: Optional[str], progress: _Progress):
+    # one document per line (or the str at --field of each JSON line), read
+    # streaming; the bar follows the bytes read of all the files
+    import json
+
+    total = sum(os.path.getsize(p) for p in paths)
+    done = 0
+    for path in paths:
+        with open(path, "rb") as f:
+            for number, line in enumerate(f, 1):
+                done += len(line)
+                progress("counting", done, total)
+                text = _utf8(line[:-1] if line.endswith(b"\n") else line, f"{path}: line {number}")
+                if field is None:
+                    yield text
+                    continue
+                if not text.strip():
+                    continue
+                try:
+                    value = json.loads(text)[field]
+                except (ValueError, KeyError, TypeError):
+                    raise FasttokError(f"{path}: line {number}: not a JSON object with a "
+                                       f"{field!r} field") from None
+                if not isinstance(value, str):
+                    raise FasttokError(f"{path}: line {number}: field {field!r} is "
+                                       f"{type(value).__name__}, not a string")
+                yield value
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    import resource
+
+    from fasttok.loaders.hf_tokenizer_json_writer import write_tokenizer_json
+    from fasttok.loaders.tiktoken_writer import load_call, write_tiktoken
+    from fasttok.trainers.bpe import train_bpe
+
+    suffix = os.path.basename(args.out).lower()
+    if not (suffix.endswith(".tiktoken") or suffix.endswith(".json")):
+        raise FasttokError(f"--out {args.out}: give a .tiktoken or a tokenizer.json path")
+    progress = _Progress(sys.stderr.isatty() and not args.quiet)
+    start = time.perf_counter()
+    trained = train_bpe(_documents(args.files, args.field, progress), vocab_size=args.vocab_size,
+                        pattern=args.pattern, special_tokens=args.special_token or (),
+                        min_frequency=args.min_frequency, flavour=args.flavour,
+                        num_threads=args.threads,
+                        progress=lambda done, total: progress("merging", done, total))
+    seconds = time.perf_counter() - start
+    vocab = trained.vocabulary
+    ranks = vocab.mergeable_ranks
+    if suffix.endswith(".json"):
+        write_tokenizer_json(args.out, ranks, vocab.merges, vocab.pattern, vocab.special_tokens)
+        print(f"wrote {args.out}: load it with fasttok.load({args.out!r}) or "
+              f"tokenizers.Tokenizer.from_file({args.out!r})")
+    else:
+        write_tiktoken(args.out, ranks)
+        print(f"wrote {args.out}: load it with")
+        print(f"  {load_call(args.out, vocab.pattern, vocab.special_tokens)}")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(f"trained {len(trained.merges)} merges in {seconds:.2f} s: "
+          f"{trained.corpus_bytes / 1e6:.1f} MB of text, {trained.unique_pretokens} unique "
+          f"pre-tokens, peak memory {peak:.0f} MiB", file=sys.stderr if args.quiet else sys.stdout)
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fasttok", description="Exact, fast tokenization.")
     p.add_argument("--version", action="version", version=f"fasttok {__version__}")
@@ -293,6 +381,22 @@ def _parser() -> argparse.ArgumentParser:
     ben.add_argument("-f", "--file", dest="file_list", action="append")
     ben.add_argument("--repeat", type=int, default=3)
     ben.set_defaults(run=_cmd_bench, usage=ben.format_usage())
+
+    tr = sub.add_parser("train", help="train a byte-level BPE vocabulary on text files")
+    tr.add_argument("files", nargs="+", help="text files, one document per line (JSONL with --field)")
+    tr.add_argument("--field", help="read JSON lines and train on this field of each")
+    tr.add_argument("--vocab-size", type=int, required=True,
+                    help="tokens in all: the 256 bytes, the merges and the special tokens")
+    tr.add_argument("--pattern", help="pre-tokenizer regex (default: GPT-4's, cl100k_base's)")
+    tr.add_argument("--special-token", action="append", help="a special token (repeatable)")
+    tr.add_argument("--min-frequency", type=int, default=0,
+                    help="stop when the best pair occurs fewer times than this")
+    tr.add_argument("--flavour", choices=("rustbpe", "hf"), default="rustbpe",
+                    help="whose rules to follow exactly: rustbpe's or Hugging Face tokenizers'")
+    tr.add_argument("--threads", type=int, help="threads counting pre-tokens (default: the CPUs)")
+    tr.add_argument("--out", required=True, help="a .tiktoken file or a tokenizer.json")
+    tr.add_argument("-q", "--quiet", action="store_true", help="no progress bar; summary on stderr")
+    tr.set_defaults(run=_cmd_train)
     return p
 
 

@@ -20,13 +20,13 @@ ranks and fails a ``data_gym`` mismatch with ``AssertionError``.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 from typing import Optional
 
 from fasttok.errors import VocabularyFileError
 from fasttok.loaders.tiktoken_file import load_tiktoken_ranks, read_source
+from fasttok.loaders.tiktoken_writer import write_tiktoken
 
 __all__ = ["load_tiktoken_bpe", "dump_tiktoken_bpe", "data_gym_to_mergeable_bpe_ranks"]
 
@@ -63,10 +63,7 @@ def load_tiktoken_bpe(tiktoken_bpe_file: str, expected_hash: Optional[str] = Non
 def dump_tiktoken_bpe(bpe_ranks: dict, tiktoken_bpe_file: str) -> None:
     """Write ``{token bytes: rank}`` as a ``.tiktoken`` file, in rank order
     (the inverse of :func:`load_tiktoken_bpe`)."""
-    lines = [base64.b64encode(token) + b" %d\n" % rank
-             for token, rank in sorted(bpe_ranks.items(), key=lambda item: item[1])]
-    with open(tiktoken_bpe_file, "wb") as f:
-        f.write(b"".join(lines))
+    write_tiktoken(tiktoken_bpe_file, bpe_ranks)
 
 
 def _data_gym_alphabet() -> dict:

@@ -1,4 +1,4 @@
-"""The fasttok command: encode, decode, count, inspect, bench."""
+"""The fasttok command: encode, decode, count, inspect, bench, train."""
 
 from __future__ import annotations
 
@@ -149,3 +149,54 @@ def test_python_dash_m_runs_the_same_command():
     proc = subprocess.run([sys.executable, "-m", "fasttok", "count", "-e", "cl100k_base", "hi"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == "1"
+
+
+def _corpus(tmp_path):
+    text = tmp_path / "docs.txt"
+    text.write_text("hello world, hello there\nthe other world 12345\n" * 40, encoding="utf-8")
+    return text
+
+
+def test_train_writes_a_tiktoken_file_and_the_call_that_loads_it(tmp_path, capsys):
+    import fasttok
+
+    out = tmp_path / "v.tiktoken"
+    assert main(["train", str(_corpus(tmp_path)), "--vocab-size", "300", "--special-token",
+                 "<|end|>", "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    call = next(line.strip() for line in printed.out.splitlines() if "fasttok.load(" in line)
+    enc = eval(call, {"fasttok": fasttok})
+    assert enc.encode("hello world<|end|>", allowed_special="all")[-1] == enc.max_token_value
+    assert "unique pre-tokens" in printed.out and "peak memory" in printed.out
+    assert "\r" not in printed.err  # stderr is no terminal here: no progress bar
+
+
+def test_train_writes_a_tokenizer_json_from_jsonl(tmp_path, capsys):
+    tokenizers = pytest.importorskip("tokenizers")
+    lines = tmp_path / "docs.jsonl"
+    lines.write_text('{"text": "hello world"}\n{"text": "hello there"}\n' * 20, encoding="utf-8")
+    out = tmp_path / "tokenizer.json"
+    assert main(["train", str(lines), "--field", "text", "--vocab-size", "270", "--flavour", "hf",
+                 "--quiet", "--out", str(out)]) == 0
+    tok = tokenizers.Tokenizer.from_file(str(out))
+    import fasttok
+    assert tok.encode("hello world", add_special_tokens=False).ids == \
+        fasttok.load(out).encode("hello world")
+
+
+def test_train_shows_progress_only_on_a_terminal_and_not_when_quiet(tmp_path, capsys, monkeypatch):
+    _terminal(monkeypatch, sys.stderr)
+    args = ["train", str(_corpus(tmp_path)), "--vocab-size", "280", "--out",
+            str(tmp_path / "v.tiktoken")]
+    assert main(args) == 0
+    assert "merging" in capsys.readouterr().err
+    assert main(args + ["--quiet"]) == 0
+    assert "merging" not in capsys.readouterr().err
+
+
+def test_train_names_the_line_of_a_bad_json_document(tmp_path, capsys):
+    lines = tmp_path / "docs.jsonl"
+    lines.write_text('{"text": "a"}\n{"body": "b"}\n', encoding="utf-8")
+    assert main(["train", str(lines), "--field", "text", "--vocab-size", "300",
+                 "--out", str(tmp_path / "v.tiktoken")]) == 2
+    assert f"{lines}: line 2: not a JSON object with a 'text' field" in capsys.readouterr().err

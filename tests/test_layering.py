@@ -3,7 +3,8 @@
 One line: loaders import only the vocabulary record, errors and the shared
 core (the byte-level alphabet, the charsmap checks); the shared core imports
 only the record; stages import only the shared core (and their
-own stage); formats compose stages; the registry names components by string;
+own stage); formats compose stages, and so do trainers (a trainer runs a
+pre-tokenizer and builds what a model reads); the registry names components by string;
 ``Encoding`` sees only the model interface and the registry. Every import
 counts, including those inside functions, and ``cimport`` lines of the
 compiled modules. No module may import itself back through others, and none
@@ -89,7 +90,7 @@ def _layer(name: str) -> str:
     if name in API:
         return "api"
     parts = name.split(".")
-    if len(parts) >= 2 and parts[1] in ("loaders", "shared", "formats") + STAGES:
+    if len(parts) >= 2 and parts[1] in ("loaders", "shared", "formats", "trainers") + STAGES:
         return "stage" if parts[1] in STAGES else parts[1]
     return {"fasttok.registry": "registry", "fasttok.core": "encoding"}[name]
 
@@ -102,6 +103,8 @@ def _allowed(name: str, target: str) -> bool:
         return other == "shared" or (other == "stage" and target.split(".")[1] == name.split(".")[1])
     if layer == "formats":
         return other in ("shared", "stage", "loaders", "registry", "formats")
+    if layer == "trainers":
+        return other in ("shared", "stage", "loaders", "trainers")
     if layer == "encoding":
         return target in ("fasttok.registry", "fasttok.models.interface")
     if layer == "loaders":

@@ -11,13 +11,15 @@ cdef struct IdBuffer:
     size_t cap
 
 
-# The one heap of merge candidates: a 4-ary min-heap by key, smallest first
-# (a 4-ary tree has half the levels of a binary one and compares one cache
-# line of keys per level), grown on demand; the owner frees items. Bare keys
-# for the byte-level merge queue, whose entries are 8 bytes (see
-# _merge_heap); keys with a value for sentencepiece's BPE agenda, whose
-# entries carry the pair they were made for. The functions are defined here
-# so that each module inlines its own kind.
+# The one heap of merge candidates: a 4-ary min-heap, smallest first (a
+# 4-ary tree has half the levels of a binary one and compares one cache line
+# of keys per level), grown on demand; the owner frees items. Bare keys for
+# the byte-level merge queue, whose entries are 8 bytes (see _merge_heap);
+# keys with a value for sentencepiece's BPE agenda, whose entries carry the
+# pair they were made for, ordered by key alone; and for the BPE trainer,
+# whose order needs more than 64 bits (the highest count, then the lowest
+# pair), keys with a value that breaks ties between equal keys. The
+# functions are defined here so that each module inlines its own kind.
 cdef struct KeyHeap:
     uint64_t* items
     size_t size
@@ -25,9 +27,14 @@ cdef struct KeyHeap:
 
 cdef struct HeapItem:
     uint64_t key
-    uint64_t value  # the owner's; the heap only moves it
+    uint64_t value  # the owner's; the heap only moves it (RankedHeap: orders by it too)
 
 cdef struct ItemHeap:
+    HeapItem* items
+    size_t size
+    size_t cap
+
+cdef struct RankedHeap:
     HeapItem* items
     size_t size
     size_t cap
@@ -35,6 +42,7 @@ cdef struct ItemHeap:
 ctypedef fused heap_t:
     KeyHeap
     ItemHeap
+    RankedHeap
 
 
 cdef inline uint64_t heap_key(const heap_t* h, size_t i) noexcept nogil:
@@ -44,15 +52,38 @@ cdef inline uint64_t heap_key(const heap_t* h, size_t i) noexcept nogil:
         return h.items[i].key
 
 
+cdef inline bint heap_before(const heap_t* h, size_t i, uint64_t key, uint64_t value) noexcept nogil:
+    # Whether item i comes strictly before (key, value).
+    if heap_t is RankedHeap:
+        return h.items[i].key < key or (h.items[i].key == key and h.items[i].value < value)
+    else:
+        return heap_key(h, i) < key
+
+
+cdef inline bint heap_after(const heap_t* h, size_t i, uint64_t key, uint64_t value) noexcept nogil:
+    # Whether item i comes strictly after (key, value).
+    if heap_t is RankedHeap:
+        return h.items[i].key > key or (h.items[i].key == key and h.items[i].value > value)
+    else:
+        return heap_key(h, i) > key
+
+
+cdef inline uint64_t heap_value(const heap_t* h, size_t i) noexcept nogil:
+    if heap_t is KeyHeap:
+        return 0
+    else:
+        return h.items[i].value
+
+
 cdef inline int heap_push(heap_t* h, uint64_t key, uint64_t value) except -1 nogil:
-    # Adds key (with value, for an ItemHeap).
+    # Adds key (with value, for an ItemHeap or a RankedHeap).
     cdef size_t i = h.size, parent
     if h.size == h.cap:
         grow_array(<void**>&h.items, &h.cap, h.size + 1, sizeof(h.items[0]), 1024)
     h.size += 1
     while i > 0:
         parent = (i - 1) >> 2
-        if heap_key(h, parent) <= key:
+        if not heap_after(h, parent, key, value):
             break
         h.items[i] = h.items[parent]
         i = parent
@@ -68,21 +99,22 @@ cdef inline void heap_pop(heap_t* h) noexcept nogil:
     # Removes the top; the caller has read h.items[0]. The last item sinks
     # from the top (it stays at h.items[size] until it lands).
     cdef size_t i = 0, child, best, c, n
-    cdef uint64_t key
+    cdef uint64_t key, value
     h.size -= 1
     n = h.size
     if n == 0:
         return
     key = heap_key(h, n)
+    value = heap_value(h, n)
     while True:
         child = 4 * i + 1
         if child >= n:
             break
         best = child
         for c in range(child + 1, child + 4 if child + 4 <= n else n):
-            if heap_key(h, c) < heap_key(h, best):
+            if heap_before(h, c, heap_key(h, best), heap_value(h, best)):
                 best = c
-        if heap_key(h, best) >= key:
+        if not heap_before(h, best, key, value):
             break
         h.items[i] = h.items[best]
         i = best

@@ -1,0 +1,140 @@
+"""Training byte-level BPE: fasttok against ``rustbpe`` and ``tokenizers``' ``BpeTrainer``.
+
+The corpus is every line of the shared corpus files (about 10 MB), one
+document per line, for vocabularies of 8k and 32k. Before anything is timed
+the result is compared: fasttok's ranks with rustbpe's (``flavour="rustbpe"``,
+cl100k's pattern) and fasttok's vocabulary and merges with tokenizers'
+(``flavour="hf"``, cl100k's older spelling, which tokenizers' regex engine
+reads as fasttok does); a difference fails the benchmark. Peak memory is each
+trainer run alone in a fresh process (``VmHWM``, reset once the corpus is
+read), minus the resident size with the corpus read (Linux only).
+
+    python -m pytest bench/test_train_bench.py --benchmark-enable -q -s
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA
+
+CORPUS = ("en", "code", "zh", "multi", "adversarial")
+VOCAB_SIZES = (8192, 32768)
+
+
+@functools.lru_cache(maxsize=None)
+def _lines() -> tuple:
+    lines = []
+    for name in CORPUS:
+        path = DATA / "corpus" / f"{name}.txt"
+        if not path.is_file():
+            pytest.skip(f"{path} not found")
+        lines += path.read_text(encoding="utf-8").splitlines()
+    return tuple(lines)
+
+
+def _fasttok(flavour: str, threads: int):
+    from fasttok.pre_tokenizers.patterns import CL100K, CL100K_LEGACY
+    from fasttok.trainers.bpe import train_bpe
+
+    pattern = CL100K if flavour == "rustbpe" else CL100K_LEGACY
+
+    def run(lines, vocab_size):
+        t = train_bpe(lines, vocab_size=vocab_size, pattern=pattern, flavour=flavour,
+                      num_threads=threads)
+        if flavour == "rustbpe":
+            return t.ranks
+        from fasttok.shared._bytemap import encode_byte_level
+        return ({encode_byte_level(token): i for token, i in t.ranks},
+                [(encode_byte_level(a), encode_byte_level(b)) for a, b in t.merges])
+    return run
+
+
+def _rustbpe(lines, vocab_size):
+    rustbpe = pytest.importorskip("rustbpe")
+    from fasttok.pre_tokenizers.patterns import CL100K
+
+    tok = rustbpe.Tokenizer()
+    tok.train_from_iterator(iter(lines), vocab_size, pattern=CL100K)
+    return [(bytes(token), rank) for token, rank in tok.get_mergeable_ranks()]
+
+
+def _tokenizers(lines, vocab_size):
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import Regex, models, pre_tokenizers, trainers
+
+    from fasttok.pre_tokenizers.patterns import CL100K_LEGACY
+
+    tok = tokenizers.Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(CL100K_LEGACY), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(lines, trainer=trainer)
+    model = json.loads(tok.to_str())["model"]
+    return model["vocab"], [tuple(m) for m in model["merges"]]
+
+
+IMPLS = {
+    "fasttok-1": (_fasttok("rustbpe", 1), "rustbpe"),
+    "fasttok-2": (_fasttok("rustbpe", 2), "rustbpe"),
+    "rustbpe": (_rustbpe, "rustbpe"),
+    "fasttok-hf-2": (_fasttok("hf", 2), "tokenizers"),
+    "tokenizers": (_tokenizers, "tokenizers"),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _reference(kind: str, vocab_size: int):
+    return (_rustbpe if kind == "rustbpe" else _tokenizers)(_lines(), vocab_size)
+
+
+@pytest.mark.parametrize("impl", list(IMPLS))
+@pytest.mark.parametrize("vocab_size", VOCAB_SIZES)
+def test_train(benchmark, vocab_size, impl):
+    fn, kind = IMPLS[impl]
+    lines = _lines()
+    if not impl.startswith(("rustbpe", "tokenizers")):
+        assert fn(lines, vocab_size) == _reference(kind, vocab_size), \
+            f"{impl}: the trained vocabulary differs from {kind}'s"
+    benchmark.group = f"train-{vocab_size}"
+    benchmark.extra_info.update(kind="train", impl=impl, vocab_size=vocab_size,
+                                bytes=sum(len(line.encode("utf-8")) for line in lines))
+    benchmark.pedantic(fn, args=(lines, vocab_size), rounds=1, iterations=1)
+
+
+_RSS = """
+import sys
+sys.path.insert(0, {bench!r})
+import test_train_bench as b
+lines = b._lines()
+def status(field):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field))
+base = status("VmRSS:")
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # the peak starts again from here: reading the corpus had its own
+b.IMPLS[{impl!r}][0](lines, {vocab_size})
+print(base, status("VmHWM:"))
+"""
+
+
+@pytest.mark.parametrize("vocab_size", VOCAB_SIZES)
+def test_train_peak_memory(vocab_size):
+    bench = str(Path(__file__).parent)
+    out = {}
+    for impl in IMPLS:
+        result = subprocess.run([sys.executable, "-c", _RSS.format(bench=bench, impl=impl,
+                                                                    vocab_size=vocab_size)],
+                                capture_output=True, text=True, check=True)
+        base, peak = map(int, result.stdout.split())
+        out[impl] = (peak - base) / 1024
+    print(f"\npeak RSS above the corpus, vocab {vocab_size}: "
+          + ", ".join(f"{impl} {mib:.0f} MiB" for impl, mib in out.items()))

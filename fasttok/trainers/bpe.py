@@ -1,0 +1,207 @@
+"""Train a byte-level BPE vocabulary, exactly as ``rustbpe`` or Hugging Face ``tokenizers`` does.
+
+The texts are read once, streaming: each batch is cut into pre-tokens and
+counted (:class:`~fasttok.trainers._bpe_trainer.PieceCounter`, one per
+thread, merged at the end), so memory follows the number of distinct
+pre-tokens, not the corpus. Then the merge loop runs on those
+(:class:`~fasttok.trainers._bpe_trainer.BpeCore`; its notes list every
+rule and where the two references differ).
+
+``flavour="rustbpe"`` gives ``rustbpe.Tokenizer().train_from_iterator(texts,
+vocab_size - len(special_tokens), pattern=pattern)``'s
+``get_mergeable_ranks()``; the special tokens take the ids after the last
+rank. ``flavour="hf"`` gives the vocabulary and merges of ``tokenizers``'
+``BpeTrainer(vocab_size=..., min_frequency=..., special_tokens=...,
+initial_alphabet=ByteLevel.alphabet())`` behind ``Split(pattern,
+"isolated")`` and ``ByteLevel(use_regex=False)``: specials first, then the
+256 byte-level characters in code point order, then the merges.
+Special tokens in the texts are trained on as ordinary text, as both
+references do.
+
+>>> t = train_bpe(["abab abab abac"], vocab_size=258, pattern=r"\\w+| ")
+>>> t.merges[0], t.ranks[256:]
+((b'a', b'b'), [(b'ab', 256), (b'abab', 257)])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import queue
+import threading
+from collections.abc import Callable, Iterable
+from typing import Optional
+
+from fasttok.errors import FasttokError
+from fasttok.pre_tokenizers.patterns import CL100K, compile_generic, scanner_for
+from fasttok.trainers._bpe_trainer import BpeCore, PieceCounter
+from fasttok.vocab import Vocabulary, token_layout
+
+__all__ = ["TrainedBPE", "count_pretokens", "train_bpe", "FLAVOURS"]
+
+FLAVOURS = ("rustbpe", "hf")
+
+# a batch handed to a counting thread: enough text that releasing the GIL
+# once per batch costs nothing, little enough that the threads stay busy
+_BATCH_CHARS = 1 << 18
+_BATCH_TEXTS = 4096
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainedBPE:
+    """What training made.
+
+    ``ranks``: ``(token bytes, rank)`` for every token in rank order, as the
+    reference lists them (rustbpe may list the same bytes twice; the
+    vocabulary keeps the later rank). ``merges``: the merged pairs in order,
+    as ``tokenizer.json`` lists them. ``vocabulary``: the record an
+    :class:`~fasttok.Encoding` is built from. ``corpus_bytes`` and
+    ``unique_pretokens`` describe the input.
+
+    >>> TrainedBPE([], [], None, 0, 0).corpus_bytes
+    0
+    """
+
+    ranks: list
+    merges: list
+    vocabulary: Optional[Vocabulary]
+    corpus_bytes: int
+    unique_pretokens: int
+
+
+def _batches(texts: Iterable[str]) -> Iterable[list]:
+    batch: list = []
+    size = 0
+    for text in texts:
+        batch.append(text)
+        size += len(text)
+        if size >= _BATCH_CHARS or len(batch) >= _BATCH_TEXTS:
+            yield batch
+            batch = []
+            size = 0
+    if batch:
+        yield batch
+
+
+def count_pretokens(texts: Iterable[str], pattern: str = CL100K,
+                    num_threads: Optional[int] = None) -> PieceCounter:
+    """Count the distinct pre-tokens of ``texts`` under ``pattern``.
+
+    A pattern with a compiled scanner is counted on ``num_threads`` threads
+    (default: the CPUs); any other runs through its ``re`` translation in
+    this thread.
+
+    >>> sorted(count_pretokens(["a b", "a"], num_threads=2).items())
+    [(b' b', 1), (b'a', 2)]
+    """
+    scanner = scanner_for(pattern)
+    if scanner is None:
+        regex = compile_generic(pattern)
+        counter = PieceCounter()
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"texts must be str, not {type(text).__name__}")
+            counter.add_pieces(regex.findall(text), len(text.encode("utf-8")))
+        return counter
+    threads = max(1, num_threads or os.cpu_count() or 1)
+    if threads == 1:
+        counter = PieceCounter(scanner)
+        for batch in _batches(texts):
+            counter.add_texts(batch)
+        return counter
+    work: queue.Queue = queue.Queue(maxsize=2 * threads)
+    counters = [PieceCounter(scanner) for _ in range(threads)]
+    failures: list = []
+
+    def worker(counter: PieceCounter) -> None:
+        while (batch := work.get()) is not None:
+            if not failures:
+                try:
+                    counter.add_texts(batch)
+                except BaseException as exc:  # handed to the reading thread
+                    failures.append(exc)
+
+    pool = [threading.Thread(target=worker, args=(c,), daemon=True) for c in counters]
+    for t in pool:
+        t.start()
+    try:
+        for batch in _batches(texts):
+            if failures:
+                break
+            work.put(batch)
+    finally:
+        for _ in pool:
+            work.put(None)
+        for t in pool:
+            t.join()
+    if failures:
+        raise failures[0]
+    for other in counters[1:]:
+        counters[0].merge(other)
+    return counters[0]
+
+
+def train_bpe(texts: Iterable[str], *, vocab_size: int, pattern: Optional[str] = None,
+              special_tokens: Iterable[str] = (), min_frequency: int = 0,
+              flavour: str = "rustbpe", num_threads: Optional[int] = None,
+              name: str = "trained",
+              progress: Optional[Callable[[int, int], None]] = None) -> TrainedBPE:
+    """Train byte-level BPE on ``texts`` (any iterable of str, read once).
+
+    ``vocab_size`` counts the 256 bytes, the merges and the special tokens.
+    ``progress(done, total)``, if given, is called as merges are made.
+
+    >>> t = train_bpe(["aaaa aaaaa"], vocab_size=258)
+    >>> [token for token, _ in t.ranks[256:]]
+    [b'aa', b'aaaa']
+    >>> train_bpe([], vocab_size=257, special_tokens=["<|end|>"]).vocabulary.special_tokens
+    mappingproxy({'<|end|>': 256})
+    """
+    if flavour not in FLAVOURS:
+        raise FasttokError(f"flavour must be one of {', '.join(map(repr, FLAVOURS))}, "
+                           f"not {flavour!r}")
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("texts is an iterable of str (a list, a file's lines), not one "
+                        f"{type(texts).__name__}: wrap a single text in a list")
+    pattern = CL100K if pattern is None else pattern
+    specials = list(dict.fromkeys(special_tokens))
+    if min_frequency < 0:
+        raise FasttokError(f"min_frequency must be 0 or more, not {min_frequency}")
+    if flavour == "rustbpe" and vocab_size < 256 + len(specials):
+        raise FasttokError(f"vocab_size {vocab_size} is too small: the 256 bytes and "
+                           f"{len(specials)} special tokens need {256 + len(specials)}")
+    counter = count_pretokens(texts, pattern, num_threads)
+    core = BpeCore(counter, flavour, min_frequency)
+    corpus_bytes, unique = counter.n_bytes, len(counter)
+    del counter  # the words are copied into the core; the merge loop is the peak
+    target = vocab_size - len(specials)
+    total = max(0, target - 256)
+    step = max(1, total // 100)
+    done = 0
+    while done < total:
+        made = core.run(target, step)
+        if not made:
+            break
+        done += made
+        if progress is not None:
+            progress(done, total)
+    tokens = core.tokens()
+    merge_ids = core.merge_list()
+    merges = [(tokens[a], tokens[b]) for a, b, _ in merge_ids]
+    if flavour == "rustbpe":
+        ranks = list(zip(tokens, range(len(tokens))))
+        special_ids = {s: len(tokens) + i for i, s in enumerate(specials)}
+    else:
+        # ids as tokenizers gives them: the specials first; a merge it saw
+        # twice is listed once, at its later place, as its model keeps it
+        ranks = [(token, len(specials) + i) for i, token in enumerate(tokens)]
+        special_ids = {s: i for i, s in enumerate(specials)}
+        last = {pair: i for i, pair in enumerate(merges)}
+        merges = [pair for i, pair in enumerate(merges) if last[pair] == i]
+    by_bytes = dict(ranks)
+    token_tuple, ids = token_layout([(rank, token) for token, rank in by_bytes.items()])
+    vocab = Vocabulary(name=name, model="byte_bpe", tokens=token_tuple, ids=ids,
+                       merges=tuple(merges), special_tokens=special_ids, pattern=pattern,
+                       metadata={"trained_by": flavour}).validate()
+    return TrainedBPE(ranks=ranks, merges=merges, vocabulary=vocab,
+                      corpus_bytes=corpus_bytes, unique_pretokens=unique)
