@@ -390,7 +390,7 @@ def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
 
     >>> tokenizer_json_record(b'{"model": 1}', "t.json")
     Traceback (most recent call last):
-    fasttok.errors.VocabularyFileError: t.json: field '$.model': expected an object, found int
+    fasttok.errors.VocabularyFileError: t.json: field '$.model': expected dict, found int
     """
     doc = data
     if isinstance(data, (bytes, bytearray, str)):

@@ -15,7 +15,7 @@ punctuation and the two joiners; whitespace is the ``White_Space`` property,
 which unlike ``str.isspace`` leaves out U+001C..U+001F.
 
 >>> vocab = AddedTokens([AddedToken("[CLS]", 1, special=True),
-...                      AddedToken("<mask>", 2, lstrip=True)])
+...                      AddedToken("<mask>", 2, lstrip=True, normalized=False)])
 >>> vocab.find_matches("[CLS] a <mask>b", normalized=False)
 [(1, 0, 5), (None, 5, 7), (2, 7, 14), (None, 14, 15)]
 """
@@ -98,7 +98,7 @@ class AddedTokens:
     (or ``None``): the content of a ``normalized=true`` token is matched in
     its normalized spelling.
 
-    >>> AddedTokens([AddedToken("ab", 5)], normalize=str.lower).find_matches("xABx", normalized=True)
+    >>> AddedTokens([AddedToken("AB", 5)], normalize=str.lower).find_matches("xabx", normalized=True)
     [(None, 0, 1), (5, 1, 3), (None, 3, 4)]
     """
 

@@ -17,8 +17,10 @@ fused compiled path.
 >>> alphabet = bytes_to_unicode()
 >>> doc = {"model": {"type": "BPE", "vocab": {alphabet[b]: b for b in range(256)} | {"hi": 256},
 ...                  "merges": [["h", "i"]]},
-...        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False},
-...        "decoder": {"type": "ByteLevel"}, "added_tokens": []}
+...        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False,
+...                          "trim_offsets": True, "use_regex": True},
+...        "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+...                    "use_regex": True}, "added_tokens": []}
 >>> tok = Tokenizer.from_str(json.dumps(doc))
 >>> enc = tok.encode("hi hi")
 >>> enc.ids, enc.tokens, enc.offsets
