@@ -24,7 +24,7 @@ fused compiled path.
 >>> tok = Tokenizer.from_str(json.dumps(doc))
 >>> enc = tok.encode("hi hi")
 >>> enc.ids, enc.tokens, enc.offsets
-([256, 220, 256], ['hi', 'Ġ', 'hi'], [(0, 2), (2, 3), (3, 5)])
+([256, 32, 256], ['hi', 'Ġ', 'hi'], [(0, 2), (2, 3), (3, 5)])
 >>> tok.decode(enc.ids)
 'hi hi'
 """
