@@ -145,6 +145,40 @@ def test_pre_tokenizer_of_each_shared_file_matches_tokenizers(relpath, test_stri
     found.assert_none()
 
 
+@pytest.mark.parametrize("relpath", _shared_files())
+def test_pipeline_of_each_shared_file_keeps_tokenizers_offsets(relpath, test_strings):
+    # normalizer then pre-tokenizer, and every character of every piece as
+    # one token: its offsets are where the alignments of both stages lead
+    from fasttok.normalizers.hf_json import normalizer_from_json
+    from fasttok.shared.normalized import NormalizedString, PreTokenizedString
+
+    spec = json.loads((DATA / "vocab" / "hf" / relpath).read_text(encoding="utf-8"))
+    chars = {"type": "Split", "pattern": {"Regex": "(?m:.)"}, "behavior": "Isolated",
+             "invert": False}
+    steps = [spec["pre_tokenizer"], chars] if spec["pre_tokenizer"] else [chars]
+    theirs = tokenizers.Tokenizer.from_str(tokenizer_json(
+        spec["normalizer"], {"type": "Sequence", "pretokenizers": steps}))
+    normalizer = normalizer_from_json(spec["normalizer"], "$.normalizer", fail)
+    pre_tokenizer = pre_tokenizer_from_json(spec["pre_tokenizer"], "$.pre_tokenizer", fail)
+    found = Mismatches(f"normalizer + pre-tokenizer of {relpath} on lines.jsonl")
+    for case in test_strings:
+        text = case["text"]
+        ns = NormalizedString(text)
+        if normalizer is not None:
+            normalizer.normalize(ns)
+        pts = PreTokenizedString(ns)
+        if pre_tokenizer is not None:
+            pre_tokenizer.pre_tokenize(pts)
+        ours = [(piece.normalized[i], piece.offsets_of(i, i + 1))
+                for piece in pts.splits for i in range(len(piece.normalized))]
+        encoding = theirs.encode(text)
+        expected = list(zip("".join(p.normalized for p in pts.splits), map(tuple, encoding.offsets)))
+        found.check(None if ours == expected and len(encoding.offsets) == len(ours) else
+                    f"{text!r}: {ours[:40]} vs tokenizers {expected[:40]} "
+                    f"({len(ours)} vs {len(encoding.offsets)} characters)", str(case["id"]))
+    found.assert_none()
+
+
 def test_unknown_pre_tokenizer_type_names_the_known_ones():
     with pytest.raises(ValueError, match=r"\$\.pre_tokenizer\.type: unknown type 'Foo'; known: "
                                          r".*Metaspace"):
