@@ -5,7 +5,8 @@
 crates, each frozen at its own Unicode version, and fasttok must use the
 same facts to normalize and split text exactly as it does:
 
-* ``unicode-normalization-alignments`` (NFC/NFD/NFKC/NFKD): Unicode 11.0.
+* ``unicode-normalization-alignments`` (NFC/NFD/NFKC/NFKD): Unicode 9.0 (its
+  combining classes show it; no character of 10.0 or 11.0 decomposes).
   Normalization data never changes for a character once assigned, so the
   standard library's ``unicodedata`` is right except for characters assigned
   later, which the crate leaves alone: ``NORMALIZATION_NEWER``.
@@ -51,7 +52,7 @@ GENERATOR = "tools/gen_hf_unicode.py"
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = ROOT / "fasttok" / "shared" / "_hf_unicode_data.py"
 
-NORMALIZATION_VERSION = (11, 0)
+NORMALIZATION_VERSION = (9, 0)
 MARKS_VERSION = (9, 0)
 CATEGORIES_VERSION = (8, 0)
 SCRIPTS_VERSION = (9, 0)
