@@ -80,3 +80,9 @@ def ours_alignments(normalizer, text: str) -> tuple:
 
 def fail(where: str, problem: str) -> Exception:
     return ValueError(f"{where}: {problem}")
+
+
+def code_point_blocks(size: int = 2048) -> list:
+    """Every code point but the surrogates, in blocks of ``size``."""
+    cps = [cp for cp in range(0x110000) if not 0xD800 <= cp < 0xE000]
+    return [cps[i:i + size] for i in range(0, len(cps), size)]

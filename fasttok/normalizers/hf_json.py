@@ -4,7 +4,8 @@ Fields, their defaults and the spellings accepted are ``tokenizers``
 0.23.3's; every field read is checked, and an error names its JSON path.
 
 >>> fail = lambda where, problem: ValueError(f"{where}: {problem}")
->>> normalizer_from_json({"type": "Sequence", "normalizers": [{"type": "NFC"}]}, "$.normalizer", fail)
+>>> normalizer_from_json({"type": "Sequence", "normalizers": [{"type": "NFC"}]},
+...                      "$.normalizer", fail)
 Sequence([NFC()])
 >>> normalizer_from_json({"type": "NFX"}, "$.normalizer", fail)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
@@ -34,7 +35,8 @@ __all__ = ["normalizer_from_json"]
 
 def _bert(spec: dict, where: str, fail: Callable):
     return BertNormalizer(clean_text=field(spec, "clean_text", bool, where, fail),
-                          handle_chinese_chars=field(spec, "handle_chinese_chars", bool, where, fail),
+                          handle_chinese_chars=field(spec, "handle_chinese_chars", bool, where,
+                                                     fail),
                           strip_accents=field(spec, "strip_accents", bool, where, fail,
                                               default=None, nullable=True),
                           lowercase=field(spec, "lowercase", bool, where, fail))

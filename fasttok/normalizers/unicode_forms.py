@@ -7,7 +7,7 @@ decomposes into its first part (replacing) and new ones; canonical
 reordering moves parts together with their reports; a composition merges the
 second character's report into the first's, less one. The text itself is
 the standard library's ``unicodedata.normalize``; the reports are only
-computed when the text changes. The crate's tables are Unicode 11.0: a
+computed when the text changes. The crate's tables are Unicode 9.0: a
 character assigned later has no decomposition, combining class 0 and no
 composition there, so text holding one goes through the reports instead.
 

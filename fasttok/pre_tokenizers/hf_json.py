@@ -1,4 +1,4 @@
-"""``pre_tokenizer_from_json``: a ``tokenizer.json`` ``pre_tokenizer`` object as a fasttok pre-tokenizer.
+"""``pre_tokenizer_from_json``: a ``tokenizer.json`` ``pre_tokenizer`` object as a pre-tokenizer.
 
 Fields, their defaults and the spellings accepted are ``tokenizers``
 0.23.3's (Metaspace's older ``add_prefix_space`` and ``str_rep`` included);
@@ -106,7 +106,8 @@ def pre_tokenizer_from_json(spec: dict | None, where: str, fail: Callable):
     """The pre-tokenizer a ``tokenizer.json`` ``pre_tokenizer`` object describes
     (``None`` for ``null``); ``fail(where, problem)`` builds the error raised.
 
-    >>> pre_tokenizer_from_json({"type": "Foo"}, "$.p", lambda w, p: ValueError(f"{w}: {p}"))  # doctest: +ELLIPSIS
+    >>> fail = lambda where, problem: ValueError(f"{where}: {problem}")
+    >>> pre_tokenizer_from_json({"type": "Foo"}, "$.p", fail)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ValueError: $.p.type: unknown type 'Foo'; known: BertPreTokenizer, ByteLevel, ...
     """

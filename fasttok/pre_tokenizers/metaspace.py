@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-from fasttok.shared.normalized import NormalizedString, PreTokenizedString, find_matches, split_spans
+from fasttok.shared.normalized import (NormalizedString, PreTokenizedString, find_matches,
+                                       split_spans)
 
 __all__ = ["Metaspace", "PREPEND_SCHEMES"]
 

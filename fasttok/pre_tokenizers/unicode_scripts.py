@@ -1,8 +1,10 @@
 """UnicodeScripts: a piece ends where the script of the characters changes.
 
-As ``tokenizers`` reckons it: Hiragana, Katakana and U+30FC count as Han, a
-space belongs to any script (it neither starts nor ends a run), everything
-else has its Script property value (Common and Inherited included).
+As ``tokenizers`` reckons it: Hiragana, Katakana and U+30FC count as Han; a
+space, and a character its Unicode 9.0 table does not know (unassigned then,
+private use), belongs to any script (it neither starts nor ends a run);
+everything else has its Script property value (Common and Inherited
+included).
 
 >>> UnicodeScripts().pre_tokenize_str("abc 漢字カナ Привет.x")
 [('abc ', (0, 4)), ('漢字カナ ', (4, 9)), ('Привет', (9, 15)), ('.', (15, 16)), ('x', (16, 17))]
@@ -24,6 +26,8 @@ def _script(c: str) -> str | None:
     if c == "\u30fc":
         return "Han"
     script = script_of(c)
+    if script == "Unknown":
+        return None
     return "Han" if script in _AS_HAN else script
 
 

@@ -19,7 +19,7 @@ import bisect
 from fasttok.shared import _hf_unicode_data as _data
 
 __all__ = ["NORMALIZATION_NEWER", "MARKS", "NONSPACING", "FORMAT", "PUNCTUATION", "LOWERCASE",
-           "script_of"]
+           "ONIG_WORD", "script_of"]
 
 
 def _class(spec: str) -> str:
@@ -35,6 +35,7 @@ MARKS = _class(_data.MARKS)
 NONSPACING = _class(_data.NONSPACING)
 FORMAT = _class(_data.FORMAT)
 PUNCTUATION = _class(_data.PUNCTUATION)
+ONIG_WORD = _class(_data.ONIG_WORD)
 LOWERCASE = {int(cp, 16): "".join(chr(int(x, 16)) for x in seq.split(","))
              for cp, seq in (item.split(":") for item in _data.LOWERCASE.split())}
 
@@ -48,9 +49,10 @@ del _item, _start, _index
 
 
 def script_of(c: str) -> str:
-    """The Script property value of a character (``"Unknown"`` if unassigned).
+    """The Script property value of a character as of Unicode 9.0
+    (``"Unknown"`` if unassigned then).
 
-    >>> script_of("Ж"), script_of("\\U000e0000")
-    ('Cyrillic', 'Unknown')
+    >>> script_of("Ж"), script_of("\\U000e0000"), script_of("\\U0001f999")
+    ('Cyrillic', 'Unknown', 'Unknown')
     """
     return _RUN_SCRIPTS[bisect.bisect_right(_RUN_STARTS, ord(c)) - 1]

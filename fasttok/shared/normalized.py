@@ -214,7 +214,8 @@ class NormalizedString:
                                 [(a - shift, b - shift) for a, b in self.alignments[start:end]],
                                 self.original_shift + lo)
 
-    def transform_range(self, start: int, end: int, dest: Iterable, initial_offset: int = 0) -> None:
+    def transform_range(self, start: int, end: int, dest: Iterable,
+                        initial_offset: int = 0) -> None:
         """Replace normalized ``[start, end)`` by ``dest``, a sequence of
         ``(char, change)``; ``initial_offset`` old characters are dropped
         first (see the module's notes for ``change``).
@@ -406,7 +407,8 @@ class PreTokenizedString:
     def split(self, fn: Callable) -> None:
         """Replace each split by the non-empty ones ``fn(index, split)`` returns.
 
-        >>> pts = PreTokenizedString("ab"); pts.split(lambda i, ns: [ns.slice(0, 1), ns.slice(1, 1)])
+        >>> pts = PreTokenizedString("ab")
+        >>> pts.split(lambda i, ns: [ns.slice(0, 1), ns.slice(1, 1)])
         >>> len(pts.splits)
         1
         """

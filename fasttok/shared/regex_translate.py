@@ -23,6 +23,7 @@ import re
 
 from fasttok.errors import FasttokError
 from fasttok.shared import _unicode
+from fasttok.shared.hf_unicode import ONIG_WORD
 
 __all__ = ["compile_generic", "compile_onig", "char_class"]
 
@@ -53,9 +54,10 @@ def _escape(cp: int) -> str:
 
 _PROPERTY = re.compile(r"\\([pP])\{\^?([A-Za-z_]+)\}|\\([pP])([A-Z])")
 _SHORTHAND = {"s": ("White_Space",), "d": ("Nd",)}
-# Oniguruma's \w is Unicode's word property: letters, marks, decimal digits,
-# connector punctuation (and the letter numbers Alphabetic takes in)
-_ONIG_SHORTHAND = dict(_SHORTHAND, w=("L", "M", "Nd", "Nl", "Pc"))
+# Oniguruma's \w is Unicode's word property (Alphabetic, marks, decimal
+# digits, connector punctuation, Join_Control): a class of its own
+_ONIG_SHORTHAND = dict(_SHORTHAND, w=None)
+_ONIG_WORD_BODY = ONIG_WORD[1:-1]
 _ONIG_ESCAPES = {"z": r"\Z", "Z": r"(?=\n?\Z)", "h": "[0-9a-fA-F]", "H": "[^0-9a-fA-F]"}
 _ONIG_IN_CLASS = {"h": "0-9a-fA-F"}
 
@@ -111,8 +113,9 @@ def _compile(pat_str: str, onig: bool) -> "re.Pattern[str]":
                 continue
             e = pat_str[i + 1]
             if e.lower() in shorthand:
-                out.append(_in_or_out(_class_body(shorthand[e.lower()]), e.isupper(), in_class,
-                                      pat_str))
+                specs = shorthand[e.lower()]
+                body = _ONIG_WORD_BODY if specs is None else _class_body(specs)
+                out.append(_in_or_out(body, e.isupper(), in_class, pat_str))
                 i += 2
                 continue
             if onig and in_class and e in _ONIG_IN_CLASS:
