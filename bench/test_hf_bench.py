@@ -1,7 +1,10 @@
-"""Hugging Face ``tokenizer.json`` (byte-level BPE): fasttok against ``tokenizers`` and its peers.
+"""Hugging Face ``tokenizer.json``: fasttok against ``tokenizers`` and its peers.
 
-Every implementation loads the same shared ``tokenizer.json`` (llama3, qwen3,
-gpt4o) and encodes the same text without special tokens. ``tokenizers``
+Every implementation loads the same shared ``tokenizer.json`` (the byte-level
+BPE files llama3, qwen3, gpt4o; gemma3 and llama2's BPE with byte fallback;
+all-MiniLM-L6-v2's WordPiece; a Unigram file) and encodes the same text
+without special tokens (``tokenizers`` with the file's truncation and padding
+off). ``tokenizers``
 comes with the test extra; ``tokie`` and ``kitoken`` (both read
 ``tokenizer.json``) run when installed and are skipped otherwise. Before
 anything is timed each peer's ids are compared with ``tokenizers``' and
@@ -22,13 +25,14 @@ import fasttok
 from conftest import DATA, read_text
 
 HF = DATA / "vocab" / "hf"
-VOCABS = ["llama3", "qwen3", "gpt4o"]
+VOCABS = ["llama3", "qwen3", "gpt4o", "gemma3", "llama2", "all-MiniLM-L6-v2",
+          "unigram/botchan_unigram_5000.v5.24.0.T5Tokenizer.json"]
 FILES = ["en", "code", "zh"]
 LINES = 20_000  # about 0.5-0.7 MB per file: the peers' rounds stay short
 
 
 def _path(vocab: str) -> str:
-    path = HF / vocab / "tokenizer.json"
+    path = HF / vocab if vocab.endswith(".json") else HF / vocab / "tokenizer.json"
     if not path.is_file():
         pytest.skip(f"{path} not found")
     return str(path)
@@ -42,6 +46,8 @@ def _text(file: str) -> str:
 def _tokenizers(path: str):
     tokenizers = pytest.importorskip("tokenizers")
     tok = tokenizers.Tokenizer.from_file(path)
+    tok.no_truncation()
+    tok.no_padding()
     return lambda text: tok.encode(text, add_special_tokens=False).ids
 
 
