@@ -418,10 +418,22 @@ def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
     added_ids = set(specials.values())
     tokens, ids = token_layout([(i, t.encode("utf-8")) for t, i in model_ids.items()
                                 if i not in added_ids])
-    names = _config_ids(config, specials)
+    names = _template_ids(r, doc) | _config_ids(config, specials)
+    unk = model.get("unk_id") if unigram else model_ids.get(model.get("unk_token"))
     return Vocabulary(name=name or source, model="hf_pipeline", tokens=tokens, ids=ids,
                       special_tokens=specials, source=source, byte_level=False,
-                      bos_id=names.get("bos_id"), eos_id=names.get("eos_id"), metadata=metadata)
+                      bos_id=names.get("bos_id"), eos_id=names.get("eos_id"),
+                      unk_id=unk if isinstance(unk, int) else None, metadata=metadata)
+
+
+def _template_ids(r: _Reader, doc: dict) -> dict:
+    # BOS/EOS as the post-processor's template puts them around one sequence,
+    # when it puts one id on a side
+    try:
+        head, tail = _template(r, doc)
+    except (_OtherShape, VocabularyFileError):
+        return {}
+    return {k: v[0] for k, v in (("bos_id", head), ("eos_id", tail)) if len(v) == 1}
 
 
 #: the model types of tokenizer.json

@@ -32,6 +32,8 @@ The tiktoken-style API over a ``tokenizer.json``:
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from array import array
 from typing import Any, Optional
@@ -40,8 +42,10 @@ from fasttok.errors import FasttokError
 from fasttok.formats.hf_byte_level import build_hf_byte_bpe
 from fasttok.formats.hf_pipeline import HFPipeline, pipeline_from_document
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json
+from fasttok.models.hf_bpe import BPE
 from fasttok.decoders.hf_stream import HFDecodeStream
-from fasttok.shared.batching import ChunkedBatches
+from fasttok.shared._bytemap import decode_byte_level
+from fasttok.shared.batching import TextByText
 from fasttok.vocab import Vocabulary
 
 __all__ = ["load_tokenizer_json_file", "build_hf_pipeline", "HFModel"]
@@ -65,7 +69,10 @@ def build_hf_pipeline(vocab: Vocabulary) -> "HFModel":
     pipeline = pipeline_from_document(vocab)
     fast = build_hf_byte_bpe(vocab) if vocab.merges is not None else None
     return HFModel(pipeline, [content for content, _, _ in vocab.metadata["added_tokens"]],
-                   fast)
+                   fast, vocab.metadata["document"].get("decoder"))
+
+
+_BYTE_TOKEN = re.compile(r"<0x[0-9A-Fa-f]{2}>")
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:
@@ -111,14 +118,16 @@ class _TextStream:
         return rest.encode("utf-8")
 
 
-class HFModel(ChunkedBatches):
+class HFModel(TextByText):
     """What :class:`fasttok.Encoding` calls for a ``tokenizer.json`` (the
     declared model interface); ``fast`` is the fused byte-level core or ``None``."""
 
     tiktoken_pieces = False
 
-    def __init__(self, pipeline: HFPipeline, added: list, fast: Any = None) -> None:
+    def __init__(self, pipeline: HFPipeline, added: list, fast: Any = None,
+                 decoder_spec: Optional[dict] = None) -> None:
         self.pipeline = pipeline
+        self._decoder_spec = decoder_spec or {}
         self._fast = fast
         self.special_order = fast.special_order if fast is not None else \
             tuple(c.encode("utf-8") for c in added)
@@ -126,6 +135,7 @@ class HFModel(ChunkedBatches):
         self._order_ids = [by_content[c.decode("utf-8")] for c in self.special_order]
         self._allowed: dict = {}
         self._find: dict = {}
+        self._index = {c.decode("utf-8"): i for i, c in enumerate(self.special_order)}
         post = pipeline.post_processor
         #: ids -> ids with what the file's post-processor adds to one sequence
         self.post_processor = post.ids_only() if post is not None else list
@@ -162,22 +172,13 @@ class HFModel(ChunkedBatches):
         """:meth:`encode` of each text."""
         if self._fast is not None:
             return self._fast.encode_many(texts, allowed)
-        return [self.encode(t, allowed) for t in texts]
+        return super().encode_many(texts, allowed)
 
     def encode_many_flat(self, texts: list, allowed: Optional[bytes]) -> tuple:
         """All ids in one ``array('I')`` and where each text's start, ``array('Q')``."""
         if self._fast is not None:
             return self._fast.encode_many_flat(texts, allowed)
-        ids = array("I")
-        offsets = array("Q", [0])
-        for t in texts:
-            ids.extend(self.encode(t, allowed))
-            offsets.append(len(ids))
-        return ids, offsets
-
-    def count_many(self, texts: list, allowed: Optional[bytes]) -> list:
-        """:meth:`count` of each text."""
-        return [self.count(t, allowed) for t in texts]
+        return super().encode_many_flat(texts, allowed)
 
     def batch_job(self, texts: list, allowed: Optional[bytes], how: str,
                   num_threads: int) -> Any:
@@ -190,23 +191,22 @@ class HFModel(ChunkedBatches):
         """:meth:`encode` as an ``array('I')``."""
         if self._fast is not None:
             return self._fast.encode_to_array(text, allowed)
-        return array("I", self.encode(text, allowed))
+        return super().encode_to_array(text, allowed)
 
     def sample(self, text: str, allowed: Optional[bytes], alpha: float, nbest_size: int,
                rng: Any) -> list:
         """BPE-dropout with rate ``alpha`` (BPE models only)."""
         if self._fast is not None:
             return self._fast.sample(text, allowed, alpha, nbest_size, rng)
-        sampler = getattr(self.pipeline.model, "sample_ids", None)
-        if sampler is None:
+        if not isinstance(self.pipeline.model, BPE):
             raise FasttokError(f"sampling needs a BPE model; this tokenizer.json has "
                                f"{type(self.pipeline.model).__name__}")
-        return self.pipeline.encode_ids(text, self._allowed_ids(allowed),
-                                        sample=(alpha, rng))
+        return self.pipeline.encode_ids(text, self._allowed_ids(allowed), sample=(alpha, rng))
 
     # ------------------------------------------------------------ added tokens and pieces
     def find_special(self, text: str, mask: bytes) -> int:
-        """Where the first added token ``mask`` selects starts in ``text``, or -1."""
+        """The index in :attr:`special_order` of the first added token ``mask``
+        selects that ``text`` holds (leftmost, then longest), or -1."""
         if self._fast is not None:
             return self._fast.find_special(text, mask)
         found = self._find.get(mask)
@@ -216,30 +216,38 @@ class HFModel(ChunkedBatches):
             found = self._find[mask] = re.compile("|".join(map(re.escape, texts))) \
                 if texts else None
         m = found.search(text) if found is not None else None
-        return -1 if m is None else m.start()
+        return -1 if m is None else self._index[m.group()]
 
     def find_token(self, data: bytes) -> int:
-        """The id of the model token spelled ``data``, or -1."""
+        """The id of the model token whose :meth:`token_bytes` are ``data``,
+        else whose vocabulary text is ``data``, or -1."""
         if self._fast is not None:
             return self._fast.find_token(data)
-        try:
-            found = self.pipeline.model.token_to_id(data.decode("utf-8"))
-        except UnicodeDecodeError:
-            return -1
-        return -1 if found is None else found
+        found = self._by_bytes.get(bytes(data))
+        if found is None:
+            try:
+                found = self.pipeline.model.token_to_id(bytes(data).decode("utf-8"))
+            except UnicodeDecodeError:
+                pass
+        return -1 if found is None or found in self.pipeline.added_ids else found
 
     def encode_bytes_piece(self, piece: bytes) -> list:
-        """Raw bytes merged as one piece: byte-level BPE only."""
+        """``piece`` through the model alone, as one word (no normalizer, no
+        pre-tokenizer); the bytes must be UTF-8 unless the vocabulary is byte-level."""
         if self._fast is not None:
             return self._fast.encode_bytes_piece(piece)
-        raise FasttokError("encoding raw bytes needs a byte-level vocabulary; this "
-                           "tokenizer.json's model works on text")
+        try:
+            text = bytes(piece).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise FasttokError(f"this tokenizer.json's model works on text; the piece is not "
+                               f"UTF-8 ({exc.reason} at byte {exc.start})") from None
+        return self.pipeline.model.tokenize_ids(text) if text else []
 
     def encode_as_pieces(self, text: str) -> list:
         """The token strings ``tokenizers`` gives for ``text`` (added tokens matched)."""
         if self._fast is not None:
             return self._fast.encode_as_pieces(text)
-        return self.pipeline.encode(text, add_special_tokens=False).tokens
+        return self.pipeline.tokens(text)
 
     # ------------------------------------------------------------ decoding
     def _check(self, tokens: Any) -> list:
@@ -249,14 +257,59 @@ class HFModel(ChunkedBatches):
             if type(t) is not int and not isinstance(t, int):
                 raise TypeError(f"token ids are ints, not {type(t).__name__}")
             if t < 0 or pipe.id_to_token(t) is None:
-                raise FasttokError(f"invalid token id {t}")
+                raise KeyError(t)
         return ids
 
     def token_bytes(self, token: int) -> bytes:
-        """The UTF-8 of what the decoder makes of ``token`` alone."""
+        """The bytes one id stands for: its token string with the decoder's
+        per-token rules (a byte-fallback ``<0xXX>`` is that byte, ``▁`` a
+        space, a WordPiece continuation loses its prefix and a word start
+        gains a space, byte-level characters their bytes); an added token is
+        its content."""
         if self._fast is not None:
             return self._fast.token_bytes(token)
-        return self.pipeline.decode(self._check([token]), False).encode("utf-8")
+        self._check([token])
+        return self._bytes_of(token)
+
+    def _bytes_of(self, token: int) -> bytes:
+        text = self.pipeline.id_to_token(token)
+        if token in self.pipeline.added_ids:
+            return text.encode("utf-8")
+        return self._token_rule(text)
+
+    @functools.cached_property
+    def _token_rule(self) -> Any:
+        # the decoder's steps that act on each token alone, from its JSON
+        doc = json.dumps(self._decoder_spec)
+        kinds = set(re.findall(r'"type": "(\w+)"', doc))
+        metaspace = "\u2581" in doc or "\\u2581" in doc
+        prefix = self._decoder_spec.get("prefix") if "WordPiece" in kinds else None
+        if prefix is None and "WordPiece" in kinds:
+            prefix = "##"
+
+        def rule(text: str) -> bytes:
+            if "ByteFallback" in kinds and _BYTE_TOKEN.fullmatch(text):
+                return bytes([int(text[3:5], 16)])
+            if "ByteLevel" in kinds:
+                try:
+                    return decode_byte_level(text)
+                except ValueError:
+                    return text.encode("utf-8")
+            if metaspace:
+                text = text.replace("\u2581", " ")
+            if prefix is not None:
+                text = text[len(prefix):] if text.startswith(prefix) else " " + text
+            return text.encode("utf-8")
+
+        return rule
+
+    @functools.cached_property
+    def _by_bytes(self) -> dict:
+        out: dict = {}
+        for token in sorted(self.pipeline.model.get_vocab().values()):
+            if token not in self.pipeline.added_ids:
+                out.setdefault(self._bytes_of(token), token)
+        return out
 
     def decode_bytes(self, tokens: Any) -> bytes:
         """The UTF-8 of ``tokenizers``' ``decode(ids, skip_special_tokens=False)``."""
@@ -284,7 +337,7 @@ class HFModel(ChunkedBatches):
         if self._fast is not None:
             return self._fast.token_byte_values()
         added = self.pipeline.added_ids
-        return sorted(self.token_bytes(i) for i in self.pipeline.model.get_vocab().values()
+        return sorted(self._bytes_of(i) for i in set(self.pipeline.model.get_vocab().values())
                       if i not in added)
 
     def stream_decoder(self) -> Any:

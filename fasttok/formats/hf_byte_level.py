@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from array import array
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -49,7 +48,7 @@ from fasttok.formats._byte_bpe import CoreBPE
 from fasttok.formats.tiktoken import build_byte_bpe
 from fasttok.pre_tokenizers.patterns import scanner_for
 from fasttok.shared.regex_translate import compile_generic
-from fasttok.shared.batching import ChunkedBatches
+from fasttok.shared.batching import TextByText
 from fasttok.vocab import Vocabulary
 
 __all__ = ["build_hf_byte_bpe", "isolated_splitter", "NormalizedBPE"]
@@ -94,7 +93,7 @@ def isolated_splitter(pattern: str) -> Callable[[str], list]:
     return split
 
 
-class NormalizedBPE(ChunkedBatches):
+class NormalizedBPE(TextByText):
     """A :class:`~fasttok.formats._byte_bpe.CoreBPE` whose input is first
     put in Unicode normal form ``form``, stretch by stretch between the
     special tokens that are matched, as ``tokenizers`` normalizes.
@@ -167,27 +166,6 @@ class NormalizedBPE(ChunkedBatches):
         plain = self._plain(text, allowed)
         return len(self._by_stretch(text, allowed)) if plain is None else \
             self._core.count(plain, allowed)
-
-    def encode_many(self, texts: list, allowed: Optional[bytes]) -> list:
-        """:meth:`encode` of each text."""
-        return [self.encode(t, allowed) for t in texts]
-
-    def encode_many_flat(self, texts: list, allowed: Optional[bytes]) -> tuple:
-        """All ids in one ``array('I')`` and where each text's start, ``array('Q')``."""
-        ids = array("I")
-        offsets = array("Q", [0])
-        for t in texts:
-            ids.extend(self.encode(t, allowed))
-            offsets.append(len(ids))
-        return ids, offsets
-
-    def count_many(self, texts: list, allowed: Optional[bytes]) -> list:
-        """:meth:`count` of each text."""
-        return [self.count(t, allowed) for t in texts]
-
-    def encode_to_array(self, text: str, allowed: Optional[bytes]) -> array:
-        """:meth:`encode` as an ``array('I')``."""
-        return array("I", self.encode(text, allowed))
 
     def sample(self, text: str, allowed: Optional[bytes], alpha: float, nbest_size: int,
                rng: Any) -> list:

@@ -30,6 +30,8 @@ Ids without offsets (:meth:`HFPipeline.encode_ids`, what
 ([0, 3, 1, 2], [(0, 1), (2, 5), (5, 6), (7, 8)], [0, 1, 2, 3])
 >>> pipe.decode(enc.ids, skip_special_tokens=True)
 'a b [UNK]'
+>>> pipe.tokens("a <s>b")
+['a', '[UNK]']
 """
 
 from __future__ import annotations
@@ -144,6 +146,11 @@ class HFPipeline:
                 words.append(index if word is None else word)
         return Encoding(ids, tokens, offsets, words, type_ids=[type_id] * len(ids))
 
+    def tokens(self, text: str) -> list:
+        """The token strings of ``text`` with no added token matched and no
+        post-processing (what :meth:`encode_ids` with nothing allowed gives ids for)."""
+        return self._encode_one(text, 0, None, frozenset()).tokens
+
     def _encode_sequence(self, sequence: Any, type_id: int, is_pretokenized: bool) -> Encoding:
         if not is_pretokenized:
             return self._encode_one(sequence, type_id, None)
@@ -204,15 +211,24 @@ class HFPipeline:
         pre.pre_tokenize(pts)
         return [ns.normalized for ns in pts.splits]
 
-    def encode_ids(self, text: str, allowed: Optional[frozenset]) -> list:
+    def encode_ids(self, text: str, allowed: Optional[frozenset],
+                   sample: Optional[tuple] = None) -> list:
         """The ids of ``text`` without post-processing; ``allowed``: the added
         token ids matched (``None``: all, as ``tokenizers`` does). The same
-        steps as :meth:`encode` on plain strings: no alignment is kept."""
+        steps as :meth:`encode` on plain strings: no alignment is kept.
+        ``sample``: ``(rate, rng)`` for BPE-dropout, each piece drawn with a
+        seed from ``rng`` (a BPE model only)."""
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
         added = self.added
         normalize = None if self.normalizer is None else self.normalizer.normalize_str
         tokenize_ids = self.model.tokenize_ids
+        if sample is not None:
+            rate, rng = sample
+            sample_ids = self.model.sample_ids
+
+            def tokenize_ids(piece: str) -> list:
+                return sample_ids(piece, rate, rng.getrandbits(64))
         out: list = []
         for token_id, start, end in added.find_matches(text, normalized=False, allowed=allowed):
             if token_id is not None:

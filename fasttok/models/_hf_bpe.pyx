@@ -370,6 +370,21 @@ cdef class HfBpeCore:
             if slots != stack_slots:
                 free(slots)
 
+    def sample_ids(self, str sequence not None, double rate, uint64_t seed):
+        """The ids of ``sequence`` with BPE-dropout at ``rate``, drawn from
+        ``seed`` (the model's own dropout and generator are left as they were).
+
+        >>> HfBpeCore([b"a", b"b", b"ab"], (5, 6, 7), [(0, 1, 2)]).sample_ids("ab", 1.0, 3)
+        [5, 6]
+        """
+        cdef Dropout kept = self.drop
+        self.drop.rate = rate
+        self.drop.state = seed
+        try:
+            return self.tokenize_ids(sequence)
+        finally:
+            self.drop = kept
+
     def tokenize_slots(self, str sequence not None):
         """``(slots, offsets)`` of ``sequence``: the slot of each token and the
         ``len(slots) + 1`` cumulative byte lengths tokenizers counts (see the

@@ -145,6 +145,17 @@ class BPE:
         """
         return self._core.tokenize_ids(sequence)
 
+    def sample_ids(self, sequence: str, rate: float, seed: int) -> list:
+        """The ids of ``sequence`` with BPE-dropout at ``rate`` (each merge
+        skipped with that chance when its turn comes), drawn from ``seed``.
+
+        >>> BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]).sample_ids("ab", 1.0, 7)
+        [0, 1]
+        """
+        if not 0.0 <= rate <= 1.0:
+            raise FasttokError(f"dropout must be between 0 and 1, got {rate}")
+        return self._core.sample_ids(sequence, rate, seed % 2**64)
+
     def token_to_id(self, token: str) -> Optional[int]:
         """The id of ``token``, or ``None``.
 
