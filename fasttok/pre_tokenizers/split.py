@@ -31,7 +31,7 @@ __all__ = ["PatternSplit", "Split", "CharDelimiterSplit", "Whitespace", "Whitesp
            "BertPreTokenizer", "Punctuation", "Digits", "WHITESPACE", "PUNCTUATION"]
 
 WHITESPACE = re.compile(char_class("White_Space"))
-PUNCTUATION = re.compile(HF_PUNCTUATION[:-1] + re.escape(string.punctuation) + "]")
+PUNCTUATION = re.compile(f"[{re.escape(string.punctuation)}]|{HF_PUNCTUATION}")
 _NUMERIC = re.compile(char_class("N"))
 _WORDS = compile_onig(r"\w+|[^\w\s]+")
 
