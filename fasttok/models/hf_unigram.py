@@ -58,6 +58,14 @@ class Unigram:
         """
         return self._core.ids(sequence)
 
+    def tokenize_ids_many(self, sequences: list) -> list:
+        """The ids of :meth:`tokenize_ids` of each of ``sequences``, one list.
+
+        >>> Unigram([("<unk>", 0.0), ("a", -1.0)], unk_id=0).tokenize_ids_many(["a", "xa"])
+        [1, 0, 1]
+        """
+        return self._core.ids_many(sequences)
+
     def token_to_id(self, token: str) -> int | None:
         """The id of piece ``token`` (its last id if spelled twice), or ``None``.
 

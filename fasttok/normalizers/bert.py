@@ -29,8 +29,11 @@ __all__ = ["BertNormalizer"]
 _CJK = "\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\U0002a700-\U0002b73f" \
        "\U0002b740-\U0002b81f\U0002b920-\U0002ceaf\uf900-\ufaff\U0002f800-\U0002fa1f"
 _CHINESE = re.compile(f"[{_CJK}]")
-_OTHER = char_class("Cc", "Co", "Cs", extra="\ufffd")[:-1] + FORMAT[1:-1] + "]"
-_CONTROL = re.compile("(?:(?![\t\n\r])" + _OTHER + ")+")
+# Cc is U+0000-001F and U+007F-009F for good (a Unicode stability policy);
+# spelled out here less tab, newline and CR, one class lets re scan for it
+# (a lookahead excluding those three took 2.7 times as long on English)
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f" +
+                      char_class("Co", "Cs", extra="\ufffd")[1:-1] + FORMAT[1:-1] + "]+")
 _NONSPACING = re.compile(NONSPACING + "+")
 _TO_SPACE = {ord(c): " " for c in WHITE_SPACE + "\t\n\r"}
 

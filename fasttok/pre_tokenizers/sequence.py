@@ -44,5 +44,10 @@ class Sequence:
             return [piece for piece, _ in self.pre_tokenize_str(text)]
         pieces = [text]
         for p in self.pretokenizers:
-            pieces = [q for piece in pieces for q in p.split_str(piece)]
+            # a pre-tokenizer with split_many takes all the pieces in one call
+            split_many = getattr(p, "split_many", None)
+            if split_many is not None:
+                pieces = split_many(pieces)
+            else:
+                pieces = [q for piece in pieces for q in p.split_str(piece)]
         return pieces
