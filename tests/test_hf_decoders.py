@@ -43,7 +43,7 @@ from fasttok.shared._bytemap import bytes_to_unicode
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import decoders as hf  # noqa: E402
 
-EXAMPLES = int(os.environ.get("FASTTOK_HYPOTHESIS_EXAMPLES", "300"))
+EXAMPLES = int(os.environ.get("FASTTOK_HYPOTHESIS_EXAMPLES", "100"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
                     print_blob=False, suppress_health_check=[HealthCheck.too_slow,
                                                              HealthCheck.data_too_large])

@@ -98,7 +98,7 @@ NAMES = sorted(SPECS) + ["Precompiled"]
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=texts)
 def test_normalizer_matches_tokenizers_on_generated_text(name, text):
     ours, theirs = _pair(name)

@@ -90,7 +90,7 @@ def _problem(ours, theirs, text: str) -> str | None:
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=texts)
 def test_pre_tokenizer_matches_tokenizers_on_generated_text(name, text):
     ours, theirs = _pair(name)

@@ -112,7 +112,7 @@ def test_ids_equal_tokenizers_on_hypothesis_text_with_added_tokens(name):
     ours, theirs = _pair(name)
     specials = sorted(ours.special_tokens_set)
 
-    @settings(max_examples=300, derandomize=True, deadline=None,
+    @settings(max_examples=100, derandomize=True, deadline=None,
               suppress_health_check=[HealthCheck.too_slow])
     @given(st.lists(_TEXT | st.sampled_from(specials), max_size=5))
     def check(parts):

@@ -38,7 +38,7 @@ from fasttok.post_processors.sequence import Sequence  # noqa: E402
 from fasttok.post_processors.template import TemplateProcessing  # noqa: E402
 from fasttok.post_processors.truncation import TruncationParams  # noqa: E402
 
-SETTINGS = settings(max_examples=400, deadline=None,
+SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 VOCAB = "a b c d e f g h i j".split()
 WORDS = st.lists(st.sampled_from(VOCAB), max_size=12)

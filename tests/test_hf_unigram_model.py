@@ -92,7 +92,7 @@ text_strategy = st.text(st.characters(exclude_categories=("Cs",)), max_size=60) 
 
 
 @needs_data
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.sampled_from(MODEL_FILES or [None]), text_strategy)
 def test_hypothesis_text_matches_tokenizers(path, text):
     ours, ref = model_pair(str(path))
@@ -193,7 +193,7 @@ small_vocabularies = st.lists(st.tuples(pieces, st.sampled_from([-1.0, -2.0, -3.
                               min_size=1, max_size=12).map(lambda v: [list(p) for p in v])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(small_vocabularies, st.sampled_from([None, 0]), st.text("abcd", max_size=12))
 def test_random_small_vocabularies_match_tokenizers(vocab, unk_id, text):
     assert_same_outcome(small(vocab, unk_id=unk_id), text)

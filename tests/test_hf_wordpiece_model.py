@@ -75,7 +75,7 @@ text_strategy = st.text(st.characters(exclude_categories=("Cs",)), max_size=30) 
 
 
 @needs_data
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(text_strategy)
 def test_hypothesis_words_match_tokenizers(text):
     ours, ref = minilm()
