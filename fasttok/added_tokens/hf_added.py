@@ -22,10 +22,11 @@ which unlike ``str.isspace`` leaves out U+001C..U+001F.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Optional
+
+from fasttok.shared.literal_match import longest_first
 
 __all__ = ["AddedToken", "AddedTokens", "is_word_char", "WHITE_SPACE"]
 
@@ -73,17 +74,14 @@ class AddedToken:
 
 
 class _Matcher:
-    # Leftmost-longest search over a set of strings: a regex alternation of
-    # the strings, longest first, found only at the places where some
-    # string's first character occurs.
+    # the tokens of one pass by their (matched) text, and their search
     def __init__(self, entries: list) -> None:
         by_text: dict = {}
         for text, token in entries:
             if text and text not in by_text:
                 by_text[text] = token
         self.by_text = by_text
-        ordered = sorted(by_text, key=len, reverse=True)
-        self.regex = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        self.regex = longest_first(by_text)
 
     def finditer(self, text: str) -> Iterable:
         if self.regex is None:

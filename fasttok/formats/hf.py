@@ -46,6 +46,7 @@ from fasttok.models.hf_bpe import BPE
 from fasttok.decoders.hf_stream import HFDecodeStream
 from fasttok.shared._bytemap import decode_byte_level
 from fasttok.shared.batching import TextByText
+from fasttok.shared.literal_match import longest_first
 from fasttok.vocab import Vocabulary
 
 __all__ = ["load_tokenizer_json_file", "build_hf_pipeline", "HFModel"]
@@ -209,12 +210,10 @@ class HFModel(TextByText):
         selects that ``text`` holds (leftmost, then longest), or -1."""
         if self._fast is not None:
             return self._fast.find_special(text, mask)
-        found = self._find.get(mask)
-        if found is None:
-            texts = sorted((c.decode("utf-8") for c, on in zip(self.special_order, mask) if on),
-                           key=len, reverse=True)
-            found = self._find[mask] = re.compile("|".join(map(re.escape, texts))) \
-                if texts else None
+        if mask not in self._find:
+            self._find[mask] = longest_first(c.decode("utf-8")
+                                             for c, on in zip(self.special_order, mask) if on)
+        found = self._find[mask]
         m = found.search(text) if found is not None else None
         return -1 if m is None else self._index[m.group()]
 

@@ -49,6 +49,7 @@ from fasttok.formats.tiktoken import build_byte_bpe
 from fasttok.pre_tokenizers.patterns import scanner_for
 from fasttok.shared.regex_translate import compile_generic
 from fasttok.shared.batching import TextByText
+from fasttok.shared.literal_match import longest_first
 from fasttok.vocab import Vocabulary
 
 __all__ = ["build_hf_byte_bpe", "isolated_splitter", "NormalizedBPE"]
@@ -130,13 +131,11 @@ class NormalizedBPE(TextByText):
         return None
 
     def _special_re(self, allowed: bytes) -> "re.Pattern[str]":
-        # longest first, so the alternation takes the longest at a position
-        # as the core and tokenizers do
+        # only called once the core found an allowed special, so never None
         found = self._special_res.get(allowed)
         if found is None:
-            texts = sorted((raw.decode("utf-8") for raw, on in zip(self.special_order, allowed)
-                            if on), key=len, reverse=True)
-            found = self._special_res[allowed] = re.compile("|".join(map(re.escape, texts)))
+            found = self._special_res[allowed] = longest_first(
+                raw.decode("utf-8") for raw, on in zip(self.special_order, allowed) if on)
         return found
 
     def _by_stretch(self, text: str, allowed: bytes) -> list:
