@@ -6,7 +6,7 @@
     fasttok count  -e o200k_base -f notes.txt
     fasttok inspect cl100k_base | path/to/file
     fasttok bench  -e cl100k_base -f corpus.txt       side by side with tiktoken when installed
-    fasttok train  --vocab-size 8192 --out v.tiktoken corpus.txt   (or --out tokenizer.json)
+    fasttok train  --vocab-size 8192 --out v.tiktoken corpus.txt   (or tokenizer.json, v.gguf)
 
 ``-e`` takes an encoding name or a vocabulary file path.
 """
@@ -311,13 +311,14 @@ def _documents(paths: Sequence[str], field: Optional[str], progress: _Progress):
 def _cmd_train(args: argparse.Namespace) -> int:
     import resource
 
+    from fasttok.loaders.gguf_writer import write_gguf
     from fasttok.loaders.hf_tokenizer_json_writer import write_tokenizer_json
     from fasttok.loaders.tiktoken_writer import load_call, write_tiktoken
     from fasttok.trainers.bpe import train_bpe
 
     suffix = os.path.basename(args.out).lower()
-    if not (suffix.endswith(".tiktoken") or suffix.endswith(".json")):
-        raise FasttokError(f"--out {args.out}: give a .tiktoken or a tokenizer.json path")
+    if not suffix.endswith((".tiktoken", ".json", ".gguf")):
+        raise FasttokError(f"--out {args.out}: give a .tiktoken, a tokenizer.json or a .gguf path")
     progress = _Progress(sys.stderr.isatty() and not args.quiet)
     start = time.perf_counter()
     trained = train_bpe(_documents(args.files, args.field, progress), vocab_size=args.vocab_size,
@@ -328,7 +329,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - start
     vocab = trained.vocabulary
     ranks = vocab.mergeable_ranks
-    if suffix.endswith(".json"):
+    if suffix.endswith(".gguf"):
+        write_gguf(args.out, vocab)
+        print(f"wrote {args.out}: load it with fasttok.load({args.out!r}) or llama.cpp")
+    elif suffix.endswith(".json"):
         write_tokenizer_json(args.out, ranks, vocab.merges, vocab.pattern, vocab.special_tokens)
         print(f"wrote {args.out}: load it with fasttok.load({args.out!r}) or "
               f"tokenizers.Tokenizer.from_file({args.out!r})")
@@ -394,7 +398,8 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--flavour", choices=("rustbpe", "hf"), default="rustbpe",
                     help="whose rules to follow exactly: rustbpe's or Hugging Face tokenizers'")
     tr.add_argument("--threads", type=int, help="threads counting pre-tokens (default: the CPUs)")
-    tr.add_argument("--out", required=True, help="a .tiktoken file or a tokenizer.json")
+    tr.add_argument("--out", required=True,
+                    help="a .tiktoken file, a tokenizer.json or a vocabulary-only .gguf")
     tr.add_argument("-q", "--quiet", action="store_true", help="no progress bar; summary on stderr")
     tr.set_defaults(run=_cmd_train)
     return p

@@ -184,6 +184,17 @@ def test_train_writes_a_tokenizer_json_from_jsonl(tmp_path, capsys):
         fasttok.load(out).encode("hello world")
 
 
+def test_train_writes_a_gguf_that_fasttok_reads_back(tmp_path, capsys):
+    import fasttok
+
+    out = tmp_path / "v.gguf"
+    assert main(["train", str(_corpus(tmp_path)), "--vocab-size", "300", "--quiet",
+                 "--out", str(out)]) == 0
+    back = fasttok.load(str(out))
+    assert back.decode(back.encode("hello world")) == "hello world"
+    assert len(back.encode("hello world")) < len("hello world")
+
+
 def test_train_shows_progress_only_on_a_terminal_and_not_when_quiet(tmp_path, capsys, monkeypatch):
     _terminal(monkeypatch, sys.stderr)
     args = ["train", str(_corpus(tmp_path)), "--vocab-size", "280", "--out",
