@@ -10,7 +10,8 @@ catch ``ValueError`` around ``encode`` and loading.
 
 from __future__ import annotations
 
-__all__ = ["FasttokError", "VocabularyFileError", "VocabularyError", "UnknownEncodingError"]
+__all__ = ["FasttokError", "VocabularyFileError", "VocabularyError", "UnknownEncodingError",
+           "ReferenceFailsError"]
 
 
 class FasttokError(ValueError):
@@ -48,6 +49,16 @@ class VocabularyFileError(FasttokError):
             where.append(f"field {field!r}")
         prefix = ", ".join(where)
         super().__init__(f"{self.path}: {prefix + ': ' if prefix else ''}{problem}")
+
+
+class ReferenceFailsError(FasttokError):
+    """The reference library cannot do this either: it panics or errors on
+    this input with this vocabulary (a ``Strip`` decoder told to cut more
+    than a token holds), so fasttok refuses it too, saying so.
+
+    >>> issubclass(ReferenceFailsError, FasttokError)
+    True
+    """
 
 
 class VocabularyError(FasttokError):

@@ -100,6 +100,10 @@ class Vocabulary:
     ascending order, and ``tokens`` then holds no ``None``; a byte-level
     BPE token's rank is its id, so the tokens stay in rank order.
 
+    ``template_ids`` are ids a post-processor adds that no token holds (a
+    ``tokenizer.json`` template may name such ids; ``tokenizers`` emits them
+    and decodes them to nothing): they count in ``n_vocab``.
+
     >>> v = Vocabulary(name="t", model="byte_bpe", tokens=(b"a", b"b", b"ab"))
     >>> v.n_vocab, v.max_token_value
     (3, 2)
@@ -134,6 +138,7 @@ class Vocabulary:
     add_eos: bool = False
     add_sep: bool = False
     explicit_n_vocab: Optional[int] = None
+    template_ids: tuple = ()
     byte_level: bool = True
     source: str = ""
     metadata: Mapping = dataclasses.field(default_factory=dict)
@@ -142,6 +147,7 @@ class Vocabulary:
         object.__setattr__(self, "tokens", tuple(self.tokens))
         object.__setattr__(self, "special_tokens", _frozen_mapping(self.special_tokens))
         object.__setattr__(self, "metadata", _frozen_mapping(self.metadata))
+        object.__setattr__(self, "template_ids", tuple(self.template_ids))
         for name in ("ids", "ranks", "scores", "token_types", "merges"):
             value = getattr(self, name)
             if value is not None:
@@ -204,7 +210,7 @@ class Vocabulary:
                 top -= 1
         if self.special_tokens:
             top = max(top, max(self.special_tokens.values()))
-        return top
+        return max(top, *self.template_ids) if self.template_ids else top
 
     @property
     def mergeable_ranks(self) -> dict:

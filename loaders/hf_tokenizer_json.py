@@ -44,6 +44,7 @@ import os
 from typing import Any, Optional
 
 from fasttok.errors import VocabularyError, VocabularyFileError
+from fasttok.loaders.json_document import parse_json_document
 from fasttok.shared._bytemap import decode_byte_level
 from fasttok.vocab import MAX_ID, Vocabulary, token_layout
 
@@ -249,12 +250,10 @@ def read_tokenizer_config(path: str) -> Optional[dict]:
     """
     config_path = os.path.join(os.path.dirname(os.path.abspath(path)), "tokenizer_config.json")
     try:
-        with open(config_path, encoding="utf-8") as f:
-            config = json.load(f)
+        with open(config_path, "rb") as f:
+            config = parse_json_document(f.read(), config_path)
     except FileNotFoundError:
         return None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise VocabularyFileError(config_path, f"not JSON: {exc}") from None
     if not isinstance(config, dict):
         raise VocabularyFileError(config_path, f"expected an object, found {type(config).__name__}",
                                   field="$")
@@ -278,6 +277,9 @@ def byte_level_record(doc: Any, source: str, *, name: Optional[str] = None,
         return _byte_level_record(doc, source, name, config)
     except _OtherShape:
         return None
+
+
+_SINGLE_BYTES = frozenset(bytes([b]) for b in range(256))
 
 
 def _byte_level_record(doc: Any, source: str, name: Optional[str],
@@ -324,6 +326,10 @@ def _byte_level_record(doc: Any, source: str, name: Optional[str],
     except ValueError:
         raise r.other_shape() from None
     token_of = set(ordinary.values())
+    if len(token_of & _SINGLE_BYTES) < 256:
+        # tokenizers drops a character it has no token for (with no unk):
+        # the fused core needs every byte, the pipeline does it as tokenizers
+        raise r.other_shape()
 
     merges_in = r.get(model, "merges", "$.model", list)
     merges = []
@@ -394,13 +400,7 @@ def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
     """
     doc = data
     if isinstance(data, (bytes, bytearray, str)):
-        try:
-            doc = json.loads(data)
-        except UnicodeDecodeError as exc:
-            raise VocabularyFileError(source, f"not UTF-8: {exc}", offset=exc.start) from None
-        except json.JSONDecodeError as exc:
-            raise VocabularyFileError(source, f"not JSON: {exc.msg} at column {exc.colno}",
-                                      line=exc.lineno, offset=exc.pos) from None
+        doc = parse_json_document(data, source)
     r = _Reader(source)
     if not isinstance(doc, dict):
         raise r.fail("$", f"expected an object, found {type(doc).__name__}")
@@ -411,19 +411,44 @@ def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
     added = _added_tokens(r, doc, model_ids, len(model["vocab"]) if unigram else None)
     fast = byte_level_record(doc, source, name=name, config=config)
     metadata = {"document": doc, "config": config, "added_tokens": added}
+    known = set(model_ids.values()) | {t[1] for t in added}
+    template_ids = tuple(sorted({i for i in _processor_ids(doc.get("post_processor"))
+                                 if i not in known}))
     if fast is not None:
-        return dataclasses.replace(fast, model="hf_pipeline",
+        return dataclasses.replace(fast, model="hf_pipeline", template_ids=template_ids,
                                    metadata=dict(fast.metadata) | metadata)
     specials = {t[0]: t[1] for t in added}
     added_ids = set(specials.values())
     tokens, ids = token_layout([(i, t.encode("utf-8")) for t, i in model_ids.items()
                                 if i not in added_ids])
     names = _template_ids(r, doc) | _config_ids(config, specials)
-    unk = model.get("unk_id") if unigram else model_ids.get(model.get("unk_token"))
+    unk_token = model.get("unk_token")
+    unk = model.get("unk_id") if unigram else (
+        model_ids.get(unk_token) if isinstance(unk_token, str) else None)
     return Vocabulary(name=name or source, model="hf_pipeline", tokens=tokens, ids=ids,
                       special_tokens=specials, source=source, byte_level=False,
+                      template_ids=template_ids,
                       bos_id=names.get("bos_id"), eos_id=names.get("eos_id"),
                       unk_id=unk if isinstance(unk, int) else None, metadata=metadata)
+
+
+def _processor_ids(spec: Any) -> list:
+    # every id a post-processor object names (its own stage checks the shapes)
+    if not isinstance(spec, dict):
+        return []
+    kind = spec.get("type")
+    found: list = []
+    if kind == "TemplateProcessing" and isinstance(spec.get("special_tokens"), dict):
+        for body in spec["special_tokens"].values():
+            if isinstance(body, dict) and isinstance(body.get("ids"), list):
+                found += body["ids"]
+    elif kind in ("BertProcessing", "RobertaProcessing"):
+        found += [spec[key][1] for key in ("sep", "cls")
+                  if isinstance(spec.get(key), list) and len(spec[key]) == 2]
+    elif kind == "Sequence" and isinstance(spec.get("processors"), list):
+        for item in spec["processors"]:
+            found += _processor_ids(item)
+    return [i for i in found if isinstance(i, int) and not isinstance(i, bool) and i >= 0]
 
 
 def _template_ids(r: _Reader, doc: dict) -> dict:

@@ -59,11 +59,12 @@ list is an error before anything is built.
 from __future__ import annotations
 
 import binascii
-import json
 import os
 from typing import Any, Optional
 
-from fasttok.errors import VocabularyError, VocabularyFileError
+from fasttok.errors import FasttokError, VocabularyError, VocabularyFileError
+from fasttok.loaders.json_document import parse_json_document
+from fasttok.pre_tokenizers.patterns import compile_generic, scanner_for
 from fasttok.vocab import Vocabulary
 
 __all__ = ["load_tekken_json", "parse_tekken_json", "looks_like_tekken_json",
@@ -211,6 +212,11 @@ def parse_tekken_json(doc: Any, source: str, *, name: Optional[str] = None) -> V
         raise _fail(source, "$.config.version", f"unknown version {version!r}; mistral-common's "
                                                 f"are {', '.join(VERSIONS)}")
     pattern = _get(source, config, "pattern", "$.config", str)
+    if scanner_for(pattern) is None:
+        try:
+            compile_generic(pattern)
+        except FasttokError as exc:
+            raise _fail(source, "$.config.pattern", str(exc)) from None
     vocab_size = _get(source, config, "default_vocab_size", "$.config", int)
     n_special = _get(source, config, "default_num_special_tokens", "$.config", int)
     vocab = _get(source, doc, "vocab", "$", list)
@@ -244,13 +250,4 @@ def load_tekken_json(path: str) -> Vocabulary:
     path = os.fspath(path)
     with open(path, "rb") as f:
         data = f.read()
-    try:
-        doc = json.loads(data)
-    except UnicodeDecodeError as exc:
-        raise VocabularyFileError(path, f"not UTF-8: {exc}", offset=exc.start) from None
-    except json.JSONDecodeError as exc:
-        raise VocabularyFileError(path, f"not JSON: {exc.msg} at column {exc.colno}",
-                                  line=exc.lineno, offset=exc.pos) from None
-    except RecursionError:
-        raise VocabularyFileError(path, "not JSON this reader accepts: nested too deeply") from None
-    return parse_tekken_json(doc, path, name=os.path.basename(path).replace(".json", ""))
+    return parse_tekken_json(parse_json_document(data, path), path, name=os.path.basename(path).replace(".json", ""))

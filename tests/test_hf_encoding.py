@@ -77,7 +77,9 @@ def test_pad_matches_tokenizers(made, length, direction, pad_id, pad_type_id, cu
     assert compare(ours, theirs) is None
 
 
-@SETTINGS
+# merging truncated encodings multiplies their overflowing parts (hundreds
+# for three), so fewer examples keep this test at a few seconds
+@settings(SETTINGS, max_examples=50)
 @given(st.lists(ENCODINGS, min_size=0, max_size=3), st.booleans(), st.integers(0, 5))
 def test_merge_matches_tokenizers(made, growing_offsets, cut):
     pairs = [_both(*m) for m in made]

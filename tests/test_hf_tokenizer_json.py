@@ -20,6 +20,7 @@ JSON paths and a ``TemplateProcessing`` BOS, each against ``tokenizers`` too.
 
 from __future__ import annotations
 
+import base64
 import copy
 import functools
 import json
@@ -30,6 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fasttok
+from fasttok.errors import ReferenceFailsError
 from conftest import DATA, DATA_MISSING, HF_BYTE_LEVEL, HF_OTHER, MISSING_DATA_REASON, \
     Mismatches, describe_mismatch, missing_data_reason, read_jsonl, read_text
 
@@ -322,3 +324,115 @@ def test_a_vocabulary_entry_outside_the_byte_level_alphabet_loads_as_tokenizers_
     ours, theirs = _both(tmp_path, doc)
     for text in ["hello world", "Ω hello"]:
         assert ours.encode(text) == theirs.encode(text, add_special_tokens=False).ids, text
+
+
+# ---------------------------------------------------------------- hostile and odd files
+
+def _with_template(doc: dict, single: list, specials: dict) -> dict:
+    doc["post_processor"] = {
+        "type": "TemplateProcessing", "single": single,
+        "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+        "special_tokens": {name: {"id": name, "ids": [i], "tokens": [name]}
+                           for name, i in specials.items()}}
+    return doc
+
+
+_A = {"Sequence": {"id": "A", "type_id": 0}}
+
+
+def _special(name: str) -> dict:
+    return {"SpecialToken": {"id": name, "type_id": 0}}
+
+
+def test_json_nested_past_the_parsers_depth_is_a_vocabulary_file_error(tmp_path):
+    path = tmp_path / "tokenizer.json"
+    path.write_text('{"model": ' + "[" * 100000 + "]" * 100000 + "}", encoding="utf-8")
+    with pytest.raises(fasttok.VocabularyFileError, match="nested too deeply"):
+        fasttok.load(str(path))
+
+
+def test_a_template_id_no_token_holds_is_emitted_counted_and_decodes_to_nothing(tmp_path):
+    doc = _with_template(_tiny_doc(True), [_special("[CLS]"), _A], {"[CLS]": 5000})
+    ours, theirs = _both(tmp_path, doc)
+    ids = ours.encode("hello", add_special_tokens=True)
+    assert ids == theirs.encode("hello").ids == [5000, 256 + 4]
+    assert ours.max_token_value == 5000
+    assert ours.decode(ids) == theirs.decode(ids, skip_special_tokens=False) == "hello"
+    assert ours.decode_single_token_bytes(5000) == b""
+
+
+@pytest.mark.parametrize("single", [[_special("<|bos|>")], [_A, _special("<|bos|>"), _A]],
+                         ids=["no-input", "input-twice"])
+def test_a_template_holding_the_input_other_than_once_gives_tokenizers_ids(tmp_path, single):
+    doc = _tiny_doc(True)
+    doc = _with_template(doc, single, {"<|bos|>": doc["added_tokens"][0]["id"]})
+    ours, theirs = _both(tmp_path, doc)
+    assert ours.encode("hello", add_special_tokens=True) == theirs.encode("hello").ids
+
+
+def test_a_single_template_using_the_pair_is_refused(tmp_path):
+    doc = _with_template(_tiny_doc(True), [{"Sequence": {"id": "B", "type_id": 0}}], {})
+    with pytest.raises(fasttok.VocabularyFileError, match=r"single\[0\].*uses \$B"):
+        _both(tmp_path, doc)
+
+
+@pytest.mark.parametrize("model", [
+    {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "[UNK]"},
+    {"type": "WordPiece", "vocab": {"a": 0}, "unk_token": "[UNK]",
+     "continuing_subword_prefix": "##", "max_input_chars_per_word": 100},
+    {"type": "BPE", "vocab": {"a": 0}, "merges": [], "unk_token": "<unk>"},
+    {"type": "Unigram", "vocab": [["a", -1.0]], "unk_id": None},
+], ids=["wordlevel", "wordpiece", "bpe", "unigram"])
+def test_a_model_that_cannot_spell_every_text_is_refused_when_read(tmp_path, model):
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps({"model": model}), encoding="utf-8")
+    with pytest.raises(fasttok.VocabularyFileError, match=r"\$\.model\.unk_(token|id)"):
+        fasttok.load(str(path))
+
+
+def test_null_inside_a_sequence_is_refused(tmp_path):
+    doc = _tiny_doc(True)
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [doc["pre_tokenizer"], None]}
+    with pytest.raises(fasttok.VocabularyFileError, match=r"pretokenizers\[1\].*null"):
+        _both(tmp_path, doc)
+
+
+def test_a_byte_level_vocabulary_missing_a_byte_drops_it_as_tokenizers_does(tmp_path):
+    doc = _tiny_doc(True)
+    del doc["model"]["vocab"][_alphabet()[ord("x")]]
+    ours, theirs = _both(tmp_path, doc)
+    for text in ["hex", "x", "hello xx world"]:
+        assert ours.encode(text) == theirs.encode(text, add_special_tokens=False).ids, text
+
+
+def test_lone_surrogates_are_repaired_by_encoding_and_refused_by_the_drop_in(tmp_path):
+    from fasttok.hf import Tokenizer
+
+    doc = _tiny_doc(True)
+    doc["pre_tokenizer"] = {"type": "Whitespace"}  # not the fused byte-level path
+    ours, _ = _both(tmp_path, doc)
+    assert ours.encode("h\ud800") == ours.encode("h\ufffd")
+    with pytest.raises(TypeError, match="TextInputSequence must be str"):
+        Tokenizer.from_str(json.dumps(doc)).encode("h\ud800")
+
+
+def test_a_strip_decoder_that_tokenizers_panics_on_raises_reference_fails_error(tmp_path):
+    doc = _tiny_doc(True)
+    doc["decoder"] = {"type": "Strip", "content": "h", "start": 0, "stop": 2}
+    ours, _ = _both(tmp_path, doc)
+    with pytest.raises(ReferenceFailsError, match="tokenizers panics"):
+        ours.decode([ord("h")])
+
+
+def test_a_precompiled_charsmap_pointing_past_its_replacements_is_refused(tmp_path):
+    from fuzzing import build_charsmap
+
+    blob = bytearray(build_charsmap({"\uff21": "A"}))
+    leaf = next(i for i in range(4, len(blob) - 3, 4)
+                if int.from_bytes(blob[i:i + 4], "little") >> 31)
+    blob[leaf:leaf + 4] = (0x80000000 | 4096).to_bytes(4, "little")
+    doc = _tiny_doc(True)
+    doc["normalizer"] = {"type": "Precompiled",
+                         "precompiled_charsmap": base64.b64encode(bytes(blob)).decode()}
+    with pytest.raises(fasttok.VocabularyFileError, match="replacement starts at byte 4096"):
+        _both(tmp_path, doc)

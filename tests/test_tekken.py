@@ -349,3 +349,8 @@ def test_vocabulary_is_cut_as_the_tekkenizer_cuts_it(tmp_path):
 
 def test_deeply_nested_json(tmp_path):
     _raises(tmp_path, b'{"config": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", None, "nested")
+
+
+@pytest.mark.parametrize("pattern", ["(", "\\p{NoSuchScript}", "a**"])
+def test_a_pattern_that_does_not_compile_names_its_field(tmp_path, pattern):
+    _raises(tmp_path, _doc(pattern=pattern), "$.config.pattern", "pattern")

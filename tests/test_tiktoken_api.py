@@ -74,11 +74,24 @@ def pair(request, data_dir):
     return encoding_pair(request.param)
 
 
-def test_encode_with_unstable_matches_tiktoken_on_test_strings(pair, test_strings):
+def _check_unstable_on(pair, cases) -> None:
     found = Mismatches(f"{pair.name} encode_with_unstable")
-    for case in test_strings:
+    for case in cases:
         found.check(_unstable_problem(pair, case["text"]), str(case["id"]))
     found.assert_none()
+
+
+def test_encode_with_unstable_matches_tiktoken_on_a_third_of_the_test_strings(pair, test_strings):
+    # a text ending in a space has a completion for every token that starts
+    # with one (10^5 for o200k), which takes either library a second: the
+    # default run takes every third string, a different third per encoding
+    start = UNSTABLE_ENCODINGS.index(pair.name)
+    _check_unstable_on(pair, test_strings[start::3])
+
+
+@pytest.mark.slow
+def test_encode_with_unstable_matches_tiktoken_on_every_test_string(pair, test_strings):
+    _check_unstable_on(pair, test_strings)
 
 
 def test_encode_with_unstable_matches_tiktoken_on_cut_corpus_lines(pair):

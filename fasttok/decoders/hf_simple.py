@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from fasttok.errors import FasttokError
+from fasttok.errors import ReferenceFailsError
 
 __all__ = ["Fuse", "Strip", "Sequence"]
 
@@ -46,7 +46,7 @@ class Strip:
     tokenizers 0.23.3 panics where its right-hand loop walks past the start
     of a token (a token that is all ``content`` and shorter than ``stop``,
     an empty one with ``stop > 0``) or the two cuts cross; fasttok raises
-    :class:`~fasttok.errors.FasttokError` there.
+    :class:`~fasttok.errors.ReferenceFailsError` there.
 
     >>> Strip("H", 1, 0).decode_chain(["Hey", " friend!", "HHH"])
     ['ey', ' friend!', 'HH']
@@ -74,12 +74,12 @@ class Strip:
             lead = min(n - len(token.lstrip(c)), start)
             trail = n - len(token.rstrip(c))
             if stop > trail == n:
-                raise FasttokError(f"Strip of {token!r}: {stop} trailing characters reach past "
-                                   "its start (tokenizers panics here)")
+                raise ReferenceFailsError(f"Strip of {token!r}: {stop} trailing characters "
+                                          "reach past its start (tokenizers panics here)")
             end = n - min(trail, stop)
             if end < lead:
-                raise FasttokError(f"Strip of {token!r}: the leading and trailing cuts cross "
-                                   "(tokenizers panics here)")
+                raise ReferenceFailsError(f"Strip of {token!r}: the leading and trailing cuts "
+                                          "cross (tokenizers panics here)")
             out.append(token[lead:end])
         return out
 

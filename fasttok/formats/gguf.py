@@ -86,6 +86,7 @@ from fasttok.errors import FasttokError, UnknownEncodingError, VocabularyFileErr
 from fasttok.post_processors.special_ids import cls_sep, from_flags
 from fasttok.pre_tokenizers.gguf import pre_tokenizer
 from fasttok.shared.batching import ChunkedBatches
+from fasttok.shared.surrogates import repair_surrogates
 from fasttok.vocab import Vocabulary
 
 __all__ = ["GGUFByteBPE", "GGUFWordPiece", "token_attributes", "load_gguf_vocabulary",
@@ -307,22 +308,11 @@ class GGUFModel(ChunkedBatches):
         on = {self._order_ids[k] for k, flag in enumerate(mask) if flag and k < len(self._order_ids)}
         return [e for e in self._all_entries if not e[2] & PARSED_ONLY or e[0] in on]
 
-    @staticmethod
-    def _repair_surrogates(text: str) -> str:
-        # text with lone surrogates has no UTF-8: repaired as tiktoken does
-        # (pairs joined, others U+FFFD)
-        if not text.isascii():
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError:
-                return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-        return text
-
     def _fragments(self, text: str, entries: list) -> list:
         # text cut at the special tokens that entries match: ids and strs
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, not {type(text).__name__}")
-        return self._specials.partition(self._repair_surrogates(text), entries)
+        return self._specials.partition(repair_surrogates(text), entries)
 
     def _encode(self, text: str, entries: list) -> list:
         out: list = []

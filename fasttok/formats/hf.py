@@ -47,6 +47,7 @@ from fasttok.decoders.hf_stream import HFDecodeStream
 from fasttok.shared._bytemap import decode_byte_level
 from fasttok.shared.batching import TextByText
 from fasttok.shared.literal_match import longest_first
+from fasttok.shared.surrogates import repair_surrogates
 from fasttok.vocab import Vocabulary
 
 __all__ = ["load_tokenizer_json_file", "build_hf_pipeline", "HFModel"]
@@ -70,7 +71,7 @@ def build_hf_pipeline(vocab: Vocabulary) -> "HFModel":
     pipeline = pipeline_from_document(vocab)
     fast = build_hf_byte_bpe(vocab) if vocab.merges is not None else None
     return HFModel(pipeline, [content for content, _, _ in vocab.metadata["added_tokens"]],
-                   fast, vocab.metadata["document"].get("decoder"))
+                   fast, vocab.metadata["document"].get("decoder"), vocab.template_ids)
 
 
 _BYTE_TOKEN = re.compile(r"<0x[0-9A-Fa-f]{2}>")
@@ -126,8 +127,10 @@ class HFModel(TextByText):
     tiktoken_pieces = False
 
     def __init__(self, pipeline: HFPipeline, added: list, fast: Any = None,
-                 decoder_spec: Optional[dict] = None) -> None:
+                 decoder_spec: Optional[dict] = None, template_ids: tuple = ()) -> None:
         self.pipeline = pipeline
+        #: ids only the post-processor adds: no token holds them, they decode to nothing
+        self.template_only = frozenset(template_ids)
         self._decoder_spec = decoder_spec or {}
         self._fast = fast
         self.special_order = fast.special_order if fast is not None else \
@@ -157,7 +160,9 @@ class HFModel(TextByText):
         if self._fast is not None:
             return self._fast.encode(text, allowed) if allowed is not None else \
                 self._fast.encode_ordinary(text)
-        return self.pipeline.encode_ids(text, self._allowed_ids(allowed))
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, not {type(text).__name__}")
+        return self.pipeline.encode_ids(repair_surrogates(text), self._allowed_ids(allowed))
 
     def encode_ordinary(self, text: str) -> list:
         """The ids of ``text`` with added tokens as plain text."""
@@ -202,7 +207,8 @@ class HFModel(TextByText):
         if not isinstance(self.pipeline.model, BPE):
             raise FasttokError(f"sampling needs a BPE model; this tokenizer.json has "
                                f"{type(self.pipeline.model).__name__}")
-        return self.pipeline.encode_ids(text, self._allowed_ids(allowed), sample=(alpha, rng))
+        return self.pipeline.encode_ids(repair_surrogates(text), self._allowed_ids(allowed),
+                                        sample=(alpha, rng))
 
     # ------------------------------------------------------------ added tokens and pieces
     def find_special(self, text: str, mask: bytes) -> int:
@@ -250,21 +256,26 @@ class HFModel(TextByText):
 
     # ------------------------------------------------------------ decoding
     def _check(self, tokens: Any) -> list:
+        # the ids as a list, an id only a template adds left out (it decodes
+        # to nothing, as tokenizers decodes it)
         ids = list(tokens)
         pipe = self.pipeline
+        template_only = self.template_only
         for t in ids:
             if type(t) is not int and not isinstance(t, int):
                 raise TypeError(f"token ids are ints, not {type(t).__name__}")
-            if t < 0 or pipe.id_to_token(t) is None:
+            if t < 0 or (pipe.id_to_token(t) is None and t not in template_only):
                 raise KeyError(t)
-        return ids
+        return [t for t in ids if t not in template_only] if template_only else ids
 
     def token_bytes(self, token: int) -> bytes:
         """The bytes one id stands for: its token string with the decoder's
         per-token rules (a byte-fallback ``<0xXX>`` is that byte, ``▁`` a
         space, a WordPiece continuation loses its prefix and a word start
         gains a space, byte-level characters their bytes); an added token is
-        its content."""
+        its content; an id only the post-processor adds, nothing."""
+        if token in self.template_only:
+            return b""
         if self._fast is not None:
             return self._fast.token_bytes(token)
         self._check([token])
@@ -313,6 +324,8 @@ class HFModel(TextByText):
     def decode_bytes(self, tokens: Any) -> bytes:
         """The UTF-8 of ``tokenizers``' ``decode(ids, skip_special_tokens=False)``."""
         if self._fast is not None:
+            if self.template_only:
+                tokens = [t for t in tokens if t not in self.template_only]
             return self._fast.decode_bytes(tokens)
         return self.pipeline.decode(self._check(tokens), False).encode("utf-8")
 
@@ -320,10 +333,23 @@ class HFModel(TextByText):
         """``(decode_bytes(tokens), starts)``: id ``i``'s text starts where the
         decoding of the ids before it stops agreeing with the whole (decoders
         such as ``Strip`` and ``ByteFallback`` look at their neighbours, so
-        each prefix is decoded)."""
+        each prefix is decoded). An id only the post-processor adds starts
+        where the next id does."""
+        ids = list(tokens)
+        if self.template_only and not self.template_only.isdisjoint(ids):
+            whole, kept_starts = self.decode_with_offsets(
+                [t for t in ids if t not in self.template_only])
+            starts = [0] * len(ids)
+            at, k = len(whole), len(kept_starts)
+            for i in range(len(ids) - 1, -1, -1):
+                if ids[i] not in self.template_only:
+                    k -= 1
+                    at = kept_starts[k]
+                starts[i] = at
+            return whole, starts
         if self._fast is not None:
-            return self._fast.decode_with_offsets(tokens)
-        ids = self._check(tokens)
+            return self._fast.decode_with_offsets(ids)
+        ids = self._check(ids)
         whole = self.pipeline.decode(ids, False).encode("utf-8")
         starts = []
         for i in range(len(ids)):

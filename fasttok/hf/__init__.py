@@ -41,6 +41,19 @@ from fasttok.post_processors.encoding import Encoding
 __all__ = ["Tokenizer", "Encoding"]
 
 
+def _refuse_surrogates(value: Any) -> None:
+    # a str without UTF-8 (lone surrogates) is not text to tokenizers
+    if isinstance(value, str):
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise TypeError("TextInputSequence must be str") from None
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _refuse_surrogates(item)
+
+
 class Tokenizer:
     """``tokenizers.Tokenizer``'s inference API over one ``tokenizer.json``.
 
@@ -73,7 +86,17 @@ class Tokenizer:
     # ------------------------------------------------------------ encoding
     def encode(self, sequence: Any, pair: Any = None, is_pretokenized: bool = False,
                add_special_tokens: bool = True) -> Encoding:
-        """One sequence (or a pair) as an :class:`Encoding`."""
+        """One sequence (or a pair) as an :class:`Encoding`.
+
+        Text with lone surrogates is refused as tokenizers refuses it:
+
+        >>> Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, '
+        ...                    '"unk_token": "a"}}').encode("x\\ud800")
+        Traceback (most recent call last):
+        TypeError: TextInputSequence must be str
+        """
+        _refuse_surrogates(sequence)
+        _refuse_surrogates(pair)
         return self._pipeline.encode(sequence, pair, is_pretokenized=is_pretokenized,
                                      add_special_tokens=add_special_tokens)
 
@@ -81,7 +104,10 @@ class Tokenizer:
                      add_special_tokens: bool = True) -> list:
         """Each input (a sequence, or a ``(sequence, pair)`` tuple) encoded, then
         padded together as the padding settings say."""
-        return self._pipeline.encode_batch(list(input), is_pretokenized=is_pretokenized,
+        inputs = list(input)
+        for item in inputs:
+            _refuse_surrogates(item)
+        return self._pipeline.encode_batch(inputs, is_pretokenized=is_pretokenized,
                                            add_special_tokens=add_special_tokens)
 
     encode_batch_fast = encode_batch

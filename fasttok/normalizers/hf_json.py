@@ -76,6 +76,9 @@ def _precompiled(spec: dict, where: str, fail: Callable):
 
 def _sequence(spec: dict, where: str, fail: Callable):
     items = field(spec, "normalizers", list, where, fail)
+    for i, item in enumerate(items):
+        if item is None:  # null is "no stage" only outside a Sequence
+            raise fail(f"{where}.normalizers[{i}]", "expected an object, got null")
     return Sequence([normalizer_from_json(item, f"{where}.normalizers[{i}]", fail)
                      for i, item in enumerate(items)])
 

@@ -145,6 +145,11 @@ def _template(spec: dict, where: str, fail) -> TemplateProcessing:
         if len(ids) != len(tokens):
             raise fail(here, f"{len(ids)} ids but {len(tokens)} tokens; they must be as many")
         specials.append({"id": name, "ids": ids, "tokens": tokens})
+    for i, (is_seq, name, _) in enumerate(templates[0]):
+        if is_seq and name == "B":
+            raise fail(f"{where}.single[{i}].Sequence.id",
+                       "the single-input template uses $B, which tokenizers cannot apply "
+                       "(it panics on every input)")
     defined = {s["id"] for s in specials}
     for key, template in zip(("single", "pair"), templates):
         for i, (is_seq, name, _) in enumerate(template):
@@ -182,7 +187,7 @@ def post_processor_from_json(spec: dict | None, where: str, fail):
     if not isinstance(spec, dict):
         raise fail(where, f"expected a post-processor object, got {spec!r}")
     kind = spec.get("type")
-    if kind not in _READERS:
+    if not isinstance(kind, str) or kind not in _READERS:
         raise fail(f"{where}.type", f"unknown post-processor type {kind!r}; "
                                     f"known: {', '.join(_TYPES)}")
     first = None
@@ -203,7 +208,7 @@ def _checked(read, spec, where: str, fail):
 
 
 def _enum(value, names: dict, where: str) -> str:
-    if value not in names:
+    if not isinstance(value, str) or value not in names:
         raise _Mismatch(where, f"expected one of {', '.join(names)}, got {value!r}")
     return names[value]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from fasttok.vocab import Vocabulary
 
-__all__ = ["AddSpecialIds", "from_flags", "cls_sep"]
+__all__ = ["AddSpecialIds", "SpecialIdsTemplate", "from_flags", "cls_sep"]
 
 
 class AddSpecialIds:
@@ -33,6 +33,32 @@ class AddSpecialIds:
 
     def __repr__(self) -> str:
         return f"AddSpecialIds(head={tuple(self.head)}, tail={tuple(self.tail)})"
+
+
+class SpecialIdsTemplate:
+    """ids -> the template's pieces joined: runs of special ids, and the ids
+    wherever the template places its input (any number of times, even none,
+    as ``tokenizers`` applies such a template).
+
+    >>> SpecialIdsTemplate([(1,), None, (2,), None])([7, 8])
+    [1, 7, 8, 2, 7, 8]
+    >>> SpecialIdsTemplate([(1,)])([7])
+    [1]
+    """
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, pieces: list) -> None:
+        self.pieces = [None if piece is None else list(piece) for piece in pieces]
+
+    def __call__(self, ids: list) -> list:
+        out: list = []
+        for piece in self.pieces:
+            out += ids if piece is None else piece
+        return out
+
+    def __repr__(self) -> str:
+        return f"SpecialIdsTemplate({self.pieces!r})"
 
 
 def from_flags(vocab: Vocabulary) -> AddSpecialIds:

@@ -24,7 +24,7 @@ import re
 from fasttok.errors import FasttokError
 from fasttok.post_processors.encoding import Encoding
 from fasttok.post_processors.processor import PostProcessor
-from fasttok.post_processors.special_ids import AddSpecialIds
+from fasttok.post_processors.special_ids import AddSpecialIds, SpecialIdsTemplate
 
 __all__ = ["TemplateProcessing", "parse_template", "parse_piece"]
 
@@ -138,16 +138,20 @@ class TemplateProcessing(PostProcessor):
         """
         return self._added[1 if is_pair else 0]
 
-    def ids_only(self) -> AddSpecialIds:
-        """The single-input template as ids -> ids (it must hold ``$A`` once and no ``$B``).
+    def ids_only(self) -> "AddSpecialIds | SpecialIdsTemplate":
+        """The single-input template as ids -> ids.
 
         >>> TemplateProcessing("<s> $A", "<s> $A $B", [("<s>", 1)]).ids_only()([9])
         [1, 9]
+        >>> TemplateProcessing("<s> $A <s> $A", "$A $B", [("<s>", 1)]).ids_only()([9])
+        [1, 9, 1, 9]
         """
+        if any(is_seq and name == "B" for is_seq, name, _ in self.single):
+            raise FasttokError("the single-input template uses $B")
         sequences = [i for i, (is_seq, _, _) in enumerate(self.single) if is_seq]
-        if len(sequences) != 1 or self.single[sequences[0]][1] != "A":
-            raise FasttokError("this single-input template has no ids-only form: it must "
-                               "hold $A once and no $B")
+        if len(sequences) != 1:
+            return SpecialIdsTemplate([None if is_seq else self.special_tokens[name][0]
+                                       for is_seq, name, _ in self.single])
         cut = sequences[0]
         head = [i for _, name, _ in self.single[:cut] for i in self.special_tokens[name][0]]
         tail = [i for _, name, _ in self.single[cut + 1:] for i in self.special_tokens[name][0]]

@@ -76,6 +76,9 @@ def _metaspace(spec: dict, where: str, fail: Callable):
 
 def _sequence(spec: dict, where: str, fail: Callable):
     items = field(spec, "pretokenizers", list, where, fail)
+    for i, item in enumerate(items):
+        if item is None:  # null is "no stage" only outside a Sequence
+            raise fail(f"{where}.pretokenizers[{i}]", "expected an object, got null")
     return Sequence([pre_tokenizer_from_json(item, f"{where}.pretokenizers[{i}]", fail)
                      for i, item in enumerate(items)])
 

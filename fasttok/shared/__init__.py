@@ -7,7 +7,7 @@ conversion (``_token_ids``), the token tables and their hash index
 the GPT-2 byte-level alphabet (``_bytemap``), SentencePiece's charsmap
 (``_charsmap``), per-thread scratch buffers (``ft_thread_cache.h``) and the
 batch runner (``batching``); in Python: text with its alignment and splits
-(``normalized``), regex translation for ``re`` (``regex_translate``), Unicode
+(``normalized``), lone-surrogate repair (``surrogates``), regex translation for ``re`` (``regex_translate``), Unicode
 as Hugging Face ``tokenizers`` sees it (``hf_unicode``) and the checked
 reading of ``tokenizer.json`` fields (``json_fields``). Nothing here imports
 a stage.

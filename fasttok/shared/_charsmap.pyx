@@ -83,9 +83,16 @@ cdef int charsmap_load(bytes blob, Charsmap* out) except -1:
                             f"outside the trie ({padded} units)", 4)
     for i in range(padded):
         u = out.units[i]
-        # Leaf units only hold values. Padding units are 0, which points at
-        # itself, so a unit at fault is one of the blob's.
-        if not (u >> 31) and (i ^ unit_offset(u)) >= padded:
+        # Leaf units only hold values, each where a replacement starts.
+        # Padding units are 0, which points at itself, so a unit at fault is
+        # one of the blob's.
+        if u >> 31:
+            if unit_value(u) >= out.n_strings:
+                charsmap_free(out)
+                raise CharsmapError(f"precompiled_charsmap: trie unit {i} says a rule's "
+                                    f"replacement starts at byte {unit_value(u)} of the "
+                                    f"{size - 4 - trie_size} after the trie", 4 + 4 * i)
+        elif (i ^ unit_offset(u)) >= padded:
             charsmap_free(out)
             raise CharsmapError(f"precompiled_charsmap: trie unit {i} points outside the "
                                 f"trie ({padded} units)", 4 + 4 * i)
@@ -143,9 +150,6 @@ cdef class CharsmapRules:
         cdef size_t end
         if value < 0:
             return None
-        if <size_t>value >= self.m.n_strings:
-            raise CharsmapError(f"precompiled_charsmap: a rule's replacement starts at "
-                                f"byte {value} of {self.m.n_strings}", 0)
         end = <size_t>value
         while self.m.strings[end] != 0:
             end += 1

@@ -1,0 +1,28 @@
+"""Text with lone surrogates, repaired as tiktoken repairs it before encoding.
+
+A Python ``str`` may hold surrogate code points that pair into nothing;
+such text has no UTF-8. tiktoken's ``encode`` joins the pairs that do pair
+and turns the rest into U+FFFD, and so does fasttok's ``Encoding`` for every
+format whose core does not do it already.
+
+>>> repair_surrogates("x\\ud800y"), repair_surrogates("\\ud83d\\ude00")
+('x\ufffdy', '😀')
+"""
+
+from __future__ import annotations
+
+__all__ = ["repair_surrogates"]
+
+
+def repair_surrogates(text: str) -> str:
+    """``text`` itself when it has UTF-8, else with its lone surrogates replaced.
+
+    >>> repair_surrogates("plain") == "plain"
+    True
+    """
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
