@@ -406,6 +406,7 @@ def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
         raise r.fail("$", f"expected an object, found {type(doc).__name__}")
     model = r.get(doc, "model", "$", dict)
     model_ids = _model_token_ids(r, model)
+    _check_spells_every_text(r, model, model_ids)
     # the model's vocabulary size as tokenizers counts it: the entries listed
     unigram = isinstance(model.get("vocab"), list)
     added = _added_tokens(r, doc, model_ids, len(model["vocab"]) if unigram else None)
@@ -430,6 +431,24 @@ def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
                       template_ids=template_ids,
                       bos_id=names.get("bos_id"), eos_id=names.get("eos_id"),
                       unk_id=unk if isinstance(unk, int) else None, metadata=metadata)
+
+
+_BYTE_PIECES = frozenset(f"<0x{b:02X}>" for b in range(256))
+
+
+def _check_spells_every_text(r: _Reader, model: dict, model_ids: dict) -> None:
+    # tokenizers loads a model that names an unknown token it lacks (or a
+    # Unigram with neither unk_id nor the byte pieces) and fails on the first
+    # text it cannot spell; fasttok refuses the file instead
+    if isinstance(model.get("vocab"), list):
+        byte_fallback = model.get("byte_fallback") is True
+        if model.get("unk_id") is None and not (byte_fallback and _BYTE_PIECES <= model_ids.keys()):
+            raise r.fail("$.model.unk_id", "null, and no byte pieces to fall back on: a "
+                                           "character the pieces lack could not be encoded")
+        return
+    unk = model.get("unk_token")
+    if isinstance(unk, str) and unk not in model_ids:
+        raise r.fail("$.model.unk_token", f"{unk!r} is not in the model's vocabulary")
 
 
 def _processor_ids(spec: Any) -> list:

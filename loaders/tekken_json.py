@@ -62,9 +62,8 @@ import binascii
 import os
 from typing import Any, Optional
 
-from fasttok.errors import FasttokError, VocabularyError, VocabularyFileError
+from fasttok.errors import VocabularyError, VocabularyFileError
 from fasttok.loaders.json_document import parse_json_document
-from fasttok.pre_tokenizers.patterns import compile_generic, scanner_for
 from fasttok.vocab import Vocabulary
 
 __all__ = ["load_tekken_json", "parse_tekken_json", "looks_like_tekken_json",
@@ -212,11 +211,6 @@ def parse_tekken_json(doc: Any, source: str, *, name: Optional[str] = None) -> V
         raise _fail(source, "$.config.version", f"unknown version {version!r}; mistral-common's "
                                                 f"are {', '.join(VERSIONS)}")
     pattern = _get(source, config, "pattern", "$.config", str)
-    if scanner_for(pattern) is None:
-        try:
-            compile_generic(pattern)
-        except FasttokError as exc:
-            raise _fail(source, "$.config.pattern", str(exc)) from None
     vocab_size = _get(source, config, "default_vocab_size", "$.config", int)
     n_special = _get(source, config, "default_num_special_tokens", "$.config", int)
     vocab = _get(source, doc, "vocab", "$", list)

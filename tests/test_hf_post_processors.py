@@ -156,9 +156,18 @@ def test_ids_only_form_gives_the_ids_of_the_template(template):
         assert ours(model_ids) == tok.encode(text).ids
 
 
-def test_ids_only_form_refuses_a_template_with_two_inputs():
-    with pytest.raises(FasttokError, match="ids-only"):
-        TemplateProcessing("$A $A", "$A $B").ids_only()
+@pytest.mark.parametrize("single", ["$A $A", "[CLS]", "[CLS] $A [SEP] $A"])
+def test_ids_only_form_places_the_input_as_often_as_the_template_does(single):
+    plain, tok = reference(["a", "b", "c"]), reference(["a", "b", "c"])
+    tok.post_processor = _reference_template(single, "$A $B")
+    ours = TemplateProcessing(single, "$A $B", SPECIALS).ids_only()
+    for text in ("", "a b"):
+        assert ours(plain.encode(text).ids) == tok.encode(text).ids
+
+
+def test_ids_only_form_refuses_a_single_template_using_the_pair():
+    with pytest.raises(FasttokError, match=r"uses \$B"):
+        TemplateProcessing("$B", "$A $B").ids_only()
 
 
 def test_template_without_both_inputs_in_the_pair_is_refused():

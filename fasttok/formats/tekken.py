@@ -55,8 +55,9 @@ from __future__ import annotations
 from itertools import groupby
 from typing import Any
 
-from fasttok.errors import FasttokError
+from fasttok.errors import FasttokError, VocabularyFileError
 from fasttok.loaders.tekken_json import load_tekken_json
+from fasttok.pre_tokenizers.patterns import compile_generic, scanner_for
 
 __all__ = ["load_tekken_file", "decode", "POLICIES"]
 
@@ -73,7 +74,13 @@ def load_tekken_file(path: str, **options: Any) -> Any:
     """
     if options:
         raise TypeError(f"tekken.json takes no options, got {', '.join(options)}")
-    return load_tekken_json(path)
+    vocab = load_tekken_json(path)
+    if scanner_for(vocab.pattern) is None:  # a pattern no scanner runs must compile
+        try:
+            compile_generic(vocab.pattern)
+        except FasttokError as exc:
+            raise VocabularyFileError(path, str(exc), field="$.config.pattern") from None
+    return vocab
 
 
 def decode(encoding: Any, tokens: Any, special_token_policy: str = "ignore") -> str:

@@ -22,7 +22,6 @@ from typing import Any, Optional
 
 from fasttok.errors import FasttokError
 from fasttok.models._hf_bpe import HfBpeCore, UnkTokenNotFoundError
-from fasttok.models.hf_fields import check_unk_token
 
 __all__ = ["BPE", "BpeMergeError", "UnkTokenNotFoundError", "bpe_from_json", "vocab_from_json", "as_f32"]
 
@@ -255,7 +254,6 @@ def bpe_from_json(spec: dict, where: str, fail) -> BPE:
                for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix")}
     options.update({key: bool(_optional(spec, key, bool, where, fail))
                     for key in ("fuse_unk", "byte_fallback", "ignore_merges")})
-    check_unk_token(options["unk_token"], vocab, where, fail)
     dropout = spec.get("dropout")
     if dropout is not None:
         if isinstance(dropout, bool) or not isinstance(dropout, (int, float)):

@@ -42,19 +42,6 @@ def model_object(spec, where: str, fail, kind: str) -> dict | None:
     return spec
 
 
-def check_unk_token(unk, vocab, where: str, fail) -> None:
-    """Raise ``fail`` when the model names an unknown token its vocabulary
-    lacks. tokenizers loads such a file and fails on the first word it
-    cannot spell; fasttok says so when the file is read.
-
-    >>> check_unk_token("[UNK]", {"a": 0}, "$.model", lambda w, p: ValueError(f"{w}: {p}"))
-    Traceback (most recent call last):
-    ValueError: $.model.unk_token: '[UNK]' is not in the model's vocabulary
-    """
-    if unk is not None and unk not in vocab:
-        raise fail(f"{where}.unk_token", f"{unk!r} is not in the model's vocabulary")
-
-
 _NUMBER = re.compile(r"(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?")
 _U64 = (1 << 64) - 1
 _POW10 = [float(10 ** k) for k in range(309)]

@@ -99,23 +99,12 @@ class Unigram:
         return len(self.vocab)
 
 
-_BYTE_PIECES = frozenset(f"<0x{b:02X}>" for b in range(256))
-
-
 def unigram_from_json(spec: dict | None, where: str, fail) -> Unigram | None:
     """The :class:`Unigram` of a ``tokenizer.json`` model object ``spec`` at JSON path ``where``.
 
     ``fail(where, problem)`` makes the exception raised for a bad field.
 
-    A model that can spell every text needs ``unk_id`` or the 256 byte
-    pieces under ``byte_fallback``; tokenizers loads one that has neither and
-    fails on the first character it lacks, fasttok refuses it when read:
-
-    >>> unigram_from_json({"type": "Unigram", "vocab": [["a", -1]]}, "$.model",
-    ...                   lambda w, p: ValueError(f"{w}: {p}"))
-    Traceback (most recent call last):
-    ...
-    ValueError: $.model.unk_id: null, and no byte pieces to fall back on: a character the pieces lack could not be encoded
+    >>> unigram_from_json({"type": "Unigram", "vocab": [["a", -1]]}, "$.model", ValueError).unk_id
     >>> unigram_from_json({"vocab": [["a", -1]], "unk_id": 1}, "$.model",
     ...                   lambda w, p: ValueError(f"{w}: {p}"))
     Traceback (most recent call last):
@@ -154,7 +143,4 @@ def unigram_from_json(spec: dict | None, where: str, fail) -> Unigram | None:
     byte_fallback = spec.get("byte_fallback", False)
     if not isinstance(byte_fallback, bool):
         raise fail(f"{where}.byte_fallback", "expected true or false")
-    if unk_id is None and not (byte_fallback and _BYTE_PIECES <= {piece for piece, _ in pairs}):
-        raise fail(f"{where}.unk_id", "null, and no byte pieces to fall back on: a character "
-                                      "the pieces lack could not be encoded")
     return Unigram(pairs, unk_id, byte_fallback)

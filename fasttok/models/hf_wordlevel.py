@@ -14,7 +14,6 @@ from typing import Optional
 
 from fasttok.errors import FasttokError
 from fasttok.models.hf_bpe import vocab_from_json
-from fasttok.models.hf_fields import check_unk_token
 
 __all__ = ["WordLevel", "MissingUnkTokenError", "wordlevel_from_json"]
 
@@ -121,5 +120,4 @@ def wordlevel_from_json(spec: dict, where: str, fail) -> WordLevel:
     unk = spec["unk_token"]
     if not isinstance(unk, str):
         raise fail(f"{where}.unk_token", f"expected a string, got {type(unk).__name__}")
-    check_unk_token(unk, vocab, where, fail)
     return WordLevel(vocab, unk_token=unk)

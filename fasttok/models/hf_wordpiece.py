@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from fasttok.errors import FasttokError
 from fasttok.models._wordpiece import WordPieceModel
-from fasttok.models.hf_fields import check_unk_token, is_int, model_object
+from fasttok.models.hf_fields import is_int, model_object
 
 _START = b"\xc0"      # never in UTF-8: marks the texts that match at a word's start
 
@@ -176,5 +176,4 @@ def wordpiece_from_json(spec: dict | None, where: str, fail) -> WordPiece | None
         if not is_int(i) or not 0 <= i < 1 << 32:
             raise fail(f"{where}.vocab[{token!r}]", "expected a token id (an integer from 0 "
                                                    "to 2**32 - 1)")
-    check_unk_token(spec["unk_token"], vocab, where, fail)
     return WordPiece(vocab, spec["unk_token"], spec["continuing_subword_prefix"], limit)
