@@ -272,9 +272,9 @@ def train_unigram(texts: Iterable[str], *, vocab_size: int,
     if not required:
         raise FasttokError("there is no text to train on (every line was empty, too long or "
                            f"held {_UNK_CHAR!r})")
-    if len(required) + len(meta) >= vocab_size:
+    if len(required) + len(meta) > vocab_size:
         raise FasttokError(f"vocab_size {vocab_size} is too small: the {len(required)} required "
-                           f"characters and {len(meta)} meta pieces need more than "
+                           f"characters and {len(meta)} meta pieces need "
                            f"{len(required) + len(meta)}; raise vocab_size or lower "
                            "character_coverage")
     kept = bytearray(0x110000)
