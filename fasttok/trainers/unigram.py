@@ -125,6 +125,7 @@ def _sentences(texts: Iterable[str], max_bytes: int, meta) -> Iterable[str]:
 
 def _count(texts: Iterable[str], normalizer: Normalizer, max_bytes: int, meta) -> tuple:
     counter = PieceCounter()
+    finals = PieceCounter()
     n_sentences = 0
     corpus_bytes = 0
     batch: list = []
@@ -137,10 +138,11 @@ def _count(texts: Iterable[str], normalizer: Normalizer, max_bytes: int, meta) -
         n_sentences += 1
         batch.append(normalized)
         if len(batch) >= _BATCH_LINES:
-            count_words(counter, batch)
+            count_words(counter, finals, batch)
             batch = []
-    count_words(counter, batch)
-    return counter, n_sentences, corpus_bytes
+    count_words(counter, finals, batch)
+    at_end = dict(finals.items())
+    return sorted((w, n, at_end.get(w, 0)) for w, n in counter.items()), n_sentences, corpus_bytes
 
 
 def _required_chars(counts: list, coverage: float) -> list:
@@ -263,10 +265,8 @@ def train_unigram(texts: Iterable[str], *, vocab_size: int,
     normalizer = Normalizer(precompiled_charsmap or None, add_dummy_prefix=add_dummy_prefix,
                             remove_extra_whitespaces=remove_extra_whitespaces,
                             escape_whitespaces=True)
-    counter, n_sentences, corpus_bytes = _count(texts, normalizer, max_sentence_length,
-                                                longest_first(seen))
-    items = sorted(counter.items())
-    del counter
+    items, n_sentences, corpus_bytes = _count(texts, normalizer, max_sentence_length,
+                                              longest_first(seen))
     table = WordTable(items)
     required = _required_chars(table.char_counts(), character_coverage)
     if not required:
@@ -282,11 +282,12 @@ def train_unigram(texts: Iterable[str], *, vocab_size: int,
         kept[cp] = 1
     rare = table.rare_words(kept)
     if rare:
-        merged = dict(items)
+        merged = {word: (count, final) for word, count, final in items}
         for i, word in rare:
-            count = merged.pop(items[i][0])
-            merged[word] = merged.get(word, 0) + count
-        items = sorted(merged.items())
+            count, final = merged.pop(items[i][0])
+            before = merged.get(word, (0, 0))
+            merged[word] = (before[0] + count, before[1] + final)
+        items = sorted((word, count, final) for word, (count, final) in merged.items())
         table = WordTable(items)
     del items
     threads = max(1, num_threads or os.cpu_count() or 1)
@@ -334,7 +335,8 @@ def train_unigram(texts: Iterable[str], *, vocab_size: int,
 
 def _finalize(pieces: list, scores: list, required: list, size: int) -> list:
     """The final ``[(piece, score)]``: every required character (one the EM
-    dropped scores just under the lowest score, the rarer the lower), then
+    dropped gets the lowest score plus 0.0001 for each such character before
+    it, as sentencepiece does), then
     the best-scored pieces, ``size`` in all, best first."""
     current = dict(zip(pieces, scores))
     lowest = min(scores) if scores else 0.0
@@ -345,7 +347,7 @@ def _finalize(pieces: list, scores: list, required: list, size: int) -> list:
         if piece in current:
             final[piece] = current[piece]
         else:
-            final[piece] = lowest - penalty
+            final[piece] = lowest + penalty
             penalty += 0.0001
     for piece, score in sorted(current.items(), key=lambda item: (-item[1], item[0])):
         if len(final) >= size:
