@@ -90,7 +90,7 @@ def write_model_proto(proto: ModelProto) -> bytes:
     """The ``.model`` bytes of ``proto`` (``denormalizer_spec`` too when set).
 
     >>> write_model_proto(ModelProto(pieces=(SentencePiece("<unk>", 0.0, 2),)))[:11]
-    b'\\n\\x0b\\n\\x05<unk>\\x15\\x00\\x00'
+    b'\\n\\x0e\\n\\x05<unk>\\x15\\x00'
     """
     for name, value in (("trainer_spec", proto.trainer_spec),
                         ("normalizer_spec", proto.normalizer_spec)):

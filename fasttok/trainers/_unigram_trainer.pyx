@@ -38,6 +38,8 @@ with their counts, as sentencepiece keeps it after
 (2, [(97, 3), (98, 4), (9601, 4)])
 """
 
+from array import array
+
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from libc.math cimport INFINITY, exp, log, log1p
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
@@ -104,6 +106,7 @@ def count_words(PieceCounter counter, PieceCounter finals, list sentences):
     and the last word of each to ``finals``; a word begins at each ``▁``
     (sentencepiece's ``SplitIntoWords``).
 
+    >>> from fasttok.trainers._bpe_trainer import PieceCounter
     >>> c, f = PieceCounter(), PieceCounter()
     >>> count_words(c, f, ["▁a▁bc▁a".encode()]); sorted(c.items()), f.items()
     ([(b'\\xe2\\x96\\x81a', 2), (b'\\xe2\\x96\\x81bc', 1)], [(b'\\xe2\\x96\\x81a', 1)])
@@ -366,23 +369,25 @@ cdef class WordTable:
     def seed_pieces(self, const uint16_t[:] script not None, size_t max_length, size_t limit,
                     bint split_by_unicode_script=True, bint split_digits=False):
         """The ``limit`` substrings of two or more characters with the highest
-        ``frequency * length`` among the suffix-tree nodes of the words, as
-        ``[(piece bytes, frequency * length)]``, best first (see the module
-        notes). ``script`` gives each code point's script number."""
+        ``frequency * length`` among the suffix-tree nodes of the words, best
+        first, as ``(pieces, scores)``: a list of bytes and an ``array("q")``
+        (see the module notes). ``script`` gives each code point's script
+        number."""
         cdef SeedRules rules
         cdef SuffixCtx sctx
         cdef CandidateCtx cctx
         cdef uint32_t* text = NULL
         cdef int64_t* weight = NULL
         cdef uint32_t* sa = NULL
-        cdef uint32_t* lcp = NULL
-        cdef int64_t* prefix = NULL
         cdef Candidate* cand = NULL
         cdef uint32_t* order = NULL
         cdef uint32_t* stack_h = NULL
-        cdef uint32_t* stack_lb = NULL
+        cdef uint32_t* stack_pos = NULL
+        cdef int64_t* stack_before = NULL
+        cdef int64_t seen, before
+        cdef uint32_t lb_pos
         cdef size_t n_text = 0, n_sa = 0, n_cand = 0, cap_cand = 0, top, i, k, w, pos, end
-        cdef size_t lb, h, depth = max_length + 1
+        cdef size_t h, depth = max_length + 1
         cdef uint32_t cp
         cdef int64_t f
         cdef Candidate* c
@@ -434,46 +439,41 @@ cdef class WordTable:
                 sctx.text = text
                 sctx.depth = depth
                 _merge_sort(sa, n_sa, _suffix_less, &sctx)
-                # lcp[i]: the characters sa[i - 1] and sa[i] share (lcp[0] = lcp[n] = 0)
-                lcp = <uint32_t*>malloc((n_sa + 1) * sizeof(uint32_t))
-                prefix = <int64_t*>malloc((n_sa + 1) * sizeof(int64_t))
+                # The inner nodes are the lcp intervals, found with a stack as
+                # the sorted suffixes go by; each open interval keeps its
+                # depth, its first suffix and the weight before it, so a
+                # closed one's frequency is the weight seen since.
                 stack_h = <uint32_t*>malloc((depth + 2) * sizeof(uint32_t))
-                stack_lb = <uint32_t*>malloc((depth + 2) * sizeof(uint32_t))
-                if lcp == NULL or prefix == NULL or stack_h == NULL or stack_lb == NULL:
+                stack_pos = <uint32_t*>malloc((depth + 2) * sizeof(uint32_t))
+                stack_before = <int64_t*>malloc((depth + 2) * sizeof(int64_t))
+                if stack_h == NULL or stack_pos == NULL or stack_before == NULL:
                     with gil:
                         raise MemoryError()
-                lcp[0] = 0
-                lcp[n_sa] = 0
-                prefix[0] = 0
-                for i in range(n_sa):
-                    prefix[i + 1] = prefix[i] + weight[sa[i]]
-                    if i:
-                        k = 0
-                        while k < depth and text[sa[i - 1] + k] == text[sa[i] + k] \
-                                and text[sa[i] + k] != SEP:
-                            k += 1
-                        lcp[i] = <uint32_t>k
-                # the internal nodes: the lcp intervals, found with a stack
                 top = 0
                 stack_h[0] = 0
-                stack_lb[0] = 0
+                stack_pos[0] = 0
+                stack_before[0] = 0
+                seen = 0
                 for i in range(1, n_sa + 1):
-                    h = lcp[i]
-                    lb = i - 1
+                    before = seen
+                    seen += weight[sa[i - 1]]
+                    h = 0
+                    if i < n_sa:
+                        while h < depth and text[sa[i - 1] + h] == text[sa[i] + h] \
+                                and text[sa[i] + h] != SEP:
+                            h += 1
+                    lb_pos = sa[i - 1]
                     while stack_h[top] > h:
-                        f = prefix[i] - prefix[stack_lb[top]]
-                        _add_candidate(&cand, &n_cand, &cap_cand, text, sa[stack_lb[top]],
-                                       stack_h[top], f, &rules)
-                        lb = stack_lb[top]
+                        _add_candidate(&cand, &n_cand, &cap_cand, text, stack_pos[top],
+                                       stack_h[top], seen - stack_before[top], &rules)
+                        lb_pos = stack_pos[top]
+                        before = stack_before[top]
                         top -= 1
                     if stack_h[top] < h:
                         top += 1
                         stack_h[top] = <uint32_t>h
-                        stack_lb[top] = <uint32_t>lb
-                free(lcp)
-                lcp = NULL
-                free(prefix)
-                prefix = NULL
+                        stack_pos[top] = lb_pos
+                        stack_before[top] = before
                 free(sa)
                 sa = NULL
                 order = <uint32_t*>malloc((n_cand + 1) * sizeof(uint32_t))
@@ -485,24 +485,25 @@ cdef class WordTable:
                 cctx.text = text
                 cctx.cand = cand
                 _merge_sort(order, n_cand, _candidate_less, &cctx)
-            out = []
+            pieces = []
+            scores = array("q")
             for i in range(n_cand if n_cand < limit else limit):
                 c = &cand[order[i]]
                 blen = 0
                 for k in range(c.length):
                     blen += _encode(text[c.pos + k], buf + blen)
-                out.append((PyBytes_FromStringAndSize(buf, blen), c.score))
-            return out
+                pieces.append(PyBytes_FromStringAndSize(buf, blen))
+                scores.append(c.score)
+            return pieces, scores
         finally:
             free(text)
             free(weight)
             free(sa)
-            free(lcp)
-            free(prefix)
             free(cand)
             free(order)
             free(stack_h)
-            free(stack_lb)
+            free(stack_pos)
+            free(stack_before)
 
     def expected_counts(self, UnigramModel model, size_t lo, size_t hi, int64_t[:] out not None):
         """Add the expected count of every piece over words ``lo`` to ``hi``
@@ -737,9 +738,9 @@ def m_step(int64_t[:] expected not None, size_t n_pieces):
     get ``digamma(count) - digamma(total)`` (sentencepiece's Bayesian EM).
 
     >>> from array import array
-    >>> keep, scores = m_step(array("q", [1 << 23, 3 << 24, 1 << 24]), 3)
-    >>> keep, [round(s, 3) for s in scores]
-    ([1, 2], [-1.175, -2.675])
+    >>> keep, scores = m_step(array("q", [1 << 22, 3 << 24, 1 << 24]), 3)
+    >>> keep, [round(s, 3) for s in scores]      # scores: an array("d")
+    ([1, 2], [-0.333, -1.833])
     """
     cdef size_t i
     cdef double total = 0.0, logsum, count
@@ -751,7 +752,7 @@ def m_step(int64_t[:] expected not None, size_t n_pieces):
         keep.append(i)
         total += count
     logsum = _digamma(total)
-    return keep, [_digamma(expected[i] / FIXED_ONE) - logsum for i in keep]
+    return keep, array("d", [_digamma(expected[i] / FIXED_ONE) - logsum for i in keep])
 
 
 cdef int _second_best(UnigramModel m, const uint8_t* s, size_t n, IdBuf* out) except -1 nogil:
@@ -827,6 +828,7 @@ def prune(UnigramModel model, list pieces, int64_t[:] viterbi not None, size_t k
     piece is in the corpus's best segmentation).
 
     >>> from array import array
+    >>> from fasttok.models._unigram import UnigramModel
     >>> m = UnigramModel([b"a", b"b", b"ab", b"<unk>"], [-1.0, -1.0, -1.5, 0.0], [1, 1, 1, 2], 3)
     >>> prune(m, [b"a", b"b", b"ab"], array("q", [5, 5, 9, 0]), 2)
     [0, 1]

@@ -85,7 +85,7 @@ class TrainedUnigram:
 
     >>> t = train_unigram(["ab ab"], vocab_size=8)
     >>> t.sentences, t.unique_words, t.model_bytes()[:2]
-    (1, 1, b'\\n\\x0b')
+    (1, 1, b'\\n\\x0e')
     """
 
     proto: ModelProto
@@ -180,10 +180,11 @@ def _script_table(chars: Iterable[int], split_by_number: bool) -> array:
     return table
 
 
-def _model(pieces: list, scores: list) -> UnigramModel:
+def _model(pieces: list, scores: array) -> UnigramModel:
+    # the pieces, and the unknown piece after them (in no trie)
     n = len(pieces)
-    return UnigramModel(pieces + [None], scores + [0.0], [TokenType.NORMAL] * n + [TokenType.UNKNOWN],
-                        n)
+    return UnigramModel(pieces + [None], scores + array("d", [0.0]),
+                        [TokenType.NORMAL] * n + [TokenType.UNKNOWN], n)
 
 
 def _ranges(table: WordTable, parts: int) -> list:
@@ -293,14 +294,15 @@ def train_unigram(texts: Iterable[str], *, vocab_size: int,
     threads = max(1, num_threads or os.cpu_count() or 1)
 
     script = _script_table((cp for cp, _ in required), split_by_number)
-    seeds = [(chr(cp).encode("utf-8"), n) for cp, n in required]
-    seeds += table.seed_pieces(script, max_piece_length, max(0, seed_size - len(seeds)),
-                               split_by_unicode_script, split_digits)
+    pieces, counts = table.seed_pieces(script, max_piece_length,
+                                       max(0, seed_size - len(required)),
+                                       split_by_unicode_script, split_digits)
     del script
-    log_total = math.log(sum(score for _, score in seeds))
-    pieces = [piece for piece, _ in seeds]
-    scores = [math.log(score) - log_total for _, score in seeds]
-    del seeds
+    pieces[:0] = [chr(cp).encode("utf-8") for cp, _ in required]
+    counts[:0] = array("q", [n for _, n in required])
+    log_total = math.log(sum(counts))
+    scores = array("d", [math.log(n) - log_total for n in counts])
+    del counts
 
     desired = int(vocab_size * 1.1)
     while True:
@@ -317,7 +319,7 @@ def train_unigram(texts: Iterable[str], *, vocab_size: int,
                                 table, len(pieces) + 1, threads)
         keep = prune(model, pieces, counts, max(desired, int(shrinking_factor * len(pieces))))
         pieces = [pieces[i] for i in keep]
-        scores = [scores[i] for i in keep]
+        scores = array("d", [scores[i] for i in keep])
         if progress is not None:
             progress(len(pieces), desired)
 
