@@ -238,7 +238,7 @@ cdef bint _valid_piece(const uint32_t* c, size_t n, const SeedRules* rules) noex
     if n == 0 or n > rules.max_length:
         return False
     for k in range(n):
-        if c[k] == SEP or c[k] == UNK_CHAR or c[k] == 0 or c[k] == 0x20 or c[k] == 0x09:
+        if c[k] == SEP or c[k] == UNK_CHAR or c[k] == 0 or c[k] == 0x20:
             return False
         if c[k] == WS_CHAR:
             if k > 0:
