@@ -95,10 +95,35 @@ def load(path: "str | os.PathLike[str]", *, format: "str | None" = None,
     return Encoding.from_vocabulary(loader.read(path, **options))
 
 
+def _train_bpe(texts, *, vocab_size, special_tokens, num_threads, pattern, min_frequency,
+               flavour, **options) -> Vocabulary:
+    if options:
+        raise TypeError(f"model='bpe' takes no option {', '.join(map(repr, options))}")
+    from fasttok.trainers.bpe import train_bpe
+
+    return train_bpe(texts, vocab_size=vocab_size, pattern=pattern, special_tokens=special_tokens,
+                     min_frequency=min_frequency, flavour=flavour,
+                     num_threads=num_threads).vocabulary
+
+
+def _train_unigram(texts, *, vocab_size, special_tokens, num_threads, pattern, min_frequency,
+                   flavour, **options) -> Vocabulary:
+    if pattern is not None or min_frequency or flavour != "rustbpe":
+        raise FasttokError("pattern, min_frequency and flavour are options of model='bpe'")
+    from fasttok.trainers.unigram import train_unigram
+
+    return train_unigram(texts, vocab_size=vocab_size, user_defined_symbols=special_tokens,
+                         num_threads=num_threads, **options).vocabulary
+
+
+# model name -> trainer(texts, **arguments of train) -> Vocabulary
+_TRAINERS = {"bpe": _train_bpe, "unigram": _train_unigram}
+
+
 def train(texts: "Iterable[str]", *, vocab_size: int, pattern: "str | None" = None,
           special_tokens: "Iterable[str]" = (), min_frequency: int = 0,
           flavour: str = "rustbpe", model: str = "bpe",
-          num_threads: "int | None" = None) -> Encoding:
+          num_threads: "int | None" = None, **options: Any) -> Encoding:
     """Train a vocabulary on ``texts`` (any iterable of str, read once, never
     held) and return it as an :class:`Encoding`.
 
@@ -111,15 +136,25 @@ def train(texts: "Iterable[str]", *, vocab_size: int, pattern: "str | None" = No
     occurs ``min_frequency`` times. Pre-tokens are counted on
     ``num_threads`` threads (default: the CPUs).
 
+    ``model="unigram"`` trains a SentencePiece Unigram model as
+    sentencepiece's trainer does (:mod:`fasttok.trainers.unigram`; its
+    ``train_unigram`` also writes the ``.model`` file): ``vocab_size`` counts
+    every piece, ``special_tokens`` become user-defined symbols, and
+    ``options`` are sentencepiece's (``character_coverage=``,
+    ``byte_fallback=``, ...).
+
     >>> enc = train(["hello world, hello there"] * 10, vocab_size=300)
     >>> enc.encode(" hello"), enc.decode(enc.encode("hello there"))
     ([262], 'hello there')
+    >>> uni = train(["hello world, hello there"] * 10, vocab_size=30, model="unigram")
+    >>> uni.decode(uni.encode("hello there"))
+    'hello there'
     """
-    if model != "bpe":
-        raise FasttokError(f"model {model!r} cannot be trained yet; fasttok trains model='bpe'")
-    from fasttok.trainers.bpe import train_bpe
-
-    trained = train_bpe(texts, vocab_size=vocab_size, pattern=pattern,
-                        special_tokens=special_tokens, min_frequency=min_frequency,
-                        flavour=flavour, num_threads=num_threads)
-    return Encoding.from_vocabulary(trained.vocabulary)
+    trainer = _TRAINERS.get(model)
+    if trainer is None:
+        raise FasttokError(f"model {model!r} cannot be trained; fasttok trains "
+                           f"{', '.join(map(repr, _TRAINERS))}")
+    vocabulary = trainer(texts, vocab_size=vocab_size, special_tokens=special_tokens,
+                         num_threads=num_threads, pattern=pattern, min_frequency=min_frequency,
+                         flavour=flavour, **options)
+    return Encoding.from_vocabulary(vocabulary)

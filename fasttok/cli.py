@@ -7,6 +7,7 @@
     fasttok inspect cl100k_base | path/to/file
     fasttok bench  -e cl100k_base -f corpus.txt       side by side with tiktoken when installed
     fasttok train  --vocab-size 8192 --out v.tiktoken corpus.txt   (or tokenizer.json, v.gguf)
+    fasttok train  --model unigram --vocab-size 8000 --out x.model corpus.txt
 
 ``-e`` takes an encoding name or a vocabulary file path.
 """
@@ -316,6 +317,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from fasttok.loaders.tiktoken_writer import load_call, write_tiktoken
     from fasttok.trainers.bpe import train_bpe
 
+    if args.model == "unigram":
+        return _train_unigram(args)
     suffix = os.path.basename(args.out).lower()
     if not suffix.endswith((".tiktoken", ".json", ".gguf")):
         raise FasttokError(f"--out {args.out}: give a .tiktoken, a tokenizer.json or a .gguf path")
@@ -344,6 +347,34 @@ def _cmd_train(args: argparse.Namespace) -> int:
     print(f"trained {len(trained.merges)} merges in {seconds:.2f} s: "
           f"{trained.corpus_bytes / 1e6:.1f} MB of text, {trained.unique_pretokens} unique "
           f"pre-tokens, peak memory {peak:.0f} MiB", file=sys.stderr if args.quiet else sys.stdout)
+    return 0
+
+
+def _train_unigram(args: argparse.Namespace) -> int:
+    import resource
+
+    from fasttok.trainers.unigram import train_unigram
+
+    if not os.path.basename(args.out).lower().endswith(".model"):
+        raise FasttokError(f"--out {args.out}: a Unigram model is written as a .model file")
+    if args.pattern is not None or args.min_frequency or args.flavour != "rustbpe":
+        raise FasttokError("--pattern, --min-frequency and --flavour are options of --model bpe")
+    progress = _Progress(sys.stderr.isatty() and not args.quiet)
+    start = time.perf_counter()
+    trained = train_unigram(_documents(args.files, args.field, progress),
+                            vocab_size=args.vocab_size,
+                            user_defined_symbols=args.special_token or (),
+                            character_coverage=args.character_coverage,
+                            byte_fallback=args.byte_fallback, num_threads=args.threads,
+                            progress=lambda done, total: progress("pruning", total, done))
+    seconds = time.perf_counter() - start
+    trained.save(args.out)
+    print(f"wrote {args.out}: load it with fasttok.load({args.out!r}) or "
+          f"sentencepiece.SentencePieceProcessor(model_file={args.out!r})")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(f"trained {len(trained.proto.pieces)} pieces in {seconds:.2f} s: "
+          f"{trained.corpus_bytes / 1e6:.1f} MB of text, {trained.unique_words} unique "
+          f"words, peak memory {peak:.0f} MiB", file=sys.stderr if args.quiet else sys.stdout)
     return 0
 
 
@@ -386,7 +417,7 @@ def _parser() -> argparse.ArgumentParser:
     ben.add_argument("--repeat", type=int, default=3)
     ben.set_defaults(run=_cmd_bench, usage=ben.format_usage())
 
-    tr = sub.add_parser("train", help="train a byte-level BPE vocabulary on text files")
+    tr = sub.add_parser("train", help="train a byte-level BPE or a Unigram vocabulary on text files")
     tr.add_argument("files", nargs="+", help="text files, one document per line (JSONL with --field)")
     tr.add_argument("--field", help="read JSON lines and train on this field of each")
     tr.add_argument("--vocab-size", type=int, required=True,
@@ -398,8 +429,15 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--flavour", choices=("rustbpe", "hf"), default="rustbpe",
                     help="whose rules to follow exactly: rustbpe's or Hugging Face tokenizers'")
     tr.add_argument("--threads", type=int, help="threads counting pre-tokens (default: the CPUs)")
+    tr.add_argument("--model", choices=("bpe", "unigram"), default="bpe",
+                    help="byte-level BPE, or SentencePiece Unigram (written as a .model file)")
+    tr.add_argument("--character-coverage", type=float, default=0.9995,
+                    help="unigram: the share of the text's characters the pieces must cover")
+    tr.add_argument("--byte-fallback", action="store_true",
+                    help="unigram: <0xXX> pieces for the characters no piece covers")
     tr.add_argument("--out", required=True,
-                    help="a .tiktoken file, a tokenizer.json or a vocabulary-only .gguf")
+                    help="a .tiktoken file, a tokenizer.json or a vocabulary-only .gguf (bpe), "
+                         "a .model file (unigram)")
     tr.add_argument("-q", "--quiet", action="store_true", help="no progress bar; summary on stderr")
     tr.set_defaults(run=_cmd_train)
     return p
