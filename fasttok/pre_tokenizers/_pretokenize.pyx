@@ -42,6 +42,7 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t
 
 from fasttok.shared._unicode cimport (FT_L, FT_LL, FT_LM_LO, FT_LU_LT, FT_M, FT_N, FT_WS, ft_class,
                         ft_simple_fold_to_ascii_lower)
+from fasttok.shared._utf8 cimport utf8_get
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
@@ -102,22 +103,9 @@ _LLAMA_BITS = {"whitespace": FT_WS, "number": FT_N, "letter": FT_L | FT_LM_LO, "
 
 
 cdef inline uint32_t _decode(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, int* width) noexcept nogil:
-    # The input is valid UTF-8 (it came from a str), so only lengths are checked.
-    cdef uint8_t b = s[i]
-    if b < 0x80:
-        width[0] = 1
-        return b
-    if b < 0xE0 and i + 1 < end:
-        width[0] = 2
-        return ((b & 0x1F) << 6) | (s[i + 1] & 0x3F)
-    if b < 0xF0 and i + 2 < end:
-        width[0] = 3
-        return ((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
-    if i + 3 < end:
-        width[0] = 4
-        return ((b & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F)
-    width[0] = 1
-    return 0xFFFD
+    cdef uint32_t cp
+    width[0] = <int>utf8_get(s + i, <size_t>(end - i), &cp)
+    return cp
 
 
 cdef inline uint16_t _class_at(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, int* width,

@@ -33,6 +33,26 @@ cdef inline size_t utf8_capacity(const Utf8Source* src) noexcept nogil:
     return <size_t>src.length * (2 if src.kind == 1 else (3 if src.kind == 2 else 4))
 
 
+cdef inline size_t utf8_get(const uint8_t* s, size_t n, uint32_t* cp) noexcept nogil:
+    # The code point of valid UTF-8 at s (n bytes left; text from a str, so
+    # only lengths are checked; a cut sequence is U+FFFD); returns its length
+    cdef uint8_t b = s[0]
+    if b < 0x80:
+        cp[0] = b
+        return 1
+    if b < 0xE0 and n >= 2:
+        cp[0] = ((b & 0x1F) << 6) | (s[1] & 0x3F)
+        return 2
+    if b < 0xF0 and n >= 3:
+        cp[0] = ((b & 0x0F) << 12) | ((s[1] & 0x3F) << 6) | (s[2] & 0x3F)
+        return 3
+    if n >= 4:
+        cp[0] = ((b & 0x07) << 18) | ((s[1] & 0x3F) << 12) | ((s[2] & 0x3F) << 6) | (s[3] & 0x3F)
+        return 4
+    cp[0] = 0xFFFD
+    return 1
+
+
 cdef inline size_t utf8_put(uint8_t* d, uint32_t cp) noexcept nogil:
     # The UTF-8 of code point cp at d; returns its length
     if cp < 0x80:

@@ -49,6 +49,7 @@ from libc.string cimport memcpy
 from fasttok.models._unigram cimport IdBuf, UnigramModel, ViterbiScratch, one_char_len, \
     trie_step, viterbi_scratch_free
 from fasttok.shared._growth cimport grow_array
+from fasttok.shared._utf8 cimport utf8_get, utf8_put
 from fasttok.trainers._bpe_trainer cimport PieceCounter
 
 cdef enum:
@@ -62,43 +63,6 @@ cdef enum:
 
 # expected counts are summed as integers of 2**-24
 cdef double FIXED_ONE = 16777216.0
-
-
-cdef inline size_t _decode(const uint8_t* p, size_t n, uint32_t* cp) noexcept nogil:
-    # one character of valid UTF-8 (the words come from str.encode)
-    cdef uint8_t c = p[0]
-    if c < 0x80 or n < 2:
-        cp[0] = c
-        return 1
-    if c < 0xE0:
-        cp[0] = ((c & 0x1F) << 6) | (p[1] & 0x3F)
-        return 2
-    if c < 0xF0 or n < 4:
-        cp[0] = ((c & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F)
-        return 3
-    cp[0] = ((c & 0x07) << 18) | ((p[1] & 0x3F) << 12) | ((p[2] & 0x3F) << 6) | (p[3] & 0x3F)
-    return 4
-
-
-cdef inline size_t _encode(uint32_t cp, char* out) noexcept nogil:
-    # one code point as UTF-8 (the words' own, so always valid)
-    if cp < 0x80:
-        out[0] = <char>cp
-        return 1
-    if cp < 0x800:
-        out[0] = <char>(0xC0 | (cp >> 6))
-        out[1] = <char>(0x80 | (cp & 0x3F))
-        return 2
-    if cp < 0x10000:
-        out[0] = <char>(0xE0 | (cp >> 12))
-        out[1] = <char>(0x80 | ((cp >> 6) & 0x3F))
-        out[2] = <char>(0x80 | (cp & 0x3F))
-        return 3
-    out[0] = <char>(0xF0 | (cp >> 18))
-    out[1] = <char>(0x80 | ((cp >> 12) & 0x3F))
-    out[2] = <char>(0x80 | ((cp >> 6) & 0x3F))
-    out[3] = <char>(0x80 | (cp & 0x3F))
-    return 4
 
 
 def count_words(PieceCounter counter, PieceCounter finals, list sentences):
@@ -329,7 +293,7 @@ cdef class WordTable:
                     pos = self.start[w]
                     end = self.start[w + 1]
                     while pos < end:
-                        pos += _decode(self.text + pos, end - pos, &cp)
+                        pos += utf8_get(self.text + pos, end - pos, &cp)
                         if cp < 0x110000:
                             counts[cp] += self.freq[w]
             return [(int(c), counts[c]) for c in range(0x110000) if counts[c]]
@@ -348,7 +312,7 @@ cdef class WordTable:
             end = self.start[w + 1]
             rare = False
             while pos < end:
-                pos += _decode(self.text + pos, end - pos, &cp)
+                pos += utf8_get(self.text + pos, end - pos, &cp)
                 if cp >= 0x110000 or not kept[cp]:
                     rare = True
                     break
@@ -357,7 +321,7 @@ cdef class WordTable:
             pieces = []
             pos = self.start[w]
             while pos < end:
-                step = _decode(self.text + pos, end - pos, &cp)
+                step = utf8_get(self.text + pos, end - pos, &cp)
                 if cp >= 0x110000 or not kept[cp]:
                     pieces.append("\u2047".encode())
                 else:
@@ -423,7 +387,7 @@ cdef class WordTable:
                     pos = self.start[w // 2]
                     end = self.start[w // 2 + 1]
                     while pos < end:
-                        pos += _decode(self.text + pos, end - pos, &cp)
+                        pos += utf8_get(self.text + pos, end - pos, &cp)
                         weight[n_text] = f
                         sa[n_sa] = <uint32_t>n_text
                         n_sa += 1
@@ -491,7 +455,7 @@ cdef class WordTable:
                 c = &cand[order[i]]
                 blen = 0
                 for k in range(c.length):
-                    blen += _encode(text[c.pos + k], buf + blen)
+                    blen += utf8_put(<uint8_t*>buf + blen, text[c.pos + k])
                 pieces.append(PyBytes_FromStringAndSize(buf, blen))
                 scores.append(c.score)
             return pieces, scores
