@@ -175,17 +175,19 @@ cdef class PieceCounter:
             free(ptrs)
             free(lens)
 
-    def add_pieces(self, pieces, Py_ssize_t n_bytes=0):
+    def add_pieces(self, pieces, Py_ssize_t n_bytes=0, int64_t count=1):
         """Count pre-tokens found elsewhere (a pattern without a compiled
-        scanner); ``n_bytes`` is the size of the text they came from.
+        scanner), each ``count`` times (empty ones not at all); ``n_bytes``
+        is the size of the text they came from.
 
-        >>> c = PieceCounter(); c.add_pieces(["ab", "ab", "c"], 3); sorted(c.items()), c.n_bytes
+        >>> c = PieceCounter(); c.add_pieces(["ab", "ab", "c", ""], 3); sorted(c.items()), c.n_bytes
         ([(b'ab', 2), (b'c', 1)], 3)
         """
         cdef bytes b
         for piece in pieces:
             b = piece.encode("utf-8") if isinstance(piece, str) else bytes(piece)
-            self.add(<const uint8_t*><char*>b, len(b), 1)
+            if len(b):
+                self.add(<const uint8_t*><char*>b, len(b), count)
         self.n_bytes += n_bytes
 
     def add_counts(self, counts):

@@ -7,6 +7,21 @@ are fasttok's own implementations of tokenizers' (:mod:`fasttok.normalizers`,
 :mod:`fasttok.pre_tokenizers`), built from their ``tokenizer.json``
 objects, so that what was trained on is what the written file says.
 
+Most pipelines are slow in Python character by character, so the common
+ones take a shorter road to the same words: when the normalizer maps each
+character on its own (BERT's, ``Lowercase``, ``NFD``, ``NFKD``,
+``StripAccents``; not the composing forms) and the pre-tokenizer cuts at every
+ASCII space and drops it (``BertPreTokenizer``, ``Whitespace``,
+``WhitespaceSplit``), a text's words are those of its space-separated chunks.
+The distinct chunks are counted first (``str.split`` and a ``Counter``, in
+C), each distinct character is normalized once, a chunk becomes
+``chunk.translate(table)``, and only the distinct normalized chunks are
+pre-tokenized. A character whose normalization holds a combining mark that
+stays (canonical reordering looks across characters; marks the normalizer
+drops cannot matter) or that the interpreter's Unicode does not know sends
+its chunks through the normalizer whole. On the shared corpus (8 MB, BERT's pipeline) this counts in 2-3 s
+instead of 13 s text by text.
+
 >>> c = count_words(["Hello, hello!"], stages(BERT_NORMALIZER, BERT_PRE_TOKENIZER))
 >>> sorted(c.items())
 [(b'!', 1), (b',', 1), (b'hello', 2)]
@@ -14,6 +29,10 @@ objects, so that what was trained on is what the written file says.
 
 from __future__ import annotations
 
+import itertools
+import operator
+import unicodedata
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Optional
 
@@ -22,12 +41,34 @@ from fasttok.normalizers.hf_json import normalizer_from_json
 from fasttok.pre_tokenizers.hf_json import pre_tokenizer_from_json
 from fasttok.trainers._bpe_trainer import PieceCounter
 
-__all__ = ["BERT_NORMALIZER", "BERT_PRE_TOKENIZER", "stages", "count_words"]
+__all__ = ["BERT_NORMALIZER", "BERT_PRE_TOKENIZER", "stages", "count_words", "by_chunks"]
 
 # what a user of tokenizers sets for WordPiece (BERT's), as tokenizer.json writes them
 BERT_NORMALIZER = {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
                    "strip_accents": None, "lowercase": True}
 BERT_PRE_TOKENIZER = {"type": "BertPreTokenizer"}
+
+
+_CHAR_LOCAL = {"BertNormalizer", "Lowercase", "NFD", "NFKD", "StripAccents"}
+_CUT_AT_SPACES = {"BertPreTokenizer", "Whitespace", "WhitespaceSplit"}
+
+
+def by_chunks(normalizer: Optional[dict], pre_tokenizer: Optional[dict]) -> bool:
+    """Whether the words of a text are those of its space-separated chunks
+    under these stages, character by character (see the module notes).
+
+    >>> by_chunks(BERT_NORMALIZER, BERT_PRE_TOKENIZER), by_chunks({"type": "NFC"}, BERT_PRE_TOKENIZER)
+    (True, False)
+    """
+    def local(spec: Optional[dict]) -> bool:
+        if spec is None:
+            return True
+        if spec.get("type") == "Sequence":
+            return all(map(local, spec.get("normalizers") or [None]))
+        return spec.get("type") in _CHAR_LOCAL
+
+    return (isinstance(pre_tokenizer, dict) and pre_tokenizer.get("type") in _CUT_AT_SPACES
+            and (normalizer is None or isinstance(normalizer, dict)) and local(normalizer))
 
 
 def _fail(where: str, problem: str) -> FasttokError:
@@ -46,21 +87,71 @@ def stages(normalizer: Optional[dict], pre_tokenizer: Optional[dict]) -> tuple:
             pre_tokenizer_from_json(pre_tokenizer, "pre_tokenizer", _fail))
 
 
-def count_words(texts: Iterable[str], pipeline: tuple) -> PieceCounter:
-    """Count the words of ``texts`` under ``(normalizer, pre_tokenizer)``.
+def _texts(texts: Iterable[str]) -> Iterable[str]:
+    for text in texts:
+        if not isinstance(text, str):
+            raise TypeError(f"texts must be str, not {type(text).__name__}")
+        yield text
+
+
+def _starter(c: str) -> bool:
+    # a character canonical reordering never moves: combining class 0 in
+    # the interpreter's tables, and known to them (no combining mark lies
+    # past plane 1, so an unassigned character there stays one too)
+    return not unicodedata.combining(c) and (unicodedata.category(c) != "Cn"
+                                             or ord(c) >= 0x20000)
+
+
+def _count_chunks(texts: Iterable[str], pipeline: tuple, counter: PieceCounter) -> None:
+    normalizer, pre_tokenizer = pipeline
+    normalize = (lambda t: t) if normalizer is None else normalizer.normalize_str
+    seen = itertools.count()
+    try:
+        # one pass in C: the texts (numbered as they go) cut at spaces, counted
+        chunks = Counter(itertools.chain.from_iterable(map(
+            operator.methodcaller("split", " "), map(operator.itemgetter(0), zip(texts, seen)))))
+    except (TypeError, AttributeError) as exc:
+        raise TypeError(f"texts must be str ({exc})") from None
+    n_texts = next(seen)
+    n_bytes = sum(len(c.encode("utf-8", "surrogatepass")) * n for c, n in chunks.items())
+    n_bytes += max(0, sum(chunks.values()) - n_texts)  # the spaces
+    table: dict = {}
+    whole: set = set()
+    for c in set("".join(chunks)):
+        out = normalize(c)
+        if all(map(_starter, out)):
+            table[ord(c)] = out
+        else:
+            whole.add(c)
+    normalized: Counter = Counter()
+    for chunk, count in chunks.items():
+        text = normalize(chunk) if whole and not whole.isdisjoint(chunk) else chunk.translate(table)
+        normalized[text] += count
+    del chunks
+    split = pre_tokenizer.split_str
+    add = counter.add_pieces
+    for text, count in normalized.items():
+        add(split(text), 0, count)
+    counter.add_pieces((), n_bytes)
+
+
+def count_words(texts: Iterable[str], pipeline: tuple, chunked: bool = False) -> PieceCounter:
+    """Count the words of ``texts`` under ``(normalizer, pre_tokenizer)``;
+    ``chunked``: by space-separated chunks (only where :func:`by_chunks` says so).
 
     >>> sorted(count_words(["a b", "a"], (None, None)).items())
     [(b'a', 1), (b'a b', 1)]
     """
+    counter = PieceCounter()
+    if chunked:
+        _count_chunks(texts, pipeline, counter)
+        return counter
     normalizer, pre_tokenizer = pipeline
     normalize: Any = None if normalizer is None else normalizer.normalize_str
     split: Any = None if pre_tokenizer is None else pre_tokenizer.split_str
-    counter = PieceCounter()
     add = counter.add_pieces
-    for text in texts:
-        if not isinstance(text, str):
-            raise TypeError(f"texts must be str, not {type(text).__name__}")
-        n = len(text.encode("utf-8"))
+    for text in _texts(texts):
+        n = len(text.encode("utf-8", "surrogatepass"))
         if normalize is not None:
             text = normalize(text)
         pieces = [text] if split is None else split(text)
