@@ -95,31 +95,66 @@ def load(path: "str | os.PathLike[str]", *, format: "str | None" = None,
     return Encoding.from_vocabulary(loader.read(path, **options))
 
 
+def _train_bpe(texts: "Iterable[str]", vocab_size: int, common: dict, options: dict) -> Encoding:
+    from fasttok.trainers.bpe import train_bpe
+
+    return Encoding.from_vocabulary(train_bpe(texts, vocab_size=vocab_size, **common,
+                                              **options).vocabulary)
+
+
+def _train_wordpiece(texts: "Iterable[str]", vocab_size: int, common: dict,
+                     options: dict) -> Encoding:
+    from fasttok.trainers.wordpiece import train_wordpiece
+
+    if common.pop("pattern") is not None:
+        raise FasttokError("WordPiece training cuts words with pre_tokenizer= (a tokenizer.json "
+                           "object, BERT's by default), not pattern=")
+    if common.pop("flavour") != "rustbpe" or common.pop("num_threads") is not None:
+        raise FasttokError("WordPiece training follows tokenizers' WordPieceTrainer only and "
+                           "runs on one thread: drop flavour= and num_threads=")
+    return train_wordpiece(texts, vocab_size=vocab_size, **common, **options).encoding()
+
+
+# model type -> trainer(texts, vocab_size, the keywords every model takes, its own)
+_TRAINERS = {"bpe": _train_bpe, "wordpiece": _train_wordpiece}
+
+
 def train(texts: "Iterable[str]", *, vocab_size: int, pattern: "str | None" = None,
           special_tokens: "Iterable[str]" = (), min_frequency: int = 0,
           flavour: str = "rustbpe", model: str = "bpe",
-          num_threads: "int | None" = None) -> Encoding:
+          num_threads: "int | None" = None, **options: Any) -> Encoding:
     """Train a vocabulary on ``texts`` (any iterable of str, read once, never
     held) and return it as an :class:`Encoding`.
 
     ``model="bpe"`` trains byte-level BPE: ``flavour="rustbpe"`` gives
     ``rustbpe``'s mergeable ranks exactly, ``flavour="hf"`` Hugging Face
     ``tokenizers``' ``BpeTrainer`` vocabulary and merges (see
-    :mod:`fasttok.trainers.bpe` for both). ``vocab_size`` counts the 256
+    :mod:`fasttok.trainers.bpe` for both; ``limit_alphabet=``,
+    ``initial_alphabet=`` and ``max_token_length=`` are tokenizers' options).
+    ``vocab_size`` counts the 256
     bytes, the merges and ``special_tokens``; ``pattern`` is the pre-tokenizer
     (default GPT-4's, ``cl100k_base``'s); merging stops early when no pair
     occurs ``min_frequency`` times. Pre-tokens are counted on
     ``num_threads`` threads (default: the CPUs).
 
+    ``model="wordpiece"`` is tokenizers' ``WordPieceTrainer``
+    (:mod:`fasttok.trainers.wordpiece`): ``limit_alphabet=``,
+    ``initial_alphabet=``, ``continuing_subword_prefix=`` (``"##"``),
+    ``end_of_word_suffix=``, and the stages the words are cut by,
+    ``normalizer=`` and ``pre_tokenizer=`` (``tokenizer.json`` objects; BERT's
+    by default).
+
     >>> enc = train(["hello world, hello there"] * 10, vocab_size=300)
     >>> enc.encode(" hello"), enc.decode(enc.encode("hello there"))
     ([262], 'hello there')
+    >>> wp = train(["Hello there"] * 3, model="wordpiece", vocab_size=40, special_tokens=["[UNK]"])
+    >>> wp.decode(wp.encode("hello, there!"))
+    'hello [UNK] there [UNK]'
     """
-    if model != "bpe":
-        raise FasttokError(f"model {model!r} cannot be trained yet; fasttok trains model='bpe'")
-    from fasttok.trainers.bpe import train_bpe
-
-    trained = train_bpe(texts, vocab_size=vocab_size, pattern=pattern,
-                        special_tokens=special_tokens, min_frequency=min_frequency,
-                        flavour=flavour, num_threads=num_threads)
-    return Encoding.from_vocabulary(trained.vocabulary)
+    trainer = _TRAINERS.get(model)
+    if trainer is None:
+        raise FasttokError(f"model {model!r} cannot be trained; fasttok trains "
+                           f"{', '.join(map(repr, _TRAINERS))}")
+    common = {"pattern": pattern, "special_tokens": special_tokens,
+              "min_frequency": min_frequency, "flavour": flavour, "num_threads": num_threads}
+    return trainer(texts, vocab_size, common, options)

@@ -7,6 +7,7 @@
     fasttok inspect cl100k_base | path/to/file
     fasttok bench  -e cl100k_base -f corpus.txt       side by side with tiktoken when installed
     fasttok train  --vocab-size 8192 --out v.tiktoken corpus.txt   (or --out tokenizer.json)
+    fasttok train  --model wordpiece --vocab-size 8192 --out vocab.txt corpus.txt
 
 ``-e`` takes an encoding name or a vocabulary file path.
 """
@@ -308,13 +309,62 @@ def _documents(paths: Sequence[str], field: Optional[str], progress: _Progress):
                 yield value
 
 
-def _cmd_train(args: argparse.Namespace) -> int:
+def _summary(args: argparse.Namespace, what: str, seconds: float, corpus_bytes: int,
+             unique: int) -> None:
     import resource
 
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(f"trained {what} in {seconds:.2f} s: {corpus_bytes / 1e6:.1f} MB of text, {unique} "
+          f"unique pre-tokens, peak memory {peak:.0f} MiB",
+          file=sys.stderr if args.quiet else sys.stdout)
+
+
+def _cmd_train_wordpiece(args: argparse.Namespace) -> int:
+    from fasttok.loaders.hf_tokenizer_json_writer import write_document
+    from fasttok.loaders.vocab_txt_writer import write_vocab_txt
+    from fasttok.trainers.wordpiece import train_wordpiece
+
+    suffix = os.path.basename(args.out).lower()
+    if not (suffix.endswith(".txt") or suffix.endswith(".json")):
+        raise FasttokError(f"--out {args.out}: give a vocab.txt or a tokenizer.json path")
+    if args.pattern is not None or args.flavour != "rustbpe":
+        raise FasttokError("--model wordpiece cuts words as BERT does (tokenizers' "
+                           "WordPieceTrainer): drop --pattern and --flavour")
+    progress = _Progress(sys.stderr.isatty() and not args.quiet)
+    start = time.perf_counter()
+    trained = train_wordpiece(_documents(args.files, args.field, progress),
+                              vocab_size=args.vocab_size,
+                              special_tokens=args.special_token or (),
+                              min_frequency=args.min_frequency,
+                              limit_alphabet=args.limit_alphabet,
+                              initial_alphabet=list(args.initial_alphabet or ""),
+                              continuing_subword_prefix=args.continuing_subword_prefix,
+                              progress=lambda done, total: progress("merging", done, total))
+    seconds = time.perf_counter() - start
+    if suffix.endswith(".json"):
+        write_document(args.out, trained.document())
+        print(f"wrote {args.out}: load it with fasttok.load({args.out!r}) or "
+              f"tokenizers.Tokenizer.from_file({args.out!r})")
+    else:
+        write_vocab_txt(args.out, trained.vocab)
+        print(f"wrote {args.out}: load it with tokenizers.models.WordPiece.from_file"
+              f"({args.out!r}, unk_token={trained.unk_token!r}) behind BERT's normalizer "
+              "and pre-tokenizer")
+    _summary(args, f"{len(trained.vocab)} tokens", seconds, trained.corpus_bytes,
+             trained.unique_words)
+    return 0
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
     from fasttok.loaders.hf_tokenizer_json_writer import write_tokenizer_json
     from fasttok.loaders.tiktoken_writer import load_call, write_tiktoken
     from fasttok.trainers.bpe import train_bpe
 
+    if args.model == "wordpiece":
+        return _cmd_train_wordpiece(args)
+    if args.initial_alphabet is not None or args.continuing_subword_prefix != "##":
+        raise FasttokError("--initial-alphabet and --continuing-subword-prefix are "
+                           "--model wordpiece's")
     suffix = os.path.basename(args.out).lower()
     if not (suffix.endswith(".tiktoken") or suffix.endswith(".json")):
         raise FasttokError(f"--out {args.out}: give a .tiktoken or a tokenizer.json path")
@@ -323,7 +373,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     trained = train_bpe(_documents(args.files, args.field, progress), vocab_size=args.vocab_size,
                         pattern=args.pattern, special_tokens=args.special_token or (),
                         min_frequency=args.min_frequency, flavour=args.flavour,
-                        num_threads=args.threads,
+                        num_threads=args.threads, limit_alphabet=args.limit_alphabet,
                         progress=lambda done, total: progress("merging", done, total))
     seconds = time.perf_counter() - start
     vocab = trained.vocabulary
@@ -336,10 +386,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
         write_tiktoken(args.out, ranks)
         print(f"wrote {args.out}: load it with")
         print(f"  {load_call(args.out, vocab.pattern, vocab.special_tokens)}")
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    print(f"trained {len(trained.merges)} merges in {seconds:.2f} s: "
-          f"{trained.corpus_bytes / 1e6:.1f} MB of text, {trained.unique_pretokens} unique "
-          f"pre-tokens, peak memory {peak:.0f} MiB", file=sys.stderr if args.quiet else sys.stdout)
+    _summary(args, f"{len(trained.merges)} merges", seconds, trained.corpus_bytes,
+             trained.unique_pretokens)
     return 0
 
 
@@ -382,7 +430,7 @@ def _parser() -> argparse.ArgumentParser:
     ben.add_argument("--repeat", type=int, default=3)
     ben.set_defaults(run=_cmd_bench, usage=ben.format_usage())
 
-    tr = sub.add_parser("train", help="train a byte-level BPE vocabulary on text files")
+    tr = sub.add_parser("train", help="train a BPE or WordPiece vocabulary on text files")
     tr.add_argument("files", nargs="+", help="text files, one document per line (JSONL with --field)")
     tr.add_argument("--field", help="read JSON lines and train on this field of each")
     tr.add_argument("--vocab-size", type=int, required=True,
@@ -394,7 +442,19 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--flavour", choices=("rustbpe", "hf"), default="rustbpe",
                     help="whose rules to follow exactly: rustbpe's or Hugging Face tokenizers'")
     tr.add_argument("--threads", type=int, help="threads counting pre-tokens (default: the CPUs)")
-    tr.add_argument("--out", required=True, help="a .tiktoken file or a tokenizer.json")
+    tr.add_argument("--model", choices=("bpe", "wordpiece"), default="bpe",
+                    help="byte-level BPE, or WordPiece as tokenizers' WordPieceTrainer "
+                         "(BERT's normalizer and pre-tokenizer)")
+    tr.add_argument("--limit-alphabet", type=int,
+                    help="keep this many characters (bytes) at most, the most frequent "
+                         "(tokenizers' limit_alphabet; --flavour hf or --model wordpiece)")
+    tr.add_argument("--initial-alphabet",
+                    help="characters always in the alphabet (--model wordpiece)")
+    tr.add_argument("--continuing-subword-prefix", default="##",
+                    help="WordPiece's prefix of a piece inside a word (default ##)")
+    tr.add_argument("--out", required=True,
+                    help="a .tiktoken file or a tokenizer.json; for wordpiece a vocab.txt "
+                         "or a tokenizer.json")
     tr.add_argument("-q", "--quiet", action="store_true", help="no progress bar; summary on stderr")
     tr.set_defaults(run=_cmd_train)
     return p

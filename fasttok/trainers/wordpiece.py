@@ -10,7 +10,7 @@ tokenizers user sets them; :mod:`fasttok.trainers.hf_words`), then
 
 >>> t = train_wordpiece(["Hello hello world"], vocab_size=30, special_tokens=["[UNK]"])
 >>> t.vocab["[UNK]"], t.vocab["hello"], t.encoding().encode("hello, world")
-(0, 17, [17, 10, 20])
+(0, 16, [16, 0, 20])
 """
 
 from __future__ import annotations
