@@ -454,12 +454,13 @@ cdef class BpeCore:
                     n_units = 0
                     k = 0
                     while k < n:
+                        # first and last by place in the word, kept or not (as tokenizers)
+                        kind = 1 if k and self.prefix_len else 0
                         unit = _next_unit(p, n, &k, chars)
                         slot = self.find_unit(unit)
                         if slot.unit == NO_UNIT:
                             continue
-                        kind = (1 if n_units and self.prefix_len else 0) | (
-                            2 if k == n and self.suffix_len else 0)
+                        kind |= 2 if k == n and self.suffix_len else 0
                         self.sym[total + n_units] = <uint32_t>self.spelling(slot, kind, unit)
                         n_units += 1
                     if n_units < 2:

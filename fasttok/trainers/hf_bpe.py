@@ -158,13 +158,11 @@ def run_merges(core: BpeCore, max_tokens: int, progress=None) -> None:
     >>> run_merges(core, 300); core.n_tokens
     258
     """
-    total = max(0, max_tokens - core.n_tokens)
+    # a merge that reuses a token's id adds none, so the count of tokens, not
+    # of merges, says when to stop
+    start = core.n_tokens
+    total = max(0, max_tokens - start)
     step = max(1, total // 100)
-    done = 0
-    while done < total:
-        made = core.run(max_tokens, step)
-        if not made:
-            break
-        done += made
+    while core.n_tokens < max_tokens and core.run(max_tokens, step):
         if progress is not None:
-            progress(done, total)
+            progress(min(core.n_tokens - start, total), total)
