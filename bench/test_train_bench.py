@@ -109,11 +109,31 @@ def _tokenizers_wordpiece(lines, vocab_size):
     return tok.get_vocab()
 
 
-def _same_wordpiece(lines, vocab_size) -> bool:
+def _normalized_apart(lines) -> set:
+    # the characters of the corpus that fasttok's BertNormalizer and
+    # tokenizers' normalize differently, and what each makes of them
+    from tokenizers import normalizers
+
+    from fasttok.normalizers.bert import BertNormalizer
+
+    theirs, ours = normalizers.BertNormalizer(), BertNormalizer()
+    apart = set()
+    for c in set("".join(lines)):
+        if theirs.normalize_str(c) != ours.normalize_str(c):
+            apart |= {c} | set(theirs.normalize_str(c)) | set(ours.normalize_str(c))
+    return apart
+
+
+def _wordpiece_differences(lines, vocab_size) -> tuple:
+    """(entries that differ, those of them without a character the two
+    normalizers treat apart)."""
     theirs = _reference("wordpiece", vocab_size)
     ordered = sorted(theirs, key=theirs.get)
     spellings = [t for t in ordered if t.startswith("##") and len(t) == 3]
-    return _fasttok_wordpiece(lines, vocab_size, spellings) == theirs
+    ours = _fasttok_wordpiece(lines, vocab_size, spellings)
+    differ = {t for t, i in set(ours.items()) ^ set(theirs.items())}
+    apart = _normalized_apart(lines)
+    return len(differ), sorted(t for t in differ if not apart & set(t))
 
 
 IMPLS = {
@@ -139,8 +159,13 @@ def test_train(benchmark, vocab_size, impl):
     fn, kind = IMPLS[impl]
     lines = _lines()
     if kind == "wordpiece" and impl.startswith("fasttok"):
-        assert _same_wordpiece(lines, vocab_size), \
-            f"{impl}: the trained vocabulary differs from tokenizers' WordPieceTrainer's"
+        # fasttok's lowercasing is Unicode 16's and tokenizers' Rust's newer
+        # (28 code points apart, U+A7CE, U+A7D2, U+A7D4, U+16EA0-16EB8), which
+        # the adversarial file holds: entries with those characters are left out
+        n, unexplained = _wordpiece_differences(lines, vocab_size)
+        print(f"\n{impl} {vocab_size}: {n} vocabulary entries differ from tokenizers', "
+              f"{len(unexplained)} without a character the normalizers treat apart")
+        assert not unexplained, f"{impl}: {unexplained[:5]} differ from tokenizers'"
     elif not impl.startswith(("rustbpe", "tokenizers")):
         assert fn(lines, vocab_size) == _reference(kind, vocab_size), \
             f"{impl}: the trained vocabulary differs from {kind}'s"

@@ -112,7 +112,8 @@ def _train_wordpiece(texts: "Iterable[str]", vocab_size: int, common: dict,
     if common.pop("flavour") != "rustbpe" or common.pop("num_threads") is not None:
         raise FasttokError("WordPiece training follows tokenizers' WordPieceTrainer only and "
                            "runs on one thread: drop flavour= and num_threads=")
-    return train_wordpiece(texts, vocab_size=vocab_size, **common, **options).encoding()
+    trained = train_wordpiece(texts, vocab_size=vocab_size, **common, **options)
+    return Encoding.from_vocabulary(trained.vocabulary())
 
 
 # model type -> trainer(texts, vocab_size, the keywords every model takes, its own)

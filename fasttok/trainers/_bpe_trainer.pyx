@@ -1,4 +1,4 @@
-"""Byte-level BPE training, compiled: a pre-token counter and the merge loop.
+"""BPE training, compiled: a pre-token counter and the merge loop.
 
 Training runs in two passes, as ``rustbpe`` and Hugging Face ``tokenizers``
 run it. First every text is cut into pre-tokens (a hand-written scanner
@@ -20,6 +20,16 @@ ordered by (highest count, lowest pair), with lazy invalidation: an entry
 whose count has fallen since it was queued goes back with the current one
 when it reaches the top. Each entry owns the list of words where its pair
 was seen when it was queued; a merge visits only those.
+
+The symbols are the 256 bytes by default. For tokenizers' other options
+(``hf`` only) the alphabet is any list of units -- bytes, or the code
+points of UTF-8 words -- with tokens before it (the special tokens), and
+each unit may be spelt with a continuing prefix (inside a word) or an end
+suffix (at its end): the spellings get ids the first time the words, read
+in byte order, need them. A unit outside the alphabet is left out of its
+word. ``max_token_length`` keeps a pair a merge makes out of the counts when
+its two sides stand for that many units or more. The merge rule is the same
+for every alphabet.
 
 The two references differ in four rules, each a switch here (``hf``):
 
@@ -350,7 +360,7 @@ cdef class BpeCore:
     (2, [(97, 98, 256), (256, 256, 257)], [b'ab', b'abab'])
     >>> core = BpeCore(c, "hf", 0, units=[ord("a"), ord("b")], chars=True, prefix=b"##")
     >>> core.run(6, 10), core.tokens()
-    (1, [b'a', b'b', b'##b', b'##a', b'##c', b'ab'])
+    (2, [b'a', b'b', b'##b', b'##a', b'ab', b'aba'])
     """
 
     def __cinit__(self, PieceCounter counter, str flavour, int64_t min_frequency,

@@ -9,15 +9,15 @@ tokenizers user sets them; :mod:`fasttok.trainers.hf_words`), then
 :func:`fasttok.trainers.hf_bpe.train_words` makes the vocabulary.
 
 >>> t = train_wordpiece(["Hello hello world"], vocab_size=30, special_tokens=["[UNK]"])
->>> t.vocab["[UNK]"], t.vocab["hello"], t.encoding().encode("hello, world")
-(0, 16, [16, 0, 20])
+>>> t.vocab["[UNK]"], t.vocab["hello"], t.vocabulary().model
+(0, 16, 'hf_pipeline')
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from typing import Any, Optional
+from typing import Optional
 
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
 from fasttok.loaders.hf_tokenizer_json_writer import wordpiece_tokenizer_json
@@ -61,12 +61,6 @@ class TrainedWordPiece:
     def vocabulary(self, name: str = "trained") -> Vocabulary:
         """The record an :class:`~fasttok.Encoding` is built from (that of the document)."""
         return tokenizer_json_record(self.document(), name, name=name)
-
-    def encoding(self, name: str = "trained") -> Any:
-        """The trained vocabulary as an :class:`~fasttok.Encoding`."""
-        from fasttok.core import Encoding  # noqa: PLC0415  the layer above, for the result only
-
-        return Encoding.from_vocabulary(self.vocabulary(name))
 
 
 def train_wordpiece(texts: Iterable[str], *, vocab_size: int = 30000,
