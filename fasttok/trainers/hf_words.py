@@ -102,6 +102,20 @@ def _starter(c: str) -> bool:
                                              or ord(c) >= 0x20000)
 
 
+def _each_normalized(chars: list, normalize) -> Iterable[tuple]:
+    # (character, its normalization) for each, a thousand to a call: the
+    # normalizer maps characters one by one, so "|" (which it keeps) between
+    # them parts the outputs, unless an output holds one (then one by one)
+    for k in range(0, len(chars), 1000):
+        batch = [c for c in chars[k:k + 1000] if c != "|"]
+        outs = normalize("|".join(batch)).split("|")
+        if len(outs) != len(batch):
+            outs = [normalize(c) for c in batch]
+        yield from zip(batch, outs)
+    if "|" in chars:
+        yield "|", normalize("|")
+
+
 def _count_chunks(texts: Iterable[str], pipeline: tuple, counter: PieceCounter) -> None:
     normalizer, pre_tokenizer = pipeline
     normalize = (lambda t: t) if normalizer is None else normalizer.normalize_str
@@ -117,8 +131,7 @@ def _count_chunks(texts: Iterable[str], pipeline: tuple, counter: PieceCounter) 
     n_bytes += max(0, sum(chunks.values()) - n_texts)  # the spaces
     table: dict = {}
     whole: set = set()
-    for c in set("".join(chunks)):
-        out = normalize(c)
+    for c, out in _each_normalized(sorted(set("".join(chunks))), normalize):
         if all(map(_starter, out)):
             table[ord(c)] = out
         else:
