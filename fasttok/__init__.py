@@ -98,8 +98,25 @@ def load(path: "str | os.PathLike[str]", *, format: "str | None" = None,
 def _train_bpe(texts: "Iterable[str]", vocab_size: int, common: dict, options: dict) -> Encoding:
     from fasttok.trainers.bpe import train_bpe
 
+    if {"normalizer", "pre_tokenizer", "continuing_subword_prefix",
+            "end_of_word_suffix"} & set(options):
+        return _train_bpe_words(texts, vocab_size, common, options)
     return Encoding.from_vocabulary(train_bpe(texts, vocab_size=vocab_size, **common,
                                               **options).vocabulary)
+
+
+def _train_bpe_words(texts: "Iterable[str]", vocab_size: int, common: dict,
+                     options: dict) -> Encoding:
+    from fasttok.trainers.words_bpe import train_bpe_words
+
+    if common.pop("pattern") is not None or common.pop("flavour") != "hf":
+        raise FasttokError("BPE on the words of a normalizer and pre-tokenizer is tokenizers' "
+                           "BpeTrainer: pass flavour='hf' and pre_tokenizer= instead of pattern=")
+    if common.pop("num_threads") is not None:
+        raise FasttokError("BPE on words runs on one thread: drop num_threads=")
+    options.setdefault("pre_tokenizer", None)
+    trained = train_bpe_words(texts, vocab_size=vocab_size, **common, **options)
+    return Encoding.from_vocabulary(trained.vocabulary())
 
 
 def _train_wordpiece(texts: "Iterable[str]", vocab_size: int, common: dict,
@@ -137,6 +154,11 @@ def train(texts: "Iterable[str]", *, vocab_size: int, pattern: "str | None" = No
     (default GPT-4's, ``cl100k_base``'s); merging stops early when no pair
     occurs ``min_frequency`` times. Pre-tokens are counted on
     ``num_threads`` threads (default: the CPUs).
+
+    With ``flavour="hf"`` and ``pre_tokenizer=`` (and ``normalizer=``,
+    ``tokenizer.json`` objects) BPE trains on their words' characters instead
+    of bytes, with every ``BpeTrainer`` option
+    (:mod:`fasttok.trainers.words_bpe`).
 
     ``model="wordpiece"`` is tokenizers' ``WordPieceTrainer``
     (:mod:`fasttok.trainers.wordpiece`): ``limit_alphabet=``,

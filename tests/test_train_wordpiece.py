@@ -316,3 +316,21 @@ def test_bad_arguments_raise_clear_errors(call, error):
 def test_vocab_txt_refuses_a_token_it_cannot_hold(tmp_path):
     with pytest.raises(fasttok.FasttokError, match="line break"):
         write_vocab_txt(tmp_path / "vocab.txt", {"a\nb": 0})
+
+
+def test_bpe_on_words_encodes_alike_in_fasttok_and_tokenizers(tmp_path):
+    from tokenizers import Tokenizer
+
+    from fasttok.trainers.words_bpe import train_bpe_words
+
+    train = corpus_lines("en", 1000) + corpus_lines("multi", 500)
+    options = dict(vocab_size=1500, special_tokens=["<unk>"], pre_tokenizer={"type": "Whitespace"},
+                   normalizer={"type": "Lowercase"}, end_of_word_suffix="</w>")
+    enc = fasttok.train(train, flavour="hf", **options)
+    path = tmp_path / "tokenizer.json"
+    write_document(path, train_bpe_words(train, **options).document())
+    theirs = Tokenizer.from_file(str(path))
+    lines = [line for name in CORPUS for line in corpus_lines(name, 200)]
+    differ = [line for line in lines
+              if enc.encode(line, allowed_special="all") != theirs.encode(line).ids]
+    assert not differ, f"{len(differ)} of {len(lines)} lines differ; first: {differ[0]!r}"
