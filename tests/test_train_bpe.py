@@ -181,7 +181,7 @@ def test_max_token_length_matches_tokenizers():
     assert_same_as_hf(corpus_lines("code", 1500), 1500, max_token_length=4)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(texts=TEXT, extra=st.integers(0, 40), limit=st.integers(0, 12),
        initial=st.lists(st.sampled_from(["a", "Ġ", "Ã", "z"]), max_size=3),
        max_len=st.none() | st.integers(1, 4))
