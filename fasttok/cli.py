@@ -362,9 +362,11 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
     if args.model == "wordpiece":
         return _cmd_train_wordpiece(args)
-    if args.initial_alphabet is not None or args.continuing_subword_prefix != "##":
-        raise FasttokError("--initial-alphabet and --continuing-subword-prefix are "
-                           "--model wordpiece's")
+    if args.continuing_subword_prefix != "##":
+        raise FasttokError("--continuing-subword-prefix is --model wordpiece's")
+    # with a limit, the bytes seen compete for it (all 256 would be kept first)
+    initial = (list(args.initial_alphabet) if args.initial_alphabet is not None
+               else [] if args.limit_alphabet is not None else None)
     suffix = os.path.basename(args.out).lower()
     if not (suffix.endswith(".tiktoken") or suffix.endswith(".json")):
         raise FasttokError(f"--out {args.out}: give a .tiktoken or a tokenizer.json path")
@@ -374,6 +376,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
                         pattern=args.pattern, special_tokens=args.special_token or (),
                         min_frequency=args.min_frequency, flavour=args.flavour,
                         num_threads=args.threads, limit_alphabet=args.limit_alphabet,
+                        initial_alphabet=initial,
                         progress=lambda done, total: progress("merging", done, total))
     seconds = time.perf_counter() - start
     vocab = trained.vocabulary
@@ -449,7 +452,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="keep this many characters (bytes) at most, the most frequent "
                          "(tokenizers' limit_alphabet; --flavour hf or --model wordpiece)")
     tr.add_argument("--initial-alphabet",
-                    help="characters always in the alphabet (--model wordpiece)")
+                    help="characters always in the alphabet (byte-level characters for "
+                         "--flavour hf; with --limit-alphabet and none given, only the bytes "
+                         "seen count)")
     tr.add_argument("--continuing-subword-prefix", default="##",
                     help="WordPiece's prefix of a piece inside a word (default ##)")
     tr.add_argument("--out", required=True,

@@ -316,3 +316,19 @@ def test_trained_vocabulary_encodes_alike_in_fasttok_tiktoken_and_tokenizers(tmp
             differ.append(line)
         assert enc.decode(ids) == line
     assert not differ, f"{len(differ)} of {len(lines)} lines differ; first: {differ[0]!r}"
+
+
+def test_cli_limit_alphabet_keeps_the_most_frequent_bytes_seen(tmp_path):
+    from tokenizers import Tokenizer
+
+    from fasttok.cli import main
+
+    docs = tmp_path / "docs.txt"
+    docs.write_text("\n".join(corpus_lines("en", 500)), encoding="utf-8")
+    out = tmp_path / "tokenizer.json"
+    assert main(["train", str(docs), "--flavour", "hf", "--limit-alphabet", "60",
+                 "--vocab-size", "400", "--quiet", "--out", str(out)]) == 0
+    t = train_bpe(corpus_lines("en", 500), vocab_size=400, flavour="hf", limit_alphabet=60,
+                  initial_alphabet=[])
+    assert Tokenizer.from_file(str(out)).get_vocab() == {encode_byte_level(k): i
+                                                         for k, i in t.ranks}
