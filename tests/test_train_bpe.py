@@ -159,10 +159,10 @@ def byte_cut_ties(texts, limit_alphabet, initial_alphabet=(), pattern=CL100K_LEG
     count (its choice there is left to its sort, see ``fasttok.trainers.hf_bpe``)."""
     from fasttok.trainers.bpe import count_pretokens
 
-    counts = count_pretokens(texts, pattern, 1).unit_counts(False)
-    ranked = sorted(list(counts.values())
-                    + [float("inf")] * len(set(initial_alphabet) - {encode_byte_level(bytes([b]))
-                                                                  for b in counts}))
+    counts = {encode_byte_level(bytes([b])): n
+              for b, n in count_pretokens(texts, pattern, 1).unit_counts(False).items()}
+    counts.update((c[0], float("inf")) for c in initial_alphabet)
+    ranked = sorted(counts.values())
     cut = len(ranked) - limit_alphabet
     return 0 < cut < len(ranked) and ranked[cut - 1] == ranked[cut]
 
