@@ -95,29 +95,59 @@ def load(path: "str | os.PathLike[str]", *, format: "str | None" = None,
     return Encoding.from_vocabulary(loader.read(path, **options))
 
 
-def _train_bpe(texts, *, vocab_size, special_tokens, num_threads, pattern, min_frequency,
-               flavour, **options) -> Vocabulary:
-    if options:
-        raise TypeError(f"model='bpe' takes no option {', '.join(map(repr, options))}")
+def _train_bpe(texts: "Iterable[str]", vocab_size: int, common: dict, options: dict) -> Encoding:
     from fasttok.trainers.bpe import train_bpe
 
-    return train_bpe(texts, vocab_size=vocab_size, pattern=pattern, special_tokens=special_tokens,
-                     min_frequency=min_frequency, flavour=flavour,
-                     num_threads=num_threads).vocabulary
+    if {"normalizer", "pre_tokenizer", "continuing_subword_prefix",
+            "end_of_word_suffix"} & set(options):
+        return _train_bpe_words(texts, vocab_size, common, options)
+    return Encoding.from_vocabulary(train_bpe(texts, vocab_size=vocab_size, **common,
+                                              **options).vocabulary)
 
 
-def _train_unigram(texts, *, vocab_size, special_tokens, num_threads, pattern, min_frequency,
-                   flavour, **options) -> Vocabulary:
-    if pattern is not None or min_frequency or flavour != "rustbpe":
-        raise FasttokError("pattern, min_frequency and flavour are options of model='bpe'")
+def _train_bpe_words(texts: "Iterable[str]", vocab_size: int, common: dict,
+                     options: dict) -> Encoding:
+    from fasttok.trainers.words_bpe import train_bpe_words
+
+    if common.pop("pattern") is not None or common.pop("flavour") != "hf":
+        raise FasttokError("BPE on the words of a normalizer and pre-tokenizer is tokenizers' "
+                           "BpeTrainer: pass flavour='hf' and pre_tokenizer= instead of pattern=")
+    if common.pop("num_threads") is not None:
+        raise FasttokError("BPE on words runs on one thread: drop num_threads=")
+    options.setdefault("pre_tokenizer", None)
+    trained = train_bpe_words(texts, vocab_size=vocab_size, **common, **options)
+    return Encoding.from_vocabulary(trained.vocabulary())
+
+
+def _train_wordpiece(texts: "Iterable[str]", vocab_size: int, common: dict,
+                     options: dict) -> Encoding:
+    from fasttok.trainers.wordpiece import train_wordpiece
+
+    if common.pop("pattern") is not None:
+        raise FasttokError("WordPiece training cuts words with pre_tokenizer= (a tokenizer.json "
+                           "object, BERT's by default), not pattern=")
+    if common.pop("flavour") != "rustbpe" or common.pop("num_threads") is not None:
+        raise FasttokError("WordPiece training follows tokenizers' WordPieceTrainer only and "
+                           "runs on one thread: drop flavour= and num_threads=")
+    trained = train_wordpiece(texts, vocab_size=vocab_size, **common, **options)
+    return Encoding.from_vocabulary(trained.vocabulary())
+
+
+def _train_unigram(texts: "Iterable[str]", vocab_size: int, common: dict,
+                   options: dict) -> Encoding:
     from fasttok.trainers.unigram import train_unigram
 
-    return train_unigram(texts, vocab_size=vocab_size, user_defined_symbols=special_tokens,
-                         num_threads=num_threads, **options).vocabulary
+    if common.pop("pattern") is not None or common.pop("min_frequency") or \
+            common.pop("flavour") != "rustbpe":
+        raise FasttokError("pattern, min_frequency and flavour are options of model='bpe'")
+    trained = train_unigram(texts, vocab_size=vocab_size,
+                            user_defined_symbols=common["special_tokens"],
+                            num_threads=common["num_threads"], **options)
+    return Encoding.from_vocabulary(trained.vocabulary)
 
 
-# model name -> trainer(texts, **arguments of train) -> Vocabulary
-_TRAINERS = {"bpe": _train_bpe, "unigram": _train_unigram}
+# model type -> trainer(texts, vocab_size, the keywords every model takes, its own)
+_TRAINERS = {"bpe": _train_bpe, "wordpiece": _train_wordpiece, "unigram": _train_unigram}
 
 
 def train(texts: "Iterable[str]", *, vocab_size: int, pattern: "str | None" = None,
@@ -130,11 +160,25 @@ def train(texts: "Iterable[str]", *, vocab_size: int, pattern: "str | None" = No
     ``model="bpe"`` trains byte-level BPE: ``flavour="rustbpe"`` gives
     ``rustbpe``'s mergeable ranks exactly, ``flavour="hf"`` Hugging Face
     ``tokenizers``' ``BpeTrainer`` vocabulary and merges (see
-    :mod:`fasttok.trainers.bpe` for both). ``vocab_size`` counts the 256
+    :mod:`fasttok.trainers.bpe` for both; ``limit_alphabet=``,
+    ``initial_alphabet=`` and ``max_token_length=`` are tokenizers' options).
+    ``vocab_size`` counts the 256
     bytes, the merges and ``special_tokens``; ``pattern`` is the pre-tokenizer
     (default GPT-4's, ``cl100k_base``'s); merging stops early when no pair
     occurs ``min_frequency`` times. Pre-tokens are counted on
     ``num_threads`` threads (default: the CPUs).
+
+    With ``flavour="hf"`` and ``pre_tokenizer=`` (and ``normalizer=``,
+    ``tokenizer.json`` objects) BPE trains on their words' characters instead
+    of bytes, with every ``BpeTrainer`` option
+    (:mod:`fasttok.trainers.words_bpe`).
+
+    ``model="wordpiece"`` is tokenizers' ``WordPieceTrainer``
+    (:mod:`fasttok.trainers.wordpiece`): ``limit_alphabet=``,
+    ``initial_alphabet=``, ``continuing_subword_prefix=`` (``"##"``),
+    ``end_of_word_suffix=``, and the stages the words are cut by,
+    ``normalizer=`` and ``pre_tokenizer=`` (``tokenizer.json`` objects; BERT's
+    by default).
 
     ``model="unigram"`` trains a SentencePiece Unigram model as
     sentencepiece's trainer does (:mod:`fasttok.trainers.unigram`; its
@@ -146,6 +190,9 @@ def train(texts: "Iterable[str]", *, vocab_size: int, pattern: "str | None" = No
     >>> enc = train(["hello world, hello there"] * 10, vocab_size=300)
     >>> enc.encode(" hello"), enc.decode(enc.encode("hello there"))
     ([262], 'hello there')
+    >>> wp = train(["Hello there"] * 3, model="wordpiece", vocab_size=40, special_tokens=["[UNK]"])
+    >>> wp.decode(wp.encode("hello, there!"))
+    'hello [UNK] there [UNK]'
     >>> uni = train(["hello world, hello there"] * 10, vocab_size=30, model="unigram")
     >>> uni.decode(uni.encode("hello there"))
     'hello there'
@@ -154,7 +201,6 @@ def train(texts: "Iterable[str]", *, vocab_size: int, pattern: "str | None" = No
     if trainer is None:
         raise FasttokError(f"model {model!r} cannot be trained; fasttok trains "
                            f"{', '.join(map(repr, _TRAINERS))}")
-    vocabulary = trainer(texts, vocab_size=vocab_size, special_tokens=special_tokens,
-                         num_threads=num_threads, pattern=pattern, min_frequency=min_frequency,
-                         flavour=flavour, **options)
-    return Encoding.from_vocabulary(vocabulary)
+    common = {"pattern": pattern, "special_tokens": special_tokens,
+              "min_frequency": min_frequency, "flavour": flavour, "num_threads": num_threads}
+    return trainer(texts, vocab_size, common, options)

@@ -8,6 +8,7 @@
     fasttok bench  -e cl100k_base -f corpus.txt       side by side with tiktoken when installed
     fasttok train  --vocab-size 8192 --out v.tiktoken corpus.txt   (or tokenizer.json, v.gguf)
     fasttok train  --model unigram --vocab-size 8000 --out x.model corpus.txt
+    fasttok train  --model wordpiece --vocab-size 8192 --out vocab.txt corpus.txt
 
 ``-e`` takes an encoding name or a vocabulary file path.
 """
@@ -309,16 +310,67 @@ def _documents(paths: Sequence[str], field: Optional[str], progress: _Progress):
                 yield value
 
 
-def _cmd_train(args: argparse.Namespace) -> int:
+def _summary(args: argparse.Namespace, what: str, seconds: float, corpus_bytes: int,
+             unique: int) -> None:
     import resource
 
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(f"trained {what} in {seconds:.2f} s: {corpus_bytes / 1e6:.1f} MB of text, {unique} "
+          f"unique pre-tokens, peak memory {peak:.0f} MiB",
+          file=sys.stderr if args.quiet else sys.stdout)
+
+
+def _cmd_train_wordpiece(args: argparse.Namespace) -> int:
+    from fasttok.loaders.hf_tokenizer_json_writer import write_document
+    from fasttok.loaders.vocab_txt_writer import write_vocab_txt
+    from fasttok.trainers.wordpiece import train_wordpiece
+
+    suffix = os.path.basename(args.out).lower()
+    if not (suffix.endswith(".txt") or suffix.endswith(".json")):
+        raise FasttokError(f"--out {args.out}: give a vocab.txt or a tokenizer.json path")
+    if args.pattern is not None or args.flavour != "rustbpe":
+        raise FasttokError("--model wordpiece cuts words as BERT does (tokenizers' "
+                           "WordPieceTrainer): drop --pattern and --flavour")
+    progress = _Progress(sys.stderr.isatty() and not args.quiet)
+    start = time.perf_counter()
+    trained = train_wordpiece(_documents(args.files, args.field, progress),
+                              vocab_size=args.vocab_size,
+                              special_tokens=args.special_token or (),
+                              min_frequency=args.min_frequency,
+                              limit_alphabet=args.limit_alphabet,
+                              initial_alphabet=list(args.initial_alphabet or ""),
+                              continuing_subword_prefix=args.continuing_subword_prefix,
+                              progress=lambda done, total: progress("merging", done, total))
+    seconds = time.perf_counter() - start
+    if suffix.endswith(".json"):
+        write_document(args.out, trained.document())
+        print(f"wrote {args.out}: load it with fasttok.load({args.out!r}) or "
+              f"tokenizers.Tokenizer.from_file({args.out!r})")
+    else:
+        write_vocab_txt(args.out, trained.vocab)
+        print(f"wrote {args.out}: load it with tokenizers.models.WordPiece.from_file"
+              f"({args.out!r}, unk_token={trained.unk_token!r}) behind BERT's normalizer "
+              "and pre-tokenizer")
+    _summary(args, f"{len(trained.vocab)} tokens", seconds, trained.corpus_bytes,
+             trained.unique_words)
+    return 0
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
     from fasttok.loaders.gguf_writer import write_gguf
     from fasttok.loaders.hf_tokenizer_json_writer import write_tokenizer_json
     from fasttok.loaders.tiktoken_writer import load_call, write_tiktoken
     from fasttok.trainers.bpe import train_bpe
 
     if args.model == "unigram":
-        return _train_unigram(args)
+        return _cmd_train_unigram(args)
+    if args.model == "wordpiece":
+        return _cmd_train_wordpiece(args)
+    if args.continuing_subword_prefix != "##":
+        raise FasttokError("--continuing-subword-prefix is --model wordpiece's")
+    # with a limit, the bytes seen compete for it (all 256 would be kept first)
+    initial = (list(args.initial_alphabet) if args.initial_alphabet is not None
+               else [] if args.limit_alphabet is not None else None)
     suffix = os.path.basename(args.out).lower()
     if not suffix.endswith((".tiktoken", ".json", ".gguf")):
         raise FasttokError(f"--out {args.out}: give a .tiktoken, a tokenizer.json or a .gguf path")
@@ -327,7 +379,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     trained = train_bpe(_documents(args.files, args.field, progress), vocab_size=args.vocab_size,
                         pattern=args.pattern, special_tokens=args.special_token or (),
                         min_frequency=args.min_frequency, flavour=args.flavour,
-                        num_threads=args.threads,
+                        num_threads=args.threads, limit_alphabet=args.limit_alphabet,
+                        initial_alphabet=initial,
                         progress=lambda done, total: progress("merging", done, total))
     seconds = time.perf_counter() - start
     vocab = trained.vocabulary
@@ -343,16 +396,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
         write_tiktoken(args.out, ranks)
         print(f"wrote {args.out}: load it with")
         print(f"  {load_call(args.out, vocab.pattern, vocab.special_tokens)}")
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    print(f"trained {len(trained.merges)} merges in {seconds:.2f} s: "
-          f"{trained.corpus_bytes / 1e6:.1f} MB of text, {trained.unique_pretokens} unique "
-          f"pre-tokens, peak memory {peak:.0f} MiB", file=sys.stderr if args.quiet else sys.stdout)
+    _summary(args, f"{len(trained.merges)} merges", seconds, trained.corpus_bytes,
+             trained.unique_pretokens)
     return 0
 
 
-def _train_unigram(args: argparse.Namespace) -> int:
-    import resource
-
+def _cmd_train_unigram(args: argparse.Namespace) -> int:
     from fasttok.trainers.unigram import train_unigram
 
     if not os.path.basename(args.out).lower().endswith(".model"):
@@ -371,10 +420,8 @@ def _train_unigram(args: argparse.Namespace) -> int:
     trained.save(args.out)
     print(f"wrote {args.out}: load it with fasttok.load({args.out!r}) or "
           f"sentencepiece.SentencePieceProcessor(model_file={args.out!r})")
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    print(f"trained {len(trained.proto.pieces)} pieces in {seconds:.2f} s: "
-          f"{trained.corpus_bytes / 1e6:.1f} MB of text, {trained.unique_words} unique "
-          f"words, peak memory {peak:.0f} MiB", file=sys.stderr if args.quiet else sys.stdout)
+    _summary(args, f"{len(trained.proto.pieces)} pieces", seconds, trained.corpus_bytes,
+             trained.unique_words)
     return 0
 
 
@@ -417,7 +464,7 @@ def _parser() -> argparse.ArgumentParser:
     ben.add_argument("--repeat", type=int, default=3)
     ben.set_defaults(run=_cmd_bench, usage=ben.format_usage())
 
-    tr = sub.add_parser("train", help="train a byte-level BPE or a Unigram vocabulary on text files")
+    tr = sub.add_parser("train", help="train a BPE, WordPiece or Unigram vocabulary on text files")
     tr.add_argument("files", nargs="+", help="text files, one document per line (JSONL with --field)")
     tr.add_argument("--field", help="read JSON lines and train on this field of each")
     tr.add_argument("--vocab-size", type=int, required=True,
@@ -429,15 +476,25 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--flavour", choices=("rustbpe", "hf"), default="rustbpe",
                     help="whose rules to follow exactly: rustbpe's or Hugging Face tokenizers'")
     tr.add_argument("--threads", type=int, help="threads counting pre-tokens (default: the CPUs)")
-    tr.add_argument("--model", choices=("bpe", "unigram"), default="bpe",
-                    help="byte-level BPE, or SentencePiece Unigram (written as a .model file)")
+    tr.add_argument("--model", choices=("bpe", "wordpiece", "unigram"), default="bpe",
+                    help="byte-level BPE; WordPiece as tokenizers' WordPieceTrainer (BERT's "
+                         "normalizer and pre-tokenizer); SentencePiece Unigram (a .model file)")
+    tr.add_argument("--limit-alphabet", type=int,
+                    help="keep this many characters (bytes) at most, the most frequent "
+                         "(tokenizers' limit_alphabet; --flavour hf or --model wordpiece)")
+    tr.add_argument("--initial-alphabet",
+                    help="characters always in the alphabet (byte-level characters for "
+                         "--flavour hf; with --limit-alphabet and none given, only the bytes "
+                         "seen count)")
+    tr.add_argument("--continuing-subword-prefix", default="##",
+                    help="WordPiece's prefix of a piece inside a word (default ##)")
     tr.add_argument("--character-coverage", type=float, default=0.9995,
                     help="unigram: the share of the text's characters the pieces must cover")
     tr.add_argument("--byte-fallback", action="store_true",
                     help="unigram: <0xXX> pieces for the characters no piece covers")
     tr.add_argument("--out", required=True,
-                    help="a .tiktoken file, a tokenizer.json or a vocabulary-only .gguf (bpe), "
-                         "a .model file (unigram)")
+                    help="a .tiktoken file, a tokenizer.json or a vocabulary-only .gguf (bpe); "
+                         "a vocab.txt or a tokenizer.json (wordpiece); a .model file (unigram)")
     tr.add_argument("-q", "--quiet", action="store_true", help="no progress bar; summary on stderr")
     tr.set_defaults(run=_cmd_train)
     return p

@@ -6,7 +6,9 @@
   classic cases;
 * ``flavour="hf"``: the vocabulary and merges of ``tokenizers``' ``BpeTrainer``
   (ByteLevel alphabet, ``Split`` + ``ByteLevel(use_regex=false)``), with special
-  tokens and ``min_frequency``, on the same;
+  tokens and ``min_frequency``, on the same; and with ``limit_alphabet`` (where
+  the cut falls between different counts: tokenizers' order at a tie is its
+  sort's), ``initial_alphabet`` and ``max_token_length``;
 * one run == another, 1 thread == 2 threads;
 * a trained vocabulary encodes the corpus lines identically in fasttok,
   tiktoken and tokenizers (from the written ``tokenizer.json``), and reads back
@@ -22,7 +24,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import fasttok
@@ -55,24 +57,28 @@ def rustbpe_ranks(texts, vocab_size, pattern=CL100K):
     return [(bytes(token), rank) for token, rank in tok.get_mergeable_ranks()]
 
 
-def hf_trained(texts, vocab_size, pattern=CL100K_LEGACY, specials=(), min_frequency=0):
+def hf_trained(texts, vocab_size, pattern=CL100K_LEGACY, specials=(), min_frequency=0,
+               **alphabet):
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence([
         pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    if alphabet.get("initial_alphabet") is None:
+        alphabet["initial_alphabet"] = pre_tokenizers.ByteLevel.alphabet()
+    alphabet = {k: v for k, v in alphabet.items() if v is not None}
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
-                                  special_tokens=list(specials), show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+                                  special_tokens=list(specials), show_progress=False, **alphabet)
     tok.train_from_iterator(texts, trainer=trainer)
     model = json.loads(tok.to_str())["model"]
     return model["vocab"], [tuple(m) for m in model["merges"]]
 
 
-def ours_as_hf(texts, vocab_size, pattern=CL100K_LEGACY, specials=(), min_frequency=0):
+def ours_as_hf(texts, vocab_size, pattern=CL100K_LEGACY, specials=(), min_frequency=0,
+               **alphabet):
     t = train_bpe(texts, vocab_size=vocab_size, pattern=pattern, special_tokens=specials,
-                  min_frequency=min_frequency, flavour="hf", num_threads=1)
+                  min_frequency=min_frequency, flavour="hf", num_threads=1, **alphabet)
     vocab = {encode_byte_level(token): i for token, i in t.ranks}
     vocab.update(t.vocabulary.special_tokens)
     return vocab, [(encode_byte_level(a), encode_byte_level(b)) for a, b in t.merges]
@@ -91,9 +97,10 @@ def assert_same_as_rustbpe(texts, vocab_size, pattern=CL100K):
     assert n == 0, f"{n} ranks differ from rustbpe's; first (rank, ours, theirs): {first}"
 
 
-def assert_same_as_hf(texts, vocab_size, specials=(), min_frequency=0, pattern=CL100K_LEGACY):
-    ours = ours_as_hf(texts, vocab_size, pattern, specials, min_frequency)
-    theirs = hf_trained(texts, vocab_size, pattern, specials, min_frequency)
+def assert_same_as_hf(texts, vocab_size, specials=(), min_frequency=0, pattern=CL100K_LEGACY,
+                      **alphabet):
+    ours = ours_as_hf(texts, vocab_size, pattern, specials, min_frequency, **alphabet)
+    theirs = hf_trained(texts, vocab_size, pattern, specials, min_frequency, **alphabet)
     assert ours[0] == theirs[0], (f"vocab: {len(set(ours[0].items()) ^ set(theirs[0].items()))} "
                                   "entries differ")
     n, first = rank_differences(ours[1], theirs[1])
@@ -147,6 +154,70 @@ def test_hypothesis_text_matches_tokenizers(texts, extra, min_frequency, special
     assert_same_as_hf(texts, 256 + len(set(specials)) + extra, specials, min_frequency)
 
 
+def byte_cut_ties(texts, limit_alphabet, initial_alphabet=(), pattern=CL100K_LEGACY) -> bool:
+    """Whether tokenizers' ``limit_alphabet`` cut falls between bytes of one
+    count (its choice there is left to its sort, see ``fasttok.trainers.hf_bpe``)."""
+    from fasttok.trainers.bpe import count_pretokens
+
+    counts = {encode_byte_level(bytes([b])): n
+              for b, n in count_pretokens(texts, pattern, 1).unit_counts(False).items()}
+    counts.update((c[0], float("inf")) for c in initial_alphabet)
+    ranked = sorted(counts.values())
+    cut = len(ranked) - limit_alphabet
+    return 0 < cut < len(ranked) and ranked[cut - 1] == ranked[cut]
+
+
+@pytest.mark.parametrize("limit,initial", [(None, []), (118, []), (142, ["a", "Ġ", "é"]),
+                                           (None, ["x", "ÿ"]), (400, [])], ids=repr)
+def test_limit_and_initial_alphabet_match_tokenizers(limit, initial):
+    texts = corpus_lines("multi", 1500)
+    if limit is not None:
+        assert not byte_cut_ties(texts, limit, initial)
+    assert_same_as_hf(texts, 1500, specials=["<s>"], limit_alphabet=limit,
+                      initial_alphabet=initial)
+
+
+def test_max_token_length_matches_tokenizers():
+    assert_same_as_hf(corpus_lines("code", 1500), 1500, max_token_length=4)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(texts=TEXT, extra=st.integers(0, 40), limit=st.integers(0, 12),
+       initial=st.lists(st.sampled_from(["a", "Ġ", "Ã", "z"]), max_size=3),
+       max_len=st.none() | st.integers(1, 4))
+def test_hypothesis_alphabets_match_tokenizers(texts, extra, limit, initial, max_len):
+    assume(not byte_cut_ties(texts, limit, initial))
+    assert_same_as_hf(texts, len(initial) + extra, limit_alphabet=limit,
+                      initial_alphabet=initial, max_token_length=max_len)
+
+
+def test_alphabet_options_are_tokenizers_and_byte_level_only():
+    with pytest.raises(fasttok.FasttokError, match="flavour='hf'"):
+        train_bpe(["ab"], vocab_size=300, limit_alphabet=10)
+    with pytest.raises(fasttok.FasttokError, match="no byte-level character"):
+        train_bpe(["ab"], vocab_size=300, flavour="hf", initial_alphabet=["中"])
+
+
+def test_a_vocabulary_without_every_byte_encodes_its_bytes_as_tokenizers_does(tmp_path):
+    # on a byte it has no token for tokenizers drops the byte; fasttok's
+    # tokenizer.json reader refuses such text with a FasttokError instead
+    from tokenizers import Tokenizer
+
+    train = corpus_lines("en", 1000)
+    t = train_bpe(train, vocab_size=600, pattern=CL100K_LEGACY, flavour="hf",
+                  initial_alphabet=[], limit_alphabet=60)
+    enc = fasttok.Encoding.from_vocabulary(t.vocabulary)
+    path = tmp_path / "tokenizer.json"
+    write_tokenizer_json(path, dict(t.ranks), t.merges, CL100K_LEGACY, {})
+    hf = Tokenizer.from_file(str(path))
+    known = {token for token, _ in t.ranks if len(token) == 1}
+    lines = [line for name in CORPUS for line in corpus_lines(name, 200)
+             if {bytes([b]) for b in line.encode("utf-8")} <= known]
+    assert len(lines) > 300
+    differ = [line for line in lines if enc.encode(line) != hf.encode(line).ids]
+    assert not differ, f"{len(differ)} of {len(lines)} lines differ; first: {differ[0]!r}"
+
+
 @pytest.mark.parametrize("name", CORPUS)
 def test_corpus_slice_matches_rustbpe(name):
     assert_same_as_rustbpe(corpus_lines(name), 2048)
@@ -188,10 +259,12 @@ def test_whole_corpus_file_matches_tokenizers(name):
     assert_same_as_hf(corpus_lines(name, None), 8192, specials=["<|endoftext|>"])
 
 
-@pytest.mark.parametrize("flavour", ["rustbpe", "hf"])
-def test_training_is_deterministic_across_runs_and_threads(flavour):
+@pytest.mark.parametrize("flavour,alphabet", [("rustbpe", {}), ("hf", {}),
+                                              ("hf", {"limit_alphabet": 100,
+                                                      "initial_alphabet": []})], ids=repr)
+def test_training_is_deterministic_across_runs_and_threads(flavour, alphabet):
     texts = corpus_lines("multi", 1000) + corpus_lines("code", 1000)
-    runs = [train_bpe(texts, vocab_size=1500, flavour=flavour, num_threads=n).ranks
+    runs = [train_bpe(texts, vocab_size=1500, flavour=flavour, num_threads=n, **alphabet).ranks
             for n in (1, 2, 1, 2)]
     assert all(r == runs[0] for r in runs)
 
@@ -243,3 +316,19 @@ def test_trained_vocabulary_encodes_alike_in_fasttok_tiktoken_and_tokenizers(tmp
             differ.append(line)
         assert enc.decode(ids) == line
     assert not differ, f"{len(differ)} of {len(lines)} lines differ; first: {differ[0]!r}"
+
+
+def test_cli_limit_alphabet_keeps_the_most_frequent_bytes_seen(tmp_path):
+    from tokenizers import Tokenizer
+
+    from fasttok.cli import main
+
+    docs = tmp_path / "docs.txt"
+    docs.write_text("\n".join(corpus_lines("en", 500)), encoding="utf-8")
+    out = tmp_path / "tokenizer.json"
+    assert main(["train", str(docs), "--flavour", "hf", "--limit-alphabet", "60",
+                 "--vocab-size", "400", "--quiet", "--out", str(out)]) == 0
+    t = train_bpe(corpus_lines("en", 500), vocab_size=400, flavour="hf", limit_alphabet=60,
+                  initial_alphabet=[])
+    assert Tokenizer.from_file(str(out)).get_vocab() == {encode_byte_level(k): i
+                                                         for k, i in t.ranks}

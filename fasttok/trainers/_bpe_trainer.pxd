@@ -28,6 +28,14 @@ cdef class PieceCounter:
     cdef int scan_text(self, const uint8_t* s, Py_ssize_t n) except -1 nogil
 
 
+cdef struct UnitSlot:
+    # One unit of the alphabet (a byte, or a code point) and the ids of its
+    # four spellings: plain, after the continuing prefix, before the end
+    # suffix, both; -1 where not made yet.
+    uint32_t unit  # NO_UNIT: an empty slot
+    int32_t ids[4]
+
+
 cdef struct PairSlot:
     uint64_t pair  # left << 32 | right; EMPTY_PAIR marks a free slot
     int64_t count  # occurrences in the words, each weighted by its word's count
@@ -68,8 +76,10 @@ cdef class BpeCore:
     cdef size_t tok_bytes_len
     cdef size_t tok_bytes_cap
     cdef uint64_t* tok_off
-    cdef size_t n_tokens
+    cdef readonly size_t n_tokens
     cdef size_t cap_tokens
+    cdef uint32_t* tok_len  # units (bytes or characters) a token stands for, without affixes
+    cdef size_t cap_len
     cdef int32_t* tok_index  # hf: token bytes -> id, open addressing, -1 empty
     cdef size_t tok_index_mask
 
@@ -77,7 +87,16 @@ cdef class BpeCore:
     cdef size_t n_merges
     cdef size_t cap_merges
 
+    cdef UnitSlot* units  # the alphabet, open addressing on the unit
+    cdef size_t unit_mask
+    cdef uint8_t* prefix  # continuing_subword_prefix, stripped from a merge's right part
+    cdef size_t prefix_len
+    cdef uint8_t* suffix  # end_of_word_suffix
+    cdef size_t suffix_len
+    cdef size_t max_len  # a pair is counted only below this many units (max_token_length)
+
     cdef bint hf
+    cdef bint chars  # units are UTF-8 characters, not bytes
     cdef int64_t min_frequency
     cdef readonly bint finished
 
@@ -88,5 +107,9 @@ cdef class BpeCore:
     cdef void drop_list(self, int32_t i) noexcept nogil
     cdef int merge_word(self, uint32_t w, uint32_t a, uint32_t b, uint32_t c) except -1 nogil
     cdef int64_t add_token(self, uint32_t a, uint32_t b) except -1 nogil
-    cdef int push_token(self, const uint8_t* p, size_t n) except -1 nogil
+    cdef int push_token(self, const uint8_t* p, size_t n, uint32_t units) except -1 nogil
+    cdef int32_t find_token(self, const uint8_t* p, size_t n) noexcept nogil
+    cdef int32_t token_id(self, const uint8_t* p, size_t n, uint32_t units) except -2 nogil
+    cdef UnitSlot* find_unit(self, uint32_t unit) noexcept nogil
+    cdef int32_t spelling(self, UnitSlot* slot, int kind, uint32_t unit) except -2 nogil
     cdef Py_ssize_t merge_up_to(self, size_t max_tokens, size_t budget) except -1 nogil

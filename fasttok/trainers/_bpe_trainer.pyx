@@ -1,4 +1,4 @@
-"""Byte-level BPE training, compiled: a pre-token counter and the merge loop.
+"""BPE training, compiled: a pre-token counter and the merge loop.
 
 Training runs in two passes, as ``rustbpe`` and Hugging Face ``tokenizers``
 run it. First every text is cut into pre-tokens (a hand-written scanner
@@ -20,6 +20,16 @@ ordered by (highest count, lowest pair), with lazy invalidation: an entry
 whose count has fallen since it was queued goes back with the current one
 when it reaches the top. Each entry owns the list of words where its pair
 was seen when it was queued; a merge visits only those.
+
+The symbols are the 256 bytes by default. For tokenizers' other options
+(``hf`` only) the alphabet is any list of units -- bytes, or the code
+points of UTF-8 words -- with tokens before it (the special tokens), and
+each unit may be spelt with a continuing prefix (inside a word) or an end
+suffix (at its end): the spellings get ids the first time the words, read
+in byte order, need them. A unit outside the alphabet is left out of its
+word. ``max_token_length`` keeps a pair a merge makes out of the counts when
+its two sides stand for that many units or more. The merge rule is the same
+for every alphabet.
 
 The two references differ in four rules, each a switch here (``hf``):
 
@@ -53,7 +63,7 @@ runs on a busy machine), peak 170 MiB against 211 and 400.
 
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc, qsort
 from libc.string cimport memcmp, memcpy, memset
 
 from fasttok.models._bpe cimport RankedHeap, heap_pop, heap_push
@@ -63,6 +73,7 @@ from fasttok.shared._tables cimport hash_bytes
 
 cdef uint64_t EMPTY_PAIR = 0xFFFFFFFFFFFFFFFFULL
 cdef uint64_t NO_COUNT = 0xFFFFFFFFFFFFFFFFULL  # heap key of count 0; key = NO_COUNT - count
+cdef uint32_t NO_UNIT = 0xFFFFFFFFU
 
 
 cdef class PieceCounter:
@@ -174,17 +185,19 @@ cdef class PieceCounter:
             free(ptrs)
             free(lens)
 
-    def add_pieces(self, pieces, Py_ssize_t n_bytes=0):
+    def add_pieces(self, pieces, Py_ssize_t n_bytes=0, int64_t count=1):
         """Count pre-tokens found elsewhere (a pattern without a compiled
-        scanner); ``n_bytes`` is the size of the text they came from.
+        scanner), each ``count`` times (empty ones not at all); ``n_bytes``
+        is the size of the text they came from.
 
-        >>> c = PieceCounter(); c.add_pieces(["ab", "ab", "c"], 3); sorted(c.items()), c.n_bytes
+        >>> c = PieceCounter(); c.add_pieces(["ab", "ab", "c", ""], 3); sorted(c.items()), c.n_bytes
         ([(b'ab', 2), (b'c', 1)], 3)
         """
         cdef bytes b
         for piece in pieces:
             b = piece.encode("utf-8") if isinstance(piece, str) else bytes(piece)
-            self.add(<const uint8_t*><char*>b, len(b), 1)
+            if len(b):
+                self.add(<const uint8_t*><char*>b, len(b), count)
         self.n_bytes += n_bytes
 
     def add_counts(self, counts):
@@ -212,6 +225,36 @@ cdef class PieceCounter:
                          other.slots[i].count)
         self.n_bytes += other.n_bytes
 
+    def unit_counts(self, bint chars):
+        """``{unit: count}``: how often each byte (or, with ``chars``, each
+        code point of the UTF-8 pre-tokens) occurs, each pre-token weighted
+        by its count -- what tokenizers' ``limit_alphabet`` cut ranks by.
+
+        >>> c = PieceCounter(); c.add_counts({"aé".encode(): 2, b"a": 1})
+        >>> c.unit_counts(True), c.unit_counts(False)[0x61]
+        ({97: 3, 233: 2}, 3)
+        """
+        cdef size_t i, k, n, size = 0x110000 if chars else 256
+        cdef const uint8_t* p
+        cdef uint32_t cp
+        cdef int64_t* counts = <int64_t*>calloc(size, sizeof(int64_t))
+        if counts == NULL:
+            raise MemoryError()
+        try:
+            with nogil:
+                for i in range(self.mask + 1):
+                    if self.slots[i].hash == 0:
+                        continue
+                    p = self.arena + self.slots[i].offset
+                    n = self.slots[i].length
+                    k = 0
+                    while k < n:
+                        cp = _next_unit(p, n, &k, chars)
+                        counts[cp] += self.slots[i].count
+            return {u: counts[u] for u in range(size) if counts[u]}
+        finally:
+            free(counts)
+
     def items(self):
         """``(pre-token bytes, count)`` for every distinct pre-token, in no set order.
 
@@ -221,6 +264,54 @@ cdef class PieceCounter:
         cdef size_t i
         return [(self.arena[self.slots[i].offset:self.slots[i].offset + self.slots[i].length],
                  self.slots[i].count) for i in range(self.mask + 1) if self.slots[i].hash]
+
+
+cdef inline uint32_t _next_unit(const uint8_t* p, size_t n, size_t* k, bint chars) noexcept nogil:
+    # The byte or the code point at p[k[0]] (the text is valid UTF-8: it
+    # came from a str); moves k past it.
+    cdef size_t i = k[0]
+    cdef uint32_t c = p[i]
+    cdef int more = 0
+    if not chars or c < 0x80:
+        k[0] = i + 1
+        return c
+    if c >= 0xF0:
+        c &= 0x07
+        more = 3
+    elif c >= 0xE0:
+        c &= 0x0F
+        more = 2
+    else:
+        c &= 0x1F
+        more = 1
+    i += 1
+    while more and i < n:
+        c = (c << 6) | (p[i] & 0x3F)
+        i += 1
+        more -= 1
+    k[0] = i
+    return c
+
+
+cdef inline size_t _unit_slot(uint32_t unit, size_t mask) noexcept nogil:
+    return <size_t>((unit * 0x9E3779B1U) >> 7) & mask
+
+
+# the words sorted by their bytes, so that spellings get their ids in an
+# order that does not depend on how the counter was filled (qsort has no
+# context argument; the sort runs with the GIL held, one at a time)
+cdef PieceSlot* _sorting_slots
+cdef uint8_t* _sorting_arena
+
+
+cdef int _by_bytes(const void* x, const void* y) noexcept nogil:
+    cdef PieceSlot* a = &_sorting_slots[(<const size_t*>x)[0]]
+    cdef PieceSlot* b = &_sorting_slots[(<const size_t*>y)[0]]
+    cdef size_t n = a.length if a.length < b.length else b.length
+    cdef int c = memcmp(_sorting_arena + a.offset, _sorting_arena + b.offset, n)
+    if c:
+        return c
+    return (a.length > b.length) - (a.length < b.length)
 
 
 cdef inline size_t _pair_slot(uint64_t pair, size_t mask) noexcept nogil:
@@ -249,66 +340,209 @@ _hf_order()
 cdef class BpeCore:
     """The merge loop over a :class:`PieceCounter`'s words.
 
-    ``flavour`` is ``"rustbpe"`` or ``"hf"`` (see the module notes). Ids
-    0-255 are the bytes (in the flavour's order, see :meth:`tokens`), merges
-    make the ids after them. ``n_words`` is the number of distinct
-    pre-tokens of two bytes or more (the others cannot merge).
+    ``flavour`` is ``"rustbpe"`` or ``"hf"`` (see the module notes). By
+    default the alphabet is the 256 bytes, ids 0-255 in the flavour's order
+    (see :meth:`tokens`), and merges make the ids after them.
+
+    The ``hf`` flavour takes tokenizers' other options: ``initial`` tokens
+    before the alphabet (the special tokens), ``units`` -- the alphabet, in
+    id order: byte values, or with ``chars`` the code points of UTF-8 words
+    (a unit outside it is left out of the words, as tokenizers drops a
+    character its alphabet lost) --, ``prefix`` (``continuing_subword_prefix``)
+    and ``suffix`` (``end_of_word_suffix``) spellings of the units, made as
+    the words are read in byte order, after any listed in ``spellings``
+    (another run's order), and ``max_token_length``. ``n_words`` is the
+    number of words of two units or more (the others cannot merge).
 
     >>> c = PieceCounter(); c.add_counts({b"abab": 3, b"abac": 1})
     >>> core = BpeCore(c, "rustbpe", 0)
     >>> core.run(258, 10), core.merge_list(), core.tokens()[256:]
     (2, [(97, 98, 256), (256, 256, 257)], [b'ab', b'abab'])
+    >>> core = BpeCore(c, "hf", 0, units=[ord("a"), ord("b")], chars=True, prefix=b"##")
+    >>> core.run(6, 10), core.tokens()
+    (2, [b'a', b'b', b'##b', b'##a', b'ab', b'aba'])
     """
 
-    def __cinit__(self, PieceCounter counter, str flavour, int64_t min_frequency):
-        cdef size_t i, k, n, total = 0, w = 0
-        cdef uint32_t base[256]
+    def __cinit__(self, PieceCounter counter, str flavour, int64_t min_frequency,
+                  initial=(), units=None, bint chars=False, bytes prefix=b"", bytes suffix=b"",
+                  size_t max_token_length=0, spellings=()):
+        cdef size_t i, k, n, total = 0, w = 0, n_slots = 0, cap
         cdef const uint8_t* p
+        cdef uint32_t unit, n_units
         cdef uint8_t byte
-        cdef int b
+        cdef int b, kind
+        cdef int32_t t
+        cdef UnitSlot* slot
+        cdef size_t* order = NULL
+        cdef bytes token
+        global _sorting_slots, _sorting_arena
         if flavour not in ("rustbpe", "hf"):
             raise ValueError(f"flavour is 'rustbpe' or 'hf', not {flavour!r}")
         self.hf = flavour == "hf"
+        if not self.hf and (initial or units is not None or chars or prefix or suffix
+                            or max_token_length or spellings):
+            raise ValueError("alphabets, affixes and max_token_length are tokenizers' "
+                             "options: use flavour='hf'")
+        self.chars = chars
         self.min_frequency = min_frequency
+        self.max_len = max_token_length if max_token_length else <size_t>-1
         self.free_lists = -1
+        self.prefix_len = len(prefix)
+        self.suffix_len = len(suffix)
+        self.prefix = <uint8_t*>malloc(self.prefix_len + 1)
+        self.suffix = <uint8_t*>malloc(self.suffix_len + 1)
         for i in range(counter.mask + 1):
-            if counter.slots[i].hash and counter.slots[i].length >= 2:
+            if counter.slots[i].hash:
                 total += counter.slots[i].length
-                w += 1
+                n_slots += 1
         self.sym = <uint32_t*>malloc((total + 1) * sizeof(uint32_t))
-        self.start = <uint64_t*>malloc((w + 1) * sizeof(uint64_t))
-        self.length = <uint32_t*>malloc((w + 1) * sizeof(uint32_t))
-        self.wcount = <int64_t*>malloc((w + 1) * sizeof(int64_t))
+        self.start = <uint64_t*>malloc((n_slots + 1) * sizeof(uint64_t))
+        self.length = <uint32_t*>malloc((n_slots + 1) * sizeof(uint32_t))
+        self.wcount = <int64_t*>malloc((n_slots + 1) * sizeof(int64_t))
         self.pair_mask = 4095
         self.pairs = <PairSlot*>malloc((self.pair_mask + 1) * sizeof(PairSlot))
+        if units is None:
+            units = [HF_BYTE_ORDER[b] if self.hf else b for b in range(256)]
+        cap = 16
+        while cap < 2 * len(units) + 2:
+            cap *= 2
+        self.unit_mask = cap - 1
+        self.units = <UnitSlot*>malloc(cap * sizeof(UnitSlot))
         if (self.sym == NULL or self.start == NULL or self.length == NULL or self.wcount == NULL
-                or self.pairs == NULL):
+                or self.pairs == NULL or self.units == NULL or self.prefix == NULL
+                or self.suffix == NULL):
             raise MemoryError()
+        memcpy(self.prefix, <const char*>prefix, self.prefix_len)
+        memcpy(self.suffix, <const char*>suffix, self.suffix_len)
         for i in range(self.pair_mask + 1):
             self.pairs[i].pair = EMPTY_PAIR
-        for b in range(256):
-            byte = HF_BYTE_ORDER[b] if self.hf else <uint8_t>b
-            base[byte] = b
-            self.push_token(&byte, 1)
-        total = 0
-        for i in range(counter.mask + 1):
-            n = counter.slots[i].length
-            if counter.slots[i].hash == 0 or n < 2:
-                continue
-            p = counter.arena + counter.slots[i].offset
-            self.start[self.n_words] = total
-            self.length[self.n_words] = <uint32_t>n
-            self.wcount[self.n_words] = counter.slots[i].count
-            for k in range(n):
-                self.sym[total + k] = base[p[k]]
-            total += n
-            self.n_words += 1
-        with nogil:
-            for w in range(self.n_words):
-                for k in range(self.length[w] - 1):
-                    self.note((<uint64_t>self.sym[self.start[w] + k] << 32)
-                              | self.sym[self.start[w] + k + 1], self.wcount[w], <uint32_t>w)
-            self.queue_touched()
+        for i in range(cap):
+            self.units[i].unit = NO_UNIT
+        for token in initial:
+            self.token_id(<const uint8_t*><char*>token, len(token), 0)
+        for unit in units:
+            if unit > (0x10FFFF if chars else 0xFF):
+                raise ValueError(f"unit {unit} is not a {'code point' if chars else 'byte'}")
+            token = chr(unit).encode("utf-8") if chars else bytes([unit])
+            slot = self.find_unit(unit)
+            if slot.unit == NO_UNIT:
+                slot.unit = unit
+                slot.ids[1] = slot.ids[2] = slot.ids[3] = -1
+                slot.ids[0] = self.token_id(<const uint8_t*><char*>token, len(token), 1)
+        for token in spellings:
+            self.token_id(<const uint8_t*><char*>token, len(token), 1)
+        if self.prefix_len or self.suffix_len:
+            # where a spelling first occurs decides its id
+            order = <size_t*>malloc((n_slots + 1) * sizeof(size_t))
+            if order == NULL:
+                raise MemoryError()
+        try:
+            k = 0
+            for i in range(counter.mask + 1):
+                if counter.slots[i].hash:
+                    if order != NULL:
+                        order[k] = i
+                    k += 1
+            if order != NULL:
+                _sorting_slots = counter.slots
+                _sorting_arena = counter.arena
+                qsort(order, n_slots, sizeof(size_t), _by_bytes)
+            total = 0
+            with nogil:
+                i = 0
+                for w in range(counter.mask + 1):
+                    if order != NULL:
+                        if w >= n_slots:
+                            break
+                        i = order[w]
+                    else:
+                        i = w
+                        if counter.slots[i].hash == 0:
+                            continue
+                    n = counter.slots[i].length
+                    p = counter.arena + counter.slots[i].offset
+                    n_units = 0
+                    k = 0
+                    while k < n:
+                        # first and last by place in the word, kept or not (as tokenizers)
+                        kind = 1 if k and self.prefix_len else 0
+                        unit = _next_unit(p, n, &k, chars)
+                        slot = self.find_unit(unit)
+                        if slot.unit == NO_UNIT:
+                            continue
+                        kind |= 2 if k == n and self.suffix_len else 0
+                        self.sym[total + n_units] = <uint32_t>self.spelling(slot, kind, unit)
+                        n_units += 1
+                    if n_units < 2:
+                        continue
+                    self.start[self.n_words] = total
+                    self.length[self.n_words] = n_units
+                    self.wcount[self.n_words] = counter.slots[i].count
+                    total += n_units
+                    self.n_words += 1
+                for w in range(self.n_words):
+                    for k in range(self.length[w] - 1):
+                        self.note((<uint64_t>self.sym[self.start[w] + k] << 32)
+                                  | self.sym[self.start[w] + k + 1], self.wcount[w], <uint32_t>w)
+                self.queue_touched()
+        finally:
+            free(order)
+
+    cdef UnitSlot* find_unit(self, uint32_t unit) noexcept nogil:
+        # the unit's slot, or the empty slot where it would go
+        cdef size_t i = _unit_slot(unit, self.unit_mask)
+        while self.units[i].unit != unit and self.units[i].unit != NO_UNIT:
+            i = (i + 1) & self.unit_mask
+        return &self.units[i]
+
+    cdef int32_t spelling(self, UnitSlot* slot, int kind, uint32_t unit) except -2 nogil:
+        # The id of a unit spelt with its affixes (kind: 1 prefix, 2 suffix),
+        # made the first time it is needed, as tokenizers makes it.
+        cdef uint8_t buf[4]
+        cdef uint8_t* s
+        cdef size_t n = 0, m
+        if slot.ids[kind] >= 0:
+            return slot.ids[kind]
+        if not self.chars:
+            buf[0] = <uint8_t>unit
+            n = 1
+        elif unit < 0x80:
+            buf[0] = <uint8_t>unit
+            n = 1
+        elif unit < 0x800:
+            buf[0] = <uint8_t>(0xC0 | (unit >> 6))
+            buf[1] = <uint8_t>(0x80 | (unit & 0x3F))
+            n = 2
+        elif unit < 0x10000:
+            buf[0] = <uint8_t>(0xE0 | (unit >> 12))
+            buf[1] = <uint8_t>(0x80 | ((unit >> 6) & 0x3F))
+            buf[2] = <uint8_t>(0x80 | (unit & 0x3F))
+            n = 3
+        else:
+            buf[0] = <uint8_t>(0xF0 | (unit >> 18))
+            buf[1] = <uint8_t>(0x80 | ((unit >> 12) & 0x3F))
+            buf[2] = <uint8_t>(0x80 | ((unit >> 6) & 0x3F))
+            buf[3] = <uint8_t>(0x80 | (unit & 0x3F))
+            n = 4
+        m = (self.prefix_len if kind & 1 else 0) + n + (self.suffix_len if kind & 2 else 0)
+        s = <uint8_t*>malloc(m)
+        if s == NULL:
+            with gil:
+                raise MemoryError()
+        m = 0
+        if kind & 1:
+            memcpy(s, self.prefix, self.prefix_len)
+            m = self.prefix_len
+        memcpy(s + m, buf, n)
+        m += n
+        if kind & 2:
+            memcpy(s + m, self.suffix, self.suffix_len)
+            m += self.suffix_len
+        try:
+            slot.ids[kind] = self.token_id(s, m, 1)
+        finally:
+            free(s)
+        return slot.ids[kind]
 
     def __dealloc__(self):
         cdef size_t i
@@ -326,6 +560,10 @@ cdef class BpeCore:
         free(self.tok_off)
         free(self.tok_index)
         free(self.merges)
+        free(self.tok_len)
+        free(self.units)
+        free(self.prefix)
+        free(self.suffix)
 
     cdef size_t find_pair(self, uint64_t pair) noexcept nogil:
         cdef size_t i = _pair_slot(pair, self.pair_mask)
@@ -427,14 +665,17 @@ cdef class BpeCore:
         cdef int64_t cnt = self.wcount[w]
         while i < n:
             if i + 1 < n and s[i] == a and s[i + 1] == b:
+                # tokenizers counts a new pair only below max_token_length
                 if j > 0:
                     self.note((<uint64_t>s[j - 1] << 32) | a, -cnt, w)
-                    self.note((<uint64_t>s[j - 1] << 32) | c, cnt, w)
+                    if <size_t>self.tok_len[s[j - 1]] + self.tok_len[c] < self.max_len:
+                        self.note((<uint64_t>s[j - 1] << 32) | c, cnt, w)
                 if not self.hf:
                     self.note((<uint64_t>a << 32) | b, -cnt, w)
                 if i + 2 < n:
                     self.note((<uint64_t>b << 32) | s[i + 2], -cnt, w)
-                    self.note((<uint64_t>c << 32) | s[i + 2], cnt, w)
+                    if <size_t>self.tok_len[c] + self.tok_len[s[i + 2]] < self.max_len:
+                        self.note((<uint64_t>c << 32) | s[i + 2], cnt, w)
                 s[j] = c
                 i += 2
             else:
@@ -444,12 +685,14 @@ cdef class BpeCore:
         self.length[w] = j
         return 0
 
-    cdef int push_token(self, const uint8_t* p, size_t n) except -1 nogil:
+    cdef int push_token(self, const uint8_t* p, size_t n, uint32_t units) except -1 nogil:
         # token id's bytes run from tok_off[id] to tok_off[id + 1]
         cdef size_t id = self.n_tokens, i, j, cap
         cdef int32_t* index
         grow_array(<void**>&self.tok_bytes, &self.tok_bytes_cap, self.tok_bytes_len + n, 1, 1 << 16)
         grow_array(<void**>&self.tok_off, &self.cap_tokens, id + 2, sizeof(uint64_t), 1024)
+        grow_array(<void**>&self.tok_len, &self.cap_len, id + 1, sizeof(uint32_t), 1024)
+        self.tok_len[id] = units
         memcpy(self.tok_bytes + self.tok_bytes_len, p, n)
         self.tok_off[id] = self.tok_bytes_len
         self.tok_bytes_len += n
@@ -480,32 +723,58 @@ cdef class BpeCore:
             self.tok_index[i] = <int32_t>id
         return 0
 
-    cdef int64_t add_token(self, uint32_t a, uint32_t b) except -1 nogil:
-        # The id of a's bytes then b's: a new one, or (hf) the token that already has them.
-        cdef size_t la = self.tok_off[a + 1] - self.tok_off[a], lb = self.tok_off[b + 1] - self.tok_off[b], i
-        cdef uint8_t* buf = <uint8_t*>malloc(la + lb)
+    cdef int32_t find_token(self, const uint8_t* p, size_t n) noexcept nogil:
+        # the id of the token with these bytes (hf keeps the index), or -1
+        cdef size_t i
         cdef int32_t t
+        if not self.hf:
+            return -1
+        i = hash_bytes(p, n) & self.tok_index_mask
+        while True:
+            t = self.tok_index[i]
+            if t < 0:
+                return -1
+            if (self.tok_off[t + 1] - self.tok_off[t] == n
+                    and memcmp(self.tok_bytes + self.tok_off[t], p, n) == 0):
+                return t
+            i = (i + 1) & self.tok_index_mask
+
+    cdef int32_t token_id(self, const uint8_t* p, size_t n, uint32_t units) except -2 nogil:
+        # The id of a token with these bytes: the one there is (hf), else a new one.
+        cdef int32_t t = self.find_token(p, n) if self.n_tokens else -1
+        if t >= 0:
+            if self.tok_len[t] == 0:
+                self.tok_len[t] = units  # a special token that a merge spells
+            return t
+        self.push_token(p, n, units)
+        return <int32_t>(self.n_tokens - 1)
+
+    cdef int64_t add_token(self, uint32_t a, uint32_t b) except -1 nogil:
+        # The id of a's bytes then b's (without b's continuing prefix, as
+        # tokenizers joins them): a new one, or (hf) the token that has them.
+        cdef size_t la = self.tok_off[a + 1] - self.tok_off[a], lb = self.tok_off[b + 1] - self.tok_off[b]
+        cdef const uint8_t* pb = self.tok_bytes + self.tok_off[b]
+        cdef uint8_t* buf
+        cdef int64_t t
+        if (self.prefix_len and lb >= self.prefix_len
+                and memcmp(pb, self.prefix, self.prefix_len) == 0):
+            pb += self.prefix_len
+            lb -= self.prefix_len
+        buf = <uint8_t*>malloc(la + lb + 1)
         if buf == NULL:
             with gil:
                 raise MemoryError()
         memcpy(buf, self.tok_bytes + self.tok_off[a], la)
-        memcpy(buf + la, self.tok_bytes + self.tok_off[b], lb)
-        if self.hf:
-            i = hash_bytes(buf, la + lb) & self.tok_index_mask
-            while True:
-                t = self.tok_index[i]
-                if t < 0:
-                    break
-                if (self.tok_off[t + 1] - self.tok_off[t] == la + lb
-                        and memcmp(self.tok_bytes + self.tok_off[t], buf, la + lb) == 0):
-                    free(buf)
-                    return t
-                i = (i + 1) & self.tok_index_mask
+        memcpy(buf + la, pb, lb)
         try:
-            self.push_token(buf, la + lb)
+            if self.hf:
+                t = self.token_id(buf, la + lb, self.tok_len[a] + self.tok_len[b])
+            else:
+                self.push_token(buf, la + lb, self.tok_len[a] + self.tok_len[b])
+                t = <int64_t>self.n_tokens - 1
         finally:
             free(buf)
-        return <int64_t>self.n_tokens - 1
+        return t
 
     cdef Py_ssize_t merge_up_to(self, size_t max_tokens, size_t budget) except -1 nogil:
         cdef size_t done = 0, i, k

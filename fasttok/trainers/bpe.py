@@ -14,7 +14,12 @@ rank. ``flavour="hf"`` gives the vocabulary and merges of ``tokenizers``'
 ``BpeTrainer(vocab_size=..., min_frequency=..., special_tokens=...,
 initial_alphabet=ByteLevel.alphabet())`` behind ``Split(pattern,
 "isolated")`` and ``ByteLevel(use_regex=False)``: specials first, then the
-256 byte-level characters in code point order, then the merges.
+256 byte-level characters in code point order, then the merges; with
+``initial_alphabet`` (byte-level characters; default all 256) and
+``limit_alphabet`` the alphabet is cut as tokenizers cuts it
+(:mod:`fasttok.trainers.hf_bpe`), and ``max_token_length`` bounds the merges.
+A vocabulary without all 256 bytes is read through its ``tokenizer.json``
+(tokenizers leaves out a byte it has no token for).
 Special tokens in the texts are trained on as ordinary text, as both
 references do.
 
@@ -33,8 +38,12 @@ from collections.abc import Callable, Iterable
 from typing import Optional
 
 from fasttok.errors import FasttokError
+from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
+from fasttok.loaders.hf_tokenizer_json_writer import tokenizer_json
 from fasttok.pre_tokenizers.patterns import CL100K, compile_generic, scanner_for
+from fasttok.shared._bytemap import bytes_to_unicode, unicode_to_bytes
 from fasttok.trainers._bpe_trainer import BpeCore, PieceCounter
+from fasttok.trainers.hf_bpe import check_options, compute_alphabet, run_merges
 from fasttok.vocab import Vocabulary, token_layout
 
 __all__ = ["TrainedBPE", "count_pretokens", "train_bpe", "FLAVOURS"]
@@ -141,21 +150,44 @@ def count_pretokens(texts: Iterable[str], pattern: str = CL100K,
     return counters[0]
 
 
+def _byte_alphabet(counter: PieceCounter, initial_alphabet: Optional[Iterable[str]],
+                   limit_alphabet: Optional[int]) -> list:
+    # the alphabet's bytes in id order: tokenizers' cut over the byte-level characters
+    stand_in = bytes_to_unicode()
+    to_byte = unicode_to_bytes()
+    if initial_alphabet is None:
+        initial_alphabet = list(stand_in.values())
+    initial = list(initial_alphabet)
+    strange = [c for c in initial if isinstance(c, str) and c and c[0] not in to_byte]
+    if strange:
+        raise FasttokError(f"initial_alphabet: {strange[0]!r} is no byte-level character "
+                           "(byte-level training sees only those; see ByteLevel.alphabet())")
+    counts = {ord(stand_in[b]): n for b, n in counter.unit_counts(False).items()}
+    return [to_byte[chr(cp)] for cp in compute_alphabet(counts, initial, limit_alphabet)]
+
+
 def train_bpe(texts: Iterable[str], *, vocab_size: int, pattern: Optional[str] = None,
               special_tokens: Iterable[str] = (), min_frequency: int = 0,
               flavour: str = "rustbpe", num_threads: Optional[int] = None,
               name: str = "trained",
-              progress: Optional[Callable[[int, int], None]] = None) -> TrainedBPE:
+              progress: Optional[Callable[[int, int], None]] = None,
+              limit_alphabet: Optional[int] = None,
+              initial_alphabet: Optional[Iterable[str]] = None,
+              max_token_length: Optional[int] = None) -> TrainedBPE:
     """Train byte-level BPE on ``texts`` (any iterable of str, read once).
 
     ``vocab_size`` counts the 256 bytes, the merges and the special tokens.
     ``progress(done, total)``, if given, is called as merges are made.
+    ``limit_alphabet``, ``initial_alphabet`` and ``max_token_length`` are
+    tokenizers' (``flavour="hf"``).
 
     >>> t = train_bpe(["aaaa aaaaa"], vocab_size=258)
     >>> [token for token, _ in t.ranks[256:]]
     [b'aa', b'aaaa']
     >>> train_bpe([], vocab_size=257, special_tokens=["<|end|>"]).vocabulary.special_tokens
     mappingproxy({'<|end|>': 256})
+    >>> len(train_bpe(["ab"], vocab_size=9, flavour="hf", initial_alphabet=[]).ranks)
+    3
     """
     if flavour not in FLAVOURS:
         raise FasttokError(f"flavour must be one of {', '.join(map(repr, FLAVOURS))}, "
@@ -163,28 +195,27 @@ def train_bpe(texts: Iterable[str], *, vocab_size: int, pattern: Optional[str] =
     if isinstance(texts, (str, bytes)):
         raise TypeError("texts is an iterable of str (a list, a file's lines), not one "
                         f"{type(texts).__name__}: wrap a single text in a list")
+    hf_only = (limit_alphabet is not None or initial_alphabet is not None
+               or max_token_length is not None)
+    if flavour == "rustbpe" and hf_only:
+        raise FasttokError("limit_alphabet, initial_alphabet and max_token_length are "
+                           "tokenizers' options: pass flavour='hf'")
+    check_options(vocab_size, min_frequency, limit_alphabet, max_token_length)
     pattern = CL100K if pattern is None else pattern
     specials = list(dict.fromkeys(special_tokens))
-    if min_frequency < 0:
-        raise FasttokError(f"min_frequency must be 0 or more, not {min_frequency}")
     if flavour == "rustbpe" and vocab_size < 256 + len(specials):
         raise FasttokError(f"vocab_size {vocab_size} is too small: the 256 bytes and "
                            f"{len(specials)} special tokens need {256 + len(specials)}")
     counter = count_pretokens(texts, pattern, num_threads)
-    core = BpeCore(counter, flavour, min_frequency)
+    if flavour == "hf":
+        core = BpeCore(counter, flavour, min_frequency,
+                       units=_byte_alphabet(counter, initial_alphabet, limit_alphabet),
+                       max_token_length=max_token_length or 0)
+    else:
+        core = BpeCore(counter, flavour, min_frequency)
     corpus_bytes, unique = counter.n_bytes, len(counter)
     del counter  # the words are copied into the core; the merge loop is the peak
-    target = vocab_size - len(specials)
-    total = max(0, target - 256)
-    step = max(1, total // 100)
-    done = 0
-    while done < total:
-        made = core.run(target, step)
-        if not made:
-            break
-        done += made
-        if progress is not None:
-            progress(done, total)
+    run_merges(core, vocab_size - len(specials), progress)
     tokens = core.tokens()
     merge_ids = core.merge_list()
     merges = [(tokens[a], tokens[b]) for a, b, _ in merge_ids]
@@ -199,9 +230,13 @@ def train_bpe(texts: Iterable[str], *, vocab_size: int, pattern: Optional[str] =
         last = {pair: i for i, pair in enumerate(merges)}
         merges = [pair for i, pair in enumerate(merges) if last[pair] == i]
     by_bytes = dict(ranks)
-    token_tuple, ids = token_layout([(rank, token) for token, rank in by_bytes.items()])
-    vocab = Vocabulary(name=name, model="byte_bpe", tokens=token_tuple, ids=ids,
-                       merges=tuple(merges), special_tokens=special_ids, pattern=pattern,
-                       metadata={"trained_by": flavour}).validate()
+    if all(bytes([b]) in by_bytes for b in range(256)):
+        token_tuple, ids = token_layout([(rank, token) for token, rank in by_bytes.items()])
+        vocab = Vocabulary(name=name, model="byte_bpe", tokens=token_tuple, ids=ids,
+                           merges=tuple(merges), special_tokens=special_ids, pattern=pattern,
+                           metadata={"trained_by": flavour}).validate()
+    else:
+        vocab = tokenizer_json_record(tokenizer_json(by_bytes, merges, pattern, special_ids),
+                                      name, name=name)
     return TrainedBPE(ranks=ranks, merges=merges, vocabulary=vocab,
                       corpus_bytes=corpus_bytes, unique_pretokens=unique)
