@@ -384,18 +384,19 @@ def _cmd_train(args: argparse.Namespace) -> int:
                         progress=lambda done, total: progress("merging", done, total))
     seconds = time.perf_counter() - start
     vocab = trained.vocabulary
-    ranks = vocab.mergeable_ranks
+    ranks = dict(trained.ranks)
     if suffix.endswith(".gguf"):
         write_gguf(args.out, vocab)
         print(f"wrote {args.out}: load it with fasttok.load({args.out!r}) or llama.cpp")
     elif suffix.endswith(".json"):
-        write_tokenizer_json(args.out, ranks, vocab.merges, vocab.pattern, vocab.special_tokens)
+        write_tokenizer_json(args.out, ranks, trained.merges, trained.pattern,
+                             vocab.special_tokens)
         print(f"wrote {args.out}: load it with fasttok.load({args.out!r}) or "
               f"tokenizers.Tokenizer.from_file({args.out!r})")
     else:
         write_tiktoken(args.out, ranks)
         print(f"wrote {args.out}: load it with")
-        print(f"  {load_call(args.out, vocab.pattern, vocab.special_tokens)}")
+        print(f"  {load_call(args.out, trained.pattern, vocab.special_tokens)}")
     _summary(args, f"{len(trained.merges)} merges", seconds, trained.corpus_bytes,
              trained.unique_pretokens)
     return 0

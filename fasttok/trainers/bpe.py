@@ -76,6 +76,7 @@ class TrainedBPE:
     vocabulary: Optional[Vocabulary]
     corpus_bytes: int
     unique_pretokens: int
+    pattern: Optional[str] = None
 
 
 def _batches(texts: Iterable[str]) -> Iterable[list]:
@@ -239,4 +240,4 @@ def train_bpe(texts: Iterable[str], *, vocab_size: int, pattern: Optional[str] =
         vocab = tokenizer_json_record(tokenizer_json(by_bytes, merges, pattern, special_ids),
                                       name, name=name)
     return TrainedBPE(ranks=ranks, merges=merges, vocabulary=vocab,
-                      corpus_bytes=corpus_bytes, unique_pretokens=unique)
+                      corpus_bytes=corpus_bytes, unique_pretokens=unique, pattern=pattern)
