@@ -13,7 +13,12 @@ difference fails the benchmark. Peak memory is each
 trainer run alone in a fresh process (``VmHWM``, reset once the corpus is
 read), minus the resident size with the corpus read (Linux only).
 
+``FASTTOK_TRAIN_REPEAT=10`` makes the corpus ten copies of itself (about
+100 MB), read from the files as each trainer iterates, never held.
+
     python -m pytest bench/test_train_bench.py --benchmark-enable -q -s
+    FASTTOK_TRAIN_REPEAT=10 python -m pytest bench/test_train_bench.py --benchmark-enable -q -s \
+        -k "fasttok-1 or fasttok-2 or rustbpe"
     python -m pytest bench/test_train_bench.py --benchmark-enable -q -s -k wordpiece
 """
 
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -33,15 +39,32 @@ CORPUS = ("en", "code", "zh", "multi", "adversarial")
 VOCAB_SIZES = (8192, 32768)
 
 
+REPEAT = int(os.environ.get("FASTTOK_TRAIN_REPEAT", "1"))
+
+
+class _RepeatedCorpus:
+    """The corpus lines ``REPEAT`` times over, read from the files on each pass."""
+
+    def __init__(self, paths: list) -> None:
+        self.paths = paths
+
+    def __iter__(self):
+        for _ in range(REPEAT):
+            for path in self.paths:
+                with open(path, encoding="utf-8") as f:
+                    for line in f:
+                        yield line.rstrip("\n")
+
+
 @functools.lru_cache(maxsize=None)
-def _lines() -> tuple:
-    lines = []
-    for name in CORPUS:
-        path = DATA / "corpus" / f"{name}.txt"
+def _lines():
+    paths = [DATA / "corpus" / f"{name}.txt" for name in CORPUS]
+    for path in paths:
         if not path.is_file():
             pytest.skip(f"{path} not found")
-        lines += path.read_text(encoding="utf-8").splitlines()
-    return tuple(lines)
+    if REPEAT > 1:
+        return _RepeatedCorpus(paths)
+    return tuple(line for path in paths for line in path.read_text(encoding="utf-8").splitlines())
 
 
 def _fasttok(flavour: str, threads: int):
@@ -171,7 +194,8 @@ def test_train(benchmark, vocab_size, impl):
             f"{impl}: the trained vocabulary differs from {kind}'s"
     benchmark.group = f"train-{vocab_size}"
     benchmark.extra_info.update(kind="train", impl=impl, vocab_size=vocab_size,
-                                bytes=sum(len(line.encode("utf-8")) for line in lines))
+                                bytes=sum(len(line.encode("utf-8")) for line in lines),
+                                repeat=REPEAT)
     benchmark.pedantic(fn, args=(lines, vocab_size), rounds=1, iterations=1)
 
 
