@@ -65,6 +65,12 @@ def _tokie(path: str):
 def _kitoken(path: str):
     kitoken = pytest.importorskip("kitoken")
     tok = kitoken.Kitoken.from_tokenizers_file(path)
+    # kitoken applies the file's padding and truncation (all-MiniLM-L6-v2's
+    # 128) to every encode: off, as for tokenizers
+    config = tok.config()
+    config["processing"] = [step for step in config.get("processing", [])
+                            if not {"Pad", "Truncate"} & set(step)]
+    tok.set_config(config)
     return lambda text: tok.encode(text, True)
 
 
