@@ -101,6 +101,14 @@ KNOWN_PEER_BUGS = {
 }
 
 
+# Runs a peer takes too long to time, with the reason: (impl, vocab, file, mode) -> why.
+TOO_SLOW = {
+    ("kitoken", "all-MiniLM-L6-v2", "zh", "whole"):
+        "kitoken 0.11.1 is quadratic on CJK text through all-MiniLM-L6-v2 (2,000 / 4,000 / "
+        "8,000 zh.txt characters: 3 / 12 / 41 ms), minutes a call on the whole slice",
+}
+
+
 @functools.lru_cache(maxsize=None)
 def _encoder(impl: str, vocab: str):
     return IMPLS[impl](_path(vocab))
@@ -122,6 +130,8 @@ def _reference(vocab: str, file: str, mode: str) -> list:
 @pytest.mark.parametrize("file", FILES)
 @pytest.mark.parametrize("vocab", VOCABS)
 def test_hf_encode(benchmark, vocab, file, mode, impl):
+    if (impl, vocab, file, mode) in TOO_SLOW:
+        pytest.skip(TOO_SLOW[impl, vocab, file, mode])
     text = _text(file)
     arg = text if mode == "whole" else split_lines(text)
     reference = _reference(vocab, file, mode)
