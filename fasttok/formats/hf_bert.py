@@ -17,6 +17,13 @@ mark, or more than one character, is left to the stages, and so is the
 whole stretch holding it (Hangul syllables, for instance, decompose into
 three jamo).
 
+Speed (all-MiniLM-L6-v2, the first 20,000 lines of en / code / zh.txt, CPU
+time on a busy 2-core machine): 25.7 / 30.6 / 53.8 MB/s whole, 26 / 30 / 77
+times ``tokenizers``; one call a line 9.5 / 7.0 / 16.7 MB/s, 9.0 / 6.7 / 18
+times, where the Python layers above the compiled call (the Encoding, the
+added-token check) are about a third of the time. Before, a Python call a
+word and the normalizer's regex passes gave 0.7-1.4 times ``tokenizers``.
+
 >>> from fasttok.normalizers.bert import BertNormalizer
 >>> from fasttok.pre_tokenizers.split import BertPreTokenizer
 >>> rule = bert_rule(BertNormalizer(), BertPreTokenizer())
