@@ -6,7 +6,11 @@ all-MiniLM-L6-v2's WordPiece; a Unigram file) and encodes the same text
 without special tokens (``tokenizers`` with the file's truncation and padding
 off). ``tokenizers``
 comes with the test extra; ``tokie`` and ``kitoken`` (both read
-``tokenizer.json``) run when installed and are skipped otherwise. Before
+``tokenizer.json``) run when installed and are skipped otherwise, and so does
+``quicktok`` (PyPI ``quicktok-v1``) on the two files it ships its own copy of
+(llama3, qwen3). Each text is timed whole and line by line (one call per
+line from Python, every peer alike: the peers' batch calls run on all cores
+and not all of them take a thread count). Before
 anything is timed each peer's ids are compared with ``tokenizers``' and
 fasttok's on that very text; a difference fails the benchmark (an expected
 failure for a peer listed in ``KNOWN_PEER_BUGS``). Load time is
@@ -18,11 +22,12 @@ benchmarked for fasttok and ``tokenizers``.
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import pytest
 
 import fasttok
-from conftest import DATA, read_text
+from conftest import DATA, read_text, split_lines
 
 HF = DATA / "vocab" / "hf"
 VOCABS = ["llama3", "qwen3", "gpt4o", "gemma3", "llama2", "all-MiniLM-L6-v2",
@@ -60,7 +65,21 @@ def _tokie(path: str):
 def _kitoken(path: str):
     kitoken = pytest.importorskip("kitoken")
     tok = kitoken.Kitoken.from_tokenizers_file(path)
+    # kitoken applies the file's padding and truncation (all-MiniLM-L6-v2's
+    # 128) to every encode: off, as for tokenizers
+    config = tok.config()
+    config["processing"] = [step for step in config.get("processing", [])
+                            if not {"Pad", "Truncate"} & set(step)]
+    tok.set_config(config)
     return lambda text: tok.encode(text, True)
+
+
+def _quicktok(path: str):
+    quicktok = pytest.importorskip("quicktok")
+    name = Path(path).parent.name
+    if name not in QUICKTOK_SHIPS:
+        pytest.skip(f"quicktok ships no {name}")
+    return quicktok.get_encoding(name).encode_ordinary
 
 
 def _fasttok(path: str):
@@ -68,7 +87,10 @@ def _fasttok(path: str):
     return lambda text: enc.encode(text, allowed_special="all")
 
 
-IMPLS = {"fasttok": _fasttok, "tokenizers": _tokenizers, "tokie": _tokie, "kitoken": _kitoken}
+IMPLS = {"fasttok": _fasttok, "tokenizers": _tokenizers, "tokie": _tokie, "kitoken": _kitoken,
+         "quicktok": _quicktok}
+# the tokenizer.json files quicktok-v1 0.4.0 bundles under the same name
+QUICKTOK_SHIPS = ("llama3", "qwen3")
 
 # Peers whose ids are known to differ from tokenizers' on some inputs: the
 # benchmark is then an expected failure (not timed), with the reason.
@@ -79,27 +101,53 @@ KNOWN_PEER_BUGS = {
 }
 
 
+# Runs a peer takes too long to time, with the reason: (impl, vocab, file, mode) -> why.
+TOO_SLOW = {
+    ("kitoken", "all-MiniLM-L6-v2", "zh", "whole"):
+        "kitoken 0.11.1 is quadratic on CJK text through all-MiniLM-L6-v2 (2,000 / 4,000 / "
+        "8,000 zh.txt characters: 3 / 12 / 41 ms), minutes a call on the whole slice",
+}
+
+
 @functools.lru_cache(maxsize=None)
 def _encoder(impl: str, vocab: str):
     return IMPLS[impl](_path(vocab))
 
 
+def _each(encode):
+    return lambda lines: [encode(line) for line in lines]
+
+
+@functools.lru_cache(maxsize=None)
+def _reference(vocab: str, file: str, mode: str) -> list:
+    text = _text(file)
+    encode = _encoder("tokenizers", vocab)
+    return encode(text) if mode == "whole" else _each(encode)(split_lines(text))
+
+
 @pytest.mark.parametrize("impl", list(IMPLS))
+@pytest.mark.parametrize("mode", ["whole", "lines"])
 @pytest.mark.parametrize("file", FILES)
 @pytest.mark.parametrize("vocab", VOCABS)
-def test_hf_encode(benchmark, vocab, file, impl):
+def test_hf_encode(benchmark, vocab, file, mode, impl):
+    if (impl, vocab, file, mode) in TOO_SLOW:
+        pytest.skip(TOO_SLOW[impl, vocab, file, mode])
     text = _text(file)
-    reference = _encoder("tokenizers", vocab)(text)
-    assert _encoder("fasttok", vocab)(text) == reference, f"{vocab}/{file}: fasttok's ids differ"
+    arg = text if mode == "whole" else split_lines(text)
+    reference = _reference(vocab, file, mode)
+    ours = _encoder("fasttok", vocab)
+    ours = ours if mode == "whole" else _each(ours)
+    assert ours(arg) == reference, f"{vocab}/{file}/{mode}: fasttok's ids differ"
     fn = _encoder(impl, vocab)
-    if fn(text) != reference:
+    fn = fn if mode == "whole" else _each(fn)
+    if fn(arg) != reference:
         if impl in KNOWN_PEER_BUGS:
             pytest.xfail(KNOWN_PEER_BUGS[impl])
-        pytest.fail(f"{vocab}/{file}: {impl}'s ids differ from tokenizers'")
-    benchmark.group = f"hf-{vocab}-{file}"
-    benchmark.extra_info.update(kind="encode", encoding=vocab, file=file, mode="whole", impl=impl,
-                                bytes=len(text.encode("utf-8")))
-    benchmark.pedantic(fn, args=(text,), rounds=3, iterations=1, warmup_rounds=1)
+        pytest.fail(f"{vocab}/{file}/{mode}: {impl}'s ids differ from tokenizers'")
+    benchmark.group = f"hf-{vocab}-{file}-{mode}"
+    benchmark.extra_info.update(kind="encode", encoding=Path(vocab).stem[:12], file=file,
+                                mode=mode, impl=impl, bytes=len(text.encode("utf-8")))
+    benchmark.pedantic(fn, args=(arg,), rounds=3, iterations=1, warmup_rounds=1)
 
 
 @pytest.mark.parametrize("impl", ["fasttok", "tokenizers"])

@@ -126,6 +126,17 @@ class AddedTokens:
             found = self._matchers[key] = _Matcher(entries)
         return found
 
+    def occur_in(self, text: str, *, normalized: bool,
+                 allowed: Optional[frozenset] = None) -> bool:
+        """Whether some token of one pass occurs in ``text`` (where it may
+        still not match: a ``single_word`` token beside a letter).
+
+        >>> AddedTokens([AddedToken("<m>", 3)]).occur_in("a<m>", normalized=True)
+        True
+        """
+        regex = self.matcher(normalized, allowed).regex
+        return regex is not None and regex.search(text) is not None
+
     def find_matches(self, text: str, *, normalized: bool,
                      allowed: Optional[frozenset] = None) -> list:
         """``[(id or None, start, end)]`` covering ``text``: the added tokens

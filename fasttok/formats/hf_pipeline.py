@@ -37,11 +37,14 @@ for all the pieces of a stretch, where the model has it), no alignment kept.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any, Optional
 
 from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
 from fasttok.decoders.hf_json import decoder_from_json
 from fasttok.errors import FasttokError
+from fasttok.formats.hf_bert import bert_string_path
 from fasttok.loaders.hf_tokenizer_json import JsonPathError
 from fasttok.models.hf_json import model_from_json
 from fasttok.normalizers.hf_json import normalizer_from_json
@@ -82,10 +85,15 @@ class HFPipeline:
 
     def __init__(self, *, normalizer: Any, pre_tokenizer: Any, model: Any, post_processor: Any,
                  decoder: Any, added: AddedTokens, truncation: Optional[TruncationParams],
-                 padding: Optional[PaddingParams]) -> None:
+                 padding: Optional[PaddingParams],
+                 model_factory: Optional[Callable[[], Any]] = None) -> None:
+        # model_factory (with model None) builds the model on first use: a
+        # byte-level file's ids come from the fused core, and its Python BPE
+        # model (half of Llama 3's load time) serves only offsets and pieces
         self.normalizer = normalizer
         self.pre_tokenizer = pre_tokenizer
-        self.model = model
+        self._model = model
+        self._model_factory = model_factory
         self.post_processor = post_processor
         self.decoder = decoder
         self.added = added
@@ -93,9 +101,25 @@ class HFPipeline:
         self.padding = padding
         self.added_ids = frozenset(t.id for t in added.tokens)
         self._start_matters = _looks_at_the_start(pre_tokenizer)
+
+    @property
+    def model(self) -> Any:
+        """The model (built now if it was left for first use)."""
+        if self._model is None:
+            self._model = self._model_factory()
+        return self._model
+
+    @functools.cached_property
+    def _ids_many(self) -> Callable[[list], list]:
         # a model with tokenize_ids_many takes a stretch's pieces in one call
         # (a compiled loop, where a Python call a word was a fifth of the time)
-        self._ids_many = getattr(model, "tokenize_ids_many", None) or self._ids_piece_by_piece
+        return getattr(self.model, "tokenize_ids_many", None) or self._ids_piece_by_piece
+
+    @functools.cached_property
+    def _stretch_ids(self) -> Optional[Callable[[str], Optional[list]]]:
+        # BERT's normalizer, pre-tokenizer and WordPiece as one compiled pass
+        return bert_string_path(self.normalizer, self.pre_tokenizer, self.model,
+                                any(t.normalized for t in self.added.tokens))
 
     # ------------------------------------------------------------ one sequence
     def _cut(self, piece: NormalizedString, normalized: bool,
@@ -233,6 +257,11 @@ class HFPipeline:
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
         added = self.added
+        stretch_ids = self._stretch_ids if sample is None else None
+        if stretch_ids is not None and not added.occur_in(text, normalized=False, allowed=allowed):
+            found = stretch_ids(text)
+            if found is not None:
+                return found
         normalize = None if self.normalizer is None else self.normalizer.normalize_str
         ids_many = self._ids_many
         if sample is not None:
@@ -251,6 +280,11 @@ class HFPipeline:
                 out.append(token_id)
                 continue
             stretch = text[start:end]
+            if stretch_ids is not None:
+                found = stretch_ids(stretch)
+                if found is not None:
+                    out += found
+                    continue
             if normalize is not None:
                 stretch = normalize(stretch)
             for token2, start2, end2 in added.find_matches(stretch, normalized=True,
@@ -321,21 +355,23 @@ class HFPipeline:
                                      pad_token)
 
 
-def pipeline_from_document(vocab: Vocabulary) -> HFPipeline:
+def pipeline_from_document(vocab: Vocabulary, *, lazy_model: bool = False) -> HFPipeline:
     """The pipeline of a ``tokenizer.json`` record (``metadata["document"]``),
-    every part checked by its stage's factory."""
+    every part checked by its stage's factory; with ``lazy_model`` the model
+    is built (and checked) on first use."""
     doc = vocab.metadata["document"]
     fail = JsonPathError(vocab.source or vocab.name)
     version = doc.get("version", "1.0")
     if version != "1.0":
         raise fail("$.version", f"unknown tokenizer version {version!r} (tokenizers reads 1.0)")
     normalizer = normalizer_from_json(doc.get("normalizer"), "$.normalizer", fail)
-    model = model_from_json(doc.get("model"), "$.model", fail)
+    build_model = functools.partial(model_from_json, doc.get("model"), "$.model", fail)
     normalize = None if normalizer is None else normalizer.normalize_str
     return HFPipeline(
         normalizer=normalizer,
         pre_tokenizer=pre_tokenizer_from_json(doc.get("pre_tokenizer"), "$.pre_tokenizer", fail),
-        model=model,
+        model=None if lazy_model else build_model(),
+        model_factory=build_model if lazy_model else None,
         post_processor=post_processor_from_json(doc.get("post_processor"), "$.post_processor",
                                                 fail),
         decoder=decoder_from_json(doc.get("decoder"), "$.decoder", fail),

@@ -1,7 +1,7 @@
 """WordPiece as llama.cpp runs it (compiled): BERT normaliser and linear-time longest match."""
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 class BertNormalizer:
     lowercase: bool
@@ -10,6 +10,16 @@ class BertNormalizer:
     def map_code_point(self, cp: int) -> tuple[int, int]: ...
 
 def normalizer(lowercase: bool = ..., strip_accents: bool = ...) -> BertNormalizer: ...
+
+APPEND: int
+SPACE: int
+ALONE: int
+SKIP: int
+OTHER: int
+
+class CodePointRules:
+    def __init__(self, rule: Callable[[int], tuple[int, int]]) -> None: ...
+    def map_code_point(self, cp: int) -> tuple[int, int]: ...
 
 class WordPieceModel:
     normalizer: BertNormalizer
@@ -24,7 +34,13 @@ class WordPieceModel:
         lowercase: bool = ...,
         strip_accents: bool = ...,
         ids: Sequence[int] | None = ...,
+        word_start: bytes = ...,
+        max_word_chars: int | None = ...,
     ) -> None: ...
+    def encode_with(self, text: str, rules: CodePointRules) -> list[int] | None: ...
+    def encode_many_with(
+        self, texts: Iterable[str], rules: CodePointRules
+    ) -> list[list[int] | None]: ...
     def encode(self, text: str) -> list[int]: ...
     def count(self, text: str) -> int: ...
     def encode_many(self, texts: Iterable[str]) -> list[list[int]]: ...

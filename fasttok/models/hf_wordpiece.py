@@ -29,7 +29,7 @@ model run on the same words in one pre-tokenized call
 from __future__ import annotations
 
 from fasttok.errors import FasttokError
-from fasttok.models._wordpiece import WordPieceModel
+from fasttok.models._wordpiece import CodePointRules, WordPieceModel
 from fasttok.models.hf_fields import is_int, model_object
 
 _START = b"\xc0"      # never in UTF-8: marks the texts that match at a word's start
@@ -72,7 +72,8 @@ class WordPiece:
             self._unk_text = len(texts)
             texts.append(None)
             self._ids.append(self._unk_id)
-        self._core = WordPieceModel(texts, self._unk_text, ids=self._ids)
+        self._core = WordPieceModel(texts, self._unk_text, ids=self._ids, word_start=_START,
+                                    max_word_chars=max_input_chars_per_word)
 
     def _unk(self) -> int:
         if self._unk_id is None:
@@ -109,6 +110,33 @@ class WordPiece:
         if len(sequence) > self.max_input_chars_per_word:
             return [self._unk()]
         return self._core.match_word(_START + sequence.encode("utf-8")) or [self._unk()]
+
+    def text_ids(self, text: str, rules: CodePointRules) -> list | None:
+        """The ids of the words ``rules`` makes of ``text`` (normalizer and
+        pre-tokenizer in one pass over it; see
+        :class:`~fasttok.models._wordpiece.CodePointRules`), or ``None`` when
+        ``text`` holds a code point ``rules`` leaves to the stages themselves.
+
+        >>> from fasttok.models._wordpiece import APPEND, SPACE
+        >>> rules = CodePointRules(lambda cp: (SPACE if cp == 32 else APPEND, cp))
+        >>> WordPiece({"[UNK]": 0, "a": 1, "##b": 2}).text_ids("ab a c", rules)
+        [1, 2, 1, 0]
+        """
+        if self._unk_id is None:
+            return None  # a word it cannot cut must raise, as tokenize_ids does
+        return self._core.encode_with(text, rules)
+
+    def texts_ids(self, texts: list, rules: CodePointRules) -> list:
+        """:meth:`text_ids` of each text, in one compiled call.
+
+        >>> from fasttok.models._wordpiece import APPEND
+        >>> WordPiece({"[UNK]": 0, "a": 1}).texts_ids(["a", "b"], CodePointRules(
+        ...     lambda cp: (APPEND, cp)))
+        [[1], [0]]
+        """
+        if self._unk_id is None:
+            return [None] * len(texts)
+        return self._core.encode_many_with(texts, rules)
 
     def token_to_id(self, token: str) -> int | None:
         """The id of ``token``, or ``None``.
