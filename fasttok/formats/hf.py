@@ -68,9 +68,12 @@ def load_tokenizer_json_file(path: str, **options: Any) -> Vocabulary:
 def build_hf_pipeline(vocab: Vocabulary) -> "HFModel":
     """The model of a ``tokenizer.json`` record: its pipeline, with the fused
     byte-level core when the record has byte-level tokens."""
-    fast = build_hf_byte_bpe(vocab) if vocab.merges is not None else None
-    # the byte-level record has checked the model's vocabulary and merges already
-    pipeline = pipeline_from_document(vocab, lazy_model=fast is not None)
+    # the stages first: they check the document and name the JSON path of a
+    # fault (a Split regex that does not compile); the byte-level record has
+    # checked the model's vocabulary and merges already
+    byte_level = vocab.merges is not None
+    pipeline = pipeline_from_document(vocab, lazy_model=byte_level)
+    fast = build_hf_byte_bpe(vocab) if byte_level else None
     return HFModel(pipeline, [content for content, _, _ in vocab.metadata["added_tokens"]],
                    fast, vocab.metadata["document"].get("decoder"), vocab.template_ids)
 
