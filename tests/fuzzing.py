@@ -903,7 +903,7 @@ def _tiny_seeds(fmt: str) -> dict:
                 "llama": gguf_spm_seed("llama"), "t5": gguf_spm_seed("t5"),
                 "bert": gguf_bert_seed()}
     if fmt == "tokenizer.json":
-        return fuzzing_json.tokenizer_json_seeds(build_charsmap(CHARSMAP_RULES))
+        return fuzzing_json.tokenizer_json_seeds(build_charsmap(CHARSMAP_RULES), BYTE_LEVEL)
     if fmt == "tekken":
         return fuzzing_json.tekken_seeds()
     return {"unigram-charsmap": model_seed(1, False, True, False),

@@ -26,17 +26,6 @@ ODD_REGEXES = ("(", ")", "[", "\\", "a{2,1}", "(?<", "\\p{NoSuchScript}", "(?i",
                "(?=a)", "\\k<x>", "[\\d-z]", "\\s+(?!\\S)", "\\p{L}++", "(?:)", "x" * 3000)
 
 
-def _byte_level_alphabet() -> list:
-    keep = list(range(0x21, 0x7F)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
-    mapping = {b: chr(b) for b in keep}
-    extra = 0
-    for b in range(256):
-        if b not in mapping:
-            mapping[b] = chr(256 + extra)
-            extra += 1
-    return [mapping[b] for b in range(256)]
-
-
 def _added(token_id: int, content: str, special: bool = True, **flags) -> dict:
     entry = {"id": token_id, "content": content, "single_word": False, "lstrip": False,
              "rstrip": False, "normalized": not special, "special": special}
@@ -52,9 +41,8 @@ def _document(model: dict, *, normalizer=None, pre_tokenizer=None, post_processo
             "decoder": decoder, "model": model}
 
 
-def _byte_level_bpe() -> dict:
-    alphabet = _byte_level_alphabet()
-    vocab = {c: i for i, c in enumerate(alphabet)}
+def _byte_level_bpe(byte_level: dict) -> dict:
+    vocab = {byte_level[b]: b for b in range(256)}
     merges = [["Ġ", "t"], ["h", "e"], ["Ġt", "he"], ["i", "n"], ["Ġ", "a"]]
     for a, b in merges:
         vocab[a + b] = len(vocab)
@@ -171,10 +159,11 @@ def _wordlevel() -> dict:
                                           lstrip=True, rstrip=True)])
 
 
-def tokenizer_json_seeds(charsmap: bytes) -> dict:
+def tokenizer_json_seeds(charsmap: bytes, byte_level: dict) -> dict:
     """Name -> a tiny ``tokenizer.json`` document of each pipeline kind; the
-    Unigram one normalizes with the SentencePiece ``charsmap`` given."""
-    return {"byte-level-bpe": _byte_level_bpe(), "spm-bpe": _spm_bpe(),
+    Unigram one normalizes with the SentencePiece ``charsmap`` given, the
+    byte-level one spells bytes with ``byte_level`` (byte -> character)."""
+    return {"byte-level-bpe": _byte_level_bpe(byte_level), "spm-bpe": _spm_bpe(),
             "wordpiece": _wordpiece(), "unigram": _unigram(charsmap), "wordlevel": _wordlevel()}
 
 

@@ -44,7 +44,8 @@ from fasttok.normalizers.hf_json import normalizer_from_json
 from fasttok.pre_tokenizers.hf_json import pre_tokenizer_from_json
 from fasttok.trainers._bpe_trainer import PieceCounter
 
-__all__ = ["BERT_NORMALIZER", "BERT_PRE_TOKENIZER", "stages", "count_words", "by_chunks"]
+__all__ = ["BERT_NORMALIZER", "BERT_PRE_TOKENIZER", "stages", "count_words", "by_chunks",
+           "count_stage_words"]
 
 # what a user of tokenizers sets for WordPiece (BERT's), as tokenizer.json writes them
 BERT_NORMALIZER = {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
@@ -173,3 +174,19 @@ def count_words(texts: Iterable[str], pipeline: tuple, chunked: bool = False) ->
         pieces = [text] if split is None else split(text)
         add([p for p in pieces if p], n)
     return counter
+
+
+def count_stage_words(texts: Iterable[str], normalizer: Optional[dict],
+                      pre_tokenizer: Optional[dict]) -> PieceCounter:
+    """Count the words of ``texts`` (an iterable of str, not one str) behind
+    the ``tokenizer.json`` objects ``normalizer`` and ``pre_tokenizer``, by
+    chunks where that gives the same counts.
+
+    >>> sorted(count_stage_words(["a b", "a"], None, {"type": "Whitespace"}).items())
+    [(b'a', 2), (b'b', 1)]
+    """
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("texts is an iterable of str (a list, a file's lines), not one "
+                        f"{type(texts).__name__}: wrap a single text in a list")
+    return count_words(texts, stages(normalizer, pre_tokenizer),
+                       by_chunks(normalizer, pre_tokenizer))

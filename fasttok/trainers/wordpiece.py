@@ -22,8 +22,7 @@ from typing import Optional
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
 from fasttok.loaders.hf_tokenizer_json_writer import wordpiece_tokenizer_json
 from fasttok.trainers.hf_bpe import TrainedWords, train_words
-from fasttok.trainers.hf_words import BERT_NORMALIZER, BERT_PRE_TOKENIZER, by_chunks, count_words, \
-    stages
+from fasttok.trainers.hf_words import BERT_NORMALIZER, BERT_PRE_TOKENIZER, count_stage_words
 from fasttok.vocab import Vocabulary
 
 __all__ = ["TrainedWordPiece", "train_wordpiece"]
@@ -82,13 +81,9 @@ def train_wordpiece(texts: Iterable[str], *, vocab_size: int = 30000,
     >>> train_wordpiece(["ab ab"], vocab_size=10).trained.tokens
     ['a', 'b', '##b', 'ab']
     """
-    if isinstance(texts, (str, bytes)):
-        raise TypeError("texts is an iterable of str (a list, a file's lines), not one "
-                        f"{type(texts).__name__}: wrap a single text in a list")
     if not isinstance(continuing_subword_prefix, str):
         raise TypeError("continuing_subword_prefix must be a str")
-    counter = count_words(texts, stages(normalizer, pre_tokenizer),
-                          by_chunks(normalizer, pre_tokenizer))
+    counter = count_stage_words(texts, normalizer, pre_tokenizer)
     corpus_bytes, unique = counter.n_bytes, len(counter)
     trained = train_words(counter, vocab_size=vocab_size, special_tokens=special_tokens,
                           min_frequency=min_frequency, limit_alphabet=limit_alphabet,

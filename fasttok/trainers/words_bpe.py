@@ -20,7 +20,7 @@ from typing import Optional
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
 from fasttok.loaders.hf_tokenizer_json_writer import bpe_tokenizer_json
 from fasttok.trainers.hf_bpe import TrainedWords, train_words
-from fasttok.trainers.hf_words import by_chunks, count_words, stages
+from fasttok.trainers.hf_words import count_stage_words
 from fasttok.vocab import Vocabulary
 
 __all__ = ["TrainedBPEWords", "train_bpe_words"]
@@ -68,11 +68,7 @@ def train_bpe_words(texts: Iterable[str], *, vocab_size: int, pre_tokenizer: Opt
     >>> train_bpe_words(["aa"], vocab_size=9, pre_tokenizer=None, end_of_word_suffix="</w>").trained.tokens
     ['a', 'a</w>', 'aa</w>']
     """
-    if isinstance(texts, (str, bytes)):
-        raise TypeError("texts is an iterable of str (a list, a file's lines), not one "
-                        f"{type(texts).__name__}: wrap a single text in a list")
-    counter = count_words(texts, stages(normalizer, pre_tokenizer),
-                          by_chunks(normalizer, pre_tokenizer))
+    counter = count_stage_words(texts, normalizer, pre_tokenizer)
     corpus_bytes, unique = counter.n_bytes, len(counter)
     trained = train_words(counter, vocab_size=vocab_size, special_tokens=special_tokens,
                           min_frequency=min_frequency, limit_alphabet=limit_alphabet,
