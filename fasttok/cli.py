@@ -380,7 +380,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
                         pattern=args.pattern, special_tokens=args.special_token or (),
                         min_frequency=args.min_frequency, flavour=args.flavour,
                         num_threads=args.threads, limit_alphabet=args.limit_alphabet,
-                        initial_alphabet=initial,
+                        initial_alphabet=initial, max_pretokens=args.max_pretokens,
                         progress=lambda done, total: progress("merging", done, total))
     seconds = time.perf_counter() - start
     vocab = trained.vocabulary
@@ -399,6 +399,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
         print(f"  {load_call(args.out, trained.pattern, vocab.special_tokens)}")
     _summary(args, f"{len(trained.merges)} merges", seconds, trained.corpus_bytes,
              trained.unique_pretokens)
+    if trained.dropped_pretokens:
+        print(f"--max-pretokens dropped {trained.dropped_pretokens} rare pre-tokens: the "
+              "vocabulary may differ from an unbounded run's", file=sys.stderr)
     return 0
 
 
@@ -477,6 +480,9 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--flavour", choices=("rustbpe", "hf"), default="rustbpe",
                     help="whose rules to follow exactly: rustbpe's or Hugging Face tokenizers'")
     tr.add_argument("--threads", type=int, help="threads counting pre-tokens (default: the CPUs)")
+    tr.add_argument("--max-pretokens", type=int,
+                    help="bpe: hold at most this many distinct pre-tokens while counting, "
+                         "dropping the rarest (bounded memory; exact while none are dropped)")
     tr.add_argument("--model", choices=("bpe", "wordpiece", "unigram"), default="bpe",
                     help="byte-level BPE; WordPiece as tokenizers' WordPieceTrainer (BERT's "
                          "normalizer and pre-tokenizer); SentencePiece Unigram (a .model file)")

@@ -34,7 +34,7 @@ from fasttok.loaders.tiktoken_writer import write_tiktoken
 from fasttok.pre_tokenizers.patterns import CL100K, CL100K_LEGACY, GPT2
 from fasttok.shared._bytemap import encode_byte_level
 from fasttok.trainers._bpe_trainer import BpeCore, PieceCounter
-from fasttok.trainers.bpe import train_bpe
+from fasttok.trainers.bpe import PretokenBound, count_pretokens, train_bpe
 
 rustbpe = pytest.importorskip("rustbpe")
 tiktoken = pytest.importorskip("tiktoken")
@@ -332,3 +332,52 @@ def test_cli_limit_alphabet_keeps_the_most_frequent_bytes_seen(tmp_path):
                   initial_alphabet=[])
     assert Tokenizer.from_file(str(out)).get_vocab() == {encode_byte_level(k): i
                                                          for k, i in t.ranks}
+
+
+# ---------------------------------------------------------------- bounded counting
+
+def _slice() -> list:
+    return corpus_lines("en", 1500) + corpus_lines("zh", 500)
+
+
+def test_a_bound_above_the_distinct_pretokens_changes_nothing():
+    texts = _slice()
+    unbounded = train_bpe(texts, vocab_size=600, num_threads=1)
+    bounded = train_bpe(texts, vocab_size=600, num_threads=1,
+                        max_pretokens=unbounded.unique_pretokens)
+    assert bounded.ranks == unbounded.ranks and bounded.dropped_pretokens == 0
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_bound_holds_the_count_within_it_and_keeps_the_frequent_pretokens(threads):
+    texts = _slice()
+    full = dict(count_pretokens(texts, num_threads=1).items())
+    bound = PretokenBound(len(full) // 8)
+    kept = dict(count_pretokens(texts, num_threads=threads, bound=bound).items())
+    assert len(kept) <= bound.limit and bound.dropped > 0
+    assert all(count <= full[piece] for piece, count in kept.items())
+    top = sorted(full, key=full.get, reverse=True)[:50]
+    assert all(piece in kept for piece in top)
+
+
+def test_prune_drops_exactly_the_pretokens_below_the_threshold():
+    counter = PieceCounter()
+    counter.add_counts({b"a": 5, b"b": 1, b"c": 2, b"d": 1})
+    assert counter.prune(2) == 2
+    counter.add_pieces(["b", "e"])
+    assert sorted(counter.items()) == [(b"a", 5), (b"b", 1), (b"c", 2), (b"e", 1)]
+
+
+def test_a_bound_below_one_is_refused():
+    with pytest.raises(fasttok.FasttokError, match="max_pretokens"):
+        train_bpe(["a"], vocab_size=256, max_pretokens=0)
+
+
+def test_cli_says_when_the_bound_dropped_pretokens(tmp_path, capsys):
+    from fasttok.cli import main
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(_slice()), encoding="utf-8")
+    assert main(["train", str(corpus), "--vocab-size", "300", "--max-pretokens", "100",
+                 "--quiet", "--out", str(tmp_path / "v.tiktoken")]) == 0
+    assert "--max-pretokens dropped" in capsys.readouterr().err

@@ -225,6 +225,51 @@ cdef class PieceCounter:
                          other.slots[i].count)
         self.n_bytes += other.n_bytes
 
+    def prune(self, int64_t below):
+        """Drop every pre-token counted fewer than ``below`` times (arena and
+        table rebuilt, so memory follows what is kept); returns how many went.
+
+        >>> c = PieceCounter(); c.add_counts({b"a": 3, b"b": 1, b"c": 2})
+        >>> c.prune(2), sorted(c.items())
+        (1, [(b'a', 3), (b'c', 2)])
+        """
+        cdef size_t i, j, cap = self.mask + 1, kept = 0, kept_bytes = 0
+        cdef PieceSlot* slots
+        cdef uint8_t* arena
+        for i in range(cap):
+            if self.slots[i].hash and self.slots[i].count >= below:
+                kept += 1
+                kept_bytes += self.slots[i].length
+        while cap > 1024 and 4 * kept < cap:
+            cap //= 2
+        slots = <PieceSlot*>calloc(cap, sizeof(PieceSlot))
+        arena = <uint8_t*>malloc(kept_bytes + 1)
+        if slots == NULL or arena == NULL:
+            free(slots)
+            free(arena)
+            raise MemoryError()
+        kept_bytes = 0
+        for i in range(self.mask + 1):
+            if self.slots[i].hash and self.slots[i].count >= below:
+                j = self.slots[i].hash & (cap - 1)
+                while slots[j].hash:
+                    j = (j + 1) & (cap - 1)
+                slots[j] = self.slots[i]
+                slots[j].offset = kept_bytes
+                memcpy(arena + kept_bytes, self.arena + self.slots[i].offset,
+                       self.slots[i].length)
+                kept_bytes += self.slots[i].length
+        dropped = self.used - kept
+        free(self.slots)
+        free(self.arena)
+        self.slots = slots
+        self.mask = cap - 1
+        self.arena = arena
+        self.arena_len = kept_bytes
+        self.arena_cap = kept_bytes + 1
+        self.used = kept
+        return dropped
+
     def unit_counts(self, bint chars):
         """``{unit: count}``: how often each byte (or, with ``chars``, each
         code point of the UTF-8 pre-tokens) occurs, each pre-token weighted

@@ -46,7 +46,7 @@ from fasttok.trainers._bpe_trainer import BpeCore, PieceCounter
 from fasttok.trainers.hf_bpe import check_options, compute_alphabet, run_merges
 from fasttok.vocab import Vocabulary, token_layout
 
-__all__ = ["TrainedBPE", "count_pretokens", "train_bpe", "FLAVOURS"]
+__all__ = ["TrainedBPE", "PretokenBound", "count_pretokens", "train_bpe", "FLAVOURS"]
 
 FLAVOURS = ("rustbpe", "hf")
 
@@ -65,7 +65,9 @@ class TrainedBPE:
     vocabulary keeps the later rank). ``merges``: the merged pairs in order,
     as ``tokenizer.json`` lists them. ``vocabulary``: the record an
     :class:`~fasttok.Encoding` is built from. ``corpus_bytes`` and
-    ``unique_pretokens`` describe the input.
+    ``unique_pretokens`` describe the input, ``pattern`` cut it;
+    ``dropped_pretokens``: the rare pre-tokens a ``max_pretokens`` bound
+    dropped (0: the result is exact).
 
     >>> TrainedBPE([], [], None, 0, 0).corpus_bytes
     0
@@ -77,6 +79,7 @@ class TrainedBPE:
     corpus_bytes: int
     unique_pretokens: int
     pattern: Optional[str] = None
+    dropped_pretokens: int = 0
 
 
 def _batches(texts: Iterable[str]) -> Iterable[list]:
@@ -93,13 +96,49 @@ def _batches(texts: Iterable[str]) -> Iterable[list]:
         yield batch
 
 
+class PretokenBound:
+    """A cap on the distinct pre-tokens a count holds, so that memory stays
+    bounded whatever the corpus: when a counter passes ``limit``, the
+    pre-tokens counted fewer than ``below`` times are dropped, ``below``
+    doubling until at most half the limit remain (each thread's counter gets
+    its share). Training is exact while nothing is dropped; ``dropped`` says
+    how many were.
+
+    >>> bound = PretokenBound(4)
+    >>> counter = count_pretokens(["a a a b c d e f"], r"\\w+| ", num_threads=1, bound=bound)
+    >>> sorted(counter.items()), bound.dropped
+    ([(b' ', 7), (b'a', 3)], 5)
+    """
+
+    def __init__(self, limit: int) -> None:
+        if limit < 1:
+            raise FasttokError(f"max_pretokens must be 1 or more, not {limit}")
+        self.limit = limit
+        self.below = 2
+        self.dropped = 0
+        self._lock = threading.Lock()
+
+    def keep_within(self, counter: PieceCounter, share: int = 1) -> None:
+        """Prune ``counter`` if it holds more than ``limit / share`` pre-tokens."""
+        limit = max(1, self.limit // share)
+        if len(counter) <= limit:
+            return
+        with self._lock:
+            while len(counter) > limit // 2:
+                self.dropped += counter.prune(self.below)
+                if len(counter) > limit // 2:
+                    self.below *= 2
+
+
 def count_pretokens(texts: Iterable[str], pattern: str = CL100K,
-                    num_threads: Optional[int] = None) -> PieceCounter:
+                    num_threads: Optional[int] = None,
+                    bound: Optional[PretokenBound] = None) -> PieceCounter:
     """Count the distinct pre-tokens of ``texts`` under ``pattern``.
 
     A pattern with a compiled scanner is counted on ``num_threads`` threads
     (default: the CPUs); any other runs through its ``re`` translation in
-    this thread.
+    this thread. ``bound`` caps the distinct pre-tokens held (see
+    :class:`PretokenBound`).
 
     >>> sorted(count_pretokens(["a b", "a"], num_threads=2).items())
     [(b' b', 1), (b'a', 2)]
@@ -112,12 +151,16 @@ def count_pretokens(texts: Iterable[str], pattern: str = CL100K,
             if not isinstance(text, str):
                 raise TypeError(f"texts must be str, not {type(text).__name__}")
             counter.add_pieces(regex.findall(text), len(text.encode("utf-8")))
+            if bound is not None:
+                bound.keep_within(counter)
         return counter
     threads = max(1, num_threads or os.cpu_count() or 1)
     if threads == 1:
         counter = PieceCounter(scanner)
         for batch in _batches(texts):
             counter.add_texts(batch)
+            if bound is not None:
+                bound.keep_within(counter)
         return counter
     work: queue.Queue = queue.Queue(maxsize=2 * threads)
     counters = [PieceCounter(scanner) for _ in range(threads)]
@@ -128,6 +171,8 @@ def count_pretokens(texts: Iterable[str], pattern: str = CL100K,
             if not failures:
                 try:
                     counter.add_texts(batch)
+                    if bound is not None:
+                        bound.keep_within(counter, threads)
                 except BaseException as exc:  # handed to the reading thread
                     failures.append(exc)
 
@@ -148,6 +193,8 @@ def count_pretokens(texts: Iterable[str], pattern: str = CL100K,
         raise failures[0]
     for other in counters[1:]:
         counters[0].merge(other)
+    if bound is not None:
+        bound.keep_within(counters[0])
     return counters[0]
 
 
@@ -174,8 +221,14 @@ def train_bpe(texts: Iterable[str], *, vocab_size: int, pattern: Optional[str] =
               progress: Optional[Callable[[int, int], None]] = None,
               limit_alphabet: Optional[int] = None,
               initial_alphabet: Optional[Iterable[str]] = None,
-              max_token_length: Optional[int] = None) -> TrainedBPE:
+              max_token_length: Optional[int] = None,
+              max_pretokens: Optional[int] = None) -> TrainedBPE:
     """Train byte-level BPE on ``texts`` (any iterable of str, read once).
+
+    ``max_pretokens`` bounds the memory of counting: at most that many
+    distinct pre-tokens are held, the rarest dropped when more come
+    (:class:`PretokenBound`; ``TrainedBPE.dropped_pretokens`` says how many
+    were: while none are, the result is exact).
 
     ``vocab_size`` counts the 256 bytes, the merges and the special tokens.
     ``progress(done, total)``, if given, is called as merges are made.
@@ -207,7 +260,8 @@ def train_bpe(texts: Iterable[str], *, vocab_size: int, pattern: Optional[str] =
     if flavour == "rustbpe" and vocab_size < 256 + len(specials):
         raise FasttokError(f"vocab_size {vocab_size} is too small: the 256 bytes and "
                            f"{len(specials)} special tokens need {256 + len(specials)}")
-    counter = count_pretokens(texts, pattern, num_threads)
+    bound = PretokenBound(max_pretokens) if max_pretokens is not None else None
+    counter = count_pretokens(texts, pattern, num_threads, bound)
     if flavour == "hf":
         core = BpeCore(counter, flavour, min_frequency,
                        units=_byte_alphabet(counter, initial_alphabet, limit_alphabet),
@@ -240,4 +294,5 @@ def train_bpe(texts: Iterable[str], *, vocab_size: int, pattern: Optional[str] =
         vocab = tokenizer_json_record(tokenizer_json(by_bytes, merges, pattern, special_ids),
                                       name, name=name)
     return TrainedBPE(ranks=ranks, merges=merges, vocabulary=vocab,
-                      corpus_bytes=corpus_bytes, unique_pretokens=unique, pattern=pattern)
+                      corpus_bytes=corpus_bytes, unique_pretokens=unique, pattern=pattern,
+                      dropped_pretokens=bound.dropped if bound is not None else 0)
