@@ -270,8 +270,9 @@ class Vocabulary:
 
         Rejects duplicate token bytes or ranks among ordinary tokens, special
         ids that collide with ordinary tokens or each other, a byte-level
-        vocabulary without all 256 single bytes, and an ``explicit_n_vocab``
-        that does not match.
+        vocabulary without all 256 single bytes, an ``explicit_n_vocab``
+        that does not match, and an empty special token (it would match at
+        every position of every text).
 
         >>> Vocabulary(name="t", model="byte_bpe", tokens=(b"a", b"a"),
         ...            byte_level=False).validate()
@@ -279,6 +280,9 @@ class Vocabulary:
         fasttok.errors.VocabularyError: t: token bytes b'a' appear at ids 0 and 1
         """
         self._validate_ids()
+        if "" in self.special_tokens:
+            raise VocabularyError(f"{self.name}: special token {self.special_tokens['']} is the "
+                                  "empty string, which would match everywhere")
         id_at = self.ids.__getitem__ if self.ids is not None else int
         present = [t for t in self.tokens if t is not None]
         if not set(map(type, present)) <= {bytes}:

@@ -13,6 +13,8 @@ import pickle
 
 import pytest
 
+import fasttok
+
 from conftest import (
     ALL_ENCODINGS,
     Mismatches,
@@ -606,3 +608,9 @@ def test_plugin_model_without_the_model_interface_is_refused_naming_what_it_lack
     monkeypatch.setitem(registry.MODELS, "partial", lambda vocab: Partial())
     with pytest.raises(fasttok.FasttokError, match="stream_decoder"):
         fasttok.Encoding.from_vocabulary(Vocabulary(name="p", model="partial", tokens=(b"a",)))
+
+
+def test_an_empty_special_token_is_refused_when_the_encoding_is_made():
+    ranks = {bytes([b]): b for b in range(256)}
+    with pytest.raises(fasttok.FasttokError, match="empty string"):
+        fasttok.Encoding("e", pat_str=r"\w+|\s", mergeable_ranks=ranks, special_tokens={"": 256})

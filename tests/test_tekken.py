@@ -354,3 +354,10 @@ def test_deeply_nested_json(tmp_path):
 @pytest.mark.parametrize("pattern", ["(", "\\p{NoSuchScript}", "a**"])
 def test_a_pattern_that_does_not_compile_names_its_field(tmp_path, pattern):
     _raises(tmp_path, _doc(pattern=pattern), "$.config.pattern", "pattern")
+
+
+def test_an_empty_special_token_is_refused(tmp_path):
+    # it would match at every position: encoding would never end
+    doc = _doc()
+    doc["special_tokens"][0]["token_str"] = ""
+    _raises(tmp_path, doc, None, "empty string")
