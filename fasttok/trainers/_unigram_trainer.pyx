@@ -469,14 +469,20 @@ cdef class WordTable:
             free(stack_pos)
             free(stack_before)
 
+    cdef int _check_span(self, UnigramModel model, size_t lo, size_t hi,
+                         Py_ssize_t out_len) except -1:
+        # words lo..hi of the table, into one count per piece
+        if hi > self.n_words or lo > hi:
+            raise ValueError("word range out of the table")
+        if <size_t>out_len < model.n_pieces:
+            raise ValueError("out needs one entry per piece")
+        return 0
+
     def expected_counts(self, UnigramModel model, size_t lo, size_t hi, int64_t[:] out not None):
         """Add the expected count of every piece over words ``lo`` to ``hi``
         (forward-backward on each word's lattice) to ``out``, in units of
         2**-24; returns the log-likelihood of those words, count-weighted."""
-        if hi > self.n_words or lo > hi:
-            raise ValueError("word range out of the table")
-        if <size_t>out.shape[0] < model.n_pieces:
-            raise ValueError("out needs one entry per piece")
+        self._check_span(model, lo, hi, out.shape[0])
         cdef double objective = 0.0
         with nogil:
             objective = _expected(self, model, lo, hi, &out[0])
@@ -485,10 +491,7 @@ cdef class WordTable:
     def viterbi_counts(self, UnigramModel model, size_t lo, size_t hi, int64_t[:] out not None):
         """Add to ``out`` how often each piece is in the best segmentation of
         words ``lo`` to ``hi`` (count-weighted); returns the number of tokens."""
-        if hi > self.n_words or lo > hi:
-            raise ValueError("word range out of the table")
-        if <size_t>out.shape[0] < model.n_pieces:
-            raise ValueError("out needs one entry per piece")
+        self._check_span(model, lo, hi, out.shape[0])
         cdef int64_t tokens = 0
         with nogil:
             tokens = _viterbi_counts(self, model, lo, hi, &out[0])
