@@ -18,11 +18,12 @@ slower: 98 ms against 11 ms for the 325k characters of 55k llama3 tokens.)
 from __future__ import annotations
 
 from fasttok.shared._bytemap import decode_byte_level
+from fasttok.shared.byte_level_options import ByteLevelOptions
 
 __all__ = ["ByteLevel"]
 
 
-class ByteLevel:
+class ByteLevel(ByteLevelOptions):
     """The ByteLevel decoder: one string out of all the tokens.
 
     ``add_prefix_space``, ``trim_offsets`` and ``use_regex`` are kept for the
@@ -31,14 +32,6 @@ class ByteLevel:
     >>> ByteLevel().decode_chain(["Ã©", "Ġ<b>", "\\u00e9"])
     ['é <b>�']
     """
-
-    __slots__ = ("add_prefix_space", "trim_offsets", "use_regex")
-
-    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True,
-                 use_regex: bool = True) -> None:
-        self.add_prefix_space = add_prefix_space
-        self.trim_offsets = trim_offsets
-        self.use_regex = use_regex
 
     def decode_chain(self, tokens: list) -> list:
         """All tokens as one string.
@@ -59,10 +52,6 @@ class ByteLevel:
         ' пр'
         """
         return "".join(self.decode_chain(tokens))
-
-    def __repr__(self) -> str:
-        return (f"ByteLevel(add_prefix_space={self.add_prefix_space}, "
-                f"trim_offsets={self.trim_offsets}, use_regex={self.use_regex})")
 
 
 def _token_bytes(token: str) -> bytes:

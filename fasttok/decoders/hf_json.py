@@ -31,6 +31,7 @@ from fasttok.decoders.hf_replace import Replace
 from fasttok.decoders.hf_simple import Fuse, Sequence, Strip
 from fasttok.decoders.hf_wordpiece import CTC, WordPiece
 from fasttok.errors import FasttokError
+from fasttok.shared.json_fields import stage_list
 
 __all__ = ["decoder_from_json"]
 
@@ -129,14 +130,7 @@ def _replace(f: _Fields) -> Replace:
 
 
 def _sequence(f: _Fields) -> Sequence:
-    decoders = f.get("decoders", lambda v: isinstance(v, list), "an array of decoders")
-    steps = []
-    for i, spec in enumerate(decoders):
-        where = f"{f.where}.decoders[{i}]"
-        if spec is None:
-            raise f.fail(where, "expected a decoder object, got null")
-        steps.append(decoder_from_json(spec, where, f.fail))
-    return Sequence(steps)
+    return Sequence(stage_list(f.spec, "decoders", f.where, f.fail, decoder_from_json))
 
 
 _BUILDERS = {

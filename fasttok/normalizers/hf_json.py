@@ -28,7 +28,7 @@ from fasttok.normalizers.simple import ByteLevel, Lowercase, Prepend
 from fasttok.normalizers.strip import Strip, StripAccents
 from fasttok.normalizers.unicode_forms import NFC, NFD, NFKC, NFKD
 from fasttok.shared._charsmap import CharsmapError
-from fasttok.shared.json_fields import check_object, field, pattern_of, type_of
+from fasttok.shared.json_fields import check_object, field, no_fields, pattern_of, stage_list, type_of
 
 __all__ = ["normalizer_from_json"]
 
@@ -75,24 +75,15 @@ def _precompiled(spec: dict, where: str, fail: Callable):
 
 
 def _sequence(spec: dict, where: str, fail: Callable):
-    items = field(spec, "normalizers", list, where, fail)
-    for i, item in enumerate(items):
-        if item is None:  # null is "no stage" only outside a Sequence
-            raise fail(f"{where}.normalizers[{i}]", "expected an object, got null")
-    return Sequence([normalizer_from_json(item, f"{where}.normalizers[{i}]", fail)
-                     for i, item in enumerate(items)])
-
-
-def _plain(cls):
-    return lambda spec, where, fail: cls()
+    return Sequence(stage_list(spec, "normalizers", where, fail, normalizer_from_json))
 
 
 _FACTORIES = {
-    "BertNormalizer": _bert, "Strip": _strip, "StripAccents": _plain(StripAccents),
-    "NFC": _plain(NFC), "NFD": _plain(NFD), "NFKC": _plain(NFKC), "NFKD": _plain(NFKD),
-    "Sequence": _sequence, "Lowercase": _plain(Lowercase), "Nmt": _plain(Nmt),
+    "BertNormalizer": _bert, "Strip": _strip, "StripAccents": no_fields(StripAccents),
+    "NFC": no_fields(NFC), "NFD": no_fields(NFD), "NFKC": no_fields(NFKC), "NFKD": no_fields(NFKD),
+    "Sequence": _sequence, "Lowercase": no_fields(Lowercase), "Nmt": no_fields(Nmt),
     "Precompiled": _precompiled, "Replace": _replace, "Prepend": _prepend,
-    "ByteLevel": _plain(ByteLevel),
+    "ByteLevel": no_fields(ByteLevel),
 }
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from fasttok.post_processors.encoding import Encoding
 from fasttok.post_processors.processor import PostProcessor
+from fasttok.shared.byte_level_options import ByteLevelOptions
 
 __all__ = ["ByteLevel", "trim_offsets"]
 
@@ -60,25 +61,13 @@ def trim_offsets(encoding: Encoding, add_prefix_space: bool) -> None:
     encoding.offsets = offsets
 
 
-class ByteLevel(PostProcessor):
+class ByteLevel(ByteLevelOptions, PostProcessor):
     """``tokenizers.processors.ByteLevel``: trims offsets (``trim_offsets``), adds no token.
 
     >>> from fasttok.post_processors.encoding import Encoding
     >>> ByteLevel(add_prefix_space=False).process(Encoding([1], ["Ġa"], [(1, 3)], [0])).offsets
     [(2, 3)]
     """
-
-    __slots__ = ("add_prefix_space", "trim_offsets", "use_regex")
-
-    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True,
-                 use_regex: bool = True) -> None:
-        self.add_prefix_space = add_prefix_space
-        self.trim_offsets = trim_offsets
-        self.use_regex = use_regex
-
-    def __repr__(self) -> str:
-        return (f"ByteLevel(add_prefix_space={self.add_prefix_space}, "
-                f"trim_offsets={self.trim_offsets}, use_regex={self.use_regex})")
 
     def process_encodings(self, encodings: list, add_special_tokens: bool) -> list:
         """Trim the offsets of each encoding and its overflowing pieces; number the sequences.

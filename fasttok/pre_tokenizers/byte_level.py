@@ -13,6 +13,7 @@ it changes nothing here.
 from __future__ import annotations
 
 from fasttok.shared._bytemap import encode_byte_level
+from fasttok.shared.byte_level_options import ByteLevelOptions
 from fasttok.shared.normalized import NormalizedString, PreTokenizedString, find_matches
 from fasttok.shared.regex_translate import compile_onig
 
@@ -22,22 +23,12 @@ GPT2_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(
 _GPT2 = compile_onig(GPT2_REGEX)
 
 
-class ByteLevel:
+class ByteLevel(ByteLevelOptions):
     """``tokenizers.pre_tokenizers.ByteLevel``.
 
     >>> ByteLevel(use_regex=False).split_str("a b")
     ['ĠaĠb']
     """
-
-    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True,
-                 use_regex: bool = True) -> None:
-        self.add_prefix_space = add_prefix_space
-        self.trim_offsets = trim_offsets
-        self.use_regex = use_regex
-
-    def __repr__(self) -> str:
-        return (f"ByteLevel(add_prefix_space={self.add_prefix_space}, "
-                f"trim_offsets={self.trim_offsets}, use_regex={self.use_regex})")
 
     def _split(self, i: int, ns: NormalizedString) -> list:
         if self.add_prefix_space and not ns.normalized.startswith(" "):

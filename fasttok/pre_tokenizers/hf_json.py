@@ -21,7 +21,7 @@ from fasttok.pre_tokenizers.sequence import Sequence
 from fasttok.pre_tokenizers.split import (BertPreTokenizer, CharDelimiterSplit, Digits,
                                           Punctuation, Split, Whitespace, WhitespaceSplit)
 from fasttok.pre_tokenizers.unicode_scripts import UnicodeScripts
-from fasttok.shared.json_fields import check_object, field, pattern_of, type_of
+from fasttok.shared.json_fields import check_object, field, no_fields, pattern_of, stage_list, type_of
 from fasttok.shared.normalized import BEHAVIORS
 
 __all__ = ["pre_tokenizer_from_json"]
@@ -75,33 +75,24 @@ def _metaspace(spec: dict, where: str, fail: Callable):
 
 
 def _sequence(spec: dict, where: str, fail: Callable):
-    items = field(spec, "pretokenizers", list, where, fail)
-    for i, item in enumerate(items):
-        if item is None:  # null is "no stage" only outside a Sequence
-            raise fail(f"{where}.pretokenizers[{i}]", "expected an object, got null")
-    return Sequence([pre_tokenizer_from_json(item, f"{where}.pretokenizers[{i}]", fail)
-                     for i, item in enumerate(items)])
-
-
-def _plain(cls):
-    return lambda spec, where, fail: cls()
+    return Sequence(stage_list(spec, "pretokenizers", where, fail, pre_tokenizer_from_json))
 
 
 _FACTORIES = {
-    "BertPreTokenizer": _plain(BertPreTokenizer),
+    "BertPreTokenizer": no_fields(BertPreTokenizer),
     "ByteLevel": _byte_level,
     "CharDelimiterSplit": lambda spec, where, fail: CharDelimiterSplit(
         _char(spec, "delimiter", where, fail)),
     "Metaspace": _metaspace,
-    "Whitespace": _plain(Whitespace),
+    "Whitespace": no_fields(Whitespace),
     "Sequence": _sequence,
     "Split": _split,
     "Punctuation": lambda spec, where, fail: Punctuation(
         _behavior(spec, where, fail, default="Isolated")),
-    "WhitespaceSplit": _plain(WhitespaceSplit),
+    "WhitespaceSplit": no_fields(WhitespaceSplit),
     "Digits": lambda spec, where, fail: Digits(
         field(spec, "individual_digits", bool, where, fail)),
-    "UnicodeScripts": _plain(UnicodeScripts),
+    "UnicodeScripts": no_fields(UnicodeScripts),
 }
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["MISSING", "field", "check_object", "type_of", "pattern_of", "unknown_type"]
+__all__ = ["MISSING", "field", "check_object", "type_of", "pattern_of", "unknown_type",
+           "stage_list", "no_fields"]
 
 MISSING = object()
 
@@ -53,6 +54,36 @@ def field(spec: dict, key: str, kind, where: str, fail: Callable, default=MISSIN
         raise fail(f"{where}.{key}", f"expected {names}{' or null' if nullable else ''}, "
                                      f"got {_describe(value)}")
     return value
+
+
+def stage_list(spec: dict, key: str, where: str, fail: Callable, build: Callable) -> list:
+    """The stages of a ``Sequence`` under ``spec[key]``, each read by
+    ``build(item, where, fail)``; a null item is refused (null means "no
+    stage" only outside a Sequence).
+
+    >>> fail = lambda where, problem: ValueError(f"{where}: {problem}")
+    >>> stage_list({"xs": [{}, {}]}, "xs", "$.n", fail, lambda item, where, fail: where)
+    ['$.n.xs[0]', '$.n.xs[1]']
+    >>> stage_list({"xs": [None]}, "xs", "$.n", fail, lambda item, where, fail: where)
+    Traceback (most recent call last):
+    ValueError: $.n.xs[0]: expected an object, got null
+    """
+    stages = []
+    for i, item in enumerate(field(spec, key, list, where, fail)):
+        at = f"{where}.{key}[{i}]"
+        if item is None:
+            raise fail(at, "expected an object, got null")
+        stages.append(build(item, at, fail))
+    return stages
+
+
+def no_fields(cls) -> Callable:
+    """The factory of a stage that reads no field: ``cls()`` whatever the object holds.
+
+    >>> no_fields(list)({"type": "X"}, "$.n", None)
+    []
+    """
+    return lambda spec, where, fail: cls()
 
 
 def check_object(spec, where: str, fail: Callable) -> dict:
