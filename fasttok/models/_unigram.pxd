@@ -126,6 +126,19 @@ cdef inline bint trie_step(const TrieStep* steps, int32_t* node, uint8_t c) noex
     node[0] = child
     return True
 
+cdef struct LatticeNode:
+    # One node of a text's full lattice: bytes [start, end) as piece id, with
+    # the score a path through it adds
+    uint32_t start
+    uint32_t end
+    uint32_t id
+    double score
+
+cdef struct NodeBuf:
+    LatticeNode* data
+    size_t len
+    size_t cap
+
 cdef struct CharEntry:
     # A character of 2 or 3 bytes as the Viterbi's first step from a position
     uint32_t id              # the node covering exactly it: its piece, or unk
@@ -160,6 +173,7 @@ cdef class UnigramModel:
     cdef uint16_t char_block[1056]  # which block holds a character's entry
     cdef readonly bint llama_cpp
     cdef readonly bint tokenizers
+    cdef int populate(self, const uint8_t* s, size_t n, NodeBuf* out) except -1 nogil
     cdef int viterbi(self, const uint8_t* s, size_t n, SpanBuf* out,
                      ViterbiScratch* scratch) except -1 nogil
     cdef int viterbi_ids(self, const uint8_t* s, size_t n, IdBuf* out,

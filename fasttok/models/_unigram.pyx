@@ -825,18 +825,18 @@ cdef class UnigramModel:
         finally:
             spans_free(&out)
 
-    def lattice(self, data):
-        """Every node of the full lattice of normalized text, for n-best and
-        sampling: ``[(start, end, id, score)]`` in byte offsets, sorted by
-        start, the unknown nodes included (``PopulateNodes``)."""
-        cdef bytes raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-        cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(raw)
-        cdef size_t n = len(raw), pos = 0, key, mblen, length
-        cdef int32_t pid
+    cdef int populate(self, const uint8_t* s, size_t n, NodeBuf* out) except -1 nogil:
+        # Every node of s's lattice into out (emptied first), sorted by start:
+        # the pieces the trie finds at each character (UNUSED ones too: they
+        # are in the trie for llama.cpp alone, and the Viterbi skips them),
+        # then the unknown character where no piece is exactly it
+        # (sentencepiece's PopulateNodes). The lattice of sampling and n-best
+        # and the trainer's expectations and second-best paths all read it.
+        cdef size_t pos = 0, key, mblen, length
+        cdef int32_t pid, node
         cdef bint single
-        cdef double score
-        cdef int32_t node
-        nodes = []
+        cdef LatticeNode* nd
+        out.len = 0
         while pos < n:
             mblen = one_char_len(s[pos])
             if mblen > n - pos:
@@ -845,27 +845,49 @@ cdef class UnigramModel:
             node = 0
             key = pos
             while key < n:
-                # the Viterbi's walk (UNUSED pieces are in the trie only for llama.cpp)
                 key += 1
                 if not trie_step(self.trie.steps, &node, s[key - 1]):
                     break
-                if self.tokenizers:
-                    pid = self.trie.dleaves[node].value
+                pid = self.trie.dleaves[node].value if self.tokenizers else self.trie.leaves[node].value
+                if pid < 0:
+                    continue
+                length = key - pos
+                grow_array(<void**>&out.data, &out.cap, out.len + 1, sizeof(LatticeNode), 256)
+                nd = &out.data[out.len]
+                out.len += 1
+                nd.start = <uint32_t>pos
+                nd.end = <uint32_t>key
+                nd.id = <uint32_t>pid
+                if self.kinds[pid] == KIND_USER:
+                    nd.score = 0.0 if self.llama_cpp else _user_score(_count_chars(s + pos, length))
                 else:
-                    pid = self.trie.leaves[node].value
-                if pid >= 0:
-                    length = key - pos
-                    if self.kinds[pid] == KIND_USER:
-                        score = 0.0 if self.llama_cpp else _user_score(_count_chars(s + pos, length))
-                    else:
-                        score = self.scores[pid]
-                    nodes.append((pos, key, pid, score))
-                    if length == mblen:
-                        single = True
+                    nd.score = self.scores[pid]
+                if length == mblen:
+                    single = True
             if not single:
-                nodes.append((pos, pos + mblen, self.unk_id, <double>self.unk_score))
+                grow_array(<void**>&out.data, &out.cap, out.len + 1, sizeof(LatticeNode), 256)
+                nd = &out.data[out.len]
+                out.len += 1
+                nd.start = <uint32_t>pos
+                nd.end = <uint32_t>(pos + mblen)
+                nd.id = self.unk_id
+                nd.score = self.unk_score
             pos += mblen
-        return nodes
+        return 0
+
+    def lattice(self, data):
+        """Every node of the full lattice of normalized text, for n-best and
+        sampling: ``[(start, end, id, score)]`` in byte offsets, sorted by
+        start, the unknown nodes included (``PopulateNodes``)."""
+        cdef bytes raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        cdef NodeBuf out = NodeBuf(NULL, 0, 0)
+        cdef size_t i
+        try:
+            self.populate(<const uint8_t*>PyBytes_AS_STRING(raw), len(raw), &out)
+            return [(out.data[i].start, out.data[i].end, out.data[i].id, out.data[i].score)
+                    for i in range(out.len)]
+        finally:
+            free(out.data)
 
 
 cdef inline float _user_score(size_t length) noexcept nogil:

@@ -23,9 +23,10 @@ with their counts, as sentencepiece keeps it after
   words and few sentences.) A hash of every
   substring of every word was tried first: ~10x the memory on CJK text,
   whose "words" are whole lines.
-* E-step: forward-backward over each word's lattice, walked on the trie of
-  the compiled Unigram model (``fasttok.models._unigram``), the same
-  lattice its Viterbi reads. Expected counts are summed in 40.24 fixed point
+* E-step: forward-backward over each word's lattice, the nodes that the
+  compiled Unigram model (``fasttok.models._unigram``) gives sampling and
+  n-best (``UnigramModel.populate``); the second-best paths of pruning run
+  over the same nodes. Expected counts are summed in 40.24 fixed point
   so that the sum, which threads add in any order, is the same bits for any
   thread count.
 * Pruning: the piece's best and second-best segmentations of itself, the
@@ -46,8 +47,8 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
-from fasttok.models._unigram cimport IdBuf, UnigramModel, ViterbiScratch, one_char_len, \
-    trie_step, viterbi_scratch_free
+from fasttok.models._unigram cimport IdBuf, LatticeNode, NodeBuf, UnigramModel, ViterbiScratch, \
+    viterbi_scratch_free
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._utf8 cimport utf8_get, utf8_put
 from fasttok.trainers._bpe_trainer cimport PieceCounter
@@ -513,61 +514,16 @@ cdef int _add_candidate(Candidate** cand, size_t* n, size_t* cap, const uint32_t
     return 0
 
 
-cdef struct Node:
-    uint32_t start
-    uint32_t end
-    uint32_t id
-    float score
-
-
 cdef struct Lattice:
-    Node* nodes
-    size_t n_nodes
-    size_t cap_nodes
+    NodeBuf nodes
     double* alpha
     double* beta
     size_t cap_pos
 
 
 cdef int _populate(UnigramModel m, const uint8_t* s, size_t n, Lattice* lat) except -1 nogil:
-    # every node of s's lattice, by start: the pieces the trie finds at each
-    # character, and the unknown character where no piece is exactly it
-    cdef size_t pos = 0, key, mblen
-    cdef int32_t node, pid
-    cdef bint single
-    cdef Node* nd
-    lat.n_nodes = 0
-    while pos < n:
-        mblen = one_char_len(s[pos])
-        if mblen > n - pos:
-            mblen = n - pos
-        single = False
-        node = 0
-        key = pos
-        while key < n:
-            key += 1
-            if not trie_step(m.trie.steps, &node, s[key - 1]):
-                break
-            pid = m.trie.leaves[node].value
-            if pid >= 0:
-                grow_array(<void**>&lat.nodes, &lat.cap_nodes, lat.n_nodes + 1, sizeof(Node), 256)
-                nd = &lat.nodes[lat.n_nodes]
-                nd.start = <uint32_t>pos
-                nd.end = <uint32_t>key
-                nd.id = <uint32_t>pid
-                nd.score = m.trie.leaves[node].score
-                lat.n_nodes += 1
-                if key - pos == mblen:
-                    single = True
-        if not single:
-            grow_array(<void**>&lat.nodes, &lat.cap_nodes, lat.n_nodes + 1, sizeof(Node), 256)
-            nd = &lat.nodes[lat.n_nodes]
-            nd.start = <uint32_t>pos
-            nd.end = <uint32_t>(pos + mblen)
-            nd.id = m.unk_id
-            nd.score = <float>m.unk_score
-            lat.n_nodes += 1
-        pos += mblen
+    # s's lattice nodes, with room for its forward and backward sums
+    m.populate(s, n, &lat.nodes)
     if lat.cap_pos < n + 1:
         free(lat.alpha)
         free(lat.beta)
@@ -582,7 +538,7 @@ cdef int _populate(UnigramModel m, const uint8_t* s, size_t n, Lattice* lat) exc
 
 
 cdef void _lattice_free(Lattice* lat) noexcept nogil:
-    free(lat.nodes)
+    free(lat.nodes.data)
     free(lat.alpha)
     free(lat.beta)
 
@@ -603,12 +559,12 @@ cdef double _expected(WordTable t, UnigramModel m, size_t lo, size_t hi,
     cdef Lattice lat
     cdef size_t w, i, n
     cdef const uint8_t* s
-    cdef Node* nd
+    cdef const LatticeNode* nd
     cdef double z, objective = 0.0, freq, mass
-    lat.nodes = NULL
+    lat.nodes = NodeBuf(NULL, 0, 0)
     lat.alpha = NULL
     lat.beta = NULL
-    lat.n_nodes = lat.cap_nodes = lat.cap_pos = 0
+    lat.cap_pos = 0
     try:
         for w in range(lo, hi):
             s = t.text + t.start[w]
@@ -621,17 +577,17 @@ cdef double _expected(WordTable t, UnigramModel m, size_t lo, size_t hi,
                 lat.beta[i] = -INFINITY
             lat.alpha[0] = 0.0
             lat.beta[n] = 0.0
-            for i in range(lat.n_nodes):
-                nd = &lat.nodes[i]
+            for i in range(lat.nodes.len):
+                nd = &lat.nodes.data[i]
                 lat.alpha[nd.end] = _log_add(lat.alpha[nd.end], lat.alpha[nd.start] + nd.score)
-            for i in range(lat.n_nodes, 0, -1):
-                nd = &lat.nodes[i - 1]
+            for i in range(lat.nodes.len, 0, -1):
+                nd = &lat.nodes.data[i - 1]
                 lat.beta[nd.start] = _log_add(lat.beta[nd.start], lat.beta[nd.end] + nd.score)
             z = lat.alpha[n]
             freq = <double>t.freq[w]
             objective += freq * z
-            for i in range(lat.n_nodes):
-                nd = &lat.nodes[i]
+            for i in range(lat.nodes.len):
+                nd = &lat.nodes.data[i]
                 if nd.id == m.unk_id:
                     continue
                 mass = freq * exp(lat.alpha[nd.start] + nd.score + lat.beta[nd.end] - z)
@@ -723,68 +679,46 @@ def m_step(int64_t[:] expected not None, size_t n_pieces):
 
 
 cdef int _second_best(UnigramModel m, const uint8_t* s, size_t n, IdBuf* out) except -1 nogil:
-    # the best segmentation of s that is not the whole of it in one piece;
-    # out.len = 0 when there is none (or it needs the unknown piece)
+    # the best segmentation of s that is not the whole of it in one piece,
+    # the unknown piece allowed (a character the M-step dropped); out.len =
+    # 0 when there is none
+    cdef NodeBuf nodes = NodeBuf(NULL, 0, 0)
     cdef double* best = <double*>malloc((n + 1) * sizeof(double))
     cdef uint32_t* back = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
     cdef uint32_t* via = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
-    cdef size_t pos, key, mblen, i
-    cdef int32_t node, pid
-    cdef bint single
+    cdef const LatticeNode* nd
+    cdef size_t pos, i
     cdef double score
     out.len = 0
-    if best == NULL or back == NULL or via == NULL:
+    try:
+        if best == NULL or back == NULL or via == NULL:
+            with gil:
+                raise MemoryError()
+        m.populate(s, n, &nodes)
+        for i in range(n + 1):
+            best[i] = -INFINITY
+        best[0] = 0.0
+        # nodes come by start, so best[start] is final when its nodes come
+        for i in range(nodes.len):
+            nd = &nodes.data[i]
+            if best[nd.start] == -INFINITY or (nd.start == 0 and nd.end == n and nd.id != m.unk_id):
+                continue
+            score = best[nd.start] + nd.score
+            if score > best[nd.end]:
+                best[nd.end] = score
+                back[nd.end] = nd.start
+                via[nd.end] = nd.id
+        if best[n] != -INFINITY:
+            pos = n
+            while pos > 0:
+                out.data[out.len] = via[pos]
+                out.len += 1
+                pos = back[pos]
+    finally:
+        free(nodes.data)
         free(best)
         free(back)
         free(via)
-        with gil:
-            raise MemoryError()
-    for i in range(n + 1):
-        best[i] = -INFINITY
-    best[0] = 0.0
-    pos = 0
-    while pos < n:
-        mblen = one_char_len(s[pos])
-        if mblen > n - pos:
-            mblen = n - pos
-        single = False
-        node = 0
-        key = pos
-        while key < n and best[pos] != -INFINITY:
-            key += 1
-            if not trie_step(m.trie.steps, &node, s[key - 1]):
-                break
-            pid = m.trie.leaves[node].value
-            if pid < 0:
-                continue
-            if key - pos == mblen:
-                single = True
-            if pos == 0 and key == n:
-                continue
-            score = best[pos] + m.trie.leaves[node].score
-            if score > best[key]:
-                best[key] = score
-                back[key] = <uint32_t>pos
-                via[key] = <uint32_t>pid
-        if not single and best[pos] != -INFINITY:
-            score = best[pos] + <float>m.unk_score
-            if score > best[pos + mblen]:
-                best[pos + mblen] = score
-                back[pos + mblen] = <uint32_t>pos
-                via[pos + mblen] = m.unk_id
-        pos += mblen
-    if best[n] != -INFINITY:
-        pos = n
-        while pos > 0:
-            if via[pos] == m.unk_id:
-                out.len = 0
-                break
-            out.data[out.len] = via[pos]
-            out.len += 1
-            pos = back[pos]
-    free(best)
-    free(back)
-    free(via)
     return 0
 
 
@@ -792,7 +726,8 @@ def prune(UnigramModel model, list pieces, int64_t[:] viterbi not None, size_t k
     """Which pieces survive a pruning round, as indices: the pieces whose
     removal would cost the corpus likelihood most, ``keep_size`` of them
     (sentencepiece's ``PruneSentencePieces``; ``viterbi`` is how often each
-    piece is in the corpus's best segmentation).
+    piece, and after them the unknown piece, is in the corpus's best
+    segmentation).
 
     >>> from array import array
     >>> from fasttok.models._unigram import UnigramModel
@@ -804,6 +739,9 @@ def prune(UnigramModel model, list pieces, int64_t[:] viterbi not None, size_t k
     cdef IdBuf ids
     cdef bytes p
     cdef double total = 0.0, logsum, f, logprob_sp, logsum_alt, logprob_alt
+    if <size_t>viterbi.shape[0] <= n or model.unk_id != n:
+        raise ValueError("viterbi needs one count per piece and one for the unknown piece, "
+                         "the model's last id")
     for p in pieces:
         if <size_t>PyBytes_GET_SIZE(p) > longest:
             longest = PyBytes_GET_SIZE(p)
