@@ -92,6 +92,8 @@ def load(path: "str | os.PathLike[str]", *, format: "str | None" = None,
     """
     path = os.fspath(path)
     loader = registry.find_loader(path, format)
+    if loader.encoding is not None and not options:
+        return registry.resolve(loader.encoding)(path)
     return Encoding.from_vocabulary(loader.read(path, **options))
 
 

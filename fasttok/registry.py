@@ -280,8 +280,11 @@ class Loader:
 
     It claims a file by the ``magic`` bytes it starts with, by ``sniff(head)``
     of its first bytes, or by one of its ``suffixes``, and
-    ``load(path, **options) -> Vocabulary`` reads it. ``load`` and ``sniff``
-    are callables or ``"module:attribute"`` strings.
+    ``load(path, **options) -> Vocabulary`` reads it. ``encoding(path)``,
+    when given, is what :func:`fasttok.load` calls instead for a file loaded
+    with no options: it gives the :class:`fasttok.Encoding` itself (the
+    table cache's reader, which can skip the record). ``load``, ``sniff`` and
+    ``encoding`` are callables or ``"module:attribute"`` strings.
 
     >>> Loader("t", "fasttok.formats.tiktoken:load_tiktoken_file", suffixes=(".tiktoken",)
     ...        ).claims_suffix("A.TIKTOKEN")
@@ -294,6 +297,7 @@ class Loader:
     magic: bytes = b""
     # for formats with no magic: whether the file's first bytes look like one
     sniff: Any = None
+    encoding: Any = None
 
     def read(self, path: str, **options: Any) -> Vocabulary:
         """The vocabulary record of the file at ``path``."""
@@ -324,7 +328,8 @@ LOADERS: list = [Loader("tiktoken", "fasttok.formats.tiktoken:load_tiktoken_file
                         sniff="fasttok.loaders.tekken_json:looks_like_tekken_json"),
                  Loader("hf_tokenizer_json", "fasttok.formats.hf:load_tokenizer_json_file",
                         suffixes=(".json",),
-                        sniff="fasttok.loaders.hf_tokenizer_json:looks_like_tokenizer_json")]
+                        sniff="fasttok.loaders.hf_tokenizer_json:looks_like_tokenizer_json",
+                        encoding="fasttok.table_cache:load_tokenizer_json_encoding")]
 
 
 def register_loader(loader: Loader) -> None:

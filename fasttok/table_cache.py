@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import re
 import stat
@@ -60,9 +61,10 @@ from typing import Any, Optional
 
 from fasttok import registry
 from fasttok.embedded import embedded_file
+from fasttok.errors import FasttokError
 from fasttok.vocab import Vocabulary
 
-__all__ = ["load_named_encoding", "cache_file", "cache_enabled"]
+__all__ = ["load_named_encoding", "load_tokenizer_json_encoding", "cache_file", "cache_enabled"]
 
 _MAGIC = b"FTTABLES"
 _FORMAT = 2
@@ -72,6 +74,9 @@ _BYTE_ORDER = 0x01020304  # reads back differently on a machine of the other byt
 _HEADER = struct.Struct("=8sII32s32s32s32sQI4x")
 _IDS = struct.Struct("=QQ")  # whether the tokens' ids follow, and how many
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+_HF_MAGIC = b"FTHFJSON"
+_HF_FORMAT = 1
+_META = struct.Struct("=Q")  # the length of the record's JSON that follows
 
 
 def cache_enabled(cache: Optional[bool] = None) -> bool:
@@ -212,6 +217,140 @@ def _cached_encoding(name: str, spec: registry.EncodingSpec, path: str,
                                by_name=True)
 
 
+def load_tokenizer_json_encoding(path: str, *, cache: Optional[bool] = None) -> Any:
+    """:func:`fasttok.load` of a ``tokenizer.json``: for a byte-level BPE
+    file, from the table cache when it holds this file (with this
+    ``tokenizer_config.json`` beside it), else read, built and then cached;
+    any other file is read and built each time. ``cache`` as in
+    :func:`load_named_encoding`.
+
+    >>> enc = load_tokenizer_json_encoding("llama3/tokenizer.json")  # doctest: +SKIP
+    >>> enc.encode("hello world")                                    # doctest: +SKIP
+    [15339, 1917]
+    """
+    from fasttok.core import Encoding
+    from fasttok.formats.hf import build_hf_pipeline
+    from fasttok.formats.tiktoken import byte_bpe_tables
+    from fasttok.loaders.hf_tokenizer_json import (read_tokenizer_config, tokenizer_json_name,
+                                                   tokenizer_json_record)
+
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    slot = _hf_slot(path, data) if cache_enabled(cache) else None
+    if slot is not None:
+        found = _read_payload(*slot)
+        if found is not None:
+            enc = _cached_hf_encoding(path, found, slot[1][5])
+            if enc is not None:
+                return enc
+    vocab = tokenizer_json_record(data, path, name=tokenizer_json_name(path),
+                                  config=read_tokenizer_config(path))
+    if vocab.merges is None:
+        return Encoding.from_vocabulary(vocab)
+    tables = byte_bpe_tables(vocab)
+    enc = Encoding.from_vocabulary(vocab, model=build_hf_pipeline(vocab, tables=tables))
+    if slot is not None:
+        _write_tables(slot[0], slot[1], _hf_payload(vocab, tables))
+    return enc
+
+
+# the record's fields besides its tokens, ids and merges that the byte-level
+# model reads, as the cache keeps them
+_HF_FIELDS = ("special_tokens", "pattern", "normalizer", "bos_id", "eos_id", "add_bos",
+              "add_eos", "template_ids", "max_token_value")
+
+
+def _hf_payload(vocab: Vocabulary, tables: Any) -> bytes:
+    # the record as JSON (its document without the model's vocabulary and
+    # merges, which the tables hold), then the ids and the tables
+    document = dict(vocab.metadata["document"])
+    document["model"] = {k: v for k, v in document["model"].items()
+                         if k not in ("vocab", "merges")}
+    # the record's mappings are read-only views (MappingProxyType)
+    meta = json.dumps({"fields": {f: getattr(vocab, f) for f in _HF_FIELDS},
+                       "metadata": dict(vocab.metadata, document=document)},
+                      default=dict).encode()
+    return (_META.pack(len(meta)) + meta + bytes(-len(meta) % 8) + _ids_bytes(vocab.ids)
+            + tables.to_bytes())
+
+
+def _cached_hf_encoding(path: str, data: bytes, source_sha256: bytes) -> Any:
+    # The encoding of a cache file read back, or None when its record does
+    # not read. The model needs no token list: the record it is built from
+    # has none, and the Encoding's own record (every token and merge) is
+    # the file read again, the first time someone asks for it.
+    from fasttok.core import Encoding
+    from fasttok.formats.hf import build_hf_pipeline
+    from fasttok.loaders.hf_tokenizer_json import tokenizer_json_name
+
+    at = _HEADER.size
+    try:
+        (length,) = _META.unpack_from(data, at)
+        at += _META.size
+        meta = json.loads(data[at:at + length])
+        read = _payload_tables(data, at + length + -length % 8)
+        if read is None:
+            return None
+        ids, tables = read
+        fields = meta["fields"]
+        top = fields.pop("max_token_value")
+        fields["template_ids"] = tuple(fields["template_ids"])
+        record = Vocabulary(name=tokenizer_json_name(path), model="hf_pipeline", tokens=(),
+                            ids=ids, merges=(), source=path, metadata=meta["metadata"], **fields)
+        whole = functools.cache(functools.partial(_reread_tokenizer_json, path, source_sha256))
+        model = build_hf_pipeline(record, tables=tables,
+                                  model_document=lambda: whole().metadata["document"]["model"])
+        return Encoding.from_model(model, whole, name=record.name, pattern=record.pattern,
+                                   special_tokens=record.special_tokens, max_token_value=top)
+    except (ValueError, TypeError, KeyError, AttributeError, FasttokError):
+        return None
+
+
+def _reread_tokenizer_json(path: str, source_sha256: bytes) -> Vocabulary:
+    # the whole record of the file a cached encoding was loaded from, read
+    # again; the file must still be the one the cache was keyed by
+    from fasttok.loaders.hf_tokenizer_json import (read_tokenizer_config, tokenizer_json_name,
+                                                   tokenizer_json_record)
+
+    with open(path, "rb") as f:
+        data = f.read()
+    if hashlib.sha256(data).digest() != source_sha256:
+        raise FasttokError(f"{path}: the file changed after this encoding was loaded from it; "
+                           "load it again")
+    return tokenizer_json_record(data, path, name=tokenizer_json_name(path),
+                                 config=read_tokenizer_config(path))
+
+
+def _hf_slot(path: str, data: bytes) -> Optional[tuple]:
+    # (cache file, header key, size limit) for the tokenizer.json bytes data
+    # read from path and the tokenizer_config.json beside it; the key holds
+    # the identity of the code that derives the record, which changes
+    # without a version number while fasttok is developed
+    from fasttok.loaders import hf_tokenizer_json
+    from fasttok.version import __version__
+
+    config_path = os.path.join(os.path.dirname(os.path.abspath(path)), "tokenizer_config.json")
+    try:
+        with open(config_path, "rb") as f:
+            config = f.read()
+    except FileNotFoundError:
+        config = None
+    except OSError:
+        return None
+    source = hashlib.sha256(data).digest()
+    code = []
+    for module_file in (hf_tokenizer_json.__file__, __file__):
+        info = os.stat(module_file)
+        code.append((info.st_size, info.st_mtime_ns))
+    spec = hashlib.sha256(repr((config, code)).encode()).digest()
+    key = (_HF_MAGIC, _HF_FORMAT, _BYTE_ORDER, __version__.encode().ljust(32, b"\0")[:32],
+           _build_digest(), source, spec)
+    name = hashlib.sha256(source + spec).hexdigest()[:32]
+    target = os.path.join(registry.user_cache_dir(), f"hf-{name}.tables")
+    return target, key, _HEADER.size + 4 * len(data) + (1 << 20)
+
+
 @functools.cache
 def _build_digest() -> bytes:
     # The compiled _tables module lays out and hashes the index, so tables
@@ -240,8 +379,13 @@ def _key(name: str, spec: registry.EncodingSpec) -> tuple:
 def _read_tables(target: str, key: tuple, limit: int) -> Optional[tuple]:
     # (ids, tables) from target if it is a regular file of at most limit
     # bytes whose header matches key and whose payload is intact, else None.
-    from fasttok.shared._tables import TokenTables
+    data = _read_payload(target, key, limit)
+    return None if data is None else _payload_tables(data, _HEADER.size)
 
+
+def _read_payload(target: str, key: tuple, limit: int) -> Optional[bytes]:
+    # the whole of target if it is a regular file of at most limit bytes
+    # whose header matches key and whose payload is intact, else None
     try:
         # O_NONBLOCK: a FIFO planted under the cache file's name must not block the open
         fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
@@ -262,7 +406,13 @@ def _read_tables(target: str, key: tuple, limit: int) -> Optional[tuple]:
     if (tuple(found) != key or length != len(data) - _HEADER.size
             or zlib.crc32(memoryview(data)[_HEADER.size:]) != crc):
         return None
-    at = _HEADER.size
+    return data
+
+
+def _payload_tables(data: bytes, at: int) -> Optional[tuple]:
+    # (ids, tables) laid out from data[at:], or None where they do not check
+    from fasttok.shared._tables import TokenTables
+
     if len(data) < at + _IDS.size:
         return None
     has_ids, count = _IDS.unpack_from(data, at)

@@ -48,7 +48,7 @@ from fasttok.loaders.json_document import parse_json_document
 from fasttok.shared._bytemap import decode_byte_level
 from fasttok.vocab import MAX_ID, Vocabulary, token_layout
 
-__all__ = ["load_tokenizer_json", "tokenizer_json_record", "read_tokenizer_config",
+__all__ = ["load_tokenizer_json", "tokenizer_json_record", "tokenizer_json_name", "read_tokenizer_config",
            "byte_level_record", "looks_like_tokenizer_json",
            "BYTE_LEVEL_REGEX", "JsonPathError"]
 
@@ -399,11 +399,21 @@ def load_tokenizer_json(path: str) -> Vocabulary:
     path = os.fspath(path)
     with open(path, "rb") as f:
         data = f.read()
-    # "llama3/tokenizer.json" is named "llama3", any other file by its stem
+    return tokenizer_json_record(data, path, name=tokenizer_json_name(path),
+                                 config=read_tokenizer_config(path))
+
+
+def tokenizer_json_name(path: str) -> str:
+    """The name of the record of the file ``path``: its folder's for a file
+    named ``tokenizer.json`` (as the hub lays models out), else its stem.
+
+    >>> tokenizer_json_name("models/llama3/tokenizer.json"), tokenizer_json_name("x/gpt4o.json")
+    ('llama3', 'gpt4o')
+    """
     base = os.path.basename(path)
-    name = (os.path.basename(os.path.dirname(os.path.abspath(path))) if base == "tokenizer.json"
-            else os.path.splitext(base)[0])
-    return tokenizer_json_record(data, path, name=name, config=read_tokenizer_config(path))
+    if base == "tokenizer.json":
+        return os.path.basename(os.path.dirname(os.path.abspath(path)))
+    return os.path.splitext(base)[0]
 
 
 def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,

@@ -36,6 +36,7 @@ import functools
 import json
 import re
 from array import array
+from collections.abc import Callable
 from typing import Any, Optional
 
 from fasttok.errors import FasttokError
@@ -65,15 +66,21 @@ def load_tokenizer_json_file(path: str, **options: Any) -> Vocabulary:
     return load_tokenizer_json(path)
 
 
-def build_hf_pipeline(vocab: Vocabulary) -> "HFModel":
+def build_hf_pipeline(vocab: Vocabulary, *, tables: Any = None,
+                      model_document: Optional[Callable[[], dict]] = None) -> "HFModel":
     """The model of a ``tokenizer.json`` record: its pipeline, with the fused
-    byte-level core when the record has byte-level tokens."""
+    byte-level core when the record has byte-level tokens.
+
+    ``tables``: the byte-level core's token tables when they are at hand
+    (the table cache); ``model_document``: what gives the document's
+    ``model`` object, read on first use, when the record's document lacks
+    its vocabulary (the table cache keeps the rest of the document only)."""
     # the stages first: they check the document and name the JSON path of a
     # fault (a Split regex that does not compile); the byte-level record has
     # checked the model's vocabulary and merges already
     byte_level = vocab.merges is not None
-    pipeline = pipeline_from_document(vocab, lazy_model=byte_level)
-    fast = build_hf_byte_bpe(vocab) if byte_level else None
+    pipeline = pipeline_from_document(vocab, lazy_model=byte_level, model_document=model_document)
+    fast = build_hf_byte_bpe(vocab, tables) if byte_level else None
     return HFModel(pipeline, [content for content, _, _ in vocab.metadata["added_tokens"]],
                    fast, vocab.metadata["document"].get("decoder"), vocab.template_ids)
 

@@ -47,21 +47,24 @@ from typing import Any, Optional
 from fasttok.formats._byte_bpe import CoreBPE
 from fasttok.formats.tiktoken import build_byte_bpe
 from fasttok.pre_tokenizers.patterns import scanner_for
-from fasttok.shared.regex_translate import compile_generic
+from fasttok.shared._tables import TokenTables
 from fasttok.shared.batching import TextByText
+from fasttok.shared.regex_translate import compile_generic
 from fasttok.shared.literal_match import longest_first
 from fasttok.vocab import Vocabulary
 
 __all__ = ["build_hf_byte_bpe", "isolated_splitter", "NormalizedBPE"]
 
 
-def build_hf_byte_bpe(vocab: Vocabulary) -> Any:
+def build_hf_byte_bpe(vocab: Vocabulary, tables: Optional[TokenTables] = None) -> Any:
     """The model of a byte-level ``tokenizer.json`` record: the compiled
-    byte-level core, behind :class:`NormalizedBPE` when the file has a normalizer."""
+    byte-level core (over ``tables`` when they are at hand already), behind
+    :class:`NormalizedBPE` when the file has a normalizer."""
     splitter = None
     if vocab.metadata.get("split_behavior") == "Isolated" and scanner_for(vocab.pattern) is None:
         splitter = isolated_splitter(vocab.pattern)
-    core = build_byte_bpe(vocab, whole_piece_lookup=bool(vocab.metadata.get("ignore_merges")),
+    core = build_byte_bpe(vocab, tables,
+                          whole_piece_lookup=bool(vocab.metadata.get("ignore_merges")),
                           splitter=splitter)
     if vocab.normalizer is None:
         return core

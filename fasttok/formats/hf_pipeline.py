@@ -355,17 +355,23 @@ class HFPipeline:
                                      pad_token)
 
 
-def pipeline_from_document(vocab: Vocabulary, *, lazy_model: bool = False) -> HFPipeline:
+def pipeline_from_document(vocab: Vocabulary, *, lazy_model: bool = False,
+                           model_document: Optional[Callable[[], dict]] = None) -> HFPipeline:
     """The pipeline of a ``tokenizer.json`` record (``metadata["document"]``),
     every part checked by its stage's factory; with ``lazy_model`` the model
-    is built (and checked) on first use."""
+    is built (and checked) on first use, from ``model_document()`` when given
+    (else the document's ``model``)."""
     doc = vocab.metadata["document"]
     fail = JsonPathError(vocab.source or vocab.name)
     version = doc.get("version", "1.0")
     if version != "1.0":
         raise fail("$.version", f"unknown tokenizer version {version!r} (tokenizers reads 1.0)")
     normalizer = normalizer_from_json(doc.get("normalizer"), "$.normalizer", fail)
-    build_model = functools.partial(model_from_json, doc.get("model"), "$.model", fail)
+    if model_document is None:
+        build_model = functools.partial(model_from_json, doc.get("model"), "$.model", fail)
+    else:
+        def build_model() -> Any:
+            return model_from_json(model_document(), "$.model", fail)
     normalize = None if normalizer is None else normalizer.normalize_str
     return HFPipeline(
         normalizer=normalizer,

@@ -28,7 +28,7 @@ from fasttok.pre_tokenizers.patterns import pattern_splitter, scanner_for
 from fasttok.shared._tables import TokenTables
 from fasttok.vocab import Vocabulary
 
-__all__ = ["byte_bpe_model", "build_byte_bpe", "load_tiktoken_file"]
+__all__ = ["byte_bpe_model", "byte_bpe_tables", "build_byte_bpe", "load_tiktoken_file"]
 
 
 def byte_bpe_model(tables: TokenTables, special_tokens: Mapping, pattern: Optional[str], *,
@@ -55,6 +55,22 @@ def byte_bpe_model(tables: TokenTables, special_tokens: Mapping, pattern: Option
                    whole_piece_lookup=whole_piece_lookup)
 
 
+def byte_bpe_tables(vocab: Vocabulary) -> TokenTables:
+    """The compiled token tables of a ``byte_bpe`` vocabulary: its tokens,
+    and its merges by slot when merges, not ranks, give the priority.
+
+    >>> v = Vocabulary(name="b", model="byte_bpe", pattern=".",
+    ...                tokens=tuple(bytes([i]) for i in range(256)))
+    >>> len(byte_bpe_tables(v))
+    256
+    """
+    merges = None
+    if vocab.merges is not None:
+        slot_of = {tok: i for i, tok in enumerate(vocab.tokens) if tok is not None}
+        merges = [(slot_of.get(a, -1), slot_of.get(b, -1)) for a, b in vocab.merges]
+    return TokenTables(vocab.tokens, priorities=vocab.ranks, merges=merges)
+
+
 def build_byte_bpe(vocab: Vocabulary, tables: Optional[TokenTables] = None, *,
                    whole_piece_lookup: Optional[bool] = None,
                    splitter: Optional[Callable[[str], list]] = None) -> CoreBPE:
@@ -68,11 +84,7 @@ def build_byte_bpe(vocab: Vocabulary, tables: Optional[TokenTables] = None, *,
     ``splitter``: the pre-tokenizer for a pattern without a compiled scanner.
     """
     if tables is None:
-        merges = None
-        if vocab.merges is not None:
-            slot_of = {tok: i for i, tok in enumerate(vocab.tokens) if tok is not None}
-            merges = [(slot_of.get(a, -1), slot_of.get(b, -1)) for a, b in vocab.merges]
-        tables = TokenTables(vocab.tokens, priorities=vocab.ranks, merges=merges)
+        tables = byte_bpe_tables(vocab)
     if whole_piece_lookup is None:
         whole_piece_lookup = vocab.merges is None
     model = byte_bpe_model(tables, vocab.special_tokens, vocab.pattern, ids=vocab.ids,

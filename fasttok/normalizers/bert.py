@@ -15,6 +15,7 @@ in the ``unicode_categories`` crate (:mod:`fasttok.shared.hf_unicode`).
 
 from __future__ import annotations
 
+import functools
 import re
 
 from fasttok.normalizers.simple import lowercase, lowercase_ns
@@ -29,12 +30,24 @@ __all__ = ["BertNormalizer"]
 _CJK = "\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\U0002a700-\U0002b73f" \
        "\U0002b740-\U0002b81f\U0002b920-\U0002ceaf\uf900-\ufaff\U0002f800-\U0002fa1f"
 _CHINESE = re.compile(f"[{_CJK}]")
-# Cc is U+0000-001F and U+007F-009F for good (a Unicode stability policy);
-# spelled out here less tab, newline and CR, one class lets re scan for it
-# (a lookahead excluding those three took 2.7 times as long on English)
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f" +
+
+
+@functools.cache
+def _control() -> "re.Pattern[str]":
+    # Cc is U+0000-001F and U+007F-009F for good (a Unicode stability policy);
+    # spelled out here less tab, newline and CR, one class lets re scan for it
+    # (a lookahead excluding those three took 2.7 times as long on English)
+    return re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f" +
                       char_class("Co", "Cs", extra="\ufffd")[1:-1] + FORMAT[1:-1] + "]+")
-_NONSPACING = re.compile(NONSPACING + "+")
+
+
+@functools.cache
+def _nonspacing() -> "re.Pattern[str]":
+    # compiled on first use, as _control: importing the stage should not
+    # cost its Unicode classes
+    return re.compile(NONSPACING + "+")
+
+
 _TO_SPACE = {ord(c): " " for c in WHITE_SPACE + "\t\n\r"}
 
 
@@ -65,23 +78,23 @@ class BertNormalizer:
 
     def normalize(self, ns: NormalizedString) -> None:
         if self.clean_text:
-            remove_class(ns, _CONTROL)
+            remove_class(ns, _control())
             ns.normalized = ns.normalized.translate(_TO_SPACE)
         if self.handle_chinese_chars and _CHINESE.search(ns.normalized):
             ns.expand_chars([f" {c} " if _CHINESE.match(c) else c for c in ns.normalized])
         if self._strips:
             normalize_form(ns, "NFD")
-            remove_class(ns, _NONSPACING)
+            remove_class(ns, _nonspacing())
         if self.lowercase:
             lowercase_ns(ns)
 
     def normalize_str(self, text: str) -> str:
         if self.clean_text:
-            text = _CONTROL.sub("", text).translate(_TO_SPACE)
+            text = _control().sub("", text).translate(_TO_SPACE)
         if self.handle_chinese_chars:
             text = _CHINESE.sub(r" \g<0> ", text)
         if self._strips:
-            text = _NONSPACING.sub("", normalize_text(text, "NFD"))
+            text = _nonspacing().sub("", normalize_text(text, "NFD"))
         if self.lowercase:
             text = lowercase(text)
         return text

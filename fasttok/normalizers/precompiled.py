@@ -42,7 +42,14 @@ _PREPEND = "[\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u0d4e\U000110bd\U000110
            "\U00011d46\U00011f02]"
 _CONTROL = "(?:(?![\u200c\u200d\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd" \
            "\U000110cd])" + char_class("Cc", "Cf", "Zl", "Zp", "Cs") + ")"
-_GRAPHEME = re.compile(f"\r\n|{_PREPEND}*(?:(?!{_CONTROL}).){_EXTEND}*|.", re.S)
+
+
+@functools.cache
+def _grapheme() -> "re.Pattern[str]":
+    # compiled on first use: importing the stage should not cost its Unicode classes
+    return re.compile(f"\r\n|{_PREPEND}*(?:(?!{_CONTROL}).){_EXTEND}*|.", re.S)
+
+
 # What may join the character after it (a prepend mark, CR) or not be
 # encoded at all (a surrogate, which must fail as the cluster walk fails)
 _JOINS_NEXT = "\r" + _PREPEND[1:-1] + "\\ud800-\\udfff"
@@ -80,7 +87,7 @@ def graphemes(text: str) -> list:
     >>> graphemes("e\\u0301a\\r\\n") == ["e\\u0301", "a", "\\r\\n"]
     True
     """
-    return _GRAPHEME.findall(text)
+    return _grapheme().findall(text)
 
 
 def _replace(transformations: list, old: str, new: str) -> None:

@@ -13,6 +13,7 @@ categories Mn, Mc and Me as of Unicode 9.0, the version of the crate
 
 from __future__ import annotations
 
+import functools
 import re
 
 from fasttok.shared import _unicode
@@ -23,7 +24,12 @@ __all__ = ["Strip", "StripAccents", "WHITE_SPACE", "remove_class"]
 
 WHITE_SPACE = "".join(chr(cp) for lo, hi in _unicode.code_point_ranges("White_Space")
                       for cp in range(lo, hi + 1))
-_MARKS = re.compile(MARKS + "+")
+
+
+@functools.cache
+def _marks() -> "re.Pattern[str]":
+    # compiled on first use: importing the stage should not cost its Unicode class
+    return re.compile(MARKS + "+")
 
 
 def remove_class(ns: NormalizedString, runs: "re.Pattern[str]") -> None:
@@ -85,7 +91,7 @@ class StripAccents:
         return "StripAccents()"
 
     def normalize(self, ns: NormalizedString) -> None:
-        remove_class(ns, _MARKS)
+        remove_class(ns, _marks())
 
     def normalize_str(self, text: str) -> str:
-        return _MARKS.sub("", text)
+        return _marks().sub("", text)

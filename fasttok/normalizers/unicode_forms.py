@@ -20,6 +20,7 @@ composition there, so text holding one goes through the reports instead.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -29,7 +30,12 @@ from fasttok.shared.normalized import NormalizedString
 __all__ = ["NFC", "NFD", "NFKC", "NFKD", "normalize_form", "normalize_text"]
 
 _COMPOSED: dict = {}
-_NEWER = re.compile(NORMALIZATION_NEWER)
+
+
+@functools.cache
+def _newer() -> "re.Pattern[str]":
+    # compiled on first use: importing the stage should not cost its Unicode class
+    return re.compile(NORMALIZATION_NEWER)
 
 
 def _compose(a: str, b: str) -> str | None:
@@ -37,19 +43,19 @@ def _compose(a: str, b: str) -> str | None:
     found = _COMPOSED.get(key)
     if found is None:
         c = unicodedata.normalize("NFC", key)
-        found = _COMPOSED[key] = c if len(c) == 1 and not _NEWER.match(c) else ""
+        found = _COMPOSED[key] = c if len(c) == 1 and not _newer().match(c) else ""
     return found or None
 
 
 def _combining(c: str) -> int:
-    return 0 if _NEWER.match(c) else unicodedata.combining(c)
+    return 0 if _newer().match(c) else unicodedata.combining(c)
 
 
 def _reports(text: str, form: str) -> list:
     decompose = "NFKD" if form in ("NFKC", "NFKD") else "NFD"
     chars: list = []
     for c in text:
-        parts = c if _NEWER.match(c) else unicodedata.normalize(decompose, c)
+        parts = c if _newer().match(c) else unicodedata.normalize(decompose, c)
         chars.append([parts[0], 0])
         chars.extend([p, 1] for p in parts[1:])
     combining = _combining
@@ -92,7 +98,7 @@ def normalize_form(ns: NormalizedString, form: str) -> None:
     [(0, 1), (0, 1)]
     """
     text = ns.normalized
-    if unicodedata.is_normalized(form, text) and not _NEWER.search(text):
+    if unicodedata.is_normalized(form, text) and not _newer().search(text):
         return
     ns.transform(_reports(text, form), 0)
 
@@ -103,7 +109,7 @@ def normalize_text(text: str, form: str) -> str:
     >>> normalize_text("\u32ff", "NFKC")  # Unicode 12.1: the crate does not know it
     '㋿'
     """
-    if _NEWER.search(text):
+    if _newer().search(text):
         return "".join(c for c, _ in _reports(text, form))
     return unicodedata.normalize(form, text)
 

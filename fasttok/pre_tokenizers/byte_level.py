@@ -12,6 +12,8 @@ it changes nothing here.
 
 from __future__ import annotations
 
+import functools
+
 from fasttok.shared._bytemap import encode_byte_level
 from fasttok.shared.byte_level_options import ByteLevelOptions
 from fasttok.shared.normalized import NormalizedString, PreTokenizedString, find_matches
@@ -20,7 +22,12 @@ from fasttok.shared.regex_translate import compile_onig
 __all__ = ["ByteLevel", "GPT2_REGEX"]
 
 GPT2_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
-_GPT2 = compile_onig(GPT2_REGEX)
+
+
+@functools.cache
+def _gpt2() -> "re.Pattern[str]":
+    # compiled on first use: importing the stage should not cost its Unicode classes
+    return compile_onig(GPT2_REGEX)
 
 
 class ByteLevel(ByteLevelOptions):
@@ -34,7 +41,7 @@ class ByteLevel(ByteLevelOptions):
         if self.add_prefix_space and not ns.normalized.startswith(" "):
             ns.prepend(" ")
         if self.use_regex:
-            return ns.split(_GPT2, "Isolated")
+            return ns.split(_gpt2(), "Isolated")
         return [ns]
 
     def pre_tokenize(self, pts: PreTokenizedString) -> None:
@@ -51,6 +58,6 @@ class ByteLevel(ByteLevelOptions):
             text = " " + text
         if not text:
             return []
-        pieces = ([text[s:e] for (s, e), _ in find_matches(_GPT2, text) if s < e]
+        pieces = ([text[s:e] for (s, e), _ in find_matches(_gpt2(), text) if s < e]
                   if self.use_regex else [text])
         return [encode_byte_level(p.encode("utf-8")) for p in pieces]

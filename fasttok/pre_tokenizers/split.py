@@ -19,6 +19,7 @@ are the N categories (``char::is_numeric``).
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 
@@ -32,9 +33,19 @@ __all__ = ["PatternSplit", "Split", "CharDelimiterSplit", "Whitespace", "Whitesp
 
 WHITESPACE = re.compile(char_class("White_Space"))
 PUNCTUATION = re.compile(f"[{re.escape(string.punctuation)}]|{HF_PUNCTUATION}")
-_NUMERIC = re.compile(char_class("N"))
-_WORDS = compile_onig(r"\w+|[^\w\s]+")
 _NOT_WHITESPACE = "[^" + char_class("White_Space")[1:]
+
+
+@functools.cache
+def _numeric() -> "re.Pattern[str]":
+    # compiled on first use, as _words
+    return re.compile(char_class("N"))
+
+
+@functools.cache
+def _words() -> "re.Pattern[str]":
+    # compiled on first use: importing the stage should not cost its Unicode classes
+    return compile_onig(r"\w+|[^\w\s]+")
 
 
 class PatternSplit:
@@ -125,7 +136,7 @@ class Whitespace(PatternSplit):
 
     def __init__(self) -> None:
         # what the inverted split keeps is the matches themselves
-        super().__init__([(_WORDS, "Removed", True)], _WORDS)
+        super().__init__([(_words(), "Removed", True)], _words())
 
 
 class WhitespaceSplit(PatternSplit):
@@ -177,6 +188,6 @@ class Digits(PatternSplit):
 
     def __init__(self, individual_digits: bool = False) -> None:
         self.individual_digits = individual_digits
-        super().__init__([(_NUMERIC, "Isolated" if individual_digits else "Contiguous", False)])
+        super().__init__([(_numeric(), "Isolated" if individual_digits else "Contiguous", False)])
 
 

