@@ -30,24 +30,35 @@ from fasttok.shared.regex_translate import char_class
 
 __all__ = ["Precompiled", "graphemes"]
 
-# Grapheme_Cluster_Break=Extend or SpacingMark, as classes: the marks (less
-# the Mc that UAX #29 leaves out), ZWNJ, ZWJ, the halfwidth sound marks,
-# emoji modifiers and tags, Thai/Lao SARA AM
+# the Mc that UAX #29 leaves out of Grapheme_Cluster_Break=Extend or SpacingMark
 _NOT_SPACING = "\u102b\u102c\u1038\u1062-\u1064\u1067-\u106d\u1083\u1087-\u108c\u108f" \
                "\u109a-\u109c\u1a61\u1a63\u1a64\uaa7b\uaa7d\U00011720\U00011721"
-_EXTEND = "(?:(?![" + _NOT_SPACING + "])" + char_class("M") + \
-          "|[\u200c\u200d\uff9e\uff9f\u0e33\u0eb3\U0001f3fb-\U0001f3ff\U000e0020-\U000e007f])"
 _PREPEND = "[\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u0d4e\U000110bd\U000110cd" \
            "\U000111c2\U000111c3\U0001193f\U00011941\U00011a3a\U00011a84-\U00011a89" \
            "\U00011d46\U00011f02]"
-_CONTROL = "(?:(?![\u200c\u200d\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd" \
-           "\U000110cd])" + char_class("Cc", "Cf", "Zl", "Zp", "Cs") + ")"
+
+
+# The classes below are built on first use: spelling out \p{M} and the
+# control classes is most of what importing the stage would cost.
+@functools.cache
+def _extend() -> str:
+    # Grapheme_Cluster_Break=Extend or SpacingMark, as classes: the marks
+    # (less _NOT_SPACING), ZWNJ, ZWJ, the halfwidth sound marks, emoji
+    # modifiers and tags, Thai/Lao SARA AM
+    return ("(?:(?![" + _NOT_SPACING + "])" + char_class("M") +
+            "|[\u200c\u200d\uff9e\uff9f\u0e33\u0eb3\U0001f3fb-\U0001f3ff\U000e0020-\U000e007f])")
+
+
+@functools.cache
+def _control() -> str:
+    return ("(?:(?![\u200c\u200d\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd"
+            "\U000110cd])" + char_class("Cc", "Cf", "Zl", "Zp", "Cs") + ")")
 
 
 @functools.cache
 def _grapheme() -> "re.Pattern[str]":
     # compiled on first use: importing the stage should not cost its Unicode classes
-    return re.compile(f"\r\n|{_PREPEND}*(?:(?!{_CONTROL}).){_EXTEND}*|.", re.S)
+    return re.compile(f"\r\n|{_PREPEND}*(?:(?!{_control()}).){_extend()}*|.", re.S)
 
 
 # What may join the character after it (a prepend mark, CR) or not be
@@ -62,8 +73,8 @@ _PAST_BMP = "\\U00010000-\\U0010ffff"
 
 @functools.lru_cache(maxsize=None)
 def _bmp_extenders() -> str:
-    # the BMP characters _EXTEND matches, as class members
-    return re.escape("".join(re.findall(_EXTEND, "".join(map(chr, range(0xD800))) +
+    # the BMP characters _extend() matches, as class members
+    return re.escape("".join(re.findall(_extend(), "".join(map(chr, range(0xD800))) +
                                         "".join(map(chr, range(0xE000, 0x10000))))))
 
 
