@@ -241,6 +241,15 @@ def encoding_pair(name: str) -> EncodingPair:
     return pair
 
 
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    """A table cache folder of the test's own (not yet made), with the cache on."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("FASTTOK_CACHE_DIR", str(folder))
+    monkeypatch.delenv("FASTTOK_CACHE", raising=False)
+    return folder
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     if DATA_MISSING:

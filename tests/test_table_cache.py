@@ -36,12 +36,8 @@ TABLES_AT = HEADER.size + table_cache._IDS.size  # where a dense encoding's tabl
 FIELDS = ("magic", "format", "byte order", "fasttok version", "build", "rank file sha256", "spec")
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("FASTTOK_CACHE_DIR", str(folder))
-    monkeypatch.delenv("FASTTOK_CACHE", raising=False)
-    return folder
+# every test runs on a cache folder of its own (conftest's cache_dir)
+pytestmark = pytest.mark.usefixtures("cache_dir")
 
 
 # ---------------------------------------------------------------- a tiny vocabulary

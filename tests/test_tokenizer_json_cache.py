@@ -22,12 +22,8 @@ from fasttok.shared._bytemap import bytes_to_unicode
 TEXT = "the then thé <s> the\u0301"
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("FASTTOK_CACHE_DIR", str(folder))
-    monkeypatch.delenv("FASTTOK_CACHE", raising=False)
-    return folder
+# every test runs on a cache folder of its own (conftest's cache_dir)
+pytestmark = pytest.mark.usefixtures("cache_dir")
 
 
 def _document(merges=(("t", "h"), ("th", "e"), ("the", "n"))) -> dict:
