@@ -1,5 +1,6 @@
 """The table cache: a named encoding's compiled token tables kept on disk, so
-that loading it a second time takes milliseconds, not a tenth of a second.
+that loading it a second time takes milliseconds, not a tenth of a second;
+and the same for a byte-level BPE ``tokenizer.json`` (see the end).
 
 Where a load from the rank file goes (cl100k_base / o200k_base, a fresh
 process): reading the file and its sha256 2 / 5 ms; parsing the base64 lines
@@ -45,6 +46,21 @@ cannot make a lookup read outside the tables or probe forever. Anything
 wrong and the file is ignored and rebuilt. (A consistent forgery, with a
 valid CRC and other tokens, is beyond any check short of rebuilding: the
 cache is as trusted as the user's own cache folder.)
+
+``tokenizer.json``. Of llama3's 2.5 s load, 1.5 s is building the record in
+Python (each of 128k entries and 280k merges checked and turned into bytes)
+and 0.9 s the merge slots and the tables; from the cache the load is about
+70 ms: reading and hashing the 9 MB file (14 ms), reading the 22 MB cache
+file and its CRC (34 ms), checking the tables (12 ms), the stages. The
+header is the same, its source digest the file's sha256 and its spec digest
+that of the ``tokenizer_config.json`` beside it and of the identity of the
+modules that derive the record (they change with no version number while
+fasttok is developed). The payload starts with the record as JSON: its
+fields the model reads and its metadata, with the document less the
+model's vocabulary and merges (``ensure_ascii``, so lone surrogates in the
+file survive). The Encoding's record and the pipeline's Python BPE model
+read the file again when first asked for, after checking that its sha256
+is still the one the cache was keyed by.
 """
 
 from __future__ import annotations
