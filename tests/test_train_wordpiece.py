@@ -204,11 +204,10 @@ def assert_same_bpe_on_words(texts, pre_tokenizer, **options):
     {"type": "Whitespace"},
     {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}],
     ids=["Whitespace", "Metaspace"])
-def test_bpe_trainer_options_on_words_match_tokenizers(options, pre_tokenizer, request):
-    if pre_tokenizer["type"] == "Metaspace" and options.get("continuing_subword_prefix") == "▁":
-        # known: a prefix that is Metaspace's own replacement character gives
-        # other merges than tokenizers' on corpus text (hypothesis text agrees)
-        request.applymarker(pytest.mark.xfail(strict=True))
+def test_bpe_trainer_options_on_words_match_tokenizers(options, pre_tokenizer):
+    # Metaspace with the prefix "▁": a merge can give a token that is another
+    # spelling's (▁ + ▁t is ▁t), which takes a pair's count below zero,
+    # and tokenizers then merges that pair first
     texts = corpus_lines("en", 600) + corpus_lines("multi", 300)
     assert_same_bpe_on_words(texts, pre_tokenizer, vocab_size=900, **options)
 

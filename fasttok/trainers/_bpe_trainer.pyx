@@ -843,8 +843,10 @@ cdef class BpeCore:
             cur = self.pairs[i].count
             if cur != count:
                 if cur > 0 or self.hf:
-                    if cur < 0:
-                        cur = 0
+                    # tokenizers queues again the count it finds, and reads
+                    # a negative one (a merge next to a pair the same merge
+                    # reuses counts it down twice) as a u64, the largest of
+                    # all: NO_COUNT - cur orders it so, before every other
                     self.lists[e].count = cur
                     heap_push(&self.heap, NO_COUNT - <uint64_t>cur, pair)
                 else:
@@ -854,7 +856,7 @@ cdef class BpeCore:
                         self.lists[prev].next = self.lists[e].next
                     self.drop_list(e)
                 continue
-            if count <= 0 or count < self.min_frequency:
+            if count == 0 or 0 < count < self.min_frequency:
                 self.finished = True
                 break
             if prev < 0:
