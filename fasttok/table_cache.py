@@ -247,8 +247,7 @@ def load_tokenizer_json_encoding(path: str, *, cache: Optional[bool] = None) -> 
     from fasttok.core import Encoding
     from fasttok.formats.hf import build_hf_pipeline
     from fasttok.formats.tiktoken import byte_bpe_tables
-    from fasttok.loaders.hf_tokenizer_json import (read_tokenizer_config, tokenizer_json_name,
-                                                   tokenizer_json_record)
+    from fasttok.loaders.hf_tokenizer_json import tokenizer_json_file_record
 
     path = os.fspath(path)
     with open(path, "rb") as f:
@@ -260,8 +259,7 @@ def load_tokenizer_json_encoding(path: str, *, cache: Optional[bool] = None) -> 
             enc = _cached_hf_encoding(path, found, slot[1][5])
             if enc is not None:
                 return enc
-    vocab = tokenizer_json_record(data, path, name=tokenizer_json_name(path),
-                                  config=read_tokenizer_config(path))
+    vocab = tokenizer_json_file_record(data, path)
     if vocab.merges is None:
         return Encoding.from_vocabulary(vocab)
     tables = byte_bpe_tables(vocab)
@@ -326,16 +324,14 @@ def _cached_hf_encoding(path: str, data: bytes, source_sha256: bytes) -> Any:
 def _reread_tokenizer_json(path: str, source_sha256: bytes) -> Vocabulary:
     # the whole record of the file a cached encoding was loaded from, read
     # again; the file must still be the one the cache was keyed by
-    from fasttok.loaders.hf_tokenizer_json import (read_tokenizer_config, tokenizer_json_name,
-                                                   tokenizer_json_record)
+    from fasttok.loaders.hf_tokenizer_json import tokenizer_json_file_record
 
     with open(path, "rb") as f:
         data = f.read()
     if hashlib.sha256(data).digest() != source_sha256:
         raise FasttokError(f"{path}: the file changed after this encoding was loaded from it; "
                            "load it again")
-    return tokenizer_json_record(data, path, name=tokenizer_json_name(path),
-                                 config=read_tokenizer_config(path))
+    return tokenizer_json_file_record(data, path)
 
 
 def _hf_slot(path: str, data: bytes) -> Optional[tuple]:
@@ -346,9 +342,8 @@ def _hf_slot(path: str, data: bytes) -> Optional[tuple]:
     from fasttok.loaders import hf_tokenizer_json
     from fasttok.version import __version__
 
-    config_path = os.path.join(os.path.dirname(os.path.abspath(path)), "tokenizer_config.json")
     try:
-        with open(config_path, "rb") as f:
+        with open(hf_tokenizer_json.tokenizer_config_path(path), "rb") as f:
             config = f.read()
     except FileNotFoundError:
         config = None

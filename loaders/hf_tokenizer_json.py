@@ -48,7 +48,8 @@ from fasttok.loaders.json_document import parse_json_document
 from fasttok.shared._bytemap import decode_byte_level
 from fasttok.vocab import MAX_ID, Vocabulary, token_layout
 
-__all__ = ["load_tokenizer_json", "tokenizer_json_record", "tokenizer_json_name", "read_tokenizer_config",
+__all__ = ["load_tokenizer_json", "tokenizer_json_record", "tokenizer_json_file_record",
+           "tokenizer_json_name", "tokenizer_config_path", "read_tokenizer_config",
            "byte_level_record", "looks_like_tokenizer_json",
            "BYTE_LEVEL_REGEX", "JsonPathError"]
 
@@ -242,13 +243,22 @@ def _config_ids(config: Optional[dict], by_text: dict) -> dict:
     return found
 
 
+def tokenizer_config_path(path: str) -> str:
+    """Where the ``tokenizer_config.json`` of the file ``path`` would be: beside it.
+
+    >>> tokenizer_config_path("/m/llama3/tokenizer.json")
+    '/m/llama3/tokenizer_config.json'
+    """
+    return os.path.join(os.path.dirname(os.path.abspath(path)), "tokenizer_config.json")
+
+
 def read_tokenizer_config(path: str) -> Optional[dict]:
     """The ``tokenizer_config.json`` beside the file ``path``, or ``None``.
 
     >>> read_tokenizer_config("/nonexistent/tokenizer.json") is None
     True
     """
-    config_path = os.path.join(os.path.dirname(os.path.abspath(path)), "tokenizer_config.json")
+    config_path = tokenizer_config_path(path)
     try:
         with open(config_path, "rb") as f:
             config = parse_json_document(f.read(), config_path)
@@ -399,6 +409,17 @@ def load_tokenizer_json(path: str) -> Vocabulary:
     path = os.fspath(path)
     with open(path, "rb") as f:
         data = f.read()
+    return tokenizer_json_file_record(data, path)
+
+
+def tokenizer_json_file_record(data: bytes, path: str) -> Vocabulary:
+    """The record of ``data``, the bytes read from the file ``path``: named
+    after the file, with the ``tokenizer_config.json`` beside it.
+
+    >>> tokenizer_json_file_record(b'{"model": 1}', "/nonexistent/t.json")
+    Traceback (most recent call last):
+    fasttok.errors.VocabularyFileError: /nonexistent/t.json: field '$.model': expected dict, found int
+    """
     return tokenizer_json_record(data, path, name=tokenizer_json_name(path),
                                  config=read_tokenizer_config(path))
 
