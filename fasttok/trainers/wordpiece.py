@@ -21,8 +21,9 @@ from typing import Optional
 
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
 from fasttok.loaders.hf_tokenizer_json_writer import wordpiece_tokenizer_json
-from fasttok.trainers.hf_bpe import TrainedWords, train_words
-from fasttok.trainers.hf_words import BERT_NORMALIZER, BERT_PRE_TOKENIZER, count_stage_words
+from fasttok.trainers.hf_bpe import TrainedWords
+from fasttok.trainers.hf_words import BERT_NORMALIZER, BERT_PRE_TOKENIZER
+from fasttok.trainers.words_bpe import train_bpe_words
 from fasttok.vocab import Vocabulary
 
 __all__ = ["TrainedWordPiece", "train_wordpiece"]
@@ -83,13 +84,13 @@ def train_wordpiece(texts: Iterable[str], *, vocab_size: int = 30000,
     """
     if not isinstance(continuing_subword_prefix, str):
         raise TypeError("continuing_subword_prefix must be a str")
-    counter = count_stage_words(texts, normalizer, pre_tokenizer)
-    corpus_bytes, unique = counter.n_bytes, len(counter)
-    trained = train_words(counter, vocab_size=vocab_size, special_tokens=special_tokens,
-                          min_frequency=min_frequency, limit_alphabet=limit_alphabet,
-                          initial_alphabet=initial_alphabet,
-                          continuing_subword_prefix=continuing_subword_prefix,
-                          end_of_word_suffix=end_of_word_suffix, spellings=spellings,
-                          progress=progress)
-    return TrainedWordPiece(trained, normalizer, pre_tokenizer, unk_token,
-                            continuing_subword_prefix, corpus_bytes, unique)
+    # tokenizers' WordPieceTrainer is its BpeTrainer with the ## prefix
+    words = train_bpe_words(texts, vocab_size=vocab_size, pre_tokenizer=pre_tokenizer,
+                            normalizer=normalizer, special_tokens=special_tokens,
+                            min_frequency=min_frequency, limit_alphabet=limit_alphabet,
+                            initial_alphabet=initial_alphabet,
+                            continuing_subword_prefix=continuing_subword_prefix,
+                            end_of_word_suffix=end_of_word_suffix, spellings=spellings,
+                            progress=progress)
+    return TrainedWordPiece(words.trained, normalizer, pre_tokenizer, unk_token,
+                            continuing_subword_prefix, words.corpus_bytes, words.unique_words)
