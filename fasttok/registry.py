@@ -337,6 +337,10 @@ def register_loader(loader: Loader) -> None:
     LOADERS.append(loader)
 
 
+def _named_loader(format: str) -> Optional[Loader]:
+    return next((loader for loader in LOADERS if loader.name == format), None)
+
+
 def find_loader(path: str, format: Optional[str] = None) -> Loader:
     """The loader named ``format``, else the one that claims ``path``: by
     magic bytes, then by content, then by suffix.
@@ -344,21 +348,27 @@ def find_loader(path: str, format: Optional[str] = None) -> Loader:
     A missing file raises :class:`FileNotFoundError` (any unreadable one the
     :class:`OSError` that ``open`` raises).
     """
-    _load_plugins()
+    # Plugins come after the built-in readers, so a file a built-in one
+    # names or claims by content is theirs whatever the plugins are: the scan
+    # of the installed packages (half of a cached load) waits until then.
     if format is not None:
-        for loader in LOADERS:
-            if loader.name == format:
-                return loader
+        found = _named_loader(format)
+        if found is None:
+            _load_plugins()
+            found = _named_loader(format)
+    else:
+        with open(path, "rb") as f:
+            head = f.read(64)
+        found = next((loader for loader in LOADERS if loader.claims_content(head)), None)
+        if found is None:
+            _load_plugins()
+            found = (next((loader for loader in LOADERS if loader.claims_content(head)), None)
+                     or next((loader for loader in LOADERS if loader.claims_suffix(path)), None))
+    if found is not None:
+        return found
+    if format is not None:
         raise UnknownEncodingError(
             f"unknown format {format!r}; known: {', '.join(ld.name for ld in LOADERS)}")
-    with open(path, "rb") as f:
-        head = f.read(64)
-    for loader in LOADERS:
-        if loader.claims_content(head):
-            return loader
-    for loader in LOADERS:
-        if loader.claims_suffix(path):
-            return loader
     raise UnknownEncodingError(
         f"{path}: unknown vocabulary file type; fasttok reads "
         + ", ".join(f"{ld.name} ({'/'.join(ld.suffixes) or ld.magic!r})" for ld in LOADERS)

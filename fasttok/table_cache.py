@@ -78,6 +78,7 @@ from typing import Any, Optional
 from fasttok import registry
 from fasttok.embedded import embedded_file
 from fasttok.errors import FasttokError
+from fasttok.shared.gc_pause import gc_paused
 from fasttok.vocab import Vocabulary
 
 __all__ = ["load_named_encoding", "load_tokenizer_json_encoding", "cache_file", "cache_enabled"]
@@ -244,14 +245,19 @@ def load_tokenizer_json_encoding(path: str, *, cache: Optional[bool] = None) -> 
     >>> enc.encode("hello world")                                    # doctest: +SKIP
     [15339, 1917]
     """
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    with gc_paused():
+        return _load_tokenizer_json_encoding(path, data, cache)
+
+
+def _load_tokenizer_json_encoding(path: str, data: bytes, cache: Optional[bool]) -> Any:
     from fasttok.core import Encoding
     from fasttok.formats.hf import build_hf_pipeline
     from fasttok.formats.tiktoken import byte_bpe_tables
     from fasttok.loaders.hf_tokenizer_json import tokenizer_json_file_record
 
-    path = os.fspath(path)
-    with open(path, "rb") as f:
-        data = f.read()
     slot = _hf_slot(path, data) if cache_enabled(cache) else None
     if slot is not None:
         found = _read_payload(*slot)

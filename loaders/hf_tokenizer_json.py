@@ -45,7 +45,9 @@ from typing import Any, Optional
 
 from fasttok.errors import VocabularyError, VocabularyFileError
 from fasttok.loaders.json_document import parse_json_document
-from fasttok.shared._bytemap import decode_byte_level
+from fasttok.shared._bytemap import byte_level_merges, decode_byte_level
+from fasttok.shared._tables import TokenTables
+from fasttok.shared.gc_pause import gc_paused
 from fasttok.vocab import MAX_ID, Vocabulary, token_layout
 
 __all__ = ["load_tokenizer_json", "tokenizer_json_record", "tokenizer_json_file_record",
@@ -318,47 +320,34 @@ def _byte_level_record(doc: Any, source: str, name: Optional[str],
     added_ids = set(specials.values())
 
     vocab = r.get(model, "vocab", "$.model", dict)
-    by_id: dict = {}
-    # the JSON path of an entry is spelled out only for an error: building
-    # it for each of 200k entries was a fifth of the load time
-    for text, token_id in vocab.items():
-        if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
-            raise r.fail(_entry(text), f"id {token_id!r} is not a non-negative integer")
-        if token_id in by_id:
-            raise r.other_shape()  # tokenizers keeps both strings; the pipeline does too
-        by_id[token_id] = text
+    texts, ids = list(vocab), list(vocab.values())
+    if not _all_ids(ids, None):
+        for text, token_id in vocab.items():
+            if not _all_ids([token_id], None):
+                raise r.fail(_entry(text), f"id {token_id!r} is not a non-negative integer")
+    if len(set(ids)) < len(ids):
+        raise r.other_shape()  # tokenizers keeps both strings; the pipeline does too
     # An added token's id in the vocabulary too (GPT-4o's <|endoftext|>) is
     # always matched as the added token first, so the entry is left out.
+    if not added_ids.isdisjoint(ids):
+        kept = [k for k, i in enumerate(ids) if i not in added_ids]
+        texts, ids = [texts[k] for k in kept], [ids[k] for k in kept]
     # an entry outside the byte-level alphabet can never be produced, but
     # tokenizers keeps it (and decodes it): the pipeline serves such a file
     try:
-        ordinary = {i: decode_byte_level(t) for i, t in by_id.items() if i not in added_ids}
+        raws = list(map(decode_byte_level, texts))
     except ValueError:
         raise r.other_shape() from None
-    token_of = set(ordinary.values())
-    if len(token_of & _SINGLE_BYTES) < 256:
+    tokens, ids = token_layout(list(zip(ids, raws)))
+    tables = TokenTables(tokens)
+    if any(tables.find(b) < 0 for b in _SINGLE_BYTES):
         # tokenizers drops a character it has no token for (with no unk):
         # the fused core needs every byte, the pipeline does it as tokenizers
         raise r.other_shape()
-    bytes_of = {by_id[i]: raw for i, raw in ordinary.items()}.get
-
     merges_in = r.get(model, "merges", "$.model", list)
-    merges = []
-    # checked in full (and its error spelled out) only when a quick look
-    # finds something wrong: 280k merges of f-strings and calls were a
-    # third of Llama 3's load time
-    for i, merge in enumerate(merges_in):
-        parts = merge.split(" ") if type(merge) is str else merge
-        if type(parts) is list and len(parts) == 2:
-            a, b = parts
-            left = bytes_of(a) if type(a) is str else None
-            right = bytes_of(b) if type(b) is str else None
-            if left is not None and right is not None and left + right in token_of:
-                merges.append((left, right))
-                continue
-        merges.append(_checked_merge(r, i, merge, vocab, token_of))
-
-    tokens, ids = token_layout(list(ordinary.items()))
+    merges = byte_level_merges(merges_in, tables, tokens)
+    if isinstance(merges, int):
+        raise _merge_error(r, merges, merges_in[merges], vocab, set(raws))
 
     head, tail = _template(r, doc)
     names = _config_ids(config, specials)
@@ -376,25 +365,35 @@ def _byte_level_record(doc: Any, source: str, name: Optional[str],
         raise VocabularyFileError(source, str(exc)) from None
 
 
-def _checked_merge(r: _Reader, i: int, merge: Any, vocab: dict, token_of: set) -> tuple:
-    # one merge as a pair of token bytes, or the error naming what is wrong
+def _all_ids(ids: list, top: Optional[int]) -> bool:
+    # every one an int (not a bool), none negative, none above top: checked
+    # by C loops (map, set, min), as an entry-by-entry loop was a tenth of
+    # Llama 3's load
+    if not ids:
+        return True
+    return (set(map(type, ids)) == {int} and min(ids) >= 0
+            and (top is None or max(ids) <= top))
+
+
+def _merge_error(r: _Reader, i: int, merge: Any, vocab: dict, token_of: set) -> VocabularyFileError:
+    # what is wrong with the merge that byte_level_merges stopped at
     at = f"$.model.merges[{i}]"
     if isinstance(merge, str):
         parts = merge.split(" ")
     elif isinstance(merge, list) and all(isinstance(p, str) for p in merge):
         parts = merge
     else:
-        raise r.fail(at, f"expected \"a b\" or [\"a\", \"b\"], found {merge!r}")
+        return r.fail(at, f"expected \"a b\" or [\"a\", \"b\"], found {merge!r}")
     if len(parts) != 2:
-        raise r.fail(at, f"a merge has two parts, found {len(parts)} in {merge!r}")
+        return r.fail(at, f"a merge has two parts, found {len(parts)} in {merge!r}")
     for part in parts:
         if part not in vocab:
-            raise r.fail(at, f"{merge!r}: {part!r} is not in the vocabulary")
+            return r.fail(at, f"{merge!r}: {part!r} is not in the vocabulary")
     pair = (r.token_bytes(parts[0]), r.token_bytes(parts[1]))
     for part in pair + (pair[0] + pair[1],):
         if part not in token_of:
-            raise r.fail(at, f"{merge!r}: {part!r} is not in the vocabulary")
-    return pair
+            return r.fail(at, f"{merge!r}: {part!r} is not in the vocabulary")
+    return r.fail(at, f"{merge!r} is not two tokens spelling a third")
 
 
 def load_tokenizer_json(path: str) -> Vocabulary:
@@ -446,6 +445,12 @@ def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
     Traceback (most recent call last):
     fasttok.errors.VocabularyFileError: t.json: field '$.model': expected dict, found int
     """
+    with gc_paused():
+        return _tokenizer_json_record(data, source, name, config)
+
+
+def _tokenizer_json_record(data: Any, source: str, name: Optional[str],
+                           config: Optional[dict]) -> Vocabulary:
     doc = data
     if isinstance(data, (bytes, bytearray, str)):
         doc = parse_json_document(data, source)
@@ -468,8 +473,11 @@ def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
                                    metadata=dict(fast.metadata) | metadata)
     specials = {t[0]: t[1] for t in added}
     added_ids = set(specials.values())
-    tokens, ids = token_layout([(i, t.encode("utf-8")) for t, i in model_ids.items()
-                                if i not in added_ids])
+    texts, ids = model_ids.keys(), model_ids.values()
+    if not added_ids.isdisjoint(ids):
+        kept = {t: i for t, i in model_ids.items() if i not in added_ids}
+        texts, ids = kept.keys(), kept.values()
+    tokens, ids = token_layout(list(zip(ids, map(str.encode, texts))))
     names = _template_ids(r, doc) | _config_ids(config, specials)
     unk_token = model.get("unk_token")
     unk = model.get("unk_id") if unigram else (
@@ -552,9 +560,10 @@ def _model_token_ids(r: _Reader, model: dict) -> dict:
             out[entry[0]] = i
         return out
     vocab = r.get(model, "vocab", "$.model", dict)
-    for text, token_id in vocab.items():
-        if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id <= MAX_ID:
-            raise r.fail(_entry(text), f"id {token_id!r} is not an id (0..{MAX_ID})")
+    if not _all_ids(list(vocab.values()), MAX_ID):
+        for text, token_id in vocab.items():
+            if not _all_ids([token_id], MAX_ID):
+                raise r.fail(_entry(text), f"id {token_id!r} is not an id (0..{MAX_ID})")
     return vocab
 
 

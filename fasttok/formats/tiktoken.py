@@ -64,11 +64,7 @@ def byte_bpe_tables(vocab: Vocabulary) -> TokenTables:
     >>> len(byte_bpe_tables(v))
     256
     """
-    merges = None
-    if vocab.merges is not None:
-        slot_of = {tok: i for i, tok in enumerate(vocab.tokens) if tok is not None}
-        merges = [(slot_of.get(a, -1), slot_of.get(b, -1)) for a, b in vocab.merges]
-    return TokenTables(vocab.tokens, priorities=vocab.ranks, merges=merges)
+    return TokenTables(vocab.tokens, priorities=vocab.ranks, merge_tokens=vocab.merges)
 
 
 def build_byte_bpe(vocab: Vocabulary, tables: Optional[TokenTables] = None, *,

@@ -8,7 +8,14 @@ loaders undo this once at load time, so the compiled models only ever see
 raw bytes.
 """
 
-from libc.stdint cimport int32_t, uint8_t, uint32_t
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from libc.stdlib cimport free, malloc
+
+from fasttok.shared._tables cimport TokenTables, find_bytes
 
 cdef uint32_t BYTE_TO_CHAR[256]
 cdef int32_t CHAR_TO_BYTE[0x144]
@@ -57,6 +64,21 @@ def encode_byte_level(bytes data not None):
     return "".join([chr(BYTE_TO_CHAR[b]) for b in data])
 
 
+cdef Py_ssize_t _decode(str text, Py_ssize_t start, Py_ssize_t end, uint8_t* out) noexcept:
+    # text[start:end] as bytes into out; the index of the first character
+    # outside the alphabet, or -1 when there is none
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t i
+    cdef uint32_t cp
+    for i in range(start, end):
+        cp = PyUnicode_READ(kind, data, i)
+        if cp >= 0x144 or CHAR_TO_BYTE[cp] < 0:
+            return i
+        out[i - start] = <uint8_t>CHAR_TO_BYTE[cp]
+    return -1
+
+
 def decode_byte_level(str text not None):
     """Turn a byte-level token string back into its raw bytes.
 
@@ -66,13 +88,87 @@ def decode_byte_level(str text not None):
     >>> decode_byte_level("ĠhiĊ")
     b' hi\\n'
     """
-    cdef Py_ssize_t i, n = len(text)
-    cdef uint32_t cp
-    cdef bytearray out = bytearray(n)
-    cdef unsigned char[::1] view = out
-    for i in range(n):
-        cp = ord(text[i])
-        if cp >= 0x144 or CHAR_TO_BYTE[cp] < 0:
-            raise ValueError(f"{text!r}: character {text[i]!r} at {i} is not in the byte-level alphabet")
-        view[i] = <uint8_t>CHAR_TO_BYTE[cp]
-    return bytes(out)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, n)
+    cdef Py_ssize_t bad = _decode(text, 0, n, <uint8_t*>PyBytes_AS_STRING(out))
+    if bad >= 0:
+        raise ValueError(f"{text!r}: character {text[bad]!r} at {bad} is not in the byte-level alphabet")
+    return out
+
+
+cdef Py_ssize_t _space(str text) noexcept:
+    # the index of the one space in text; -1 for none or more than one
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t i, found = -1
+    for i in range(PyUnicode_GET_LENGTH(text)):
+        if PyUnicode_READ(kind, data, i) == 0x20:
+            if found >= 0:
+                return -1
+            found = i
+    return found
+
+
+def byte_level_merges(list merges not None, TokenTables tables not None, tuple tokens not None):
+    """A ``tokenizer.json`` byte-level BPE model's ``merges`` (``"a b"``
+    strings or ``["a", "b"]`` pairs) as ``(left, right)`` pairs of the
+    ``tokens`` (raw bytes by slot, ``tables`` built from them); or the index
+    of the first merge that is not two tokens spelling a third, for the
+    caller to say what is wrong with it.
+
+    One pass in C with no object per merge but its pair: the same done with
+    dict lookups of the parts' strings was a third of Llama 3's load.
+
+    >>> from fasttok.shared._tables import TokenTables
+    >>> tokens = (b"a", b" ", b"a ")
+    >>> t = TokenTables(tokens)
+    >>> byte_level_merges(["a Ġ", ["a", "Ġ"]], t, tokens), byte_level_merges(["a a"], t, tokens)
+    ([(b'a', b' '), (b'a', b' ')], 0)
+    """
+    cdef Py_ssize_t i, n = len(merges), sp, la, lb, need, cap = 256
+    cdef str left, right
+    cdef int64_t l, r
+    cdef uint8_t* buf = <uint8_t*>malloc(cap)
+    cdef list out = [None] * n
+    cdef tuple pair
+    if not buf:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            merge = merges[i]
+            if type(merge) is str:
+                sp = _space(merge)
+                if sp < 0:
+                    return i
+                left, right = merge, merge
+                la, lb = sp, PyUnicode_GET_LENGTH(merge) - sp - 1
+            elif (type(merge) is list and len(merge) == 2 and type(merge[0]) is str
+                  and type(merge[1]) is str):
+                left, right = merge[0], merge[1]
+                sp = -1
+                la, lb = PyUnicode_GET_LENGTH(left), PyUnicode_GET_LENGTH(right)
+            else:
+                return i
+            need = la + lb
+            if need > cap:
+                cap = 2 * need
+                free(buf)
+                buf = <uint8_t*>malloc(cap)
+                if not buf:
+                    raise MemoryError()
+            if _decode(left, 0, la, buf) >= 0 or _decode(right, sp + 1, sp + 1 + lb, buf + la) >= 0:
+                return i
+            l = find_bytes(&tables.index, &tables.strings, buf, la)
+            r = find_bytes(&tables.index, &tables.strings, buf + la, lb)
+            if l < 0 or r < 0 or find_bytes(&tables.index, &tables.strings, buf, need) < 0:
+                return i
+            pair = PyTuple_New(2)
+            a, b = tokens[l], tokens[r]
+            Py_INCREF(a)
+            PyTuple_SET_ITEM(pair, 0, a)
+            Py_INCREF(b)
+            PyTuple_SET_ITEM(pair, 1, b)
+            out[i] = pair
+        return out
+    finally:
+        free(buf)

@@ -232,6 +232,7 @@ cdef class TokenTables:
     cdef uint64_t* token_filter
     cdef int _fill_token_filter(self) except -1
     cdef int _find_atomic_chars(self) except -1
+    cdef int _add_merge_tokens(self, merge_tokens) except -1
     cdef TokenTablesView view
     cdef readonly uint32_t n_pairs
     cdef int _build_index(self) except -1

@@ -147,13 +147,18 @@ cdef class TokenTables:
     merged token must exist). A merge may name its result,
     ``(left_id, right_id, merged_id)``, for vocabularies whose merged token
     is not the two spelled together (``tokenizer.json`` BPE with a
-    continuing-subword prefix). With neither, a token's id is its priority,
-    as in ``.tiktoken`` files.
+    continuing-subword prefix). ``merge_tokens`` is a merge list spelled as
+    ``(left bytes, right bytes)`` pairs, each looked up in the tables (a
+    merge naming a token that is not there, or whose parts spelled together
+    are not one, is skipped, as an out-of-range id is). With none of them, a
+    token's id is its priority, as in ``.tiktoken`` files.
 
     >>> t = TokenTables([b"a", b"b", b"ab"])
     >>> t.find(b"ab"), t.pair(0, 1)
     (2, (2, 2))
     >>> TokenTables([b"a", b"##b", b"ab"], merges=[(0, 1, 2)]).pair(0, 1)
+    (2, 0)
+    >>> TokenTables([b"a", b"b", b"ab"], merge_tokens=[(b"a", b"b")]).pair(0, 1)
     (2, 0)
     """
 
@@ -171,14 +176,15 @@ cdef class TokenTables:
         self.token_bigrams = NULL
         self.token_filter = NULL
 
-    def __init__(self, tokens, priorities=None, merges=None):
+    def __init__(self, tokens, priorities=None, merges=None, merge_tokens=None):
         cdef Py_ssize_t n = len(tokens)
         cdef Py_ssize_t i
         cdef int64_t merged
         if n >= NO_TOKEN:
             raise ValueError(f"{n} tokens is more than fasttok's 32-bit ids allow")
-        if priorities is not None and merges is not None:
-            raise ValueError("give merge priorities either per token or as a merge list, not both")
+        if (priorities is not None) + (merges is not None) + (merge_tokens is not None) > 1:
+            raise ValueError("give merge priorities one way: per token, as a merge list "
+                             "of ids or as one of token bytes")
         if priorities is not None and len(priorities) != n:
             raise ValueError(f"{len(priorities)} priorities for {n} tokens")
         fill_strings(&self.strings, tokens)
@@ -188,6 +194,11 @@ cdef class TokenTables:
             raise MemoryError()
         for i in range(n):
             self.priority[i] = <uint32_t>(i if priorities is None else priorities[i])
+        if merge_tokens is not None:
+            self._alloc_pairs(len(merge_tokens))
+            self._add_merge_tokens(merge_tokens)
+            self._derive(True)
+            return
         self._alloc_pairs(len(merges) if merges is not None else 0)
         if merges is not None:
             for rank, merge in enumerate(merges):
@@ -203,6 +214,38 @@ cdef class TokenTables:
                 if merged >= 0:
                     self._add_pair(l, r, <uint32_t>merged, rank)
         self._derive(merges is not None)
+
+    cdef int _add_merge_tokens(self, merge_tokens) except -1:
+        # the ids of each merge's two parts and of the two spelled together,
+        # found in the index: a Python dict from bytes to id and two lookups
+        # a merge were most of a tokenizer.json file's load
+        cdef Py_ssize_t rank = 0
+        cdef int64_t l, r, merged
+        cdef bytes a, b
+        cdef uint8_t* joined = NULL
+        cdef size_t la, lb, cap = 0
+        try:
+            for merge in merge_tokens:
+                a, b = merge
+                la, lb = PyBytes_GET_SIZE(a), PyBytes_GET_SIZE(b)
+                l = find_bytes(&self.index, &self.strings, <const uint8_t*>PyBytes_AS_STRING(a), la)
+                r = find_bytes(&self.index, &self.strings, <const uint8_t*>PyBytes_AS_STRING(b), lb)
+                if l >= 0 and r >= 0:
+                    if la + lb > cap:
+                        cap = 2 * (la + lb)
+                        free(joined)
+                        joined = <uint8_t*>malloc(cap)
+                        if not joined:
+                            raise MemoryError()
+                    memcpy(joined, PyBytes_AS_STRING(a), la)
+                    memcpy(joined + la, PyBytes_AS_STRING(b), lb)
+                    merged = find_bytes(&self.index, &self.strings, joined, la + lb)
+                    if merged >= 0:
+                        self._add_pair(<uint32_t>l, <uint32_t>r, <uint32_t>merged, <uint32_t>rank)
+                rank += 1
+        finally:
+            free(joined)
+        return 0
 
     cdef int _derive(self, bint use_pairs) except -1:
         # Everything that follows from the strings, the index, the priorities
