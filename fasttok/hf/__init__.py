@@ -37,6 +37,7 @@ from typing import Any, Optional
 from fasttok.formats.hf import HFPipeline, pipeline_from_document
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
 from fasttok.post_processors.encoding import Encoding
+from fasttok.shared.gc_pause import gc_paused
 
 __all__ = ["Tokenizer", "Encoding"]
 
@@ -71,17 +72,23 @@ class Tokenizer:
         path = os.fspath(path)
         with open(path, "rb") as f:
             data = f.read()
-        return cls(pipeline_from_document(tokenizer_json_record(data, path)))
+        return cls._read(data, path)
 
     @classmethod
     def from_str(cls, json: str) -> "Tokenizer":
         """Load a ``tokenizer.json`` document given as text."""
-        return cls(pipeline_from_document(tokenizer_json_record(json, "<string>")))
+        return cls._read(json, "<string>")
 
     @classmethod
     def from_buffer(cls, buffer: bytes) -> "Tokenizer":
         """Load a ``tokenizer.json`` document given as bytes."""
-        return cls(pipeline_from_document(tokenizer_json_record(bytes(buffer), "<buffer>")))
+        return cls._read(bytes(buffer), "<buffer>")
+
+    @classmethod
+    def _read(cls, document: Any, source: str) -> "Tokenizer":
+        # the collector paused while the file's objects are made: they all live on
+        with gc_paused():
+            return cls(pipeline_from_document(tokenizer_json_record(document, source)))
 
     # ------------------------------------------------------------ encoding
     def encode(self, sequence: Any, pair: Any = None, is_pretokenized: bool = False,

@@ -22,7 +22,7 @@ class CodePointRules:
     def map_code_point(self, cp: int) -> tuple[int, int]: ...
 
 class WordPieceModel:
-    normalizer: BertNormalizer
+    normalizer: BertNormalizer | None
     n_states: int
     n_units: int
     n_tokens: int

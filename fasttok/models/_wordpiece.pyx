@@ -668,7 +668,9 @@ cdef class WordPieceModel:
     cdef CacheEntry* kept_cache    # encode_with's word cache for short texts, or NULL
     cdef Automaton auto
     cdef NormTable norm
-    cdef readonly BertNormalizer normalizer
+    cdef readonly BertNormalizer normalizer   # None until _need_normalizer
+    cdef bint lowercase
+    cdef bint strip_accents
     cdef tuple ints
     cdef tuple _texts
     cdef readonly uint32_t n_states
@@ -720,8 +722,8 @@ cdef class WordPieceModel:
         self.auto.start_len = len(word_start)
         memcpy(self.auto.start, PyBytes_AS_STRING(word_start), self.auto.start_len)
         self.auto.max_chars = SIZE_MAX if max_word_chars is None else <size_t>max_word_chars
-        self.normalizer = normalizer(lowercase, strip_accents)
-        self.norm = self.normalizer.table()
+        self.lowercase = lowercase
+        self.strip_accents = strip_accents
         # the id of each text, as the int object the lists take
         self._texts = tuple(range(n_tokens))
         self.ints = self._texts if ids is None else ids
@@ -880,8 +882,20 @@ cdef class WordPieceModel:
             free(order)
         return 0
 
+    cdef int _need_normalizer(self) except -1:
+        # built on first use: a tokenizer.json model normalizes through its
+        # CodePointRules and never needs it, and building it (with the
+        # Unicode tables it reads) was a third of all-MiniLM-L6-v2's load
+        cdef BertNormalizer found
+        if self.normalizer is None:
+            found = normalizer(self.lowercase, self.strip_accents)
+            self.norm = found.table()
+            self.normalizer = found
+        return 0
+
     cdef int _encode(self, str text, Work* w) except -1:
         cdef TextRef ref
+        self._need_normalizer()
         _text_ref(text, &ref)
         _start_cache(w, ref.length)
         if ref.length < NOGIL_MIN_TEXT:
@@ -901,6 +915,7 @@ cdef class WordPieceModel:
         if refs == NULL:
             raise MemoryError()
         try:
+            self._need_normalizer()
             for i in range(n):
                 text = texts[i]
                 if type(text) is not str:
