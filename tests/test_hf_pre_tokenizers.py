@@ -214,3 +214,18 @@ def test_metaspace_add_prefix_space_false_needs_never():
 def test_bad_regex_names_its_json_path():
     with pytest.raises(ValueError, match=r"\$\.p\.pattern\.Regex"):
         pre_tokenizer_from_json(_split({"Regex": "("}, "Isolated"), "$.p", fail)
+
+
+@pytest.mark.parametrize("behavior", ["Removed", "Isolated", "MergedWithPrevious",
+                                      "MergedWithNext", "Contiguous"])
+@pytest.mark.parametrize("text", ["", "abc", "a b", " ", "  x  "])
+def test_literal_split_that_finds_nothing_or_something_matches_tokenizers(behavior, text):
+    from tokenizers.pre_tokenizers import Split as TheirSplit
+
+    from fasttok.pre_tokenizers.split import Split
+
+    for invert in (False, True):
+        ours = Split(" ", behavior, invert=invert).split_str(text)
+        python_name = "".join("_" + c.lower() if c.isupper() else c for c in behavior)[1:]
+        theirs = [p for p, _ in TheirSplit(" ", python_name, invert=invert).pre_tokenize_str(text)]
+        assert ours == theirs, (behavior, invert, text)

@@ -101,6 +101,8 @@ class HFPipeline:
         self.padding = padding
         self.added_ids = frozenset(t.id for t in added.tokens)
         self._start_matters = _looks_at_the_start(pre_tokenizer)
+        # whether a second added-token pass runs on the normalized text
+        self._normalized_pass = any(t.normalized for t in added.tokens)
 
     @property
     def model(self) -> Any:
@@ -119,7 +121,7 @@ class HFPipeline:
     def _stretch_ids(self) -> Optional[Callable[[str], Optional[list]]]:
         # BERT's normalizer, pre-tokenizer and WordPiece as one compiled pass
         return bert_string_path(self.normalizer, self.pre_tokenizer, self.model,
-                                any(t.normalized for t in self.added.tokens))
+                                self._normalized_pass)
 
     # ------------------------------------------------------------ one sequence
     def _cut(self, piece: NormalizedString, normalized: bool,
@@ -287,6 +289,10 @@ class HFPipeline:
                     continue
             if normalize is not None:
                 stretch = normalize(stretch)
+            if not self._normalized_pass:
+                if stretch:
+                    out += ids_many(self._pieces(stretch, start == 0))
+                continue
             for token2, start2, end2 in added.find_matches(stretch, normalized=True,
                                                            allowed=allowed):
                 if token2 is not None:

@@ -2,12 +2,20 @@
 
 Added and special tokens are matched leftmost first and, at one position,
 longest first (Aho-Corasick ``LeftmostLongest`` in ``tokenizers``, the same
-rule in fasttok's compiled cores). An alternation of the escaped strings,
-longest first, gives exactly that with the standard library's ``re``: at
-each position the first alternative that matches is the longest one there.
+rule in fasttok's compiled cores). The standard library's ``re`` gives
+exactly that from the strings' trie written as a pattern: a node's children
+are an alternation keyed by distinct characters (at most one can go on at
+a position), and a node that ends a string makes its children optional,
+greedily, so a longer string is taken when there is one. A flat
+alternation of the strings, longest first, means the same but tries every
+string at every place its first character occurs: Gemma 3's 6,415 added
+tokens (``<unused0>`` ... and runs of newlines) made that search half of
+its encode.
 
 >>> longest_first(["a", "ab"]).findall("xab a")
 ['ab', 'a']
+>>> longest_first(["<u1>", "<u12>", "\\n", "\\n\\n"]).findall("<u12><u1>\\n\\n\\n")
+['<u12>', '<u1>', '\\n\\n', '\\n']
 >>> longest_first([]) is None
 True
 """
@@ -24,5 +32,32 @@ __all__ = ["longest_first"]
 def longest_first(texts: Iterable) -> Optional["re.Pattern[str]"]:
     """The pattern that finds ``texts`` leftmost, then longest; ``None`` when
     there is no non-empty text (an empty alternation would match everywhere)."""
-    ordered = sorted({t for t in texts if t}, key=len, reverse=True)
-    return re.compile("|".join(map(re.escape, ordered))) if ordered else None
+    trie: dict = {}
+    for text in {t for t in texts if t}:
+        node = trie
+        for c in text:
+            node = node.setdefault(c, {})
+        node[_END] = True
+    return re.compile(_pattern(trie)) if trie else None
+
+
+_END = ""  # the key that marks a node ending a string (no character is empty)
+
+
+def _pattern(node: dict) -> str:
+    # the pattern of the strings below node (one string's rest inline, so
+    # the nesting is as deep as the branch points, not as the strings)
+    parts = []
+    for c in sorted(k for k in node if k != _END):
+        child, rest = node[c], re.escape(c)
+        while len(child) == 1 and _END not in child:
+            (c2, child), = child.items()
+            rest += re.escape(c2)
+        if any(k != _END for k in child):
+            rest += _optional(_pattern(child)) if _END in child else f"(?:{_pattern(child)})"
+        parts.append(rest)
+    return "|".join(parts)
+
+
+def _optional(pattern: str) -> str:
+    return f"(?:{pattern})?"
