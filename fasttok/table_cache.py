@@ -345,6 +345,7 @@ def _hf_slot(path: str, data: bytes) -> Optional[tuple]:
     # read from path and the tokenizer_config.json beside it; the key holds
     # the identity of the code that derives the record, which changes
     # without a version number while fasttok is developed
+    from fasttok.formats import tiktoken as tables_builder
     from fasttok.loaders import hf_tokenizer_json
     from fasttok.version import __version__
 
@@ -357,7 +358,7 @@ def _hf_slot(path: str, data: bytes) -> Optional[tuple]:
         return None
     source = hashlib.sha256(data).digest()
     code = []
-    for module_file in (hf_tokenizer_json.__file__, __file__):
+    for module_file in (hf_tokenizer_json.__file__, tables_builder.__file__, __file__):
         info = os.stat(module_file)
         code.append((info.st_size, info.st_mtime_ns))
     spec = hashlib.sha256(repr((config, code)).encode()).digest()

@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fasttok
+import fasttok.hf
 from fasttok.errors import ReferenceFailsError
 from conftest import DATA, DATA_MISSING, HF_BYTE_LEVEL, HF_OTHER, MISSING_DATA_REASON, \
     Mismatches, describe_mismatch, missing_data_reason, read_jsonl, read_text
@@ -232,6 +233,24 @@ def test_both_merges_forms_give_tokenizers_ids(tmp_path, as_pairs):
         assert ours.encode(text, allowed_special="all") == \
             theirs.encode(text, add_special_tokens=False).ids, text
     assert ours.encode("hello") == [256 + 4]
+
+
+@pytest.mark.parametrize("as_pairs", [False, True], ids=["a-b-strings", "pairs"])
+def test_merge_listed_twice_keeps_its_last_place(tmp_path, as_pairs):
+    # ("l", "l") again after ("he", "ll"): tokenizers' map of merges keeps
+    # the later rank, so "he" + "l" ... merges in another order
+    doc = _tiny_doc(as_pairs)
+    merges = doc["model"]["merges"]
+    merges.insert(3, merges[1])
+    doc["model"]["vocab"]["el"] = len(doc["model"]["vocab"])
+    doc["added_tokens"][0]["id"] = len(doc["model"]["vocab"])
+    merges.insert(2, ["e", "l"] if as_pairs else "e l")
+    ours, theirs = _both(tmp_path, doc)
+    pipeline = fasttok.hf.Tokenizer.from_str(json.dumps(doc))
+    for text in ["hello", "hell", "ellel", "shell hello"]:
+        want = theirs.encode(text, add_special_tokens=False).ids
+        assert ours.encode(text) == want, text
+        assert pipeline.encode(text, add_special_tokens=False).ids == want, text
 
 
 def test_template_processing_bos_is_added_with_add_special_tokens(tmp_path):

@@ -64,7 +64,10 @@ def byte_bpe_tables(vocab: Vocabulary) -> TokenTables:
     >>> len(byte_bpe_tables(v))
     256
     """
-    return TokenTables(vocab.tokens, priorities=vocab.ranks, merge_tokens=vocab.merges)
+    # a record's merge list is a tokenizer.json file's (GGUF builds its own
+    # tables): a pair listed twice keeps its last merge, as tokenizers does
+    return TokenTables(vocab.tokens, priorities=vocab.ranks, merge_tokens=vocab.merges,
+                       later_merge_wins=True)
 
 
 def build_byte_bpe(vocab: Vocabulary, tables: Optional[TokenTables] = None, *,

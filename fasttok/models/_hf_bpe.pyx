@@ -99,7 +99,8 @@ cdef class HfBpeCore:
     """The compiled BPE of one ``tokenizers`` BPE model: ``tokens`` are the
     slots' UTF-8 spellings, ``ids`` their ids, ``names`` the token string
     reported for each slot (default: its spelling), ``merges`` ``(left slot,
-    right slot, merged slot)`` in rank order (duplicates already resolved).
+    right slot, merged slot)`` in rank order; a pair of slots listed twice
+    keeps its last merge, as tokenizers' map of merges does.
 
     >>> core = HfBpeCore([b"a", b"b", b"ab"], (0, 1, 2), [(0, 1, 2)])
     >>> core.tokenize_slots("abba")
@@ -119,7 +120,7 @@ cdef class HfBpeCore:
         cdef int64_t found
         if len(ids) != n or (names is not None and len(names) != n):
             raise ValueError(f"ids and names must have one entry per token ({n})")
-        self.tables = TokenTables(tokens, merges=merges)
+        self.tables = TokenTables(tokens, merges=merges, later_merge_wins=True)
         self.view = &self.tables.view
         self.slot_ints = ids
         self.slot_names = names if names is not None else tuple(t.decode("utf-8") for t in tokens)

@@ -53,9 +53,10 @@ def as_f32(value: float) -> float:
 
 
 def _merge_slots(slot_of: Mapping, slot_ints: tuple, merges: Sequence, prefix: str) -> list:
-    # (left, right, merged) slots per merge, in rank order, a pair given
-    # twice keeping its last rank (tokenizers collects them into a map keyed
-    # by the parts' ids). The lookups run as C loops (map) over the whole
+    # (left, right, merged) slots per merge, in rank order, a pair of ids
+    # given twice keeping its last rank (tokenizers collects them into a map
+    # keyed by the parts' ids; where ids and slots are one to one, the
+    # compiled core does that itself). The lookups run as C loops (map) over the whole
     # list, an error found after by the first None: one merge at a time they
     # were two thirds of Gemma 3's load (514k merges).
     if not merges:
@@ -73,10 +74,10 @@ def _merge_slots(slot_of: Mapping, slot_ints: tuple, merges: Sequence, prefix: s
         # tokenizers panics here rather than reporting the token
         raise BpeMergeError(index, f"the merged token of `{a}` and `{b}` is not in the vocabulary")
     resolved = list(zip(lefts, rights, merged))
+    if len(set(slot_ints)) == len(slot_ints):
+        return resolved  # a pair of ids is a pair of slots: the compiled core keeps the last
     by_ids = zip(map(slot_ints.__getitem__, lefts), map(slot_ints.__getitem__, rights))
     last = dict(zip(by_ids, range(len(resolved))))
-    if len(last) == len(resolved):
-        return resolved
     return [merge for i, merge in enumerate(resolved) if last[slot_ints[merge[0]], slot_ints[merge[1]]] == i]
 
 

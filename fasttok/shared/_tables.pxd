@@ -232,12 +232,14 @@ cdef class TokenTables:
     cdef uint64_t* token_filter
     cdef int _fill_token_filter(self) except -1
     cdef int _find_atomic_chars(self) except -1
-    cdef int _add_merge_tokens(self, merge_tokens) except -1
+    cdef int _add_merge_ids(self, merges, bint later_wins) except -1
+    cdef int _add_merge_tokens(self, merge_tokens, bint later_wins) except -1
     cdef TokenTablesView view
     cdef readonly uint32_t n_pairs
     cdef int _build_index(self) except -1
     cdef int _alloc_pairs(self, uint64_t expected) except -1
-    cdef int _add_pair(self, uint32_t left, uint32_t right, uint32_t merged, uint32_t priority) except -1
+    cdef int _add_pair(self, uint32_t left, uint32_t right, uint32_t merged, uint32_t priority,
+                       bint later_wins=*) except -1
     cdef int _derive(self, bint use_pairs) except -1
     cdef int _check_loaded(self, uint64_t data_len) except -1
     # Set by from_bytes: the bytes that the strings, index, priorities and
