@@ -69,11 +69,13 @@ def _each_split(texts: list, split: Callable[[str], list]) -> list:
     for k in range(0, len(plain), 1000):
         batch = plain[k:k + 1000]
         groups: list = [[]]
+        add = groups[0].append
         for piece in split("|".join([texts[i] for i in batch])):
             if piece == "|":
                 groups.append([])
+                add = groups[-1].append
             else:
-                groups[-1].append(piece)
+                add(piece)
         if len(groups) != len(batch):
             groups = [split(texts[i]) for i in batch]
         for i, pieces in zip(batch, groups):
@@ -103,21 +105,27 @@ def bert_rule(normalizer: Optional[Any], pre_tokenizer: Any) -> Callable[[list],
         chars = [chr(cp) for cp in cps if not 0xD800 <= cp <= 0xDFFF]
         text = dict(each_normalized(chars, normalize))
         made, ones, longer = {}, [], []
+        combining = unicodedata.combining
         for c in chars:
             out = text[c]
-            if not out:
-                made[c] = SKIP, ord(c)
-            elif reorders and any(map(unicodedata.combining, out)):
+            if reorders and any(map(combining, out)):
                 made[c] = OTHER, ord(c)
+            elif len(out) == 1:
+                ones.append(c)
+            elif out:
+                longer.append(c)
             else:
-                (ones if len(out) == 1 else longer).append(c)
+                made[c] = SKIP, ord(c)
         # one character: a word, a part of one (between letters), a space, or
         # else; a punctuation character is a word of its own between letters
         for c, pieces in zip(ones, _each_split([f"a{text[c]}a" for c in ones], split)):
             out = text[c]
-            made[c] = ((SPACE, ord(c)) if pieces == ["a", "a"] else
-                       (ALONE, ord(out)) if pieces == ["a", out, "a"] else
-                       (APPEND, ord(out)) if pieces == [f"a{out}a"] else (OTHER, ord(c)))
+            n = len(pieces)
+            made[c] = ((APPEND, ord(out)) if n == 1 and pieces[0] == f"a{out}a" else
+                       (ALONE, ord(out)) if n == 3 and pieces[1] == out and pieces[0] == "a"
+                       and pieces[2] == "a" else
+                       (SPACE, ord(c)) if n == 2 and pieces[0] == "a" and pieces[1] == "a" else
+                       (OTHER, ord(c)))
         # more: spaced out on both sides to one character, as CJK ideographs are
         for c, pieces in zip(longer, _each_split([text[c] for c in longer], split)):
             out = text[c]
