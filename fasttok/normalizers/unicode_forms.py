@@ -9,7 +9,9 @@ second character's report into the first's, less one. The text itself is
 the standard library's ``unicodedata.normalize``; the reports are only
 computed when the text changes. The crate's tables are Unicode 9.0: a
 character assigned later has no decomposition, combining class 0 and no
-composition there, so text holding one goes through the reports instead.
+composition there, so text holding one goes through the reports instead
+(or, for the text alone under NFD and NFKD, is decomposed between such
+characters, which nothing moves across).
 
 >>> NFKC().normalize_str("ﬁ")
 'fi'
