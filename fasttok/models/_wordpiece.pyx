@@ -1056,7 +1056,8 @@ cdef class WordPieceModel:
         leaves to the caller (:data:`OTHER`).
 
         >>> m = WordPieceModel([b"[UNK]", b"\\xc0ab", b"c"], 0, word_start=b"\\xc0")
-        >>> rules = CodePointRules(lambda cps: [(OTHER if cp == 0x3f else APPEND, cp) for cp in cps])
+        >>> rules = CodePointRules(lambda cps: [(OTHER if cp == 0x3f else APPEND, cp)
+        ...                                     for cp in cps])
         >>> m.encode_with("abc", rules), m.encode_with("ab?", rules)
         ([1, 2], None)
         """
@@ -1098,7 +1099,8 @@ cdef class WordPieceModel:
 
         >>> m = WordPieceModel([b"[UNK]", b"\\xc0a"], 0, word_start=b"\\xc0")
         >>> m.encode_many_with(["a a", "b", "?"], CodePointRules(
-        ...     lambda cps: [(SPACE if cp == 32 else OTHER if cp == 63 else APPEND, cp) for cp in cps]))
+        ...     lambda cps: [(SPACE if cp == 32 else OTHER if cp == 63 else APPEND, cp)
+        ...                  for cp in cps]))
         [[1, 1], [0], None]
         """
         cdef tuple items = tuple(texts)

@@ -3,7 +3,8 @@
 Training runs in two passes, as ``rustbpe`` and Hugging Face ``tokenizers``
 run it. First every text is cut into pre-tokens (a hand-written scanner
 from :mod:`fasttok.pre_tokenizers._pretokenize` with the GIL released, or
-pieces found by the pattern's ``re`` translation) and each distinct
+pieces found by the pattern's ``re`` translation, or words a compiled
+normalizer wrote back to back into one buffer) and each distinct
 pre-token's bytes are counted in :class:`PieceCounter`, an open-addressing
 table over one byte arena. The corpus itself is never held.
 
