@@ -37,8 +37,8 @@ chunks through the normalizer whole.
 
 On the shared corpus (10.5 MB, 304k lines, BERT's pipeline, a 2-core machine
 with another job's builds on the other core) BERT's words count in
-0.80-1.2 s, where the chunks took 3.3-3.5 s and the stages text by text
-12.5 s: about 0.46 s goes to the rules of its 58k distinct code points (the
+0.80-1.2 s, where the chunks took 2.7-4.0 s (the two run alternately in one
+process) and the stages text by text 12.5 s: about 0.46 s goes to the rules of its 58k distinct code points (the
 shared corpus's adversarial file alone holds 52k), 0.15 s to the compiled
 loop, 0.06 s to counting, and 0.1 s to the 7.4k distinct chunks with Hangul
 that the stages take.
