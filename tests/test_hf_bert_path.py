@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import fasttok
 from conftest import DATA, DATA_MISSING, missing_data_reason, read_text
-from fasttok.formats.hf_bert import bert_rule
+from fasttok.models.hf_bert_rule import bert_rule
 from fasttok.models._wordpiece import ALONE, APPEND, OTHER, SKIP, SPACE
 from fasttok.normalizers.bert import BertNormalizer
 from fasttok.pre_tokenizers.split import BertPreTokenizer
@@ -120,11 +120,15 @@ def test_max_input_chars_per_word_zero_makes_every_word_unk(tmp_path):
 
 
 def test_the_rule_leaves_characters_that_normalize_to_several_to_the_stages():
-    rule = bert_rule(BertNormalizer(), BertPreTokenizer())
+    rules = bert_rule(BertNormalizer(), BertPreTokenizer())
+
+    def rule(cp):
+        return rules([cp])[0]
+
     assert rule(ord("한"))[0] == OTHER      # three jamo
     assert rule(ord("İ")) == (APPEND, ord("i"))  # NFD, then the dot is stripped
     unstripped = bert_rule(BertNormalizer(strip_accents=False), BertPreTokenizer())
-    assert unstripped(ord("İ"))[0] == OTHER      # lowercased to i and a combining dot
+    assert unstripped([ord("İ")])[0][0] == OTHER      # lowercased to i and a combining dot
     assert rule(0xD800)[0] == OTHER         # a lone surrogate
     assert rule(ord("世")) == (ALONE, ord("世"))
     assert rule(ord("É")) == (APPEND, ord("e"))

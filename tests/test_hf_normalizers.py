@@ -221,6 +221,15 @@ def test_marks_newer_than_the_normalization_tables_are_not_reordered():
         == "\u0300\u07fd"
 
 
+@pytest.mark.parametrize("name", ["NFD", "NFKD"])
+def test_text_between_characters_newer_than_the_tables_decomposes_as_tokenizers_does(name):
+    # such characters part the text, which decomposes piece by piece
+    ours, theirs = _pair(name)
+    for text in ["é\u0323\u0301\u07fdﬁ\u0345ǅ", "\u07fd\u0300\u0323e\u0301\u1abf한\u0560",
+                 "\U0001e000\U0001e000a\u0301\U00016ea0\u1e9b\u0323", "x\u0560"]:
+        assert ours.normalize_str(text) == theirs.normalizer.normalize_str(text), ascii(text)
+
+
 @pytest.mark.parametrize("name", ["NFD", "NFC"])
 def test_every_combining_mark_is_ordered_and_composed_as_tokenizers_does(name):
     import unicodedata

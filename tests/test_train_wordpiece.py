@@ -225,24 +225,83 @@ def test_hypothesis_text_matches_bpe_trainer_on_words(texts, vocab_size, max_len
     assert_same_bpe_on_words(texts, {"type": "WhitespaceSplit"}, **options)
 
 
-CHUNK_TEXT = st.lists(st.text(st.characters(codec="utf-8"), max_size=20), max_size=8)
+# the characters the compiled rules find hard: marks NFD keeps and reorders
+# (U+0345, U+1D165) or strips, Hangul that decomposes, İ that lowercases to
+# two, CJK at the edges of BERT's ranges, controls, format characters,
+# whitespace of every kind, "|" (which parts the rules' batches), lone
+# surrogates, and characters newer than tokenizers' Unicode 9 normalization
+HARD_CHARS = ("aAzZ09 \t\n\r\x00\x0b\x1f\x7f\x85\xa0\xad\ufffd\u200b\u2028\u3000\u1680"
+              ",.!?'\"-_()[]{}~`$^|éÉ\u0301\u0323\u0345\U0001D165\U0001D16D\u0f71\u0f72İıΣςß"
+              "한국어\uac00\ud7a3\u1100\u11ff世界\u4e00\u9fff\u3400\U00020000\U0002b81f"
+              "\U0002b820\U0002b920\uf900ﬁ①Ⅻ٣\u0560\u1abf\U0001e000\ud800\udfff\U0010ffff")
+ANY_CHAR = st.integers(0, 0x10FFFF).map(chr)  # every plane, surrogates and unassigned ones too
+CHUNK_TEXT = st.lists(
+    st.text(st.characters(codec="utf-8"), max_size=20)
+    | st.text(st.sampled_from(HARD_CHARS) | ANY_CHAR, max_size=30)
+    | st.lists(st.text(st.sampled_from(HARD_CHARS), max_size=4)
+               | st.text(st.sampled_from(" \t\n\u3000\xa0"), min_size=1, max_size=5),
+               max_size=8).map("".join),
+    max_size=8)
 
 
-@settings(max_examples=150, deadline=None)
-@given(texts=CHUNK_TEXT)
-def test_words_counted_by_chunks_are_those_counted_text_by_text(texts):
+def assert_counted_alike(texts):
+    """The counts by chunks (BERT's stages: the compiled rules) are those of
+    the stages run on each text, and so is the corpus size."""
     pipeline = stages(BERT_NORMALIZER, BERT_PRE_TOKENIZER)
     chunked, whole = count_words(texts, pipeline, True), count_words(texts, pipeline, False)
     assert sorted(chunked.items()) == sorted(whole.items())
     assert chunked.n_bytes == whole.n_bytes
 
 
+@settings(max_examples=400, deadline=None)
+@given(texts=CHUNK_TEXT)
+def test_words_counted_by_chunks_are_those_counted_text_by_text(texts):
+    assert_counted_alike(texts)
+
+
 @pytest.mark.parametrize("name", CORPUS)
 def test_corpus_words_counted_by_chunks_are_those_counted_text_by_text(name):
-    texts = corpus_lines(name, 1000)
+    # whole files: more texts than a compiled call takes, and (multi) thousands
+    # of lines with Hangul, whose chunks take the stages
+    assert_counted_alike(corpus_lines(name, None))
+
+
+def test_words_counted_from_a_generator_and_str_subclasses_alike():
+    class Line(str):
+        pass
+
+    texts = ["Hello, wörld!", "한국어 text", "\ud800 x", "世界 a"] * 1500
     pipeline = stages(BERT_NORMALIZER, BERT_PRE_TOKENIZER)
-    assert sorted(count_words(texts, pipeline, True).items()) == \
-        sorted(count_words(texts, pipeline, False).items())
+    want = count_words(texts, pipeline)
+    got = count_words((Line(t) for t in texts), pipeline, True)
+    assert sorted(got.items()) == sorted(want.items()) and got.n_bytes == want.n_bytes
+
+
+def test_the_rule_of_many_code_points_is_that_of_each_alone():
+    # the rule runs the stages on a thousand code points at a time; alone,
+    # each is what the stages make of that one character
+    from fasttok.models.hf_bert_rule import bert_rule
+    from fasttok.normalizers.bert import BertNormalizer
+    from fasttok.pre_tokenizers.split import BertPreTokenizer
+
+    cps = sorted(set(range(0, 0x3400)) | set(range(0x3400, 0x110000, 97))
+                 | {ord(c) for c in HARD_CHARS})
+    for normalizer in (BertNormalizer(), BertNormalizer(strip_accents=False), None):
+        rule = bert_rule(normalizer, BertPreTokenizer())
+        together = rule(cps)
+        alone = [rule([cp])[0] for cp in cps[::7]]
+        assert together[::7] == alone
+
+
+def test_counting_words_refuses_ends_past_the_buffer():
+    from array import array
+
+    from fasttok.trainers._bpe_trainer import PieceCounter
+
+    with pytest.raises(ValueError, match="ends must rise"):
+        PieceCounter().add_words(b"abc", array("Q", [2, 1]))
+    with pytest.raises(ValueError, match="ends must rise"):
+        PieceCounter().add_words(b"abc", array("Q", [4]))
 
 
 def test_training_does_not_depend_on_the_order_of_the_texts():

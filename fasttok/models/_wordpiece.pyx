@@ -80,11 +80,11 @@ from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
 from libc.stdint cimport SIZE_MAX, int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._id_lists cimport ids_list
-from fasttok.shared._utf8 cimport utf8_put
+from fasttok.shared._utf8 cimport utf8_put, utf8_size
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
@@ -302,12 +302,15 @@ cdef struct Work:
     size_t word_cap
     int32_t* best              # the longest token that is a prefix of word[p:], by p, or -1
     size_t best_cap
-    uint32_t* ids              # the ids so far (COLLECT: the end of each word in text)
+    uint32_t* ids              # the ids so far
     size_t n_ids
     size_t ids_cap
-    uint8_t* text              # COLLECT: the words, back to back
+    uint8_t* text              # collect: the words, back to back
     size_t text_len
     size_t text_cap
+    uint64_t* ends             # collect: the end of each word in text
+    size_t n_ends
+    size_t ends_cap
     uint64_t steps             # automaton steps taken (the cost the tests bound)
     bint collect               # gather the words instead of matching them
     CacheEntry* cache          # recent words and their ids, or NULL (short texts)
@@ -335,6 +338,7 @@ cdef void _work_free(Work* w) noexcept nogil:
     free(w.best)
     free(w.ids)
     free(w.text)
+    free(w.ends)
     free(w.cache)
 
 
@@ -368,6 +372,9 @@ cdef inline void memset_work(Work* w) noexcept nogil:
     w.text = NULL
     w.text_len = 0
     w.text_cap = 0
+    w.ends = NULL
+    w.n_ends = 0
+    w.ends_cap = 0
     w.steps = 0
     w.collect = False
     w.cache = NULL
@@ -445,9 +452,9 @@ cdef int _flush(const Automaton* a, Work* w, size_t wlen) except -1 nogil:
     grow_array(<void**>&w.text, &w.text_cap, w.text_len + n, 1, 256)
     memcpy(w.text + w.text_len, w.word + a.start_len, n)
     w.text_len += n
-    grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + 1, sizeof(uint32_t), 64)
-    w.ids[w.n_ids] = <uint32_t>w.text_len
-    w.n_ids += 1
+    grow_array(<void**>&w.ends, &w.ends_cap, w.n_ends + 1, sizeof(uint64_t), 64)
+    w.ends[w.n_ends] = w.text_len
+    w.n_ends += 1
     return 0
 
 
@@ -551,18 +558,23 @@ APPEND, SPACE, ALONE, SKIP, OTHER = ACT_APPEND, ACT_SPACE, ACT_ALONE, ACT_SKIP, 
 cdef class CodePointRules:
     """A normalisation rule of one action and one code point a code point,
     as :class:`BertNormalizer` tabulates llama.cpp's, but asked of
-    ``rule(cp) -> (action, mapped code point)`` only for the blocks of 256
-    code points that the texts met so far hold (a table of every code point
-    through a Python rule would take seconds to build).
+    ``rule(cps) -> [(action, mapped code point), ...]`` only for the code
+    points that the texts met so far hold, all those new to one call at once
+    (a rule that runs Python stages can then batch them: the shared corpus
+    holds 52k distinct code points in 4343 of the 4352 blocks, and the table
+    of every code point through BERT's stages took 12 s to build).
 
-    >>> rules = CodePointRules(lambda cp: (ALONE, cp) if cp == 33 else (APPEND, cp + 1))
+    >>> rules = CodePointRules(lambda cps: [(ALONE, cp) if cp == 33 else (APPEND, cp + 1)
+    ...                                     for cp in cps])
     >>> rules.map_code_point(ord("a")), rules.map_code_point(33)
     ((0, 98), (2, 33))
     """
 
-    cdef uint16_t stage1[N_BLOCKS]     # 0: not computed yet
-    cdef uint32_t* stage2              # room for every block: 0 unused, then each as computed
+    cdef uint16_t stage1[N_BLOCKS]     # 0: no entry of the block computed yet
+    cdef uint32_t* stage2              # room for every block: 0 unused, then each as first met;
+                                       # an entry 0 (no code point's) is not computed yet
     cdef size_t n_blocks
+    cdef bint latin1                   # every entry of block 0 computed
     cdef object rule
 
     def __cinit__(self):
@@ -574,7 +586,7 @@ cdef class CodePointRules:
     def __init__(self, rule):
         self.rule = rule
         self.n_blocks = 1
-        # 4.5 MB of address space; only the blocks computed are ever touched
+        # 4.5 MB of address space; only the blocks met are ever touched
         self.stage2 = <uint32_t*>calloc((N_BLOCKS + 1) * 256, sizeof(uint32_t))
         if self.stage2 == NULL:
             raise MemoryError()
@@ -585,54 +597,62 @@ cdef class CodePointRules:
         t.stage2 = self.stage2
         return t
 
-    cdef int _compute(self, uint32_t block) except -1:
+    cdef int _compute(self, list cps) except -1:
         # The rule runs first, in Python, where another thread may take the
-        # GIL and compute blocks too; the table only changes after it, with
-        # no Python code in between, so each block is placed whole and once.
-        # stage2 never moves, so a text running without the GIL keeps
-        # reading its blocks while others are added.
-        cdef list found = []
-        cdef uint32_t cp, k
-        for k in range(256):
-            cp = (block << 8) | k
-            action, mapped = self.rule(cp)
+        # GIL and compute code points too; the table only changes after it,
+        # with no Python code in between, and an entry is written once.
+        # stage2 never moves and a text runs without the GIL only once every
+        # entry it reads is written, so it never sees one change.
+        cdef list found = list(self.rule(cps))
+        cdef list entries = []
+        cdef uint32_t cp, block, k
+        if len(found) != len(cps):
+            raise ValueError(f"rule gave {len(found)} rules for {len(cps)} code points")
+        for cp, (action, mapped) in zip(cps, found):
             if action == OTHER:
-                found.append(ENTRY_OTHER)
+                entries.append(ENTRY_OTHER)
             elif action in (APPEND, ALONE, SPACE, SKIP):
                 if not 0 <= mapped < N_CODE_POINTS:
-                    raise ValueError(f"rule({cp:#x}) maps to {mapped!r}, not a code point")
-                found.append(<uint32_t>action | ((<uint32_t>mapped + DELTA_BIAS - cp) << 2))
+                    raise ValueError(f"rule gave {cp:#x} the code point {mapped!r}")
+                entries.append(<uint32_t>action | ((<uint32_t>mapped + DELTA_BIAS - cp) << 2))
             else:
-                raise ValueError(f"rule({cp:#x}) gave the action {action!r}")
-        if self.stage1[block] != 0:
-            return 0
-        for k in range(256):
-            self.stage2[self.n_blocks * 256 + k] = found[k]
-        self.stage1[block] = <uint16_t>self.n_blocks
-        self.n_blocks += 1
+                raise ValueError(f"rule gave {cp:#x} the action {action!r}")
+        for k in range(len(cps)):
+            cp = cps[k]
+            block = cp >> 8
+            if self.stage1[block] == 0:
+                self.stage1[block] = <uint16_t>self.n_blocks
+                self.n_blocks += 1
+            if self.stage2[(<uint32_t>self.stage1[block] << 8) | (cp & 0xFF)] == 0:
+                self.stage2[(<uint32_t>self.stage1[block] << 8) | (cp & 0xFF)] = entries[k]
         return 0
 
     cdef int cover(self, const TextRef* refs, Py_ssize_t n) except -1:
-        # Computes every block that the texts' code points fall in and is not
+        # Computes every entry that the texts' code points need and is not
         # yet, a surrogate pair's code point too (_run may read it).
         cdef Py_ssize_t i
         cdef size_t j
         cdef uint32_t cp, pair
         cdef const TextRef* t
+        cdef NormTable table = self.table()
+        cdef set missing = set()
         for i in range(n):
             t = &refs[i]
             if t.kind == 1:
-                if self.stage1[0] == 0 and t.length:
-                    self._compute(0)
+                if not self.latin1 and t.length:
+                    self._compute(list(range(256)))
+                    self.latin1 = True
                 continue
             for j in range(t.length):
                 cp = _unit(t, j)
-                if self.stage1[cp >> 8] == 0:
-                    self._compute(cp >> 8)
+                if _entry(&table, cp) == 0:
+                    missing.add(cp)
                 if 0xD800 <= cp <= 0xDBFF and j + 1 < t.length and 0xDC00 <= _unit(t, j + 1) <= 0xDFFF:
                     pair = 0x10000 + ((cp - 0xD800) << 10) + (_unit(t, j + 1) - 0xDC00)
-                    if self.stage1[pair >> 8] == 0:
-                        self._compute(pair >> 8)
+                    if _entry(&table, pair) == 0:
+                        missing.add(pair)
+        if missing:
+            self._compute(sorted(missing))
         return 0
 
     def map_code_point(self, uint32_t cp):
@@ -641,11 +661,65 @@ cdef class CodePointRules:
         cdef uint32_t e
         if cp >= N_CODE_POINTS:
             raise ValueError(f"{cp:#x} is not a code point")
-        if self.stage1[cp >> 8] == 0:
-            self._compute(cp >> 8)
         t = self.table()
+        if _entry(&t, cp) == 0:
+            self._compute([cp])
         e = _entry(&t, cp)
         return (OTHER, cp) if e == ENTRY_OTHER else (e & 3, cp + (e >> 2) - DELTA_BIAS)
+
+    def words(self, texts):
+        """``(words, ends, left, size)``: the words these rules make of each
+        str in ``texts``, their UTF-8 back to back in the bytes ``words``,
+        word i ending at ``ends[i]`` (an ``array('Q')``); ``left``, the
+        indices of the texts holding a code point left to the caller
+        (:data:`OTHER`), whose words are not there; ``size``, the UTF-8 bytes
+        of the other texts. The GIL is released once for all of them.
+
+        >>> rules = CodePointRules(lambda cps: [(SPACE if cp == 32 else OTHER if cp == 63
+        ...                                      else APPEND, cp) for cp in cps])
+        >>> rules.words(["ab c", "d?", "é"])
+        (b'abc\\xc3\\xa9', array('Q', [2, 3, 5]), [1], 6)
+        """
+        cdef tuple items = tuple(texts)
+        cdef Py_ssize_t n = len(items), i
+        cdef TextRef* refs = <TextRef*>malloc((n + 1) * sizeof(TextRef))
+        cdef uint8_t* left = <uint8_t*>calloc(n + 1, 1)
+        cdef size_t size = 0, text_len, n_ends
+        cdef NormTable table
+        cdef Automaton bare  # words as they are: no word start, no length limit
+        cdef Work w
+        memset_work(&w)
+        w.collect = True
+        memset(&bare, 0, sizeof(Automaton))
+        bare.max_chars = SIZE_MAX
+        try:
+            if refs == NULL or left == NULL:
+                raise MemoryError()
+            for i in range(n):
+                text = items[i]
+                if not isinstance(text, str):
+                    raise TypeError(f"texts must be str, not {type(text).__name__}")
+                _text_ref(<str>text, &refs[i])
+            self.cover(refs, n)
+            table = self.table()
+            with nogil:
+                for i in range(n):
+                    text_len, n_ends = w.text_len, w.n_ends
+                    if _run_ref(&refs[i], &table, &bare, &w):
+                        w.text_len, w.n_ends = text_len, n_ends
+                        left[i] = 1
+                    else:
+                        size += utf8_size(refs[i].data, refs[i].length, refs[i].kind)
+            ends = array("Q")
+            if w.n_ends:
+                ends.frombytes(PyBytes_FromStringAndSize(<char*>w.ends,
+                                                         w.n_ends * sizeof(uint64_t)))
+            return (PyBytes_FromStringAndSize(<char*>w.text, w.text_len), ends,
+                    [i for i in range(n) if left[i]], size)
+        finally:
+            free(refs)
+            free(left)
+            _work_free(&w)
 
 
 cdef class WordPieceModel:
@@ -997,7 +1071,8 @@ cdef class WordPieceModel:
         leaves to the caller (:data:`OTHER`).
 
         >>> m = WordPieceModel([b"[UNK]", b"\\xc0ab", b"c"], 0, word_start=b"\\xc0")
-        >>> rules = CodePointRules(lambda cp: (OTHER, cp) if cp == 0x3f else (APPEND, cp))
+        >>> rules = CodePointRules(lambda cps: [(OTHER if cp == 0x3f else APPEND, cp)
+        ...                                     for cp in cps])
         >>> m.encode_with("abc", rules), m.encode_with("ab?", rules)
         ([1, 2], None)
         """
@@ -1039,7 +1114,8 @@ cdef class WordPieceModel:
 
         >>> m = WordPieceModel([b"[UNK]", b"\\xc0a"], 0, word_start=b"\\xc0")
         >>> m.encode_many_with(["a a", "b", "?"], CodePointRules(
-        ...     lambda cp: (SPACE, cp) if cp == 32 else (OTHER, cp) if cp == 63 else (APPEND, cp)))
+        ...     lambda cps: [(SPACE if cp == 32 else OTHER if cp == 63 else APPEND, cp)
+        ...                  for cp in cps]))
         [[1, 1], [0], None]
         """
         cdef tuple items = tuple(texts)
@@ -1142,9 +1218,9 @@ cdef class WordPieceModel:
         w.collect = True
         try:
             self._encode(text, &w)
-            for i in range(w.n_ids):
-                out.append((<char*>w.text)[a:w.ids[i]].decode("utf-8"))
-                a = w.ids[i]
+            for i in range(w.n_ends):
+                out.append((<char*>w.text)[a:w.ends[i]].decode("utf-8"))
+                a = w.ends[i]
             return out
         finally:
             _work_free(&w)

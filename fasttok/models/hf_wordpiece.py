@@ -118,7 +118,7 @@ class WordPiece:
         ``text`` holds a code point ``rules`` leaves to the stages themselves.
 
         >>> from fasttok.models._wordpiece import APPEND, SPACE
-        >>> rules = CodePointRules(lambda cp: (SPACE if cp == 32 else APPEND, cp))
+        >>> rules = CodePointRules(lambda cps: [(SPACE if cp == 32 else APPEND, cp) for cp in cps])
         >>> WordPiece({"[UNK]": 0, "a": 1, "##b": 2}).text_ids("ab a c", rules)
         [1, 2, 1, 0]
         """
@@ -131,7 +131,7 @@ class WordPiece:
 
         >>> from fasttok.models._wordpiece import APPEND
         >>> WordPiece({"[UNK]": 0, "a": 1}).texts_ids(["a", "b"], CodePointRules(
-        ...     lambda cp: (APPEND, cp)))
+        ...     lambda cps: [(APPEND, cp) for cp in cps]))
         [[1], [0]]
         """
         if self._unk_id is None:

@@ -33,6 +33,21 @@ cdef inline size_t utf8_capacity(const Utf8Source* src) noexcept nogil:
     return <size_t>src.length * (2 if src.kind == 1 else (3 if src.kind == 2 else 4))
 
 
+cdef inline size_t utf8_size(const void* data, size_t length, int kind) noexcept nogil:
+    # The UTF-8 size of a str's code units (kind 1, 2 or 4) as encode("utf-8",
+    # "surrogatepass") counts them: a surrogate, paired or not, takes three
+    cdef size_t i, n = length
+    cdef uint32_t c
+    if kind == 1:
+        for i in range(length):
+            n += (<const uint8_t*>data)[i] >> 7
+        return n
+    for i in range(length):
+        c = (<const uint16_t*>data)[i] if kind == 2 else (<const uint32_t*>data)[i]
+        n += (c >= 0x80) + (c >= 0x800) + (c >= 0x10000)
+    return n
+
+
 cdef inline size_t utf8_get(const uint8_t* s, size_t n, uint32_t* cp) noexcept nogil:
     # The code point of valid UTF-8 at s (n bytes left; text from a str, so
     # only lengths are checked; a cut sequence is U+FFFD); returns its length

@@ -3,7 +3,8 @@
 Training runs in two passes, as ``rustbpe`` and Hugging Face ``tokenizers``
 run it. First every text is cut into pre-tokens (a hand-written scanner
 from :mod:`fasttok.pre_tokenizers._pretokenize` with the GIL released, or
-pieces found by the pattern's ``re`` translation) and each distinct
+pieces found by the pattern's ``re`` translation, or words a compiled
+normalizer wrote back to back into one buffer) and each distinct
 pre-token's bytes are counted in :class:`PieceCounter`, an open-addressing
 table over one byte arena. The corpus itself is never held.
 
@@ -198,6 +199,33 @@ cdef class PieceCounter:
             b = piece.encode("utf-8") if isinstance(piece, str) else bytes(piece)
             if len(b):
                 self.add(<const uint8_t*><char*>b, len(b), count)
+        self.n_bytes += n_bytes
+
+    def add_words(self, const uint8_t[::1] words not None, const uint64_t[::1] ends not None,
+                  Py_ssize_t n_bytes=0):
+        """Count once each word of ``words``, a buffer of them back to back
+        where word i ends at ``ends[i]`` (and starts where the one before
+        ended, the first at 0); empty ones not at all; ``n_bytes`` as for
+        :meth:`add_pieces`. The GIL is released while counting.
+
+        >>> from array import array
+        >>> c = PieceCounter(); c.add_words(b"abcab", array("Q", [2, 3, 3, 5]), 6)
+        >>> sorted(c.items()), c.n_bytes
+        ([(b'ab', 2), (b'c', 1)], 6)
+        """
+        cdef size_t i, a = 0, n = ends.shape[0]
+        cdef const uint8_t* p = &words[0] if words.shape[0] else NULL
+        for i in range(n):
+            if ends[i] < a or ends[i] > <size_t>words.shape[0]:
+                raise ValueError(f"ends[{i}] is {ends[i]}: the ends must rise, up to "
+                                 f"len(words) = {words.shape[0]}")
+            a = ends[i]
+        a = 0
+        with nogil:
+            for i in range(n):
+                if ends[i] > a:
+                    self.add(p + a, ends[i] - a, 1)
+                a = ends[i]
         self.n_bytes += n_bytes
 
     def add_counts(self, counts):
