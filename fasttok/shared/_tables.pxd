@@ -234,6 +234,8 @@ cdef class TokenTables:
     cdef int _find_atomic_chars(self) except -1
     cdef int _add_merge_ids(self, merges, bint later_wins) except -1
     cdef int _add_merge_tokens(self, merge_tokens, bint later_wins) except -1
+    cdef int64_t _find_joined(self, const uint8_t* a, size_t la, const uint8_t* b, size_t lb,
+                              uint8_t** buf, size_t* cap) except -2
     cdef TokenTablesView view
     cdef readonly uint32_t n_pairs
     cdef int _build_index(self) except -1

@@ -210,7 +210,6 @@ cdef class TokenTables:
         # Python, this loop was a fifth of Gemma 3's load (514k merges)
         cdef int64_t n = self.strings.n, l, r, merged
         cdef uint32_t rank = 0
-        cdef uint64_t la, lb
         cdef uint8_t* joined = NULL
         cdef size_t cap = 0
         try:
@@ -223,23 +222,31 @@ cdef class TokenTables:
                         if not (0 <= merged < n and self.strings.present[merged]):
                             merged = -1
                     else:
-                        la = self.strings.offsets[l + 1] - self.strings.offsets[l]
-                        lb = self.strings.offsets[r + 1] - self.strings.offsets[r]
-                        if la + lb > cap:
-                            cap = 2 * (la + lb)
-                            free(joined)
-                            joined = <uint8_t*>malloc(cap)
-                            if not joined:
-                                raise MemoryError()
-                        memcpy(joined, self.strings.data + self.strings.offsets[l], la)
-                        memcpy(joined + la, self.strings.data + self.strings.offsets[r], lb)
-                        merged = find_bytes(&self.index, &self.strings, joined, la + lb)
+                        merged = self._find_joined(
+                            self.strings.data + self.strings.offsets[l],
+                            self.strings.offsets[l + 1] - self.strings.offsets[l],
+                            self.strings.data + self.strings.offsets[r],
+                            self.strings.offsets[r + 1] - self.strings.offsets[r], &joined, &cap)
                 if merged >= 0:
                     self._add_pair(<uint32_t>l, <uint32_t>r, <uint32_t>merged, rank, later_wins)
                 rank += 1
         finally:
             free(joined)
         return 0
+
+    cdef int64_t _find_joined(self, const uint8_t* a, size_t la, const uint8_t* b, size_t lb,
+                              uint8_t** buf, size_t* cap) except -2:
+        # the id of the token spelled a then b, or -1; *buf (the caller's
+        # to free) grows to hold the two
+        if la + lb > cap[0]:
+            cap[0] = 2 * (la + lb)
+            free(buf[0])
+            buf[0] = <uint8_t*>malloc(cap[0])
+            if not buf[0]:
+                raise MemoryError()
+        memcpy(buf[0], a, la)
+        memcpy(buf[0] + la, b, lb)
+        return find_bytes(&self.index, &self.strings, buf[0], la + lb)
 
     cdef int _add_merge_tokens(self, merge_tokens, bint later_wins) except -1:
         # the ids of each merge's two parts and of the two spelled together,
@@ -257,15 +264,9 @@ cdef class TokenTables:
                 l = find_bytes(&self.index, &self.strings, <const uint8_t*>PyBytes_AS_STRING(a), la)
                 r = find_bytes(&self.index, &self.strings, <const uint8_t*>PyBytes_AS_STRING(b), lb)
                 if l >= 0 and r >= 0:
-                    if la + lb > cap:
-                        cap = 2 * (la + lb)
-                        free(joined)
-                        joined = <uint8_t*>malloc(cap)
-                        if not joined:
-                            raise MemoryError()
-                    memcpy(joined, PyBytes_AS_STRING(a), la)
-                    memcpy(joined + la, PyBytes_AS_STRING(b), lb)
-                    merged = find_bytes(&self.index, &self.strings, joined, la + lb)
+                    merged = self._find_joined(<const uint8_t*>PyBytes_AS_STRING(a), la,
+                                               <const uint8_t*>PyBytes_AS_STRING(b), lb,
+                                               &joined, &cap)
                     if merged >= 0:
                         self._add_pair(<uint32_t>l, <uint32_t>r, <uint32_t>merged, <uint32_t>rank,
                                        later_wins)
