@@ -614,3 +614,15 @@ def test_an_empty_special_token_is_refused_when_the_encoding_is_made():
     ranks = {bytes([b]): b for b in range(256)}
     with pytest.raises(fasttok.FasttokError, match="empty string"):
         fasttok.Encoding("e", pat_str=r"\w+|\s", mergeable_ranks=ranks, special_tokens={"": 256})
+
+
+@pytest.mark.parametrize("call", ["encode", "count", "encode_to_array", "find_special",
+                                  "last_piece"])
+def test_compiled_core_refuses_a_mask_shorter_than_its_specials(call):
+    from fasttok.formats._byte_bpe import CoreBPE
+    from fasttok.shared._tables import TokenTables
+
+    core = CoreBPE(TokenTables([bytes([i]) for i in range(256)]), {b"<a>": 256, b"<b>": 257},
+                   scanner="gpt2")
+    with pytest.raises(ValueError, match="shorter than the list of special tokens"):
+        getattr(core, call)("x<b>", b"\x01")

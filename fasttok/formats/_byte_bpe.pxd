@@ -95,7 +95,8 @@ cdef class CoreBPE:
                           Dropout* drop) except -1 nogil
     cdef int _encode_text(self, str text, const uint8_t* allowed, bint use_specials,
                           IdBuffer* out, Dropout* drop=*) except -1
-    cdef int _encode_allowing(self, str text, const uint8_t[::1] allowed, IdBuffer* out,
+    cdef const uint8_t* _mask(self, bytes allowed) except? NULL
+    cdef int _encode_allowing(self, str text, bytes allowed, IdBuffer* out,
                               Dropout* drop=*) except -1
 
 

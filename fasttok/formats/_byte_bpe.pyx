@@ -530,18 +530,17 @@ cdef class CoreBPE:
         finally:
             ids_free(&out)
 
-    def encode(self, str text not None, const uint8_t[::1] allowed not None):
+    def encode(self, str text not None, bytes allowed not None):
         """Ids of ``text``; ``allowed[i]`` says whether ``special_order[i]`` is a special here."""
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        if allowed.shape[0] < self.n_specials:
-            raise ValueError("the allowed mask is shorter than the list of special tokens")
+        cdef const uint8_t* mask = self._mask(allowed)
         try:
-            self._encode_text(text, &allowed[0] if self.n_specials else NULL, True, &out)
+            self._encode_text(text, mask, True, &out)
             return ids_to_list(out.data, out.len, self.n_ids, self.code_ids)
         finally:
             ids_free(&out)
 
-    def sample(self, str text not None, const uint8_t[::1] allowed, double alpha, int nbest_size,
+    def sample(self, str text not None, bytes allowed, double alpha, int nbest_size,
                rng not None):
         """Ids of ``text`` with BPE-dropout: :meth:`encode` (``allowed`` as in
         :meth:`count`), with each merge skipped with probability ``alpha`` as
@@ -568,15 +567,25 @@ cdef class CoreBPE:
         finally:
             ids_free(&out)
 
-    cdef int _encode_allowing(self, str text, const uint8_t[::1] allowed, IdBuffer* out,
+    cdef const uint8_t* _mask(self, bytes allowed) except? NULL:
+        # The bytes of a mask of special tokens (NULL for a vocabulary with
+        # none). Masks are bytes, not buffers: acquiring a typed memoryview
+        # argument was a quarter of the call of encoding a short line.
+        if self.n_specials == 0:
+            return NULL
+        if len(allowed) < self.n_specials:
+            raise ValueError("the allowed mask is shorter than the list of special tokens")
+        return <const uint8_t*>PyBytes_AS_STRING(allowed)
+
+    cdef int _encode_allowing(self, str text, bytes allowed, IdBuffer* out,
                               Dropout* drop=NULL) except -1:
         # allowed: None for ordinary encoding, else the mask of special
         # tokens that count as specials; drop as in _encode_segment
         if allowed is None or self.n_specials == 0:
             return self._encode_text(text, NULL, False, out, drop)
-        return self._encode_text(text, &allowed[0], True, out, drop)
+        return self._encode_text(text, self._mask(allowed), True, out, drop)
 
-    def count(self, str text not None, const uint8_t[::1] allowed=None):
+    def count(self, str text not None, bytes allowed=None):
         """How many ids ``text`` encodes to, without building them as Python ints."""
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         try:
@@ -609,7 +618,7 @@ cdef class CoreBPE:
         says what the job returns (as those methods do)."""
         return BatchJob(self, texts, allowed, _BATCH_KINDS[how], threads)
 
-    def encode_to_array(self, str text not None, const uint8_t[::1] allowed=None):
+    def encode_to_array(self, str text not None, bytes allowed=None):
         """The ids of ``text`` as an ``array('I')``; ``allowed`` as in :meth:`count`."""
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         try:
@@ -636,7 +645,7 @@ cdef class CoreBPE:
         finally:
             ids_free(&out)
 
-    def last_piece(self, str text not None, const uint8_t[::1] allowed=None):
+    def last_piece(self, str text not None, bytes allowed=None):
         """The UTF-8 bytes of the last pre-tokenizer piece of ``text`` after
         its last allowed special token (``allowed`` as in :meth:`count`):
         what tiktoken's unstable-token logic re-merges. ``b""`` when the text
@@ -651,8 +660,8 @@ cdef class CoreBPE:
         cdef SpecialMatch m
         cdef Py_ssize_t pos = 0, i, j, last = 0
         cdef const uint8_t* mask = NULL
-        if allowed is not None and self.n_specials:
-            mask = &allowed[0]
+        if allowed is not None:
+            mask = self._mask(allowed)
         utf8_text(text, &u)
         try:
             if mask != NULL:
@@ -670,18 +679,19 @@ cdef class CoreBPE:
         finally:
             free(u.owned)
 
-    def find_special(self, str text not None, const uint8_t[::1] mask not None):
+    def find_special(self, str text not None, bytes mask not None):
         """The first special token (as its index in ``special_order``) that
         ``mask`` selects and ``text`` contains, or -1."""
         cdef Utf8Text u
         cdef SpecialMatch m
         cdef bint found
-        if self.n_specials == 0:
+        cdef const uint8_t* selected = self._mask(mask)
+        if selected == NULL:
             return -1
         utf8_text(text, &u)
         try:
             with nogil:
-                found = self._next_special(u.data, 0, u.size, &mask[0], &m)
+                found = self._next_special(u.data, 0, u.size, selected, &m)
         finally:
             free(u.owned)
         return m.index if found else -1
