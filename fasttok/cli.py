@@ -340,6 +340,7 @@ def _cmd_train_wordpiece(args: argparse.Namespace) -> int:
                               limit_alphabet=args.limit_alphabet,
                               initial_alphabet=list(args.initial_alphabet or ""),
                               continuing_subword_prefix=args.continuing_subword_prefix,
+                              max_pretokens=args.max_pretokens,
                               progress=lambda done, total: progress("merging", done, total))
     seconds = time.perf_counter() - start
     if suffix.endswith(".json"):
@@ -353,7 +354,14 @@ def _cmd_train_wordpiece(args: argparse.Namespace) -> int:
               "and pre-tokenizer")
     _summary(args, f"{len(trained.vocab)} tokens", seconds, trained.corpus_bytes,
              trained.unique_words)
+    _dropped_note(trained.dropped_words)
     return 0
+
+
+def _dropped_note(dropped: int) -> None:
+    if dropped:
+        print(f"--max-pretokens dropped {dropped} rare pre-tokens: the vocabulary may "
+              "differ from an unbounded run's", file=sys.stderr)
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
@@ -399,9 +407,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         print(f"  {load_call(args.out, trained.pattern, vocab.special_tokens)}")
     _summary(args, f"{len(trained.merges)} merges", seconds, trained.corpus_bytes,
              trained.unique_pretokens)
-    if trained.dropped_pretokens:
-        print(f"--max-pretokens dropped {trained.dropped_pretokens} rare pre-tokens: the "
-              "vocabulary may differ from an unbounded run's", file=sys.stderr)
+    _dropped_note(trained.dropped_pretokens)
     return 0
 
 
@@ -412,6 +418,9 @@ def _cmd_train_unigram(args: argparse.Namespace) -> int:
         raise FasttokError(f"--out {args.out}: a Unigram model is written as a .model file")
     if args.pattern is not None or args.min_frequency or args.flavour != "rustbpe":
         raise FasttokError("--pattern, --min-frequency and --flavour are options of --model bpe")
+    if args.max_pretokens is not None:
+        raise FasttokError("--max-pretokens bounds BPE and WordPiece counting; the Unigram "
+                           "trainer's word count has no bound yet")
     progress = _Progress(sys.stderr.isatty() and not args.quiet)
     start = time.perf_counter()
     trained = train_unigram(_documents(args.files, args.field, progress),
@@ -481,7 +490,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="whose rules to follow exactly: rustbpe's or Hugging Face tokenizers'")
     tr.add_argument("--threads", type=int, help="threads counting pre-tokens (default: the CPUs)")
     tr.add_argument("--max-pretokens", type=int,
-                    help="bpe: hold at most this many distinct pre-tokens while counting, "
+                    help="bpe, wordpiece: hold at most this many distinct pre-tokens (words) "
+                         "while counting, "
                          "dropping the rarest (bounded memory; exact while none are dropped)")
     tr.add_argument("--model", choices=("bpe", "wordpiece", "unigram"), default="bpe",
                     help="byte-level BPE; WordPiece as tokenizers' WordPieceTrainer (BERT's "

@@ -395,3 +395,45 @@ def test_bpe_on_words_encodes_alike_in_fasttok_and_tokenizers(tmp_path):
     differ = [line for line in lines
               if enc.encode(line, allowed_special="all") != theirs.encode(line).ids]
     assert not differ, f"{len(differ)} of {len(lines)} lines differ; first: {differ[0]!r}"
+
+
+def test_word_bound_large_enough_changes_nothing():
+    texts = corpus_lines("en", 800) + corpus_lines("multi", 400)
+    free = train_wordpiece(texts, vocab_size=1500, special_tokens=SPECIALS)
+    bounded = train_wordpiece(texts, vocab_size=1500, special_tokens=SPECIALS,
+                              max_pretokens=10 * free.unique_words)
+    assert bounded.trained == free.trained and bounded.dropped_words == 0
+
+
+def test_word_bound_keeps_the_distinct_words_under_it_and_says_what_went():
+    texts = corpus_lines("en", 2000)
+    free = train_wordpiece(texts, vocab_size=1000)
+    bounded = train_wordpiece(texts, vocab_size=1000, max_pretokens=free.unique_words // 4)
+    assert bounded.unique_words <= free.unique_words // 4
+    assert bounded.dropped_words >= free.unique_words - bounded.unique_words > 0
+
+
+@pytest.mark.parametrize("pre_tokenizer", [
+    {"type": "Whitespace"},
+    {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}],
+    ids=["chunks", "text-by-text"])
+def test_word_bound_holds_on_every_counting_path(pre_tokenizer):
+    from fasttok.trainers.hf_words import count_stage_words
+    from fasttok.trainers.bpe import PretokenBound
+
+    texts = corpus_lines("en", 1500)
+    bound = PretokenBound(300)
+    counter = count_stage_words(texts, {"type": "Lowercase"}, pre_tokenizer, bound)
+    assert len(counter) <= 300 and bound.dropped > 0
+
+
+def test_texts_left_to_the_stages_count_the_same_a_few_at_a_time(monkeypatch):
+    from fasttok.trainers import hf_words
+
+    texts = corpus_lines("multi", 3000)  # its Korean lines hold Hangul the rules leave
+    pipeline = stages(BERT_NORMALIZER, BERT_PRE_TOKENIZER)
+    whole = count_words(texts, pipeline, True)
+    monkeypatch.setattr(hf_words, "_BATCH", 16)
+    monkeypatch.setattr(hf_words, "_LEFT", 5)
+    few = count_words(texts, pipeline, True)
+    assert sorted(few.items()) == sorted(whole.items()) and few.n_bytes == whole.n_bytes

@@ -65,6 +65,7 @@ from fasttok.normalizers.hf_json import normalizer_from_json
 from fasttok.pre_tokenizers.hf_json import pre_tokenizer_from_json
 from fasttok.pre_tokenizers.split import BertPreTokenizer
 from fasttok.trainers._bpe_trainer import PieceCounter
+from fasttok.trainers.bpe import PretokenBound
 
 __all__ = ["BERT_NORMALIZER", "BERT_PRE_TOKENIZER", "stages", "count_words", "by_chunks",
            "count_stage_words"]
@@ -78,6 +79,7 @@ BERT_PRE_TOKENIZER = {"type": "BertPreTokenizer"}
 # texts a compiled call: enough that its cost is nothing beside theirs, few
 # enough that its buffers stay small
 _BATCH = 4096
+_LEFT = 8 * _BATCH
 
 _CHAR_LOCAL = {"BertNormalizer", "Lowercase", "NFD", "NFKD", "StripAccents"}
 _CUT_AT_SPACES = {"BertPreTokenizer", "Whitespace", "WhitespaceSplit"}
@@ -164,19 +166,33 @@ def _count_chunks(texts: Iterable[str], pipeline: tuple, counter: PieceCounter) 
     counter.add_pieces((), n_bytes)
 
 
-def _count_by_rules(texts: Iterable[str], rules, pipeline: tuple, counter: PieceCounter) -> None:
+def _count_by_rules(texts: Iterable[str], rules, pipeline: tuple, counter: PieceCounter,
+                    bound: Optional[PretokenBound]) -> None:
     # a batch of texts at a time, its words in one buffer from the compiled
     # rules counted in C; a text holding a character the rules leave to the
-    # stages is cut at its spaces and its chunks go through the rules again,
-    # each distinct chunk holding such a character through the stages once
+    # stages is kept aside, at most _LEFT of them at a time (a Korean corpus
+    # is nearly all such texts: memory must not follow it)
     left: list = []
     rest = iter(texts)
     while batch := tuple(itertools.islice(rest, _BATCH)):
         words, ends, others, size = rules.words(batch)
         counter.add_words(words, ends, size)
         left.extend(map(batch.__getitem__, others))
-    if not left:
-        return
+        if len(left) >= _LEFT:
+            _count_left(left, rules, pipeline, counter)
+            left = []
+        if bound is not None:
+            bound.keep_within(counter)
+    if left:
+        _count_left(left, rules, pipeline, counter)
+        if bound is not None:
+            bound.keep_within(counter)
+
+
+def _count_left(left: list, rules, pipeline: tuple, counter: PieceCounter) -> None:
+    # the texts the rules left: cut at their spaces, the chunks through the
+    # rules again, each distinct chunk still holding such a character
+    # through the stages once
     chunks = list(itertools.chain.from_iterable(map(operator.methodcaller("split", " "), left)))
     words, ends, others, size = rules.words(chunks)
     counter.add_words(words, ends, size + len(chunks) - len(left))  # and the spaces
@@ -187,10 +203,14 @@ def _count_by_rules(texts: Iterable[str], rules, pipeline: tuple, counter: Piece
                            len(chunk.encode("utf-8", "surrogatepass")) * count, count)
 
 
-def count_words(texts: Iterable[str], pipeline: tuple, chunked: bool = False) -> PieceCounter:
+def count_words(texts: Iterable[str], pipeline: tuple, chunked: bool = False,
+                bound: Optional[PretokenBound] = None) -> PieceCounter:
     """Count the words of ``texts`` under ``(normalizer, pre_tokenizer)``;
     ``chunked``: by space-separated chunks (only where :func:`by_chunks` says
-    so), BERT's stages through their compiled rules.
+    so), BERT's stages through their compiled rules; ``bound`` caps the
+    distinct words held (:class:`~fasttok.trainers.bpe.PretokenBound`; other
+    char-by-char stages then count text by text, as their chunk counting
+    holds every distinct chunk).
 
     >>> sorted(count_words(["a b", "a"], (None, None)).items())
     [(b'a', 1), (b'a b', 1)]
@@ -201,10 +221,11 @@ def count_words(texts: Iterable[str], pipeline: tuple, chunked: bool = False) ->
         if (type(pre_tokenizer) is BertPreTokenizer
                 and (normalizer is None or type(normalizer) is BertNormalizer)):
             _count_by_rules(texts, CodePointRules(bert_rule(normalizer, pre_tokenizer)),
-                            pipeline, counter)
-        else:
+                            pipeline, counter, bound)
+            return counter
+        if bound is None:
             _count_chunks(texts, pipeline, counter)
-        return counter
+            return counter
     normalizer, pre_tokenizer = pipeline
     normalize: Any = None if normalizer is None else normalizer.normalize_str
     split: Any = None if pre_tokenizer is None else pre_tokenizer.split_str
@@ -215,14 +236,17 @@ def count_words(texts: Iterable[str], pipeline: tuple, chunked: bool = False) ->
             text = normalize(text)
         pieces = [text] if split is None else split(text)
         add([p for p in pieces if p], n)
+        if bound is not None:
+            bound.keep_within(counter)
     return counter
 
 
 def count_stage_words(texts: Iterable[str], normalizer: Optional[dict],
-                      pre_tokenizer: Optional[dict]) -> PieceCounter:
+                      pre_tokenizer: Optional[dict],
+                      bound: Optional[PretokenBound] = None) -> PieceCounter:
     """Count the words of ``texts`` (an iterable of str, not one str) behind
     the ``tokenizer.json`` objects ``normalizer`` and ``pre_tokenizer``, by
-    chunks where that gives the same counts.
+    chunks where that gives the same counts; ``bound`` as in :func:`count_words`.
 
     >>> sorted(count_stage_words(["a b", "a"], None, {"type": "Whitespace"}).items())
     [(b'a', 2), (b'b', 1)]
@@ -231,4 +255,4 @@ def count_stage_words(texts: Iterable[str], normalizer: Optional[dict],
         raise TypeError("texts is an iterable of str (a list, a file's lines), not one "
                         f"{type(texts).__name__}: wrap a single text in a list")
     return count_words(texts, stages(normalizer, pre_tokenizer),
-                       by_chunks(normalizer, pre_tokenizer))
+                       by_chunks(normalizer, pre_tokenizer), bound)

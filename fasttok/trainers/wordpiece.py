@@ -46,6 +46,7 @@ class TrainedWordPiece:
     continuing_subword_prefix: str
     corpus_bytes: int
     unique_words: int
+    dropped_words: int = 0
 
     @property
     def vocab(self) -> dict:
@@ -71,13 +72,15 @@ def train_wordpiece(texts: Iterable[str], *, vocab_size: int = 30000,
                     normalizer: Optional[dict] = BERT_NORMALIZER,
                     pre_tokenizer: Optional[dict] = BERT_PRE_TOKENIZER,
                     unk_token: str = "[UNK]", spellings: Iterable[str] = (),
-                    progress=None) -> TrainedWordPiece:
+                    max_pretokens: Optional[int] = None, progress=None) -> TrainedWordPiece:
     """``tokenizers.trainers.WordPieceTrainer`` with these options, on ``texts``
     (any iterable of str, read once) behind ``normalizer`` and
     ``pre_tokenizer`` (``tokenizer.json`` objects; ``None`` for none).
 
     ``spellings``: the ``##`` tokens in the id order of another run (see
-    :mod:`fasttok.trainers.hf_bpe`); ``progress(done, total)`` as merges are made.
+    :mod:`fasttok.trainers.hf_bpe`); ``max_pretokens`` bounds the distinct
+    words held while counting (exact while ``dropped_words`` is 0);
+    ``progress(done, total)`` as merges are made.
 
     >>> train_wordpiece(["ab ab"], vocab_size=10).trained.tokens
     ['a', 'b', '##b', 'ab']
@@ -91,6 +94,7 @@ def train_wordpiece(texts: Iterable[str], *, vocab_size: int = 30000,
                             initial_alphabet=initial_alphabet,
                             continuing_subword_prefix=continuing_subword_prefix,
                             end_of_word_suffix=end_of_word_suffix, spellings=spellings,
-                            progress=progress)
+                            max_pretokens=max_pretokens, progress=progress)
     return TrainedWordPiece(words.trained, normalizer, pre_tokenizer, unk_token,
-                            continuing_subword_prefix, words.corpus_bytes, words.unique_words)
+                            continuing_subword_prefix, words.corpus_bytes, words.unique_words,
+                            words.dropped_words)

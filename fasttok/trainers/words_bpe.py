@@ -19,6 +19,7 @@ from typing import Optional
 
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
 from fasttok.loaders.hf_tokenizer_json_writer import bpe_tokenizer_json
+from fasttok.trainers.bpe import PretokenBound
 from fasttok.trainers.hf_bpe import TrainedWords, train_words
 from fasttok.trainers.hf_words import count_stage_words
 from fasttok.vocab import Vocabulary
@@ -42,6 +43,7 @@ class TrainedBPEWords:
     end_of_word_suffix: Optional[str]
     corpus_bytes: int
     unique_words: int
+    dropped_words: int = 0
 
     def document(self) -> dict:
         """The ``tokenizer.json`` document (what ``tokenizers`` saves after training)."""
@@ -61,14 +63,18 @@ def train_bpe_words(texts: Iterable[str], *, vocab_size: int, pre_tokenizer: Opt
                     continuing_subword_prefix: Optional[str] = None,
                     end_of_word_suffix: Optional[str] = None,
                     max_token_length: Optional[int] = None, spellings: Iterable[str] = (),
-                    progress=None) -> TrainedBPEWords:
+                    max_pretokens: Optional[int] = None, progress=None) -> TrainedBPEWords:
     """``tokenizers.trainers.BpeTrainer`` with these options on ``texts``
     behind ``normalizer`` and ``pre_tokenizer`` (``tokenizer.json`` objects).
+    ``max_pretokens`` bounds the distinct words held while counting, as
+    :class:`~fasttok.trainers.bpe.PretokenBound` does for byte-level BPE
+    (exact while ``dropped_words`` is 0).
 
     >>> train_bpe_words(["aa"], vocab_size=9, pre_tokenizer=None, end_of_word_suffix="</w>").trained.tokens
     ['a', 'a</w>', 'aa</w>']
     """
-    counter = count_stage_words(texts, normalizer, pre_tokenizer)
+    bound = PretokenBound(max_pretokens) if max_pretokens is not None else None
+    counter = count_stage_words(texts, normalizer, pre_tokenizer, bound)
     corpus_bytes, unique = counter.n_bytes, len(counter)
     trained = train_words(counter, vocab_size=vocab_size, special_tokens=special_tokens,
                           min_frequency=min_frequency, limit_alphabet=limit_alphabet,
@@ -78,4 +84,5 @@ def train_bpe_words(texts: Iterable[str], *, vocab_size: int, pre_tokenizer: Opt
                           max_token_length=max_token_length, spellings=spellings,
                           progress=progress)
     return TrainedBPEWords(trained, normalizer, pre_tokenizer, continuing_subword_prefix,
-                           end_of_word_suffix, corpus_bytes, unique)
+                           end_of_word_suffix, corpus_bytes, unique,
+                           bound.dropped if bound is not None else 0)
