@@ -402,3 +402,30 @@ def test_dropout_token_counts_follow_tokenizers():
     ref_mean = sum(len(ref.encode("unrelated").ids) for _ in range(n)) / n
     our_mean = sum(len(ours.tokenize_ids("unrelated")) for _ in range(n)) / n
     assert abs(ref_mean - our_mean) < 0.1, (ref_mean, our_mean)
+
+
+@pytest.mark.parametrize("model", [
+    {"vocab": {"": 0, "a": 1, "b": 2, "ab": 3}, "merges": [["", "a"], ["a", "b"]]},
+    {"vocab": {"a": 0, "b": 1, "ab": 2, "ba": 3}, "merges": [["a", "b"], ["b", "a"], ["a", "b"]]},
+    {"vocab": {"a": 0, "é": 1, "aé": 2, "##é": 3, "a##é": 4},
+     "merges": [["a", "##é"]], "continuing_subword_prefix": "##"},
+], ids=["empty-token", "merge-twice", "prefix-cut"])
+def test_unusual_merge_lists_give_tokenizers_ids(model):
+    doc = {"model": {"type": "BPE", **model}}
+    theirs = tokenizers.Tokenizer.from_str(json.dumps(doc))
+    ours = model_from_json(doc["model"], "$.model", fail)
+    for text in ["abab", "aba", "baab", "aéaé", "a"]:
+        known = [c for c in text if c in model["vocab"]]
+        if len(known) == len(text):
+            assert ours.tokenize_ids(text) == theirs.encode(text).ids, text
+
+
+@pytest.mark.parametrize("merges, problem", [
+    ([["a", "\ud800"]], "token `\ud800` is not in the vocabulary"),
+    ([["a", "##"]], "the merged token of `a` and `##` is not in the vocabulary"),
+])
+def test_merge_naming_no_token_is_refused(merges, problem):
+    spec = {"type": "BPE", "vocab": {"a": 0, "##": 1, "a##": 2}, "merges": merges,
+            "continuing_subword_prefix": "###"}
+    with pytest.raises(ValueError, match=re.escape(f"$.model.merges[0]: {problem}")):
+        model_from_json(spec, "$.model", fail)

@@ -3,8 +3,13 @@
 from collections.abc import Sequence
 
 from fasttok.errors import FasttokError
+from fasttok.shared._tables import TokenTables
 
 class UnkTokenNotFoundError(FasttokError): ...
+
+def merge_slots(
+    merges: Sequence[Sequence[str]], tables: TokenTables, cut: int, empty_slot: int = ...
+) -> list[tuple[int, int, int]] | tuple[int, int]: ...
 
 class HfBpeCore:
     unk_token: str | None

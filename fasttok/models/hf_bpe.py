@@ -23,7 +23,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 from fasttok.errors import FasttokError
-from fasttok.models._hf_bpe import HfBpeCore, UnkTokenNotFoundError
+from fasttok.models._hf_bpe import HfBpeCore, UnkTokenNotFoundError, merge_slots
+from fasttok.shared._tables import TokenTables
 
 __all__ = ["BPE", "BpeMergeError", "UnkTokenNotFoundError", "bpe_from_json", "vocab_from_json", "as_f32"]
 
@@ -52,51 +53,26 @@ def as_f32(value: float) -> float:
         return float("inf") if value > 0 else float("-inf")
 
 
-def _merge_slots(slot_of: Mapping, slot_ints: tuple, merges: Sequence, prefix: str) -> list:
+def _merge_slots(tokens: list, slot_ints: tuple, merges: Sequence, prefix: str,
+                 empty_slot: int) -> list:
     # (left, right, merged) slots per merge, in rank order, a pair of ids
     # given twice keeping its last rank (tokenizers collects them into a map
     # keyed by the parts' ids; where ids and slots are one to one, the
-    # compiled core does that itself). The lookups run as C loops (map) over the whole
-    # list, an error found after by the first None: one merge at a time they
-    # were two thirds of Gemma 3's load (514k merges).
-    if not merges:
-        return []
-    cut = len(prefix.encode("utf-8"))
-    lefts = list(map(slot_of.get, map(operator.itemgetter(0), merges)))
-    rights = list(map(slot_of.get, map(operator.itemgetter(1), merges)))
-    joined = (map(operator.add, *zip(*merges)) if not cut
-              else itertools.starmap(lambda a, b: _cut_join(a, b, cut), merges))
-    merged = list(map(slot_of.get, joined))
-    for index in _first_none(lefts, rights, merged):
+    # compiled core does that itself)
+    found = merge_slots(merges, TokenTables(tokens), len(prefix.encode("utf-8")), empty_slot)
+    if type(found) is tuple:
+        index, part = found
         a, b = merges[index]
-        if lefts[index] is None or rights[index] is None:
-            raise BpeMergeError(index, f"token `{a if lefts[index] is None else b}` is not in the vocabulary")
+        if part < 2:
+            raise BpeMergeError(index, f"token `{(a, b)[part]}` is not in the vocabulary")
         # tokenizers panics here rather than reporting the token
         raise BpeMergeError(index, f"the merged token of `{a}` and `{b}` is not in the vocabulary")
-    resolved = list(zip(lefts, rights, merged))
     if len(set(slot_ints)) == len(slot_ints):
-        return resolved  # a pair of ids is a pair of slots: the compiled core keeps the last
-    by_ids = zip(map(slot_ints.__getitem__, lefts), map(slot_ints.__getitem__, rights))
-    last = dict(zip(by_ids, range(len(resolved))))
-    return [merge for i, merge in enumerate(resolved) if last[slot_ints[merge[0]], slot_ints[merge[1]]] == i]
-
-
-def _first_none(*columns: list) -> list:
-    # [the first index where some column holds None], or [] when none does
-    found = [column.index(None) for column in columns if None in column]
-    return [min(found)] if found else []
-
-
-def _cut_join(a: str, b: str, cut: int) -> Optional[str]:
-    # a + b[cut:], cutting bytes as tokenizers does (None where its cut
-    # falls outside b or inside a character, where tokenizers panics)
-    data = b.encode("utf-8")
-    if cut > len(data):
-        return None
-    try:
-        return a + data[cut:].decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+        return found
+    by_ids = zip(map(slot_ints.__getitem__, map(operator.itemgetter(0), found)),
+                 map(slot_ints.__getitem__, map(operator.itemgetter(1), found)))
+    last = dict(zip(by_ids, range(len(found))))
+    return [merge for i, merge in enumerate(found) if last[slot_ints[merge[0]], slot_ints[merge[1]]] == i]
 
 
 class BPE:
@@ -131,12 +107,14 @@ class BPE:
             self._id_to_token = dict(sorted(self._id_to_token.items()))
         else:
             self._id_to_token = dict(zip(slot_ints, texts))
-        slot_of_token = dict(zip(texts, range(len(texts))))
+        tokens = [token.encode("utf-8") for token in texts]
+        unk_slot = texts.index(unk_token) if unk_token in self._vocab else -1
+        empty_slot = texts.index("") if "" in self._vocab else -1
         self._core = HfBpeCore(
-            [token.encode("utf-8") for token in texts], slot_ints,
-            _merge_slots(slot_of_token, slot_ints, merges, continuing_subword_prefix or ""),
+            tokens, slot_ints,
+            _merge_slots(tokens, slot_ints, merges, continuing_subword_prefix or "", empty_slot),
             names=tuple(map(self._id_to_token.__getitem__, slot_ints)),
-            unk_slot=slot_of_token.get(unk_token, -1) if unk_token is not None else -1,
+            unk_slot=unk_slot if unk_token is not None else -1,
             unk_token=unk_token,
             prefix=(continuing_subword_prefix or "").encode("utf-8"),
             suffix=(end_of_word_suffix or "").encode("utf-8"),
