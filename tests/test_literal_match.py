@@ -53,3 +53,13 @@ def test_regex_metacharacters_are_literal():
 def test_no_strings_or_only_empty_ones_give_no_pattern():
     assert longest_first([]) is None
     assert longest_first([""]) is None
+
+
+def test_a_long_chain_of_prefixes_compiles_and_still_takes_the_longest():
+    runs = ["a" * k for k in range(1, 700)]
+    assert longest_first(runs).findall("a" * 1000 + "b" + "aa") == ["a" * 699, "a" * 301, "aa"]
+
+
+def test_a_long_chain_of_branches_compiles():
+    texts = ["x" * k + c for k in range(1, 400) for c in "yz"]
+    assert longest_first(texts).findall("xxxz xy") == ["xxxz", "xy"]

@@ -626,3 +626,14 @@ def test_compiled_core_refuses_a_mask_shorter_than_its_specials(call):
                    scanner="gpt2")
     with pytest.raises(ValueError, match="shorter than the list of special tokens"):
         getattr(core, call)("x<b>", b"\x01")
+
+
+@pytest.mark.parametrize("call", ["encode_many", "encode_many_flat", "count_many"])
+def test_compiled_batches_refuse_a_mask_shorter_than_its_specials(call):
+    from fasttok.formats._byte_bpe import CoreBPE
+    from fasttok.shared._tables import TokenTables
+
+    core = CoreBPE(TokenTables([bytes([i]) for i in range(256)]), {b"<a>": 256, b"<b>": 257},
+                   scanner="gpt2")
+    with pytest.raises(ValueError, match="shorter than the list of special tokens"):
+        getattr(core, call)(["x<b>"], b"\x01")

@@ -894,6 +894,8 @@ cdef class BatchJob:
         self.kind = kind
         self.allowed = allowed
         self.use_specials = allowed is not None and core.n_specials > 0
+        if self.use_specials and allowed.shape[0] < core.n_specials:
+            raise ValueError("the allowed mask is shorter than the list of special tokens")
         self.mask = &allowed[0] if self.use_specials else NULL
         # one chunk for one thread; else about CHUNKS_PER_THREAD a thread,
         # which even out texts of uneven cost

@@ -246,7 +246,9 @@ def normalizer(bint lowercase=True, bint strip_accents=True):
     key = (lowercase, strip_accents)
     found = _normalizers.get(key)
     if found is None:
-        found = _normalizers[key] = BertNormalizer(lowercase, strip_accents)
+        # building runs Python code: another thread may build one too, and
+        # every caller must get the one that stays
+        found = _normalizers.setdefault(key, BertNormalizer(lowercase, strip_accents))
     return found
 
 
@@ -963,8 +965,11 @@ cdef class WordPieceModel:
         cdef BertNormalizer found
         if self.normalizer is None:
             found = normalizer(self.lowercase, self.strip_accents)
-            self.norm = found.table()
-            self.normalizer = found
+            # asked again: building ran Python code, where another thread
+            # may have set it, and a table a running encode reads must stay
+            if self.normalizer is None:
+                self.norm = found.table()
+                self.normalizer = found
         return 0
 
     cdef int _encode(self, str text, Work* w) except -1:

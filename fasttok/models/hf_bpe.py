@@ -108,6 +108,7 @@ class BPE:
         else:
             self._id_to_token = dict(zip(slot_ints, texts))
         tokens = [token.encode("utf-8") for token in texts]
+        merges = merges if isinstance(merges, list) else list(merges)
         unk_slot = texts.index(unk_token) if unk_token in self._vocab else -1
         empty_slot = texts.index("") if "" in self._vocab else -1
         self._core = HfBpeCore(

@@ -22,6 +22,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Optional
@@ -32,13 +33,34 @@ __all__ = ["longest_first"]
 def longest_first(texts: Iterable) -> Optional["re.Pattern[str]"]:
     """The pattern that finds ``texts`` leftmost, then longest; ``None`` when
     there is no non-empty text (an empty alternation would match everywhere)."""
+    strings = {t for t in texts if t}
+    if not strings:
+        return None
     trie: dict = {}
-    for text in {t for t in texts if t}:
+    for text in strings:
         node = trie
         for c in text:
             node = node.setdefault(c, {})
         node[_END] = True
-    return re.compile(_pattern(trie)) if trie else None
+    if max(map(functools.partial(_nesting, trie), strings)) > _MAX_NESTING:
+        # re compiles nested groups recursively: a long chain of them (runs
+        # of one character of every length) takes the flat alternation,
+        # longest first, which means the same
+        return re.compile("|".join(map(re.escape, sorted(strings, key=len, reverse=True))))
+    return re.compile(_pattern(trie))
+
+
+def _nesting(trie: dict, text: str) -> int:
+    # how many groups the pattern nests around text's end: one at each node
+    # on its path that branches or ends another string
+    depth, node = 0, trie
+    for c in text:
+        depth += len(node) > 1
+        node = node[c]
+    return depth
+
+
+_MAX_NESTING = 100  # far below the depth at which re.compile recurses too deep
 
 
 _END = ""  # the key that marks a node ending a string (no character is empty)
