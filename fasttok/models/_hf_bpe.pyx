@@ -51,12 +51,13 @@ allowed in ``tokenizer.json``) cost nothing special.
 
 from cpython.unicode cimport PyUnicode_GET_LENGTH
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memmove
 
 from fasttok.errors import FasttokError
 
 from fasttok.models._bpe cimport Dropout, PairMemo, bpe_merge_parts, bpe_sample_parts, pair_memo_init, pair_memo_release
+from fasttok.shared._growth cimport grow_array
 from fasttok.shared._id_lists cimport ids_list
 from fasttok.shared._utf8 cimport Utf8Source, utf8_capacity, utf8_source, utf8_write
 from fasttok.shared._tables cimport NO_TOKEN, TokenTables, TokenTablesView, find_bytes, find_token
@@ -118,11 +119,7 @@ cdef Py_ssize_t _put(str text, uint8_t** buf, size_t* cap, size_t at) except -2:
     if _has_surrogate(&src):
         return -1
     need = at + (<size_t>src.length if src.ascii else utf8_capacity(&src))
-    if need > cap[0]:
-        cap[0] = 2 * need
-        buf[0] = <uint8_t*>realloc(buf[0], cap[0])
-        if buf[0] == NULL:
-            raise MemoryError()
+    grow_array(<void**>buf, cap, need, 1, 256)
     if src.ascii:
         memcpy(buf[0] + at, src.data, <size_t>src.length)
         return src.length
@@ -149,11 +146,10 @@ def merge_slots(merges, TokenTables tables not None, size_t cut, int64_t empty_s
     cdef list out = []
     cdef Py_ssize_t index = 0, la, lb
     cdef int64_t l, r, m
-    cdef size_t cap = 256
-    cdef uint8_t* buf = <uint8_t*>malloc(cap)
-    if buf == NULL:
-        raise MemoryError()
+    cdef size_t cap = 0
+    cdef uint8_t* buf = NULL
     try:
+        grow_array(<void**>&buf, &cap, 1, 1, 256)  # never NULL, even for empty parts
         for merge in merges:
             a, b = merge
             if type(a) is not str or type(b) is not str:

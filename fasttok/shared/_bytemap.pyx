@@ -13,8 +13,9 @@ from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free
 
+from fasttok.shared._growth cimport grow_array
 from fasttok.shared._tables cimport TokenTables, find_bytes
 
 cdef uint32_t BYTE_TO_CHAR[256]
@@ -125,15 +126,15 @@ def byte_level_merges(list merges not None, TokenTables tables not None, tuple t
     >>> byte_level_merges(["a Ġ", ["a", "Ġ"]], t, tokens), byte_level_merges(["a a"], t, tokens)
     ([(b'a', b' '), (b'a', b' ')], 0)
     """
-    cdef Py_ssize_t i, n = len(merges), sp, la, lb, need, cap = 256
+    cdef Py_ssize_t i, n = len(merges), sp, la, lb
+    cdef size_t cap = 0
     cdef str left, right
     cdef int64_t l, r
-    cdef uint8_t* buf = <uint8_t*>malloc(cap)
+    cdef uint8_t* buf = NULL
     cdef list out = [None] * n
     cdef tuple pair
-    if not buf:
-        raise MemoryError()
     try:
+        grow_array(<void**>&buf, &cap, 1, 1, 256)  # never NULL, even for empty parts
         for i in range(n):
             merge = merges[i]
             if type(merge) is str:
@@ -149,18 +150,12 @@ def byte_level_merges(list merges not None, TokenTables tables not None, tuple t
                 la, lb = PyUnicode_GET_LENGTH(left), PyUnicode_GET_LENGTH(right)
             else:
                 return i
-            need = la + lb
-            if need > cap:
-                cap = 2 * need
-                free(buf)
-                buf = <uint8_t*>malloc(cap)
-                if not buf:
-                    raise MemoryError()
+            grow_array(<void**>&buf, &cap, la + lb, 1, 256)
             if _decode(left, 0, la, buf) >= 0 or _decode(right, sp + 1, sp + 1 + lb, buf + la) >= 0:
                 return i
             l = find_bytes(&tables.index, &tables.strings, buf, la)
             r = find_bytes(&tables.index, &tables.strings, buf + la, lb)
-            if l < 0 or r < 0 or find_bytes(&tables.index, &tables.strings, buf, need) < 0:
+            if l < 0 or r < 0 or find_bytes(&tables.index, &tables.strings, buf, la + lb) < 0:
                 return i
             pair = PyTuple_New(2)
             a, b = tokens[l], tokens[r]

@@ -39,6 +39,8 @@ from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy, memset
 
+from fasttok.shared._growth cimport grow_array
+
 from fasttok.shared._token_ids cimport token_id
 
 
@@ -238,12 +240,7 @@ cdef class TokenTables:
                               uint8_t** buf, size_t* cap) except -2:
         # the id of the token spelled a then b, or -1; *buf (the caller's
         # to free) grows to hold the two
-        if la + lb > cap[0]:
-            cap[0] = 2 * (la + lb)
-            free(buf[0])
-            buf[0] = <uint8_t*>malloc(cap[0])
-            if not buf[0]:
-                raise MemoryError()
+        grow_array(<void**>buf, cap, la + lb, 1, 256)
         memcpy(buf[0], a, la)
         memcpy(buf[0] + la, b, lb)
         return find_bytes(&self.index, &self.strings, buf[0], la + lb)
