@@ -1,5 +1,6 @@
 """Short texts mixing scripts (CJK, Latin-1, Greek/Cyrillic, kana, Hangul,
-Arabic, punctuation, emoji) against tiktoken.
+Arabic, punctuation, emoji) against tiktoken, and against ``tokenizers`` on
+the byte-level ``tokenizer.json`` files, whose merge lists give the priority.
 
 Merging starts from whole characters where that is provably safe for the
 character's neighbours (atomic characters, see fasttok.shared._tables); these
@@ -12,7 +13,8 @@ import random
 
 import pytest
 
-from conftest import assert_same_ids
+import fasttok
+from conftest import DATA, HF_BYTE_LEVEL, assert_same_ids, missing_data_reason
 
 POOLS = [
     [chr(c) for c in range(0x4E00, 0x4E00 + 400)],
@@ -27,11 +29,27 @@ POOLS = [
 ]
 
 
+def _mixed_texts(count: int):
+    rng = random.Random(20261130)
+    for _ in range(count):
+        pools = rng.sample(POOLS, rng.randint(1, 3))
+        yield "".join(rng.choice(rng.choice(pools)) for _ in range(rng.randint(1, 60)))
+
+
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base", "r50k_base"])
 def test_mixed_script_texts_match_tiktoken(name, encoding_pair):
     ours, theirs = encoding_pair(name)
-    rng = random.Random(20261130)
-    for _ in range(5000):
-        pools = rng.sample(POOLS, rng.randint(1, 3))
-        text = "".join(rng.choice(rng.choice(pools)) for _ in range(rng.randint(1, 60)))
+    for text in _mixed_texts(5000):
         assert_same_ids(ours.encode_ordinary(text), theirs.encode_ordinary(text), text)
+
+
+@pytest.mark.parametrize("name", HF_BYTE_LEVEL)
+def test_mixed_script_texts_match_tokenizers_on_merge_lists(name):
+    tokenizers = pytest.importorskip("tokenizers")
+    path = DATA / "vocab" / "hf" / name / "tokenizer.json"
+    if not path.is_file():
+        pytest.skip(missing_data_reason(path))
+    ours, theirs = fasttok.load(str(path)), tokenizers.Tokenizer.from_file(str(path))
+    for text in _mixed_texts(3000):
+        assert_same_ids(ours.encode_ordinary(text),
+                        theirs.encode(text, add_special_tokens=False).ids, text)

@@ -45,6 +45,12 @@ cdef struct PairIndex:
     uint64_t* keys
     uint64_t* values
     uint64_t mask
+    # About 10 bits per pair, set by a hash of each key: a pair whose bit is
+    # clear is no merge, found without reading the keys (Llama 3's 280k
+    # merges take 8 MB of keys, so nearly every probe there is a cache miss,
+    # and most pairs of Chinese text are no merge). NULL: probe the keys.
+    uint64_t* filter
+    uint64_t filter_mask
 
 cdef struct TokenTablesView:
     const ByteStrings* strings
@@ -61,9 +67,10 @@ cdef struct TokenTablesView:
     # merge crosses its edges (see TokenTables._find_atomic_chars), else
     # NO_TOKEN; atomic_contexts has bit (3 * left + right) set for the
     # contexts (left: 0 piece start, 1 ASCII, 2 end of a character; right:
-    # 0 piece end, 1 ASCII, 2 start of a character). NULL for merge-list
-    # vocabularies. Merging then starts from such characters instead of
-    # their bytes: a third of the parts for CJK text.
+    # 0 piece end, 1 ASCII, 2 start of a character). NULL for a merge list
+    # whose merged tokens are not their parts spelled together. Merging then
+    # starts from such characters instead of their bytes: a third of the
+    # parts for CJK text.
     const uint32_t* atomic_chars
     const uint16_t* atomic_contexts
     # Bit (a << 8 | b) set when bytes a, b stand next to each other inside
@@ -179,10 +186,19 @@ cdef inline uint64_t _pair_key(uint32_t left, uint32_t right) noexcept nogil:
     return (<uint64_t>left << 32) | right
 
 
+cdef inline uint64_t _pair_filter_bit(uint64_t key, uint64_t filter_mask) noexcept nogil:
+    # other bits of the hash than the probe's first slot takes
+    return (_mix(key) >> 24) & filter_mask
+
+
 cdef inline uint64_t find_pair(const PairIndex* pairs, uint32_t left, uint32_t right) noexcept nogil:
     cdef uint64_t key = _pair_key(left, right)
     cdef uint64_t i = _mix(key) & pairs.mask
-    cdef uint64_t k
+    cdef uint64_t k, bit
+    if pairs.filter != NULL:
+        bit = _pair_filter_bit(key, pairs.filter_mask)
+        if not (pairs.filter[bit >> 6] >> (bit & 63)) & 1:
+            return NO_PAIR
     while True:
         k = pairs.keys[i]
         if k == key:
@@ -231,7 +247,9 @@ cdef class TokenTables:
     cdef uint8_t* token_bigrams
     cdef uint64_t* token_filter
     cdef int _fill_token_filter(self) except -1
-    cdef int _find_atomic_chars(self) except -1
+    cdef int _fill_pair_filter(self) except -1
+    cdef int _find_atomic_chars(self, const uint32_t* made_at) except -1
+    cdef uint32_t* _first_merges(self) except? NULL
     cdef int _add_merge_ids(self, merges, bint later_wins) except -1
     cdef int _add_merge_tokens(self, merge_tokens, bint later_wins) except -1
     cdef int64_t _find_joined(self, const uint8_t* a, size_t la, const uint8_t* b, size_t lb,

@@ -172,6 +172,7 @@ cdef class TokenTables:
         self.index.slots = NULL
         self.pairs.keys = NULL
         self.pairs.values = NULL
+        self.pairs.filter = NULL
         self.priority = NULL
         self.byte_pairs = NULL
         self.atomic_chars = NULL
@@ -292,6 +293,8 @@ cdef class TokenTables:
         self.view.pairs = &self.pairs
         self.view.priority = self.priority
         self.view.use_pairs = use_pairs
+        if use_pairs:
+            self._fill_pair_filter()
         for i in range(256):
             self.view.byte_ids[i] = NO_TOKEN
         for i in range(256):
@@ -333,11 +336,59 @@ cdef class TokenTables:
         # without a byte that starts a 2- or 3-byte character (the special
         # tokens' tables) there is nothing atomic, and the search's 1.4 MB of
         # scratch would cost more than everything else here
-        if not use_pairs and _has_lead_byte(self.strings.data, self.strings.offsets[self.strings.n]):
-            self._find_atomic_chars()
-            self.view.atomic_chars = self.atomic_chars
-            self.view.atomic_contexts = self.atomic_contexts
+        if not _has_lead_byte(self.strings.data, self.strings.offsets[self.strings.n]):
+            return 0
+        if not use_pairs:
+            self._find_atomic_chars(self.priority)
+        else:
+            first_merge = self._first_merges()
+            if first_merge == NULL:
+                return 0
+            try:
+                self._find_atomic_chars(first_merge)
+            finally:
+                free(first_merge)
+        self.view.atomic_chars = self.atomic_chars
+        self.view.atomic_contexts = self.atomic_contexts
         return 0
+
+    cdef uint32_t* _first_merges(self) except? NULL:
+        # For a merge list: the priority of the first merge that makes each
+        # token (0xFFFFFFFF for none), the bound _find_atomic_chars needs, or
+        # NULL when some merge makes a token that is not its two parts spelled
+        # together (a continuing-subword prefix): the search reasons about
+        # bytes, so it has nothing to say about those.
+        cdef uint32_t* first = <uint32_t*>malloc((self.strings.n + 1) * sizeof(uint32_t))
+        cdef uint64_t i, key, value
+        cdef uint32_t left, right, merged, prio
+        cdef const uint64_t* offsets = self.strings.offsets
+        if not first:
+            raise MemoryError()
+        memset(first, 0xFF, (self.strings.n + 1) * sizeof(uint32_t))
+        if self.pairs.keys == NULL:
+            return first
+        for i in range(self.pairs.mask + 1):
+            key = self.pairs.keys[i]
+            if key == NO_PAIR:
+                continue
+            left = <uint32_t>(key >> 32)
+            right = <uint32_t>(key & 0xFFFFFFFFULL)
+            value = self.pairs.values[i]
+            merged = <uint32_t>(value & 0xFFFFFFFFULL)
+            prio = <uint32_t>(value >> 32)
+            if (left >= self.strings.n or right >= self.strings.n
+                    or offsets[merged + 1] - offsets[merged]
+                    != offsets[left + 1] - offsets[left] + offsets[right + 1] - offsets[right]
+                    or memcmp(self.strings.data + offsets[merged], self.strings.data + offsets[left],
+                              offsets[left + 1] - offsets[left]) != 0
+                    or memcmp(self.strings.data + offsets[merged] + offsets[left + 1] - offsets[left],
+                              self.strings.data + offsets[right],
+                              offsets[right + 1] - offsets[right]) != 0):
+                free(first)
+                return NULL
+            if prio < first[merged]:
+                first[merged] = prio
+        return first
 
     cdef int _fill_token_filter(self) except -1:
         # About 10 bits per token: a lookup of bytes that are no token (95%
@@ -360,7 +411,22 @@ cdef class TokenTables:
         self.view.filter_mask = bits - 1
         return 0
 
-    cdef int _find_atomic_chars(self) except -1:
+    cdef int _fill_pair_filter(self) except -1:
+        cdef uint64_t bits = 1024, bit, i, key
+        while bits < 10 * <uint64_t>self.n_pairs:
+            bits <<= 1
+        self.pairs.filter = <uint64_t*>calloc(bits // 64, sizeof(uint64_t))
+        if not self.pairs.filter:
+            raise MemoryError()
+        self.pairs.filter_mask = bits - 1
+        for i in range(self.pairs.mask + 1):
+            key = self.pairs.keys[i]
+            if key != NO_PAIR:
+                bit = _pair_filter_bit(key, self.pairs.filter_mask)
+                self.pairs.filter[bit >> 6] |= 1ULL << (bit & 63)
+        return 0
+
+    cdef int _find_atomic_chars(self, const uint32_t* made_at) except -1:
         # A character c of bytes b1 b2 [b3] is atomic in a context when every
         # merge that would cut across its edges there has a larger priority
         # than the merges that build c's token from its bytes: BPE always
@@ -373,7 +439,10 @@ cdef class TokenTables:
         # c starts the piece; ASCII; a continuation byte, ending a
         # character) and of y (none; ASCII; a lead byte): a class stands for
         # all its bytes, so the test is conservative. 4-byte characters are
-        # left as bytes.
+        # left as bytes. made_at[t] bounds from below the priority of any
+        # merge that makes token t: its rank, or with a merge list the first
+        # merge that makes it. c's own merges are asked of pair_value, so a
+        # merge list that never builds c leaves it bytes.
         cdef uint32_t* end1 = <uint32_t*>malloc(2 * 256 * sizeof(uint32_t))
         cdef uint32_t* end2 = <uint32_t*>malloc(2 * 65536 * sizeof(uint32_t))
         cdef uint32_t* start1 = <uint32_t*>malloc(2 * 256 * sizeof(uint32_t))
@@ -381,7 +450,7 @@ cdef class TokenTables:
         cdef uint32_t i, prio, q, first, cp
         cdef uint32_t left[3]
         cdef uint32_t right[3]
-        cdef uint64_t length, k, v12, v23
+        cdef uint64_t length, k, v12, v23, second
         cdef const uint8_t* p
         cdef int lc, rc, cls
         cdef uint16_t mask
@@ -403,7 +472,7 @@ cdef class TokenTables:
                 length = self.strings.offsets[i + 1] - self.strings.offsets[i]
                 if length < 2:
                     continue
-                prio = self.priority[i]
+                prio = made_at[i]
                 # ends with x, then a lead byte (or a 3-byte lead and one continuation)
                 if p[length - 1] >= 0xC0:
                     cls = _byte_class_before(p[length - 2])
@@ -434,11 +503,13 @@ cdef class TokenTables:
                     continue
                 p = self.strings.data + self.strings.offsets[i]
                 length = self.strings.offsets[i + 1] - self.strings.offsets[i]
-                prio = self.priority[i]
                 left[0] = 0xFFFFFFFF
                 right[0] = 0xFFFFFFFF
                 if length == 2 and 0xC2 <= p[0] < 0xE0 and 0x80 <= p[1] < 0xC0:
-                    q = prio
+                    v12 = pair_value(&self.view, p, 0, 2, self.view.byte_ids[p[0]], self.view.byte_ids[p[1]])
+                    if v12 == NO_PAIR or <uint32_t>(v12 & 0xFFFFFFFFULL) != i:
+                        continue
+                    q = <uint32_t>(v12 >> 32)
                     cp = ((p[0] & 0x1F) << 6) | (p[1] & 0x3F)
                     for cls in range(2):
                         left[cls + 1] = end1[cls * 256 + p[0]]
@@ -448,10 +519,19 @@ cdef class TokenTables:
                     # BPE of c alone: the lower of its two byte pairs first
                     v12 = pair_value(&self.view, p, 0, 2, self.view.byte_ids[p[0]], self.view.byte_ids[p[1]])
                     v23 = pair_value(&self.view, p, 1, 3, self.view.byte_ids[p[1]], self.view.byte_ids[p[2]])
-                    if v12 == NO_PAIR and v23 == NO_PAIR:
+                    if (v12 | 0xFFFFFFFFULL) <= (v23 | 0xFFFFFFFFULL):
+                        if v12 == NO_PAIR:
+                            continue
+                        first = <uint32_t>(v12 >> 32)
+                        second = pair_value(&self.view, p, 0, 3, <uint32_t>(v12 & 0xFFFFFFFFULL),
+                                            self.view.byte_ids[p[2]])
+                    else:
+                        first = <uint32_t>(v23 >> 32)
+                        second = pair_value(&self.view, p, 0, 3, self.view.byte_ids[p[0]],
+                                            <uint32_t>(v23 & 0xFFFFFFFFULL))
+                    if second == NO_PAIR or <uint32_t>(second & 0xFFFFFFFFULL) != i:
                         continue
-                    first = <uint32_t>((v12 if (v12 | 0xFFFFFFFFULL) <= (v23 | 0xFFFFFFFFULL) else v23) >> 32)
-                    q = max(first, prio)
+                    q = max(first, <uint32_t>(second >> 32))
                     cp = ((p[0] & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F)
                     for cls in range(2):
                         left[cls + 1] = min(end1[cls * 256 + p[0]],
@@ -542,6 +622,7 @@ cdef class TokenTables:
             free(self.pairs.keys)
             free(self.pairs.values)
             free(self.priority)
+        free(self.pairs.filter)
         free(self.byte_pairs)
         free(self.atomic_chars)
         free(self.atomic_contexts)
@@ -683,7 +764,7 @@ cdef class TokenTables:
 
     @property
     def atomic_char_count(self):
-        """How many characters merging may start from whole (0 for merge lists)."""
+        """How many characters merging may start from whole."""
         cdef size_t i, count = 0
         if self.atomic_chars == NULL:
             return 0

@@ -1,0 +1,71 @@
+"""The compiled token tables behind every BPE model (``fasttok.shared._tables``).
+
+BPE may start merging from whole characters (``atomic_char_count``) only
+where that cannot change its result: with ranks, and with a merge list whose
+merges spell their token; a character that no merge builds stays bytes.
+"""
+
+from __future__ import annotations
+
+import random
+
+from fasttok.formats.tiktoken import byte_bpe_model
+from fasttok.shared._tables import TokenTables
+
+BYTES = [bytes([b]) for b in range(256)]
+E_ACUTE = "é".encode("utf-8")  # c3 a9
+
+
+def _encode(tables: TokenTables, text: str) -> list:
+    # no whole-piece shortcut: every piece goes through the merges
+    return byte_bpe_model(tables, {}, r"\S+|\s+",
+                          whole_piece_lookup=False).encode_ordinary(text)
+
+
+def test_rank_tables_start_merging_from_whole_characters():
+    assert TokenTables(BYTES + [E_ACUTE]).atomic_char_count == 1
+
+
+def test_merge_list_tables_start_merging_from_whole_characters():
+    tables = TokenTables(BYTES + [E_ACUTE], merge_tokens=[(E_ACUTE[:1], E_ACUTE[1:])])
+    assert tables.atomic_char_count == 1
+    assert _encode(tables, "é") == [256]
+
+
+def test_a_character_no_merge_builds_stays_bytes():
+    tables = TokenTables(BYTES + [E_ACUTE, b"ab"], merge_tokens=[(b"a", b"b")])
+    assert tables.atomic_char_count == 0
+    assert _encode(tables, "é") == list(E_ACUTE)
+
+
+def test_merges_that_make_other_tokens_than_their_parts_leave_characters_as_bytes():
+    merged = TokenTables(BYTES + [E_ACUTE, b"x"], merges=[(0xC3, 0xA9, 257)])
+    assert merged.atomic_char_count == 0
+
+
+def test_a_character_is_not_whole_when_an_earlier_merge_crosses_its_edge():
+    # "aé": the merge (a, c3) comes first, so é never forms after an a
+    tables = TokenTables(BYTES + [b"a\xc3", E_ACUTE],
+                         merge_tokens=[(b"a", b"\xc3"), (E_ACUTE[:1], E_ACUTE[1:])])
+    assert _encode(tables, "aé") == [256, 0xA9]
+    assert _encode(tables, "é") == [257]
+
+
+def test_every_listed_merge_is_found_and_no_other_pair():
+    rng = random.Random(7)
+    tokens = list(BYTES)
+    merges = []
+    for _ in range(3000):
+        left, right = rng.randrange(len(tokens)), rng.randrange(len(tokens))
+        joined = tokens[left] + tokens[right]
+        if joined in tokens or len(joined) > 8:
+            continue
+        merges.append((left, right))
+        tokens.append(joined)
+    tables = TokenTables(tokens, merges=merges)
+    for priority, (left, right) in enumerate(merges):
+        assert tables.pair(left, right) == (tokens.index(tokens[left] + tokens[right]), priority)
+    listed = set(merges)
+    unlisted = [(a, b) for a, b in ((rng.randrange(len(tokens)), rng.randrange(len(tokens)))
+                                    for _ in range(3000)) if (a, b) not in listed]
+    assert all(tables.pair(a, b) is None for a, b in unlisted)
