@@ -69,3 +69,16 @@ def test_every_listed_merge_is_found_and_no_other_pair():
     unlisted = [(a, b) for a, b in ((rng.randrange(len(tokens)), rng.randrange(len(tokens)))
                                     for _ in range(3000)) if (a, b) not in listed]
     assert all(tables.pair(a, b) is None for a, b in unlisted)
+
+
+def test_a_piece_that_is_a_token_no_merge_builds_is_merged_every_time():
+    # "abc" is a token, but the merges only ever make (a, bc)
+    tables = TokenTables(BYTES + [b"bc", b"abc"], merge_tokens=[(b"b", b"c")])
+    model = byte_bpe_model(tables, {}, r"\S+", whole_piece_lookup=False)
+    assert [model.encode_ordinary("abc") for _ in range(3)] == [[97, 256]] * 3
+
+
+def test_a_piece_that_merges_back_into_its_token_is_that_token_every_time():
+    tables = TokenTables(BYTES + [b"ab", b"abc"], merge_tokens=[(b"a", b"b"), (b"ab", b"c")])
+    model = byte_bpe_model(tables, {}, r"\S+", whole_piece_lookup=False)
+    assert [model.encode_ordinary("abc") for _ in range(3)] == [[257]] * 3

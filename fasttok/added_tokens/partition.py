@@ -10,13 +10,15 @@ beside it.
 
 Finding which specials occur at all is the cost that matters for files with
 hundreds of them (qwen2's 290 ``[PAD...]`` tokens): per first character,
-:meth:`SpecialTokenPartition.occurring` takes the cheaper of searching the
+:meth:`SpecialTextSearch.occurring` takes the cheaper of searching the
 text for each special (in C) and visiting each place the character occurs.
 """
 
 from __future__ import annotations
 
-__all__ = ["SpecialTokenPartition", "ATTR_UNDEFINED", "ATTR_UNKNOWN", "ATTR_UNUSED",
+import os
+
+__all__ = ["SpecialTokenPartition", "SpecialTextSearch", "ATTR_UNDEFINED", "ATTR_UNKNOWN", "ATTR_UNUSED",
            "ATTR_NORMAL", "ATTR_CONTROL", "ATTR_USER_DEFINED", "ATTR_BYTE", "ATTR_LSTRIP",
            "ATTR_RSTRIP", "SPECIAL", "PARSED_ONLY"]
 
@@ -37,6 +39,66 @@ PARSED_ONLY = ATTR_CONTROL | ATTR_UNKNOWN  # matched only when special tokens ar
 _ASCII_SPACE = " \t\n\v\f\r"  # C isspace() in the C locale
 
 
+class SpecialTextSearch:
+    """Which of some special texts occur in a text.
+
+    >>> search = SpecialTextSearch(["<s>", "[PAD1]", "[PAD2]"])
+    >>> search.may_occur("a [b]"), sorted(search.occurring("x<s>[PAD2]"))
+    (True, ['<s>', '[PAD2]'])
+    """
+
+    def __init__(self, texts: list) -> None:
+        # first character -> second character ("" for one-character texts) -> texts
+        self.by_first: dict = {}
+        for t in texts:
+            if t:
+                self.by_first.setdefault(t[0], {}).setdefault(t[1:2], []).append(t)
+        self.firsts = frozenset(self.by_first)
+        # first character -> the longest start all its texts share: where that
+        # is not in the text, none of them is (qwen2's 290 "[PAD151646]"...
+        # are one search for "[PAD151" instead of 290)
+        self.shared_start = {c: os.path.commonprefix([t for ts in group.values() for t in ts])
+                             for c, group in self.by_first.items()}
+        # few first characters: a C search of the text for each beats hashing
+        # every character of it (qwen2's specials start with "<" or "[")
+        self._few_firsts = tuple(self.firsts) if len(self.firsts) <= 8 else None
+
+    def may_occur(self, text: str) -> bool:
+        """Whether some text's first character is in ``text``."""
+        if self._few_firsts is None:
+            return not self.firsts.isdisjoint(text)
+        for c in self._few_firsts:
+            if c in text:
+                return True
+        return False
+
+    def occurring(self, text: str) -> set:
+        """The special texts that occur in ``text`` (anywhere, overlaps included).
+
+        Per first character, whichever is cheaper: look at each place the
+        character occurs (~300 ns a place, in Python), or search the text for
+        each special (~0.3 ns a character, in C).
+        """
+        found: set = set()
+        for c in self.firsts.intersection(text):
+            if self.shared_start[c] not in text:
+                continue
+            group = self.by_first[c]
+            n_texts = sum(map(len, group.values()))
+            if text.count(c) * 1000 > n_texts * len(text):
+                found.update(t for ts in group.values() for t in ts if t in text)
+                continue
+            pos = text.find(c)
+            while pos >= 0:
+                for t in group.get("", ()):
+                    found.add(t)
+                for t in group.get(text[pos + 1:pos + 2], ()):
+                    if t not in found and text.startswith(t, pos):
+                        found.add(t)
+                pos = text.find(c, pos + 1)
+        return found
+
+
 class SpecialTokenPartition:
     """llama.cpp's ``tokenizer_st_partition`` over one vocabulary's special tokens.
 
@@ -54,36 +116,9 @@ class SpecialTokenPartition:
         # entries: (id, text, attr), any order; llama.cpp tries longer texts first
         self.entries = sorted(entries, key=lambda e: (-len(e[1].encode("utf-8")), e[0]))
         self.always = [e for e in self.entries if not e[2] & PARSED_ONLY]
-        # first character -> second character ("" for one-character texts) -> texts
-        self.by_first: dict = {}
-        for _, t, _ in self.entries:
-            if t:
-                self.by_first.setdefault(t[0], {}).setdefault(t[1:2], []).append(t)
-        self.firsts = frozenset(self.by_first)
-
-    def occurring(self, text: str) -> set:
-        """The special texts that occur in ``text`` (anywhere, overlaps included).
-
-        Per first character, whichever is cheaper: look at each place the
-        character occurs (~300 ns a place, in Python), or search the text for
-        each special (~0.3 ns a character, in C).
-        """
-        found: set = set()
-        for c in self.firsts.intersection(text):
-            group = self.by_first[c]
-            n_texts = sum(map(len, group.values()))
-            if text.count(c) * 1000 > n_texts * len(text):
-                found.update(t for ts in group.values() for t in ts if t in text)
-                continue
-            pos = text.find(c)
-            while pos >= 0:
-                for t in group.get("", ()):
-                    found.add(t)
-                for t in group.get(text[pos + 1:pos + 2], ()):
-                    if t not in found and text.startswith(t, pos):
-                        found.add(t)
-                pos = text.find(c, pos + 1)
-        return found
+        #: the search for every special text, and for those matched always
+        self.search_all = SpecialTextSearch([t for _, t, _ in self.entries])
+        self.search_always = SpecialTextSearch([t for _, t, _ in self.always])
 
     def partition(self, text: str, entries: list) -> list:
         """``text`` cut at every occurrence of the ``entries`` (a subset of
@@ -91,9 +126,11 @@ class SpecialTokenPartition:
         ASCII whitespace beside them."""
         if not entries or not text:
             return [text] if text else []
-        if self.firsts.isdisjoint(text):
+        # any other list of entries is a part of all of them
+        search = self.search_always if entries is self.always else self.search_all
+        if not search.may_occur(text):
             return [text]
-        found = self.occurring(text)
+        found = search.occurring(text)
         active = [e for e in entries if e[1] in found]
         if not active:
             return [text]

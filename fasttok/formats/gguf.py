@@ -370,9 +370,10 @@ class GGUFModel(ChunkedBatches):
     def find_special(self, text: str, mask: Any) -> int:
         """Index in ``special_order`` of a masked special token that ``text`` contains, or -1."""
         mask = bytes(mask)
-        if not any(mask) or self._specials.firsts.isdisjoint(text):
+        search = self._specials.search_all
+        if not any(mask) or not search.may_occur(text):
             return -1
-        found = self._specials.occurring(text)
+        found = search.occurring(text)
         for k, flag in enumerate(mask[:len(self._order_texts)]):
             if flag and self._order_texts[k] in found:
                 return k
@@ -541,6 +542,18 @@ class GGUFByteBPE(GGUFModel):
                       if scanner else None)
         self._tables = tables
         self._bpe_ids = ids
+        # where every byte is a token, text without a user-defined token is
+        # the compiled core's alone: one call a text
+        self._plain = self._fast.encode_ordinary if self._fast is not None and not missing \
+            else None
+        self._plain_always = self._plain is not None and not self._specials.always
+
+    def encode_ordinary(self, text: str) -> list:
+        """Ids with control tokens as plain text (user-defined tokens still matched)."""
+        if self._plain_always or (self._plain is not None and type(text) is str
+                                  and not self._specials.search_always.may_occur(text)):
+            return self._plain(text)
+        return super().encode_ordinary(text)
 
     def _encode_text(self, text: str) -> list:
         return self._known((self._fast or self._exact).encode_ordinary(text))

@@ -59,7 +59,8 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
 from fasttok.shared._growth cimport grow_array
-from fasttok.shared._tables cimport NO_PAIR, NO_TOKEN, ByteStrings, TokenTablesView, find_token, pair_value
+from fasttok.shared._tables cimport NO_PAIR, NO_TOKEN, SELF_NO, SELF_UNKNOWN, SELF_YES, ByteStrings, \
+    TokenTablesView, find_token, ft_load_byte, ft_store_byte, pair_value
 
 
 cdef enum:
@@ -688,10 +689,33 @@ cdef inline int _emit_whole(const TokenTablesView* tables, const uint8_t* piece,
 
 cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
                           bint whole_piece_lookup, IdBuffer* out, PairMemo* memo) except -1 nogil:
-    cdef size_t i, cut = 0
-    cdef uint32_t bigram
+    cdef int64_t whole
+    cdef uint8_t known
+    cdef size_t start
     if _emit_whole(tables, piece, n, whole_piece_lookup, out):
         return 0
+    if not whole_piece_lookup and n > 1:
+        # without the shortcut, a piece that is a token still needs BPE once
+        # to learn whether it merges back into that token
+        whole = find_token(tables, piece, n)
+        if whole >= 0:
+            known = ft_load_byte(&tables.merges_to_self[whole])
+            if known == SELF_YES:
+                return ids_push(out, <uint32_t>whole)
+            if known == SELF_UNKNOWN:
+                start = out.len
+                _encode_merged(tables, piece, n, out, memo)
+                ft_store_byte(&tables.merges_to_self[whole],
+                              SELF_YES if out.len == start + 1 and out.data[start] == whole
+                              else SELF_NO)
+                return 0
+    return _encode_merged(tables, piece, n, out, memo)
+
+
+cdef int _encode_merged(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                        IdBuffer* out, PairMemo* memo) except -1 nogil:
+    cdef size_t i, cut = 0
+    cdef uint32_t bigram
     if n <= LINEAR_MAX:
         return _encode_span(tables, piece, n, out, memo)
     # A long piece: encode it in spans between the points no token crosses

@@ -8,8 +8,25 @@ cdef enum:
 cdef extern from *:
     """
     #define FT_NO_PAIR 0xFFFFFFFFFFFFFFFFULL
+    #if defined(__GNUC__) || defined(__clang__)
+    #define ft_load_byte(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+    #define ft_store_byte(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+    #else
+    #define ft_load_byte(p) (*(volatile unsigned char*)(p))
+    #define ft_store_byte(p, v) (*(volatile unsigned char*)(p) = (v))
+    #endif
     """
     const uint64_t NO_PAIR "FT_NO_PAIR"
+    # A byte that threads encoding at once may all write: each writes the
+    # same value, so relaxed order is enough (and a plain access a data race).
+    uint8_t ft_load_byte(const uint8_t* p) noexcept nogil
+    void ft_store_byte(uint8_t* p, uint8_t v) noexcept nogil
+
+cdef enum:
+    # merges_to_self[t]: whether BPE of token t's bytes gives t back
+    SELF_UNKNOWN = 0
+    SELF_YES = 1
+    SELF_NO = 2
 
 cdef struct ByteStrings:
     # Token bytes by id in one buffer: token i is data[offsets[i]:offsets[i + 1]].
@@ -82,6 +99,11 @@ cdef struct TokenTablesView:
     # bit is clear are no token, found without probing the index.
     const uint64_t* token_filter
     uint64_t filter_mask
+    # SELF_* of each token, found the first time a piece is that token: a
+    # piece that merges back into itself is then one lookup, where BPE
+    # without the whole-piece shortcut (merge lists without ignore_merges)
+    # would merge it again each time. Written while encoding (ft_store_byte).
+    uint8_t* merges_to_self
     bint use_pairs
     uint32_t byte_ids[256]
 
@@ -246,6 +268,7 @@ cdef class TokenTables:
     cdef uint16_t* atomic_contexts
     cdef uint8_t* token_bigrams
     cdef uint64_t* token_filter
+    cdef uint8_t* merges_to_self
     cdef int _fill_token_filter(self) except -1
     cdef int _fill_pair_filter(self) except -1
     cdef int _find_atomic_chars(self, const uint32_t* made_at) except -1

@@ -179,6 +179,7 @@ cdef class TokenTables:
         self.atomic_contexts = NULL
         self.token_bigrams = NULL
         self.token_filter = NULL
+        self.merges_to_self = NULL
 
     def __init__(self, tokens, priorities=None, merges=None, merge_tokens=None, *,
                  bint later_merge_wins=False):
@@ -316,6 +317,10 @@ cdef class TokenTables:
                 self.token_bigrams[bigram >> 3] |= <uint8_t>(1 << (bigram & 7))
                 k += 1
         self.view.token_bigrams = self.token_bigrams
+        self.merges_to_self = <uint8_t*>calloc(self.strings.n + 1, 1)
+        if not self.merges_to_self:
+            raise MemoryError()
+        self.view.merges_to_self = self.merges_to_self
         self._fill_token_filter()
         self.byte_pairs = <uint64_t*>malloc(65536 * sizeof(uint64_t))
         if not self.byte_pairs:
@@ -627,6 +632,7 @@ cdef class TokenTables:
         free(self.atomic_chars)
         free(self.atomic_contexts)
         free(self.token_bigrams)
+        free(self.merges_to_self)
         free(self.token_filter)
 
     def __len__(self):
