@@ -147,7 +147,7 @@ def test_hf_encode(benchmark, vocab, file, mode, impl):
     benchmark.group = f"hf-{vocab}-{file}-{mode}"
     benchmark.extra_info.update(kind="encode", encoding=Path(vocab).stem[:12], file=file,
                                 mode=mode, impl=impl, bytes=len(text.encode("utf-8")))
-    benchmark.pedantic(fn, args=(arg,), rounds=3, iterations=1, warmup_rounds=1)
+    benchmark.pedantic(fn, args=(arg,), rounds=5, iterations=1, warmup_rounds=1)
 
 
 @pytest.mark.parametrize("impl", ["fasttok", "tokenizers"])

@@ -26,7 +26,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Optional
 
-from fasttok.shared.literal_match import longest_first
+from fasttok.shared.literal_match import first_char_test, longest_first
 
 __all__ = ["AddedToken", "AddedTokens", "is_word_char", "WHITE_SPACE"]
 
@@ -82,6 +82,12 @@ class _Matcher:
                 by_text[text] = token
         self.by_text = by_text
         self.regex = longest_first(by_text)
+        self.may_occur = first_char_test(by_text)
+
+    def occurs(self, text: str) -> bool:
+        """Whether some token's text is in ``text``."""
+        return self.regex is not None and self.may_occur(text) and \
+            self.regex.search(text) is not None
 
     def finditer(self, text: str) -> Iterable:
         if self.regex is None:
@@ -134,8 +140,7 @@ class AddedTokens:
         >>> AddedTokens([AddedToken("<m>", 3)]).occur_in("a<m>", normalized=True)
         True
         """
-        regex = self.matcher(normalized, allowed).regex
-        return regex is not None and regex.search(text) is not None
+        return self.matcher(normalized, allowed).occurs(text)
 
     def find_matches(self, text: str, *, normalized: bool,
                      allowed: Optional[frozenset] = None) -> list:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import os
 
+from fasttok.shared.literal_match import first_char_test
+
 __all__ = ["SpecialTokenPartition", "SpecialTextSearch", "ATTR_UNDEFINED", "ATTR_UNKNOWN", "ATTR_UNUSED",
            "ATTR_NORMAL", "ATTR_CONTROL", "ATTR_USER_DEFINED", "ATTR_BYTE", "ATTR_LSTRIP",
            "ATTR_RSTRIP", "SPECIAL", "PARSED_ONLY"]
@@ -59,18 +61,8 @@ class SpecialTextSearch:
         # are one search for "[PAD151" instead of 290)
         self.shared_start = {c: os.path.commonprefix([t for ts in group.values() for t in ts])
                              for c, group in self.by_first.items()}
-        # few first characters: a C search of the text for each beats hashing
-        # every character of it (qwen2's specials start with "<" or "[")
-        self._few_firsts = tuple(self.firsts) if len(self.firsts) <= 8 else None
-
-    def may_occur(self, text: str) -> bool:
-        """Whether some text's first character is in ``text``."""
-        if self._few_firsts is None:
-            return not self.firsts.isdisjoint(text)
-        for c in self._few_firsts:
-            if c in text:
-                return True
-        return False
+        #: whether some text's first character is in a text
+        self.may_occur = first_char_test(texts)
 
     def occurring(self, text: str) -> set:
         """The special texts that occur in ``text`` (anywhere, overlaps included).

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable
 from typing import Optional
 
-__all__ = ["longest_first"]
+__all__ = ["longest_first", "first_char_test"]
 
 
 def longest_first(texts: Iterable) -> Optional["re.Pattern[str]"]:
@@ -83,3 +83,30 @@ def _pattern(node: dict) -> str:
 
 def _optional(pattern: str) -> str:
     return f"(?:{pattern})?"
+
+
+class first_char_test:
+    """Whether some of ``texts`` may start in a text: whether one of their
+    first characters is in it. Few first characters (BERT's ``[CLS]``,
+    ``[SEP]``...: one) are each a C search of the text, which beats hashing
+    every character of the text into a set; many are that set test.
+
+    >>> may_start = first_char_test(["[CLS]", "[SEP]", "<s>"])
+    >>> may_start("a [b]"), may_start("a b")
+    (True, False)
+    """
+
+    __slots__ = ("firsts", "_few")
+
+    def __init__(self, texts: Iterable) -> None:
+        self.firsts = frozenset(t[0] for t in texts if t)
+        self._few = tuple(self.firsts) if len(self.firsts) <= 8 else None
+
+    def __call__(self, text: str) -> bool:
+        if self._few is None:
+            return not self.firsts.isdisjoint(text)
+        for c in self._few:
+            if c in text:
+                return True
+        return False
+
