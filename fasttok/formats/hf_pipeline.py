@@ -45,6 +45,7 @@ from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
 from fasttok.decoders.hf_json import decoder_from_json
 from fasttok.errors import FasttokError
 from fasttok.formats.hf_bert import bert_string_path
+from fasttok.formats.hf_bpe_path import bpe_stretch_path
 from fasttok.loaders.hf_tokenizer_json import JsonPathError
 from fasttok.models.hf_json import model_from_json
 from fasttok.normalizers.hf_json import normalizer_from_json
@@ -121,6 +122,12 @@ class HFPipeline:
     def _stretch_ids(self) -> Optional[Callable[[str], Optional[list]]]:
         # BERT's normalizer, pre-tokenizer and WordPiece as one compiled pass
         return bert_string_path(self.normalizer, self.pre_tokenizer, self.model,
+                                self._normalized_pass)
+
+    @functools.cached_property
+    def _parts_ids(self) -> Optional[Callable[[list, dict], list]]:
+        # a SentencePiece-style BPE file's stages as one compiled call a text
+        return bpe_stretch_path(self.normalizer, self.pre_tokenizer, self.model,
                                 self._normalized_pass)
 
     # ------------------------------------------------------------ one sequence
@@ -259,6 +266,10 @@ class HFPipeline:
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
         added = self.added
+        if sample is None and self._parts_ids is not None:
+            matcher = added.matcher(False, allowed)
+            if matcher.plain:
+                return self._parts_ids(matcher.split(text), matcher.ids)
         stretch_ids = self._stretch_ids if sample is None else None
         if stretch_ids is not None and not added.occur_in(text, normalized=False, allowed=allowed):
             found = stretch_ids(text)

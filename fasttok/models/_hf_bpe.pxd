@@ -34,4 +34,6 @@ cdef class HfBpeCore:
     cdef size_t _run(self, str sequence, const uint8_t** text, size_t* n_bytes,
                      uint32_t** starts, uint32_t** slots, uint32_t* stack_starts,
                      uint32_t* stack_slots) except? 0
+    cdef size_t _run_utf8(self, const uint8_t* s, size_t n, uint32_t** starts, uint32_t** slots,
+                          uint32_t* stack_starts, uint32_t* stack_slots) except? 0
     cdef size_t _merge_cut(self, uint32_t* starts, uint32_t* slots, size_t m, PairMemo* memo) except? 0

@@ -141,6 +141,22 @@ class BPE:
         """
         return self._core.tokenize_ids(sequence)
 
+    def stretches_ids(self, parts: list, added: dict, *, space_to: Optional[str] = None,
+                      prepend: str = "") -> list:
+        """The ids of a text cut at its added tokens (``parts`` as
+        ``re.split`` with a group gives them; ``added``: each added token's
+        id by its text): every stretch between them normalized (each space
+        written as ``space_to`` when given, ``prepend`` before a non-empty
+        stretch) and tokenized as :meth:`tokenize_ids` does, in one call.
+
+        >>> BPE({"a": 0, "_": 1, "_a": 2}, [("_", "a")]).stretches_ids(
+        ...     ["a", "<x>", " a"], {"<x>": 7}, space_to="_")
+        [0, 7, 2]
+        """
+        return self._core.stretches_ids(
+            parts, added, None if space_to is None else space_to.encode("utf-8"),
+            prepend.encode("utf-8"))
+
     def sample_ids(self, sequence: str, rate: float, seed: int) -> list:
         """The ids of ``sequence`` with BPE-dropout at ``rate`` (each merge
         skipped with that chance when its turn comes), drawn from ``seed``.
