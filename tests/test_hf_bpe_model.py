@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from conftest import DATA, DATA_MISSING, Mismatches, missing_data_reason, read_jsonl
 from fasttok.models.hf_bpe import BPE, UnkTokenNotFoundError, bpe_from_json
+from fasttok.models._hf_bpe import HfBpeCore
 from fasttok.models.hf_json import model_from_json
 from fasttok.shared._bytemap import bytes_to_unicode
 
@@ -429,3 +430,16 @@ def test_merge_naming_no_token_is_refused(merges, problem):
             "continuing_subword_prefix": "###"}
     with pytest.raises(ValueError, match=re.escape(f"$.model.merges[0]: {problem}")):
         model_from_json(spec, "$.model", fail)
+
+
+def test_a_word_spelling_a_token_no_merge_builds_is_merged_every_time():
+    # "ab" is a token, but no merge makes it: tokenizers gives [a, b], each time
+    core = HfBpeCore([b"a", b"b", b"ab", b"<unk>"], (0, 1, 2, 3), [], unk_slot=3,
+                     unk_token="<unk>")
+    assert [core.tokenize_ids("ab") for _ in range(3)] == [[0, 1]] * 3
+
+
+def test_a_word_that_merges_into_its_token_is_that_token_every_time():
+    core = HfBpeCore([b"a", b"b", b"ab", b"<unk>"], (0, 1, 2, 3), [(0, 1, 2)], unk_slot=3,
+                     unk_token="<unk>")
+    assert [core.tokenize_ids("ab") for _ in range(3)] == [[2]] * 3

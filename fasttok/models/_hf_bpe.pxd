@@ -1,5 +1,5 @@
 # tokenizers' BPE model, for compiled pipelines that run it on their pieces.
-from libc.stdint cimport uint8_t, uint32_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t
 
 from fasttok.models._bpe cimport Dropout, PairMemo
 from fasttok.shared._tables cimport TokenTables, TokenTablesView
@@ -36,4 +36,11 @@ cdef class HfBpeCore:
                      uint32_t* stack_slots) except? 0
     cdef size_t _run_utf8(self, const uint8_t* s, size_t n, uint32_t** starts, uint32_t** slots,
                           uint32_t* stack_starts, uint32_t* stack_slots) except? 0
-    cdef size_t _merge_cut(self, uint32_t* starts, uint32_t* slots, size_t m, PairMemo* memo) except? 0
+    # SELF_* of each slot: whether the parts of a span spelling it merge into
+    # it, learnt the first time (NULL when positions are not the text's bytes)
+    cdef uint8_t* span_self
+    cdef int64_t span_token
+    cdef bint _span_is_token(self, const uint8_t* s, uint32_t* starts, uint32_t* slots,
+                             size_t k, size_t i) noexcept
+    cdef size_t _merge_cut(self, const uint8_t* s, uint32_t* starts, uint32_t* slots, size_t m,
+                           PairMemo* memo) except? 0

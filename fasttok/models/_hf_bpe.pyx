@@ -52,7 +52,7 @@ allowed in ``tokenizer.json``) cost nothing special.
 from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.unicode cimport PyUnicode_GET_LENGTH
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memmove
 
 from fasttok.errors import FasttokError
@@ -61,7 +61,8 @@ from fasttok.models._bpe cimport Dropout, PairMemo, bpe_merge_parts, bpe_sample_
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._id_lists cimport ids_list
 from fasttok.shared._utf8 cimport Utf8Source, utf8_capacity, utf8_source, utf8_write
-from fasttok.shared._tables cimport NO_TOKEN, TokenTables, TokenTablesView, find_bytes, find_token
+from fasttok.shared._tables cimport NO_TOKEN, SELF_NO, SELF_UNKNOWN, SELF_YES, TokenTables, \
+    TokenTablesView, find_bytes, find_token, ft_load_byte, ft_store_byte
 
 
 cdef extern from "Python.h":
@@ -198,6 +199,7 @@ cdef class HfBpeCore:
         self.char_slots = NULL
         self.edge_bytes = NULL
         self.key = NULL
+        self.span_self = NULL
 
     def __init__(self, tokens, tuple ids not None, merges, *, tuple names=None, int64_t unk_slot=-1,
                  str unk_token=None,
@@ -229,6 +231,12 @@ cdef class HfBpeCore:
             self.unk_slot = MISSING_UNK
         else:
             self.unk_slot = <uint32_t>unk_slot
+        # positions are the text's bytes when nothing is added to a part
+        # (prefix, suffix) and no character is dropped (no unknown token)
+        if self.cut_words and len(suffix) == 0 and self.unk_slot != NO_UNK:
+            self.span_self = <uint8_t*>calloc(n + 1, 1)
+            if self.span_self == NULL:
+                raise MemoryError()
         self.fuse_unk = fuse_unk
         self.byte_fallback = byte_fallback
         self.ignore_merges = ignore_merges
@@ -282,6 +290,7 @@ cdef class HfBpeCore:
         free(self.char_slots)
         free(self.edge_bytes)
         free(self.key)
+        free(self.span_self)
 
     def slot_of(self, bytes token not None):
         """The slot spelled ``token``, or -1.
@@ -408,11 +417,12 @@ cdef class HfBpeCore:
         try:
             if not self.cut_words:
                 return bpe_merge_parts(self.view, s, starts[0][m], starts[0], slots[0], m, &memo)
-            return self._merge_cut(starts[0], slots[0], m, &memo)
+            return self._merge_cut(s, starts[0], slots[0], m, &memo)
         finally:
             pair_memo_release(&memo)
 
-    cdef size_t _merge_cut(self, uint32_t* starts, uint32_t* slots, size_t m, PairMemo* memo) except? 0:
+    cdef size_t _merge_cut(self, const uint8_t* s, uint32_t* starts, uint32_t* slots, size_t m,
+                           PairMemo* memo) except? 0:
         # Merges the parts in spans between the points that no merge crosses,
         # each on its own: a merged token is its parts spelled together, so a
         # merge across two parts puts the last byte of one before the first
@@ -428,11 +438,22 @@ cdef class HfBpeCore:
                 bigram = (<uint32_t>self.edge_bytes[2 * slots[i - 1] + 1] << 8) | self.edge_bytes[2 * slots[i]]
                 if (bigrams[bigram >> 3] >> (bigram & 7)) & 1:
                     continue
+            if i - k >= 2 and self.span_self != NULL and self._span_is_token(s, starts, slots, k, i):
+                starts[w] = starts[k]
+                slots[w] = slots[k]
+                w += 1
+                k = i
+                continue
             # the span k..i: positions from 0, as the merge loop takes them
             base = starts[k]
             for j in range(k, i + 1):
                 starts[j] -= base
             r = bpe_merge_parts(self.view, NULL, starts[i], starts + k, slots + k, i - k, memo)
+            if self.span_self != NULL and i - k >= 2 and self.span_token >= 0:
+                # what _span_is_token left to learn: whether the span's
+                # token is what its parts merge into
+                ft_store_byte(&self.span_self[self.span_token],
+                              SELF_YES if r == 1 and slots[k] == self.span_token else SELF_NO)
             for j in range(r):
                 starts[w + j] = starts[k + j] + base
                 slots[w + j] = slots[k + j]
@@ -441,6 +462,27 @@ cdef class HfBpeCore:
             k = i
         starts[w] = starts[m]
         return w
+
+    cdef bint _span_is_token(self, const uint8_t* s, uint32_t* starts, uint32_t* slots,
+                             size_t k, size_t i) noexcept:
+        # Whether the parts k..i are known to merge into the one token their
+        # bytes spell (then slots[k] is it); else span_token is that token
+        # whose answer is not known yet, or -1 when the bytes are no token.
+        # Positions are the text's bytes here: no prefix or suffix, no
+        # character dropped, and a byte-fallback or unknown part is as long
+        # as its bytes.
+        cdef int64_t token = find_token(self.view, s + starts[k], starts[i] - starts[k])
+        cdef uint8_t known
+        self.span_token = -1
+        if token < 0:
+            return False
+        known = ft_load_byte(&self.span_self[token])
+        if known == SELF_YES:
+            slots[k] = <uint32_t>token
+            return True
+        if known == SELF_UNKNOWN:
+            self.span_token = token
+        return False
 
     def tokenize_ids(self, str sequence not None):
         """The ids of ``sequence``.
