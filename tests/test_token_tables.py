@@ -82,3 +82,13 @@ def test_a_piece_that_merges_back_into_its_token_is_that_token_every_time():
     tables = TokenTables(BYTES + [b"ab", b"abc"], merge_tokens=[(b"a", b"b"), (b"ab", b"c")])
     model = byte_bpe_model(tables, {}, r"\S+", whole_piece_lookup=False)
     assert [model.encode_ordinary("abc") for _ in range(3)] == [[257]] * 3
+
+
+def test_merge_list_tables_read_back_keep_their_whole_characters():
+    tables = TokenTables(BYTES + [E_ACUTE], merge_tokens=[(E_ACUTE[:1], E_ACUTE[1:])])
+    assert TokenTables.from_bytes(tables.to_bytes()).atomic_char_count == 1
+
+
+def test_tables_read_back_whose_merges_make_other_tokens_keep_bytes():
+    merged = TokenTables(BYTES + [E_ACUTE, b"x"], merges=[(0xC3, 0xA9, 257)])
+    assert TokenTables.from_bytes(merged.to_bytes()).atomic_char_count == 0

@@ -40,16 +40,6 @@ from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define FT_PREFETCH(p) __builtin_prefetch(p)
-    #else
-    #define FT_PREFETCH(p) ((void)(p))
-    #endif
-    """
-    void prefetch "FT_PREFETCH"(const void* p) nogil
-
 cdef enum:
     DECODE_PREFETCH = 16  # ids ahead whose int objects decode_bytes asks for
 
@@ -75,7 +65,7 @@ from fasttok.pre_tokenizers._pretokenize cimport ScanFn, scanner_by_name
 from fasttok.shared._token_ids cimport token_id
 from fasttok.shared._utf8 cimport Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_write
 from fasttok.shared._tables cimport (NO_TOKEN, ByteStrings, TokenTables, TokenTablesView, find_bytes,
-                       fill_strings, free_strings, _head, hash_bytes)
+                       fill_strings, free_strings, _head, hash_bytes, prefetch)
 
 
 cdef int _check_ids(const uint32_t* ids, size_t n, size_t n_ints) except -1:

@@ -9,14 +9,18 @@ cdef extern from *:
     """
     #define FT_NO_PAIR 0xFFFFFFFFFFFFFFFFULL
     #if defined(__GNUC__) || defined(__clang__)
+    #define FT_PREFETCH(p) __builtin_prefetch(p)
     #define ft_load_byte(p) __atomic_load_n((p), __ATOMIC_RELAXED)
     #define ft_store_byte(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
     #else
+    #define FT_PREFETCH(p) ((void)(p))
     #define ft_load_byte(p) (*(volatile unsigned char*)(p))
     #define ft_store_byte(p, v) (*(volatile unsigned char*)(p) = (v))
     #endif
     """
     const uint64_t NO_PAIR "FT_NO_PAIR"
+    # a hint that *p is read soon: independent cache misses then overlap
+    void prefetch "FT_PREFETCH"(const void* p) noexcept nogil
     # A byte that threads encoding at once may all write: each writes the
     # same value, so relaxed order is enough (and a plain access a data race).
     uint8_t ft_load_byte(const uint8_t* p) noexcept nogil
@@ -272,13 +276,14 @@ cdef class TokenTables:
     cdef int _fill_token_filter(self) except -1
     cdef int _fill_pair_filter(self) except -1
     cdef int _find_atomic_chars(self, const uint32_t* made_at) except -1
-    cdef uint32_t* _first_merges(self) except? NULL
+    cdef uint32_t* _first_merges(self, bint check_spelling) except? NULL
     cdef int _add_merge_ids(self, merges, bint later_wins) except -1
     cdef int _add_merge_tokens(self, merge_tokens, bint later_wins) except -1
     cdef int64_t _find_joined(self, const uint8_t* a, size_t la, const uint8_t* b, size_t lb,
                               uint8_t** buf, size_t* cap) except -2
     cdef TokenTablesView view
     cdef readonly uint32_t n_pairs
+    cdef bint merges_spelled  # every merge makes its two parts spelled together
     cdef int _build_index(self) except -1
     cdef int _alloc_pairs(self, uint64_t expected) except -1
     cdef int _add_pair(self, uint32_t left, uint32_t right, uint32_t merged, uint32_t priority,

@@ -65,6 +65,10 @@ cdef inline int _byte_class_after(uint8_t y) noexcept nogil:
     return -1
 
 
+cdef enum:
+    MERGE_BATCH = 32  # merges whose cache misses _add_merge_tokens overlaps
+
+
 cdef bint _has_lead_byte(const uint8_t* p, uint64_t n) noexcept nogil:
     cdef uint64_t i
     for i in range(n):
@@ -202,16 +206,20 @@ cdef class TokenTables:
         if merge_tokens is not None:
             self._alloc_pairs(len(merge_tokens))
             self._add_merge_tokens(merge_tokens, later_merge_wins)
+            self.merges_spelled = True
             self._derive(True)
             return
         self._alloc_pairs(len(merges) if merges is not None else 0)
         if merges is not None:
-            self._add_merge_ids(merges, later_merge_wins)
+            self.merges_spelled = self._add_merge_ids(merges, later_merge_wins)
         self._derive(merges is not None)
 
     cdef int _add_merge_ids(self, merges, bint later_wins) except -1:
         # typed: with Python ints compared and the parts' bytes joined in
-        # Python, this loop was a fifth of Gemma 3's load (514k merges)
+        # Python, this loop was a fifth of Gemma 3's load (514k merges).
+        # Returns 1 when every merge named no merged token of its own, so
+        # that each makes its parts spelled together, else 0.
+        cdef bint spelled = True
         cdef int64_t n = self.strings.n, l, r, merged
         cdef uint32_t rank = 0
         cdef uint8_t* joined = NULL
@@ -222,6 +230,7 @@ cdef class TokenTables:
                 merged = -1
                 if 0 <= l < n and 0 <= r < n and self.strings.present[l] and self.strings.present[r]:
                     if len(merge) == 3:
+                        spelled = False
                         merged = merge[2]
                         if not (0 <= merged < n and self.strings.present[merged]):
                             merged = -1
@@ -236,7 +245,7 @@ cdef class TokenTables:
                 rank += 1
         finally:
             free(joined)
-        return 0
+        return spelled
 
     cdef int64_t _find_joined(self, const uint8_t* a, size_t la, const uint8_t* b, size_t lb,
                               uint8_t** buf, size_t* cap) except -2:
@@ -250,26 +259,67 @@ cdef class TokenTables:
     cdef int _add_merge_tokens(self, merge_tokens, bint later_wins) except -1:
         # the ids of each merge's two parts and of the two spelled together,
         # found in the index: a Python dict from bytes to id and two lookups
-        # a merge were most of a tokenizer.json file's load
-        cdef Py_ssize_t rank = 0
-        cdef int64_t l, r, merged
+        # a merge were most of a tokenizer.json file's load. The lookups are
+        # cache misses (Llama 3's index is 6 MB, its pair table 16 MB), so a
+        # batch of merges is hashed and its slots prefetched first, and
+        # then looked up, and its pairs' slots too: the misses overlap.
+        cdef object items = merge_tokens if isinstance(merge_tokens, (list, tuple)) \
+            else list(merge_tokens)
+        cdef Py_ssize_t n = len(items), first, j, count
+        cdef const uint8_t* pa[MERGE_BATCH]
+        cdef const uint8_t* pb[MERGE_BATCH]
+        cdef size_t la[MERGE_BATCH]
+        cdef size_t lb[MERGE_BATCH]
+        cdef size_t at[MERGE_BATCH]
+        cdef uint64_t ha[MERGE_BATCH]
+        cdef uint64_t hb[MERGE_BATCH]
+        cdef uint64_t hj[MERGE_BATCH]
+        cdef int64_t found[3 * MERGE_BATCH]
         cdef bytes a, b
         cdef uint8_t* joined = NULL
-        cdef size_t la, lb, cap = 0
+        cdef size_t cap = 0, used
+        cdef int64_t l, r, merged
         try:
-            for merge in merge_tokens:
-                a, b = merge
-                la, lb = PyBytes_GET_SIZE(a), PyBytes_GET_SIZE(b)
-                l = find_bytes(&self.index, &self.strings, <const uint8_t*>PyBytes_AS_STRING(a), la)
-                r = find_bytes(&self.index, &self.strings, <const uint8_t*>PyBytes_AS_STRING(b), lb)
-                if l >= 0 and r >= 0:
-                    merged = self._find_joined(<const uint8_t*>PyBytes_AS_STRING(a), la,
-                                               <const uint8_t*>PyBytes_AS_STRING(b), lb,
-                                               &joined, &cap)
+            for first in range(0, n, MERGE_BATCH):
+                count = min(<Py_ssize_t>MERGE_BATCH, n - first)
+                used = 0
+                for j in range(count):
+                    a, b = items[first + j]
+                    pa[j] = <const uint8_t*>PyBytes_AS_STRING(a)
+                    pb[j] = <const uint8_t*>PyBytes_AS_STRING(b)
+                    la[j] = PyBytes_GET_SIZE(a)
+                    lb[j] = PyBytes_GET_SIZE(b)
+                    at[j] = used
+                    used += la[j] + lb[j]
+                # the items keep every part alive; the joined spellings go in one buffer
+                grow_array(<void**>&joined, &cap, used, 1, 4096)
+                for j in range(count):
+                    memcpy(joined + at[j], pa[j], la[j])
+                    memcpy(joined + at[j] + la[j], pb[j], lb[j])
+                    ha[j] = hash_bytes(pa[j], la[j])
+                    hb[j] = hash_bytes(pb[j], lb[j])
+                    hj[j] = hash_bytes(joined + at[j], la[j] + lb[j])
+                    prefetch(&self.index.slots[_bucket(ha[j], self.index.n_buckets) * BUCKET_SLOTS])
+                    prefetch(&self.index.slots[_bucket(hb[j], self.index.n_buckets) * BUCKET_SLOTS])
+                    prefetch(&self.index.slots[_bucket(hj[j], self.index.n_buckets) * BUCKET_SLOTS])
+                for j in range(count):
+                    l = find_hashed(&self.index, &self.strings, pa[j], la[j], ha[j])
+                    r = find_hashed(&self.index, &self.strings, pb[j], lb[j], hb[j])
+                    merged = -1
+                    if l >= 0 and r >= 0:
+                        merged = find_hashed(&self.index, &self.strings, joined + at[j],
+                                             la[j] + lb[j], hj[j])
+                    found[3 * j] = l
+                    found[3 * j + 1] = r
+                    found[3 * j + 2] = merged
                     if merged >= 0:
-                        self._add_pair(<uint32_t>l, <uint32_t>r, <uint32_t>merged, <uint32_t>rank,
+                        prefetch(&self.pairs.keys[_mix(_pair_key(<uint32_t>l, <uint32_t>r))
+                                                  & self.pairs.mask])
+                for j in range(count):
+                    if found[3 * j + 2] >= 0:
+                        self._add_pair(<uint32_t>found[3 * j], <uint32_t>found[3 * j + 1],
+                                       <uint32_t>found[3 * j + 2], <uint32_t>(first + j),
                                        later_wins)
-                rank += 1
         finally:
             free(joined)
         return 0
@@ -346,7 +396,7 @@ cdef class TokenTables:
         if not use_pairs:
             self._find_atomic_chars(self.priority)
         else:
-            first_merge = self._first_merges()
+            first_merge = self._first_merges(not self.merges_spelled)
             if first_merge == NULL:
                 return 0
             try:
@@ -357,12 +407,12 @@ cdef class TokenTables:
         self.view.atomic_contexts = self.atomic_contexts
         return 0
 
-    cdef uint32_t* _first_merges(self) except? NULL:
+    cdef uint32_t* _first_merges(self, bint check_spelling) except? NULL:
         # For a merge list: the priority of the first merge that makes each
         # token (0xFFFFFFFF for none), the bound _find_atomic_chars needs, or
-        # NULL when some merge makes a token that is not its two parts spelled
-        # together (a continuing-subword prefix): the search reasons about
-        # bytes, so it has nothing to say about those.
+        # NULL when (check_spelling) some merge makes a token that is not its
+        # two parts spelled together (a continuing-subword prefix): the
+        # search reasons about bytes, so it has nothing to say about those.
         cdef uint32_t* first = <uint32_t*>malloc((self.strings.n + 1) * sizeof(uint32_t))
         cdef uint64_t i, key, value
         cdef uint32_t left, right, merged, prio
@@ -381,7 +431,7 @@ cdef class TokenTables:
             value = self.pairs.values[i]
             merged = <uint32_t>(value & 0xFFFFFFFFULL)
             prio = <uint32_t>(value >> 32)
-            if (left >= self.strings.n or right >= self.strings.n
+            if check_spelling and (left >= self.strings.n or right >= self.strings.n
                     or offsets[merged + 1] - offsets[merged]
                     != offsets[left + 1] - offsets[left] + offsets[right + 1] - offsets[right]
                     or memcmp(self.strings.data + offsets[merged], self.strings.data + offsets[left],
@@ -648,8 +698,9 @@ cdef class TokenTables:
         """
         cdef uint64_t n = self.strings.n
         cdef uint64_t header[PAYLOAD_WORDS]
+        # the last word: 0 ranks, 1 a merge list, 2 one whose merges spell their tokens
         header[:] = [n, self.strings.offsets[n], self.index.n_buckets, self.pairs.mask + 1,
-                     self.view.use_pairs]
+                     self.view.use_pairs + (self.view.use_pairs and self.merges_spelled)]
         at, end = _payload_layout(header)
         cdef bytes out = PyBytes_FromStringAndSize(NULL, end)
         cdef uint8_t* p = <uint8_t*>PyBytes_AS_STRING(out)
@@ -688,7 +739,7 @@ cdef class TokenTables:
             raise ValueError("serialized tables: not 8-byte aligned in memory")
         memcpy(header, p, sizeof(header))
         n, data_len, n_buckets, pair_cap, use_pairs = header
-        if n >= NO_TOKEN or n_buckets == 0 or pair_cap < 16 or pair_cap & (pair_cap - 1) or use_pairs > 1:
+        if n >= NO_TOKEN or n_buckets == 0 or pair_cap < 16 or pair_cap & (pair_cap - 1) or use_pairs > 2:
             raise ValueError(f"serialized tables: impossible header {list(header)}")
         at, end = _payload_layout(header)
         if end != size:
@@ -706,7 +757,8 @@ cdef class TokenTables:
         self.pairs.values = <uint64_t*>(p + <uint64_t>at[6])
         self.pairs.mask = pair_cap - 1
         self._check_loaded(data_len)
-        self._derive(use_pairs)
+        self.merges_spelled = use_pairs == 2
+        self._derive(use_pairs > 0)
         return self
 
     cdef int _check_loaded(self, uint64_t data_len) except -1:
