@@ -92,3 +92,21 @@ def test_merge_list_tables_read_back_keep_their_whole_characters():
 def test_tables_read_back_whose_merges_make_other_tokens_keep_bytes():
     merged = TokenTables(BYTES + [E_ACUTE, b"x"], merges=[(0xC3, 0xA9, 257)])
     assert TokenTables.from_bytes(merged.to_bytes()).atomic_char_count == 0
+
+
+def test_short_calls_alternating_between_vocabularies_keep_each_ones_ids():
+    # a thread's pair memo belongs to one vocabulary's tables at a time;
+    # short calls use it only when it is theirs, long ones take it over
+    import fasttok
+
+    a, b = fasttok.get_encoding("cl100k_base"), fasttok.get_encoding("o200k_base")
+    lines = ["hello wörld", "  def f(x):", "中文字符 text", "aaaa bbbb", "x" * 40]
+    want_a, want_b = [a.encode(t) for t in lines], [b.encode(t) for t in lines]
+    long_text = " ".join(lines) * 100
+    got_a, got_b = [], []
+    for t in lines:
+        got_a.append(a.encode(t))
+        b.encode(long_text)
+        got_b.append(b.encode(t))
+        a.encode(long_text)
+    assert (got_a, got_b) == (want_a, want_b)

@@ -140,6 +140,8 @@ cdef struct PairMemo:
 
 cdef int pair_memo_init(PairMemo* memo, const TokenTablesView* tables) except -1 nogil
 cdef void pair_memo_release(PairMemo* memo) noexcept nogil
+# pair_memo_init only when the thread's memo is free or already these tables'
+cdef bint pair_memo_if_ready(PairMemo* memo, const TokenTablesView* tables) noexcept nogil
 
 cdef int ids_reserve(IdBuffer* buf, size_t extra) except -1 nogil
 cdef int ids_push(IdBuffer* buf, uint32_t token) except -1 nogil

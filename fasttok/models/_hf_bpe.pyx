@@ -43,6 +43,9 @@ faster (en.txt 0.25 s against 1.22 s), words 5-8x; gemma3 lines 4-7x, words
 * Not built: a word cache like tokenizers' (10,000 words). A word of
   en.txt costs 0.77 us here, the Python call and the list included
   (478,933 words in 0.37 s), so a cache could only save part of that.
+  Built instead: a byte per token saying whether the parts of a span that
+  spells it merge into it, learnt the first time (``span_self``): Gemma 3's
+  en.txt (whole, 0.9 MB) 0.125 -> 0.10 s.
 
 Tokens live in *slots* (the vocabulary's entries in id order) with the id of
 each slot beside them, so sparse ids and two spellings of one id (both

@@ -59,6 +59,9 @@ best of 7; whole corpus files, en / code / multi / zh):
   English and code repeat their words, and 91% / 97% of en / code's words
   hit it (83% / 96% with 4k entries), which halves en.txt's and code.txt's
   time.
+* A word that is a token (most words that miss the cache) is found by one
+  probe of a hash index of the token texts before any walk: en / code.txt
+  through all-MiniLM-L6-v2 35 / 18 -> 28 / 14 ms.
 * The normaliser reads the ``str``'s own code units (no UTF-8 conversion of
   the input) with one table load a character; building its table takes
   ~60 ms, once per process and setting.

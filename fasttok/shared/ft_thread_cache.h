@@ -100,6 +100,17 @@ static void* ft_memo_for(unsigned long long tag, size_t size, int* owned) {
     return slot->mem;
 }
 
+/* The thread's memo for tables tag as ft_memo_for gives it, but only when
+ * that costs no clearing: NULL when the memo holds another tables' pairs
+ * (a short call would pay more to clear 1 MB than the memo saves it). */
+static void* ft_memo_if_ready(unsigned long long tag, size_t size) {
+    ft_slot* slot = ft_thread_slot(FT_SLOT_MEMO);
+    int owned;
+    if (slot == NULL) return NULL;
+    if (slot->mem != NULL && slot->size == size && slot->tag != tag) return NULL;
+    return ft_memo_for(tag, size, &owned);
+}
+
 /* The thread's block in slot which, taken out of it (the slot is left
  * empty, so a nested call on the same thread gets its own) when it holds
  * at least need bytes; its size in *size. NULL when there is none that
