@@ -29,7 +29,14 @@ typedef struct {
     void* mem;
     size_t size;
     unsigned long long tag;
+    /* the memo slot only: which tables' short calls found it holding
+     * another's pairs, and how many times in a row (ft_memo_if_ready) */
+    unsigned long long asker;
+    unsigned streak;
 } ft_slot;
+
+/* Short calls of one tables in a row that take the memo over from another */
+#define FT_MEMO_RECLAIM 64
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <pthread.h>
@@ -101,13 +108,23 @@ static void* ft_memo_for(unsigned long long tag, size_t size, int* owned) {
 }
 
 /* The thread's memo for tables tag as ft_memo_for gives it, but only when
- * that costs no clearing: NULL when the memo holds another tables' pairs
- * (a short call would pay more to clear 1 MB than the memo saves it). */
+ * that costs no clearing, or when this tables' short calls have found it
+ * holding another's pairs FT_MEMO_RECLAIM times in a row: one short call
+ * pays more to clear 1 MB than the memo saves it, so calls alternating
+ * between vocabularies never clear it, and a run of one vocabulary's short
+ * calls takes it over once. NULL: go without. */
 static void* ft_memo_if_ready(unsigned long long tag, size_t size) {
     ft_slot* slot = ft_thread_slot(FT_SLOT_MEMO);
     int owned;
     if (slot == NULL) return NULL;
-    if (slot->mem != NULL && slot->size == size && slot->tag != tag) return NULL;
+    if (slot->mem != NULL && slot->size == size && slot->tag != tag) {
+        if (slot->asker != tag) {
+            slot->asker = tag;
+            slot->streak = 0;
+        }
+        if (++slot->streak < FT_MEMO_RECLAIM) return NULL;
+    }
+    slot->streak = 0;
     return ft_memo_for(tag, size, &owned);
 }
 
