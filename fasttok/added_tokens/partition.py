@@ -55,7 +55,6 @@ class SpecialTextSearch:
         for t in texts:
             if t:
                 self.by_first.setdefault(t[0], {}).setdefault(t[1:2], []).append(t)
-        self.firsts = frozenset(self.by_first)
         # first character -> the longest start all its texts share: where that
         # is not in the text, none of them is (qwen2's 290 "[PAD151646]"...
         # are one search for "[PAD151" instead of 290)
@@ -72,7 +71,7 @@ class SpecialTextSearch:
         each special (~0.3 ns a character, in C).
         """
         found: set = set()
-        for c in self.firsts.intersection(text):
+        for c in self.may_occur.firsts.intersection(text):
             if self.shared_start[c] not in text:
                 continue
             group = self.by_first[c]

@@ -39,8 +39,7 @@ cdef class HfBpeCore:
     # SELF_* of each slot: whether the parts of a span spelling it merge into
     # it, learnt the first time (NULL when positions are not the text's bytes)
     cdef uint8_t* span_self
-    cdef int64_t span_token
     cdef bint _span_is_token(self, const uint8_t* s, uint32_t* starts, uint32_t* slots,
-                             size_t k, size_t i) noexcept
+                             size_t k, size_t i, int64_t* learn) noexcept
     cdef size_t _merge_cut(self, const uint8_t* s, uint32_t* starts, uint32_t* slots, size_t m,
                            PairMemo* memo) except? 0

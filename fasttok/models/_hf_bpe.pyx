@@ -435,13 +435,16 @@ cdef class HfBpeCore:
         # linear scan merges (en.txt lines: 0.96 s whole, 0.55 s cut).
         cdef size_t i, k = 0, w = 0, r, j
         cdef uint32_t base, bigram
+        cdef int64_t learn
         cdef const uint8_t* bigrams = self.view.token_bigrams
         for i in range(1, m + 1):
             if i < m:
                 bigram = (<uint32_t>self.edge_bytes[2 * slots[i - 1] + 1] << 8) | self.edge_bytes[2 * slots[i]]
                 if (bigrams[bigram >> 3] >> (bigram & 7)) & 1:
                     continue
-            if i - k >= 2 and self.span_self != NULL and self._span_is_token(s, starts, slots, k, i):
+            learn = -1
+            if i - k >= 2 and self.span_self != NULL and self._span_is_token(s, starts, slots, k, i,
+                                                                              &learn):
                 starts[w] = starts[k]
                 slots[w] = slots[k]
                 w += 1
@@ -452,11 +455,11 @@ cdef class HfBpeCore:
             for j in range(k, i + 1):
                 starts[j] -= base
             r = bpe_merge_parts(self.view, NULL, starts[i], starts + k, slots + k, i - k, memo)
-            if self.span_self != NULL and i - k >= 2 and self.span_token >= 0:
+            if learn >= 0:
                 # what _span_is_token left to learn: whether the span's
                 # token is what its parts merge into
-                ft_store_byte(&self.span_self[self.span_token],
-                              SELF_YES if r == 1 and slots[k] == self.span_token else SELF_NO)
+                ft_store_byte(&self.span_self[learn],
+                              SELF_YES if r == 1 and slots[k] == learn else SELF_NO)
             for j in range(r):
                 starts[w + j] = starts[k + j] + base
                 slots[w + j] = slots[k + j]
@@ -467,16 +470,15 @@ cdef class HfBpeCore:
         return w
 
     cdef bint _span_is_token(self, const uint8_t* s, uint32_t* starts, uint32_t* slots,
-                             size_t k, size_t i) noexcept:
+                             size_t k, size_t i, int64_t* learn) noexcept:
         # Whether the parts k..i are known to merge into the one token their
-        # bytes spell (then slots[k] is it); else span_token is that token
-        # whose answer is not known yet, or -1 when the bytes are no token.
+        # bytes spell (then slots[k] is it); else *learn is that token when
+        # its answer is not known yet (left as it was otherwise).
         # Positions are the text's bytes here: no prefix or suffix, no
         # character dropped, and a byte-fallback or unknown part is as long
         # as its bytes.
         cdef int64_t token = find_token(self.view, s + starts[k], starts[i] - starts[k])
         cdef uint8_t known
-        self.span_token = -1
         if token < 0:
             return False
         known = ft_load_byte(&self.span_self[token])
@@ -484,7 +486,7 @@ cdef class HfBpeCore:
             slots[k] = <uint32_t>token
             return True
         if known == SELF_UNKNOWN:
-            self.span_token = token
+            learn[0] = token
         return False
 
     def tokenize_ids(self, str sequence not None):
