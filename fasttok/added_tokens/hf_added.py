@@ -22,8 +22,6 @@ which unlike ``str.isspace`` leaves out U+001C..U+001F.
 
 from __future__ import annotations
 
-import functools
-import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Optional
@@ -83,7 +81,8 @@ class _Matcher:
             if text and text not in by_text:
                 by_text[text] = token
         self.by_text = by_text
-        self.regex = longest_first(by_text)
+        # one group around it, for split; the matches are the same
+        self.regex = longest_first(by_text, group=True)
         self.may_occur = first_char_test(by_text)
         #: whether every token matches wherever its text is (no single_word,
         #: lstrip or rstrip), so that :meth:`split` cuts as find_matches does
@@ -91,14 +90,10 @@ class _Matcher:
         #: each token's id by its matched text
         self.ids = {text: token.id for text, token in by_text.items()}
 
-    @functools.cached_property
-    def _splitter(self) -> Optional["re.Pattern[str]"]:
-        return None if self.regex is None else re.compile(f"({self.regex.pattern})")
-
     def split(self, text: str) -> list:
         """``text`` cut at the tokens, as ``re.split`` with a group cuts it:
         the text between tokens at even places, the tokens' texts at odd ones."""
-        return [text] if self._splitter is None else self._splitter.split(text)
+        return [text] if self.regex is None else self.regex.split(text)
 
     def occurs(self, text: str) -> bool:
         """Whether some token's text is in ``text``."""

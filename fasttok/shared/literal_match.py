@@ -30,9 +30,15 @@ from typing import Optional
 __all__ = ["longest_first", "first_char_test"]
 
 
-def longest_first(texts: Iterable) -> Optional["re.Pattern[str]"]:
+def longest_first(texts: Iterable, *, group: bool = False) -> Optional["re.Pattern[str]"]:
     """The pattern that finds ``texts`` leftmost, then longest; ``None`` when
-    there is no non-empty text (an empty alternation would match everywhere)."""
+    there is no non-empty text (an empty alternation would match everywhere).
+    ``group``: the whole pattern in one capturing group, so that ``split``
+    keeps the texts found (it matches the same).
+
+    >>> longest_first(["<m>"], group=True).split("a<m>b")
+    ['a', '<m>', 'b']
+    """
     strings = {t for t in texts if t}
     if not strings:
         return None
@@ -46,8 +52,10 @@ def longest_first(texts: Iterable) -> Optional["re.Pattern[str]"]:
         # re compiles nested groups recursively: a long chain of them (runs
         # of one character of every length) takes the flat alternation,
         # longest first, which means the same
-        return re.compile("|".join(map(re.escape, sorted(strings, key=len, reverse=True))))
-    return re.compile(_pattern(trie))
+        pattern = "|".join(map(re.escape, sorted(strings, key=len, reverse=True)))
+    else:
+        pattern = _pattern(trie)
+    return re.compile(f"({pattern})" if group else pattern)
 
 
 def _nesting(trie: dict, text: str) -> int:
