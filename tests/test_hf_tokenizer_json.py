@@ -173,9 +173,10 @@ def _other_files() -> list:
     return found
 
 
-def test_ids_of_the_other_configurations_equal_tokenizers_on_every_shared_test_line():
-    lines = [row["text"] for row in read_jsonl(DATA / "testcases" / "lines.jsonl")]
-    for path in _other_files():
+def test_ids_of_the_other_configurations_equal_tokenizers_on_every_shared_test_line(test_strings):
+    files = _other_files()
+    lines = [row["text"] for row in test_strings]
+    for path in files:
         ours, theirs = fasttok.load(str(path)), tokenizers.Tokenizer.from_file(str(path))
         # the Encoding's ids are the post-processor's, without the file's
         # truncation and padding (those belong to fasttok.hf.Tokenizer)
