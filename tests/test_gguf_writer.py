@@ -65,6 +65,26 @@ def test_a_written_vocabulary_encodes_like_the_trained_one(pattern, tmp_path):
     assert not differ, f"{len(differ)} of {len(texts)} differ; first: {differ[0]!r:.200}"
 
 
+@pytest.mark.parametrize("pattern", [CL100K, GPT2], ids=["cl100k", "gpt2"])
+def test_llama_cpp_loads_a_written_vocabulary_and_tokenizes_like_fasttok(pattern, tmp_path):
+    # llama-cpp-python compiles llama.cpp, so it is not in the test extra;
+    # where it is installed, its vocab_only load is the reference reader
+    llama_cpp = pytest.importorskip("llama_cpp")
+    enc = _trained(pattern)
+    path = tmp_path / "trained.gguf"
+    write_gguf(str(path), enc.vocabulary)
+    llm = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+    assert llm.n_vocab() == enc.n_vocab
+    texts = _texts()
+    differ = [t for t in texts
+              if llm.tokenize(t.encode("utf-8", "surrogatepass"), add_bos=False, special=False)
+              != enc.encode_ordinary(t)]
+    assert not differ, f"{len(differ)} of {len(texts)} differ; first: {differ[0]!r:.200}"
+    marked = "<|endoftext|>x<|pad|>"
+    assert llm.tokenize(marked.encode(), add_bos=False, special=True) == \
+        enc.encode(marked, allowed_special="all")
+
+
 def test_nothing_is_added_to_a_text_unless_asked(tmp_path):
     back = _round_trip(_trained(CL100K), tmp_path)
     assert back.encode("hi", add_special_tokens=True) == back.encode_ordinary("hi")
