@@ -165,6 +165,28 @@ def test_ids_only_form_places_the_input_as_often_as_the_template_does(single):
         assert ours(plain.encode(text).ids) == tok.encode(text).ids
 
 
+SEQUENCES_OF_ADDING_PROCESSORS = [
+    ("bert twice", [processors.BertProcessing(("[SEP]", 1), ("[CLS]", 2))] * 2,
+     [BertProcessing(("[SEP]", 1), ("[CLS]", 2))] * 2),
+    # the second template takes the first one's special token and input as a pair
+    ("template, byte level, template",
+     [_reference_template("[CLS] $A", "$A [SEP] $B:1"), processors.ByteLevel(),
+      _reference_template("[CLS] $A", "$A [SEP] $B:1")],
+     [TemplateProcessing("[CLS] $A", "$A [SEP] $B:1", SPECIALS), ByteLevel(),
+      TemplateProcessing("[CLS] $A", "$A [SEP] $B:1", SPECIALS)]),
+]
+
+
+@pytest.mark.parametrize("label,theirs,ours", SEQUENCES_OF_ADDING_PROCESSORS,
+                         ids=[s[0] for s in SEQUENCES_OF_ADDING_PROCESSORS])
+def test_ids_only_form_of_a_sequence_whose_processors_each_add_tokens(label, theirs, ours):
+    plain, tok = reference(["a", "b", "c"]), reference(["a", "b", "c"])
+    tok.post_processor = processors.Sequence(theirs)
+    ids_only = Sequence(ours).ids_only()
+    for text in ("", "a", "a b c c"):
+        assert ids_only(plain.encode(text).ids) == tok.encode(text).ids, label
+
+
 def test_ids_only_form_refuses_a_single_template_using_the_pair():
     with pytest.raises(FasttokError, match=r"uses \$B"):
         TemplateProcessing("$B", "$A $B").ids_only()

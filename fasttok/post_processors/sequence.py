@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from fasttok.errors import FasttokError
+from fasttok.post_processors.encoding import Encoding
 from fasttok.post_processors.processor import PostProcessor
 from fasttok.post_processors.special_ids import AddSpecialIds
 
@@ -41,19 +41,22 @@ class Sequence(PostProcessor):
         """
         return sum(p.added_tokens(is_pair) for p in self.processors)
 
-    def ids_only(self) -> AddSpecialIds:
-        """The ids-only form of the one processor that adds tokens (at most one may:
-        a template in front of another would hand it its pieces as separate inputs).
+    def ids_only(self):
+        """ids -> ids of this Sequence on one input. With one processor that adds
+        tokens, that processor's own ids-only form; with several, each works on
+        what the one before it made (a template hands the next one its pieces as
+        separate inputs), so the ids go through :meth:`process` itself.
 
         >>> from fasttok.post_processors.bert import BertProcessing
         >>> from fasttok.post_processors.byte_level import ByteLevel
         >>> Sequence([ByteLevel(), BertProcessing(("[SEP]", 2), ("[CLS]", 1))]).ids_only()([7])
         [1, 7, 2]
+        >>> Sequence([BertProcessing(("[SEP]", 2), ("[CLS]", 1))] * 2).ids_only()([7])
+        [1, 1, 7, 2, 2]
         """
         adding = [p for p in self.processors if p.added_tokens(False)]
         if len(adding) > 1:
-            raise FasttokError("this Sequence has no ids-only form: more than one of its "
-                               "post-processors adds special tokens")
+            return _ProcessedIds(self)
         return adding[0].ids_only() if adding else AddSpecialIds()
 
     def process_encodings(self, encodings: list, add_special_tokens: bool) -> list:
@@ -65,3 +68,18 @@ class Sequence(PostProcessor):
         for p in self.processors:
             encodings = p.process_encodings(encodings, add_special_tokens)
         return encodings
+
+
+class _ProcessedIds:
+    # ids -> the ids of the processor's whole process() on them; the tokens and
+    # offsets it also builds are not read, so they are left empty
+    __slots__ = ("processor",)
+
+    def __init__(self, processor: PostProcessor) -> None:
+        self.processor = processor
+
+    def __call__(self, ids: list) -> list:
+        ids = list(ids)
+        n = len(ids)
+        encoding = Encoding(ids, [""] * n, [(0, 0)] * n, [None] * n)
+        return self.processor.process(encoding, None, True).ids
