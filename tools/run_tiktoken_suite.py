@@ -79,10 +79,13 @@ if providers is not None and hasattr(providers, "is_local_module_file"):
 
 
 def fetch_sdist(dest: Path, version: str) -> Path:
-    """Download tiktoken's sdist into ``dest`` with pip (from its cache when it has it)."""
+    """Download tiktoken's sdist into ``dest`` with pip (from its cache when it has it).
+
+    pip reads an sdist's metadata by preparing its build, which needs tiktoken's
+    build requirement setuptools-rust: pip's own isolated build environment
+    fetches it, so this environment need not have it."""
     subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                    "--no-binary", ":all:", "--no-build-isolation", f"tiktoken=={version}",
-                    "-d", str(dest)], check=True)
+                    "--no-binary", ":all:", f"tiktoken=={version}", "-d", str(dest)], check=True)
     found = sorted(dest.glob(f"tiktoken-{version}.tar.gz"))
     if not found:
         raise SystemExit(f"pip left no tiktoken-{version}.tar.gz in {dest}")
