@@ -115,15 +115,13 @@ from array import array
 
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING
-from cpython.list cimport PyList_New, PyList_SET_ITEM
-from cpython.ref cimport Py_INCREF
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
 from fasttok.models._bpe cimport (ItemHeap, bpe_merge_parts, heap_pop, heap_push, pair_memo_init,
                     pair_memo_release, uniform01)
-from fasttok.shared._id_lists cimport ids_list
+from fasttok.shared._id_lists cimport ids_list, ids_lists
 from fasttok.shared._token_ids cimport token_id
 from fasttok.normalizers._spm_normalizer cimport (ByteBuf, Normalizer, OffsetBuf, SymbolMatcher, bytebuf_free,
                                bytebuf_reserve, char_index, offsets_free, valid_utf8_len)
@@ -136,11 +134,6 @@ from fasttok.shared._utf8 cimport (Utf8Source, Utf8Text, utf8_capacity, utf8_put
                      utf8_text_cached, utf8_write)
 
 from fasttok.errors import FasttokError
-
-cdef extern from "Python.h":
-    int PyGC_Disable()
-    int PyGC_Enable()
-
 
 cdef enum:
     # Span.flags of an output token
@@ -1127,29 +1120,15 @@ cdef class SentencePieceCore:
     def encode_many(self, list texts not None, const uint8_t[::1] allowed=None):
         """Encode a list of texts; the whole batch runs without the GIL
         (``allowed`` is unused: sentencepiece parses no special token)."""
-        cdef Py_ssize_t count = len(texts), i
+        cdef Py_ssize_t count = len(texts)
         cdef uint64_t* ends = <uint64_t*>malloc((count + 1) * sizeof(uint64_t))
         cdef uint32_t* ids = NULL
-        cdef list result
-        cdef int gc_was_on = 0
-        cdef size_t a = 0
         if ends == NULL:
             raise MemoryError()
         try:
             ids = self._batch_ids(texts, ends)
-            # Thousands of new lists would trigger collections that scan every
-            # object the program holds, none of which can free anything here.
-            gc_was_on = PyGC_Disable()
-            result = PyList_New(count)
-            for i in range(count):
-                one = ids_list(ids + a, ends[i] - a, self.ints)
-                Py_INCREF(one)
-                PyList_SET_ITEM(result, i, one)
-                a = ends[i]
-            return result
+            return ids_lists(ids, ends, count, self.ints)
         finally:
-            if gc_was_on:
-                PyGC_Enable()
             free(ids)
             free(ends)
 
