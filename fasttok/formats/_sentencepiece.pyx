@@ -125,12 +125,12 @@ from fasttok.shared._id_lists cimport ids_list, ids_lists
 from fasttok.shared._token_ids cimport token_id
 from fasttok.normalizers._spm_normalizer cimport (ByteBuf, Normalizer, OffsetBuf, SymbolMatcher, bytebuf_free,
                                bytebuf_reserve, char_index, offsets_free, valid_utf8_len)
-from fasttok.shared._tables cimport (NO_PAIR, NO_TOKEN, TokenTables, fill_strings, find_bytes, free_strings,
-                       hash_bytes, pair_value)
+from fasttok.shared._tables cimport (NO_PAIR, NO_TOKEN, TokenTables, bmp_token_ids, fill_strings, find_bytes,
+                       free_strings, hash_bytes, pair_value)
 from fasttok.models._unigram cimport (T_BYTE, T_CONTROL, T_NORMAL, T_UNDEFINED, T_UNKNOWN, T_UNUSED,
                         T_USER_DEFINED, IdBuf, Span, SpanBuf, UnigramModel, emit, one_char_len,
                         out_t, spans_free, spans_push, spans_reserve, viterbi_scratch_free)
-from fasttok.shared._utf8 cimport (Utf8Source, Utf8Text, utf8_capacity, utf8_put, utf8_source, utf8_text,
+from fasttok.shared._utf8 cimport (Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text,
                      utf8_text_cached, utf8_write)
 
 from fasttok.errors import FasttokError
@@ -482,18 +482,10 @@ cdef class SentencePieceBPE:
         # character position, over-approximates "some merge can include it",
         # which keeps a cut next to an unjoinable character exact.
         cdef uint32_t cp
-        cdef uint8_t buf[3]
         cdef size_t k, i, L
-        cdef int64_t found
         cdef const uint8_t* p
         cdef bytes t
-        self.char_info = <uint32_t*>malloc(0x10000 * sizeof(uint32_t))
-        if self.char_info == NULL:
-            raise MemoryError()
-        for cp in range(0x10000):
-            k = utf8_put(buf, cp)
-            found = find_bytes(self.tables.view.index, self.tables.view.strings, buf, k)
-            self.char_info[cp] = <uint32_t>found if found >= 0 else CHAR_NONE
+        self.char_info = bmp_token_ids(&self.tables.view, CHAR_NONE)
         for t in eligible:
             if t is None or len(t) < 2:
                 continue
