@@ -115,32 +115,25 @@ from array import array
 
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING
-from cpython.list cimport PyList_New, PyList_SET_ITEM
-from cpython.ref cimport Py_INCREF
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
 from fasttok.models._bpe cimport (ItemHeap, bpe_merge_parts, heap_pop, heap_push, pair_memo_init,
                     pair_memo_release, uniform01)
-from fasttok.shared._id_lists cimport ids_list
+from fasttok.shared._id_lists cimport ids_list, ids_lists
 from fasttok.shared._token_ids cimport token_id
 from fasttok.normalizers._spm_normalizer cimport (ByteBuf, Normalizer, OffsetBuf, SymbolMatcher, bytebuf_free,
                                bytebuf_reserve, char_index, offsets_free, valid_utf8_len)
-from fasttok.shared._tables cimport (NO_PAIR, NO_TOKEN, TokenTables, fill_strings, find_bytes, free_strings,
-                       hash_bytes, pair_value)
+from fasttok.shared._tables cimport (NO_PAIR, NO_TOKEN, TokenTables, bmp_token_ids, fill_strings, find_bytes,
+                       free_strings, hash_bytes, pair_value)
 from fasttok.models._unigram cimport (T_BYTE, T_CONTROL, T_NORMAL, T_UNDEFINED, T_UNKNOWN, T_UNUSED,
                         T_USER_DEFINED, IdBuf, Span, SpanBuf, UnigramModel, emit, one_char_len,
                         out_t, spans_free, spans_push, spans_reserve, viterbi_scratch_free)
-from fasttok.shared._utf8 cimport (Utf8Source, Utf8Text, utf8_capacity, utf8_put, utf8_source, utf8_text,
+from fasttok.shared._utf8 cimport (Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text,
                      utf8_text_cached, utf8_write)
 
 from fasttok.errors import FasttokError
-
-cdef extern from "Python.h":
-    int PyGC_Disable()
-    int PyGC_Enable()
-
 
 cdef enum:
     # Span.flags of an output token
@@ -489,18 +482,10 @@ cdef class SentencePieceBPE:
         # character position, over-approximates "some merge can include it",
         # which keeps a cut next to an unjoinable character exact.
         cdef uint32_t cp
-        cdef uint8_t buf[3]
         cdef size_t k, i, L
-        cdef int64_t found
         cdef const uint8_t* p
         cdef bytes t
-        self.char_info = <uint32_t*>malloc(0x10000 * sizeof(uint32_t))
-        if self.char_info == NULL:
-            raise MemoryError()
-        for cp in range(0x10000):
-            k = utf8_put(buf, cp)
-            found = find_bytes(self.tables.view.index, self.tables.view.strings, buf, k)
-            self.char_info[cp] = <uint32_t>found if found >= 0 else CHAR_NONE
+        self.char_info = bmp_token_ids(&self.tables.view, CHAR_NONE)
         for t in eligible:
             if t is None or len(t) < 2:
                 continue
@@ -1127,29 +1112,15 @@ cdef class SentencePieceCore:
     def encode_many(self, list texts not None, const uint8_t[::1] allowed=None):
         """Encode a list of texts; the whole batch runs without the GIL
         (``allowed`` is unused: sentencepiece parses no special token)."""
-        cdef Py_ssize_t count = len(texts), i
+        cdef Py_ssize_t count = len(texts)
         cdef uint64_t* ends = <uint64_t*>malloc((count + 1) * sizeof(uint64_t))
         cdef uint32_t* ids = NULL
-        cdef list result
-        cdef int gc_was_on = 0
-        cdef size_t a = 0
         if ends == NULL:
             raise MemoryError()
         try:
             ids = self._batch_ids(texts, ends)
-            # Thousands of new lists would trigger collections that scan every
-            # object the program holds, none of which can free anything here.
-            gc_was_on = PyGC_Disable()
-            result = PyList_New(count)
-            for i in range(count):
-                one = ids_list(ids + a, ends[i] - a, self.ints)
-                Py_INCREF(one)
-                PyList_SET_ITEM(result, i, one)
-                a = ends[i]
-            return result
+            return ids_lists(ids, ends, count, self.ints)
         finally:
-            if gc_was_on:
-                PyGC_Enable()
             free(ids)
             free(ends)
 

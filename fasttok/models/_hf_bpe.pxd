@@ -24,7 +24,6 @@ cdef class HfBpeCore:
     cdef Dropout drop
     cdef readonly str unk_token
 
-    cdef int _fill_char_slots(self) except -1
     cdef int _fill_edge_bytes(self, tokens) except -1
     cdef void _add(self, uint32_t* starts, uint32_t* slots, size_t* m, uint32_t* pos,
                    uint32_t slot, size_t length) noexcept

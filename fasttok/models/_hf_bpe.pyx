@@ -65,7 +65,7 @@ from fasttok.shared._growth cimport grow_array
 from fasttok.shared._id_lists cimport ids_list
 from fasttok.shared._utf8 cimport Utf8Source, utf8_capacity, utf8_source, utf8_write
 from fasttok.shared._tables cimport NO_TOKEN, SELF_NO, SELF_UNKNOWN, SELF_YES, TokenTables, \
-    TokenTablesView, find_bytes, find_token, ft_load_byte, ft_store_byte
+    TokenTablesView, bmp_token_ids, find_bytes, find_token, ft_load_byte, ft_store_byte
 
 
 cdef extern from "Python.h":
@@ -219,7 +219,8 @@ cdef class HfBpeCore:
         self.key = <uint8_t*>malloc(len(prefix) + 4 + len(suffix))
         if self.key == NULL:
             raise MemoryError()
-        self._fill_char_slots()
+        # most characters are looked up bare, and a table read is cheaper than hashing
+        self.char_slots = bmp_token_ids(self.view, NO_TOKEN)
         # with a prefix a merged token is not its parts spelled together,
         # which the cuts rely on
         self.cut_words = len(prefix) == 0
@@ -248,33 +249,6 @@ cdef class HfBpeCore:
             self.byte_slots[i] = <uint32_t>found if found >= 0 else NO_TOKEN
         self.drop.rate = dropout
         self.drop.state = seed
-
-    cdef int _fill_char_slots(self) except -1:
-        # the slot of every BMP character on its own: most characters are
-        # looked up bare, and a table read is cheaper than hashing
-        cdef uint32_t cp
-        cdef uint8_t utf8[3]
-        cdef size_t w
-        cdef int64_t found
-        self.char_slots = <uint32_t*>malloc(0x10000 * sizeof(uint32_t))
-        if self.char_slots == NULL:
-            raise MemoryError()
-        for cp in range(0x10000):
-            if cp < 0x80:
-                utf8[0] = <uint8_t>cp
-                w = 1
-            elif cp < 0x800:
-                utf8[0] = <uint8_t>(0xC0 | (cp >> 6))
-                utf8[1] = <uint8_t>(0x80 | (cp & 0x3F))
-                w = 2
-            else:
-                utf8[0] = <uint8_t>(0xE0 | (cp >> 12))
-                utf8[1] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
-                utf8[2] = <uint8_t>(0x80 | (cp & 0x3F))
-                w = 3
-            found = find_token(self.view, utf8, w)
-            self.char_slots[cp] = <uint32_t>found if found >= 0 else NO_TOKEN
-        return 0
 
     cdef int _fill_edge_bytes(self, tokens) except -1:
         # the first and the last byte of each slot's spelling

@@ -79,14 +79,12 @@ best of 7; whole corpus files, en / code / multi / zh):
 from array import array
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from cpython.list cimport PyList_New, PyList_SET_ITEM
-from cpython.ref cimport Py_INCREF
-from libc.stdint cimport SIZE_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport SIZE_MAX, UINT64_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 
 from fasttok.shared._growth cimport grow_array
-from fasttok.shared._id_lists cimport ids_list
+from fasttok.shared._id_lists cimport ids_list, ids_lists
 from fasttok.shared._tables cimport TokenTables, TokenTablesView, find_token
 from fasttok.shared._utf8 cimport utf8_put, utf8_size
 
@@ -94,8 +92,6 @@ cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
     void* PyUnicode_DATA(object text)
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
-    int PyGC_Disable()
-    int PyGC_Enable()
 
 
 # ------------------------------------------------------------------ normaliser
@@ -1007,7 +1003,7 @@ cdef class WordPieceModel:
                 _run_ref(&ref, &self.norm, &self.auto, w)
         return 0
 
-    cdef int _encode_many(self, tuple texts, Work* w, size_t* ends) except -1:
+    cdef int _encode_many(self, tuple texts, Work* w, uint64_t* ends) except -1:
         # ends[i]: where text i's ids end in w.ids. The tuple keeps the strs
         # alive while the GIL is released.
         cdef Py_ssize_t n = len(texts), i
@@ -1040,30 +1036,16 @@ cdef class WordPieceModel:
         [[1, 1], [], [0]]
         """
         cdef tuple items = tuple(texts)
-        cdef Py_ssize_t n = len(items), i
-        cdef size_t* ends = <size_t*>malloc((n + 1) * sizeof(size_t))
-        cdef size_t a = 0
-        cdef list out
-        cdef bint gc_was_on = False
+        cdef Py_ssize_t n = len(items)
+        cdef uint64_t* ends = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
         cdef Work w
         memset_work(&w)
         try:
             if ends == NULL:
                 raise MemoryError()
             self._encode_many(items, &w, ends)
-            # Thousands of new lists would set off collections that walk every
-            # object of the program, none of which these lists can free.
-            gc_was_on = PyGC_Disable()
-            out = PyList_New(n)
-            for i in range(n):
-                one = ids_list(w.ids + a, ends[i] - a, self.ints)
-                Py_INCREF(one)
-                PyList_SET_ITEM(out, i, one)
-                a = ends[i]
-            return out
+            return ids_lists(w.ids, ends, n, self.ints)
         finally:
-            if gc_was_on:
-                PyGC_Enable()
             free(ends)
             _work_free(&w)
 
@@ -1076,7 +1058,7 @@ cdef class WordPieceModel:
         """
         cdef tuple items = tuple(texts)
         cdef Py_ssize_t n = len(items), i
-        cdef size_t* ends = <size_t*>malloc((n + 1) * sizeof(size_t))
+        cdef uint64_t* ends = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
         cdef Work w
         memset_work(&w)
         try:
@@ -1149,12 +1131,10 @@ cdef class WordPieceModel:
         cdef tuple items = tuple(texts)
         cdef Py_ssize_t n = len(items), i
         cdef TextRef* refs = <TextRef*>malloc((n + 1) * sizeof(TextRef))
-        cdef size_t* ends = <size_t*>malloc((n + 1) * sizeof(size_t))
+        cdef uint64_t* ends = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
         cdef size_t total = 0, a = 0
         cdef NormTable table
-        cdef list out
         cdef object text
-        cdef bint gc_was_on = False
         cdef Work w
         memset_work(&w)
         try:
@@ -1173,24 +1153,11 @@ cdef class WordPieceModel:
                 for i in range(n):
                     if _run_ref(&refs[i], &table, &self.auto, &w):
                         w.n_ids = a
-                        ends[i] = SIZE_MAX
+                        ends[i] = UINT64_MAX
                     else:
                         ends[i] = a = w.n_ids
-            gc_was_on = PyGC_Disable()
-            out = PyList_New(n)
-            a = 0
-            for i in range(n):
-                if ends[i] == SIZE_MAX:
-                    one = None
-                else:
-                    one = ids_list(w.ids + a, ends[i] - a, self.ints)
-                    a = ends[i]
-                Py_INCREF(one)
-                PyList_SET_ITEM(out, i, one)
-            return out
+            return ids_lists(w.ids, ends, n, self.ints)
         finally:
-            if gc_was_on:
-                PyGC_Enable()
             free(refs)
             free(ends)
             _work_free(&w)

@@ -7,7 +7,8 @@ function per pattern family, no regex engine on the hot path). The
 ``tokenizer.json`` pre-tokenizers of Hugging Face ``tokenizers`` are
 ``split`` (Split and the class splitters), ``byte_level``, ``metaspace``,
 ``unicode_scripts`` and ``sequence``, each with an offset-keeping
-``pre_tokenize`` and a ``split_str``; ``hf_json`` builds them from JSON.
+``pre_tokenize`` and a ``split_str`` (and ``pre_tokenize_str`` from
+``base``); ``hf_json`` builds them from JSON.
 
 >>> from fasttok.pre_tokenizers.patterns import CL100K, scanner_for
 >>> scanner_for(CL100K)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 
+from fasttok.pre_tokenizers.base import PreTokenizer
 from fasttok.shared._bytemap import encode_byte_level
 from fasttok.shared.byte_level_options import ByteLevelOptions
 from fasttok.shared.normalized import NormalizedString, PreTokenizedString, find_matches
@@ -30,7 +31,7 @@ def _gpt2() -> "re.Pattern[str]":
     return compile_onig(GPT2_REGEX)
 
 
-class ByteLevel(ByteLevelOptions):
+class ByteLevel(PreTokenizer, ByteLevelOptions):
     """``tokenizers.pre_tokenizers.ByteLevel``.
 
     >>> ByteLevel(use_regex=False).split_str("a b")
@@ -47,11 +48,6 @@ class ByteLevel(ByteLevelOptions):
     def pre_tokenize(self, pts: PreTokenizedString) -> None:
         pts.split(self._split)
         pts.normalize(NormalizedString.byte_level)
-
-    def pre_tokenize_str(self, text: str) -> list:
-        pts = PreTokenizedString(text)
-        self.pre_tokenize(pts)
-        return pts.get_splits()
 
     def split_str(self, text: str) -> list:
         if self.add_prefix_space and text and not text.startswith(" "):

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-from fasttok.shared.normalized import NormalizedString, PreTokenizedString
+from fasttok.pre_tokenizers.base import PreTokenizer
+from fasttok.shared.normalized import NormalizedString
 
 __all__ = ["Metaspace", "PREPEND_SCHEMES"]
 
@@ -20,7 +21,7 @@ PREPEND_SCHEMES = ("always", "first", "never")
 _SPACE = re.compile(" ")
 
 
-class Metaspace:
+class Metaspace(PreTokenizer):
     """``tokenizers.pre_tokenizers.Metaspace``.
 
     >>> Metaspace(prepend_scheme="first").pre_tokenize_str("a b")
@@ -56,14 +57,6 @@ class Metaspace:
         if self.split:
             return ns.split(self._replacement, "MergedWithNext")
         return [ns]
-
-    def pre_tokenize(self, pts: PreTokenizedString) -> None:
-        pts.split(self._split)
-
-    def pre_tokenize_str(self, text: str) -> list:
-        pts = PreTokenizedString(text)
-        self.pre_tokenize(pts)
-        return pts.get_splits()
 
     def split_str(self, text: str) -> list:
         """The pieces of ``text`` taken as a whole text (for ``"first"``, the

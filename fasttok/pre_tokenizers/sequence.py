@@ -7,13 +7,14 @@
 
 from __future__ import annotations
 
+from fasttok.pre_tokenizers.base import PreTokenizer
 from fasttok.pre_tokenizers.metaspace import Metaspace
 from fasttok.shared.normalized import PreTokenizedString
 
 __all__ = ["Sequence"]
 
 
-class Sequence:
+class Sequence(PreTokenizer):
     """``tokenizers.pre_tokenizers.Sequence``.
 
     >>> Sequence([]).split_str("a b")
@@ -33,11 +34,6 @@ class Sequence:
     def pre_tokenize(self, pts: PreTokenizedString) -> None:
         for p in self.pretokenizers:
             p.pre_tokenize(pts)
-
-    def pre_tokenize_str(self, text: str) -> list:
-        pts = PreTokenizedString(text)
-        self.pre_tokenize(pts)
-        return pts.get_splits()
 
     def split_str(self, text: str) -> list:
         if not self._str_path:

@@ -23,6 +23,7 @@ import functools
 import re
 import string
 
+from fasttok.pre_tokenizers.base import PreTokenizer
 from fasttok.shared.normalized import (BEHAVIORS, NormalizedString, PreTokenizedString,
                                        find_matches, split_spans)
 from fasttok.shared.hf_unicode import PUNCTUATION as HF_PUNCTUATION
@@ -48,7 +49,7 @@ def _words() -> "re.Pattern[str]":
     return compile_onig(r"\w+|[^\w\s]+")
 
 
-class PatternSplit:
+class PatternSplit(PreTokenizer):
     """A pre-tokenizer made of splits, each ``(pattern, behavior, invert)``, in order.
     ``pieces``, when given, is a regex whose matches are the pieces the steps
     leave of a text, for :meth:`split_str` to find in one pass.
@@ -71,11 +72,6 @@ class PatternSplit:
     def pre_tokenize(self, pts: PreTokenizedString) -> None:
         for pattern, behavior, invert in self._steps:
             pts.split(lambda i, ns: ns.split(pattern, behavior, invert))
-
-    def pre_tokenize_str(self, text: str) -> list:
-        pts = PreTokenizedString(text)
-        self.pre_tokenize(pts)
-        return pts.get_splits()
 
     def split_str(self, text: str) -> list:
         if self._pieces is not None:

@@ -12,8 +12,9 @@ included).
 
 from __future__ import annotations
 
+from fasttok.pre_tokenizers.base import PreTokenizer
 from fasttok.shared.hf_unicode import script_of
-from fasttok.shared.normalized import NormalizedString, PreTokenizedString
+from fasttok.shared.normalized import NormalizedString
 
 __all__ = ["UnicodeScripts"]
 
@@ -44,7 +45,7 @@ def _cuts(text: str) -> list:
     return cuts
 
 
-class UnicodeScripts:
+class UnicodeScripts(PreTokenizer):
     """``tokenizers.pre_tokenizers.UnicodeScripts``.
 
     >>> UnicodeScripts().split_str("ab12")
@@ -57,14 +58,6 @@ class UnicodeScripts:
     def _split(self, i: int, ns: NormalizedString) -> list:
         cuts = _cuts(ns.normalized)
         return [ns.slice(a, b) for a, b in zip(cuts, cuts[1:])]
-
-    def pre_tokenize(self, pts: PreTokenizedString) -> None:
-        pts.split(self._split)
-
-    def pre_tokenize_str(self, text: str) -> list:
-        pts = PreTokenizedString(text)
-        self.pre_tokenize(pts)
-        return pts.get_splits()
 
     def split_str(self, text: str) -> list:
         cuts = _cuts(text)

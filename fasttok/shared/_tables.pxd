@@ -1,6 +1,9 @@
 # C-level token tables shared by the compiled models.
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport malloc
 from libc.string cimport memcmp, memcpy
+
+from fasttok.shared._utf8 cimport utf8_put
 
 cdef enum:
     NO_TOKEN = 0xFFFFFFFF
@@ -246,6 +249,22 @@ cdef inline int64_t find_token(const TokenTablesView* t, const uint8_t* p, size_
     if not (t.token_filter[bit >> 6] >> (bit & 63)) & 1:
         return -1
     return find_hashed(t.index, t.strings, p, n, h)
+
+
+cdef inline uint32_t* bmp_token_ids(const TokenTablesView* t, uint32_t missing) except NULL:
+    # A new array (the caller frees it) of the id of every BMP character as
+    # a token on its own, missing where its UTF-8 is no token: for models
+    # that look characters up bare, where a table read is cheaper than a hash.
+    cdef uint32_t cp
+    cdef uint8_t utf8[4]
+    cdef int64_t found
+    cdef uint32_t* ids = <uint32_t*>malloc(0x10000 * sizeof(uint32_t))
+    if ids == NULL:
+        raise MemoryError()
+    for cp in range(0x10000):
+        found = find_token(t, utf8, utf8_put(utf8, cp))
+        ids[cp] = <uint32_t>found if found >= 0 else missing
+    return ids
 
 
 cdef inline uint64_t pair_value(const TokenTablesView* t, const uint8_t* piece,

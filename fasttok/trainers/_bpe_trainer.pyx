@@ -71,6 +71,7 @@ from fasttok.models._bpe cimport RankedHeap, heap_pop, heap_push
 from fasttok.pre_tokenizers._pretokenize cimport ScanFn, scanner_by_name
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._tables cimport hash_bytes
+from fasttok.shared._utf8 cimport utf8_get, utf8_put
 
 cdef uint64_t EMPTY_PAIR = 0xFFFFFFFFFFFFFFFFULL
 cdef uint64_t NO_COUNT = 0xFFFFFFFFFFFFFFFFULL  # heap key of count 0; key = NO_COUNT - count
@@ -344,25 +345,10 @@ cdef inline uint32_t _next_unit(const uint8_t* p, size_t n, size_t* k, bint char
     # came from a str); moves k past it.
     cdef size_t i = k[0]
     cdef uint32_t c = p[i]
-    cdef int more = 0
     if not chars or c < 0x80:
         k[0] = i + 1
         return c
-    if c >= 0xF0:
-        c &= 0x07
-        more = 3
-    elif c >= 0xE0:
-        c &= 0x0F
-        more = 2
-    else:
-        c &= 0x1F
-        more = 1
-    i += 1
-    while more and i < n:
-        c = (c << 6) | (p[i] & 0x3F)
-        i += 1
-        more -= 1
-    k[0] = i
+    k[0] = i + utf8_get(p + i, n - i, &c)
     return c
 
 
@@ -579,24 +565,8 @@ cdef class BpeCore:
         if not self.chars:
             buf[0] = <uint8_t>unit
             n = 1
-        elif unit < 0x80:
-            buf[0] = <uint8_t>unit
-            n = 1
-        elif unit < 0x800:
-            buf[0] = <uint8_t>(0xC0 | (unit >> 6))
-            buf[1] = <uint8_t>(0x80 | (unit & 0x3F))
-            n = 2
-        elif unit < 0x10000:
-            buf[0] = <uint8_t>(0xE0 | (unit >> 12))
-            buf[1] = <uint8_t>(0x80 | ((unit >> 6) & 0x3F))
-            buf[2] = <uint8_t>(0x80 | (unit & 0x3F))
-            n = 3
         else:
-            buf[0] = <uint8_t>(0xF0 | (unit >> 18))
-            buf[1] = <uint8_t>(0x80 | ((unit >> 12) & 0x3F))
-            buf[2] = <uint8_t>(0x80 | ((unit >> 6) & 0x3F))
-            buf[3] = <uint8_t>(0x80 | (unit & 0x3F))
-            n = 4
+            n = utf8_put(buf, unit)
         m = (self.prefix_len if kind & 1 else 0) + n + (self.suffix_len if kind & 2 else 0)
         s = <uint8_t*>malloc(m)
         if s == NULL:
