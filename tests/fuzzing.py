@@ -20,12 +20,14 @@ standard library, so the parent process makes the same bytes as the child.
 
 Each case must end in *loads, then encodes and decodes a fixed set of
 hostile strings without error* or in a ``VocabularyFileError`` from the
-load. The runner (:func:`run_cases`) starts worker processes (this file run
-as a script) that each take a batch of case ids, under an address-space
-limit; the parent kills a worker that spends longer than a timeout on one
-case and starts a new one for the rest of the batch, so a crash or a hang is
-pinned to its case. Per case the worker measures CPU time and the peak RSS
-growth (``VmHWM`` after resetting it through ``/proc/self/clear_refs``).
+load. The runner (:func:`run_cases`, shared with ``tests/attack.py``) starts
+worker processes (this file run as a script) that each take a batch of case
+ids, under an address-space limit; the parent kills a worker that spends too
+much CPU on one case, or sleeps in it without using any, counted from the
+moment the worker says it starts the case (see :class:`Limits`), and starts a
+new one for the rest of the batch, so a crash or a hang is pinned to its
+case. Per case the worker measures CPU time and the peak RSS growth
+(``VmHWM`` after resetting it through ``/proc/self/clear_refs``).
 
 Reproduce one case in-process (prints the traceback)::
 
@@ -55,7 +57,7 @@ import time
 import traceback
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import fuzzing_json
 
@@ -63,15 +65,8 @@ FORMATS = ("tiktoken", "gguf", "model", "tokenizer.json", "tekken")
 SUFFIX = {"tiktoken": ".tiktoken", "gguf": ".gguf", "model": ".model",
           "tokenizer.json": "-tokenizer.json", "tekken": "-tekken.json", "selftest": ".bin"}
 
-# The bounds every case must keep (see the module notes).
-CPU_SECONDS_PER_CASE = 1.0
-RSS_FACTOR = 20
-RSS_ALLOWANCE = 48 << 20
 # Address space a worker may add to what it holds after importing fasttok.
 ADDRESS_SPACE_HEADROOM = 1 << 30
-# Wall-clock time after which the parent kills a worker stuck on one case:
-# well above the CPU bound, so that a loaded machine does not cause a kill.
-HANG_SECONDS = 10.0
 
 # Texts every loaded vocabulary encodes (with and without special tokens,
 # with BOS/EOS) and decodes back.
@@ -931,8 +926,8 @@ TIKTOKEN_PATTERNS = (
 
 
 # The pseudo-format "selftest" misbehaves on purpose, to test the runner:
-# case id % 5 -> what its case does.
-SELFTEST_BEHAVIOURS = ("ok", "raise", "crash", "hang", "allocate")
+# case id % 6 -> what its case does ("hang" sleeps, "spin" burns CPU).
+SELFTEST_BEHAVIOURS = ("ok", "raise", "crash", "hang", "allocate", "spin")
 
 
 def make_case(fmt: str, case_id: int) -> Case:
@@ -1047,6 +1042,9 @@ def _misbehave(behaviour: str) -> tuple:
         os.kill(os.getpid(), 11)
     if behaviour == "hang":
         time.sleep(3600)
+    if behaviour == "spin":
+        while True:
+            pass
     if behaviour == "allocate":
         block = bytearray(200 << 20)
         block[::4096] = b"x" * len(block[::4096])  # touch every page
@@ -1078,31 +1076,23 @@ def _limit_address_space() -> None:
 
 
 def worker_main() -> None:
-    """Run case ids read from stdin (one JSON list), one JSON result a line on stdout."""
+    """Run the fuzz cases of the format ``sys.argv[2]`` (see :func:`serve`)."""
     import fasttok  # noqa: F401 - imported before the address-space limit is set
     import fasttok.formats._byte_bpe  # noqa: F401
     import fasttok.formats._sentencepiece  # noqa: F401
     import fasttok.formats.gguf  # noqa: F401
 
-    results = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)  # anything printed goes to stderr, not into the results
     fmt = sys.argv[2]
-    _limit_address_space()
-    ids = json.loads(sys.stdin.readline())
     folder = tempfile.mkdtemp(prefix="fasttok-fuzz-")
     path = os.path.join(folder, "case" + SUFFIX[fmt])
+
+    def run(case_id: int) -> dict:
+        case = make_case(fmt, case_id)
+        outcome, detail = run_one(case, path)
+        return {"outcome": outcome, "detail": detail, "size": len(case.data), "kinds": case.kinds}
+
     try:
-        for case_id in ids:
-            case = make_case(fmt, case_id)
-            measured = _reset_peak_rss()
-            before = _status_kib("VmRSS")
-            cpu = time.process_time()
-            outcome, detail = run_one(case, path)
-            cpu = time.process_time() - cpu
-            growth = (_status_kib("VmHWM") - before) * 1024 if measured else 0
-            results.write(json.dumps({"case": case_id, "outcome": outcome, "detail": detail,
-                                      "cpu": round(cpu, 4), "rss_growth": growth,
-                                      "size": len(case.data), "kinds": case.kinds}) + "\n")
+        serve(run)
     finally:
         if os.path.exists(path):
             os.unlink(path)
@@ -1110,7 +1100,78 @@ def worker_main() -> None:
 
 
 # ---------------------------------------------------------------------------
-# The runner (parent side)
+# The runner, shared with the attack suite (tests/attack.py). A worker
+# (:func:`serve`) and the parent (:func:`run_cases`) speak one JSON object a
+# line: ``{"start": id}`` when the worker begins a case, then its result. The
+# parent times a case from its start line, so the worker's start-up (an
+# interpreter and fasttok's imports, slow on a loaded machine) is never taken
+# for a hang, and it times CPU, not wall clock: a case on a machine shared
+# with other jobs gets less CPU per second but needs no more of it.
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """The bounds a case keeps, and when the parent gives up on its worker.
+
+    A case fails as ``slow`` past ``cpu_seconds`` of CPU and as ``rss`` when
+    its peak RSS grows past ``rss_factor`` times its input's size plus
+    ``rss_allowance``. The parent kills the worker (``timeout``) once it has
+    spent ``hang_seconds`` of CPU (all threads) on one case, or has slept for
+    ``stall_seconds`` without using any (a deadlock, a sleep). Without
+    ``/proc`` the parent falls back to ``hang_seconds`` of wall clock.
+
+    >>> Limits(cpu_seconds=5).hang_seconds
+    10.0
+    """
+
+    cpu_seconds: float = 1.0
+    rss_factor: int = 20
+    rss_allowance: int = 48 << 20
+    hang_seconds: float = 10.0
+    stall_seconds: float = 10.0
+
+
+# A worker's start-up, before its first case, has its own generous bound.
+STARTUP_LIMITS = Limits(hang_seconds=120.0, stall_seconds=120.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Suite:
+    """A family of numbered cases: how to start a worker for them, and how to show one.
+
+    ``worker`` is the command line after the interpreter; ``kinds(id)``
+    labels a case (failures are grouped by label) and ``show(id, folder)``
+    gives the lines that describe a failing case and rerun it (it may write
+    the case's input into ``folder``)."""
+
+    name: str
+    worker: tuple
+    kinds: Callable[[int], tuple]
+    show: Callable[[int, Path], list]
+    limits: Limits = Limits()
+
+
+def serve(run: Callable[[int], dict]) -> None:
+    """The worker loop: run the case ids of a JSON list on stdin, report on stdout.
+
+    ``run(id)`` returns the result's fields (``outcome``, ``detail``,
+    ``size``, ``kinds``); this adds the CPU time and the peak RSS growth
+    (``VmHWM`` after resetting it through ``/proc/self/clear_refs``). Call it
+    after the imports: it sets the address-space limit from what the
+    process holds then."""
+    results = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # anything printed goes to stderr, not into the results
+    _limit_address_space()
+    for case_id in json.loads(sys.stdin.readline()):
+        results.write(json.dumps({"start": case_id}) + "\n")
+        measured = _reset_peak_rss()
+        before = _status_kib("VmRSS")
+        cpu = time.process_time()
+        fields = run(case_id)
+        cpu = time.process_time() - cpu
+        growth = (_status_kib("VmHWM") - before) * 1024 if measured else 0
+        results.write(json.dumps(dict(fields, case=case_id, cpu=round(cpu, 4),
+                                      rss_growth=growth)) + "\n")
+
 
 @dataclasses.dataclass
 class Result:
@@ -1122,7 +1183,8 @@ class Result:
     cpu: float = 0.0
     rss_growth: int = 0
     size: int = 0
-    kinds: tuple = ()  # the mutations that made the case
+    kinds: tuple = ()  # the labels of the case (the mutations that made a fuzz case)
+    limits: Limits = Limits()
 
     @property
     def problems(self) -> list:
@@ -1130,18 +1192,18 @@ class Result:
         out = []
         if self.outcome not in ("ok", "file_error"):
             out.append(self.outcome)
-        if self.cpu > CPU_SECONDS_PER_CASE:
+        if self.cpu > self.limits.cpu_seconds:
             out.append("slow")
-        if self.rss_growth > RSS_FACTOR * self.size + RSS_ALLOWANCE:
+        if self.rss_growth > self.limits.rss_factor * self.size + self.limits.rss_allowance:
             out.append("rss")
         return out
 
 
 @dataclasses.dataclass
 class Report:
-    """The results of one run over many cases of one format."""
+    """The results of one run over many cases of one suite."""
 
-    fmt: str
+    suite: Suite
     results: list
 
     def counts(self) -> dict:
@@ -1151,12 +1213,12 @@ class Report:
         return [r for r in self.results if r.problems]
 
     def describe(self, limit: int = 8) -> str:
-        """A summary, by mutation kind, with the files of the first failures written out."""
+        """A summary by label, with the first failures shown (and their inputs written out)."""
         failures = self.failures()
-        lines = [f"{self.fmt}: {len(self.results)} cases, outcomes {self.counts()}, "
+        lines = [f"{self.suite.name}: {len(self.results)} cases, outcomes {self.counts()}, "
                  f"{len(failures)} failing"]
-        # Per mutation kind: how many of the cases it was in failed, and how;
-        # the kind behind a failure is the one whose cases fail most often.
+        # Per label: how many of the cases it was on failed, and how; the
+        # label behind a failure is the one whose cases fail most often.
         with_kind = collections.Counter(k for r in self.results for k in set(r.kinds))
         failed = collections.defaultdict(collections.Counter)
         for r in failures:
@@ -1167,43 +1229,83 @@ class Report:
             n = sum(1 for r in failures if kind in r.kinds)
             lines.append(f"  {kind}: {n} of its {with_kind[kind]} cases failed "
                          f"({', '.join(f'{p} {c}' for p, c in failed[kind].most_common())})")
-        folder = Path(tempfile.mkdtemp(prefix=f"fasttok-fuzz-{self.fmt}-"))
+        folder = Path(tempfile.mkdtemp(prefix=f"fasttok-{self.suite.name}-")) if failures else None
         for r in failures[:limit]:
-            case = make_case(self.fmt, r.case)
-            path = folder / f"case-{r.case}{SUFFIX[self.fmt]}"
-            path.write_bytes(case.data)
             detail = r.detail.strip().splitlines()[-1:] if r.detail else []
-            lines.append(f"- case {r.case} ({case.seed}; {', '.join(case.kinds)}): "
-                         f"{'+'.join(r.problems)} cpu={r.cpu:.2f}s rss+={r.rss_growth >> 20} MiB "
-                         f"size={r.size}: {' '.join(detail)[:300]}")
-            lines.append(f"    file {path}; rerun: python tests/fuzzing.py case {self.fmt} {r.case}")
+            show = self.suite.show(r.case, folder)
+            lines.append(f"- case {r.case} ({show[0]}): {'+'.join(r.problems)} cpu={r.cpu:.2f}s "
+                         f"rss+={r.rss_growth >> 20} MiB size={r.size}: {' '.join(detail)[:300]}")
+            lines.extend("    " + line for line in show[1:])
         return "\n".join(lines)
+
+
+def _cpu_and_state(pid: int) -> Optional[tuple]:
+    """``(CPU seconds of every thread, scheduler state letter)`` of a process, from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            # after the parenthesised command: state is field 3, utime and stime 14 and 15
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), fields[0].decode()
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class _CaseClock:
+    """How long a worker has been on its case, counted from its start line."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.restart(STARTUP_LIMITS)
+
+    def restart(self, limits: Limits) -> None:
+        self.limits = limits
+        self.wall = self.progress = time.monotonic()
+        stat = _cpu_and_state(self.pid)
+        self.cpu = self.last_cpu = stat[0] if stat else None
+
+    def hung(self) -> str:
+        """Why the case counts as hung, or ``""``."""
+        now = time.monotonic()
+        stat = _cpu_and_state(self.pid) if self.cpu is not None else None
+        if stat is None:
+            late = now - self.wall > self.limits.hang_seconds
+            return f"no result after {self.limits.hang_seconds} s" if late else ""
+        cpu, state = stat
+        if cpu - self.cpu > self.limits.hang_seconds:
+            return f"used more than {self.limits.hang_seconds} s of CPU on the case"
+        # A worker starved by a loaded machine is runnable ("R") or gets some
+        # CPU now and then; a sleeping one that gets none is stuck.
+        if cpu != self.last_cpu or state == "R":
+            self.last_cpu, self.progress = cpu, now
+        elif now - self.progress > self.limits.stall_seconds:
+            return f"asleep ({state}) without using CPU for {self.limits.stall_seconds} s"
+        return ""
 
 
 class _Worker:
     """One worker process and a line reader over its results pipe."""
 
-    def __init__(self, fmt: str, ids: list) -> None:
+    def __init__(self, command: tuple, ids: list) -> None:
         self.stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "worker", fmt],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.stderr)
+        self.proc = subprocess.Popen([sys.executable, *command], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.stderr)
+        self.clock = _CaseClock(self.proc.pid)
         self.proc.stdin.write((json.dumps(ids) + "\n").encode())
         self.proc.stdin.close()
         self.pending = b""
 
-    def next_line(self, timeout: float) -> Optional[bytes]:
-        """The next result line; ``b""`` at end of output, ``None`` on timeout."""
-        deadline = time.monotonic() + timeout
+    def next_line(self):
+        """The next line of output; ``b""`` at its end, a ``str`` saying why the case hangs."""
         fd = self.proc.stdout.fileno()
         while b"\n" not in self.pending:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                return None
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                return b""
-            self.pending += chunk
+            why = self.clock.hung()
+            if why:
+                return why
+            if select.select([fd], [], [], 0.1)[0]:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    return b""
+                self.pending += chunk
         line, self.pending = self.pending.split(b"\n", 1)
         return line
 
@@ -1221,36 +1323,40 @@ class _Worker:
         return tail
 
 
-def run_batch(fmt: str, ids: list, hang_seconds: float = HANG_SECONDS) -> list:
+def run_batch(suite: Suite, ids: list, limits: Limits) -> list:
     """Results for ``ids``, in order, restarting the worker after a crash or hang."""
     results: list = []
     todo = list(ids)
     while todo:
-        worker = _Worker(fmt, todo)
+        worker = _Worker(suite.worker, todo)
         done = 0
         try:
             while done < len(todo):
-                line = worker.next_line(hang_seconds)
+                line = worker.next_line()
                 if line:
-                    fields = json.loads(line)
-                    results.append(Result(**dict(fields, kinds=tuple(fields["kinds"]))))
-                    done += 1
-                    continue
+                    fields = json.loads(line) if isinstance(line, bytes) else {}
+                    if "start" in fields:
+                        worker.clock.restart(limits)
+                        continue
+                    if fields:
+                        results.append(Result(**dict(fields, kinds=tuple(fields["kinds"])),
+                                              limits=limits))
+                        done += 1
+                        continue
                 case = todo[done]
                 try:
-                    kinds = make_case(fmt, case).kinds
-                except Exception as exc:  # noqa: BLE001 - a bug of the fuzzer, shown as this case's
-                    kinds = (f"make_case raised {type(exc).__name__}",)
-                if line is None:
+                    kinds = suite.kinds(case)
+                except Exception as exc:  # noqa: BLE001 - a bug of the suite, shown as this case's
+                    kinds = (f"making the case raised {type(exc).__name__}",)
+                if line:
                     worker.stop()
-                    results.append(Result(case, "timeout", f"no result after {hang_seconds} s",
-                                          kinds=kinds))
+                    results.append(Result(case, "timeout", line, kinds=kinds, limits=limits))
                 else:
                     code = worker.proc.wait()
                     tail = worker.stop()
                     what = f"signal {-code}" if code < 0 else f"exit status {code}"
                     results.append(Result(case, "crash", f"worker died ({what}): {tail}",
-                                          kinds=kinds))
+                                          kinds=kinds, limits=limits))
                 done += 1
                 break
         finally:
@@ -1259,9 +1365,13 @@ def run_batch(fmt: str, ids: list, hang_seconds: float = HANG_SECONDS) -> list:
     return results
 
 
-def run_cases(fmt: str, ids, *, batch: int = 250, workers: int = 2,
-              hang_seconds: float = HANG_SECONDS) -> Report:
-    """Run the cases ``ids`` of ``fmt`` in ``workers`` parallel worker processes."""
+def run_cases(suite, ids, *, batch: int = 250, workers: int = 2,
+              limits: Optional[Limits] = None) -> Report:
+    """Run the cases ``ids`` of ``suite`` (a :class:`Suite`, or a fuzz format's
+    name) in ``workers`` parallel worker processes, under ``limits`` (the
+    suite's by default)."""
+    suite = fuzz_suite(suite) if isinstance(suite, str) else suite
+    limits = limits or suite.limits
     ids = list(ids)
     batches = [ids[i:i + batch] for i in range(0, len(ids), batch)]
     out: dict = {}
@@ -1273,7 +1383,7 @@ def run_cases(fmt: str, ids, *, batch: int = 250, workers: int = 2,
                 if not batches:
                     return
                 todo = batches.pop(0)
-            for r in run_batch(fmt, todo, hang_seconds):
+            for r in run_batch(suite, todo, limits):
                 out[r.case] = r
 
     threads = [threading.Thread(target=drain) for _ in range(max(1, workers))]
@@ -1281,7 +1391,26 @@ def run_cases(fmt: str, ids, *, batch: int = 250, workers: int = 2,
         t.start()
     for t in threads:
         t.join()
-    return Report(fmt, [out[i] for i in ids])
+    return Report(suite, [out[i] for i in ids])
+
+
+def _show_fuzz_case(fmt: str, case_id: int, folder: Path) -> list:
+    case = make_case(fmt, case_id)
+    path = folder / f"case-{case_id}{SUFFIX[fmt]}"
+    path.write_bytes(case.data)
+    return [f"{case.seed}; {', '.join(case.kinds)}",
+            f"file {path}; rerun: python tests/fuzzing.py case {fmt} {case_id}"]
+
+
+def fuzz_suite(fmt: str) -> Suite:
+    """The fuzz cases of one format as a :class:`Suite`.
+
+    >>> fuzz_suite("gguf").limits.cpu_seconds
+    1.0
+    """
+    return Suite(fmt, (os.path.abspath(__file__), "worker", fmt),
+                 lambda case_id: make_case(fmt, case_id).kinds,
+                 lambda case_id, folder: _show_fuzz_case(fmt, case_id, folder))
 
 
 def _main(argv: list) -> int:

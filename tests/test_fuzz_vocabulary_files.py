@@ -20,10 +20,13 @@ import os
 
 import pytest
 
-from fuzzing import FORMATS, HOSTILE_TEXTS, make_case, run_cases
+from fuzzing import FORMATS, HOSTILE_TEXTS, Limits, Suite, make_case, run_cases
 
 DEFAULT_CASES = int(os.environ.get("FASTTOK_FUZZ_CASES", "300"))
 SLOW_CASES = int(os.environ.get("FASTTOK_FUZZ_SLOW_CASES", "10000"))
+# Bounds for the runner's own tests: a spinning case is killed after 2 s of
+# CPU, a sleeping one after 2 s without any.
+QUICK_HANG = Limits(hang_seconds=2, stall_seconds=2)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -56,15 +59,28 @@ def test_hostile_texts_include_lone_surrogates_and_long_runs():
 
 
 def test_runner_pins_crash_hang_and_exception_to_their_cases():
-    # selftest cases: id % 5 -> ok, raise, crash, hang, allocate 200 MB
-    report = run_cases("selftest", range(10), batch=10, workers=1, hang_seconds=3)
+    # selftest cases: id % 6 -> ok, raise, crash, sleep forever, allocate 200 MB, spin forever
+    report = run_cases("selftest", range(6), batch=6, workers=1, limits=QUICK_HANG)
     outcomes = [r.outcome for r in report.results]
-    assert outcomes == ["ok", "exception", "crash", "timeout", "ok"] * 2
+    assert outcomes == ["ok", "exception", "crash", "timeout", "ok", "timeout"]
     assert "signal 11" in report.results[2].detail
+    assert "without using CPU" in report.results[3].detail
+    assert "of CPU" in report.results[5].detail
+
+
+def test_runner_times_a_case_from_its_start_not_from_the_worker_start_up():
+    # A start-up far longer than the hang bound (a loaded machine) is no hang.
+    slow_start = Suite("selftest", ("-c", "import time, sys; time.sleep(2); sys.path.insert(0, "
+                                    f"{os.path.dirname(__file__)!r}); import fuzzing; "
+                                    "sys.argv[1:] = ['worker', 'selftest']; fuzzing.worker_main()"),
+                       lambda case_id: (), lambda case_id, folder: [""])
+    report = run_cases(slow_start, [0, 1], workers=1,
+                       limits=Limits(hang_seconds=1, stall_seconds=1))
+    assert [r.outcome for r in report.results] == ["ok", "exception"]
 
 
 def test_runner_measures_peak_rss_per_case():
-    report = run_cases("selftest", [0, 4, 5], batch=3, workers=1)
+    report = run_cases("selftest", [0, 4, 6], batch=3, workers=1)
     growth = [r.rss_growth >> 20 for r in report.results]
     assert growth[1] >= 190 and growth[0] < 50 and growth[2] < 50
     assert [r.problems for r in report.results] == [[], ["rss"], []]
