@@ -4,12 +4,15 @@
 RobertaProcessing (``sep``, ``cls``, ``trim_offsets``, ``add_prefix_space``),
 BertProcessing (``sep``, ``cls``), ByteLevel (``add_prefix_space``,
 ``trim_offsets``, optional ``use_regex``), TemplateProcessing (``single``,
-``pair``, ``special_tokens``) and Sequence (``processors``) whose fields are
-all there wins, whatever ``type`` says (a RobertaProcessing without
-``trim_offsets`` is read as BertProcessing). fasttok resolves the same way but
-asks for a known ``type``, and rejects at load what ``tokenizers`` would only
-fail on later: a template naming a special token it does not define, a
-special token with more ids than token strings.
+``pair``, ``special_tokens``) and Sequence (``processors``) that reads the
+object wins. The first two and TemplateProcessing go by their fields whatever
+``type`` says (a RobertaProcessing without ``trim_offsets`` is read as
+BertProcessing); ByteLevel and Sequence also need their own ``type``, so a
+TemplateProcessing that carries ByteLevel's flags (Cohere's Command-R files)
+is still a template. fasttok resolves the same way but asks for a known
+``type``, and rejects at load what ``tokenizers`` would only fail on later: a
+template naming a special token it does not define, a special token with more
+ids than token strings.
 
 >>> fail = lambda where, problem: ValueError(f"{where}: {problem}")
 >>> p = post_processor_from_json({"type": "BertProcessing", "sep": ["[SEP]", 102],
@@ -34,6 +37,8 @@ from fasttok.post_processors.truncation import TruncationParams
 __all__ = ["post_processor_from_json", "truncation_from_json", "padding_from_json"]
 
 _TYPES = ("RobertaProcessing", "BertProcessing", "ByteLevel", "TemplateProcessing", "Sequence")
+# the variants tokenizers reads only under their own "type" (impl_serde_type)
+_TAGGED = frozenset({"ByteLevel", "Sequence"})
 _STRATEGIES = {"LongestFirst": "longest_first", "OnlyFirst": "only_first",
                "OnlySecond": "only_second"}
 _DIRECTIONS = {"Left": "left", "Right": "right"}
@@ -192,6 +197,8 @@ def post_processor_from_json(spec: dict | None, where: str, fail):
                                     f"known: {', '.join(_TYPES)}")
     first = None
     for name in _TYPES:
+        if name in _TAGGED and name != kind:
+            continue
         try:
             return _READERS[name](spec, where, fail)
         except _Mismatch as mismatch:
