@@ -329,7 +329,9 @@ def _byte_level_record(doc: Any, source: str, name: Optional[str],
         raise r.other_shape()  # tokenizers keeps both strings; the pipeline does too
     # An added token's id in the vocabulary too (GPT-4o's <|endoftext|>) is
     # always matched as the added token first, so the entry is left out.
+    left_out: frozenset = frozenset()
     if not added_ids.isdisjoint(ids):
+        left_out = frozenset(t for t, i in zip(texts, ids) if i in added_ids)
         kept = [k for k, i in enumerate(ids) if i not in added_ids]
         texts, ids = [texts[k] for k in kept], [ids[k] for k in kept]
     # an entry outside the byte-level alphabet can never be produced, but
@@ -346,6 +348,8 @@ def _byte_level_record(doc: Any, source: str, name: Optional[str],
         raise r.other_shape()
     merges_in = r.get(model, "merges", "$.model", list)
     merges = byte_level_merges(merges_in, tables, tokens)
+    if isinstance(merges, int) and left_out:
+        merges = _merges_without(r, merges_in, left_out, normalizer, tables, tokens)
     if isinstance(merges, int):
         raise _merge_error(r, merges, merges_in[merges], vocab, set(raws))
 
@@ -363,6 +367,47 @@ def _byte_level_record(doc: Any, source: str, name: Optional[str],
         ).validate()
     except VocabularyError as exc:
         raise VocabularyFileError(source, str(exc)) from None
+
+
+def _merge_parts(merge: Any) -> Optional[tuple]:
+    # the two parts of a well-formed merge, else None (its error comes later)
+    parts = merge.split(" ") if isinstance(merge, str) else merge
+    if isinstance(parts, list) and len(parts) == 2 and all(isinstance(p, str) for p in parts):
+        return parts[0], parts[1], parts[0] + parts[1]
+    return None
+
+
+# NFC gives an ASCII character only for itself or for one of these three
+# singletons (U+212A, U+037E, U+1FEF): every composition ends non-ASCII
+_NFC_MADE_ASCII = frozenset(b"K;`")
+
+
+def _merges_without(r: _Reader, merges_in: list, left_out: frozenset, normalizer: Optional[str],
+                    tables: TokenTables, tokens: tuple) -> Any:
+    """``byte_level_merges`` of the merges that neither use nor make an entry
+    left out for an added token (MiniCPM-V 4.5 merges ``<unk`` and ``>`` into
+    its ``<unk>``): the text of such an entry is always matched as the added
+    token before the model sees it, so tokenizers never applies them, and
+    leaving them out keeps the order of the rest. The index of a bad merge
+    is its index in ``merges_in``."""
+    keep = []
+    reached = set()
+    for i, merge in enumerate(merges_in):
+        parts = _merge_parts(merge)
+        touched = [] if parts is None else [p for p in parts if p in left_out]
+        if touched:
+            reached.update(touched)
+        else:
+            keep.append(i)
+    if normalizer is not None:
+        # unless NFC can make the entry's text from text without it, which
+        # tokenizers' model would then merge: the pipeline serves that file
+        for text in reached:
+            raw = decode_byte_level(text)
+            if not raw.isascii() or not _NFC_MADE_ASCII.isdisjoint(raw):
+                raise r.other_shape()
+    merges = byte_level_merges([merges_in[i] for i in keep], tables, tokens)
+    return keep[merges] if isinstance(merges, int) else merges
 
 
 def _all_ids(ids: list, top: Optional[int]) -> bool:
