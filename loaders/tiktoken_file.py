@@ -63,7 +63,8 @@ def load_tiktoken_ranks(source: Source, expected_sha256: Optional[str] = None) -
 
     Every malformed line raises :class:`~fasttok.errors.VocabularyFileError`
     naming the file and the line: a missing or non-numeric rank, invalid
-    base64, a repeated token or rank, an empty token.
+    base64, a repeated token or rank. A token of padding alone (``=``) is
+    the empty token, as tiktoken reads it (Whisper's files rank it).
 
     >>> load_tiktoken_ranks(b"IQ== 0\\nIQ== 1\\n")
     Traceback (most recent call last):
@@ -80,14 +81,15 @@ _PADDING_INSIDE = re.compile(rb"=[^=\s]")
 
 def _parse_bulk(data: bytes) -> "dict | None":
     # A file that is well formed as a whole (only base64 and layout bytes,
-    # padding only at the end of a token, one space and two fields a line,
+    # padding only at the end of a token, so a token of padding alone is the
+    # empty one, one space and two fields a line,
     # ranks that int() reads, as tiktoken reads them) is parsed with C-level
     # bulk operations, several times
     # faster than line by line. Anything else returns None and goes through
     # the line parser, which finds and names the first bad line.
     if data.translate(None, _BASE64_AND_LAYOUT) or _PADDING_INSIDE.search(data):
         return None
-    if data.startswith(b"=") or b" =" in data or b"\n=" in data:
+    if b" =" in data:
         return None
     fields = data.split()
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
@@ -99,7 +101,7 @@ def _parse_bulk(data: bytes) -> "dict | None":
     except (binascii.Error, ValueError):
         return None
     ranks = dict(zip(tokens, numbers))
-    if (len(ranks) != len(tokens) or b"" in ranks or len(set(numbers)) != len(numbers)
+    if (len(ranks) != len(tokens) or len(set(numbers)) != len(numbers)
             or min(numbers) < 0 or max(numbers) > MAX_ID):
         return None
     return ranks
@@ -142,12 +144,12 @@ def _parse_lines(data: bytes, name: str) -> dict:
             raise VocabularyFileError(name, f"rank {rank_text[:20]!r} is not a non-negative integer",
                                       line=number)
         try:
-            token = a2b(encoded, strict_mode=True)
+            # padding alone is the empty token (Whisper's "= 50256"), which
+            # tiktoken reads as b"" and ranks like any other
+            token = b"" if not encoded.strip(b"=") else a2b(encoded, strict_mode=True)
         except (binascii.Error, ValueError) as exc:
             raise VocabularyFileError(name, f"invalid base64 token {encoded[:40]!r}: {exc}",
                                       line=number) from None
-        if not token:
-            raise VocabularyFileError(name, "empty token", line=number)
         rank = _rank_value(rank_text)
         if rank is None:
             raise VocabularyFileError(

@@ -9,16 +9,21 @@ one, against the reference library:
 * MiniCPM-V 4.5 ``tokenizer.json``: a byte-level merge whose result is an
   added token's vocabulary entry (``<unk`` + ``>``) loads, and the drop-in
   gives tokenizers' ids.
+* Whisper's ``multilingual.tiktoken``: the line ``= 50256`` (padding alone,
+  the empty token) is read as tiktoken reads it, ``b"" -> 50256``.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
 
+import fasttok
 import fasttok.hf
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
+from fasttok.loaders.tiktoken_file import load_tiktoken_ranks
 from fasttok.shared._bytemap import bytes_to_unicode
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -138,3 +143,48 @@ def test_merge_making_an_entry_nfc_can_spell_is_left_to_the_pipeline():
     kat = doc["model"]["vocab"]["Kat"]
     assert theirs.encode("\u212aat").ids == [kat]
     assert ours.encode("\u212aat").ids == [kat]
+
+
+# -------------------------------------------------- Whisper multilingual.tiktoken
+
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+
+def _whisper_file(tmp_path, padding: bytes = b"=", blank_line: bool = False):
+    # the 256 bytes, one merge, then the empty token ranked as Whisper ranks it
+    lines = [base64.b64encode(bytes([b])) + b" %d" % b for b in range(256)]
+    lines += [base64.b64encode(b"hi") + b" 256", padding + b" 257"]
+    if blank_line:  # not the bulk layout: the line-by-line reader
+        lines.insert(3, b"")
+    path = tmp_path / "multilingual.tiktoken"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+@pytest.mark.parametrize("padding", [b"=", b"=="])
+@pytest.mark.parametrize("blank_line", [False, True], ids=["bulk", "by line"])
+def test_padding_alone_is_the_empty_token_as_tiktoken_reads_it(tmp_path, padding, blank_line):
+    load = pytest.importorskip("tiktoken.load")
+    path = _whisper_file(tmp_path, padding, blank_line)
+    ranks = load_tiktoken_ranks(path)
+    assert ranks[b""] == 257
+    assert ranks == load.load_tiktoken_bpe(str(path))
+
+
+def test_empty_token_ranked_twice_is_refused_naming_the_line():
+    with pytest.raises(fasttok.errors.VocabularyFileError, match="line 3: token b'' already has rank 1"):
+        load_tiktoken_ranks(b"IQ== 0\n= 1\n== 2\n")
+
+
+def test_a_file_ranking_the_empty_token_encodes_and_decodes_as_tiktoken(tmp_path):
+    tiktoken = pytest.importorskip("tiktoken")
+    path = _whisper_file(tmp_path)
+    specials = {"<|endoftext|>": 258}
+    theirs = tiktoken.Encoding("w", pat_str=GPT2_PATTERN, special_tokens=specials,
+                               mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)))
+    ours = fasttok.load(path, pat_str=GPT2_PATTERN, special_tokens=specials)
+    assert ours.n_vocab == theirs.n_vocab == 259
+    assert ours.encode_single_token(b"") == theirs.encode_single_token(b"") == 257
+    assert ours.decode([104, 257, 105]) == theirs.decode([104, 257, 105]) == "hi"
+    for text in ["hi", "hi there", "", "<|endoftext|>hi"]:
+        assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
