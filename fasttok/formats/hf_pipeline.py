@@ -97,13 +97,20 @@ class HFPipeline:
         self._model_factory = model_factory
         self.post_processor = post_processor
         self.decoder = decoder
-        self.added = added
         self.truncation = truncation
         self.padding = padding
-        self.added_ids = frozenset(t.id for t in added.tokens)
         self._start_matters = _looks_at_the_start(pre_tokenizer)
+        self.set_added(added)
+
+    def set_added(self, added: AddedTokens) -> None:
+        """Match ``added`` from now on (``add_tokens`` of the drop-in)."""
+        self.added = added
+        self.added_ids = frozenset(t.id for t in added.tokens)
         # whether a second added-token pass runs on the normalized text
         self._normalized_pass = any(t.normalized for t in added.tokens)
+        # the fused paths were chosen knowing whether that pass runs
+        self.__dict__.pop("_stretch_ids", None)
+        self.__dict__.pop("_parts_ids", None)
 
     @property
     def model(self) -> Any:
@@ -188,38 +195,58 @@ class HFPipeline:
         post-processing (what :meth:`encode_ids` with nothing allowed gives ids for)."""
         return self._encode_one(text, 0, None, frozenset()).tokens
 
-    def _encode_sequence(self, sequence: Any, type_id: int, is_pretokenized: bool) -> Encoding:
+    def _encode_ids_only(self, text: str, type_id: int, allowed: Optional[frozenset]) -> Encoding:
+        # tokenizers' OffsetType::None: no token strings, offsets or words
+        ids = self.encode_ids(text, allowed)
+        n = len(ids)
+        return Encoding(ids, [""] * n, [(0, 0)] * n, [None] * n, type_ids=[type_id] * n)
+
+    def _encode_sequence(self, sequence: Any, type_id: int, is_pretokenized: bool,
+                         allowed: Optional[frozenset], offsets: bool) -> Encoding:
+        if not offsets:
+            if not is_pretokenized:
+                return self._encode_ids_only(sequence, type_id, allowed)
+            if isinstance(sequence, str):
+                raise TypeError("a pre-tokenized sequence is a list of strings, not a str")
+            return Encoding.merge([self._encode_ids_only(w, type_id, allowed) for w in sequence],
+                                  False)
         if not is_pretokenized:
-            return self._encode_one(sequence, type_id, None)
+            return self._encode_one(sequence, type_id, None, allowed)
         if isinstance(sequence, str):
             raise TypeError("a pre-tokenized sequence is a list of strings, not a str")
-        return Encoding.merge([self._encode_one(w, type_id, i) for i, w in enumerate(sequence)],
-                              False)
+        return Encoding.merge([self._encode_one(w, type_id, i, allowed)
+                               for i, w in enumerate(sequence)], False)
 
     def encode(self, sequence: Any, pair: Any = None, *, is_pretokenized: bool = False,
-               add_special_tokens: bool = True) -> Encoding:
-        """``tokenizers``' ``encode``: one sequence or a pair, post-processed."""
+               add_special_tokens: bool = True, allowed: Optional[frozenset] = None,
+               offsets: bool = True) -> Encoding:
+        """``tokenizers``' ``encode``: one sequence or a pair, post-processed.
+        ``allowed``: the added token ids matched (``None``: all); without
+        ``offsets``, tokenizers' ``encode_fast``: the ids through the
+        ids-only path, token strings empty, offsets ``(0, 0)``, words ``None``."""
         if pair is None and isinstance(sequence, tuple) and len(sequence) == 2 \
                 and not is_pretokenized:
             sequence, pair = sequence
-        first = self._encode_sequence(sequence, 0, is_pretokenized)
-        second = None if pair is None else self._encode_sequence(pair, 1, is_pretokenized)
+        first = self._encode_sequence(sequence, 0, is_pretokenized, allowed, offsets)
+        second = None if pair is None else self._encode_sequence(pair, 1, is_pretokenized,
+                                                                 allowed, offsets)
         return self.post_process(first, second, add_special_tokens)
 
     def encode_batch(self, inputs: list, *, is_pretokenized: bool = False,
-                     add_special_tokens: bool = True) -> list:
+                     add_special_tokens: bool = True, allowed: Optional[frozenset] = None,
+                     offsets: bool = True) -> list:
         """:meth:`encode` of each input, then padded together."""
         out = []
+        options = {"add_special_tokens": add_special_tokens, "allowed": allowed,
+                   "offsets": offsets}
         for item in inputs:
             if isinstance(item, (tuple, list)) and not is_pretokenized and len(item) == 2:
-                out.append(self.encode(item[0], item[1], add_special_tokens=add_special_tokens))
+                out.append(self.encode(item[0], item[1], **options))
             elif isinstance(item, tuple) and is_pretokenized and len(item) == 2 \
                     and not isinstance(item[0], str):
-                out.append(self.encode(item[0], item[1], is_pretokenized=True,
-                                       add_special_tokens=add_special_tokens))
+                out.append(self.encode(item[0], item[1], is_pretokenized=True, **options))
             else:
-                out.append(self.encode(item, is_pretokenized=is_pretokenized,
-                                       add_special_tokens=add_special_tokens))
+                out.append(self.encode(item, is_pretokenized=is_pretokenized, **options))
         if self.padding is not None:
             pad_encodings(out, self.padding)
         return out
@@ -373,11 +400,13 @@ class HFPipeline:
 
 
 def pipeline_from_document(vocab: Vocabulary, *, lazy_model: bool = False,
-                           model_document: Optional[Callable[[], dict]] = None) -> HFPipeline:
+                           model_document: Optional[Callable[[], dict]] = None,
+                           never: frozenset = frozenset()) -> HFPipeline:
     """The pipeline of a ``tokenizer.json`` record (``metadata["document"]``),
     every part checked by its stage's factory; with ``lazy_model`` the model
     is built (and checked) on first use, from ``model_document()`` when given
-    (else the document's ``model``)."""
+    (else the document's ``model``); ``never``: ids the model never gives
+    for text (:func:`~fasttok.models.hf_json.model_from_json`)."""
     doc = vocab.metadata["document"]
     fail = JsonPathError(vocab.source or vocab.name)
     version = doc.get("version", "1.0")
@@ -385,10 +414,10 @@ def pipeline_from_document(vocab: Vocabulary, *, lazy_model: bool = False,
         raise fail("$.version", f"unknown tokenizer version {version!r} (tokenizers reads 1.0)")
     normalizer = normalizer_from_json(doc.get("normalizer"), "$.normalizer", fail)
     if model_document is None:
-        build_model = functools.partial(model_from_json, doc.get("model"), "$.model", fail)
+        build_model = functools.partial(model_from_json, doc.get("model"), "$.model", fail, never)
     else:
         def build_model() -> Any:
-            return model_from_json(model_document(), "$.model", fail)
+            return model_from_json(model_document(), "$.model", fail, never)
     normalize = None if normalizer is None else normalizer.normalize_str
     return HFPipeline(
         normalizer=normalizer,

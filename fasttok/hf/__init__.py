@@ -7,10 +7,27 @@ into the input, through normalization), ``type_ids``, ``attention_mask``,
 ``special_tokens_mask``, ``word_ids``, ``sequence_ids`` and ``overflowing``;
 pairs, pre-tokenized input, truncation and padding (read from the file, or
 set with :meth:`Tokenizer.enable_truncation` / :meth:`Tokenizer.enable_padding`),
-batches, ``decode`` with ``skip_special_tokens``. Training and editing the
-pipeline are not part of it; for ids alone, ``fasttok.load(path)`` gives the
-tiktoken-style :class:`fasttok.Encoding` of the same file, which runs the
-fused compiled path.
+batches (``encode_batch_fast``: without offsets), ``decode`` with
+``skip_special_tokens``, :class:`DecodeStream`; ``add_tokens`` /
+``add_special_tokens`` (str or :class:`AddedToken`), ``encode_special_tokens``;
+``to_str`` / ``save`` (a document ``tokenizers`` loads to the same
+tokenizer), pickling and ``copy.deepcopy`` (through that document, as
+``tokenizers`` does, so ``datasets.map(num_proc=...)`` and process pools
+work); the stages read-only (``normalizer.normalize_str``,
+``pre_tokenizer.pre_tokenize_str``, ``model.token_to_id``,
+``post_processor.num_special_tokens_to_add``, ``decoder.decode``).
+Arguments are checked as the Rust binding checks them, with its exception
+types (:mod:`fasttok.hf.arguments`).
+
+Sampling is what the file says: a BPE model with ``dropout`` drops merges
+on every encode, as ``tokenizers`` does (fasttok's draws are its own, so
+the segmentations agree in distribution, not draw for draw). A Unigram
+model has no sampling in ``tokenizers`` (its ``tokenizer.json`` has no
+``alpha`` or ``nbest_size``), so none here either; ``fasttok.load(path)``
+gives sampling for both (``encode(text, sample=True)``). Training and
+editing the pipeline are not part of the drop-in; for ids alone,
+``fasttok.load(path)`` gives the tiktoken-style :class:`fasttok.Encoding` of
+the same file, which runs the fused compiled path.
 
 >>> import json
 >>> from fasttok.shared._bytemap import bytes_to_unicode
@@ -31,15 +48,27 @@ fused compiled path.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Optional
 
+from fasttok.errors import FasttokError
 from fasttok.formats.hf import HFPipeline, pipeline_from_document
+from fasttok.hf.added_token import AddedToken
+from fasttok.hf.added_vocabulary import AddedVocabulary
+from fasttok.hf.arguments import as_bool, as_direction, as_str, as_u32, as_usize
+from fasttok.hf.components import Decoder, Model, Normalizer, PostProcessor, PreTokenizer
+from fasttok.hf.decode_stream import DecodeStream
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
 from fasttok.post_processors.encoding import Encoding
+from fasttok.post_processors.truncation import STRATEGIES
+from fasttok.shared.atomic_write import write_atomically
 from fasttok.shared.gc_pause import gc_paused
 
-__all__ = ["Tokenizer", "Encoding"]
+__all__ = ["Tokenizer", "Encoding", "AddedToken", "DecodeStream"]
+
+# tokenizer.json's top-level keys in the order tokenizers writes them
+_STAGES = ("normalizer", "pre_tokenizer", "post_processor", "decoder", "model")
 
 
 def _refuse_surrogates(value: Any) -> None:
@@ -55,6 +84,33 @@ def _refuse_surrogates(value: Any) -> None:
             _refuse_surrogates(item)
 
 
+def _ids(ids: Any) -> list:
+    # a Vec<u32> as the binding reads it: any sequence of integers but a str
+    if isinstance(ids, str):
+        raise TypeError("Can't extract `str` to `Vec`")
+    if not hasattr(ids, "__len__"):
+        raise TypeError(f"'{type(ids).__name__}' object is not an instance of 'Sequence'")
+    return [as_u32(i) for i in ids]
+
+
+def _token_list(tokens: Any, special: bool) -> list:
+    # add_tokens' argument: a list of str or AddedToken; each taken as it is
+    # now (a later change to the caller's AddedToken changes nothing here)
+    if not isinstance(tokens, list):
+        raise TypeError(f"'{type(tokens).__name__}' object is not an instance of 'list'")
+    out = []
+    for token in tokens:
+        if isinstance(token, str):
+            out.append(AddedToken(token, special=special))
+        elif isinstance(token, AddedToken):
+            if special:
+                token.special = True  # tokenizers marks the caller's token too
+            out.append(AddedToken(**token.__getstate__()))
+        else:
+            raise TypeError("Input must be a List[Union[str, AddedToken]]")
+    return out
+
+
 class Tokenizer:
     """``tokenizers.Tokenizer``'s inference API over one ``tokenizer.json``.
 
@@ -63,8 +119,16 @@ class Tokenizer:
     [0]
     """
 
-    def __init__(self, pipeline: HFPipeline) -> None:
+    def __init__(self, pipeline: HFPipeline, document: Any) -> None:
+        # document: the JSON text read, for to_str (its stages as they were
+        # written, with the added tokens, truncation and padding of now)
         self._pipeline = pipeline
+        self._document = document
+        self._added = AddedVocabulary([
+            (t.id, AddedToken(t.content, single_word=t.single_word, lstrip=t.lstrip,
+                              rstrip=t.rstrip, normalized=t.normalized, special=t.special))
+            for t in pipeline.added.tokens])
+        self._allowed: Optional[frozenset] = None
 
     @classmethod
     def from_file(cls, path: Any) -> "Tokenizer":
@@ -88,9 +152,95 @@ class Tokenizer:
     def _read(cls, document: Any, source: str) -> "Tokenizer":
         # the collector paused while the file's objects are made: they all live on
         with gc_paused():
-            return cls(pipeline_from_document(tokenizer_json_record(document, source)))
+            return cls(pipeline_from_document(tokenizer_json_record(document, source)), document)
+
+    # ------------------------------------------------------------ saving and pickling
+    def to_str(self, pretty: bool = False) -> str:
+        """The tokenizer as a ``tokenizer.json`` document, which ``tokenizers``
+        (and :meth:`from_str`) load to the same tokenizer: the file's stages,
+        with the added tokens, truncation and padding set since.
+
+        >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, '
+        ...                          '"unk_token": "a"}}')
+        >>> tok.add_special_tokens(["<s>"])
+        1
+        >>> json.loads(tok.to_str())["added_tokens"][0]["content"]
+        '<s>'
+        """
+        doc = json.loads(self._document)
+        pipeline = self._pipeline
+        out = {"version": doc.get("version", "1.0"),
+               "truncation": None if pipeline.truncation is None else pipeline.truncation.as_json(),
+               "padding": None if pipeline.padding is None else pipeline.padding.as_json(),
+               "added_tokens": self._added.as_json()}
+        for stage in _STAGES:
+            out[stage] = doc.get(stage)
+        if pretty:
+            return json.dumps(out, ensure_ascii=False, indent=2)
+        return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+
+    def save(self, path: Any, pretty: bool = True) -> None:
+        """Write :meth:`to_str` to ``path``, all at once: a crash or a full
+        disk leaves the old file or the new one, never a part."""
+        write_atomically(path, self.to_str(pretty).encode("utf-8"))
+
+    def __getstate__(self) -> bytes:
+        # what tokenizers pickles: the document (encode_special_tokens is not in it)
+        return self.to_str().encode("utf-8")
+
+    def __setstate__(self, state: bytes) -> None:
+        self.__dict__.update(Tokenizer._read(state, "<pickle>").__dict__)
+
+    # ------------------------------------------------------------ the stages
+    @property
+    def normalizer(self) -> Optional[Normalizer]:
+        """The normalizer (``normalize_str``), or ``None``."""
+        stage = self._pipeline.normalizer
+        return None if stage is None else Normalizer(stage)
+
+    @property
+    def pre_tokenizer(self) -> Optional[PreTokenizer]:
+        """The pre-tokenizer (``pre_tokenize_str``), or ``None``."""
+        stage = self._pipeline.pre_tokenizer
+        return None if stage is None else PreTokenizer(stage)
+
+    @property
+    def model(self) -> Model:
+        """The model (``token_to_id``, ``id_to_token``)."""
+        return Model(self._pipeline.model)
+
+    @property
+    def post_processor(self) -> Optional[PostProcessor]:
+        """The post-processor (``num_special_tokens_to_add``), or ``None``."""
+        stage = self._pipeline.post_processor
+        return None if stage is None else PostProcessor(stage)
+
+    @property
+    def decoder(self) -> Optional[Decoder]:
+        """The decoder (``decode`` of token strings), or ``None``."""
+        stage = self._pipeline.decoder
+        return None if stage is None else Decoder(stage)
 
     # ------------------------------------------------------------ encoding
+    @property
+    def encode_special_tokens(self) -> bool:
+        """Whether special added tokens are read as plain text (``False``: each
+        is found and given its id, the default).
+
+        >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0, "<": 1},'
+        ...     ' "unk_token": "a"}, "added_tokens": [{"id": 2, "content": "<<", "special": true,'
+        ...     ' "single_word": false, "lstrip": false, "rstrip": false, "normalized": false}]}')
+        >>> tok.encode_special_tokens = True
+        >>> tok.encode("<<").ids
+        [0]
+        """
+        return self._allowed is not None
+
+    @encode_special_tokens.setter
+    def encode_special_tokens(self, value: bool) -> None:
+        self._allowed = None if not as_bool(value) else frozenset(
+            t.id for t in self._pipeline.added.tokens if not t.special)
+
     def encode(self, sequence: Any, pair: Any = None, is_pretokenized: bool = False,
                add_special_tokens: bool = True) -> Encoding:
         """One sequence (or a pair) as an :class:`Encoding`.
@@ -105,19 +255,37 @@ class Tokenizer:
         _refuse_surrogates(sequence)
         _refuse_surrogates(pair)
         return self._pipeline.encode(sequence, pair, is_pretokenized=is_pretokenized,
-                                     add_special_tokens=add_special_tokens)
+                                     add_special_tokens=add_special_tokens,
+                                     allowed=self._allowed)
 
     def encode_batch(self, input: Any, is_pretokenized: bool = False,
                      add_special_tokens: bool = True) -> list:
         """Each input (a sequence, or a ``(sequence, pair)`` tuple) encoded, then
         padded together as the padding settings say."""
+        return self._batch(input, is_pretokenized, add_special_tokens, True)
+
+    def encode_batch_fast(self, input: Any, is_pretokenized: bool = False,
+                          add_special_tokens: bool = True) -> list:
+        """:meth:`encode_batch` without offsets, through the ids-only path: as in
+        ``tokenizers``, token strings are empty (but the post-processor's and
+        padding's), offsets ``(0, 0)`` and word ids ``None``.
+
+        >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, '
+        ...                          '"unk_token": "a"}}')
+        >>> e = tok.encode_batch_fast(["a"])[0]
+        >>> e.ids, e.tokens, e.offsets
+        ([0], [''], [(0, 0)])
+        """
+        return self._batch(input, is_pretokenized, add_special_tokens, False)
+
+    def _batch(self, input: Any, is_pretokenized: bool, add_special_tokens: bool,
+               offsets: bool) -> list:
         inputs = list(input)
         for item in inputs:
             _refuse_surrogates(item)
         return self._pipeline.encode_batch(inputs, is_pretokenized=is_pretokenized,
-                                           add_special_tokens=add_special_tokens)
-
-    encode_batch_fast = encode_batch
+                                           add_special_tokens=add_special_tokens,
+                                           allowed=self._allowed, offsets=offsets)
 
     def post_process(self, encoding: Encoding, pair: Optional[Encoding] = None,
                      add_special_tokens: bool = True) -> Encoding:
@@ -130,12 +298,20 @@ class Tokenizer:
 
     # ------------------------------------------------------------ decoding
     def decode(self, ids: Any, skip_special_tokens: bool = True) -> str:
-        """The text of ``ids`` through the file's decoder."""
-        return self._pipeline.decode(list(ids), skip_special_tokens)
+        """The text of ``ids`` (any sequence of integers: a list, a numpy
+        array) through the file's decoder; ids no token has are left out.
+
+        >>> Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, '
+        ...                    '"unk_token": "a"}}').decode([0, -1])
+        Traceback (most recent call last):
+        OverflowError: number too small to fit in target type
+        """
+        return self._pipeline.decode(_ids(ids), as_bool(skip_special_tokens))
 
     def decode_batch(self, sequences: Any, skip_special_tokens: bool = True) -> list:
         """:meth:`decode` of each sequence of ids."""
-        return [self._pipeline.decode(list(ids), skip_special_tokens) for ids in sequences]
+        skip = as_bool(skip_special_tokens)
+        return [self._pipeline.decode(_ids(ids), skip) for ids in sequences]
 
     # ------------------------------------------------------------ vocabulary
     def token_to_id(self, token: str) -> Optional[int]:
@@ -155,14 +331,56 @@ class Tokenizer:
         return self._pipeline.get_vocab_size(with_added_tokens)
 
     def get_added_tokens_decoder(self) -> dict:
-        """Id -> added token, as ``tokenizers`` lists them."""
-        return {t.id: t for t in self._pipeline.added.tokens}
+        """Id -> :class:`AddedToken` (copies: changing one changes nothing here)."""
+        return {i: AddedToken(**t.__getstate__()) for i, t in self._added.by_id.items()}
+
+    def add_tokens(self, tokens: list) -> int:
+        """Add tokens (``str``: a plain token, matched in the normalized text;
+        or :class:`AddedToken`); how many were added or changed, as
+        ``tokenizers`` counts (a content the vocabulary holds keeps its id).
+
+        >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, '
+        ...                          '"unk_token": "a"}}')
+        >>> tok.add_tokens(["a", "bc"]), tok.encode("abc").ids
+        (2, [0, 1])
+        """
+        return self._add(_token_list(tokens, False))
+
+    def add_special_tokens(self, tokens: list) -> int:
+        """:meth:`add_tokens` with every token made special (skipped by
+        ``decode(skip_special_tokens=True)``, matched in the raw text unless
+        an :class:`AddedToken` says ``normalized=True``)."""
+        return self._add(_token_list(tokens, True))
+
+    def _add(self, tokens: list) -> int:
+        pipeline = self._pipeline
+        model = pipeline.model
+        count = self._added.add(tokens, model.token_to_id, model_size=model.get_vocab_size())
+        normalize = None if pipeline.normalizer is None else pipeline.normalizer.normalize_str
+        pipeline.set_added(self._added.matching(model.token_to_id, normalize))
+        if self._allowed is not None:
+            self.encode_special_tokens = True  # the plain tokens allowed, new ones included
+        return count
 
     # ------------------------------------------------------------ truncation and padding
     def enable_truncation(self, max_length: int, stride: int = 0, strategy: str = "longest_first",
                           direction: str = "right") -> None:
-        """Truncate every encoding to ``max_length`` ids (special ids included)."""
-        self._pipeline.set_truncation(max_length, stride, strategy, direction)
+        """Truncate every encoding to ``max_length`` ids (special ids included).
+
+        >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, '
+        ...                          '"unk_token": "a"}}')
+        >>> tok.enable_truncation(4, strategy="LongestFirst")
+        Traceback (most recent call last):
+        fasttok.errors.FasttokError: Unknown `strategy`: `LongestFirst`. Use one of `longest_first`, `only_first`, or `only_second`
+        """
+        max_length, stride = as_usize(max_length), as_usize(stride)
+        as_str(strategy)
+        as_str(direction)
+        if strategy not in STRATEGIES:
+            raise FasttokError(f"Unknown `strategy`: `{strategy}`. Use one of `longest_first`, "
+                               f"`only_first`, or `only_second`")
+        self._pipeline.set_truncation(max_length, stride, strategy,
+                                      as_direction(direction, period=True))
 
     def no_truncation(self) -> None:
         """Stop truncating."""
@@ -177,9 +395,23 @@ class Tokenizer:
     def enable_padding(self, direction: str = "right", pad_id: int = 0, pad_type_id: int = 0,
                        pad_token: str = "[PAD]", length: Optional[int] = None,
                        pad_to_multiple_of: Optional[int] = None) -> None:
-        """Pad to ``length`` (or the batch's longest), rounded up to ``pad_to_multiple_of``."""
-        self._pipeline.set_padding(direction, pad_id, pad_type_id, pad_token, length,
-                                   pad_to_multiple_of)
+        """Pad to ``length`` (or the batch's longest), rounded up to
+        ``pad_to_multiple_of``; ``pad_id`` and ``pad_type_id`` are ``u32``, as in
+        ``tokenizers``:
+
+        >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, '
+        ...                          '"unk_token": "a"}}')
+        >>> tok.enable_padding(pad_id=2**32)
+        Traceback (most recent call last):
+        OverflowError: number too large to fit in target type
+        """
+        as_str(direction)
+        pad_id, pad_type_id = as_u32(pad_id), as_u32(pad_type_id)
+        as_str(pad_token)
+        length = None if length is None else as_usize(length)
+        pad_to_multiple_of = None if pad_to_multiple_of is None else as_usize(pad_to_multiple_of)
+        self._pipeline.set_padding(as_direction(direction, period=False), pad_id, pad_type_id,
+                                   pad_token, length, pad_to_multiple_of)
 
     def no_padding(self) -> None:
         """Stop padding."""

@@ -64,6 +64,17 @@ class PaddingParams:
                 "pad_id": self.pad_id, "pad_token": self.pad_token,
                 "pad_type_id": self.pad_type_id, "direction": self.direction}
 
+    def as_json(self) -> dict:
+        """The parameters as ``tokenizer.json``'s ``padding`` object holds them.
+
+        >>> PaddingParams(length=4).as_json()["strategy"]
+        {'Fixed': 4}
+        """
+        return {"strategy": "BatchLongest" if self.length is None else {"Fixed": self.length},
+                "direction": self.direction.capitalize(),
+                "pad_to_multiple_of": self.pad_to_multiple_of, "pad_id": self.pad_id,
+                "pad_type_id": self.pad_type_id, "pad_token": self.pad_token}
+
 
 def pad_encodings(encodings: list, params: PaddingParams) -> None:
     """Pad every encoding of ``encodings`` (and its overflowing pieces) in place.

@@ -60,6 +60,15 @@ class TruncationParams:
         return {"max_length": self.max_length, "stride": self.stride,
                 "strategy": self.strategy, "direction": self.direction}
 
+    def as_json(self) -> dict:
+        """The parameters as ``tokenizer.json``'s ``truncation`` object holds them.
+
+        >>> TruncationParams(max_length=3, strategy="only_second").as_json()["strategy"]
+        'OnlySecond'
+        """
+        return {"direction": self.direction.capitalize(), "max_length": self.max_length,
+                "strategy": self.strategy.title().replace("_", ""), "stride": self.stride}
+
 
 def truncate_encodings(encoding: Encoding, pair: Encoding | None, params: TruncationParams,
                        max_length: int | None = None) -> tuple:
