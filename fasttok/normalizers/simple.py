@@ -11,21 +11,24 @@
 from __future__ import annotations
 
 from fasttok.shared._bytemap import encode_byte_level
-from fasttok.shared.hf_unicode import LOWERCASE
+from fasttok.shared.hf_unicode import LOWERCASE, LOWERCASE_FIXES
 from fasttok.shared.normalized import NormalizedString
 
 __all__ = ["Lowercase", "Prepend", "ByteLevel", "lowercase", "lowercase_ns"]
 
 
 def lowercase(text: str) -> str:
-    """Rust's ``char::to_lowercase`` on each character: no context, so a final
-    capital sigma is ``σ`` (``str.lower`` alone would give ``ς``); letters
-    newer than the interpreter's Unicode come from fasttok's tables.
+    """Rust's ``char::to_lowercase`` (Unicode 17.0) on each character: no
+    context, so a final capital sigma is ``σ`` (``str.lower`` alone would give
+    ``ς``); letters newer than the interpreter's Unicode come from fasttok's
+    tables (:data:`fasttok.shared.hf_unicode.LOWERCASE`).
 
     >>> lowercase("ΣΑΣ"), lowercase("\U00010d50") == "\U00010d70"
     ('σασ', True)
     """
-    return text.replace("Σ", "σ").translate(LOWERCASE).lower()
+    if LOWERCASE_FIXES is None:
+        return text.translate(LOWERCASE)
+    return text.replace("Σ", "σ").translate(LOWERCASE_FIXES).lower()
 
 
 def lowercase_ns(ns: NormalizedString) -> None:

@@ -26,7 +26,7 @@ import string
 from fasttok.pre_tokenizers.base import PreTokenizer
 from fasttok.shared.normalized import (BEHAVIORS, NormalizedString, PreTokenizedString,
                                        find_matches, split_spans)
-from fasttok.shared.hf_unicode import PUNCTUATION as HF_PUNCTUATION
+from fasttok.shared.hf_unicode import NUMERIC, PUNCTUATION as HF_PUNCTUATION
 from fasttok.shared.regex_translate import char_class, compile_onig
 
 __all__ = ["PatternSplit", "Split", "CharDelimiterSplit", "Whitespace", "WhitespaceSplit",
@@ -39,8 +39,8 @@ _NOT_WHITESPACE = "[^" + char_class("White_Space")[1:]
 
 @functools.cache
 def _numeric() -> "re.Pattern[str]":
-    # compiled on first use, as _words
-    return re.compile(char_class("N"))
+    # compiled on first use, as _words; Rust's char::is_numeric, Unicode 17.0
+    return re.compile(NUMERIC)
 
 
 @functools.cache

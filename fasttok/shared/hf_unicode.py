@@ -1,25 +1,29 @@
 """Unicode as Hugging Face ``tokenizers`` sees it, from ``_hf_unicode_data``.
 
 ``tokenizers`` takes its character classes from Rust crates frozen at old
-Unicode versions (see ``tools/gen_hf_unicode.py``), so these are not
-fasttok's Unicode 16.0 tables: the classes come as ``re`` patterns of one character,
-the scripts as a lookup by code point.
+Unicode versions, and from Rust's standard library at Unicode 17.0 (see
+``tools/gen_hf_unicode.py``), so these are not fasttok's Unicode 16.0 tables:
+the classes come as ``re`` patterns of one character, the scripts as a lookup
+by code point, the lowercase as a ``str.translate`` table.
 
 >>> import re
 >>> re.findall(MARKS, "a\\u0301\\u0897")  # U+0897 is a mark only since Unicode 16.0
 ['\\u0301']
 >>> script_of("a"), script_of("ア"), script_of(" ")
 ('Latin', 'Katakana', 'Common')
+>>> LOWERCASE[ord("A")], LOWERCASE[0xA7CE]  # U+A7CE is new in Unicode 17.0
+('a', '꟏')
 """
 
 from __future__ import annotations
 
 import bisect
+import unicodedata
 
 from fasttok.shared import _hf_unicode_data as _data
 
 __all__ = ["NORMALIZATION_NEWER", "MARKS", "NONSPACING", "FORMAT", "PUNCTUATION", "LOWERCASE",
-           "ONIG_WORD", "script_of"]
+           "LOWERCASE_FIXES", "NUMERIC", "ONIG_WORD", "script_of"]
 
 
 def _ranges(spec: str) -> list:
@@ -58,8 +62,25 @@ NONSPACING = _one_of(_data.NONSPACING)
 FORMAT = _class(_data.FORMAT)
 PUNCTUATION = _one_of(_data.PUNCTUATION)
 ONIG_WORD = _class(_data.ONIG_WORD)
+NUMERIC = _one_of(_data.NUMERIC)
 LOWERCASE = {int(cp, 16): "".join(chr(int(x, 16)) for x in seq.split(","))
              for cp, seq in (item.split(":") for item in _data.LOWERCASE.split())}
+
+
+def _version(text: str) -> tuple:
+    return tuple(int(x) for x in text.split("."))
+
+
+# The entries of LOWERCASE that the interpreter's str.lower gets wrong (the
+# letters its Unicode does not know yet), or None when its Unicode is newer
+# than Rust's and would lowercase letters Rust does not know. Otherwise
+# str.lower and the table agree on every other code point: Unicode never takes
+# a case mapping back (case pair stability), so an older str.lower can only
+# miss mappings. translate(LOWERCASE_FIXES) then str.lower costs a tenth of
+# translate(LOWERCASE) on the shared corpus.
+LOWERCASE_FIXES = None if _version(unicodedata.unidata_version) > _version(
+    _data.RUST_STD_UNICODE_VERSION) else {cp: low for cp, low in LOWERCASE.items()
+                                          if chr(cp).lower() != low}
 
 _RUN_STARTS = []
 _RUN_SCRIPTS = []
