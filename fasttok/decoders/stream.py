@@ -13,11 +13,28 @@ b'ab'
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 
-from fasttok.decoders.cleanup import CLEAN_UP_BYTES, clean_up_spaces
+from fasttok.decoders.cleanup import SpaceCleaner
 
-__all__ = ["TokenBytesStream", "CleanUpStream"]
+__all__ = ["TokenBytesStream", "CleanUpStream", "token_int"]
+
+
+def token_int(token: object) -> int:
+    """``token`` as a Python int: any integer (``bool``, numpy's) is one; any
+    other type is a ``TypeError``, as the compiled cores treat ids.
+
+    >>> token_int(7), token_int(True)
+    (7, 1)
+    >>> token_int(7.0)
+    Traceback (most recent call last):
+    TypeError: a token id is an int, not float
+    """
+    try:
+        return operator.index(token)
+    except TypeError:
+        raise TypeError(f"a token id is an int, not {type(token).__name__}") from None
 
 
 class TokenBytesStream:
@@ -39,43 +56,29 @@ class CleanUpStream:
 
     ``piece(token, first)`` gives a token's bytes at its place (the first
     one loses its leading space where the vocabulary adds one). With
-    ``clean`` the clean-up of tokenization spaces runs on the joined bytes, so
-    bytes it might still change (spaces, quotes, ``?!.,`` and the three bytes
-    before a cut) are held back until bytes outside its rules follow.
+    ``clean`` the clean-up of tokenization spaces runs on the joined bytes
+    through a :class:`~fasttok.decoders.cleanup.SpaceCleaner`, which holds
+    back only the few bytes a later id could still delete (a trailing space
+    that ``,`` could follow, ``" '"`` that ``s`` could follow).
 
     >>> s = CleanUpStream(lambda t, first: {1: b"Hi", 2: b" ,", 3: b" you"}[t], clean=True)
     >>> [s.push(t) for t in (1, 2, 3)], s.flush()
-    ([b'', b'', b''], b'Hi, you')
+    ([b'Hi', b',', b' you'], b'')
     """
 
-    __slots__ = ("_piece", "_clean", "_first", "_pending")
+    __slots__ = ("_piece", "_cleaner", "_first")
 
     def __init__(self, piece: Callable[[int, bool], bytes], clean: bool) -> None:
         self._piece = piece
-        self._clean = clean
+        self._cleaner = SpaceCleaner() if clean else None
         self._first = True
-        self._pending = b""
 
     def push(self, token: int) -> bytes:
-        """The bytes that ``token`` completes (possibly none)."""
+        """The bytes that ``token`` settles (possibly none)."""
         piece = self._piece(token, self._first)
         self._first = False
-        if not self._clean:
-            return piece
-        pending = self._pending + piece
-        # cut where no clean-up rule can reach across: the byte at the cut
-        # and the three before it (a quote's rule looks at up to "'re") are
-        # outside the rules' bytes
-        cut = len(pending) - 1
-        while cut >= 3 and not CLEAN_UP_BYTES.isdisjoint(pending[cut - 3:cut + 1]):
-            cut -= 1
-        if cut < 3:
-            self._pending = pending
-            return b""
-        self._pending = pending[cut:]
-        return clean_up_spaces(pending[:cut])
+        return piece if self._cleaner is None else self._cleaner.feed(piece)
 
     def flush(self) -> bytes:
         """Whatever is held back, cleaned."""
-        tail, self._pending = self._pending, b""
-        return clean_up_spaces(tail) if self._clean else tail
+        return b"" if self._cleaner is None else self._cleaner.feed(b"", final=True)

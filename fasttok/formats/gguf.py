@@ -81,7 +81,7 @@ from fasttok.added_tokens.partition import (ATTR_BYTE, ATTR_CONTROL, ATTR_LSTRIP
                                             ATTR_USER_DEFINED, PARSED_ONLY, SPECIAL,
                                             SpecialTokenPartition)
 from fasttok.decoders.cleanup import clean_up_spaces, clean_up_spaces_kept
-from fasttok.decoders.stream import CleanUpStream
+from fasttok.decoders.stream import CleanUpStream, token_int
 from fasttok.errors import FasttokError, UnknownEncodingError, VocabularyFileError
 from fasttok.post_processors.special_ids import cls_sep, from_flags
 from fasttok.pre_tokenizers.gguf import pre_tokenizer
@@ -382,8 +382,7 @@ class GGUFModel(ChunkedBatches):
     # -------------------------------------------------------------- decoding
 
     def _check(self, token: int) -> int:
-        if not isinstance(token, int):
-            raise TypeError(f"a token id must be an int, not {type(token).__name__}")
+        token = token_int(token)
         if not 0 <= token < len(self.vocab.tokens):
             raise KeyError(token)
         return token
@@ -510,10 +509,21 @@ class GGUFByteBPE(GGUFModel):
         tokens = list(vocab.tokens)
         ids = {t: i for i, t in enumerate(tokens) if t is not None}
         # llama.cpp looks merged symbols up among *all* token texts, so a
-        # special token spelled in the byte-level alphabet (deepseek's
-        # user-defined "õ" is byte 0xF5) is what that byte sequence encodes to.
+        # user-defined token spelled in the byte-level alphabet (deepseek's
+        # "õ" is byte 0xF5) is what that byte sequence encodes to. CONTROL
+        # and UNKNOWN ones (qwen2's "</s>" is a NORMAL entry llama.cpp makes
+        # CONTROL) stay out of the merges: llama.cpp's parse_special=false
+        # would merge user text into them, which only allowed_special may.
+        # Their bytes still decode (token_bytes reads the vocabulary).
         for i in sorted(self.attrs):
             text = self.texts.text(i)
+            if self.attrs[i] & PARSED_ONLY:
+                raw = tokens[i]
+                if raw is not None and len(raw) > 1:   # a byte must stay a symbol
+                    tokens[i] = None
+                    if ids.get(raw) == i:
+                        del ids[raw]
+                continue
             if tokens[i] is None and text and i not in self.texts.decode_only:
                 try:
                     raw = decode_byte_level(text)
@@ -640,7 +650,12 @@ class GGUFWordPiece(GGUFModel):
         lowercase = bool(vocab.metadata.get("tokenizer.ggml.normalizer.lowercase", True))
         strip_accents = bool(vocab.metadata.get("tokenizer.ggml.normalizer.strip_accents",
                                                 lowercase))
-        self.core = WordPieceModel(vocab.tokens, vocab.unk_id, lowercase=lowercase,
+        # CONTROL and UNKNOWN tokens are no words: "[CLS]" in user text
+        # (were it one word) must not become the [CLS] id
+        words = list(vocab.tokens)
+        for i in self._hidden:
+            words[i] = None
+        self.core = WordPieceModel(words, vocab.unk_id, lowercase=lowercase,
                                    strip_accents=strip_accents)
         self.words = self.core.words
         if not self._specials.always:

@@ -45,13 +45,14 @@ from fasttok.formats.hf_pipeline import HFPipeline, pipeline_from_document
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json
 from fasttok.models.hf_bpe import BPE
 from fasttok.decoders.hf_stream import HFDecodeStream
+from fasttok.decoders.stream import token_int
 from fasttok.shared._bytemap import decode_byte_level
 from fasttok.shared.batching import TextByText
 from fasttok.shared.literal_match import longest_first
 from fasttok.shared.surrogates import repair_surrogates
 from fasttok.vocab import Vocabulary
 
-__all__ = ["load_tokenizer_json_file", "build_hf_pipeline", "HFModel"]
+__all__ = ["load_tokenizer_json_file", "build_hf_pipeline", "control_ids", "HFModel"]
 
 
 def load_tokenizer_json_file(path: str, **options: Any) -> Vocabulary:
@@ -79,10 +80,32 @@ def build_hf_pipeline(vocab: Vocabulary, *, tables: Any = None,
     # fault (a Split regex that does not compile); the byte-level record has
     # checked the model's vocabulary and merges already
     byte_level = vocab.merges is not None
-    pipeline = pipeline_from_document(vocab, lazy_model=byte_level, model_document=model_document)
+    pipeline = pipeline_from_document(vocab, lazy_model=byte_level, model_document=model_document,
+                                      never=control_ids(vocab))
     fast = build_hf_byte_bpe(vocab, tables) if byte_level else None
     return HFModel(pipeline, [content for content, _, _ in vocab.metadata["added_tokens"]],
                    fast, vocab.metadata["document"].get("decoder"), vocab.template_ids)
+
+
+def control_ids(vocab: Vocabulary) -> frozenset:
+    """The ids of a ``tokenizer.json`` record's special added tokens
+    (``"special": true``): its control tokens, which the Encoding's model
+    never gives for text. ``tokenizers`` also matches them inside the model
+    (a Unigram piece ``</s>``, a merge ``["<unk", ">"]``), so user text
+    spelling one -- or normalized into one, as NFKC folds ``＜/ｓ＞`` -- became
+    the control id even with ``disallowed_special=()``. Only
+    ``allowed_special`` makes them now; :class:`fasttok.hf.Tokenizer` keeps
+    tokenizers' behaviour. Non-special added tokens stay ordinary pieces.
+
+    >>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
+    >>> added = [{"id": 1, "content": "<s>", "special": True}, {"id": 2, "content": "hi"}]
+    >>> control_ids(tokenizer_json_record(json.dumps({"added_tokens": added, "model": {
+    ...     "type": "WordLevel", "vocab": {"<unk>": 0, "<s>": 1, "hi": 2}, "unk_token": "<unk>"}}),
+    ...     "t.json"))
+    frozenset({1})
+    """
+    return frozenset(token_id for _, token_id, flags in vocab.metadata["added_tokens"]
+                     if flags["special"])
 
 
 _BYTE_TOKEN = re.compile(r"<0x[0-9A-Fa-f]{2}>")
@@ -106,8 +129,10 @@ class _TextStream:
     # Ids one at a time as tokenizers' DecodeStream gives their text (which
     # holds back text ending in U+FFFD, an incomplete character); the end of
     # the stream gives whatever the whole decode has beyond what was given.
-    def __init__(self, pipeline: HFPipeline) -> None:
-        self._pipeline = pipeline
+    # Each id is checked as decode checks it (KeyError, TypeError).
+    def __init__(self, model: "HFModel") -> None:
+        self._check = model._check
+        self._pipeline = pipeline = model.pipeline
         self._stream = HFDecodeStream(pipeline.decoder)
         self._ids: list = []
         self._given = 0
@@ -116,6 +141,10 @@ class _TextStream:
         return self._pipeline.id_to_token(token_id)
 
     def push(self, token: int) -> bytes:
+        kept = self._check([token])
+        if not kept:
+            return b""  # an id only the post-processor adds decodes to nothing
+        token = kept[0]
         self._ids.append(token)
         text = self._stream.step(self._token, token)
         if text is None:
@@ -269,12 +298,10 @@ class HFModel(TextByText):
     def _check(self, tokens: Any) -> list:
         # the ids as a list, an id only a template adds left out (it decodes
         # to nothing, as tokenizers decodes it)
-        ids = list(tokens)
+        ids = [t if type(t) is int else token_int(t) for t in tokens]
         pipe = self.pipeline
         template_only = self.template_only
         for t in ids:
-            if type(t) is not int and not isinstance(t, int):
-                raise TypeError(f"token ids are ints, not {type(t).__name__}")
             if t < 0 or (pipe.id_to_token(t) is None and t not in template_only):
                 raise KeyError(t)
         return [t for t in ids if t not in template_only] if template_only else ids
@@ -380,4 +407,4 @@ class HFModel(TextByText):
         """Ids one at a time, as ``tokenizers``' ``DecodeStream`` gives their text."""
         if self._fast is not None:
             return self._fast.stream_decoder()
-        return _TextStream(self.pipeline)
+        return _TextStream(self)
