@@ -22,10 +22,10 @@ import functools
 import re
 
 from fasttok.errors import FasttokError
-from fasttok.shared import _unicode
+from fasttok.shared import _hf_unicode_data, _linear_regex, _unicode
 from fasttok.shared.hf_unicode import ONIG_WORD
 
-__all__ = ["compile_generic", "compile_onig", "char_class"]
+__all__ = ["compile_generic", "compile_onig", "translate_for_re", "char_class", "MAX_PROGRAM"]
 
 
 def _class_body(specs: tuple) -> str:
@@ -73,29 +73,40 @@ _ONIG_IN_CLASS = {"h": "0-9a-fA-F"}
 
 
 @functools.lru_cache(maxsize=64)
-def compile_generic(pat_str: str) -> "re.Pattern[str]":
-    """Translate a tiktoken/Rust-regex pattern into an equivalent ``re`` pattern.
+def compile_generic(pat_str: str) -> _linear_regex.Regex:
+    """Compile a tiktoken/Rust-regex (fancy-regex) pattern for the linear-time engine.
 
-    ``\\p{X}``/``\\P{X}`` (general categories, their one-letter classes and
-    ``White_Space``), ``\\s``/``\\S`` and ``\\d``/``\\D`` become explicit code
-    point classes from the Unicode 16.0 tables; ``$`` becomes ``\\Z`` because
-    Rust's ``$`` never matches before a final newline. A pattern ``re`` still
-    cannot compile raises :class:`~fasttok.errors.FasttokError`.
+    ``^``/``$`` are the ends of the text (lines with ``(?m)``), ``(?s)`` lets
+    ``.`` match a newline, ``\\w`` is Unicode's word class. A pattern the
+    engine cannot run in linear time raises :class:`~fasttok.errors.FasttokError`.
 
-    >>> compile_generic(r"\\s+$").pattern.endswith(r"\\Z")
-    True
+    >>> compile_generic(r"\\s+$").findall("a \\n")
+    [' \\n']
     """
-    return _compile(pat_str, onig=False)
+    return _Parser(pat_str, onig=False).compile()
 
 
 @functools.lru_cache(maxsize=256)
-def compile_onig(pat_str: str) -> "re.Pattern[str]":
-    """Translate an Oniguruma pattern (as ``tokenizers`` compiles it) for ``re``.
+def compile_onig(pat_str: str) -> _linear_regex.Regex:
+    """Compile an Oniguruma pattern (as ``tokenizers`` reads it, Ruby syntax)
+    for the linear-time engine: ``^``/``$`` are line anchors, ``(?m)`` lets
+    ``.`` match a newline, ``\\h`` is a hexadecimal digit.
 
     >>> compile_onig(r"\\w+").findall("né ²x")
     ['né', 'x']
     """
-    return _compile(pat_str, onig=True)
+    return _Parser(pat_str, onig=True).compile()
+
+
+def translate_for_re(pat_str: str, onig: bool) -> "re.Pattern[str]":
+    """The same pattern translated for the standard library's ``re`` (a
+    backtracking engine, exponential on hostile patterns): the reference the
+    linear-time engine is tested against.
+
+    >>> translate_for_re(r"\\s+$", onig=False).pattern.endswith(r"\\Z")
+    True
+    """
+    return _compile(pat_str, onig)
 
 
 def _compile(pat_str: str, onig: bool) -> "re.Pattern[str]":
@@ -181,3 +192,487 @@ def _in_or_out(body: str, negated: bool, in_class: bool, pat_str: str) -> str:
             f"pattern {pat_str!r}: a negated class (\\P, \\S, \\D) inside [...] is not supported "
             "by the generic path; rewrite it as a negated class [^...]")
     return body
+
+
+# ---------------------------------------------------------------------------
+# The linear-time engine's compiler: a pattern of either dialect parsed into
+# a tree, then into the program of fasttok.shared._linear_regex. Classes are
+# sorted inclusive (first, last) code point ranges. Tree nodes:
+#   ("set", ranges)                  one character of a class
+#   ("cat", [node, ...]), ("alt", [node, ...])
+#   ("rep", node, min, max or None, "greedy" | "lazy" | "possessive")
+#   ("assert", anchor name), ("look", kind, ranges)
+
+_MAX_CP = 0x10FFFF
+#: the most instructions a pattern may compile to: bounded repeats are
+#: written out, so ``(?:a{100}){100}`` would be 10,000 copies of ``a``
+MAX_PROGRAM = 20_000
+_ALL = ((0, _MAX_CP),)
+_ESCAPED_CHARS = {"n": 10, "t": 9, "r": 13, "f": 12, "v": 11, "a": 7, "e": 27}
+_LOOKS = {"(?=": "ahead", "(?!": "not_ahead", "(?<=": "behind", "(?<!": "not_behind"}
+_HEX = ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))
+# what cannot run in linear time, by the escape that starts it
+_REFUSED_ESCAPES = {"k": "a backreference", "g": "a subroutine call", "G": "\\G",
+                    "K": "\\K", "R": "\\R", "X": "\\X"}
+
+
+def _normalize(ranges) -> tuple:
+    out: list = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1] + 1:
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return tuple(out)
+
+
+def _complement(ranges: tuple) -> tuple:
+    out = []
+    at = 0
+    for lo, hi in ranges:
+        if lo > at:
+            out.append((at, lo - 1))
+        at = hi + 1
+    if at <= _MAX_CP:
+        out.append((at, _MAX_CP))
+    return tuple(out)
+
+
+def _intersects(a: tuple, b: tuple) -> bool:
+    i = j = 0
+    while i < len(a) and j < len(b):
+        if a[i][1] < b[j][0]:
+            i += 1
+        elif b[j][1] < a[i][0]:
+            j += 1
+        else:
+            return True
+    return False
+
+
+@functools.cache
+def _word() -> tuple:
+    # Oniguruma's \w as tokenizers has it; Rust's \w is the same Unicode
+    # word class (Alphabetic, marks, Nd, Pc, Join_Control)
+    items = (item.partition("-") for item in _hf_unicode_data.ONIG_WORD.split())
+    return _normalize((int(lo, 16), int(hi or lo, 16)) for lo, _, hi in items)
+
+
+@functools.cache
+def _property(spec: str) -> tuple:
+    return tuple(_unicode.code_point_ranges(spec))
+
+
+@functools.cache
+def _folding() -> tuple:
+    # (the orbit of each ASCII letter, as ranges; the cased code points that
+    # are in no such orbit, whose folding fasttok's tables do not hold)
+    orbits = {lower: _normalize((cp, cp) for cp in cps)
+              for lower, cps in _linear_regex.ascii_fold_orbits().items()}
+    members = _normalize(r for orbit in orbits.values() for r in orbit)
+    cased = _normalize(list(_property("Lu")) + list(_property("Ll")) + list(_property("Lt"))
+                       + [(0x345, 0x345), (0x2160, 0x217F), (0x24B6, 0x24E9)])
+    unknown = []
+    for lo, hi in cased:
+        for a, b in _complement(members):
+            if a <= hi and lo <= b:
+                unknown.append((max(a, lo), min(b, hi)))
+    return tuple(orbits.values()), tuple(unknown)
+
+
+class _Parser:
+    """One pattern's parse: ``compile()`` gives its :class:`_linear_regex.Regex`."""
+
+    def __init__(self, pattern: str, onig: bool) -> None:
+        self.p = pattern
+        self.onig = onig
+        self.i = 0
+        self.code: list = []
+        self.classes: dict = {}
+
+    def fail(self, problem: str) -> FasttokError:
+        return FasttokError(f"pattern {self.p!r}, at character {self.i}: {problem}")
+
+    def refuse(self, what: str) -> FasttokError:
+        return self.fail(f"{what} cannot run in linear time, and fasttok runs the patterns "
+                         "of vocabulary files only in linear time; rewrite the pattern without it")
+
+    def compile(self) -> _linear_regex.Regex:
+        tree = self.alternation(frozenset())
+        if self.i < len(self.p):
+            raise self.fail("unbalanced ')'")
+        self.emit(tree)
+        self.put("match")
+        return _linear_regex.Regex(self.p, self.code, list(self.classes))
+
+    # -- parsing ------------------------------------------------------------
+
+    def peek(self, k: int = 0) -> str:
+        return self.p[self.i + k] if self.i + k < len(self.p) else ""
+
+    def alternation(self, flags: frozenset) -> tuple:
+        box = [flags]  # an inline (?i) changes the flags for the rest of the group
+        branches = [self.sequence(box)]
+        while self.peek() == "|":
+            self.i += 1
+            branches.append(self.sequence(box))
+        return branches[0] if len(branches) == 1 else ("alt", branches)
+
+    def sequence(self, box: list) -> tuple:
+        items = []
+        while self.i < len(self.p) and self.peek() not in "|)":
+            atom = self.atom(box)
+            if atom is not None:
+                items.append(self.quantified(atom))
+        return items[0] if len(items) == 1 else ("cat", items)
+
+    def quantified(self, atom: tuple) -> tuple:
+        brace = False
+        while True:
+            at = self.i
+            c = self.peek()
+            if c in ("*", "+", "?"):
+                lo, hi = {"*": (0, None), "+": (1, None), "?": (0, 1)}[c]
+                self.i += 1
+                brace = False
+            elif c == "{" and (bounds := self.bounds()) is not None:
+                lo, hi = bounds
+                brace = True
+            else:
+                return atom
+            if atom[0] in ("assert", "look"):
+                self.i = at
+                raise self.fail("nothing to repeat")
+            mode = "greedy"
+            if self.peek() == "?":
+                mode = "lazy"
+                self.i += 1
+            elif self.peek() == "+" and not (self.onig and brace):
+                # Ruby syntax (tokenizers' Oniguruma) reads {n,m}+ as a repeat of
+                # {n,m}, the other dialects as possessive
+                mode = "possessive"
+                self.i += 1
+            if mode == "possessive":
+                if _single(atom)[0] != "set":
+                    raise self.refuse("a possessive repeat of more than one character class")
+                atom = _single(atom)
+            atom = ("rep", atom, lo, hi, mode)
+            nxt = self.peek()
+            if nxt in ("*", "+", "?") or (nxt == "{" and self.bounds(peek=True) is not None):
+                if not (self.onig and brace and nxt == "+"):
+                    raise self.fail("multiple repeat; put the repeated part in a group (?:...)")
+
+    def bounds(self, peek: bool = False):
+        m = _BOUNDS.match(self.p, self.i)
+        if m is None or (m.group(1) is None and m.group(2) is None):
+            return None
+        lo = int(m.group(1) or 0)
+        hi = lo if m.group(2) is None and "," not in m.group(0) else (
+            int(m.group(2)) if m.group(2) else None)
+        if hi is not None and hi < lo:
+            raise self.fail(f"repeat {m.group(0)} has its maximum below its minimum")
+        if not peek:
+            self.i = m.end()
+        return lo, hi
+
+    def atom(self, box: list):
+        flags = box[0]
+        c = self.p[self.i]
+        if c == "(":
+            return self.group(box)
+        if c == "[":
+            self.i += 1
+            return ("set", self.fold(self.bracket(flags), flags))
+        if c in "*+?":
+            raise self.fail("nothing to repeat")
+        self.i += 1
+        if c == ".":
+            dotall = "s" in flags
+            return ("set", _ALL if dotall else _complement(((10, 10),)))
+        if c == "^":
+            return ("assert", "line_start" if self.onig or "m" in flags else "text_start")
+        if c == "$":
+            return ("assert", "line_end" if self.onig or "m" in flags else "text_end")
+        if c == "\\":
+            self.i -= 1
+            return self.escape(flags, in_class=False)
+        return ("set", self.fold(((ord(c), ord(c)),), flags))
+
+    def group(self, box: list):
+        p, start = self.p, self.i
+        flags = box[0]
+        look = next((k for k in ("(?<=", "(?<!", "(?=", "(?!") if p.startswith(k, start)), None)
+        if look is not None:
+            self.i += len(look)
+            inner = _single(self.alternation(flags))
+            self.close(start)
+            if inner[0] != "set":
+                raise self.refuse("a lookaround of more than one character class")
+            return ("look", _LOOKS[look], inner[1])
+        if p.startswith("(?#", start):
+            end = p.find(")", start)
+            if end < 0:
+                raise self.fail("unterminated comment (?#...")
+            self.i = end + 1
+            return None
+        if p.startswith("(?>", start):
+            self.i += 3
+            inner = _single(self.alternation(flags))
+            self.close(start)
+            if inner[0] == "set":
+                return inner
+            if inner[0] == "rep" and inner[4] == "greedy" and _single(inner[1])[0] == "set":
+                return ("rep", _single(inner[1]), inner[2], inner[3], "possessive")
+            raise self.refuse("an atomic group (?>...) of more than a repeated character class")
+        m = _GROUP_NAME.match(p, start)
+        if m is not None or not p.startswith("(?", start):
+            self.i = m.end() if m is not None else start + 1
+            node = self.alternation(flags)
+            self.close(start)
+            return ("cat", [node])  # a group: never unwrapped into a bare assertion's repeat
+        m = _FLAGS.match(p, start)
+        if m is None:
+            raise self.fail(f"unknown group syntax {p[start:start + 4]!r}")
+        on, off = set(m.group(1)), set(m.group(2) or "")
+        for f in on | off:
+            if f not in "ims":
+                self.i = start
+                raise self.fail(f"unsupported flag {f!r} (fasttok knows i, m and s)")
+        if self.onig:
+            # Ruby's (?m) is the dot-all flag; its ^ and $ are always line anchors
+            on = {"s" if f == "m" else f for f in on}
+            off = {"s" if f == "m" else f for f in off}
+        new = frozenset((flags | on) - off)
+        self.i = m.end()
+        if m.group(3) == ")":
+            box[0] = new
+            return None
+        node = self.alternation(new)
+        self.close(start)
+        return ("cat", [node])
+
+    def close(self, start: int) -> None:
+        if self.peek() != ")":
+            self.i = start
+            raise self.fail("unterminated group")
+        self.i += 1
+
+    def bracket(self, flags: frozenset) -> tuple:
+        # after the '[': the class's ranges (negation applied)
+        start = self.i - 1
+        negated = self.peek() == "^"
+        if negated:
+            self.i += 1
+        parts: list = []
+        first = True
+        while True:
+            c = self.peek()
+            if c == "":
+                self.i = start
+                raise self.fail("unterminated character class [")
+            if c == "]" and not first:
+                self.i += 1
+                break
+            first = False
+            if c == "[":
+                raise self.fail("nested classes and POSIX classes [:...:] are not supported; "
+                                "write the ranges out")
+            if self.p.startswith("&&", self.i):
+                raise self.fail("class intersection && is not supported")
+            lo = self.class_atom(flags)
+            if isinstance(lo, tuple):
+                parts.extend(lo)
+                continue
+            if self.peek() == "-" and self.peek(1) not in ("]", ""):
+                self.i += 1
+                hi = self.class_atom(flags)
+                if isinstance(hi, tuple):
+                    raise self.fail("a range must end with a single character")
+                if hi < lo:
+                    raise self.fail(f"range {chr(lo)!r}-{chr(hi)!r} is out of order")
+                parts.append((lo, hi))
+            else:
+                parts.append((lo, lo))
+        ranges = _normalize(parts)
+        return _complement(ranges) if negated else ranges
+
+    def class_atom(self, flags: frozenset):
+        # a code point, or the ranges of an escape such as \p{L}
+        c = self.p[self.i]
+        if c != "\\":
+            self.i += 1
+            return ord(c)
+        node = self.escape(flags, in_class=True)
+        r = node[1]
+        return r[0][0] if len(r) == 1 and r[0][0] == r[0][1] and node[0] == "char" else r
+
+    def escape(self, flags: frozenset, in_class: bool) -> tuple:
+        # at a backslash: ("set", ranges) or ("assert", name) outside a class;
+        # inside one, ("char", ((cp, cp),)) for a character, ("set", ranges) for a class
+        p, at = self.p, self.i
+        if at + 1 >= len(p):
+            raise self.fail("pattern ends with a backslash")
+        m = _PROPERTY.match(p, at)
+        if m:
+            negated = (m.group(1) or m.group(3)) == "P"
+            if p[at + 2:at + 4] == "{^":
+                negated = not negated
+            try:
+                ranges = _property(m.group(2) or m.group(4))
+            except ValueError as exc:
+                raise self.fail(str(exc)) from None
+            self.i = m.end()
+            return self.class_escape(ranges, negated, flags, in_class)
+        e = p[at + 1]
+        self.i = at + 2
+        shorthand = {"s": _property("White_Space"), "d": _property("Nd"), "w": _word()}
+        if self.onig:
+            shorthand["h"] = _HEX
+        if e.lower() in shorthand:
+            return self.class_escape(shorthand[e.lower()], e.isupper(), flags, in_class)
+        if not in_class:
+            anchor = {"A": "text_start", "z": "text_end", "b": "word", "B": "not_word",
+                      "Z": "end_newline" if self.onig else "text_end"}.get(e)
+            if anchor is not None:
+                return ("assert", anchor)
+        if e in _ESCAPED_CHARS:
+            cp = _ESCAPED_CHARS[e]
+        elif e == "b":  # in a class, a backspace
+            cp = 8
+        elif e == "0":
+            digits = re.match(r"[0-7]{0,2}", p[self.i:]).group()
+            self.i += len(digits)
+            cp = int(digits or "0", 8)
+        elif e in "xuU":
+            cp = self.hex_escape(e)
+        elif e.isdigit():
+            raise self.refuse("a backreference")
+        elif e in _REFUSED_ESCAPES:
+            raise self.refuse(_REFUSED_ESCAPES[e])
+        elif e.isalnum():
+            self.i = at
+            raise self.fail(f"unknown escape \\{e}")
+        else:
+            cp = ord(e)
+        if in_class:
+            return ("char", ((cp, cp),))
+        return ("set", self.fold(((cp, cp),), flags))
+
+    def class_escape(self, ranges: tuple, negated: bool, flags: frozenset,
+                     in_class: bool) -> tuple:
+        ranges = _complement(ranges) if negated else ranges
+        return ("set", ranges if in_class else self.fold(ranges, flags))
+
+    def hex_escape(self, e: str) -> int:
+        p = self.p
+        if e == "x" and self.peek() == "{":
+            end = p.find("}", self.i)
+            digits = p[self.i + 1:end] if end > 0 else ""
+            self.i = end + 1
+        else:
+            width = {"x": 2, "u": 4, "U": 8}[e]
+            digits = p[self.i:self.i + width]
+            self.i += width
+            if len(digits) != width:
+                digits = ""
+        try:
+            cp = int(digits, 16)
+        except ValueError:
+            cp = -1
+        if not 0 <= cp <= _MAX_CP or not all(d in "0123456789abcdefABCDEF" for d in digits):
+            raise self.fail(f"bad \\{e} escape")
+        return cp
+
+    def fold(self, ranges: tuple, flags: frozenset) -> tuple:
+        """``ranges`` closed under simple case folding when ``(?i)`` is on."""
+        if "i" not in flags:
+            return ranges
+        orbits, unknown = _folding()
+        if _intersects(ranges, unknown):
+            raise self.fail("case-insensitive matching of letters outside the ASCII case "
+                            "orbits (such as \\p{L}, \\w or é under (?i)) is not supported; "
+                            "list both cases in a class instead")
+        return _normalize(list(ranges) + [r for orbit in orbits if _intersects(ranges, orbit)
+                                          for r in orbit])
+
+    # -- code generation ----------------------------------------------------
+
+    def put(self, op: str, a: int = 0, b: int = 0) -> int:
+        if len(self.code) >= MAX_PROGRAM:
+            raise self.fail(f"the pattern expands to more than {MAX_PROGRAM:,} instructions "
+                            "(bounded repeats are written out); use smaller repeat counts")
+        self.code.append([_linear_regex.OPS[op], a, b])
+        return len(self.code) - 1
+
+    def klass(self, ranges: tuple) -> int:
+        return self.classes.setdefault(ranges, len(self.classes))
+
+    def emit(self, node: tuple) -> None:
+        kind = node[0]
+        if kind == "set":
+            r = node[1]
+            if len(r) == 1 and r[0][0] == r[0][1]:
+                self.put("char", r[0][0])
+            else:
+                self.put("class", self.klass(r))
+        elif kind == "cat":
+            for item in node[1]:
+                self.emit(item)
+        elif kind == "alt":
+            exits = []
+            for branch in node[1][:-1]:
+                split = self.put("split", len(self.code) + 1)
+                self.emit(branch)
+                exits.append(self.put("jmp"))
+                self.code[split][2] = len(self.code)
+            self.emit(node[1][-1])
+            for j in exits:
+                self.code[j][1] = len(self.code)
+        elif kind == "assert":
+            self.put("assert", _linear_regex.ANCHORS[node[1]], self.klass(_word()))
+        elif kind == "look":
+            self.put("look", self.klass(node[2]), _linear_regex.LOOKS[node[1]])
+        else:
+            self.emit_repeat(*node[1:])
+
+    def emit_repeat(self, item: tuple, lo: int, hi, mode: str) -> None:
+        if mode == "possessive":
+            for _ in range(lo):
+                self.emit(item)
+            if hi is None:
+                self.put("run", self.klass(item[1]))
+            for _ in range(0 if hi is None else hi - lo):
+                self.put("opt", self.klass(item[1]))
+            return
+        for _ in range(lo):
+            self.emit(item)
+        if hi is None:
+            loop = self.put("split")
+            self.emit(item)
+            self.put("jmp", loop)
+            self.branch(loop, len(self.code), mode)
+            return
+        # x{0,2} as (?:x(?:x)?)?: each further copy only after the one before
+        splits = []
+        for _ in range(hi - lo):
+            splits.append(self.put("split"))
+            self.emit(item)
+        for split in splits:
+            self.branch(split, len(self.code), mode)
+
+    def branch(self, split: int, out: int, mode: str) -> None:
+        # the split into the body (just after it) or out, preferring the body when greedy
+        body = split + 1
+        self.code[split][1:] = [body, out] if mode == "greedy" else [out, body]
+
+
+def _single(node: tuple) -> tuple:
+    while node[0] in ("cat", "alt") and len(node[1]) == 1:
+        node = node[1][0]
+    return node
+
+
+_BOUNDS = re.compile(r"\{(\d+)?(?:,(\d+)?)?\}")
+_GROUP_NAME = re.compile(r"\(\?P?<(?![=!])\w+>|\(\?'\w+'")
+_FLAGS = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
