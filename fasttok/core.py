@@ -532,6 +532,10 @@ class Encoding:
     def _sorted_token_bytes(self) -> list:
         return self.token_byte_values()
 
+    @functools.cached_property
+    def _longest_token(self) -> int:
+        return max(map(len, self._sorted_token_bytes), default=0)
+
     def _tokens_starting_with(self, prefix: bytes) -> list:
         # the ordinary tokens whose bytes start with prefix, in byte order
         tokens = self._sorted_token_bytes
@@ -571,10 +575,12 @@ class Encoding:
         del ids[-n:]
         completions = {(core.find_token(tok),) for tok in self._tokens_starting_with(unstable)}
         texts, raw = [], []
-        for i in range(1, len(unstable)):
-            prefix = unstable[:i]
+        # tiktoken tries every split of the unstable bytes; a token can only
+        # start with the last _longest_token of them, so the splits before
+        # have nothing to try (what made a long word quadratic)
+        for i in range(max(1, len(unstable) - self._longest_token), len(unstable)):
             for tok in self._tokens_starting_with(unstable[i:]):
-                possibility = prefix + tok
+                possibility = unstable[:i] + tok
                 try:
                     texts.append(possibility.decode("utf-8"))
                 except UnicodeDecodeError:
