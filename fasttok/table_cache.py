@@ -43,9 +43,16 @@ changed rank file is never served an old table. Every header field must
 equal what this process expects; the CRC catches torn and flipped files; and
 ``TokenTables.from_bytes`` checks every offset and id, so a hostile file
 cannot make a lookup read outside the tables or probe forever. Anything
-wrong and the file is ignored and rebuilt. (A consistent forgery, with a
-valid CRC and other tokens, is beyond any check short of rebuilding: the
-cache is as trusted as the user's own cache folder.)
+wrong and the file is ignored and rebuilt.
+
+Trust. A consistent forgery, a valid CRC over other tokens, is beyond any
+check short of rebuilding, so the cache is only as trusted as its folder:
+a folder or file not owned by the user, or writable by group or others
+(``FASTTOK_CACHE_DIR`` or ``XDG_CACHE_HOME`` may point into a shared
+folder), is neither read nor written, and the tables are built from the
+rank file as without the cache. Silently: the encoding is the same, only
+its load is slower, and a warning on every load would be noise in a setup
+that is deliberate. fasttok makes its folder 0700 and its files 0600.
 
 ``tokenizer.json``. Uncached, llama3's load is about 0.2 s of JSON parsing,
 0.45 s building the record (128k entries and 280k merges checked and turned
@@ -79,6 +86,7 @@ from typing import Any, Optional
 from fasttok import registry
 from fasttok.embedded import embedded_file
 from fasttok.errors import FasttokError
+from fasttok.shared.atomic_write import write_atomically
 from fasttok.shared.gc_pause import gc_paused
 from fasttok.vocab import Vocabulary
 
@@ -358,10 +366,7 @@ def _hf_slot(path: str, data: bytes) -> Optional[tuple]:
     except OSError:
         return None
     source = hashlib.sha256(data).digest()
-    code = []
-    for module_file in (hf_tokenizer_json.__file__, tables_builder.__file__, __file__):
-        info = os.stat(module_file)
-        code.append((info.st_size, info.st_mtime_ns))
+    code = _code_identity(hf_tokenizer_json.__file__, tables_builder.__file__)
     spec = hashlib.sha256(repr((config, code)).encode()).digest()
     key = (_HF_MAGIC, _HF_FORMAT, _BYTE_ORDER, __version__.encode().ljust(32, b"\0")[:32],
            _build_digest(), source, spec)
@@ -383,13 +388,26 @@ def _build_digest() -> bytes:
     return hashlib.sha256(repr(identity).encode()).digest()
 
 
+def _code_identity(*module_files: str) -> list:
+    # The identity (size, mtime) of the modules that derive what a cache
+    # file holds, and of this one, which lays the payload out: they change
+    # with no version number while fasttok is developed.
+    return [(info.st_size, info.st_mtime_ns)
+            for info in map(os.stat, module_files + (__file__,))]
+
+
 def _key(name: str, spec: registry.EncodingSpec) -> tuple:
     # The header fields before the payload's length and CRC, as this process
-    # would write them. The spec is in it because the tables were checked
-    # with its special tokens and explicit_n_vocab when the file was written.
+    # would write them: everything that changes the ids. The spec is in it
+    # because the tables were checked with its special tokens and
+    # explicit_n_vocab when the file was written; the rank file's sha256 is
+    # a field of its own; the code that parses it into tokens and ids is in
+    # with the spec.
+    from fasttok.loaders import tiktoken_file
     from fasttok.version import __version__
 
-    described = repr((name, spec.pat_str, list(spec.special_tokens.items()), spec.explicit_n_vocab))
+    described = repr((name, spec.pat_str, list(spec.special_tokens.items()), spec.explicit_n_vocab,
+                      _code_identity(tiktoken_file.__file__)))
     return (_MAGIC, _FORMAT, _BYTE_ORDER, __version__.encode().ljust(32, b"\0")[:32],
             _build_digest(), bytes.fromhex(spec.sha256),
             hashlib.sha256(described.encode()).digest())
@@ -405,14 +423,13 @@ def _read_tables(target: str, key: tuple, limit: int) -> Optional[tuple]:
 def _read_payload(target: str, key: tuple, limit: int) -> Optional[bytes]:
     # the whole of target if it is a regular file of at most limit bytes
     # whose header matches key and whose payload is intact, else None
-    try:
-        # O_NONBLOCK: a FIFO planted under the cache file's name must not block the open
-        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError:
+    fd = _open_private(target)
+    if fd is None:
         return None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or not _HEADER.size <= info.st_size <= limit:
+        if (not stat.S_ISREG(info.st_mode) or not _private(info)
+                or not _HEADER.size <= info.st_size <= limit):
             return None
         data = os.read(fd, info.st_size)
     except OSError:
@@ -426,6 +443,43 @@ def _read_payload(target: str, key: tuple, limit: int) -> Optional[bytes]:
             or zlib.crc32(memoryview(data)[_HEADER.size:]) != crc):
         return None
     return data
+
+
+def _private(info: os.stat_result) -> bool:
+    # Whether a cache folder or file is the user's alone: owned by them and
+    # writable by nobody else. Anything else may hold a consistent forgery
+    # (a valid CRC over other tokens) that no check short of rebuilding
+    # would catch. Windows has no such bits: its cache is in the profile.
+    if not hasattr(os, "geteuid"):
+        return True
+    return info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _open_private(target: str) -> Optional[int]:
+    # A read-only descriptor of target, opened through a descriptor of its
+    # folder that was checked to be private (so the folder checked is the
+    # folder read, whatever is renamed meanwhile), or None. O_NOFOLLOW: a
+    # symbolic link planted under the file's name is not followed;
+    # O_NONBLOCK: nor does a FIFO block the open.
+    flags = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+             | getattr(os, "O_NOFOLLOW", 0))
+    if os.open not in os.supports_dir_fd:
+        try:
+            return os.open(target, flags)
+        except OSError:
+            return None
+    try:
+        folder = os.open(os.path.dirname(target), os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        if not _private(os.fstat(folder)):
+            return None
+        return os.open(os.path.basename(target), flags, dir_fd=folder)
+    except OSError:
+        return None
+    finally:
+        os.close(folder)
 
 
 def _payload_tables(data: bytes, at: int) -> Optional[tuple]:
@@ -454,24 +508,22 @@ def _payload_tables(data: bytes, at: int) -> Optional[tuple]:
 
 
 def _write_tables(target: str, key: tuple, payload: bytes) -> None:
-    # Written to a temporary file and renamed over the target, so a reader
-    # sees the old file or the new one, never half of one; no fsync, since
-    # a file torn by a crash fails its CRC and is rebuilt.
-    import tempfile
-
+    # Replaced all at once, so a reader sees the old file or the new one,
+    # never half of one; not durable (no fsync), since a file torn by a
+    # crash fails its CRC and is rebuilt. Only into a folder of the user's
+    # own (made 0700 when missing), as a 0600 file.
     header = _HEADER.pack(*key, len(payload), zlib.crc32(payload))
     folder = os.path.dirname(target)
-    temp = None
     try:
-        os.makedirs(folder, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=".tables-", suffix=".tmp")
-        with open(fd, "wb") as f:
-            f.write(header)
-            f.write(payload)
-        os.replace(temp, target)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        if not _private(os.stat(folder)):
+            return
+        try:
+            if not stat.S_ISREG(os.lstat(target).st_mode):
+                # a link or a FIFO under the file's name is replaced, not written through
+                os.unlink(target)
+        except FileNotFoundError:
+            pass
+        write_atomically(target, header + payload, mode=0o600, durable=False)
     except OSError:
-        if temp is not None:
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
+        pass

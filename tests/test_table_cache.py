@@ -334,6 +334,112 @@ def test_cache_file_far_larger_than_its_rank_file_is_not_read(tiny, cache_dir):
     assert _read_cached(tiny) is None
 
 
+# ---------------------------------------------------------------- only the user's own cache is trusted
+
+OTHER_UID = 54321  # no user of this machine: a file of "someone else"
+needs_root = pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0,
+    reason="giving a file to another user (os.chown) takes root")
+
+
+def _forge(tiny, cache_dir) -> None:
+    """Write the attack's cache file for "tiny": a valid header and CRC over
+    tables in which "th" and "he" exchange ids, the file the user's own
+    (0600) in a folder of the user's own (0700)."""
+    tiny()  # the folder and the real cache file, which the forgery replaces
+    os.chmod(cache_dir, 0o700)
+    tokens = [base64.b64decode(line.split()[0]) for line in _rank_file(swap=True).splitlines()]
+    payload = table_cache._ids_bytes(None) + TokenTables(tokens).to_bytes()
+    key = table_cache._slot("tiny", tiny.spec(), _vocab(tiny))[1]
+    path = _cache(cache_dir)
+    path.write_bytes(HEADER.pack(*key, len(payload), zlib.crc32(payload)) + payload)
+    os.chmod(path, 0o600)
+
+
+def test_forged_cache_file_of_the_users_own_is_what_the_other_tests_defeat(tiny, cache_dir):
+    # the forgery works where the cache is trusted: the cases below mean something
+    _forge(tiny, cache_dir)
+    assert tiny().encode_single_token("th") == 257
+
+
+@needs_root
+def test_cache_file_owned_by_another_user_is_not_read(tiny, cache_dir):
+    _forge(tiny, cache_dir)
+    os.chown(_cache(cache_dir), OTHER_UID, -1)
+    assert tiny().encode_single_token("th") == 256
+
+
+@pytest.mark.parametrize("mode", [0o620, 0o602, 0o666], ids=["group", "others", "all"])
+def test_cache_file_writable_by_others_is_not_read(tiny, cache_dir, mode):
+    _forge(tiny, cache_dir)
+    os.chmod(_cache(cache_dir), mode)
+    assert tiny().encode_single_token("th") == 256
+
+
+@pytest.mark.parametrize("mode", [0o770, 0o707, 0o1777], ids=["group", "others", "sticky-tmp"])
+def test_cache_folder_writable_by_others_is_not_read(tiny, cache_dir, mode):
+    _forge(tiny, cache_dir)
+    os.chmod(cache_dir, mode)
+    assert tiny().encode_single_token("th") == 256
+
+
+@needs_root
+def test_cache_folder_owned_by_another_user_is_not_read(tiny, cache_dir):
+    _forge(tiny, cache_dir)
+    os.chown(cache_dir, OTHER_UID, -1)
+    assert tiny().encode_single_token("th") == 256
+
+
+def test_cache_file_that_is_a_symbolic_link_is_not_followed(tiny, cache_dir, tmp_path):
+    _forge(tiny, cache_dir)
+    elsewhere = tmp_path / "elsewhere.tables"
+    _cache(cache_dir).rename(elsewhere)
+    _cache(cache_dir).symlink_to(elsewhere)
+    assert tiny().encode_single_token("th") == 256
+
+
+def test_cache_folder_writable_by_others_is_not_written(tiny, cache_dir):
+    cache_dir.mkdir(mode=0o700)
+    os.chmod(cache_dir, 0o777)
+    tiny()
+    assert list(cache_dir.iterdir()) == []
+
+
+@needs_root
+def test_cache_folder_owned_by_another_user_is_not_written(tiny, cache_dir):
+    cache_dir.mkdir(mode=0o700)
+    os.chown(cache_dir, OTHER_UID, -1)
+    tiny()
+    assert list(cache_dir.iterdir()) == []
+
+
+def test_cache_folder_is_made_0700_and_its_file_0600(tiny, cache_dir):
+    old = os.umask(0o022)
+    try:
+        tiny()
+    finally:
+        os.umask(old)
+    assert (oct(cache_dir.stat().st_mode & 0o777), oct(_cache(cache_dir).stat().st_mode & 0o777)) == (
+        "0o700", "0o600")
+
+
+def test_untrusted_cache_still_gives_the_rank_file_encoding(tiny, cache_dir):
+    _forge(tiny, cache_dir)
+    os.chmod(cache_dir, 0o777)
+    assert tiny().encode(TINY_TEXT, allowed_special="all") == tiny(cache=False).encode(
+        TINY_TEXT, allowed_special="all")
+
+
+def test_cache_key_changes_with_the_code_that_parses_the_rank_file(tiny, tmp_path, monkeypatch):
+    import fasttok.loaders.tiktoken_file as tiktoken_file
+
+    before = table_cache._key("tiny", tiny.spec())
+    copy = tmp_path / "tiktoken_file.py"
+    copy.write_bytes(open(tiktoken_file.__file__, "rb").read() + b"# edited\n")
+    monkeypatch.setattr(tiktoken_file, "__file__", str(copy))
+    assert table_cache._key("tiny", tiny.spec()) != before
+
+
 # ---------------------------------------------------------------- TokenTables.to_bytes / from_bytes
 
 SMALL = [bytes([b]) for b in range(256)] + [b"ab", b"abc", None, "é".encode(), b"xyzzy-long-token"]
