@@ -364,12 +364,25 @@ def _dropped_note(dropped: int) -> None:
               "differ from an unbounded run's", file=sys.stderr)
 
 
+def _check_out(out: str) -> None:
+    # Before training, which may take hours: the file is written (through a
+    # temporary file beside it) into a folder that must exist and take it.
+    folder = os.path.dirname(os.path.abspath(out))
+    if os.path.isdir(out):
+        raise FasttokError(f"--out {out}: is a folder; give a file path")
+    if not os.path.isdir(folder):
+        raise FasttokError(f"--out {out}: the folder {folder} does not exist; make it first")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise FasttokError(f"--out {out}: the folder {folder} is not writable; choose another")
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     from fasttok.loaders.gguf_writer import write_gguf
     from fasttok.loaders.hf_tokenizer_json_writer import write_tokenizer_json
     from fasttok.loaders.tiktoken_writer import load_call, write_tiktoken
     from fasttok.trainers.bpe import train_bpe
 
+    _check_out(args.out)
     if args.model == "unigram":
         return _cmd_train_unigram(args)
     if args.model == "wordpiece":

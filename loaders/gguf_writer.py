@@ -38,6 +38,7 @@ from fasttok.errors import FasttokError
 from fasttok.loaders.gguf import GGUFType
 from fasttok.pre_tokenizers.tiktoken_patterns import CL100K, CL100K_LEGACY, GPT2, GPT2_LEGACY
 from fasttok.shared._bytemap import encode_byte_level
+from fasttok.shared.atomic_write import write_atomically
 from fasttok.vocab import TokenType, Vocabulary
 
 __all__ = ["write_gguf", "gguf_bytes", "PRE_FOR_PATTERN"]
@@ -178,7 +179,8 @@ def gguf_bytes(vocab: Vocabulary, *, pre: Optional[str] = None, bos_token: Optio
 
 def write_gguf(target: Union[str, "os.PathLike[str]", IO[bytes]], vocab: Vocabulary,
                **options) -> None:
-    """Write :func:`gguf_bytes` (same ``options``) to a path or a binary file object.
+    """Write :func:`gguf_bytes` (same ``options``) to a path (replaced all at
+    once, see :mod:`fasttok.shared.atomic_write`) or a binary file object.
 
     >>> import io, fasttok
     >>> out = io.BytesIO(); write_gguf(out, fasttok.train([], vocab_size=256).vocabulary)
@@ -189,5 +191,4 @@ def write_gguf(target: Union[str, "os.PathLike[str]", IO[bytes]], vocab: Vocabul
     if hasattr(target, "write"):
         target.write(data)
         return
-    with open(target, "wb") as f:
-        f.write(data)
+    write_atomically(target, data)

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional, Union
 
 from fasttok.pre_tokenizers.tiktoken_patterns import CL100K
+from fasttok.shared.atomic_write import write_atomically
 from fasttok.shared._bytemap import encode_byte_level
 
 __all__ = ["tokenizer_json", "write_tokenizer_json", "oniguruma_spelling",
@@ -105,14 +106,15 @@ def bpe_tokenizer_json(vocab: Mapping, merges: Sequence, n_special: int, normali
 
 
 def write_document(path: Union[str, "os.PathLike[str]"], doc: dict) -> None:
-    """Write a ``tokenizer.json`` document to ``path`` (UTF-8, as tokenizers writes it).
+    """Write a ``tokenizer.json`` document to ``path`` (UTF-8, as tokenizers
+    writes it), replacing any old file all at once
+    (:mod:`fasttok.shared.atomic_write`).
 
     >>> import os, tempfile; p = os.path.join(tempfile.mkdtemp(), "tokenizer.json")
     >>> write_document(p, {"version": "1.0"}); open(p).read()
     '{"version": "1.0"}'
     """
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(doc, f, ensure_ascii=False)
+    write_atomically(path, json.dumps(doc, ensure_ascii=False).encode("utf-8"))
 
 
 def tokenizer_json(ranks: Mapping, merges: Sequence, pattern: str,

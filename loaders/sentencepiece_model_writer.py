@@ -23,6 +23,7 @@ from typing import Union
 
 from fasttok.errors import VocabularyError
 from fasttok.loaders.sentencepiece_model import ModelProto, NormalizerSpec, SentencePiece, TrainerSpec
+from fasttok.shared.atomic_write import write_atomically
 
 __all__ = ["write_model_proto", "dump_model_proto"]
 
@@ -106,13 +107,15 @@ def write_model_proto(proto: ModelProto) -> bytes:
 
 
 def dump_model_proto(proto: ModelProto, path: Union[str, "os.PathLike[str]"]) -> None:
-    """Write ``proto`` to ``path`` as a ``.model`` file (see :func:`write_model_proto`).
+    """Write ``proto`` to ``path`` as a ``.model`` file (see
+    :func:`write_model_proto`), replacing any old file all at once
+    (:mod:`fasttok.shared.atomic_write`).
 
-    >>> dump_model_proto(ModelProto(), "/dev/null")
+    >>> import tempfile; p = os.path.join(tempfile.mkdtemp(), "m.model")
+    >>> dump_model_proto(ModelProto(), p); open(p, "rb").read() == write_model_proto(ModelProto())
+    True
     """
-    data = write_model_proto(proto)
-    with open(path, "wb") as f:
-        f.write(data)
+    write_atomically(path, write_model_proto(proto))
 
 
 assert set(_TRAINER_NUMBERS) == {f.name for f in dataclasses.fields(TrainerSpec)}

@@ -16,6 +16,8 @@ import os
 from collections.abc import Mapping
 from typing import IO, Union
 
+from fasttok.shared.atomic_write import write_atomically
+
 __all__ = ["write_tiktoken", "tiktoken_lines", "load_call"]
 
 
@@ -30,7 +32,8 @@ def tiktoken_lines(ranks: Mapping) -> bytes:
 
 
 def write_tiktoken(target: Union[str, "os.PathLike[str]", IO[bytes]], ranks: Mapping) -> None:
-    """Write ``{token bytes: rank}`` to a path or a binary file object.
+    """Write ``{token bytes: rank}`` to a path (replaced all at once, see
+    :mod:`fasttok.shared.atomic_write`) or a binary file object.
 
     >>> import io; out = io.BytesIO(); write_tiktoken(out, {}); out.getvalue()
     b''
@@ -39,8 +42,7 @@ def write_tiktoken(target: Union[str, "os.PathLike[str]", IO[bytes]], ranks: Map
     if hasattr(target, "write"):
         target.write(data)
         return
-    with open(target, "wb") as f:
-        f.write(data)
+    write_atomically(target, data)
 
 
 def load_call(path: str, pat_str: str, special_tokens: Mapping) -> str:

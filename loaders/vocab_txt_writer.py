@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Union
 
 from fasttok.errors import FasttokError
+from fasttok.shared.atomic_write import write_atomically
 
 __all__ = ["vocab_txt_lines", "write_vocab_txt"]
 
@@ -37,12 +38,11 @@ def vocab_txt_lines(vocab: Mapping) -> str:
 
 
 def write_vocab_txt(path: Union[str, "os.PathLike[str]"], vocab: Mapping) -> None:
-    """Write ``{token: id}`` to ``path`` as ``vocab.txt`` (UTF-8).
+    """Write ``{token: id}`` to ``path`` as ``vocab.txt`` (UTF-8), replacing
+    any old file all at once (:mod:`fasttok.shared.atomic_write`).
 
     >>> import os, tempfile; p = os.path.join(tempfile.mkdtemp(), "vocab.txt")
     >>> write_vocab_txt(p, {"a": 0}); open(p).read()
     'a\\n'
     """
-    text = vocab_txt_lines(vocab)
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
+    write_atomically(path, vocab_txt_lines(vocab).encode("utf-8"))

@@ -211,3 +211,36 @@ def test_train_names_the_line_of_a_bad_json_document(tmp_path, capsys):
     assert main(["train", str(lines), "--field", "text", "--vocab-size", "300",
                  "--out", str(tmp_path / "v.tiktoken")]) == 2
     assert f"{lines}: line 2: not a JSON object with a 'text' field" in capsys.readouterr().err
+
+
+def _refuse_training(monkeypatch) -> None:
+    import fasttok.trainers.bpe
+    import fasttok.trainers.unigram
+    import fasttok.trainers.wordpiece
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("trained although --out cannot be written")
+    for module, name in ((fasttok.trainers.bpe, "train_bpe"),
+                         (fasttok.trainers.unigram, "train_unigram"),
+                         (fasttok.trainers.wordpiece, "train_wordpiece")):
+        monkeypatch.setattr(module, name, refuse)
+
+
+@pytest.mark.parametrize("model, out", [("bpe", "v.tiktoken"), ("unigram", "x.model"),
+                                        ("wordpiece", "vocab.txt")])
+def test_train_out_into_a_missing_folder_fails_before_training(model, out, tmp_path, capsys,
+                                                                monkeypatch):
+    _refuse_training(monkeypatch)
+    target = tmp_path / "missing" / out
+    assert main(["train", str(_corpus(tmp_path)), "--model", model, "--vocab-size", "300",
+                 "--out", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{tmp_path / 'missing'} does not exist" in err
+
+
+def test_train_out_that_is_a_folder_fails_before_training(tmp_path, capsys, monkeypatch):
+    _refuse_training(monkeypatch)
+    folder = tmp_path / "v.tiktoken"
+    folder.mkdir()
+    assert main(["train", str(_corpus(tmp_path)), "--vocab-size", "300", "--out", str(folder)]) == 2
+    assert "is a folder" in capsys.readouterr().err
