@@ -8,7 +8,9 @@ fasttok's fused byte-level BPE, which needs no Python call per piece:
    ``encode(text, allowed_special="all")`` is ``tokenizers``'
    ``encode(text, add_special_tokens=False)``;
 2. the ``NFC`` normalizer runs on each stretch between the special tokens
-   matched (:class:`NormalizedBPE`);
+   matched (:class:`NormalizedBPE`), the stage of the pipeline itself
+   (:mod:`fasttok.normalizers.unicode_forms`, ``tokenizers``' Unicode 9.0
+   tables), so the two paths cannot drift apart;
 3. the ``Split`` regex runs through fasttok's compiled scanner when it is one
    fasttok knows (Llama 3's is cl100k's older spelling, Qwen's is ``QWEN2``,
    GPT-4o's is ``O200K``), else through Python's ``re``; a known pattern
@@ -21,10 +23,8 @@ fasttok's fused byte-level BPE, which needs no Python call per piece:
 Decoding is the ``ByteLevel`` decoder: the token bytes joined and read as
 UTF-8 with replacement, which is :meth:`fasttok.Encoding.decode`.
 
-Known limit: the ``NFC`` step uses the standard library's ``unicodedata``
-(Unicode 14.0 on Python 3.11), while ``tokenizers`` normalizes with its own
-tables; text with characters assigned after 14.0 next to combining marks may
-compose differently. ASCII text and text already in NFC skip the step.
+ASCII text and text already in normal form (the stage's quick check) skip
+the step.
 
 >>> from fasttok.shared._bytemap import bytes_to_unicode
 >>> from fasttok.loaders.hf_tokenizer_json import byte_level_record
@@ -40,12 +40,12 @@ compose differently. ASCII text and text already in NFC skip the step.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from typing import Any, Optional
 
 from fasttok.formats._byte_bpe import CoreBPE
 from fasttok.formats.tiktoken import build_byte_bpe
+from fasttok.normalizers.unicode_forms import FORMS
 from fasttok.pre_tokenizers.patterns import scanner_for
 from fasttok.shared._tables import TokenTables
 from fasttok.shared.batching import TextByText
@@ -68,7 +68,7 @@ def build_hf_byte_bpe(vocab: Vocabulary, tables: Optional[TokenTables] = None) -
                           splitter=splitter)
     if vocab.normalizer is None:
         return core
-    return NormalizedBPE(core, vocab.normalizer)
+    return NormalizedBPE(core, FORMS[vocab.normalizer]())
 
 
 def isolated_splitter(pattern: str) -> Callable[[str], list]:
@@ -98,26 +98,28 @@ def isolated_splitter(pattern: str) -> Callable[[str], list]:
 
 
 class NormalizedBPE(TextByText):
-    """A :class:`~fasttok.formats._byte_bpe.CoreBPE` whose input is first
-    put in Unicode normal form ``form``, stretch by stretch between the
+    """A :class:`~fasttok.formats._byte_bpe.CoreBPE` whose input first goes
+    through ``stage``, a Unicode normal form of
+    :mod:`fasttok.normalizers.unicode_forms`, stretch by stretch between the
     special tokens that are matched, as ``tokenizers`` normalizes.
 
     Text that is ASCII or already normalized goes to the core as it is; so
     does text that no matched special token cuts, after normalizing it whole.
 
     >>> from fasttok.formats.tiktoken import byte_bpe_model
+    >>> from fasttok.normalizers.unicode_forms import NFC
     >>> from fasttok.shared._tables import TokenTables
     >>> core = byte_bpe_model(TokenTables([bytes([i]) for i in range(256)]), {"<e>": 256}, ".")
-    >>> NormalizedBPE(core, "NFC").encode("e\\u0301<e>", b"\\x01")
+    >>> NormalizedBPE(core, NFC()).encode("e\\u0301<e>", b"\\x01")
     [195, 169, 256]
     """
 
     # tiktoken's internals re-merge raw pieces and would skip the normalizer
     tiktoken_pieces = False
 
-    def __init__(self, core: CoreBPE, form: str) -> None:
+    def __init__(self, core: CoreBPE, stage: Any) -> None:
         self._core = core
-        self._form = form
+        self._stage = stage
         self.special_order = core.special_order
         self.post_processor = core.post_processor
         self._special_res: dict = {}
@@ -127,10 +129,10 @@ class NormalizedBPE(TextByText):
         # token cuts text that normalizing would change
         if type(text) is not str:
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        if text.isascii() or unicodedata.is_normalized(self._form, text):
+        if text.isascii() or self._stage.is_normalized(text):
             return text
         if allowed is None or self._core.find_special(text, allowed) < 0:
-            return unicodedata.normalize(self._form, text)
+            return self._stage.normalize_str(text)
         return None
 
     def _special_re(self, allowed: bytes) -> "re.Pattern[str]":
@@ -145,11 +147,12 @@ class NormalizedBPE(TextByText):
         ids: list = []
         start = 0
         core = self._core
+        normalize = self._stage.normalize_str
         for m in self._special_re(allowed).finditer(text):
-            ids += core.encode_ordinary(unicodedata.normalize(self._form, text[start:m.start()]))
+            ids += core.encode_ordinary(normalize(text[start:m.start()]))
             ids += core.encode(m.group(), allowed)
             start = m.end()
-        return ids + core.encode_ordinary(unicodedata.normalize(self._form, text[start:]))
+        return ids + core.encode_ordinary(normalize(text[start:]))
 
     def encode(self, text: str, allowed: Optional[bytes]) -> list:
         """The ids of ``text``, matching the special tokens ``allowed`` selects."""
@@ -174,7 +177,7 @@ class NormalizedBPE(TextByText):
         """BPE-dropout of the normalized text (see ``CoreBPE.sample``)."""
         plain = self._plain(text, allowed)
         if plain is None:
-            plain = unicodedata.normalize(self._form, text)
+            plain = self._stage.normalize_str(text)
         return self._core.sample(plain, allowed, alpha, nbest_size, rng)
 
     def find_special(self, text: str, mask: bytes) -> int:

@@ -32,11 +32,11 @@ True
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Any, Optional
 
 from fasttok.models._wordpiece import ALONE, APPEND, OTHER, SKIP, SPACE
+from fasttok.shared.hf_unicode import combining
 
 __all__ = ["bert_rule", "each_normalized"]
 
@@ -105,7 +105,6 @@ def bert_rule(normalizer: Optional[Any], pre_tokenizer: Any) -> Callable[[list],
         chars = [chr(cp) for cp in cps if not 0xD800 <= cp <= 0xDFFF]
         text = dict(each_normalized(chars, normalize))
         made, ones, longer = {}, [], []
-        combining = unicodedata.combining
         for c in chars:
             out = text[c]
             if reorders and any(map(combining, out)):

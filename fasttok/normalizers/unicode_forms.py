@@ -13,6 +13,12 @@ composition there, so text holding one goes through the reports instead
 (or, for the text alone under NFD and NFKD, is decomposed between such
 characters, which nothing moves across).
 
+This module is fasttok's one implementation of the four forms for
+``tokenizer.json``: fused paths ask its stages
+(:mod:`fasttok.formats.hf_byte_level`) or the same tables
+(:func:`fasttok.shared.hf_unicode.combining`, :mod:`fasttok.models.hf_bert_rule`)
+rather than the standard library.
+
 >>> NFKC().normalize_str("ﬁ")
 'fi'
 >>> ns = NormalizedString("a\\u0301\\u0323"); NFC().normalize(ns)
@@ -26,18 +32,14 @@ import functools
 import re
 import unicodedata
 
-from fasttok.shared.hf_unicode import NORMALIZATION_NEWER
+from fasttok.shared.hf_unicode import (NORMALIZATION_NEWER, combining, has_normalization_newer,
+                                       normalization_newer)
 from fasttok.shared.normalized import NormalizedString
 
-__all__ = ["NFC", "NFD", "NFKC", "NFKD", "normalize_form", "normalize_text"]
+__all__ = ["NFC", "NFD", "NFKC", "NFKD", "FORMS", "is_normalized", "normalize_form",
+           "normalize_text"]
 
 _COMPOSED: dict = {}
-
-
-@functools.cache
-def _newer() -> "re.Pattern[str]":
-    # compiled on first use: importing the stage should not cost its Unicode class
-    return re.compile(NORMALIZATION_NEWER)
 
 
 @functools.cache
@@ -50,22 +52,34 @@ def _compose(a: str, b: str) -> str | None:
     found = _COMPOSED.get(key)
     if found is None:
         c = unicodedata.normalize("NFC", key)
-        found = _COMPOSED[key] = c if len(c) == 1 and not _newer().match(c) else ""
+        found = _COMPOSED[key] = c if len(c) == 1 and not normalization_newer().match(c) else ""
     return found or None
 
 
-def _combining(c: str) -> int:
-    return 0 if _newer().match(c) else unicodedata.combining(c)
+def is_normalized(text: str, form: str) -> bool:
+    """Whether ``text`` is in ``form`` as ``tokenizers`` normalizes: a quick
+    check that may say no to a text that normalizing leaves alone.
+
+    The interpreter's tables (Unicode 9.0 or later) answer: a character's
+    decomposition and combining class never change once it is assigned, and
+    to ``tokenizers`` a character assigned after 9.0 is a starter with no
+    decomposition that composes with nothing, which can stop a reordering or a
+    composition the interpreter would make but never starts one, so a text
+    the interpreter finds normalized ``tokenizers`` leaves as it is.
+
+    >>> is_normalized("\\u00e9", "NFC"), is_normalized("e\\u0301", "NFC")
+    (True, False)
+    """
+    return unicodedata.is_normalized(form, text)
 
 
 def _reports(text: str, form: str) -> list:
     decompose = "NFKD" if form in ("NFKC", "NFKD") else "NFD"
     chars: list = []
     for c in text:
-        parts = c if _newer().match(c) else unicodedata.normalize(decompose, c)
+        parts = c if normalization_newer().match(c) else unicodedata.normalize(decompose, c)
         chars.append([parts[0], 0])
         chars.extend([p, 1] for p in parts[1:])
-    combining = _combining
     i, n = 0, len(chars)
     while i < n:
         # stable sort of each run of non-starters by combining class
@@ -105,7 +119,7 @@ def normalize_form(ns: NormalizedString, form: str) -> None:
     [(0, 1), (0, 1)]
     """
     text = ns.normalized
-    if unicodedata.is_normalized(form, text) and not _newer().search(text):
+    if is_normalized(text, form):
         return
     ns.transform(_reports(text, form), 0)
 
@@ -116,7 +130,7 @@ def normalize_text(text: str, form: str) -> str:
     >>> normalize_text("\u32ff", "NFKC")  # Unicode 12.1: the crate does not know it
     '㋿'
     """
-    if not _newer().search(text):
+    if not has_normalization_newer(text):
         return unicodedata.normalize(form, text)
     if form in ("NFD", "NFKD"):
         # a character the crate does not know decomposes to itself and has
@@ -139,6 +153,10 @@ class _Form:
 
     def normalize_str(self, text: str) -> str:
         return normalize_text(text, self.form)
+
+    def is_normalized(self, text: str) -> bool:
+        """:func:`is_normalized` in this form: if true, ``normalize_str`` leaves ``text`` alone."""
+        return is_normalized(text, self.form)
 
 
 class NFC(_Form):
@@ -179,3 +197,7 @@ class NFKD(_Form):
     """
 
     form = "NFKD"
+
+
+#: the stage of each form, by its ``tokenizer.json`` type
+FORMS = {stage.form: stage for stage in (NFC, NFD, NFKC, NFKD)}
