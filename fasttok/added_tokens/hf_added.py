@@ -10,9 +10,11 @@ when no word character touches it; ``lstrip``/``rstrip`` make the match take
 the whitespace beside it, never what an earlier match took.
 
 "Word" and "whitespace" are those of Rust's ``regex`` (``\\w`` and ``\\s``,
-Unicode): word characters are letters, marks, decimal digits, connector
-punctuation and the two joiners; whitespace is the ``White_Space`` property,
-which unlike ``str.isspace`` leaves out U+001C..U+001F.
+Unicode): word characters are the Alphabetic property, marks, decimal
+digits, connector punctuation and Join_Control, as of Unicode 16.0 in the
+installed ``tokenizers`` (the set Oniguruma's ``\\w`` matches, from
+:mod:`fasttok.shared.hf_unicode`); whitespace is the ``White_Space``
+property, which unlike ``str.isspace`` leaves out U+001C..U+001F.
 
 >>> vocab = AddedTokens([AddedToken("[CLS]", 1, special=True),
 ...                      AddedToken("<mask>", 2, lstrip=True, normalized=False)])
@@ -22,10 +24,12 @@ which unlike ``str.isspace`` leaves out U+001C..U+001F.
 
 from __future__ import annotations
 
-import unicodedata
+import functools
+import re
 from collections.abc import Callable, Iterable
 from typing import Optional
 
+from fasttok.shared.hf_unicode import ONIG_WORD
 from fasttok.shared.literal_match import first_char_test, longest_first
 
 __all__ = ["AddedToken", "AddedTokens", "is_word_char", "WHITE_SPACE"]
@@ -33,17 +37,21 @@ __all__ = ["AddedToken", "AddedTokens", "is_word_char", "WHITE_SPACE"]
 #: the characters with Unicode's White_Space property (Rust's ``\\s``)
 WHITE_SPACE = frozenset("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
                         "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
-_WORD_CATEGORIES = frozenset(("Mn", "Mc", "Me", "Nd", "Pc"))
+
+
+@functools.cache
+def _word() -> "re.Pattern[str]":
+    # compiled on first use: importing should not cost the Unicode class
+    return re.compile(ONIG_WORD)
 
 
 def is_word_char(ch: str) -> bool:
     """Whether ``ch`` is a word character of Rust's ``regex`` ``\\w``.
 
-    >>> is_word_char("a"), is_word_char("\\u0330"), is_word_char("-")
-    (True, True, False)
+    >>> is_word_char("a"), is_word_char("\\u0330"), is_word_char("-"), is_word_char("\\u2160")
+    (True, True, False, True)
     """
-    return (ch.isalpha() or unicodedata.category(ch) in _WORD_CATEGORIES
-            or ch in "\u200c\u200d")
+    return _word().match(ch) is not None
 
 
 class AddedToken:

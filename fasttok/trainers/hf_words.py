@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import itertools
 import operator
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Optional
@@ -64,6 +63,7 @@ from fasttok.normalizers.bert import BertNormalizer
 from fasttok.normalizers.hf_json import normalizer_from_json
 from fasttok.pre_tokenizers.hf_json import pre_tokenizer_from_json
 from fasttok.pre_tokenizers.split import BertPreTokenizer
+from fasttok.shared.hf_unicode import combining
 from fasttok.trainers._bpe_trainer import PieceCounter
 from fasttok.trainers.bpe import PretokenBound
 
@@ -126,14 +126,6 @@ def _texts(texts: Iterable[str]) -> Iterable[str]:
         yield text
 
 
-def _starter(c: str) -> bool:
-    # a character canonical reordering never moves: combining class 0 in
-    # the interpreter's tables, and known to them (no combining mark lies
-    # past plane 1, so an unassigned character there stays one too)
-    return not unicodedata.combining(c) and (unicodedata.category(c) != "Cn"
-                                             or ord(c) >= 0x20000)
-
-
 def _count_chunks(texts: Iterable[str], pipeline: tuple, counter: PieceCounter) -> None:
     normalizer, pre_tokenizer = pipeline
     normalize = (lambda t: t) if normalizer is None else normalizer.normalize_str
@@ -150,7 +142,9 @@ def _count_chunks(texts: Iterable[str], pipeline: tuple, counter: PieceCounter) 
     table: dict = {}
     whole: set = set()
     for c, out in each_normalized(sorted(set("".join(chunks))), normalize):
-        if all(map(_starter, out)):
+        # a normalization of starters only (combining class 0 in tokenizers'
+        # tables) is one that canonical reordering never moves
+        if not any(map(combining, out)):
             table[ord(c)] = out
         else:
             whole.add(c)
