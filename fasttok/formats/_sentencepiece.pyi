@@ -7,7 +7,8 @@ from fasttok.vocab import Vocabulary
 
 class SentencePieceBPE:
     def __init__(self, tokens: list[bytes], types: list[int], scores: list[float],
-                 user_defined: list[bytes], *, llama_cpp: bool, exact_agenda: bool) -> None: ...
+                 user_defined: list[bytes], *, llama_cpp: bool, exact_agenda: bool,
+                 never: Iterable[int] = ...) -> None: ...
 
 class SentencePieceCore:
     llama_cpp: bool

@@ -428,15 +428,19 @@ cdef class SentencePieceBPE:
     notes): ``tokens``, ``types`` and ``scores`` are parallel, by id;
     ``user_defined`` are the symbols never merged (sentencepiece's flavour);
     ``llama_cpp`` lets every piece be a merge result, not only NORMAL,
-    USER_DEFINED and UNUSED ones; ``exact_agenda`` runs sentencepiece's own
-    loop even without UNUSED pieces (for tests of the cut path).
+    USER_DEFINED and UNUSED ones, but for the ids of ``never`` (its CONTROL
+    and UNKNOWN pieces: llama.cpp merges text into ``<s>`` too, fasttok only
+    makes it for ``allowed_special``); ``exact_agenda`` runs sentencepiece's
+    own loop even without UNUSED pieces (for tests of the cut path).
     """
 
     def __init__(self, list tokens, list types, list scores, list user_defined, *,
-                 bint llama_cpp, bint exact_agenda):
+                 bint llama_cpp, bint exact_agenda, never=()):
         cdef Py_ssize_t n = len(tokens), j
         if llama_cpp:
             eligible = [bool(t) for t in tokens]
+            for j in never:
+                eligible[j] = False
         else:
             eligible = [bool(tokens[j]) and types[j] in (T_NORMAL, T_USER_DEFINED, T_UNUSED)
                         for j in range(n)]
@@ -757,6 +761,8 @@ cdef class SentencePieceCore:
         self.n_tokens = <uint32_t>n
         self.ints = tuple(range(n))
         self.unknowns.unk_id = <uint32_t>unk
+        if hidden is None:
+            hidden = [j for j in range(n) if types[j] in (T_CONTROL, T_UNKNOWN)]
         self._fill_table(tokens, types, hidden)
         user_defined = [tokens[j] for j in range(n) if types[j] == T_USER_DEFINED]
         if vocab.model == "unigram":
@@ -764,7 +770,8 @@ cdef class SentencePieceCore:
         else:
             self.bpe = SentencePieceBPE(tokens, types, scores,
                                         [] if self.llama_cpp else user_defined,
-                                        llama_cpp=self.llama_cpp, exact_agenda=exact_agenda)
+                                        llama_cpp=self.llama_cpp, exact_agenda=exact_agenda,
+                                        never=hidden)
         self._make_normalizers(vocab, user_defined)
         self._set_unknowns(vocab)
         self.unk_surface = str(vocab.metadata.get("unk_surface", " \u2047 ")).encode("utf-8")
@@ -786,9 +793,9 @@ cdef class SentencePieceCore:
     cdef int _fill_table(self, list tokens, list types, hidden) except -1:
         # The piece table, and each byte's byte piece (unknowns.byte_ids:
         # "<0xXX>"; for llama.cpp, as its byte_to_token, else the one-byte
-        # token itself). hidden: the ids llama.cpp's detokenize leaves out,
-        # by default the control and unknown pieces (a GGUF model passes the
-        # attributes llama.cpp amends the file's types to).
+        # token itself). hidden: the ids llama.cpp's detokenize leaves out
+        # (the control and unknown pieces, or the attributes llama.cpp
+        # amends a GGUF file's types to).
         cdef Py_ssize_t n = len(tokens), i
         cdef uint32_t* byte_ids = self.unknowns.byte_ids
         self.table.types = <uint8_t*>malloc(n + 1)
@@ -796,8 +803,6 @@ cdef class SentencePieceCore:
         self.table.hidden = <uint8_t*>calloc(n + 1, 1)
         if self.table.types == NULL or self.table.byte_of == NULL or self.table.hidden == NULL:
             raise MemoryError()
-        if hidden is None:
-            hidden = [j for j in range(n) if types[j] in (T_CONTROL, T_UNKNOWN)]
         for i in hidden:
             if not 0 <= i < n:
                 raise ValueError(f"hidden id {i} is not in the vocabulary ({n} tokens)")

@@ -1,6 +1,6 @@
 """Unigram segmentation (compiled): piece trie and single-pass Viterbi."""
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 class UnigramModel:
     n_pieces: int
@@ -25,7 +25,8 @@ class UnigramModel:
 class TokenizersUnigram:
     byte_fallback: bool
     def __init__(
-        self, pieces: Sequence[str], scores: Sequence[float], unk_id: int | None, byte_fallback: bool
+        self, pieces: Sequence[str], scores: Sequence[float], unk_id: int | None, byte_fallback: bool,
+        *, never: Iterable[int] = ...
     ) -> None: ...
     def ids(self, text: str) -> list[int]: ...
     def ids_many(self, texts: list[str]) -> list[int]: ...

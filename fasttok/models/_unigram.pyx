@@ -734,7 +734,9 @@ cdef class UnigramModel:
             kind = types[i]
             self.scores[i] = score
             self.kinds[i] = KIND_NORMAL
-            if kind == T_NORMAL:
+            # tokenizers' minimum is over every piece, the ones a caller
+            # keeps out of the trie as CONTROL (special added tokens) too
+            if kind == T_NORMAL or (tokenizers and kind == T_CONTROL):
                 if score < self.min_score:
                     self.min_score = score
             elif kind == T_USER_DEFINED:
@@ -971,11 +973,18 @@ cdef class TokenizersUnigram:
     ``byte_fallback`` is set and all of them exist, else ``unk_id``. Without
     ``unk_id``, a character that is no piece is an error.
 
+    ``never``: ids whose pieces text never matches (fasttok's Encoding keeps
+    a file's special added tokens out, so ``"<s>"`` in user text is not the
+    ``<s>`` id; tokenizers matches them, and fasttok.hf passes none). They
+    stay in the unknown score's minimum, so other text splits as before.
+
     >>> m = TokenizersUnigram(["<unk>", "a", "b", "ab"], [0.0, -1.0, -1.0, -1.5], 0, False)
     >>> m.tokenize("abcç")
     [(3, 'ab', (0, 2)), (0, 'cç', (2, 4))]
     >>> m.ids("bab")
     [2, 3]
+    >>> TokenizersUnigram(["<unk>", "a", "<s>"], [0.0, -1.0, 0.0], 0, False, never={2}).ids("a<s>")
+    [1, 0]
     """
 
     cdef UnigramModel core       # None for an empty vocabulary
@@ -985,9 +994,10 @@ cdef class TokenizersUnigram:
     cdef readonly bint byte_fallback
     cdef int32_t byte_ids[256]   # the id of piece "<0xXX>" for byte XX, or -1
 
-    def __init__(self, pieces, scores, unk_id, bint byte_fallback):
+    def __init__(self, pieces, scores, unk_id, bint byte_fallback, *, never=()):
         cdef Py_ssize_t n = len(pieces), i
         cdef dict ids = {}
+        cdef list types
         self.pieces = list(pieces)
         self.ints = tuple(range(n))
         self.unk = -1 if unk_id is None else <int32_t>unk_id
@@ -999,9 +1009,12 @@ cdef class TokenizersUnigram:
         if n:
             # without unk_id, id n marks the unknown nodes (a text whose
             # Viterbi would take one is refused first)
+            types = [T_NORMAL] * n
+            for i in never:
+                if 0 <= i < n:          # an added token beyond the pieces has none
+                    types[i] = T_CONTROL
             self.core = UnigramModel([p.encode("utf-8") for p in self.pieces], scores,
-                                     [T_NORMAL] * n, n if unk_id is None else unk_id,
-                                     tokenizers=True)
+                                     types, n if unk_id is None else unk_id, tokenizers=True)
 
     cdef int32_t _find(self, const uint8_t* s, size_t n) noexcept nogil:
         # the id of the piece spelled s[0:n] (n > 0), or -1

@@ -54,11 +54,11 @@ def as_f32(value: float) -> float:
 
 
 def _merge_slots(tokens: list, slot_ints: tuple, merges: Sequence, prefix: str,
-                 empty_slot: int) -> list:
+                 empty_slot: int, never: frozenset) -> list:
     # (left, right, merged) slots per merge, in rank order, a pair of ids
     # given twice keeping its last rank (tokenizers collects them into a map
     # keyed by the parts' ids; where ids and slots are one to one, the
-    # compiled core does that itself)
+    # compiled core does that itself); a merge into a never id is left out
     found = merge_slots(merges, TokenTables(tokens), len(prefix.encode("utf-8")), empty_slot)
     if type(found) is tuple:
         index, part = found
@@ -67,6 +67,8 @@ def _merge_slots(tokens: list, slot_ints: tuple, merges: Sequence, prefix: str,
             raise BpeMergeError(index, f"token `{(a, b)[part]}` is not in the vocabulary")
         # tokenizers panics here rather than reporting the token
         raise BpeMergeError(index, f"the merged token of `{a}` and `{b}` is not in the vocabulary")
+    if never:
+        found = [merge for merge in found if slot_ints[merge[2]] not in never]
     if len(set(slot_ints)) == len(slot_ints):
         return found
     by_ids = zip(map(slot_ints.__getitem__, map(operator.itemgetter(0), found)),
@@ -79,15 +81,21 @@ class BPE:
     """A ``tokenizers`` BPE model: ``vocab`` maps token strings to ids,
     ``merges`` lists ``(left, right)`` token strings by rank.
 
+    ``never``: ids no merge makes (the special added tokens, for fasttok's
+    Encoding: ``["<unk", ">"]`` does not merge into the ``<unk>`` id).
+
     >>> BPE({"<unk>": 0, "a": 1}, [], unk_token="<unk>", fuse_unk=True).tokenize_ids("axxa")
     [1, 0, 1]
+    >>> BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")], never=frozenset({2})).tokenize_ids("ab")
+    [0, 1]
     """
 
     def __init__(self, vocab: Mapping, merges: Sequence, *, unk_token: Optional[str] = None,
                  continuing_subword_prefix: Optional[str] = None,
                  end_of_word_suffix: Optional[str] = None, fuse_unk: bool = False,
                  byte_fallback: bool = False, ignore_merges: bool = False,
-                 dropout: Optional[float] = None, seed: Optional[int] = None):
+                 dropout: Optional[float] = None, seed: Optional[int] = None,
+                 never: frozenset = frozenset()):
         if dropout is not None and not 0.0 <= as_f32(dropout) <= 1.0:
             raise FasttokError(f"dropout must be between 0 and 1, got {dropout}")
         self._vocab = dict(vocab)
@@ -113,7 +121,8 @@ class BPE:
         empty_slot = texts.index("") if "" in self._vocab else -1
         self._core = HfBpeCore(
             tokens, slot_ints,
-            _merge_slots(tokens, slot_ints, merges, continuing_subword_prefix or "", empty_slot),
+            _merge_slots(tokens, slot_ints, merges, continuing_subword_prefix or "", empty_slot,
+                         never),
             names=tuple(map(self._id_to_token.__getitem__, slot_ints)),
             unk_slot=unk_slot if unk_token is not None else -1,
             unk_token=unk_token,
@@ -261,7 +270,7 @@ def _merges_from_json(merges: Any, where: str, fail) -> tuple:
     return pairs, places
 
 
-def bpe_from_json(spec: dict, where: str, fail) -> BPE:
+def bpe_from_json(spec: dict, where: str, fail, never: frozenset = frozenset()) -> BPE:
     """The BPE model of a ``tokenizer.json`` ``model`` object (fields and
     defaults as tokenizers reads them).
 
@@ -286,7 +295,7 @@ def bpe_from_json(spec: dict, where: str, fail) -> BPE:
         if not 0.0 <= as_f32(dropout) <= 1.0:
             raise fail(f"{where}.dropout", f"must be between 0 and 1, got {dropout}")
     try:
-        return BPE(vocab, pairs, dropout=dropout, **options)
+        return BPE(vocab, pairs, dropout=dropout, never=never, **options)
     except BpeMergeError as error:
         place = error.index if places is None else places[error.index]
         raise fail(f"{where}.merges[{place}]", error.problem) from None

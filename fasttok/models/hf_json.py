@@ -38,8 +38,10 @@ def _factory(kind: str, where: str, fail) -> Any:
                                     f"({module}.{name} is missing)") from None
 
 
-def model_from_json(spec: Any, where: str, fail) -> Any:
-    """The model of ``spec`` (``None`` for ``None``); errors through ``fail``."""
+def model_from_json(spec: Any, where: str, fail, never: frozenset = frozenset()) -> Any:
+    """The model of ``spec`` (``None`` for ``None``); errors through ``fail``.
+    ``never``: ids the model never gives for text (fasttok's Encoding keeps a
+    file's special added tokens out of its pieces, merges and words)."""
     if spec is None:
         return None
     if not isinstance(spec, dict):
@@ -49,10 +51,10 @@ def model_from_json(spec: Any, where: str, fail) -> Any:
         problems = []
         for candidate in MODEL_FACTORIES:
             try:
-                return _factory(candidate, where, fail)(spec, where, fail)
+                return _factory(candidate, where, fail)(spec, where, fail, never)
             except Exception as error:  # the next candidate may read it, as in tokenizers
                 problems.append(f"{candidate}: {error}")
         raise fail(where, "no \"type\", and the object reads as no model type (" + "; ".join(problems) + ")")
     if kind not in MODEL_FACTORIES:
         raise fail(f"{where}.type", f"unknown model type {kind!r} (known: {', '.join(MODEL_FACTORIES)})")
-    return _factory(kind, where, fail)(spec, where, fail)
+    return _factory(kind, where, fail)(spec, where, fail, never)

@@ -29,18 +29,22 @@ from fasttok.models.hf_fields import is_int, model_object, serde_f64
 class Unigram:
     """A Unigram model over ``vocab`` (``[(piece, score)]``, ids by position).
 
+    ``never``: ids whose pieces text never matches (the special added
+    tokens, for fasttok's Encoding; see :class:`TokenizersUnigram`).
+
     >>> m = Unigram([("<unk>", 0.0), ("▁hi", -1.0)], unk_id=0)
     >>> m.tokenize_ids("▁hi!"), m.token_to_id("▁hi"), m.id_to_token(0)
     ([1, 0], 1, '<unk>')
     """
 
-    def __init__(self, vocab: list, unk_id: int | None = None, byte_fallback: bool = False):
+    def __init__(self, vocab: list, unk_id: int | None = None, byte_fallback: bool = False,
+                 never: frozenset = frozenset()):
         self.vocab = [(piece, float(score)) for piece, score in vocab]
         self.unk_id = unk_id
         self.byte_fallback = byte_fallback
         self._ids = {piece: i for i, (piece, _) in enumerate(self.vocab)}
         self._core = TokenizersUnigram([p for p, _ in self.vocab], [s for _, s in self.vocab],
-                                       unk_id, byte_fallback)
+                                       unk_id, byte_fallback, never=never)
 
     def tokenize(self, sequence: str) -> list:
         """``[(id, token, (start, end))]``, offsets in characters of ``sequence``.
@@ -99,10 +103,12 @@ class Unigram:
         return len(self.vocab)
 
 
-def unigram_from_json(spec: dict | None, where: str, fail) -> Unigram | None:
+def unigram_from_json(spec: dict | None, where: str, fail,
+                      never: frozenset = frozenset()) -> Unigram | None:
     """The :class:`Unigram` of a ``tokenizer.json`` model object ``spec`` at JSON path ``where``.
 
-    ``fail(where, problem)`` makes the exception raised for a bad field.
+    ``fail(where, problem)`` makes the exception raised for a bad field;
+    ``never``: ids no text matches (see :class:`Unigram`).
 
     >>> unigram_from_json({"type": "Unigram", "vocab": [["a", -1]]}, "$.model", ValueError).unk_id
     >>> unigram_from_json({"vocab": [["a", -1]], "unk_id": 1}, "$.model",
@@ -143,4 +149,4 @@ def unigram_from_json(spec: dict | None, where: str, fail) -> Unigram | None:
     byte_fallback = spec.get("byte_fallback", False)
     if not isinstance(byte_fallback, bool):
         raise fail(f"{where}.byte_fallback", "expected true or false")
-    return Unigram(pairs, unk_id, byte_fallback)
+    return Unigram(pairs, unk_id, byte_fallback, never)

@@ -28,20 +28,28 @@ class WordLevel:
     """A ``tokenizers`` WordLevel model: ``vocab`` maps token strings to ids;
     ``unk_token`` (tokenizers' default ``"<unk>"``) stands for any other sequence.
 
+    ``never``: ids no word matches, so such a word is unknown (the special
+    added tokens, for fasttok's Encoding).
+
     >>> WordLevel({"a": 0}).tokenize("b")
     Traceback (most recent call last):
     fasttok.models.hf_wordlevel.MissingUnkTokenError: WordLevel error: Missing [UNK] token from the vocabulary
+    >>> WordLevel({"<unk>": 0, "<s>": 1}, never=frozenset({1})).tokenize("<s>")
+    [(0, '<unk>', (0, 3))]
     """
 
-    def __init__(self, vocab: Mapping, unk_token: str = "<unk>"):
+    def __init__(self, vocab: Mapping, unk_token: str = "<unk>", never: frozenset = frozenset()):
         self._vocab = dict(vocab)
+        # what words match: the vocabulary less the never ids
+        self._words = {t: i for t, i in self._vocab.items() if i not in never} if never \
+            else self._vocab
         self.unk_token = unk_token
         self._id_to_token: dict = {}
         for token, token_id in sorted(self._vocab.items(), key=lambda item: item[1]):
             self._id_to_token.setdefault(token_id, token)
 
     def _lookup(self, sequence: str) -> tuple:
-        token_id = self._vocab.get(sequence)
+        token_id = self._words.get(sequence)
         if token_id is not None:
             return token_id, sequence
         token_id = self._vocab.get(self.unk_token)
@@ -104,7 +112,7 @@ class WordLevel:
         return len(self._vocab)
 
 
-def wordlevel_from_json(spec: dict, where: str, fail) -> WordLevel:
+def wordlevel_from_json(spec: dict, where: str, fail, never: frozenset = frozenset()) -> WordLevel:
     """The WordLevel model of a ``tokenizer.json`` ``model`` object: ``vocab``
     and ``unk_token`` (a string) are both required, as tokenizers reads them.
 
@@ -120,4 +128,4 @@ def wordlevel_from_json(spec: dict, where: str, fail) -> WordLevel:
     unk = spec["unk_token"]
     if not isinstance(unk, str):
         raise fail(f"{where}.unk_token", f"expected a string, got {type(unk).__name__}")
-    return WordLevel(vocab, unk_token=unk)
+    return WordLevel(vocab, unk_token=unk, never=never)

@@ -38,13 +38,20 @@ _START = b"\xc0"      # never in UTF-8: marks the texts that match at a word's s
 class WordPiece:
     """A WordPiece model over ``vocab`` (``{token: id}``).
 
+    ``never``: ids no word or subword matches (the special added tokens,
+    for fasttok's Encoding: ``[CLS]`` in text is not the ``[CLS]`` id); the
+    unknown token still stands for a word that cannot be cut.
+
     >>> m = WordPiece({"[UNK]": 0, "ba": 1, "##na": 2}, max_input_chars_per_word=6)
     >>> m.tokenize_ids("banana"), m.tokenize_ids("nanana"), m.tokenize_ids("bananana")
     ([1, 2, 2], [0], [0])
+    >>> WordPiece({"[UNK]": 0, "[CLS]": 1}, never=frozenset({1})).tokenize_ids("[CLS]")
+    [0]
     """
 
     def __init__(self, vocab: dict, unk_token: str = "[UNK]",
-                 continuing_subword_prefix: str = "##", max_input_chars_per_word: int = 100):
+                 continuing_subword_prefix: str = "##", max_input_chars_per_word: int = 100,
+                 never: frozenset = frozenset()):
         self.vocab = dict(vocab)
         self.unk_token = unk_token
         self.continuing_subword_prefix = continuing_subword_prefix
@@ -55,6 +62,8 @@ class WordPiece:
         # characters of the word it covers
         texts, self._ids, self._values, self._widths = [], [], [], []
         for token, i in self.vocab.items():
+            if i in never:
+                continue
             # a word's start: any token (the empty one never matches there)
             if token:
                 texts.append(_START + token.encode("utf-8"))
@@ -171,7 +180,8 @@ class WordPiece:
         return len(self.vocab)
 
 
-def wordpiece_from_json(spec: dict | None, where: str, fail) -> WordPiece | None:
+def wordpiece_from_json(spec: dict | None, where: str, fail,
+                        never: frozenset = frozenset()) -> WordPiece | None:
     """The :class:`WordPiece` of a ``tokenizer.json`` model object ``spec`` at JSON path ``where``.
 
     ``fail(where, problem)`` makes the exception raised for a bad field; every
@@ -204,4 +214,4 @@ def wordpiece_from_json(spec: dict | None, where: str, fail) -> WordPiece | None
         if not is_int(i) or not 0 <= i < 1 << 32:
             raise fail(f"{where}.vocab[{token!r}]", "expected a token id (an integer from 0 "
                                                    "to 2**32 - 1)")
-    return WordPiece(vocab, spec["unk_token"], spec["continuing_subword_prefix"], limit)
+    return WordPiece(vocab, spec["unk_token"], spec["continuing_subword_prefix"], limit, never)
