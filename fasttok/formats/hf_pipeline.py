@@ -102,15 +102,30 @@ class HFPipeline:
         self._start_matters = _looks_at_the_start(pre_tokenizer)
         self.set_added(added)
 
-    def set_added(self, added: AddedTokens) -> None:
-        """Match ``added`` from now on (``add_tokens`` of the drop-in)."""
+    def set_added(self, added: AddedTokens, spelled_normalized: Optional[frozenset] = None) -> None:
+        """Match ``added`` from now on (``add_tokens`` of the drop-in);
+        ``spelled_normalized``: the ids whose token string is their content
+        normalized (default: those matched in the normalized text)."""
         self.added = added
+        self._spelled_normalized = frozenset(t.id for t in added.tokens if t.normalized) \
+            if spelled_normalized is None else spelled_normalized
         self.added_ids = frozenset(t.id for t in added.tokens)
         # whether a second added-token pass runs on the normalized text
         self._normalized_pass = any(t.normalized for t in added.tokens)
         # the fused paths were chosen knowing whether that pass runs
         self.__dict__.pop("_stretch_ids", None)
         self.__dict__.pop("_parts_ids", None)
+        self.__dict__.pop("_added_strings", None)
+
+    @functools.cached_property
+    def _added_strings(self) -> dict:
+        # tokenizers gives an added token looked for in the normalized text
+        # its normalized spelling as its string (id_to_token, decode): with
+        # Llama 2's normalizer "<new>" decodes as "▁<new>", a space
+        normalize = None if self.normalizer is None else self.normalizer.normalize_str
+        spelled = self._spelled_normalized
+        return {token_id: normalize(t.content) if normalize and token_id in spelled else t.content
+                for token_id, t in self.added.by_id.items()}
 
     @property
     def model(self) -> Any:
@@ -195,21 +210,22 @@ class HFPipeline:
         post-processing (what :meth:`encode_ids` with nothing allowed gives ids for)."""
         return self._encode_one(text, 0, None, frozenset()).tokens
 
-    def _encode_ids_only(self, text: str, type_id: int, allowed: Optional[frozenset]) -> Encoding:
-        # tokenizers' OffsetType::None: no token strings, offsets or words
+    def _encode_ids_only(self, text: str, allowed: Optional[frozenset]) -> Encoding:
+        # tokenizers' OffsetType::None: no token strings, offsets or words,
+        # and type id 0 even for a pair's second input (only a post-processor
+        # that sets type ids sets them)
         ids = self.encode_ids(text, allowed)
         n = len(ids)
-        return Encoding(ids, [""] * n, [(0, 0)] * n, [None] * n, type_ids=[type_id] * n)
+        return Encoding(ids, [""] * n, [(0, 0)] * n, [None] * n)
 
     def _encode_sequence(self, sequence: Any, type_id: int, is_pretokenized: bool,
                          allowed: Optional[frozenset], offsets: bool) -> Encoding:
         if not offsets:
             if not is_pretokenized:
-                return self._encode_ids_only(sequence, type_id, allowed)
+                return self._encode_ids_only(sequence, allowed)
             if isinstance(sequence, str):
                 raise TypeError("a pre-tokenized sequence is a list of strings, not a str")
-            return Encoding.merge([self._encode_ids_only(w, type_id, allowed) for w in sequence],
-                                  False)
+            return Encoding.merge([self._encode_ids_only(w, allowed) for w in sequence], False)
         if not is_pretokenized:
             return self._encode_one(sequence, type_id, None, allowed)
         if isinstance(sequence, str):
@@ -341,10 +357,11 @@ class HFPipeline:
 
     # ------------------------------------------------------------ decoding and vocabulary
     def id_to_token(self, token_id: int) -> Optional[str]:
-        """The token string of ``token_id`` (added tokens first), or ``None``."""
-        found = self.added.by_id.get(token_id)
+        """The token string of ``token_id`` (added tokens first, in their
+        normalized spelling when they are matched in the normalized text), or ``None``."""
+        found = self._added_strings.get(token_id)
         if found is not None:
-            return found.content
+            return found
         return self.model.id_to_token(token_id)
 
     def token_to_id(self, token: str) -> Optional[int]:

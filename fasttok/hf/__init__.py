@@ -357,7 +357,7 @@ class Tokenizer:
         model = pipeline.model
         count = self._added.add(tokens, model.token_to_id, model_size=model.get_vocab_size())
         normalize = None if pipeline.normalizer is None else pipeline.normalizer.normalize_str
-        pipeline.set_added(self._added.matching(model.token_to_id, normalize))
+        pipeline.set_added(self._added.matching(normalize), self._added.spelled_normalized_ids())
         if self._allowed is not None:
             self.encode_special_tokens = True  # the plain tokens allowed, new ones included
         return count
