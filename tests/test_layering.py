@@ -87,7 +87,7 @@ GRAPH = {name: _imports(name) for name in MODULES}
 def _layer(name: str) -> str:
     if name in RECORD:
         return "record"
-    if name in API:
+    if name in API or name.startswith("fasttok.hf."):
         return "api"
     parts = name.split(".")
     if len(parts) >= 2 and parts[1] in ("loaders", "shared", "formats", "trainers") + STAGES:
