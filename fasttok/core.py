@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
+import operator
 import random
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import AbstractSet, Any, Literal, Optional, Union
@@ -43,6 +44,17 @@ _WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\
 def _all_space(token: bytes) -> bool:
     # tiktoken's token_is_all_space: every byte a space, newline or tab
     return bool(token) and not token.strip(b" \n\t")
+
+
+def _token_text(value: Any, method: str) -> bytes:
+    # Text or bytes of a token, as bytes. An int must not reach bytes(),
+    # which takes it as a length: bytes(5) is five zero bytes, and a huge
+    # int allocates gigabytes; tiktoken raises TypeError, so does this.
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError(f"{method} takes a str or bytes, not {type(value).__name__}")
 
 
 def _raise_disallowed(token: str) -> None:
@@ -429,7 +441,7 @@ class Encoding:
         >>> enc.encode_single_token("a"), enc.encode_single_token("<e>")
         (97, 256)
         """
-        raw = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
+        raw = _token_text(text_or_bytes, "encode_single_token")
         found = self._core.find_token(raw)
         if found >= 0:
             return found
@@ -440,8 +452,7 @@ class Encoding:
 
     def encode_single_piece(self, text_or_bytes: Union[str, bytes]) -> list:
         """Merge text or bytes as one piece, skipping the pre-tokenizer."""
-        raw = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
-        return self._core.encode_bytes_piece(raw)
+        return self._core.encode_bytes_piece(_token_text(text_or_bytes, "encode_single_piece"))
 
     def _encode_single_piece(self, text_or_bytes: Union[str, bytes]) -> list:
         """tiktoken's private name for :meth:`encode_single_piece`."""
@@ -510,8 +521,8 @@ class Encoding:
         >>> enc._encode_bytes(b"h\\xff")
         [104, 255]
         """
+        data = _token_text(text, "_encode_bytes")
         core = self._tiktoken_core("_encode_bytes")
-        data = bytes(text)
         try:
             return core.encode_ordinary(data.decode("utf-8"))
         except UnicodeDecodeError as exc:
@@ -661,12 +672,15 @@ class Encoding:
         return StreamDecoder(self, errors)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
-        """The bytes of one id (ordinary or special); ``KeyError`` otherwise."""
-        return self._core.token_bytes(token)
+        """The bytes of one id (ordinary or special); ``KeyError`` otherwise.
+        Any integer is an id (``numpy.int64``, a 0-d array), as in tiktoken;
+        anything else is a ``TypeError``."""
+        return self._core.token_bytes(operator.index(token))
 
     def decode_tokens_bytes(self, tokens: Iterable[int]) -> list:
-        """The bytes of each id, as a list."""
-        return [self._core.token_bytes(t) for t in tokens]
+        """The bytes of each id, as a list (ids as in :meth:`decode_single_token_bytes`)."""
+        token_bytes = self._core.token_bytes
+        return [token_bytes(operator.index(t)) for t in tokens]
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple:
         """``(text, offsets)``: ``text`` is :meth:`decode` of the ids (strict
@@ -742,7 +756,7 @@ class Encoding:
 
     def is_special_token(self, token: int) -> bool:
         """Whether an id is one of the special tokens (of :attr:`special_tokens_set`)."""
-        return token in self._special_ids
+        return operator.index(token) in self._special_ids
 
     @functools.cached_property
     def _special_ids(self) -> frozenset:

@@ -25,7 +25,7 @@ import bisect
 import dataclasses
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import Optional
+from typing import Any, Optional
 
 from fasttok.errors import VocabularyError
 
@@ -186,7 +186,7 @@ class Vocabulary:
     def __reduce__(self) -> tuple:
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         fields["special_tokens"] = dict(self.special_tokens)
-        fields["metadata"] = dict(self.metadata)
+        fields["metadata"] = _picklable(dict(self.metadata))
         return (_rebuild, (fields,))
 
     @property
@@ -341,3 +341,29 @@ class Vocabulary:
 
 def _rebuild(fields: dict) -> Vocabulary:
     return Vocabulary(**fields)
+
+
+class _ReadOnly(dict):
+    # a MappingProxyType on its way through pickle, which cannot pickle
+    # proxies: it unpickles as a proxy again
+    def __reduce__(self) -> tuple:
+        return (_frozen_mapping, (dict(self),))
+
+
+def _picklable(value: Any) -> Any:
+    """``value`` with every read-only mapping inside it (a GGUF record's
+    ``decode_only_tokens``) made picklable; ``value`` itself when it holds none.
+
+    >>> import pickle
+    >>> pickle.loads(pickle.dumps(_picklable({"a": MappingProxyType({1: 2})})))
+    {'a': mappingproxy({1: 2})}
+    """
+    if isinstance(value, MappingProxyType):
+        return _ReadOnly({k: _picklable(v) for k, v in value.items()})
+    if type(value) is dict:
+        items = {k: _picklable(v) for k, v in value.items()}
+        return value if all(items[k] is v for k, v in value.items()) else items
+    if type(value) in (list, tuple):
+        items = [_picklable(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value)) else type(value)(items)
+    return value

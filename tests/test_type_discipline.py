@@ -1,0 +1,226 @@
+"""Arguments of the wrong type are refused, the right ones in any spelling
+are taken, on every kind of vocabulary.
+
+* Text or bytes of a token: an int is a ``TypeError`` (``bytes(5)`` would
+  be five zero bytes, a huge int gigabytes of them), as tiktoken raises.
+* Ids: any integer is an id, ``numpy.int64``, ``numpy.uint32`` and a 0-d
+  array included, as tiktoken and tokenizers take them, in every method
+  that takes ids; anything else is a ``TypeError``.
+* Every encoding pickles and comes back encoding as before.
+"""
+
+from __future__ import annotations
+
+import glob
+import pickle
+
+import pytest
+
+import fasttok
+from fasttok.pre_tokenizers.tiktoken_patterns import CL100K
+from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON, ONE_FILE_PER_KIND, build_reference_encoding
+
+np = pytest.importorskip("numpy")
+pytestmark = pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
+
+TEXT = "Hello wörld 12 你好 <|endoftext|>"
+# Seconds to load: behind -m slow; their models are those of the kinds
+# before them (Unigram Viterbi, the byte-level pipeline of a written file).
+SLOW_KINDS = ("gguf_t5", "hf_byte_bpe")
+EXTRA = {"hf_unigram": "hf/unigram/botchan_unigram_5000.v5.24.0.T5Tokenizer.json"}
+KINDS = ([k for k in sorted(ONE_FILE_PER_KIND) if k not in SLOW_KINDS]
+         + ["cl100k_base", "hf_byte_bpe_small", *EXTRA]
+         + [pytest.param(k, marks=pytest.mark.slow) for k in SLOW_KINDS])
+_LOADED: dict = {}
+
+
+def _small_byte_level_json(tmp_path_factory) -> str:
+    # a byte-level BPE tokenizer.json of a few merges: the pipeline of
+    # hf_byte_bpe without its seconds of loading
+    from fasttok.loaders.hf_tokenizer_json_writer import write_tokenizer_json
+
+    ranks = {bytes([b]): b for b in range(256)} | {b"he": 256, b"ll": 257, b"hell": 258}
+    path = tmp_path_factory.mktemp("hf") / "tokenizer.json"
+    write_tokenizer_json(path, ranks, [(b"h", b"e"), (b"l", b"l"), (b"he", b"ll")], CL100K,
+                         {"<|endoftext|>": 259})
+    return str(path)
+
+
+def _load(kind: str, tmp_path_factory=None):
+    if kind not in _LOADED:
+        if kind == "cl100k_base":
+            _LOADED[kind] = fasttok.get_encoding(kind)
+        elif kind in EXTRA:
+            _LOADED[kind] = fasttok.load(str(DATA / "vocab" / EXTRA[kind]))
+        elif kind == "hf_byte_bpe_small":
+            _LOADED[kind] = fasttok.load(_small_byte_level_json(tmp_path_factory))
+        else:
+            _LOADED[kind] = fasttok.load(str(ONE_FILE_PER_KIND[kind]))
+    return _LOADED[kind]
+
+
+@pytest.fixture(scope="module", params=KINDS)
+def enc(request, tmp_path_factory):
+    return _load(request.param, tmp_path_factory)
+
+
+# ---------------------------------------------------------------- text or bytes of a token
+
+TOKEN_TEXT_METHODS = ("encode_single_token", "encode_single_piece", "_encode_bytes")
+
+
+NOT_TOKEN_TEXT = {"5": 5, "0": 0, "huge": 10**15, "True": True, "None": None, "float": 1.5,
+                  "list": [104]}
+
+
+def _accepted(call, values: dict) -> list:
+    # the names of the values call takes without a TypeError
+    taken = []
+    for name, value in values.items():
+        try:
+            call(value)
+        except TypeError:
+            continue
+        except (KeyError, ValueError):
+            pass
+        taken.append(name)
+    return taken
+
+
+@pytest.mark.parametrize("method", TOKEN_TEXT_METHODS)
+def test_token_text_that_is_no_str_or_bytes_is_a_type_error(enc, method):
+    assert _accepted(getattr(enc, method), NOT_TOKEN_TEXT) == []
+
+
+def test_type_error_for_token_text_names_what_it_takes():
+    with pytest.raises(TypeError, match="encode_single_token takes a str or bytes, not int"):
+        _load("cl100k_base").encode_single_token(5)
+
+
+@pytest.mark.parametrize("method", ["encode_single_token", "_encode_bytes"])
+def test_int_as_token_text_is_a_type_error_as_in_tiktoken(method):
+    with pytest.raises(TypeError):
+        getattr(build_reference_encoding("cl100k_base"), method)(5)
+    with pytest.raises(TypeError):
+        getattr(_load("cl100k_base"), method)(5)
+
+
+@pytest.mark.parametrize("spelling", [bytes, bytearray, memoryview])
+def test_token_bytes_in_any_buffer_find_the_token(spelling):
+    enc = _load("cl100k_base")
+    assert (enc.encode_single_token(spelling(b"hello")), enc.encode_single_piece(spelling(b"hello")),
+            enc._encode_bytes(spelling(b"hello"))) == (15339, [15339], [15339])
+
+
+# ---------------------------------------------------------------- ids
+
+ID_SPELLINGS = {
+    "numpy.int64": np.int64,
+    "numpy.uint32": np.uint32,
+    "numpy.int32": np.int32,
+    "0-d array": np.array,
+    "int subclass": type("MyInt", (int,), {}),
+}
+
+
+def _ids(enc) -> list:
+    return enc.encode(TEXT, allowed_special="all", disallowed_special=())[:8]
+
+
+def _id_calls(enc) -> dict:
+    return {
+        "decode": enc.decode,
+        "decode_bytes": enc.decode_bytes,
+        "decode_tokens_bytes": enc.decode_tokens_bytes,
+        "decode_with_offsets": lambda ids: enc.decode_with_offsets(ids) if enc.decode(ids).encode(
+            "utf-8") == enc.decode_bytes(ids) else None,
+        "decode_single_token_bytes": lambda ids: [enc.decode_single_token_bytes(i) for i in ids],
+        "is_special_token": lambda ids: [enc.is_special_token(i) for i in ids],
+        "decode_batch": lambda ids: enc.decode_batch([ids, ids[:1]]),
+        "decode_bytes_batch": lambda ids: enc.decode_bytes_batch([ids]),
+    }
+
+
+CALLS = ("decode", "decode_bytes", "decode_tokens_bytes", "decode_with_offsets",
+         "decode_single_token_bytes", "is_special_token", "decode_batch", "decode_bytes_batch")
+
+
+@pytest.mark.parametrize("call", CALLS)
+def test_numpy_integer_ids_are_ids(enc, call):
+    ids = _ids(enc)
+    run = _id_calls(enc)[call]
+    expected = run(ids)
+    assert {name: run([spell(i) for i in ids]) for name, spell in ID_SPELLINGS.items()} == {
+        name: expected for name in ID_SPELLINGS}
+
+
+@pytest.mark.parametrize("call", ["decode", "decode_bytes", "decode_tokens_bytes",
+                                  "decode_with_offsets"])
+def test_numpy_array_of_ids_is_a_list_of_ids(enc, call):
+    ids = _ids(enc)
+    run = _id_calls(enc)[call]
+    assert [run(np.array(ids, dtype=dtype)) for dtype in ("int64", "uint32")] == [run(ids)] * 2
+
+
+def test_numpy_ids_match_tiktoken():
+    ours, theirs = _load("cl100k_base"), build_reference_encoding("cl100k_base")
+    ids = np.array(theirs.encode("hello world"), dtype=np.int64)
+    assert (ours.decode(ids), ours.decode_single_token_bytes(ids[0]),
+            ours.decode_tokens_bytes(ids)) == (theirs.decode(ids),
+                                                 theirs.decode_single_token_bytes(ids[0]),
+                                                 theirs.decode_tokens_bytes(ids))
+
+
+NOT_IDS = {"numpy float": np.float64(1.0), "1-d array": np.array([1, 2]), "str": "1",
+           "None": None, "float": 1.0}
+
+
+@pytest.mark.parametrize("call", ["decode_single_token_bytes", "is_special_token"])
+def test_single_id_that_is_no_integer_is_a_type_error(enc, call):
+    assert _accepted(getattr(enc, call), NOT_IDS) == []
+
+
+@pytest.mark.parametrize("call", ["decode", "decode_bytes", "decode_tokens_bytes",
+                                  "decode_with_offsets"])
+def test_id_in_a_list_that_is_no_integer_is_a_type_error(enc, call):
+    assert _accepted(lambda token: getattr(enc, call)([1, token]), NOT_IDS) == []
+
+
+# ---------------------------------------------------------------- pickling
+
+def test_encoding_pickles_and_encodes_as_before(enc):
+    back = pickle.loads(pickle.dumps(enc))
+    assert back.encode(TEXT, disallowed_special=()) == enc.encode(TEXT, disallowed_special=())
+
+
+def test_record_with_read_only_mappings_in_its_metadata_pickles():
+    # as a GGUF record's decode_only_tokens (command-r's): pickle refuses a mappingproxy
+    from types import MappingProxyType
+
+    from fasttok.vocab import Vocabulary
+
+    record = Vocabulary(name="t", model="byte_bpe", tokens=(b"a",),
+                        metadata={"decode_only_tokens": MappingProxyType({7: b"x"}),
+                                  "nested": [{"deep": MappingProxyType({})}]})
+    back = pickle.loads(pickle.dumps(record))
+    assert (back == record, type(back.metadata["decode_only_tokens"]),
+            type(back.metadata["nested"][0]["deep"])) == (True, MappingProxyType, MappingProxyType)
+
+
+def _every_shared_vocabulary() -> list:
+    if DATA_MISSING:
+        return []
+    vocab = DATA / "vocab"
+    found = (glob.glob(f"{vocab}/gguf/*.gguf") + glob.glob(f"{vocab}/sentencepiece/*.model")
+             + glob.glob(f"{vocab}/hf/*/tokenizer.json") + glob.glob(f"{vocab}/hf/unigram/*.json")
+             + glob.glob(f"{vocab}/tiktoken/*.tiktoken"))
+    return sorted(str(DATA.joinpath(p).relative_to(vocab)) for p in found)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", fasttok.list_encoding_names() + _every_shared_vocabulary())
+def test_every_shared_vocabulary_pickles_and_encodes_as_before(name):
+    enc = (fasttok.get_encoding(name) if name in fasttok.list_encoding_names()
+           else fasttok.load(str(DATA / "vocab" / name)))
+    back = pickle.loads(pickle.dumps(enc))
+    assert back.encode(TEXT, disallowed_special=()) == enc.encode(TEXT, disallowed_special=())
