@@ -194,7 +194,7 @@ def test_add_special_tokens_makes_the_callers_token_special():
 
 def test_added_token_repr_and_state_are_tokenizers():
     for flags in ({}, {"special": True}, {"lstrip": True, "normalized": False}):
-        assert repr(AddedToken("a", **flags)) == repr(tokenizers.AddedToken("a", **flags))
+        assert repr(AddedToken('a"\\', **flags)) == repr(tokenizers.AddedToken('a"\\', **flags))
         assert AddedToken("a", **flags).__getstate__() == \
             tokenizers.AddedToken("a", **flags).__getstate__()
 
@@ -204,6 +204,18 @@ def test_add_tokens_refuses_what_tokenizers_refuses(argument):
     ours, theirs = _shared(SMALL)
     assert _outcome(lambda: ours.add_tokens(argument)) == \
         _outcome(lambda: theirs.add_tokens(argument))
+
+
+@pytest.mark.parametrize("call", [
+    lambda hf, tok: tok.decode([101], skip_special_tokens=1),
+    lambda hf, tok: tok.num_special_tokens_to_add(1),
+    lambda hf, tok: hf.AddedToken("x", lstrip=1),
+    lambda hf, tok: hf.AddedToken(3),
+    lambda hf, tok: setattr(tok, "encode_special_tokens", 1)])
+def test_bool_and_str_arguments_refuse_other_types_as_tokenizers(call):
+    import fasttok.hf
+    ours, theirs = _shared(SMALL)
+    assert _outcome(lambda: call(fasttok.hf, ours)) == _outcome(lambda: call(tokenizers, theirs))
 
 
 # ------------------------------------------------------------------ to_str and save

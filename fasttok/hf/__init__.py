@@ -296,7 +296,7 @@ class Tokenizer:
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         """How many ids the post-processor adds to one sequence or a pair."""
-        return self._pipeline.num_special_tokens_to_add(is_pair)
+        return self._pipeline.num_special_tokens_to_add(as_bool(is_pair))
 
     # ------------------------------------------------------------ decoding
     def decode(self, ids: Any, skip_special_tokens: bool = True) -> str:
@@ -478,7 +478,7 @@ class DecodeStream:
     def __init__(self, ids: Optional[list] = None, skip_special_tokens: bool = False) -> None:
         if ids is not None and (isinstance(ids, (str, bytes)) or not hasattr(ids, "__len__")):
             raise TypeError(f"'{type(ids).__name__}' object is not an instance of 'Sequence'")
-        self._stream = HFDecodeStream(None, bool(skip_special_tokens),
+        self._stream = HFDecodeStream(None, as_bool(skip_special_tokens),
                                       None if ids is None else [_stream_id(i) for i in ids])
 
     def step(self, tokenizer: Any, id: Any) -> Optional[str]:

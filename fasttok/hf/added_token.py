@@ -71,8 +71,7 @@ class AddedToken:
     def __repr__(self) -> str:
         flags = ", ".join(f"{name}={getattr(self, name)}" for name in
                           ("rstrip", "lstrip", "single_word", "normalized", "special"))
-        content = self.content.replace("\\", "\\\\").replace('"', '\\"')
-        return f'AddedToken("{content}", {flags})'
+        return f'AddedToken("{self.content}", {flags})'
 
     def __getstate__(self) -> dict:
         return {"content": self.content, "single_word": self.single_word, "lstrip": self.lstrip,
