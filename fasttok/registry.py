@@ -247,7 +247,8 @@ MODELS: dict = {"byte_bpe": "fasttok.formats.tiktoken:build_byte_bpe",
                 "gguf_byte_bpe": "fasttok.formats.gguf:GGUFByteBPE",
                 "hf_byte_bpe": "fasttok.formats.hf_byte_level:build_hf_byte_bpe",
                 "hf_pipeline": "fasttok.formats.hf:build_hf_pipeline",
-                "gguf_wordpiece": "fasttok.formats.gguf:GGUFWordPiece"}
+                "gguf_wordpiece": "fasttok.formats.gguf:GGUFWordPiece",
+                "gguf_char_bpe": "fasttok.formats.gguf_char_bpe:GGUFCharBPE"}
 
 
 def register_model(name: str, build: Any) -> None:

@@ -487,6 +487,7 @@ _MODELS = {
     "llama": ("sentencepiece_bpe", False),
     "t5": ("unigram", False),
     "bert": ("wordpiece", False),
+    "gemma4": ("char_bpe", False),
 }
 
 # llama.cpp's defaults per model when a key is missing (llama-vocab.cpp,
@@ -504,7 +505,17 @@ _DEFAULTS = {
     "t5": dict(bos=None, eos=1, unk=2, sep=None, pad=0, mask=None,
                add_bos=False, add_eos=True, add_sep=False,
                add_space_prefix=False, escape_whitespaces=True),
+    "gemma4": dict(bos=None, eos=None, unk=None, sep=None, pad=None, mask=None,
+                   add_bos=True, add_eos=False, add_sep=False,
+                   add_space_prefix=False, escape_whitespaces=True),
 }
+
+# What llama.cpp sets whatever the file says: gemma4 is its own `pre`, and
+# its BOS is added even under add_bos_token = false (llama.cpp PR 21500).
+_MODEL_PRE = {"gemma4": "gemma4"}
+_FORCED_FLAGS = {"gemma4": dict(add_bos=True)}
+# The models whose merges are required (llama.cpp throws without them).
+_NEED_MERGES = frozenset({"gpt2", "gemma4"})
 
 # Per-`pre` overrides llama.cpp applies to gpt2 vocabularies (data, not code).
 _LLAMA3_LIKE = dict(add_bos=True, ignore_merges=True)
@@ -613,7 +624,8 @@ def load_gguf(source: Source) -> Vocabulary:
     ``tokenizer.ggml.model`` picks the model: ``gpt2`` -> ``"byte_bpe"``
     (merges as pairs of raw bytes, priority = list order), ``llama`` ->
     ``"sentencepiece_bpe"``, ``t5`` -> ``"unigram"``, ``bert`` ->
-    ``"wordpiece"``. Missing keys get llama.cpp's defaults; an id key outside
+    ``"wordpiece"``, ``gemma4`` -> ``"char_bpe"`` (BPE over UTF-8 text by
+    merge-list priority, ``▁`` for a space). Missing keys get llama.cpp's defaults; an id key outside
     the vocabulary keeps the default, as in llama.cpp, and a note is added to
     ``metadata["warnings"]``.
 
@@ -673,7 +685,7 @@ def _load(source: Source) -> Vocabulary:
                         + ", ".join(_MODELS) + ")")
     model, byte_level = _MODELS[gguf_model]
     pre_raw = keys.string(_PREFIX + "pre")
-    pre = pre_raw or "default"
+    pre = _MODEL_PRE.get(gguf_model, pre_raw or "default")
     warnings: list = []
 
     texts = keys.array(_PREFIX + "tokens", frozenset({GGUFType.STRING}), "an array of strings")
@@ -713,8 +725,8 @@ def _load(source: Source) -> Vocabulary:
                               "an array of strings")
     if merge_pieces is not None:
         merges = _parse_merges(merge_pieces, byte_level, keys, unusable)
-    elif gguf_model == "gpt2" and pre != "kimi-k2":
-        raise VocabularyFileError(path, "gpt2 tokenizer without tokenizer.ggml.merges",
+    elif gguf_model in _NEED_MERGES and pre != "kimi-k2":
+        raise VocabularyFileError(path, f"{gguf_model} tokenizer without tokenizer.ggml.merges",
                                   field=_PREFIX + "merges")
 
     charsmap = keys.array(_PREFIX + "precompiled_charsmap",
@@ -749,6 +761,7 @@ def _load(source: Source) -> Vocabulary:
         value = keys.flag(_PREFIX + key_suffix)
         if value is not None:
             flags[field] = value
+    flags.update(_FORCED_FLAGS.get(gguf_model, {}))
     for flag, field, key_suffix in (("add_bos", "bos", "bos_token_id"),
                                     ("add_eos", "eos", "eos_token_id"),
                                     ("add_sep", "sep", "seperator_token_id")):
@@ -1013,15 +1026,21 @@ def _parse_merges(pieces: list, byte_level: bool, keys: _Keys, unusable: list) -
     out: list = []
     append = out.append
     if not byte_level:
+        try:
+            # all at once (an ASCII byte between them, so that no character
+            # can straddle two); merge by merge only to say where
+            b" ".join(pieces).decode()
+        except UnicodeDecodeError:
+            for i, piece in enumerate(pieces):
+                try:
+                    piece.decode()
+                except UnicodeDecodeError as exc:
+                    offset = _merge_offset(keys, pieces, i)
+                    raise VocabularyFileError(
+                        keys.path, f"merge {i} is not valid UTF-8 ({exc.reason})",
+                        offset=None if offset is None else offset + exc.start,
+                        field=_PREFIX + "merges") from None
         for i, piece in enumerate(pieces):
-            try:
-                piece.decode()
-            except UnicodeDecodeError as exc:
-                offset = _merge_offset(keys, pieces, i)
-                raise VocabularyFileError(
-                    keys.path, f"merge {i} is not valid UTF-8 ({exc.reason})",
-                    offset=None if offset is None else offset + exc.start,
-                    field=_PREFIX + "merges") from None
             cut = piece.find(b" ", 1)
             if cut < 0 or cut == len(piece) - 1:
                 unusable.append(i)

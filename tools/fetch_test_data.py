@@ -32,8 +32,10 @@ What DEST gets (same layout as the shared data folder):
 ``vocab/gguf/``
     llama.cpp's vocab-only ``ggml-vocab-*.gguf`` files and their ``.inp/.out`` test
     pairs from the llama-cpp-python 0.3.36 sdist: every GGUF with a test pair (up to
-    12 MB) and every other one under 8 MB; gemma-4 (15.8 MB) is skipped. ``index.json``
-    holds the tokenizer metadata of each, read with a small GGUF header reader.
+    12 MB), every other one under 8 MB, and gemma-4 (15.8 MB, the one ``gemma4``
+    tokenizer) with its pair, each of its three files checked against a sha256 pinned
+    below. ``index.json`` holds the tokenizer metadata of each, read with a small GGUF
+    header reader.
 ``vocab/sentencepiece/``
     ``botchan.txt`` and three models from the sentencepiece 0.2.3 sdist, and (unless
     ``--no-train``; needs the ``sentencepiece`` package) the four models below,
@@ -445,7 +447,23 @@ def build_tiktoken(dl: Downloads, report: Report) -> None:
 
 GGUF_PAIR_MAX = 12_000_000   # a GGUF with an .inp/.out pair is taken up to this size
 GGUF_OTHER_MAX = 8_000_000   # one without a pair only below this
-GGUF_SKIP = {"ggml-vocab-gemma-4.gguf"}
+# Taken whatever their size, each file checked against its sha256: the only
+# vocabulary of llama.cpp's tokenizer model "gemma4" (SentencePiece-style BPE).
+GGUF_PINNED = {
+    "ggml-vocab-gemma-4.gguf": "58b1ba0b57f3b4d7c468ba4ffd91ad85190346a3d7ad7e71d1cabaae8a14bb65",
+    "ggml-vocab-gemma-4.gguf.inp": "0528aa007b06965f980181d252b5dff7bb170a77af6157bd48bba56885374448",
+    "ggml-vocab-gemma-4.gguf.out": "ba8c596bcd05e97e62566fa994b42eeaeffd6a4e4b4a4abe7b5b689aa6b43bf3",
+}
+
+
+def pinned_member(tf: tarfile.TarFile, name: str, base: str) -> bytes:
+    """The bytes of tar member ``name``, checked against ``GGUF_PINNED[base]`` when pinned."""
+    data = read_tar_member(tf, name)
+    expected = GGUF_PINNED.get(base)
+    if expected is not None and sha256_of(data) != expected:
+        raise FetchError(f"{base}: sha256 {sha256_of(data)} is not the pinned {expected}; "
+                         "not written")
+    return data
 
 
 class _GGUFReader:
@@ -572,16 +590,17 @@ def build_gguf(dl: Downloads, report: Report) -> None:
                 continue
             pairs = f"{base}.inp" in members and f"{base}.out" in members
             limit = GGUF_PAIR_MAX if pairs else GGUF_OTHER_MAX
-            if base in GGUF_SKIP or sizes[base] > limit:
+            if base not in GGUF_PINNED and sizes[base] > limit:
                 print(f"  skip  {base} ({sizes[base]:,} B)")
                 continue
-            data = read_tar_member(tf, members[base])
+            data = pinned_member(tf, members[base], base)
             model = base[len("ggml-vocab-"):-len(".gguf")]
             index[base] = gguf_summary(data, base, pairs, hf.get(model) if pairs else None)
             report.write(f"vocab/gguf/{base}", data, f"[{index[base]['tokenizer.ggml.model']}]")
             if pairs:
                 for ext in (".inp", ".out"):
-                    report.write(f"vocab/gguf/{base}{ext}", read_tar_member(tf, members[base + ext]))
+                    report.write(f"vocab/gguf/{base}{ext}",
+                                 pinned_member(tf, members[base + ext], base + ext))
     data = (json.dumps(index, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
     report.write("vocab/gguf/index.json", data, f"[{len(index)} vocabularies]")
 

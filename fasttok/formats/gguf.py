@@ -731,14 +731,16 @@ def first_id_by_bytes(token_bytes: Any, ids: Any) -> dict:
 MODEL_CLASSES = {"gguf_byte_bpe": GGUFByteBPE, "gguf_wordpiece": GGUFWordPiece}
 
 # Vocabulary.model from loaders/gguf.py -> the model fasttok runs it with.
-_GGUF_MODEL_NAMES = {"byte_bpe": "gguf_byte_bpe", "wordpiece": "gguf_wordpiece"}
+_GGUF_MODEL_NAMES = {"byte_bpe": "gguf_byte_bpe", "wordpiece": "gguf_wordpiece",
+                     "char_bpe": "gguf_char_bpe"}
 
 
 def load_gguf_vocabulary(path: str, **options: Any) -> Vocabulary:
     """A GGUF file's vocabulary, set up for llama.cpp's tokenization.
 
-    ``gpt2`` files get model ``"gguf_byte_bpe"`` and ``bert`` files
-    ``"gguf_wordpiece"``; ``special_tokens`` becomes the tokens llama.cpp
+    ``gpt2`` files get model ``"gguf_byte_bpe"``, ``bert`` files
+    ``"gguf_wordpiece"`` and ``gemma4`` files ``"gguf_char_bpe"``
+    (:mod:`fasttok.formats.gguf_char_bpe`); ``special_tokens`` becomes the tokens llama.cpp
     treats as special (see :func:`token_attributes`). Other tokenizer models
     (``llama``, ``t5``) keep the loader's model name and run if a model is
     registered for it.
@@ -754,9 +756,9 @@ def load_gguf_vocabulary(path: str, **options: Any) -> Vocabulary:
     if model not in registry.MODELS:
         raise UnknownEncodingError(
             f"{path}: GGUF tokenizer model {gguf_model!r} ({vocab.model}) is not supported yet; "
-            f"fasttok runs GGUF models gpt2 and bert"
+            f"fasttok runs GGUF models gpt2, bert and gemma4"
             + "".join(f", {m}" for m in sorted(registry.MODELS) if m not in
-                      ("byte_bpe", "gguf_byte_bpe", "gguf_wordpiece")))
+                      ("byte_bpe", "gguf_byte_bpe", "gguf_wordpiece", "gguf_char_bpe")))
     if model == vocab.model:
         return vocab
     if model == "gguf_byte_bpe":
