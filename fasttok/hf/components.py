@@ -100,7 +100,8 @@ class PostProcessor(_View):
         """How many ids it adds to one sequence (or, ``is_pair``, to a pair).
 
         >>> from fasttok.post_processors.bert import BertProcessing
-        >>> PostProcessor(BertProcessing(("[SEP]", 2), ("[CLS]", 1))).num_special_tokens_to_add(True)
+        >>> bert = PostProcessor(BertProcessing(("[SEP]", 2), ("[CLS]", 1)))
+        >>> bert.num_special_tokens_to_add(True)
         3
         """
         return self._stage.added_tokens(as_bool(is_pair))
