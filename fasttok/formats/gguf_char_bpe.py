@@ -89,28 +89,34 @@ class GGUFCharBPE(GGUFModel):
         self._newlines = {text: i for text, i in ids.items()
                           if text[:1] == "\n" and not text.strip("\n") and i not in self._hidden}
 
-    def _encode_text(self, text: str) -> list:
+    def _merged(self, text: str, merge) -> list:
+        # the ids of a fragment, each piece that is no whole newline token
+        # through merge(piece)
         out: list = []
-        tokenize = self._bpe.tokenize_ids
         newlines = self._newlines
         for piece in _PIECES.findall(text.replace(" ", "\u2581")):
             whole = newlines.get(piece) if piece[0] == "\n" else None
             if whole is not None:
                 out.append(whole)
             else:
-                out += tokenize(piece)
+                out += merge(piece)
         return out
+
+    def _encode_text(self, text: str) -> list:
+        return self._merged(text, self._bpe.tokenize_ids)
 
     def sample(self, text: str, allowed: Any, alpha: float, nbest_size: int,
                rng: Any) -> list:
         """BPE-dropout of each piece between special tokens (``nbest_size`` is ignored)."""
+        def merge(piece: str) -> list:
+            return self._bpe.sample_ids(piece, alpha, rng.getrandbits(64))
+
         out: list = []
         for frag in self._fragments(text, self._entries_for(allowed)):
             if type(frag) is int:
                 out.append(frag)
-                continue
-            for piece in _PIECES.findall(frag.replace(" ", "\u2581")):
-                out += self._bpe.sample_ids(piece, alpha, rng.getrandbits(64))
+            else:
+                out += self._merged(frag, merge)
         return out
 
     def encode_bytes_piece(self, piece: bytes) -> list:
