@@ -24,10 +24,13 @@ __all__ = ["write_tiktoken", "tiktoken_lines", "load_call"]
 def tiktoken_lines(ranks: Mapping) -> bytes:
     """The file's contents for ``{token bytes: rank}``, in rank order.
 
-    >>> tiktoken_lines({b"b": 1, b"a": 0})
-    b'YQ== 0\\nYg== 1\\n'
+    The empty token is written ``=`` (base64 of nothing is no text, which
+    would leave the line one field), as Whisper's files spell it.
+
+    >>> tiktoken_lines({b"b": 1, b"a": 0, b"": 2})
+    b'YQ== 0\\nYg== 1\\n= 2\\n'
     """
-    return b"".join(base64.b64encode(token) + b" %d\n" % rank
+    return b"".join((base64.b64encode(token) or b"=") + b" %d\n" % rank
                     for token, rank in sorted(ranks.items(), key=lambda item: item[1]))
 
 

@@ -24,6 +24,7 @@ import fasttok
 import fasttok.hf
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
 from fasttok.loaders.tiktoken_file import load_tiktoken_ranks
+from fasttok.loaders.tiktoken_writer import write_tiktoken
 from fasttok.shared._bytemap import bytes_to_unicode
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -174,6 +175,14 @@ def test_padding_alone_is_the_empty_token_as_tiktoken_reads_it(tmp_path, padding
 def test_empty_token_ranked_twice_is_refused_naming_the_line():
     with pytest.raises(fasttok.errors.VocabularyFileError, match="line 3: token b'' already has rank 1"):
         load_tiktoken_ranks(b"IQ== 0\n= 1\n== 2\n")
+
+
+def test_a_written_file_ranking_the_empty_token_reads_back_in_both(tmp_path):
+    load = pytest.importorskip("tiktoken.load")
+    ranks = load_tiktoken_ranks(_whisper_file(tmp_path))
+    path = tmp_path / "written.tiktoken"
+    write_tiktoken(path, ranks)
+    assert load_tiktoken_ranks(path) == load.load_tiktoken_bpe(str(path)) == ranks
 
 
 def test_a_file_ranking_the_empty_token_encodes_and_decodes_as_tiktoken(tmp_path):
