@@ -16,16 +16,18 @@
 from __future__ import annotations
 
 import argparse
+import codecs
 import os
 import sys
 import time
+import traceback
 from typing import Optional, Sequence
 
 from fasttok import __version__, get_encoding, list_encoding_names, load
 from fasttok.errors import UnknownEncodingError
 from fasttok.core import Encoding
 from fasttok.errors import FasttokError
-from fasttok.vocab import Vocabulary
+from fasttok.vocab import MAX_ID, Vocabulary
 
 _COLOURS = ["\x1b[48;5;153m", "\x1b[48;5;223m", "\x1b[48;5;194m", "\x1b[48;5;225m", "\x1b[48;5;230m"]
 _RESET = "\x1b[0m"
@@ -364,6 +366,17 @@ def _dropped_note(dropped: int) -> None:
               "differ from an unbounded run's", file=sys.stderr)
 
 
+def _check_numbers(args: argparse.Namespace) -> None:
+    # what the trainers would take and then fail on deep inside (a C
+    # integer overflow) or quietly change (threads below one)
+    if args.vocab_size > MAX_ID + 1:
+        raise FasttokError(f"--vocab-size {args.vocab_size} is more than 32-bit ids can number: "
+                           f"give at most {MAX_ID + 1}")
+    if args.threads is not None and args.threads < 1:
+        raise FasttokError(f"--threads must be 1 or more, not {args.threads} "
+                           "(leave it out to use every CPU)")
+
+
 def _check_out(out: str) -> None:
     # Before training, which may take hours: the file is written (through a
     # temporary file beside it) into a folder that must exist and take it.
@@ -382,6 +395,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from fasttok.loaders.tiktoken_writer import load_call, write_tiktoken
     from fasttok.trainers.bpe import train_bpe
 
+    _check_numbers(args)
     _check_out(args.out)
     if args.model == "unigram":
         return _cmd_train_unigram(args)
@@ -543,6 +557,43 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except _Usage as usage:
         print(f"{usage}fasttok: no input: give it as arguments, -f FILE or a pipe", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader went away (| head): nothing more to say, and the exit's
+        # flush of what is left must not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return 130
+    except UnicodeEncodeError as exc:
+        if _stdout_cannot_write(exc):
+            print(f"fasttok: standard output's encoding ({sys.stdout.encoding}) cannot write "
+                  f"{exc.object[exc.start:exc.end]!r}: set PYTHONIOENCODING=utf-8 or a UTF-8 "
+                  "locale", file=sys.stderr)
+            return 2
+        return _internal_error(exc)
     except (FasttokError, OSError) as exc:
         print(f"fasttok: {exc}", file=sys.stderr)
         return 2
+    except MemoryError:
+        print("fasttok: out of memory", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a command line prints one line, not a traceback
+        return _internal_error(exc)
+
+
+def _stdout_cannot_write(exc: UnicodeEncodeError) -> bool:
+    try:
+        return codecs.lookup(exc.encoding).name == codecs.lookup(sys.stdout.encoding or "").name
+    except LookupError:
+        return False
+
+
+def _internal_error(exc: BaseException) -> int:
+    # A failure no check foresaw: one line, and the traceback for a report
+    # when FASTTOK_TRACEBACK=1.
+    if os.environ.get("FASTTOK_TRACEBACK") == "1":
+        traceback.print_exc()
+    print(f"fasttok: internal error: {type(exc).__name__}: {exc} (please report it; "
+          "FASTTOK_TRACEBACK=1 shows where)", file=sys.stderr)
+    return 3

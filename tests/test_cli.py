@@ -244,3 +244,86 @@ def test_train_out_that_is_a_folder_fails_before_training(tmp_path, capsys, monk
     folder.mkdir()
     assert main(["train", str(_corpus(tmp_path)), "--vocab-size", "300", "--out", str(folder)]) == 2
     assert "is a folder" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- one line, never a traceback
+
+def _fasttok(*args, env=None, **kwargs) -> subprocess.CompletedProcess:
+    import os
+
+    return subprocess.run([sys.executable, "-m", "fasttok", *args], capture_output=True,
+                          timeout=120, env={**os.environ, **(env or {})}, **kwargs)
+
+
+def _one_line_error(proc, status: int = 2) -> str:
+    err = proc.stderr.decode("utf-8", "backslashreplace")
+    assert (proc.returncode, "Traceback" in err, err.count("\n")) == (status, False, 1), err
+    return err
+
+
+def test_output_the_terminal_encoding_cannot_write_is_one_line_not_a_traceback():
+    proc = _fasttok("decode", "-e", "cl100k_base", "57668", env={"PYTHONIOENCODING": "ascii"})
+    assert "set PYTHONIOENCODING=utf-8" in _one_line_error(proc)
+
+
+def test_c_locale_output_is_written_or_one_line_never_a_traceback():
+    proc = _fasttok("encode", "--show", "-e", "cl100k_base", "héllo 你",
+                    env={"LC_ALL": "C", "LANG": "C", "PYTHONIOENCODING": "", "PYTHONUTF8": ""})
+    if proc.returncode:
+        _one_line_error(proc)
+    else:
+        assert proc.stdout.decode("utf-8").splitlines()[0].replace("|", "") == "héllo 你"
+
+
+def test_train_with_a_vocab_size_beyond_32_bit_ids_is_one_line(tmp_path):
+    # 10**23 overflowed a C integer inside the merge loop, with a traceback
+    proc = _fasttok("train", str(_corpus(tmp_path)), "--vocab-size", "4294967296",
+                    "--out", str(tmp_path / "v.tiktoken"))
+    assert "more than 32-bit ids can number" in _one_line_error(proc)
+
+
+@pytest.mark.parametrize("model, out, threads", [("bpe", "v.tiktoken", "0"),
+                                                 ("unigram", "x.model", "-3")])
+def test_train_with_threads_below_one_is_one_line(tmp_path, model, out, threads):
+    proc = _fasttok("train", str(_corpus(tmp_path)), "--model", model, "--vocab-size", "300",
+                    "--threads", threads, "--out", str(tmp_path / out))
+    assert f"--threads must be 1 or more, not {threads}" in _one_line_error(proc)
+
+
+@pytest.mark.parametrize("args", [["train", "{missing}", "--vocab-size", "300", "--out", "{out}"],
+                                  ["encode", "-e", "{missing}.tiktoken", "hi"]],
+                         ids=["train corpus", "encode -e"])
+def test_a_missing_file_is_one_line_naming_it(tmp_path, args):
+    missing = str(tmp_path / "nowhere")
+    proc = _fasttok(*(a.format(missing=missing, out=tmp_path / "v.tiktoken") for a in args))
+    assert missing in _one_line_error(proc)
+
+
+@pytest.mark.parametrize("token", ["1.5", str(10**23)])
+def test_decode_of_a_bad_id_is_one_line(token):
+    proc = _fasttok("decode", "-e", "cl100k_base", "--", token)
+    assert token in _one_line_error(proc)
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
+    text = tmp_path / "big.txt"
+    text.write_text("hello world\n" * 100_000, encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "fasttok", "encode", "--ids", "-e",
+                             "cl100k_base", "-f", str(text)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(10)
+    proc.stdout.close()  # as `| head -c 10` does
+    err = proc.stderr.read().decode()
+    assert (proc.wait(timeout=120), err) == (1, "")
+
+
+def test_an_unforeseen_failure_is_one_line_saying_to_report_it(monkeypatch, capsys):
+    import fasttok.cli
+
+    def broken(spec):
+        raise RuntimeError("something no check foresaw")
+    monkeypatch.setattr(fasttok.cli, "_encoding", broken)
+    monkeypatch.delenv("FASTTOK_TRACEBACK", raising=False)
+    assert main(["count", "-e", "cl100k_base", "hi"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error: RuntimeError: something no check foresaw" in err
