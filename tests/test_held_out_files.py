@@ -16,6 +16,7 @@ one, against the reference library:
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 
 import pytest
@@ -23,6 +24,7 @@ import pytest
 import fasttok
 import fasttok.hf
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
+from fasttok.post_processors.hf_json import post_processor_from_json
 from fasttok.loaders.tiktoken_file import load_tiktoken_ranks
 from fasttok.loaders.tiktoken_writer import write_tiktoken
 from fasttok.shared._bytemap import bytes_to_unicode
@@ -105,6 +107,44 @@ def test_template_with_byte_level_flags_adds_its_special_tokens():
 
 def test_template_with_byte_level_flags_matches_tokenizers_on_every_text():
     assert _ids_differ(_command_r_document(), add_special_tokens=True) == []
+
+
+PROCESSOR_FIELDS = {
+    "roberta": {"sep": ["[SEP]", 2], "cls": ["[CLS]", 1], "trim_offsets": True,
+                "add_prefix_space": True},
+    "bert": {"sep": ["[SEP]", 2], "cls": ["[CLS]", 1]},
+    "byte level": {"add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+    "template": {"single": [{"Sequence": {"id": "A", "type_id": 0}}], "pair": [],
+                 "special_tokens": {}},
+    "sequence": {"processors": []},
+}
+PROCESSOR_TYPES = ("RobertaProcessing", "BertProcessing", "ByteLevel", "TemplateProcessing",
+                   "Sequence")
+SPELLINGS = [(kind, combo) for r in (1, 2) for combo in itertools.combinations(PROCESSOR_FIELDS, r)
+             for kind in PROCESSOR_TYPES]
+
+
+def _processor_type(spec: dict) -> str:
+    doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+           "normalizer": None, "pre_tokenizer": None, "decoder": None, "post_processor": spec,
+           "model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}
+    try:
+        return json.loads(tokenizers.Tokenizer.from_str(json.dumps(doc)).to_str())[
+            "post_processor"]["type"]
+    except Exception:
+        return "refused"
+
+
+@pytest.mark.parametrize("kind,combo", SPELLINGS, ids=[f"{k} with {'+'.join(c)}" for k, c in SPELLINGS])
+def test_post_processor_fields_under_any_type_read_as_tokenizers_reads_them(kind, combo):
+    spec = {"type": kind}
+    for name in combo:
+        spec.update(PROCESSOR_FIELDS[name])
+    try:
+        ours = type(post_processor_from_json(spec, "$", lambda w, p: ValueError(f"{w}: {p}"))).__name__
+    except ValueError:
+        ours = "refused"
+    assert ours == _processor_type(spec)
 
 
 # -------------------------------------------------- MiniCPM-V 4.5
