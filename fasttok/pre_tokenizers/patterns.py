@@ -3,9 +3,9 @@
 A pattern fasttok knows (the current and the older spelling of each of
 tiktoken's; Llama 3's, which is cl100k's older spelling; Qwen 2's; Mistral's Tekken) runs
 through a hand-written compiled scanner (:mod:`fasttok.pre_tokenizers._pretokenize`). Any
-other pattern is translated for the standard library's ``re`` by
-:func:`fasttok.shared.regex_translate.compile_generic`, so custom encodings
-work, only slower.
+other pattern is compiled by :func:`fasttok.shared.regex_translate.compile_generic` for
+the linear-time engine (:mod:`fasttok.shared._linear_regex`), so custom encodings
+work, and a hostile pattern cannot take exponential time.
 
 >>> scanner_for(CL100K)
 'cl100k'
@@ -55,5 +55,4 @@ def pattern_splitter(pat_str: str) -> Callable[[str], list]:
     >>> pattern_splitter(r"\\d+|\\s+")("12 34")
     ['12', ' ', '34']
     """
-    finditer = compile_generic(pat_str).finditer
-    return lambda text: [m.group() for m in finditer(text)]
+    return compile_generic(pat_str).findall

@@ -1,14 +1,33 @@
-"""Regex patterns of vocabulary files translated for the standard library's ``re``.
+"""Regex patterns of vocabulary files, compiled for fasttok's linear-time engine.
 
 Two dialects reach fasttok: the Rust ``regex``/``fancy-regex`` one of
-tiktoken's ``pat_str`` and Hugging Face ``tokenizers``' Oniguruma (Ruby
-syntax). Both spell Unicode classes ``\\p{L}``; ``re`` has none, so
-``\\p{..}``/``\\P{..}``, ``\\s``, ``\\d`` (and for Oniguruma ``\\w``, ``\\h``)
-become explicit code point classes from fasttok's own Unicode 16.0 tables,
-never from the interpreter's ``unicodedata``. What differs between the
-dialects is the anchors: Rust's ``$`` is the end of the text, Oniguruma's
-``^``/``$`` are line anchors (``re.M``), its ``\\z``/``\\Z`` the end (before a
-final newline for ``\\Z``), and its ``(?m:..)`` is ``re``'s ``(?s:..)``.
+tiktoken's ``pat_str`` (and ``tekken.json``) and Hugging Face ``tokenizers``'
+Oniguruma (Ruby syntax, ``tokenizer.json``). A pattern from a file is
+untrusted: on a backtracking engine ``(a|aa)+$`` takes time exponential in
+the text. :func:`compile_generic` and :func:`compile_onig` therefore parse
+the pattern here and run it on the Pike VM of
+:mod:`fasttok.shared._linear_regex`, which costs O(text x pattern) per search
+and finds the same leftmost-first matches as a backtracking engine.
+
+``\\p{..}``/``\\P{..}``, ``\\s`` and ``\\d`` are classes from fasttok's own
+Unicode 16.0 tables, never from the interpreter's ``unicodedata``; ``\\w`` is
+Unicode's word class (Oniguruma's and Rust's). What differs between the
+dialects is the anchors: Rust's ``^``/``$`` are the ends of the text (lines
+with ``(?m)``), Oniguruma's are line anchors, its ``\\z``/``\\Z`` the end
+(before a final newline for ``\\Z``), and its ``(?m:..)`` lets ``.`` take a
+newline; ``{n,m}+`` is possessive in Rust and a repeat of a repeat in Ruby.
+
+Decisions (issue 30): what cannot run in linear time is refused with a
+:class:`~fasttok.errors.FasttokError` naming the pattern, rather than run
+under a work budget: backreferences, lookarounds of more than one character
+class, possessive repeats and atomic groups of more than one class, and
+``(?i)`` on letters outside the ASCII case orbits (fasttok's tables hold the
+folding of those only). Bounded repeats are written out, up to
+:data:`MAX_PROGRAM` instructions.
+
+:func:`translate_for_re` keeps the older translation to ``re``, the
+reference the engine is tested against; :func:`char_class` spells a class
+of the tables for ``re`` patterns of fasttok's own.
 
 >>> [m.group() for m in compile_generic(r"\\p{N}+|\\s+").finditer("12 ٣٤")]
 ['12', ' ', '٣٤']
@@ -383,7 +402,10 @@ class _Parser:
             return self.group(box)
         if c == "[":
             self.i += 1
-            return ("set", self.fold(self.bracket(flags), flags))
+            ranges, negated = self.bracket(flags)
+            # folded before the negation: (?i)[^a] takes neither a nor A
+            ranges = self.fold(ranges, flags)
+            return ("set", _complement(ranges) if negated else ranges)
         if c in "*+?":
             raise self.fail("nothing to repeat")
         self.i += 1
@@ -459,7 +481,7 @@ class _Parser:
         self.i += 1
 
     def bracket(self, flags: frozenset) -> tuple:
-        # after the '[': the class's ranges (negation applied)
+        # after the '[': (the ranges of its members, whether it is negated)
         start = self.i - 1
         negated = self.peek() == "^"
         if negated:
@@ -494,8 +516,7 @@ class _Parser:
                 parts.append((lo, hi))
             else:
                 parts.append((lo, lo))
-        ranges = _normalize(parts)
-        return _complement(ranges) if negated else ranges
+        return _normalize(parts), negated
 
     def class_atom(self, flags: frozenset):
         # a code point, or the ranges of an escape such as \p{L}
@@ -561,8 +582,9 @@ class _Parser:
 
     def class_escape(self, ranges: tuple, negated: bool, flags: frozenset,
                      in_class: bool) -> tuple:
-        ranges = _complement(ranges) if negated else ranges
-        return ("set", ranges if in_class else self.fold(ranges, flags))
+        if not in_class:
+            ranges = self.fold(ranges, flags)
+        return ("set", _complement(ranges) if negated else ranges)
 
     def hex_escape(self, e: str) -> int:
         p = self.p

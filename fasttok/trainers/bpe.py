@@ -136,8 +136,8 @@ def count_pretokens(texts: Iterable[str], pattern: str = CL100K,
     """Count the distinct pre-tokens of ``texts`` under ``pattern``.
 
     A pattern with a compiled scanner is counted on ``num_threads`` threads
-    (default: the CPUs); any other runs through its ``re`` translation in
-    this thread. ``bound`` caps the distinct pre-tokens held (see
+    (default: the CPUs); any other runs through the linear-time regex
+    engine in this thread. ``bound`` caps the distinct pre-tokens held (see
     :class:`PretokenBound`).
 
     >>> sorted(count_pretokens(["a b", "a"], num_threads=2).items())
