@@ -403,7 +403,10 @@ def _merges_without(r: _Reader, merges_in: list, left_out: frozenset, normalizer
         # unless NFC can make the entry's text from text without it, which
         # tokenizers' model would then merge: the pipeline serves that file
         for text in reached:
-            raw = decode_byte_level(text)
+            try:
+                raw = decode_byte_level(text)
+            except ValueError:
+                continue  # not byte-level text: the model never sees it at all
             if not raw.isascii() or not _NFC_MADE_ASCII.isdisjoint(raw):
                 raise r.other_shape()
     merges = byte_level_merges([merges_in[i] for i in keep], tables, tokens)

@@ -237,3 +237,13 @@ def test_a_file_ranking_the_empty_token_encodes_and_decodes_as_tiktoken(tmp_path
     assert ours.decode([104, 257, 105]) == theirs.decode([104, 257, 105]) == "hi"
     for text in ["hi", "hi there", "", "<|endoftext|>hi"]:
         assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
+
+
+def test_merge_making_an_added_tokens_entry_outside_the_byte_level_alphabet_loads():
+    # "<a b>" (a real space) is no text the byte-level model ever sees
+    doc = _byte_level_document([("<", "a")], {"<a b>": 257, " b>": 258}, [], {"type": "NFC"})
+    doc["model"]["merges"].append(["<a", " b>"])
+    doc["added_tokens"] = _byte_level_document([], {}, [("<a b>", 257), (" b>", 258)])["added_tokens"]
+    ours, theirs = _both(doc)
+    for text in ["<a b>", "x <a b> b>", "<a"]:
+        assert ours.encode(text).ids == theirs.encode(text).ids
