@@ -23,6 +23,9 @@ class PaddingParams:
 
     >>> PaddingParams(length=8).strategy
     'fixed'
+    >>> PaddingParams(pad_id=-1)
+    Traceback (most recent call last):
+    fasttok.errors.FasttokError: pad_id and pad_type_id must be from 0 to 2**32 - 1, not -1 and 0
     """
 
     __slots__ = ("length", "direction", "pad_to_multiple_of", "pad_id", "pad_type_id",
@@ -33,6 +36,10 @@ class PaddingParams:
                  pad_token: str = "[PAD]") -> None:
         if (length is not None and length < 0) or (pad_to_multiple_of or 0) < 0:
             raise FasttokError("padding length and pad_to_multiple_of must not be negative")
+        if not (0 <= pad_id < 2 ** 32 and 0 <= pad_type_id < 2 ** 32):
+            # tokenizers' ids are u32: -1 or 2**32 would pad with an id no vocabulary holds
+            raise FasttokError(f"pad_id and pad_type_id must be from 0 to 2**32 - 1, "
+                               f"not {pad_id} and {pad_type_id}")
         self.length = length
         self.direction = direction_of(direction, "padding")
         self.pad_to_multiple_of = pad_to_multiple_of
