@@ -101,8 +101,9 @@ def _add_the_same_tokens(ours, theirs) -> list:
     return counts
 
 
-def _decoders(tok) -> dict:
-    return {i: repr(t) for i, t in tok.get_added_tokens_decoder().items()}
+def _decoders(tok) -> list:
+    # in tokenizers' order
+    return [(i, repr(t)) for i, t in tok.get_added_tokens_decoder().items()]
 
 
 @pytest.fixture(params=FILES)

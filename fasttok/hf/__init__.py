@@ -333,8 +333,10 @@ class Tokenizer:
         return self._pipeline.get_vocab_size(with_added_tokens)
 
     def get_added_tokens_decoder(self) -> dict:
-        """Id -> :class:`AddedToken` (copies: changing one changes nothing here)."""
-        return {i: AddedToken(**t.__getstate__()) for i, t in self._added.by_id.items()}
+        """Id -> :class:`AddedToken`, by id as ``tokenizers`` orders them (copies:
+        changing one changes nothing here)."""
+        by_id = self._added.by_id
+        return {i: AddedToken(**by_id[i].__getstate__()) for i in sorted(by_id)}
 
     def add_tokens(self, tokens: list) -> int:
         """Add tokens (``str``: a plain token, matched in the normalized text;
