@@ -120,6 +120,7 @@ class NormalizedBPE(TextByText):
     def __init__(self, core: CoreBPE, stage: Any) -> None:
         self._core = core
         self._stage = stage
+        self._is_normalized = stage.is_normalized
         self.special_order = core.special_order
         self.post_processor = core.post_processor
         self._special_res: dict = {}
@@ -129,7 +130,7 @@ class NormalizedBPE(TextByText):
         # token cuts text that normalizing would change
         if type(text) is not str:
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        if text.isascii() or self._stage.is_normalized(text):
+        if text.isascii() or self._is_normalized(text):
             return text
         if allowed is None or self._core.find_special(text, allowed) < 0:
             return self._stage.normalize_str(text)
