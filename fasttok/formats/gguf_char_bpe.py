@@ -52,6 +52,16 @@ def _texts(raws) -> list:
     # that UTF-8 never holds separates them
     return b"\xff".join(raws).decode("utf-8", "surrogateescape").split("\udcff")
 
+def _file_index(vocab: Vocabulary, k: int) -> int:
+    # the index in the file of the record's merge k: the loader left out
+    # the merges that can never apply (metadata["unusable_merges"])
+    for skipped in sorted(vocab.metadata.get("unusable_merges", ())):
+        if skipped > k:
+            break
+        k += 1
+    return k
+
+
 # llama.cpp's gemma4 regex: newline runs apart from the rest
 _PIECES = re.compile(r"[^\n]+|\n+")
 
@@ -75,16 +85,20 @@ class GGUFCharBPE(GGUFModel):
         ids = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1)))
         sides = _texts(itertools.chain.from_iterable(vocab.merges or ()))
         # a pair listed twice keeps its first rank (llama.cpp's emplace)
-        merges = list(dict.fromkeys(zip(sides[0::2], sides[1::2])))
+        first: dict = {}
+        for k, pair in enumerate(zip(sides[0::2], sides[1::2])):
+            first.setdefault(pair, k)
         try:
             # CONTROL and UNKNOWN tokens are never merged into from user text,
             # as GGUFByteBPE keeps them out of its merges
-            self._bpe = BPE(ids, merges, byte_fallback=True, never=self._hidden)
+            self._bpe = BPE(ids, list(first), byte_fallback=True, never=self._hidden)
         except BpeMergeError as exc:
+            at = _file_index(vocab, list(first.values())[exc.index])
             raise VocabularyFileError(
                 vocab.source or vocab.name,
-                f"{exc.problem}: llama.cpp would keep a merge fasttok's BPE cannot reproduce",
-                field=f"tokenizer.ggml.merges[{exc.index}]") from None
+                f"{exc.problem}; llama.cpp keeps such a merge and fasttok does not reproduce "
+                "what it does with it: add the token to the vocabulary or drop the merge",
+                field=f"tokenizer.ggml.merges[{at}]") from None
         self._ids = ids
         self._newlines = {text: i for text, i in ids.items()
                           if text[:1] == "\n" and not text.strip("\n") and i not in self._hidden}
