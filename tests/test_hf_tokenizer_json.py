@@ -420,6 +420,9 @@ def test_null_inside_a_sequence_is_refused(tmp_path):
 def test_a_byte_level_vocabulary_missing_a_byte_drops_it_as_tokenizers_does(tmp_path):
     doc = _tiny_doc(True)
     del doc["model"]["vocab"][_alphabet()[ord("x")]]
+    # tokenizers would give the added <|bos|> the vocabulary's size, 260, which
+    # is also "hello"'s id: a control id the Encoding's merges never make
+    doc["added_tokens"] = []
     ours, theirs = _both(tmp_path, doc)
     for text in ["hex", "x", "hello xx world"]:
         assert ours.encode(text) == theirs.encode(text, add_special_tokens=False).ids, text

@@ -259,8 +259,8 @@ def _gguf_merge_case(folder) -> Case:
 
 
 def _tekken_case() -> Case:
-    tekken = pytest.importorskip("mistral_common")
-    data = importlib.resources.files(tekken) / "data"
+    package = pytest.importorskip("mistral_common")
+    data = importlib.resources.files(package) / "data"
     path = sorted(str(data / p.name) for p in data.iterdir()
                   if p.name.startswith("tekken_") and p.name.endswith(".json"))[0]
     enc = fasttok.load(path)
