@@ -183,7 +183,13 @@ class Tokenizer:
 
     def save(self, path: Any, pretty: bool = True) -> None:
         """Write :meth:`to_str` to ``path``, all at once: a crash or a full
-        disk leaves the old file or the new one, never a part."""
+        disk leaves the old file or the new one, never a part.
+
+        >>> import tempfile; path = os.path.join(tempfile.mkdtemp(), "tokenizer.json")
+        >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}')
+        >>> tok.save(path); Tokenizer.from_file(path).encode("a").ids
+        [0]
+        """
         write_atomically(path, self.to_str(pretty).encode("utf-8"))
 
     def __getstate__(self) -> bytes:
@@ -196,30 +202,51 @@ class Tokenizer:
     # ------------------------------------------------------------ the stages
     @property
     def normalizer(self) -> Optional[Normalizer]:
-        """The normalizer (``normalize_str``), or ``None``."""
+        """The normalizer (``normalize_str``), or ``None``.
+
+        >>> Tokenizer.from_str('{"normalizer": {"type": "Lowercase"}, "model": {"type": '
+        ...     '"WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}').normalizer.normalize_str("AB")
+        'ab'
+        """
         stage = self._pipeline.normalizer
         return None if stage is None else Normalizer(stage)
 
     @property
     def pre_tokenizer(self) -> Optional[PreTokenizer]:
-        """The pre-tokenizer (``pre_tokenize_str``), or ``None``."""
+        """The pre-tokenizer (``pre_tokenize_str``), or ``None``.
+
+        >>> Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}').pre_tokenizer is None
+        True
+        """
         stage = self._pipeline.pre_tokenizer
         return None if stage is None else PreTokenizer(stage)
 
     @property
     def model(self) -> Model:
-        """The model (``token_to_id``, ``id_to_token``)."""
+        """The model (``token_to_id``, ``id_to_token``).
+
+        >>> Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}').model.id_to_token(0)
+        'a'
+        """
         return Model(self._pipeline.model)
 
     @property
     def post_processor(self) -> Optional[PostProcessor]:
-        """The post-processor (``num_special_tokens_to_add``), or ``None``."""
+        """The post-processor (``num_special_tokens_to_add``), or ``None``.
+
+        >>> Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}').post_processor is None
+        True
+        """
         stage = self._pipeline.post_processor
         return None if stage is None else PostProcessor(stage)
 
     @property
     def decoder(self) -> Optional[Decoder]:
-        """The decoder (``decode`` of token strings), or ``None``."""
+        """The decoder (``decode`` of token strings), or ``None``.
+
+        >>> Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}').decoder is None
+        True
+        """
         stage = self._pipeline.decoder
         return None if stage is None else Decoder(stage)
 
@@ -334,7 +361,13 @@ class Tokenizer:
 
     def get_added_tokens_decoder(self) -> dict:
         """Id -> :class:`AddedToken`, by id as ``tokenizers`` orders them (copies:
-        changing one changes nothing here)."""
+        changing one changes nothing here).
+
+        >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}')
+        >>> tok.add_tokens(["b"]); tok.get_added_tokens_decoder()
+        1
+        {1: AddedToken("b", rstrip=False, lstrip=False, single_word=False, normalized=True, special=False)}
+        """
         by_id = self._added.by_id
         return {i: AddedToken(**by_id[i].__getstate__()) for i in sorted(by_id)}
 
@@ -353,7 +386,12 @@ class Tokenizer:
     def add_special_tokens(self, tokens: list) -> int:
         """:meth:`add_tokens` with every token made special (skipped by
         ``decode(skip_special_tokens=True)``, matched in the raw text unless
-        an :class:`AddedToken` says ``normalized=True``)."""
+        an :class:`AddedToken` says ``normalized=True``).
+
+        >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}')
+        >>> tok.add_special_tokens(["<s>"]), tok.decode(tok.encode("<s>a").ids)
+        (1, 'a')
+        """
         return self._add(_token_list(tokens, True))
 
     def _add(self, tokens: list) -> int:
