@@ -69,6 +69,8 @@ from fasttok.shared.gc_pause import gc_paused
 
 __all__ = ["Tokenizer", "Encoding", "AddedToken", "DecodeStream"]
 
+# the examples' tokenizer: one word
+_ONE_WORD = '{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}'
 # tokenizer.json's top-level keys in the order tokenizers writes them
 _STAGES = ("normalizer", "pre_tokenizer", "post_processor", "decoder", "model")
 
@@ -162,8 +164,7 @@ class Tokenizer:
         (and :meth:`from_str`) load to the same tokenizer: the file's stages,
         with the added tokens, truncation and padding set since.
 
-        >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, '
-        ...                          '"unk_token": "a"}}')
+        >>> tok = Tokenizer.from_str(_ONE_WORD)
         >>> tok.add_special_tokens(["<s>"])
         1
         >>> json.loads(tok.to_str())["added_tokens"][0]["content"]
@@ -186,7 +187,7 @@ class Tokenizer:
         disk leaves the old file or the new one, never a part.
 
         >>> import tempfile; path = os.path.join(tempfile.mkdtemp(), "tokenizer.json")
-        >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}')
+        >>> tok = Tokenizer.from_str(_ONE_WORD)
         >>> tok.save(path); Tokenizer.from_file(path).encode("a").ids
         [0]
         """
@@ -215,7 +216,7 @@ class Tokenizer:
     def pre_tokenizer(self) -> Optional[PreTokenizer]:
         """The pre-tokenizer (``pre_tokenize_str``), or ``None``.
 
-        >>> Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}').pre_tokenizer is None
+        >>> Tokenizer.from_str(_ONE_WORD).pre_tokenizer is None
         True
         """
         stage = self._pipeline.pre_tokenizer
@@ -225,7 +226,7 @@ class Tokenizer:
     def model(self) -> Model:
         """The model (``token_to_id``, ``id_to_token``).
 
-        >>> Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}').model.id_to_token(0)
+        >>> Tokenizer.from_str(_ONE_WORD).model.id_to_token(0)
         'a'
         """
         return Model(self._pipeline.model)
@@ -234,7 +235,7 @@ class Tokenizer:
     def post_processor(self) -> Optional[PostProcessor]:
         """The post-processor (``num_special_tokens_to_add``), or ``None``.
 
-        >>> Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}').post_processor is None
+        >>> Tokenizer.from_str(_ONE_WORD).post_processor is None
         True
         """
         stage = self._pipeline.post_processor
@@ -244,7 +245,7 @@ class Tokenizer:
     def decoder(self) -> Optional[Decoder]:
         """The decoder (``decode`` of token strings), or ``None``.
 
-        >>> Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}').decoder is None
+        >>> Tokenizer.from_str(_ONE_WORD).decoder is None
         True
         """
         stage = self._pipeline.decoder
@@ -276,8 +277,7 @@ class Tokenizer:
 
         Text with lone surrogates is refused as tokenizers refuses it:
 
-        >>> Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, '
-        ...                    '"unk_token": "a"}}').encode("x\\ud800")
+        >>> Tokenizer.from_str(_ONE_WORD).encode("x\\ud800")
         Traceback (most recent call last):
         TypeError: TextInputSequence must be str
         """
@@ -299,8 +299,7 @@ class Tokenizer:
         ``tokenizers``, token strings are empty (but the post-processor's and
         padding's), offsets ``(0, 0)`` and word ids ``None``.
 
-        >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, '
-        ...                          '"unk_token": "a"}}')
+        >>> tok = Tokenizer.from_str(_ONE_WORD)
         >>> e = tok.encode_batch_fast(["a"])[0]
         >>> e.ids, e.tokens, e.offsets
         ([0], [''], [(0, 0)])
@@ -330,8 +329,7 @@ class Tokenizer:
         """The text of ``ids`` (any sequence of integers: a list, a numpy
         array) through the file's decoder; ids no token has are left out.
 
-        >>> Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, '
-        ...                    '"unk_token": "a"}}').decode([0, -1])
+        >>> Tokenizer.from_str(_ONE_WORD).decode([0, -1])
         Traceback (most recent call last):
         OverflowError: number too small to fit in target type
         """
@@ -363,7 +361,7 @@ class Tokenizer:
         """Id -> :class:`AddedToken`, by id as ``tokenizers`` orders them (copies:
         changing one changes nothing here).
 
-        >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}')
+        >>> tok = Tokenizer.from_str(_ONE_WORD)
         >>> tok.add_tokens(["b"]); tok.get_added_tokens_decoder()
         1
         {1: AddedToken("b", rstrip=False, lstrip=False, single_word=False, normalized=True, special=False)}
@@ -376,8 +374,7 @@ class Tokenizer:
         or :class:`AddedToken`); how many were added or changed, as
         ``tokenizers`` counts (a content the vocabulary holds keeps its id).
 
-        >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, '
-        ...                          '"unk_token": "a"}}')
+        >>> tok = Tokenizer.from_str(_ONE_WORD)
         >>> tok.add_tokens(["a", "bc"]), tok.encode("abc").ids
         (2, [0, 1])
         """
@@ -388,7 +385,7 @@ class Tokenizer:
         ``decode(skip_special_tokens=True)``, matched in the raw text unless
         an :class:`AddedToken` says ``normalized=True``).
 
-        >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}')
+        >>> tok = Tokenizer.from_str(_ONE_WORD)
         >>> tok.add_special_tokens(["<s>"]), tok.decode(tok.encode("<s>a").ids)
         (1, 'a')
         """
@@ -409,8 +406,7 @@ class Tokenizer:
                           direction: str = "right") -> None:
         """Truncate every encoding to ``max_length`` ids (special ids included).
 
-        >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, '
-        ...                          '"unk_token": "a"}}')
+        >>> tok = Tokenizer.from_str(_ONE_WORD)
         >>> tok.enable_truncation(4, strategy="LongestFirst")
         Traceback (most recent call last):
         fasttok.errors.FasttokError: Unknown `strategy`: `LongestFirst`. Use one of `longest_first`, `only_first`, or `only_second`
@@ -441,8 +437,7 @@ class Tokenizer:
         ``pad_to_multiple_of``; ``pad_id`` and ``pad_type_id`` are ``u32``, as in
         ``tokenizers``:
 
-        >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0}, '
-        ...                          '"unk_token": "a"}}')
+        >>> tok = Tokenizer.from_str(_ONE_WORD)
         >>> tok.enable_padding(pad_id=2**32)
         Traceback (most recent call last):
         OverflowError: number too large to fit in target type
