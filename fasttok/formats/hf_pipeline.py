@@ -16,7 +16,9 @@ One sequence goes through the stages in ``tokenizers``' order
 Ids without offsets (:meth:`HFPipeline.encode_ids`, what
 :class:`fasttok.Encoding` uses) take the same steps on plain strings:
 ``normalize_str`` and the model's ``tokenize_ids`` (``tokenize_ids_many``
-for all the pieces of a stretch, where the model has it), no alignment kept.
+for all the pieces of a stretch, where the model has it), no alignment kept;
+``encode(..., offsets=False)`` post-processes those ids as ``tokenizers``'
+``encode_fast`` does (``encode_batch_fast`` of the drop-in).
 
 >>> import json
 >>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
