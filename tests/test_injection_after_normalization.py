@@ -185,13 +185,14 @@ def _added(token_id: int, content: str, **flags) -> dict:
 
 
 def _byte_level_doc(**flags) -> dict:
-    # byte-level BPE whose merges make its added <unk> from "<unk" and ">"
+    # byte-level BPE whose merges make its added "bos" (one pre-tokenizer
+    # piece, where "<unk>" would be three) from "bo" and "s"
     vocab = {c: i for i, c in enumerate(_byte_level_alphabet())}
     merges = []
-    for left, right in (("<", "u"), ("<u", "n"), ("<un", "k"), ("<unk", ">")):
+    for left, right in (("b", "o"), ("bo", "s")):
         vocab[left + right] = len(vocab)
         merges.append([left, right])
-    return {"version": "1.0", "added_tokens": [_added(vocab["<unk>"], "<unk>", **flags)],
+    return {"version": "1.0", "added_tokens": [_added(vocab["bos"], "bos", **flags)],
             "normalizer": {"type": "NFKC"},
             "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False,
                               "trim_offsets": True, "use_regex": True},
@@ -412,7 +413,8 @@ FRAGILE = VANISHING + SPACES + ("\u212a", "\ufe64", "\ufe65", "\uff1c", "\uff1e"
 @st.composite
 def spliced(draw, strings: tuple) -> str:
     # pieces of control strings (as they are, full-width or upper case) and
-    # characters normalizers remove or fold, one after another
+    # characters normalizers remove or fold, one after another, some words
+    # apart (a word model matches whole words)
     parts = []
     for _ in range(draw(st.integers(1, 8))):
         special = draw(st.sampled_from(strings))
@@ -422,7 +424,7 @@ def spliced(draw, strings: tuple) -> str:
         piece = draw(st.sampled_from([piece, _full_width(piece), piece.upper(),
                                       "".join(map(_compatibility_form, piece))]))
         parts.append(piece)
-        parts.append(draw(st.text(st.sampled_from(FRAGILE), max_size=2)))
+        parts.append(draw(st.sampled_from(["", " ", *FRAGILE])))
     return "".join(parts)
 
 
