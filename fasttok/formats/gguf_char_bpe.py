@@ -52,6 +52,7 @@ def _texts(raws) -> list:
     # that UTF-8 never holds separates them
     return b"\xff".join(raws).decode("utf-8", "surrogateescape").split("\udcff")
 
+
 def _file_index(vocab: Vocabulary, k: int) -> int:
     # the index in the file of the record's merge k: the loader left out
     # the merges that can never apply (metadata["unusable_merges"])
