@@ -136,7 +136,8 @@ class GGUFCharBPE(GGUFModel):
 
     def encode_bytes_piece(self, piece: bytes) -> list:
         """Merge ``piece`` (UTF-8, its spaces as ``▁``) as one piece, without the split."""
-        return self._bpe.tokenize_ids(bytes(piece).decode("utf-8", "replace").replace(" ", "\u2581"))
+        text = bytes(piece).decode("utf-8", "replace")
+        return self._bpe.tokenize_ids(text.replace(" ", "\u2581"))
 
     def _find_spelled(self, data: bytes) -> int:
         try:
