@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import operator
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, Optional
@@ -87,6 +88,15 @@ def _frozen_mapping(value: Optional[Mapping]) -> Mapping:
     return MappingProxyType(dict(value or {}))
 
 
+def _int_ids(special_tokens: Optional[Mapping]) -> Optional[Mapping]:
+    # Any integer is an id (numpy.int64 from an array of ids, as tiktoken
+    # takes it); anything else is left for validate() to name.
+    if not special_tokens or all(type(i) is int for i in special_tokens.values()):
+        return special_tokens
+    return {text: operator.index(i) if hasattr(type(i), "__index__") and not isinstance(i, bool)
+            else i for text, i in special_tokens.items()}
+
+
 @dataclasses.dataclass(frozen=True)
 class Vocabulary:
     """One vocabulary, whatever file it came from.
@@ -145,7 +155,7 @@ class Vocabulary:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tokens", tuple(self.tokens))
-        object.__setattr__(self, "special_tokens", _frozen_mapping(self.special_tokens))
+        object.__setattr__(self, "special_tokens", _frozen_mapping(_int_ids(self.special_tokens)))
         object.__setattr__(self, "metadata", _frozen_mapping(self.metadata))
         object.__setattr__(self, "template_ids", tuple(self.template_ids))
         for name in ("ids", "ranks", "scores", "token_types", "merges"):
@@ -268,11 +278,13 @@ class Vocabulary:
     def validate(self) -> "Vocabulary":
         """Check the record is consistent and return it.
 
-        Rejects duplicate token bytes or ranks among ordinary tokens, special
-        ids that collide with ordinary tokens or each other, a byte-level
-        vocabulary without all 256 single bytes, an ``explicit_n_vocab``
-        that does not match, and an empty special token (it would match at
-        every position of every text).
+        Raises ``TypeError`` for a token that is not bytes and a special
+        token that is not a str or whose id is not an integer (as tiktoken
+        does); :class:`~fasttok.errors.VocabularyError` for duplicate token
+        bytes or ranks among ordinary tokens, special ids that collide with
+        ordinary tokens or each other, a byte-level vocabulary without all
+        256 single bytes, an ``explicit_n_vocab`` that does not match, and an
+        empty special token (it would match at every position of every text).
 
         >>> Vocabulary(name="t", model="byte_bpe", tokens=(b"a", b"a"),
         ...            byte_level=False).validate()
@@ -288,7 +300,8 @@ class Vocabulary:
         if not set(map(type, present)) <= {bytes}:
             i, tok = next((i, t) for i, t in enumerate(self.tokens)
                           if t is not None and type(t) is not bytes)
-            raise VocabularyError(f"{self.name}: token {id_at(i)} is {type(tok).__name__}, not bytes")
+            # a type error, as tiktoken raises for the same mergeable_ranks
+            raise TypeError(f"{self.name}: token {id_at(i)} is {type(tok).__name__}, not bytes")
         distinct = set(present)
         if self.model == "byte_bpe" and len(distinct) != len(present):
             first: dict = {}
@@ -314,7 +327,13 @@ class Vocabulary:
         # Two special strings may share an id (o200k_harmony's 200018 does in
         # tiktoken); decoding gives the first one.
         for text, sid in self.special_tokens.items():
-            if not isinstance(sid, int) or sid < 0 or sid > MAX_ID:
+            if not isinstance(text, str):
+                raise TypeError(f"{self.name}: special token {text!r} is "
+                                f"{type(text).__name__}, not str")
+            if not isinstance(sid, int):
+                raise TypeError(f"{self.name}: special token {text!r} has the id {sid!r}, "
+                                f"a {type(sid).__name__}, not an int")
+            if not 0 <= sid <= MAX_ID:
                 raise VocabularyError(f"{self.name}: special token {text!r} has invalid id {sid!r}")
             taken = self.ordinary_token(sid) if self.model == "byte_bpe" else None
             if taken is not None:

@@ -186,6 +186,36 @@ def test_id_in_a_list_that_is_no_integer_is_a_type_error(enc, call):
     assert _accepted(lambda token: getattr(enc, call)([1, token]), NOT_IDS) == []
 
 
+BYTES = {bytes([b]): b for b in range(256)}
+
+
+@pytest.mark.parametrize("spelling", ["numpy.int64", "numpy.uint32", "0-d array"])
+def test_numpy_integer_special_token_id_is_an_id(spelling):
+    enc = fasttok.Encoding("t", pat_str=".", mergeable_ranks=BYTES,
+                           special_tokens={"<e>": ID_SPELLINGS[spelling](256)})
+    assert (enc.encode("<e>", allowed_special="all"), type(enc.vocabulary.special_tokens["<e>"])) == (
+        [256], int)
+
+
+@pytest.mark.parametrize("special_tokens", [{"<e>": 256.0}, {"<e>": "256"}, {5: 256}],
+                         ids=["float id", "str id", "int token"])
+def test_special_token_of_the_wrong_type_is_a_type_error_as_in_tiktoken(special_tokens):
+    with pytest.raises(TypeError):
+        tiktoken_encoding = pytest.importorskip("tiktoken").Encoding
+        tiktoken_encoding("t", pat_str=".", mergeable_ranks=BYTES, special_tokens=special_tokens)
+    with pytest.raises(TypeError, match="special token"):
+        fasttok.Encoding("t", pat_str=".", mergeable_ranks=BYTES, special_tokens=special_tokens)
+
+
+def test_mergeable_rank_token_that_is_no_bytes_is_a_type_error_as_in_tiktoken():
+    ranks = {**BYTES, 5: 256}
+    with pytest.raises(TypeError):
+        pytest.importorskip("tiktoken").Encoding("t", pat_str=".", mergeable_ranks=ranks,
+                                                 special_tokens={})
+    with pytest.raises(TypeError, match="not bytes"):
+        fasttok.Encoding("t", pat_str=".", mergeable_ranks=ranks, special_tokens={})
+
+
 # ---------------------------------------------------------------- pickling
 
 def test_encoding_pickles_and_encodes_as_before(enc):
