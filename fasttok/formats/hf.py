@@ -125,6 +125,58 @@ def _common_prefix(a: bytes, b: bytes) -> int:
     return lo
 
 
+# ids of context a window decode starts with before the ids it reads anew:
+# decoders look back one id (CTC's repeats) or treat the first id apart
+# (Metaspace, WordPiece, Strip after Fuse), so those ids are never first
+_CONTEXT = 4
+
+
+def _prefix_agreements(decode: Callable[[list], str], ids: list, whole: bytes,
+                       one_run: Callable[[Any, Any], bool]) -> Any:
+    """For each ``i``, how many bytes of ``decode(ids[:i])`` (UTF-8) agree with ``whole``.
+
+    Each prefix is decoded in a window, as ``tokenizers``' ``DecodeStream``
+    does: once ``decode(ids[:b])`` is found to be a prefix of ``whole`` (its
+    first ``base`` bytes), ``decode(ids[:i])`` is those bytes followed by
+    what ``decode(ids[c:i])`` adds to ``decode(ids[c:b])``, with ``c`` a few
+    ids before ``b`` as context, moved back while ``one_run(ids[c - 1],
+    ids[c])`` (two byte-fallback pieces: ``ByteFallback`` reads a run
+    whole, so a window must not start inside one). Where the window's text
+    does not start with its context's, or the context decodes to nothing,
+    the prefix is decoded whole. While prefixes keep agreeing with
+    ``whole`` each id is decoded a bounded number of times (a run of byte
+    pieces, once per id of the run).
+
+    >>> list(_prefix_agreements(lambda part: "".join(part), ["a", "b", "c"], b"abc",
+    ...                         lambda left, right: False))
+    [0, 1, 2]
+    """
+    base = base_at = 0  # decode(ids[:base_at]) is whole[:base]
+    context = None      # (c, decode(ids[c:base_at])) for the current base
+    for i in range(len(ids)):
+        tail = None
+        if base_at > 0:
+            if context is None:
+                c = max(0, base_at - _CONTEXT)
+                while c > 0 and one_run(ids[c - 1], ids[c]):
+                    c -= 1
+                context = (c, decode(ids[c:base_at]))
+            c, before = context
+            window = decode(ids[c:i])
+            if before and window.startswith(before):
+                tail = window[len(before):].encode("utf-8")
+        if tail is None:
+            prefix = decode(ids[:i]).encode("utf-8")
+            agreed = _common_prefix(prefix, whole)
+            if agreed == len(prefix):
+                base, base_at, context = agreed, i, None
+        else:
+            agreed = base + _common_prefix(tail, whole[base:base + len(tail)])
+            if agreed == base + len(tail):
+                base, base_at, context = agreed, i, None
+        yield agreed
+
+
 class _TextStream:
     # Ids one at a time as tokenizers' DecodeStream gives their text (which
     # holds back text ending in U+FFFD, an incomplete character); the end of
@@ -370,9 +422,9 @@ class HFModel(TextByText):
     def decode_with_offsets(self, tokens: Any) -> tuple:
         """``(decode_bytes(tokens), starts)``: id ``i``'s text starts where the
         decoding of the ids before it stops agreeing with the whole (decoders
-        such as ``Strip`` and ``ByteFallback`` look at their neighbours, so
-        each prefix is decoded). An id only the post-processor adds starts
-        where the next id does."""
+        such as ``Strip`` and ``ByteFallback`` look at their neighbours; see
+        :func:`_prefix_agreements` for how each prefix is decoded in a
+        window). An id only the post-processor adds starts where the next id does."""
         ids = list(tokens)
         if self.template_only and not self.template_only.isdisjoint(ids):
             whole, kept_starts = self.decode_with_offsets(
@@ -390,9 +442,14 @@ class HFModel(TextByText):
         ids = self._check(ids)
         whole = self.pipeline.decode(ids, False).encode("utf-8")
         starts = []
-        for i in range(len(ids)):
-            prefix = self.pipeline.decode(ids[:i], False).encode("utf-8")
-            starts.append(max(_common_prefix(prefix, whole), starts[-1] if starts else 0))
+        pipe = self.pipeline
+
+        def byte_piece(token: int) -> bool:
+            return _BYTE_TOKEN.fullmatch(pipe.id_to_token(token)) is not None
+
+        for agreed in _prefix_agreements(lambda part: pipe.decode(part, False), ids, whole,
+                                         lambda left, right: byte_piece(left) and byte_piece(right)):
+            starts.append(max(agreed, starts[-1] if starts else 0))
         return whole, starts
 
     def token_byte_values(self) -> list:
