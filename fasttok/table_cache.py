@@ -52,7 +52,10 @@ a folder or file not owned by the user, or writable by group or others
 folder), is neither read nor written, and the tables are built from the
 rank file as without the cache. Silently: the encoding is the same, only
 its load is slower, and a warning on every load would be noise in a setup
-that is deliberate. fasttok makes its folder 0700 and its files 0600.
+that is deliberate. fasttok makes its folder 0700 and its files 0600; a
+folder an older fasttok made group-writable (under umask 002) is skipped
+too until ``chmod go-w`` is run on it. Only write bits count: a 0755
+folder is the user's alone.
 
 ``tokenizer.json``. Uncached, llama3's load is about 0.2 s of JSON parsing,
 0.45 s building the record (128k entries and 280k merges checked and turned

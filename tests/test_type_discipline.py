@@ -112,6 +112,20 @@ def test_token_bytes_in_any_buffer_find_the_token(spelling):
             enc._encode_bytes(spelling(b"hello"))) == (15339, [15339], [15339])
 
 
+@pytest.mark.parametrize("buffer", [5, 10**15, "{}", bytearray(b"{}")],
+                         ids=["int", "huge int", "str", "bytearray"])
+def test_tokenizer_from_buffer_takes_bytes_only_as_tokenizers(buffer):
+    import tokenizers
+
+    from fasttok.hf import Tokenizer
+
+    with pytest.raises(TypeError) as theirs:
+        tokenizers.Tokenizer.from_buffer(buffer)
+    with pytest.raises(TypeError) as ours:
+        Tokenizer.from_buffer(buffer)
+    assert str(ours.value) == str(theirs.value)
+
+
 # ---------------------------------------------------------------- ids
 
 ID_SPELLINGS = {

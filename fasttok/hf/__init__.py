@@ -150,7 +150,10 @@ class Tokenizer:
     @classmethod
     def from_buffer(cls, buffer: bytes) -> "Tokenizer":
         """Load a ``tokenizer.json`` document given as bytes."""
-        return cls._read(bytes(buffer), "<buffer>")
+        if not isinstance(buffer, bytes):
+            # as tokenizers: bytes(5) would read five zero bytes, a huge int allocate them
+            raise TypeError(f"'{type(buffer).__name__}' object is not an instance of 'bytes'")
+        return cls._read(buffer, "<buffer>")
 
     @classmethod
     def _read(cls, document: Any, source: str) -> "Tokenizer":
