@@ -83,6 +83,9 @@ class SpaceCleaner:
     def feed(self, data: bytes, final: bool = False) -> bytes:
         """The cleaned bytes ``data`` settles (all that is left when ``final``)."""
         held = self._held
+        if not final and not any(held) and b" " not in data[-_LONGEST_START:] \
+                and _MATCH_START.search(data) is None:
+            return data  # most pieces: no pass matches in them or waits on them
         coming = None  # the bytes the pass's input may go on with; None: any
         for k, (pattern, replacement, _, starts, after_deleted) in enumerate(_PASSES):
             if held[k] or b" " in data:  # every match starts with a space
@@ -131,6 +134,8 @@ _PASSES = (
     _pass(rb" (?='(?:[sm]|re|ve))", b"", (0,), (b" 's", b" 'm", b" 're", b" 've")),
 )
 _LONGEST_START = max(len(t) for _, _, _, starts, _ in _PASSES for t in starts)
+# the first two bytes of every match of every pass
+_MATCH_START = re.compile(rb" [?!.,']")
 
 
 def clean_up_tokenization(text: str) -> str:
