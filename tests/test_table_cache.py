@@ -334,7 +334,7 @@ def test_cache_file_far_larger_than_its_rank_file_is_not_read(tiny, cache_dir):
     assert _read_cached(tiny) is None
 
 
-# ---------------------------------------------------------------- only the user's own cache is trusted
+# ------------------------------------------------------------ only the user's own cache is trusted
 
 OTHER_UID = 54321  # no user of this machine: a file of "someone else"
 needs_root = pytest.mark.skipif(

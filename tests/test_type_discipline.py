@@ -18,7 +18,8 @@ import pytest
 
 import fasttok
 from fasttok.pre_tokenizers.tiktoken_patterns import CL100K
-from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON, ONE_FILE_PER_KIND, build_reference_encoding
+from conftest import (DATA, DATA_MISSING, MISSING_DATA_REASON, ONE_FILE_PER_KIND,
+                      build_reference_encoding)
 
 np = pytest.importorskip("numpy")
 pytestmark = pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
@@ -108,8 +109,9 @@ def test_int_as_token_text_is_a_type_error_as_in_tiktoken(method):
 @pytest.mark.parametrize("spelling", [bytes, bytearray, memoryview])
 def test_token_bytes_in_any_buffer_find_the_token(spelling):
     enc = _load("cl100k_base")
-    assert (enc.encode_single_token(spelling(b"hello")), enc.encode_single_piece(spelling(b"hello")),
-            enc._encode_bytes(spelling(b"hello"))) == (15339, [15339], [15339])
+    token = spelling(b"hello")
+    assert (enc.encode_single_token(token), enc.encode_single_piece(token),
+            enc._encode_bytes(token)) == (15339, [15339], [15339])
 
 
 @pytest.mark.parametrize("buffer", [5, 10**15, "{}", bytearray(b"{}")],
@@ -207,8 +209,8 @@ BYTES = {bytes([b]): b for b in range(256)}
 def test_numpy_integer_special_token_id_is_an_id(spelling):
     enc = fasttok.Encoding("t", pat_str=".", mergeable_ranks=BYTES,
                            special_tokens={"<e>": ID_SPELLINGS[spelling](256)})
-    assert (enc.encode("<e>", allowed_special="all"), type(enc.vocabulary.special_tokens["<e>"])) == (
-        [256], int)
+    stored = enc.vocabulary.special_tokens["<e>"]
+    assert (enc.encode("<e>", allowed_special="all"), type(stored)) == ([256], int)
 
 
 @pytest.mark.parametrize("special_tokens", [{"<e>": 256.0}, {"<e>": "256"}, {5: 256}],
