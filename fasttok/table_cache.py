@@ -29,8 +29,9 @@ that a table added to the model can never be missing from an old cache file.
 
 Layout: a header (``_HEADER``: magic, format version, byte order, fasttok
 version, identity of the compiled ``_tables`` module, whose code lays out
-and hashes the index, sha256 of the rank file, sha256 of the encoding's spec,
-payload length, payload CRC-32), then the payload: the ids of the tables'
+and hashes the index, sha256 of the rank file, sha256 of the encoding's spec
+and of the identity of the code that parses the rank file, payload length,
+payload CRC-32), then the payload: the ids of the tables'
 tokens when the rank file's ranks are too far apart to index by
 (``_IDS``: whether they are there and how many, then one 32-bit word each,
 padded to 8 bytes; see :attr:`fasttok.vocab.Vocabulary.ids`), then the tables.
@@ -357,8 +358,10 @@ def _hf_slot(path: str, data: bytes) -> Optional[tuple]:
     # read from path and the tokenizer_config.json beside it; the key holds
     # the identity of the code that derives the record, which changes
     # without a version number while fasttok is developed
+    from fasttok import vocab
     from fasttok.formats import tiktoken as tables_builder
-    from fasttok.loaders import hf_tokenizer_json
+    from fasttok.loaders import hf_tokenizer_json, json_document
+    from fasttok.shared import _bytemap
     from fasttok.version import __version__
 
     try:
@@ -369,7 +372,8 @@ def _hf_slot(path: str, data: bytes) -> Optional[tuple]:
     except OSError:
         return None
     source = hashlib.sha256(data).digest()
-    code = _code_identity(hf_tokenizer_json.__file__, tables_builder.__file__)
+    code = _code_identity(hf_tokenizer_json.__file__, json_document.__file__, _bytemap.__file__,
+                          vocab.__file__, tables_builder.__file__)
     spec = hashlib.sha256(repr((config, code)).encode()).digest()
     key = (_HF_MAGIC, _HF_FORMAT, _BYTE_ORDER, __version__.encode().ljust(32, b"\0")[:32],
            _build_digest(), source, spec)
@@ -406,11 +410,12 @@ def _key(name: str, spec: registry.EncodingSpec) -> tuple:
     # explicit_n_vocab when the file was written; the rank file's sha256 is
     # a field of its own; the code that parses it into tokens and ids is in
     # with the spec.
+    from fasttok import vocab
     from fasttok.loaders import tiktoken_file
     from fasttok.version import __version__
 
     described = repr((name, spec.pat_str, list(spec.special_tokens.items()), spec.explicit_n_vocab,
-                      _code_identity(tiktoken_file.__file__)))
+                      _code_identity(tiktoken_file.__file__, vocab.__file__)))
     return (_MAGIC, _FORMAT, _BYTE_ORDER, __version__.encode().ljust(32, b"\0")[:32],
             _build_digest(), bytes.fromhex(spec.sha256),
             hashlib.sha256(described.encode()).digest())

@@ -430,6 +430,18 @@ def test_untrusted_cache_still_gives_the_rank_file_encoding(tiny, cache_dir):
         TINY_TEXT, allowed_special="all")
 
 
+def test_tokenizer_json_cache_key_changes_with_the_code_that_reads_it(tmp_path, monkeypatch):
+    from fasttok.shared import _bytemap
+
+    path = tmp_path / "tokenizer.json"
+    path.write_bytes(b"{}")
+    before = table_cache._hf_slot(str(path), b"{}")[1]
+    copy = tmp_path / "_bytemap.so"
+    copy.write_bytes(b"another build")
+    monkeypatch.setattr(_bytemap, "__file__", str(copy))
+    assert table_cache._hf_slot(str(path), b"{}")[1] != before
+
+
 def test_cache_key_changes_with_the_code_that_parses_the_rank_file(tiny, tmp_path, monkeypatch):
     import fasttok.loaders.tiktoken_file as tiktoken_file
 
