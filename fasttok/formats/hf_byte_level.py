@@ -79,17 +79,17 @@ def isolated_splitter(pattern: str) -> Callable[[str], list]:
     >>> isolated_splitter(r"\\p{L}+")("ab, cd!")
     ['ab', ', ', 'cd', '!']
     """
-    finditer = compile_generic(pattern).finditer
+    spans = compile_generic(pattern).spans
 
     def split(text: str) -> list:
         pieces = []
         at = 0
-        for m in finditer(text):
-            if m.start() > at:
-                pieces.append(text[at:m.start()])
-            if m.end() > m.start():
-                pieces.append(m.group())
-            at = m.end()
+        for start, end in spans(text):
+            if start > at:
+                pieces.append(text[at:start])
+            if end > start:
+                pieces.append(text[start:end])
+            at = end
         if at < len(text):
             pieces.append(text[at:])
         return pieces
