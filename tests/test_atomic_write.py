@@ -159,3 +159,19 @@ def test_serializer_error_leaves_the_old_file_intact(old_file):
     with pytest.raises(fasttok.errors.FasttokError):
         write_vocab_txt(old_file, {"a\n": 0})
     assert old_file.read_bytes() == OLD
+
+
+@pytest.mark.parametrize("out", ["v.tiktoken", "tokenizer.json", "v.gguf"])
+def test_train_out_over_a_good_file_on_a_full_disk_keeps_the_good_file(out, tmp_path, full_disk,
+                                                                        capsys):
+    from fasttok.cli import main
+
+    corpus = tmp_path / "docs.txt"
+    corpus.write_text("hello world, hello there\n" * 20, encoding="utf-8")
+    target = tmp_path / out
+    target.write_bytes(OLD)
+    assert main(["train", str(corpus), "--vocab-size", "270", "--quiet", "--out",
+                 str(target)]) == 2
+    assert (target.read_bytes(), sorted(p.name for p in tmp_path.iterdir())) == (
+        OLD, sorted(["docs.txt", out]))
+    assert "No space left on device" in capsys.readouterr().err
