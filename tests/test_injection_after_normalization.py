@@ -184,9 +184,10 @@ def _added(token_id: int, content: str, **flags) -> dict:
             "rstrip": False, "normalized": False, "special": True, **flags}
 
 
-def _byte_level_doc(**flags) -> dict:
+def _byte_level_doc(ignore_merges: bool = False, **flags) -> dict:
     # byte-level BPE whose merges make its added "bos" (one pre-tokenizer
-    # piece, where "<unk>" would be three) from "bo" and "s"
+    # piece, where "<unk>" would be three) from "bo" and "s"; with
+    # ignore_merges a word spelled "bos" is looked up whole
     vocab = {c: i for i, c in enumerate(_byte_level_alphabet())}
     merges = []
     for left, right in (("b", "o"), ("bo", "s")):
@@ -201,7 +202,7 @@ def _byte_level_doc(**flags) -> dict:
                         "use_regex": True},
             "model": {"type": "BPE", "dropout": None, "unk_token": None,
                       "continuing_subword_prefix": None, "end_of_word_suffix": None,
-                      "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                      "fuse_unk": False, "byte_fallback": False, "ignore_merges": ignore_merges,
                       "vocab": vocab, "merges": merges}}
 
 
@@ -238,6 +239,7 @@ def _unigram_doc() -> dict:
 SYNTHETIC = {
     "byte_level_merge_json": _byte_level_doc,
     "byte_level_merge_pipeline_json": functools.partial(_byte_level_doc, lstrip=True),
+    "byte_level_whole_word_pipeline_json": functools.partial(_byte_level_doc, True, lstrip=True),
     "wordpiece_word_json": functools.partial(_word_doc, "WordPiece"),
     "wordlevel_word_json": functools.partial(_word_doc, "WordLevel"),
     "unigram_piece_json": _unigram_doc,

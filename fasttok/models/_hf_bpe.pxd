@@ -21,6 +21,7 @@ cdef class HfBpeCore:
     cdef bint fuse_unk
     cdef bint byte_fallback
     cdef bint ignore_merges
+    cdef uint8_t* not_whole         # slots ignore_merges' whole lookup skips, or NULL
     cdef Dropout drop
     cdef readonly str unk_token
 

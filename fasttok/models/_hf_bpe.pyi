@@ -1,6 +1,6 @@
 """Hugging Face tokenizers' BPE model (compiled): character parts, merges by rank, offsets."""
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from fasttok.errors import FasttokError
 from fasttok.shared._tables import TokenTables
@@ -31,6 +31,7 @@ class HfBpeCore:
         ignore_merges: bool = ...,
         dropout: float = ...,
         seed: int = ...,
+        not_whole: Iterable[int] = ...,
     ) -> None: ...
     def slot_of(self, token: bytes) -> int: ...
     def tokenize_ids(self, sequence: str) -> list[int]: ...

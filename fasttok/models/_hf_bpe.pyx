@@ -191,7 +191,9 @@ cdef class HfBpeCore:
     slots' UTF-8 spellings, ``ids`` their ids, ``names`` the token string
     reported for each slot (default: its spelling), ``merges`` ``(left slot,
     right slot, merged slot)`` in rank order; a pair of slots listed twice
-    keeps its last merge, as tokenizers' map of merges does.
+    keeps its last merge, as tokenizers' map of merges does. ``not_whole``:
+    slots that ``ignore_merges``' lookup of a whole word never gives (the
+    Encoding's special added tokens; their merges are left out by the caller).
 
     >>> core = HfBpeCore([b"a", b"b", b"ab"], (0, 1, 2), [(0, 1, 2)])
     >>> core.tokenize_slots("abba")
@@ -203,11 +205,12 @@ cdef class HfBpeCore:
         self.edge_bytes = NULL
         self.key = NULL
         self.span_self = NULL
+        self.not_whole = NULL
 
     def __init__(self, tokens, tuple ids not None, merges, *, tuple names=None, int64_t unk_slot=-1,
                  str unk_token=None,
                  bytes prefix=b"", bytes suffix=b"", bint fuse_unk=False, bint byte_fallback=False,
-                 bint ignore_merges=False, double dropout=0.0, uint64_t seed=0):
+                 bint ignore_merges=False, double dropout=0.0, uint64_t seed=0, not_whole=()):
         cdef Py_ssize_t i, n = len(tokens)
         cdef int64_t found
         if len(ids) != n or (names is not None and len(names) != n):
@@ -244,6 +247,14 @@ cdef class HfBpeCore:
         self.fuse_unk = fuse_unk
         self.byte_fallback = byte_fallback
         self.ignore_merges = ignore_merges
+        if ignore_merges and not_whole:
+            self.not_whole = <uint8_t*>calloc(n + 1, 1)
+            if self.not_whole == NULL:
+                raise MemoryError()
+            for i in not_whole:
+                if not 0 <= i < n:
+                    raise ValueError(f"not_whole slot {i} is not one of the {n} slots")
+                self.not_whole[i] = 1
         for i in range(256):
             found = self.tables.find(f"<0x{i:02X}>".encode())
             self.byte_slots[i] = <uint32_t>found if found >= 0 else NO_TOKEN
@@ -268,6 +279,7 @@ cdef class HfBpeCore:
         free(self.edge_bytes)
         free(self.key)
         free(self.span_self)
+        free(self.not_whole)
 
     def slot_of(self, bytes token not None):
         """The slot spelled ``token``, or -1.
@@ -372,7 +384,7 @@ cdef class HfBpeCore:
         if self.ignore_merges and self.drop.rate <= 0.0:
             # tokenizers looks the whole sequence up only when it runs without dropout
             whole = find_token(self.view, s, n)
-            if whole >= 0:
+            if whole >= 0 and (self.not_whole == NULL or not self.not_whole[whole]):
                 stack_starts[0] = 0
                 stack_starts[1] = <uint32_t>n
                 stack_slots[0] = <uint32_t>whole

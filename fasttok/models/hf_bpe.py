@@ -81,8 +81,9 @@ class BPE:
     """A ``tokenizers`` BPE model: ``vocab`` maps token strings to ids,
     ``merges`` lists ``(left, right)`` token strings by rank.
 
-    ``never``: ids no merge makes (the special added tokens, for fasttok's
-    Encoding: ``["<unk", ">"]`` does not merge into the ``<unk>`` id).
+    ``never``: ids no merge makes and ``ignore_merges`` does not look up
+    whole (the special added tokens, for fasttok's Encoding: ``["<unk",
+    ">"]`` does not merge into the ``<unk>`` id).
 
     >>> BPE({"<unk>": 0, "a": 1}, [], unk_token="<unk>", fuse_unk=True).tokenize_ids("axxa")
     [1, 0, 1]
@@ -130,6 +131,7 @@ class BPE:
             suffix=(end_of_word_suffix or "").encode("utf-8"),
             fuse_unk=fuse_unk, byte_fallback=byte_fallback, ignore_merges=ignore_merges,
             dropout=as_f32(dropout) if dropout is not None else 0.0,
+            not_whole=[slot for slot, i in enumerate(slot_ints) if i in never] if never else (),
             seed=(seed if seed is not None else int.from_bytes(os.urandom(8), "little")) % 2**64)
 
     def tokenize(self, sequence: str) -> list:
