@@ -585,7 +585,7 @@ class Encoding:
         unstable = core.decode_bytes(ids[-n:])
         del ids[-n:]
         completions = {(core.find_token(tok),) for tok in self._tokens_starting_with(unstable)}
-        texts, raw = [], []
+        texts, raw, text_sizes, raw_sizes = [], [], [], []
         # tiktoken tries every split of the unstable bytes; a token can only
         # start with the last _longest_token of them, so the splits before
         # have nothing to try (what made a long word quadratic)
@@ -594,15 +594,20 @@ class Encoding:
                 possibility = unstable[:i] + tok
                 try:
                     texts.append(possibility.decode("utf-8"))
+                    text_sizes.append(len(possibility))
                 except UnicodeDecodeError:
                     raw.append(core.encode_bytes_piece(possibility, False))
+                    raw_sizes.append(len(possibility))
         encoded = core.encode_many(texts) if texts else []
-        for seq in itertools.chain(encoded, raw):
-            covered = 0
-            for k, token in enumerate(seq):
-                covered += len(core.token_bytes(token))
-                if covered >= len(unstable):
-                    break
+        for seq, size in zip(itertools.chain(encoded, raw), itertools.chain(text_sizes, raw_sizes)):
+            # the shortest start of seq that covers the unstable bytes: the
+            # tokens past it spell less than the token tried, so they are
+            # found from the end in a few steps, whatever the word's length
+            k = len(seq) - 1
+            size -= len(core.token_bytes(seq[k]))
+            while size >= len(unstable):
+                k -= 1
+                size -= len(core.token_bytes(seq[k]))
             completions.add(tuple(seq[:k + 1]))
         last = unstable.decode("utf-8")[-1]
         if len(unstable) > 1 and len(last.encode("utf-8")) < len(unstable) and last in _WHITE_SPACE:
