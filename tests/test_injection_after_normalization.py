@@ -261,6 +261,28 @@ def _gguf_merge_case(folder) -> Case:
     return _typed_case(fasttok.load(str(path)))
 
 
+def _gguf_llama_case(folder) -> Case:
+    # a GGUF llama (SentencePiece BPE) vocabulary whose CONTROL piece
+    # "hello" is the best merge of its characters, as llama.cpp merges
+    from fuzzing import ARR, F32, I32, STR, U32, gguf_serialize
+
+    pieces = [("<unk>", TokenType.UNKNOWN, 0.0), ("<s>", TokenType.CONTROL, 0.0),
+              ("</s>", TokenType.CONTROL, 0.0)]
+    pieces += [(f"<0x{b:02X}>", TokenType.BYTE, 0.0) for b in range(256)]
+    pieces += [(p, TokenType.NORMAL, -2.0) for p in ("\u2581", *"helox")]
+    pieces += [("he", TokenType.NORMAL, -3.0), ("hel", TokenType.NORMAL, -4.0),
+               ("hell", TokenType.NORMAL, -5.0), ("hello", TokenType.CONTROL, -6.0)]
+    kvs = [["general.architecture", STR, "llama"], ["tokenizer.ggml.model", STR, "llama"],
+           ["tokenizer.ggml.tokens", ARR, (STR, [p for p, _, _ in pieces])],
+           ["tokenizer.ggml.token_type", ARR, (I32, [t for _, t, _ in pieces])],
+           ["tokenizer.ggml.scores", ARR, (F32, [s for _, _, s in pieces])],
+           ["tokenizer.ggml.unknown_token_id", U32, 0], ["tokenizer.ggml.bos_token_id", U32, 1],
+           ["tokenizer.ggml.eos_token_id", U32, 2]]
+    path = folder / "llama_merges_into_control.gguf"
+    path.write_bytes(gguf_serialize([3, 0, kvs])[0])
+    return _typed_case(fasttok.load(str(path)))
+
+
 def _tekken_case() -> Case:
     package = pytest.importorskip("mistral_common")
     data = importlib.resources.files(package) / "data"
@@ -283,6 +305,7 @@ FILES = {
     "tekken": lambda _: _tekken_case(),
     "gguf_llama_spm": lambda _: _typed_case(fasttok.load(str(_file("gguf/ggml-vocab-llama-spm.gguf")))),
     "gguf_gpt2_merges_into_control": _gguf_merge_case,
+    "gguf_llama_merges_into_control": _gguf_llama_case,
     "model_unigram": lambda _: _typed_case(fasttok.load(str(_file("sentencepiece/botchan_unigram_5000.model")))),
     "model_bpe": lambda _: _typed_case(fasttok.load(str(_file("sentencepiece/botchan_en_bpe_1000.model")))),
     "json_t5_unigram": lambda _: _json_case(_file("hf/unigram/botchan_unigram_5000.v5.24.0.T5Tokenizer.json")),
