@@ -175,3 +175,10 @@ def test_train_out_over_a_good_file_on_a_full_disk_keeps_the_good_file(out, tmp_
     assert (target.read_bytes(), sorted(p.name for p in tmp_path.iterdir())) == (
         OLD, sorted(["docs.txt", out]))
     assert "No space left on device" in capsys.readouterr().err
+
+
+def test_write_into_a_missing_folder_names_the_file_not_a_temporary_one(tmp_path):
+    target = tmp_path / "missing" / "v.tiktoken"
+    with pytest.raises(FileNotFoundError) as error:
+        write_atomically(target, b"x")
+    assert error.value.filename == str(target)

@@ -87,6 +87,9 @@ def _create_temporary(folder: str, name: str, mode: int) -> tuple:
             return os.open(temp, _CREATE, mode), temp
         except FileExistsError:
             continue
+        except OSError as exc:
+            # a missing or read-only folder: name the file asked for, not the temporary name
+            raise type(exc)(exc.errno, exc.strerror, os.path.join(folder, name)) from None
     raise FileExistsError(f"{folder}: could not create a temporary file beside {name}")
 
 
