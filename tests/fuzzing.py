@@ -57,7 +57,7 @@ import time
 import traceback
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import fuzzing_json
 
@@ -1068,10 +1068,10 @@ def _reset_peak_rss() -> bool:
         return False
 
 
-def _limit_address_space() -> None:
+def _limit_address_space(headroom: int = ADDRESS_SPACE_HEADROOM) -> None:
     import resource
 
-    limit = _status_kib("VmSize") * 1024 + ADDRESS_SPACE_HEADROOM
+    limit = _status_kib("VmSize") * 1024 + headroom
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
@@ -1086,7 +1086,7 @@ def worker_main() -> None:
     folder = tempfile.mkdtemp(prefix="fasttok-fuzz-")
     path = os.path.join(folder, "case" + SUFFIX[fmt])
 
-    def run(case_id: int) -> dict:
+    def run(case_id: int, _: None) -> dict:
         case = make_case(fmt, case_id)
         outcome, detail = run_one(case, path)
         return {"outcome": outcome, "detail": detail, "size": len(case.data), "kinds": case.kinds}
@@ -1150,23 +1150,27 @@ class Suite:
     limits: Limits = Limits()
 
 
-def serve(run: Callable[[int], dict]) -> None:
+def serve(run: Callable[[int, Any], dict],
+          prepare: Callable[[int], Any] = lambda case_id: None,
+          headroom: int = ADDRESS_SPACE_HEADROOM) -> None:
     """The worker loop: run the case ids of a JSON list on stdin, report on stdout.
 
-    ``run(id)`` returns the result's fields (``outcome``, ``detail``,
-    ``size``, ``kinds``); this adds the CPU time and the peak RSS growth
-    (``VmHWM`` after resetting it through ``/proc/self/clear_refs``). Call it
-    after the imports: it sets the address-space limit from what the
-    process holds then."""
+    ``run(id, prepare(id))`` returns the result's fields (``outcome``,
+    ``detail``, ``size``, ``kinds``); this adds the CPU time and the peak RSS
+    growth (``VmHWM`` after resetting it through ``/proc/self/clear_refs``),
+    both without ``prepare`` (a shared vocabulary a case needs loaded). Call
+    it after the imports: it limits the address space to what the process
+    holds then plus ``headroom``."""
     results = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything printed goes to stderr, not into the results
-    _limit_address_space()
+    _limit_address_space(headroom)
     for case_id in json.loads(sys.stdin.readline()):
         results.write(json.dumps({"start": case_id}) + "\n")
+        prepared = prepare(case_id)
         measured = _reset_peak_rss()
         before = _status_kib("VmRSS")
         cpu = time.process_time()
-        fields = run(case_id)
+        fields = run(case_id, prepared)
         cpu = time.process_time() - cpu
         growth = (_status_kib("VmHWM") - before) * 1024 if measured else 0
         results.write(json.dumps(dict(fields, case=case_id, cpu=round(cpu, 4),
@@ -1287,8 +1291,11 @@ class _Worker:
 
     def __init__(self, command: tuple, ids: list) -> None:
         self.stderr = tempfile.TemporaryFile()
+        # One malloc arena a thread would reserve 64 MiB of address space
+        # each, which the worker's limit counts though little of it is used.
         self.proc = subprocess.Popen([sys.executable, *command], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.stderr)
+                                     stdout=subprocess.PIPE, stderr=self.stderr,
+                                     env=dict(os.environ, MALLOC_ARENA_MAX="2"))
         self.clock = _CaseClock(self.proc.pid)
         self.proc.stdin.write((json.dumps(ids) + "\n").encode())
         self.proc.stdin.close()
