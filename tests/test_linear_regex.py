@@ -209,6 +209,16 @@ def test_steps_grow_linearly_with_the_text(pattern):
     assert all(later < 2.2 * earlier for earlier, later in zip(steps, steps[1:])), steps
 
 
+def test_rescanning_a_short_text_is_allowed_as_in_re():
+    text = "a" * 1000
+    assert compile_generic("a+b|a").spans(text) == _re_spans("a+b|a", False, text)
+
+
+def test_rescanning_a_long_text_quadratically_is_refused():
+    with pytest.raises(FasttokError, match=r"'a\+b\|a' makes the regex engine go over this text"):
+        compile_generic("a+b|a").spans("a" * 100_000)
+
+
 def test_a_hostile_split_pattern_runs_on_a_long_text():
     pieces = Split(r"(a|aa)+$", "Isolated", regex=True).split_str("a" * 20_000 + "\nb")
     assert pieces == ["a" * 20_000, "\nb"]

@@ -23,7 +23,9 @@ under a work budget: backreferences, lookarounds of more than one character
 class, possessive repeats and atomic groups of more than one class, and
 ``(?i)`` on letters outside the ASCII case orbits (fasttok's tables hold the
 folding of those only). Bounded repeats are written out, up to
-:data:`MAX_PROGRAM` instructions.
+:data:`MAX_PROGRAM` instructions. Iterating the matches is linear too, by a
+budget: a pattern that makes the engine rescan a long text (``a+b|a`` on a
+run of ``a``, quadratic in every leftmost-first engine) raises instead.
 
 :func:`translate_for_re` keeps the older translation to ``re``, the
 reference the engine is tested against; :func:`char_class` spells a class
