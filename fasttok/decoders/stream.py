@@ -5,6 +5,8 @@ Each model's ``stream_decoder()`` returns one of these (or, for SentencePiece
 byte-piece runs and text a longer denormalizer rule could still match). The
 pushes of a sequence, then ``flush``, add up to the model's
 ``decode_bytes`` of it; :class:`fasttok.StreamDecoder` turns them into text.
+Every push checks its id as ``decode`` does (:func:`token_int`, then a
+``KeyError`` for an id no token has).
 
 >>> s = TokenBytesStream({1: b"a", 2: b"b"}.__getitem__)
 >>> s.push(1) + s.push(2) + s.flush()
