@@ -6,17 +6,22 @@ the reference's.
   token can start at (at most the longest token's length of them), so one
   long word costs one pass, and gives tiktoken's result on short texts.
 * ``decode_with_offsets`` of a ``tokenizer.json`` decoded by the Python
-  pipeline decodes each id a bounded number of times, not every prefix.
+  pipeline decodes each id a bounded number of times, not every prefix, and
+  its window decoding gives what decoding every prefix gives, for each kind
+  of decoder.
 """
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import fasttok
 from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON, reference_encoding
+from fasttok.decoders.hf_json import decoder_from_json
+from fasttok.errors import ReferenceFailsError
+from fasttok.formats.hf import _BYTE_TOKEN, _prefix_agreements
 
 pytestmark = pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
 
@@ -125,3 +130,45 @@ def test_pipeline_offsets_decode_each_id_a_bounded_number_of_times(kind, monkeyp
     text, offsets = enc.decode_with_offsets(ids)
     assert len(offsets) == len(ids) > 500
     assert sum(decoded) <= 16 * len(ids)  # every prefix whole: len(ids) / 2 times that
+
+
+# one decoder of each kind (and the chains that read across tokens: a Regex
+# Replace after Fuse, Strip of the fused text, byte-fallback runs)
+DECODERS = {
+    "ctc": {"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True},
+    "bpe_suffix": {"type": "BPEDecoder", "suffix": "</w>"},
+    "fused_regex_replace": {"type": "Sequence", "decoders": [
+        {"type": "Fuse"}, {"type": "Replace", "pattern": {"Regex": "a+b"}, "content": "X"}]},
+    "byte_level": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                   "use_regex": True},
+    "wordpiece": {"type": "WordPiece", "prefix": "##", "cleanup": True},
+    "metaspace_first": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first",
+                        "split": True},
+    "byte_fallback_fuse_strip": {"type": "Sequence", "decoders": [
+        {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+        {"type": "ByteFallback"}, {"type": "Fuse"},
+        {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+    "strip_both_ends": {"type": "Strip", "content": "a", "start": 1, "stop": 1},
+}
+TOKENS = ["<0xE4>", "<0xBD>", "<0xA0>", "<0xFF>", "<0x41>", "\u2581a", "a</w>", "b", "##b", " .",
+          "'s", "<pad>", "|", "\u0120", "\u00c3\u00a9", "a", "ab", "", "\u2581", "."]
+
+
+@pytest.mark.parametrize("kind", sorted(DECODERS))
+@settings(max_examples=60, deadline=None)
+@given(tokens=st.lists(st.sampled_from(TOKENS), max_size=24))
+def test_window_decoding_agrees_with_decoding_every_prefix_for_each_decoder(kind, tokens):
+    decoder = decoder_from_json(DECODERS[kind], "$.decoder", lambda where, problem: ValueError())
+    try:
+        whole = decoder.decode(tokens).encode("utf-8")
+    except ReferenceFailsError:  # tokenizers panics on these (Strip past a token's start)
+        assume(False)
+    expected = []
+    for i in range(len(tokens)):
+        prefix = decoder.decode(tokens[:i]).encode("utf-8")
+        expected.append(next((k for k, (a, b) in enumerate(zip(prefix, whole)) if a != b),
+                             min(len(prefix), len(whole))))
+    got = _prefix_agreements(decoder.decode, tokens, whole,
+                             lambda left, right: bool(_BYTE_TOKEN.fullmatch(left)
+                                                      and _BYTE_TOKEN.fullmatch(right)))
+    assert list(got) == expected
