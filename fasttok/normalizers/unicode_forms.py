@@ -29,22 +29,16 @@ rather than the standard library.
 from __future__ import annotations
 
 import functools
-import re
 import unicodedata
 
-from fasttok.shared.hf_unicode import (NORMALIZATION_NEWER, combining, has_normalization_newer,
-                                       normalization_newer)
+from fasttok.shared.hf_unicode import (combining, normalization_newer,
+                                       normalization_newer_at)
 from fasttok.shared.normalized import NormalizedString
 
 __all__ = ["NFC", "NFD", "NFKC", "NFKD", "FORMS", "is_normalized", "normalize_form",
            "normalize_text"]
 
 _COMPOSED: dict = {}
-
-
-@functools.cache
-def _newer_runs() -> "re.Pattern[str]":
-    return re.compile(f"((?:{NORMALIZATION_NEWER})+)")
 
 
 def _compose(a: str, b: str) -> str | None:
@@ -130,7 +124,8 @@ def normalize_text(text: str, form: str) -> str:
     >>> normalize_text("\u32ff", "NFKC")  # Unicode 12.1: the crate does not know it
     '㋿'
     """
-    if not has_normalization_newer(text):
+    newer = normalization_newer_at(text)
+    if not newer:
         return unicodedata.normalize(form, text)
     # a character the crate does not know decomposes to itself, has class 0
     # and composes with nothing, so nothing moves or composes across it: the
@@ -139,8 +134,13 @@ def normalize_text(text: str, form: str) -> str:
     # characters makes a newer one: Unicode excludes those). A Python loop a
     # character (_reports) was most of the time training spent normalizing
     # the shared corpus, and 22 KB/s for the fused NFC path.
-    return "".join(part if k % 2 else unicodedata.normalize(form, part)
-                   for k, part in enumerate(_newer_runs().split(text)))
+    parts = []
+    start = 0
+    for at in newer:
+        parts += (unicodedata.normalize(form, text[start:at]), text[at])
+        start = at + 1
+    parts.append(unicodedata.normalize(form, text[start:]))
+    return "".join(parts)
 
 
 class _Form:
