@@ -766,7 +766,10 @@ cdef class SentencePieceCore:
         self._fill_table(tokens, types, hidden)
         user_defined = [tokens[j] for j in range(n) if types[j] == T_USER_DEFINED]
         if vocab.model == "unigram":
-            self.unigram = UnigramModel(tokens, scores, types, unk, llama_cpp=self.llama_cpp)
+            # llama.cpp's types leave CONTROL and UNKNOWN pieces out already;
+            # hidden adds the ones it amends to CONTROL (EOG texts)
+            self.unigram = UnigramModel(tokens, scores, types, unk, llama_cpp=self.llama_cpp,
+                                        never=hidden if self.llama_cpp else ())
         else:
             self.bpe = SentencePieceBPE(tokens, types, scores,
                                         [] if self.llama_cpp else user_defined,

@@ -688,7 +688,11 @@ cdef class UnigramModel:
     USER_DEFINED and UNUSED pieces can match text; the others are reserved.
     ``unk_id`` is emitted for a character no piece covers. ``llama_cpp``
     selects llama.cpp's arithmetic, ``tokenizers`` Hugging Face tokenizers'
-    (see the module notes).
+    (see the module notes). ``never``: ids that match no text whatever their
+    type (fasttok's Encoding keeps control tokens out: a tokenizer.json's
+    special added tokens, a GGUF file's CONTROL tokens as llama.cpp amends
+    them); they keep their part in the unknown score, so text without their
+    strings splits as before.
 
     >>> m = UnigramModel([b"<unk>", b"\\xe2\\x96\\x81a", b"b"], [0.0, -2.0, -1.0], [2, 1, 1], 0)
     >>> m.segment("▁ab".encode())
@@ -707,8 +711,9 @@ cdef class UnigramModel:
         self.dchars = NULL
 
     def __init__(self, tokens, scores, types, Py_ssize_t unk_id, *, bint llama_cpp=False,
-                 bint tokenizers=False):
+                 bint tokenizers=False, never=()):
         cdef Py_ssize_t n = len(tokens), i
+        cdef frozenset kept_out = frozenset(never)
         cdef double score
         cdef int kind
         if not (len(scores) == len(types) == n):
@@ -734,9 +739,7 @@ cdef class UnigramModel:
             kind = types[i]
             self.scores[i] = score
             self.kinds[i] = KIND_NORMAL
-            # tokenizers' minimum is over every piece, the ones a caller
-            # keeps out of the trie as CONTROL (special added tokens) too
-            if kind == T_NORMAL or (tokenizers and kind == T_CONTROL):
+            if kind == T_NORMAL:
                 if score < self.min_score:
                     self.min_score = score
             elif kind == T_USER_DEFINED:
@@ -745,7 +748,7 @@ cdef class UnigramModel:
                 self.kinds[i] = KIND_UNUSED
             # sentencepiece never matches UNUSED pieces; llama.cpp does
             if (kind == T_NORMAL or kind == T_USER_DEFINED or (kind == T_UNUSED and llama_cpp)) \
-                    and tokens[i] is not None:
+                    and tokens[i] is not None and i not in kept_out:
                 pieces.append((i, bytes(tokens[i])))
         if tokenizers:
             self.unk_score = self.min_score - 10.0
@@ -975,8 +978,8 @@ cdef class TokenizersUnigram:
 
     ``never``: ids whose pieces text never matches (fasttok's Encoding keeps
     a file's special added tokens out, so ``"<s>"`` in user text is not the
-    ``<s>`` id; tokenizers matches them, and fasttok.hf passes none). They
-    stay in the unknown score's minimum, so other text splits as before.
+    ``<s>`` id; tokenizers matches them, and fasttok.hf passes none; see
+    :class:`UnigramModel`).
 
     >>> m = TokenizersUnigram(["<unk>", "a", "b", "ab"], [0.0, -1.0, -1.0, -1.5], 0, False)
     >>> m.tokenize("abcç")
@@ -997,7 +1000,6 @@ cdef class TokenizersUnigram:
     def __init__(self, pieces, scores, unk_id, bint byte_fallback, *, never=()):
         cdef Py_ssize_t n = len(pieces), i
         cdef dict ids = {}
-        cdef list types
         self.pieces = list(pieces)
         self.ints = tuple(range(n))
         self.unk = -1 if unk_id is None else <int32_t>unk_id
@@ -1009,12 +1011,9 @@ cdef class TokenizersUnigram:
         if n:
             # without unk_id, id n marks the unknown nodes (a text whose
             # Viterbi would take one is refused first)
-            types = [T_NORMAL] * n
-            for i in never:
-                if 0 <= i < n:          # an added token beyond the pieces has none
-                    types[i] = T_CONTROL
             self.core = UnigramModel([p.encode("utf-8") for p in self.pieces], scores,
-                                     types, n if unk_id is None else unk_id, tokenizers=True)
+                                     [T_NORMAL] * n, n if unk_id is None else unk_id,
+                                     tokenizers=True, never=never)
 
     cdef int32_t _find(self, const uint8_t* s, size_t n) noexcept nogil:
         # the id of the piece spelled s[0:n] (n > 0), or -1
