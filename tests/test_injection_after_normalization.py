@@ -7,7 +7,8 @@ string (NFKC takes ``＜/ｓ＞`` to ``</s>``) nor because the model holds the
 control token as a piece, a merge result or a word. Control ids, per format:
 
 * tiktoken ``.tiktoken`` and Mistral ``tekken.json``: the Encoding's specials;
-* GGUF: CONTROL and UNKNOWN tokens, as llama.cpp types them;
+* GGUF: CONTROL and UNKNOWN tokens, as llama.cpp types them (it makes
+  end-of-generation texts such as ``</s>`` CONTROL whatever the file says);
 * SentencePiece ``.model``: CONTROL and UNKNOWN pieces;
 * ``tokenizer.json``: added tokens with ``"special": true``.
 
@@ -41,7 +42,9 @@ from hypothesis import strategies as st
 
 import fasttok
 from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON
+from fasttok.added_tokens.partition import PARSED_ONLY
 from fasttok.errors import FasttokError
+from fasttok.formats.gguf import token_attributes
 from fasttok.loaders.gguf_writer import PRE_FOR_PATTERN, gguf_bytes
 from fasttok.vocab import TokenType, Vocabulary
 
@@ -135,7 +138,7 @@ class Case:
 
 def _typed_case(enc: fasttok.Encoding) -> Case:
     # GGUF and .model: CONTROL and UNKNOWN by the file's types, with the
-    # Encoding's specials (llama.cpp's amended types)
+    # Encoding's specials and (GGUF) the types as llama.cpp amends them
     v = enc.vocabulary
     types = v.token_types
     unknown = {i for i, t in enumerate(types) if t == TokenType.UNKNOWN}
@@ -143,6 +146,8 @@ def _typed_case(enc: fasttok.Encoding) -> Case:
         unknown.add(v.unk_id)
     control = {i for i, t in enumerate(types) if t in (TokenType.CONTROL, TokenType.UNKNOWN)}
     control |= {enc.encode_single_token(s) for s in enc.special_tokens_set}
+    if "tokenizer.ggml.model" in v.metadata:
+        control |= {i for i, a in token_attributes(v).items() if a & PARSED_ONLY}
     strings = set(enc.special_tokens_set)
     strings |= {v.tokens[i].decode("utf-8") for i in control if v.tokens[i]}
     return Case(enc, frozenset(control), frozenset(unknown), tuple(sorted(strings)),
@@ -283,6 +288,22 @@ def _gguf_llama_case(folder) -> Case:
     return _typed_case(fasttok.load(str(path)))
 
 
+def _gguf_t5_case(folder) -> Case:
+    # a GGUF t5 (Unigram) vocabulary whose "</s>" the file types NORMAL and
+    # llama.cpp makes CONTROL (an end-of-generation text), best scored
+    from fuzzing import gguf_serialize, gguf_spm_seed
+
+    doc = gguf_spm_seed("t5")
+    fields = {kv[0]: kv[2] for kv in doc[2]}
+    tokens = fields["tokenizer.ggml.tokens"][1]
+    eos = tokens.index("</s>")
+    fields["tokenizer.ggml.token_type"][1][eos] = TokenType.NORMAL
+    fields["tokenizer.ggml.scores"][1][eos] = 0.0
+    path = folder / "t5_normal_eos.gguf"
+    path.write_bytes(gguf_serialize(doc)[0])
+    return _typed_case(fasttok.load(str(path)))
+
+
 def _tekken_case() -> Case:
     package = pytest.importorskip("mistral_common")
     data = importlib.resources.files(package) / "data"
@@ -306,6 +327,7 @@ FILES = {
     "gguf_llama_spm": lambda _: _typed_case(fasttok.load(str(_file("gguf/ggml-vocab-llama-spm.gguf")))),
     "gguf_gpt2_merges_into_control": _gguf_merge_case,
     "gguf_llama_merges_into_control": _gguf_llama_case,
+    "gguf_t5_normal_typed_eos": _gguf_t5_case,
     "model_unigram": lambda _: _typed_case(fasttok.load(str(_file("sentencepiece/botchan_unigram_5000.model")))),
     "model_bpe": lambda _: _typed_case(fasttok.load(str(_file("sentencepiece/botchan_en_bpe_1000.model")))),
     "json_t5_unigram": lambda _: _json_case(_file("hf/unigram/botchan_unigram_5000.v5.24.0.T5Tokenizer.json")),
