@@ -151,3 +151,22 @@ def test_special_variants_cover_full_width_compatibility_case_and_split_forms():
     assert "<|ENDOFTEXT|>" in seen
     assert any("\u200b" in s for s in seen)
     assert any("\ufe64" in s or "\u2039" in s or "\u3008" in s for s in seen)
+
+
+class _LeakyEncoding:
+    """Gives its special id 3 for any text, as an injection bug would."""
+
+    max_token_value = 3
+    special_tokens_set = frozenset({"<s>"})
+    _special_ids = frozenset({3})
+    vocabulary = dataclasses.make_dataclass(
+        "V", ["tokens", "ids", "token_types", "unk_id"])((b"a", b"b", b"c", b"<s>"), None, None, 0)
+
+    def encode_ordinary(self, text):
+        return [0, 3]
+
+
+def test_a_special_id_from_plain_text_with_default_arguments_is_a_finding():
+    ctx = Context(Target("tiktoken", "leaky"), _LeakyEncoding(), random.Random(0))
+    with pytest.raises(attack.Finding, match="special/control ids"):
+        attack.a_encode_text(ctx)
