@@ -402,10 +402,15 @@ def _show(value: Any) -> str:
 
 @lru_cache(maxsize=4)
 def control_ids(enc: Any) -> frozenset:
-    """Ids no text may give with default arguments: the special tokens and
-    the control pieces, less the unknown id (the model's answer for unknown text)."""
+    """Ids no text may give with default arguments: the special tokens
+    (of a ``tokenizer.json``, its ``"special": true`` added tokens: the others
+    are ordinary pieces) and the control pieces, less the unknown id (the
+    model's answer for unknown text)."""
+    from fasttok.formats import hf
+
     vocab = enc.vocabulary
-    ids = set(enc._special_ids)
+    added = "added_tokens" in vocab.metadata
+    ids = set(hf.control_ids(vocab) if added else enc._special_ids)
     if vocab.token_types:
         numbered = vocab.ids or range(len(vocab.tokens))
         ids.update(i for i, kind in zip(numbered, vocab.token_types) if kind == CONTROL)
@@ -418,8 +423,9 @@ def lossless(target: Target) -> bool:
 
 
 def repaired(text: str) -> str:
-    """The text tiktoken encodes for ``text``: lone surrogates become U+FFFD."""
-    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    """The text tiktoken encodes for ``text``: a surrogate pair becomes its
+    character, a lone surrogate U+FFFD (through UTF-16, as tiktoken does)."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _check_ids(ctx: Context, ids: Any, text: Any, default: bool) -> None:

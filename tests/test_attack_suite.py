@@ -160,7 +160,8 @@ class _LeakyEncoding:
     special_tokens_set = frozenset({"<s>"})
     _special_ids = frozenset({3})
     vocabulary = dataclasses.make_dataclass(
-        "V", ["tokens", "ids", "token_types", "unk_id"])((b"a", b"b", b"c", b"<s>"), None, None, 0)
+        "V", ["tokens", "ids", "token_types", "unk_id", "metadata"])(
+            (b"a", b"b", b"c", b"<s>"), None, None, 0, {})
 
     def encode_ordinary(self, text):
         return [0, 3]
