@@ -183,6 +183,8 @@ SEMANTICS = {
     "\\p{..} inside a negated class": (r"[^\s\p{L}]+", False, "ab 12!c", [(3, 6)]),
     "\\h is a hex digit in Oniguruma": (r"\h+", True, "xbeefy", [(1, 5)]),
     "a named group is a group": (r"(?<w>a)+", True, "aab", [(0, 2)]),
+    "an iteration that takes nothing ends the loop": ("(?:|a)+", False, "aa",
+                                                       [(0, 0), (0, 1), (1, 1), (1, 2), (2, 2)]),
 }
 
 

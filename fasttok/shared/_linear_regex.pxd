@@ -17,6 +17,7 @@ cdef enum Op:
     OP_LOOK         # a: the class of the one character, b: a Look
     OP_RUN          # a: the class; a possessive run of it (X*+), however long
     OP_OPT          # a: the class; one character of it if there is one (X?+)
+    OP_LOOP         # to b if instruction a was passed at this position, else on
     OP_MATCH
 
 

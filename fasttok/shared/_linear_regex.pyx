@@ -47,7 +47,8 @@ cdef extern from "Python.h":
 
 #: the instruction names the compiler in regex_translate uses, with their codes
 OPS = {"char": OP_CHAR, "class": OP_CLASS, "split": OP_SPLIT, "jmp": OP_JMP,
-       "assert": OP_ASSERT, "look": OP_LOOK, "run": OP_RUN, "opt": OP_OPT, "match": OP_MATCH}
+       "assert": OP_ASSERT, "look": OP_LOOK, "run": OP_RUN, "opt": OP_OPT, "loop": OP_LOOP,
+       "match": OP_MATCH}
 ANCHORS = {"text_start": AT_TEXT_START, "text_end": AT_TEXT_END,
            "end_newline": AT_END_NEWLINE, "line_start": AT_LINE_START,
            "line_end": AT_LINE_END, "word": AT_WORD, "not_word": AT_NOT_WORD}
@@ -129,10 +130,23 @@ cdef void add_thread(const Program* p, Work* w, Thread* lst, Py_ssize_t* count, 
     while sp:
         sp -= 1
         pc = w.stack[sp]
-        while w.mark[pc] != w.gen:
-            w.mark[pc] = w.gen
-            w.steps += 1
+        while True:
             op = p.op[pc]
+            w.steps += 1
+            if op == OP_LOOP:
+                # The loop's start was passed at this position: this
+                # iteration took nothing, which ends the loop here, with this
+                # path's priority, as in backtracking engines (a thread that
+                # did take something finds the start done by one of higher
+                # priority, and has only the exit left anyway). Never marked,
+                # since each path reaching it decides for itself; it is
+                # reached only from marked instructions, so the closure stays
+                # linear.
+                pc = p.b[pc] if w.mark[p.a[pc]] == w.gen else pc + 1
+                continue
+            if w.mark[pc] == w.gen:
+                break
+            w.mark[pc] = w.gen
             if op == OP_JMP:
                 pc = p.a[pc]
             elif op == OP_SPLIT:
@@ -344,11 +358,12 @@ cdef class Regex:
         for i, (op, a, b) in enumerate(code):
             if not (0 <= op <= OP_MATCH):
                 raise ValueError(f"instruction {i}: unknown op {op}")
-            if op in (OP_SPLIT, OP_JMP) and not (0 <= a < p.size and 0 <= b < p.size):
+            if op in (OP_SPLIT, OP_JMP, OP_LOOP) and not (0 <= a < p.size and 0 <= b < p.size):
                 raise ValueError(f"instruction {i}: jump out of the program")
             if op in (OP_CLASS, OP_RUN, OP_OPT, OP_LOOK) and not 0 <= a < len(classes):
                 raise ValueError(f"instruction {i}: no class {a}")
-            if op in (OP_OPT, OP_RUN, OP_CHAR, OP_CLASS, OP_ASSERT, OP_LOOK) and i + 1 >= p.size:
+            if op in (OP_OPT, OP_RUN, OP_CHAR, OP_CLASS, OP_ASSERT, OP_LOOK, OP_LOOP) \
+                    and i + 1 >= p.size:
                 raise ValueError(f"instruction {i}: falls off the program")
             p.op[i], p.a[i], p.b[i] = op, a, b
         k = 0

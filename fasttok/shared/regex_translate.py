@@ -669,12 +669,28 @@ class _Parser:
             for _ in range(0 if hi is None else hi - lo):
                 self.put("opt", self.klass(item[1]))
             return
+        if hi is None and lo > 0:
+            # x{m,} as m-1 copies and x+; an iteration that took nothing ends
+            # the loop (the loop op checks whether the marker at its start
+            # was passed at this position), as in backtracking engines
+            for _ in range(lo - 1):
+                self.emit(item)
+            start = self.put("jmp", len(self.code) + 1)
+            self.emit(item)
+            back = self.put("loop", start)
+            split = self.put("split")
+            self.code[back][2] = len(self.code)
+            self.code[split][1:] = ([start, len(self.code)] if mode == "greedy"
+                                    else [len(self.code), start])
+            return
         for _ in range(lo):
             self.emit(item)
         if hi is None:
             loop = self.put("split")
             self.emit(item)
+            back = self.put("loop", loop)
             self.put("jmp", loop)
+            self.code[back][2] = len(self.code)
             self.branch(loop, len(self.code), mode)
             return
         # x{0,2} as (?:x(?:x)?)?: each further copy only after the one before
