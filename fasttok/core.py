@@ -11,6 +11,8 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
+import math
+import numbers
 import operator
 import random
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -19,6 +21,7 @@ from typing import AbstractSet, Any, Literal, Optional, Union
 from fasttok import registry
 from fasttok.errors import FasttokError
 from fasttok.models.interface import Model
+from fasttok.shared.surrogates import repair_surrogates
 from fasttok.vocab import Vocabulary
 
 __all__ = ["Encoding", "StreamDecoder"]
@@ -55,6 +58,26 @@ def _token_text(value: Any, method: str) -> bytes:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     raise TypeError(f"{method} takes a str or bytes, not {type(value).__name__}")
+
+
+def _sampling_options(alpha: Any, nbest_size: Any) -> tuple:
+    # The compiled samplers take a C double and a C int: a value that does not
+    # fit must be refused here, not overflow there, and NaN or infinity would
+    # make every weight NaN (a silent draw of nothing in particular).
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        raise TypeError(f"alpha must be a real number, not {type(alpha).__name__}")
+    try:
+        alpha = float(alpha)
+    except OverflowError:
+        alpha = math.inf
+    if not math.isfinite(alpha):
+        raise FasttokError(f"alpha must be a finite number, got {alpha!r}")
+    if isinstance(nbest_size, bool):
+        raise TypeError("nbest_size must be an int, not bool")
+    nbest_size = operator.index(nbest_size)
+    if not -2**31 <= nbest_size < 2**31:
+        raise FasttokError(f"nbest_size must fit in 32 bits, got {nbest_size}")
+    return alpha, nbest_size
 
 
 def _raise_disallowed(token: str) -> None:
@@ -317,6 +340,7 @@ class Encoding:
         """
         allowed = self._allowed_mask(allowed_special, disallowed_special, text)
         if sample:
+            alpha, nbest_size = _sampling_options(alpha, nbest_size)
             ids = self._core.sample(text, allowed, alpha, nbest_size, random.Random(seed))
         else:
             ids = self._core.encode(text, allowed)
@@ -441,7 +465,12 @@ class Encoding:
         >>> enc.encode_single_token("a"), enc.encode_single_token("<e>")
         (97, 256)
         """
-        raw = _token_text(text_or_bytes, "encode_single_token")
+        try:
+            raw = _token_text(text_or_bytes, "encode_single_token")
+        except UnicodeEncodeError:
+            # text with a lone surrogate spells no token (repairing it to
+            # U+FFFD, as encode does, would name another token's id)
+            raise KeyError(text_or_bytes) from None
         found = self._core.find_token(raw)
         if found >= 0:
             return found
@@ -452,6 +481,8 @@ class Encoding:
 
     def encode_single_piece(self, text_or_bytes: Union[str, bytes]) -> list:
         """Merge text or bytes as one piece, skipping the pre-tokenizer."""
+        if isinstance(text_or_bytes, str):
+            text_or_bytes = repair_surrogates(text_or_bytes)  # as encode repairs it
         return self._core.encode_bytes_piece(_token_text(text_or_bytes, "encode_single_piece"))
 
     def _encode_single_piece(self, text_or_bytes: Union[str, bytes]) -> list:

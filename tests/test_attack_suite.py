@@ -31,12 +31,6 @@ SLOW_CASES = int(os.environ.get("FASTTOK_ATTACK_SLOW_CASES", "10000"))
 
 # case id -> (whose code, the finding); a minimal repro is `python tests/attack.py case N`.
 KNOWN: dict = {
-    58: ("H3, core.py", "encode_single_token/encode_single_piece of text with a lone "
-                        "surrogate raise UnicodeEncodeError, not KeyError"),
-    42: ("H3, core.py", "the same on a tokenizer.json Encoding"),
-    198: ("H3, core.py", "encode(sample=True, alpha=10**400) raises OverflowError from the "
-                         "compiled core; alpha and nbest_size are not checked"),
-    93: ("H5, encode_with_unstable", "text with a lone surrogate raises UnicodeEncodeError"),
     108: ("H5, shared/normalized.py offsets_of", "fasttok.hf.Tokenizer.encode('日' * 65536) on "
                                                  "a Unigram byte-fallback file: quadratic, > 30 s"),
     162: ("H7, fasttok.hf Encoding.merge", "a None in the list raises AttributeError"),

@@ -106,6 +106,60 @@ def test_int_as_token_text_is_a_type_error_as_in_tiktoken(method):
         getattr(_load("cl100k_base"), method)(5)
 
 
+def test_text_with_a_lone_surrogate_is_no_token(enc):
+    # a KeyError, as for any text that is no token: repairing it to U+FFFD
+    # as encode does would name the id of another token
+    with pytest.raises(KeyError):
+        enc.encode_single_token("\ud800")
+
+
+def test_single_piece_with_a_lone_surrogate_is_repaired_as_encode_repairs_it(enc):
+    assert enc.encode_single_piece("a\ud800b") == enc.encode_single_piece("a\ufffdb")
+
+
+def test_pieces_of_text_with_a_lone_surrogate_are_those_of_the_repaired_text(enc):
+    # (a kind that gives no pieces says so for either text)
+    try:
+        expected = enc.encode_as_pieces("a\ufffdb")
+    except fasttok.FasttokError as refusal:
+        expected = str(refusal)
+    try:
+        got = enc.encode_as_pieces("a\ud800b")
+    except fasttok.FasttokError as refusal:
+        got = str(refusal)
+    assert got == expected
+
+
+@pytest.mark.parametrize("alpha", [float("nan"), float("inf"), -float("inf"), 10**400])
+def test_sampling_alpha_that_is_not_finite_is_refused(alpha):
+    with pytest.raises(fasttok.FasttokError, match="alpha must be a finite number"):
+        _load("cl100k_base").encode("hello world", sample=True, alpha=alpha)
+
+
+@pytest.mark.parametrize("alpha", ["0.1", None, True])
+def test_sampling_alpha_that_is_no_number_is_a_type_error(alpha):
+    with pytest.raises(TypeError, match="alpha must be a real number"):
+        _load("cl100k_base").encode("hello world", sample=True, alpha=alpha)
+
+
+@pytest.mark.parametrize("nbest_size", [2**31, -2**31 - 1, 10**30])
+def test_sampling_nbest_size_past_32_bits_is_refused(nbest_size):
+    with pytest.raises(fasttok.FasttokError, match="nbest_size must fit in 32 bits"):
+        _load("cl100k_base").encode("hello world", sample=True, nbest_size=nbest_size)
+
+
+@pytest.mark.parametrize("nbest_size", [1.5, "3", True])
+def test_sampling_nbest_size_that_is_no_int_is_a_type_error(nbest_size):
+    with pytest.raises(TypeError):
+        _load("cl100k_base").encode("hello world", sample=True, nbest_size=nbest_size)
+
+
+def test_sampling_options_as_numpy_scalars_are_taken():
+    enc = _load("cl100k_base")
+    assert (enc.encode("hello world", sample=True, alpha=np.float32(0.0), nbest_size=np.int64(-1))
+            == enc.encode("hello world"))
+
+
 @pytest.mark.parametrize("spelling", [bytes, bytearray, memoryview])
 def test_token_bytes_in_any_buffer_find_the_token(spelling):
     enc = _load("cl100k_base")

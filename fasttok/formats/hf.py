@@ -344,7 +344,7 @@ class HFModel(TextByText):
         """The token strings ``tokenizers`` gives for ``text`` (added tokens matched)."""
         if self._fast is not None:
             return self._fast.encode_as_pieces(text)
-        return self.pipeline.tokens(text)
+        return self.pipeline.tokens(repair_surrogates(text))
 
     # ------------------------------------------------------------ decoding
     def _check(self, tokens: Any) -> list:
