@@ -500,9 +500,10 @@ def ascii_fold_orbits():
 # Performance notes (2-core VM, CPU time; the first 3 MB of corpus/en.txt).
 #
 # * Against re on its translation of the same pattern, all matches as spans:
-#   cl100k 0.33 s (re 1.04), o200k 0.39 s (2.52), tokenizers' GPT-2 regex
-#   0.38 s (0.69), Whitespace's \w+|[^\w\s]+ 0.24 s (1.08), ' {2,}' 0.07 s
-#   (0.06). re loses on the big \p{..} classes, which it tests range by
+#   cl100k 0.46 s (re 1.27), o200k 0.49 s (3.00), tokenizers' GPT-2 regex
+#   0.50 s (0.77), Whitespace's \w+|[^\w\s]+ 0.32 s (1.17), ' {2,}' 0.07 s
+#   (0.07); the loop op that ends a loop on an empty iteration cost about a
+#   third (cl100k 0.33 s before it). re loses on the big \p{..} classes, which it tests range by
 #   range past the ASCII ones; here a class is an ASCII bitmap and a binary
 #   search over its ranges.
 # * A new start thread is seeded at every position only until a match is
