@@ -199,6 +199,9 @@ def train(texts: "Iterable[str]", *, vocab_size: int, pattern: "str | None" = No
     >>> uni.decode(uni.encode("hello there"))
     'hello there'
     """
+    from fasttok.trainers import check_sizes
+
+    check_sizes(vocab_size, num_threads)
     trainer = _TRAINERS.get(model)
     if trainer is None:
         raise FasttokError(f"model {model!r} cannot be trained; fasttok trains "

@@ -27,7 +27,8 @@ from fasttok import __version__, get_encoding, list_encoding_names, load
 from fasttok.errors import UnknownEncodingError
 from fasttok.core import Encoding
 from fasttok.errors import FasttokError
-from fasttok.vocab import MAX_ID, Vocabulary
+from fasttok.trainers import check_sizes
+from fasttok.vocab import Vocabulary
 
 _COLOURS = ["\x1b[48;5;153m", "\x1b[48;5;223m", "\x1b[48;5;194m", "\x1b[48;5;225m", "\x1b[48;5;230m"]
 _RESET = "\x1b[0m"
@@ -366,17 +367,6 @@ def _dropped_note(dropped: int) -> None:
               "differ from an unbounded run's", file=sys.stderr)
 
 
-def _check_numbers(args: argparse.Namespace) -> None:
-    # what the trainers would take and then fail on deep inside (a C
-    # integer overflow) or quietly change (threads below one)
-    if args.vocab_size > MAX_ID + 1:
-        raise FasttokError(f"--vocab-size {args.vocab_size} is more than 32-bit ids can number: "
-                           f"give at most {MAX_ID + 1}")
-    if args.threads is not None and args.threads < 1:
-        raise FasttokError(f"--threads must be 1 or more, not {args.threads} "
-                           "(leave it out to use every CPU)")
-
-
 def _check_out(out: str) -> None:
     # Before training, which may take hours: the file is written (through a
     # temporary file beside it) into a folder that must exist and take it.
@@ -395,7 +385,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from fasttok.loaders.tiktoken_writer import load_call, write_tiktoken
     from fasttok.trainers.bpe import train_bpe
 
-    _check_numbers(args)
+    check_sizes(args.vocab_size, args.threads, names=("--vocab-size", "--threads"))
     _check_out(args.out)
     if args.model == "unigram":
         return _cmd_train_unigram(args)

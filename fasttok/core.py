@@ -21,7 +21,6 @@ from typing import AbstractSet, Any, Literal, Optional, Union
 from fasttok import registry
 from fasttok.errors import FasttokError
 from fasttok.models.interface import Model
-from fasttok.shared.surrogates import repair_surrogates
 from fasttok.vocab import Vocabulary
 
 __all__ = ["Encoding", "StreamDecoder"]
@@ -49,12 +48,22 @@ def _all_space(token: bytes) -> bool:
     return bool(token) and not token.strip(b" \n\t")
 
 
+class _LoneSurrogate(FasttokError):
+    pass
+
+
 def _token_text(value: Any, method: str) -> bytes:
     # Text or bytes of a token, as bytes. An int must not reach bytes(),
     # which takes it as a length: bytes(5) is five zero bytes, and a huge
     # int allocates gigabytes; tiktoken raises TypeError, so does this.
     if isinstance(value, str):
-        return value.encode("utf-8")
+        try:
+            return value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            # a token or piece is taken as given, not repaired as encode
+            # repairs text: U+FFFD in its place would be another token
+            raise _LoneSurrogate(f"{method}: the text has a lone surrogate at {exc.start}, "
+                                 "which has no UTF-8") from None
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     raise TypeError(f"{method} takes a str or bytes, not {type(value).__name__}")
@@ -467,10 +476,8 @@ class Encoding:
         """
         try:
             raw = _token_text(text_or_bytes, "encode_single_token")
-        except UnicodeEncodeError:
-            # text with a lone surrogate spells no token (repairing it to
-            # U+FFFD, as encode does, would name another token's id)
-            raise KeyError(text_or_bytes) from None
+        except _LoneSurrogate:
+            raise KeyError(text_or_bytes) from None  # text no token spells
         found = self._core.find_token(raw)
         if found >= 0:
             return found
@@ -481,8 +488,6 @@ class Encoding:
 
     def encode_single_piece(self, text_or_bytes: Union[str, bytes]) -> list:
         """Merge text or bytes as one piece, skipping the pre-tokenizer."""
-        if isinstance(text_or_bytes, str):
-            text_or_bytes = repair_surrogates(text_or_bytes)  # as encode repairs it
         return self._core.encode_bytes_piece(_token_text(text_or_bytes, "encode_single_piece"))
 
     def _encode_single_piece(self, text_or_bytes: Union[str, bytes]) -> list:

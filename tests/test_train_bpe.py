@@ -381,3 +381,15 @@ def test_cli_says_when_the_bound_dropped_pretokens(tmp_path, capsys):
     assert main(["train", str(corpus), "--vocab-size", "300", "--max-pretokens", "100",
                  "--quiet", "--out", str(tmp_path / "v.tiktoken")]) == 0
     assert "--max-pretokens dropped" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("num_threads", [0, -1])
+def test_train_refuses_fewer_than_one_thread(num_threads):
+    with pytest.raises(fasttok.FasttokError, match="num_threads must be 1 or more"):
+        fasttok.train(["a b c"], vocab_size=300, num_threads=num_threads)
+
+
+def test_train_refuses_a_vocab_size_past_32_bit_ids_before_training():
+    # (it overflowed a C integer deep inside the merge loop)
+    with pytest.raises(fasttok.FasttokError, match="vocab_size .* is more than 32-bit ids"):
+        fasttok.train(["a b c"], vocab_size=2**70)

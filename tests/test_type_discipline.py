@@ -113,8 +113,11 @@ def test_text_with_a_lone_surrogate_is_no_token(enc):
         enc.encode_single_token("\ud800")
 
 
-def test_single_piece_with_a_lone_surrogate_is_repaired_as_encode_repairs_it(enc):
-    assert enc.encode_single_piece("a\ud800b") == enc.encode_single_piece("a\ufffdb")
+def test_single_piece_with_a_lone_surrogate_is_refused(enc):
+    # taken as given, like a token: repaired, it would be another piece
+    with pytest.raises(fasttok.FasttokError, match="encode_single_piece: the text has a lone "
+                                                   "surrogate at 1"):
+        enc.encode_single_piece("a\ud800b")
 
 
 def test_pieces_of_text_with_a_lone_surrogate_are_those_of_the_repaired_text(enc):
