@@ -612,6 +612,8 @@ class Encoding:
         ([120, 32], [[97], [256]])
         """
         core = self._tiktoken_core("encode_with_unstable")
+        if not isinstance(text, str):
+            raise TypeError(f"encode_with_unstable takes a str, not {type(text).__name__}")
         text.encode("utf-8")  # tiktoken's core refuses lone surrogates rather than repairing them
         allowed = self._allowed_mask(allowed_special, disallowed_special, text)
         ids = core.encode(text, allowed)

@@ -55,6 +55,8 @@ def encoding_name_for_model(model_name: str) -> str:
     >>> encoding_name_for_model("gpt-4"), encoding_name_for_model("gpt-oss-120b")
     ('cl100k_base', 'o200k_harmony')
     """
+    if not isinstance(model_name, str):
+        raise TypeError(f"a model name is a str, not {type(model_name).__name__}")
     found = MODEL_TO_ENCODING.get(model_name)
     if found is not None:
         return found

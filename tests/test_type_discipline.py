@@ -327,3 +327,14 @@ def test_every_shared_vocabulary_pickles_and_encodes_as_before(name):
            else fasttok.load(str(DATA / "vocab" / name)))
     back = pickle.loads(pickle.dumps(enc))
     assert back.encode(TEXT, disallowed_special=()) == enc.encode(TEXT, disallowed_special=())
+
+
+def test_encode_with_unstable_of_no_str_is_a_type_error():
+    with pytest.raises(TypeError, match="encode_with_unstable takes a str, not int"):
+        _load("cl100k_base").encode_with_unstable(5)
+
+
+@pytest.mark.parametrize("name", [5, None, b"gpt-4"])
+def test_model_name_that_is_no_str_is_a_type_error(name):
+    with pytest.raises(TypeError, match="a model name is a str"):
+        fasttok.encoding_for_model(name)
