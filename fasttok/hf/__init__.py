@@ -17,7 +17,7 @@ work); the stages read-only (``normalizer.normalize_str``,
 ``pre_tokenizer.pre_tokenize_str``, ``model.token_to_id``,
 ``post_processor.num_special_tokens_to_add``, ``decoder.decode``).
 Arguments are checked as the Rust binding checks them, with its exception
-types (:mod:`fasttok.hf.arguments`).
+types (:mod:`fasttok.shared.binding_arguments`).
 
 Sampling is what the file says: a BPE model with ``dropout`` drops merges
 on every encode, as ``tokenizers`` does (fasttok's draws are its own, so
@@ -59,7 +59,9 @@ from fasttok.errors import FasttokError
 from fasttok.formats.hf import HFPipeline, pipeline_from_document
 from fasttok.hf.added_token import AddedToken
 from fasttok.hf.added_vocabulary import AddedVocabulary
-from fasttok.hf.arguments import as_bool, as_direction, as_str, as_u32, as_usize
+from fasttok.shared.binding_arguments import (PADDING_DIRECTION, TRUNCATION_DIRECTION, as_bool,
+                                              as_direction, as_instance, as_sequence,
+                                              as_str, as_u32, as_usize)
 from fasttok.hf.components import Decoder, Model, Normalizer, PostProcessor, PreTokenizer
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
 from fasttok.post_processors.encoding import Encoding
@@ -89,12 +91,8 @@ def _refuse_surrogates(value: Any) -> None:
 
 
 def _ids(ids: Any) -> list:
-    # a Vec<u32> as the binding reads it: any sequence of integers but a str
-    if isinstance(ids, str):
-        raise TypeError("Can't extract `str` to `Vec`")
-    if not hasattr(ids, "__len__"):
-        raise TypeError(f"'{type(ids).__name__}' object is not an instance of 'Sequence'")
-    return [as_u32(i) for i in ids]
+    # a Vec<u32> as the binding reads it
+    return [as_u32(i) for i in as_sequence(ids)]
 
 
 def _token_list(tokens: Any, special: bool) -> list:
@@ -320,8 +318,17 @@ class Tokenizer:
 
     def post_process(self, encoding: Encoding, pair: Optional[Encoding] = None,
                      add_special_tokens: bool = True) -> Encoding:
-        """Truncation, the post-processor and padding, on encodings made without them."""
-        return self._pipeline.post_process(encoding, pair, add_special_tokens)
+        """Truncation, the post-processor and padding, on encodings made without
+        them; the arguments checked as ``tokenizers`` checks them:
+
+        >>> Tokenizer.from_str(_ONE_WORD).post_process("a")
+        Traceback (most recent call last):
+        TypeError: 'str' object is not an instance of 'Encoding'
+        """
+        as_instance(encoding, Encoding)
+        if pair is not None:
+            as_instance(pair, Encoding)
+        return self._pipeline.post_process(encoding, pair, as_bool(add_special_tokens))
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         """How many ids the post-processor adds to one sequence or a pair."""
@@ -421,7 +428,7 @@ class Tokenizer:
             raise FasttokError(f"Unknown `strategy`: `{strategy}`. Use one of `longest_first`, "
                                f"`only_first`, or `only_second`")
         self._pipeline.set_truncation(max_length, stride, strategy,
-                                      as_direction(direction, period=True))
+                                      as_direction(direction, TRUNCATION_DIRECTION))
 
     def no_truncation(self) -> None:
         """Stop truncating."""
@@ -450,7 +457,7 @@ class Tokenizer:
         as_str(pad_token)
         length = None if length is None else as_usize(length)
         pad_to_multiple_of = None if pad_to_multiple_of is None else as_usize(pad_to_multiple_of)
-        self._pipeline.set_padding(as_direction(direction, period=False), pad_id, pad_type_id,
+        self._pipeline.set_padding(as_direction(direction, PADDING_DIRECTION), pad_id, pad_type_id,
                                    pad_token, length, pad_to_multiple_of)
 
     def no_padding(self) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from fasttok.hf.arguments import as_bool, as_str
+from fasttok.shared.binding_arguments import as_bool, as_str
 
 __all__ = ["AddedToken"]
 

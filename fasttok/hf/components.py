@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from fasttok.hf.arguments import as_bool, as_str, as_u32
+from fasttok.shared.binding_arguments import as_bool, as_str, as_u32
 
 __all__ = ["Normalizer", "PreTokenizer", "Model", "PostProcessor", "Decoder"]
 

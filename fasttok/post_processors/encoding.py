@@ -8,7 +8,10 @@ maps a sequence index (0 for the first input, 1 for the pair) to the token
 range it covers. Merging, truncating, padding and the word/char/token
 look-ups follow ``tokenizers``' ``Encoding`` rule for rule, quirks included
 (a truncated encoding forgets its sequence ranges; ``token_to_sequence``
-accepts the index one past the end).
+accepts the index one past the end). Their arguments are read as the Rust
+binding reads them (:mod:`fasttok.shared.binding_arguments`): an index is a
+``usize`` (a word index a ``u32``), so ``-1`` or ``None`` raise tokenizers'
+``OverflowError`` or ``TypeError`` rather than answer ``None``.
 
 >>> e = Encoding([5, 6], ["a", "b"], [(0, 1), (2, 3)], [0, 1])
 >>> e.truncate(1)
@@ -19,6 +22,9 @@ accepts the index one past the end).
 from __future__ import annotations
 
 from fasttok.errors import FasttokError
+from fasttok.shared.binding_arguments import (ENCODING_TRUNCATE_DIRECTION, PADDING_DIRECTION,
+                                              as_bool, as_direction, as_instance, as_sequence,
+                                              as_str, as_u32, as_usize)
 
 __all__ = ["Encoding", "direction_of"]
 
@@ -150,7 +156,7 @@ class Encoding:
         >>> e = Encoding([1], ["a"], [(0, 1)], [0]); e.set_sequence_id(1); e.token_to_sequence(0)
         1
         """
-        self.sequence_ranges[sequence_id] = (0, len(self.ids))
+        self.sequence_ranges[as_usize(sequence_id)] = (0, len(self.ids))
 
     # ---------------------------------------------------------------- look-ups
 
@@ -160,6 +166,7 @@ class Encoding:
         >>> Encoding([1], ["a"], [(0, 1)], [0]).token_to_sequence(0)
         0
         """
+        token_index = as_usize(token_index)
         if token_index > len(self.ids):
             return None
         if not self.sequence_ranges:
@@ -175,7 +182,7 @@ class Encoding:
         >>> Encoding([1], ["ab"], [(3, 5)], [0]).token_to_chars(0)
         (3, 5)
         """
-        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self.offsets):
+        if self.token_to_sequence(token_index) is None or token_index >= len(self.offsets):
             return None
         return self.offsets[token_index]
 
@@ -185,7 +192,7 @@ class Encoding:
         >>> Encoding([1], ["ab"], [(3, 5)], [4]).token_to_word(0)
         4
         """
-        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self.word_ids):
+        if self.token_to_sequence(token_index) is None or token_index >= len(self.word_ids):
             return None
         return self.word_ids[token_index]
 
@@ -195,7 +202,8 @@ class Encoding:
         >>> Encoding([1, 2, 3], ["a", "b", "c"], [(0, 1), (1, 2), (3, 4)], [0, 0, 1]).word_to_tokens(0)
         (0, 2)
         """
-        start, stop = self._range(sequence_index)
+        word_index = as_u32(word_index)
+        start, stop = self._range(as_usize(sequence_index))
         if start > stop or stop > len(self.word_ids):
             return None
         first = last = None
@@ -227,7 +235,8 @@ class Encoding:
         >>> Encoding([1, 2], ["a", "b"], [(0, 1), (2, 3)], [0, 1]).char_to_token(2)
         1
         """
-        start, stop = self._range(sequence_index)
+        char_pos = as_usize(char_pos)
+        start, stop = self._range(as_usize(sequence_index))
         if start > stop or stop > len(self.offsets):
             return None
         for i in range(start, stop):
@@ -260,7 +269,8 @@ class Encoding:
         >>> e.truncate(4, stride=2); e.ids, [o.ids for o in e.overflowing]
         ([1, 2, 3, 4], [[3, 4, 5]])
         """
-        direction = direction_of(direction, "truncation")
+        max_length, stride = as_usize(max_length), as_usize(stride)
+        direction = as_direction(direction, ENCODING_TRUNCATE_DIRECTION)
         n = len(self.ids)
         if max_length >= n:
             return
@@ -304,6 +314,8 @@ class Encoding:
         >>> Encoding.merge([a, b]).offsets
         [(0, 1), (1, 2)]
         """
+        encodings = [as_instance(sub, Encoding) for sub in as_sequence(encodings)]
+        growing_offsets = as_bool(growing_offsets)
         out = Encoding.empty()
         for sub in encodings:
             out.merge_with(sub, growing_offsets)
@@ -354,7 +366,12 @@ class Encoding:
         >>> e.ids, e.attention_mask, e.special_tokens_mask
         ([0, 0, 5], [0, 0, 1], [1, 1, 0])
         """
-        direction = direction_of(direction, "padding")
+        # in the binding's order: each argument's type, then the direction's value
+        length = as_usize(length)
+        as_str(direction)
+        pad_id, pad_type_id = as_u32(pad_id), as_u32(pad_type_id)
+        as_str(pad_token)
+        direction = as_direction(direction, PADDING_DIRECTION)
         for piece in self.overflowing:
             piece.pad(length, direction, pad_id, pad_type_id, pad_token)
         missing = length - len(self.ids)
