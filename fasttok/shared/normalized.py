@@ -181,10 +181,13 @@ class NormalizedString:
             return None
         if not self.normalized and start == end == 0:
             return (0, len(self.original))
-        span = self.alignments[start:end]
-        if not span:
+        aligns = self.alignments
+        if start >= len(aligns):
             return None
-        return (span[0][0], span[-1][1])
+        # the two ends alone: slicing the span made every token of a long
+        # byte-fallback run (all sharing the run's span) cost its length
+        last = end - 1 if end <= len(aligns) else len(aligns) - 1
+        return (aligns[start][0], aligns[last][1])
 
     def offsets_of(self, start: int, end: int) -> tuple | None:
         """The span, in the text the chain began with, of normalized ``[start, end)``.
