@@ -324,8 +324,9 @@ def test_decode_takes_numpy_integers_and_arrays(ids):
     assert ours.decode_batch([ids, ids]) == theirs.decode_batch([ids, ids])
 
 
-@pytest.mark.parametrize("ids", [[-1], [2 ** 32], [2 ** 63], [1.0], ["a"], "ab", 5,
-                                 [np.float64(3)], np.array([[1, 2]]), [10 ** 9]])
+@pytest.mark.parametrize("ids", [[-1], [2 ** 32], [2 ** 63], [1.0], ["a"], "ab", 5, None,
+                                 {101: 1}, {101}, iter([101]), [np.float64(3)],
+                                 np.array([[1, 2]]), [10 ** 9]])
 def test_decode_refuses_ids_as_tokenizers(ids):
     ours, theirs = _shared(SMALL)
     assert _outcome(lambda: ours.decode(ids)) == _outcome(lambda: theirs.decode(ids))
@@ -439,3 +440,104 @@ def test_a_unigram_file_encodes_without_sampling_as_tokenizers():
     ours, theirs = _shared("unigram/botchan_unigram_5000.v5.24.0.T5Tokenizer.json")
     line = max(_sample(20), key=len)
     assert {tuple(ours.encode(line).ids) for _ in range(5)} == {tuple(theirs.encode(line).ids)}
+
+
+# ------------------------------------------------------------------ Encoding and post_process arguments
+def _both(call) -> tuple:
+    """``call(module, tokenizer, encoding)`` on ours and on tokenizers' (a fresh
+    pair encoding each, so a call that changes it changes only its own), with
+    an Encoding answer compared field by field."""
+    import fasttok.hf
+    outcomes = []
+    for module, tok in zip((fasttok.hf, tokenizers), _shared(SMALL)):
+        encoding = tok.encode("hello there, world", "a pair")
+
+        def run(module=module, tok=tok, encoding=encoding):
+            out = call(module, tok, encoding)
+            return _fields(out) if hasattr(out, "overflowing") else out
+        outcomes.append((_outcome(run), _fields(encoding)))
+    return tuple(outcomes)
+
+
+@pytest.mark.parametrize("method", ["char_to_token", "char_to_word", "token_to_chars",
+                                    "token_to_word", "token_to_sequence", "word_to_tokens",
+                                    "word_to_chars", "set_sequence_id"])
+def test_encoding_lookups_read_their_indices_as_tokenizers(method):
+    # a usize (a u32 for a word index): -1 is an OverflowError, not a miss
+    for index in (0, 1, 5, 10, 127, 128, 129, -1, 2 ** 32, 2 ** 64, -2 ** 63, None, 1.5, "1",
+                  True, np.int64(3), np.int64(-1)):
+        ours, theirs = _both(lambda hf, tok, enc: getattr(enc, method)(index))
+        assert ours == theirs, (method, index)
+        if method in ("char_to_token", "char_to_word", "word_to_tokens", "word_to_chars"):
+            for sequence in (1, 2, -1, 2 ** 64, None):
+                ours, theirs = _both(lambda hf, tok, enc: getattr(enc, method)(index, sequence))
+                assert ours == theirs, (method, index, sequence)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"length": 130, "pad_id": -1}, {"length": 130, "pad_id": 2 ** 32},
+    {"length": 130, "pad_type_id": -1}, {"length": 2, "pad_id": -1}, {"length": -1},
+    {"length": None}, {"length": 1.5}, {"length": 130, "direction": "Left"},
+    {"length": 130, "direction": None}, {"length": 130, "direction": "up", "pad_id": -1},
+    {"length": 130, "pad_token": 3}, {"length": 130, "pad_id": np.int64(7)},
+    {"length": 130, "direction": "left", "pad_id": 2 ** 32 - 1, "pad_token": "<p>"}])
+def test_encoding_pad_checks_its_arguments_as_tokenizers(kwargs):
+    ours, theirs = _both(lambda hf, tok, enc: enc.pad(**kwargs))
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"max_length": -1}, {"max_length": None}, {"max_length": 2 ** 64}, {"max_length": "5"},
+    {"max_length": 5, "stride": -1}, {"max_length": 5, "stride": 1.5},
+    {"max_length": 5, "direction": "Left"}, {"max_length": 5, "direction": None},
+    {"max_length": 5, "direction": "middle"}, {"max_length": 5, "stride": 2, "direction": "left"},
+    {"max_length": np.int64(4)}])
+def test_encoding_truncate_checks_its_arguments_as_tokenizers(kwargs):
+    ours, theirs = _both(lambda hf, tok, enc: enc.truncate(**kwargs))
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("call", [
+    lambda hf, tok, enc: hf.Encoding.merge([enc, None]),
+    lambda hf, tok, enc: hf.Encoding.merge([enc, "text"]),
+    lambda hf, tok, enc: hf.Encoding.merge([[enc]]),
+    lambda hf, tok, enc: hf.Encoding.merge(enc),
+    lambda hf, tok, enc: hf.Encoding.merge(None),
+    lambda hf, tok, enc: hf.Encoding.merge("ab"),
+    lambda hf, tok, enc: hf.Encoding.merge({1: enc}),
+    lambda hf, tok, enc: hf.Encoding.merge(iter([enc])),
+    lambda hf, tok, enc: hf.Encoding.merge([enc], growing_offsets=None),
+    lambda hf, tok, enc: hf.Encoding.merge([enc, enc], growing_offsets=1),
+    lambda hf, tok, enc: hf.Encoding.merge((enc, enc), growing_offsets=False)])
+def test_encoding_merge_checks_its_arguments_as_tokenizers(call):
+    ours, theirs = _both(call)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("call", [
+    lambda hf, tok, enc: tok.post_process(5),
+    lambda hf, tok, enc: tok.post_process("text"),
+    lambda hf, tok, enc: tok.post_process(None),
+    lambda hf, tok, enc: tok.post_process([enc]),
+    lambda hf, tok, enc: tok.post_process(enc, "text"),
+    lambda hf, tok, enc: tok.post_process(enc, 5),
+    lambda hf, tok, enc: tok.post_process(5, "text"),
+    lambda hf, tok, enc: tok.post_process(enc, None, add_special_tokens=1),
+    lambda hf, tok, enc: tok.post_process(enc, None, add_special_tokens=1)])
+def test_post_process_checks_its_arguments_as_tokenizers(call):
+    ours, theirs = _both(call)
+    assert ours == theirs
+
+
+def test_post_process_leaves_the_encodings_it_is_given_as_they_were():
+    # the file truncates to 128: the pair of an encoding with itself is cut
+    ours, theirs = _both(lambda hf, tok, enc: tok.post_process(enc, enc, False))
+    assert ours == theirs
+
+
+def test_a_lone_surrogate_in_a_str_argument_is_refused_as_tokenizers_refuses_it():
+    # tokenizers raises UnicodeEncodeError; fasttok's contract keeps that type
+    # for its own bugs and refuses such text with a TypeError, as encode does
+    ours, theirs = _both(lambda hf, tok, enc: enc.pad(130, pad_token="\ud800"))
+    assert ours[0][0] == "TypeError" and theirs[0][0] == "ValueError"
+    assert ours[1] == theirs[1]

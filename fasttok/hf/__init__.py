@@ -319,15 +319,17 @@ class Tokenizer:
     def post_process(self, encoding: Encoding, pair: Optional[Encoding] = None,
                      add_special_tokens: bool = True) -> Encoding:
         """Truncation, the post-processor and padding, on encodings made without
-        them; the arguments checked as ``tokenizers`` checks them:
+        them (which are left as they were); the arguments checked as
+        ``tokenizers`` checks them:
 
         >>> Tokenizer.from_str(_ONE_WORD).post_process("a")
         Traceback (most recent call last):
         TypeError: 'str' object is not an instance of 'Encoding'
         """
-        as_instance(encoding, Encoding)
+        encoding = as_instance(encoding, Encoding).copy()
         if pair is not None:
-            as_instance(pair, Encoding)
+            pair = as_instance(pair, Encoding).copy()
+        # copies, as the binding clones them: truncation works in place
         return self._pipeline.post_process(encoding, pair, as_bool(add_special_tokens))
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:

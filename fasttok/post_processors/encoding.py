@@ -366,12 +366,11 @@ class Encoding:
         >>> e.ids, e.attention_mask, e.special_tokens_mask
         ([0, 0, 5], [0, 0, 1], [1, 1, 0])
         """
-        # in the binding's order: each argument's type, then the direction's value
+        # in the binding's order (the direction is read whole, value too, as it is met)
         length = as_usize(length)
-        as_str(direction)
+        direction = as_direction(direction, PADDING_DIRECTION)
         pad_id, pad_type_id = as_u32(pad_id), as_u32(pad_type_id)
         as_str(pad_token)
-        direction = as_direction(direction, PADDING_DIRECTION)
         for piece in self.overflowing:
             piece.pad(length, direction, pad_id, pad_type_id, pad_token)
         missing = length - len(self.ids)
