@@ -378,7 +378,10 @@ def test_a_copied_decode_stream_continues_on_its_own():
     {"pad_type_id": -1}, {"length": -1}, {"length": 2 ** 64}, {"length": 0},
     {"pad_to_multiple_of": -1}, {"pad_to_multiple_of": 0}, {"direction": "up"},
     {"direction": "Left"}, {"direction": None}, {"pad_token": 3}, {"pad_id": 1.5},
-    {"pad_id": True}, {"pad_id": np.int64(3)}, {"pad_id": np.int64(-1)}, {"pad_id": "3"}])
+    {"pad_id": True}, {"pad_id": np.int64(3)}, {"pad_id": np.int64(-1)}, {"pad_id": "3"},
+    # each keyword read in the caller's order: the first bad one met is refused
+    {"direction": "up", "pad_id": -1}, {"pad_id": -1, "direction": "up"},
+    {"length": -1, "pad_token": 3}, {"pad_token": 3, "length": -1}])
 def test_enable_padding_checks_its_arguments_as_tokenizers(kwargs):
     ours, theirs = _shared(SMALL)
     for tok in (ours, theirs):
@@ -394,7 +397,10 @@ def test_enable_padding_checks_its_arguments_as_tokenizers(kwargs):
     {"max_length": 5, "stride": -1}, {"max_length": 5, "stride": 2 ** 64},
     {"max_length": 5, "stride": "a"}, {"max_length": 5, "strategy": "LongestFirst"},
     {"max_length": 5, "strategy": None}, {"max_length": 5, "direction": "Left"},
-    {"max_length": 5, "strategy": "x", "direction": "y"}, {"max_length": -1, "strategy": "x"}])
+    {"max_length": 5, "strategy": "x", "direction": "y"}, {"max_length": -1, "strategy": "x"},
+    {"max_length": 5, "direction": "y", "strategy": "x"},
+    {"max_length": 5, "direction": "y", "stride": -1},
+    {"max_length": 5, "stride": -1, "direction": "y"}])
 def test_enable_truncation_checks_its_arguments_as_tokenizers(kwargs):
     ours, theirs = _shared(SMALL)
     for tok in (ours, theirs):
@@ -402,6 +408,17 @@ def test_enable_truncation_checks_its_arguments_as_tokenizers(kwargs):
     assert _outcome(lambda: ours.enable_truncation(**kwargs)) == \
         _outcome(lambda: theirs.enable_truncation(**kwargs))
     assert ours.truncation == theirs.truncation
+
+
+def test_an_unknown_padding_or_truncation_keyword_is_ignored_as_in_tokenizers():
+    ours, theirs = _fresh(SMALL)
+    theirs.enable_padding(length=9, foo=1)
+    theirs.enable_truncation(7, bar=2)
+    with pytest.warns(UserWarning, match="Ignored unknown kwarg option foo"):
+        ours.enable_padding(length=9, foo=1)
+    with pytest.warns(UserWarning, match="Ignored unknown kwarg option bar"):
+        ours.enable_truncation(7, bar=2)
+    assert (ours.padding, ours.truncation) == (theirs.padding, theirs.truncation)
 
 
 def test_padding_with_the_largest_u32_id_equals_tokenizers():
@@ -442,7 +459,7 @@ def test_a_unigram_file_encodes_without_sampling_as_tokenizers():
     assert {tuple(ours.encode(line).ids) for _ in range(5)} == {tuple(theirs.encode(line).ids)}
 
 
-# ------------------------------------------------------------------ Encoding and post_process arguments
+# ------------------------------------------------------------------ Encoding and post_process
 def _both(call) -> tuple:
     """``call(module, tokenizer, encoding)`` on ours and on tokenizers' (a fresh
     pair encoding each, so a call that changes it changes only its own), with

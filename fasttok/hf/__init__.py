@@ -52,6 +52,7 @@ import copy
 import json
 import operator
 import os
+import warnings
 from typing import Any, Optional
 
 from fasttok.decoders.hf_stream import HFDecodeStream
@@ -110,6 +111,37 @@ def _token_list(tokens: Any, special: bool) -> list:
             out.append(AddedToken(**token.__getstate__()))
         else:
             raise TypeError("Input must be a List[Union[str, AddedToken]]")
+    return out
+
+
+def _strategy(value: Any) -> str:
+    if as_str(value) not in STRATEGIES:
+        raise FasttokError(f"Unknown `strategy`: `{value}`. Use one of `longest_first`, "
+                           f"`only_first`, or `only_second`")
+    return value
+
+
+def _optional_usize(value: Any) -> Optional[int]:
+    return None if value is None else as_usize(value)
+
+
+# enable_truncation's and enable_padding's keywords -> how the binding reads each
+_TRUNCATION_KEYWORDS = {"stride": as_usize, "strategy": _strategy,
+                        "direction": lambda v: as_direction(v, TRUNCATION_DIRECTION)}
+_PADDING_KEYWORDS = {"direction": lambda v: as_direction(v, PADDING_DIRECTION),
+                     "pad_id": as_u32, "pad_type_id": as_u32, "pad_token": as_str,
+                     "length": _optional_usize, "pad_to_multiple_of": _optional_usize}
+
+
+def _read_keywords(kwargs: dict, readers: dict) -> dict:
+    # tokenizers walks its **kwargs in the caller's order, so the first bad
+    # one met is the one refused
+    out = {}
+    for key, value in kwargs.items():
+        if key in readers:
+            out[key] = readers[key](value)
+        else:
+            warnings.warn(f"Ignored unknown kwarg option {key}", stacklevel=3)
     return out
 
 
@@ -414,23 +446,23 @@ class Tokenizer:
         return count
 
     # ------------------------------------------------------------ truncation and padding
-    def enable_truncation(self, max_length: int, stride: int = 0, strategy: str = "longest_first",
-                          direction: str = "right") -> None:
-        """Truncate every encoding to ``max_length`` ids (special ids included).
+    def enable_truncation(self, max_length: int, **kwargs: Any) -> None:
+        """Truncate every encoding to ``max_length`` ids (special ids included);
+        keywords ``stride`` (0), ``strategy`` (``"longest_first"``,
+        ``"only_first"``, ``"only_second"``) and ``direction`` (``"right"``), each
+        checked as it comes in the caller's order, as ``tokenizers`` checks them
+        (an unknown keyword is ignored with a warning):
 
         >>> tok = Tokenizer.from_str(_ONE_WORD)
         >>> tok.enable_truncation(4, strategy="LongestFirst")
         Traceback (most recent call last):
         fasttok.errors.FasttokError: Unknown `strategy`: `LongestFirst`. Use one of `longest_first`, `only_first`, or `only_second`
         """
-        max_length, stride = as_usize(max_length), as_usize(stride)
-        as_str(strategy)
-        as_str(direction)
-        if strategy not in STRATEGIES:
-            raise FasttokError(f"Unknown `strategy`: `{strategy}`. Use one of `longest_first`, "
-                               f"`only_first`, or `only_second`")
-        self._pipeline.set_truncation(max_length, stride, strategy,
-                                      as_direction(direction, TRUNCATION_DIRECTION))
+        settings = {"stride": 0, "strategy": "longest_first", "direction": "right"}
+        max_length = as_usize(max_length)
+        settings.update(_read_keywords(kwargs, _TRUNCATION_KEYWORDS))
+        self._pipeline.set_truncation(max_length, settings["stride"], settings["strategy"],
+                                      settings["direction"])
 
     def no_truncation(self) -> None:
         """Stop truncating."""
@@ -442,25 +474,25 @@ class Tokenizer:
         params = self._pipeline.truncation
         return None if params is None else params.as_dict()
 
-    def enable_padding(self, direction: str = "right", pad_id: int = 0, pad_type_id: int = 0,
-                       pad_token: str = "[PAD]", length: Optional[int] = None,
-                       pad_to_multiple_of: Optional[int] = None) -> None:
-        """Pad to ``length`` (or the batch's longest), rounded up to
-        ``pad_to_multiple_of``; ``pad_id`` and ``pad_type_id`` are ``u32``, as in
-        ``tokenizers``:
+    def enable_padding(self, **kwargs: Any) -> None:
+        """Pad to ``length`` (default ``None``: the batch's longest), rounded up to
+        ``pad_to_multiple_of`` (``None``), on the ``direction`` side (``"right"``),
+        with ``pad_id`` (0), ``pad_type_id`` (0) and ``pad_token`` (``"[PAD]"``):
+        keywords only, each checked as it comes in the caller's order, as
+        ``tokenizers`` checks them (ids are ``u32``; an unknown keyword is
+        ignored with a warning):
 
         >>> tok = Tokenizer.from_str(_ONE_WORD)
         >>> tok.enable_padding(pad_id=2**32)
         Traceback (most recent call last):
         OverflowError: number too large to fit in target type
         """
-        as_str(direction)
-        pad_id, pad_type_id = as_u32(pad_id), as_u32(pad_type_id)
-        as_str(pad_token)
-        length = None if length is None else as_usize(length)
-        pad_to_multiple_of = None if pad_to_multiple_of is None else as_usize(pad_to_multiple_of)
-        self._pipeline.set_padding(as_direction(direction, PADDING_DIRECTION), pad_id, pad_type_id,
-                                   pad_token, length, pad_to_multiple_of)
+        settings = {"direction": "right", "pad_id": 0, "pad_type_id": 0, "pad_token": "[PAD]",
+                    "length": None, "pad_to_multiple_of": None}
+        settings.update(_read_keywords(kwargs, _PADDING_KEYWORDS))
+        self._pipeline.set_padding(settings["direction"], settings["pad_id"],
+                                   settings["pad_type_id"], settings["pad_token"],
+                                   settings["length"], settings["pad_to_multiple_of"])
 
     def no_padding(self) -> None:
         """Stop padding."""
