@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import pytest
 
+import fasttok.hf
 from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON
 from fasttok.shared.normalized import NormalizedString
 
 tokenizers = pytest.importorskip("tokenizers")
-import fasttok.hf  # noqa: E402
 
 pytestmark = pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
 
