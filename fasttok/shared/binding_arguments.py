@@ -31,6 +31,7 @@ __all__ = ["as_u32", "as_usize", "as_str", "as_bool", "as_instance", "as_sequenc
            "ENCODING_TRUNCATE_DIRECTION"]
 
 _C_LONG = 2 ** 63
+_U64 = 2 ** 64
 
 
 def as_u32(value: Any) -> int:
@@ -57,10 +58,12 @@ def as_usize(value: Any) -> int:
     Traceback (most recent call last):
     OverflowError: can't convert negative int to unsigned
     """
+    if type(value) is int and 0 <= value < _U64:
+        return value  # the common case, read once per encoding by the pipeline itself
     number = operator.index(value)
     if number < 0:
         raise OverflowError("can't convert negative int to unsigned")
-    if number >= 2 ** 64:
+    if number >= _U64:
         raise OverflowError("int too big to convert")
     return number
 
@@ -154,6 +157,8 @@ def as_direction(value: Any, message: str) -> str:
     Traceback (most recent call last):
     fasttok.errors.FasttokError: Unknown `direction`: `Left`. Use one of `left` or `right`
     """
+    if type(value) is str and value in ("left", "right"):
+        return value
     value = as_str(value)
     if value not in ("left", "right"):
         raise FasttokError(message.format(value))
