@@ -31,17 +31,6 @@ SLOW_CASES = int(os.environ.get("FASTTOK_ATTACK_SLOW_CASES", "10000"))
 
 # case id -> (whose code, the finding); a minimal repro is `python tests/attack.py case N`.
 KNOWN: dict = {
-    108: ("H5, shared/normalized.py offsets_of", "fasttok.hf.Tokenizer.encode('日' * 65536) on "
-                                                 "a Unigram byte-fallback file: quadratic, > 30 s"),
-    162: ("H7, fasttok.hf Encoding.merge", "a None in the list raises AttributeError"),
-    171: ("H7, fasttok.hf Encoding.merge", "the same"),
-    105: ("H7, fasttok.hf post_process", "an int for the encoding raises AttributeError, "
-                                         "not TypeError"),
-    167: ("H7, fasttok.hf post_process", "a str for the encoding raises AttributeError"),
-    52: ("H7, fasttok.hf post_process", "a str for the encoding raises AttributeError"),
-    229: ("H7, fasttok.hf post_process", "None for the encoding raises AttributeError"),
-    109: ("H7, fasttok.hf Encoding.pad", "pad_id=-1 is taken: the padded Encoding holds id -1 "
-                                        "(tokenizers: OverflowError)"),
 }
 # A known hang is still a hang; give it less CPU than the suite's bound.
 KNOWN_LIMITS = dataclasses.replace(attack.LIMITS, hang_seconds=10.0)

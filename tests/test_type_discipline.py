@@ -338,3 +338,12 @@ def test_encode_with_unstable_of_no_str_is_a_type_error():
 def test_model_name_that_is_no_str_is_a_type_error(name):
     with pytest.raises(TypeError, match="a model name is a str"):
         fasttok.encoding_for_model(name)
+
+
+@pytest.mark.parametrize("text", [5, None, [104]], ids=["int", "None", "list"])
+def test_pieces_of_no_str_are_a_type_error(enc, text):
+    # (a kind that gives no pieces may say so first)
+    with pytest.raises((TypeError, fasttok.FasttokError)) as raised:
+        enc.encode_as_pieces(text)
+    if isinstance(raised.value, fasttok.FasttokError):
+        assert "pieces are given for SentencePiece models only" in str(raised.value)

@@ -20,6 +20,8 @@ def repair_surrogates(text: str) -> str:
     >>> repair_surrogates("plain") == "plain"
     True
     """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
     if not text.isascii():
         try:
             text.encode("utf-8")
