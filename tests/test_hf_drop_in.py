@@ -208,6 +208,39 @@ def test_add_tokens_refuses_what_tokenizers_refuses(argument):
 
 
 @pytest.mark.parametrize("call", [
+    lambda hf, tok: tok.encode("a b", add_special_tokens=None),
+    lambda hf, tok: tok.encode("a b", is_pretokenized=1),
+    lambda hf, tok: tok.encode_batch(["a"], add_special_tokens=1),
+    lambda hf, tok: tok.encode_batch("ab"),
+    lambda hf, tok: tok.encode_batch(iter(["a"])),
+    lambda hf, tok: tok.encode_batch({"a"}),
+    lambda hf, tok: tok.encode_batch_fast(np.int64(1)),
+    lambda hf, tok: tok.token_to_id(1),
+    lambda hf, tok: tok.id_to_token(-1),
+    lambda hf, tok: tok.id_to_token("1"),
+    lambda hf, tok: tok.get_vocab(None),
+    lambda hf, tok: tok.get_vocab_size(1),
+    lambda hf, tok: tok.decode_batch(None),
+    lambda hf, tok: tok.decode_batch({1: [101]}),
+    lambda hf, tok: tok.to_str(pretty=1),
+    lambda hf, tok: tok.add_tokens(None),
+    lambda hf, tok: hf.Encoding.merge([], growing_offsets=None).ids])
+def test_tokenizer_methods_check_their_arguments_as_tokenizers(call):
+    import fasttok.hf
+    ours, theirs = _shared(SMALL)
+    assert _outcome(lambda: call(fasttok.hf, ours)) == _outcome(lambda: call(tokenizers, theirs))
+
+
+@pytest.mark.parametrize("kwargs", [{"ids": "ab"}, {"ids": {1: 2}}, {"ids": {1}}, {"ids": b"ab"},
+                                    {"ids": range(3)}, {"skip_special_tokens": None},
+                                    {"skip_special_tokens": 1}])
+def test_decode_stream_reads_its_arguments_as_tokenizers(kwargs):
+    ours, theirs = _shared(SMALL)
+    assert _outcome(lambda: DecodeStream(**kwargs).step(ours, 101)) == \
+        _outcome(lambda: TheirDecodeStream(**kwargs).step(theirs, 101))
+
+
+@pytest.mark.parametrize("call", [
     lambda hf, tok: tok.decode([101], skip_special_tokens=1),
     lambda hf, tok: tok.num_special_tokens_to_add(1),
     lambda hf, tok: hf.AddedToken("x", lstrip=1),

@@ -99,8 +99,7 @@ def _ids(ids: Any) -> list:
 def _token_list(tokens: Any, special: bool) -> list:
     # add_tokens' argument: a list of str or AddedToken; each taken as it is
     # now (a later change to the caller's AddedToken changes nothing here)
-    if not isinstance(tokens, list):
-        raise TypeError(f"'{type(tokens).__name__}' object is not an instance of 'list'")
+    as_instance(tokens, list)
     out = []
     for token in tokens:
         if isinstance(token, str):
@@ -203,6 +202,7 @@ class Tokenizer:
         >>> json.loads(tok.to_str())["added_tokens"][0]["content"]
         '<s>'
         """
+        pretty = as_bool(pretty)
         doc = json.loads(self._document)
         pipeline = self._pipeline
         out = {"version": doc.get("version", "1.0"),
@@ -314,6 +314,7 @@ class Tokenizer:
         Traceback (most recent call last):
         TypeError: TextInputSequence must be str
         """
+        is_pretokenized, add_special_tokens = as_bool(is_pretokenized), as_bool(add_special_tokens)
         _refuse_surrogates(sequence)
         _refuse_surrogates(pair)
         return self._pipeline.encode(sequence, pair, is_pretokenized=is_pretokenized,
@@ -341,7 +342,8 @@ class Tokenizer:
 
     def _batch(self, input: Any, is_pretokenized: bool, add_special_tokens: bool,
                offsets: bool) -> list:
-        inputs = list(input)
+        inputs = list(as_sequence(input))
+        is_pretokenized, add_special_tokens = as_bool(is_pretokenized), as_bool(add_special_tokens)
         for item in inputs:
             _refuse_surrogates(item)
         return self._pipeline.encode_batch(inputs, is_pretokenized=is_pretokenized,
@@ -381,25 +383,26 @@ class Tokenizer:
 
     def decode_batch(self, sequences: Any, skip_special_tokens: bool = True) -> list:
         """:meth:`decode` of each sequence of ids."""
+        sequences = as_sequence(sequences)
         skip = as_bool(skip_special_tokens)
         return [self._pipeline.decode(_ids(ids), skip) for ids in sequences]
 
     # ------------------------------------------------------------ vocabulary
     def token_to_id(self, token: str) -> Optional[int]:
         """The id of ``token`` (an added token or the model's), or ``None``."""
-        return self._pipeline.token_to_id(token)
+        return self._pipeline.token_to_id(as_str(token))
 
     def id_to_token(self, id: int) -> Optional[str]:
         """The token string of ``id``, or ``None``."""
-        return self._pipeline.id_to_token(id)
+        return self._pipeline.id_to_token(as_u32(id))
 
     def get_vocab(self, with_added_tokens: bool = True) -> dict:
         """Token string -> id."""
-        return self._pipeline.get_vocab(with_added_tokens)
+        return self._pipeline.get_vocab(as_bool(with_added_tokens))
 
     def get_vocab_size(self, with_added_tokens: bool = True) -> int:
         """How many distinct tokens :meth:`get_vocab` holds."""
-        return self._pipeline.get_vocab_size(with_added_tokens)
+        return self._pipeline.get_vocab_size(as_bool(with_added_tokens))
 
     def get_added_tokens_decoder(self) -> dict:
         """Id -> :class:`AddedToken`, by id as ``tokenizers`` orders them (copies:
@@ -555,10 +558,10 @@ class DecodeStream:
     __slots__ = ("_stream",)
 
     def __init__(self, ids: Optional[list] = None, skip_special_tokens: bool = False) -> None:
-        if ids is not None and (isinstance(ids, (str, bytes)) or not hasattr(ids, "__len__")):
-            raise TypeError(f"'{type(ids).__name__}' object is not an instance of 'Sequence'")
-        self._stream = HFDecodeStream(None, as_bool(skip_special_tokens),
-                                      None if ids is None else [_stream_id(i) for i in ids])
+        # both Option<...> in the binding: None is the default
+        skip = False if skip_special_tokens is None else as_bool(skip_special_tokens)
+        self._stream = HFDecodeStream(None, skip, None if ids is None else
+                                      [_stream_id(i) for i in as_sequence(ids)])
 
     def step(self, tokenizer: Any, id: Any) -> Optional[str]:
         """The text ``id`` (an int, or a list of them) completes, or ``None``.

@@ -21,6 +21,7 @@ OverflowError: number too small to fit in target type
 
 from __future__ import annotations
 
+import numbers
 import operator
 from typing import Any
 
@@ -137,8 +138,10 @@ def as_sequence(value: Any) -> list:
         return value
     if isinstance(value, str):
         raise TypeError("Can't extract `str` to `Vec`")
-    # PySequence_Check: the type has __getitem__ and is not a dict
-    if isinstance(value, dict) or not hasattr(type(value), "__getitem__"):
+    # PySequence_Check: the type has __getitem__ and is not a dict (numpy's
+    # scalars have a __getitem__ of the mapping kind only)
+    if (isinstance(value, (dict, numbers.Number))
+            or not hasattr(type(value), "__getitem__")):
         raise _not_an_instance(value, "Sequence")
     return list(value)
 
