@@ -272,6 +272,9 @@ class GGUFModel(ChunkedBatches):
     """
 
     tiktoken_pieces = False
+    #: whether a BYTE token (``<0xXX>``) stands for its byte (llama.cpp's
+    #: WordPiece renders it as nothing)
+    renders_byte_tokens = True
 
     def __init__(self, vocab: Vocabulary, clean_spaces: bool) -> None:
         self.vocab = vocab
@@ -386,6 +389,22 @@ class GGUFModel(ChunkedBatches):
         if not 0 <= token < len(self.vocab.tokens):
             raise KeyError(token)
         return token
+
+    def _piece(self, i: int) -> bytes:
+        # llama_token_to_piece(special=True) by the token's attributes; the
+        # bytes of an ordinary token are the model's (_normal_piece)
+        attr = self.attrs.get(i, ATTR_NORMAL)
+        text = self.texts.text(i) or ""
+        if attr & SPECIAL:
+            return text.encode("utf-8")
+        if attr & ATTR_NORMAL:
+            return self._normal_piece(i, text)
+        if attr & ATTR_BYTE and self.renders_byte_tokens:
+            try:
+                return bytes([int(text[3:5], 16)])
+            except ValueError:
+                return b"\x00"
+        return b""  # UNUSED, UNDEFINED (and BYTE where not rendered): llama.cpp gives nothing
 
     def token_bytes(self, token: int) -> bytes:
         """``llama_token_to_piece(token, special=True)``; ``KeyError`` for an id out of range."""
@@ -593,22 +612,9 @@ class GGUFByteBPE(GGUFModel):
     def _find_spelled(self, data: bytes) -> int:
         return self._bpe_ids.get(data, -1)
 
-    def _piece(self, i: int) -> bytes:
-        attr = self.attrs.get(i, ATTR_NORMAL)
-        text = self.texts.text(i) or ""
-        if attr & SPECIAL:
-            return text.encode("utf-8")
-        if attr & ATTR_NORMAL:
-            tok = self.vocab.tokens[i]
-            if tok is not None:
-                return tok
-            return _unknown_bytes(text)
-        if attr & ATTR_BYTE:
-            try:
-                return bytes([int(text[3:5], 16)])
-            except ValueError:
-                return b"\x00"
-        return b""
+    def _normal_piece(self, i: int, text: str) -> bytes:
+        tok = self.vocab.tokens[i]
+        return tok if tok is not None else _unknown_bytes(text)
 
 
 def _unknown_bytes(text: str) -> bytes:
@@ -641,6 +647,8 @@ class GGUFWordPiece(GGUFModel):
     :class:`fasttok.models._wordpiece.WordPieceModel`, in time linear in the text
     whatever the tokens' lengths.
     """
+
+    renders_byte_tokens = False
 
     def __init__(self, vocab: Vocabulary) -> None:
         from fasttok.models._wordpiece import WordPieceModel
@@ -705,14 +713,8 @@ class GGUFWordPiece(GGUFModel):
     def _find_spelled(self, data: bytes) -> int:
         return self.core.find_token(data)
 
-    def _piece(self, i: int) -> bytes:
-        attr = self.attrs.get(i, ATTR_NORMAL)
-        text = self.texts.text(i) or ""
-        if attr & SPECIAL:
-            return text.encode("utf-8")
-        if attr & ATTR_NORMAL:
-            return text.replace("\u2581", " ").encode("utf-8")
-        return b""  # BYTE, UNUSED, UNDEFINED: llama.cpp renders nothing (or aborts)
+    def _normal_piece(self, i: int, text: str) -> bytes:
+        return text.replace("\u2581", " ").encode("utf-8")
 
 
 def first_id_by_bytes(token_bytes: Any, ids: Any) -> dict:

@@ -38,7 +38,6 @@ import itertools
 import re
 from typing import Any
 
-from fasttok.added_tokens.partition import ATTR_BYTE, ATTR_NORMAL, SPECIAL
 from fasttok.errors import VocabularyFileError
 from fasttok.formats.gguf import GGUFModel
 from fasttok.models.hf_bpe import BPE, BpeMergeError
@@ -145,16 +144,5 @@ class GGUFCharBPE(GGUFModel):
         except UnicodeDecodeError:
             return -1
 
-    def _piece(self, i: int) -> bytes:
-        attr = self.attrs.get(i, ATTR_NORMAL)
-        text = self.texts.text(i) or ""
-        if attr & SPECIAL:
-            return text.encode("utf-8")
-        if attr & ATTR_NORMAL:
-            return text.replace("\u2581", " ").encode("utf-8")
-        if attr & ATTR_BYTE:
-            try:
-                return bytes([int(text[3:5], 16)])
-            except ValueError:
-                return b"\x00"
-        return b""
+    def _normal_piece(self, i: int, text: str) -> bytes:
+        return text.replace("\u2581", " ").encode("utf-8")
