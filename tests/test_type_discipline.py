@@ -347,3 +347,10 @@ def test_pieces_of_no_str_are_a_type_error(enc, text):
         enc.encode_as_pieces(text)
     if isinstance(raised.value, fasttok.FasttokError):
         assert "pieces are given for SentencePiece models only" in str(raised.value)
+
+
+def test_nbest_sampling_with_a_huge_alpha_draws_without_overflow():
+    # (exp(alpha * score) overflowed a float: OverflowError, attack case 4543)
+    spm = fasttok.load(str(DATA / "vocab" / "sentencepiece" / "botchan_unigram_5000.model"))
+    best = spm.encode("hello there")
+    assert spm.encode("hello there", sample=True, nbest_size=4, alpha=1e300, seed=1) == best

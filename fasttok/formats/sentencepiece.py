@@ -270,7 +270,11 @@ def _sample(core: Any, text: str, alpha: float, nbest_size: int, rng: random.Ran
         return core.encode_ordinary(text)
     if nbest_size > 1:
         candidates = nbest_encode(core, text, nbest_size, with_scores=True)
-        weights = [math.exp(alpha * score) for _, score in candidates]
+        # exp(alpha * score) relative to the best: the same draw, and no
+        # overflow for a large alpha
+        scaled = [alpha * score for _, score in candidates]
+        top = max(scaled)
+        weights = [math.exp(x - top) for x in scaled]
         return rng.choices([ids for ids, _ in candidates], weights=weights)[0]
     normalized, ending = _lattice(core, text)
     n = len(normalized)
