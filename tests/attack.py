@@ -624,35 +624,42 @@ def a_properties(ctx: Context) -> None:
                   "a pickled copy encodes differently")
 
 
-def a_threads(ctx: Context) -> None:
-    enc, r = ctx.obj, ctx.rng
-    texts = [ctx.text() for _ in range(8)]
-    serial = [ctx.call(enc.encode_ordinary, t) for t in texts]
-    decoded = [ctx.call(enc.decode, ids) if ids is not None else None for ids in serial]
+def _same_answers_on_threads(ctx: Context, texts: list, answer: Callable, threads: int,
+                             rounds: int) -> None:
+    """Each of ``threads`` threads gives ``answer(text)`` for every text, ``rounds``
+    times in its own order: every answer must be the serial one."""
+    serial = [repr(answer(t)) for t in texts]
     results: dict = {}
 
     def work(k: int) -> None:
         try:
-            order = list(range(len(texts)))
-            random.Random(k).shuffle(order)
-            for _ in range(3):
+            order = random.Random(k).sample(range(len(texts)), len(texts))
+            for _ in range(rounds):
                 for i in order:
-                    ids = ctx.call(enc.encode_ordinary, texts[i])
-                    text = ctx.call(enc.decode, ids) if ids is not None else None
-                    results.setdefault(i, set()).add((repr(ids), repr(text)))
+                    results.setdefault(i, set()).add(repr(answer(texts[i])))
         except BaseException as exc:  # noqa: BLE001 - raised again in the main thread
             results[-1] = exc
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(r.choice((2, 4, 8)))]
-    for t in threads:
+    workers = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
+    for t in workers:
         t.start()
-    for t in threads:
+    for t in workers:
         t.join()
     if -1 in results:
         raise results.pop(-1)
     for i, seen in results.items():
-        ctx.check(seen == {(repr(serial[i]), repr(decoded[i]))},
-                  f"threads gave another answer for {_show(texts[i])}")
+        ctx.check(seen == {serial[i]}, f"threads gave another answer for {_show(texts[i])}")
+
+
+def a_threads(ctx: Context) -> None:
+    enc = ctx.obj
+
+    def answer(text: str) -> tuple:
+        ids = ctx.call(enc.encode_ordinary, text)
+        return ids, ctx.call(enc.decode, ids) if ids is not None else None
+
+    _same_answers_on_threads(ctx, [ctx.text() for _ in range(8)], answer,
+                             threads=ctx.rng.choice((2, 4, 8)), rounds=3)
 
 
 ENCODING_ATTACKS = (a_encode_text, a_encode_big, a_encode_specials, a_encode_params, a_count,
@@ -806,28 +813,10 @@ def h_post_process(ctx: Context) -> None:
 
 
 def h_threads(ctx: Context) -> None:
-    tok, r = ctx.obj, ctx.rng
-    texts = [ctx.text() for _ in range(6)]
-    serial = [ctx.call(lambda t: tok.encode(t).ids, t) for t in texts]
-    results: dict = {}
-
-    def work(k: int) -> None:
-        try:
-            for i in random.Random(k).sample(range(len(texts)), len(texts)):
-                results.setdefault(i, set()).add(repr(ctx.call(lambda t: tok.encode(t).ids,
-                                                               texts[i])))
-        except BaseException as exc:  # noqa: BLE001 - raised again in the main thread
-            results[-1] = exc
-
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(r.choice((2, 4)))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if -1 in results:
-        raise results.pop(-1)
-    for i, seen in results.items():
-        ctx.check(seen == {repr(serial[i])}, f"threads gave another answer for {_show(texts[i])}")
+    tok = ctx.obj
+    _same_answers_on_threads(ctx, [ctx.text() for _ in range(6)],
+                             lambda t: ctx.call(lambda text: tok.encode(text).ids, t),
+                             threads=ctx.rng.choice((2, 4)), rounds=1)
 
 
 HF_ATTACKS = (h_encode, h_encode_big, h_encoding_lookups, h_truncation_padding, h_batch,
