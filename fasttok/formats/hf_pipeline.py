@@ -48,6 +48,7 @@ from fasttok.decoders.hf_json import decoder_from_json
 from fasttok.errors import FasttokError
 from fasttok.formats.hf_bert import bert_string_path
 from fasttok.formats.hf_bpe_path import bpe_stretch_path
+from fasttok.formats.hf_walks import Walk, walk_for
 from fasttok.loaders.hf_tokenizer_json import JsonPathError
 from fasttok.models.hf_json import model_from_json
 from fasttok.normalizers.hf_json import normalizer_from_json
@@ -62,6 +63,9 @@ from fasttok.shared.normalized import NormalizedString, PreTokenizedString
 from fasttok.vocab import Vocabulary
 
 __all__ = ["HFPipeline", "pipeline_from_document"]
+
+# a post-processor that does more than put tokens around one input
+_UNWRAPPED = object()
 
 def _added_tokens(vocab: Vocabulary, normalize: Any) -> AddedTokens:
     # the loader gave each added token the id tokenizers gives it
@@ -89,7 +93,7 @@ class HFPipeline:
     def __init__(self, *, normalizer: Any, pre_tokenizer: Any, model: Any, post_processor: Any,
                  decoder: Any, added: AddedTokens, truncation: Optional[TruncationParams],
                  padding: Optional[PaddingParams],
-                 model_factory: Optional[Callable[[], Any]] = None) -> None:
+                 model_factory: Optional[Callable[[], Any]] = None, record: Any = None) -> None:
         # model_factory (with model None) builds the model on first use: a
         # byte-level file's ids come from the fused core, and its Python BPE
         # model (half of Llama 3's load time) serves only offsets and pieces
@@ -101,6 +105,8 @@ class HFPipeline:
         self.decoder = decoder
         self.truncation = truncation
         self.padding = padding
+        #: the tokenizer.json record the stages were read from (what a walk is built for)
+        self.record = record
         self._start_matters = _looks_at_the_start(pre_tokenizer)
         self.set_added(added)
 
@@ -118,6 +124,28 @@ class HFPipeline:
         self.__dict__.pop("_stretch_ids", None)
         self.__dict__.pop("_parts_ids", None)
         self.__dict__.pop("_added_strings", None)
+        self.__dict__.pop("walk", None)
+        self.__dict__.pop("_token_strings", None)
+
+    @functools.cached_property
+    def walk(self) -> Optional[Walk]:
+        """The compiled walk of this configuration (:mod:`fasttok.formats.hf_walks`), or ``None``."""
+        return None if self.record is None else walk_for(self.record, self)
+
+    @functools.cached_property
+    def _token_strings(self) -> list:
+        # id -> token string, for the tokens of walked encodings
+        size = max(self.model.get_vocab_size(), max(self.added.by_id, default=-1) + 1)
+        return [self.id_to_token(i) for i in range(size)]
+
+    @functools.cached_property
+    def _wraps(self) -> dict:
+        # add_special_tokens -> the post-processor as a wrapping of one input
+        # (None: no post-processor; _UNWRAPPED: not a wrapping)
+        post = self.post_processor
+        if post is None:
+            return {True: None, False: None}
+        return {add: post.single_wrap(add) or _UNWRAPPED for add in (True, False)}
 
     @functools.cached_property
     def _added_strings(self) -> dict:
@@ -192,6 +220,16 @@ class HFPipeline:
                     allowed: Optional[frozenset] = None) -> Encoding:
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
+        walk = self.walk
+        if walk is not None:
+            found = walk.encode(text, allowed)
+            if found is not None:
+                return self._walked(found, type_id, word, None)
+        return self._encode_staged(text, type_id, word, allowed)
+
+    def _encode_staged(self, text: str, type_id: int, word: Optional[int],
+                       allowed: Optional[frozenset] = None) -> Encoding:
+        # the stages one by one: the test oracle of every walk
         ids: list = []
         tokens: list = []
         offsets: list = []
@@ -242,6 +280,10 @@ class HFPipeline:
         ``allowed``: the added token ids matched (``None``: all); without
         ``offsets``, tokenizers' ``encode_fast``: the ids through the
         ids-only path, token strings empty, offsets ``(0, 0)``, words ``None``."""
+        if pair is None and offsets and type(sequence) is str and self.walk is not None:
+            found = self.walk.encode(sequence, allowed)
+            if found is not None:
+                return self._walked_one(found, add_special_tokens)
         if pair is None and isinstance(sequence, tuple) and len(sequence) == 2 \
                 and not is_pretokenized:
             sequence, pair = sequence
@@ -249,6 +291,34 @@ class HFPipeline:
         second = None if pair is None else self._encode_sequence(pair, 1, is_pretokenized,
                                                                  allowed, offsets)
         return self.post_process(first, second, add_special_tokens)
+
+    def _walked_one(self, found: tuple, add_special_tokens: bool) -> Encoding:
+        # one walked input post-processed: where the post-processor only wraps
+        # it and truncation and padding leave it alone, the wrapping goes into
+        # the walked encoding itself and no list is made until one is read
+        wrap = self._wraps[add_special_tokens]
+        encoding = self._walked(found, 0, None, None)
+        if wrap is _UNWRAPPED or not self._leaves_alone(len(found[0]), add_special_tokens):
+            return self.post_process(encoding, None, add_special_tokens)
+        if wrap is None:
+            return encoding
+        return self._walked(found, 0, None, wrap)
+
+    def _walked(self, found: tuple, type_id: int, word: Optional[int], wrap: Any) -> Encoding:
+        return Encoding.walked(found[0], found[1], found[2], self._token_strings, type_id, word,
+                               wrap, found[3] if len(found) > 3 else None)
+
+    def _leaves_alone(self, n: int, add_special_tokens: bool) -> bool:
+        # whether truncation and padding change nothing of one input of n tokens
+        padding, truncation = self.padding, self.truncation
+        if padding is not None and (padding.length is not None or padding.pad_to_multiple_of):
+            return False
+        if truncation is None:
+            return True
+        limit = truncation.max_length
+        if add_special_tokens:
+            limit -= self.num_special_tokens_to_add(False)
+        return limit < 0 or n <= limit
 
     def encode_batch(self, inputs: list, *, is_pretokenized: bool = False,
                      add_special_tokens: bool = True, allowed: Optional[frozenset] = None,
@@ -311,6 +381,10 @@ class HFPipeline:
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
         added = self.added
+        if sample is None and self.walk is not None:
+            found = self.walk.ids(text, allowed)
+            if found is not None:
+                return found
         if sample is None and self._parts_ids is not None:
             matcher = added.matcher(False, allowed)
             if matcher.plain:
@@ -448,4 +522,5 @@ def pipeline_from_document(vocab: Vocabulary, *, lazy_model: bool = False,
         decoder=decoder_from_json(doc.get("decoder"), "$.decoder", fail),
         added=_added_tokens(vocab, normalize),
         truncation=truncation_from_json(doc.get("truncation"), "$.truncation", fail),
-        padding=padding_from_json(doc.get("padding"), "$.padding", fail))
+        padding=padding_from_json(doc.get("padding"), "$.padding", fail),
+        record=vocab)

@@ -50,7 +50,10 @@ class Walk:
         turn, as ``tokenizers``' ``Encoding.offsets`` before
         post-processing; ``words`` an ``array('i')``, each token's word index
         (the index of its pre-tokenizer split, added tokens counting as
-        splits), as ``Encoding.word_ids``."""
+        splits), as ``Encoding.word_ids``. A token's string is the
+        vocabulary's for its id; a walk whose model gives some token another
+        string (Unigram's unknown pieces keep their text) adds a fourth
+        item, ``{index: string}`` for those tokens."""
         raise NotImplementedError
 
 

@@ -69,6 +69,15 @@ class ByteLevel(ByteLevelOptions, PostProcessor):
     [(2, 3)]
     """
 
+    @property
+    def keeps_tokens(self) -> bool:
+        """Whether the offsets stay as they are (no ``trim_offsets``).
+
+        >>> ByteLevel(trim_offsets=False).keeps_tokens
+        True
+        """
+        return not self.trim_offsets
+
     def process_encodings(self, encodings: list, add_special_tokens: bool) -> list:
         """Trim the offsets of each encoding and its overflowing pieces; number the sequences.
 

@@ -52,8 +52,10 @@ class Encoding:
     ([1, 7, 8], [None, 0, 0], [1, 0, 0])
     """
 
-    __slots__ = ("ids", "type_ids", "tokens", "offsets", "word_ids", "special_tokens_mask",
-                 "attention_mask", "overflowing", "sequence_ranges")
+    _FIELDS = ("ids", "type_ids", "tokens", "offsets", "word_ids", "special_tokens_mask",
+               "attention_mask", "overflowing", "sequence_ranges")
+    # _walked: what a compiled walk gave (see walked), each field made from it on first use
+    __slots__ = _FIELDS + ("_walked",)
 
     def __init__(self, ids: list, tokens: list, offsets: list, words: list,
                  type_ids: list | None = None, special_tokens_mask: list | None = None,
@@ -70,6 +72,49 @@ class Encoding:
         self.overflowing = [] if overflowing is None else overflowing
         # sequence index -> (start, stop) token range; empty means one sequence over everything
         self.sequence_ranges = {} if sequence_ranges is None else sequence_ranges
+
+    @classmethod
+    def walked(cls, ids: "array", offsets: "array", words: "array", strings: list,
+               type_id: int = 0, word: int | None = None, wrap=None,
+               odd_tokens: dict | None = None) -> "Encoding":
+        """The encoding of a compiled walk's arrays (``ids``; ``offsets``, start
+        and end of each token in turn; ``words``), each field made on first use
+        as ``tokenizers``' getters make theirs: ``strings[id]`` is a token's
+        string; ``word`` replaces every word index (a pre-tokenized word's);
+        ``wrap`` (a :class:`~fasttok.post_processors.processor.SingleWrap`)
+        puts the post-processor's tokens around them and makes them sequence 0;
+        ``odd_tokens``: ``{index: string}`` for tokens whose string is not
+        their id's.
+
+        >>> from array import array
+        >>> e = Encoding.walked(array("I", [7, 8]), array("i", [0, 2, 3, 5]), array("i", [0, 1]),
+        ...                     ["", "", "", "", "", "", "", "hi", "yo"])
+        >>> e.offsets, e.tokens, e.word_ids, e.attention_mask
+        ([(0, 2), (3, 5)], ['hi', 'yo'], [0, 1], [1, 1])
+        """
+        e = cls.__new__(cls)
+        if odd_tokens:
+            strings = _OddStrings(strings, ids, odd_tokens)
+        e._walked = (ids, offsets, words, strings, type_id, word, wrap)
+        return e
+
+    def __getattr__(self, name: str):
+        # only a walked encoding lacks a field: make it now, keep it
+        try:
+            walked = object.__getattribute__(self, "_walked")
+        except AttributeError:
+            raise AttributeError(name) from None
+        make = _WALKED_FIELDS.get(name)
+        if make is None:
+            raise AttributeError(name)
+        value = make(*walked)
+        setattr(self, name, value)
+        return value
+
+    def __reduce__(self):
+        return Encoding, (self.ids, self.tokens, self.offsets, self.word_ids, self.type_ids,
+                          self.special_tokens_mask, self.attention_mask, self.overflowing,
+                          self.sequence_ranges)
 
     @classmethod
     def empty(cls) -> "Encoding":
@@ -111,7 +156,7 @@ class Encoding:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Encoding):
             return NotImplemented
-        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
 
     __hash__ = None
 
@@ -394,3 +439,63 @@ class Encoding:
             self.attention_mask.extend([0] * missing)
             self.special_tokens_mask.extend([1] * missing)
             self.offsets.extend([(0, 0)] * missing)
+
+
+class _OddStrings:
+    # the strings of a walk's tokens where some differ from their id's
+    __slots__ = ("strings", "tokens")
+
+    def __init__(self, strings: list, ids, odd: dict) -> None:
+        tokens = list(map(strings.__getitem__, ids))
+        for index, text in odd.items():
+            tokens[index] = text
+        self.strings = strings
+        self.tokens = tokens
+
+
+# each field of a walked encoding from (ids, offsets, words, strings, type_id, word, wrap)
+def _around(wrap, field: str, middle: list) -> list:
+    if wrap is None:
+        return middle
+    return getattr(wrap.head, field) + middle + getattr(wrap.tail, field)
+
+
+def _walked_offsets(ids, offsets, words, strings, type_id, word, wrap) -> list:
+    pairs = iter(offsets)
+    return _around(wrap, "offsets", list(zip(pairs, pairs)))
+
+
+def _walked_words(ids, offsets, words, strings, type_id, word, wrap) -> list:
+    return _around(wrap, "word_ids", words.tolist() if word is None else [word] * len(ids))
+
+
+def _walked_type_ids(ids, offsets, words, strings, type_id, word, wrap) -> list:
+    return _around(wrap, "type_ids", [type_id if wrap is None else wrap.type_id] * len(ids))
+
+
+def _walked_attention(ids, offsets, words, strings, type_id, word, wrap) -> list:
+    return [1] * (len(ids) if wrap is None else len(wrap.head.ids) + len(ids) + len(wrap.tail.ids))
+
+
+def _walked_ranges(ids, offsets, words, strings, type_id, word, wrap) -> dict:
+    if wrap is None:
+        return {}
+    start = len(wrap.head.ids)
+    return {0: (start, start + len(ids))}
+
+
+_WALKED_FIELDS = {
+    "ids": lambda ids, offsets, words, strings, type_id, word, wrap:
+        _around(wrap, "ids", ids.tolist()),
+    "tokens": lambda ids, offsets, words, strings, type_id, word, wrap:
+        _around(wrap, "tokens", strings.tokens[:] if type(strings) is _OddStrings
+                else list(map(strings.__getitem__, ids))),
+    "offsets": _walked_offsets,
+    "word_ids": _walked_words,
+    "type_ids": _walked_type_ids,
+    "special_tokens_mask": lambda ids, offsets, words, strings, type_id, word, wrap:
+        _around(wrap, "special_tokens_mask", [0] * len(ids)),
+    "attention_mask": _walked_attention,
+    "overflowing": lambda *walked: [],
+    "sequence_ranges": _walked_ranges,
+}

@@ -18,7 +18,24 @@ from __future__ import annotations
 from fasttok.post_processors.encoding import Encoding
 from fasttok.post_processors.special_ids import AddSpecialIds
 
-__all__ = ["PostProcessor", "default_process", "surround"]
+__all__ = ["PostProcessor", "SingleWrap", "default_process", "surround"]
+
+
+class SingleWrap:
+    """One input's processing as a wrapping: the special tokens before it
+    (``head``, an :class:`Encoding`), the type id its tokens get, the special
+    tokens after it (``tail``); its tokens become sequence 0.
+
+    >>> SingleWrap(Encoding.empty(), 0, Encoding.empty()).type_id
+    0
+    """
+
+    __slots__ = ("head", "type_id", "tail")
+
+    def __init__(self, head: Encoding, type_id: int, tail: Encoding) -> None:
+        self.head = head
+        self.type_id = type_id
+        self.tail = tail
 
 
 class PostProcessor:
@@ -30,6 +47,12 @@ class PostProcessor:
     """
 
     __slots__ = ()
+
+    #: whether :meth:`process` leaves each input's own tokens as they are
+    #: (their ids, strings, offsets and words), only setting type ids and
+    #: putting special tokens around them: then processing one input is a
+    #: fixed wrapping of it (:meth:`single_wrap`)
+    keeps_tokens = True
 
     def added_tokens(self, is_pair: bool) -> int:
         """How many special tokens ``process`` adds to one input (``is_pair``: to a pair).
@@ -54,6 +77,25 @@ class PostProcessor:
         [4]
         """
         return AddSpecialIds()
+
+    def single_wrap(self, add_special_tokens: bool) -> "SingleWrap | None":
+        """What :meth:`process` of one input does to it when that is a fixed
+        wrapping (see :attr:`keeps_tokens`), learnt by processing a
+        one-token probe; ``None`` when it is not (a template that repeats its
+        input, offsets trimmed by the tokens' text).
+
+        >>> w = PostProcessor().single_wrap(True)
+        >>> w.head.ids, w.type_id, w.tail.ids
+        ([], 0, [])
+        """
+        if not self.keeps_tokens:
+            return None
+        out = self.process(Encoding([0], [""], [(0, 0)], [0]), None, add_special_tokens)
+        found = [i for i, special in enumerate(out.special_tokens_mask) if not special]
+        if len(found) != 1 or out.overflowing or out.sequence_ids[found[0]] != 0:
+            return None
+        at = found[0]
+        return SingleWrap(out._slice(0, at), out.type_ids[at], out._slice(at + 1, len(out.ids)))
 
     def process(self, encoding: Encoding, pair: Encoding | None = None,
                 add_special_tokens: bool = True) -> Encoding:

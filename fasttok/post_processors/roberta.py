@@ -44,6 +44,15 @@ class RobertaProcessing(PostProcessor):
         """
         return 4 if is_pair else 2
 
+    @property
+    def keeps_tokens(self) -> bool:
+        """Whether the offsets stay as they are (no ``trim_offsets``).
+
+        >>> RobertaProcessing(("</s>", 2), ("<s>", 0), trim_offsets=False).keeps_tokens
+        True
+        """
+        return not self.trim_offsets
+
     def ids_only(self) -> AddSpecialIds:
         """``<s> ids </s>`` as ids.
 

@@ -41,6 +41,16 @@ class Sequence(PostProcessor):
         """
         return sum(p.added_tokens(is_pair) for p in self.processors)
 
+    @property
+    def keeps_tokens(self) -> bool:
+        """Whether every processor keeps the tokens.
+
+        >>> from fasttok.post_processors.byte_level import ByteLevel
+        >>> Sequence([ByteLevel(trim_offsets=True)]).keeps_tokens
+        False
+        """
+        return all(p.keeps_tokens for p in self.processors)
+
     def ids_only(self):
         """ids -> ids of this Sequence on one input. With one processor that adds
         tokens, that processor's own ids-only form; with several, each works on
