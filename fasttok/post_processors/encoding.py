@@ -54,8 +54,7 @@ class Encoding:
 
     _FIELDS = ("ids", "type_ids", "tokens", "offsets", "word_ids", "special_tokens_mask",
                "attention_mask", "overflowing", "sequence_ranges")
-    # _walked: what a compiled walk gave (see walked), each field made from it on first use
-    __slots__ = _FIELDS + ("_walked",)
+    __slots__ = _FIELDS
 
     def __init__(self, ids: list, tokens: list, offsets: list, words: list,
                  type_ids: list | None = None, special_tokens_mask: list | None = None,
@@ -92,24 +91,9 @@ class Encoding:
         >>> e.offsets, e.tokens, e.word_ids, e.attention_mask
         ([(0, 2), (3, 5)], ['hi', 'yo'], [0, 1], [1, 1])
         """
-        e = cls.__new__(cls)
         if odd_tokens:
             strings = _OddStrings(strings, ids, odd_tokens)
-        e._walked = (ids, offsets, words, strings, type_id, word, wrap)
-        return e
-
-    def __getattr__(self, name: str):
-        # only a walked encoding lacks a field: make it now, keep it
-        try:
-            walked = object.__getattribute__(self, "_walked")
-        except AttributeError:
-            raise AttributeError(name) from None
-        make = _WALKED_FIELDS.get(name)
-        if make is None:
-            raise AttributeError(name)
-        value = make(*walked)
-        setattr(self, name, value)
-        return value
+        return WalkedEncoding((ids, offsets, words, strings, type_id, word, wrap))
 
     def __reduce__(self):
         return Encoding, (self.ids, self.tokens, self.offsets, self.word_ids, self.type_ids,
@@ -453,6 +437,32 @@ class _OddStrings:
         self.tokens = tokens
 
 
+class WalkedEncoding(Encoding):
+    """An :class:`Encoding` over a compiled walk's arrays (:meth:`Encoding.walked`):
+    each field is made the first time it is read, and kept."""
+
+    # _made: the fields made so far (the slots of Encoding stay unused)
+    __slots__ = ("_walked", "_made")
+
+    def __init__(self, walked: tuple) -> None:
+        self._walked = walked
+        self._made = {}
+
+
+def _lazy_field(name: str, make) -> property:
+    def get(self):
+        made = self._made
+        value = made.get(name)
+        if value is None:
+            value = made[name] = make(*self._walked)
+        return value
+
+    def put(self, value) -> None:
+        self._made[name] = value
+
+    return property(get, put, doc=f"The encoding's {name}, made on first read.")
+
+
 # each field of a walked encoding from (ids, offsets, words, strings, type_id, word, wrap)
 def _around(wrap, field: str, middle: list) -> list:
     if wrap is None:
@@ -499,3 +509,6 @@ _WALKED_FIELDS = {
     "overflowing": lambda *walked: [],
     "sequence_ranges": _walked_ranges,
 }
+
+for _name, _make in _WALKED_FIELDS.items():
+    setattr(WalkedEncoding, _name, _lazy_field(_name, _make))
