@@ -93,7 +93,7 @@ class Encoding:
         """
         if odd_tokens:
             strings = _OddStrings(strings, ids, odd_tokens)
-        return WalkedEncoding((ids, offsets, words, strings, type_id, word, wrap))
+        return WalkedEncoding.over((ids, offsets, words, strings, type_id, word, wrap))
 
     def __reduce__(self):
         return Encoding, (self.ids, self.tokens, self.offsets, self.word_ids, self.type_ids,
@@ -444,9 +444,13 @@ class WalkedEncoding(Encoding):
     # _made: the fields made so far (the slots of Encoding stay unused)
     __slots__ = ("_walked", "_made")
 
-    def __init__(self, walked: tuple) -> None:
-        self._walked = walked
-        self._made = {}
+    @classmethod
+    def over(cls, walked: tuple) -> "WalkedEncoding":
+        """The encoding of ``walked`` (:meth:`Encoding.walked`'s arguments in order)."""
+        e = cls.__new__(cls)
+        e._walked = walked
+        e._made = {}
+        return e
 
 
 def _lazy_field(name: str, make) -> property:
