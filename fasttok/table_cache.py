@@ -85,7 +85,8 @@ import re
 import stat
 import struct
 import zlib
-from typing import Any, Optional
+from collections.abc import Callable
+from typing import Any, NamedTuple, Optional
 
 from fasttok import registry
 from fasttok.embedded import embedded_file
@@ -94,7 +95,8 @@ from fasttok.shared.atomic_write import write_atomically
 from fasttok.shared.gc_pause import gc_paused
 from fasttok.vocab import Vocabulary
 
-__all__ = ["load_named_encoding", "load_tokenizer_json_encoding", "cache_file", "cache_enabled"]
+__all__ = ["load_named_encoding", "load_tokenizer_json_encoding", "read_tokenizer_json",
+           "TokenizerJson", "cache_file", "cache_enabled"]
 
 _MAGIC = b"FTTABLES"
 _FORMAT = 2
@@ -247,45 +249,90 @@ def _cached_encoding(name: str, spec: registry.EncodingSpec, path: str,
                                by_name=True)
 
 
+class TokenizerJson(NamedTuple):
+    """One reading of a ``tokenizer.json`` file, which :func:`fasttok.load`
+    and :meth:`fasttok.hf.Tokenizer.from_file` both build on.
+
+    ``record`` is the file's record; read from the cache its ``tokens`` are
+    empty and its document lacks the model's ``vocab`` and ``merges``, which
+    ``tables`` hold. ``tables``: the byte-level core's token tables of a
+    byte-level BPE file, else ``None``. ``model_document``: what gives the
+    document's ``model`` object (the file read again) when the record's
+    lacks it, else ``None``. ``whole()``: the whole record (``record``
+    itself unless it came from the cache). ``max_token_value``: the
+    largest id in use, which a record without tokens cannot count.
+
+    >>> parts = read_tokenizer_json("llama3/tokenizer.json")  # doctest: +SKIP
+    >>> len(parts.tables), parts.record.name                   # doctest: +SKIP
+    (128000, 'llama3')
+    """
+
+    record: Vocabulary
+    tables: Any
+    model_document: Optional[Callable[[], dict]]
+    whole: Callable[[], Vocabulary]
+    max_token_value: int
+
+
+def read_tokenizer_json(path: str, data: Optional[bytes] = None, *,
+                        cache: Optional[bool] = None) -> TokenizerJson:
+    """The :class:`TokenizerJson` of the file ``path`` (whose bytes are
+    ``data`` when read already): for a byte-level BPE file, from the table
+    cache when it holds this file (with this ``tokenizer_config.json``
+    beside it), else read, built and then cached; any other file is read
+    each time. ``cache`` as in :func:`load_named_encoding`.
+
+    >>> read_tokenizer_json("/nonexistent/tokenizer.json")
+    Traceback (most recent call last):
+    FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent/tokenizer.json'
+    """
+    from fasttok.formats.tiktoken import byte_bpe_tables
+    from fasttok.loaders.hf_tokenizer_json import tokenizer_json_file_record
+
+    path = os.fspath(path)
+    if data is None:
+        with open(path, "rb") as f:
+            data = f.read()
+    with gc_paused():
+        slot = _hf_slot(path, data) if cache_enabled(cache) else None
+        if slot is not None:
+            found = _read_payload(*slot)
+            if found is not None:
+                parts = _cached_tokenizer_json(path, found, slot[1][5])
+                if parts is not None:
+                    return parts
+        record = tokenizer_json_file_record(data, path)
+        tables = None if record.merges is None else byte_bpe_tables(record)
+        if slot is not None and tables is not None:
+            _write_tables(slot[0], slot[1], _hf_payload(record, tables))
+        return TokenizerJson(record, tables, None, lambda: record, record.max_token_value)
+
+
 def load_tokenizer_json_encoding(path: str, *, cache: Optional[bool] = None) -> Any:
-    """:func:`fasttok.load` of a ``tokenizer.json``: for a byte-level BPE
-    file, from the table cache when it holds this file (with this
-    ``tokenizer_config.json`` beside it), else read, built and then cached;
-    any other file is read and built each time. ``cache`` as in
-    :func:`load_named_encoding`.
+    """:func:`fasttok.load` of a ``tokenizer.json``: the Encoding of its
+    :func:`read_tokenizer_json` (``cache`` as there).
 
     >>> enc = load_tokenizer_json_encoding("llama3/tokenizer.json")  # doctest: +SKIP
     >>> enc.encode("hello world")                                    # doctest: +SKIP
     [15339, 1917]
     """
-    path = os.fspath(path)
-    with open(path, "rb") as f:
-        data = f.read()
-    with gc_paused():
-        return _load_tokenizer_json_encoding(path, data, cache)
-
-
-def _load_tokenizer_json_encoding(path: str, data: bytes, cache: Optional[bool]) -> Any:
     from fasttok.core import Encoding
     from fasttok.formats.hf import build_hf_pipeline
-    from fasttok.formats.tiktoken import byte_bpe_tables
-    from fasttok.loaders.hf_tokenizer_json import tokenizer_json_file_record
 
-    slot = _hf_slot(path, data) if cache_enabled(cache) else None
-    if slot is not None:
-        found = _read_payload(*slot)
-        if found is not None:
-            enc = _cached_hf_encoding(path, found, slot[1][5])
-            if enc is not None:
-                return enc
-    vocab = tokenizer_json_file_record(data, path)
-    if vocab.merges is None:
-        return Encoding.from_vocabulary(vocab)
-    tables = byte_bpe_tables(vocab)
-    enc = Encoding.from_vocabulary(vocab, model=build_hf_pipeline(vocab, tables=tables))
-    if slot is not None:
-        _write_tables(slot[0], slot[1], _hf_payload(vocab, tables))
-    return enc
+    with gc_paused():
+        parts = read_tokenizer_json(path, cache=cache)
+        record = parts.record
+        if parts.tables is None:
+            return Encoding.from_vocabulary(record)
+        model = build_hf_pipeline(record, tables=parts.tables,
+                                  model_document=parts.model_document)
+        if parts.model_document is None:
+            return Encoding.from_vocabulary(record, model=model)
+        # from the cache: the Encoding's own record (every token and merge)
+        # is the file read again, the first time someone asks for it
+        return Encoding.from_model(model, parts.whole, name=record.name, pattern=record.pattern,
+                                   special_tokens=record.special_tokens,
+                                   max_token_value=parts.max_token_value)
 
 
 # the record's fields besides its tokens, ids and merges that the byte-level
@@ -308,13 +355,11 @@ def _hf_payload(vocab: Vocabulary, tables: Any) -> bytes:
             + tables.to_bytes())
 
 
-def _cached_hf_encoding(path: str, data: bytes, source_sha256: bytes) -> Any:
-    # The encoding of a cache file read back, or None when its record does
-    # not read. The model needs no token list: the record it is built from
-    # has none, and the Encoding's own record (every token and merge) is
-    # the file read again, the first time someone asks for it.
-    from fasttok.core import Encoding
-    from fasttok.formats.hf import build_hf_pipeline
+def _cached_tokenizer_json(path: str, data: bytes, source_sha256: bytes) -> Optional[TokenizerJson]:
+    # The reading of a cache file, or None when its record does not read.
+    # The record has no token list: the tables hold the tokens, and the
+    # whole record (every token and merge) is the file read again, the
+    # first time someone asks for it.
     from fasttok.loaders.hf_tokenizer_json import tokenizer_json_name
 
     at = _HEADER.size
@@ -331,13 +376,10 @@ def _cached_hf_encoding(path: str, data: bytes, source_sha256: bytes) -> Any:
         fields["template_ids"] = tuple(fields["template_ids"])
         record = Vocabulary(name=tokenizer_json_name(path), model="hf_pipeline", tokens=(),
                             ids=ids, merges=(), source=path, metadata=meta["metadata"], **fields)
-        whole = functools.cache(functools.partial(_reread_tokenizer_json, path, source_sha256))
-        model = build_hf_pipeline(record, tables=tables,
-                                  model_document=lambda: whole().metadata["document"]["model"])
-        return Encoding.from_model(model, whole, name=record.name, pattern=record.pattern,
-                                   special_tokens=record.special_tokens, max_token_value=top)
     except (ValueError, TypeError, KeyError, AttributeError, FasttokError):
         return None
+    whole = functools.cache(functools.partial(_reread_tokenizer_json, path, source_sha256))
+    return TokenizerJson(record, tables, lambda: whole().metadata["document"]["model"], whole, top)
 
 
 def _reread_tokenizer_json(path: str, source_sha256: bytes) -> Vocabulary:

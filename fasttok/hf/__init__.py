@@ -69,6 +69,7 @@ from fasttok.post_processors.encoding import Encoding
 from fasttok.post_processors.truncation import STRATEGIES
 from fasttok.shared.atomic_write import write_atomically
 from fasttok.shared.gc_pause import gc_paused
+from fasttok.table_cache import TokenizerJson, read_tokenizer_json
 
 __all__ = ["Tokenizer", "Encoding", "AddedToken", "DecodeStream"]
 
@@ -165,11 +166,12 @@ class Tokenizer:
 
     @classmethod
     def from_file(cls, path: Any) -> "Tokenizer":
-        """Load ``path`` (a ``tokenizer.json``)."""
+        """Load ``path`` (a ``tokenizer.json``): read as :func:`fasttok.load`
+        reads it, through the table cache (:func:`fasttok.table_cache.read_tokenizer_json`)."""
         path = os.fspath(path)
         with open(path, "rb") as f:
             data = f.read()
-        return cls._read(data, path)
+        return cls._build(read_tokenizer_json(path, data), data)
 
     @classmethod
     def from_str(cls, json: str) -> "Tokenizer":
@@ -188,7 +190,17 @@ class Tokenizer:
     def _read(cls, document: Any, source: str) -> "Tokenizer":
         # the collector paused while the file's objects are made: they all live on
         with gc_paused():
-            return cls(pipeline_from_document(tokenizer_json_record(document, source)), document)
+            record = tokenizer_json_record(document, source)
+            return cls._build(TokenizerJson(record, None, None, lambda: record,
+                                            record.max_token_value), document)
+
+    @classmethod
+    def _build(cls, parts: TokenizerJson, document: Any) -> "Tokenizer":
+        # A byte-level file's Python BPE model (most of Llama 3's load)
+        # is built on first use: its ids come from the compiled core
+        with gc_paused():
+            return cls(pipeline_from_document(parts.record, lazy_model=parts.record.merges is not None,
+                                              model_document=parts.model_document), document)
 
     # ------------------------------------------------------------ saving and pickling
     def to_str(self, pretty: bool = False) -> str:
