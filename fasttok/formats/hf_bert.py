@@ -29,13 +29,20 @@ import functools
 from collections.abc import Callable
 from typing import Any, Optional
 
+from fasttok.formats.hf_walks import Walk
 from fasttok.models._wordpiece import CodePointRules
 from fasttok.models.hf_bert_rule import bert_rule
 from fasttok.models.hf_wordpiece import WordPiece
 from fasttok.normalizers.bert import BertNormalizer
 from fasttok.pre_tokenizers.split import BertPreTokenizer
 
-__all__ = ["bert_string_path"]
+__all__ = ["BertWalk", "bert_string_path", "bert_walk"]
+
+
+def _is_bert(normalizer: Any, pre_tokenizer: Any, model: Any) -> bool:
+    # the stages CodePointRules can run: bert_rule's two, and WordPiece
+    return (type(pre_tokenizer) is BertPreTokenizer and type(model) is WordPiece
+            and (normalizer is None or type(normalizer) is BertNormalizer))
 
 
 def bert_string_path(normalizer: Any, pre_tokenizer: Any, model: Any,
@@ -51,9 +58,72 @@ def bert_string_path(normalizer: Any, pre_tokenizer: Any, model: Any,
     >>> ids("Hi! yo")
     [1, 2, 0]
     """
-    if (has_normalized_added or type(pre_tokenizer) is not BertPreTokenizer
-            or type(model) is not WordPiece
-            or (normalizer is not None and type(normalizer) is not BertNormalizer)):
+    if has_normalized_added or not _is_bert(normalizer, pre_tokenizer, model):
         return None
     return functools.partial(model.text_ids, rules=CodePointRules(bert_rule(normalizer,
                                                                            pre_tokenizer)))
+
+
+class BertWalk(Walk):
+    """The walk of a BERT file (see :func:`bert_walk`): the raw text cut at
+    the added tokens ``added`` matches there, then ``model``'s
+    :meth:`~fasttok.models.hf_wordpiece.WordPiece.text_ids` over the whole
+    text, through ``rules``, with offsets or without.
+
+    >>> from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
+    >>> walk = BertWalk(WordPiece({"[UNK]": 0, "hi": 1, "##s": 2}),
+    ...                 CodePointRules(bert_rule(BertNormalizer(), BertPreTokenizer())),
+    ...                 AddedTokens([AddedToken("[X]", 9, special=True)]))
+    >>> walk.ids("His[X] yo", None), walk.ids("His[X]", frozenset())
+    ([1, 2, 9, 0], [1, 2, 0, 0, 0])
+    >>> walk.encode("His[X] yo", None)
+    (array('I', [1, 2, 9, 0]), array('i', [0, 2, 2, 3, 3, 6, 7, 9]), array('i', [0, 0, 1, 2]))
+    """
+
+    __slots__ = ("_walk", "_rules", "_added")
+
+    def __init__(self, model: WordPiece, rules: CodePointRules, added: Any) -> None:
+        self._walk = model.text_ids
+        self._rules = rules
+        self._added = added
+
+    def _cuts(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
+        # the added tokens' matches in the raw text, or None for none (most texts)
+        if not self._added.matcher(False, allowed).occurs(text):
+            return None
+        return self._added.find_matches(text, normalized=False, allowed=allowed)
+
+    def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
+        """The ids of ``text``, or ``None`` (see :class:`~fasttok.formats.hf_walks.Walk`)."""
+        return self._walk(text, self._rules, self._cuts(text, allowed), False)
+
+    def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
+        """``(ids, offsets, words)`` of ``text``, or ``None`` (see
+        :class:`~fasttok.formats.hf_walks.Walk`)."""
+        return self._walk(text, self._rules, self._cuts(text, allowed), True)
+
+
+def bert_walk(record: Any, pipeline: Any) -> Optional[BertWalk]:
+    """The walk of ``pipeline`` when its stages are BERT's (BertNormalizer or
+    none, BertPreTokenizer, WordPiece with an unknown token) and no added
+    token is matched in the normalized text; else ``None``.
+
+    >>> import json
+    >>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
+    >>> from fasttok.formats.hf_pipeline import pipeline_from_document
+    >>> doc = {"normalizer": {"type": "BertNormalizer", "clean_text": True,
+    ...                       "handle_chinese_chars": True, "strip_accents": None,
+    ...                       "lowercase": True},
+    ...        "pre_tokenizer": {"type": "BertPreTokenizer"},
+    ...        "model": {"type": "WordPiece", "unk_token": "[UNK]",
+    ...                  "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
+    ...                  "vocab": {"[UNK]": 0, "hi": 1, "!": 2}}}
+    >>> record = tokenizer_json_record(json.dumps(doc), "t.json")
+    >>> bert_walk(record, pipeline_from_document(record)).encode("Hi\u4e16!", None)
+    (array('I', [1, 0, 2]), array('i', [0, 2, 2, 3, 3, 4]), array('i', [0, 1, 2]))
+    """
+    normalizer, pre_tokenizer, model = pipeline.normalizer, pipeline.pre_tokenizer, pipeline.model
+    if (pipeline._normalized_pass or not _is_bert(normalizer, pre_tokenizer, model)
+            or model.token_to_id(model.unk_token) is None):
+        return None
+    return BertWalk(model, CodePointRules(bert_rule(normalizer, pre_tokenizer)), pipeline.added)

@@ -78,8 +78,10 @@ best of 7; whole corpus files, en / code / multi / zh):
 
 from array import array
 
+from cpython cimport array as carray
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from libc.stdint cimport SIZE_MAX, UINT64_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from cpython.tuple cimport PyTuple_GET_ITEM
+from libc.stdint cimport SIZE_MAX, UINT32_MAX, UINT64_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 
@@ -309,7 +311,7 @@ cdef struct Work:
     size_t word_cap
     int32_t* best              # the longest token that is a prefix of word[p:], by p, or -1
     size_t best_cap
-    uint32_t* ids              # the ids so far
+    uint32_t* ids              # the ids so far (texts' indices; UINT32_MAX: an added token's place)
     size_t n_ids
     size_t ids_cap
     uint8_t* text              # collect: the words, back to back
@@ -322,6 +324,14 @@ cdef struct Work:
     bint collect               # gather the words instead of matching them
     CacheEntry* cache          # recent words and their ids, or NULL (short texts)
     uint32_t cache_shift       # 64 - log2(its number of entries)
+    bint offsets               # note where each id comes from (the arrays below)
+    int32_t* at                # offsets: the text index of the character each byte of word is of
+    size_t at_cap
+    int32_t* spans             # offsets: each id's start and end in the text, in characters
+    size_t spans_cap
+    int32_t* words             # offsets: each id's word index
+    size_t words_cap
+    int32_t n_words            # offsets: the words and added tokens so far
 
 
 cdef enum:
@@ -330,6 +340,7 @@ cdef enum:
     CACHE_MAX_BITS = 14        # 16k entries (640 KB), for texts of 256k code units or more
     CACHE_MIN_TEXT = 4096      # code units: shorter texts do not pay for a cache
     NOGIL_MIN_TEXT = 256       # code units: a shorter text is done before the GIL would change hands
+    MAX_OFFSET = 0x7FFFFFFF    # offsets are int32: a longer text is not walked with them
 
 cdef struct CacheEntry:
     # A word of up to CACHE_WORD bytes, zero padded, and its ids
@@ -347,6 +358,9 @@ cdef void _work_free(Work* w) noexcept nogil:
     free(w.text)
     free(w.ends)
     free(w.cache)
+    free(w.at)
+    free(w.spans)
+    free(w.words)
 
 
 cdef int _start_cache(Work* w, size_t text_units) except -1:
@@ -385,6 +399,14 @@ cdef inline void memset_work(Work* w) noexcept nogil:
     w.steps = 0
     w.collect = False
     w.cache = NULL
+    w.offsets = False
+    w.at = NULL
+    w.at_cap = 0
+    w.spans = NULL
+    w.spans_cap = 0
+    w.words = NULL
+    w.words_cap = 0
+    w.n_words = 0
 
 
 cdef int _match(const Automaton* a, const uint8_t* s, size_t n, Work* w) except -1 nogil:
@@ -483,29 +505,67 @@ ctypedef fused unit_t:
     uint32_t
 
 
-cdef inline int _end_word(const Automaton* a, Work* w, size_t wlen, size_t chars) except -1 nogil:
-    # A word over the automaton's length limit is [UNK] whatever its text.
-    if chars <= a.max_chars or w.collect:
-        return _flush(a, w, wlen)
-    if a.unk >= 0:
-        grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + 1, sizeof(uint32_t), 64)
-        w.ids[w.n_ids] = <uint32_t>a.unk
-        w.n_ids += 1
+cdef int _note_word(const Automaton* a, Work* w, size_t first, size_t wlen) except -1 nogil:
+    # Where the ids from first on, the word w.word[0:wlen]'s, come from: a
+    # token covers the characters its bytes are of (the first token's text
+    # starts with the word-start bytes, which are of none), [UNK] the whole
+    # word; each normalized character is of one character of the text.
+    cdef size_t k, p = 0, s
+    cdef uint32_t t
+    grow_array(<void**>&w.spans, &w.spans_cap, 2 * w.n_ids, sizeof(int32_t), 256)
+    grow_array(<void**>&w.words, &w.words_cap, w.n_ids, sizeof(int32_t), 128)
+    for k in range(first, w.n_ids):
+        t = w.ids[k]
+        if <int64_t>t == a.unk:
+            w.spans[2 * k] = w.at[a.start_len]
+            w.spans[2 * k + 1] = w.at[wlen - 1] + 1
+        else:
+            s = p if p > a.start_len else a.start_len
+            p += a.token_len[t]
+            w.spans[2 * k] = w.at[s]
+            w.spans[2 * k + 1] = w.at[p - 1] + 1
+        w.words[k] = w.n_words
+    w.n_words += 1
     return 0
 
 
-cdef int _run(const unit_t* text, size_t n, const NormTable* norm, const Automaton* a,
-              Work* w) except -1 nogil:
+cdef inline int _end_word(const Automaton* a, Work* w, size_t wlen, size_t chars) except -1 nogil:
+    # A word over the automaton's length limit is [UNK] whatever its text.
+    cdef size_t first = w.n_ids
+    if chars <= a.max_chars or w.collect:
+        _flush(a, w, wlen)
+    elif a.unk >= 0:
+        grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + 1, sizeof(uint32_t), 64)
+        w.ids[w.n_ids] = <uint32_t>a.unk
+        w.n_ids += 1
+    if w.offsets:
+        _note_word(a, w, first, wlen)
+    return 0
+
+
+cdef inline int _grow_word(Work* w, size_t need) except -1 nogil:
+    grow_array(<void**>&w.word, &w.word_cap, need, 1, 64)
+    if w.offsets:
+        grow_array(<void**>&w.at, &w.at_cap, need, sizeof(int32_t), 64)
+    return 0
+
+
+cdef int _run(const unit_t* text, size_t n, size_t base, const NormTable* norm,
+              const Automaton* a, Work* w) except -1 nogil:
     # Normalises text[0:n] into words and flushes each one as it ends;
     # returns 1, part done, at a code point whose entry is ENTRY_OTHER. A str
     # may hold surrogates (it has no UTF-8 then): a high one right before a
     # low one is the code point they encode, any other is dropped, as
     # U+FFFD is, which is what tiktoken's repair would have made of it.
-    cdef size_t i = 0, start = a.start_len, wlen = a.start_len, chars = 0
+    # With w.offsets, each byte of the word notes the text index (base + its
+    # index in text) of the character it is of.
+    cdef size_t i = 0, start = a.start_len, wlen = a.start_len, chars = 0, size, j
     cdef uint32_t cp, e, act
-    grow_array(<void**>&w.word, &w.word_cap, 64, 1, 64)
+    cdef int32_t here
+    _grow_word(w, 64)
     memcpy(w.word, a.start, start)
     while i < n:
+        here = <int32_t>(base + i)
         cp = text[i]
         i += 1
         e = _entry(norm, cp)
@@ -525,8 +585,12 @@ cdef int _run(const unit_t* text, size_t n, const NormTable* norm, const Automat
                 wlen = start
                 chars = 0
             if wlen + 4 > w.word_cap:
-                grow_array(<void**>&w.word, &w.word_cap, wlen + 4, 1, 64)
-            wlen += utf8_put(w.word + wlen, cp + (e >> 2) - DELTA_BIAS)
+                _grow_word(w, wlen + 4)
+            size = utf8_put(w.word + wlen, cp + (e >> 2) - DELTA_BIAS)
+            if w.offsets:
+                for j in range(size):
+                    w.at[wlen + j] = here
+            wlen += size
             chars += 1
             if act == ACT_ALONE:
                 _end_word(a, w, wlen, chars)
@@ -559,13 +623,56 @@ cdef inline uint32_t _unit(const TextRef* t, size_t j) noexcept nogil:
     return (<const uint16_t*>t.data)[j] if t.kind == 2 else (<const uint32_t*>t.data)[j]
 
 
-cdef int _run_ref(const TextRef* t, const NormTable* norm, const Automaton* a,
-                  Work* w) except -1 nogil:
+cdef int _run_span(const TextRef* t, size_t start, size_t end, const NormTable* norm,
+                   const Automaton* a, Work* w) except -1 nogil:
+    # _run over the code units start..end of t
     if t.kind == 1:
-        return _run(<const uint8_t*>t.data, t.length, norm, a, w)
+        return _run(<const uint8_t*>t.data + start, end - start, start, norm, a, w)
     if t.kind == 2:
-        return _run(<const uint16_t*>t.data, t.length, norm, a, w)
-    return _run(<const uint32_t*>t.data, t.length, norm, a, w)
+        return _run(<const uint16_t*>t.data + start, end - start, start, norm, a, w)
+    return _run(<const uint32_t*>t.data + start, end - start, start, norm, a, w)
+
+
+cdef inline int _run_ref(const TextRef* t, const NormTable* norm, const Automaton* a,
+                         Work* w) except -1 nogil:
+    return _run_span(t, 0, t.length, norm, a, w)
+
+
+cdef struct Cut:
+    # A stretch of a walked text: code units start..end, an added token's
+    # (its id) or text for the rules and the automaton (token < 0)
+    size_t start
+    size_t end
+    int64_t token
+
+
+cdef int _walk(const TextRef* t, const Cut* cuts, size_t n_cuts, const NormTable* norm,
+               const Automaton* a, Work* w) except -1 nogil:
+    # _run over each stretch of text, each added token one id of its own
+    # (UINT32_MAX in w.ids, its id left to the caller: w.ids holds texts'
+    # indices) and one word; returns 1 when a stretch is left to the caller.
+    cdef size_t k
+    for k in range(n_cuts):
+        if cuts[k].token < 0:
+            if _run_span(t, cuts[k].start, cuts[k].end, norm, a, w):
+                return 1
+            continue
+        grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + 1, sizeof(uint32_t), 64)
+        w.ids[w.n_ids] = UINT32_MAX
+        w.n_ids += 1
+        if w.offsets:
+            grow_array(<void**>&w.spans, &w.spans_cap, 2 * w.n_ids, sizeof(int32_t), 256)
+            grow_array(<void**>&w.words, &w.words_cap, w.n_ids, sizeof(int32_t), 128)
+            w.spans[2 * w.n_ids - 2] = <int32_t>cuts[k].start
+            w.spans[2 * w.n_ids - 1] = <int32_t>cuts[k].end
+            w.words[w.n_ids - 1] = w.n_words
+            w.n_words += 1
+    return 0
+
+
+# empty arrays of encode_with's types, to clone
+cdef carray.array _UINT32S = array("I")
+cdef carray.array _INT32S = array("i")
 
 
 #: the actions a :class:`CodePointRules` rule gives a code point (OTHER:
@@ -757,6 +864,7 @@ cdef class WordPieceModel:
 
     cdef Unit* units
     cdef uint32_t* token_len
+    cdef uint32_t* text_ids        # each text's token id (ints, as C)
     cdef CacheEntry* kept_cache    # encode_with's word cache for short texts, or NULL
     cdef Automaton auto
     cdef NormTable norm
@@ -773,11 +881,13 @@ cdef class WordPieceModel:
     def __cinit__(self):
         self.units = NULL
         self.token_len = NULL
+        self.text_ids = NULL
         self.kept_cache = NULL
 
     def __dealloc__(self):
         free(self.units)
         free(self.token_len)
+        free(self.text_ids)
         free(self.kept_cache)
 
     def __init__(self, tokens, unk_id=None, *, bint lowercase=True, bint strip_accents=True,
@@ -822,6 +932,11 @@ cdef class WordPieceModel:
         # the id of each text, as the int object the lists take
         self._texts = tuple(range(n_tokens))
         self.ints = self._texts if ids is None else ids
+        self.text_ids = <uint32_t*>malloc((n_tokens + 1) * sizeof(uint32_t))
+        if self.text_ids == NULL:
+            raise MemoryError()
+        for i in range(n_tokens):
+            self.text_ids[i] = self.ints[i]
 
     cdef int _grow_units(self, size_t need) except -1:
         # Room for need units, the new ones free
@@ -1075,26 +1190,52 @@ cdef class WordPieceModel:
             free(ends)
             _work_free(&w)
 
-    def encode_with(self, str text not None, CodePointRules rules not None):
+    def encode_with(self, str text not None, CodePointRules rules not None, cuts=None,
+                    bint offsets=False):
         """The ids of ``text`` normalised and split by ``rules`` instead of
         llama.cpp's rule, or ``None`` when it holds a code point ``rules``
         leaves to the caller (:data:`OTHER`).
 
+        ``cuts``: ``[(id or None, start, end), ...]`` covering ``text`` in
+        order, an added token's id for the characters ``start:end`` (one id
+        and one word) or ``None`` for a stretch of text (by default the
+        whole text is one). With ``offsets``, the same walk gives ``(ids,
+        spans, words)``: ``array('I')``, ``array('i')`` of each id's start and
+        end (characters of ``text``: each normalized character is of one
+        character; ``[UNK]`` spans its word) in turn, ``array('i')`` of each
+        id's word index (added tokens are words); ``None`` for a text of
+        ``2**31`` characters or more too.
+
         >>> m = WordPieceModel([b"[UNK]", b"\\xc0ab", b"c"], 0, word_start=b"\\xc0")
-        >>> rules = CodePointRules(lambda cps: [(OTHER if cp == 0x3f else APPEND, cp)
-        ...                                     for cp in cps])
+        >>> rules = CodePointRules(lambda cps: [(OTHER if cp == 0x3f else SPACE if cp == 32
+        ...                                      else APPEND, cp) for cp in cps])
         >>> m.encode_with("abc", rules), m.encode_with("ab?", rules)
         ([1, 2], None)
+        >>> m.encode_with("x abc", rules, [(None, 0, 1), (7, 1, 2), (None, 2, 5)], True)
+        (array('I', [0, 7, 1, 2]), array('i', [0, 1, 1, 2, 2, 4, 4, 5]), array('i', [0, 1, 2, 2]))
         """
         cdef TextRef ref
         cdef NormTable table
         cdef Work w
         cdef int done
+        cdef Cut* parts = NULL
+        cdef Cut whole
+        cdef size_t n_parts = 1, k, j
+        cdef list added = []
         _text_ref(text, &ref)
-        rules.cover(&ref, 1)
-        table = rules.table()
+        if offsets and ref.length > MAX_OFFSET:
+            return None
+        whole.start = 0
+        whole.end = ref.length
+        whole.token = -1
         memset_work(&w)
+        w.offsets = offsets
         try:
+            if cuts is not None:
+                parts = self._cuts(<list?>cuts, ref.length, added)
+                n_parts = len(cuts)
+            rules.cover(&ref, 1)
+            table = rules.table()
             if ref.length < CACHE_MIN_TEXT:
                 # A text too short for a cache of its own (a line, a query)
                 # uses the model's, kept from call to call: the GIL, held
@@ -1108,16 +1249,79 @@ cdef class WordPieceModel:
                 w.cache = self.kept_cache
                 w.cache_shift = 64 - CACHE_MAX_BITS
                 try:
-                    done = _run_ref(&ref, &table, &self.auto, &w)
+                    done = _walk(&ref, &whole if parts == NULL else parts, n_parts, &table,
+                                 &self.auto, &w)
                 finally:
                     w.cache = NULL
             else:
                 _start_cache(&w, ref.length)
                 with nogil:
-                    done = _run_ref(&ref, &table, &self.auto, &w)
-            return None if done else ids_list(w.ids, w.n_ids, self.ints)
+                    done = _walk(&ref, &whole if parts == NULL else parts, n_parts, &table,
+                                 &self.auto, &w)
+            if done:
+                return None
+            if offsets:
+                return self._arrays(&w, parts, n_parts)
+            if not added:
+                return ids_list(w.ids, w.n_ids, self.ints)
+            out = []
+            j = 0
+            for k in range(w.n_ids):
+                if w.ids[k] == UINT32_MAX:
+                    out.append(added[j])
+                    j += 1
+                else:
+                    out.append(<object>PyTuple_GET_ITEM(self.ints, w.ids[k]))
+            return out
         finally:
+            free(parts)
             _work_free(&w)
+
+    cdef Cut* _cuts(self, list cuts, size_t length, list added) except NULL:
+        # cuts as C structs, checked (the walk reads the text by them);
+        # added gets the added tokens' ids in order
+        cdef Py_ssize_t n = len(cuts), k
+        cdef size_t at = 0
+        cdef Cut* out = <Cut*>malloc((n + 1) * sizeof(Cut))
+        if out == NULL:
+            raise MemoryError()
+        try:
+            for k, (token, start, end) in enumerate(cuts):
+                if not at <= start <= end <= length:
+                    raise ValueError(f"cut {k} ({start}, {end}) is not the next of a text of "
+                                     f"{length} characters")
+                if token is not None and not 0 <= token < UINT32_MAX:
+                    raise ValueError(f"cut {k}'s id {token!r} is not a token id below 2**32 - 1")
+                out[k].start = start
+                out[k].end = end
+                out[k].token = -1 if token is None else token
+                at = end
+                if token is not None:
+                    added.append(token)
+            return out
+        except BaseException:
+            free(out)
+            raise
+
+    cdef tuple _arrays(self, Work* w, const Cut* parts, size_t n_parts):
+        # encode_with's three arrays from w (each UINT32_MAX: the next added token of parts)
+        cdef carray.array ids = carray.clone(_UINT32S, w.n_ids, False)
+        cdef carray.array spans = carray.clone(_INT32S, 2 * w.n_ids, False)
+        cdef carray.array words = carray.clone(_INT32S, w.n_ids, False)
+        cdef uint32_t* out = ids.data.as_uints
+        cdef size_t k, j = 0
+        for k in range(w.n_ids):
+            if w.ids[k] == UINT32_MAX:
+                while parts[j].token < 0:
+                    j += 1
+                out[k] = <uint32_t>parts[j].token
+                j += 1
+            else:
+                out[k] = self.text_ids[w.ids[k]]
+        if w.n_ids:
+            memcpy(spans.data.as_ints, w.spans, 2 * w.n_ids * sizeof(int32_t))
+            memcpy(words.data.as_ints, w.words, w.n_ids * sizeof(int32_t))
+        return ids, spans, words
 
     def encode_many_with(self, texts, CodePointRules rules not None):
         """:meth:`encode_with` of each text, with the GIL released once for all of them.
