@@ -127,7 +127,7 @@ of a corpus file, "whole": one call on it):
 from cpython.bytes cimport PyBytes_AS_STRING
 from libc.float cimport FLT_MAX
 from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 from fasttok.errors import FasttokError
@@ -1051,10 +1051,12 @@ cdef class TokenizersUnigram:
         return 0
 
     cdef int _spans(self, bytes raw, SpanBuf* out) except -1:
-        # The tokens of s[0:n] (n > 0): ids and byte spans, FLAG_TEXT on
+        # The tokens of raw (not empty): ids and byte spans, FLAG_TEXT on
         # the unknown ones
-        cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(raw)
-        cdef size_t n = len(raw)
+        return self._spans_of(<const uint8_t*>PyBytes_AS_STRING(raw), len(raw), out)
+
+    cdef int _spans_of(self, const uint8_t* s, size_t n, SpanBuf* out) except -1 nogil:
+        # _spans of s[0:n] (n > 0), appended to out with spans relative to s
         cdef SpanBuf nodes = SpanBuf(NULL, 0, 0)
         cdef size_t i = 0, j, k
         cdef uint32_t start, end
@@ -1177,3 +1179,483 @@ cdef class TokenizersUnigram:
             return result
         finally:
             spans_free(&out)
+
+
+# ------------------------------------------------------------------ tokenizer.json walk
+#
+# UnigramWalk runs a Unigram tokenizer.json's stages over a text in one
+# compiled pass: the precompiled charsmap (each character a cluster of its
+# own), the space rules of the Replace stages after it, WhitespaceSplit and
+# Metaspace, then TokenizersUnigram's Viterbi on each piece. Every normalized
+# character carries the span of the text it came from, as tokenizers'
+# NormalizedString aligns it, so offsets and word indices come from the same
+# walk as the ids. fasttok/formats/hf_unigram_path.py asks the stages for the
+# tables and ops it is built from.
+
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object text)
+    void* PyUnicode_DATA(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+    Py_UCS4 PyUnicode_READ(int kind, const void* data, Py_ssize_t index) nogil
+
+from cpython cimport array as carray
+
+
+cdef struct NChar:
+    # one normalized character and the span of the text it comes from
+    uint32_t cp
+    int32_t start
+    int32_t end
+
+cdef struct NCharBuf:
+    NChar* data
+    size_t len
+    size_t cap
+
+
+cdef inline int _nc_push(NCharBuf* b, uint32_t cp, int32_t start, int32_t end) except -1 nogil:
+    cdef NChar* c
+    if b.len == b.cap:
+        grow_array(<void**>&b.data, &b.cap, b.len + 1, sizeof(NChar), 256)
+    c = &b.data[b.len]
+    c.cp = cp
+    c.start = start
+    c.end = end
+    b.len += 1
+    return 0
+
+
+cdef enum:
+    # The Replace stages after the charsmap (UnigramWalk's ops), on char a:
+    OP_MAP = 0       # every a becomes the op's string
+    OP_SQUEEZE = 1   # a run of two or more a's becomes its last one
+    OP_TRIM = 2      # the runs of a's at both ends go
+    OP_LEAD = 3      # an a at the start becomes the op's string
+    # Metaspace's prepend schemes
+    PREPEND_NEVER = 0
+    PREPEND_ALWAYS = 1
+    PREPEND_FIRST = 2
+    # a charsmap rule entry: the character joins a neighbour's cluster (or is
+    # a surrogate): the walk declines the text
+    RULE_JOINS = -1
+
+
+cdef struct WalkOp:
+    int kind
+    uint32_t a
+    uint32_t at          # the op's string: cps[at:at + length]
+    uint32_t length
+
+
+cdef struct WalkOut:
+    # one call's work buffers and results
+    NCharBuf x
+    NCharBuf y
+    uint8_t* utf8
+    uint32_t* char_of    # utf8 byte -> index in y of the character it belongs to
+    size_t utf8_cap
+    SpanBuf spans
+    uint32_t* ids
+    int32_t* offs        # two a token
+    int32_t* words
+    size_t n
+    size_t cap
+    int32_t word
+    bint offsets
+
+
+cdef int _out_push(WalkOut* w, uint32_t id, int32_t start, int32_t end) except -1 nogil:
+    cdef size_t cap
+    if w.n == w.cap:
+        cap = w.cap
+        grow_array(<void**>&w.ids, &cap, w.n + 1, sizeof(uint32_t), 64)
+        if w.offsets:
+            cap = w.cap
+            grow_array(<void**>&w.offs, &cap, w.n + 1, 2 * sizeof(int32_t), 64)
+            cap = w.cap
+            grow_array(<void**>&w.words, &cap, w.n + 1, sizeof(int32_t), 64)
+        w.cap = cap
+    w.ids[w.n] = id
+    if w.offsets:
+        w.offs[2 * w.n] = start
+        w.offs[2 * w.n + 1] = end
+        w.words[w.n] = w.word
+    w.n += 1
+    return 0
+
+
+cdef void _out_free(WalkOut* w) noexcept nogil:
+    free(w.x.data)
+    free(w.y.data)
+    free(w.utf8)
+    free(w.char_of)
+    spans_free(&w.spans)
+    free(w.ids)
+    free(w.offs)
+    free(w.words)
+
+
+cdef class UnigramWalk:
+    """A Unigram ``tokenizer.json``'s stages as one compiled walk.
+
+    ``model``: the pipeline's :class:`TokenizersUnigram` (with its ``never``
+    ids); ``rules``: ``{code point: replacement}`` of the precompiled
+    charsmap for a character alone, ``joiners``: the characters that may
+    make a cluster with a neighbour (a text holding one is declined), both
+    ``None`` without a charsmap; ``ops``: ``[(kind, char, string)]`` for the
+    Replace stages after it, in order: ``"map"`` (every ``char`` becomes
+    ``string``), ``"squeeze"`` (a run of two or more becomes one),
+    ``"trim"`` (the runs at both ends go), ``"lead"`` (a ``char`` at the
+    start becomes ``string``); ``whitespace``: the characters WhitespaceSplit cuts at, or
+    ``None`` without it; ``metaspace``: ``(replacement, prepend scheme,
+    split)`` or ``None``; ``n_ids``: more than the largest id given.
+
+    >>> m = TokenizersUnigram(["<unk>", "▁a", "b", "▁"], [0.0, -1.0, -1.0, -2.0], 0, False)
+    >>> w = UnigramWalk(m, None, None, [], None, ("▁", "always", True), 4)
+    >>> w.run("a  ab", None, False)
+    [1, 3, 1, 2]
+    >>> ids, offsets, words = w.run("a  ab", None, True)
+    >>> list(offsets), list(words)
+    ([0, 1, 1, 2, 2, 4, 4, 5], [0, 1, 2, 2])
+    """
+
+    cdef TokenizersUnigram model
+    cdef tuple ints
+    cdef int32_t* rule_block     # code point >> 8 -> block (0: no rule in it), NULL: no charsmap
+    cdef int32_t* rule_entry     # block * 256 + low byte -> 0 plain, RULE_JOINS, or rule + 1
+    cdef uint32_t* rule_at       # rule k's code points are cps[rule_at[k]:rule_at[k + 1]]
+    cdef uint32_t* cps
+    cdef WalkOp* ops
+    cdef size_t n_ops
+    cdef uint8_t* space          # WhitespaceSplit's characters by code point, NULL: none
+    cdef uint32_t n_space
+    cdef bint metaspace
+    cdef uint32_t meta
+    cdef int prepend
+    cdef bint split
+
+    def __cinit__(self):
+        self.rule_block = NULL
+        self.rule_entry = NULL
+        self.rule_at = NULL
+        self.cps = NULL
+        self.ops = NULL
+        self.space = NULL
+
+    def __init__(self, TokenizersUnigram model not None, rules, joiners, ops, whitespace,
+                 metaspace, Py_ssize_t n_ids):
+        cdef list pool = []
+        cdef list starts = []
+        cdef dict entries = {}
+        cdef Py_ssize_t i, n_blocks = 1
+        cdef uint32_t cp
+        if model.core is None or model.unk < 0:
+            raise ValueError("the walk needs a model with pieces and an unknown id")
+        self.model = model
+        self.ints = tuple(range(max(n_ids, len(model.ints))))
+        if rules is not None:
+            for ch, rep in rules.items():
+                entries[ord(ch)] = len(starts) + 1
+                starts.append(len(pool))
+                pool.extend(map(ord, rep))
+            for ch in joiners:
+                entries[ord(ch)] = RULE_JOINS
+            for cp in range(0xD800, 0xE000):
+                entries[cp] = RULE_JOINS
+            blocks = sorted({cp >> 8 for cp in entries})
+            self.rule_block = <int32_t*>calloc(0x1100, sizeof(int32_t))
+            self.rule_entry = <int32_t*>calloc((len(blocks) + 1) * 256, sizeof(int32_t))
+            if self.rule_block == NULL or self.rule_entry == NULL:
+                raise MemoryError()
+            for i, block in enumerate(blocks):
+                self.rule_block[block] = <int32_t>(i + 1)
+            for cp, value in entries.items():
+                self.rule_entry[self.rule_block[cp >> 8] * 256 + (cp & 0xFF)] = value
+        ops_at = []
+        for name, ch, rep in ops:
+            ops_at.append((_OP_KINDS[name], ord(ch), len(pool), len(rep)))
+            pool.extend(map(ord, rep))
+        starts.append(len(pool))
+        self.cps = <uint32_t*>malloc((len(pool) + 1) * sizeof(uint32_t))
+        self.rule_at = <uint32_t*>malloc(len(starts) * sizeof(uint32_t))
+        self.ops = <WalkOp*>malloc((len(ops_at) + 1) * sizeof(WalkOp))
+        if self.cps == NULL or self.rule_at == NULL or self.ops == NULL:
+            raise MemoryError()
+        for i in range(len(pool)):
+            self.cps[i] = pool[i]
+        for i in range(len(starts)):
+            self.rule_at[i] = starts[i]
+        self.n_ops = len(ops_at)
+        for i in range(len(ops_at)):
+            op_kind, op_char, op_at, op_length = ops_at[i]
+            self.ops[i].kind = op_kind
+            self.ops[i].a = op_char
+            self.ops[i].at = op_at
+            self.ops[i].length = op_length
+        if whitespace is not None:
+            self.n_space = max(map(ord, whitespace), default=0) + 1
+            self.space = <uint8_t*>calloc(self.n_space, 1)
+            if self.space == NULL:
+                raise MemoryError()
+            for ch in whitespace:
+                self.space[ord(ch)] = 1
+        self.metaspace = metaspace is not None
+        if self.metaspace:
+            replacement, scheme, split = metaspace
+            self.meta = ord(replacement)
+            self.prepend = {"never": PREPEND_NEVER, "always": PREPEND_ALWAYS,
+                            "first": PREPEND_FIRST}[scheme]
+            self.split = split
+
+    def __dealloc__(self):
+        free(self.rule_block)
+        free(self.rule_entry)
+        free(self.rule_at)
+        free(self.cps)
+        free(self.ops)
+        free(self.space)
+
+    cdef int _charsmap(self, int kind, const void* data, Py_ssize_t a, Py_ssize_t b,
+                       NCharBuf* out) except -2 nogil:
+        # The charsmap over text[a:b] into out, aligned as tokenizers'
+        # transform aligns the rules' reports (a character's replacement:
+        # its first character in its place, the others inserted after it; an
+        # empty one makes the report before it take one more original
+        # character); 1: declined. Reports go out one behind, as the next
+        # one may still change the last one's count.
+        cdef Py_ssize_t k, offset = a
+        cdef uint32_t cp, j, at, length
+        cdef int32_t entry, change = 0
+        cdef uint32_t pending = 0
+        cdef bint have = False
+        out.len = 0
+        for k in range(a, b):
+            cp = PyUnicode_READ(kind, data, k)
+            if self.rule_block == NULL:
+                if 0xD800 <= cp < 0xE000:
+                    return 1
+                _nc_push(out, cp, <int32_t>k, <int32_t>k + 1)
+                continue
+            entry = 0 if cp >= 0x110000 else \
+                self.rule_entry[self.rule_block[cp >> 8] * 256 + (cp & 0xFF)]
+            if entry == 0:
+                if have:
+                    offset = self._report(out, pending, change, offset)
+                pending = cp
+                change = 0
+                have = True
+                continue
+            if entry == RULE_JOINS:
+                return 1
+            at = self.rule_at[entry - 1]
+            length = self.rule_at[entry] - at
+            if length == 0:
+                if have:
+                    change -= 1
+                continue
+            for j in range(length):
+                if have:
+                    offset = self._report(out, pending, change, offset)
+                pending = self.cps[at + j]
+                change = 1 if j else 0
+                have = True
+        if have:
+            self._report(out, pending, change, offset)
+        return 0
+
+    cdef inline Py_ssize_t _report(self, NCharBuf* out, uint32_t cp, int32_t change,
+                                   Py_ssize_t offset) except -1 nogil:
+        # one report of the transform: an inserted character takes the span
+        # of the original before it, the others their own and move on
+        if change > 0:
+            _nc_push(out, cp, <int32_t>offset - 1, <int32_t>offset)
+            return offset
+        _nc_push(out, cp, <int32_t>offset, <int32_t>offset + 1)
+        return offset + 1 - change
+
+    cdef int _op(self, const WalkOp* op, NCharBuf* src, NCharBuf* dst) except -1 nogil:
+        # one Replace stage: every new character takes the span of the
+        # match's last character
+        cdef size_t i = 0, j, lo, hi
+        cdef NChar* c
+        dst.len = 0
+        if op.kind == OP_TRIM:
+            lo = 0
+            hi = src.len
+            while lo < hi and src.data[lo].cp == op.a:
+                lo += 1
+            while hi > lo and src.data[hi - 1].cp == op.a:
+                hi -= 1
+            for i in range(lo, hi):
+                c = &src.data[i]
+                _nc_push(dst, c.cp, c.start, c.end)
+            return 0
+        while i < src.len:
+            c = &src.data[i]
+            if c.cp != op.a or (op.kind == OP_LEAD and i > 0):
+                _nc_push(dst, c.cp, c.start, c.end)
+                i += 1
+                continue
+            if op.kind == OP_SQUEEZE:
+                j = i
+                while j + 1 < src.len and src.data[j + 1].cp == op.a:
+                    j += 1
+                c = &src.data[j]
+                _nc_push(dst, c.cp, c.start, c.end)
+                i = j + 1
+                continue
+            for j in range(op.length):
+                _nc_push(dst, self.cps[op.at + j], c.start, c.end)
+            i += 1
+        return 0
+
+    cdef int _piece(self, NCharBuf* chars, size_t lo, size_t hi, WalkOut* w) except -1 nogil:
+        # the model over chars[lo:hi], one word
+        cdef size_t i, n = 0, need = 4 * (hi - lo)
+        cdef uint32_t cp
+        cdef uint8_t* p
+        cdef Span* sp
+        if need > w.utf8_cap:
+            w.utf8_cap = need
+            free(w.utf8)
+            free(w.char_of)
+            w.utf8 = <uint8_t*>malloc(need)
+            w.char_of = <uint32_t*>malloc(need * sizeof(uint32_t))
+            if w.utf8 == NULL or w.char_of == NULL:
+                with gil:
+                    raise MemoryError()
+        p = w.utf8
+        for i in range(lo, hi):
+            cp = chars.data[i].cp
+            if cp < 0x80:
+                p[n] = <uint8_t>cp
+                w.char_of[n] = <uint32_t>i
+                n += 1
+            elif cp < 0x800:
+                p[n] = <uint8_t>(0xC0 | (cp >> 6))
+                p[n + 1] = <uint8_t>(0x80 | (cp & 0x3F))
+                w.char_of[n] = w.char_of[n + 1] = <uint32_t>i
+                n += 2
+            elif cp < 0x10000:
+                p[n] = <uint8_t>(0xE0 | (cp >> 12))
+                p[n + 1] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
+                p[n + 2] = <uint8_t>(0x80 | (cp & 0x3F))
+                w.char_of[n] = w.char_of[n + 1] = w.char_of[n + 2] = <uint32_t>i
+                n += 3
+            else:
+                p[n] = <uint8_t>(0xF0 | (cp >> 18))
+                p[n + 1] = <uint8_t>(0x80 | ((cp >> 12) & 0x3F))
+                p[n + 2] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
+                p[n + 3] = <uint8_t>(0x80 | (cp & 0x3F))
+                w.char_of[n] = w.char_of[n + 1] = w.char_of[n + 2] = w.char_of[n + 3] = \
+                    <uint32_t>i
+                n += 4
+        w.spans.len = 0
+        self.model._spans_of(p, n, &w.spans)
+        for i in range(w.spans.len):
+            sp = &w.spans.data[i]
+            _out_push(w, sp.id, chars.data[w.char_of[sp.start]].start,
+                      chars.data[w.char_of[sp.end - 1]].end)
+        w.word += 1
+        return 0
+
+    cdef int _word(self, NCharBuf* src, size_t lo, size_t hi, NCharBuf* dst,
+                   WalkOut* w) except -1 nogil:
+        # Metaspace over one split src[lo:hi] (not empty), then its pieces
+        cdef size_t i, start
+        cdef NChar* c
+        if not self.metaspace:
+            return self._piece(src, lo, hi, w)
+        dst.len = 0
+        c = &src.data[lo]
+        if c.cp != self.meta and c.cp != 0x20 and (
+                self.prepend == PREPEND_ALWAYS or (self.prepend == PREPEND_FIRST and c.start == 0)):
+            _nc_push(dst, self.meta, c.start, c.end)
+        for i in range(lo, hi):
+            c = &src.data[i]
+            _nc_push(dst, self.meta if c.cp == 0x20 else c.cp, c.start, c.end)
+        if not self.split:
+            return self._piece(dst, 0, dst.len, w)
+        start = 0
+        for i in range(1, dst.len):
+            if dst.data[i].cp == self.meta:
+                self._piece(dst, start, i, w)
+                start = i
+        return self._piece(dst, start, dst.len, w)
+
+    cdef int _stretch(self, int kind, const void* data, Py_ssize_t a, Py_ssize_t b,
+                      WalkOut* w) except -2 nogil:
+        # text[a:b] between added tokens; 1: declined
+        cdef NCharBuf* src = &w.x
+        cdef NCharBuf* dst = &w.y
+        cdef NCharBuf* swap
+        cdef size_t i, lo
+        if self._charsmap(kind, data, a, b, src):
+            return 1
+        for i in range(self.n_ops):
+            self._op(&self.ops[i], src, dst)
+            swap = src
+            src = dst
+            dst = swap
+        if src.len == 0:
+            return 0
+        if self.space == NULL:
+            self._word(src, 0, src.len, dst, w)
+            return 0
+        i = 0
+        while i < src.len:
+            while i < src.len and src.data[i].cp < self.n_space and self.space[src.data[i].cp]:
+                i += 1
+            lo = i
+            while i < src.len and not (src.data[i].cp < self.n_space and
+                                       self.space[src.data[i].cp]):
+                i += 1
+            if i > lo:
+                self._word(src, lo, i, dst, w)
+        return 0
+
+    def run(self, str text not None, list matches, bint offsets):
+        """The ids of ``text`` (a list), or with ``offsets`` ``(ids, offsets,
+        words)`` arrays; ``None`` for a text the walk declines. ``matches``:
+        the added-token pass's ``[(id or None, start, end)]``, or ``None``
+        when no added token occurs."""
+        cdef WalkOut w
+        cdef int kind = PyUnicode_KIND(text)
+        cdef const void* data = PyUnicode_DATA(text)
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), start, end
+        cdef int declined = 0
+        cdef carray.array ids, offs, words
+        memset(&w, 0, sizeof(WalkOut))
+        w.offsets = offsets
+        try:
+            if matches is None:
+                with nogil:
+                    declined = self._stretch(kind, data, 0, n, &w)
+            else:
+                for token, start, end in matches:
+                    if token is not None:
+                        _out_push(&w, <uint32_t>token, <int32_t>start, <int32_t>end)
+                        w.word += 1
+                    elif end > start:
+                        declined = self._stretch(kind, data, start, end, &w)
+                        if declined:
+                            break
+            if declined:
+                return None
+            if not offsets:
+                return ids_list(w.ids, w.n, self.ints)
+            ids = carray.clone(_IDS, <Py_ssize_t>w.n, False)
+            offs = carray.clone(_INTS, <Py_ssize_t>(2 * w.n), False)
+            words = carray.clone(_INTS, <Py_ssize_t>w.n, False)
+            if w.n:
+                memcpy(ids.data.as_voidptr, w.ids, w.n * sizeof(uint32_t))
+                memcpy(offs.data.as_voidptr, w.offs, 2 * w.n * sizeof(int32_t))
+                memcpy(words.data.as_voidptr, w.words, w.n * sizeof(int32_t))
+            return ids, offs, words
+        finally:
+            _out_free(&w)
+
+
+_OP_KINDS = {"map": OP_MAP, "squeeze": OP_SQUEEZE, "trim": OP_TRIM, "lead": OP_LEAD}
+cdef carray.array _IDS = carray.array("I")
+cdef carray.array _INTS = carray.array("i")

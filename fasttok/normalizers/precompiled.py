@@ -28,7 +28,7 @@ from fasttok.shared._charsmap import CharsmapRules
 from fasttok.shared.normalized import NormalizedString
 from fasttok.shared.regex_translate import char_class
 
-__all__ = ["Precompiled", "graphemes"]
+__all__ = ["Precompiled", "cluster_joiners", "graphemes"]
 
 # the Mc that UAX #29 leaves out of Grapheme_Cluster_Break=Extend or SpacingMark
 _NOT_SPACING = "\u102b\u102c\u1038\u1062-\u1064\u1067-\u106d\u1083\u1087-\u108c\u108f" \
@@ -92,6 +92,27 @@ def _plain_runs(rule_chars: str) -> "re.Pattern[str]":
                       f"(?![{extenders}{_PAST_BMP}]))+)")
 
 
+@functools.cache
+def cluster_joiners() -> str:
+    """Every character that may make one cluster with a character beside it
+    (marks and the other extenders, prepended marks, CR, surrogates): where
+    none occurs, each character is a cluster of its own and
+    :class:`Precompiled` maps it by its rule alone (see
+    :meth:`Precompiled.char_rules`). Built once, from the cluster pattern.
+
+    >>> all(c in cluster_joiners() for c in "\\u0301\\u200d\\r\\u0600"), "a" in cluster_joiners()
+    (True, False)
+    """
+    # re tries the pattern's ranges past the BMP one by one: over every
+    # code point that took 0.4 s. Only the planes the pattern's characters
+    # are in are scanned (its ranges each lie within one plane; a slow
+    # test scans them all).
+    pattern = f"[{_JOINS_NEXT}]|{_extend()}"
+    planes = sorted({ord(c) >> 16 for c in pattern} | {0})
+    every = "".join(chr(c) for p in planes for c in range(p << 16, (p + 1) << 16))
+    return "".join(re.findall(pattern, every))
+
+
 def graphemes(text: str) -> list:
     """``text`` cut into extended grapheme clusters (as far as clusters under 6 bytes go).
 
@@ -127,6 +148,17 @@ class Precompiled:
 
     def __repr__(self) -> str:
         return f"Precompiled(<{len(self.charsmap)} bytes>)"
+
+    def char_rules(self) -> dict:
+        """``{character: replacement}`` for every character with a rule when
+        it is a cluster alone (the rest stay as they are): the table of a
+        compiled walk over text without :func:`cluster_joiners`.
+
+        >>> Precompiled(b"").char_rules()
+        {}
+        """
+        rule = self._rules.first_rule
+        return {c: rule(c.encode("utf-8")) for c in self._rules.rule_chars()}
 
     def _rule(self, chunk: str):
         found = self._cache.get(chunk, self)

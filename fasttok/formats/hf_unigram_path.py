@@ -1,0 +1,197 @@
+"""The compiled walk of Unigram ``tokenizer.json`` files (T5, mT5, ALBERT, XLNet, XLM-R, and
+what ``transformers`` converts from a SentencePiece model).
+
+:func:`unigram_walk` recognises the configurations whose stages it can run
+as one compiled pass (:class:`~fasttok.models._unigram.UnigramWalk`) and
+asks each stage for what the walk is built from:
+
+* **Normalizer**: a ``Sequence`` (or one stage) of literal ``Replace``
+  stages of two or more characters (``"``"`` -> ``'"'``; a text holding one
+  is left to the stages), at most one ``Precompiled`` charsmap (its rule for
+  each character alone, :meth:`~fasttok.normalizers.precompiled.Precompiled.char_rules`,
+  and the characters that may join a neighbour's cluster,
+  :func:`~fasttok.normalizers.precompiled.cluster_joiners`, with which a
+  text is left to the stages), then ``Replace`` stages of the shapes of
+  :data:`REPLACE_SHAPES` (one character mapped, a run squeezed, the runs at
+  the ends trimmed, the start doubled).
+* **Pre-tokenizer**: ``Metaspace`` (any prepend scheme, split or not),
+  ``WhitespaceSplit`` (its characters asked of it), or the two in sequence.
+* **Model**: the pipeline's ``Unigram`` itself (its compiled core, with the
+  ``never`` ids it was built with), with an unknown id.
+* **Added tokens**: the raw-text pass (``normalized=false`` tokens, the
+  special ones of these files); a file with ``normalized=true`` added
+  tokens gets no walk.
+
+Anything else (``Lowercase``, ``NFKC``, ``Strip`` normalizers, other
+pre-tokenizers, no ``unk_id``) gets no walk: the pipeline's stages run it.
+
+>>> import json
+>>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
+>>> from fasttok.formats.hf_pipeline import pipeline_from_document
+>>> doc = {"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["▁a", -1.0]]},
+...        "pre_tokenizer": {"type": "Metaspace", "replacement": "▁",
+...                          "prepend_scheme": "always", "split": True}}
+>>> record = tokenizer_json_record(json.dumps(doc), "t.json")
+>>> walk = unigram_walk(record, pipeline_from_document(record))
+>>> walk.ids("a a", None)
+[1, 1]
+>>> [list(a) for a in walk.encode("a a", None)]
+[[1, 1], [0, 1, 1, 3], [0, 1]]
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Optional
+
+from fasttok.formats.hf_walks import Walk
+from fasttok.models._unigram import UnigramWalk
+from fasttok.models.hf_unigram import Unigram
+from fasttok.normalizers.precompiled import Precompiled, cluster_joiners
+from fasttok.normalizers.replace import Replace
+from fasttok.normalizers.sequence import Sequence as NormalizerSequence
+from fasttok.pre_tokenizers.metaspace import Metaspace
+from fasttok.pre_tokenizers.sequence import Sequence as PreTokenizerSequence
+from fasttok.pre_tokenizers.split import WhitespaceSplit
+
+__all__ = ["UnigramPathWalk", "unigram_walk", "REPLACE_SHAPES"]
+
+#: The regex ``Replace`` stages the walk runs, by their pattern and content
+#: spelled with the character ``c`` they act on (``c`` a character that is
+#: no regex syntax): ``(pattern, content) -> (op, new string)``, the ops of
+#: :class:`~fasttok.models._unigram.UnigramWalk` (transformers writes these
+#: four for a SentencePiece model's whitespace rules).
+REPLACE_SHAPES = {
+    ("{c}{{2,}}", "{c}"): ("squeeze", "{c}"),
+    ("\\A{c}+|{c}+\\z", ""): ("trim", ""),
+    ("\\A{c}", "{c}{c}"): ("lead", "{c}{c}"),
+}
+
+_REGEX_SYNTAX = frozenset(".^$*+?{}[]\\|()#")
+
+
+def _stages(normalizer: Any) -> list:
+    # a normalizer as the list of its stages, Sequences flattened
+    if normalizer is None:
+        return []
+    if isinstance(normalizer, NormalizerSequence):
+        return [s for n in normalizer.normalizers for s in _stages(n)]
+    return [normalizer]
+
+
+def _replace_op(stage: Any) -> Optional[tuple]:
+    # the walk's op for a Replace stage after the charsmap, or None
+    if not isinstance(stage, Replace):
+        return None
+    if not stage.regex:
+        return ("map", stage.pattern, stage.content) if len(stage.pattern) == 1 else None
+    for c in set(stage.pattern) - _REGEX_SYNTAX:
+        if not c.isprintable():
+            continue
+        for (pattern, content), (op, new) in REPLACE_SHAPES.items():
+            if stage.pattern == pattern.format(c=c) and stage.content == content.format(c=c):
+                return op, c, new.format(c=c)
+    return None
+
+
+def _normalizer_plan(normalizer: Any) -> Optional[tuple]:
+    # (guards, char rules, joiners, ops) of the normalizer, or None
+    stages = _stages(normalizer)
+    guards = []
+    i = 0
+    while i < len(stages) and isinstance(stages[i], Replace) and not stages[i].regex \
+            and len(stages[i].pattern) >= 2:
+        guards.append(stages[i].pattern)
+        i += 1
+    rules = joiners = None
+    if i < len(stages) and isinstance(stages[i], Precompiled):
+        rules = stages[i].char_rules()
+        joiners = cluster_joiners()
+        i += 1
+    ops = [_replace_op(stage) for stage in stages[i:]]
+    if None in ops:
+        return None
+    return tuple(guards), rules, joiners, ops
+
+
+@functools.cache
+def _cut_chars(split_type: type) -> str:
+    # the characters a pre-tokenizer of this (parameterless) type cuts at
+    # and drops: those missing from its pieces of every code point
+    every = "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
+    cut = []
+    at = 0
+    for piece in split_type().split_str(every):
+        found = every.index(piece, at)
+        cut.append(every[at:found])
+        at = found + len(piece)
+    cut.append(every[at:])
+    return "".join(cut)
+
+
+def _pre_tokenizer_plan(pre_tokenizer: Any) -> Optional[tuple]:
+    # (whitespace or None, metaspace settings or None), or None
+    if pre_tokenizer is None:
+        parts = []
+    elif isinstance(pre_tokenizer, PreTokenizerSequence):
+        parts = list(pre_tokenizer.pretokenizers)
+    else:
+        parts = [pre_tokenizer]
+    whitespace = None
+    if parts and type(parts[0]) is WhitespaceSplit:
+        whitespace = _cut_chars(WhitespaceSplit)
+        parts = parts[1:]
+    if not parts:
+        return whitespace, None
+    if len(parts) == 1 and type(parts[0]) is Metaspace:
+        m = parts[0]
+        return whitespace, (m.replacement, m.prepend_scheme, m.split)
+    return None
+
+
+class UnigramPathWalk(Walk):
+    """The walk of one Unigram configuration (see the module docstring).
+
+    A text holding one of ``guards`` (the literal patterns replaced before
+    the charsmap) or a character that joins a cluster is declined (``None``).
+    """
+
+    def __init__(self, core: UnigramWalk, added: Any, guards: tuple) -> None:
+        self._core = core
+        self._added = added
+        self._guards = guards
+
+    def _run(self, text: str, allowed: Optional[frozenset], offsets: bool) -> Any:
+        for guard in self._guards:
+            if guard in text:
+                return None
+        added = self._added
+        matches = added.find_matches(text, normalized=False, allowed=allowed) \
+            if added.matcher(False, allowed).occurs(text) else None
+        return self._core.run(text, matches, offsets)
+
+    def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
+        """The ids of ``text``, or ``None`` (see :class:`~fasttok.formats.hf_walks.Walk`)."""
+        return self._run(text, allowed, False)
+
+    def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
+        """``(ids, offsets, words)`` arrays of ``text``, or ``None``."""
+        return self._run(text, allowed, True)
+
+
+def unigram_walk(record: Any, pipeline: Any) -> Optional[Walk]:
+    """The walk of ``pipeline`` if it is a Unigram configuration the walk
+    runs (``record``: its ``tokenizer.json`` record), else ``None``."""
+    model = pipeline.model
+    if type(model) is not Unigram or model.unk_id is None or not model.vocab \
+            or pipeline._normalized_pass:
+        return None
+    normalizer = _normalizer_plan(pipeline.normalizer)
+    pre_tokenizer = _pre_tokenizer_plan(pipeline.pre_tokenizer)
+    if normalizer is None or pre_tokenizer is None:
+        return None
+    guards, rules, joiners, ops = normalizer
+    whitespace, metaspace = pre_tokenizer
+    n_ids = max([len(model.vocab)] + [t.id + 1 for t in pipeline.added.tokens])
+    core = UnigramWalk(model._core, rules, joiners, ops, whitespace, metaspace, n_ids)
+    return UnigramPathWalk(core, pipeline.added, guards)
