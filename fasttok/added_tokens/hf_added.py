@@ -132,6 +132,8 @@ class AddedTokens:
             self.by_id.setdefault(t.id, t)
         self.by_content = {t.content: t.id for t in self.tokens}
         self.special_contents = frozenset(t.content for t in self.tokens if t.special)
+        #: whether a second pass looks for tokens in the normalized text
+        self.any_normalized = any(t.normalized for t in self.tokens)
         self._normalize = normalize
         self._matchers: dict = {}
 

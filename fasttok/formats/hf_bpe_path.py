@@ -5,12 +5,19 @@ A file whose normalizer only writes each space as another string
 whose pre-tokenizer is none or a ``Split`` at the spaces that normalizer
 has removed, and whose model is ``BPE`` (Llama 2, Gemma 3 and most
 SentencePiece conversions) gives, for each stretch between added tokens,
-the model's ids of that stretch rewritten so. The text is cut at its added
-tokens by their regex (``re.split``, in C), and the rewriting and the model
-run in :meth:`fasttok.models.hf_bpe.BPE.stretches_ids`, with no Python per
-stretch: Gemma 3's newlines are added tokens, so a text of 20,000 lines was
-20,000 trips through the Python stages at about 20 µs each, as much as
-the BPE itself.
+the model's tokens of that stretch rewritten so. The text is cut at its
+added tokens by their regex (``re.split``, in C), and the rewriting and the
+model run in :meth:`fasttok.models.hf_bpe.BPE.walk_stretches`, with no
+Python per stretch or per token: Gemma 3's newlines are added tokens, so a
+text of 20,000 lines was 20,000 trips through the Python stages at about
+20 µs each, as much as the BPE itself.
+
+The same call gives the offsets (:class:`BpeStretchWalk`): the normalizer's
+alignment is asked of the stage when the walk is built (a written space
+spans the space it stands for; the prepended string, the stretch's first
+character), each token spans the characters its bytes came from (a
+byte-fallback token of one character spans that character), and with no
+pre-tokenizer to split it each stretch is one word, as each added token is.
 
 >>> from fasttok.models.hf_bpe import BPE
 >>> from fasttok.normalizers.replace import Replace
@@ -31,8 +38,9 @@ from fasttok.normalizers.replace import Replace
 from fasttok.normalizers.sequence import Sequence
 from fasttok.normalizers.simple import Prepend
 from fasttok.pre_tokenizers.split import Split
+from fasttok.shared.normalized import NormalizedString
 
-__all__ = ["bpe_stretch_path"]
+__all__ = ["BpeStretchWalk", "bpe_stretch_path", "bpe_stretch_walk"]
 
 
 def _rewrites(normalizer: Any) -> Optional[tuple]:
@@ -55,13 +63,9 @@ def _rewrites(normalizer: Any) -> Optional[tuple]:
     return space_to, prepend or ""
 
 
-def bpe_stretch_path(normalizer: Any, pre_tokenizer: Any, model: Any,
-                     has_normalized_added: bool) -> Optional[Callable[[list, dict], list]]:
-    """``ids(parts, added_ids)`` for a text cut at its added tokens (see
-    :meth:`fasttok.added_tokens.hf_added.AddedTokens.matcher`'s ``split``),
-    when the stages are the ones above (else ``None``);
-    ``has_normalized_added``: whether some added token is matched in the
-    normalized text (such a file keeps the stages' own path)."""
+def _stretch_rewrites(normalizer: Any, pre_tokenizer: Any, model: Any,
+                      has_normalized_added: bool) -> Optional[tuple]:
+    # (space_to, prepend) when the stages are the ones this module takes
     rewrites = _rewrites(normalizer)
     if has_normalized_added or type(model) is not BPE or rewrites is None:
         return None
@@ -72,4 +76,106 @@ def bpe_stretch_path(normalizer: Any, pre_tokenizer: Any, model: Any,
                 and not pre_tokenizer.invert and pre_tokenizer.pattern == " "
                 and space_to is not None and " " not in space_to + prepend):
             return None
-    return functools.partial(model.stretches_ids, space_to=space_to, prepend=prepend)
+    return space_to, prepend
+
+
+def _aligned_as_walked(normalizer: Any, space_to: Optional[str], prepend: str) -> bool:
+    # whether the stage aligns what it writes as the walk does: the
+    # prepended string to the first character, a space's string to the space
+    if normalizer is None:
+        return True
+    space = " " if space_to is None else space_to
+    probe = NormalizedString("a b")
+    normalizer.normalize(probe)
+    return (probe.normalized == prepend + "a" + space + "b"
+            and probe.alignments == [(0, 1)] * (len(prepend) + 1) + [(1, 2)] * len(space)
+            + [(2, 3)])
+
+
+def bpe_stretch_path(normalizer: Any, pre_tokenizer: Any, model: Any,
+                     has_normalized_added: bool) -> Optional[Callable[[list, dict], list]]:
+    """``ids(parts, added_ids)`` for a text cut at its added tokens (see
+    :meth:`fasttok.added_tokens.hf_added.AddedTokens.matcher`'s ``split``),
+    when the stages are the ones above (else ``None``);
+    ``has_normalized_added``: whether some added token is matched in the
+    normalized text (such a file keeps the stages' own path)."""
+    rewrites = _stretch_rewrites(normalizer, pre_tokenizer, model, has_normalized_added)
+    if rewrites is None:
+        return None
+    space_to, prepend = rewrites
+    return functools.partial(model.walk_stretches, space_to=space_to, prepend=prepend)
+
+
+class BpeStretchWalk:
+    """The walk (:class:`fasttok.formats.hf_walks.Walk`) of a
+    SentencePiece-style BPE ``tokenizer.json`` (see the module notes): the added tokens of ``added`` cut the text (a file with
+    ``single_word``, ``lstrip`` or ``rstrip`` tokens among those matched is
+    declined), ``model`` (:class:`~fasttok.models.hf_bpe.BPE`) walks the
+    stretches between them, rewritten as ``space_to`` and ``prepend`` say.
+
+    >>> from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
+    >>> walk = BpeStretchWalk(AddedTokens([AddedToken("<x>", 7, special=True)]),
+    ...                       BPE({"a": 0, "_": 1, "_a": 2}, [("_", "a")]), "_", "_")
+    >>> walk.ids("a<x> a", None), walk.ids("a a", frozenset())
+    ([2, 7, 1, 2], [2, 2])
+    >>> [list(a) for a in walk.encode("a<x>", None)]
+    [[2, 7], [0, 1, 1, 4], [0, 1]]
+    """
+
+    def __init__(self, added: Any, model: BPE, space_to: Optional[str], prepend: str) -> None:
+        self._added = added
+        self._walk = functools.partial(model.walk_stretches, space_to=space_to, prepend=prepend)
+        # (split, ids) of the matcher of each allowed set, or None where it
+        # is not plain: the matcher's lookup was a tenth of a line's time
+        self._cuts: dict = {}
+
+    def _cut(self, allowed: Optional[frozenset]) -> Optional[tuple]:
+        try:
+            return self._cuts[allowed]
+        except KeyError:
+            matcher = self._added.matcher(False, allowed)
+            found = self._cuts[allowed] = (matcher.split, matcher.ids) if matcher.plain else None
+            return found
+
+    def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
+        """The ids of ``text`` (``None`` for a lone surrogate or tokens that
+        are not plain)."""
+        cut = self._cut(allowed)
+        if cut is None:
+            return None
+        try:
+            return self._walk(cut[0](text), cut[1])
+        except UnicodeEncodeError:
+            return None
+
+    def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
+        """``(ids, offsets, words)`` of ``text`` (see :class:`~fasttok.formats.hf_walks.Walk`), or ``None``."""
+        cut = self._cut(allowed)
+        if cut is None:
+            return None
+        try:
+            return self._walk(cut[0](text), cut[1], offsets=True)
+        except UnicodeEncodeError:
+            return None
+
+
+def bpe_stretch_walk(record: Any, pipeline: Any) -> Optional[BpeStretchWalk]:
+    """The walk of ``pipeline`` when its stages are the ones this module
+    takes (``record``, its ``tokenizer.json`` record, is not needed), else
+    ``None``; a model with dropout is left to the stages, which draw.
+
+    >>> import json
+    >>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
+    >>> from fasttok.formats.hf_pipeline import pipeline_from_document
+    >>> doc = {"normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "_"},
+    ...        "model": {"type": "BPE", "vocab": {"a": 0, "_": 1, "_a": 2}, "merges": [["_", "a"]]}}
+    >>> record = tokenizer_json_record(json.dumps(doc), "t.json")
+    >>> bpe_stretch_walk(record, pipeline_from_document(record)).ids("a a", None)
+    [0, 2]
+    """
+    normalizer, model = pipeline.normalizer, pipeline.model
+    rewrites = _stretch_rewrites(normalizer, pipeline.pre_tokenizer, model,
+                                 pipeline.added.any_normalized)
+    if rewrites is None or model.dropout or not _aligned_as_walked(normalizer, *rewrites):
+        return None
+    return BpeStretchWalk(pipeline.added, model, *rewrites)

@@ -1,4 +1,5 @@
 # tokenizers' BPE model, for compiled pipelines that run it on their pieces.
+from cpython cimport array
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
 from fasttok.models._bpe cimport Dropout, PairMemo
@@ -9,6 +10,7 @@ cdef class HfBpeCore:
     cdef TokenTables tables
     cdef const TokenTablesView* view
     cdef readonly tuple slot_ints   # the id of each slot, as an int
+    cdef uint32_t* slot_ids         # the id of each slot
     cdef readonly tuple slot_names  # the token string of each slot's id
     cdef uint32_t* char_slots       # the slot of each BMP character alone, or NO_TOKEN
     cdef uint8_t* edge_bytes        # the first and last byte of each slot's spelling
@@ -43,3 +45,7 @@ cdef class HfBpeCore:
                              size_t k, size_t i, int64_t* learn) noexcept
     cdef size_t _merge_cut(self, const uint8_t* s, uint32_t* starts, uint32_t* slots, size_t m,
                            PairMemo* memo) except? 0
+    # a walk's token ids (list, array('I')): out holds slots, ADDED_MARK where
+    # the next id of found goes
+    cdef list _walk_ids(self, const uint32_t* out, size_t n, list found)
+    cdef array.array _walk_ids_array(self, const uint32_t* out, size_t n, list found)

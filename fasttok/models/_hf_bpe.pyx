@@ -52,17 +52,22 @@ each slot beside them, so sparse ids and two spellings of one id (both
 allowed in ``tokenizer.json``) cost nothing special.
 """
 
+from cpython cimport array
+from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.unicode cimport PyUnicode_GET_LENGTH
-from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memmove
+
+import array
 
 from fasttok.errors import FasttokError
 
 from fasttok.models._bpe cimport Dropout, PairMemo, bpe_merge_parts, bpe_sample_parts, pair_memo_init, pair_memo_release
 from fasttok.shared._growth cimport grow_array
-from fasttok.shared._id_lists cimport ids_list
+from fasttok.shared._id_lists cimport PyObject_GC_UnTrack, ids_list
 from fasttok.shared._utf8 cimport Utf8Source, utf8_capacity, utf8_source, utf8_write
 from fasttok.shared._tables cimport NO_TOKEN, SELF_NO, SELF_UNKNOWN, SELF_YES, TokenTables, \
     TokenTablesView, bmp_token_ids, find_bytes, find_token, ft_load_byte, ft_store_byte
@@ -186,6 +191,36 @@ def merge_slots(merges, TokenTables tables not None, size_t cut, int64_t empty_s
         free(buf)
 
 
+cdef enum:
+    ADDED_MARK = 0xFFFFFFFF  # an added token's place among a walk's slots
+    WALK_STACK = 256         # a walk's arrays start on the stack, this many items
+
+
+cdef array.array _U32 = array.array("I")
+cdef array.array _I32 = array.array("i")
+
+
+cdef int _room(void** data, size_t* cap, size_t need, size_t item, const void* stack) except -1:
+    # grow_array for an array that starts in the caller's stack buffer
+    cdef void* heap = NULL
+    cdef size_t heap_cap = 0
+    if need <= cap[0]:
+        return 0
+    if data[0] != stack:
+        return grow_array(data, cap, need, item, WALK_STACK)
+    grow_array(&heap, &heap_cap, need, item, 2 * cap[0])
+    memcpy(heap, data[0], cap[0] * item)
+    data[0] = heap
+    cap[0] = heap_cap
+    return 0
+
+
+cdef array.array _int_array(const int32_t* data, size_t n):
+    cdef array.array out = array.clone(_I32, n, False)
+    memcpy(out.data.as_ints, data, n * sizeof(int32_t))
+    return out
+
+
 cdef class HfBpeCore:
     """The compiled BPE of one ``tokenizers`` BPE model: ``tokens`` are the
     slots' UTF-8 spellings, ``ids`` their ids, ``names`` the token string
@@ -206,6 +241,7 @@ cdef class HfBpeCore:
         self.key = NULL
         self.span_self = NULL
         self.not_whole = NULL
+        self.slot_ids = NULL
 
     def __init__(self, tokens, tuple ids not None, merges, *, tuple names=None, int64_t unk_slot=-1,
                  str unk_token=None,
@@ -218,6 +254,11 @@ cdef class HfBpeCore:
         self.tables = TokenTables(tokens, merges=merges, later_merge_wins=True)
         self.view = &self.tables.view
         self.slot_ints = ids
+        self.slot_ids = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+        if self.slot_ids == NULL:
+            raise MemoryError()
+        for i in range(n):
+            self.slot_ids[i] = ids[i]
         self.slot_names = names if names is not None else tuple(t.decode("utf-8") for t in tokens)
         self.key = <uint8_t*>malloc(len(prefix) + 4 + len(suffix))
         if self.key == NULL:
@@ -280,6 +321,7 @@ cdef class HfBpeCore:
         free(self.key)
         free(self.span_self)
         free(self.not_whole)
+        free(self.slot_ids)
 
     def slot_of(self, bytes token not None):
         """The slot spelled ``token``, or -1.
@@ -496,67 +538,185 @@ cdef class HfBpeCore:
             if slots != stack_slots:
                 free(slots)
 
-    def stretches_ids(self, list parts not None, dict added not None, bytes space_to=None,
-                      bytes prepend=b""):
-        """The ids of ``parts`` as ``re.split`` with one group gives them:
-        the texts between added tokens at even places, each normalized (a
-        space written as ``space_to`` when given; ``prepend`` before it when
-        it is not empty) and tokenized; the added tokens' texts at odd
-        places, each its id in ``added``. One call for a whole text that
-        holds thousands of added tokens (Gemma 3's newlines).
+    def walk_stretches(self, list parts not None, dict added not None, bytes space_to,
+                       bytes prepend not None, bint offsets):
+        """The tokens of a text cut at its added tokens: ``parts`` as
+        ``re.split`` with one group gives them, the stretches between added
+        tokens at even places, the added tokens' texts at odd ones (each its
+        id in ``added``). Each stretch is normalized (every space written as
+        ``space_to`` when given, ``prepend`` before it when it is not empty)
+        and tokenized, all in one call: Gemma 3's newlines are added tokens.
 
-        >>> core = HfBpeCore([b"a", "\u2581".encode(), "\u2581a".encode()], (0, 1, 2), [(1, 0, 2)])
-        >>> core.stretches_ids(["a a", "<x>", "", "<x>", " a"], {"<x>": 9}, "\u2581".encode())
+        Without ``offsets``, the list of ids. With them, ``(ids, offsets,
+        words)`` as ``array('I')``, ``array('i')``, ``array('i')``: each
+        token's start and end in characters of the text, through the
+        normalization's alignment (a written space, and ``prepend``, span
+        the character they stand for: the space, the stretch's first
+        character), and the index of its split (a stretch or an added token)
+        as tokenizers' ``word_ids`` give it; or ``None`` when a stretch's
+        tokens count more bytes than it has (a prefix or suffix written as
+        byte tokens), whose offsets tokenizers does not correct. A lone
+        surrogate is Python's ``UnicodeEncodeError``, as in the stages.
+
+        >>> core = HfBpeCore([b"a", b"_", b"_a"], (0, 1, 2), [(1, 0, 2)])
+        >>> core.walk_stretches(["a a", "<x>", "", "<x>", " a"], {"<x>": 9}, b"_", b"", False)
         [0, 2, 9, 9, 2]
+        >>> ids, offsets, words = core.walk_stretches(["a", "<x>", " a"], {"<x>": 9}, b"_", b"_",
+        ...                                           True)
+        >>> list(ids), list(offsets), list(words)
+        ([2, 9, 1, 2], [0, 1, 1, 4, 4, 5, 4, 6], [0, 1, 2, 2])
         """
         cdef uint32_t stack_starts[STACK_PARTS]
         cdef uint32_t stack_slots[STACK_PARTS]
+        cdef uint8_t stack_buf[WALK_STACK]
+        cdef uint32_t stack_char_at[WALK_STACK]
+        cdef uint32_t stack_out[WALK_STACK]
+        cdef int32_t stack_spans[2 * WALK_STACK]
+        cdef int32_t stack_words[WALK_STACK]
         cdef uint32_t* starts
         cdef uint32_t* slots
-        cdef uint8_t* buf = NULL
-        cdef size_t cap = 0, n, m, j, k
-        cdef size_t plen = len(prepend)
+        # the normalized stretch, and (with offsets) the text's character of each of its bytes
+        cdef uint8_t* buf = stack_buf
+        cdef uint32_t* char_at = stack_char_at
+        # every token so far: its slot (ADDED_MARK for an added token), span and word
+        cdef uint32_t* out = stack_out
+        cdef int32_t* spans = stack_spans
+        cdef int32_t* words = stack_words
+        cdef size_t buf_cap = WALK_STACK, char_cap = WALK_STACK, out_cap = WALK_STACK
+        cdef size_t spans_cap = 2 * WALK_STACK, words_cap = WALK_STACK
+        cdef size_t n_out = 0, n, m, j, k, plen = len(prepend)
         cdef size_t slen = len(space_to) if space_to is not None else 1
-        cdef Py_ssize_t i, size, count = len(parts)
-        cdef const uint8_t* text
         cdef const char* space = <const char*>space_to if space_to is not None else NULL
-        cdef list out = []
-        cdef tuple ints = self.slot_ints
+        cdef Py_ssize_t i, size, length, count = len(parts)
+        cdef const uint8_t* text
+        cdef uint32_t at = 0, ci
+        cdef int32_t word = 0
+        cdef uint8_t b
+        cdef list found = []  # the added tokens' ids, in order
         try:
             for i in range(count):
                 part = parts[i]
-                if i & 1:
-                    out.append(added[part])
-                    continue
                 if type(part) is not str:
                     raise TypeError(f"parts[{i}] is {type(part).__name__}, not str")
-                if PyUnicode_GET_LENGTH(part) == 0:
+                length = PyUnicode_GET_LENGTH(part)
+                if offsets and <size_t>at + <size_t>length > <size_t>INT32_MAX:
+                    return None
+                if i & 1:
+                    found.append(added[part])
+                    _room(<void**>&out, &out_cap, n_out + 1, sizeof(uint32_t), stack_out)
+                    out[n_out] = ADDED_MARK
+                    if offsets:
+                        _room(<void**>&spans, &spans_cap, 2 * n_out + 2, sizeof(int32_t), stack_spans)
+                        _room(<void**>&words, &words_cap, n_out + 1, sizeof(int32_t), stack_words)
+                        spans[2 * n_out] = <int32_t>at
+                        spans[2 * n_out + 1] = <int32_t>(at + length)
+                        words[n_out] = word
+                    n_out += 1
+                    word += 1
+                    at += <uint32_t>length
+                    continue
+                if length == 0:
                     continue
                 text = <const uint8_t*>PyUnicode_AsUTF8AndSize(part, &size)
-                grow_array(<void**>&buf, &cap, plen + <size_t>size * slen, 1, 256)
+                _room(<void**>&buf, &buf_cap, plen + <size_t>size * slen, 1, stack_buf)
                 memcpy(buf, <const char*>prepend, plen)
                 n = plen
-                for k in range(<size_t>size):
-                    if text[k] == 0x20 and space != NULL:
-                        memcpy(buf + n, space, slen)
-                        n += slen
-                    else:
-                        buf[n] = text[k]
-                        n += 1
+                if offsets:
+                    _room(<void**>&char_at, &char_cap, plen + <size_t>size * slen, sizeof(uint32_t),
+                          stack_char_at)
+                    for k in range(plen):
+                        char_at[k] = at
+                    ci = at
+                    for k in range(<size_t>size):
+                        b = text[k]
+                        if k and (b & 0xC0) != 0x80:
+                            ci += 1
+                        if b == 0x20 and space != NULL:
+                            memcpy(buf + n, space, slen)
+                            for j in range(slen):
+                                char_at[n + j] = ci
+                            n += slen
+                        else:
+                            buf[n] = b
+                            char_at[n] = ci
+                            n += 1
+                else:
+                    for k in range(<size_t>size):
+                        b = text[k]
+                        if b == 0x20 and space != NULL:
+                            memcpy(buf + n, space, slen)
+                            n += slen
+                        else:
+                            buf[n] = b
+                            n += 1
                 starts = stack_starts
                 slots = stack_slots
                 try:
                     m = self._run_utf8(buf, n, &starts, &slots, stack_starts, stack_slots)
-                    for j in range(m):
-                        out.append(<object>PyTuple_GET_ITEM(ints, slots[j]))
+                    if offsets and m and starts[m] > n:
+                        return None
+                    _room(<void**>&out, &out_cap, n_out + m, sizeof(uint32_t), stack_out)
+                    memcpy(out + n_out, slots, m * sizeof(uint32_t))
+                    if offsets:
+                        _room(<void**>&spans, &spans_cap, 2 * (n_out + m), sizeof(int32_t),
+                              stack_spans)
+                        _room(<void**>&words, &words_cap, n_out + m, sizeof(int32_t), stack_words)
+                        for j in range(m):
+                            spans[2 * (n_out + j)] = <int32_t>char_at[starts[j]]
+                            spans[2 * (n_out + j) + 1] = <int32_t>char_at[starts[j + 1] - 1] + 1
+                            words[n_out + j] = word
+                    n_out += m
                 finally:
                     if starts != stack_starts:
                         free(starts)
                     if slots != stack_slots:
                         free(slots)
+                word += 1
+                at += <uint32_t>length
+            if not offsets:
+                return self._walk_ids(out, n_out, found)
+            return self._walk_ids_array(out, n_out, found), _int_array(spans, 2 * n_out), \
+                _int_array(words, n_out)
         finally:
-            free(buf)
-        return out
+            if buf != stack_buf:
+                free(buf)
+            if char_at != stack_char_at:
+                free(char_at)
+            if out != stack_out:
+                free(out)
+            if spans != stack_spans:
+                free(spans)
+            if words != stack_words:
+                free(words)
+
+    cdef list _walk_ids(self, const uint32_t* out, size_t n, list found):
+        # the ids of a walk's slots, the added tokens' taken from found in turn
+        cdef list ids = PyList_New(n)
+        cdef size_t j, f = 0
+        cdef object item
+        for j in range(n):
+            if out[j] == ADDED_MARK:
+                item = <object>PyList_GET_ITEM(found, f)
+                f += 1
+            else:
+                item = <object>PyTuple_GET_ITEM(self.slot_ints, out[j])
+            Py_INCREF(item)
+            PyList_SET_ITEM(ids, j, item)
+        PyObject_GC_UnTrack(ids)
+        return ids
+
+    cdef array.array _walk_ids_array(self, const uint32_t* out, size_t n, list found):
+        # _walk_ids as an array('I')
+        cdef array.array ids = array.clone(_U32, n, False)
+        cdef uint32_t* data = ids.data.as_uints
+        cdef size_t j, f = 0
+        for j in range(n):
+            if out[j] == ADDED_MARK:
+                data[j] = found[f]
+                f += 1
+            else:
+                data[j] = self.slot_ids[out[j]]
+        return ids
 
     def sample_ids(self, str sequence not None, double rate, uint64_t seed):
         """The ids of ``sequence`` with BPE-dropout at ``rate``, drawn from
