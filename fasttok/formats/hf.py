@@ -44,6 +44,7 @@ from fasttok.formats.hf_byte_level import build_hf_byte_bpe
 from fasttok.formats.hf_pipeline import HFPipeline, pipeline_from_document
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json
 from fasttok.models.hf_bpe import BPE
+from fasttok.decoders.hf_starts import token_starts
 from fasttok.decoders.hf_stream import HFDecodeStream
 from fasttok.decoders.stream import token_int
 from fasttok.shared._bytemap import decode_byte_level
@@ -52,7 +53,8 @@ from fasttok.shared.literal_match import longest_first
 from fasttok.shared.surrogates import repair_surrogates
 from fasttok.vocab import Vocabulary
 
-__all__ = ["load_tokenizer_json_file", "build_hf_pipeline", "control_ids", "HFModel"]
+__all__ = ["load_tokenizer_json_file", "build_hf_pipeline", "control_ids", "HFModel",
+           "ByteLevelHFModel"]
 
 
 def load_tokenizer_json_file(path: str, **options: Any) -> Vocabulary:
@@ -82,9 +84,13 @@ def build_hf_pipeline(vocab: Vocabulary, *, tables: Any = None,
     byte_level = vocab.merges is not None
     pipeline = pipeline_from_document(vocab, lazy_model=byte_level, model_document=model_document,
                                       never=control_ids(vocab))
-    fast = build_hf_byte_bpe(vocab, tables) if byte_level else None
-    return HFModel(pipeline, [content for content, _, _ in vocab.metadata["added_tokens"]],
-                   fast, vocab.metadata["document"].get("decoder"), vocab.template_ids)
+    decoder = vocab.metadata["document"].get("decoder")
+    if byte_level:
+        core = build_hf_byte_bpe(vocab, tables)
+        return ByteLevelHFModel(pipeline, core, decoder, vocab.template_ids)
+    return HFModel(pipeline, tuple(content.encode("utf-8")
+                                   for content, _, _ in vocab.metadata["added_tokens"]),
+                   decoder, vocab.template_ids)
 
 
 def control_ids(vocab: Vocabulary) -> frozenset:
@@ -214,19 +220,19 @@ class _TextStream:
 
 class HFModel(TextByText):
     """What :class:`fasttok.Encoding` calls for a ``tokenizer.json`` (the
-    declared model interface); ``fast`` is the fused byte-level core or ``None``."""
+    declared model interface), served by the file's pipeline: its walk where
+    it has one, its stages otherwise."""
 
     tiktoken_pieces = False
 
-    def __init__(self, pipeline: HFPipeline, added: list, fast: Any = None,
+    def __init__(self, pipeline: HFPipeline, special_order: tuple,
                  decoder_spec: Optional[dict] = None, template_ids: tuple = ()) -> None:
         self.pipeline = pipeline
         #: ids only the post-processor adds: no token holds them, they decode to nothing
         self.template_only = frozenset(template_ids)
         self._decoder_spec = decoder_spec or {}
-        self._fast = fast
-        self.special_order = fast.special_order if fast is not None else \
-            tuple(c.encode("utf-8") for c in added)
+        #: the added tokens' contents (UTF-8) that ``allowed`` masks index
+        self.special_order = special_order
         by_content = pipeline.added.by_content
         self._order_ids = [by_content[c.decode("utf-8")] for c in self.special_order]
         self._allowed: dict = {}
@@ -246,12 +252,8 @@ class HFModel(TextByText):
                 i for i, on in zip(self._order_ids, allowed) if on)
         return found
 
-
     def encode(self, text: str, allowed: Optional[bytes]) -> list:
         """The ids of ``text``, matching the added tokens ``allowed`` selects."""
-        if self._fast is not None:
-            return self._fast.encode(text, allowed) if allowed is not None else \
-                self._fast.encode_ordinary(text)
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, not {type(text).__name__}")
         return self.pipeline.encode_ids(repair_surrogates(text), self._allowed_ids(allowed))
@@ -262,40 +264,11 @@ class HFModel(TextByText):
 
     def count(self, text: str, allowed: Optional[bytes]) -> int:
         """How many ids :meth:`encode` gives."""
-        if self._fast is not None:
-            return self._fast.count(text, allowed)
         return len(self.encode(text, allowed))
-
-    def encode_many(self, texts: list, allowed: Optional[bytes]) -> list:
-        """:meth:`encode` of each text."""
-        if self._fast is not None:
-            return self._fast.encode_many(texts, allowed)
-        return super().encode_many(texts, allowed)
-
-    def encode_many_flat(self, texts: list, allowed: Optional[bytes]) -> tuple:
-        """All ids in one ``array('I')`` and where each text's start, ``array('Q')``."""
-        if self._fast is not None:
-            return self._fast.encode_many_flat(texts, allowed)
-        return super().encode_many_flat(texts, allowed)
-
-    def batch_job(self, texts: list, allowed: Optional[bytes], how: str,
-                  num_threads: int) -> Any:
-        """The fused core's batch job, else chunks of this model's calls."""
-        if self._fast is not None:
-            return self._fast.batch_job(texts, allowed, how, num_threads)
-        return super().batch_job(texts, allowed, how, num_threads)
-
-    def encode_to_array(self, text: str, allowed: Optional[bytes]) -> array:
-        """:meth:`encode` as an ``array('I')``."""
-        if self._fast is not None:
-            return self._fast.encode_to_array(text, allowed)
-        return super().encode_to_array(text, allowed)
 
     def sample(self, text: str, allowed: Optional[bytes], alpha: float, nbest_size: int,
                rng: Any) -> list:
         """BPE-dropout with rate ``alpha`` (BPE models only)."""
-        if self._fast is not None:
-            return self._fast.sample(text, allowed, alpha, nbest_size, rng)
         if not isinstance(self.pipeline.model, BPE):
             raise FasttokError(f"sampling needs a BPE model; this tokenizer.json has "
                                f"{type(self.pipeline.model).__name__}")
@@ -306,8 +279,6 @@ class HFModel(TextByText):
     def find_special(self, text: str, mask: bytes) -> int:
         """The index in :attr:`special_order` of the first added token ``mask``
         selects that ``text`` holds (leftmost, then longest), or -1."""
-        if self._fast is not None:
-            return self._fast.find_special(text, mask)
         if mask not in self._find:
             self._find[mask] = longest_first(c.decode("utf-8")
                                              for c, on in zip(self.special_order, mask) if on)
@@ -318,8 +289,6 @@ class HFModel(TextByText):
     def find_token(self, data: bytes) -> int:
         """The id of the model token whose :meth:`token_bytes` are ``data``,
         else whose vocabulary text is ``data``, or -1."""
-        if self._fast is not None:
-            return self._fast.find_token(data)
         found = self._by_bytes.get(bytes(data))
         if found is None:
             try:
@@ -331,8 +300,6 @@ class HFModel(TextByText):
     def encode_bytes_piece(self, piece: bytes) -> list:
         """``piece`` through the model alone, as one word (no normalizer, no
         pre-tokenizer); the bytes must be UTF-8 unless the vocabulary is byte-level."""
-        if self._fast is not None:
-            return self._fast.encode_bytes_piece(piece)
         try:
             text = bytes(piece).decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -342,8 +309,6 @@ class HFModel(TextByText):
 
     def encode_as_pieces(self, text: str) -> list:
         """The token strings ``tokenizers`` gives for ``text`` (added tokens matched)."""
-        if self._fast is not None:
-            return self._fast.encode_as_pieces(text)
         return self.pipeline.tokens(repair_surrogates(text))
 
     # ------------------------------------------------------------ decoding
@@ -366,8 +331,6 @@ class HFModel(TextByText):
         its content; an id only the post-processor adds, nothing."""
         if token in self.template_only:
             return b""
-        if self._fast is not None:
-            return self._fast.token_bytes(token)
         self._check([token])
         return self._bytes_of(token)
 
@@ -413,18 +376,16 @@ class HFModel(TextByText):
 
     def decode_bytes(self, tokens: Any) -> bytes:
         """The UTF-8 of ``tokenizers``' ``decode(ids, skip_special_tokens=False)``."""
-        if self._fast is not None:
-            if self.template_only:
-                tokens = [t for t in tokens if t not in self.template_only]
-            return self._fast.decode_bytes(tokens)
         return self.pipeline.decode(self._check(tokens), False).encode("utf-8")
 
     def decode_with_offsets(self, tokens: Any) -> tuple:
         """``(decode_bytes(tokens), starts)``: id ``i``'s text starts where the
         decoding of the ids before it stops agreeing with the whole (decoders
-        such as ``Strip`` and ``ByteFallback`` look at their neighbours; see
-        :func:`_prefix_agreements` for how each prefix is decoded in a
-        window). An id only the post-processor adds starts where the next id does."""
+        such as ``Strip`` and ``ByteFallback`` look at their neighbours). The
+        decoder chains :func:`~fasttok.decoders.hf_starts.token_starts` reads
+        take one pass; the others decode each prefix in a window (see
+        :func:`_prefix_agreements`). An id only the post-processor adds starts
+        where the next id does."""
         ids = list(tokens)
         if self.template_only and not self.template_only.isdisjoint(ids):
             whole, kept_starts = self.decode_with_offsets(
@@ -437,12 +398,13 @@ class HFModel(TextByText):
                     at = kept_starts[k]
                 starts[i] = at
             return whole, starts
-        if self._fast is not None:
-            return self._fast.decode_with_offsets(ids)
         ids = self._check(ids)
-        whole = self.pipeline.decode(ids, False).encode("utf-8")
-        starts = []
         pipe = self.pipeline
+        found = token_starts(pipe.decoder, pipe.decode_tokens(ids, False))
+        if found is not None:
+            return found
+        whole = pipe.decode(ids, False).encode("utf-8")
+        starts = []
 
         def byte_piece(token: int) -> bool:
             return _BYTE_TOKEN.fullmatch(pipe.id_to_token(token)) is not None
@@ -454,14 +416,49 @@ class HFModel(TextByText):
 
     def token_byte_values(self) -> list:
         """:meth:`token_bytes` of every model id that is not an added token, sorted."""
-        if self._fast is not None:
-            return self._fast.token_byte_values()
         added = self.pipeline.added_ids
         return sorted(self._bytes_of(i) for i in set(self.pipeline.model.get_vocab().values())
                       if i not in added)
 
     def stream_decoder(self) -> Any:
         """Ids one at a time, as ``tokenizers``' ``DecodeStream`` gives their text."""
-        if self._fast is not None:
-            return self._fast.stream_decoder()
         return _TextStream(self)
+
+
+class ByteLevelHFModel(HFModel):
+    """A byte-level BPE ``tokenizer.json`` (Llama 3, Qwen, GPT-4o): the fused
+    compiled core (:mod:`fasttok.formats.hf_byte_level`) serves ids, pieces
+    and decoding, one Python call per text; the pipeline the rest."""
+
+    def __init__(self, pipeline: HFPipeline, core: Any, decoder_spec: Optional[dict] = None,
+                 template_ids: tuple = ()) -> None:
+        super().__init__(pipeline, core.special_order, decoder_spec, template_ids)
+        self._core = core
+        # the core's own methods, bound: no Python layer between the
+        # Encoding and the compiled call
+        for name in ("count", "encode_many", "encode_many_flat", "batch_job", "encode_to_array",
+                     "sample", "find_special", "find_token", "encode_bytes_piece",
+                     "encode_as_pieces", "token_byte_values", "stream_decoder"):
+            setattr(self, name, getattr(core, name))
+
+    def encode(self, text: str, allowed: Optional[bytes]) -> list:
+        """The core's ids of ``text``."""
+        core = self._core
+        return core.encode(text, allowed) if allowed is not None else core.encode_ordinary(text)
+
+    def token_bytes(self, token: int) -> bytes:
+        """The core's bytes of ``token`` (nothing for an id only the post-processor adds)."""
+        return b"" if token in self.template_only else self._core.token_bytes(token)
+
+    def decode_bytes(self, tokens: Any) -> bytes:
+        """The core's decoding, ids only the post-processor adds left out."""
+        if self.template_only:
+            tokens = [t for t in tokens if t not in self.template_only]
+        return self._core.decode_bytes(tokens)
+
+    def decode_with_offsets(self, tokens: Any) -> tuple:
+        """The core's decoding with each id's start (see :meth:`HFModel.decode_with_offsets`)."""
+        ids = list(tokens)
+        if self.template_only and not self.template_only.isdisjoint(ids):
+            return super().decode_with_offsets(ids)
+        return self._core.decode_with_offsets(ids)
