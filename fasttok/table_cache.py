@@ -77,6 +77,7 @@ is still the one the cache was keyed by.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -253,22 +254,23 @@ class TokenizerJson(NamedTuple):
     """One reading of a ``tokenizer.json`` file, which :func:`fasttok.load`
     and :meth:`fasttok.hf.Tokenizer.from_file` both build on.
 
-    ``record`` is the file's record; read from the cache its ``tokens`` are
-    empty and its document lacks the model's ``vocab`` and ``merges``, which
-    ``tables`` hold. ``tables``: the byte-level core's token tables of a
-    byte-level BPE file, else ``None``. ``model_document``: what gives the
-    document's ``model`` object (the file read again) when the record's
-    lacks it, else ``None``. ``whole()``: the whole record (``record``
-    itself unless it came from the cache). ``max_token_value``: the
-    largest id in use, which a record without tokens cannot count.
+    ``record`` is the file's record; that of a byte-level BPE file carries
+    its byte-level core's token tables (``metadata["tables"]``, which
+    :func:`fasttok.formats.tiktoken.byte_bpe_tables` gives back). Read from
+    the cache, its ``tokens`` are empty and its document lacks the model's
+    ``vocab`` and ``merges``: the tables hold them, and ``model_document()``
+    gives the document's ``model`` object (the file read again), which is
+    ``None`` otherwise. ``whole()``: the whole record without its tables
+    (picklable; the file read again when ``record`` came from the cache).
+    ``max_token_value``: the largest id in use, which a record without
+    tokens cannot count.
 
     >>> parts = read_tokenizer_json("llama3/tokenizer.json")  # doctest: +SKIP
-    >>> len(parts.tables), parts.record.name                   # doctest: +SKIP
+    >>> len(parts.record.metadata["tables"]), parts.record.name  # doctest: +SKIP
     (128000, 'llama3')
     """
 
     record: Vocabulary
-    tables: Any
     model_document: Optional[Callable[[], dict]]
     whole: Callable[[], Vocabulary]
     max_token_value: int
@@ -301,11 +303,14 @@ def read_tokenizer_json(path: str, data: Optional[bytes] = None, *,
                 parts = _cached_tokenizer_json(path, found, slot[1][5])
                 if parts is not None:
                     return parts
-        record = tokenizer_json_file_record(data, path)
-        tables = None if record.merges is None else byte_bpe_tables(record)
-        if slot is not None and tables is not None:
-            _write_tables(slot[0], slot[1], _hf_payload(record, tables))
-        return TokenizerJson(record, tables, None, lambda: record, record.max_token_value)
+        whole = tokenizer_json_file_record(data, path)
+        if whole.merges is None:
+            return TokenizerJson(whole, None, lambda: whole, whole.max_token_value)
+        tables = byte_bpe_tables(whole)
+        if slot is not None:
+            _write_tables(slot[0], slot[1], _hf_payload(whole, tables))
+        record = dataclasses.replace(whole, metadata=dict(whole.metadata, tables=tables))
+        return TokenizerJson(record, None, lambda: whole, whole.max_token_value)
 
 
 def load_tokenizer_json_encoding(path: str, *, cache: Optional[bool] = None) -> Any:
@@ -322,15 +327,12 @@ def load_tokenizer_json_encoding(path: str, *, cache: Optional[bool] = None) -> 
     with gc_paused():
         parts = read_tokenizer_json(path, cache=cache)
         record = parts.record
-        if parts.tables is None:
+        if record.merges is None:
             return Encoding.from_vocabulary(record)
-        model = build_hf_pipeline(record, tables=parts.tables,
-                                  model_document=parts.model_document)
-        if parts.model_document is None:
-            return Encoding.from_vocabulary(record, model=model)
-        # from the cache: the Encoding's own record (every token and merge)
-        # is the file read again, the first time someone asks for it
-        return Encoding.from_model(model, parts.whole, name=record.name, pattern=record.pattern,
+        # the Encoding's own record is the whole one without the tables:
+        # made (read again, after the cache) the first time someone asks
+        return Encoding.from_model(build_hf_pipeline(record, model_document=parts.model_document),
+                                   parts.whole, name=record.name, pattern=record.pattern,
                                    special_tokens=record.special_tokens,
                                    max_token_value=parts.max_token_value)
 
@@ -375,11 +377,12 @@ def _cached_tokenizer_json(path: str, data: bytes, source_sha256: bytes) -> Opti
         top = fields.pop("max_token_value")
         fields["template_ids"] = tuple(fields["template_ids"])
         record = Vocabulary(name=tokenizer_json_name(path), model="hf_pipeline", tokens=(),
-                            ids=ids, merges=(), source=path, metadata=meta["metadata"], **fields)
+                            ids=ids, merges=(), source=path,
+                            metadata=dict(meta["metadata"], tables=tables), **fields)
     except (ValueError, TypeError, KeyError, AttributeError, FasttokError):
         return None
     whole = functools.cache(functools.partial(_reread_tokenizer_json, path, source_sha256))
-    return TokenizerJson(record, tables, lambda: whole().metadata["document"]["model"], whole, top)
+    return TokenizerJson(record, lambda: whole().metadata["document"]["model"], whole, top)
 
 
 def _reread_tokenizer_json(path: str, source_sha256: bytes) -> Vocabulary:

@@ -64,6 +64,11 @@ def byte_bpe_tables(vocab: Vocabulary) -> TokenTables:
     >>> len(byte_bpe_tables(v))
     256
     """
+    # a tokenizer.json record read by fasttok.table_cache carries its tables
+    # (one from the cache file lists no tokens or merges to build them from)
+    tables = vocab.metadata.get("tables")
+    if tables is not None:
+        return tables
     # a record's merge list is a tokenizer.json file's (GGUF builds its own
     # tables): a pair listed twice keeps its last merge, as tokenizers does
     return TokenTables(vocab.tokens, priorities=vocab.ranks, merge_tokens=vocab.merges,

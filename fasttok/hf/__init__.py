@@ -191,8 +191,8 @@ class Tokenizer:
         # the collector paused while the file's objects are made: they all live on
         with gc_paused():
             record = tokenizer_json_record(document, source)
-            return cls._build(TokenizerJson(record, None, None, lambda: record,
-                                            record.max_token_value), document)
+            return cls._build(TokenizerJson(record, None, lambda: record, record.max_token_value),
+                              document)
 
     @classmethod
     def _build(cls, parts: TokenizerJson, document: Any) -> "Tokenizer":

@@ -1,0 +1,96 @@
+"""``fasttok.load`` and ``fasttok.hf.Tokenizer.from_file`` are two faces of one
+reading of a ``tokenizer.json`` (:func:`fasttok.table_cache.read_tokenizer_json`):
+the drop-in reads and writes the same table cache, gives the same encodings
+from it as from the file, and builds no model it has not been asked for.
+
+Every test points ``FASTTOK_CACHE_DIR`` at its own temporary folder.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import pytest
+
+import fasttok
+import fasttok.hf
+import fasttok.loaders.hf_tokenizer_json as hf_tokenizer_json
+from fasttok.formats.tiktoken import byte_bpe_tables
+from fasttok.table_cache import read_tokenizer_json
+from test_tokenizer_json_cache import TEXT, _document, _refuse_records
+
+pytestmark = pytest.mark.usefixtures("cache_dir")
+
+TEXTS = [TEXT, "", "then the", "é\u0301 <s><s> th", "🙂 the"]
+
+
+@pytest.fixture
+def tokenizer_json(tmp_path):
+    path = tmp_path / "tiny" / "tokenizer.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(_document()), encoding="utf-8")
+    return path
+
+
+def _encodings(tok) -> list:
+    return [(e.ids, e.tokens, e.offsets, e.word_ids) for e in map(tok.encode, TEXTS)]
+
+
+def test_drop_in_writes_the_cache_that_load_reads(tokenizer_json, cache_dir, monkeypatch):
+    monkeypatch.setenv("FASTTOK_CACHE", "0")
+    expected = fasttok.load(tokenizer_json).encode(TEXT, allowed_special="all")
+    monkeypatch.delenv("FASTTOK_CACHE")
+    fasttok.hf.Tokenizer.from_file(tokenizer_json)
+    assert len(list(cache_dir.glob("hf-*.tables"))) == 1
+    _refuse_records(monkeypatch)
+    assert fasttok.load(tokenizer_json).encode(TEXT, allowed_special="all") == expected
+
+
+def test_drop_in_reads_the_cache_that_load_writes(tokenizer_json, monkeypatch):
+    expected = _encodings(fasttok.hf.Tokenizer.from_file(tokenizer_json))
+    fasttok.load(tokenizer_json)
+    with monkeypatch.context() as patch:
+        _refuse_records(patch)
+        cached = fasttok.hf.Tokenizer.from_file(tokenizer_json)
+    assert _encodings(cached) == expected
+
+
+def test_drop_in_from_the_cache_decodes_and_pickles_as_from_the_file(tokenizer_json):
+    first = fasttok.hf.Tokenizer.from_file(tokenizer_json)
+    cached = fasttok.hf.Tokenizer.from_file(tokenizer_json)
+    ids = first.encode(TEXT).ids
+    assert cached.decode(ids) == first.decode(ids)
+    assert _encodings(pickle.loads(pickle.dumps(cached))) == _encodings(first)
+
+
+def test_drop_in_leaves_a_byte_level_files_python_model_unbuilt(tokenizer_json):
+    for _ in range(2):  # from the file, then from the cache
+        tok = fasttok.hf.Tokenizer.from_file(tokenizer_json)
+        assert tok._pipeline._model is None
+
+
+def test_a_cached_record_carries_its_tables(tokenizer_json):
+    built = read_tokenizer_json(tokenizer_json)
+    cached = read_tokenizer_json(tokenizer_json)
+    assert cached.record.tokens == () and cached.model_document is not None
+    assert byte_bpe_tables(cached.record) is cached.record.metadata["tables"]
+    assert cached.record.metadata["tables"].to_bytes() == \
+        built.record.metadata["tables"].to_bytes()
+    assert cached.max_token_value == built.max_token_value
+
+
+def test_whole_record_has_no_tables_and_pickles(tokenizer_json):
+    for _ in range(2):
+        whole = read_tokenizer_json(tokenizer_json).whole()
+        assert "tables" not in whole.metadata and whole.tokens
+        assert pickle.loads(pickle.dumps(whole)).tokens == whole.tokens
+
+
+def test_a_file_that_is_not_byte_level_has_no_tables(tmp_path, cache_dir):
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps({"model": {"type": "WordLevel", "vocab": {"a": 0},
+                                          "unk_token": "a"}}), encoding="utf-8")
+    parts = read_tokenizer_json(path)
+    assert "tables" not in parts.record.metadata and parts.model_document is None
+    assert not list(cache_dir.glob("hf-*.tables"))
