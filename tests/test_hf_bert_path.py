@@ -119,16 +119,17 @@ def test_max_input_chars_per_word_zero_makes_every_word_unk(tmp_path):
     assert ours.encode("a ! b", allowed_special="all") == _ids(theirs, "a ! b") == [0, 0, 0]
 
 
-def test_the_rule_leaves_characters_that_normalize_to_several_to_the_stages():
+def test_the_rule_appends_several_characters_and_leaves_reordered_marks_to_the_stages():
     rules = bert_rule(BertNormalizer(), BertPreTokenizer())
 
     def rule(cp):
         return rules([cp])[0]
 
-    assert rule(ord("한"))[0] == OTHER      # three jamo
+    assert rule(ord("한")) == (APPEND, (0x1112, 0x1161, 0x11AB))  # three jamo
     assert rule(ord("İ")) == (APPEND, ord("i"))  # NFD, then the dot is stripped
     unstripped = bert_rule(BertNormalizer(strip_accents=False), BertPreTokenizer())
-    assert unstripped([ord("İ")])[0][0] == OTHER      # lowercased to i and a combining dot
+    assert unstripped([ord("İ")])[0] == (APPEND, (ord("i"), 0x307))  # lowercased to two
+    assert rule(0x1D165)[0] == OTHER        # a mark NFD keeps and may reorder
     assert rule(0xD800)[0] == OTHER         # a lone surrogate
     assert rule(ord("世")) == (ALONE, ord("世"))
     assert rule(ord("É")) == (APPEND, ord("e"))

@@ -16,10 +16,11 @@ SPACE: int
 ALONE: int
 SKIP: int
 OTHER: int
+EXPAND_MAX: int
 
 class CodePointRules:
     def __init__(self, rule: Callable[[list[int]], Iterable[tuple[int, int]]]) -> None: ...
-    def map_code_point(self, cp: int) -> tuple[int, int]: ...
+    def map_code_point(self, cp: int) -> tuple[int, int | tuple[int, ...]]: ...
     def words(self, texts: Iterable[str]) -> tuple[bytes, array[int], list[int], int]: ...
 
 class WordPieceModel:
@@ -38,7 +39,13 @@ class WordPieceModel:
         word_start: bytes = ...,
         max_word_chars: int | None = ...,
     ) -> None: ...
-    def encode_with(self, text: str, rules: CodePointRules) -> list[int] | None: ...
+    def encode_with(
+        self,
+        text: str,
+        rules: CodePointRules,
+        cuts: list[tuple[int | None, int, int]] | None = ...,
+        offsets: bool = ...,
+    ) -> list[int] | tuple[array[int], array[int], array[int]] | None: ...
     def encode_many_with(
         self, texts: Iterable[str], rules: CodePointRules
     ) -> list[list[int] | None]: ...

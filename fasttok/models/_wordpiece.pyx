@@ -105,8 +105,14 @@ cdef enum:
     ACT_ALONE = 2    # a word by itself
     ACT_SKIP = 3     # drop it
     ENTRY_OTHER = 7  # ACT_SKIP with a delta no code point has: stop, the caller handles the text
-    # entry >> 2 is mapped - cp + DELTA_BIAS (never negative)
+    # entry >> 2 is mapped - cp + DELTA_BIAS (never negative), or, from
+    # EXPAND_BASE on, an ACT_APPEND of several code points: EXPAND_BASE + the
+    # index of their expansion (CodePointRules' rules only)
     DELTA_BIAS = 0x200000
+    EXPAND_BASE = 0x400000
+    EXPANSION_MAX = 3           # code points of an expansion (Hangul syllables decompose into 3)
+    EXPAND_CHUNK_BITS = 10   # expansions of a chunk: 1 << this, each EXPANSION_MAX + 1 words
+    EXPAND_CHUNKS = 0x800    # room for more expansions than there are code points
     N_CODE_POINTS = 0x110000
     N_BLOCKS = 0x1100        # N_CODE_POINTS >> 8
     # llama.cpp's category flags (fasttok.shared.llama_unicode), and White_Space
@@ -141,10 +147,17 @@ cdef inline uint32_t _action(uint16_t flags, uint32_t cp, bint strip_accents) no
 cdef struct NormTable:
     const uint16_t* stage1     # block of 256 code points -> its block in stage2
     const uint32_t* stage2     # entries: action | (mapped - cp + DELTA_BIAS) << 2
+    uint32_t** expand          # chunks of expansions: their length, then their code points
 
 
 cdef inline uint32_t _entry(const NormTable* t, uint32_t cp) noexcept nogil:
     return t.stage2[(<uint32_t>t.stage1[cp >> 8] << 8) | (cp & 0xFF)]
+
+
+cdef inline const uint32_t* _expansion(const NormTable* t, uint32_t e) noexcept nogil:
+    # the expansion of an entry e >= EXPAND_BASE << 2: its length, then its code points
+    cdef uint32_t k = (e >> 2) - EXPAND_BASE
+    return t.expand[k >> EXPAND_CHUNK_BITS] + (k & ((1 << EXPAND_CHUNK_BITS) - 1)) * (EXPANSION_MAX + 1)
 
 
 cdef class BertNormalizer:
@@ -228,6 +241,7 @@ cdef class BertNormalizer:
         cdef NormTable t
         t.stage1 = self.stage1
         t.stage2 = self.stage2
+        t.expand = NULL
         return t
 
     def map_code_point(self, uint32_t cp):
@@ -561,6 +575,7 @@ cdef int _run(const unit_t* text, size_t n, size_t base, const NormTable* norm,
     # index in text) of the character it is of.
     cdef size_t i = 0, start = a.start_len, wlen = a.start_len, chars = 0, size, j
     cdef uint32_t cp, e, act
+    cdef const uint32_t* x
     cdef int32_t here
     _grow_word(w, 64)
     memcpy(w.word, a.start, start)
@@ -584,14 +599,21 @@ cdef int _run(const unit_t* text, size_t n, size_t base, const NormTable* norm,
                 _end_word(a, w, wlen, chars)
                 wlen = start
                 chars = 0
-            if wlen + 4 > w.word_cap:
-                _grow_word(w, wlen + 4)
-            size = utf8_put(w.word + wlen, cp + (e >> 2) - DELTA_BIAS)
+            if wlen + 4 * EXPANSION_MAX > w.word_cap:
+                _grow_word(w, wlen + 4 * EXPANSION_MAX)
+            if (e >> 2) < EXPAND_BASE:
+                size = utf8_put(w.word + wlen, cp + (e >> 2) - DELTA_BIAS)
+                chars += 1
+            else:
+                x = _expansion(norm, e)
+                size = 0
+                for j in range(1, x[0] + 1):
+                    size += utf8_put(w.word + wlen + size, x[j])
+                chars += x[0]
             if w.offsets:
                 for j in range(size):
                     w.at[wlen + j] = here
             wlen += size
-            chars += 1
             if act == ACT_ALONE:
                 _end_word(a, w, wlen, chars)
                 wlen = start
@@ -678,6 +700,8 @@ cdef carray.array _INT32S = array("i")
 #: the actions a :class:`CodePointRules` rule gives a code point (OTHER:
 #: the text holding it is left to the caller)
 APPEND, SPACE, ALONE, SKIP, OTHER = ACT_APPEND, ACT_SPACE, ACT_ALONE, ACT_SKIP, ENTRY_OTHER
+#: the most code points an :data:`APPEND` of several gives
+EXPAND_MAX = EXPANSION_MAX
 
 
 cdef class CodePointRules:
@@ -687,26 +711,34 @@ cdef class CodePointRules:
     points that the texts met so far hold, all those new to one call at once
     (a rule that runs Python stages can then batch them: the shared corpus
     holds 52k distinct code points in 4343 of the 4352 blocks, and the table
-    of every code point through BERT's stages took 12 s to build).
+    of every code point through BERT's stages took 12 s to build). An
+    :data:`APPEND` may give a tuple of 2 or 3 code points instead (a Hangul
+    syllable's jamo), each of which counts as a character of the word.
 
     >>> rules = CodePointRules(lambda cps: [(ALONE, cp) if cp == 33 else (APPEND, cp + 1)
-    ...                                     for cp in cps])
-    >>> rules.map_code_point(ord("a")), rules.map_code_point(33)
-    ((0, 98), (2, 33))
+    ...                                     if cp < 0xAC00 else (APPEND, (cp, cp)) for cp in cps])
+    >>> rules.map_code_point(ord("a")), rules.map_code_point(33), rules.map_code_point(0xAC00)
+    ((0, 98), (2, 33), (0, (44032, 44032)))
     """
 
     cdef uint16_t stage1[N_BLOCKS]     # 0: no entry of the block computed yet
     cdef uint32_t* stage2              # room for every block: 0 unused, then each as first met;
                                        # an entry 0 (no code point's) is not computed yet
     cdef size_t n_blocks
+    cdef uint32_t* expand[EXPAND_CHUNKS]   # chunks of expansions, allocated as needed, never moved
+    cdef size_t n_expansions
     cdef bint latin1                   # every entry of block 0 computed
     cdef object rule
 
     def __cinit__(self):
         self.stage2 = NULL
+        memset(self.expand, 0, sizeof(self.expand))
 
     def __dealloc__(self):
+        cdef size_t k
         free(self.stage2)
+        for k in range(EXPAND_CHUNKS):
+            free(self.expand[k])
 
     def __init__(self, rule):
         self.rule = rule
@@ -720,22 +752,48 @@ cdef class CodePointRules:
         cdef NormTable t
         t.stage1 = self.stage1
         t.stage2 = self.stage2
+        t.expand = self.expand
         return t
+
+    cdef uint32_t _expand_entry(self, tuple cps) except 0:
+        # a new expansion of cps (checked): its APPEND entry
+        cdef size_t k = self.n_expansions, chunk = k >> EXPAND_CHUNK_BITS, j
+        cdef uint32_t* x
+        if chunk >= EXPAND_CHUNKS:
+            raise ValueError("rule gave more expansions than there are code points")
+        if self.expand[chunk] == NULL:
+            self.expand[chunk] = <uint32_t*>malloc((EXPANSION_MAX + 1) * sizeof(uint32_t)
+                                                   << EXPAND_CHUNK_BITS)
+            if self.expand[chunk] == NULL:
+                raise MemoryError()
+        x = self.expand[chunk] + (k & ((1 << EXPAND_CHUNK_BITS) - 1)) * (EXPANSION_MAX + 1)
+        x[0] = len(cps)
+        for j in range(len(cps)):
+            x[j + 1] = cps[j]
+        self.n_expansions += 1
+        return ACT_APPEND | ((EXPAND_BASE + <uint32_t>k) << 2)
 
     cdef int _compute(self, list cps) except -1:
         # The rule runs first, in Python, where another thread may take the
         # GIL and compute code points too; the table only changes after it,
-        # with no Python code in between, and an entry is written once.
-        # stage2 never moves and a text runs without the GIL only once every
-        # entry it reads is written, so it never sees one change.
+        # with no Python code in between, and an entry is written once (an
+        # expansion before its entry). stage2 and the expansions never move
+        # and a text runs without the GIL only once every entry it reads is
+        # written, so it never sees one change.
         cdef list found = list(self.rule(cps))
         cdef list entries = []
-        cdef uint32_t cp, block, k
+        cdef uint32_t cp, block, k, at
         if len(found) != len(cps):
             raise ValueError(f"rule gave {len(found)} rules for {len(cps)} code points")
         for cp, (action, mapped) in zip(cps, found):
             if action == OTHER:
                 entries.append(ENTRY_OTHER)
+            elif action == APPEND and type(mapped) is tuple:
+                if not (2 <= len(mapped) <= EXPANSION_MAX
+                        and all(type(c) is int and 0 <= c < N_CODE_POINTS for c in mapped)):
+                    raise ValueError(f"rule gave {cp:#x} the code points {mapped!r} (2 to "
+                                     f"{EXPANSION_MAX} are taken)")
+                entries.append(mapped)
             elif action in (APPEND, ALONE, SPACE, SKIP):
                 if not 0 <= mapped < N_CODE_POINTS:
                     raise ValueError(f"rule gave {cp:#x} the code point {mapped!r}")
@@ -748,8 +806,10 @@ cdef class CodePointRules:
             if self.stage1[block] == 0:
                 self.stage1[block] = <uint16_t>self.n_blocks
                 self.n_blocks += 1
-            if self.stage2[(<uint32_t>self.stage1[block] << 8) | (cp & 0xFF)] == 0:
-                self.stage2[(<uint32_t>self.stage1[block] << 8) | (cp & 0xFF)] = entries[k]
+            at = (<uint32_t>self.stage1[block] << 8) | (cp & 0xFF)
+            if self.stage2[at] == 0:
+                entry = entries[k]
+                self.stage2[at] = self._expand_entry(entry) if type(entry) is tuple else entry
         return 0
 
     cdef int cover(self, const TextRef* refs, Py_ssize_t n) except -1:
@@ -781,16 +841,22 @@ cdef class CodePointRules:
         return 0
 
     def map_code_point(self, uint32_t cp):
-        """``(action, code point)`` of ``cp``, computing its block if need be."""
+        """``(action, code point or code points)`` of ``cp``, computing it if need be."""
         cdef NormTable t
-        cdef uint32_t e
+        cdef uint32_t e, j
+        cdef const uint32_t* x
         if cp >= N_CODE_POINTS:
             raise ValueError(f"{cp:#x} is not a code point")
         t = self.table()
         if _entry(&t, cp) == 0:
             self._compute([cp])
         e = _entry(&t, cp)
-        return (OTHER, cp) if e == ENTRY_OTHER else (e & 3, cp + (e >> 2) - DELTA_BIAS)
+        if e == ENTRY_OTHER:
+            return OTHER, cp
+        if (e >> 2) >= EXPAND_BASE:
+            x = _expansion(&t, e)
+            return e & 3, tuple([x[j] for j in range(1, x[0] + 1)])
+        return e & 3, cp + (e >> 2) - DELTA_BIAS
 
     def words(self, texts):
         """``(words, ends, left, size)``: the words these rules make of each

@@ -12,9 +12,11 @@ That per-code-point view is exact because each step of the two stages acts
 on one character alone (``tokenizers`` lowercases character by character),
 except canonical reordering inside NFD, which moves combining marks that
 ``strip_accents`` does not drop; a code point whose normal form has such a
-mark, or more than one character, is left to the stages, and so is the
-whole stretch holding it (Hangul syllables, for instance, decompose into
-three jamo).
+mark is left to the stages, and so is the whole stretch holding it. A
+normal form of several characters is an :data:`APPEND` of them all when
+they stay inside a word (a Hangul syllable's two or three jamo, ``İ``
+lowercased without stripping), each a character of the word as the
+stages count them; any other is left to the stages too.
 
 The table is filled for the code points the texts hold, all those new to a
 call at once, and the stages run on a thousand of them a call (a character
@@ -35,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Optional
 
-from fasttok.models._wordpiece import ALONE, APPEND, OTHER, SKIP, SPACE
+from fasttok.models._wordpiece import ALONE, APPEND, EXPAND_MAX, OTHER, SKIP, SPACE
 from fasttok.shared.hf_unicode import combining
 
 __all__ = ["bert_rule", "each_normalized"]
@@ -125,12 +127,16 @@ def bert_rule(normalizer: Optional[Any], pre_tokenizer: Any) -> Callable[[list],
                        and pieces[2] == "a" else
                        (SPACE, ord(c)) if n == 2 and pieces[0] == "a" and pieces[1] == "a" else
                        (OTHER, ord(c)))
-        # more: spaced out on both sides to one character, as CJK ideographs are
-        for c, pieces in zip(longer, _each_split([text[c] for c in longer], split)):
+        # more: spaced out on both sides to one character, as CJK ideographs
+        # are, or a few characters of a word, as a Hangul syllable's jamo are
+        for c, pieces, inside in zip(longer, _each_split([text[c] for c in longer], split),
+                                     _each_split([f"a{text[c]}a" for c in longer], split)):
             out = text[c]
             made[c] = ((SPACE, ord(c)) if not pieces else
                        (ALONE, ord(pieces[0])) if len(pieces) == 1 and len(pieces[0]) == 1
-                       and 0 < out.index(pieces[0]) < len(out) - 1 else (OTHER, ord(c)))
+                       and 0 < out.index(pieces[0]) < len(out) - 1 else
+                       (APPEND, tuple(map(ord, out))) if inside == [f"a{out}a"]
+                       and len(out) <= EXPAND_MAX else (OTHER, ord(c)))
         return [made.get(chr(cp), (OTHER, cp)) for cp in cps]
 
     return rule
