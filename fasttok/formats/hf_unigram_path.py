@@ -7,13 +7,13 @@ asks each stage for what the walk is built from:
 
 * **Normalizer**: a ``Sequence`` (or one stage) of literal ``Replace``
   stages of two or more characters (``"``"`` -> ``'"'``; a text holding one
-  is left to the stages), at most one ``Precompiled`` charsmap (its rule for
-  each character alone, :meth:`~fasttok.normalizers.precompiled.Precompiled.char_rules`,
-  and the characters that may join a neighbour's cluster,
-  :func:`~fasttok.normalizers.precompiled.cluster_joiners`, with which a
-  text is left to the stages), then ``Replace`` stages of the shapes of
-  :data:`REPLACE_SHAPES` (one character mapped, a run squeezed, the runs at
-  the ends trimmed, the start doubled).
+  is left to the stages), at most one ``Precompiled`` charsmap (its rules,
+  its rule for each character alone,
+  :meth:`~fasttok.normalizers.precompiled.Precompiled.char_rules`, and the
+  classes its clusters are cut by,
+  :func:`~fasttok.normalizers.precompiled.cluster_classes`), then
+  ``Replace`` stages of the shapes of :data:`REPLACE_SHAPES` (one character
+  mapped, a run squeezed, the runs at the ends trimmed, the start doubled).
 * **Pre-tokenizer**: ``Metaspace`` (any prepend scheme, split or not),
   ``WhitespaceSplit`` (its characters asked of it), or the two in sequence.
 * **Model**: the pipeline's ``Unigram`` itself (its compiled core, with the
@@ -47,7 +47,7 @@ from typing import Any, Optional
 from fasttok.formats.hf_walks import Walk
 from fasttok.models._unigram import UnigramWalk
 from fasttok.models.hf_unigram import Unigram
-from fasttok.normalizers.precompiled import Precompiled, cluster_joiners
+from fasttok.normalizers.precompiled import Precompiled, cluster_classes
 from fasttok.normalizers.replace import Replace
 from fasttok.normalizers.sequence import Sequence as NormalizerSequence
 from fasttok.pre_tokenizers.metaspace import Metaspace
@@ -95,7 +95,7 @@ def _replace_op(stage: Any) -> Optional[tuple]:
 
 
 def _normalizer_plan(normalizer: Any) -> Optional[tuple]:
-    # (guards, char rules, joiners, ops) of the normalizer, or None
+    # (guards, charsmap, ops) of the normalizer, or None
     stages = _stages(normalizer)
     guards = []
     i = 0
@@ -103,15 +103,14 @@ def _normalizer_plan(normalizer: Any) -> Optional[tuple]:
             and len(stages[i].pattern) >= 2:
         guards.append(stages[i].pattern)
         i += 1
-    rules = joiners = None
+    charsmap = None
     if i < len(stages) and isinstance(stages[i], Precompiled):
-        rules = stages[i].char_rules()
-        joiners = cluster_joiners()
+        charsmap = (stages[i].rules, stages[i].char_rules(), cluster_classes())
         i += 1
     ops = [_replace_op(stage) for stage in stages[i:]]
     if None in ops:
         return None
-    return tuple(guards), rules, joiners, ops
+    return tuple(guards), charsmap, ops
 
 
 @functools.cache
@@ -153,7 +152,7 @@ class UnigramPathWalk(Walk):
     """The walk of one Unigram configuration (see the module docstring).
 
     A text holding one of ``guards`` (the literal patterns replaced before
-    the charsmap) or a character that joins a cluster is declined (``None``).
+    the charsmap) or a lone surrogate is declined (``None``).
     """
 
     def __init__(self, core: UnigramWalk, added: Any, guards: tuple) -> None:
@@ -190,8 +189,8 @@ def unigram_walk(record: Any, pipeline: Any) -> Optional[Walk]:
     pre_tokenizer = _pre_tokenizer_plan(pipeline.pre_tokenizer)
     if normalizer is None or pre_tokenizer is None:
         return None
-    guards, rules, joiners, ops = normalizer
+    guards, charsmap, ops = normalizer
     whitespace, metaspace = pre_tokenizer
     n_ids = max([len(model.vocab)] + [t.id + 1 for t in pipeline.added.tokens])
-    core = UnigramWalk(model._core, rules, joiners, ops, whitespace, metaspace, n_ids)
+    core = UnigramWalk(model._core, charsmap, ops, whitespace, metaspace, n_ids)
     return UnigramPathWalk(core, pipeline.added, guards)

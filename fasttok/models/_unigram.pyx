@@ -126,7 +126,7 @@ of a corpus file, "whole": one call on it):
 
 from cpython.bytes cimport PyBytes_AS_STRING
 from libc.float cimport FLT_MAX
-from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
@@ -1200,6 +1200,9 @@ cdef extern from "Python.h":
 
 from cpython cimport array as carray
 
+from fasttok.shared._charsmap cimport CharsmapRules
+from fasttok.shared._utf8 cimport utf8_get, utf8_put
+
 
 cdef struct NChar:
     # one normalized character and the span of the text it comes from
@@ -1235,9 +1238,56 @@ cdef enum:
     PREPEND_NEVER = 0
     PREPEND_ALWAYS = 1
     PREPEND_FIRST = 2
-    # a charsmap rule entry: the character joins a neighbour's cluster (or is
-    # a surrogate): the walk declines the text
-    RULE_JOINS = -1
+    # A character's entry in the charsmap table: its cluster classes (those
+    # of fasttok.normalizers.precompiled.graphemes), whether the walk
+    # declines a text holding it (a surrogate), and above those bits its
+    # rule alone + 1 (0: none)
+    C_EXTEND = 1
+    C_PREPEND = 2
+    C_CONTROL = 4
+    C_DECLINE = 8
+    RULE_SHIFT = 4
+    # the longest replacement of a cluster the walk takes (longer: declined)
+    MAX_REPLACEMENT = 64
+
+
+cdef struct Reports:
+    # The charsmap's reports (a character and its count, tokenizers'
+    # transform) not yet aligned: the last one waits, as an empty
+    # replacement after it takes one more original character into it.
+    Py_ssize_t offset    # the original character the next aligned report starts at
+    uint32_t cp
+    int32_t change
+    bint have
+
+
+cdef inline int _report(Reports* r, NCharBuf* out, uint32_t cp, int32_t change) except -1 nogil:
+    # Aligns the waiting report and makes (cp, change) the one that waits:
+    # an inserted character (change 1) takes the span of the original before
+    # it, the others their own, moving on by one plus what they took in.
+    if r.have:
+        if r.change > 0:
+            _nc_push(out, r.cp, <int32_t>r.offset - 1, <int32_t>r.offset)
+        else:
+            _nc_push(out, r.cp, <int32_t>r.offset, <int32_t>r.offset + 1)
+            r.offset += 1 - r.change
+    r.cp = cp
+    r.change = change
+    r.have = True
+    return 0
+
+
+cdef inline int _replace_with(Reports* r, NCharBuf* out, const uint32_t* new, Py_ssize_t k,
+                              Py_ssize_t m) except -1 nogil:
+    # A cluster of m characters becomes new[:k] (precompiled._replace): the
+    # first characters replace, the last k - m are inserted, or the last
+    # report takes in m - k more
+    cdef Py_ssize_t t, diff = k - m
+    for t in range(k):
+        _report(r, out, new[t], 1 if diff > 0 and t >= k - diff else 0)
+    if diff < 0 and r.have:
+        r.change += <int32_t>diff
+    return 0
 
 
 cdef struct WalkOp:
@@ -1299,10 +1349,11 @@ cdef class UnigramWalk:
     """A Unigram ``tokenizer.json``'s stages as one compiled walk.
 
     ``model``: the pipeline's :class:`TokenizersUnigram` (with its ``never``
-    ids); ``rules``: ``{code point: replacement}`` of the precompiled
-    charsmap for a character alone, ``joiners``: the characters that may
-    make a cluster with a neighbour (a text holding one is declined), both
-    ``None`` without a charsmap; ``ops``: ``[(kind, char, string)]`` for the
+    ids); ``charsmap``: ``None``, or the precompiled charsmap as ``(rules,
+    char_rules, classes)``: its :class:`~fasttok.shared._charsmap.CharsmapRules`
+    (looked up for clusters of several characters), ``{character:
+    replacement}`` for a character alone, and the ``(prepend, control,
+    extend)`` characters that clusters are cut by; ``ops``: ``[(kind, char, string)]`` for the
     Replace stages after it, in order: ``"map"`` (every ``char`` becomes
     ``string``), ``"squeeze"`` (a run of two or more becomes one),
     ``"trim"`` (the runs at both ends go), ``"lead"`` (a ``char`` at the
@@ -1311,7 +1362,7 @@ cdef class UnigramWalk:
     split)`` or ``None``; ``n_ids``: more than the largest id given.
 
     >>> m = TokenizersUnigram(["<unk>", "▁a", "b", "▁"], [0.0, -1.0, -1.0, -2.0], 0, False)
-    >>> w = UnigramWalk(m, None, None, [], None, ("▁", "always", True), 4)
+    >>> w = UnigramWalk(m, None, [], None, ("▁", "always", True), 4)
     >>> w.run("a  ab", None, False)
     [1, 3, 1, 2]
     >>> ids, offsets, words = w.run("a  ab", None, True)
@@ -1321,8 +1372,9 @@ cdef class UnigramWalk:
 
     cdef TokenizersUnigram model
     cdef tuple ints
-    cdef int32_t* rule_block     # code point >> 8 -> block (0: no rule in it), NULL: no charsmap
-    cdef int32_t* rule_entry     # block * 256 + low byte -> 0 plain, RULE_JOINS, or rule + 1
+    cdef CharsmapRules charsmap  # None without a charsmap
+    cdef int32_t* rule_block     # code point >> 8 -> block (0: no entry in it), NULL: no charsmap
+    cdef int32_t* rule_entry     # block * 256 + low byte -> entry (C_* bits, rule)
     cdef uint32_t* rule_at       # rule k's code points are cps[rule_at[k]:rule_at[k + 1]]
     cdef uint32_t* cps
     cdef WalkOp* ops
@@ -1342,8 +1394,8 @@ cdef class UnigramWalk:
         self.ops = NULL
         self.space = NULL
 
-    def __init__(self, TokenizersUnigram model not None, rules, joiners, ops, whitespace,
-                 metaspace, Py_ssize_t n_ids):
+    def __init__(self, TokenizersUnigram model not None, charsmap, ops, whitespace, metaspace,
+                 Py_ssize_t n_ids):
         cdef list pool = []
         cdef list starts = []
         cdef dict entries = {}
@@ -1353,15 +1405,17 @@ cdef class UnigramWalk:
             raise ValueError("the walk needs a model with pieces and an unknown id")
         self.model = model
         self.ints = tuple(range(max(n_ids, len(model.ints))))
-        if rules is not None:
+        if charsmap is not None:
+            self.charsmap, rules, classes = charsmap
             for ch, rep in rules.items():
-                entries[ord(ch)] = len(starts) + 1
+                entries[ord(ch)] = (len(starts) + 1) << RULE_SHIFT
                 starts.append(len(pool))
                 pool.extend(map(ord, rep))
-            for ch in joiners:
-                entries[ord(ch)] = RULE_JOINS
+            for chars, bit in zip(classes, (C_PREPEND, C_CONTROL, C_EXTEND)):
+                for ch in chars:
+                    entries[ord(ch)] = entries.get(ord(ch), 0) | bit
             for cp in range(0xD800, 0xE000):
-                entries[cp] = RULE_JOINS
+                entries[cp] = entries.get(cp, 0) | C_DECLINE
             blocks = sorted({cp >> 8 for cp in entries})
             self.rule_block = <int32_t*>calloc(0x1100, sizeof(int32_t))
             self.rule_entry = <int32_t*>calloc((len(blocks) + 1) * 256, sizeof(int32_t))
@@ -1415,63 +1469,104 @@ cdef class UnigramWalk:
         free(self.ops)
         free(self.space)
 
-    cdef int _charsmap(self, int kind, const void* data, Py_ssize_t a, Py_ssize_t b,
-                       NCharBuf* out) except -2 nogil:
-        # The charsmap over text[a:b] into out, aligned as tokenizers'
-        # transform aligns the rules' reports (a character's replacement:
-        # its first character in its place, the others inserted after it; an
-        # empty one makes the report before it take one more original
-        # character); 1: declined. Reports go out one behind, as the next
-        # one may still change the last one's count.
-        cdef Py_ssize_t k, offset = a
-        cdef uint32_t cp, j, at, length
-        cdef int32_t entry, change = 0
-        cdef uint32_t pending = 0
-        cdef bint have = False
-        out.len = 0
-        for k in range(a, b):
-            cp = PyUnicode_READ(kind, data, k)
-            if self.rule_block == NULL:
-                if 0xD800 <= cp < 0xE000:
-                    return 1
-                _nc_push(out, cp, <int32_t>k, <int32_t>k + 1)
-                continue
-            entry = 0 if cp >= 0x110000 else \
-                self.rule_entry[self.rule_block[cp >> 8] * 256 + (cp & 0xFF)]
-            if entry == 0:
-                if have:
-                    offset = self._report(out, pending, change, offset)
-                pending = cp
-                change = 0
-                have = True
-                continue
-            if entry == RULE_JOINS:
-                return 1
-            at = self.rule_at[entry - 1]
-            length = self.rule_at[entry] - at
-            if length == 0:
-                if have:
-                    change -= 1
-                continue
-            for j in range(length):
-                if have:
-                    offset = self._report(out, pending, change, offset)
-                pending = self.cps[at + j]
-                change = 1 if j else 0
-                have = True
-        if have:
-            self._report(out, pending, change, offset)
+    cdef inline int32_t _entry(self, uint32_t cp) noexcept nogil:
+        return self.rule_entry[self.rule_block[cp >> 8] * 256 + (cp & 0xFF)]
+
+    cdef Py_ssize_t _cluster_end(self, int kind, const void* data, Py_ssize_t i,
+                                 Py_ssize_t b) noexcept nogil:
+        # Where the cluster at i ends, as graphemes' pattern cuts it: CR LF;
+        # else prepended marks, a character that is no control (PREPEND*
+        # gives back marks till one follows) and its extenders; else one
+        # character.
+        cdef Py_ssize_t r = i, base, j
+        if PyUnicode_READ(kind, data, i) == 13 and i + 1 < b \
+                and PyUnicode_READ(kind, data, i + 1) == 10:
+            return i + 2
+        while r < b and self._entry(PyUnicode_READ(kind, data, r)) & C_PREPEND:
+            r += 1
+        base = r
+        while base >= i and (base >= b or self._entry(PyUnicode_READ(kind, data, base)) & C_CONTROL):
+            base -= 1
+        if base < i:
+            return i + 1
+        j = base + 1
+        while j < b and self._entry(PyUnicode_READ(kind, data, j)) & C_EXTEND:
+            j += 1
+        return j
+
+    cdef int _alone(self, Reports* r, NCharBuf* out, uint32_t cp) except -2 nogil:
+        # one character by its rule alone; 1: declined
+        cdef int32_t e = self._entry(cp), rule = e >> RULE_SHIFT
+        if e & C_DECLINE:
+            return 1
+        if rule == 0:
+            _report(r, out, cp, 0)
+        else:
+            _replace_with(r, out, self.cps + self.rule_at[rule - 1],
+                          self.rule_at[rule] - self.rule_at[rule - 1], 1)
         return 0
 
-    cdef inline Py_ssize_t _report(self, NCharBuf* out, uint32_t cp, int32_t change,
-                                   Py_ssize_t offset) except -1 nogil:
-        # one report of the transform: an inserted character takes the span
-        # of the original before it, the others their own and move on
-        if change > 0:
-            _nc_push(out, cp, <int32_t>offset - 1, <int32_t>offset)
-            return offset
-        _nc_push(out, cp, <int32_t>offset, <int32_t>offset + 1)
-        return offset + 1 - change
+    cdef int _charsmap(self, int kind, const void* data, Py_ssize_t a, Py_ssize_t b,
+                       NCharBuf* out) except -2 nogil:
+        # The charsmap over text[a:b] into out, as Precompiled's _reports
+        # and tokenizers' transform: a cluster of under 6 bytes by its rule
+        # (the shortest that is a prefix of it), else each character by its
+        # own; 1: declined (a surrogate, a replacement past MAX_REPLACEMENT).
+        cdef Reports r
+        cdef Py_ssize_t i = a, j, t, k
+        cdef uint32_t cp
+        cdef uint8_t key[8]
+        cdef size_t n_key, length
+        cdef int64_t value
+        cdef const uint8_t* rep
+        cdef uint32_t new[MAX_REPLACEMENT]
+        out.len = 0
+        if self.rule_block == NULL:
+            for i in range(a, b):
+                cp = PyUnicode_READ(kind, data, i)
+                if 0xD800 <= cp < 0xE000:
+                    return 1
+                _nc_push(out, cp, <int32_t>i, <int32_t>i + 1)
+            return 0
+        r.offset = a
+        r.have = False
+        r.change = 0
+        r.cp = 0
+        while i < b:
+            j = self._cluster_end(kind, data, i, b)
+            if j == i + 1:
+                if self._alone(&r, out, PyUnicode_READ(kind, data, i)):
+                    return 1
+                i = j
+                continue
+            n_key = 0
+            for t in range(i, j):
+                cp = PyUnicode_READ(kind, data, t)
+                if self._entry(cp) & C_DECLINE:
+                    return 1
+                length = 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+                if n_key + length < 6:
+                    utf8_put(key + n_key, cp)
+                n_key += length
+            value = self.charsmap._first_leaf(key, n_key) if n_key < 6 else -1
+            if value >= 0:
+                # the replacement: NUL-terminated UTF-8, checked to end
+                # inside the strings when the charsmap was read
+                rep = self.charsmap.m.strings + value
+                k = 0
+                while rep[0] != 0:
+                    if k == MAX_REPLACEMENT:
+                        return 1
+                    rep += utf8_get(rep, MAX_REPLACEMENT, &new[k])
+                    k += 1
+                _replace_with(&r, out, new, k, j - i)
+            else:
+                for t in range(i, j):
+                    self._alone(&r, out, PyUnicode_READ(kind, data, t))
+            i = j
+        # aligns the last report (the 0 after it is never aligned)
+        _report(&r, out, 0, 0)
+        return 0
 
     cdef int _op(self, const WalkOp* op, NCharBuf* src, NCharBuf* dst) except -1 nogil:
         # one Replace stage: every new character takes the span of the
@@ -1511,7 +1606,7 @@ cdef class UnigramWalk:
 
     cdef int _piece(self, NCharBuf* chars, size_t lo, size_t hi, WalkOut* w) except -1 nogil:
         # the model over chars[lo:hi], one word
-        cdef size_t i, n = 0, need = 4 * (hi - lo)
+        cdef size_t i, k, length, n = 0, need = 4 * (hi - lo)
         cdef uint32_t cp
         cdef uint8_t* p
         cdef Span* sp
@@ -1531,25 +1626,11 @@ cdef class UnigramWalk:
                 p[n] = <uint8_t>cp
                 w.char_of[n] = <uint32_t>i
                 n += 1
-            elif cp < 0x800:
-                p[n] = <uint8_t>(0xC0 | (cp >> 6))
-                p[n + 1] = <uint8_t>(0x80 | (cp & 0x3F))
-                w.char_of[n] = w.char_of[n + 1] = <uint32_t>i
-                n += 2
-            elif cp < 0x10000:
-                p[n] = <uint8_t>(0xE0 | (cp >> 12))
-                p[n + 1] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
-                p[n + 2] = <uint8_t>(0x80 | (cp & 0x3F))
-                w.char_of[n] = w.char_of[n + 1] = w.char_of[n + 2] = <uint32_t>i
-                n += 3
-            else:
-                p[n] = <uint8_t>(0xF0 | (cp >> 18))
-                p[n + 1] = <uint8_t>(0x80 | ((cp >> 12) & 0x3F))
-                p[n + 2] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
-                p[n + 3] = <uint8_t>(0x80 | (cp & 0x3F))
-                w.char_of[n] = w.char_of[n + 1] = w.char_of[n + 2] = w.char_of[n + 3] = \
-                    <uint32_t>i
-                n += 4
+                continue
+            length = utf8_put(p + n, cp)
+            for k in range(length):
+                w.char_of[n + k] = <uint32_t>i
+            n += length
         w.spans.len = 0
         self.model._spans_of(p, n, &w.spans)
         for i in range(w.spans.len):

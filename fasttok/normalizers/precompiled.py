@@ -28,7 +28,7 @@ from fasttok.shared._charsmap import CharsmapRules
 from fasttok.shared.normalized import NormalizedString
 from fasttok.shared.regex_translate import char_class
 
-__all__ = ["Precompiled", "cluster_joiners", "graphemes"]
+__all__ = ["Precompiled", "cluster_classes", "graphemes"]
 
 # the Mc that UAX #29 leaves out of Grapheme_Cluster_Break=Extend or SpacingMark
 _NOT_SPACING = "\u102b\u102c\u1038\u1062-\u1064\u1067-\u106d\u1083\u1087-\u108c\u108f" \
@@ -93,24 +93,27 @@ def _plain_runs(rule_chars: str) -> "re.Pattern[str]":
 
 
 @functools.cache
-def cluster_joiners() -> str:
-    """Every character that may make one cluster with a character beside it
-    (marks and the other extenders, prepended marks, CR, surrogates): where
-    none occurs, each character is a cluster of its own and
-    :class:`Precompiled` maps it by its rule alone (see
-    :meth:`Precompiled.char_rules`). Built once, from the cluster pattern.
+def cluster_classes() -> tuple:
+    """``(prepend, control, extend)``: the characters of the three classes
+    :func:`graphemes` builds clusters from (a cluster is CR LF, or prepended
+    marks, a character that is no control and its extenders, or any one
+    character), each as one ``str``, for a compiled walk that cuts clusters
+    the same way. Built once, from the cluster pattern's classes.
 
-    >>> all(c in cluster_joiners() for c in "\\u0301\\u200d\\r\\u0600"), "a" in cluster_joiners()
-    (True, False)
+    >>> prepend, control, extend = cluster_classes()
+    >>> "\\u0600" in prepend, "\\r" in control, "\\u0301" in extend, "a" in prepend + control + extend
+    (True, True, True, False)
     """
-    # re tries the pattern's ranges past the BMP one by one: over every
-    # code point that took 0.4 s. Only the planes the pattern's characters
-    # are in are scanned (its ranges each lie within one plane; a slow
-    # test scans them all).
-    pattern = f"[{_JOINS_NEXT}]|{_extend()}"
-    planes = sorted({ord(c) >> 16 for c in pattern} | {0})
-    every = "".join(chr(c) for p in planes for c in range(p << 16, (p + 1) << 16))
-    return "".join(re.findall(pattern, every))
+    # re tries a class's ranges past the BMP one by one: over every code
+    # point that took 0.4 s. Only the planes the pattern's characters are in
+    # are scanned (its ranges each lie within one plane; a slow test scans
+    # them all).
+    out = []
+    for pattern in (_PREPEND, _control(), _extend()):
+        planes = sorted({ord(c) >> 16 for c in pattern} | {0})
+        every = "".join(chr(c) for p in planes for c in range(p << 16, (p + 1) << 16))
+        out.append("".join(re.findall(pattern, every)))
+    return tuple(out)
 
 
 def graphemes(text: str) -> list:
@@ -149,10 +152,14 @@ class Precompiled:
     def __repr__(self) -> str:
         return f"Precompiled(<{len(self.charsmap)} bytes>)"
 
+    @property
+    def rules(self) -> CharsmapRules:
+        """The charsmap's rules (what a compiled walk looks clusters up in)."""
+        return self._rules
+
     def char_rules(self) -> dict:
         """``{character: replacement}`` for every character with a rule when
-        it is a cluster alone (the rest stay as they are): the table of a
-        compiled walk over text without :func:`cluster_joiners`.
+        it is a cluster alone (the rest stay as they are).
 
         >>> Precompiled(b"").char_rules()
         {}

@@ -1,6 +1,6 @@
 # SentencePiece's precompiled_charsmap blob: its framing and trie checked once,
 # by the loaders (to name the byte at fault) and by the normalizer that runs it.
-from libc.stdint cimport uint8_t, uint32_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t
 
 cdef struct Charsmap:
     uint32_t* units     # darts-clone double array, zero padded to whole 256-unit blocks
@@ -25,3 +25,11 @@ cdef inline uint32_t unit_label(uint32_t u) noexcept nogil:
 
 cdef inline uint32_t unit_offset(uint32_t u) noexcept nogil:
     return (u >> 10) << ((u & (1 << 9)) >> 6)
+
+
+cdef class CharsmapRules:
+    # tokenizers' lookup: the shortest rule that is a prefix of a key
+    cdef Charsmap m
+    # the value (where its replacement starts in m.strings) of the shortest
+    # rule that is a prefix of s[:n], or -1
+    cdef int64_t _first_leaf(self, const uint8_t* s, size_t n) noexcept nogil

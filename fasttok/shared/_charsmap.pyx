@@ -16,7 +16,6 @@ fasttok.shared._charsmap.CharsmapError: precompiled_charsmap is 2 byte(s); it mu
 
 from cpython.bytes cimport PyBytes_AS_STRING
 from libc.stdlib cimport calloc, free, malloc
-from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 
 from fasttok.shared._utf8 cimport utf8_put
@@ -115,8 +114,6 @@ cdef class CharsmapRules:
     >>> CharsmapRules(b"").first_rule(b"a") is None
     True
     """
-
-    cdef Charsmap m
 
     def __cinit__(self, bytes blob not None):
         charsmap_load(blob, &self.m)
