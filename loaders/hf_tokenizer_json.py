@@ -48,7 +48,7 @@ from fasttok.loaders.json_document import parse_json_document
 from fasttok.shared._bytemap import byte_level_merges, decode_byte_level
 from fasttok.shared._tables import TokenTables
 from fasttok.shared.gc_pause import gc_paused
-from fasttok.vocab import MAX_ID, Vocabulary, token_layout
+from fasttok.vocab import MAX_ID, Vocabulary, ids_are_dense, token_layout
 
 __all__ = ["load_tokenizer_json", "tokenizer_json_record", "tokenizer_json_file_record",
            "tokenizer_json_name", "tokenizer_config_path", "read_tokenizer_config",
@@ -348,6 +348,12 @@ def _byte_level_record(doc: Any, source: str, name: Optional[str],
         raise r.other_shape()
     merges_in = r.get(model, "merges", "$.model", list)
     merges = byte_level_merges(merges_in, tables, tokens)
+    # whether tokenizers' model may still give an entry left out for an added
+    # token (a merge makes or uses it, or ignore_merges looks a piece up
+    # whole): the fused core never does, so its offsets walk leaves the file
+    # to the stages (fasttok.formats.hf_byte_level)
+    model_gives_left_out = bool(left_out) and (isinstance(merges, int)
+                                               or bool(model.get("ignore_merges", False)))
     if isinstance(merges, int) and left_out:
         merges = _merges_without(r, merges_in, left_out, normalizer, tables, tokens)
     if isinstance(merges, int):
@@ -363,7 +369,7 @@ def _byte_level_record(doc: Any, source: str, name: Optional[str],
             eos_id=tail[0] if tail else names.get("eos_id"),
             add_bos=bool(head), add_eos=bool(tail), source=source,
             metadata={"ignore_merges": bool(model.get("ignore_merges", False)),
-                      "split_behavior": behavior},
+                      "split_behavior": behavior, "model_gives_left_out": model_gives_left_out},
         ).validate()
     except VocabularyError as exc:
         raise VocabularyFileError(source, str(exc)) from None
@@ -513,19 +519,17 @@ def _tokenizer_json_record(data: Any, source: str, name: Optional[str],
     added = _added_tokens(r, doc, model_ids, len(model["vocab"]) if unigram else None)
     fast = byte_level_record(doc, source, name=name, config=config)
     metadata = {"document": doc, "config": config, "added_tokens": added}
-    known = set(model_ids.values()) | {t[1] for t in added}
-    template_ids = tuple(sorted({i for i in _processor_ids(doc.get("post_processor"))
-                                 if i not in known}))
+    specials = {t[0]: t[1] for t in added}
+    added_ids = set(specials.values())
+    in_order = _listed_in_id_order(model_ids)
+    model_id_set = None if in_order else set(model_ids.values())
+    template_ids = tuple(sorted({
+        i for i in _processor_ids(doc.get("post_processor"))
+        if i not in added_ids and not (i < len(model_ids) if in_order else i in model_id_set)}))
     if fast is not None:
         return dataclasses.replace(fast, model="hf_pipeline", template_ids=template_ids,
                                    metadata=dict(fast.metadata) | metadata)
-    specials = {t[0]: t[1] for t in added}
-    added_ids = set(specials.values())
-    texts, ids = model_ids.keys(), model_ids.values()
-    if not added_ids.isdisjoint(ids):
-        kept = {t: i for t, i in model_ids.items() if i not in added_ids}
-        texts, ids = kept.keys(), kept.values()
-    tokens, ids = token_layout(list(zip(ids, map(str.encode, texts))))
+    tokens, ids = _text_layout(model_ids, added_ids, in_order)
     names = _template_ids(r, doc) | _config_ids(config, specials)
     unk_token = model.get("unk_token")
     unk = model.get("unk_id") if unigram else (
@@ -535,6 +539,30 @@ def _tokenizer_json_record(data: Any, source: str, name: Optional[str],
                       template_ids=template_ids,
                       bos_id=names.get("bos_id"), eos_id=names.get("eos_id"),
                       unk_id=unk if isinstance(unk, int) else None, metadata=metadata)
+
+
+def _listed_in_id_order(model_ids: dict) -> bool:
+    # whether the ids are 0 to n - 1 in the order listed, as tokenizers
+    # writes a vocabulary (and a Unigram's pieces are numbered): then an
+    # entry's id is its index, checked and laid out by C loops
+    return list(model_ids.values()) == list(range(len(model_ids)))
+
+
+def _text_layout(model_ids: dict, added_ids: set, in_order: bool) -> tuple:
+    """``token_layout`` of the model's entries as UTF-8, less those under an
+    added token's id (the added token is always matched first)."""
+    if not in_order:
+        pairs = [(i, t.encode()) for t, i in model_ids.items() if i not in added_ids]
+        return token_layout(pairs)
+    tokens = list(map(str.encode, model_ids))
+    left_out = [i for i in added_ids if i < len(tokens)]
+    for i in left_out:
+        tokens[i] = None
+    while tokens and tokens[-1] is None:
+        tokens.pop()
+    if ids_are_dense(len(tokens) - 1, len(model_ids) - len(left_out)):
+        return tuple(tokens), None
+    return token_layout([(i, t) for i, t in enumerate(tokens) if t is not None])
 
 
 _BYTE_PIECES = frozenset(f"<0x{b:02X}>" for b in range(256))

@@ -1,12 +1,12 @@
 # Byte-level BPE encoding and decoding (CoreBPE) and its threaded batches,
 # for the Cython modules that cimport them.
 from cpython.object cimport PyObject
-from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 
 from fasttok.models._bpe cimport Dropout, IdBuffer, PairMemo
 from fasttok.pre_tokenizers._pretokenize cimport ScanFn
 from fasttok.shared._tables cimport ByteStrings, TokenTables, TokenTablesView
-from fasttok.shared._utf8 cimport Utf8Source
+from fasttok.shared._utf8 cimport Utf8Source, Utf8Text
 
 
 # Encodes ids[:n] as a list of ints (code_ids: the id of each code for a
@@ -87,14 +87,20 @@ cdef class CoreBPE:
     cdef bint _next_special(self, const uint8_t* s, Py_ssize_t pos, Py_ssize_t n,
                             const uint8_t* allowed, SpecialMatch* found) noexcept nogil
     cdef int _encode_segment(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
-                             IdBuffer* out, Scratch* scratch, Dropout* drop) except -1 nogil
+                             IdBuffer* out, Scratch* scratch, Dropout* drop,
+                             IdBuffer* marks) except -1 nogil
     cdef int _encode_segment_generic(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
                                      IdBuffer* out, Dropout* drop) except -1
     cdef int _encode_utf8(self, const uint8_t* s, Py_ssize_t n, const uint8_t* allowed,
                           bint use_specials, IdBuffer* out, Scratch* scratch,
-                          Dropout* drop) except -1 nogil
+                          Dropout* drop, IdBuffer* marks) except -1 nogil
     cdef int _encode_text(self, str text, const uint8_t* allowed, bint use_specials,
                           IdBuffer* out, Dropout* drop=*) except -1
+    cdef int _encode_bytes(self, const Utf8Text* u, const uint8_t* allowed, bint use_specials,
+                           IdBuffer* out, Dropout* drop, IdBuffer* marks) except -1
+    cdef Py_ssize_t _token_offsets(self, const uint8_t* s, size_t size, const IdBuffer* out,
+                                   const IdBuffer* marks, int32_t* offsets,
+                                   int32_t* words) noexcept nogil
     cdef const uint8_t* _mask(self, bytes allowed) except? NULL
     cdef int _encode_allowing(self, str text, bytes allowed, IdBuffer* out,
                               Dropout* drop=*) except -1

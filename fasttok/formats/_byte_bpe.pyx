@@ -50,7 +50,7 @@ cdef extern from "Python.h":
     void Py_DECREF_PTR "Py_DECREF"(PyObject* o)
     void PyList_SET_ITEM_PTR "PyList_SET_ITEM"(object o, Py_ssize_t i, PyObject* item)
 
-from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memchr, memcmp, memcpy
 
@@ -174,6 +174,13 @@ cdef int scratch_init(Scratch* scratch, const TokenTablesView* tables) except -1
         with gil:
             raise MemoryError()
     pair_memo_init(&scratch.memo, tables)
+    return 0
+
+
+cdef inline int _mark(IdBuffer* marks, size_t n_ids, Py_ssize_t end) except -1 nogil:
+    # a piece's marks: the ids so far, the byte it ends at (texts under 2**31 bytes)
+    ids_push(marks, <uint32_t>n_ids)
+    ids_push(marks, <uint32_t>end)
     return 0
 
 
@@ -424,8 +431,10 @@ cdef class CoreBPE:
         return False
 
     cdef int _encode_segment(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
-                             IdBuffer* out, Scratch* scratch, Dropout* drop) except -1 nogil:
-        # drop: BPE-dropout's draw when sampling (the piece cache is then off), else NULL
+                             IdBuffer* out, Scratch* scratch, Dropout* drop,
+                             IdBuffer* marks) except -1 nogil:
+        # drop: BPE-dropout's draw when sampling (the piece cache is then off), else NULL;
+        # marks: as in _encode_utf8
         cdef Py_ssize_t i = start, j, n
         cdef CacheEntry* e
         cdef size_t before
@@ -455,6 +464,8 @@ cdef class CoreBPE:
                     e.length = <uint32_t>n
                     e.n_ids = <uint32_t>(out.len - before)
                     e.at = before
+            if marks != NULL:
+                _mark(marks, out.len, j)
             i = j
         return 0
 
@@ -474,7 +485,11 @@ cdef class CoreBPE:
 
     cdef int _encode_utf8(self, const uint8_t* s, Py_ssize_t n, const uint8_t* allowed,
                           bint use_specials, IdBuffer* out, Scratch* scratch,
-                          Dropout* drop) except -1 nogil:
+                          Dropout* drop, IdBuffer* marks) except -1 nogil:
+        # marks (NULL: ids alone) gets, after each pre-tokenizer piece and
+        # each special token, the number of ids and the byte where it ends:
+        # what _token_offsets reads (the pieces lie end to end, a scanner's
+        # pieces cover their segment)
         cdef Py_ssize_t pos = 0, seg_end
         cdef SpecialMatch m
         cdef bint has_special
@@ -482,7 +497,7 @@ cdef class CoreBPE:
             has_special = use_specials and self._next_special(s, pos, n, allowed, &m)
             seg_end = m.start if has_special else n
             if self.scan != NULL:
-                self._encode_segment(s, pos, seg_end, out, scratch, drop)
+                self._encode_segment(s, pos, seg_end, out, scratch, drop, marks)
             else:
                 with gil:
                     self._encode_segment_generic(s, pos, seg_end, out, drop)
@@ -490,16 +505,27 @@ cdef class CoreBPE:
                 return 0
             ids_push(out, self.special_ids[m.index])
             pos = m.start + m.length
+            if marks != NULL:
+                _mark(marks, out.len, pos)
 
     cdef int _encode_text(self, str text, const uint8_t* allowed, bint use_specials,
                           IdBuffer* out, Dropout* drop=NULL) except -1:
         cdef Utf8Text u
+        utf8_text(text, &u)
+        try:
+            self._encode_bytes(&u, allowed, use_specials, out, drop, NULL)
+        finally:
+            free(u.owned)
+        return 0
+
+    cdef int _encode_bytes(self, const Utf8Text* u, const uint8_t* allowed, bint use_specials,
+                           IdBuffer* out, Dropout* drop, IdBuffer* marks) except -1:
+        # one text's UTF-8 through _encode_utf8, with the scratch its size calls for
         cdef Scratch scratch
         cdef Scratch* use = NULL
         scratch.cache = NULL
         scratch.memo.entries = NULL
         scratch.memo.owned = 0
-        utf8_text(text, &u)
         try:
             if u.size >= CACHE_MIN_BYTES and drop == NULL:
                 scratch_init(&scratch, self.view)
@@ -510,11 +536,99 @@ cdef class CoreBPE:
                 # Qwen 3: 0.45 -> 0.8 times quicktok-v1's speed)
                 use = &scratch
             with nogil:
-                self._encode_utf8(u.data, u.size, allowed, use_specials, out, use, drop)
+                self._encode_utf8(u.data, u.size, allowed, use_specials, out, use, drop, marks)
         finally:
             scratch_free(&scratch)
-            free(u.owned)
         return 0
+
+    cdef Py_ssize_t _token_offsets(self, const uint8_t* s, size_t size, const IdBuffer* out,
+                                   const IdBuffer* marks, int32_t* offsets,
+                                   int32_t* words) noexcept nogil:
+        # Each token's character span and piece index from the marks of
+        # _encode_utf8, as tokenizers' ByteLevel aligns a piece's bytes:
+        # every byte to the whole character it belongs to, so a token that
+        # starts or ends inside a character covers all of it. Returns the
+        # characters of the text (its code points, as its UTF-8 counts them).
+        cdef size_t k, t, first = 0, stop, pos = 0, end, cursor = 0
+        cdef Py_ssize_t chars = 0  # characters starting before cursor
+        cdef const uint64_t* lengths = self.view.strings.offsets
+        cdef uint32_t code
+        for k in range(marks.len // 2):
+            stop = marks.data[2 * k]
+            for t in range(first, stop):
+                if stop - first == 1:
+                    end = marks.data[2 * k + 1]  # a special's code has no table bytes
+                else:
+                    code = out.data[t]
+                    end = pos + <size_t>(lengths[code + 1] - lengths[code])
+                while cursor <= pos:
+                    chars += (s[cursor] & 0xC0) != 0x80
+                    cursor += 1
+                offsets[2 * t] = <int32_t>(chars - 1)
+                while cursor < end:
+                    chars += (s[cursor] & 0xC0) != 0x80
+                    cursor += 1
+                offsets[2 * t + 1] = <int32_t>chars
+                words[t] = <int32_t>k
+                pos = end
+            first = stop
+        while cursor < size:
+            chars += (s[cursor] & 0xC0) != 0x80
+            cursor += 1
+        return chars
+
+    def encode_offsets(self, str text not None, bytes allowed=None):
+        """The ids of ``text`` (``allowed`` as in :meth:`count`) with each
+        one's character span and the index of its pre-tokenizer piece (a
+        special token is a piece), as ``tokenizers`` gives a byte-level
+        model's ``offsets`` and ``word_ids``: ``(ids, offsets, words)``, an
+        ``array('I')``, an ``array('i')`` of start and end in turn and an
+        ``array('i')``; ``None`` for a text holding a surrogate pair (one
+        code point of UTF-8 for two characters of ``text``) or too long
+        for 32-bit offsets.
+
+        >>> from fasttok.shared._tables import TokenTables
+        >>> core = CoreBPE(TokenTables([bytes([i]) for i in range(256)] + [b"\\xc3\\xa9"]),
+        ...                {b"<e>": 257}, scanner="gpt2")
+        >>> [list(a) for a in core.encode_offsets("\\xe9<e>\\U0001f600", b"\\x01")]
+        [[256, 257, 240, 159, 152, 128], [0, 1, 1, 4, 4, 5, 4, 5, 4, 5, 4, 5], [0, 1, 2, 2, 2, 2]]
+        """
+        cdef Utf8Text u
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        cdef IdBuffer marks = IdBuffer(NULL, 0, 0)
+        cdef const uint8_t* mask = NULL
+        cdef int32_t* spans = NULL
+        cdef Py_ssize_t chars
+        if self.scan == NULL:
+            raise FasttokError("offsets need a compiled scanner: this model splits with a "
+                               "Python splitter, whose pieces carry no positions")
+        if allowed is not None:
+            mask = self._mask(allowed)
+        utf8_text(text, &u)
+        try:
+            if u.size > INT32_MAX:
+                return None
+            self._encode_bytes(&u, mask, mask != NULL, &out, NULL, &marks)
+            spans = <int32_t*>malloc((3 * out.len + 1) * sizeof(int32_t))
+            if spans == NULL:
+                raise MemoryError()
+            with nogil:
+                chars = self._token_offsets(u.data, u.size, &out, &marks, spans,
+                                            spans + 2 * out.len)
+            if chars != len(text):
+                return None
+            ids = array("I")
+            append_ids(ids, out.data, out.len, self.n_ids, self.code_ids)
+            offsets = array("i")
+            offsets.frombytes((<char*>spans)[:2 * out.len * sizeof(int32_t)])
+            words = array("i")
+            words.frombytes((<char*>(spans + 2 * out.len))[:out.len * sizeof(int32_t)])
+            return ids, offsets, words
+        finally:
+            free(spans)
+            ids_free(&marks)
+            ids_free(&out)
+            free(u.owned)
 
     def encode_ordinary(self, str text not None):
         """Ids of ``text`` with special token strings treated as plain text."""
@@ -1046,7 +1160,7 @@ cdef class BatchJob:
                     size = utf8_write(&self.sources[i], buffer + used)
                     used += size
                 self.core._encode_utf8(data, size, self.mask, self.use_specials, &chunk.out, &scratch,
-                                       NULL)
+                                       NULL, NULL)
                 self.ends[i] = chunk.out.len
         finally:
             scratch_free(&scratch)

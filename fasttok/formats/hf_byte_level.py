@@ -43,17 +43,22 @@ import re
 from collections.abc import Callable
 from typing import Any, Optional
 
+from array import array
+
 from fasttok.formats._byte_bpe import CoreBPE
+from fasttok.formats.hf_walks import Walk
 from fasttok.formats.tiktoken import build_byte_bpe
 from fasttok.normalizers.unicode_forms import FORMS
 from fasttok.pre_tokenizers.patterns import scanner_for
 from fasttok.shared._tables import TokenTables
 from fasttok.shared.batching import TextByText
+from fasttok.shared.normalized import NormalizedString
 from fasttok.shared.regex_translate import compile_generic
 from fasttok.shared.literal_match import longest_first
 from fasttok.vocab import Vocabulary
 
-__all__ = ["build_hf_byte_bpe", "isolated_splitter", "NormalizedBPE"]
+__all__ = ["build_hf_byte_bpe", "isolated_splitter", "NormalizedBPE", "ByteLevelWalk",
+           "byte_level_walk"]
 
 
 def build_hf_byte_bpe(vocab: Vocabulary, tables: Optional[TokenTables] = None) -> Any:
@@ -118,6 +123,8 @@ class NormalizedBPE(TextByText):
     tiktoken_pieces = False
 
     def __init__(self, core: CoreBPE, stage: Any) -> None:
+        #: the compiled core the normalized text goes to
+        self.core = core
         self._core = core
         self._stage = stage
         self._is_normalized = stage.is_normalized
@@ -216,3 +223,152 @@ class NormalizedBPE(TextByText):
     def stream_decoder(self) -> Any:
         """The core's decoder of ids that arrive one at a time."""
         return self._core.stream_decoder()
+
+
+def byte_level_walk(record: Vocabulary, pipeline: Any, model: Any = None) -> Optional["ByteLevelWalk"]:
+    """The compiled walk of a byte-level BPE ``tokenizer.json`` (``record``,
+    its built ``pipeline``), or ``None`` for another configuration and for
+    the few byte-level files whose stages the fused core does not follow
+    exactly, which the stages then encode:
+
+    * a ``Split`` regex without a compiled scanner (a Python splitter's
+      pieces carry no positions);
+    * added tokens the pipeline matches otherwise than the core (one given
+      ``lstrip``/``rstrip``/``single_word`` by ``add_tokens``, or
+      ``normalized=true`` ones beside ``normalized=false`` ones: two passes
+      may cut where the core's one pass does not);
+    * a vocabulary entry under an added token's id that ``tokenizers``'
+      model may still give for text (the core left it out).
+
+    ``model``: the fused model of ``record`` built already
+    (:func:`build_hf_byte_bpe`, the one :func:`fasttok.load` encodes with),
+    else it is built here.
+
+    >>> import json
+    >>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
+    >>> from fasttok.formats.hf_pipeline import pipeline_from_document
+    >>> from fasttok.shared._bytemap import bytes_to_unicode
+    >>> alphabet = bytes_to_unicode()
+    >>> doc = {"model": {"type": "BPE", "vocab": {alphabet[b]: b for b in range(256)} | {"hi": 256},
+    ...                  "merges": [["h", "i"]]},
+    ...        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False,
+    ...                          "trim_offsets": False, "use_regex": True},
+    ...        "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+    ...                    "use_regex": True},
+    ...        "added_tokens": [{"id": 257, "content": "<e>", "special": True}]}
+    >>> record = tokenizer_json_record(json.dumps(doc), "t.json")
+    >>> walk = byte_level_walk(record, pipeline_from_document(record))
+    >>> walk.ids("hi<e>", None)
+    [256, 257]
+    >>> [list(part) for part in walk.encode("hi <e>\u00e9", None)]
+    [[256, 32, 257, 195, 169], [0, 2, 2, 3, 3, 6, 6, 7, 6, 7], [0, 1, 2, 3, 3]]
+    """
+    if record.merges is None or record.metadata.get("model_gives_left_out"):
+        return None
+    if scanner_for(record.pattern or "") is None and record.pre_tokenizer is None:
+        return None
+    added = pipeline.added
+    if (any(t.single_word or t.lstrip or t.rstrip for t in added.tokens)
+            or len({t.normalized for t in added.tokens}) > 1
+            or added.by_content != dict(record.special_tokens)):
+        return None
+    if model is None:
+        model = build_hf_byte_bpe(record)
+    normalizer = pipeline.normalizer
+    if (normalizer is None) != (record.normalizer is None) or (
+            normalizer is not None and type(normalizer) is not FORMS[record.normalizer]):
+        return None
+    return ByteLevelWalk(model, [record.special_tokens[raw.decode("utf-8")]
+                                 for raw in model.special_order], normalizer, added)
+
+
+class ByteLevelWalk(Walk):
+    """The byte-level BPE configuration's walk (see :func:`byte_level_walk`):
+    ids from the fused model (``model``: a :class:`CoreBPE`, or a
+    :class:`NormalizedBPE` for a file with a normalizer), ids with offsets and
+    piece indices from its core's ``encode_offsets``.
+
+    ``order_ids``: the id of each of the model's ``special_order``;
+    ``normalizer``: the pipeline's normalizer stage or ``None``; ``added``:
+    the pipeline's added tokens, which cut a text the normalizer changes
+    (that text then takes the stage's alignment).
+
+    Text the normalizer leaves alone (ASCII, or found normalized by the
+    stage's quick check) has offsets straight from the compiled walk; other
+    text is normalized stretch by stretch with its alignment kept by the
+    stage, as ``tokenizers`` does, and each stretch's offsets read back
+    through it.
+    """
+
+    def __init__(self, model: Any, order_ids: list, normalizer: Any, added: Any) -> None:
+        self._model = model
+        self._core = getattr(model, "core", model)
+        self._order_ids = order_ids
+        self._normalizer = normalizer
+        self._is_normalized = None if normalizer is None else normalizer.is_normalized
+        self._added = added
+        self._all = self._mask_of(None)
+        self._masks: dict = {}
+
+    def _mask_of(self, allowed: Optional[frozenset]) -> Optional[bytes]:
+        # the core's mask of special_order, or None when it selects none
+        mask = bytes(allowed is None or token_id in allowed for token_id in self._order_ids)
+        return mask if any(mask) else None
+
+    def _mask(self, allowed: Optional[frozenset]) -> Optional[bytes]:
+        if allowed is None:
+            return self._all
+        try:
+            return self._masks[allowed]
+        except KeyError:
+            found = self._masks[allowed] = self._mask_of(allowed)
+            return found
+
+    def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
+        """The ids of ``text``, the added tokens ``allowed`` selects matched."""
+        if type(text) is not str:
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        mask = self._mask(allowed)
+        return self._model.encode_ordinary(text) if mask is None else \
+            self._model.encode(text, mask)
+
+    def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
+        """``(ids, offsets, words)`` of ``text`` (see :class:`Walk`), or
+        ``None`` for a text with a surrogate pair."""
+        if type(text) is not str:
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        mask = self._mask(allowed)
+        if self._is_normalized is None or text.isascii() or self._is_normalized(text):
+            return self._core.encode_offsets(text, mask)
+        return self._normalizing(text, allowed)
+
+    def _normalizing(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
+        # tokenizers' order: the added tokens cut the raw text, each stretch
+        # between them is normalized on its own, its alignment kept
+        ids = array("I")
+        offsets = array("i")
+        words = array("i")
+        word = 0
+        encode_offsets = self._core.encode_offsets
+        for token_id, start, end in self._added.find_matches(text, normalized=False,
+                                                             allowed=allowed):
+            if token_id is not None:
+                ids.append(token_id)
+                offsets.extend((start, end))
+                words.append(word)
+                word += 1
+                continue
+            stretch = NormalizedString(text[start:end])
+            self._normalizer.normalize(stretch)
+            found = encode_offsets(stretch.normalized)
+            if found is None:
+                return None
+            part_ids, spans, part_words = found
+            aligns = stretch.alignments
+            ids.extend(part_ids)
+            for k in range(0, len(spans), 2):
+                offsets.extend((start + aligns[spans[k]][0], start + aligns[spans[k + 1] - 1][1]))
+            words.extend(word + w for w in part_words)
+            if part_words:
+                word += part_words[-1] + 1
+        return ids, offsets, words
