@@ -56,11 +56,33 @@ class ByteFallback:
                 run.append(byte)
                 continue
             if run:
-                _flush(run, out)
+                out += self.run_tokens(run)
+                run.clear()
             out.append(token)
         if run:
-            _flush(run, out)
+            out += self.run_tokens(run)
         return out
+
+    @staticmethod
+    def byte_of(token: str):
+        """The byte a byte token stands for, or ``None`` for any other token.
+
+        >>> ByteFallback.byte_of("<0x+A>"), ByteFallback.byte_of("<0x41>x")
+        (10, None)
+        """
+        return _BYTE_TOKENS.get(token)
+
+    @staticmethod
+    def run_tokens(run: bytes) -> list:
+        """The tokens a run of byte tokens becomes: its text, or U+FFFD per byte.
+
+        >>> ByteFallback.run_tokens(b"\\xc3\\xa9"), ByteFallback.run_tokens(b"a\\xff")
+        (['é'], ['�', '�'])
+        """
+        try:
+            return [bytes(run).decode("utf-8")]
+        except UnicodeDecodeError:
+            return ["\ufffd"] * len(run)
 
     def decode(self, tokens: list) -> str:
         """``"".join(self.decode_chain(tokens))``.
@@ -73,10 +95,3 @@ class ByteFallback:
     def __repr__(self) -> str:
         return "ByteFallback()"
 
-
-def _flush(run: bytearray, out: list) -> None:
-    try:
-        out.append(run.decode("utf-8"))
-    except UnicodeDecodeError:
-        out.extend(["\ufffd"] * len(run))
-    run.clear()

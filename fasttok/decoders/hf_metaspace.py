@@ -23,6 +23,9 @@ class Metaspace:
     """
 
     __slots__ = ("replacement", "prepend_scheme", "split")
+    #: each token becomes one token from it alone and whether it is the first
+    #: (see :mod:`fasttok.decoders.hf_starts`)
+    token_local = True
 
     def __init__(self, replacement: str = "\u2581", prepend_scheme: str = "always",
                  split: bool = True) -> None:

@@ -32,6 +32,9 @@ class Replace:
     """
 
     __slots__ = ("pattern", "regex", "content", "_compiled")
+    #: each token becomes one token from it alone and whether it is the first
+    #: (see :mod:`fasttok.decoders.hf_starts`)
+    token_local = True
 
     def __init__(self, pattern: Optional[str] = None, content: str = "", *,
                  regex: Optional[str] = None) -> None:

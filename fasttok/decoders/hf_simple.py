@@ -53,6 +53,8 @@ class Strip:
     """
 
     __slots__ = ("content", "start", "stop")
+    #: each token is stripped alone (see :mod:`fasttok.decoders.hf_starts`)
+    token_local = True
 
     def __init__(self, content: str = " ", start: int = 0, stop: int = 0) -> None:
         if len(content) != 1:
@@ -67,11 +69,11 @@ class Strip:
         >>> Strip("y", 0, 1).decode_chain(["Hey", "yy"])
         ['He', 'y']
         """
-        c, start, stop = self.content, self.start, self.stop
+        c, stop = self.content, self.stop
         out = []
         for token in tokens:
             n = len(token)
-            lead = min(n - len(token.lstrip(c)), start)
+            lead = self.lead(token)
             trail = n - len(token.rstrip(c))
             if stop > trail == n:
                 raise ReferenceFailsError(f"Strip of {token!r}: {stop} trailing characters "
@@ -82,6 +84,14 @@ class Strip:
                                           "cross (tokenizers panics here)")
             out.append(token[lead:end])
         return out
+
+    def lead(self, token: str) -> int:
+        """How many characters come off the start of ``token``.
+
+        >>> Strip(" ", 2, 0).lead("   a"), Strip(" ", 2, 0).lead("a ")
+        (2, 0)
+        """
+        return min(len(token) - len(token.lstrip(self.content)), self.start)
 
     def decode(self, tokens: list) -> str:
         """``"".join(self.decode_chain(tokens))``.

@@ -23,6 +23,9 @@ class WordPiece:
     """
 
     __slots__ = ("prefix", "cleanup")
+    #: each token becomes one token from it alone and whether it is the first
+    #: (see :mod:`fasttok.decoders.hf_starts`)
+    token_local = True
 
     def __init__(self, prefix: str = "##", cleanup: bool = True) -> None:
         self.prefix = prefix
