@@ -94,3 +94,28 @@ def test_a_file_that_is_not_byte_level_has_no_tables(tmp_path, cache_dir):
     parts = read_tokenizer_json(path)
     assert "tables" not in parts.record.metadata and parts.model_document is None
     assert not list(cache_dir.glob("hf-*.tables"))
+
+
+def _wordlevel_record(vocab: dict, added: list):
+    doc = {"model": {"type": "WordLevel", "vocab": vocab, "unk_token": "a"},
+           "added_tokens": [{"id": i, "content": c, "special": True} for c, i in added]}
+    return hf_tokenizer_json.tokenizer_json_record(json.dumps(doc), "t.json")
+
+
+@pytest.mark.parametrize("added", [[], [("c", 2)], [("a", 0), ("c", 2)], [("z", 9)]])
+def test_record_tokens_do_not_depend_on_the_order_the_vocabulary_is_listed_in(added):
+    in_order = _wordlevel_record({"a": 0, "b": 1, "c": 2}, added)
+    shuffled = _wordlevel_record({"c": 2, "a": 0, "b": 1}, added)
+    assert (in_order.tokens, in_order.ids) == (shuffled.tokens, shuffled.ids)
+    left_out = {i for _, i in added}
+    assert [t for i, t in enumerate(in_order.tokens) if i in left_out] == \
+        [None] * len([i for i in left_out if i < len(in_order.tokens)])
+
+
+def test_record_of_an_added_token_on_the_last_id_ends_before_it():
+    assert _wordlevel_record({"a": 0, "b": 1, "c": 2}, [("c", 2)]).tokens == (b"a", b"b")
+
+
+def test_record_of_spread_ids_lists_them_beside_the_tokens():
+    record = _wordlevel_record({"a": 0, "b": 1, "far": 10**6}, [("b", 1)])
+    assert (record.tokens, record.ids) == ((b"a", b"far"), (0, 10**6))
