@@ -68,7 +68,7 @@ class BertWalk(Walk):
     """The walk of a BERT file (see :func:`bert_walk`): the raw text cut at
     the added tokens ``added`` matches there, then ``model``'s
     :meth:`~fasttok.models.hf_wordpiece.WordPiece.text_ids` over the whole
-    text, through ``rules``, with offsets or without.
+    text, through ``rules`` (kept as :attr:`rules`), with offsets or without.
 
     >>> from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
     >>> walk = BertWalk(WordPiece({"[UNK]": 0, "hi": 1, "##s": 2}),
@@ -80,11 +80,11 @@ class BertWalk(Walk):
     (array('I', [1, 2, 9, 0]), array('i', [0, 2, 2, 3, 3, 6, 7, 9]), array('i', [0, 0, 1, 2]))
     """
 
-    __slots__ = ("_walk", "_rules", "_added")
+    __slots__ = ("_walk", "rules", "_added")
 
     def __init__(self, model: WordPiece, rules: CodePointRules, added: Any) -> None:
         self._walk = model.text_ids
-        self._rules = rules
+        self.rules = rules
         self._added = added
 
     def _cuts(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
@@ -95,12 +95,12 @@ class BertWalk(Walk):
 
     def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
         """The ids of ``text``, or ``None`` (see :class:`~fasttok.formats.hf_walks.Walk`)."""
-        return self._walk(text, self._rules, self._cuts(text, allowed), False)
+        return self._walk(text, self.rules, self._cuts(text, allowed), False)
 
     def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
         """``(ids, offsets, words)`` of ``text``, or ``None`` (see
         :class:`~fasttok.formats.hf_walks.Walk`)."""
-        return self._walk(text, self._rules, self._cuts(text, allowed), True)
+        return self._walk(text, self.rules, self._cuts(text, allowed), True)
 
 
 def bert_walk(record: Any, pipeline: Any) -> Optional[BertWalk]:
