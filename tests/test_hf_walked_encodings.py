@@ -110,12 +110,22 @@ def test_walked_pairs_and_pre_tokenized_input_equal_the_staged_ones():
           staged.encode(["pre", "tokenized words"], is_pretokenized=True))
 
 
-def test_a_walked_encoding_makes_a_field_only_when_it_is_read():
+def test_a_walked_encoding_makes_a_new_list_each_time_a_field_is_read():
+    # as tokenizers' getters: nothing read is kept alive by the encoding
     e = Encoding.walked(array("I", [7]), array("i", [0, 2]), array("i", [0]), {7: "hi"})
+    e.ids.append(8)
     assert e.ids == [7]
-    assert "offsets" not in e._made
-    assert e.offsets == [(0, 2)]
-    assert "offsets" in e._made
+    assert e.offsets == [(0, 2)] and e._made == {}
+
+
+def test_a_walked_encoding_keeps_what_a_stage_changes():
+    walked = Encoding.walked(array("I", [7]), array("i", [0, 2]), array("i", [0]), {7: "hi"})
+    plain = Encoding([7], ["hi"], [(0, 2)], [0])
+    for e in (walked, plain):
+        e.set_sequence_id(1)
+        e.pad(3, pad_id=0)
+    _same(walked, plain)
+    assert walked.ids == [7, 0, 0]
 
 
 def test_a_walked_encoding_pickles_as_its_lists():

@@ -438,10 +438,16 @@ class _OddStrings:
 
 
 class WalkedEncoding(Encoding):
-    """An :class:`Encoding` over a compiled walk's arrays (:meth:`Encoding.walked`):
-    each field is made the first time it is read, and kept."""
+    """An :class:`Encoding` over a compiled walk's arrays (:meth:`Encoding.walked`).
 
-    # _made: the fields made so far (the slots of Encoding stay unused)
+    As ``tokenizers``' getters do, reading a field makes a new list each
+    time: lists kept alive by thousands of encodings would make every pass
+    of Python's collector longer (reading every field of a batch cost five
+    times more). A field set by a stage is kept; before a method that
+    changes its lists in place, every field is made and kept.
+    """
+
+    # _made: the fields set or kept (the slots of Encoding stay unused)
     __slots__ = ("_walked", "_made")
 
     @classmethod
@@ -452,19 +458,37 @@ class WalkedEncoding(Encoding):
         e._made = {}
         return e
 
+    def _keep(self) -> None:
+        made, walked = self._made, self._walked
+        for name, make in _WALKED_FIELDS.items():
+            if name not in made:
+                made[name] = make(*walked)
+
+    def set_sequence_id(self, sequence_id: int) -> None:
+        """:meth:`Encoding.set_sequence_id`, on kept fields."""
+        self._keep()
+        super().set_sequence_id(sequence_id)
+
+    def merge_with(self, pair: Encoding, growing_offsets: bool) -> None:
+        """:meth:`Encoding.merge_with`, on kept fields."""
+        self._keep()
+        super().merge_with(pair, growing_offsets)
+
+    def pad(self, *args, **kwargs) -> None:
+        """:meth:`Encoding.pad`, on kept fields."""
+        self._keep()
+        super().pad(*args, **kwargs)
+
 
 def _lazy_field(name: str, make) -> property:
     def get(self):
-        made = self._made
-        value = made.get(name)
-        if value is None:
-            value = made[name] = make(*self._walked)
-        return value
+        value = self._made.get(name)
+        return make(*self._walked) if value is None else value
 
     def put(self, value) -> None:
         self._made[name] = value
 
-    return property(get, put, doc=f"The encoding's {name}, made on first read.")
+    return property(get, put, doc=f"The encoding's {name}, made when it is read.")
 
 
 # each field of a walked encoding from (ids, offsets, words, strings, type_id, word, wrap)
