@@ -47,6 +47,24 @@ _U64 = (1 << 64) - 1
 _POW10 = [float(10 ** k) for k in range(309)]
 
 
+def _u64_prefix(whole: str, fraction: str) -> tuple:
+    # (significand, shift) of digits that do not all fit a u64: serde keeps
+    # the first that do; past them a whole digit only moves the decimal
+    # point and the fraction's are dropped
+    significand, shift = 0, 0
+    for digit in whole:
+        if significand > (_U64 - int(digit)) // 10:
+            shift += 1
+        else:
+            significand = significand * 10 + int(digit)
+    for digit in fraction:
+        if significand > (_U64 - int(digit)) // 10:
+            break
+        significand = significand * 10 + int(digit)
+        shift -= 1
+    return significand, shift
+
+
 def serde_f64(value) -> float:
     """A JSON number as tokenizers reads it into an ``f64``.
 
@@ -67,18 +85,12 @@ def serde_f64(value) -> float:
     if match is None:
         raise ValueError(f"{value!r} is not a JSON number")
     sign, whole, fraction, exponent = match.groups()
-    significand, shift = 0, 0
-    for digit in whole:
-        # digits past a full u64 only move the decimal point
-        if significand > (_U64 - int(digit)) // 10:
-            shift += 1
-        else:
-            significand = significand * 10 + int(digit)
-    for digit in fraction or "":
-        if significand > (_U64 - int(digit)) // 10:
-            break
-        significand = significand * 10 + int(digit)
-        shift -= 1
+    fraction = fraction or ""
+    digits = (whole + fraction).lstrip("0")
+    if len(digits) <= 19:  # fits a u64: serde keeps every digit
+        significand, shift = int(digits or "0"), -len(fraction)
+    else:
+        significand, shift = _u64_prefix(whole, fraction)
     shift += int(exponent or 0)
     f = float(significand)
     while abs(shift) >= len(_POW10):
