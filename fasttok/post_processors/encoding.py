@@ -22,6 +22,7 @@ binding reads them (:mod:`fasttok.shared.binding_arguments`): an index is a
 from __future__ import annotations
 
 from fasttok.errors import FasttokError
+from fasttok.post_processors._encoding_lists import offset_pairs, token_strings
 from fasttok.shared.binding_arguments import (ENCODING_TRUNCATE_DIRECTION, PADDING_DIRECTION,
                                               as_bool, as_direction, as_instance, as_sequence,
                                               as_str, as_u32, as_usize)
@@ -430,7 +431,7 @@ class _OddStrings:
     __slots__ = ("strings", "tokens")
 
     def __init__(self, strings: list, ids, odd: dict) -> None:
-        tokens = list(map(strings.__getitem__, ids))
+        tokens = token_strings(strings, ids)
         for index, text in odd.items():
             tokens[index] = text
         self.strings = strings
@@ -499,8 +500,7 @@ def _around(wrap, field: str, middle: list) -> list:
 
 
 def _walked_offsets(ids, offsets, words, strings, type_id, word, wrap) -> list:
-    pairs = iter(offsets)
-    return _around(wrap, "offsets", list(zip(pairs, pairs)))
+    return _around(wrap, "offsets", offset_pairs(offsets))
 
 
 def _walked_words(ids, offsets, words, strings, type_id, word, wrap) -> list:
@@ -527,7 +527,7 @@ _WALKED_FIELDS = {
         _around(wrap, "ids", ids.tolist()),
     "tokens": lambda ids, offsets, words, strings, type_id, word, wrap:
         _around(wrap, "tokens", strings.tokens[:] if type(strings) is _OddStrings
-                else list(map(strings.__getitem__, ids))),
+                else token_strings(strings, ids)),
     "offsets": _walked_offsets,
     "word_ids": _walked_words,
     "type_ids": _walked_type_ids,
