@@ -13,6 +13,14 @@ they all start with the same byte), and the candidates are looked up by
 hashing the text at each special length, longest first, so when two
 specials overlap the longer one wins.
 
+Offsets are a flag of the same walk (``encode_offsets``, ``tokenizers``'
+``OffsetType``): the walk then also notes where each pre-tokenizer piece
+and each special token ends (its id count and end byte), and one pass after
+it gives each token its bytes (from the token table; a piece of one token
+spans the piece) and turns byte spans into character spans the way
+``tokenizers``' ``ByteLevel`` aligns them: each byte stands for its whole
+character, so a token that starts or ends inside a character covers it.
+
 Building a model makes no Python object per token: decoding reads the
 tables' own token bytes (only the specials are copied), and the ints that
 encode returns are made the first time each id is returned, then shared by
@@ -35,6 +43,7 @@ the path of every real vocabulary pays nothing for sparse ids.
 import gc
 from array import array
 
+from cpython cimport array as carray
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
@@ -88,6 +97,10 @@ cdef int _check_ids(const uint32_t* ids, size_t n, size_t n_ints) except -1:
 # when a model with more ids is built; a slot is filled under the GIL.
 cdef PyObject** _ints = NULL
 cdef size_t _n_ints = 0
+
+# what the arrays that encode_offsets returns are cloned from
+cdef carray.array _UINT32S = array("I")
+cdef carray.array _INT32S = array("i")
 
 
 cdef int _reserve_ints(size_t n) except -1:
@@ -144,14 +157,17 @@ cdef list ids_to_list(const uint32_t* ids, size_t n, size_t n_ids, const uint32_
 cdef int append_ids(object ids, const uint32_t* codes, size_t n, size_t n_codes,
                     const uint32_t* code_ids) except -1:
     # Appends the ids of codes[:n] to the array('I') ids (code_ids as in ids_to_list).
-    cdef uint32_t[::1] view
-    cdef size_t i, start = len(ids)
+    cdef carray.array out = ids
+    cdef size_t i, start = len(out)
+    cdef uint32_t* dst
     _check_ids(codes, n, n_codes)
-    ids.frombytes((<char*>codes)[:n * sizeof(uint32_t)])
-    if code_ids != NULL and n:
-        view = ids
-        for i in range(start, start + n):
-            view[i] = code_ids[view[i]]
+    carray.resize_smart(out, start + n)
+    dst = <uint32_t*>out.data.as_uints + start
+    if code_ids == NULL:
+        memcpy(dst, codes, n * sizeof(uint32_t))
+    else:
+        for i in range(n):
+            dst[i] = code_ids[codes[i]]
     return 0
 
 
@@ -597,7 +613,7 @@ cdef class CoreBPE:
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef IdBuffer marks = IdBuffer(NULL, 0, 0)
         cdef const uint8_t* mask = NULL
-        cdef int32_t* spans = NULL
+        cdef carray.array ids, offsets, words
         cdef Py_ssize_t chars
         if self.scan == NULL:
             raise FasttokError("offsets need a compiled scanner: this model splits with a "
@@ -609,23 +625,18 @@ cdef class CoreBPE:
             if u.size > INT32_MAX:
                 return None
             self._encode_bytes(&u, mask, mask != NULL, &out, NULL, &marks)
-            spans = <int32_t*>malloc((3 * out.len + 1) * sizeof(int32_t))
-            if spans == NULL:
-                raise MemoryError()
+            ids = carray.clone(_UINT32S, 0, False)
+            append_ids(ids, out.data, out.len, self.n_ids, self.code_ids)
+            offsets = carray.clone(_INT32S, 2 * out.len, False)
+            words = carray.clone(_INT32S, out.len, False)
             with nogil:
-                chars = self._token_offsets(u.data, u.size, &out, &marks, spans,
-                                            spans + 2 * out.len)
+                chars = self._token_offsets(u.data, u.size, &out, &marks,
+                                            <int32_t*>offsets.data.as_ints,
+                                            <int32_t*>words.data.as_ints)
             if chars != len(text):
                 return None
-            ids = array("I")
-            append_ids(ids, out.data, out.len, self.n_ids, self.code_ids)
-            offsets = array("i")
-            offsets.frombytes((<char*>spans)[:2 * out.len * sizeof(int32_t)])
-            words = array("i")
-            words.frombytes((<char*>(spans + 2 * out.len))[:out.len * sizeof(int32_t)])
             return ids, offsets, words
         finally:
-            free(spans)
             ids_free(&marks)
             ids_free(&out)
             free(u.owned)
@@ -1246,3 +1257,16 @@ cdef class BatchJob:
                 result.append(self.ends[i] - a)
                 a = self.ends[i]
         return result
+
+
+# Performance notes
+#
+# Offsets (encode_offsets): the walk notes two numbers per piece, not per
+# token, and the pass after it reads token lengths from the table, so the
+# ids path pays one test of a NULL pointer per piece. Measured on the first
+# 5,000 lines of en.txt, one call a line, old and new core interleaved 15
+# times (CPU, best): Llama 3 1.114 -> 1.122 us, Qwen 3 1.363 -> 1.361 us for
+# encode; encode_offsets with its three arrays ~2.2 us. Alternatives not
+# taken: a second scan of the pieces for offsets (a copy of the walk), and
+# the offsets found per token inside the merge loop (work for the ids path).
+

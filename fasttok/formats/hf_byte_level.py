@@ -303,6 +303,7 @@ class ByteLevelWalk(Walk):
     def __init__(self, model: Any, order_ids: list, normalizer: Any, added: Any) -> None:
         self._model = model
         self._core = getattr(model, "core", model)
+        self._encode_offsets = self._core.encode_offsets
         self._order_ids = order_ids
         self._normalizer = normalizer
         self._is_normalized = None if normalizer is None else normalizer.is_normalized
@@ -315,9 +316,7 @@ class ByteLevelWalk(Walk):
         mask = bytes(allowed is None or token_id in allowed for token_id in self._order_ids)
         return mask if any(mask) else None
 
-    def _mask(self, allowed: Optional[frozenset]) -> Optional[bytes]:
-        if allowed is None:
-            return self._all
+    def _mask(self, allowed: frozenset) -> Optional[bytes]:
         try:
             return self._masks[allowed]
         except KeyError:
@@ -328,7 +327,7 @@ class ByteLevelWalk(Walk):
         """The ids of ``text``, the added tokens ``allowed`` selects matched."""
         if type(text) is not str:
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        mask = self._mask(allowed)
+        mask = self._all if allowed is None else self._mask(allowed)
         return self._model.encode_ordinary(text) if mask is None else \
             self._model.encode(text, mask)
 
@@ -337,9 +336,9 @@ class ByteLevelWalk(Walk):
         ``None`` for a text with a surrogate pair."""
         if type(text) is not str:
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        mask = self._mask(allowed)
+        mask = self._all if allowed is None else self._mask(allowed)
         if self._is_normalized is None or text.isascii() or self._is_normalized(text):
-            return self._core.encode_offsets(text, mask)
+            return self._encode_offsets(text, mask)
         return self._normalizing(text, allowed)
 
     def _normalizing(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
@@ -349,7 +348,7 @@ class ByteLevelWalk(Walk):
         offsets = array("i")
         words = array("i")
         word = 0
-        encode_offsets = self._core.encode_offsets
+        encode_offsets = self._encode_offsets
         for token_id, start, end in self._added.find_matches(text, normalized=False,
                                                              allowed=allowed):
             if token_id is not None:
