@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -216,11 +217,34 @@ def test_walk_equals_the_stages_of_both_faces_whatever_is_allowed(face, allowed)
         assert walk.ids(text, allowed) == pipeline.encode_ids(text, allowed) == staged.ids
 
 
-def test_walk_declines_text_holding_a_mark_normalization_would_reorder():
-    walk, theirs = _minilm()
-    # U+1D165 keeps its combining class through strip_accents: NFD may move it
-    assert walk.encode("a\U0001D165b", None) is None
-    assert walk.ids("a\U0001D165b", None) is None
+@pytest.mark.parametrize("text", ["a\U0001D165b", "a\ud800b", "\udc00"])
+def test_walk_declines_text_holding_a_reordered_mark_or_a_lone_surrogate(text):
+    walk, _ = _minilm()
+    # U+1D165 keeps its combining class through strip_accents (NFD may move
+    # it); a lone surrogate has no UTF-8 (the stages say what it does)
+    assert walk.encode(text, None) is None
+    assert walk.ids(text, None) is None
+
+
+def test_threads_walking_together_give_each_text_its_serial_answer():
+    walk, _ = _minilm()
+    # short texts share the model's word cache under the GIL; long ones run
+    # without it, each with a cache of its own; new code points are computed
+    texts = [f"word{i} {chr(0x4E00 + 7 * i)}é—x [SEP] " * (1 + i % 3) for i in range(200)]
+    texts += ["many words here " * 400 + chr(0xAC00 + i) for i in range(6)]
+    serial = [_ours(walk, t) for t in texts]
+    answers: dict = {}
+
+    def run(k: int) -> None:
+        answers[k] = [_ours(walk, t) for t in (texts if k % 2 else texts[::-1])]
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k, found in answers.items():
+        assert found == (serial if k % 2 else serial[::-1])
 
 
 def test_no_walk_for_an_added_token_matched_in_the_normalized_text():

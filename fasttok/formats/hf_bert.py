@@ -80,16 +80,23 @@ class BertWalk(Walk):
     (array('I', [1, 2, 9, 0]), array('i', [0, 2, 2, 3, 3, 6, 7, 9]), array('i', [0, 0, 1, 2]))
     """
 
-    __slots__ = ("_walk", "rules", "_added")
+    __slots__ = ("_walk", "rules", "_added", "_occurs")
 
     def __init__(self, model: WordPiece, rules: CodePointRules, added: Any) -> None:
         self._walk = model.text_ids
         self.rules = rules
         self._added = added
+        # each allowed set's test of whether an added token occurs: a call
+        # walks most texts, which hold none, and asking the added tokens for
+        # the test each time was a tenth of a line's time
+        self._occurs: dict = {}
 
     def _cuts(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
         # the added tokens' matches in the raw text, or None for none (most texts)
-        if not self._added.matcher(False, allowed).occurs(text):
+        occurs = self._occurs.get(allowed)
+        if occurs is None:
+            occurs = self._occurs[allowed] = self._added.matcher(False, allowed).occurs
+        if not occurs(text):
             return None
         return self._added.find_matches(text, normalized=False, allowed=allowed)
 
