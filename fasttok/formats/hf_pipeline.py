@@ -280,7 +280,8 @@ class HFPipeline:
         ``allowed``: the added token ids matched (``None``: all); without
         ``offsets``, tokenizers' ``encode_fast``: the ids through the
         ids-only path, token strings empty, offsets ``(0, 0)``, words ``None``."""
-        if pair is None and offsets and type(sequence) is str and self.walk is not None:
+        if pair is None and offsets and type(sequence) is str and not is_pretokenized \
+                and self.walk is not None:
             found = self.walk.encode(sequence, allowed)
             if found is not None:
                 return self._walked_one(found, add_special_tokens)
@@ -297,11 +298,9 @@ class HFPipeline:
         # it and truncation and padding leave it alone, the wrapping goes into
         # the walked encoding itself and no list is made until one is read
         wrap = self._wraps[add_special_tokens]
-        encoding = self._walked(found, 0, None, None)
         if wrap is _UNWRAPPED or not self._leaves_alone(len(found[0]), add_special_tokens):
-            return self.post_process(encoding, None, add_special_tokens)
-        if wrap is None:
-            return encoding
+            return self.post_process(self._walked(found, 0, None, None), None,
+                                     add_special_tokens)
         return self._walked(found, 0, None, wrap)
 
     def _walked(self, found: tuple, type_id: int, word: Optional[int], wrap: Any) -> Encoding:
@@ -311,6 +310,8 @@ class HFPipeline:
     def _leaves_alone(self, n: int, add_special_tokens: bool) -> bool:
         # whether truncation and padding change nothing of one input of n tokens
         padding, truncation = self.padding, self.truncation
+        if padding is None and truncation is None:
+            return True
         if padding is not None and (padding.length is not None or padding.pad_to_multiple_of):
             return False
         if truncation is None:

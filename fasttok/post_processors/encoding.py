@@ -94,7 +94,10 @@ class Encoding:
         """
         if odd_tokens:
             strings = _OddStrings(strings, ids, odd_tokens)
-        return WalkedEncoding.over((ids, offsets, words, strings, type_id, word, wrap))
+        e = WalkedEncoding.__new__(WalkedEncoding)
+        e._walked = (ids, offsets, words, strings, type_id, word, wrap)
+        e._made = {}
+        return e
 
     def __reduce__(self):
         return Encoding, (self.ids, self.tokens, self.offsets, self.word_ids, self.type_ids,
@@ -448,16 +451,9 @@ class WalkedEncoding(Encoding):
     changes its lists in place, every field is made and kept.
     """
 
-    # _made: the fields set or kept (the slots of Encoding stay unused)
+    # made by Encoding.walked; _made: the fields set or kept (the slots of
+    # Encoding stay unused)
     __slots__ = ("_walked", "_made")
-
-    @classmethod
-    def over(cls, walked: tuple) -> "WalkedEncoding":
-        """The encoding of ``walked`` (:meth:`Encoding.walked`'s arguments in order)."""
-        e = cls.__new__(cls)
-        e._walked = walked
-        e._made = {}
-        return e
 
     def _keep(self) -> None:
         made, walked = self._made, self._walked
