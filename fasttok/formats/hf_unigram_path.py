@@ -5,15 +5,14 @@ what ``transformers`` converts from a SentencePiece model).
 as one compiled pass (:class:`~fasttok.models._unigram.UnigramWalk`) and
 asks each stage for what the walk is built from:
 
-* **Normalizer**: a ``Sequence`` (or one stage) of literal ``Replace``
-  stages of two or more characters (``"``"`` -> ``'"'``; a text holding one
-  is left to the stages), at most one ``Precompiled`` charsmap (its rules,
-  its rule for each character alone,
+* **Normalizer**: a ``Sequence`` (or one stage) of ``Replace`` stages
+  around at most one ``Precompiled`` charsmap (its rules, its rule for each
+  character alone,
   :meth:`~fasttok.normalizers.precompiled.Precompiled.char_rules`, and the
   classes its clusters are cut by,
-  :func:`~fasttok.normalizers.precompiled.cluster_classes`), then
-  ``Replace`` stages of the shapes of :data:`REPLACE_SHAPES` (one character
-  mapped, a run squeezed, the runs at the ends trimmed, the start doubled).
+  :func:`~fasttok.normalizers.precompiled.cluster_classes`). A ``Replace``
+  of a literal string, or of one of the patterns of :data:`REPLACE_SHAPES`
+  (a run squeezed, the runs at the ends trimmed, the start doubled).
 * **Pre-tokenizer**: ``Metaspace`` (any prepend scheme, split or not),
   ``WhitespaceSplit`` (its characters asked of it), or the two in sequence.
 * **Model**: the pipeline's ``Unigram`` itself (its compiled core, with the
@@ -80,11 +79,11 @@ def _stages(normalizer: Any) -> list:
 
 
 def _replace_op(stage: Any) -> Optional[tuple]:
-    # the walk's op for a Replace stage after the charsmap, or None
+    # the walk's op for a Replace stage, or None
     if not isinstance(stage, Replace):
         return None
     if not stage.regex:
-        return ("map", stage.pattern, stage.content) if len(stage.pattern) == 1 else None
+        return ("literal", stage.pattern, stage.content) if stage.pattern else None
     for c in set(stage.pattern) - _REGEX_SYNTAX:
         if not c.isprintable():
             continue
@@ -95,22 +94,20 @@ def _replace_op(stage: Any) -> Optional[tuple]:
 
 
 def _normalizer_plan(normalizer: Any) -> Optional[tuple]:
-    # (guards, charsmap, ops) of the normalizer, or None
+    # (ops before the charsmap, charsmap, ops after it) of the normalizer, or None
     stages = _stages(normalizer)
-    guards = []
-    i = 0
-    while i < len(stages) and isinstance(stages[i], Replace) and not stages[i].regex \
-            and len(stages[i].pattern) >= 2:
-        guards.append(stages[i].pattern)
-        i += 1
-    charsmap = None
-    if i < len(stages) and isinstance(stages[i], Precompiled):
-        charsmap = (stages[i].rules, stages[i].char_rules(), cluster_classes())
-        i += 1
-    ops = [_replace_op(stage) for stage in stages[i:]]
-    if None in ops:
+    at = [i for i, stage in enumerate(stages) if isinstance(stage, Precompiled)]
+    if len(at) > 1:
         return None
-    return tuple(guards), charsmap, ops
+    cut = at[0] if at else len(stages)
+    early = [_replace_op(stage) for stage in stages[:cut]]
+    ops = [_replace_op(stage) for stage in stages[cut + 1:]]
+    if None in early or None in ops:
+        return None
+    charsmap = None
+    if at:
+        charsmap = (stages[cut].rules, stages[cut].char_rules(), cluster_classes())
+    return early, charsmap, ops
 
 
 @functools.cache
@@ -149,21 +146,14 @@ def _pre_tokenizer_plan(pre_tokenizer: Any) -> Optional[tuple]:
 
 
 class UnigramPathWalk(Walk):
-    """The walk of one Unigram configuration (see the module docstring).
+    """The walk of one Unigram configuration (see the module docstring);
+    a text holding a lone surrogate is declined (``None``)."""
 
-    A text holding one of ``guards`` (the literal patterns replaced before
-    the charsmap) or a lone surrogate is declined (``None``).
-    """
-
-    def __init__(self, core: UnigramWalk, added: Any, guards: tuple) -> None:
+    def __init__(self, core: UnigramWalk, added: Any) -> None:
         self._core = core
         self._added = added
-        self._guards = guards
 
     def _run(self, text: str, allowed: Optional[frozenset], offsets: bool) -> Any:
-        for guard in self._guards:
-            if guard in text:
-                return None
         added = self._added
         matches = added.find_matches(text, normalized=False, allowed=allowed) \
             if added.matcher(False, allowed).occurs(text) else None
@@ -189,8 +179,8 @@ def unigram_walk(record: Any, pipeline: Any) -> Optional[Walk]:
     pre_tokenizer = _pre_tokenizer_plan(pipeline.pre_tokenizer)
     if normalizer is None or pre_tokenizer is None:
         return None
-    guards, charsmap, ops = normalizer
+    early, charsmap, ops = normalizer
     whitespace, metaspace = pre_tokenizer
     n_ids = max([len(model.vocab)] + [t.id + 1 for t in pipeline.added.tokens])
-    core = UnigramWalk(model._core, charsmap, ops, whitespace, metaspace, n_ids)
-    return UnigramPathWalk(core, pipeline.added, guards)
+    core = UnigramWalk(model._core, early, charsmap, ops, whitespace, metaspace, n_ids)
+    return UnigramPathWalk(core, pipeline.added)

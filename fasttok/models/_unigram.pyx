@@ -1229,11 +1229,12 @@ cdef inline int _nc_push(NCharBuf* b, uint32_t cp, int32_t start, int32_t end) e
 
 
 cdef enum:
-    # The Replace stages after the charsmap (UnigramWalk's ops), on char a:
-    OP_MAP = 0       # every a becomes the op's string
+    # The Replace stages (UnigramWalk's ops), on char a:
     OP_SQUEEZE = 1   # a run of two or more a's becomes its last one
     OP_TRIM = 2      # the runs of a's at both ends go
     OP_LEAD = 3      # an a at the start becomes the op's string
+    OP_LITERAL = 4   # every (leftmost, non-overlapping) match of the op's pattern
+                     # becomes its string
     # Metaspace's prepend schemes
     PREPEND_NEVER = 0
     PREPEND_ALWAYS = 1
@@ -1255,7 +1256,8 @@ cdef struct Reports:
     # The charsmap's reports (a character and its count, tokenizers'
     # transform) not yet aligned: the last one waits, as an empty
     # replacement after it takes one more original character into it.
-    Py_ssize_t offset    # the original character the next aligned report starts at
+    const NChar* src     # the characters the charsmap reads, with their spans
+    Py_ssize_t offset    # the one in src the next aligned report starts at
     uint32_t cp
     int32_t change
     bint have
@@ -1265,12 +1267,14 @@ cdef inline int _report(Reports* r, NCharBuf* out, uint32_t cp, int32_t change) 
     # Aligns the waiting report and makes (cp, change) the one that waits:
     # an inserted character (change 1) takes the span of the original before
     # it, the others their own, moving on by one plus what they took in.
+    cdef const NChar* at
     if r.have:
         if r.change > 0:
-            _nc_push(out, r.cp, <int32_t>r.offset - 1, <int32_t>r.offset)
+            at = &r.src[r.offset - 1]
         else:
-            _nc_push(out, r.cp, <int32_t>r.offset, <int32_t>r.offset + 1)
+            at = &r.src[r.offset]
             r.offset += 1 - r.change
+        _nc_push(out, r.cp, at.start, at.end)
     r.cp = cp
     r.change = change
     r.have = True
@@ -1295,6 +1299,8 @@ cdef struct WalkOp:
     uint32_t a
     uint32_t at          # the op's string: cps[at:at + length]
     uint32_t length
+    uint32_t pattern     # OP_LITERAL's pattern: cps[pattern:pattern + pattern_length]
+    uint32_t pattern_length
 
 
 cdef struct WalkOut:
@@ -1349,20 +1355,22 @@ cdef class UnigramWalk:
     """A Unigram ``tokenizer.json``'s stages as one compiled walk.
 
     ``model``: the pipeline's :class:`TokenizersUnigram` (with its ``never``
-    ids); ``charsmap``: ``None``, or the precompiled charsmap as ``(rules,
+    ids). The normalizer: the Replace stages ``early`` (before the
+    charsmap) and ``ops`` (after it), each ``(kind, pattern, string)``:
+    ``"literal"`` (every match of ``pattern`` becomes ``string``), ``"squeeze"`` (a run of two or
+    more of the character becomes one), ``"trim"`` (the runs at both ends
+    go), ``"lead"`` (the character at the start becomes ``string``); and
+    ``charsmap``: ``None``, or the precompiled charsmap as ``(rules,
     char_rules, classes)``: its :class:`~fasttok.shared._charsmap.CharsmapRules`
     (looked up for clusters of several characters), ``{character:
     replacement}`` for a character alone, and the ``(prepend, control,
-    extend)`` characters that clusters are cut by; ``ops``: ``[(kind, char, string)]`` for the
-    Replace stages after it, in order: ``"map"`` (every ``char`` becomes
-    ``string``), ``"squeeze"`` (a run of two or more becomes one),
-    ``"trim"`` (the runs at both ends go), ``"lead"`` (a ``char`` at the
-    start becomes ``string``); ``whitespace``: the characters WhitespaceSplit cuts at, or
-    ``None`` without it; ``metaspace``: ``(replacement, prepend scheme,
-    split)`` or ``None``; ``n_ids``: more than the largest id given.
+    extend)`` characters that clusters are cut by. ``whitespace``: the
+    characters WhitespaceSplit cuts at, or ``None`` without it;
+    ``metaspace``: ``(replacement, prepend scheme, split)`` or ``None``;
+    ``n_ids``: more than the largest id given.
 
     >>> m = TokenizersUnigram(["<unk>", "▁a", "b", "▁"], [0.0, -1.0, -1.0, -2.0], 0, False)
-    >>> w = UnigramWalk(m, None, [], None, ("▁", "always", True), 4)
+    >>> w = UnigramWalk(m, [], None, [], None, ("▁", "always", True), 4)
     >>> w.run("a  ab", None, False)
     [1, 3, 1, 2]
     >>> ids, offsets, words = w.run("a  ab", None, True)
@@ -1379,6 +1387,7 @@ cdef class UnigramWalk:
     cdef uint32_t* cps
     cdef WalkOp* ops
     cdef size_t n_ops
+    cdef size_t n_early          # ops[:n_early] run before the charsmap
     cdef uint8_t* space          # WhitespaceSplit's characters by code point, NULL: none
     cdef uint32_t n_space
     cdef bint metaspace
@@ -1394,8 +1403,8 @@ cdef class UnigramWalk:
         self.ops = NULL
         self.space = NULL
 
-    def __init__(self, TokenizersUnigram model not None, charsmap, ops, whitespace, metaspace,
-                 Py_ssize_t n_ids):
+    def __init__(self, TokenizersUnigram model not None, early, charsmap, ops, whitespace,
+                 metaspace, Py_ssize_t n_ids):
         cdef list pool = []
         cdef list starts = []
         cdef dict entries = {}
@@ -1426,9 +1435,12 @@ cdef class UnigramWalk:
             for cp, value in entries.items():
                 self.rule_entry[self.rule_block[cp >> 8] * 256 + (cp & 0xFF)] = value
         ops_at = []
-        for name, ch, rep in ops:
-            ops_at.append((_OP_KINDS[name], ord(ch), len(pool), len(rep)))
+        for name, pattern, rep in list(early) + list(ops):
+            ops_at.append((_OP_KINDS[name], len(pool), len(pattern), len(pool) + len(pattern),
+                           len(rep)))
+            pool.extend(map(ord, pattern))
             pool.extend(map(ord, rep))
+        self.n_early = len(early)
         starts.append(len(pool))
         self.cps = <uint32_t*>malloc((len(pool) + 1) * sizeof(uint32_t))
         self.rule_at = <uint32_t*>malloc(len(starts) * sizeof(uint32_t))
@@ -1441,9 +1453,11 @@ cdef class UnigramWalk:
             self.rule_at[i] = starts[i]
         self.n_ops = len(ops_at)
         for i in range(len(ops_at)):
-            op_kind, op_char, op_at, op_length = ops_at[i]
+            op_kind, op_pattern, op_pattern_length, op_at, op_length = ops_at[i]
             self.ops[i].kind = op_kind
-            self.ops[i].a = op_char
+            self.ops[i].pattern = op_pattern
+            self.ops[i].pattern_length = op_pattern_length
+            self.ops[i].a = self.cps[op_pattern]
             self.ops[i].at = op_at
             self.ops[i].length = op_length
         if whitespace is not None:
@@ -1472,25 +1486,23 @@ cdef class UnigramWalk:
     cdef inline int32_t _entry(self, uint32_t cp) noexcept nogil:
         return self.rule_entry[self.rule_block[cp >> 8] * 256 + (cp & 0xFF)]
 
-    cdef Py_ssize_t _cluster_end(self, int kind, const void* data, Py_ssize_t i,
-                                 Py_ssize_t b) noexcept nogil:
-        # Where the cluster at i ends, as graphemes' pattern cuts it: CR LF;
-        # else prepended marks, a character that is no control (PREPEND*
+    cdef Py_ssize_t _cluster_end(self, const NChar* c, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+        # Where the cluster at c[i] ends, as graphemes' pattern cuts it: CR
+        # LF; else prepended marks, a character that is no control (PREPEND*
         # gives back marks till one follows) and its extenders; else one
         # character.
         cdef Py_ssize_t r = i, base, j
-        if PyUnicode_READ(kind, data, i) == 13 and i + 1 < b \
-                and PyUnicode_READ(kind, data, i + 1) == 10:
+        if c[i].cp == 13 and i + 1 < n and c[i + 1].cp == 10:
             return i + 2
-        while r < b and self._entry(PyUnicode_READ(kind, data, r)) & C_PREPEND:
+        while r < n and self._entry(c[r].cp) & C_PREPEND:
             r += 1
         base = r
-        while base >= i and (base >= b or self._entry(PyUnicode_READ(kind, data, base)) & C_CONTROL):
+        while base >= i and (base >= n or self._entry(c[base].cp) & C_CONTROL):
             base -= 1
         if base < i:
             return i + 1
         j = base + 1
-        while j < b and self._entry(PyUnicode_READ(kind, data, j)) & C_EXTEND:
+        while j < n and self._entry(c[j].cp) & C_EXTEND:
             j += 1
         return j
 
@@ -1506,14 +1518,14 @@ cdef class UnigramWalk:
                           self.rule_at[rule] - self.rule_at[rule - 1], 1)
         return 0
 
-    cdef int _charsmap(self, int kind, const void* data, Py_ssize_t a, Py_ssize_t b,
-                       NCharBuf* out) except -2 nogil:
-        # The charsmap over text[a:b] into out, as Precompiled's _reports
-        # and tokenizers' transform: a cluster of under 6 bytes by its rule
-        # (the shortest that is a prefix of it), else each character by its
-        # own; 1: declined (a surrogate, a replacement past MAX_REPLACEMENT).
+    cdef int _charsmap(self, NCharBuf* src, NCharBuf* out) except -2 nogil:
+        # The charsmap over src into out, as Precompiled's _reports and
+        # tokenizers' transform: a cluster of under 6 bytes by its rule (the
+        # shortest that is a prefix of it), else each character by its own;
+        # 1: declined (a replacement past MAX_REPLACEMENT).
         cdef Reports r
-        cdef Py_ssize_t i = a, j, t, k
+        cdef Py_ssize_t i = 0, j, t, k, n = <Py_ssize_t>src.len
+        cdef const NChar* c = src.data
         cdef uint32_t cp
         cdef uint8_t key[8]
         cdef size_t n_key, length
@@ -1521,29 +1533,21 @@ cdef class UnigramWalk:
         cdef const uint8_t* rep
         cdef uint32_t new[MAX_REPLACEMENT]
         out.len = 0
-        if self.rule_block == NULL:
-            for i in range(a, b):
-                cp = PyUnicode_READ(kind, data, i)
-                if 0xD800 <= cp < 0xE000:
-                    return 1
-                _nc_push(out, cp, <int32_t>i, <int32_t>i + 1)
-            return 0
-        r.offset = a
+        r.src = c
+        r.offset = 0
         r.have = False
         r.change = 0
         r.cp = 0
-        while i < b:
-            j = self._cluster_end(kind, data, i, b)
+        while i < n:
+            j = self._cluster_end(c, i, n)
             if j == i + 1:
-                if self._alone(&r, out, PyUnicode_READ(kind, data, i)):
+                if self._alone(&r, out, c[i].cp):
                     return 1
                 i = j
                 continue
             n_key = 0
             for t in range(i, j):
-                cp = PyUnicode_READ(kind, data, t)
-                if self._entry(cp) & C_DECLINE:
-                    return 1
+                cp = c[t].cp
                 length = 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
                 if n_key + length < 6:
                     utf8_put(key + n_key, cp)
@@ -1562,7 +1566,8 @@ cdef class UnigramWalk:
                 _replace_with(&r, out, new, k, j - i)
             else:
                 for t in range(i, j):
-                    self._alone(&r, out, PyUnicode_READ(kind, data, t))
+                    if self._alone(&r, out, c[t].cp):
+                        return 1
             i = j
         # aligns the last report (the 0 after it is never aligned)
         _report(&r, out, 0, 0)
@@ -1574,6 +1579,22 @@ cdef class UnigramWalk:
         cdef size_t i = 0, j, lo, hi
         cdef NChar* c
         dst.len = 0
+        if op.kind == OP_LITERAL:
+            while i < src.len:
+                j = 0
+                while j < op.pattern_length and i + j < src.len \
+                        and src.data[i + j].cp == self.cps[op.pattern + j]:
+                    j += 1
+                if j < op.pattern_length:
+                    c = &src.data[i]
+                    _nc_push(dst, c.cp, c.start, c.end)
+                    i += 1
+                    continue
+                c = &src.data[i + j - 1]
+                for j in range(op.length):
+                    _nc_push(dst, self.cps[op.at + j], c.start, c.end)
+                i += op.pattern_length
+            return 0
         if op.kind == OP_TRIM:
             lo = 0
             hi = src.len
@@ -1666,18 +1687,29 @@ cdef class UnigramWalk:
 
     cdef int _stretch(self, int kind, const void* data, Py_ssize_t a, Py_ssize_t b,
                       WalkOut* w) except -2 nogil:
-        # text[a:b] between added tokens; 1: declined
+        # text[a:b] between added tokens; 1: declined (a lone surrogate)
         cdef NCharBuf* src = &w.x
         cdef NCharBuf* dst = &w.y
-        cdef NCharBuf* swap
         cdef size_t i, lo
-        if self._charsmap(kind, data, a, b, src):
-            return 1
+        cdef Py_ssize_t k
+        cdef uint32_t cp
+        src.len = 0
+        for k in range(a, b):
+            cp = PyUnicode_READ(kind, data, k)
+            if 0xD800 <= cp < 0xE000:
+                return 1
+            _nc_push(src, cp, <int32_t>k, <int32_t>k + 1)
         for i in range(self.n_ops):
+            if i == self.n_early and self.rule_block != NULL:
+                if self._charsmap(src, dst):
+                    return 1
+                src, dst = dst, src
             self._op(&self.ops[i], src, dst)
-            swap = src
-            src = dst
-            dst = swap
+            src, dst = dst, src
+        if self.n_ops == self.n_early and self.rule_block != NULL:
+            if self._charsmap(src, dst):
+                return 1
+            src, dst = dst, src
         if src.len == 0:
             return 0
         if self.space == NULL:
@@ -1737,6 +1769,7 @@ cdef class UnigramWalk:
             _out_free(&w)
 
 
-_OP_KINDS = {"map": OP_MAP, "squeeze": OP_SQUEEZE, "trim": OP_TRIM, "lead": OP_LEAD}
+_OP_KINDS = {"squeeze": OP_SQUEEZE, "trim": OP_TRIM, "lead": OP_LEAD,
+             "literal": OP_LITERAL}
 cdef carray.array _IDS = carray.array("I")
 cdef carray.array _INTS = carray.array("i")
