@@ -7,7 +7,7 @@ has removed, and whose model is ``BPE`` (Llama 2, Gemma 3 and most
 SentencePiece conversions) gives, for each stretch between added tokens,
 the model's tokens of that stretch rewritten so. The text is cut at its
 added tokens by their regex (``re.split``, in C), and the rewriting and the
-model run in :meth:`fasttok.models.hf_bpe.BPE.walk_stretches`, with no
+model run in :meth:`fasttok.models.hf_bpe.BPE.stretch_walker`, with no
 Python per stretch or per token: Gemma 3's newlines are added tokens, so a
 text of 20,000 lines was 20,000 trips through the Python stages at about
 20 µs each, as much as the BPE itself.
@@ -29,7 +29,6 @@ pre-tokenizer to split it each stretch is one word, as each added token is.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -103,7 +102,7 @@ def bpe_stretch_path(normalizer: Any, pre_tokenizer: Any, model: Any,
     if rewrites is None:
         return None
     space_to, prepend = rewrites
-    return functools.partial(model.walk_stretches, space_to=space_to, prepend=prepend)
+    return model.stretch_walker(space_to=space_to, prepend=prepend)
 
 
 class BpeStretchWalk:
@@ -124,37 +123,40 @@ class BpeStretchWalk:
 
     def __init__(self, added: Any, model: BPE, space_to: Optional[str], prepend: str) -> None:
         self._added = added
-        self._walk = functools.partial(model.walk_stretches, space_to=space_to, prepend=prepend)
-        # (split, ids) of the matcher of each allowed set, or None where it
-        # is not plain: the matcher's lookup was a tenth of a line's time
+        self._ids = model.stretch_walker(space_to=space_to, prepend=prepend)
+        self._encode = model.stretch_walker(space_to=space_to, prepend=prepend, offsets=True)
+        # (split, ids) of the matcher of each allowed set, () where it is not
+        # plain: the matcher's own lookup was a tenth of a line's time
         self._cuts: dict = {}
 
-    def _cut(self, allowed: Optional[frozenset]) -> Optional[tuple]:
-        try:
-            return self._cuts[allowed]
-        except KeyError:
-            matcher = self._added.matcher(False, allowed)
-            found = self._cuts[allowed] = (matcher.split, matcher.ids) if matcher.plain else None
-            return found
+    def _new_cut(self, allowed: Optional[frozenset]) -> tuple:
+        matcher = self._added.matcher(False, allowed)
+        found = self._cuts[allowed] = (matcher.split, matcher.ids) if matcher.plain else ()
+        return found
 
     def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
-        """The ids of ``text`` (``None`` for a lone surrogate or tokens that
-        are not plain)."""
-        cut = self._cut(allowed)
+        """The ids of ``text`` (``None`` for a lone surrogate or added tokens
+        that are not plain)."""
+        cut = self._cuts.get(allowed)
         if cut is None:
+            cut = self._new_cut(allowed)
+        if not cut:
             return None
         try:
-            return self._walk(cut[0](text), cut[1])
+            return self._ids(cut[0](text), cut[1])
         except UnicodeEncodeError:
             return None
 
     def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
-        """``(ids, offsets, words)`` of ``text`` (see :class:`~fasttok.formats.hf_walks.Walk`), or ``None``."""
-        cut = self._cut(allowed)
+        """``(ids, offsets, words)`` of ``text`` (see
+        :class:`~fasttok.formats.hf_walks.Walk`), or ``None``."""
+        cut = self._cuts.get(allowed)
         if cut is None:
+            cut = self._new_cut(allowed)
+        if not cut:
             return None
         try:
-            return self._walk(cut[0](text), cut[1], offsets=True)
+            return self._encode(cut[0](text), cut[1])
         except UnicodeEncodeError:
             return None
 

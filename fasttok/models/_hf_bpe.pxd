@@ -1,9 +1,26 @@
 # tokenizers' BPE model, for compiled pipelines that run it on their pieces.
 from cpython cimport array
-from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
 from fasttok.models._bpe cimport Dropout, PairMemo
 from fasttok.shared._tables cimport TokenTables, TokenTablesView
+
+
+cdef enum:
+    WORD_BITS = 12    # the word cache's entries: 4096 of 64 bytes
+    WORD_BYTES = 22   # longest span kept
+    WORD_TOKENS = 6   # most tokens of a span kept
+
+
+cdef struct WordEntry:
+    # The tokens of one span of parts that no merge crosses (see _merge_cut):
+    # its bytes' hash | 1 (0: empty), the bytes, and each token's slot and end
+    uint64_t hash
+    uint32_t slots[WORD_TOKENS]
+    uint8_t ends[WORD_TOKENS]
+    uint8_t n_tokens
+    uint8_t length
+    uint8_t text[WORD_BYTES]
 
 
 cdef class HfBpeCore:
@@ -11,6 +28,7 @@ cdef class HfBpeCore:
     cdef const TokenTablesView* view
     cdef readonly tuple slot_ints   # the id of each slot, as an int
     cdef uint32_t* slot_ids         # the id of each slot
+    cdef bint slots_are_ids         # slot i is id i, for every slot
     cdef readonly tuple slot_names  # the token string of each slot's id
     cdef uint32_t* char_slots       # the slot of each BMP character alone, or NO_TOKEN
     cdef uint8_t* edge_bytes        # the first and last byte of each slot's spelling
@@ -41,6 +59,9 @@ cdef class HfBpeCore:
     # SELF_* of each slot: whether the parts of a span spelling it merge into
     # it, learnt the first time (NULL when positions are not the text's bytes)
     cdef uint8_t* span_self
+    # the word cache, where positions are the text's bytes (else NULL): read
+    # and written only with the GIL held, as every caller of _run_utf8 holds it
+    cdef WordEntry* words
     cdef bint _span_is_token(self, const uint8_t* s, uint32_t* starts, uint32_t* slots,
                              size_t k, size_t i, int64_t* learn) noexcept
     cdef size_t _merge_cut(self, const uint8_t* s, uint32_t* starts, uint32_t* slots, size_t m,

@@ -40,12 +40,18 @@ faster (en.txt 0.25 s against 1.22 s), words 5-8x; gemma3 lines 4-7x, words
 * A table of the slot of every BMP character on its own (256 KB, 2 ms to
   fill) in place of hashing each character: the first parts of en.txt's
   lines went from 0.24 s to 0.12 s.
-* Not built: a word cache like tokenizers' (10,000 words). A word of
-  en.txt costs 0.77 us here, the Python call and the list included
-  (478,933 words in 0.37 s), so a cache could only save part of that.
-  Built instead: a byte per token saying whether the parts of a span that
-  spells it merge into it, learnt the first time (``span_self``): Gemma 3's
-  en.txt (whole, 0.9 MB) 0.125 -> 0.10 s.
+* A byte per token saying whether the parts of a span that spells it
+  merge into it, learnt the first time (``span_self``): Gemma 3's en.txt
+  (whole, 0.9 MB) 0.125 -> 0.10 s.
+* A word cache inside the compiled loop (``WordEntry``: 4,096 spans of up to
+  22 bytes and 6 tokens, direct-mapped, 256 KB), in front of ``span_self``
+  and the merge loop: on Gemma 3 the span's lookup in the 262k-token index
+  and ``span_self`` were cache misses, the top of the profile. The walk of
+  the first 5,000 lines (one call a line, the same process, both cores
+  built): llama2 en 4.9 -> 4.2 us, zh 2.85 -> 2.44, code 2.47 -> 2.15;
+  gemma3 en 4.4 -> 3.65, zh 3.1 -> 2.5, code 2.6 -> 2.1. (Not a cache of
+  Python lists, like tokenizers' 10,000 words: a word of en.txt cost 0.77 us
+  through a Python call, so such a cache could only save part of that.)
 
 Tokens live in *slots* (the vocabulary's entries in id order) with the id of
 each slot beside them, so sparse ids and two spellings of one id (both
@@ -59,7 +65,7 @@ from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.unicode cimport PyUnicode_GET_LENGTH
 from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcpy, memmove
+from libc.string cimport memcmp, memcpy, memmove
 
 import array
 
@@ -70,7 +76,7 @@ from fasttok.shared._growth cimport grow_array
 from fasttok.shared._id_lists cimport PyObject_GC_UnTrack, ids_list
 from fasttok.shared._utf8 cimport Utf8Source, utf8_capacity, utf8_source, utf8_write
 from fasttok.shared._tables cimport NO_TOKEN, SELF_NO, SELF_UNKNOWN, SELF_YES, TokenTables, \
-    TokenTablesView, bmp_token_ids, find_bytes, find_token, ft_load_byte, ft_store_byte
+    TokenTablesView, bmp_token_ids, find_bytes, find_token, ft_load_byte, ft_store_byte, hash_bytes
 
 
 cdef extern from "Python.h":
@@ -242,6 +248,7 @@ cdef class HfBpeCore:
         self.span_self = NULL
         self.not_whole = NULL
         self.slot_ids = NULL
+        self.words = NULL
 
     def __init__(self, tokens, tuple ids not None, merges, *, tuple names=None, int64_t unk_slot=-1,
                  str unk_token=None,
@@ -257,8 +264,10 @@ cdef class HfBpeCore:
         self.slot_ids = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
         if self.slot_ids == NULL:
             raise MemoryError()
+        self.slots_are_ids = True
         for i in range(n):
             self.slot_ids[i] = ids[i]
+            self.slots_are_ids &= self.slot_ids[i] == i
         self.slot_names = names if names is not None else tuple(t.decode("utf-8") for t in tokens)
         self.key = <uint8_t*>malloc(len(prefix) + 4 + len(suffix))
         if self.key == NULL:
@@ -283,7 +292,8 @@ cdef class HfBpeCore:
         # (prefix, suffix) and no character is dropped (no unknown token)
         if self.cut_words and len(suffix) == 0 and self.unk_slot != NO_UNK:
             self.span_self = <uint8_t*>calloc(n + 1, 1)
-            if self.span_self == NULL:
+            self.words = <WordEntry*>calloc(<size_t>1 << WORD_BITS, sizeof(WordEntry))
+            if self.span_self == NULL or self.words == NULL:
                 raise MemoryError()
         self.fuse_unk = fuse_unk
         self.byte_fallback = byte_fallback
@@ -322,6 +332,7 @@ cdef class HfBpeCore:
         free(self.span_self)
         free(self.not_whole)
         free(self.slot_ids)
+        free(self.words)
 
     def slot_of(self, bytes token not None):
         """The slot spelled ``token``, or -1.
@@ -461,37 +472,60 @@ cdef class HfBpeCore:
         # two bytes side by side (token_bigrams) nothing ever merges across.
         # Lines of llama2 text are then cut into their words, which the
         # linear scan merges (en.txt lines: 0.96 s whole, 0.55 s cut).
-        cdef size_t i, k = 0, w = 0, r, j
+        # A span's parts, and so its tokens, follow from its bytes: the
+        # tokens of short spans are kept in the word cache.
+        cdef size_t i, k = 0, w = 0, r, j, length
         cdef uint32_t base, bigram
         cdef int64_t learn
+        cdef uint64_t h = 0
         cdef const uint8_t* bigrams = self.view.token_bigrams
+        cdef WordEntry* word
         for i in range(1, m + 1):
             if i < m:
                 bigram = (<uint32_t>self.edge_bytes[2 * slots[i - 1] + 1] << 8) | self.edge_bytes[2 * slots[i]]
                 if (bigrams[bigram >> 3] >> (bigram & 7)) & 1:
                     continue
+            base = starts[k]
+            length = starts[i] - base
+            word = NULL
+            if i - k >= 2 and self.words != NULL and length <= WORD_BYTES:
+                h = hash_bytes(s + base, length) | 1
+                word = &self.words[h >> (64 - WORD_BITS)]
+                if word.hash == h and word.length == length and memcmp(word.text, s + base, length) == 0:
+                    for j in range(word.n_tokens):
+                        starts[w + j] = base + (word.ends[j - 1] if j else 0)
+                        slots[w + j] = word.slots[j]
+                    w += word.n_tokens
+                    k = i
+                    continue
             learn = -1
             if i - k >= 2 and self.span_self != NULL and self._span_is_token(s, starts, slots, k, i,
                                                                               &learn):
-                starts[w] = starts[k]
+                starts[w] = base
                 slots[w] = slots[k]
-                w += 1
-                k = i
-                continue
-            # the span k..i: positions from 0, as the merge loop takes them
-            base = starts[k]
-            for j in range(k, i + 1):
-                starts[j] -= base
-            r = bpe_merge_parts(self.view, NULL, starts[i], starts + k, slots + k, i - k, memo)
-            if learn >= 0:
-                # what _span_is_token left to learn: whether the span's
-                # token is what its parts merge into
-                ft_store_byte(&self.span_self[learn],
-                              SELF_YES if r == 1 and slots[k] == learn else SELF_NO)
-            for j in range(r):
-                starts[w + j] = starts[k + j] + base
-                slots[w + j] = slots[k + j]
-            starts[i] += base
+                r = 1
+            else:
+                # the span k..i: positions from 0, as the merge loop takes them
+                for j in range(k, i + 1):
+                    starts[j] -= base
+                r = bpe_merge_parts(self.view, NULL, starts[i], starts + k, slots + k, i - k, memo)
+                if learn >= 0:
+                    # what _span_is_token left to learn: whether the span's
+                    # token is what its parts merge into
+                    ft_store_byte(&self.span_self[learn],
+                                  SELF_YES if r == 1 and slots[k] == learn else SELF_NO)
+                for j in range(r):
+                    starts[w + j] = starts[k + j] + base
+                    slots[w + j] = slots[k + j]
+                starts[i] += base
+            if word != NULL and r <= WORD_TOKENS:
+                word.hash = h
+                word.length = <uint8_t>length
+                word.n_tokens = <uint8_t>r
+                memcpy(word.text, s + base, length)
+                for j in range(r):
+                    word.slots[j] = slots[w + j]
+                    word.ends[j] = <uint8_t>((starts[w + j + 1] if j + 1 < r else starts[i]) - base)
             w += r
             k = i
         starts[w] = starts[m]
@@ -538,9 +572,10 @@ cdef class HfBpeCore:
             if slots != stack_slots:
                 free(slots)
 
-    def walk_stretches(self, list parts not None, dict added not None, bytes space_to,
-                       bytes prepend not None, bint offsets):
-        """The tokens of a text cut at its added tokens: ``parts`` as
+    def walk_stretches(self, bytes space_to, bytes prepend not None, bint offsets,
+                       list parts not None, dict added not None):
+        """The tokens of a text cut at its added tokens (the arguments in
+        this order so that a partial binds the first three): ``parts`` as
         ``re.split`` with one group gives them, the stretches between added
         tokens at even places, the added tokens' texts at odd ones (each its
         id in ``added``). Each stretch is normalized (every space written as
@@ -559,10 +594,10 @@ cdef class HfBpeCore:
         surrogate is Python's ``UnicodeEncodeError``, as in the stages.
 
         >>> core = HfBpeCore([b"a", b"_", b"_a"], (0, 1, 2), [(1, 0, 2)])
-        >>> core.walk_stretches(["a a", "<x>", "", "<x>", " a"], {"<x>": 9}, b"_", b"", False)
+        >>> core.walk_stretches(b"_", b"", False, ["a a", "<x>", "", "<x>", " a"], {"<x>": 9})
         [0, 2, 9, 9, 2]
-        >>> ids, offsets, words = core.walk_stretches(["a", "<x>", " a"], {"<x>": 9}, b"_", b"_",
-        ...                                           True)
+        >>> ids, offsets, words = core.walk_stretches(b"_", b"_", True, ["a", "<x>", " a"],
+        ...                                           {"<x>": 9})
         >>> list(ids), list(offsets), list(words)
         ([2, 9, 1, 2], [0, 1, 1, 4, 4, 5, 4, 6], [0, 1, 2, 2])
         """
@@ -592,7 +627,7 @@ cdef class HfBpeCore:
         cdef uint32_t at = 0, ci
         cdef int32_t word = 0
         cdef uint8_t b
-        cdef list found = []  # the added tokens' ids, in order
+        cdef list found = None  # the added tokens' ids, in order
         try:
             for i in range(count):
                 part = parts[i]
@@ -602,6 +637,8 @@ cdef class HfBpeCore:
                 if offsets and <size_t>at + <size_t>length > <size_t>INT32_MAX:
                     return None
                 if i & 1:
+                    if found is None:
+                        found = []
                     found.append(added[part])
                     _room(<void**>&out, &out_cap, n_out + 1, sizeof(uint32_t), stack_out)
                     out[n_out] = ADDED_MARK
@@ -714,6 +751,8 @@ cdef class HfBpeCore:
             if out[j] == ADDED_MARK:
                 data[j] = found[f]
                 f += 1
+            elif self.slots_are_ids:
+                data[j] = out[j]
             else:
                 data[j] = self.slot_ids[out[j]]
         return ids

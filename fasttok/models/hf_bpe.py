@@ -15,11 +15,12 @@ here ``seed`` fixes the draws (``None``: a fresh seed).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 import os
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional
 
 from fasttok.errors import FasttokError
@@ -152,28 +153,29 @@ class BPE:
         """
         return self._core.tokenize_ids(sequence)
 
-    def walk_stretches(self, parts: list, added: dict, *, space_to: Optional[str] = None,
-                       prepend: str = "", offsets: bool = False) -> Any:
-        """The tokens of a text cut at its added tokens (``parts`` as
-        ``re.split`` with a group gives them; ``added``: each added token's
-        id by its text): every stretch between them normalized (each space
-        written as ``space_to`` when given, ``prepend`` before a non-empty
-        stretch) and tokenized as :meth:`tokenize_ids` does, in one compiled
-        call. The ids; with ``offsets``, ``(ids, offsets, words)`` arrays
-        (character spans in the text, split indices), or ``None`` where
-        tokenizers' offsets are not the stretch's (see
+    def stretch_walker(self, *, space_to: Optional[str] = None, prepend: str = "",
+                       offsets: bool = False) -> Callable[[list, dict], Any]:
+        """``walk(parts, added)``: the tokens of a text cut at its added
+        tokens (``parts`` as ``re.split`` with a group gives them; ``added``:
+        each added token's id by its text), every stretch between them
+        normalized (each space written as ``space_to`` when given,
+        ``prepend`` before a non-empty stretch) and tokenized as
+        :meth:`tokenize_ids` does, in one compiled call. It gives the ids;
+        with ``offsets``, ``(ids, offsets, words)`` arrays (character spans
+        in the text, split indices), or ``None`` where tokenizers' offsets
+        are not the stretch's (see
         :meth:`~fasttok.models._hf_bpe.HfBpeCore.walk_stretches`).
 
         >>> bpe = BPE({"a": 0, "_": 1, "_a": 2}, [("_", "a")])
-        >>> bpe.walk_stretches(["a", "<x>", " a"], {"<x>": 7}, space_to="_")
+        >>> bpe.stretch_walker(space_to="_")(["a", "<x>", " a"], {"<x>": 7})
         [0, 7, 2]
-        >>> [list(a) for a in bpe.walk_stretches(["a", "<x>", " a"], {"<x>": 7}, space_to="_",
-        ...                                      offsets=True)]
+        >>> [list(a) for a in bpe.stretch_walker(space_to="_", offsets=True)(["a", "<x>", " a"],
+        ...                                                                  {"<x>": 7})]
         [[0, 7, 2], [0, 1, 1, 4, 4, 6], [0, 1, 2]]
         """
-        return self._core.walk_stretches(
-            parts, added, None if space_to is None else space_to.encode("utf-8"),
-            prepend.encode("utf-8"), offsets)
+        return functools.partial(self._core.walk_stretches,
+                                 None if space_to is None else space_to.encode("utf-8"),
+                                 prepend.encode("utf-8"), offsets)
 
     def sample_ids(self, sequence: str, rate: float, seed: int) -> list:
         """The ids of ``sequence`` with BPE-dropout at ``rate`` (each merge
