@@ -12,8 +12,9 @@ The ``hf_*`` modules are Hugging Face ``tokenizers``' decoders, which work
 on token strings (``decode_chain``: tokens in, tokens out): ``hf_byte_level``,
 ``hf_byte_fallback``, ``hf_metaspace``, ``hf_wordpiece`` (WordPiece, CTC),
 ``hf_bpe``, ``hf_replace``, ``hf_simple`` (Fuse, Strip, Sequence); ``hf_json``
-builds them from a ``tokenizer.json`` and ``hf_stream`` is tokenizers'
-``DecodeStream``.
+builds them from a ``tokenizer.json``, ``hf_stream`` is tokenizers'
+``DecodeStream`` and ``hf_starts`` finds each token's start in one decode.
+``joined`` joins many byte pieces without a buffer table per piece.
 
 >>> from fasttok.decoders.cleanup import clean_up_spaces
 >>> clean_up_spaces(b"Hi , there 's")

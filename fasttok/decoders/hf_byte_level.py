@@ -17,6 +17,7 @@ slower: 98 ms against 11 ms for the 325k characters of 55k llama3 tokens.)
 
 from __future__ import annotations
 
+from fasttok.decoders.joined import join_bytes
 from fasttok.shared._bytemap import decode_byte_level
 from fasttok.shared.byte_level_options import ByteLevelOptions
 
@@ -42,7 +43,7 @@ class ByteLevel(ByteLevelOptions):
         try:
             data = decode_byte_level("".join(tokens))
         except ValueError:
-            data = b"".join([_token_bytes(t) for t in tokens])
+            data = join_bytes(_token_bytes(t) for t in tokens)
         return [data.decode("utf-8", "replace")]
 
     def decode(self, tokens: list) -> str:

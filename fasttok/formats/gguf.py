@@ -81,6 +81,7 @@ from fasttok.added_tokens.partition import (ATTR_BYTE, ATTR_CONTROL, ATTR_LSTRIP
                                             ATTR_USER_DEFINED, PARSED_ONLY, SPECIAL,
                                             SpecialTokenPartition)
 from fasttok.decoders.cleanup import clean_up_spaces, clean_up_spaces_kept
+from fasttok.decoders.joined import join_bytes
 from fasttok.decoders.stream import CleanUpStream, token_int
 from fasttok.errors import FasttokError, UnknownEncodingError, VocabularyFileError
 from fasttok.post_processors.special_ids import cls_sep, from_flags
@@ -437,7 +438,7 @@ class GGUFModel(ChunkedBatches):
                 piece = piece[1:]
             strip_space = False
             parts.append(piece)
-        data = b"".join(parts)
+        data = join_bytes(parts)
         return clean_up_spaces(data) if self.clean_spaces else data
 
     def decode_bytes(self, tokens: Any) -> bytes:
@@ -460,7 +461,7 @@ class GGUFModel(ChunkedBatches):
             starts.append(pos)
             parts.append(piece)
             pos += len(piece)
-        data = b"".join(parts)
+        data = join_bytes(parts)
         if not self.clean_spaces:
             return data, starts
         data, kept = clean_up_spaces_kept(data)
