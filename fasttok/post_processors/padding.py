@@ -10,10 +10,17 @@ length, rounded up to a multiple, on the left or the right.
 
 from __future__ import annotations
 
+import os
+
 from fasttok.errors import FasttokError
 from fasttok.post_processors.encoding import direction_of
 
-__all__ = ["PaddingParams", "pad_encodings"]
+__all__ = ["PaddingParams", "pad_encodings", "PADDED_POSITION_BYTES"]
+
+#: what one padded position costs an Encoding: a pointer in each of its seven
+#: lists (ids, type ids, tokens, offsets, word ids, the two masks; the values
+#: are shared objects), and one more in the list it is copied from
+PADDED_POSITION_BYTES = 8 * 8
 
 
 class PaddingParams:
@@ -99,5 +106,50 @@ def pad_encodings(encodings: list, params: PaddingParams) -> None:
     multiple = params.pad_to_multiple_of
     if multiple and length % multiple:
         length += multiple - length % multiple
+    _check_fits(encodings, length)
     for e in encodings:
         e.pad(length, params.direction, params.pad_id, params.pad_type_id, params.pad_token)
+
+
+def _check_fits(encodings: list, length: int) -> None:
+    # tokenizers aborts the process where its vectors cannot grow; the sum is
+    # checked before anything is allocated, so a length past this machine's
+    # memory is an error the caller can act on, not a MemoryError halfway
+    stack, positions = list(encodings), 0
+    while stack:
+        e = stack.pop()
+        positions += max(0, length - len(e.ids))
+        stack.extend(e.overflowing)
+    need = positions * PADDED_POSITION_BYTES
+    room = memory_room()
+    if room is not None and need > room:
+        raise FasttokError(f"padding to {length} tokens needs {need / 2**30:.1f} GiB for "
+                           f"{positions} padded positions, more than the {room / 2**30:.1f} GiB "
+                           f"this process can hold; pad to a smaller length or "
+                           f"pad_to_multiple_of")
+
+
+def memory_room():
+    """The bytes this process could still allocate: the machine's physical
+    memory, or less under an address-space limit (``None`` where neither is known).
+
+    >>> memory_room() is None or memory_room() > 0
+    True
+    """
+    try:
+        room = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        room = None
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return room
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        try:
+            with open("/proc/self/statm") as f:
+                used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            used = 0
+        room = max(0, soft - used) if room is None else min(room, max(0, soft - used))
+    return room
