@@ -1,21 +1,30 @@
-"""BERT's string path of ``tokenizer.json`` in one compiled pass.
+"""BERT's configuration of ``tokenizer.json`` as one compiled walk.
 
-A file whose normalizer is ``BertNormalizer``, whose pre-tokenizer is
-``BertPreTokenizer`` and whose model is ``WordPiece`` (all-MiniLM-L6-v2 and
-most BERT models) gives the ids of a stretch of text through
+A file whose normalizer is ``BertNormalizer`` (or none), whose
+pre-tokenizer is ``BertPreTokenizer`` and whose model is ``WordPiece``
+(all-MiniLM-L6-v2 and most BERT models) is walked by
 :meth:`fasttok.models.hf_wordpiece.WordPiece.text_ids`: one loop over the
 ``str`` that normalizes, splits into words and matches each word, with no
-Python object per word. What the loop does with each code point is asked of
-the stages themselves (:func:`fasttok.models.hf_bert_rule.bert_rule`, where
-the notes on why that is exact are); a stretch holding a code point the
-rule leaves to the stages takes them.
+Python object per word; the added tokens cut the raw text first
+(:class:`BertWalk`, what :func:`bert_walk` builds for
+:mod:`fasttok.formats.hf_walks`). The same loop gives each token's character
+offsets and word index when asked: every normalized character is of one
+character of the text, so a token spans the characters its bytes are of.
+What the loop does with each code point is asked of the stages themselves
+(:func:`fasttok.models.hf_bert_rule.bert_rule`, where the notes on why that
+is exact are); a text holding a code point the rule leaves to the stages
+(a mark NFD keeps and may reorder, a lone surrogate) is declined, and so
+is a file with an added token matched in the normalized text.
 
-Speed (all-MiniLM-L6-v2, the first 20,000 lines of en / code / zh.txt, CPU
-time on a busy 2-core machine): 25.7 / 30.6 / 53.8 MB/s whole, 26 / 30 / 77
-times ``tokenizers``; one call a line 9.5 / 7.0 / 16.7 MB/s, 9.0 / 6.7 / 18
-times, where the Python layers above the compiled call (the Encoding, the
-added-token check) are about a third of the time. Before, a Python call a
-word and the normalizer's regex passes gave 0.7-1.4 times ``tokenizers``.
+Speed (all-MiniLM-L6-v2, one call a line of the first 5,000 lines of
+en / code / zh / multi.txt, CPU time, best of 5, on a 2-core machine at load
+6): ``walk.encode`` 2.6 / 1.7 / 1.8 / 2.3 us a line, 13 / 13 / 12 / 12
+times ``tokenizers``' ``encode`` (35 / 21 / 21 / 28 us); ``walk.ids`` 2.0 /
+1.3 / 1.3 / 1.8 us, where ``fasttok.load``'s ``encode`` (the same loop
+with its Encoding's layers) takes 3.4 / 2.6 / 2.4 / 3.5. The offsets cost
+about 0.5 us a line (three arrays, a text index a normalized byte). Before
+the walk, the stages gave offsets at 3-4 times ``tokenizers``' time, and a
+Python call a word gave ids at 0.7-1.4 times.
 
 >>> ids = bert_string_path(BertNormalizer(), BertPreTokenizer(), WordPiece({"[UNK]": 0, "a": 1}),
 ...                        False)

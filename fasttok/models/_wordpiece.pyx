@@ -68,6 +68,13 @@ best of 7; whole corpus files, en / code / multi / zh):
 * Batches release the GIL once for all their texts and build the lists with
   the cycle collector paused; lists take references to a tuple of the ids'
   ints instead of allocating one per token.
+* ``encode_with`` (a ``tokenizer.json`` BERT file's rules, a
+  :class:`CodePointRules`) is also the walk with offsets: the same loop, a
+  flag on, notes the text index of the character each byte of a word is of
+  (an int32 a byte) and gives each id its span once the word is matched,
+  from the ids' texts' lengths, so a word served by the cache costs no
+  more. all-MiniLM-L6-v2, a line of en.txt a call: ~1.4 us for the ids,
+  ~1.9 with offsets and word indices (three arrays made in place).
 
 >>> m = WordPieceModel([b"[UNK]", "\\u2581un".encode(), b"aff", b"able"], 0)
 >>> m.encode("Unaffable!  xyz")
