@@ -58,6 +58,14 @@ def _ours(walk, text: str, allowed=None) -> tuple:
     return list(ids), list(offsets), list(words)
 
 
+def _staged(pipeline, text: str, allowed=None) -> tuple:
+    # the pipeline's stages one by one (the oracle of every walk): a pipeline
+    # given no walk runs them
+    pipeline.walk = None
+    e = pipeline._encode_one(text, 0, None, allowed)
+    return e.ids, [x for span in e.offsets for x in span], e.word_ids
+
+
 def _same_or_declined(walk, theirs, text: str) -> None:
     # the walk's answer is tokenizers', or none for a text holding a code
     # point whose normalization the rule leaves to the stages
@@ -202,7 +210,9 @@ def _face(face: str) -> tuple:
     record = load_tokenizer_json(str(MINILM))
     never = control_ids(record) if face == "fasttok.load" else frozenset()
     pipeline = pipeline_from_document(record, never=never)
-    return pipeline, bert_walk(record, pipeline)
+    walk = bert_walk(record, pipeline)
+    pipeline.walk = None  # its ids and encodings from the stages
+    return pipeline, walk
 
 
 @pytest.mark.parametrize("face", ["fasttok.hf", "fasttok.load"])
@@ -211,10 +221,9 @@ def test_walk_equals_the_stages_of_both_faces_whatever_is_allowed(face, allowed)
     pipeline, walk = _face(face)
     for text in ["[CLS] Hello, wörld! [SEP]", "[cls] x[MASK]y [UNK] [PAD]", "unk [UNK]",
                  "한국어 [SEP]世界", "A" * 120 + "[SEP]"]:
-        staged = pipeline._encode_one(text, 0, None, allowed)
-        assert _ours(walk, text, allowed) == (
-            staged.ids, [x for span in staged.offsets for x in span], staged.word_ids), text
-        assert walk.ids(text, allowed) == pipeline.encode_ids(text, allowed) == staged.ids
+        staged = _staged(pipeline, text, allowed)
+        assert _ours(walk, text, allowed) == staged, text
+        assert walk.ids(text, allowed) == pipeline.encode_ids(text, allowed) == staged[0]
 
 
 @pytest.mark.parametrize("text", ["a\U0001D165b", "a\ud800b", "\udc00"])
@@ -247,9 +256,19 @@ def test_threads_walking_together_give_each_text_its_serial_answer():
         assert found == (serial if k % 2 else serial[::-1])
 
 
-def test_no_walk_for_an_added_token_matched_in_the_normalized_text():
-    doc = _bert_doc(DEFAULT, added=(_added("hey", 30, normalized=True, special=False),))
-    assert _doc_walk(doc)[0] is None
+@pytest.mark.parametrize("normalizer", [DEFAULT, None])
+def test_walk_declines_only_texts_where_a_normalized_added_token_occurs(normalizer):
+    doc = _bert_doc(normalizer, added=(_added("HeY", 30, normalized=True, special=False),
+                                       _added("[X]", 14)))
+    walk, theirs = _doc_walk(doc)
+    pipeline = pipeline_from_document(tokenizer_json_record(doc, "tokenizer.json"))
+    for text in ["a hex b [X] he y", "ab [X]", "", "世界 é"]:
+        _same_or_declined(walk, theirs, text)
+        assert walk.encode(text, None) is not None, repr(text)
+    for text in ["a HEY b", "ahEyb [X]", "HeY"]:
+        occurs = "hey" in text.lower() if normalizer else "HeY" in text
+        assert (walk.encode(text, None) is None) == occurs, repr(text)
+        assert _staged(pipeline, text) == _theirs(theirs, text), repr(text)
 
 
 def test_no_walk_without_the_unknown_token_in_the_model():

@@ -14,7 +14,7 @@ What the loop does with each code point is asked of the stages themselves
 (:func:`fasttok.models.hf_bert_rule.bert_rule`, where the notes on why that
 is exact are); a text holding a code point the rule leaves to the stages
 (a mark NFD keeps and may reorder, a lone surrogate) is declined, and so
-is a file with an added token matched in the normalized text.
+is a text where an added token matched in the normalized text occurs.
 
 Speed (all-MiniLM-L6-v2, one call a line of the first 5,000 lines of
 en / code / zh / multi.txt, CPU time, best of 5, on a 2-core machine at load
@@ -73,11 +73,29 @@ def bert_string_path(normalizer: Any, pre_tokenizer: Any, model: Any,
                                                                            pre_tokenizer)))
 
 
+class _Spelling(dict):
+    # code point -> what normalize makes of it alone, for str.translate,
+    # each computed on first use
+    def __init__(self, normalize: Callable[[str], str]) -> None:
+        super().__init__()
+        self._normalize = normalize
+
+    def __missing__(self, cp: int) -> str:
+        out = self[cp] = self._normalize(chr(cp))
+        return out
+
+
 class BertWalk(Walk):
     """The walk of a BERT file (see :func:`bert_walk`): the raw text cut at
     the added tokens ``added`` matches there, then ``model``'s
     :meth:`~fasttok.models.hf_wordpiece.WordPiece.text_ids` over the whole
     text, through ``rules`` (kept as :attr:`rules`), with offsets or without.
+
+    ``normalize``, given when some added token is matched in the normalized
+    text: a text in whose normalization one occurs is declined. The rules
+    walk only texts whose normalization is that of each character alone, so
+    the test is the translation of the text character by character, where
+    each stretch's normalization is a part of it.
 
     >>> from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
     >>> walk = BertWalk(WordPiece({"[UNK]": 0, "hi": 1, "##s": 2}),
@@ -89,12 +107,14 @@ class BertWalk(Walk):
     (array('I', [1, 2, 9, 0]), array('i', [0, 2, 2, 3, 3, 6, 7, 9]), array('i', [0, 0, 1, 2]))
     """
 
-    __slots__ = ("_walk", "rules", "_added", "_occurs")
+    __slots__ = ("_walk", "rules", "_added", "_occurs", "_spelling")
 
-    def __init__(self, model: WordPiece, rules: CodePointRules, added: Any) -> None:
+    def __init__(self, model: WordPiece, rules: CodePointRules, added: Any,
+                 normalize: Optional[Callable[[str], str]] = None) -> None:
         self._walk = model.text_ids
         self.rules = rules
         self._added = added
+        self._spelling = None if normalize is None else _Spelling(normalize)
         # each allowed set's test of whether an added token occurs: a call
         # walks most texts, which hold none, and asking the added tokens for
         # the test each time was a tenth of a line's time
@@ -109,20 +129,29 @@ class BertWalk(Walk):
             return None
         return self._added.find_matches(text, normalized=False, allowed=allowed)
 
+    def _normalized_added(self, text: str, allowed: Optional[frozenset]) -> bool:
+        # whether an added token of the normalized pass may match in text
+        return self._added.matcher(True, allowed).occurs(text.translate(self._spelling))
+
     def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
         """The ids of ``text``, or ``None`` (see :class:`~fasttok.formats.hf_walks.Walk`)."""
-        return self._walk(text, self.rules, self._cuts(text, allowed), False)
+        found = self._walk(text, self.rules, self._cuts(text, allowed), False)
+        if self._spelling is None or found is None or not self._normalized_added(text, allowed):
+            return found
+        return None
 
     def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
         """``(ids, offsets, words)`` of ``text``, or ``None`` (see
         :class:`~fasttok.formats.hf_walks.Walk`)."""
-        return self._walk(text, self.rules, self._cuts(text, allowed), True)
+        found = self._walk(text, self.rules, self._cuts(text, allowed), True)
+        if self._spelling is None or found is None or not self._normalized_added(text, allowed):
+            return found
+        return None
 
 
 def bert_walk(record: Any, pipeline: Any) -> Optional[BertWalk]:
     """The walk of ``pipeline`` when its stages are BERT's (BertNormalizer or
-    none, BertPreTokenizer, WordPiece with an unknown token) and no added
-    token is matched in the normalized text; else ``None``.
+    none, BertPreTokenizer, WordPiece with an unknown token); else ``None``.
 
     >>> import json
     >>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
@@ -139,7 +168,10 @@ def bert_walk(record: Any, pipeline: Any) -> Optional[BertWalk]:
     (array('I', [1, 0, 2]), array('i', [0, 2, 2, 3, 3, 4]), array('i', [0, 1, 2]))
     """
     normalizer, pre_tokenizer, model = pipeline.normalizer, pipeline.pre_tokenizer, pipeline.model
-    if (pipeline._normalized_pass or not _is_bert(normalizer, pre_tokenizer, model)
-            or model.token_to_id(model.unk_token) is None):
+    if not _is_bert(normalizer, pre_tokenizer, model) or model.token_to_id(model.unk_token) is None:
         return None
-    return BertWalk(model, CodePointRules(bert_rule(normalizer, pre_tokenizer)), pipeline.added)
+    normalize = None
+    if pipeline._normalized_pass:
+        normalize = str if normalizer is None else normalizer.normalize_str
+    return BertWalk(model, CodePointRules(bert_rule(normalizer, pre_tokenizer)), pipeline.added,
+                    normalize)
