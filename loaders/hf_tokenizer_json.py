@@ -48,6 +48,7 @@ from fasttok.loaders.json_document import parse_json_document
 from fasttok.shared._bytemap import byte_level_merges, decode_byte_level
 from fasttok.shared._tables import TokenTables
 from fasttok.shared.gc_pause import gc_paused
+from fasttok.shared.json_fields import BOOL, INTEGER, OBJECT, Fields
 from fasttok.vocab import MAX_ID, Vocabulary, ids_are_dense, token_layout
 
 __all__ = ["load_tokenizer_json", "tokenizer_json_record", "tokenizer_json_file_record",
@@ -102,26 +103,13 @@ class _Reader:
     """Checks against the document, each error naming the file and the JSON path."""
 
     def __init__(self, name: str) -> None:
-        self.name = name
-
-    def fail(self, where: str, problem: str) -> VocabularyFileError:
-        return VocabularyFileError(self.name, problem, field=where)
+        self.fail = JsonPathError(name)
 
     def other_shape(self) -> _OtherShape:
         return _OtherShape()
 
-    def get(self, obj: Any, key: str, where: str, kind: type, default: Any = ...) -> Any:
-        if not isinstance(obj, dict):
-            raise self.fail(where, f"expected an object, found {type(obj).__name__}")
-        if key not in obj:
-            if default is ...:
-                raise self.fail(f"{where}.{key}", "missing")
-            return default
-        value = obj[key]
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise self.fail(f"{where}.{key}", f"expected {kind.__name__}, found "
-                                              f"{type(value).__name__}")
-        return value
+    def fields(self, obj: Any, where: str) -> Fields:
+        return Fields(obj, where, self.fail)
 
     def token_bytes(self, text: str) -> bytes:
         try:
@@ -135,7 +123,7 @@ def _entry(text: str) -> str:
 
 
 def _check_model(r: _Reader, model: dict) -> None:
-    kind = r.get(model, "type", "$.model", str, None)
+    kind = r.fields(model, "$.model").str("type", None)
     if kind != "BPE":
         raise r.other_shape()
     rules = (("byte_fallback", False), ("dropout", None), ("continuing_subword_prefix", ""),
@@ -149,23 +137,24 @@ def _pattern(r: _Reader, doc: dict) -> tuple:
     """``(regex, Split behavior)`` of the pre-tokenizer."""
     pre = doc.get("pre_tokenizer")
     where = "$.pre_tokenizer"
-    kind = r.get(pre, "type", where, str) if pre is not None else None
+    kind = r.fields(pre, where).str("type") if pre is not None else None
     if kind == "ByteLevel":
         _check_byte_level(r, pre, where, use_regex=True)
         return BYTE_LEVEL_REGEX, "Isolated"
-    steps = r.get(pre, "pretokenizers", where, list) if kind == "Sequence" else None
+    steps = r.fields(pre, where).list("pretokenizers") if kind == "Sequence" else None
     if (steps is None or len(steps) != 2
             or not all(isinstance(s, dict) for s in steps)
             or [s.get("type") for s in steps] != ["Split", "ByteLevel"]):
         raise r.other_shape()
     split = steps[0]
     at = f"{where}.pretokenizers[0]"
-    pattern = r.get(split, "pattern", at, dict)
-    if "Regex" not in pattern:
+    fields = r.fields(split, at)
+    pattern = fields.object("pattern")
+    if "Regex" not in pattern.spec:
         raise r.other_shape()
-    regex = r.get(pattern, "Regex", f"{at}.pattern", str)
-    behavior = r.get(split, "behavior", at, str)
-    invert = r.get(split, "invert", at, bool, False)
+    regex = pattern.str("Regex")
+    behavior = fields.str("behavior")
+    invert = fields.bool("invert", False)
     # "Isolated": matches and the text between them are pieces; inverted
     # "Removed": matches are pieces, the text between them is dropped.
     if (behavior, invert) not in (("Isolated", False), ("Removed", True)):
@@ -175,9 +164,10 @@ def _pattern(r: _Reader, doc: dict) -> tuple:
 
 
 def _check_byte_level(r: _Reader, step: dict, where: str, *, use_regex: bool) -> None:
-    if r.get(step, "add_prefix_space", where, bool, True):
+    fields = r.fields(step, where)
+    if fields.bool("add_prefix_space", True):
         raise r.other_shape()
-    if r.get(step, "use_regex", where, bool, True) != use_regex:
+    if fields.bool("use_regex", True) != use_regex:
         raise r.other_shape()
 
 
@@ -185,7 +175,7 @@ def _normalizer(r: _Reader, doc: dict) -> Optional[str]:
     norm = doc.get("normalizer")
     if norm is None:
         return None
-    kind = r.get(norm, "type", "$.normalizer", str)
+    kind = r.fields(norm, "$.normalizer").str("type")
     if kind != "NFC":
         raise r.other_shape()
     return kind
@@ -193,7 +183,7 @@ def _normalizer(r: _Reader, doc: dict) -> Optional[str]:
 
 def _check_decoder(r: _Reader, doc: dict) -> None:
     dec = doc.get("decoder")
-    kind = r.get(dec, "type", "$.decoder", str) if dec is not None else None
+    kind = r.fields(dec, "$.decoder").str("type") if dec is not None else None
     if kind != "ByteLevel":
         raise r.other_shape()
 
@@ -205,27 +195,26 @@ def _template(r: _Reader, doc: dict) -> tuple:
     steps = [(where, post)]
     if isinstance(post, dict) and post.get("type") == "Sequence":
         steps = [(f"{where}.processors[{i}]", p)
-                 for i, p in enumerate(r.get(post, "processors", where, list))]
+                 for i, p in enumerate(r.fields(post, where).list("processors"))]
     head: list = []
     tail: list = []
     for at, step in steps:
-        kind = r.get(step, "type", at, str) if step is not None else None
+        kind = r.fields(step, at).str("type") if step is not None else None
         if kind in (None, "ByteLevel"):
             continue  # ByteLevel only moves offsets
         if kind != "TemplateProcessing":
             raise r.other_shape()
-        single = r.get(step, "single", at, list)
-        specials = r.get(step, "special_tokens", at, dict)
+        fields = r.fields(step, at)
+        single = fields.list("single")
+        specials = fields.object("special_tokens")
         seen_sequence = False
         for i, item in enumerate(single):
             piece = f"{at}.single[{i}]"
             if isinstance(item, dict) and "Sequence" in item:
                 seen_sequence = True
                 continue
-            name = r.get(r.get(item, "SpecialToken", piece, dict), "id", f"{piece}.SpecialToken",
-                         str)
-            entry = r.get(specials, name, f"{at}.special_tokens", dict)
-            ids = r.get(entry, "ids", f"{at}.special_tokens.{name}", list)
+            name = r.fields(item, piece).object("SpecialToken").str("id")
+            ids = specials.object(name).list("ids")
             (tail if seen_sequence else head).extend(ids)
     for ids in (head, tail):
         if len(ids) > 1 or not all(isinstance(i, int) for i in ids):
@@ -297,29 +286,28 @@ _SINGLE_BYTES = frozenset(bytes([b]) for b in range(256))
 def _byte_level_record(doc: Any, source: str, name: Optional[str],
                        config: Optional[dict]) -> Vocabulary:
     r = _Reader(source)
-    if not isinstance(doc, dict):
-        raise r.fail("$", f"expected an object, found {type(doc).__name__}")
-    model = r.get(doc, "model", "$", dict)
+    model = r.fields(doc, "$").get("model", OBJECT)
     _check_model(r, model)
     normalizer = _normalizer(r, doc)
     pattern, behavior = _pattern(r, doc)
     _check_decoder(r, doc)
 
     specials: dict = {}
-    added = r.get(doc, "added_tokens", "$", list, [])
+    added = r.fields(doc, "$").list("added_tokens", [])
     for i, entry in enumerate(added):
         at = f"$.added_tokens[{i}]"
-        content = r.get(entry, "content", at, str)
-        token_id = r.get(entry, "id", at, int)
+        fields = r.fields(entry, at)
+        content = fields.str("content")
+        token_id = fields.get("id", INTEGER)
         for flag in ("lstrip", "rstrip", "single_word"):
-            if r.get(entry, flag, at, bool, False):
+            if fields.bool(flag, False):
                 raise r.other_shape()
-        if normalizer is not None and r.get(entry, "normalized", at, bool, False):
+        if normalizer is not None and fields.bool("normalized", False):
             raise r.other_shape()
         specials[content] = token_id
     added_ids = set(specials.values())
 
-    vocab = r.get(model, "vocab", "$.model", dict)
+    vocab = r.fields(model, "$.model").get("vocab", OBJECT)
     texts, ids = list(vocab), list(vocab.values())
     if not _all_ids(ids, None):
         for text, token_id in vocab.items():
@@ -346,7 +334,7 @@ def _byte_level_record(doc: Any, source: str, name: Optional[str],
         # tokenizers drops a character it has no token for (with no unk):
         # the fused core needs every byte, the pipeline does it as tokenizers
         raise r.other_shape()
-    merges_in = r.get(model, "merges", "$.model", list)
+    merges_in = r.fields(model, "$.model").list("merges")
     merges = byte_level_merges(merges_in, tables, tokens)
     # whether tokenizers' model may still give an entry left out for an added
     # token (a merge makes or uses it, or ignore_merges looks a piece up
@@ -471,7 +459,7 @@ def tokenizer_json_file_record(data: bytes, path: str) -> Vocabulary:
 
     >>> tokenizer_json_file_record(b'{"model": 1}', "/nonexistent/t.json")
     Traceback (most recent call last):
-    fasttok.errors.VocabularyFileError: /nonexistent/t.json: field '$.model': expected dict, found int
+    fasttok.errors.VocabularyFileError: /nonexistent/t.json: field '$.model': expected an object, got 1
     """
     return tokenizer_json_record(data, path, name=tokenizer_json_name(path),
                                  config=read_tokenizer_config(path))
@@ -497,7 +485,7 @@ def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
 
     >>> tokenizer_json_record(b'{"model": 1}', "t.json")
     Traceback (most recent call last):
-    fasttok.errors.VocabularyFileError: t.json: field '$.model': expected dict, found int
+    fasttok.errors.VocabularyFileError: t.json: field '$.model': expected an object, got 1
     """
     with gc_paused():
         return _tokenizer_json_record(data, source, name, config)
@@ -509,9 +497,7 @@ def _tokenizer_json_record(data: Any, source: str, name: Optional[str],
     if isinstance(data, (bytes, bytearray, str)):
         doc = parse_json_document(data, source)
     r = _Reader(source)
-    if not isinstance(doc, dict):
-        raise r.fail("$", f"expected an object, found {type(doc).__name__}")
-    model = r.get(doc, "model", "$", dict)
+    model = r.fields(doc, "$").get("model", OBJECT)
     model_ids = _model_token_ids(r, model)
     _check_spells_every_text(r, model, model_ids)
     # the model's vocabulary size as tokenizers counts it: the entries listed
@@ -619,7 +605,7 @@ MODEL_TYPES = ("BPE", "WordPiece", "WordLevel", "Unigram")
 def _model_token_ids(r: _Reader, model: dict) -> dict:
     """Token string -> id of the model's vocabulary (the last id of a
     string listed twice, as ``tokenizers`` keeps it)."""
-    kind = r.get(model, "type", "$.model", str, None)
+    kind = r.fields(model, "$.model").str("type", None)
     if kind is None:
         # tokenizers tells the model apart by its fields when "type" is missing
         kind = "Unigram" if isinstance(model.get("vocab"), list) else (
@@ -628,14 +614,14 @@ def _model_token_ids(r: _Reader, model: dict) -> dict:
     if kind not in MODEL_TYPES:
         raise r.fail("$.model.type", f"unknown model type {kind!r}; known: {', '.join(MODEL_TYPES)}")
     if kind == "Unigram":
-        entries = r.get(model, "vocab", "$.model", list)
+        entries = r.fields(model, "$.model").list("vocab")
         out = {}
         for i, entry in enumerate(entries):
             if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
                 raise r.fail(f"$.model.vocab[{i}]", f"expected [piece, score], found {entry!r:.60}")
             out[entry[0]] = i
         return out
-    vocab = r.get(model, "vocab", "$.model", dict)
+    vocab = r.fields(model, "$.model").get("vocab", OBJECT)
     if not _all_ids(list(vocab.values()), MAX_ID):
         for text, token_id in vocab.items():
             if not _all_ids([token_id], MAX_ID):
@@ -648,21 +634,17 @@ def _added_tokens(r: _Reader, doc: dict, model_ids: dict, size: Optional[int]) -
     gives it: the added or model id its content has already, else the next
     id after the model's and the added ones so far (the file's ``id`` only
     has to be an integer; ``tokenizers`` warns when it differs)."""
-    entries = r.get(doc, "added_tokens", "$", list, [])
+    entries = r.fields(doc, "$").list("added_tokens", [])
     by_content: dict = {}
     flags_of: dict = {}
     size = len(model_ids) if size is None else size
     top = None
     for i, entry in enumerate(entries):
         at = f"$.added_tokens[{i}]"
-        content = r.get(entry, "content", at, str)
-        r.get(entry, "id", at, int)
-        flags = {}
-        for flag in ADDED_TOKEN_FLAGS:
-            value = entry.get(flag)
-            if value is not None and not isinstance(value, bool):
-                raise r.fail(f"{at}.{flag}", f"expected true or false, found {value!r:.40}")
-            flags[flag] = value
+        fields = r.fields(entry, at)
+        content = fields.str("content")
+        fields.get("id", INTEGER)
+        flags = {flag: fields.optional(flag, BOOL) for flag in ADDED_TOKEN_FLAGS}
         if not content:
             continue
         known = by_content.get(content, model_ids.get(content))

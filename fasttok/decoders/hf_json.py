@@ -31,11 +31,9 @@ from fasttok.decoders.hf_replace import Replace
 from fasttok.decoders.hf_simple import Fuse, Sequence, Strip
 from fasttok.decoders.hf_wordpiece import CTC, WordPiece
 from fasttok.errors import FasttokError
-from fasttok.shared.json_fields import stage_list
+from fasttok.shared.json_fields import MISSING, Fields
 
 __all__ = ["decoder_from_json"]
-
-_MISSING = object()
 
 
 def decoder_from_json(spec, where: str, fail: Callable):
@@ -48,89 +46,41 @@ def decoder_from_json(spec, where: str, fail: Callable):
     """
     if spec is None:
         return None
-    if not isinstance(spec, dict):
-        raise fail(where, f"expected an object, got {_kind(spec)}")
-    kind = spec.get("type", _MISSING)
+    f = Fields(spec, where, fail)
+    kind = spec.get("type", MISSING)
     build = _BUILDERS.get(kind) if isinstance(kind, str) else None
     if build is None:
-        raise fail(f"{where}.type", f"unknown decoder type {_shown(kind)}; known: "
-                   + ", ".join(sorted(_BUILDERS)))
-    return build(_Fields(spec, where, fail))
+        raise fail(f.at("type"), f"unknown decoder type "
+                                 f"{'(missing)' if kind is MISSING else repr(kind)}; known: "
+                                 + ", ".join(sorted(_BUILDERS)))
+    return build(f)
 
 
-class _Fields:
-    # typed reads of one JSON object, each failing with its JSON path
-    __slots__ = ("spec", "where", "fail")
-
-    def __init__(self, spec: dict, where: str, fail: Callable) -> None:
-        self.spec = spec
-        self.where = where
-        self.fail = fail
-
-    def get(self, name: str, check: Callable, expected: str, default=_MISSING, nullable=False):
-        value = self.spec.get(name, _MISSING)
-        if value is _MISSING or (value is None and nullable):
-            if default is _MISSING:
-                raise self.fail(f"{self.where}.{name}", f"missing; expected {expected}")
-            return default
-        if not check(value):
-            raise self.fail(f"{self.where}.{name}", f"expected {expected}, got {_kind(value)}")
-        return value
-
-    def bool(self, name: str, default=_MISSING, nullable=False):
-        return self.get(name, lambda v: isinstance(v, bool), "true or false", default, nullable)
-
-    def str(self, name: str, default=_MISSING, nullable=False):
-        return self.get(name, lambda v: isinstance(v, str), "a string", default, nullable)
-
-    def char(self, name: str):
-        return self.get(name, lambda v: isinstance(v, str) and len(v) == 1, "a one-character string")
-
-    def count(self, name: str):
-        return self.get(name, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
-                        "a non-negative integer")
-
-
-def _kind(value) -> str:
-    return {dict: "an object", list: "an array", str: f"the string {value!r}", bool: str(value).lower(),
-            type(None): "null"}.get(type(value), repr(value))
-
-
-def _shown(kind) -> str:
-    return "(missing)" if kind is _MISSING else repr(kind)
-
-
-def _byte_level(f: _Fields) -> ByteLevel:
+def _byte_level(f: Fields) -> ByteLevel:
     return ByteLevel(f.bool("add_prefix_space"), f.bool("trim_offsets"),
                      f.bool("use_regex", default=True))
 
 
-def _metaspace(f: _Fields) -> Metaspace:
+def _metaspace(f: Fields) -> Metaspace:
     replacement = f.char("replacement")
-    scheme = f.get("prepend_scheme", lambda v: v in PREPEND_SCHEMES,
-                   " or ".join(map(repr, PREPEND_SCHEMES)), default="always")
+    scheme = f.choice("prepend_scheme", PREPEND_SCHEMES, default="always")
     f.str("str_rep", default=None, nullable=True)
     if f.bool("add_prefix_space", default=None, nullable=True) is False and scheme != "never":
-        raise f.fail(f"{f.where}.add_prefix_space",
+        raise f.fail(f.at("add_prefix_space"),
                      f'false does not match prepend_scheme {scheme!r} (false needs "never")')
-    return Metaspace(replacement, scheme, f.bool("split", default=True, nullable=True))
+    split = f.bool("split", default=True, nullable=True)
+    return Metaspace(replacement, scheme, True if split is None else split)
 
 
-def _replace(f: _Fields) -> Replace:
-    pattern = f.get("pattern", lambda v: isinstance(v, dict) and len(v) == 1
-                    and isinstance(v.get("String", v.get("Regex")), str),
-                    'an object {"String": ...} or {"Regex": ...}')
+def _replace(f: Fields) -> Replace:
+    pattern, regex = f.pattern()
     content = f.str("content")
-    if "String" in pattern:
-        return Replace(pattern["String"], content)
+    if not regex:
+        return Replace(pattern, content)
     try:
-        return Replace(regex=pattern["Regex"], content=content)
+        return Replace(regex=pattern, content=content)
     except FasttokError as exc:
-        raise f.fail(f"{f.where}.pattern.Regex", str(exc)) from None
-
-
-def _sequence(f: _Fields) -> Sequence:
-    return Sequence(stage_list(f.spec, "decoders", f.where, f.fail, decoder_from_json))
+        raise f.fail(f.at("pattern.Regex"), str(exc)) from None
 
 
 _BUILDERS = {
@@ -141,7 +91,7 @@ _BUILDERS = {
     "Fuse": lambda f: Fuse(),
     "Metaspace": _metaspace,
     "Replace": _replace,
-    "Sequence": _sequence,
-    "Strip": lambda f: Strip(f.char("content"), f.count("start"), f.count("stop")),
+    "Sequence": lambda f: Sequence(f.stages("decoders", decoder_from_json)),
+    "Strip": lambda f: Strip(f.char("content"), f.int("start"), f.int("stop")),
     "WordPiece": lambda f: WordPiece(f.str("prefix"), f.bool("cleanup")),
 }

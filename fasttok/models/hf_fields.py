@@ -1,4 +1,6 @@
-"""Checks shared by the factories of ``tokenizer.json`` model objects.
+"""Checks shared by the factories of ``tokenizer.json`` model objects, over
+the one field reader (:mod:`fasttok.shared.json_fields`, whose ``is_int``
+this module passes on), and JSON numbers read as tokenizers reads them.
 
 >>> model_object({"type": "WordPiece"}, "$.model", ValueError, "WordPiece")
 {'type': 'WordPiece'}
@@ -11,14 +13,9 @@ from __future__ import annotations
 import math
 import re
 
+from fasttok.shared.json_fields import OBJECT, check, is_int
 
-def is_int(value) -> bool:
-    """Whether ``value`` is a JSON integer (``bool`` is not, as serde reads it).
-
-    >>> is_int(1.0)
-    False
-    """
-    return isinstance(value, int) and not isinstance(value, bool)
+__all__ = ["is_int", "model_object", "serde_f64"]
 
 
 def model_object(spec, where: str, fail, kind: str) -> dict | None:
@@ -35,8 +32,7 @@ def model_object(spec, where: str, fail, kind: str) -> dict | None:
     """
     if spec is None:
         return None
-    if not isinstance(spec, dict):
-        raise fail(where, "expected an object")
+    check(spec, OBJECT, where, fail)
     if spec.get("type", kind) != kind:
         raise fail(f"{where}.type", f"expected \"{kind}\", not {spec['type']!r}")
     return spec

@@ -14,6 +14,7 @@ from typing import Optional
 
 from fasttok.errors import FasttokError
 from fasttok.models.hf_bpe import vocab_from_json
+from fasttok.shared.json_fields import Fields
 
 __all__ = ["WordLevel", "MissingUnkTokenError", "wordlevel_from_json"]
 
@@ -120,12 +121,7 @@ def wordlevel_from_json(spec: dict, where: str, fail, never: frozenset = frozens
     ...     return ValueError(f"{where}: {problem}")
     >>> wordlevel_from_json({"type": "WordLevel", "vocab": {"a": 0}}, "$.model", fail)
     Traceback (most recent call last):
-    ValueError: $.model.unk_token: missing (expected a string)
+    ValueError: $.model.unk_token: missing field
     """
     vocab = vocab_from_json(spec, where, fail)
-    if "unk_token" not in spec:
-        raise fail(f"{where}.unk_token", "missing (expected a string)")
-    unk = spec["unk_token"]
-    if not isinstance(unk, str):
-        raise fail(f"{where}.unk_token", f"expected a string, got {type(unk).__name__}")
-    return WordLevel(vocab, unk_token=unk, never=never)
+    return WordLevel(vocab, unk_token=Fields(spec, where, fail).str("unk_token"), never=never)

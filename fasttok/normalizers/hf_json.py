@@ -28,62 +28,54 @@ from fasttok.normalizers.simple import ByteLevel, Lowercase, Prepend
 from fasttok.normalizers.strip import Strip, StripAccents
 from fasttok.normalizers.unicode_forms import NFC, NFD, NFKC, NFKD
 from fasttok.shared._charsmap import CharsmapError
-from fasttok.shared.json_fields import check_object, field, no_fields, pattern_of, stage_list, type_of
+from fasttok.shared.json_fields import Fields
 
 __all__ = ["normalizer_from_json"]
 
 
-def _bert(spec: dict, where: str, fail: Callable):
-    return BertNormalizer(clean_text=field(spec, "clean_text", bool, where, fail),
-                          handle_chinese_chars=field(spec, "handle_chinese_chars", bool, where,
-                                                     fail),
-                          strip_accents=field(spec, "strip_accents", bool, where, fail,
-                                              default=None, nullable=True),
-                          lowercase=field(spec, "lowercase", bool, where, fail))
+def _bert(f: Fields):
+    return BertNormalizer(clean_text=f.bool("clean_text"),
+                          handle_chinese_chars=f.bool("handle_chinese_chars"),
+                          strip_accents=f.bool("strip_accents", default=None, nullable=True),
+                          lowercase=f.bool("lowercase"))
 
 
-def _strip(spec: dict, where: str, fail: Callable):
-    return Strip(left=field(spec, "strip_left", bool, where, fail),
-                 right=field(spec, "strip_right", bool, where, fail))
+def _strip(f: Fields):
+    return Strip(left=f.bool("strip_left"), right=f.bool("strip_right"))
 
 
-def _replace(spec: dict, where: str, fail: Callable):
-    pattern, regex = pattern_of(spec, where, fail)
-    content = field(spec, "content", str, where, fail)
+def _replace(f: Fields):
+    pattern, regex = f.pattern()
+    content = f.str("content")
     try:
         return Replace(pattern, content, regex=regex)
     except FasttokError as exc:
-        raise fail(f"{where}.pattern.Regex", str(exc)) from None
+        raise f.fail(f.at("pattern.Regex"), str(exc)) from None
 
 
-def _prepend(spec: dict, where: str, fail: Callable):
-    return Prepend(field(spec, "prepend", str, where, fail))
-
-
-def _precompiled(spec: dict, where: str, fail: Callable):
-    text = field(spec, "precompiled_charsmap", str, where, fail)
+def _precompiled(f: Fields):
+    text = f.str("precompiled_charsmap")
+    where = f.at("precompiled_charsmap")
     try:
         blob = base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError) as exc:
-        raise fail(f"{where}.precompiled_charsmap", f"not base64: {exc}") from None
+        raise f.fail(where, f"not base64: {exc}") from None
     if not blob:
-        raise fail(f"{where}.precompiled_charsmap", "the charsmap is empty")
+        raise f.fail(where, "the charsmap is empty")
     try:
         return Precompiled(blob)
     except CharsmapError as exc:
-        raise fail(f"{where}.precompiled_charsmap", exc.problem) from None
+        raise f.fail(where, exc.problem) from None
 
 
-def _sequence(spec: dict, where: str, fail: Callable):
-    return Sequence(stage_list(spec, "normalizers", where, fail, normalizer_from_json))
-
-
+# type -> the stage of its object (read by Fields)
 _FACTORIES = {
-    "BertNormalizer": _bert, "Strip": _strip, "StripAccents": no_fields(StripAccents),
-    "NFC": no_fields(NFC), "NFD": no_fields(NFD), "NFKC": no_fields(NFKC), "NFKD": no_fields(NFKD),
-    "Sequence": _sequence, "Lowercase": no_fields(Lowercase), "Nmt": no_fields(Nmt),
-    "Precompiled": _precompiled, "Replace": _replace, "Prepend": _prepend,
-    "ByteLevel": no_fields(ByteLevel),
+    "BertNormalizer": _bert, "Strip": _strip, "StripAccents": lambda f: StripAccents(),
+    "NFC": lambda f: NFC(), "NFD": lambda f: NFD(), "NFKC": lambda f: NFKC(),
+    "NFKD": lambda f: NFKD(), "Lowercase": lambda f: Lowercase(), "Nmt": lambda f: Nmt(),
+    "Sequence": lambda f: Sequence(f.stages("normalizers", normalizer_from_json)),
+    "Precompiled": _precompiled, "Replace": _replace,
+    "Prepend": lambda f: Prepend(f.str("prepend")), "ByteLevel": lambda f: ByteLevel(),
 }
 
 
@@ -96,5 +88,5 @@ def normalizer_from_json(spec: dict | None, where: str, fail: Callable):
     """
     if spec is None:
         return None
-    check_object(spec, where, fail)
-    return _FACTORIES[type_of(spec, where, fail, _FACTORIES)](spec, where, fail)
+    f = Fields(spec, where, fail)
+    return _FACTORIES[f.type(_FACTORIES)](f)

@@ -33,6 +33,7 @@ from fasttok.post_processors.roberta import RobertaProcessing
 from fasttok.post_processors.sequence import Sequence
 from fasttok.post_processors.template import TemplateProcessing
 from fasttok.post_processors.truncation import TruncationParams
+from fasttok.shared.json_fields import OBJECT, STR, U32, U64, Fields, check, describe
 
 __all__ = ["post_processor_from_json", "truncation_from_json", "padding_from_json"]
 
@@ -45,133 +46,83 @@ _DIRECTIONS = {"Left": "left", "Right": "right"}
 
 
 class _Mismatch(Exception):
-    # one variant's fields are not there: (JSON path, what was expected)
+    # one variant's fields are not there: (JSON path, what was expected);
+    # the variants read their fields with it as Fields' fail
     def __init__(self, where: str, problem: str) -> None:
         super().__init__(where, problem)
         self.where = where
         self.problem = problem
 
 
-def _field(spec: dict, name: str, where: str):
-    if name not in spec:
-        raise _Mismatch(f"{where}.{name}", "missing field")
-    return spec[name]
-
-
-def _int(value, where: str, limit: int = 2 ** 64) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < limit:
-        raise _Mismatch(where, f"expected an integer from 0 to {limit - 1}, got {value!r}")
-    return value
-
-
-def _u32(value, where: str) -> int:
-    return _int(value, where, 2 ** 32)
-
-
-def _bool(value, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise _Mismatch(where, f"expected true or false, got {value!r}")
-    return value
-
-
-def _str(value, where: str) -> str:
-    if not isinstance(value, str):
-        raise _Mismatch(where, f"expected a string, got {value!r}")
-    return value
-
-
-def _list(value, where: str) -> list:
-    if not isinstance(value, list):
-        raise _Mismatch(where, f"expected a list, got {value!r}")
-    return value
-
-
-def _object(value, where: str) -> dict:
-    if not isinstance(value, dict):
-        raise _Mismatch(where, f"expected an object, got {value!r}")
-    return value
-
-
-def _token(spec: dict, name: str, where: str) -> tuple:
-    value = _list(_field(spec, name, where), f"{where}.{name}")
+def _token(f: Fields, name: str) -> tuple:
+    value = f.list(name)
     if len(value) != 2:
-        raise _Mismatch(f"{where}.{name}", f"expected [token, id], got {value!r}")
-    return (_str(value[0], f"{where}.{name}[0]"), _u32(value[1], f"{where}.{name}[1]"))
+        raise _Mismatch(f.at(name), f"expected [token, id], got {describe(value)}")
+    return (check(value[0], STR, f"{f.at(name)}[0]", _Mismatch),
+            check(value[1], U32, f"{f.at(name)}[1]", _Mismatch))
 
 
-def _roberta(spec: dict, where: str, fail) -> RobertaProcessing:
-    return RobertaProcessing(_token(spec, "sep", where), _token(spec, "cls", where),
-                             _bool(_field(spec, "trim_offsets", where), f"{where}.trim_offsets"),
-                             _bool(_field(spec, "add_prefix_space", where),
-                                   f"{where}.add_prefix_space"))
+def _roberta(f: Fields, fail) -> RobertaProcessing:
+    return RobertaProcessing(_token(f, "sep"), _token(f, "cls"), f.bool("trim_offsets"),
+                             f.bool("add_prefix_space"))
 
 
-def _bert(spec: dict, where: str, fail) -> BertProcessing:
-    return BertProcessing(_token(spec, "sep", where), _token(spec, "cls", where))
+def _bert(f: Fields, fail) -> BertProcessing:
+    return BertProcessing(_token(f, "sep"), _token(f, "cls"))
 
 
-def _byte_level(spec: dict, where: str, fail) -> ByteLevel:
-    use_regex = _bool(spec["use_regex"], f"{where}.use_regex") if "use_regex" in spec else True
-    return ByteLevel(_bool(_field(spec, "add_prefix_space", where), f"{where}.add_prefix_space"),
-                     _bool(_field(spec, "trim_offsets", where), f"{where}.trim_offsets"),
-                     use_regex)
+def _byte_level(f: Fields, fail) -> ByteLevel:
+    return ByteLevel(f.bool("add_prefix_space"), f.bool("trim_offsets"),
+                     f.bool("use_regex", default=True))
 
 
 def _piece(value, where: str) -> tuple:
-    value = _object(value, where)
+    f = Fields(value, where, _Mismatch)
     if len(value) != 1 or next(iter(value)) not in ("Sequence", "SpecialToken"):
         raise _Mismatch(where, 'expected {"Sequence": {...}} or {"SpecialToken": {...}}')
-    kind, body = next(iter(value.items()))
-    at = f"{where}.{kind}"
-    body = _object(body, at)
-    name = _str(_field(body, "id", at), f"{at}.id")
-    type_id = _u32(_field(body, "type_id", at), f"{at}.type_id")
+    kind = next(iter(value))
+    body = f.object(kind)
+    name = body.str("id")
+    type_id = body.int("type_id", kind=U32)
     if kind == "Sequence" and name not in ("A", "B"):
-        raise _Mismatch(f"{at}.id", f'expected "A" or "B", got {name!r}')
+        raise _Mismatch(body.at("id"), f'expected "A" or "B", got {name!r}')
     return (kind == "Sequence", name, type_id)
 
 
-def _template(spec: dict, where: str, fail) -> TemplateProcessing:
-    templates = []
-    for key in ("single", "pair"):
-        at = f"{where}.{key}"
-        templates.append([_piece(p, f"{at}[{i}]")
-                          for i, p in enumerate(_list(_field(spec, key, where), at))])
-    at = f"{where}.special_tokens"
+def _template(f: Fields, fail) -> TemplateProcessing:
+    templates = [[_piece(p, f"{f.at(key)}[{i}]") for i, p in enumerate(f.list(key))]
+                 for key in ("single", "pair")]
     specials = []
-    for name, body in _object(_field(spec, "special_tokens", where), at).items():
-        here = f"{at}[{name!r}]"
-        body = _object(body, here)
-        _str(_field(body, "id", here), f"{here}.id")
-        ids = [_u32(v, f"{here}.ids[{i}]")
-               for i, v in enumerate(_list(_field(body, "ids", here), f"{here}.ids"))]
-        tokens = [_str(v, f"{here}.tokens[{i}]")
-                  for i, v in enumerate(_list(_field(body, "tokens", here), f"{here}.tokens"))]
+    table = f.object("special_tokens")
+    for name, body in table.spec.items():
+        token = Fields(body, f"{table.where}[{name!r}]", _Mismatch)
+        token.str("id")
+        ids = token.items("ids", U32)
+        tokens = token.items("tokens", STR)
         if len(ids) != len(tokens):
-            raise fail(here, f"{len(ids)} ids but {len(tokens)} tokens; they must be as many")
+            raise fail(token.where, f"{len(ids)} ids but {len(tokens)} tokens; they must be as many")
         specials.append({"id": name, "ids": ids, "tokens": tokens})
     for i, (is_seq, name, _) in enumerate(templates[0]):
         if is_seq and name == "B":
-            raise fail(f"{where}.single[{i}].Sequence.id",
+            raise fail(f"{f.at('single')}[{i}].Sequence.id",
                        "the single-input template uses $B, which tokenizers cannot apply "
                        "(it panics on every input)")
     defined = {s["id"] for s in specials}
     for key, template in zip(("single", "pair"), templates):
         for i, (is_seq, name, _) in enumerate(template):
             if not is_seq and name not in defined:
-                raise fail(f"{where}.{key}[{i}].SpecialToken.id",
+                raise fail(f"{f.at(key)}[{i}].SpecialToken.id",
                            f"special token {name!r} is not in special_tokens")
     return TemplateProcessing(templates[0], templates[1], specials, require_pair=False)
 
 
-def _sequence(spec: dict, where: str, fail) -> Sequence:
-    at = f"{where}.processors"
-    items = _list(_field(spec, "processors", where), at)
+def _sequence(f: Fields, fail) -> Sequence:
     out = []
-    for i, item in enumerate(items):
+    for i, item in enumerate(f.list("processors")):
+        at = f"{f.at('processors')}[{i}]"
         if item is None:
-            raise _Mismatch(f"{at}[{i}]", "expected a post-processor, got null")
-        out.append(post_processor_from_json(item, f"{at}[{i}]", fail))
+            raise _Mismatch(at, "expected a post-processor, got null")
+        out.append(post_processor_from_json(item, at, fail))
     return Sequence(out)
 
 
@@ -189,67 +140,46 @@ def post_processor_from_json(spec: dict | None, where: str, fail):
     """
     if spec is None:
         return None
-    if not isinstance(spec, dict):
-        raise fail(where, f"expected a post-processor object, got {spec!r}")
+    check(spec, OBJECT, where, fail)
     kind = spec.get("type")
     if not isinstance(kind, str) or kind not in _READERS:
         raise fail(f"{where}.type", f"unknown post-processor type {kind!r}; "
                                     f"known: {', '.join(_TYPES)}")
     first = None
+    fields = Fields(spec, where, _Mismatch)
     for name in _TYPES:
         if name in _TAGGED and name != kind:
             continue
         try:
-            return _READERS[name](spec, where, fail)
+            return _READERS[name](fields, fail)
         except _Mismatch as mismatch:
             if name == kind:
                 first = mismatch
     raise fail(first.where, f"{kind}: {first.problem}")
 
 
-def _checked(read, spec, where: str, fail):
-    try:
-        return read(spec, where)
-    except _Mismatch as mismatch:
-        raise fail(mismatch.where, mismatch.problem) from None
+def _truncation(f: Fields) -> TruncationParams:
+    return TruncationParams(max_length=f.int("max_length"), stride=f.int("stride"),
+                            strategy=f.choice("strategy", _STRATEGIES),
+                            direction=f.choice("direction", _DIRECTIONS, default="right"))
 
 
-def _enum(value, names: dict, where: str) -> str:
-    if not isinstance(value, str) or value not in names:
-        raise _Mismatch(where, f"expected one of {', '.join(names)}, got {value!r}")
-    return names[value]
-
-
-def _truncation(spec, where: str) -> TruncationParams:
-    spec = _object(spec, where)
-    direction = (_enum(spec["direction"], _DIRECTIONS, f"{where}.direction")
-                 if "direction" in spec else "right")
-    return TruncationParams(
-        max_length=_int(_field(spec, "max_length", where), f"{where}.max_length"),
-        stride=_int(_field(spec, "stride", where), f"{where}.stride"),
-        strategy=_enum(_field(spec, "strategy", where), _STRATEGIES, f"{where}.strategy"),
-        direction=direction)
-
-
-def _padding(spec, where: str) -> PaddingParams:
-    spec = _object(spec, where)
-    strategy = _field(spec, "strategy", where)
+def _padding(f: Fields) -> PaddingParams:
+    strategy = f.spec.get("strategy")
     if strategy == "BatchLongest":
         length = None
     elif isinstance(strategy, dict) and list(strategy) == ["Fixed"]:
-        length = _int(strategy["Fixed"], f"{where}.strategy.Fixed")
+        length = Fields(strategy, f.at("strategy"), f.fail).int("Fixed")
+    elif "strategy" not in f.spec:
+        raise f.fail(f.at("strategy"), "missing field")
     else:
-        raise _Mismatch(f"{where}.strategy", f'expected "BatchLongest" or {{"Fixed": n}}, '
-                                             f"got {strategy!r}")
-    multiple = spec.get("pad_to_multiple_of")
+        raise f.fail(f.at("strategy"), f'expected "BatchLongest" or {{"Fixed": n}}, '
+                                       f"got {describe(strategy)}")
     return PaddingParams(
-        length=length,
-        direction=_enum(_field(spec, "direction", where), _DIRECTIONS, f"{where}.direction"),
-        pad_to_multiple_of=(None if multiple is None
-                            else _int(multiple, f"{where}.pad_to_multiple_of")),
-        pad_id=_u32(_field(spec, "pad_id", where), f"{where}.pad_id"),
-        pad_type_id=_u32(_field(spec, "pad_type_id", where), f"{where}.pad_type_id"),
-        pad_token=_str(_field(spec, "pad_token", where), f"{where}.pad_token"))
+        length=length, direction=f.choice("direction", _DIRECTIONS),
+        pad_to_multiple_of=f.optional("pad_to_multiple_of", U64),
+        pad_id=f.int("pad_id", kind=U32), pad_type_id=f.int("pad_type_id", kind=U32),
+        pad_token=f.str("pad_token"))
 
 
 def truncation_from_json(spec: dict | None, where: str, fail) -> TruncationParams | None:
@@ -258,9 +188,9 @@ def truncation_from_json(spec: dict | None, where: str, fail) -> TruncationParam
     >>> fail = lambda where, problem: ValueError(f"{where}: {problem}")
     >>> truncation_from_json({"max_length": 8, "strategy": "Sideways", "stride": 0}, "$.truncation", fail)
     Traceback (most recent call last):
-    ValueError: $.truncation.strategy: expected one of LongestFirst, OnlyFirst, OnlySecond, got 'Sideways'
+    ValueError: $.truncation.strategy: unknown strategy 'Sideways'; known: LongestFirst, OnlyFirst, OnlySecond
     """
-    return None if spec is None else _checked(_truncation, spec, where, fail)
+    return None if spec is None else _truncation(Fields(spec, where, fail))
 
 
 def padding_from_json(spec: dict | None, where: str, fail) -> PaddingParams | None:
@@ -271,4 +201,4 @@ def padding_from_json(spec: dict | None, where: str, fail) -> PaddingParams | No
     ...                    "pad_type_id": 0, "pad_token": "[PAD]"}, "$.padding", fail).length
     128
     """
-    return None if spec is None else _checked(_padding, spec, where, fail)
+    return None if spec is None else _padding(Fields(spec, where, fail))

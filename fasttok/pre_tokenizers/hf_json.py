@@ -21,78 +21,53 @@ from fasttok.pre_tokenizers.sequence import Sequence
 from fasttok.pre_tokenizers.split import (BertPreTokenizer, CharDelimiterSplit, Digits,
                                           Punctuation, Split, Whitespace, WhitespaceSplit)
 from fasttok.pre_tokenizers.unicode_scripts import UnicodeScripts
-from fasttok.shared.json_fields import check_object, field, no_fields, pattern_of, stage_list, type_of
+from fasttok.shared.json_fields import Fields
 from fasttok.shared.normalized import BEHAVIORS
 
 __all__ = ["pre_tokenizer_from_json"]
 
 
-def _behavior(spec: dict, where: str, fail: Callable, default=None) -> str:
-    kwargs = {} if default is None else {"default": default}
-    behavior = field(spec, "behavior", str, where, fail, **kwargs)
-    if behavior not in BEHAVIORS:
-        raise fail(f"{where}.behavior", f"unknown behavior {behavior!r}; known: "
-                                        f"{', '.join(BEHAVIORS)}")
-    return behavior
+def _byte_level(f: Fields):
+    return ByteLevel(add_prefix_space=f.bool("add_prefix_space"),
+                     trim_offsets=f.bool("trim_offsets"),
+                     use_regex=f.bool("use_regex", default=True))
 
 
-def _char(spec: dict, key: str, where: str, fail: Callable) -> str:
-    value = field(spec, key, str, where, fail)
-    if len(value) != 1:
-        raise fail(f"{where}.{key}", f"expected one character, got {value!r}")
-    return value
-
-
-def _byte_level(spec: dict, where: str, fail: Callable):
-    return ByteLevel(add_prefix_space=field(spec, "add_prefix_space", bool, where, fail),
-                     trim_offsets=field(spec, "trim_offsets", bool, where, fail),
-                     use_regex=field(spec, "use_regex", bool, where, fail, default=True))
-
-
-def _split(spec: dict, where: str, fail: Callable):
-    pattern, regex = pattern_of(spec, where, fail)
-    behavior = _behavior(spec, where, fail)
-    invert = field(spec, "invert", bool, where, fail)
+def _split(f: Fields):
+    pattern, regex = f.pattern()
+    behavior = f.choice("behavior", BEHAVIORS)
+    invert = f.bool("invert")
     try:
         return Split(pattern, behavior, invert, regex=regex)
     except FasttokError as exc:
-        raise fail(f"{where}.pattern.Regex", str(exc)) from None
+        raise f.fail(f.at("pattern.Regex"), str(exc)) from None
 
 
-def _metaspace(spec: dict, where: str, fail: Callable):
-    replacement = _char(spec, "replacement", where, fail)
-    field(spec, "str_rep", str, where, fail, default=None)
-    split = field(spec, "split", bool, where, fail, default=True, nullable=True)
-    scheme = field(spec, "prepend_scheme", str, where, fail, default="always")
-    if scheme not in PREPEND_SCHEMES:
-        raise fail(f"{where}.prepend_scheme", f"unknown prepend_scheme {scheme!r}; known: "
-                                              f"{', '.join(PREPEND_SCHEMES)}")
-    if field(spec, "add_prefix_space", bool, where, fail, default=True) is False:
+def _metaspace(f: Fields):
+    replacement = f.char("replacement")
+    f.str("str_rep", default=None)
+    split = f.bool("split", default=True, nullable=True)
+    scheme = f.choice("prepend_scheme", PREPEND_SCHEMES, default="always")
+    if f.bool("add_prefix_space", default=True) is False:
         if scheme != "never":
-            raise fail(f"{where}.add_prefix_space", "add_prefix_space false needs "
-                                                    "prepend_scheme \"never\"")
+            raise f.fail(f.at("add_prefix_space"), "add_prefix_space false needs "
+                                                   "prepend_scheme \"never\"")
     return Metaspace(replacement, scheme, True if split is None else split)
 
 
-def _sequence(spec: dict, where: str, fail: Callable):
-    return Sequence(stage_list(spec, "pretokenizers", where, fail, pre_tokenizer_from_json))
-
-
+# type -> the pre-tokenizer of its object (read by Fields)
 _FACTORIES = {
-    "BertPreTokenizer": no_fields(BertPreTokenizer),
+    "BertPreTokenizer": lambda f: BertPreTokenizer(),
     "ByteLevel": _byte_level,
-    "CharDelimiterSplit": lambda spec, where, fail: CharDelimiterSplit(
-        _char(spec, "delimiter", where, fail)),
+    "CharDelimiterSplit": lambda f: CharDelimiterSplit(f.char("delimiter")),
     "Metaspace": _metaspace,
-    "Whitespace": no_fields(Whitespace),
-    "Sequence": _sequence,
+    "Whitespace": lambda f: Whitespace(),
+    "Sequence": lambda f: Sequence(f.stages("pretokenizers", pre_tokenizer_from_json)),
     "Split": _split,
-    "Punctuation": lambda spec, where, fail: Punctuation(
-        _behavior(spec, where, fail, default="Isolated")),
-    "WhitespaceSplit": no_fields(WhitespaceSplit),
-    "Digits": lambda spec, where, fail: Digits(
-        field(spec, "individual_digits", bool, where, fail)),
-    "UnicodeScripts": no_fields(UnicodeScripts),
+    "Punctuation": lambda f: Punctuation(f.choice("behavior", BEHAVIORS, default="Isolated")),
+    "WhitespaceSplit": lambda f: WhitespaceSplit(),
+    "Digits": lambda f: Digits(f.bool("individual_digits")),
+    "UnicodeScripts": lambda f: UnicodeScripts(),
 }
 
 
@@ -107,5 +82,5 @@ def pre_tokenizer_from_json(spec: dict | None, where: str, fail: Callable):
     """
     if spec is None:
         return None
-    check_object(spec, where, fail)
-    return _FACTORIES[type_of(spec, where, fail, _FACTORIES)](spec, where, fail)
+    f = Fields(spec, where, fail)
+    return _FACTORIES[f.type(_FACTORIES)](f)

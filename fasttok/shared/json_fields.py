@@ -1,133 +1,271 @@
-"""Reading the fields of a ``tokenizer.json`` stage, each checked, errors naming the JSON path.
+"""Reading the fields of a ``tokenizer.json``: one reader, each error naming the JSON path.
 
-Every ``xxx_from_json(spec, where, fail)`` factory reads its fields through
-these: ``fail(where, problem)`` builds the exception to raise (the loader's
-names the file), ``where`` is the JSON path of the object being read.
+Every part of the file is read through :class:`Fields`: the loader's checks
+of the model and the added tokens, each stage factory
+(``xxx_from_json(spec, where, fail)``) and the post-processor's untagged
+variants. ``fail(where, problem)`` builds the exception to raise (the
+loader's names the file; the post-processor's variants raise a mismatch
+that moves on to the next variant), ``where`` is the JSON path of the object
+being read. A value is checked against a :class:`Kind`; a field may be
+required (the default), have a ``default`` when missing, and be ``nullable``.
 
 >>> fail = lambda where, problem: ValueError(f"{where}: {problem}")
->>> field({"a": True}, "a", bool, "$.x", fail)
-True
->>> field({"a": 1}, "a", bool, "$.x", fail)
+>>> f = Fields({"a": True, "n": 3}, "$.x", fail)
+>>> f.bool("a"), f.int("n"), f.str("s", default="-")
+(True, 3, '-')
+>>> f.str("a")
 Traceback (most recent call last):
-ValueError: $.x.a: expected a boolean, got 1
+ValueError: $.x.a: expected a string, got true
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, NamedTuple
 
-__all__ = ["MISSING", "field", "check_object", "type_of", "pattern_of", "unknown_type",
-           "stage_list", "no_fields"]
+__all__ = ["MISSING", "Kind", "BOOL", "STR", "LIST", "OBJECT", "CHAR", "NUMBER", "INTEGER",
+           "integer", "U32", "U64", "is_int", "describe", "check", "Fields"]
 
 MISSING = object()
 
-_NAMES = {bool: "a boolean", str: "a string", int: "an integer", list: "a list",
-          dict: "an object", float: "a number"}
+
+class Kind(NamedTuple):
+    """What a JSON value must be: a test, and its name in errors.
+
+    >>> U32.test(2**32), U32.name
+    (False, 'an integer from 0 to 4294967295')
+    """
+
+    test: Callable[[Any], bool]
+    name: str
 
 
-def _describe(value) -> str:
+def is_int(value: Any) -> bool:
+    """Whether ``value`` is a JSON integer (``bool`` is not, as serde reads it).
+
+    >>> is_int(True), is_int(3), is_int(1.0)
+    (False, True, False)
+    """
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def integer(limit: int) -> Kind:
+    """An integer from 0 to ``limit - 1`` (a ``u32`` or ``u64`` of tokenizers).
+
+    >>> integer(10).test(9), integer(10).test(10)
+    (True, False)
+    """
+    return Kind(lambda v: is_int(v) and 0 <= v < limit, f"an integer from 0 to {limit - 1}")
+
+
+BOOL = Kind(lambda v: v is True or v is False, "a boolean")
+STR = Kind(lambda v: isinstance(v, str), "a string")
+LIST = Kind(lambda v: isinstance(v, list), "a list")
+OBJECT = Kind(lambda v: isinstance(v, dict), "an object")
+CHAR = Kind(lambda v: isinstance(v, str) and len(v) == 1, "one character")
+NUMBER = Kind(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number")
+INTEGER = Kind(is_int, "an integer")
+U32 = integer(2**32)
+U64 = integer(2**64)
+
+
+def describe(value: Any) -> str:
+    """``value`` as an error shows it: its JSON spelling for null and the
+    booleans, else its ``repr``, cut to 60 characters.
+
+    >>> describe(None), describe(False), describe("x" * 80)[-5:]
+    ('null', 'false', 'xx...')
+    """
+    if value is None or value is True or value is False:
+        return {None: "null", True: "true", False: "false"}[value]
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def field(spec: dict, key: str, kind, where: str, fail: Callable, default=MISSING,
-          nullable: bool = False):
-    """``spec[key]`` checked to be of ``kind`` (a type or tuple of types);
-    ``default`` when it is missing (required when no default is given);
-    ``None`` allowed with ``nullable``.
+def check(value: Any, kind: Kind, where: str, fail: Callable, nullable: bool = False) -> Any:
+    """``value`` (found at ``where``) when it is of ``kind`` (or null, with ``nullable``).
 
-    >>> fail = lambda where, problem: ValueError(f"{where}: {problem}")
-    >>> field({}, "a", bool, "$.x", fail, default=False)
-    False
+    >>> check([1], LIST, "$.a", lambda w, p: ValueError(f"{w}: {p}"))
+    [1]
     """
-    if key not in spec:
-        if default is MISSING:
-            raise fail(f"{where}.{key}", "missing field")
-        return default
-    value = spec[key]
-    if value is None and nullable:
-        return None
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    ok = isinstance(value, kinds) and not (bool not in kinds and isinstance(value, bool))
-    if not ok:
-        names = " or ".join(_NAMES.get(k, k.__name__) for k in kinds)
-        raise fail(f"{where}.{key}", f"expected {names}{' or null' if nullable else ''}, "
-                                     f"got {_describe(value)}")
-    return value
+    if kind.test(value) or (nullable and value is None):
+        return value
+    raise fail(where, f"expected {kind.name}{' or null' if nullable else ''}, "
+                      f"got {describe(value)}")
 
 
-def stage_list(spec: dict, key: str, where: str, fail: Callable, build: Callable) -> list:
-    """The stages of a ``Sequence`` under ``spec[key]``, each read by
-    ``build(item, where, fail)``; a null item is refused (null means "no
-    stage" only outside a Sequence).
+class Fields:
+    """Typed reads of one JSON object found at ``where``; ``fail(where,
+    problem)`` makes the exception raised for a field that is missing or
+    of the wrong kind.
 
     >>> fail = lambda where, problem: ValueError(f"{where}: {problem}")
-    >>> stage_list({"xs": [{}, {}]}, "xs", "$.n", fail, lambda item, where, fail: where)
-    ['$.n.xs[0]', '$.n.xs[1]']
-    >>> stage_list({"xs": [None]}, "xs", "$.n", fail, lambda item, where, fail: where)
+    >>> Fields({}, "$.n", fail).bool("lowercase")
     Traceback (most recent call last):
-    ValueError: $.n.xs[0]: expected an object, got null
+    ValueError: $.n.lowercase: missing field
+    >>> Fields([], "$.n", fail)
+    Traceback (most recent call last):
+    ValueError: $.n: expected an object, got []
     """
-    stages = []
-    for i, item in enumerate(field(spec, key, list, where, fail)):
-        at = f"{where}.{key}[{i}]"
-        if item is None:
-            raise fail(at, "expected an object, got null")
-        stages.append(build(item, at, fail))
-    return stages
 
+    __slots__ = ("spec", "where", "fail")
 
-def no_fields(cls) -> Callable:
-    """The factory of a stage that reads no field: ``cls()`` whatever the object holds.
+    def __init__(self, spec: Any, where: str, fail: Callable) -> None:
+        self.spec = check(spec, OBJECT, where, fail)
+        self.where = where
+        self.fail = fail
 
-    >>> no_fields(list)({"type": "X"}, "$.n", None)
-    []
-    """
-    return lambda spec, where, fail: cls()
+    def at(self, key: str) -> str:
+        """The JSON path of the field ``key``.
 
+        >>> Fields({}, "$.model", None).at("vocab")
+        '$.model.vocab'
+        """
+        return f"{self.where}.{key}"
 
-def check_object(spec, where: str, fail: Callable) -> dict:
-    """``spec`` itself, which must be a JSON object.
+    def get(self, key: str, kind: Kind, default: Any = MISSING, nullable: bool = False) -> Any:
+        """The field ``key``, of ``kind``; ``default`` when it is missing
+        (required when no default is given); null allowed with ``nullable``.
 
-    >>> check_object({}, "$.x", lambda w, p: ValueError(p))
-    {}
-    """
-    if not isinstance(spec, dict):
-        raise fail(where, f"expected an object, got {_describe(spec)}")
-    return spec
+        >>> Fields({"a": None}, "$", None).get("a", STR, nullable=True) is None
+        True
+        """
+        if key not in self.spec:
+            if default is MISSING:
+                raise self.fail(self.at(key), "missing field")
+            return default
+        return check(self.spec[key], kind, self.at(key), self.fail, nullable)
 
+    def bool(self, key: str, default: Any = MISSING, nullable: bool = False) -> Any:
+        """A boolean field.
 
-def type_of(spec: dict, where: str, fail: Callable, known) -> str:
-    """The ``type`` of a stage object, which must be one of ``known``.
+        >>> Fields({"a": False}, "$", None).bool("a")
+        False
+        """
+        return self.get(key, BOOL, default, nullable)
 
-    >>> type_of({"type": "NFC"}, "$.n", lambda w, p: ValueError(p), ("NFC",))
-    'NFC'
-    """
-    kind = field(spec, "type", str, where, fail)
-    if kind not in known:
-        raise unknown_type(kind, where, fail, known)
-    return kind
+    def str(self, key: str, default: Any = MISSING, nullable: bool = False) -> Any:
+        """A string field.
 
+        >>> Fields({"a": "x"}, "$", None).str("a")
+        'x'
+        """
+        return self.get(key, STR, default, nullable)
 
-def unknown_type(kind, where: str, fail: Callable, known) -> Exception:
-    """The error for a ``type`` that is none of ``known``.
+    def char(self, key: str, default: Any = MISSING) -> Any:
+        """A one-character string field.
 
-    >>> print(unknown_type("X", "$.n", lambda w, p: ValueError(f"{w}: {p}"), ("A", "B")))
-    $.n.type: unknown type 'X'; known: A, B
-    """
-    return fail(f"{where}.type", f"unknown type {kind!r}; known: {', '.join(sorted(known))}")
+        >>> Fields({"a": "▁"}, "$", None).char("a")
+        '▁'
+        """
+        return self.get(key, CHAR, default)
 
+    def int(self, key: str, default: Any = MISSING, nullable: bool = False,
+            kind: Kind = U64) -> Any:
+        """A non-negative integer field (below ``2**64``, or ``kind``'s limit).
 
-def pattern_of(spec: dict, where: str, fail: Callable) -> tuple:
-    """A ``pattern`` field, ``{"String": s}`` or ``{"Regex": r}``, as ``(s_or_r, is_regex)``.
+        >>> Fields({"a": 7}, "$", None).int("a", kind=U32)
+        7
+        """
+        return self.get(key, kind, default, nullable)
 
-    >>> pattern_of({"pattern": {"Regex": "a+"}}, "$.p", lambda w, p: ValueError(p))
-    ('a+', True)
-    """
-    value = field(spec, "pattern", dict, where, fail)
-    if len(value) != 1 or next(iter(value)) not in ("String", "Regex"):
-        raise fail(f"{where}.pattern", f"expected {{\"String\": ...}} or {{\"Regex\": ...}}, "
-                                       f"got {_describe(value)}")
-    key = next(iter(value))
-    text = field(value, key, str, f"{where}.pattern", fail)
-    return text, key == "Regex"
+    def list(self, key: str, default: Any = MISSING, nullable: bool = False) -> Any:
+        """A list field.
+
+        >>> Fields({"a": [1]}, "$", None).list("a")
+        [1]
+        """
+        return self.get(key, LIST, default, nullable)
+
+    def object(self, key: str, default: Any = MISSING, nullable: bool = False) -> Any:
+        """An object field, as the :class:`Fields` that read it (``default``
+        as it is when the field is missing, ``None`` for null).
+
+        >>> Fields({"a": {"b": 1}}, "$", None).object("a").where
+        '$.a'
+        """
+        value = self.get(key, OBJECT, default, nullable)
+        if value is default or value is None:
+            return value
+        return Fields(value, self.at(key), self.fail)
+
+    def optional(self, key: str, kind: Kind) -> Any:
+        """A field that may be missing or null (``None`` then), else of ``kind``.
+
+        >>> Fields({"a": None}, "$", None).optional("a", STR) is None
+        True
+        """
+        return self.get(key, kind, None, nullable=True)
+
+    def items(self, key: str, kind: Kind) -> list:
+        """A list field whose every item is of ``kind``.
+
+        >>> Fields({"ids": [1, "2"]}, "$.t", lambda w, p: ValueError(f"{w}: {p}")).items("ids", U32)
+        Traceback (most recent call last):
+        ValueError: $.t.ids[1]: expected an integer from 0 to 4294967295, got '2'
+        """
+        at = self.at(key)
+        return [check(item, kind, f"{at}[{i}]", self.fail)
+                for i, item in enumerate(self.list(key))]
+
+    def choice(self, key: str, names: Any, default: Any = MISSING) -> Any:
+        """A string field that must be one of ``names``; a mapping's value for it
+        when ``names`` is a mapping.
+
+        >>> Fields({"d": "Left"}, "$", None).choice("d", {"Left": "left", "Right": "right"})
+        'left'
+        >>> Fields({"d": "up"}, "$.p", lambda w, p: ValueError(f"{w}: {p}")).choice("d", ("Left",))
+        Traceback (most recent call last):
+        ValueError: $.p.d: unknown d 'up'; known: Left
+        """
+        value = self.spec.get(key, MISSING)
+        if value is MISSING and default is not MISSING:
+            return default
+        if value is MISSING:
+            raise self.fail(self.at(key), "missing field")
+        if not isinstance(value, str) or value not in names:
+            raise self.fail(self.at(key), f"unknown {key} {describe(value)}; known: "
+                                          f"{', '.join(names)}")
+        return names[value] if isinstance(names, dict) else value
+
+    def type(self, known: Any) -> str:
+        """The object's ``type``, which must be one of ``known``.
+
+        >>> Fields({"type": "NFX"}, "$.n", lambda w, p: ValueError(f"{w}: {p}")).type(("NFC", "NFD"))
+        Traceback (most recent call last):
+        ValueError: $.n.type: unknown type 'NFX'; known: NFC, NFD
+        """
+        kind = self.str("type")
+        if kind not in known:
+            raise self.fail(self.at("type"), f"unknown type {kind!r}; known: "
+                                             f"{', '.join(sorted(known))}")
+        return kind
+
+    def pattern(self) -> tuple:
+        """A ``pattern`` field, ``{"String": s}`` or ``{"Regex": r}``, as ``(s_or_r, is_regex)``.
+
+        >>> Fields({"pattern": {"Regex": "a+"}}, "$.p", None).pattern()
+        ('a+', True)
+        """
+        value = self.object("pattern")
+        if len(value.spec) != 1 or next(iter(value.spec)) not in ("String", "Regex"):
+            raise self.fail(self.at("pattern"), f"expected {{\"String\": ...}} or "
+                                                f"{{\"Regex\": ...}}, got {describe(value.spec)}")
+        key = next(iter(value.spec))
+        return value.str(key), key == "Regex"
+
+    def stages(self, key: str, build: Callable) -> list:
+        """The stages of a ``Sequence`` under ``key``, each read by
+        ``build(item, where, fail)``; a null item is refused (null means "no
+        stage" only outside a Sequence).
+
+        >>> fail = lambda where, problem: ValueError(f"{where}: {problem}")
+        >>> Fields({"xs": [{}, {}]}, "$.n", fail).stages("xs", lambda item, where, fail: where)
+        ['$.n.xs[0]', '$.n.xs[1]']
+        >>> Fields({"xs": [None]}, "$.n", fail).stages("xs", lambda item, where, fail: where)
+        Traceback (most recent call last):
+        ValueError: $.n.xs[0]: expected an object, got null
+        """
+        at = self.at(key)
+        return [build(check(item, OBJECT, f"{at}[{i}]", self.fail), f"{at}[{i}]", self.fail)
+                for i, item in enumerate(self.list(key))]
