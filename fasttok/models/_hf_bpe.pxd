@@ -7,7 +7,7 @@ from fasttok.shared._tables cimport TokenTables, TokenTablesView
 
 
 cdef enum:
-    WORD_BITS = 12    # the word cache's entries: 4096 of 64 bytes
+    WORD_BITS = 13    # the word cache's entries: 8,192 of 64 bytes
     WORD_BYTES = 22   # longest span kept
     WORD_TOKENS = 6   # most tokens of a span kept
 
