@@ -1,15 +1,22 @@
 """Load time of ``tokenizer.json`` files in fresh processes: ``tokenizers``'
-``Tokenizer.from_file`` against ``fasttok.load``, with no table cache, on a
-first load (which writes the cache) and on a second (which reads it).
+``Tokenizer.from_file`` against fasttok's two faces of one reading,
+``fasttok.hf.Tokenizer.from_file`` and ``fasttok.load``, each with no table
+cache, on a first load (which writes the cache) and on a second (which
+reads it).
 
-    python bench/hf_load_time.py [--runs 5] [--data DIR] [name ...]
+    python bench/hf_load_time.py [--runs 3] [--data DIR] [--wall] [name ...]
 
 DIR (default ``$FASTTOK_DATA`` or ``../shared/data``) holds ``vocab/hf``;
-the names default to every model there. Each run is a new interpreter,
-the four kinds interleaved; the time is that of the load call after
-``import fasttok`` / ``import tokenizers`` (fasttok's call includes
-importing its pipeline modules, which it does on first use). Prints the
-fastest and the median of each, in ms.
+the names default to every ``tokenizer.json`` there and the Unigram
+conversions (``unigram/*.json``). Each run is a new interpreter, the kinds
+interleaved; the time is CPU time (``time.process_time``; ``--wall`` for
+``perf_counter``) of the load call after ``import tokenizers`` /
+``import fasttok``. ``fasttok.load`` imports its pipeline modules on first
+use, inside the call; the ``imports`` column is what that import alone
+costs (``import fasttok.hf`` after ``import fasttok``), which the drop-in's
+figures do not include, as ``tokenizers``' do not include its import.
+Prints the fastest and the median of each kind, in ms, and the ratio of the
+fastest uncached loads to ``tokenizers``'.
 """
 
 from __future__ import annotations
@@ -25,48 +32,68 @@ from pathlib import Path
 
 CHILD = r"""
 import json, sys, time
-kind, path = sys.argv[1], sys.argv[2]
+kind, path, clock = sys.argv[1], sys.argv[2], getattr(time, sys.argv[3])
 if kind == "tokenizers":
     import tokenizers
-    t = time.perf_counter()
+    t = clock()
     tokenizers.Tokenizer.from_file(path)
+elif kind == "imports":
+    import fasttok
+    t = clock()
+    import fasttok.hf
+elif kind == "hf":
+    import fasttok.hf
+    t = clock()
+    fasttok.hf.Tokenizer.from_file(path)
 else:
     import fasttok
-    t = time.perf_counter()
+    t = clock()
     fasttok.load(path)
-print(json.dumps({"ms": (time.perf_counter() - t) * 1000}))
+print(json.dumps({"ms": (clock() - t) * 1000}))
 """
 
-KINDS = ("tokenizers", "fasttok, no cache", "fasttok, first load", "fasttok, cached")
+# (column, child kind, cache: "off", "first" (an empty folder) or "cached")
+KINDS = (("tokenizers", "tokenizers", "off"), ("imports", "imports", "off"),
+         ("hf, no cache", "hf", "off"), ("hf, first", "hf", "first"), ("hf, cached", "hf", "cached"),
+         ("load, no cache", "load", "off"), ("load, first", "load", "first"),
+         ("load, cached", "load", "cached"))
 
 
-def run(kind: str, path: Path, cache_dir: str) -> float:
+def run(kind: str, path: Path, cache_dir: str, cache: str, clock: str) -> float:
     env = dict(os.environ, FASTTOK_CACHE_DIR=cache_dir)
-    if kind == "fasttok, no cache":
+    if cache == "off":
         env["FASTTOK_CACHE"] = "0"
-    out = subprocess.run([sys.executable, "-c", CHILD, kind.split(",")[0], str(path)], env=env,
+    out = subprocess.run([sys.executable, "-c", CHILD, kind, str(path), clock], env=env,
                          check=True, capture_output=True, text=True, cwd=tempfile.gettempdir())
     return json.loads(out.stdout)["ms"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--data", default=os.environ.get("FASTTOK_DATA", "../shared/data"))
+    parser.add_argument("--wall", action="store_true", help="wall time instead of CPU time")
     parser.add_argument("names", nargs="*")
     args = parser.parse_args()
     folder = Path(args.data) / "vocab" / "hf"
-    names = args.names or sorted(p.parent.name for p in folder.glob("*/tokenizer.json"))
-    print(f"{'file':20} " + " ".join(f"{k:>24}" for k in KINDS))
+    files = {p.parent.name: p for p in sorted(folder.glob("*/tokenizer.json"))}
+    files |= {p.stem: p for p in sorted((folder / "unigram").glob("*.json"))}
+    names = args.names or list(files)
+    clock = "perf_counter" if args.wall else "process_time"
+    print(f"{'file':28} " + " ".join(f"{k[0]:>16}" for k in KINDS) + "   hf/tok load/tok")
     for name in names:
-        path = folder / name / "tokenizer.json"
-        times: dict = {k: [] for k in KINDS}
+        times: dict = {k[0]: [] for k in KINDS}
         for _ in range(args.runs):
-            with tempfile.TemporaryDirectory() as cache_dir:
-                for kind in KINDS:
-                    times[kind].append(run(kind, path, cache_dir))
-        print(f"{name:20} " + " ".join(
-            f"{min(times[k]):>11.0f} / {statistics.median(times[k]):>10.0f}" for k in KINDS))
+            for face in ("hf", "load"):
+                with tempfile.TemporaryDirectory() as cache_dir:
+                    for column, kind, cache in KINDS:
+                        if kind == face or (face == "hf" and kind in ("tokenizers", "imports")):
+                            times[column].append(run(kind, files[name], cache_dir, cache, clock))
+        best = {k: min(v) for k, v in times.items()}
+        print(f"{name[:28]:28} " + " ".join(
+            f"{best[k]:>7.0f} / {statistics.median(v):>6.0f}" for k, v in times.items())
+            + f"   {best['hf, no cache'] / best['tokenizers']:>6.2f}"
+            + f" {best['load, no cache'] / best['tokenizers']:>8.2f}", flush=True)
 
 
 if __name__ == "__main__":
