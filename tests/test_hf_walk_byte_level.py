@@ -19,6 +19,7 @@ from fasttok.formats.hf import control_ids
 from fasttok.formats.hf_byte_level import ByteLevelWalk, build_hf_byte_bpe, byte_level_walk
 from fasttok.formats.hf_pipeline import pipeline_from_document
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json, tokenizer_json_record
+from fasttok.pre_tokenizers.patterns import QWEN2
 from fasttok.shared._bytemap import bytes_to_unicode
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -185,13 +186,20 @@ _ALPHABET = bytes_to_unicode()
 _BYTE_VOCAB = {_ALPHABET[b]: b for b in range(256)}
 
 
+def _added(token_id: int, content: str) -> dict:
+    return {"id": token_id, "content": content, "special": True, "single_word": False,
+            "lstrip": False, "rstrip": False, "normalized": False}
+
+
 def _document(**changes) -> dict:
-    doc = {"model": {"type": "BPE", "vocab": _BYTE_VOCAB | {"hi": 256}, "merges": [["h", "i"]]},
+    # "é" and the first two bytes of an emoji merge: a character split over tokens
+    doc = {"model": {"type": "BPE", "vocab": _BYTE_VOCAB | {"hi": 256, "Ã©": 257, "ðŁ": 258},
+                     "merges": [["h", "i"], ["Ã", "©"], ["ð", "Ł"]]},
            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False,
                              "trim_offsets": False, "use_regex": True},
            "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
                        "use_regex": True},
-           "added_tokens": [{"id": 257, "content": "<e>", "special": True}]}
+           "added_tokens": [_added(259, "<e>")]}
     doc.update(changes)
     return doc
 
@@ -202,7 +210,38 @@ def _walk_of(doc: dict):
 
 
 def test_the_small_byte_level_document_has_the_walk():
-    assert _walk_of(_document()).ids("hi<e>", None) == [256, 257]
+    assert _walk_of(_document()).ids("hi<e>é", None) == [256, 259, 257]
+
+
+def _split(behavior: str, invert: bool) -> dict:
+    return {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": QWEN2}, "behavior": behavior, "invert": invert},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+         "use_regex": False}]}
+
+
+_SHAPES = {
+    "ByteLevel's own regex": {},
+    "Split, Isolated": {"pre_tokenizer": _split("Isolated", False)},
+    "Split, inverted Removed": {"pre_tokenizer": _split("Removed", True)},
+    "NFC, then Split": {"pre_tokenizer": _split("Isolated", False), "normalizer": {"type": "NFC"}},
+}
+
+
+@pytest.mark.parametrize("shape", list(_SHAPES))
+def test_each_byte_level_shape_equals_tokenizers(shape):
+    doc = _document(**_SHAPES[shape])
+    walk = _walk_of(doc)
+    theirs = tokenizers.Tokenizer.from_str(json.dumps(doc))
+    parts = ["hi", " hi", "<e>", "é", "e\u0301", " ", "  ", "\n", "\U0001F600", "日本", "!", "'s",
+             "12345", "\u212b"]
+
+    @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.sampled_from(parts), max_size=10).map("".join))
+    def check(text):
+        assert _walked(walk, text) == _theirs(theirs, text)
+
+    check()
 
 
 def test_a_split_regex_without_a_compiled_scanner_is_left_to_the_stages():
@@ -216,7 +255,7 @@ def test_a_split_regex_without_a_compiled_scanner_is_left_to_the_stages():
 
 def test_an_entry_under_an_added_tokens_id_that_a_merge_makes_is_left_to_the_stages():
     # tokenizers' model may give 256 for "hi" when the added token is not matched
-    added = [{"id": 256, "content": "hi", "special": True}]
+    added = [_added(256, "hi")]
     assert _walk_of(_document(added_tokens=added)) is None
 
 
@@ -225,5 +264,13 @@ def test_added_tokens_given_lstrip_after_loading_are_left_to_the_stages():
 
     record = tokenizer_json_record(json.dumps(_document()), "t.json")
     pipeline = pipeline_from_document(record)
-    pipeline.set_added(AddedTokens([AddedToken("<e>", 257, special=True, lstrip=True)]))
+    pipeline.set_added(AddedTokens([AddedToken("<e>", 259, special=True, lstrip=True)]))
     assert byte_level_walk(record, pipeline) is None
+
+
+def test_an_added_token_tokenizers_numbers_anew_is_left_to_the_stages():
+    # id 257 is a hole in the vocabulary: tokenizers gives "<e>" the
+    # vocabulary's size as its id (the pipeline follows), the record keeps 257
+    doc = _document(added_tokens=[_added(257, "<e>")])
+    doc["model"]["vocab"] = _BYTE_VOCAB | {"hi": 256, "Ã©": 258, "ðŁ": 259}
+    assert _walk_of(doc) is None
