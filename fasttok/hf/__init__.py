@@ -53,6 +53,7 @@ import json
 import operator
 import os
 import warnings
+from collections.abc import Callable
 from typing import Any, Optional
 
 from fasttok.decoders.hf_stream import HFDecodeStream
@@ -69,7 +70,7 @@ from fasttok.post_processors.encoding import Encoding
 from fasttok.post_processors.truncation import STRATEGIES
 from fasttok.shared.atomic_write import write_atomically
 from fasttok.shared.gc_pause import gc_paused
-from fasttok.table_cache import TokenizerJson, read_tokenizer_json
+from fasttok.table_cache import read_tokenizer_json
 
 __all__ = ["Tokenizer", "Encoding", "AddedToken", "DecodeStream"]
 
@@ -171,7 +172,8 @@ class Tokenizer:
         path = os.fspath(path)
         with open(path, "rb") as f:
             data = f.read()
-        return cls._build(read_tokenizer_json(path, data), data)
+        parts = read_tokenizer_json(path, data)
+        return cls._build(parts.record, data, parts.model_document)
 
     @classmethod
     def from_str(cls, json: str) -> "Tokenizer":
@@ -190,17 +192,16 @@ class Tokenizer:
     def _read(cls, document: Any, source: str) -> "Tokenizer":
         # the collector paused while the file's objects are made: they all live on
         with gc_paused():
-            record = tokenizer_json_record(document, source)
-            return cls._build(TokenizerJson(record, None, lambda: record, record.max_token_value),
-                              document)
+            return cls._build(tokenizer_json_record(document, source), document)
 
     @classmethod
-    def _build(cls, parts: TokenizerJson, document: Any) -> "Tokenizer":
-        # A byte-level file's Python BPE model (most of Llama 3's load)
-        # is built on first use: its ids come from the compiled core
+    def _build(cls, record: Any, document: Any,
+               model_document: Optional[Callable[[], dict]] = None) -> "Tokenizer":
+        # A byte-level file's Python BPE model (most of Llama 3's load) is
+        # built on first use: its walk runs the compiled core
         with gc_paused():
-            return cls(pipeline_from_document(parts.record, lazy_model=parts.record.merges is not None,
-                                              model_document=parts.model_document), document)
+            return cls(pipeline_from_document(record, lazy_model=record.merges is not None,
+                                              model_document=model_document), document)
 
     # ------------------------------------------------------------ saving and pickling
     def to_str(self, pretty: bool = False) -> str:
