@@ -117,7 +117,7 @@ cdef enum:
     # index of their expansion (CodePointRules' rules only)
     DELTA_BIAS = 0x200000
     EXPAND_BASE = 0x400000
-    EXPANSION_MAX = 3           # code points of an expansion (Hangul syllables decompose into 3)
+    EXPANSION_MAX = 3        # code points of an expansion (a Hangul syllable's jamo: 2 or 3)
     EXPAND_CHUNK_BITS = 10   # expansions of a chunk: 1 << this, each EXPANSION_MAX + 1 words
     EXPAND_CHUNKS = 0x800    # room for more expansions than there are code points
     N_CODE_POINTS = 0x110000
@@ -164,7 +164,8 @@ cdef inline uint32_t _entry(const NormTable* t, uint32_t cp) noexcept nogil:
 cdef inline const uint32_t* _expansion(const NormTable* t, uint32_t e) noexcept nogil:
     # the expansion of an entry e >= EXPAND_BASE << 2: its length, then its code points
     cdef uint32_t k = (e >> 2) - EXPAND_BASE
-    return t.expand[k >> EXPAND_CHUNK_BITS] + (k & ((1 << EXPAND_CHUNK_BITS) - 1)) * (EXPANSION_MAX + 1)
+    return (t.expand[k >> EXPAND_CHUNK_BITS]
+            + (k & ((1 << EXPAND_CHUNK_BITS) - 1)) * (EXPANSION_MAX + 1))
 
 
 cdef class BertNormalizer:
