@@ -225,7 +225,8 @@ class NormalizedBPE(TextByText):
         return self._core.stream_decoder()
 
 
-def byte_level_walk(record: Vocabulary, pipeline: Any, model: Any = None) -> Optional["ByteLevelWalk"]:
+def byte_level_walk(record: Vocabulary, pipeline: Any,
+                    model: Any = None) -> Optional["ByteLevelWalk"]:
     """The compiled walk of a byte-level BPE ``tokenizer.json`` (``record``,
     its built ``pipeline``), or ``None`` for another configuration and for
     the few byte-level files whose stages the fused core does not follow
@@ -233,10 +234,11 @@ def byte_level_walk(record: Vocabulary, pipeline: Any, model: Any = None) -> Opt
 
     * a ``Split`` regex without a compiled scanner (a Python splitter's
       pieces carry no positions);
-    * added tokens the pipeline matches otherwise than the core (one given
-      ``lstrip``/``rstrip``/``single_word`` by ``add_tokens``, or
-      ``normalized=true`` ones beside ``normalized=false`` ones: two passes
-      may cut where the core's one pass does not);
+    * added tokens the pipeline matches or numbers otherwise than the core
+      (one given ``lstrip``/``rstrip``/``single_word`` by ``add_tokens``;
+      ``normalized=true`` ones beside ``normalized=false`` ones, where two
+      passes may cut where the core's one pass does not; an id that
+      ``tokenizers`` gives anew);
     * a vocabulary entry under an added token's id that ``tokenizers``'
       model may still give for text (the core left it out).
 
@@ -272,12 +274,12 @@ def byte_level_walk(record: Vocabulary, pipeline: Any, model: Any = None) -> Opt
             or len({t.normalized for t in added.tokens}) > 1
             or added.by_content != dict(record.special_tokens)):
         return None
-    if model is None:
-        model = build_hf_byte_bpe(record)
     normalizer = pipeline.normalizer
     if (normalizer is None) != (record.normalizer is None) or (
             normalizer is not None and type(normalizer) is not FORMS[record.normalizer]):
         return None
+    if model is None:
+        model = build_hf_byte_bpe(record)
     return ByteLevelWalk(model, [record.special_tokens[raw.decode("utf-8")]
                                  for raw in model.special_order], normalizer, added)
 
