@@ -36,7 +36,8 @@ from collections.abc import Callable, Iterable
 
 from fasttok.shared._bytemap import encode_byte_level
 
-__all__ = ["NormalizedString", "PreTokenizedString", "BEHAVIORS", "find_matches", "split_spans"]
+__all__ = ["NormalizedString", "PreTokenizedString", "BEHAVIORS", "find_matches", "match_spans",
+           "split_spans"]
 
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 
@@ -54,7 +55,7 @@ def find_matches(pattern: "re.Pattern[str]", text: str, invert: bool = False) ->
         return [((0, 0), invert)]
     out = []
     prev = 0
-    for start, end in _match_spans(pattern, text):
+    for start, end in match_spans(pattern, text):
         if prev != start:
             out.append(((prev, start), invert))
         out.append(((start, end), not invert))
@@ -64,7 +65,23 @@ def find_matches(pattern: "re.Pattern[str]", text: str, invert: bool = False) ->
     return out
 
 
-def _match_spans(pattern: "re.Pattern[str]", text: str) -> list:
+def match_spans(pattern: "re.Pattern[str]", text: str) -> list:
+    """The ``(start, end)`` of each match of ``pattern`` (``re`` or the linear
+    engine's :class:`~fasttok.shared._linear_regex.Regex`) as Oniguruma's
+    ``find_iter`` gives them: an empty match right where the last match
+    ended is skipped, and the search goes on one character further.
+
+    The pattern's own iteration runs first: the linear engine's stops with
+    :class:`~fasttok.errors.FasttokError` past its work budget (a search
+    that runs far ahead of each match, ``(?:a+b)?`` on a run of ``a``). The
+    loop after it searches from the positions that iteration searched from
+    or one past them, so it stays within a constant times that work.
+
+    >>> match_spans(re.compile("a*"), "baa")
+    [(0, 0), (1, 3)]
+    >>> match_spans(re.compile("a"), "baa")
+    [(1, 2), (2, 3)]
+    """
     spans = [m.span() for m in pattern.finditer(text)]
     if all(s != e for s, e in spans):
         return spans
