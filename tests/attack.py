@@ -41,7 +41,9 @@ sections): every call returns, or raises
 Anything else is a finding (``exception``: a stray ``IndexError``,
 ``AttributeError``, ``UnicodeEncodeError``, ``OverflowError`` from
 ``fasttok.Encoding``, ``SystemError``...; ``memory_error``), and so are a
-crash, a hang, a case over :data:`LIMITS` (``slow``, ``rss``), and a broken
+crash, a hang, a case over :data:`LIMITS` (``slow``; ``rss``, whose bound
+scales with the case's largest call: its inputs and, at
+1/:data:`ANSWER_SHARE`, its answer), and a broken
 invariant (``invariant``): ids outside ``0..max_token_value``; with default
 arguments, an id of a special or control token (the Encoding's special
 tokens, SentencePiece and GGUF control pieces; the unknown id is the
@@ -83,6 +85,11 @@ from fuzzing import Limits, Suite, run_cases, serve
 # clock starts (see prepare), so it counts in neither.
 LIMITS = Limits(cpu_seconds=10.0, rss_factor=400, rss_allowance=64 << 20,
                 hang_seconds=30.0, stall_seconds=20.0)
+# An answer is held too: the RSS bound also grows by rss_factor / ANSWER_SHARE
+# per unit of its _size, 50 bytes an id (a pointer and an int object are ~40).
+# encode_with_unstable of 2,000 spaces in p50k answers 33,145 completions of
+# 4.2M ids, 172 MB of Python lists (case 8064): the content, not a leak.
+ANSWER_SHARE = 64
 # Address space a worker may add after its imports: the largest vocabulary
 # (Gemma 3's tokenizer.json) takes some 300 MB of it.
 ADDRESS_SPACE_HEADROOM = 2 << 30
@@ -336,7 +343,7 @@ class Context:
     def __init__(self, target: Target, obj: Any, rng: random.Random) -> None:
         self.target, self.obj, self.rng = target, obj, rng
         self.calls: list = []
-        self.size = 0  # of the largest input, which the RSS bound scales with
+        self.size = 0  # of the largest call (inputs and answer), which the RSS bound scales with
         # specials: the strings hostile texts are made of, the control pieces' too
         if target.api == "encoding":
             self.top = obj.max_token_value
@@ -356,13 +363,16 @@ class Context:
         """``fn(*args, **kwargs)``, or ``None`` when it raises a documented error."""
         shown = ", ".join([_show(a) for a in args] + [f"{k}={_show(v)}" for k, v in kwargs.items()])
         self.calls.append(f"{getattr(fn, '__qualname__', fn)}({shown})")
-        self.size = max([self.size] + [_size(v) for v in (*args, *kwargs.values())])
+        inputs = max([0] + [_size(v) for v in (*args, *kwargs.values())])
+        self.size = max(self.size, inputs)
         try:
-            return fn(*args, **kwargs)
+            answer = fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - sorted into documented or a finding
             if documented(exc, self.target.api):
                 return None
             raise
+        self.size = max(self.size, inputs + _size(answer) // ANSWER_SHARE)
+        return answer
 
     def call_allowing(self, extra: tuple, fn: Callable, *args: Any, **kwargs: Any) -> Any:
         """:meth:`call`, with the exceptions ``extra`` documented for this call too."""
@@ -386,13 +396,27 @@ def documented(exc: BaseException, api: str) -> bool:
 
 
 def _size(value: Any) -> int:
+    """Bytes ``value`` stands for: 4 a character, 8 an id, a batch's items
+    too (whatever its first item is: a batch led by a dict hid its 10^6 ids,
+    cases 5811 and 6396), a numpy array's ``nbytes``.
+
+    >>> _size(["ab", [1, 2]]), _size([{1: 2}, [0] * 100]), _size(([1], [[1, 2]] * 100))
+    (40, 816, 2424)
+    """
     if isinstance(value, str):
         return 4 * len(value)
     if isinstance(value, (bytes, bytearray)):
         return len(value)
-    if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple, str)):
-        return 8 * len(value) + sum(map(_size, value))  # a batch
-    return 8 * len(value) if isinstance(value, (list, tuple, array.array)) else 0
+    if isinstance(value, (list, tuple)):
+        size = 8 * len(value)
+        # a batch, a pair or a list of sequences (completions): each item counts
+        if value and (len(value) <= 64 or isinstance(value[0], (list, tuple, str, bytes))):
+            size += sum(map(_size, value))
+        return size
+    if isinstance(value, array.array):
+        return 8 * len(value)
+    nbytes = getattr(value, "nbytes", None)  # numpy arrays
+    return nbytes if isinstance(nbytes, int) else 0
 
 
 def _show(value: Any) -> str:

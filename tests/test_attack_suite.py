@@ -154,3 +154,27 @@ def test_a_special_id_from_plain_text_with_default_arguments_is_a_finding():
     ctx = Context(Target("tiktoken", "leaky"), _LeakyEncoding(), random.Random(0))
     with pytest.raises(attack.Finding, match="special/control ids"):
         attack.a_encode_text(ctx)
+
+
+class _Answers:
+    def get_vocab_size(self, with_added_tokens):
+        return 10
+
+    def get_added_tokens_decoder(self):
+        return {}
+
+    def completions(self, text):
+        return [], [[50256] * 126] * 1000
+
+
+def test_the_rss_bound_scales_with_an_answer_held():
+    # encode_with_unstable's answer can be 4M ids (case 8064): the content, not a leak
+    ctx = Context(Target("hf.Tokenizer", "stub"), _Answers(), random.Random(0))
+    ctx.call(ctx.obj.completions, "x")
+    ids = 126 * 1000
+    assert ctx.size * attack.LIMITS.rss_factor >= 40 * ids  # a pointer and an int object an id
+
+
+def test_a_batch_counts_its_ids_whatever_its_first_item():
+    # a batch led by a dict counted 8 bytes an item and hid a list of 10^6 ids (case 5811)
+    assert attack._size([{1: 2}, (1, 2), [7] * 10**6]) >= 8 * 10**6
