@@ -27,6 +27,7 @@ FILES = ["llama3", "qwen3", "gemma3", "llama2", "all-MiniLM-L6-v2",
          "unigram/botchan_unigram_5000.v5.24.0.T5Tokenizer.json"]
 TEXTS = ["", "Hello world!", "  two  spaces\n\nand lines", "héllo wörld ☃ 😀 日本語",
          "a [SEP] b <s> c </s>", "x" * 300]
+STRINGS = [""] * 7 + ["hi"]  # id 7's token string
 FIELDS = Encoding._FIELDS + ("sequence_ids", "n_sequences")
 
 
@@ -112,14 +113,14 @@ def test_walked_pairs_and_pre_tokenized_input_equal_the_staged_ones():
 
 def test_a_walked_encoding_makes_a_new_list_each_time_a_field_is_read():
     # as tokenizers' getters: nothing read is kept alive by the encoding
-    e = Encoding.walked(array("I", [7]), array("i", [0, 2]), array("i", [0]), {7: "hi"})
+    e = Encoding.walked(array("I", [7]), array("i", [0, 2]), array("i", [0]), STRINGS)
     e.ids.append(8)
     assert e.ids == [7]
     assert e.offsets == [(0, 2)] and e._made == {}
 
 
 def test_a_walked_encoding_keeps_what_a_stage_changes():
-    walked = Encoding.walked(array("I", [7]), array("i", [0, 2]), array("i", [0]), {7: "hi"})
+    walked = Encoding.walked(array("I", [7]), array("i", [0, 2]), array("i", [0]), STRINGS)
     plain = Encoding([7], ["hi"], [(0, 2)], [0])
     for e in (walked, plain):
         e.set_sequence_id(1)
