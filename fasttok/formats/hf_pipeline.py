@@ -328,7 +328,13 @@ class HFPipeline:
         out = []
         options = {"add_special_tokens": add_special_tokens, "allowed": allowed,
                    "offsets": offsets}
+        walk = self.walk if offsets and not is_pretokenized else None
         for item in inputs:
+            if walk is not None and type(item) is str:
+                found = walk.encode(item, allowed)
+                if found is not None:
+                    out.append(self._walked_one(found, add_special_tokens))
+                    continue
             if isinstance(item, (tuple, list)) and not is_pretokenized and len(item) == 2:
                 out.append(self.encode(item[0], item[1], **options))
             elif isinstance(item, tuple) and is_pretokenized and len(item) == 2 \
