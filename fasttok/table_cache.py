@@ -72,7 +72,11 @@ fields the model reads and its metadata, with the document less the
 model's vocabulary and merges (``ensure_ascii``, so lone surrogates in the
 file survive). The Encoding's record and the pipeline's Python BPE model
 read the file again when first asked for, after checking that its sha256
-is still the one the cache was keyed by.
+is still the one the cache was keyed by. Both faces of a file,
+:func:`fasttok.load` and :meth:`fasttok.hf.Tokenizer.from_file`, read it
+through :func:`read_tokenizer_json`, so either one's first load fills the
+cache for both; a record read back carries its tables, from which the
+byte-level walk is built.
 """
 
 from __future__ import annotations
