@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Optional
 
+from fasttok.added_tokens._literal_cut import LiteralCut
 from fasttok.shared.hf_unicode import ONIG_WORD
 from fasttok.shared.literal_match import first_char_test, longest_first
 
@@ -98,10 +99,19 @@ class _Matcher:
         #: each token's id by its matched text
         self.ids = {text: token.id for text, token in by_text.items()}
 
+    @functools.cached_property
+    def cut(self) -> Callable[[str], Optional[list]]:
+        """:meth:`split` in one compiled call, or ``None`` for a text with a
+        lone surrogate (built on first use: Gemma 3's trie takes milliseconds)."""
+        return LiteralCut(self.by_text).split
+
     def split(self, text: str) -> list:
         """``text`` cut at the tokens, as ``re.split`` with a group cuts it:
         the text between tokens at even places, the tokens' texts at odd ones."""
-        return [text] if self.regex is None else self.regex.split(text)
+        if self.regex is None:
+            return [text]
+        parts = self.cut(text)
+        return self.regex.split(text) if parts is None else parts
 
     def occurs(self, text: str) -> bool:
         """Whether some token's text is in ``text``."""
