@@ -152,11 +152,16 @@ class UnigramPathWalk(Walk):
     def __init__(self, core: UnigramWalk, added: Any) -> None:
         self._core = core
         self._added = added
+        # each allowed set's test for added tokens in a text (asking the
+        # added tokens for it every call was a tenth of a line's time)
+        self._occurs: dict = {}
 
     def _run(self, text: str, allowed: Optional[frozenset], offsets: bool) -> Any:
-        added = self._added
-        matches = added.find_matches(text, normalized=False, allowed=allowed) \
-            if added.matcher(False, allowed).occurs(text) else None
+        occurs = self._occurs.get(allowed)
+        if occurs is None:
+            occurs = self._occurs[allowed] = self._added.matcher(False, allowed).occurs
+        matches = self._added.find_matches(text, normalized=False, allowed=allowed) \
+            if occurs(text) else None
         return self._core.run(text, matches, offsets)
 
     def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:

@@ -144,6 +144,8 @@ cdef extern from "ft_thread_cache.h" nogil:
     int FT_SLOT_UNIGRAM_BEST
     int FT_SLOT_UNIGRAM_SPANS
     void* ft_slot_take(int which, size_t size, size_t keep, int* owned)
+    # the thread's piece memo of UnigramWalk (this module's FT_SLOT_MEMO)
+    void* ft_memo_if_ready(unsigned long long tag, size_t size)
     void* ft_slot_claim(int which, size_t need, size_t* size)
     int ft_slot_give(int which, void* p, size_t size, size_t keep)
 
@@ -1053,44 +1055,49 @@ cdef class TokenizersUnigram:
     cdef int _spans(self, bytes raw, SpanBuf* out) except -1:
         # The tokens of raw (not empty): ids and byte spans, FLAG_TEXT on
         # the unknown ones
-        return self._spans_of(<const uint8_t*>PyBytes_AS_STRING(raw), len(raw), out)
-
-    cdef int _spans_of(self, const uint8_t* s, size_t n, SpanBuf* out) except -1 nogil:
-        # _spans of s[0:n] (n > 0), appended to out with spans relative to s
         cdef SpanBuf nodes = SpanBuf(NULL, 0, 0)
+        try:
+            return self._spans_of(<const uint8_t*>PyBytes_AS_STRING(raw), len(raw), out,
+                                  &nodes, NULL)
+        finally:
+            spans_free(&nodes)
+
+    cdef int _spans_of(self, const uint8_t* s, size_t n, SpanBuf* out, SpanBuf* nodes,
+                       ViterbiScratch* scratch) except -1 nogil:
+        # _spans of s[0:n] (n > 0), appended to out with spans relative to
+        # s; nodes (emptied first) and scratch (or NULL) are the caller's
+        # work space, kept from one call to the next
         cdef size_t i = 0, j, k
         cdef uint32_t start, end
         cdef int32_t found
         cdef bint all_bytes
-        try:
-            self.core.viterbi(s, n, &nodes, NULL)
-            while i < nodes.len:
-                if <int32_t>nodes.data[i].id != self.unk:
-                    spans_push(out, nodes.data[i].id, nodes.data[i].start, nodes.data[i].end, 0)
-                    i += 1
-                    continue
-                j = i
-                while j < nodes.len and <int32_t>nodes.data[j].id == self.unk:
-                    j += 1
-                start = nodes.data[i].start
-                end = nodes.data[j - 1].end
-                i = j
-                found = self._find(s + start, end - start)
-                if found >= 0:
-                    spans_push(out, <uint32_t>found, start, end, 0)
-                    continue
-                all_bytes = self.byte_fallback
-                k = start
-                while all_bytes and k < end:
-                    all_bytes = self.byte_ids[s[k]] >= 0
-                    k += 1
-                if all_bytes:
-                    for k in range(start, end):
-                        spans_push(out, <uint32_t>self.byte_ids[s[k]], start, end, 0)
-                else:
-                    spans_push(out, <uint32_t>self.unk, start, end, FLAG_TEXT)
-        finally:
-            spans_free(&nodes)
+        nodes.len = 0
+        self.core.viterbi(s, n, nodes, scratch)
+        while i < nodes.len:
+            if <int32_t>nodes.data[i].id != self.unk:
+                spans_push(out, nodes.data[i].id, nodes.data[i].start, nodes.data[i].end, 0)
+                i += 1
+                continue
+            j = i
+            while j < nodes.len and <int32_t>nodes.data[j].id == self.unk:
+                j += 1
+            start = nodes.data[i].start
+            end = nodes.data[j - 1].end
+            i = j
+            found = self._find(s + start, end - start)
+            if found >= 0:
+                spans_push(out, <uint32_t>found, start, end, 0)
+                continue
+            all_bytes = self.byte_fallback
+            k = start
+            while all_bytes and k < end:
+                all_bytes = self.byte_ids[s[k]] >= 0
+                k += 1
+            if all_bytes:
+                for k in range(start, end):
+                    spans_push(out, <uint32_t>self.byte_ids[s[k]], start, end, 0)
+            else:
+                spans_push(out, <uint32_t>self.unk, start, end, FLAG_TEXT)
         return 0
 
     def ids(self, str text not None):
@@ -1252,11 +1259,25 @@ cdef enum:
     MAX_REPLACEMENT = 64
 
 
+cdef struct Source:
+    # The characters the charsmap reads: a buffer's (with their spans), or
+    # where there is none (c NULL) text[a:a + n]'s, each its own span
+    const NChar* c
+    int kind
+    const void* data
+    Py_ssize_t a
+    Py_ssize_t n
+
+
+cdef inline uint32_t _cp_at(const Source* s, Py_ssize_t i) noexcept nogil:
+    return s.c[i].cp if s.c != NULL else PyUnicode_READ(s.kind, s.data, s.a + i)
+
+
 cdef struct Reports:
     # The charsmap's reports (a character and its count, tokenizers'
     # transform) not yet aligned: the last one waits, as an empty
     # replacement after it takes one more original character into it.
-    const NChar* src     # the characters the charsmap reads, with their spans
+    const Source* src    # the characters the charsmap reads
     Py_ssize_t offset    # the one in src the next aligned report starts at
     uint32_t cp
     int32_t change
@@ -1267,14 +1288,15 @@ cdef inline int _report(Reports* r, NCharBuf* out, uint32_t cp, int32_t change) 
     # Aligns the waiting report and makes (cp, change) the one that waits:
     # an inserted character (change 1) takes the span of the original before
     # it, the others their own, moving on by one plus what they took in.
-    cdef const NChar* at
+    cdef Py_ssize_t k
     if r.have:
-        if r.change > 0:
-            at = &r.src[r.offset - 1]
-        else:
-            at = &r.src[r.offset]
+        k = r.offset - 1 if r.change > 0 else r.offset
+        if r.change <= 0:
             r.offset += 1 - r.change
-        _nc_push(out, r.cp, at.start, at.end)
+        if r.src.c == NULL:
+            _nc_push(out, r.cp, <int32_t>(r.src.a + k), <int32_t>(r.src.a + k + 1))
+        else:
+            _nc_push(out, r.cp, r.src.c[k].start, r.src.c[k].end)
     r.cp = cp
     r.change = change
     r.have = True
@@ -1294,6 +1316,37 @@ cdef inline int _replace_with(Reports* r, NCharBuf* out, const uint32_t* new, Py
     return 0
 
 
+cdef enum:
+    # The walk's per-thread piece memo: 2 ** MEMO_BITS entries of 64 bytes,
+    # pieces of up to MEMO_KEY bytes that give up to MEMO_TOKENS tokens
+    MEMO_BITS = 14
+    MEMO_KEY = 22
+    MEMO_TOKENS = 5
+
+
+cdef struct PieceMemo:
+    # one piece's tokens: ids, and their byte spans in the piece
+    uint64_t hash        # 0: empty
+    uint8_t length
+    uint8_t n
+    uint8_t key[MEMO_KEY]
+    uint32_t ids[MEMO_TOKENS]
+    uint8_t starts[MEMO_TOKENS]
+    uint8_t ends[MEMO_TOKENS]
+
+
+cdef inline uint64_t _piece_hash(const uint8_t* s, size_t n) noexcept nogil:
+    # FNV-1a; never 0 (an empty entry)
+    cdef uint64_t h = 0xCBF29CE484222325ULL
+    cdef size_t i
+    for i in range(n):
+        h = (h ^ s[i]) * 0x100000001B3ULL
+    return h | 1
+
+
+cdef uint64_t _walk_tags = 0    # each walk's memo tag (the thread's memo is one walk's)
+
+
 cdef struct WalkOp:
     int kind
     uint32_t a
@@ -1311,6 +1364,9 @@ cdef struct WalkOut:
     uint32_t* char_of    # utf8 byte -> index in y of the character it belongs to
     size_t utf8_cap
     SpanBuf spans
+    SpanBuf nodes        # the Viterbi's, before unknown runs are fused
+    ViterbiScratch scratch
+    PieceMemo* memo      # the thread's, or NULL
     uint32_t* ids
     int32_t* offs        # two a token
     int32_t* words
@@ -1346,6 +1402,8 @@ cdef void _out_free(WalkOut* w) noexcept nogil:
     free(w.utf8)
     free(w.char_of)
     spans_free(&w.spans)
+    spans_free(&w.nodes)
+    viterbi_scratch_free(&w.scratch)
     free(w.ids)
     free(w.offs)
     free(w.words)
@@ -1394,6 +1452,7 @@ cdef class UnigramWalk:
     cdef uint32_t meta
     cdef int prepend
     cdef bint split
+    cdef uint64_t tag
 
     def __cinit__(self):
         self.rule_block = NULL
@@ -1412,6 +1471,9 @@ cdef class UnigramWalk:
         cdef uint32_t cp
         if model.core is None or model.unk < 0:
             raise ValueError("the walk needs a model with pieces and an unknown id")
+        global _walk_tags
+        _walk_tags += 1
+        self.tag = _walk_tags
         self.model = model
         self.ints = tuple(range(max(n_ids, len(model.ints))))
         if charsmap is not None:
@@ -1486,23 +1548,23 @@ cdef class UnigramWalk:
     cdef inline int32_t _entry(self, uint32_t cp) noexcept nogil:
         return self.rule_entry[self.rule_block[cp >> 8] * 256 + (cp & 0xFF)]
 
-    cdef Py_ssize_t _cluster_end(self, const NChar* c, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-        # Where the cluster at c[i] ends, as graphemes' pattern cuts it: CR
-        # LF; else prepended marks, a character that is no control (PREPEND*
-        # gives back marks till one follows) and its extenders; else one
-        # character.
-        cdef Py_ssize_t r = i, base, j
-        if c[i].cp == 13 and i + 1 < n and c[i + 1].cp == 10:
+    cdef Py_ssize_t _cluster_end(self, const Source* c, Py_ssize_t i) noexcept nogil:
+        # Where the cluster at character i ends, as graphemes' pattern cuts
+        # it: CR LF; else prepended marks, a character that is no control
+        # (PREPEND* gives back marks till one follows) and its extenders;
+        # else one character.
+        cdef Py_ssize_t r = i, base, j, n = c.n
+        if _cp_at(c, i) == 13 and i + 1 < n and _cp_at(c, i + 1) == 10:
             return i + 2
-        while r < n and self._entry(c[r].cp) & C_PREPEND:
+        while r < n and self._entry(_cp_at(c, r)) & C_PREPEND:
             r += 1
         base = r
-        while base >= i and (base >= n or self._entry(c[base].cp) & C_CONTROL):
+        while base >= i and (base >= n or self._entry(_cp_at(c, base)) & C_CONTROL):
             base -= 1
         if base < i:
             return i + 1
         j = base + 1
-        while j < n and self._entry(c[j].cp) & C_EXTEND:
+        while j < n and self._entry(_cp_at(c, j)) & C_EXTEND:
             j += 1
         return j
 
@@ -1518,15 +1580,15 @@ cdef class UnigramWalk:
                           self.rule_at[rule] - self.rule_at[rule - 1], 1)
         return 0
 
-    cdef int _charsmap(self, NCharBuf* src, NCharBuf* out) except -2 nogil:
-        # The charsmap over src into out, as Precompiled's _reports and
+    cdef int _charsmap(self, const Source* c, NCharBuf* out) except -2 nogil:
+        # The charsmap over c into out, as Precompiled's _reports and
         # tokenizers' transform: a cluster of under 6 bytes by its rule (the
         # shortest that is a prefix of it), else each character by its own;
-        # 1: declined (a replacement past MAX_REPLACEMENT).
+        # 1: declined (a lone surrogate, a replacement past MAX_REPLACEMENT).
         cdef Reports r
-        cdef Py_ssize_t i = 0, j, t, k, n = <Py_ssize_t>src.len
-        cdef const NChar* c = src.data
-        cdef uint32_t cp
+        cdef Py_ssize_t i = 0, j, t, k, n = c.n
+        cdef uint32_t cp, next_cp
+        cdef int32_t entry, next_entry
         cdef uint8_t key[8]
         cdef size_t n_key, length
         cdef int64_t value
@@ -1538,16 +1600,31 @@ cdef class UnigramWalk:
         r.have = False
         r.change = 0
         r.cp = 0
+        if n:
+            next_cp = _cp_at(c, 0)
+            next_entry = self._entry(next_cp)
         while i < n:
-            j = self._cluster_end(c, i, n)
+            cp = next_cp
+            entry = next_entry
+            if i + 1 < n:
+                next_cp = _cp_at(c, i + 1)
+                next_entry = self._entry(next_cp)
+            if entry == 0 and (i + 1 == n or not (next_entry & C_EXTEND)):
+                # no rule, and a cluster alone (most characters)
+                _report(&r, out, cp, 0)
+                i += 1
+                continue
+            j = self._cluster_end(c, i)
             if j == i + 1:
-                if self._alone(&r, out, c[i].cp):
+                if self._alone(&r, out, cp):
                     return 1
                 i = j
                 continue
             n_key = 0
             for t in range(i, j):
-                cp = c[t].cp
+                cp = _cp_at(c, t)
+                if self._entry(cp) & C_DECLINE:
+                    return 1
                 length = 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
                 if n_key + length < 6:
                     utf8_put(key + n_key, cp)
@@ -1566,9 +1643,12 @@ cdef class UnigramWalk:
                 _replace_with(&r, out, new, k, j - i)
             else:
                 for t in range(i, j):
-                    if self._alone(&r, out, c[t].cp):
+                    if self._alone(&r, out, _cp_at(c, t)):
                         return 1
             i = j
+            if i < n:
+                next_cp = _cp_at(c, i)
+                next_entry = self._entry(next_cp)
         # aligns the last report (the 0 after it is never aligned)
         _report(&r, out, 0, 0)
         return 0
@@ -1625,12 +1705,17 @@ cdef class UnigramWalk:
             i += 1
         return 0
 
-    cdef int _piece(self, NCharBuf* chars, size_t lo, size_t hi, WalkOut* w) except -1 nogil:
-        # the model over chars[lo:hi], one word
-        cdef size_t i, k, length, n = 0, need = 4 * (hi - lo)
+    cdef int _piece(self, NCharBuf* chars, size_t lo, size_t hi, bint prepend,
+                    WalkOut* w) except -1 nogil:
+        # The model over chars[lo:hi], one word: after the replacement
+        # when prepend (which takes the first character's span), and with
+        # the spaces as the replacement under Metaspace
+        cdef size_t i, k, length, n = 0, need = 4 * (hi - lo + 1)
         cdef uint32_t cp
         cdef uint8_t* p
         cdef Span* sp
+        cdef uint64_t h = 0
+        cdef PieceMemo* e = NULL
         if need > w.utf8_cap:
             w.utf8_cap = need
             free(w.utf8)
@@ -1641,49 +1726,73 @@ cdef class UnigramWalk:
                 with gil:
                     raise MemoryError()
         p = w.utf8
+        if prepend:
+            n = utf8_put(p, self.meta)
+            for k in range(n):
+                w.char_of[k] = <uint32_t>lo
         for i in range(lo, hi):
             cp = chars.data[i].cp
-            if cp < 0x80:
+            if cp < 0x80 and not (cp == 0x20 and self.metaspace):
                 p[n] = <uint8_t>cp
                 w.char_of[n] = <uint32_t>i
                 n += 1
                 continue
+            if cp == 0x20 and self.metaspace:
+                cp = self.meta
             length = utf8_put(p + n, cp)
             for k in range(length):
                 w.char_of[n + k] = <uint32_t>i
             n += length
+        if w.memo != NULL and n <= MEMO_KEY:
+            # a piece's tokens depend on its bytes alone (each piece's
+            # Viterbi starts from 0), so they are kept by those bytes
+            h = _piece_hash(p, n)
+            e = &w.memo[h >> (64 - MEMO_BITS)]
+            if e.hash == h and e.length == n and memcmp(e.key, p, n) == 0:
+                for i in range(e.n):
+                    _out_push(w, e.ids[i], chars.data[w.char_of[e.starts[i]]].start,
+                              chars.data[w.char_of[e.ends[i] - 1]].end)
+                w.word += 1
+                return 0
         w.spans.len = 0
-        self.model._spans_of(p, n, &w.spans)
+        self.model._spans_of(p, n, &w.spans, &w.nodes, &w.scratch)
         for i in range(w.spans.len):
             sp = &w.spans.data[i]
             _out_push(w, sp.id, chars.data[w.char_of[sp.start]].start,
                       chars.data[w.char_of[sp.end - 1]].end)
+        if w.memo != NULL and n <= MEMO_KEY and w.spans.len <= MEMO_TOKENS:
+            e.hash = h
+            e.length = <uint8_t>n
+            e.n = <uint8_t>w.spans.len
+            memcpy(e.key, p, n)
+            for i in range(w.spans.len):
+                e.ids[i] = w.spans.data[i].id
+                e.starts[i] = <uint8_t>w.spans.data[i].start
+                e.ends[i] = <uint8_t>w.spans.data[i].end
         w.word += 1
         return 0
 
-    cdef int _word(self, NCharBuf* src, size_t lo, size_t hi, NCharBuf* dst,
-                   WalkOut* w) except -1 nogil:
-        # Metaspace over one split src[lo:hi] (not empty), then its pieces
+    cdef int _word(self, NCharBuf* src, size_t lo, size_t hi, WalkOut* w) except -1 nogil:
+        # Metaspace over one split src[lo:hi] (not empty), then its pieces:
+        # spaces are the replacement, which (prepended unless the split
+        # starts with one, as the scheme says) starts each piece
         cdef size_t i, start
-        cdef NChar* c
+        cdef uint32_t cp
+        cdef NChar* c = &src.data[lo]
+        cdef bint prepend
         if not self.metaspace:
-            return self._piece(src, lo, hi, w)
-        dst.len = 0
-        c = &src.data[lo]
-        if c.cp != self.meta and c.cp != 0x20 and (
-                self.prepend == PREPEND_ALWAYS or (self.prepend == PREPEND_FIRST and c.start == 0)):
-            _nc_push(dst, self.meta, c.start, c.end)
-        for i in range(lo, hi):
-            c = &src.data[i]
-            _nc_push(dst, self.meta if c.cp == 0x20 else c.cp, c.start, c.end)
+            return self._piece(src, lo, hi, False, w)
+        prepend = c.cp != self.meta and c.cp != 0x20 and (
+            self.prepend == PREPEND_ALWAYS or (self.prepend == PREPEND_FIRST and c.start == 0))
         if not self.split:
-            return self._piece(dst, 0, dst.len, w)
-        start = 0
-        for i in range(1, dst.len):
-            if dst.data[i].cp == self.meta:
-                self._piece(dst, start, i, w)
+            return self._piece(src, lo, hi, prepend, w)
+        start = lo
+        for i in range(lo + 1, hi):
+            cp = src.data[i].cp
+            if cp == self.meta or cp == 0x20:
+                self._piece(src, start, i, prepend and start == lo, w)
                 start = i
-        return self._piece(dst, start, dst.len, w)
+        return self._piece(src, start, hi, prepend and start == lo, w)
 
     cdef int _stretch(self, int kind, const void* data, Py_ssize_t a, Py_ssize_t b,
                       WalkOut* w) except -2 nogil:
@@ -1693,27 +1802,39 @@ cdef class UnigramWalk:
         cdef size_t i, lo
         cdef Py_ssize_t k
         cdef uint32_t cp
-        src.len = 0
-        for k in range(a, b):
-            cp = PyUnicode_READ(kind, data, k)
-            if 0xD800 <= cp < 0xE000:
+        cdef Source text
+        text.c = NULL
+        text.kind = kind
+        text.data = data
+        text.a = a
+        text.n = b - a
+        if self.rule_block != NULL and self.n_early == 0:
+            # the charsmap reads the text itself
+            if self._charsmap(&text, src):
                 return 1
-            _nc_push(src, cp, <int32_t>k, <int32_t>k + 1)
-        for i in range(self.n_ops):
-            if i == self.n_early and self.rule_block != NULL:
-                if self._charsmap(src, dst):
+        else:
+            src.len = 0
+            for k in range(a, b):
+                cp = PyUnicode_READ(kind, data, k)
+                if 0xD800 <= cp < 0xE000:
+                    return 1
+                _nc_push(src, cp, <int32_t>k, <int32_t>k + 1)
+            for i in range(self.n_early):
+                self._op(&self.ops[i], src, dst)
+                src, dst = dst, src
+            if self.rule_block != NULL:
+                text.c = src.data
+                text.n = <Py_ssize_t>src.len
+                if self._charsmap(&text, dst):
                     return 1
                 src, dst = dst, src
+        for i in range(self.n_early, self.n_ops):
             self._op(&self.ops[i], src, dst)
-            src, dst = dst, src
-        if self.n_ops == self.n_early and self.rule_block != NULL:
-            if self._charsmap(src, dst):
-                return 1
             src, dst = dst, src
         if src.len == 0:
             return 0
         if self.space == NULL:
-            self._word(src, 0, src.len, dst, w)
+            self._word(src, 0, src.len, w)
             return 0
         i = 0
         while i < src.len:
@@ -1724,7 +1845,7 @@ cdef class UnigramWalk:
                                        self.space[src.data[i].cp]):
                 i += 1
             if i > lo:
-                self._word(src, lo, i, dst, w)
+                self._word(src, lo, i, w)
         return 0
 
     def run(self, str text not None, list matches, bint offsets):
@@ -1740,6 +1861,7 @@ cdef class UnigramWalk:
         cdef carray.array ids, offs, words
         memset(&w, 0, sizeof(WalkOut))
         w.offsets = offsets
+        w.memo = <PieceMemo*>ft_memo_if_ready(self.tag, (<size_t>1 << MEMO_BITS) * sizeof(PieceMemo))
         try:
             if matches is None:
                 with nogil:
