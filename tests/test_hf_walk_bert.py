@@ -172,6 +172,14 @@ def test_unk_of_a_word_over_max_input_chars_per_word_spans_the_whole_word(word, 
     assert _ours(walk, text) == _theirs(theirs, text)
 
 
+@pytest.mark.parametrize("syllables", [33, 34])
+def test_max_input_chars_per_word_counts_the_jamo_a_hangul_syllable_becomes(syllables):
+    walk, theirs = _minilm()
+    text = "가" * syllables  # two jamo each: 66 or 68 characters, 99 or 102 with 각
+    for word in (text, "각" * syllables):
+        assert _ours(walk, word) == _theirs(theirs, word)
+
+
 @pytest.mark.parametrize("clean_text", [False, True])
 @pytest.mark.parametrize("chinese", [False, True])
 @pytest.mark.parametrize("strip_accents", [None, False, True])
