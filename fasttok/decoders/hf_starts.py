@@ -105,9 +105,14 @@ def token_starts(decoder, tokens: list) -> Optional[tuple]:
     local, fallback, strip = plan
     for stage in local:
         tokens = stage.decode_chain(tokens)
-    if fallback is None and strip is None:
-        return _concatenation(tokens)
-    return _with_runs(tokens, fallback, strip)
+    if fallback is not None and any(fallback.byte_of(t) is not None for t in set(tokens)):
+        return _with_runs(tokens, fallback, strip)
+    data, starts = _concatenation(tokens)
+    if strip is None:
+        return data, starts
+    # a prefix loses the whole's leading characters, or all of itself where it is shorter
+    cut = strip.lead("".join(tokens)) * len(strip.content.encode("utf-8"))
+    return data[cut:], [max(0, start - cut) for start in starts]
 
 
 def _concatenation(pieces: list) -> tuple:
