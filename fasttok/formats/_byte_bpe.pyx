@@ -626,6 +626,7 @@ cdef class CoreBPE:
                 return None
             self._encode_bytes(&u, mask, mask != NULL, &out, NULL, &marks)
             ids = carray.clone(_UINT32S, 0, False)
+            # (which refuses a code with no token before its length is read below)
             append_ids(ids, out.data, out.len, self.n_ids, self.code_ids)
             offsets = carray.clone(_INT32S, 2 * out.len, False)
             words = carray.clone(_INT32S, out.len, False)
