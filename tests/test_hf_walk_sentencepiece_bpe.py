@@ -212,9 +212,16 @@ TAKEN = {
                                                  "behavior": "MergedWithPrevious",
                                                  "invert": False}),
     "none": (None, None),
+    # Metaspace without its split, as newer Llama and Mistral conversions have it
+    "metaspace-first": (None, {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first",
+                               "split": False}),
+    "metaspace-always": (None, {"type": "Metaspace", "replacement": "▁",
+                                "prepend_scheme": "always", "split": False}),
+    "metaspace-never": (None, {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "never",
+                               "split": False}),
 }
 SMALL_TEXTS = ["a b", " ab", "ab<x>ab", "<x> <x>", "", " ", "b  a<x> ", "日本 é\u0301",
-               "\U00010400", "a\U0001f600b", "c d"]
+               "\U00010400", "a\U0001f600b", "c d", "▁a", "<x>▁a", "<x>a"]
 _SMALL = st.text(alphabet=st.sampled_from(list("ab _▁<x>é日本\u0301") + ["😀", "\U00010400", "c"]),
                  max_size=12)
 
@@ -229,7 +236,7 @@ def test_each_normalizer_the_walk_takes_gives_tokenizers_answer(case):
 @settings(max_examples=40, deadline=None)
 @given(_SMALL)
 def test_small_documents_give_tokenizers_answer_on_any_text(text):
-    for case in ("two-character-strings", "replace-then-prepend"):
+    for case in ("two-character-strings", "replace-then-prepend", "metaspace-first"):
         walk, theirs = _small_cached(case)
         assert _first_difference(walk, theirs, [text]) is None
 
@@ -278,6 +285,8 @@ def test_added_tokens_with_lstrip_are_left_to_the_stages():
 
 
 REFUSED = {
+    "metaspace-that-splits": _doc(None, {"type": "Metaspace", "replacement": "▁",
+                                         "prepend_scheme": "first", "split": True}),
     "lowercase": _doc(_sequence({"type": "Lowercase"}, _replace("▁"))),
     "split-at-kept-spaces": _doc(_prepend("▁"), {"type": "Split", "pattern": {"String": " "},
                                                  "behavior": "Isolated", "invert": False}),

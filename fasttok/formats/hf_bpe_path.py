@@ -37,8 +37,9 @@ from fasttok.models.hf_bpe import BPE
 from fasttok.normalizers.replace import Replace
 from fasttok.normalizers.sequence import Sequence
 from fasttok.normalizers.simple import Prepend
+from fasttok.pre_tokenizers.metaspace import Metaspace
 from fasttok.pre_tokenizers.split import Split
-from fasttok.shared.normalized import NormalizedString
+from fasttok.shared.normalized import NormalizedString, PreTokenizedString
 
 __all__ = ["BpeStretchWalk", "bpe_stretch_path", "bpe_stretch_walk"]
 
@@ -64,32 +65,63 @@ def _rewrites(normalizer: Any) -> Optional[tuple]:
 
 
 def _stretch_rewrites(normalizer: Any, pre_tokenizer: Any, model: Any,
-                      has_normalized_added: bool) -> Optional[tuple]:
-    # (space_to, prepend) when the stages are the ones this module takes
+                      has_normalized_added: bool) -> Optional[dict]:
+    # BPE.stretch_walker's rewriting arguments when the stages are the ones
+    # this module takes, else None
     rewrites = _rewrites(normalizer)
     if has_normalized_added or type(model) is not BPE or rewrites is None:
         return None
     space_to, prepend = rewrites
+    if type(pre_tokenizer) is Metaspace and not pre_tokenizer.split and normalizer is None:
+        # Metaspace that does not split writes spaces and puts its
+        # replacement before a stretch as the normalizers above do
+        scheme = pre_tokenizer.prepend_scheme
+        return {"space_to": pre_tokenizer.replacement,
+                "prepend": "" if scheme == "never" else pre_tokenizer.replacement,
+                "prepend_scheme": None if scheme == "never" else scheme}
     if pre_tokenizer is not None:
         # a Split at spaces, after every space was rewritten, splits nothing
         if not (type(pre_tokenizer) is Split and not pre_tokenizer.regex
                 and not pre_tokenizer.invert and pre_tokenizer.pattern == " "
                 and space_to is not None and " " not in space_to + prepend):
             return None
-    return space_to, prepend
+    return {"space_to": space_to, "prepend": prepend, "prepend_scheme": None}
 
 
-def _aligned_as_walked(normalizer: Any, space_to: Optional[str], prepend: str) -> bool:
-    # whether the stage aligns what it writes as the walk does: the
-    # prepended string to the first character, a space's string to the space
-    if normalizer is None:
-        return True
+_PROBES = (("a b", 0), (" a", 0), ("\u2581a b", 0), ("a b", 1))  # (stretch, where it starts)
+
+
+def _walked(text: str, at: int, space_to: Optional[str], prepend: str,
+            prepend_scheme: Optional[str]) -> tuple:
+    # (normalized, alignments) of a stretch as the compiled walk writes it
     space = " " if space_to is None else space_to
-    probe = NormalizedString("a b")
-    normalizer.normalize(probe)
-    return (probe.normalized == prepend + "a" + space + "b"
-            and probe.alignments == [(0, 1)] * (len(prepend) + 1) + [(1, 2)] * len(space)
-            + [(2, 3)])
+    written = text.replace(" ", space)
+    aligns = [span for i, c in enumerate(text) for span in [(i, i + 1)] * len(space if c == " " else c)]
+    if prepend_scheme is not None and (written.startswith(prepend)
+                                       or (prepend_scheme == "first" and at)):
+        prepend = ""
+    return prepend + written, [(0, 1)] * len(prepend) + aligns
+
+
+def _staged(normalizer: Any, pre_tokenizer: Any, text: str, at: int) -> Optional[tuple]:
+    # (normalized, alignments) of a stretch through the stages, if one piece
+    piece = NormalizedString(text, original_shift=at)
+    if normalizer is not None:
+        normalizer.normalize(piece)
+    if pre_tokenizer is not None:
+        pts = PreTokenizedString(piece)
+        pre_tokenizer.pre_tokenize(pts)
+        if len(pts.splits) != 1:
+            return None
+        piece = pts.splits[0]
+    return piece.normalized, piece.alignments
+
+
+def _aligned_as_walked(normalizer: Any, pre_tokenizer: Any, rewrites: dict) -> bool:
+    # whether the stages write and align the probes as the walk does: the
+    # prepended string spans the first character, a space's string the space
+    return all(_staged(normalizer, pre_tokenizer, text, at) == _walked(text, at, **rewrites)
+               for text, at in _PROBES)
 
 
 def bpe_stretch_path(normalizer: Any, pre_tokenizer: Any, model: Any,
@@ -100,10 +132,7 @@ def bpe_stretch_path(normalizer: Any, pre_tokenizer: Any, model: Any,
     ``has_normalized_added``: whether some added token is matched in the
     normalized text (such a file keeps the stages' own path)."""
     rewrites = _stretch_rewrites(normalizer, pre_tokenizer, model, has_normalized_added)
-    if rewrites is None:
-        return None
-    space_to, prepend = rewrites
-    return model.stretch_walker(space_to=space_to, prepend=prepend)
+    return None if rewrites is None else model.stretch_walker(**rewrites)
 
 
 class BpeStretchWalk:
@@ -122,10 +151,12 @@ class BpeStretchWalk:
     [[2, 7], [0, 1, 1, 4], [0, 1]]
     """
 
-    def __init__(self, added: Any, model: BPE, space_to: Optional[str], prepend: str) -> None:
+    def __init__(self, added: Any, model: BPE, space_to: Optional[str], prepend: str,
+                 prepend_scheme: Optional[str] = None) -> None:
         self._added = added
-        self._ids = model.stretch_walker(space_to=space_to, prepend=prepend)
-        self._encode = model.stretch_walker(space_to=space_to, prepend=prepend, offsets=True)
+        rewrites = {"space_to": space_to, "prepend": prepend, "prepend_scheme": prepend_scheme}
+        self._ids = model.stretch_walker(**rewrites)
+        self._encode = model.stretch_walker(**rewrites, offsets=True)
         # (split, ids) of the matcher of each allowed set, () where it is not
         # plain: the matcher's own lookup was a tenth of a line's time
         self._cuts: dict = {}
@@ -173,8 +204,9 @@ def bpe_stretch_walk(record: Any, pipeline: Any) -> Optional[BpeStretchWalk]:
     [0, 2]
     """
     normalizer, model = pipeline.normalizer, pipeline.model
-    rewrites = _stretch_rewrites(normalizer, pipeline.pre_tokenizer, model,
-                                 pipeline.added.any_normalized)
-    if rewrites is None or model.dropout or not _aligned_as_walked(normalizer, *rewrites):
+    pre_tokenizer = pipeline.pre_tokenizer
+    rewrites = _stretch_rewrites(normalizer, pre_tokenizer, model, pipeline.added.any_normalized)
+    if (rewrites is None or model.dropout
+            or not _aligned_as_walked(normalizer, pre_tokenizer, rewrites)):
         return None
-    return BpeStretchWalk(pipeline.added, model, *rewrites)
+    return BpeStretchWalk(pipeline.added, model, **rewrites)

@@ -200,6 +200,13 @@ def merge_slots(merges, TokenTables tables not None, size_t cut, int64_t empty_s
         free(buf)
 
 
+cpdef enum:
+    # when walk_stretches puts its prepend string before a stretch
+    PREPEND_EACH = 0           # each non-empty one
+    PREPEND_UNLESS_THERE = 1   # each that does not start with it once written
+    PREPEND_FIRST = 2          # as PREPEND_UNLESS_THERE, the text's first only
+
+
 cdef enum:
     ADDED_MARK = 0xFFFFFFFF  # an added token's place among a walk's slots
     WALK_STACK = 256         # a walk's arrays start on the stack, this many items
@@ -222,6 +229,14 @@ cdef int _room(void** data, size_t* cap, size_t need, size_t item, const void* s
     data[0] = heap
     cap[0] = heap_cap
     return 0
+
+
+cdef bint _starts_with(const uint8_t* text, size_t size, const uint8_t* prefix, size_t plen,
+                       const char* space, size_t slen) noexcept:
+    # whether text, each space written as space (when not NULL), starts with prefix
+    if size and text[0] == 0x20 and space != NULL:
+        return slen >= plen and memcmp(space, prefix, plen) == 0
+    return size >= plen and memcmp(text, prefix, plen) == 0
 
 
 cdef array.array _int_array(const int32_t* data, size_t n):
@@ -575,15 +590,19 @@ cdef class HfBpeCore:
             if slots != stack_slots:
                 free(slots)
 
-    def walk_stretches(self, bytes space_to, bytes prepend not None, bint offsets,
-                       list parts not None, dict added not None):
+    def walk_stretches(self, bytes space_to, bytes prepend not None, int prepend_when,
+                       bint offsets, list parts not None, dict added not None):
         """The tokens of a text cut at its added tokens (the arguments in
-        this order so that a partial binds the first three): ``parts`` as
+        this order so that a partial binds the first four): ``parts`` as
         ``re.split`` with one group gives them, the stretches between added
         tokens at even places, the added tokens' texts at odd ones (each its
         id in ``added``). Each stretch is normalized (every space written as
-        ``space_to`` when given, ``prepend`` before it when it is not empty)
-        and tokenized, all in one call: Gemma 3's newlines are added tokens.
+        ``space_to`` when given, ``prepend`` before it) and tokenized, all in
+        one call: Gemma 3's newlines are added tokens. ``prepend_when``:
+        ``PREPEND_EACH`` non-empty stretch (the ``Prepend`` normalizer), or,
+        as ``Metaspace`` puts its replacement, only before a stretch that
+        does not start with it once written (``PREPEND_UNLESS_THERE``), and
+        only the stretch at the start of the text (``PREPEND_FIRST``).
 
         Without ``offsets``, the list of ids. With them, ``(ids, offsets,
         words)`` as ``array('I')``, ``array('i')``, ``array('i')``: each
@@ -597,12 +616,16 @@ cdef class HfBpeCore:
         surrogate is Python's ``UnicodeEncodeError``, as in the stages.
 
         >>> core = HfBpeCore([b"a", b"_", b"_a"], (0, 1, 2), [(1, 0, 2)])
-        >>> core.walk_stretches(b"_", b"", False, ["a a", "<x>", "", "<x>", " a"], {"<x>": 9})
+        >>> core.walk_stretches(b"_", b"", PREPEND_EACH, False, ["a a", "<x>", "", "<x>", " a"],
+        ...                     {"<x>": 9})
         [0, 2, 9, 9, 2]
-        >>> ids, offsets, words = core.walk_stretches(b"_", b"_", True, ["a", "<x>", " a"],
-        ...                                           {"<x>": 9})
+        >>> ids, offsets, words = core.walk_stretches(b"_", b"_", PREPEND_EACH, True,
+        ...                                           ["a", "<x>", " a"], {"<x>": 9})
         >>> list(ids), list(offsets), list(words)
         ([2, 9, 1, 2], [0, 1, 1, 4, 4, 5, 4, 6], [0, 1, 2, 2])
+        >>> core.walk_stretches(b"_", b"_", PREPEND_FIRST, False, ["a", "<x>", "a", "<x>", " a"],
+        ...                     {"<x>": 9})
+        [2, 9, 0, 9, 2]
         """
         cdef uint32_t stack_starts[STACK_PARTS]
         cdef uint32_t stack_slots[STACK_PARTS]
@@ -622,7 +645,7 @@ cdef class HfBpeCore:
         cdef int32_t* words = stack_words
         cdef size_t buf_cap = WALK_STACK, char_cap = WALK_STACK, out_cap = WALK_STACK
         cdef size_t spans_cap = 2 * WALK_STACK, words_cap = WALK_STACK
-        cdef size_t n_out = 0, n, m, j, k, plen = len(prepend)
+        cdef size_t n_out = 0, n, m, j, k, p, plen = len(prepend)
         cdef size_t slen = len(space_to) if space_to is not None else 1
         cdef const char* space = <const char*>space_to if space_to is not None else NULL
         cdef Py_ssize_t i, size, length, count = len(parts)
@@ -658,13 +681,19 @@ cdef class HfBpeCore:
                 if length == 0:
                     continue
                 text = <const uint8_t*>PyUnicode_AsUTF8AndSize(part, &size)
-                _room(<void**>&buf, &buf_cap, plen + <size_t>size * slen, 1, stack_buf)
-                memcpy(buf, <const char*>prepend, plen)
-                n = plen
+                p = plen
+                if p and prepend_when != PREPEND_EACH and (
+                        (prepend_when == PREPEND_FIRST and at != 0)
+                        or _starts_with(text, <size_t>size, <const uint8_t*>prepend, plen, space,
+                                        slen)):
+                    p = 0
+                _room(<void**>&buf, &buf_cap, p + <size_t>size * slen, 1, stack_buf)
+                memcpy(buf, <const char*>prepend, p)
+                n = p
                 if offsets:
-                    _room(<void**>&char_at, &char_cap, plen + <size_t>size * slen, sizeof(uint32_t),
+                    _room(<void**>&char_at, &char_cap, p + <size_t>size * slen, sizeof(uint32_t),
                           stack_char_at)
-                    for k in range(plen):
+                    for k in range(p):
                         char_at[k] = at
                     ci = at
                     for k in range(<size_t>size):

@@ -24,10 +24,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional
 
 from fasttok.errors import FasttokError
-from fasttok.models._hf_bpe import HfBpeCore, UnkTokenNotFoundError, merge_slots
+from fasttok.models._hf_bpe import PREPEND_EACH, PREPEND_FIRST, PREPEND_UNLESS_THERE, HfBpeCore, \
+    UnkTokenNotFoundError, merge_slots
 from fasttok.shared._tables import TokenTables
 
 __all__ = ["BPE", "BpeMergeError", "UnkTokenNotFoundError", "bpe_from_json", "vocab_from_json", "as_f32"]
+
+
+# stretch_walker's prepend_scheme: None for the Prepend normalizer, else Metaspace's
+_PREPEND_WHEN = {None: PREPEND_EACH, "always": PREPEND_UNLESS_THERE, "first": PREPEND_FIRST}
 
 
 class BpeMergeError(FasttokError):
@@ -154,12 +159,15 @@ class BPE:
         return self._core.tokenize_ids(sequence)
 
     def stretch_walker(self, *, space_to: Optional[str] = None, prepend: str = "",
+                       prepend_scheme: Optional[str] = None,
                        offsets: bool = False) -> Callable[[list, dict], Any]:
         """``walk(parts, added)``: the tokens of a text cut at its added
         tokens (``parts`` as ``re.split`` with a group gives them; ``added``:
         each added token's id by its text), every stretch between them
         normalized (each space written as ``space_to`` when given,
-        ``prepend`` before a non-empty stretch) and tokenized as
+        ``prepend`` before a non-empty stretch, or, with ``prepend_scheme``
+        ``"always"`` or ``"first"``, where ``Metaspace`` would put it) and
+        tokenized as
         :meth:`tokenize_ids` does, in one compiled call. It gives the ids;
         with ``offsets``, ``(ids, offsets, words)`` arrays (character spans
         in the text, split indices), or ``None`` where tokenizers' offsets
@@ -175,7 +183,7 @@ class BPE:
         """
         return functools.partial(self._core.walk_stretches,
                                  None if space_to is None else space_to.encode("utf-8"),
-                                 prepend.encode("utf-8"), offsets)
+                                 prepend.encode("utf-8"), _PREPEND_WHEN[prepend_scheme], offsets)
 
     def sample_ids(self, sequence: str, rate: float, seed: int) -> list:
         """The ids of ``sequence`` with BPE-dropout at ``rate`` (each merge
