@@ -264,19 +264,32 @@ def test_threads_walking_together_give_each_text_its_serial_answer():
         assert found == (serial if k % 2 else serial[::-1])
 
 
+NORMALIZED_ADDED = {
+    "one": ["HeY"],
+    "with a space": ["ab cd", "HeY"],
+    "all whitespace": ["\u3000", "HeY"],        # nothing to look for in the words
+    "many": [f"tok{i}x" for i in range(40)] + ["HeY"],  # more than are looked for one by one
+}
+
+
+@pytest.mark.parametrize("tokens", list(NORMALIZED_ADDED))
 @pytest.mark.parametrize("normalizer", [DEFAULT, None])
-def test_walk_declines_only_texts_where_a_normalized_added_token_occurs(normalizer):
-    doc = _bert_doc(normalizer, added=(_added("HeY", 30, normalized=True, special=False),
-                                       _added("[X]", 14)))
+def test_walk_declines_only_texts_where_a_normalized_added_token_occurs(normalizer, tokens):
+    added = [_added(t, 20 + i, normalized=True, special=False)
+             for i, t in enumerate(NORMALIZED_ADDED[tokens])]
+    doc = _bert_doc(normalizer, added=(*added, _added("[X]", 14)))
     walk, theirs = _doc_walk(doc)
     pipeline = pipeline_from_document(tokenizer_json_record(doc, "tokenizer.json"))
-    for text in ["a hex b [X] he y", "ab [X]", "", "世界 é"]:
-        _same_or_declined(walk, theirs, text)
-        assert walk.encode(text, None) is not None, repr(text)
-    for text in ["a HEY b", "ahEyb [X]", "HeY"]:
-        occurs = "hey" in text.lower() if normalizer else "HeY" in text
-        assert (walk.encode(text, None) is None) == occurs, repr(text)
-        assert _staged(pipeline, text) == _theirs(theirs, text), repr(text)
+    normalized_ids = {t.id for t in pipeline.added.tokens if t.normalized}
+    for text in ["a hex b [X] he y", "ab[X]", "", "世界é", "abcd ab  cd", "ab\tcd", "tok1 x",
+                 "a HEY b", "ahEyb [X]", "HeY", "AB cd", "tok39x", "a\u3000b"]:
+        staged = _staged(pipeline, text)
+        assert staged == _theirs(theirs, text), repr(text)
+        found = walk.encode(text, None)
+        assert (found is None) == any(i in normalized_ids for i in staged[0]), repr(text)
+        assert (walk.ids(text, None) is None) == (found is None), repr(text)
+        if found is not None:
+            _same_or_declined(walk, theirs, text)
 
 
 def test_no_walk_without_the_unknown_token_in_the_model():

@@ -45,7 +45,8 @@ class WordPieceModel:
         rules: CodePointRules,
         cuts: list[tuple[int | None, int, int]] | None = ...,
         offsets: bool = ...,
-    ) -> list[int] | tuple[array[int], array[int], array[int]] | None: ...
+        words: bool = ...,
+    ) -> list[int] | tuple | None: ...
     def encode_many_with(
         self, texts: Iterable[str], rules: CodePointRules
     ) -> list[list[int] | None]: ...

@@ -354,6 +354,7 @@ cdef struct Work:
     int32_t* words             # offsets: each id's word index
     size_t words_cap
     int32_t n_words            # offsets: the words and added tokens so far
+    bint keep_words            # also gather the words' UTF-8 in text (no ends)
 
 
 cdef enum:
@@ -429,6 +430,7 @@ cdef inline void memset_work(Work* w) noexcept nogil:
     w.words = NULL
     w.words_cap = 0
     w.n_words = 0
+    w.keep_words = False
 
 
 cdef int _match(const Automaton* a, const uint8_t* s, size_t n, Work* w) except -1 nogil:
@@ -561,6 +563,10 @@ cdef inline int _end_word(const Automaton* a, Work* w, size_t wlen, size_t chars
         w.n_ids += 1
     if w.offsets:
         _note_word(a, w, first, wlen)
+    if w.keep_words:
+        grow_array(<void**>&w.text, &w.text_cap, w.text_len + wlen - a.start_len, 1, 256)
+        memcpy(w.text + w.text_len, w.word + a.start_len, wlen - a.start_len)
+        w.text_len += wlen - a.start_len
     return 0
 
 
@@ -1264,7 +1270,7 @@ cdef class WordPieceModel:
             _work_free(&w)
 
     def encode_with(self, str text not None, CodePointRules rules not None, cuts=None,
-                    bint offsets=False):
+                    bint offsets=False, bint words=False):
         """The ids of ``text`` normalised and split by ``rules`` instead of
         llama.cpp's rule, or ``None`` when it holds a code point ``rules``
         leaves to the caller (:data:`OTHER`).
@@ -1277,7 +1283,8 @@ cdef class WordPieceModel:
         end (characters of ``text``: each normalized character is of one
         character; ``[UNK]`` spans its word) in turn, ``array('i')`` of each
         id's word index (added tokens are words); ``None`` for a text of
-        ``2**31`` characters or more too.
+        ``2**31`` characters or more too. With ``words``, ``(that, the words'
+        UTF-8 back to back)`` (a normalized text with no whitespace).
 
         >>> m = WordPieceModel([b"[UNK]", b"\\xc0ab", b"c"], 0, word_start=b"\\xc0")
         >>> rules = CodePointRules(lambda cps: [(OTHER if cp == 0x3f else SPACE if cp == 32
@@ -1286,6 +1293,8 @@ cdef class WordPieceModel:
         ([1, 2], None)
         >>> m.encode_with("x abc", rules, [(None, 0, 1), (7, 1, 2), (None, 2, 5)], True)
         (array('I', [0, 7, 1, 2]), array('i', [0, 1, 1, 2, 2, 4, 4, 5]), array('i', [0, 1, 2, 2]))
+        >>> m.encode_with("ab c", rules, words=True)
+        ([1, 0], b'abc')
         """
         cdef TextRef ref
         cdef NormTable table
@@ -1303,6 +1312,7 @@ cdef class WordPieceModel:
         whole.token = -1
         memset_work(&w)
         w.offsets = offsets
+        w.keep_words = words
         try:
             if cuts is not None:
                 parts = self._cuts(<list?>cuts, ref.length, added)
@@ -1334,17 +1344,20 @@ cdef class WordPieceModel:
             if done:
                 return None
             if offsets:
-                return self._arrays(&w, parts, n_parts)
-            if not added:
-                return ids_list(w.ids, w.n_ids, self.ints)
-            out = []
-            j = 0
-            for k in range(w.n_ids):
-                if w.ids[k] == UINT32_MAX:
-                    out.append(added[j])
-                    j += 1
-                else:
-                    out.append(<object>PyTuple_GET_ITEM(self.ints, w.ids[k]))
+                out = self._arrays(&w, parts, n_parts)
+            elif not added:
+                out = ids_list(w.ids, w.n_ids, self.ints)
+            else:
+                out = []
+                j = 0
+                for k in range(w.n_ids):
+                    if w.ids[k] == UINT32_MAX:
+                        out.append(added[j])
+                        j += 1
+                    else:
+                        out.append(<object>PyTuple_GET_ITEM(self.ints, w.ids[k]))
+            if words:
+                return out, PyBytes_FromStringAndSize(<char*>w.text, w.text_len)
             return out
         finally:
             free(parts)

@@ -121,14 +121,15 @@ class WordPiece:
         return self._core.match_word(_START + sequence.encode("utf-8")) or [self._unk()]
 
     def text_ids(self, text: str, rules: CodePointRules, cuts: list | None = None,
-                 offsets: bool = False) -> list | tuple | None:
+                 offsets: bool = False, words: bool = False) -> list | tuple | None:
         """The ids of the words ``rules`` makes of ``text`` (normalizer and
         pre-tokenizer in one pass over it; see
         :class:`~fasttok.models._wordpiece.CodePointRules`), or ``None`` when
         ``text`` holds a code point ``rules`` leaves to the stages themselves.
         ``cuts``: the added tokens' matches, ``[(id or None, start, end)]``
         covering ``text``; ``offsets``: ``(ids, offsets, words)`` arrays
-        instead (see :meth:`~fasttok.models._wordpiece.WordPieceModel.encode_with`).
+        instead; ``words``: that and the words' UTF-8, a pair (see
+        :meth:`~fasttok.models._wordpiece.WordPieceModel.encode_with`).
 
         >>> from fasttok.models._wordpiece import APPEND, SPACE
         >>> rules = CodePointRules(lambda cps: [(SPACE if cp == 32 else APPEND, cp) for cp in cps])
@@ -140,7 +141,7 @@ class WordPiece:
         """
         if self._unk_id is None:
             return None  # a word it cannot cut must raise, as tokenize_ids does
-        return self._core.encode_with(text, rules, cuts, offsets)
+        return self._core.encode_with(text, rules, cuts, offsets, words)
 
     def texts_ids(self, texts: list, rules: CodePointRules) -> list:
         """:meth:`text_ids` of each text, in one compiled call.
