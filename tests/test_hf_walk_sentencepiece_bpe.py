@@ -114,6 +114,14 @@ def test_a_whole_text_of_many_lines_gives_tokenizers_answer(shared):
     assert _first_difference(walk, theirs, [text]) is None
 
 
+def test_long_runs_give_tokenizers_answer(shared):
+    # one span of thousands of parts (the merge queue, not the word cache),
+    # byte-fallback runs, space runs, added tokens back to back
+    walk, theirs = shared
+    texts = [unit * 3000 for unit in ("a", "😀", " ", "<s>", "\n", "ab 日\n😀<s>")]
+    assert _first_difference(walk, theirs, texts) is None
+
+
 def test_each_byte_token_of_a_character_spans_that_character():
     walk, _ = _walked("llama2", "hf")
     ids, offsets, words = _answer(walk, "\U00010400 z")

@@ -4,8 +4,10 @@ A file whose normalizer only writes each space as another string
 (``Replace`` of ``" "``) and puts a string before each stretch (``Prepend``),
 whose pre-tokenizer is none or a ``Split`` at the spaces that normalizer
 has removed, and whose model is ``BPE`` (Llama 2, Gemma 3 and most
-SentencePiece conversions) gives, for each stretch between added tokens,
-the model's tokens of that stretch rewritten so. The text is cut at its
+SentencePiece conversions), or that does the same with a ``Metaspace`` that
+does not split and no normalizer (newer Llama and Mistral conversions),
+gives, for each stretch between added tokens, the model's tokens of that
+stretch rewritten so. The text is cut at its
 added tokens in one compiled call (the matcher's ``cut``), and the
 rewriting and the model run in another
 (:meth:`fasttok.models.hf_bpe.BPE.stretch_walker`), with no Python per
@@ -19,6 +21,12 @@ spans the space it stands for; the prepended string, the stretch's first
 character), each token spans the characters its bytes came from (a
 byte-fallback token of one character spans that character), and with no
 pre-tokenizer to split it each stretch is one word, as each added token is.
+
+Speed (the first 5,000 lines of each corpus file, one call a line, CPU time,
+best of 3, on the shared 2-core machine under load): ``walk.encode`` of en /
+code / zh lines 3.4 / 2.0 / 1.4 us on Llama 2, 3.6 / 2.7 / 3.8 on Gemma 3:
+7.3 / 8.3 / 10.6 and 7.5 / 8.0 / 7.9 times ``tokenizers``' ``encode``
+(offsets included) measured beside it.
 
 >>> from fasttok.models.hf_bpe import BPE
 >>> from fasttok.normalizers.replace import Replace
