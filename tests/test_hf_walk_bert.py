@@ -292,6 +292,29 @@ def test_walk_declines_only_texts_where_a_normalized_added_token_occurs(normaliz
             _same_or_declined(walk, theirs, text)
 
 
+def test_walk_with_normalized_added_tokens_on_hypothesis_text_declines_only_where_they_occur():
+    tokens = ["HeY", "ab cd", "世!"]
+    doc = _bert_doc(DEFAULT, added=(*[_added(t, 20 + i, normalized=True, special=False)
+                                      for i, t in enumerate(tokens)], _added("[X]", 14)))
+    walk, theirs = _doc_walk(doc)
+    pipeline = pipeline_from_document(tokenizer_json_record(doc, "tokenizer.json"))
+    normalized_ids = {t.id for t in pipeline.added.tokens if t.normalized}
+
+    @settings(max_examples=100, derandomize=True, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(TEXT | st.sampled_from(tokens + ["HEY", "AB\tCD", "[X]", " "]), max_size=5))
+    def check(parts):
+        text = "".join(parts)
+        staged = _staged(pipeline, text)
+        assert staged == _theirs(theirs, text)
+        if any(i in normalized_ids for i in staged[0]):
+            assert walk.encode(text, None) is None
+        else:
+            _same_or_declined(walk, theirs, text)
+
+    check()
+
+
 def test_no_walk_without_the_unknown_token_in_the_model():
     # fasttok's loader refuses such a file; a pipeline built by hand may have one
     record = tokenizer_json_record(_bert_doc(DEFAULT), "tokenizer.json")
