@@ -147,30 +147,12 @@ def _pre_tokenizer_plan(pre_tokenizer: Any) -> Optional[tuple]:
 
 class UnigramPathWalk(Walk):
     """The walk of one Unigram configuration (see the module docstring);
-    a text holding a lone surrogate is declined (``None``)."""
+    a text holding a lone surrogate is declined (``None``). ``ids`` and
+    ``encode`` are the compiled walk's own (a Python call less a text)."""
 
-    def __init__(self, core: UnigramWalk, added: Any) -> None:
-        self._core = core
-        self._added = added
-        # each allowed set's test for added tokens in a text (asking the
-        # added tokens for it every call was a tenth of a line's time)
-        self._occurs: dict = {}
-
-    def _run(self, text: str, allowed: Optional[frozenset], offsets: bool) -> Any:
-        occurs = self._occurs.get(allowed)
-        if occurs is None:
-            occurs = self._occurs[allowed] = self._added.matcher(False, allowed).occurs
-        matches = self._added.find_matches(text, normalized=False, allowed=allowed) \
-            if occurs(text) else None
-        return self._core.run(text, matches, offsets)
-
-    def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
-        """The ids of ``text``, or ``None`` (see :class:`~fasttok.formats.hf_walks.Walk`)."""
-        return self._run(text, allowed, False)
-
-    def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
-        """``(ids, offsets, words)`` arrays of ``text``, or ``None``."""
-        return self._run(text, allowed, True)
+    def __init__(self, core: UnigramWalk) -> None:
+        self.ids = core.ids
+        self.encode = core.encode
 
 
 def unigram_walk(record: Any, pipeline: Any) -> Optional[Walk]:
@@ -187,5 +169,6 @@ def unigram_walk(record: Any, pipeline: Any) -> Optional[Walk]:
     early, charsmap, ops = normalizer
     whitespace, metaspace = pre_tokenizer
     n_ids = max([len(model.vocab)] + [t.id + 1 for t in pipeline.added.tokens])
-    core = UnigramWalk(model._core, early, charsmap, ops, whitespace, metaspace, n_ids)
-    return UnigramPathWalk(core, pipeline.added)
+    core = UnigramWalk(model._core, early, charsmap, ops, whitespace, metaspace, n_ids,
+                       pipeline.added)
+    return UnigramPathWalk(core)

@@ -1319,9 +1319,11 @@ cdef inline int _replace_with(Reports* r, NCharBuf* out, const uint32_t* new, Py
 cdef enum:
     # The walk's per-thread piece memo: 2 ** MEMO_BITS entries of 64 bytes,
     # pieces of up to MEMO_KEY bytes that give up to MEMO_TOKENS tokens
-    MEMO_BITS = 14
+    MEMO_BITS = 16
     MEMO_KEY = 22
     MEMO_TOKENS = 5
+    # pieces whose memo entries are fetched before the model runs on them
+    PIECES_AT_ONCE = 64
 
 
 cdef struct PieceMemo:
@@ -1344,6 +1346,18 @@ cdef inline uint64_t _piece_hash(const uint8_t* s, size_t n) noexcept nogil:
     return h | 1
 
 
+cdef struct PieceRef:
+    # one piece of a stretch: bytes [start, end) of its UTF-8, and its hash
+    # (0: too long for the memo)
+    uint32_t start
+    uint32_t end
+    uint64_t hash
+
+
+cdef extern from *:
+    void __builtin_prefetch(const void* p) nogil
+
+
 cdef uint64_t _walk_tags = 0    # each walk's memo tag (the thread's memo is one walk's)
 
 
@@ -1360,9 +1374,13 @@ cdef struct WalkOut:
     # one call's work buffers and results
     NCharBuf x
     NCharBuf y
-    uint8_t* utf8
-    uint32_t* char_of    # utf8 byte -> index in y of the character it belongs to
+    uint8_t* utf8        # a stretch's pieces, one after another
+    uint32_t* char_of    # utf8 byte -> index of the character it belongs to
     size_t utf8_cap
+    size_t utf8_len
+    PieceRef* pieces
+    size_t n_pieces
+    size_t pieces_cap
     SpanBuf spans
     SpanBuf nodes        # the Viterbi's, before unknown runs are fused
     ViterbiScratch scratch
@@ -1401,6 +1419,7 @@ cdef void _out_free(WalkOut* w) noexcept nogil:
     free(w.y.data)
     free(w.utf8)
     free(w.char_of)
+    free(w.pieces)
     spans_free(&w.spans)
     spans_free(&w.nodes)
     viterbi_scratch_free(&w.scratch)
@@ -1453,6 +1472,8 @@ cdef class UnigramWalk:
     cdef int prepend
     cdef bint split
     cdef uint64_t tag
+    cdef object added            # the pipeline's AddedTokens (raw-text pass)
+    cdef dict firsts             # allowed -> the first characters of its added tokens
 
     def __cinit__(self):
         self.rule_block = NULL
@@ -1463,7 +1484,7 @@ cdef class UnigramWalk:
         self.space = NULL
 
     def __init__(self, TokenizersUnigram model not None, early, charsmap, ops, whitespace,
-                 metaspace, Py_ssize_t n_ids):
+                 metaspace, Py_ssize_t n_ids, added=None):
         cdef list pool = []
         cdef list starts = []
         cdef dict entries = {}
@@ -1472,6 +1493,8 @@ cdef class UnigramWalk:
         if model.core is None or model.unk < 0:
             raise ValueError("the walk needs a model with pieces and an unknown id")
         global _walk_tags
+        self.added = added
+        self.firsts = {}
         _walk_tags += 1
         self.tag = _walk_tags
         self.model = model
@@ -1707,28 +1730,30 @@ cdef class UnigramWalk:
 
     cdef int _piece(self, NCharBuf* chars, size_t lo, size_t hi, bint prepend,
                     WalkOut* w) except -1 nogil:
-        # The model over chars[lo:hi], one word: after the replacement
-        # when prepend (which takes the first character's span), and with
-        # the spaces as the replacement under Metaspace
-        cdef size_t i, k, length, n = 0, need = 4 * (hi - lo + 1)
+        # Adds chars[lo:hi] as a piece of the stretch, in UTF-8: after the
+        # replacement when prepend (which takes the first character's
+        # span), with the spaces as the replacement under Metaspace. Its
+        # memo entry is fetched now, so the misses of a stretch's pieces
+        # overlap (the model runs on them all after).
+        cdef size_t i, k, length, n, first, cap
         cdef uint32_t cp
         cdef uint8_t* p
-        cdef Span* sp
-        cdef uint64_t h = 0
-        cdef PieceMemo* e = NULL
-        if need > w.utf8_cap:
-            w.utf8_cap = need
-            free(w.utf8)
-            free(w.char_of)
-            w.utf8 = <uint8_t*>malloc(need)
-            w.char_of = <uint32_t*>malloc(need * sizeof(uint32_t))
-            if w.utf8 == NULL or w.char_of == NULL:
-                with gil:
-                    raise MemoryError()
+        cdef PieceRef* ref
+        if w.n_pieces == PIECES_AT_ONCE:
+            # the model takes the pieces so far (so a long text's UTF-8
+            # stays small, in cache and off fresh pages)
+            self._model(chars, w)
+        first = n = w.utf8_len
+        cap = w.utf8_cap
+        # 4 bytes a character, and the prepended replacement
+        grow_array(<void**>&w.utf8, &cap, n + 4 * (hi - lo + 1), 1, 1024)
+        cap = w.utf8_cap
+        grow_array(<void**>&w.char_of, &cap, n + 4 * (hi - lo + 1), sizeof(uint32_t), 1024)
+        w.utf8_cap = cap
         p = w.utf8
         if prepend:
-            n = utf8_put(p, self.meta)
-            for k in range(n):
+            n += utf8_put(p + n, self.meta)
+            for k in range(first, n):
                 w.char_of[k] = <uint32_t>lo
         for i in range(lo, hi):
             cp = chars.data[i].cp
@@ -1743,33 +1768,61 @@ cdef class UnigramWalk:
             for k in range(length):
                 w.char_of[n + k] = <uint32_t>i
             n += length
-        if w.memo != NULL and n <= MEMO_KEY:
-            # a piece's tokens depend on its bytes alone (each piece's
-            # Viterbi starts from 0), so they are kept by those bytes
-            h = _piece_hash(p, n)
-            e = &w.memo[h >> (64 - MEMO_BITS)]
-            if e.hash == h and e.length == n and memcmp(e.key, p, n) == 0:
-                for i in range(e.n):
-                    _out_push(w, e.ids[i], chars.data[w.char_of[e.starts[i]]].start,
-                              chars.data[w.char_of[e.ends[i] - 1]].end)
-                w.word += 1
-                return 0
-        w.spans.len = 0
-        self.model._spans_of(p, n, &w.spans, &w.nodes, &w.scratch)
-        for i in range(w.spans.len):
-            sp = &w.spans.data[i]
-            _out_push(w, sp.id, chars.data[w.char_of[sp.start]].start,
-                      chars.data[w.char_of[sp.end - 1]].end)
-        if w.memo != NULL and n <= MEMO_KEY and w.spans.len <= MEMO_TOKENS:
-            e.hash = h
-            e.length = <uint8_t>n
-            e.n = <uint8_t>w.spans.len
-            memcpy(e.key, p, n)
-            for i in range(w.spans.len):
-                e.ids[i] = w.spans.data[i].id
-                e.starts[i] = <uint8_t>w.spans.data[i].start
-                e.ends[i] = <uint8_t>w.spans.data[i].end
-        w.word += 1
+        w.utf8_len = n
+        if w.n_pieces == w.pieces_cap:
+            grow_array(<void**>&w.pieces, &w.pieces_cap, w.n_pieces + 1, sizeof(PieceRef), 64)
+        ref = &w.pieces[w.n_pieces]
+        w.n_pieces += 1
+        ref.start = <uint32_t>first
+        ref.end = <uint32_t>n
+        ref.hash = 0
+        if w.memo != NULL and n - first <= MEMO_KEY:
+            ref.hash = _piece_hash(p + first, n - first)
+            __builtin_prefetch(&w.memo[ref.hash >> (64 - MEMO_BITS)])
+        return 0
+
+    cdef int _model(self, NCharBuf* chars, WalkOut* w) except -1 nogil:
+        # The model over each piece of the stretch (chars: its characters),
+        # one word each. A piece's tokens depend on its bytes alone (each
+        # piece's Viterbi starts from 0), so the thread's memo keeps them
+        # by those bytes.
+        cdef size_t i, j, n
+        cdef const uint8_t* p
+        cdef PieceRef* ref
+        cdef PieceMemo* e
+        cdef Span* sp
+        for i in range(w.n_pieces):
+            ref = &w.pieces[i]
+            p = w.utf8 + ref.start
+            n = ref.end - ref.start
+            e = NULL
+            if ref.hash:
+                e = &w.memo[ref.hash >> (64 - MEMO_BITS)]
+                if e.hash == ref.hash and e.length == n and memcmp(e.key, p, n) == 0:
+                    for j in range(e.n):
+                        _out_push(w, e.ids[j],
+                                  chars.data[w.char_of[ref.start + e.starts[j]]].start,
+                                  chars.data[w.char_of[ref.start + e.ends[j] - 1]].end)
+                    w.word += 1
+                    continue
+            w.spans.len = 0
+            self.model._spans_of(p, n, &w.spans, &w.nodes, &w.scratch)
+            for j in range(w.spans.len):
+                sp = &w.spans.data[j]
+                _out_push(w, sp.id, chars.data[w.char_of[ref.start + sp.start]].start,
+                          chars.data[w.char_of[ref.start + sp.end - 1]].end)
+            if e != NULL and w.spans.len <= MEMO_TOKENS:
+                e.hash = ref.hash
+                e.length = <uint8_t>n
+                e.n = <uint8_t>w.spans.len
+                memcpy(e.key, p, n)
+                for j in range(w.spans.len):
+                    e.ids[j] = w.spans.data[j].id
+                    e.starts[j] = <uint8_t>w.spans.data[j].start
+                    e.ends[j] = <uint8_t>w.spans.data[j].end
+            w.word += 1
+        w.n_pieces = 0
+        w.utf8_len = 0
         return 0
 
     cdef int _word(self, NCharBuf* src, size_t lo, size_t hi, WalkOut* w) except -1 nogil:
@@ -1833,9 +1886,11 @@ cdef class UnigramWalk:
             src, dst = dst, src
         if src.len == 0:
             return 0
+        w.utf8_len = 0
+        w.n_pieces = 0
         if self.space == NULL:
             self._word(src, 0, src.len, w)
-            return 0
+            return self._model(src, w)
         i = 0
         while i < src.len:
             while i < src.len and src.data[i].cp < self.n_space and self.space[src.data[i].cp]:
@@ -1846,7 +1901,51 @@ cdef class UnigramWalk:
                 i += 1
             if i > lo:
                 self._word(src, lo, i, w)
-        return 0
+        return self._model(src, w)
+
+    def ids(self, str text not None, allowed):
+        """The ids of ``text`` (a list), the added tokens ``allowed`` (a
+        frozenset of ids, ``None``: all) cut first; ``None`` if declined."""
+        return self.run(text, self._matches(text, allowed), False)
+
+    def encode(self, str text not None, allowed):
+        """``(ids, offsets, words)`` arrays of ``text`` as :meth:`ids` cuts it,
+        or ``None`` if declined."""
+        return self.run(text, self._matches(text, allowed), True)
+
+    cdef object _matches(self, str text, object allowed):
+        # The added-token pass's matches, or None where no token's first
+        # character is in the text (asked of the pass's matcher once per
+        # allowed set; a C scan of the text, not a Python call a text).
+        cdef object firsts = self.firsts.get(allowed)
+        cdef const uint32_t* cps
+        cdef Py_ssize_t n, i, k, count
+        cdef int kind
+        cdef const void* data
+        cdef uint32_t cp
+        if self.added is None:
+            return None
+        if firsts is None:
+            chars = self.added.matcher(False, allowed).may_occur.firsts
+            firsts = self.firsts[allowed] = \
+                carray.array("I", sorted(map(ord, chars))) if len(chars) <= 16 else chars
+        if not isinstance(firsts, carray.array):
+            if firsts.isdisjoint(text):
+                return None
+            return self.added.find_matches(text, normalized=False, allowed=allowed)
+        count = len(firsts)
+        if count == 0:
+            return None
+        cps = <const uint32_t*>(<carray.array>firsts).data.as_voidptr
+        kind = PyUnicode_KIND(text)
+        data = PyUnicode_DATA(text)
+        n = PyUnicode_GET_LENGTH(text)
+        for i in range(n):
+            cp = PyUnicode_READ(kind, data, i)
+            for k in range(count):
+                if cp == cps[k]:
+                    return self.added.find_matches(text, normalized=False, allowed=allowed)
+        return None
 
     def run(self, str text not None, list matches, bint offsets):
         """The ids of ``text`` (a list), or with ``offsets`` ``(ids, offsets,
