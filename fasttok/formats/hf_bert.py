@@ -93,7 +93,8 @@ class BertWalk(Walk):
     """The walk of a BERT file (see :func:`bert_walk`): the raw text cut at
     the added tokens ``added`` matches there, then ``model``'s
     :meth:`~fasttok.models.hf_wordpiece.WordPiece.text_ids` over the whole
-    text, through ``rules`` (kept as :attr:`rules`), with offsets or without.
+    text, through ``rules`` (kept as :attr:`rules`), with offsets or without
+    (``model`` has its unknown token: :meth:`~WordPiece.text_walk`).
 
     ``normalize`` and ``split`` (the normalizer's and the pre-tokenizer's
     ``str`` functions), given when some added token is matched in the
@@ -121,7 +122,8 @@ class BertWalk(Walk):
     def __init__(self, model: WordPiece, rules: CodePointRules, added: Any,
                  normalize: Optional[Callable[[str], str]] = None,
                  split: Optional[Callable[[str], list]] = None) -> None:
-        self._walk = model.text_ids
+        # the compiled text_ids (a model without an unknown token has no walk)
+        self._walk = model.text_walk()
         self.rules = rules
         self._added = added
         self._spelling = None if normalize is None else _Spelling(normalize)
@@ -207,7 +209,7 @@ def bert_walk(record: Any, pipeline: Any) -> Optional[BertWalk]:
     (array('I', [1, 0, 2]), array('i', [0, 2, 2, 3, 3, 4]), array('i', [0, 1, 2]))
     """
     normalizer, pre_tokenizer, model = pipeline.normalizer, pipeline.pre_tokenizer, pipeline.model
-    if not _is_bert(normalizer, pre_tokenizer, model) or model.token_to_id(model.unk_token) is None:
+    if not _is_bert(normalizer, pre_tokenizer, model) or model.text_walk() is None:
         return None
     normalize = split = None
     if pipeline._normalized_pass:

@@ -28,6 +28,8 @@ model run on the same words in one pre-tokenized call
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fasttok.errors import FasttokError
 from fasttok.models._wordpiece import CodePointRules, WordPieceModel
 from fasttok.models.hf_fields import is_int, model_object
@@ -142,6 +144,20 @@ class WordPiece:
         if self._unk_id is None:
             return None  # a word it cannot cut must raise, as tokenize_ids does
         return self._core.encode_with(text, rules, cuts, offsets, words)
+
+    def text_walk(self) -> Callable | None:
+        """:meth:`text_ids` as the compiled function itself, one Python call
+        less a text (a tenth of a short line's time), or ``None`` when the
+        vocabulary lacks the unknown token.
+
+        >>> from fasttok.models._wordpiece import APPEND
+        >>> walk = WordPiece({"[UNK]": 0, "a": 1}).text_walk()
+        >>> walk("a", CodePointRules(lambda cps: [(APPEND, cp) for cp in cps]))
+        [1]
+        >>> WordPiece({"a": 1}).text_walk() is None
+        True
+        """
+        return None if self._unk_id is None else self._core.encode_with
 
     def texts_ids(self, texts: list, rules: CodePointRules) -> list:
         """:meth:`text_ids` of each text, in one compiled call.
