@@ -292,6 +292,16 @@ def test_added_tokens_with_lstrip_are_left_to_the_stages():
     assert walk.ids("a <x>", None) is None
 
 
+def test_a_text_with_a_token_of_the_normalized_pass_is_left_to_the_stages():
+    # "<x>" is looked for as "▁<x>" in each stretch's normalization
+    doc = _doc(_sequence(_prepend("▁"), _replace("▁")))
+    doc["added_tokens"][0].update(normalized=True, special=False)
+    walk, theirs = _small(doc)
+    assert walk.encode("a <x>", None) is None
+    assert walk.ids("<x>b", None) is None
+    assert _first_difference(walk, theirs, ["a<x>", "ab b", "<x", ""]) is None
+
+
 REFUSED = {
     "metaspace-that-splits": _doc(None, {"type": "Metaspace", "replacement": "▁",
                                          "prepend_scheme": "first", "split": True}),
@@ -299,9 +309,6 @@ REFUSED = {
     "split-at-kept-spaces": _doc(_prepend("▁"), {"type": "Split", "pattern": {"String": " "},
                                                  "behavior": "Isolated", "invert": False}),
     "dropout": {**_doc(_replace("▁")), "model": {**_doc(_replace("▁"))["model"], "dropout": 0.5}},
-    "normalized-added-token": {**_doc(_replace("▁")), "added_tokens": [
-        {"id": 1, "content": "<x>", "single_word": False, "lstrip": False, "rstrip": False,
-         "normalized": True, "special": False}]},
 }
 
 

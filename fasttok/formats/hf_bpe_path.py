@@ -145,10 +145,15 @@ def bpe_stretch_path(normalizer: Any, pre_tokenizer: Any, model: Any,
 
 class BpeStretchWalk:
     """The walk (:class:`fasttok.formats.hf_walks.Walk`) of a
-    SentencePiece-style BPE ``tokenizer.json`` (see the module notes): the added tokens of ``added`` cut the text (a file with
-    ``single_word``, ``lstrip`` or ``rstrip`` tokens among those matched is
-    declined), ``model`` (:class:`~fasttok.models.hf_bpe.BPE`) walks the
-    stretches between them, rewritten as ``space_to`` and ``prepend`` say.
+    SentencePiece-style BPE ``tokenizer.json`` (see the module notes): the
+    added tokens of ``added`` cut the text (a file with ``single_word``,
+    ``lstrip`` or ``rstrip`` tokens among those matched is declined),
+    ``model`` (:class:`~fasttok.models.hf_bpe.BPE`) walks the stretches
+    between them, rewritten as ``space_to``, ``prepend`` and
+    ``prepend_scheme`` say (:meth:`~fasttok.models.hf_bpe.BPE.stretch_walker`).
+    ``normalize``: the normalizer's ``normalize_str``, in which added tokens
+    matched in the normalized text are looked for: a text with such a token
+    in a stretch's normalization is declined.
 
     >>> from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
     >>> walk = BpeStretchWalk(AddedTokens([AddedToken("<x>", 7, special=True)]),
@@ -160,41 +165,62 @@ class BpeStretchWalk:
     """
 
     def __init__(self, added: Any, model: BPE, space_to: Optional[str], prepend: str,
-                 prepend_scheme: Optional[str] = None) -> None:
+                 prepend_scheme: Optional[str] = None,
+                 normalize: Optional[Callable[[str], str]] = None) -> None:
         self._added = added
+        self._normalize = normalize
         rewrites = {"space_to": space_to, "prepend": prepend, "prepend_scheme": prepend_scheme}
         self._ids = model.stretch_walker(**rewrites)
         self._encode = model.stretch_walker(**rewrites, offsets=True)
-        # (split, ids) of the matcher of each allowed set, () where it is not
-        # plain: the matcher's own lookup was a tenth of a line's time
+        # (split, ids, normalized test or None) of each allowed set, () where
+        # its tokens are not plain: the matcher's own lookup was a tenth of a
+        # line's time
         self._cuts: dict = {}
 
     def _new_cut(self, allowed: Optional[frozenset]) -> tuple:
         matcher = self._added.matcher(False, allowed)
-        found = self._cuts[allowed] = (matcher.cut, matcher.ids) if matcher.plain else ()
+        found = ()
+        if matcher.plain:
+            found = (matcher.cut, matcher.ids, self._normalized_test(allowed))
+        self._cuts[allowed] = found
         return found
 
-    def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
-        """The ids of ``text`` (``None`` for a lone surrogate or added tokens
-        that are not plain)."""
+    def _normalized_test(self, allowed: Optional[frozenset]) -> Optional[Callable[[list], bool]]:
+        # whether a token of the normalized pass may occur in a stretch of
+        # parts, or None when that pass has no token
+        matcher = self._added.matcher(True, allowed)
+        if matcher.regex is None:
+            return None
+        occurs, normalize = matcher.occurs, self._normalize or str
+
+        def may_occur(parts: list) -> bool:
+            return any(occurs(normalize(part)) for part in parts[::2] if part)
+
+        return may_occur
+
+    def _parts(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
+        # (parts, ids) of text for the compiled walk, or None to decline it
         cut = self._cuts.get(allowed)
         if cut is None:
             cut = self._new_cut(allowed)
         if not cut:
             return None
         parts = cut[0](text)
-        return None if parts is None else self._ids(parts, cut[1])
+        if parts is None or (cut[2] is not None and cut[2](parts)):
+            return None
+        return parts, cut[1]
+
+    def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
+        """The ids of ``text`` (``None`` for a lone surrogate, added tokens
+        that are not plain, or a token of the normalized pass in it)."""
+        found = self._parts(text, allowed)
+        return None if found is None else self._ids(*found)
 
     def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
         """``(ids, offsets, words)`` of ``text`` (see
         :class:`~fasttok.formats.hf_walks.Walk`), or ``None``."""
-        cut = self._cuts.get(allowed)
-        if cut is None:
-            cut = self._new_cut(allowed)
-        if not cut:
-            return None
-        parts = cut[0](text)
-        return None if parts is None else self._encode(parts, cut[1])
+        found = self._parts(text, allowed)
+        return None if found is None else self._encode(*found)
 
 
 def bpe_stretch_walk(record: Any, pipeline: Any) -> Optional[BpeStretchWalk]:
@@ -213,8 +239,10 @@ def bpe_stretch_walk(record: Any, pipeline: Any) -> Optional[BpeStretchWalk]:
     """
     normalizer, model = pipeline.normalizer, pipeline.model
     pre_tokenizer = pipeline.pre_tokenizer
-    rewrites = _stretch_rewrites(normalizer, pre_tokenizer, model, pipeline.added.any_normalized)
+    # tokens of the normalized pass are looked for text by text
+    rewrites = _stretch_rewrites(normalizer, pre_tokenizer, model, False)
     if (rewrites is None or model.dropout
             or not _aligned_as_walked(normalizer, pre_tokenizer, rewrites)):
         return None
-    return BpeStretchWalk(pipeline.added, model, **rewrites)
+    return BpeStretchWalk(pipeline.added, model, **rewrites,
+                          normalize=None if normalizer is None else normalizer.normalize_str)
