@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from conftest import DATA, missing_data_reason, read_text
 from fasttok.formats import hf_walks
 from fasttok.formats.hf import control_ids
-from fasttok.formats.hf_bpe_path import BpeStretchWalk
 from fasttok.formats.hf_pipeline import pipeline_from_document
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json, tokenizer_json_record
+from fasttok.models.hf_bpe import StretchWalker
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -91,7 +91,7 @@ def shared(request):
 
 def test_shared_sentencepiece_style_files_have_the_walk(shared):
     walk, _ = shared
-    assert type(walk) is BpeStretchWalk
+    assert type(walk) is StretchWalker
 
 
 def test_test_lines_give_tokenizers_ids_offsets_and_words(shared):
@@ -237,7 +237,7 @@ _SMALL = st.text(alphabet=st.sampled_from(list("ab _▁<x>é日本\u0301") + ["�
 @pytest.mark.parametrize("case", list(TAKEN))
 def test_each_normalizer_the_walk_takes_gives_tokenizers_answer(case):
     walk, theirs = _small(_doc(*TAKEN[case]))
-    assert type(walk) is BpeStretchWalk
+    assert type(walk) is StretchWalker
     assert _first_difference(walk, theirs, SMALL_TEXTS) is None
 
 
@@ -315,4 +315,4 @@ REFUSED = {
 @pytest.mark.parametrize("case", list(REFUSED))
 def test_other_configurations_get_no_bpe_walk(case):
     walk, _ = _small(REFUSED[case])
-    assert type(walk) is not BpeStretchWalk
+    assert type(walk) is not StretchWalker

@@ -15,7 +15,7 @@ stretch or per token: Gemma 3's newlines are added tokens, so a
 text of 20,000 lines was 20,000 trips through the Python stages at about
 20 µs each, as much as the BPE itself.
 
-The same call gives the offsets (:class:`BpeStretchWalk`): the normalizer's
+The same call gives the offsets (:func:`bpe_stretch_walk`): the normalizer's
 alignment is asked of the stage when the walk is built (a written space
 spans the space it stands for; the prepended string, the stretch's first
 character), each token spans the characters its bytes came from (a
@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Optional
 
-from fasttok.models.hf_bpe import BPE
+from fasttok.models.hf_bpe import BPE, StretchWalker
 from fasttok.normalizers.replace import Replace
 from fasttok.normalizers.sequence import Sequence
 from fasttok.normalizers.simple import Prepend
@@ -49,7 +49,7 @@ from fasttok.pre_tokenizers.metaspace import Metaspace
 from fasttok.pre_tokenizers.split import Split
 from fasttok.shared.normalized import NormalizedString, PreTokenizedString
 
-__all__ = ["BpeStretchWalk", "bpe_stretch_path", "bpe_stretch_walk"]
+__all__ = ["bpe_stretch_path", "bpe_stretch_walk", "stretch_cuts"]
 
 
 def _rewrites(normalizer: Any) -> Optional[tuple]:
@@ -143,90 +143,50 @@ def bpe_stretch_path(normalizer: Any, pre_tokenizer: Any, model: Any,
     return None if rewrites is None else model.stretch_walker(**rewrites)
 
 
-class BpeStretchWalk:
-    """The walk (:class:`fasttok.formats.hf_walks.Walk`) of a
-    SentencePiece-style BPE ``tokenizer.json`` (see the module notes): the
-    added tokens of ``added`` cut the text (a file with ``single_word``,
-    ``lstrip`` or ``rstrip`` tokens among those matched is declined),
-    ``model`` (:class:`~fasttok.models.hf_bpe.BPE`) walks the stretches
-    between them, rewritten as ``space_to``, ``prepend`` and
-    ``prepend_scheme`` say (:meth:`~fasttok.models.hf_bpe.BPE.stretch_walker`).
-    ``normalize``: the normalizer's ``normalize_str``, in which added tokens
-    matched in the normalized text are looked for: a text with such a token
-    in a stretch's normalization is declined.
+def stretch_cuts(added: Any, normalize: Optional[Callable[[str], str]]) -> Callable:
+    """``cuts_for(allowed)`` of :class:`~fasttok.models.hf_bpe.StretchWalker`
+    for the added tokens ``added``: their compiled cut and ids, ``()`` where
+    those matched are not plain (``single_word``, ``lstrip``, ``rstrip``),
+    and the test that declines a text in which a token of the normalized
+    pass occurs in a stretch's normalization (``normalize``, the
+    normalizer's ``normalize_str``).
 
     >>> from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
-    >>> walk = BpeStretchWalk(AddedTokens([AddedToken("<x>", 7, special=True)]),
-    ...                       BPE({"a": 0, "_": 1, "_a": 2}, [("_", "a")]), "_", "_")
-    >>> walk.ids("a<x> a", None), walk.ids("a a", frozenset())
-    ([2, 7, 1, 2], [2, 2])
-    >>> [list(a) for a in walk.encode("a<x>", None)]
-    [[2, 7], [0, 1, 1, 4], [0, 1]]
+    >>> cuts_for = stretch_cuts(AddedTokens([AddedToken("<x>", 7, special=True)]), None)
+    >>> cut, ids, may_occur = cuts_for(None)
+    >>> cut("a<x>"), ids, may_occur
+    (['a', '<x>', ''], {'<x>': 7}, None)
     """
 
-    def __init__(self, added: Any, model: BPE, space_to: Optional[str], prepend: str,
-                 prepend_scheme: Optional[str] = None,
-                 normalize: Optional[Callable[[str], str]] = None) -> None:
-        self._added = added
-        self._normalize = normalize
-        rewrites = {"space_to": space_to, "prepend": prepend, "prepend_scheme": prepend_scheme}
-        self._ids = model.stretch_walker(**rewrites)
-        self._encode = model.stretch_walker(**rewrites, offsets=True)
-        # (split, ids, normalized test or None) of each allowed set, () where
-        # its tokens are not plain: the matcher's own lookup was a tenth of a
-        # line's time
-        self._cuts: dict = {}
+    def cuts_for(allowed: Optional[frozenset]) -> tuple:
+        matcher = added.matcher(False, allowed)
+        if not matcher.plain:
+            return ()
+        return matcher.cut, matcher.ids, _normalized_test(added.matcher(True, allowed), normalize)
 
-    def _new_cut(self, allowed: Optional[frozenset]) -> tuple:
-        matcher = self._added.matcher(False, allowed)
-        found = ()
-        if matcher.plain:
-            found = (matcher.cut, matcher.ids, self._normalized_test(allowed))
-        self._cuts[allowed] = found
-        return found
-
-    def _normalized_test(self, allowed: Optional[frozenset]) -> Optional[Callable[[list], bool]]:
-        # whether a token of the normalized pass may occur in a stretch of
-        # parts, or None when that pass has no token
-        matcher = self._added.matcher(True, allowed)
-        if matcher.regex is None:
-            return None
-        occurs, normalize = matcher.occurs, self._normalize or str
-
-        def may_occur(parts: list) -> bool:
-            return any(occurs(normalize(part)) for part in parts[::2] if part)
-
-        return may_occur
-
-    def _parts(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
-        # (parts, ids) of text for the compiled walk, or None to decline it
-        cut = self._cuts.get(allowed)
-        if cut is None:
-            cut = self._new_cut(allowed)
-        if not cut:
-            return None
-        parts = cut[0](text)
-        if parts is None or (cut[2] is not None and cut[2](parts)):
-            return None
-        return parts, cut[1]
-
-    def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
-        """The ids of ``text`` (``None`` for a lone surrogate, added tokens
-        that are not plain, or a token of the normalized pass in it)."""
-        found = self._parts(text, allowed)
-        return None if found is None else self._ids(*found)
-
-    def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
-        """``(ids, offsets, words)`` of ``text`` (see
-        :class:`~fasttok.formats.hf_walks.Walk`), or ``None``."""
-        found = self._parts(text, allowed)
-        return None if found is None else self._encode(*found)
+    return cuts_for
 
 
-def bpe_stretch_walk(record: Any, pipeline: Any) -> Optional[BpeStretchWalk]:
-    """The walk of ``pipeline`` when its stages are the ones this module
+def _normalized_test(matcher: Any, normalize: Optional[Callable[[str], str]]) -> Optional[Callable]:
+    # whether a token of the normalized pass may occur in a stretch of
+    # parts, or None when that pass has no token
+    if matcher.regex is None:
+        return None
+    occurs, normalize = matcher.occurs, normalize or str
+
+    def may_occur(parts: list) -> bool:
+        return any(occurs(normalize(part)) for part in parts[::2] if part)
+
+    return may_occur
+
+
+def bpe_stretch_walk(record: Any, pipeline: Any) -> Optional[StretchWalker]:
+    """The walk (:class:`fasttok.formats.hf_walks.Walk`: ``ids`` and
+    ``encode``) of ``pipeline`` when its stages are the ones this module
     takes (``record``, its ``tokenizer.json`` record, is not needed), else
-    ``None``; a model with dropout is left to the stages, which draw.
+    ``None``; a model with dropout is left to the stages, which draw. A text
+    is declined where the added tokens matched are not plain, where a token
+    of the normalized pass occurs, or for a lone surrogate.
 
     >>> import json
     >>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
@@ -234,8 +194,9 @@ def bpe_stretch_walk(record: Any, pipeline: Any) -> Optional[BpeStretchWalk]:
     >>> doc = {"normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "_"},
     ...        "model": {"type": "BPE", "vocab": {"a": 0, "_": 1, "_a": 2}, "merges": [["_", "a"]]}}
     >>> record = tokenizer_json_record(json.dumps(doc), "t.json")
-    >>> bpe_stretch_walk(record, pipeline_from_document(record)).ids("a a", None)
-    [0, 2]
+    >>> walk = bpe_stretch_walk(record, pipeline_from_document(record))
+    >>> walk.ids("a a", None), [list(a) for a in walk.encode("a a", None)]
+    ([0, 2], [[0, 2], [0, 1, 1, 3], [0, 0]])
     """
     normalizer, model = pipeline.normalizer, pipeline.model
     pre_tokenizer = pipeline.pre_tokenizer
@@ -244,5 +205,5 @@ def bpe_stretch_walk(record: Any, pipeline: Any) -> Optional[BpeStretchWalk]:
     if (rewrites is None or model.dropout
             or not _aligned_as_walked(normalizer, pre_tokenizer, rewrites)):
         return None
-    return BpeStretchWalk(pipeline.added, model, **rewrites,
-                          normalize=None if normalizer is None else normalizer.normalize_str)
+    cuts_for = stretch_cuts(pipeline.added, None if normalizer is None else normalizer.normalize_str)
+    return model.text_walker(cuts_for, **rewrites)

@@ -70,3 +70,5 @@ cdef class HfBpeCore:
     # the next id of found goes
     cdef list _walk_ids(self, const uint32_t* out, size_t n, list found)
     cdef array.array _walk_ids_array(self, const uint32_t* out, size_t n, list found)
+    cdef object _walk(self, bytes space_to, bytes prepend, int prepend_when, bint offsets,
+                      list parts, dict added)

@@ -1,7 +1,7 @@
 """Hugging Face tokenizers' BPE model (compiled): character parts, merges by rank, offsets."""
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from fasttok.errors import FasttokError
 from fasttok.shared._tables import TokenTables
@@ -47,3 +47,13 @@ class HfBpeCore:
     def sample_ids(self, sequence: str, rate: float, seed: int) -> list[int]: ...
     def tokenize_slots(self, sequence: str) -> tuple[list[int], list[int]]: ...
     def tokenize(self, sequence: str) -> list[tuple[int, str, tuple[int, int]]]: ...
+
+class StretchWalker:
+    def __init__(
+        self, core: HfBpeCore, space_to: bytes | None, prepend: bytes, prepend_when: int,
+        cuts_for: Callable[[frozenset[int] | None], tuple]
+    ) -> None: ...
+    def ids(self, text: str, allowed: frozenset[int] | None) -> list[int] | None: ...
+    def encode(
+        self, text: str, allowed: frozenset[int] | None
+    ) -> tuple[array[int], array[int], array[int]] | None: ...

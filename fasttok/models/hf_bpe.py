@@ -25,14 +25,21 @@ from typing import Any, Optional
 
 from fasttok.errors import FasttokError
 from fasttok.models._hf_bpe import PREPEND_EACH, PREPEND_FIRST, PREPEND_UNLESS_THERE, HfBpeCore, \
-    UnkTokenNotFoundError, merge_slots
+    StretchWalker, UnkTokenNotFoundError, merge_slots
 from fasttok.shared._tables import TokenTables
 
-__all__ = ["BPE", "BpeMergeError", "UnkTokenNotFoundError", "bpe_from_json", "vocab_from_json", "as_f32"]
+__all__ = ["BPE", "BpeMergeError", "StretchWalker", "UnkTokenNotFoundError", "bpe_from_json",
+           "vocab_from_json", "as_f32"]
 
 
 # stretch_walker's prepend_scheme: None for the Prepend normalizer, else Metaspace's
 _PREPEND_WHEN = {None: PREPEND_EACH, "always": PREPEND_UNLESS_THERE, "first": PREPEND_FIRST}
+
+
+def _rewriting(space_to: Optional[str], prepend: str, prepend_scheme: Optional[str]) -> tuple:
+    # the compiled walk's first arguments
+    return (None if space_to is None else space_to.encode("utf-8"), prepend.encode("utf-8"),
+            _PREPEND_WHEN[prepend_scheme])
 
 
 class BpeMergeError(FasttokError):
@@ -182,8 +189,22 @@ class BPE:
         [[0, 7, 2], [0, 1, 1, 4, 4, 6], [0, 1, 2]]
         """
         return functools.partial(self._core.walk_stretches,
-                                 None if space_to is None else space_to.encode("utf-8"),
-                                 prepend.encode("utf-8"), _PREPEND_WHEN[prepend_scheme], offsets)
+                                 *_rewriting(space_to, prepend, prepend_scheme), offsets)
+
+    def text_walker(self, cuts_for: Callable[[Optional[frozenset]], tuple], *,
+                    space_to: Optional[str] = None, prepend: str = "",
+                    prepend_scheme: Optional[str] = None) -> StretchWalker:
+        """A compiled walk of whole texts: :meth:`stretch_walker`'s
+        rewriting, the text cut by what ``cuts_for(allowed)`` gives (see
+        :class:`StretchWalker`), one call a text.
+
+        >>> bpe = BPE({"a": 0, "_": 1, "_a": 2}, [("_", "a")])
+        >>> bpe.text_walker(lambda allowed: (lambda text: [text], {}, None), space_to="_").ids(
+        ...     "a a", None)
+        [0, 2]
+        """
+        return StretchWalker(self._core, *_rewriting(space_to, prepend, prepend_scheme),
+                             cuts_for)
 
     def sample_ids(self, sequence: str, rate: float, seed: int) -> list:
         """The ids of ``sequence`` with BPE-dropout at ``rate`` (each merge
