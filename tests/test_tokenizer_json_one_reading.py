@@ -17,7 +17,8 @@ import fasttok
 import fasttok.hf
 import fasttok.loaders.hf_tokenizer_json as hf_tokenizer_json
 from fasttok.formats.tiktoken import byte_bpe_tables
-from fasttok.table_cache import read_tokenizer_json
+from fasttok.formats.hf_pipeline import pipeline_from_document
+from fasttok.table_cache import model_token_strings, read_tokenizer_json
 from test_tokenizer_json_cache import TEXT, _document, _refuse_records
 
 pytestmark = pytest.mark.usefixtures("cache_dir")
@@ -85,6 +86,17 @@ def test_whole_record_has_no_tables_and_pickles(tokenizer_json):
         whole = read_tokenizer_json(tokenizer_json).whole()
         assert "tables" not in whole.metadata and whole.tokens
         assert pickle.loads(pickle.dumps(whole)).tokens == whole.tokens
+
+
+def test_model_token_strings_are_the_python_models_without_building_it(tokenizer_json):
+    built, cached = read_tokenizer_json(tokenizer_json), read_tokenizer_json(tokenizer_json)
+    pipeline = pipeline_from_document(built.whole())
+    model = pipeline.model
+    expected = [model.id_to_token(i) for i in range(model.get_vocab_size())]
+    for parts in (built, cached):
+        strings = model_token_strings(parts.record)
+        assert [s for i, s in enumerate(strings) if i not in pipeline.added_ids] == \
+            [s for i, s in enumerate(expected) if i not in pipeline.added_ids]
 
 
 def test_a_file_that_is_not_byte_level_has_no_tables(tmp_path, cache_dir):
