@@ -105,6 +105,9 @@ _CONTINUATION = bytes(range(0x80, 0xC0))
 def _char_offsets(data: bytes, starts: list) -> list:
     """Byte indices into the UTF-8 ``data`` (ascending) as the index of the
     character each falls in; ``len(data)`` is the number of characters."""
+    if data.isascii():  # a byte is a character: each index as it is, kept ascending
+        n, done = len(data), 0
+        return [done := min(max(start, done), n) for start in starts]
     offsets, chars, done = [], 0, 0
     for start in starts:
         start = min(max(start, done), len(data))

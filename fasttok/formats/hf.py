@@ -400,7 +400,9 @@ class HFModel(TextByText):
             return whole, starts
         ids = self._check(ids)
         pipe = self.pipeline
-        found = token_starts(pipe.decoder, pipe.decode_tokens(ids, False))
+        # every id is known now: each distinct one's token is looked up once
+        token_of = {i: pipe.id_to_token(i) for i in set(ids)}
+        found = token_starts(pipe.decoder, list(map(token_of.__getitem__, ids)))
         if found is not None:
             return found
         whole = pipe.decode(ids, False).encode("utf-8")
