@@ -23,10 +23,11 @@ byte-fallback token of one character spans that character), and with no
 pre-tokenizer to split it each stretch is one word, as each added token is.
 
 Speed (the first 5,000 lines of each corpus file, one call a line, CPU time,
-best of 3, on the shared 2-core machine under load): ``walk.encode`` of en /
-code / zh lines 3.4 / 2.0 / 1.4 us on Llama 2, 3.6 / 2.7 / 3.8 on Gemma 3:
-7.3 / 8.3 / 10.6 and 7.5 / 8.0 / 7.9 times ``tokenizers``' ``encode``
-(offsets included) measured beside it.
+best of 3, on the shared 2-core machine under load, where a figure moves by
+a third from run to run): ``walk.encode`` of en / code / zh lines 3.1 / 1.6
+/ 1.0 us on Llama 2, 3.4 / 3.2 / 2.0 on Gemma 3: 6.4 / 9.4 / 13.5 and 8.4 /
+7.5 / 9.8 times ``tokenizers``' ``encode`` (offsets included) measured
+beside it.
 
 >>> from fasttok.models.hf_bpe import BPE
 >>> from fasttok.normalizers.replace import Replace
