@@ -318,7 +318,7 @@ class HFModel(TextByText):
         ids = [t if type(t) is int else token_int(t) for t in tokens]
         pipe = self.pipeline
         template_only = self.template_only
-        for t in ids:
+        for t in dict.fromkeys(ids):  # each distinct id once, the first bad one first
             if t < 0 or (pipe.id_to_token(t) is None and t not in template_only):
                 raise KeyError(t)
         return [t for t in ids if t not in template_only] if template_only else ids
