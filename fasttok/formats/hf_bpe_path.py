@@ -73,12 +73,13 @@ def _rewrites(normalizer: Any) -> Optional[tuple]:
     return space_to, prepend or ""
 
 
-def _stretch_rewrites(normalizer: Any, pre_tokenizer: Any, model: Any,
+def _stretch_rewrites(normalizer: Any, pre_tokenizer: Any,
                       has_normalized_added: bool) -> Optional[dict]:
-    # BPE.stretch_walker's rewriting arguments when the stages are the ones
-    # this module takes, else None
+    # BPE.stretch_walker's rewriting arguments when the normalizer and
+    # pre-tokenizer are the ones this module takes, else None (the model is
+    # asked for after them: a byte-level file builds it on first use)
     rewrites = _rewrites(normalizer)
-    if has_normalized_added or type(model) is not BPE or rewrites is None:
+    if has_normalized_added or rewrites is None:
         return None
     space_to, prepend = rewrites
     if type(pre_tokenizer) is Metaspace and not pre_tokenizer.split and normalizer is None:
@@ -140,8 +141,10 @@ def bpe_stretch_path(normalizer: Any, pre_tokenizer: Any, model: Any,
     when the stages are the ones above (else ``None``);
     ``has_normalized_added``: whether some added token is matched in the
     normalized text (such a file keeps the stages' own path)."""
-    rewrites = _stretch_rewrites(normalizer, pre_tokenizer, model, has_normalized_added)
-    return None if rewrites is None else model.stretch_walker(**rewrites)
+    rewrites = _stretch_rewrites(normalizer, pre_tokenizer, has_normalized_added)
+    if rewrites is None or type(model) is not BPE:
+        return None
+    return model.stretch_walker(**rewrites)
 
 
 def stretch_cuts(added: Any, normalize: Optional[Callable[[str], str]]) -> Callable:
@@ -199,12 +202,13 @@ def bpe_stretch_walk(record: Any, pipeline: Any) -> Optional[StretchWalker]:
     >>> walk.ids("a a", None), [list(a) for a in walk.encode("a a", None)]
     ([0, 2], [[0, 2], [0, 1, 1, 3], [0, 0]])
     """
-    normalizer, model = pipeline.normalizer, pipeline.model
-    pre_tokenizer = pipeline.pre_tokenizer
+    normalizer, pre_tokenizer = pipeline.normalizer, pipeline.pre_tokenizer
     # tokens of the normalized pass are looked for text by text
-    rewrites = _stretch_rewrites(normalizer, pre_tokenizer, model, False)
-    if (rewrites is None or model.dropout
-            or not _aligned_as_walked(normalizer, pre_tokenizer, rewrites)):
+    rewrites = _stretch_rewrites(normalizer, pre_tokenizer, False)
+    if rewrites is None or not _aligned_as_walked(normalizer, pre_tokenizer, rewrites):
+        return None
+    model = pipeline.model
+    if type(model) is not BPE or model.dropout:
         return None
     cuts_for = stretch_cuts(pipeline.added, None if normalizer is None else normalizer.normalize_str)
     return model.text_walker(cuts_for, **rewrites)
