@@ -22,6 +22,12 @@ What is computed, as ``BPE::merge_word`` and ``Word::merge_all`` do it:
   string's alignment; ``tokenize`` returns that result (a byte-fallback
   token of a multi-byte character spans the character). Parts past the end
   (prefix bytes given as byte tokens) keep tokenizers' uncorrected offsets.
+* **Walks** of whole texts (``walk_stretches``, ``StretchWalker``): the
+  stretches between added tokens, each rewritten as a SentencePiece-style
+  normalizer or ``Metaspace`` writes it, in one call; each normalized byte
+  remembers the text's character it came from, so a token's offsets are
+  those characters' (what tokenizers' alignment gives), with no Python
+  object per stretch or per token.
 
 Parts are positioned by those cumulative lengths, not by the text's bytes:
 with a pair index the merge loop never reads the text, so the positions
@@ -240,6 +246,7 @@ cdef bint _starts_with(const uint8_t* text, size_t size, const uint8_t* prefix, 
 
 
 cdef array.array _int_array(const int32_t* data, size_t n):
+    # an array('i') of data[0:n]
     cdef array.array out = array.clone(_I32, n, False)
     memcpy(out.data.as_ints, data, n * sizeof(int32_t))
     return out
