@@ -1,5 +1,6 @@
 """Unigram segmentation (compiled): piece trie and single-pass Viterbi."""
 
+from array import array
 from collections.abc import Iterable, Sequence
 
 class UnigramModel:
@@ -32,3 +33,23 @@ class TokenizersUnigram:
     def ids(self, text: str) -> list[int]: ...
     def ids_many(self, texts: list[str]) -> list[int]: ...
     def tokenize(self, text: str) -> list[tuple[int, str, tuple[int, int]]]: ...
+
+class UnigramWalk:
+    def __init__(
+        self,
+        model: TokenizersUnigram,
+        early: Sequence[tuple[str, str, str]],
+        charsmap: tuple[object, dict[str, str], tuple[str, str, str]] | None,
+        ops: Sequence[tuple[str, str, str]],
+        whitespace: str | None,
+        metaspace: tuple[str, str, bool] | None,
+        n_ids: int,
+        added: object | None = ...,
+    ) -> None: ...
+    def ids(self, text: str, allowed: frozenset[int] | None) -> list[int] | None: ...
+    def encode(
+        self, text: str, allowed: frozenset[int] | None
+    ) -> tuple[array[int], array[int], array[int]] | None: ...
+    def run(
+        self, text: str, matches: list[tuple[int | None, int, int]] | None, offsets: bool
+    ) -> list[int] | tuple[array[int], array[int], array[int]] | None: ...

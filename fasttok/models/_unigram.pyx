@@ -128,7 +128,7 @@ from cpython.bytes cimport PyBytes_AS_STRING
 from libc.float cimport FLT_MAX
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memchr, memcmp, memcpy, memset
 
 from fasttok.errors import FasttokError
 from fasttok.shared._growth cimport grow_array
@@ -1460,6 +1460,7 @@ cdef class UnigramWalk:
     cdef CharsmapRules charsmap  # None without a charsmap
     cdef int32_t* rule_block     # code point >> 8 -> block (0: no entry in it), NULL: no charsmap
     cdef int32_t* rule_entry     # block * 256 + low byte -> entry (C_* bits, rule)
+    cdef int32_t low[256]        # the entries of U+0000..U+00FF
     cdef uint32_t* rule_at       # rule k's code points are cps[rule_at[k]:rule_at[k + 1]]
     cdef uint32_t* cps
     cdef WalkOp* ops
@@ -1519,6 +1520,8 @@ cdef class UnigramWalk:
                 self.rule_block[block] = <int32_t>(i + 1)
             for cp, value in entries.items():
                 self.rule_entry[self.rule_block[cp >> 8] * 256 + (cp & 0xFF)] = value
+            for cp in range(256):
+                self.low[cp] = entries.get(cp, 0)
         ops_at = []
         for name, pattern, rep in list(early) + list(ops):
             ops_at.append((_OP_KINDS[name], len(pool), len(pattern), len(pool) + len(pattern),
@@ -1569,6 +1572,8 @@ cdef class UnigramWalk:
         free(self.space)
 
     cdef inline int32_t _entry(self, uint32_t cp) noexcept nogil:
+        if cp < 0x100:
+            return self.low[cp]     # one load, not two, for Latin-1
         return self.rule_entry[self.rule_block[cp >> 8] * 256 + (cp & 0xFF)]
 
     cdef Py_ssize_t _cluster_end(self, const Source* c, Py_ssize_t i) noexcept nogil:
@@ -1612,6 +1617,8 @@ cdef class UnigramWalk:
         cdef Py_ssize_t i = 0, j, t, k, n = c.n
         cdef uint32_t cp, next_cp
         cdef int32_t entry, next_entry
+        cdef const uint8_t* latin1
+        cdef NChar* nc
         cdef uint8_t key[8]
         cdef size_t n_key, length
         cdef int64_t value
@@ -1632,6 +1639,34 @@ cdef class UnigramWalk:
             if i + 1 < n:
                 next_cp = _cp_at(c, i + 1)
                 next_entry = self._entry(next_cp)
+            if entry == 0 and c.c == NULL and c.kind == 1:
+                # A run of Latin-1 characters without rules (none of them
+                # joins a cluster): each its own report, all but the last
+                # aligned at once
+                latin1 = <const uint8_t*>c.data + c.a
+                j = i
+                while j + 1 < n and self.low[latin1[j + 1]] == 0:
+                    j += 1
+                _report(&r, out, cp, 0)
+                if j > i:
+                    if out.len + (j - i) > out.cap:
+                        grow_array(<void**>&out.data, &out.cap, out.len + (j - i), sizeof(NChar),
+                                   256)
+                    _report(&r, out, 0, 0)   # aligns the run's first
+                    r.have = False
+                    for t in range(i + 1, j):
+                        nc = &out.data[out.len]
+                        nc.cp = latin1[t]
+                        nc.start = <int32_t>(c.a + r.offset)
+                        nc.end = <int32_t>(c.a + r.offset + 1)
+                        out.len += 1
+                        r.offset += 1
+                    _report(&r, out, latin1[j], 0)
+                i = j + 1
+                if i < n:
+                    next_cp = latin1[i]
+                    next_entry = self.low[next_cp]
+                continue
             if entry == 0 and (i + 1 == n or not (next_entry & C_EXTEND)):
                 # no rule, and a cluster alone (most characters)
                 _report(&r, out, cp, 0)
@@ -1751,6 +1786,7 @@ cdef class UnigramWalk:
         grow_array(<void**>&w.char_of, &cap, n + 4 * (hi - lo + 1), sizeof(uint32_t), 1024)
         w.utf8_cap = cap
         p = w.utf8
+        # (char_of is read for offsets alone)
         if prepend:
             n += utf8_put(p + n, self.meta)
             for k in range(first, n):
@@ -1765,8 +1801,9 @@ cdef class UnigramWalk:
             if cp == 0x20 and self.metaspace:
                 cp = self.meta
             length = utf8_put(p + n, cp)
-            for k in range(length):
-                w.char_of[n + k] = <uint32_t>i
+            if w.offsets:
+                for k in range(length):
+                    w.char_of[n + k] = <uint32_t>i
             n += length
         w.utf8_len = n
         if w.n_pieces == w.pieces_cap:
@@ -1800,17 +1837,23 @@ cdef class UnigramWalk:
                 e = &w.memo[ref.hash >> (64 - MEMO_BITS)]
                 if e.hash == ref.hash and e.length == n and memcmp(e.key, p, n) == 0:
                     for j in range(e.n):
-                        _out_push(w, e.ids[j],
-                                  chars.data[w.char_of[ref.start + e.starts[j]]].start,
-                                  chars.data[w.char_of[ref.start + e.ends[j] - 1]].end)
+                        if w.offsets:
+                            _out_push(w, e.ids[j],
+                                      chars.data[w.char_of[ref.start + e.starts[j]]].start,
+                                      chars.data[w.char_of[ref.start + e.ends[j] - 1]].end)
+                        else:
+                            _out_push(w, e.ids[j], 0, 0)
                     w.word += 1
                     continue
             w.spans.len = 0
             self.model._spans_of(p, n, &w.spans, &w.nodes, &w.scratch)
             for j in range(w.spans.len):
                 sp = &w.spans.data[j]
-                _out_push(w, sp.id, chars.data[w.char_of[ref.start + sp.start]].start,
-                          chars.data[w.char_of[ref.start + sp.end - 1]].end)
+                if w.offsets:
+                    _out_push(w, sp.id, chars.data[w.char_of[ref.start + sp.start]].start,
+                              chars.data[w.char_of[ref.start + sp.end - 1]].end)
+                else:
+                    _out_push(w, sp.id, 0, 0)
             if e != NULL and w.spans.len <= MEMO_TOKENS:
                 e.hash = ref.hash
                 e.length = <uint8_t>n
@@ -1940,6 +1983,10 @@ cdef class UnigramWalk:
         kind = PyUnicode_KIND(text)
         data = PyUnicode_DATA(text)
         n = PyUnicode_GET_LENGTH(text)
+        if count == 1 and kind == 1:
+            if cps[0] < 0x100 and memchr(data, cps[0], n) != NULL:
+                return self.added.find_matches(text, normalized=False, allowed=allowed)
+            return None
         for i in range(n):
             cp = PyUnicode_READ(kind, data, i)
             for k in range(count):
