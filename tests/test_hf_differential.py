@@ -62,8 +62,9 @@ NOT_BYTE_LEVEL = [f for f in FILES if getattr(f, "values", [f])[0].split("/")[0]
 CORPUS = sorted((DATA / "corpus").glob("*.txt")) if not DATA_MISSING else []
 SAMPLE_EVERY = 2000  # corpus lines per file in the default run: one in this many
 STRATEGIES = ("longest_first", "only_first", "only_second")
-# (max_length, stride): a cut inside most test lines, with and without overlap,
-# and a length below what a pair's special tokens leave a stride (refused)
+# (max_length, stride): cuts inside most test lines, with and without overlap;
+# 7 after a pair's special tokens leaves some sides no more than the stride of
+# 2, which tokenizers refuses (fasttok must raise there too)
 CUTS = ((7, 0), (7, 2), (19, 5))
 PADDINGS = ({}, {"direction": "left"}, {"length": 48}, {"length": 48, "direction": "left"},
             {"pad_to_multiple_of": 8}, {"pad_to_multiple_of": 8, "direction": "left",
