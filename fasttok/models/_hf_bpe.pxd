@@ -46,8 +46,6 @@ cdef class HfBpeCore:
     cdef readonly str unk_token
 
     cdef int _fill_edge_bytes(self, tokens) except -1
-    cdef void _add(self, uint32_t* starts, uint32_t* slots, size_t* m, uint32_t* pos,
-                   uint32_t slot, size_t length) noexcept
     # the first parts of s[0:n] (starts[m] their end); returns m
     cdef size_t _first_parts(self, const uint8_t* s, size_t n, uint32_t* starts,
                              uint32_t* slots) except? 0

@@ -122,6 +122,16 @@ cdef inline uint32_t _code_point(const uint8_t* p, size_t w) noexcept nogil:
     return ((p[0] & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F)
 
 
+cdef inline void _add_part(uint32_t* starts, uint32_t* slots, size_t* m, uint32_t* pos,
+                           uint32_t slot, size_t length) noexcept nogil:
+    # a part of length bytes at pos (a function, not a method: the first
+    # parts call it for every character, and a method goes through the vtable)
+    starts[m[0]] = pos[0]
+    slots[m[0]] = slot
+    m[0] += 1
+    pos[0] += <uint32_t>length
+
+
 cdef bint _has_surrogate(const Utf8Source* src) noexcept:
     # a lone surrogate spells no token (Python's UTF-8 refuses it), where
     # utf8_write would write U+FFFD for it
@@ -367,13 +377,6 @@ cdef class HfBpeCore:
         """
         return self.tables.find(token)
 
-    cdef void _add(self, uint32_t* starts, uint32_t* slots, size_t* m, uint32_t* pos,
-                   uint32_t slot, size_t length) noexcept:
-        starts[m[0]] = pos[0]
-        slots[m[0]] = slot
-        m[0] += 1
-        pos[0] += <uint32_t>length
-
     cdef size_t _first_parts(self, const uint8_t* s, size_t n, uint32_t* starts,
                              uint32_t* slots) except? 0:
         # One part per character (or per byte of a byte-fallback character);
@@ -408,9 +411,9 @@ cdef class HfBpeCore:
                 slot = find_token(self.view, key, klen)
             if slot >= 0:
                 if pending:
-                    self._add(starts, slots, &m, &pos, self.unk_slot, unk_len)
+                    _add_part(starts, slots, &m, &pos, self.unk_slot, unk_len)
                     pending = False
-                self._add(starts, slots, &m, &pos, <uint32_t>slot, w)
+                _add_part(starts, slots, &m, &pos, <uint32_t>slot, w)
                 i = j
                 continue
             if self.byte_fallback:
@@ -421,7 +424,7 @@ cdef class HfBpeCore:
                         break
                 if every:
                     for k in range(klen):
-                        self._add(starts, slots, &m, &pos, self.byte_slots[key[k]], 1)
+                        _add_part(starts, slots, &m, &pos, self.byte_slots[key[k]], 1)
                     i = j
                     continue
             if self.unk_slot != NO_UNK:
@@ -431,12 +434,12 @@ cdef class HfBpeCore:
                     unk_len += w
                 else:
                     if pending:
-                        self._add(starts, slots, &m, &pos, self.unk_slot, unk_len)
+                        _add_part(starts, slots, &m, &pos, self.unk_slot, unk_len)
                     pending = True
                     unk_len = w
             i = j
         if pending:
-            self._add(starts, slots, &m, &pos, self.unk_slot, unk_len)
+            _add_part(starts, slots, &m, &pos, self.unk_slot, unk_len)
         starts[m] = pos
         return m
 
