@@ -285,3 +285,43 @@ def test_hypothesis_text_matches_the_load_face_stages(text, name):
 def test_a_lone_surrogate_is_declined():
     walk, _ = _walked(T5, "hf")
     assert walk.ids("a\ud800b", None) is None and walk.encode("\udfff", None) is None
+
+
+# --------------------------------------------------------------- the piece memo and threads
+def test_a_text_walked_again_gives_the_same_answer_from_the_memo():
+    # the second walk takes every piece from the thread's memo
+    walk, _ = _walked(T5, "hf")
+    texts = _corpus("en", 30) + ["\U0001f600 x\u0301y", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]
+    first = [_answer(walk, text) for text in texts]
+    assert [_answer(walk, text) for text in texts] == first
+    assert [walk.ids(text, None) for text in texts] == [ids for ids, _, _ in first]
+
+
+def test_threads_walking_together_give_the_serial_answers():
+    import threading
+    walk, _ = _walked("xlmr_style", "hf")
+    texts = _corpus("multi", 40) + _corpus("en", 40)
+    serial = [_answer(walk, text) for text in texts]
+    found: dict = {}
+
+    def work(k: int) -> None:
+        order = texts[k:] + texts[:k]
+        found[k] = [_answer(walk, text) for text in order]
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in range(4):
+        assert found[k] == serial[k:] + serial[:k]
+
+
+@pytest.mark.slow
+def test_the_cluster_classes_scan_of_some_planes_equals_a_scan_of_every_code_point():
+    import re
+    from fasttok.normalizers import precompiled
+    every = "".join(map(chr, range(0x110000)))
+    full = tuple("".join(re.findall(pattern, every)) for pattern in (
+        precompiled._PREPEND, precompiled._control(), precompiled._extend()))
+    assert precompiled.cluster_classes() == full

@@ -1191,13 +1191,39 @@ cdef class TokenizersUnigram:
 # ------------------------------------------------------------------ tokenizer.json walk
 #
 # UnigramWalk runs a Unigram tokenizer.json's stages over a text in one
-# compiled pass: the precompiled charsmap (each character a cluster of its
-# own), the space rules of the Replace stages after it, WhitespaceSplit and
-# Metaspace, then TokenizersUnigram's Viterbi on each piece. Every normalized
-# character carries the span of the text it came from, as tokenizers'
-# NormalizedString aligns it, so offsets and word indices come from the same
-# walk as the ids. fasttok/formats/hf_unigram_path.py asks the stages for the
-# tables and ops it is built from.
+# compiled pass: the Replace stages and the precompiled charsmap (grapheme
+# clusters cut as fasttok.normalizers.precompiled cuts them, a cluster of
+# under 6 bytes looked up whole), WhitespaceSplit and Metaspace, then
+# TokenizersUnigram's Viterbi on each piece. Every normalized character
+# carries the span of the text it came from, as tokenizers' NormalizedString
+# aligns it (the charsmap's reports through transform's rules, a Replace's
+# new characters on the match's last one, a prepended replacement on the
+# first character), so offsets and word indices come from the same walk as
+# the ids, with a flag. fasttok/formats/hf_unigram_path.py asks the stages
+# for the tables and ops it is built from; the stages are the test oracle.
+#
+# Performance notes (T5 conversion botchan_unigram_5000, en.txt; the VM is
+# shared, so times are same-run comparisons, instruction counts callgrind's):
+#
+# * A piece's tokens depend on its bytes alone (each piece's Viterbi starts
+#   from score 0, no rebasing in the tokenizers flavour), so a per-thread
+#   memo (ft_thread_cache.h's memo slot, this module's own) keeps them by
+#   those bytes: 2**16 entries of 64 bytes. 2**12 (in L2) was slower on
+#   whole texts (en.txt's 5,000 lines hold 10k distinct words), and 2**14
+#   left a third of a whole text's pieces to the Viterbi.
+# * The memo's cache misses were half of the piece step: a stretch's pieces
+#   are laid out first (64 at a time, so a long text's UTF-8 stays small)
+#   with their entries prefetched, then the model runs on them.
+# * The charsmap reads the text itself when no Replace stage comes first, and
+#   a run of Latin-1 characters without rules goes out in one loop: the
+#   report of each character alone was ~100 instructions a character (whole
+#   en.txt 5,000 lines: 80.7M -> 59.6M instructions a call; tokie 0.1.4
+#   69.4M). Metaspace is folded into the piece's UTF-8 (no copy of a word).
+# * ids and encode are the compiled object's methods, and the added-token
+#   test is a C scan for the tokens' first characters (a Python call or two
+#   a text was a fifth of a line's walk).
+# * Per en.txt line: walk.encode ~2.2 us, walk.ids ~2.3 us, tokie ~2.4-3.2,
+#   kitoken ~10, tokenizers ~25-45 (one call a line, same process).
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
