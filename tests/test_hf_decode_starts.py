@@ -85,7 +85,7 @@ def _starts_decoding_every_prefix(decoder, tokens: list) -> tuple:
 
 
 @pytest.mark.parametrize("kind", sorted(READ))
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tokens=st.lists(st.one_of(st.sampled_from(BYTE_TOKENS), st.sampled_from(TOKENS)),
                        max_size=16))
 def test_one_pass_starts_are_where_each_prefix_stops_agreeing(kind, tokens):
@@ -118,9 +118,13 @@ def loaded() -> dict:
     return {}
 
 
-def _look_ups(loaded: dict, kind: str, ids: list, monkeypatch) -> int:
+def _encoding(loaded: dict, kind: str) -> fasttok.Encoding:
     if kind not in loaded:
         loaded[kind] = fasttok.load(str(FILES[kind]))
+    return loaded[kind]
+
+
+def _look_ups(loaded: dict, kind: str, ids: list, monkeypatch) -> int:
     pipeline = loaded[kind]._core.pipeline
     count = [0]
     id_to_token = pipeline.id_to_token
@@ -145,8 +149,7 @@ def _byte_piece(enc: fasttok.Encoding, byte: int) -> int:
                                   "bpe_byte_fallback_fuse_strip"])
 @pytest.mark.parametrize("byte", [0xC0, 0x41, 0x20])
 def test_a_run_of_byte_pieces_is_read_once(loaded, kind, byte, monkeypatch):
-    loaded.setdefault(kind, fasttok.load(str(FILES[kind])))
-    piece = _byte_piece(loaded[kind], byte)
+    piece = _byte_piece(_encoding(loaded, kind), byte)
     for n in (1000, 4000):
         # decoded in windows, each id of a run re-read the run: n²/2 look-ups
         assert _look_ups(loaded, kind, [piece] * n, monkeypatch) <= 2 * n
@@ -155,7 +158,6 @@ def test_a_run_of_byte_pieces_is_read_once(loaded, kind, byte, monkeypatch):
 @pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
 @pytest.mark.parametrize("kind", sorted(FILES))
 def test_each_id_is_looked_up_a_bounded_number_of_times(loaded, kind, monkeypatch):
-    loaded.setdefault(kind, fasttok.load(str(FILES[kind])))
-    ids = loaded[kind].encode_ordinary("The quick brown fox, 日本語 jumping over 12 dogs. " * 40)
+    ids = _encoding(loaded, kind).encode_ordinary("The quick brown fox, 日本語 jumping over 12 dogs. " * 40)
     # windows looked each id up some 20 times
     assert _look_ups(loaded, kind, ids, monkeypatch) <= 2 * len(ids)
