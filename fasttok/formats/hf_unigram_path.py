@@ -148,7 +148,13 @@ def _pre_tokenizer_plan(pre_tokenizer: Any) -> Optional[tuple]:
 class UnigramPathWalk(Walk):
     """The walk of one Unigram configuration (see the module docstring);
     a text holding a lone surrogate is declined (``None``). ``ids`` and
-    ``encode`` are the compiled walk's own (a Python call less a text)."""
+    ``encode`` are the compiled walk's own (a Python call less a text).
+
+    >>> from fasttok.models._unigram import TokenizersUnigram
+    >>> model = TokenizersUnigram(["<unk>", "a"], [0.0, -1.0], 0, False)
+    >>> UnigramPathWalk(UnigramWalk(model, [], None, [], None, None, 2)).ids("ab", None)
+    [1, 0]
+    """
 
     def __init__(self, core: UnigramWalk) -> None:
         self.ids = core.ids
@@ -157,7 +163,17 @@ class UnigramPathWalk(Walk):
 
 def unigram_walk(record: Any, pipeline: Any) -> Optional[Walk]:
     """The walk of ``pipeline`` if it is a Unigram configuration the walk
-    runs (``record``: its ``tokenizer.json`` record), else ``None``."""
+    runs (``record``: its ``tokenizer.json`` record), else ``None``.
+
+    >>> import json
+    >>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
+    >>> from fasttok.formats.hf_pipeline import pipeline_from_document
+    >>> doc = {"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0]]},
+    ...        "normalizer": {"type": "Lowercase"}}
+    >>> record = tokenizer_json_record(json.dumps(doc), "t.json")
+    >>> unigram_walk(record, pipeline_from_document(record)) is None
+    True
+    """
     model = pipeline.model
     if type(model) is not Unigram or model.unk_id is None or not model.vocab \
             or pipeline._normalized_pass:

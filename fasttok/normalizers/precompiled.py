@@ -154,7 +154,11 @@ class Precompiled:
 
     @property
     def rules(self) -> CharsmapRules:
-        """The charsmap's rules (what a compiled walk looks clusters up in)."""
+        """The charsmap's rules (what a compiled walk looks clusters up in).
+
+        >>> Precompiled(b"").rules.first_rule(b"a") is None
+        True
+        """
         return self._rules
 
     def char_rules(self) -> dict:
