@@ -106,7 +106,9 @@ def _walked(text: str, at: int, space_to: Optional[str], prepend: str,
     # (normalized, alignments) of a stretch as the compiled walk writes it
     space = " " if space_to is None else space_to
     written = text.replace(" ", space)
-    aligns = [span for i, c in enumerate(text) for span in [(i, i + 1)] * len(space if c == " " else c)]
+    aligns: list = []
+    for i, c in enumerate(text):
+        aligns += [(i, i + 1)] * (len(space) if c == " " else 1)
     if prepend_scheme is not None and (written.startswith(prepend)
                                        or (prepend_scheme == "first" and at)):
         prepend = ""
@@ -210,5 +212,6 @@ def bpe_stretch_walk(record: Any, pipeline: Any) -> Optional[StretchWalker]:
     model = pipeline.model
     if type(model) is not BPE or model.dropout:
         return None
-    cuts_for = stretch_cuts(pipeline.added, None if normalizer is None else normalizer.normalize_str)
+    normalize = None if normalizer is None else normalizer.normalize_str
+    cuts_for = stretch_cuts(pipeline.added, normalize)
     return model.text_walker(cuts_for, **rewrites)

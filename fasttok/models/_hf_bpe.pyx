@@ -519,7 +519,8 @@ cdef class HfBpeCore:
             if i - k >= 2 and self.words != NULL and length <= WORD_BYTES:
                 h = hash_bytes(s + base, length) | 1
                 word = &self.words[h >> (64 - WORD_BITS)]
-                if word.hash == h and word.length == length and memcmp(word.text, s + base, length) == 0:
+                if (word.hash == h and word.length == length
+                        and memcmp(word.text, s + base, length) == 0):
                     for j in range(word.n_tokens):
                         starts[w + j] = base + (word.ends[j - 1] if j else 0)
                         slots[w + j] = word.slots[j]
@@ -684,7 +685,8 @@ cdef class HfBpeCore:
                     _room(<void**>&out, &out_cap, n_out + 1, sizeof(uint32_t), stack_out)
                     out[n_out] = ADDED_MARK
                     if offsets:
-                        _room(<void**>&spans, &spans_cap, 2 * n_out + 2, sizeof(int32_t), stack_spans)
+                        _room(<void**>&spans, &spans_cap, 2 * n_out + 2, sizeof(int32_t),
+                              stack_spans)
                         _room(<void**>&words, &words_cap, n_out + 1, sizeof(int32_t), stack_words)
                         spans[2 * n_out] = <int32_t>at
                         spans[2 * n_out + 1] = <int32_t>(at + length)
