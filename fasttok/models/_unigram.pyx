@@ -1381,7 +1381,15 @@ cdef struct PieceRef:
 
 
 cdef extern from *:
-    void __builtin_prefetch(const void* p) nogil
+    """
+    /* a memo entry fetched ahead of its use, where the compiler can say so */
+    #if defined(__GNUC__) || defined(__clang__)
+    #define ft_prefetch(p) __builtin_prefetch(p)
+    #else
+    #define ft_prefetch(p) ((void)(p))
+    #endif
+    """
+    void ft_prefetch(const void* p) nogil
 
 
 cdef uint64_t _walk_tags = 0    # each walk's memo tag (the thread's memo is one walk's)
@@ -1841,7 +1849,7 @@ cdef class UnigramWalk:
         ref.hash = 0
         if w.memo != NULL and n - first <= MEMO_KEY:
             ref.hash = _piece_hash(p + first, n - first)
-            __builtin_prefetch(&w.memo[ref.hash >> (64 - MEMO_BITS)])
+            ft_prefetch(&w.memo[ref.hash >> (64 - MEMO_BITS)])
         return 0
 
     cdef int _model(self, NCharBuf* chars, WalkOut* w) except -1 nogil:
