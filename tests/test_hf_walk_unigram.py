@@ -114,8 +114,18 @@ def _reference(name: str):
 
 
 def _answer(walk, text: str, allowed=None) -> tuple:
-    ids, offsets, words = walk.encode(text, allowed)
+    # (ids, offsets, words) of encode_unknown; encode gives the same, or
+    # declines exactly when a token is an unknown run
+    ids, offsets, words, unknown = walk.encode_unknown(text, allowed)
+    plain = walk.encode(text, allowed)
+    assert (plain is None) == bool(unknown)
+    if plain is not None:
+        assert [list(a) for a in plain] == [list(ids), list(offsets), list(words)]
     return list(ids), list(zip(offsets[::2], offsets[1::2])), list(words)
+
+
+def _unknown_texts(walk, text: str, allowed=None) -> dict:
+    return walk.encode_unknown(text, allowed)[3]
 
 
 def _describe(text: str, got: tuple, want: tuple) -> str:
@@ -137,6 +147,9 @@ def _first_difference_from_tokenizers(name: str, texts) -> str | None:
         got = _answer(walk, text)
         if got != want or walk.ids(text, None) != encoding.ids:
             return _describe(text, got, want)
+        unknown = _unknown_texts(walk, text)
+        if any(encoding.tokens[i] != token for i, token in unknown.items()):
+            return f"{text!r}: unknown-run token strings {unknown} differ: {encoding.tokens}"
     return None
 
 
@@ -149,6 +162,9 @@ def _first_difference_from_stages(name: str, face: str, texts, allowed=None) -> 
         ids = walk.ids(text, allowed)
         if got != want or ids != staged.ids:
             return _describe(text, got, want)
+        unknown = _unknown_texts(walk, text, allowed)
+        if any(staged.tokens[i] != token for i, token in unknown.items()):
+            return f"{text!r}: unknown-run token strings {unknown} differ: {staged.tokens}"
     return None
 
 
@@ -193,6 +209,16 @@ def test_a_model_without_an_unknown_id_leaves_the_file_to_the_stages():
 
 
 # --------------------------------------------------------------- against tokenizers
+def test_an_unknown_run_is_declined_by_encode_and_its_text_given_by_encode_unknown():
+    # tokenizers' token string for an unknown run is its text, which no id gives
+    walk, _ = _walked(T5, "hf")
+    assert walk.encode("x \u65e5\u672c", None) is None
+    ids, _, words, unknown = walk.encode_unknown("x \u65e5\u672c", None)
+    assert list(ids) == [16, 2109, 16, 2] and unknown == {3: "\u65e5\u672c"}
+    assert _reference(T5).encode("x \u65e5\u672c", add_special_tokens=False).tokens[3] == \
+        "\u65e5\u672c"
+
+
 def test_t5_golden_ids_offsets_and_words():
     # "▁" and "!" both come from "!": the prepended ▁ takes its span
     walk, _ = _walked(T5, "hf")
@@ -285,6 +311,7 @@ def test_hypothesis_text_matches_the_load_face_stages(text, name):
 def test_a_lone_surrogate_is_declined():
     walk, _ = _walked(T5, "hf")
     assert walk.ids("a\ud800b", None) is None and walk.encode("\udfff", None) is None
+    assert walk.encode_unknown("\udfff", None) is None
 
 
 # --------------------------------------------------------------- the piece memo and threads

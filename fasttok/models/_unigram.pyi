@@ -50,6 +50,13 @@ class UnigramWalk:
     def encode(
         self, text: str, allowed: frozenset[int] | None
     ) -> tuple[array[int], array[int], array[int]] | None: ...
+    def encode_unknown(
+        self, text: str, allowed: frozenset[int] | None
+    ) -> tuple[array[int], array[int], array[int], dict[int, str]] | None: ...
     def run(
-        self, text: str, matches: list[tuple[int | None, int, int]] | None, offsets: bool
-    ) -> list[int] | tuple[array[int], array[int], array[int]] | None: ...
+        self,
+        text: str,
+        matches: list[tuple[int | None, int, int]] | None,
+        offsets: bool,
+        unknown: bool = ...,
+    ) -> list[int] | tuple[array[int], ...] | None: ...

@@ -1233,6 +1233,8 @@ cdef extern from "Python.h":
 
 from cpython cimport array as carray
 
+from fasttok.normalizers._spm_normalizer cimport (ByteBuf, OffsetBuf, bytebuf_free,
+                                                  bytebuf_reserve, offsets_free, offsets_reserve)
 from fasttok.shared._charsmap cimport CharsmapRules
 from fasttok.shared._utf8 cimport utf8_get, utf8_put
 
@@ -1357,6 +1359,7 @@ cdef struct PieceMemo:
     uint64_t hash        # 0: empty
     uint8_t length
     uint8_t n
+    uint8_t unknown      # bit j: token j is an unknown run (its text is the piece's)
     uint8_t key[MEMO_KEY]
     uint32_t ids[MEMO_TOKENS]
     uint8_t starts[MEMO_TOKENS]
@@ -1419,6 +1422,8 @@ cdef struct WalkOut:
     SpanBuf nodes        # the Viterbi's, before unknown runs are fused
     ViterbiScratch scratch
     PieceMemo* memo      # the thread's, or NULL
+    ByteBuf unknown      # with offsets: the text of each unknown-run token, one after
+    OffsetBuf unknown_at # another, and (token index, end in unknown) for each
     uint32_t* ids
     int32_t* offs        # two a token
     int32_t* words
@@ -1448,6 +1453,19 @@ cdef int _out_push(WalkOut* w, uint32_t id, int32_t start, int32_t end) except -
     return 0
 
 
+cdef int _note_unknown(WalkOut* w, const uint8_t* s, size_t n) except -1 nogil:
+    # the text s[:n] of the token just pushed, an unknown run (tokenizers'
+    # token string for it, which its id does not give)
+    bytebuf_reserve(&w.unknown, n)
+    memcpy(w.unknown.data + w.unknown.len, s, n)
+    w.unknown.len += n
+    offsets_reserve(&w.unknown_at, 2)
+    w.unknown_at.data[w.unknown_at.len] = <uint32_t>(w.n - 1)
+    w.unknown_at.data[w.unknown_at.len + 1] = <uint32_t>w.unknown.len
+    w.unknown_at.len += 2
+    return 0
+
+
 cdef void _out_free(WalkOut* w) noexcept nogil:
     free(w.x.data)
     free(w.y.data)
@@ -1457,6 +1475,8 @@ cdef void _out_free(WalkOut* w) noexcept nogil:
     spans_free(&w.spans)
     spans_free(&w.nodes)
     viterbi_scratch_free(&w.scratch)
+    bytebuf_free(&w.unknown)
+    offsets_free(&w.unknown_at)
     free(w.ids)
     free(w.offs)
     free(w.words)
@@ -1875,6 +1895,8 @@ cdef class UnigramWalk:
                             _out_push(w, e.ids[j],
                                       chars.data[w.char_of[ref.start + e.starts[j]]].start,
                                       chars.data[w.char_of[ref.start + e.ends[j] - 1]].end)
+                            if e.unknown >> j & 1:
+                                _note_unknown(w, p + e.starts[j], e.ends[j] - e.starts[j])
                         else:
                             _out_push(w, e.ids[j], 0, 0)
                     w.word += 1
@@ -1886,17 +1908,22 @@ cdef class UnigramWalk:
                 if w.offsets:
                     _out_push(w, sp.id, chars.data[w.char_of[ref.start + sp.start]].start,
                               chars.data[w.char_of[ref.start + sp.end - 1]].end)
+                    if sp.flags & FLAG_TEXT:
+                        _note_unknown(w, p + sp.start, sp.end - sp.start)
                 else:
                     _out_push(w, sp.id, 0, 0)
             if e != NULL and w.spans.len <= MEMO_TOKENS:
                 e.hash = ref.hash
                 e.length = <uint8_t>n
                 e.n = <uint8_t>w.spans.len
+                e.unknown = 0
                 memcpy(e.key, p, n)
                 for j in range(w.spans.len):
                     e.ids[j] = w.spans.data[j].id
                     e.starts[j] = <uint8_t>w.spans.data[j].start
                     e.ends[j] = <uint8_t>w.spans.data[j].end
+                    if w.spans.data[j].flags & FLAG_TEXT:
+                        e.unknown |= <uint8_t>(1 << j)
             w.word += 1
         w.n_pieces = 0
         w.utf8_len = 0
@@ -1987,8 +2014,14 @@ cdef class UnigramWalk:
 
     def encode(self, str text not None, allowed):
         """``(ids, offsets, words)`` arrays of ``text`` as :meth:`ids` cuts it,
-        or ``None`` if declined."""
+        or ``None`` if declined (also for a text with an unknown-run token,
+        whose token string its id does not give: see :meth:`encode_unknown`)."""
         return self.run(text, self._matches(text, allowed), True)
+
+    def encode_unknown(self, str text not None, allowed):
+        """:meth:`encode` with a fourth item, ``{token index: text}`` of the
+        unknown-run tokens (their token strings), or ``None`` if declined."""
+        return self.run(text, self._matches(text, allowed), True, True)
 
     cdef object _matches(self, str text, object allowed):
         # The added-token pass's matches, or None where no token's first
@@ -2028,16 +2061,21 @@ cdef class UnigramWalk:
                     return self.added.find_matches(text, normalized=False, allowed=allowed)
         return None
 
-    def run(self, str text not None, list matches, bint offsets):
+    def run(self, str text not None, list matches, bint offsets, bint unknown=False):
         """The ids of ``text`` (a list), or with ``offsets`` ``(ids, offsets,
-        words)`` arrays; ``None`` for a text the walk declines. ``matches``:
-        the added-token pass's ``[(id or None, start, end)]``, or ``None``
-        when no added token occurs."""
+        words)`` arrays, and with ``unknown`` too a fourth item,
+        ``{token index: text}`` of the unknown-run tokens (tokenizers' token
+        string for one is the run's normalized text, not its id's piece;
+        without ``unknown`` a text with one is declined); ``None`` for a
+        text the walk declines. ``matches``: the added-token pass's ``[(id
+        or None, start, end)]``, or ``None`` when no added token occurs."""
         cdef WalkOut w
         cdef int kind = PyUnicode_KIND(text)
         cdef const void* data = PyUnicode_DATA(text)
         cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), start, end
         cdef int declined = 0
+        cdef size_t k, at
+        cdef dict texts
         cdef carray.array ids, offs, words
         memset(&w, 0, sizeof(WalkOut))
         w.offsets = offsets
@@ -2055,7 +2093,7 @@ cdef class UnigramWalk:
                         declined = self._stretch(kind, data, start, end, &w)
                         if declined:
                             break
-            if declined:
+            if declined or (w.unknown_at.len and not unknown):
                 return None
             if not offsets:
                 return ids_list(w.ids, w.n, self.ints)
@@ -2066,7 +2104,15 @@ cdef class UnigramWalk:
                 memcpy(ids.data.as_voidptr, w.ids, w.n * sizeof(uint32_t))
                 memcpy(offs.data.as_voidptr, w.offs, 2 * w.n * sizeof(int32_t))
                 memcpy(words.data.as_voidptr, w.words, w.n * sizeof(int32_t))
-            return ids, offs, words
+            if not unknown:
+                return ids, offs, words
+            texts = {}
+            at = 0
+            for k in range(0, w.unknown_at.len, 2):
+                texts[w.unknown_at.data[k]] = \
+                    (<bytes>w.unknown.data[at:w.unknown_at.data[k + 1]]).decode("utf-8")
+                at = w.unknown_at.data[k + 1]
+            return ids, offs, words, texts
         finally:
             _out_free(&w)
 
