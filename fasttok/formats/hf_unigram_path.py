@@ -59,7 +59,8 @@ __all__ = ["UnigramPathWalk", "unigram_walk", "REPLACE_SHAPES"]
 #: spelled with the character ``c`` they act on (``c`` a character that is
 #: no regex syntax): ``(pattern, content) -> (op, new string)``, the ops of
 #: :class:`~fasttok.models._unigram.UnigramWalk` (transformers writes these
-#: four for a SentencePiece model's whitespace rules).
+#: three, and the literal ``" "`` -> ``"▁"``, for a SentencePiece model's
+#: whitespace rules).
 REPLACE_SHAPES = {
     ("{c}{{2,}}", "{c}"): ("squeeze", "{c}"),
     ("\\A{c}+|{c}+\\z", ""): ("trim", ""),
