@@ -148,11 +148,11 @@ def _pre_tokenizer_plan(pre_tokenizer: Any) -> Optional[tuple]:
 
 class UnigramPathWalk(Walk):
     """The walk of one Unigram configuration (see the module docstring);
-    a text holding a lone surrogate is declined (``None``), and so is one
-    with an unknown-run token by ``encode`` (tokenizers' token string for it
-    is the run's text, which the contract's arrays do not carry; see
-    ``encode_unknown``). ``ids`` and ``encode`` are the compiled walk's own
-    (a Python call less a text).
+    a text holding a lone surrogate is declined (``None``). ``encode`` adds
+    the fourth item of :meth:`Walk.encode` when some tokens are unknown runs
+    (tokenizers' token string for one is the run's normalized text, not its
+    id's piece). ``ids`` and ``encode`` are the compiled walk's own (a Python
+    call less a text).
 
     >>> from fasttok.models._unigram import TokenizersUnigram
     >>> model = TokenizersUnigram(["<unk>", "a"], [0.0, -1.0], 0, False)
@@ -163,10 +163,6 @@ class UnigramPathWalk(Walk):
     def __init__(self, core: UnigramWalk) -> None:
         self.ids = core.ids
         self.encode = core.encode
-        #: ``encode`` with a fourth item, ``{token index: text}`` of the
-        #: unknown-run tokens, whose token strings their id does not give
-        #: (``encode`` declines such a text)
-        self.encode_unknown = core.encode_unknown
 
 
 def unigram_walk(record: Any, pipeline: Any) -> Optional[Walk]:

@@ -49,14 +49,14 @@ class UnigramWalk:
     def ids(self, text: str, allowed: frozenset[int] | None) -> list[int] | None: ...
     def encode(
         self, text: str, allowed: frozenset[int] | None
-    ) -> tuple[array[int], array[int], array[int]] | None: ...
-    def encode_unknown(
-        self, text: str, allowed: frozenset[int] | None
-    ) -> tuple[array[int], array[int], array[int], dict[int, str]] | None: ...
+    ) -> (
+        tuple[array[int], array[int], array[int]]
+        | tuple[array[int], array[int], array[int], dict[int, str]]
+        | None
+    ): ...
     def run(
         self,
         text: str,
         matches: list[tuple[int | None, int, int]] | None,
         offsets: bool,
-        unknown: bool = ...,
     ) -> list[int] | tuple[array[int], ...] | None: ...

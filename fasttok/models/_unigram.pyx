@@ -2014,14 +2014,10 @@ cdef class UnigramWalk:
 
     def encode(self, str text not None, allowed):
         """``(ids, offsets, words)`` arrays of ``text`` as :meth:`ids` cuts it,
-        or ``None`` if declined (also for a text with an unknown-run token,
-        whose token string its id does not give: see :meth:`encode_unknown`)."""
+        with a fourth item ``{token index: text}`` when some tokens are
+        unknown runs (their token strings, which their id does not give), or
+        ``None`` if declined."""
         return self.run(text, self._matches(text, allowed), True)
-
-    def encode_unknown(self, str text not None, allowed):
-        """:meth:`encode` with a fourth item, ``{token index: text}`` of the
-        unknown-run tokens (their token strings), or ``None`` if declined."""
-        return self.run(text, self._matches(text, allowed), True, True)
 
     cdef object _matches(self, str text, object allowed):
         # The added-token pass's matches, or None where no token's first
@@ -2061,13 +2057,12 @@ cdef class UnigramWalk:
                     return self.added.find_matches(text, normalized=False, allowed=allowed)
         return None
 
-    def run(self, str text not None, list matches, bint offsets, bint unknown=False):
+    def run(self, str text not None, list matches, bint offsets):
         """The ids of ``text`` (a list), or with ``offsets`` ``(ids, offsets,
-        words)`` arrays, and with ``unknown`` too a fourth item,
-        ``{token index: text}`` of the unknown-run tokens (tokenizers' token
-        string for one is the run's normalized text, not its id's piece;
-        without ``unknown`` a text with one is declined); ``None`` for a
-        text the walk declines. ``matches``: the added-token pass's ``[(id
+        words)`` arrays and, when some tokens are unknown runs, a fourth item
+        ``{token index: text}`` of them (tokenizers' token string for one is
+        the run's normalized text, not its id's piece); ``None`` for a text
+        the walk declines. ``matches``: the added-token pass's ``[(id
         or None, start, end)]``, or ``None`` when no added token occurs."""
         cdef WalkOut w
         cdef int kind = PyUnicode_KIND(text)
@@ -2093,7 +2088,7 @@ cdef class UnigramWalk:
                         declined = self._stretch(kind, data, start, end, &w)
                         if declined:
                             break
-            if declined or (w.unknown_at.len and not unknown):
+            if declined:
                 return None
             if not offsets:
                 return ids_list(w.ids, w.n, self.ints)
@@ -2104,7 +2099,7 @@ cdef class UnigramWalk:
                 memcpy(ids.data.as_voidptr, w.ids, w.n * sizeof(uint32_t))
                 memcpy(offs.data.as_voidptr, w.offs, 2 * w.n * sizeof(int32_t))
                 memcpy(words.data.as_voidptr, w.words, w.n * sizeof(int32_t))
-            if not unknown:
+            if not w.unknown_at.len:
                 return ids, offs, words
             texts = {}
             at = 0
