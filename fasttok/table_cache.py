@@ -101,7 +101,7 @@ from fasttok.shared.gc_pause import gc_paused
 from fasttok.vocab import Vocabulary
 
 __all__ = ["load_named_encoding", "load_tokenizer_json_encoding", "read_tokenizer_json",
-           "TokenizerJson", "model_token_strings", "cache_file", "cache_enabled"]
+           "TokenizerJson", "cache_file", "cache_enabled"]
 
 _MAGIC = b"FTTABLES"
 _FORMAT = 2
@@ -315,31 +315,6 @@ def read_tokenizer_json(path: str, data: Optional[bytes] = None, *,
             _write_tables(slot[0], slot[1], _hf_payload(whole, tables))
         record = dataclasses.replace(whole, metadata=dict(whole.metadata, tables=tables))
         return TokenizerJson(record, None, lambda: whole, whole.max_token_value)
-
-
-def model_token_strings(record: Vocabulary) -> list:
-    """The model's token string of each id of a byte-level BPE
-    ``tokenizer.json`` record (its text in the file: the byte-level spelling
-    of the token's bytes), ``None`` for an id the model has no token for or
-    whose entry the record left out for an added token (which the pipeline
-    names first): what the file's Python BPE model's ``id_to_token`` gives,
-    without building that model (most of Llama 3's load) or, for a record
-    read from the cache, reading the file again.
-
-    >>> from fasttok.shared._tables import TokenTables
-    >>> record = Vocabulary(name="t", model="hf_pipeline", tokens=(b"a", None, b" b"), merges=())
-    >>> model_token_strings(record)
-    ['a', None, 'Ġb']
-    """
-    from fasttok.shared._bytemap import encode_byte_level
-
-    tokens = record.tokens or record.metadata["tables"].tokens()
-    ids = range(len(tokens)) if record.ids is None else record.ids
-    out: list = [None] * (ids[-1] + 1 if len(ids) else 0)
-    for token_id, token in zip(ids, tokens):
-        if token is not None:
-            out[token_id] = encode_byte_level(token)
-    return out
 
 
 def load_tokenizer_json_encoding(path: str, *, cache: Optional[bool] = None) -> Any:

@@ -18,7 +18,8 @@ import fasttok.hf
 import fasttok.loaders.hf_tokenizer_json as hf_tokenizer_json
 from fasttok.formats.tiktoken import byte_bpe_tables
 from fasttok.formats.hf_pipeline import pipeline_from_document
-from fasttok.table_cache import model_token_strings, read_tokenizer_json
+from fasttok.formats.hf_byte_level import byte_level_token_strings
+from fasttok.table_cache import read_tokenizer_json
 from test_tokenizer_json_cache import TEXT, _document, _refuse_records
 
 pytestmark = pytest.mark.usefixtures("cache_dir")
@@ -94,7 +95,7 @@ def test_model_token_strings_are_the_python_models_without_building_it(tokenizer
     model = pipeline.model
     expected = [model.id_to_token(i) for i in range(model.get_vocab_size())]
     for parts in (built, cached):
-        strings = model_token_strings(parts.record)
+        strings = byte_level_token_strings(parts.record)
         assert [s for i, s in enumerate(strings) if i not in pipeline.added_ids] == \
             [s for i, s in enumerate(expected) if i not in pipeline.added_ids]
 

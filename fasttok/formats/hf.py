@@ -40,7 +40,7 @@ from collections.abc import Callable
 from typing import Any, Optional
 
 from fasttok.errors import FasttokError
-from fasttok.formats.hf_byte_level import build_hf_byte_bpe
+from fasttok.formats.hf_byte_level import build_hf_byte_bpe, byte_level_walk
 from fasttok.formats.hf_pipeline import HFPipeline, pipeline_from_document
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json
 from fasttok.models.hf_bpe import BPE
@@ -87,6 +87,8 @@ def build_hf_pipeline(vocab: Vocabulary, *, tables: Any = None,
     decoder = vocab.metadata["document"].get("decoder")
     if byte_level:
         core = build_hf_byte_bpe(vocab, tables)
+        # the walk of the pipeline over the same core (one set of tables)
+        pipeline.walk = byte_level_walk(vocab, pipeline, model=core)
         return ByteLevelHFModel(pipeline, core, decoder, vocab.template_ids)
     return HFModel(pipeline, tuple(content.encode("utf-8")
                                    for content, _, _ in vocab.metadata["added_tokens"]),

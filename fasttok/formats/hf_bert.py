@@ -38,7 +38,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, Optional
 
-from fasttok.formats.hf_walks import Walk
+from fasttok.formats.walk import Walk
 from fasttok.models._wordpiece import CodePointRules
 from fasttok.models.hf_bert_rule import bert_rule
 from fasttok.models.hf_wordpiece import WordPiece

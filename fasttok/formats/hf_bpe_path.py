@@ -10,7 +10,7 @@ gives, for each stretch between added tokens, the model's tokens of that
 stretch rewritten so. The text is cut at its
 added tokens in one compiled call (the matcher's ``cut``), and the
 rewriting and the model run in another
-(:meth:`fasttok.models.hf_bpe.BPE.stretch_walker`), with no Python per
+(:meth:`fasttok.models.hf_bpe.BPE.text_walker`), with no Python per
 stretch or per token: Gemma 3's newlines are added tokens, so a
 text of 20,000 lines was 20,000 trips through the Python stages at about
 20 µs each, as much as the BPE itself.
@@ -30,11 +30,10 @@ a third from run to run): ``walk.encode`` of en / code / zh lines 3.1 / 1.6
 beside it.
 
 >>> from fasttok.models.hf_bpe import BPE
->>> from fasttok.normalizers.replace import Replace
->>> ids = bpe_stretch_path(Replace(" ", "_"), None, BPE({"a": 0, "_": 1, "_a": 2}, [("_", "a")]),
-...                        False)
->>> ids(["a a", "<x>", ""], {"<x>": 7})
-[0, 2, 7]
+>>> walk = BPE({"a": 0, "_": 1, "_a": 2}, [("_", "a")]).text_walker(
+...     lambda allowed: (lambda text: [text], {}, None), space_to="_")
+>>> walk.ids("a a", None), [list(a) for a in walk.encode("a a", None)]
+([0, 2], [[0, 2], [0, 1, 1, 3], [0, 0]])
 """
 
 from __future__ import annotations
@@ -50,7 +49,7 @@ from fasttok.pre_tokenizers.metaspace import Metaspace
 from fasttok.pre_tokenizers.split import Split
 from fasttok.shared.normalized import NormalizedString, PreTokenizedString
 
-__all__ = ["bpe_stretch_path", "bpe_stretch_walk", "stretch_cuts"]
+__all__ = ["bpe_stretch_walk", "stretch_cuts"]
 
 
 def _rewrites(normalizer: Any) -> Optional[tuple]:
@@ -134,19 +133,6 @@ def _aligned_as_walked(normalizer: Any, pre_tokenizer: Any, rewrites: dict) -> b
     # prepended string spans the first character, a space's string the space
     return all(_staged(normalizer, pre_tokenizer, text, at) == _walked(text, at, **rewrites)
                for text, at in _PROBES)
-
-
-def bpe_stretch_path(normalizer: Any, pre_tokenizer: Any, model: Any,
-                     has_normalized_added: bool) -> Optional[Callable[[list, dict], list]]:
-    """``ids(parts, added_ids)`` for a text cut at its added tokens (see
-    :meth:`fasttok.added_tokens.hf_added.AddedTokens.matcher`'s ``split``),
-    when the stages are the ones above (else ``None``);
-    ``has_normalized_added``: whether some added token is matched in the
-    normalized text (such a file keeps the stages' own path)."""
-    rewrites = _stretch_rewrites(normalizer, pre_tokenizer, has_normalized_added)
-    if rewrites is None or type(model) is not BPE:
-        return None
-    return model.stretch_walker(**rewrites)
 
 
 def stretch_cuts(added: Any, normalize: Optional[Callable[[str], str]]) -> Callable:

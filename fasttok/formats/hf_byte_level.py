@@ -46,11 +46,12 @@ from typing import Any, Optional
 from array import array
 
 from fasttok.formats._byte_bpe import CoreBPE
-from fasttok.formats.hf_walks import Walk
+from fasttok.formats.walk import Walk
 from fasttok.formats.tiktoken import build_byte_bpe
 from fasttok.normalizers.unicode_forms import FORMS
 from fasttok.pre_tokenizers.patterns import scanner_for
 from fasttok.shared._tables import TokenTables
+from fasttok.shared._bytemap import encode_byte_level
 from fasttok.shared.batching import TextByText
 from fasttok.shared.normalized import NormalizedString
 from fasttok.shared.regex_translate import compile_generic
@@ -58,7 +59,7 @@ from fasttok.shared.literal_match import longest_first
 from fasttok.vocab import Vocabulary
 
 __all__ = ["build_hf_byte_bpe", "isolated_splitter", "NormalizedBPE", "ByteLevelWalk",
-           "byte_level_walk"]
+           "byte_level_walk", "byte_level_token_strings"]
 
 
 def build_hf_byte_bpe(vocab: Vocabulary, tables: Optional[TokenTables] = None) -> Any:
@@ -373,3 +374,26 @@ class ByteLevelWalk(Walk):
             if part_words:
                 word += part_words[-1] + 1
         return ids, offsets, words
+
+
+def byte_level_token_strings(record: Vocabulary) -> list:
+    """The model's token string of each id of a byte-level BPE
+    ``tokenizer.json`` record (its text in the file: the byte-level spelling
+    of the token's bytes), ``None`` for an id the model has no token for or
+    whose entry the record left out for an added token (which the pipeline
+    names first): what the file's Python BPE model's ``id_to_token`` gives,
+    without building that model (most of Llama 3's load) or, for a record
+    read from the cache, reading the file again.
+
+    >>> from fasttok.shared._tables import TokenTables
+    >>> record = Vocabulary(name="t", model="hf_pipeline", tokens=(b"a", None, b" b"), merges=())
+    >>> byte_level_token_strings(record)
+    ['a', None, 'Ġb']
+    """
+    tokens = record.tokens or record.metadata["tables"].tokens()
+    ids = range(len(tokens)) if record.ids is None else record.ids
+    out: list = [None] * (ids[-1] + 1 if len(ids) else 0)
+    for token_id, token in zip(ids, tokens):
+        if token is not None:
+            out[token_id] = encode_byte_level(token)
+    return out

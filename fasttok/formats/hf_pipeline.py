@@ -46,8 +46,7 @@ from typing import Any, Optional
 from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
 from fasttok.decoders.hf_json import decoder_from_json
 from fasttok.errors import FasttokError
-from fasttok.formats.hf_bert import bert_string_path
-from fasttok.formats.hf_bpe_path import bpe_stretch_path
+from fasttok.formats.hf_byte_level import byte_level_token_strings
 from fasttok.formats.hf_walks import Walk, walk_for
 from fasttok.loaders.hf_tokenizer_json import JsonPathError
 from fasttok.models.hf_json import model_from_json
@@ -121,8 +120,6 @@ class HFPipeline:
         # whether a second added-token pass runs on the normalized text
         self._normalized_pass = any(t.normalized for t in added.tokens)
         # the fused paths were chosen knowing whether that pass runs
-        self.__dict__.pop("_stretch_ids", None)
-        self.__dict__.pop("_parts_ids", None)
         self.__dict__.pop("_added_strings", None)
         self.__dict__.pop("walk", None)
         self.__dict__.pop("_token_strings", None)
@@ -134,9 +131,23 @@ class HFPipeline:
 
     @functools.cached_property
     def _token_strings(self) -> list:
-        # id -> token string, for the tokens of walked encodings
-        size = max(self.model.get_vocab_size(), max(self.added.by_id, default=-1) + 1)
-        return [self.id_to_token(i) for i in range(size)]
+        # id -> token string, for the tokens of walked encodings; a byte-level
+        # record spells its tokens without the Python BPE model (most of
+        # Llama 3's load, built for nothing else)
+        record = self.record
+        if record is None or record.merges is None:
+            strings: list = []
+            for text, token_id in self.model.get_vocab().items():
+                if token_id >= len(strings):
+                    strings += [None] * (token_id + 1 - len(strings))
+                strings[token_id] = text
+        else:
+            strings = byte_level_token_strings(record)
+        added = self._added_strings
+        strings += [None] * (max(added, default=-1) + 1 - len(strings))
+        for token_id, text in added.items():
+            strings[token_id] = text
+        return strings
 
     @functools.cached_property
     def _wraps(self) -> dict:
@@ -169,18 +180,6 @@ class HFPipeline:
         # a model with tokenize_ids_many takes a stretch's pieces in one call
         # (a compiled loop, where a Python call a word was a fifth of the time)
         return getattr(self.model, "tokenize_ids_many", None) or self._ids_piece_by_piece
-
-    @functools.cached_property
-    def _stretch_ids(self) -> Optional[Callable[[str], Optional[list]]]:
-        # BERT's normalizer, pre-tokenizer and WordPiece as one compiled pass
-        return bert_string_path(self.normalizer, self.pre_tokenizer, self.model,
-                                self._normalized_pass)
-
-    @functools.cached_property
-    def _parts_ids(self) -> Optional[Callable[[list, dict], list]]:
-        # a SentencePiece-style BPE file's stages as one compiled call a text
-        return bpe_stretch_path(self.normalizer, self.pre_tokenizer, self.model,
-                                self._normalized_pass)
 
     # ------------------------------------------------------------ one sequence
     def _cut(self, piece: NormalizedString, normalized: bool,
@@ -392,15 +391,6 @@ class HFPipeline:
             found = self.walk.ids(text, allowed)
             if found is not None:
                 return found
-        if sample is None and self._parts_ids is not None:
-            matcher = added.matcher(False, allowed)
-            if matcher.plain:
-                return self._parts_ids(matcher.split(text), matcher.ids)
-        stretch_ids = self._stretch_ids if sample is None else None
-        if stretch_ids is not None and not added.occur_in(text, normalized=False, allowed=allowed):
-            found = stretch_ids(text)
-            if found is not None:
-                return found
         normalize = None if self.normalizer is None else self.normalizer.normalize_str
         ids_many = self._ids_many
         if sample is not None:
@@ -419,11 +409,6 @@ class HFPipeline:
                 out.append(token_id)
                 continue
             stretch = text[start:end]
-            if stretch_ids is not None:
-                found = stretch_ids(stretch)
-                if found is not None:
-                    out += found
-                    continue
             if normalize is not None:
                 stretch = normalize(stretch)
             if not self._normalized_pass:

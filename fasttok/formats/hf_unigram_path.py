@@ -43,7 +43,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Optional
 
-from fasttok.formats.hf_walks import Walk
+from fasttok.formats.walk import Walk
 from fasttok.models._unigram import UnigramWalk
 from fasttok.models.hf_unigram import Unigram
 from fasttok.normalizers.precompiled import Precompiled, cluster_classes

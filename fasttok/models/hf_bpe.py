@@ -32,7 +32,7 @@ __all__ = ["BPE", "BpeMergeError", "StretchWalker", "UnkTokenNotFoundError", "bp
            "vocab_from_json", "as_f32"]
 
 
-# stretch_walker's prepend_scheme: None for the Prepend normalizer, else Metaspace's
+# text_walker's prepend_scheme: None for the Prepend normalizer, else Metaspace's
 _PREPEND_WHEN = {None: PREPEND_EACH, "always": PREPEND_UNLESS_THERE, "first": PREPEND_FIRST}
 
 
@@ -165,37 +165,15 @@ class BPE:
         """
         return self._core.tokenize_ids(sequence)
 
-    def stretch_walker(self, *, space_to: Optional[str] = None, prepend: str = "",
-                       prepend_scheme: Optional[str] = None,
-                       offsets: bool = False) -> Callable[[list, dict], Any]:
-        """``walk(parts, added)``: the tokens of a text cut at its added
-        tokens (``parts`` as ``re.split`` with a group gives them; ``added``:
-        each added token's id by its text), every stretch between them
-        normalized (each space written as ``space_to`` when given,
-        ``prepend`` before a non-empty stretch, or, with ``prepend_scheme``
-        ``"always"`` or ``"first"``, where ``Metaspace`` would put it) and
-        tokenized as
-        :meth:`tokenize_ids` does, in one compiled call. It gives the ids;
-        with ``offsets``, ``(ids, offsets, words)`` arrays (character spans
-        in the text, split indices), or ``None`` where tokenizers' offsets
-        are not the stretch's (see
-        :meth:`~fasttok.models._hf_bpe.HfBpeCore.walk_stretches`).
-
-        >>> bpe = BPE({"a": 0, "_": 1, "_a": 2}, [("_", "a")])
-        >>> bpe.stretch_walker(space_to="_")(["a", "<x>", " a"], {"<x>": 7})
-        [0, 7, 2]
-        >>> [list(a) for a in bpe.stretch_walker(space_to="_", offsets=True)(["a", "<x>", " a"],
-        ...                                                                  {"<x>": 7})]
-        [[0, 7, 2], [0, 1, 1, 4, 4, 6], [0, 1, 2]]
-        """
-        return functools.partial(self._core.walk_stretches,
-                                 *_rewriting(space_to, prepend, prepend_scheme), offsets)
-
     def text_walker(self, cuts_for: Callable[[Optional[frozenset]], tuple], *,
                     space_to: Optional[str] = None, prepend: str = "",
                     prepend_scheme: Optional[str] = None) -> StretchWalker:
-        """A compiled walk of whole texts: :meth:`stretch_walker`'s
-        rewriting, the text cut by what ``cuts_for(allowed)`` gives (see
+        """A compiled walk of whole texts: each stretch between added tokens
+        normalized (each space written as ``space_to`` when given,
+        ``prepend`` before a non-empty stretch, or, with ``prepend_scheme``
+        ``"always"`` or ``"first"``, where ``Metaspace`` would put it) and
+        tokenized as :meth:`tokenize_ids` does, the text cut by what
+        ``cuts_for(allowed)`` gives (see
         :class:`StretchWalker`), one call a text.
 
         >>> bpe = BPE({"a": 0, "_": 1, "_a": 2}, [("_", "a")])

@@ -289,7 +289,13 @@ class Encoding:
 
     # ------------------------------------------------------------- transforms
 
-    def _slice(self, start: int, stop: int) -> "Encoding":
+    def part(self, start: int, stop: int) -> "Encoding":
+        """The tokens from ``start`` to ``stop`` as a new encoding (no
+        sequence ranges, no overflowing pieces).
+
+        >>> Encoding([5, 6], ["a", "b"], [(0, 1), (2, 3)], [0, 1]).part(1, 2).ids
+        [6]
+        """
         return Encoding(self.ids[start:stop], self.tokens[start:stop], self.offsets[start:stop],
                         self.word_ids[start:stop], self.type_ids[start:stop],
                         self.special_tokens_mask[start:stop], self.attention_mask[start:stop])
@@ -332,7 +338,7 @@ class Encoding:
                 parts.append((start, last + 1))
                 if start == 0:
                     break
-        pieces = [self._slice(start, stop) for start, stop in parts]
+        pieces = [self.part(start, stop) for start, stop in parts]
         kept = pieces[0]
         self.__init__(kept.ids, kept.tokens, kept.offsets, kept.word_ids, kept.type_ids,
                       kept.special_tokens_mask, kept.attention_mask, pieces[1:])
@@ -470,6 +476,11 @@ class WalkedEncoding(Encoding):
         """:meth:`Encoding.merge_with`, on kept fields."""
         self._keep()
         super().merge_with(pair, growing_offsets)
+
+    def truncate(self, *args, **kwargs) -> None:
+        """:meth:`Encoding.truncate`, on kept fields (it reads them once a piece)."""
+        self._keep()
+        super().truncate(*args, **kwargs)
 
     def pad(self, *args, **kwargs) -> None:
         """:meth:`Encoding.pad`, on kept fields."""

@@ -95,7 +95,7 @@ class PostProcessor:
         if len(found) != 1 or out.overflowing or out.sequence_ids[found[0]] != 0:
             return None
         at = found[0]
-        return SingleWrap(out._slice(0, at), out.type_ids[at], out._slice(at + 1, len(out.ids)))
+        return SingleWrap(out.part(0, at), out.type_ids[at], out.part(at + 1, len(out.ids)))
 
     def process(self, encoding: Encoding, pair: Encoding | None = None,
                 add_special_tokens: bool = True) -> Encoding:

@@ -1,0 +1,40 @@
+"""What a compiled walk of a ``tokenizer.json`` configuration offers (see
+:mod:`fasttok.formats.hf_walks`, which lists them).
+
+>>> Walk().ids("text", None)
+Traceback (most recent call last):
+NotImplementedError
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+__all__ = ["Walk"]
+
+
+class Walk:
+    """One configuration's stages as one compiled pass.
+
+    ``allowed`` is the set of added-token ids matched as added tokens
+    (``None``: all of them, as ``tokenizers`` matches them). Either method
+    may return ``None`` for a text it does not take (the pipeline's stages
+    then encode it); what it returns is exactly what the stages give.
+    """
+
+    def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
+        """The ids of ``text`` (no post-processor), or ``None``."""
+        raise NotImplementedError
+
+    def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
+        """``(ids, offsets, words)`` of ``text``, or ``None``: ``ids`` an
+        ``array('I')``; ``offsets`` an ``array('i')`` of ``2 * len(ids)``
+        character offsets into ``text``, start and end of each token in
+        turn, as ``tokenizers``' ``Encoding.offsets`` before
+        post-processing; ``words`` an ``array('i')``, each token's word index
+        (the index of its pre-tokenizer split, added tokens counting as
+        splits), as ``Encoding.word_ids``. A token's string is the
+        vocabulary's for its id; a walk whose model gives some token another
+        string (Unigram's unknown pieces keep their text) adds a fourth
+        item, ``{index: string}`` for those tokens."""
+        raise NotImplementedError
