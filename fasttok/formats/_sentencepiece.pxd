@@ -4,7 +4,8 @@ cimport cython
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 
 from fasttok.models._bpe cimport ItemHeap, PairMemo
-from fasttok.normalizers._spm_normalizer cimport ByteBuf, Normalizer, OffsetBuf, SymbolMatcher
+from fasttok.normalizers._spm_normalizer cimport Normalizer, SymbolMatcher
+from fasttok.shared._growth cimport ByteBuf, OffsetBuf
 from fasttok.shared._tables cimport ByteStrings, TokenTables
 from fasttok.models._unigram cimport IdBuf, SpanBuf, UnigramModel, ViterbiScratch
 

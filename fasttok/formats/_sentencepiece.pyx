@@ -123,8 +123,9 @@ from fasttok.models._bpe cimport (ItemHeap, bpe_merge_parts, heap_pop, heap_push
                     pair_memo_release, uniform01)
 from fasttok.shared._id_lists cimport ids_list, ids_lists
 from fasttok.shared._token_ids cimport token_id
-from fasttok.normalizers._spm_normalizer cimport (ByteBuf, Normalizer, OffsetBuf, SymbolMatcher, bytebuf_free,
-                               bytebuf_reserve, char_index, offsets_free, valid_utf8_len)
+from fasttok.normalizers._spm_normalizer cimport (Normalizer, SymbolMatcher, char_index,
+                                                  valid_utf8_len)
+from fasttok.shared._growth cimport ByteBuf, OffsetBuf, bytebuf_free, bytebuf_reserve, offsets_free
 from fasttok.shared._tables cimport (NO_PAIR, NO_TOKEN, TokenTables, bmp_token_ids, fill_strings, find_bytes,
                        free_strings, hash_bytes, pair_value)
 from fasttok.models._unigram cimport (T_BYTE, T_CONTROL, T_NORMAL, T_UNDEFINED, T_UNKNOWN, T_UNUSED,

@@ -1233,9 +1233,9 @@ cdef extern from "Python.h":
 
 from cpython cimport array as carray
 
-from fasttok.normalizers._spm_normalizer cimport (ByteBuf, OffsetBuf, bytebuf_free,
-                                                  bytebuf_reserve, offsets_free, offsets_reserve)
 from fasttok.shared._charsmap cimport CharsmapRules
+from fasttok.shared._growth cimport (ByteBuf, OffsetBuf, bytebuf_free, bytebuf_reserve,
+                                     offsets_free, offsets_reserve)
 from fasttok.shared._utf8 cimport utf8_get, utf8_put
 
 

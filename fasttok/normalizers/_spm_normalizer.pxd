@@ -2,24 +2,8 @@
 # GGUF `llama` / `t5` vocabularies (fasttok/formats/_sentencepiece.pyx cimports it).
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
+from fasttok.shared._growth cimport ByteBuf, OffsetBuf
 from fasttok.shared._tables cimport TokenTables
-
-cdef struct ByteBuf:
-    # Growable bytes, owned by whoever declared it (free with bytebuf_free).
-    uint8_t* data
-    size_t len
-    size_t cap
-
-cdef struct OffsetBuf:
-    # Growable uint32 array (normalized byte -> original byte offsets).
-    uint32_t* data
-    size_t len
-    size_t cap
-
-cdef int bytebuf_reserve(ByteBuf* buf, size_t extra) except -1 nogil
-cdef void bytebuf_free(ByteBuf* buf) noexcept nogil
-cdef int offsets_reserve(OffsetBuf* buf, size_t extra) except -1 nogil
-cdef void offsets_free(OffsetBuf* buf) noexcept nogil
 
 cdef enum:
     # How the normalizer treats whitespace: as sentencepiece's Normalizer does,

@@ -53,7 +53,8 @@ from libc.string cimport memchr, memcpy, strlen
 
 from fasttok.shared._charsmap cimport (Charsmap, charsmap_free, charsmap_load, unit_has_leaf,
                                       unit_label, unit_offset, unit_value)
-from fasttok.shared._growth cimport grow_array
+from fasttok.shared._growth cimport (ByteBuf, OffsetBuf, bytebuf_free, bytebuf_reserve,
+                                     offsets_free, offsets_reserve)
 from fasttok.shared._tables cimport TokenTables, find_bytes
 from fasttok.shared._utf8 cimport Utf8Text, utf8_text
 
@@ -62,26 +63,6 @@ from fasttok.shared._utf8 cimport Utf8Text, utf8_text
 # U+2581 LOWER ONE EIGHTH BLOCK, sentencepiece's visible space
 cdef const uint8_t* SPACE_SYMBOL = <const uint8_t*>b"\xe2\x96\x81"
 cdef const uint8_t* REPLACEMENT = <const uint8_t*>b"\xef\xbf\xbd"
-
-
-cdef int bytebuf_reserve(ByteBuf* buf, size_t extra) except -1 nogil:
-    return grow_array(<void**>&buf.data, &buf.cap, buf.len + extra, 1, 256)
-
-
-cdef void bytebuf_free(ByteBuf* buf) noexcept nogil:
-    free(buf.data)
-    buf.data = NULL
-    buf.len = buf.cap = 0
-
-
-cdef int offsets_reserve(OffsetBuf* buf, size_t extra) except -1 nogil:
-    return grow_array(<void**>&buf.data, &buf.cap, buf.len + extra, sizeof(uint32_t), 256)
-
-
-cdef void offsets_free(OffsetBuf* buf) noexcept nogil:
-    free(buf.data)
-    buf.data = NULL
-    buf.len = buf.cap = 0
 
 
 cdef inline bint _trail(uint8_t c) noexcept nogil:
