@@ -212,7 +212,7 @@ def bert_walk(record: Any, pipeline: Any) -> Optional[BertWalk]:
     if not _is_bert(normalizer, pre_tokenizer, model) or model.text_walk() is None:
         return None
     normalize = split = None
-    if pipeline._normalized_pass:
+    if pipeline.added.any_normalized:
         normalize = str if normalizer is None else normalizer.normalize_str
         split = pre_tokenizer.split_str
     return BertWalk(model, CodePointRules(bert_rule(normalizer, pre_tokenizer)), pipeline.added,

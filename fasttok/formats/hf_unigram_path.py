@@ -180,7 +180,7 @@ def unigram_walk(record: Any, pipeline: Any) -> Optional[Walk]:
     """
     model = pipeline.model
     if type(model) is not Unigram or model.unk_id is None or not model.vocab \
-            or pipeline._normalized_pass:
+            or pipeline.added.any_normalized:
         return None
     normalizer = _normalizer_plan(pipeline.normalizer)
     pre_tokenizer = _pre_tokenizer_plan(pipeline.pre_tokenizer)
@@ -189,6 +189,6 @@ def unigram_walk(record: Any, pipeline: Any) -> Optional[Walk]:
     early, charsmap, ops = normalizer
     whitespace, metaspace = pre_tokenizer
     n_ids = max([len(model.vocab)] + [t.id + 1 for t in pipeline.added.tokens])
-    core = UnigramWalk(model._core, early, charsmap, ops, whitespace, metaspace, n_ids,
+    core = UnigramWalk(model.core, early, charsmap, ops, whitespace, metaspace, n_ids,
                        pipeline.added)
     return UnigramPathWalk(core)

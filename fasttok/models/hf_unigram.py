@@ -46,6 +46,16 @@ class Unigram:
         self._core = TokenizersUnigram([p for p, _ in self.vocab], [s for _, s in self.vocab],
                                        unk_id, byte_fallback, never=never)
 
+    @property
+    def core(self) -> TokenizersUnigram:
+        """The compiled model this one runs (what a compiled walk of the
+        whole pipeline cuts its pieces with).
+
+        >>> Unigram([("<unk>", 0.0), ("a", -1.0)], unk_id=0).core.ids("ab")
+        [1, 0]
+        """
+        return self._core
+
     def tokenize(self, sequence: str) -> list:
         """``[(id, token, (start, end))]``, offsets in characters of ``sequence``.
 
