@@ -26,15 +26,12 @@ about 0.5 us a line (three arrays, a text index a normalized byte). Before
 the walk, the stages gave offsets at 3-4 times ``tokenizers``' time, and a
 Python call a word gave ids at 0.7-1.4 times.
 
->>> ids = bert_string_path(BertNormalizer(), BertPreTokenizer(), WordPiece({"[UNK]": 0, "a": 1}),
-...                        False)
->>> ids("A a! b")
-[1, 1, 0, 0]
+>>> _is_bert(BertNormalizer(), BertPreTokenizer(), WordPiece({"[UNK]": 0, "a": 1}))
+True
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -45,32 +42,13 @@ from fasttok.models.hf_wordpiece import WordPiece
 from fasttok.normalizers.bert import BertNormalizer
 from fasttok.pre_tokenizers.split import BertPreTokenizer
 
-__all__ = ["BertWalk", "bert_string_path", "bert_walk"]
+__all__ = ["BertWalk", "bert_walk"]
 
 
 def _is_bert(normalizer: Any, pre_tokenizer: Any, model: Any) -> bool:
     # the stages CodePointRules can run: bert_rule's two, and WordPiece
     return (type(pre_tokenizer) is BertPreTokenizer and type(model) is WordPiece
             and (normalizer is None or type(normalizer) is BertNormalizer))
-
-
-def bert_string_path(normalizer: Any, pre_tokenizer: Any, model: Any,
-                     has_normalized_added: bool) -> Optional[Callable[[str], Optional[list]]]:
-    """``ids(stretch) -> ids or None`` for a stretch of raw text between
-    added tokens, when the stages are BERT's (else ``None``);
-    ``has_normalized_added``: whether some added token is matched in the
-    normalized text (such a file keeps the stages' own path).
-
-    >>> from fasttok.models.hf_wordpiece import WordPiece
-    >>> ids = bert_string_path(BertNormalizer(), BertPreTokenizer(),
-    ...                        WordPiece({"[UNK]": 0, "hi": 1, "!": 2}), False)
-    >>> ids("Hi! yo")
-    [1, 2, 0]
-    """
-    if has_normalized_added or not _is_bert(normalizer, pre_tokenizer, model):
-        return None
-    return functools.partial(model.text_ids, rules=CodePointRules(bert_rule(normalizer,
-                                                                           pre_tokenizer)))
 
 
 #: the most token texts of the normalized pass looked for one by one in a walk's words
