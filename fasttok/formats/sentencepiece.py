@@ -25,15 +25,14 @@ vocabulary came from:
 
 from __future__ import annotations
 
-import heapq
-import math
 import random
-import struct
 from typing import Any, Optional
 
 from fasttok.errors import FasttokError
 from fasttok.formats._sentencepiece import SentencePieceCore
 from fasttok.formats.gguf import GGUFModel, first_id_by_bytes
+from fasttok.models import unigram_sampling
+from fasttok.models.unigram_sampling import UnigramLattice
 from fasttok.post_processors.special_ids import from_flags
 from fasttok.shared.batching import ChunkedBatches
 from fasttok.vocab import Vocabulary
@@ -206,34 +205,17 @@ class GGUFSentencePiece(GGUFModel):
 
 # ---------------------------------------------------------------- subword regularization
 
-# sentencepiece's Lattice::NBest shrinks its agenda to the best
-# min(_AGENDA_KEEP, 10 * nbest_size) hypotheses once it holds _AGENDA_MAX.
-_AGENDA_MAX = 10000
-_AGENDA_KEEP = 512
-# NBestEncode's cap on nbest_size
-_NBEST_MAX = 1024
-
-_F32 = struct.Struct("<f")
-
-
-def _f32(x: float) -> float:
-    # sentencepiece adds float32s; one IEEE double sum of two float32s
-    # rounded to float32 is exactly the float32 sum.
-    return _F32.unpack(_F32.pack(x))[0]
-
-
-def _lattice(core: Any, text: str) -> tuple:
-    # (normalized bytes, nodes ending at each byte position in sentencepiece's
-    # insertion order: by start, shorter first, the unknown node last)
+def _lattice(core: Any, text: str) -> UnigramLattice:
+    # the lattice of text after the model's normalizer (sentencepiece's
+    # float32 sums; unknown nodes resolved by the model's own rule)
     if core.vocabulary.model != "unigram":
         raise FasttokError(f"{core.vocabulary.name}: n-best segmentations come from a Unigram "
                            "lattice; a SentencePiece BPE model has one segmentation per text "
                            "(sample it with encode(text, sample=True, alpha=...))")
     normalized = core.normalize(text).encode("utf-8")
-    ending: dict = {}
-    for start, end, token, score in core.lattice(text):
-        ending.setdefault(end, []).append((start, token, score))
-    return normalized, ending
+    return UnigramLattice(normalized, core.lattice(text),
+                          lambda path: core.resolve_unknowns(normalized, path),
+                          lambda: core.encode_ordinary(text))
 
 
 def sample_encode(core: Any, text: str, *, alpha: float = 0.1, nbest_size: int = -1,
@@ -245,11 +227,12 @@ def sample_encode(core: Any, text: str, *, alpha: float = 0.1, nbest_size: int =
     lattice with probability proportional to ``exp(alpha * score)``
     (forward filtering, backward sampling); ``nbest_size > 1`` draws among
     the ``nbest_size`` best ones with the same weights; 0 or 1 gives the best
-    one. SentencePiece BPE models: BPE-dropout, each merge skipped with
-    probability ``alpha`` (``nbest_size`` is ignored, as sentencepiece
-    ignores it). ``seed`` makes the draw reproducible (sentencepiece's own
-    generator is not reproduced, so the same seed gives other draws than
-    ``sentencepiece``, with the same distribution).
+    one (:func:`fasttok.models.unigram_sampling.sample`). SentencePiece BPE
+    models: BPE-dropout, each merge skipped with probability ``alpha``
+    (``nbest_size`` is ignored, as sentencepiece ignores it). ``seed`` makes
+    the draw reproducible (sentencepiece's own generator is not reproduced,
+    so the same seed gives other draws than ``sentencepiece``, with the same
+    distribution).
 
     >>> from fasttok.vocab import Vocabulary
     >>> v = Vocabulary(name="t", model="unigram", byte_level=False, unk_id=0,
@@ -266,62 +249,7 @@ def _sample(core: Any, text: str, alpha: float, nbest_size: int, rng: random.Ran
     # for a GGUF t5 (Unigram) one
     if core.vocabulary.model == "sentencepiece_bpe":
         return core.sample_bpe(text, alpha, rng.getrandbits(64))
-    if nbest_size in (0, 1):
-        return core.encode_ordinary(text)
-    if nbest_size > 1:
-        candidates = nbest_encode(core, text, nbest_size, with_scores=True)
-        # exp(alpha * score) relative to the best: the same draw, and no
-        # overflow for a large alpha
-        scaled = [alpha * score for _, score in candidates]
-        top = max(scaled)
-        weights = [math.exp(x - top) for x in scaled]
-        return rng.choices([ids for ids, _ in candidates], weights=weights)[0]
-    normalized, ending = _lattice(core, text)
-    n = len(normalized)
-    if n == 0:
-        return []
-    # forward: log of the summed weight of every path reaching each position
-    forward = {0: 0.0}
-    for end in sorted(ending):
-        terms = [forward[start] + alpha * score for start, _, score in ending[end]
-                 if start in forward]
-        top = max(terms)
-        forward[end] = top + math.log(sum(math.exp(t - top) for t in terms))
-    path = []
-    end = n
-    while end > 0:
-        options = [(start, token, score) for start, token, score in ending[end] if start in forward]
-        weights = [math.exp(forward[start] + alpha * score - forward[end])
-                   for start, _, score in options]
-        start, token, _ = rng.choices(options, weights=weights)[0]
-        path.append((start, end, token))
-        end = start
-    path.reverse()
-    return core.resolve_unknowns(normalized, path)
-
-
-class _Hypothesis:
-    """One hypothesis on sentencepiece's A* agenda, ordered by ``fx`` alone.
-
-    The agenda is a ``std::priority_queue`` (largest ``fx`` on top); its
-    order among equal ``fx`` is libstdc++'s ``push_heap``/``pop_heap``, and
-    ``heapq`` runs the same two algorithms (a pop sinks the hole to a leaf
-    along the smaller child, the right one on ties, then lets the last item
-    rise), so a min-heap on ``-fx`` compared by that key only pops the same
-    hypotheses in the same order.
-    """
-
-    __slots__ = ("key", "fx", "gx", "node", "next")
-
-    def __init__(self, fx: float, gx: float, node: tuple, next_: Optional[_Hypothesis]) -> None:
-        self.key = -fx
-        self.fx = fx
-        self.gx = gx
-        self.node = node
-        self.next = next_
-
-    def __lt__(self, other: _Hypothesis) -> bool:
-        return self.key < other.key
+    return unigram_sampling.sample(_lattice(core, text), alpha, nbest_size, rng)
 
 
 def nbest_encode(core: Any, text: str, nbest_size: int, *, with_scores: bool = False) -> list:
@@ -329,8 +257,9 @@ def nbest_encode(core: Any, text: str, nbest_size: int, *, with_scores: bool = F
     sentencepiece's ``nbest_encode`` lists them (Unigram models). With
     ``with_scores``, ``[(ids, score)]``.
 
-    This is sentencepiece's ``Lattice::NBest``: A* from the end of the text
-    with the exact Viterbi score as the heuristic, in float32, on a
+    This is sentencepiece's ``Lattice::NBest``
+    (:func:`fasttok.models.unigram_sampling.nbest`): A* from the end of the
+    text with the exact Viterbi score as the heuristic, in float32, on a
     ``std::priority_queue`` whose order among equal scores is libstdc++'s
     heap order (the Linux wheels'), including the agenda's shrinking.
     ``nbest_size`` is capped at 1024; below 2 it gives ``[encode(text)]``.
@@ -342,46 +271,5 @@ def nbest_encode(core: Any, text: str, nbest_size: int, *, with_scores: bool = F
     >>> nbest_encode(build_sentencepiece(v), "ab", 3)
     [[3], [1, 2]]
     """
-    normalized, ending = _lattice(core, text)
-    n = len(normalized)
-    nbest_size = min(nbest_size, _NBEST_MAX)
-    if n == 0 or nbest_size <= 1:
-        ids = core.encode_ordinary(text) if n else []
-        return [(ids, 0.0)] if with_scores else [ids]
-    # Viterbi (float32): the best score of a path from the start through
-    # each node, which is the exact A* heuristic. A node is
-    # (start, end, token, score, best); the start node is BOS.
-    bos = (0, 0, None, 0.0, 0.0)
-    nodes_ending = {0: [bos]}
-    for end in sorted(ending):
-        nodes_ending[end] = [
-            (start, end, token, score,
-             max(_f32(left[4] + score) for left in nodes_ending[start]))
-            for start, token, score in ending[end]]
-    eos = (n, n, None, 0.0, max(_f32(left[4]) for left in nodes_ending[n]))
-    agenda = [_Hypothesis(eos[4], 0.0, eos, None)]
-    results = []
-    while agenda:
-        top = heapq.heappop(agenda)
-        node = top.node
-        if node is bos:
-            path = []
-            hyp = top.next
-            while hyp.next is not None:
-                start, end, token = hyp.node[:3]
-                path.append((start, end, token))
-                hyp = hyp.next
-            results.append((path, top.fx))
-            if len(results) == nbest_size:
-                break
-            continue
-        gx = top.gx
-        for left in nodes_ending[node[0]]:
-            heapq.heappush(agenda, _Hypothesis(_f32(left[4] + gx), _f32(left[3] + gx), left, top))
-        if len(agenda) >= _AGENDA_MAX:
-            kept: list = []
-            for _ in range(min(_AGENDA_KEEP, 10 * nbest_size)):
-                heapq.heappush(kept, heapq.heappop(agenda))
-            agenda = kept
-    out = [(core.resolve_unknowns(normalized, path), score) for path, score in results]
+    out = unigram_sampling.nbest(_lattice(core, text), nbest_size)
     return out if with_scores else [ids for ids, _ in out]

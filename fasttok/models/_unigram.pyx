@@ -1067,12 +1067,17 @@ cdef class TokenizersUnigram:
         # _spans of s[0:n] (n > 0), appended to out with spans relative to
         # s; nodes (emptied first) and scratch (or NULL) are the caller's
         # work space, kept from one call to the next
+        nodes.len = 0
+        self.core.viterbi(s, n, nodes, scratch)
+        return self._fuse(s, nodes, out)
+
+    cdef int _fuse(self, const uint8_t* s, const SpanBuf* nodes, SpanBuf* out) except -1 nogil:
+        # tokenizers' rule for a path's unknown nodes (the class docstring):
+        # the tokens of the path nodes (byte spans into s) appended to out
         cdef size_t i = 0, j, k
         cdef uint32_t start, end
         cdef int32_t found
         cdef bint all_bytes
-        nodes.len = 0
-        self.core.viterbi(s, n, nodes, scratch)
         while i < nodes.len:
             if <int32_t>nodes.data[i].id != self.unk:
                 spans_push(out, nodes.data[i].id, nodes.data[i].start, nodes.data[i].end, 0)
@@ -1103,6 +1108,47 @@ cdef class TokenizersUnigram:
     def ids(self, str text not None):
         """The token ids of ``text``."""
         return self._ids(text)
+
+    def lattice(self, str text not None):
+        """Every node of the lattice of ``text`` (sampling and n-best read
+        it): ``[(start, end, id, score)]`` in UTF-8 byte offsets, sorted by
+        start, an unknown character's node with ``unk_id`` (or the number of
+        pieces without one) and the unknown score.
+
+        >>> TokenizersUnigram(["<unk>", "a", "ab"], [0.0, -1.0, -2.0], 0, False).lattice("abc")
+        [(0, 1, 1, -1.0), (0, 2, 2, -2.0), (1, 2, 0, -12.0), (2, 3, 0, -12.0)]
+        """
+        return [] if self.core is None else self.core.lattice(text)
+
+    def resolve(self, bytes normalized not None, pieces):
+        """The ids of a path through :meth:`lattice` of ``normalized``
+        (``[(start, end, id)]`` byte ranges in order), its unknown nodes
+        fused and looked up as :meth:`ids` does them.
+
+        >>> m = TokenizersUnigram(["<unk>", "a", "xy"], [0.0, -1.0, -2.0], 0, False)
+        >>> m.resolve(b"xya", [(0, 1, 0), (1, 2, 0), (2, 3, 1)])
+        [2, 1]
+        """
+        cdef SpanBuf nodes = SpanBuf(NULL, 0, 0)
+        cdef SpanBuf out = SpanBuf(NULL, 0, 0)
+        cdef Py_ssize_t n = len(normalized), at = 0, i
+        cdef Py_ssize_t n_pieces = len(self.pieces)
+        try:
+            for start, end, token in pieces:
+                if not at <= start <= end <= n:
+                    raise ValueError(f"piece ({start}, {end}) is not a range of the "
+                                     f"{n} bytes after the one before")
+                if token == n_pieces and self.unk < 0:
+                    raise FasttokError("Encountered an unknown token but `unk_id` is missing")
+                if not 0 <= token < n_pieces:
+                    raise KeyError(token)
+                spans_push(&nodes, <uint32_t>token, <uint32_t>start, <uint32_t>end, 0)
+                at = end
+            self._fuse(<const uint8_t*>PyBytes_AS_STRING(normalized), &nodes, &out)
+            return [self.ints[out.data[i].id] for i in range(out.len)]
+        finally:
+            spans_free(&nodes)
+            spans_free(&out)
 
     def ids_many(self, list texts not None):
         """The token ids of every text of ``texts``, one list: what calling

@@ -21,9 +21,12 @@ to rounding (``"00" + "0"`` or ``"0" + "00"``) that step decides.
 from __future__ import annotations
 
 import math
+import random
 
+from fasttok.models import unigram_sampling
 from fasttok.models._unigram import TokenizersUnigram
 from fasttok.models.hf_fields import is_int, model_object, serde_f64
+from fasttok.models.unigram_sampling import UnigramLattice
 
 
 class Unigram:
@@ -79,6 +82,25 @@ class Unigram:
         [1, 0, 1]
         """
         return self._core.ids_many(sequences)
+
+    def sample_ids(self, sequence: str, rate: tuple, seed: int) -> list:
+        """The ids of one segmentation of ``sequence`` drawn as sentencepiece's
+        subword regularization draws a Unigram one
+        (:func:`fasttok.models.unigram_sampling.sample`, scores added in
+        double as tokenizers adds them); ``rate``: ``(alpha, nbest_size)``,
+        ``seed``: the draw's. Unknown nodes drawn are fused as
+        :meth:`tokenize_ids` fuses them.
+
+        >>> m = Unigram([("<unk>", 0.0), ("a", -1.0), ("b", -1.0), ("ab", -1.5)], unk_id=0)
+        >>> sorted({tuple(m.sample_ids("ab", (0.1, -1), s)) for s in range(40)})
+        [(1, 2), (3,)]
+        """
+        core = self._core
+        raw = sequence.encode("utf-8")
+        lattice = UnigramLattice(raw, core.lattice(sequence), lambda path: core.resolve(raw, path),
+                                 lambda: core.ids(sequence), float)
+        alpha, nbest_size = rate
+        return unigram_sampling.sample(lattice, alpha, nbest_size, random.Random(seed))
 
     def token_to_id(self, token: str) -> int | None:
         """The id of piece ``token`` (its last id if spelled twice), or ``None``.
