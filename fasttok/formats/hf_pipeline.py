@@ -117,8 +117,6 @@ class HFPipeline:
         self._spelled_normalized = frozenset(t.id for t in added.tokens if t.normalized) \
             if spelled_normalized is None else spelled_normalized
         self.added_ids = frozenset(t.id for t in added.tokens)
-        # whether a second added-token pass runs on the normalized text
-        self._normalized_pass = any(t.normalized for t in added.tokens)
         # the fused paths were chosen knowing whether that pass runs
         self.__dict__.pop("_added_strings", None)
         self.__dict__.pop("walk", None)
@@ -411,7 +409,7 @@ class HFPipeline:
             stretch = text[start:end]
             if normalize is not None:
                 stretch = normalize(stretch)
-            if not self._normalized_pass:
+            if not self.added.any_normalized:
                 if stretch:
                     out += ids_many(self._pieces(stretch, start == 0))
                 continue
