@@ -40,13 +40,18 @@ from typing import Optional
 from fasttok.decoders.hf_byte_fallback import ByteFallback
 from fasttok.decoders.hf_simple import Fuse, Sequence, Strip
 
-__all__ = ["token_starts"]
+__all__ = ["token_starts", "common_prefix"]
 
 _FFFD = "\ufffd".encode("utf-8")
 
 
-def _common_prefix(a: bytes, b: bytes) -> int:
-    # by halving: every comparison runs in C
+def common_prefix(a: bytes, b: bytes) -> int:
+    """The length of the longest common prefix of ``a`` and ``b``, by
+    halving (every comparison runs in C).
+
+    >>> common_prefix(b"abcd", b"abxy")
+    2
+    """
     if b.startswith(a):
         return len(a)
     lo, hi = 0, min(len(a), len(b))
@@ -175,12 +180,12 @@ def _run_agreements(run: bytes, data: bytes, at: int, lead_bytes: int, starts: l
         valid_to = L
     except UnicodeDecodeError as exc:
         valid_to = exc.start
-    with_run = _common_prefix(run, data[at:at + L])
-    with_fffd = _common_prefix(_FFFD * L, data[at:at + 3 * L])
+    with_run = common_prefix(run, data[at:at + L])
+    with_fffd = common_prefix(_FFFD * L, data[at:at + 3 * L])
     if strip is not None:
         # where the prefix loses fewer characters than the whole, B = U+FFFD * k
         # is all that is left of it, compared with the start of the stripped whole
-        fffd_alone = _common_prefix(_FFFD * L, data[lead_bytes:lead_bytes + 3 * L])
+        fffd_alone = common_prefix(_FFFD * L, data[lead_bytes:lead_bytes + 3 * L])
         content_bytes = len(strip.content.encode("utf-8"))
         text = run[:valid_to].decode("utf-8")
         text_run = len(text) - len(text.lstrip(strip.content))

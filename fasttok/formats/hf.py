@@ -45,7 +45,7 @@ from fasttok.formats.hf_pipeline import HFPipeline, pipeline_from_document
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json
 from fasttok.models.hf_bpe import BPE
 from fasttok.models.hf_unigram import Unigram
-from fasttok.decoders.hf_starts import token_starts
+from fasttok.decoders.hf_starts import common_prefix, token_starts
 from fasttok.decoders.hf_stream import HFDecodeStream
 from fasttok.decoders.stream import token_int
 from fasttok.shared._bytemap import decode_byte_level
@@ -120,20 +120,6 @@ def control_ids(vocab: Vocabulary) -> frozenset:
 _BYTE_TOKEN = re.compile(r"<0x[0-9A-Fa-f]{2}>")
 
 
-def _common_prefix(a: bytes, b: bytes) -> int:
-    # the length of the longest common prefix, by halving (bytes compare in C)
-    if b.startswith(a):
-        return len(a)
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 # ids of context a window decode starts with before the ids it reads anew:
 # decoders look back one id (CTC's repeats) or treat the first id apart
 # (Metaspace, WordPiece, Strip after Fuse), so those ids are never first
@@ -176,11 +162,11 @@ def _prefix_agreements(decode: Callable[[list], str], ids: list, whole: bytes,
                 tail = window[len(before):].encode("utf-8")
         if tail is None:
             prefix = decode(ids[:i]).encode("utf-8")
-            agreed = _common_prefix(prefix, whole)
+            agreed = common_prefix(prefix, whole)
             if agreed == len(prefix):
                 base, base_at, context = agreed, i, None
         else:
-            agreed = base + _common_prefix(tail, whole[base:base + len(tail)])
+            agreed = base + common_prefix(tail, whole[base:base + len(tail)])
             if agreed == base + len(tail):
                 base, base_at, context = agreed, i, None
         yield agreed
