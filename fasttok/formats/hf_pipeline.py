@@ -380,8 +380,9 @@ class HFPipeline:
         """The ids of ``text`` without post-processing; ``allowed``: the added
         token ids matched (``None``: all, as ``tokenizers`` does). The same
         steps as :meth:`encode` on plain strings: no alignment is kept.
-        ``sample``: ``(rate, rng)`` for BPE-dropout, each piece drawn with a
-        seed from ``rng`` (a BPE model only)."""
+        ``sample``: ``(rate, rng)``, each piece drawn by the model's
+        ``sample_ids`` with a seed from ``rng``: BPE-dropout's rate, or a
+        Unigram model's ``(alpha, nbest_size)``."""
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
         added = self.added
