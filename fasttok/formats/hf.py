@@ -243,16 +243,7 @@ class HFModel(TextByText):
 
     def encode(self, text: str, allowed: Optional[bytes]) -> list:
         """The ids of ``text``, matching the added tokens ``allowed`` selects."""
-        text = repair_surrogates(text)
-        allowed_ids = self._allowed_ids(allowed)
-        walk = self.pipeline.walk
-        if walk is not None:
-            # the walk straight away: a line's ids cost a few microseconds,
-            # each Python layer in between a tenth of one
-            found = walk.ids(text, allowed_ids)
-            if found is not None:
-                return found
-        return self.pipeline.encode_ids(text, allowed_ids)
+        return self.pipeline.encode_ids(repair_surrogates(text), self._allowed_ids(allowed))
 
     def encode_ordinary(self, text: str) -> list:
         """The ids of ``text`` with added tokens as plain text."""

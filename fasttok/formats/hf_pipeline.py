@@ -117,7 +117,7 @@ class HFPipeline:
         self._spelled_normalized = frozenset(t.id for t in added.tokens if t.normalized) \
             if spelled_normalized is None else spelled_normalized
         self.added_ids = frozenset(t.id for t in added.tokens)
-        # the fused paths were chosen knowing whether that pass runs
+        # what was built knowing the added tokens: their strings, the walk
         self.__dict__.pop("_added_strings", None)
         self.__dict__.pop("walk", None)
         self.__dict__.pop("_token_strings", None)
@@ -277,11 +277,8 @@ class HFPipeline:
         ``allowed``: the added token ids matched (``None``: all); without
         ``offsets``, tokenizers' ``encode_fast``: the ids through the
         ids-only path, token strings empty, offsets ``(0, 0)``, words ``None``."""
-        if pair is None and offsets and type(sequence) is str and not is_pretokenized \
-                and self.walk is not None:
-            found = self.walk.encode(sequence, allowed)
-            if found is not None:
-                return self._walked_one(found, add_special_tokens)
+        if pair is None and offsets and type(sequence) is str and not is_pretokenized:
+            return self._encode_single(sequence, allowed, add_special_tokens)
         if pair is None and isinstance(sequence, tuple) and len(sequence) == 2 \
                 and not is_pretokenized:
             sequence, pair = sequence
@@ -290,10 +287,16 @@ class HFPipeline:
                                                                  allowed, offsets)
         return self.post_process(first, second, add_special_tokens)
 
-    def _walked_one(self, found: tuple, add_special_tokens: bool) -> Encoding:
-        # one walked input post-processed: where the post-processor only wraps
-        # it and truncation and padding leave it alone, the wrapping goes into
-        # the walked encoding itself and no list is made until one is read
+    def _encode_single(self, text: str, allowed: Optional[frozenset],
+                       add_special_tokens: bool) -> Encoding:
+        # one str input post-processed, walked once: where the post-processor
+        # only wraps it and truncation and padding leave it alone, the
+        # wrapping goes into the walked encoding itself and no list is made
+        # until one is read
+        found = None if self.walk is None else self.walk.encode(text, allowed)
+        if found is None:
+            return self.post_process(self._encode_staged(text, 0, None, allowed), None,
+                                     add_special_tokens)
         wrap = self._wraps[add_special_tokens]
         if wrap is _UNWRAPPED or not self._leaves_alone(len(found[0]), add_special_tokens):
             return self.post_process(self._walked(found, 0, None, None), None,
@@ -307,8 +310,6 @@ class HFPipeline:
     def _leaves_alone(self, n: int, add_special_tokens: bool) -> bool:
         # whether truncation and padding change nothing of one input of n tokens
         padding, truncation = self.padding, self.truncation
-        if padding is None and truncation is None:
-            return True
         if padding is not None and (padding.length is not None or padding.pad_to_multiple_of):
             return False
         if truncation is None:
@@ -325,13 +326,10 @@ class HFPipeline:
         out = []
         options = {"add_special_tokens": add_special_tokens, "allowed": allowed,
                    "offsets": offsets}
-        walk = self.walk if offsets and not is_pretokenized else None
         for item in inputs:
-            if walk is not None and type(item) is str:
-                found = walk.encode(item, allowed)
-                if found is not None:
-                    out.append(self._walked_one(found, add_special_tokens))
-                    continue
+            if offsets and not is_pretokenized and type(item) is str:
+                out.append(self._encode_single(item, allowed, add_special_tokens))
+                continue
             if isinstance(item, (tuple, list)) and not is_pretokenized and len(item) == 2:
                 out.append(self.encode(item[0], item[1], **options))
             elif isinstance(item, tuple) and is_pretokenized and len(item) == 2 \

@@ -437,13 +437,12 @@ class Encoding:
 
 class _OddStrings:
     # the strings of a walk's tokens where some differ from their id's
-    __slots__ = ("strings", "tokens")
+    __slots__ = ("tokens",)
 
     def __init__(self, strings: list, ids, odd: dict) -> None:
         tokens = token_strings(strings, ids)
         for index, text in odd.items():
             tokens[index] = text
-        self.strings = strings
         self.tokens = tokens
 
 
