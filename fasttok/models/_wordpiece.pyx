@@ -405,34 +405,6 @@ cdef int _start_cache(Work* w, size_t text_units) except -1:
     return 0
 
 
-cdef inline void memset_work(Work* w) noexcept nogil:
-    w.word = NULL
-    w.word_cap = 0
-    w.best = NULL
-    w.best_cap = 0
-    w.ids = NULL
-    w.n_ids = 0
-    w.ids_cap = 0
-    w.text = NULL
-    w.text_len = 0
-    w.text_cap = 0
-    w.ends = NULL
-    w.n_ends = 0
-    w.ends_cap = 0
-    w.steps = 0
-    w.collect = False
-    w.cache = NULL
-    w.offsets = False
-    w.at = NULL
-    w.at_cap = 0
-    w.spans = NULL
-    w.spans_cap = 0
-    w.words = NULL
-    w.words_cap = 0
-    w.n_words = 0
-    w.keep_words = False
-
-
 cdef int _match(const Automaton* a, const uint8_t* s, size_t n, Work* w) except -1 nogil:
     # Appends the greedy longest-match ids of s[0:n] to w.ids, or [UNK] when a
     # position has no token. First the automaton over s backwards gives each
@@ -892,7 +864,7 @@ cdef class CodePointRules:
         cdef NormTable table
         cdef Automaton bare  # words as they are: no word start, no length limit
         cdef Work w
-        memset_work(&w)
+        memset(&w, 0, sizeof(Work))
         w.collect = True
         memset(&bare, 0, sizeof(Automaton))
         bare.max_chars = SIZE_MAX
@@ -1233,7 +1205,7 @@ cdef class WordPieceModel:
         cdef Py_ssize_t n = len(items)
         cdef uint64_t* ends = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
         cdef Work w
-        memset_work(&w)
+        memset(&w, 0, sizeof(Work))
         try:
             if ends == NULL:
                 raise MemoryError()
@@ -1254,7 +1226,7 @@ cdef class WordPieceModel:
         cdef Py_ssize_t n = len(items), i
         cdef uint64_t* ends = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
         cdef Work w
-        memset_work(&w)
+        memset(&w, 0, sizeof(Work))
         try:
             if ends == NULL:
                 raise MemoryError()
@@ -1310,7 +1282,7 @@ cdef class WordPieceModel:
         whole.start = 0
         whole.end = ref.length
         whole.token = -1
-        memset_work(&w)
+        memset(&w, 0, sizeof(Work))
         w.offsets = offsets
         w.keep_words = words
         try:
@@ -1426,7 +1398,7 @@ cdef class WordPieceModel:
         cdef NormTable table
         cdef object text
         cdef Work w
-        memset_work(&w)
+        memset(&w, 0, sizeof(Work))
         try:
             if refs == NULL or ends == NULL:
                 raise MemoryError()
@@ -1460,7 +1432,7 @@ cdef class WordPieceModel:
     def encode(self, str text not None):
         """The ids of ``text``: normalised, split into words, each cut by longest match."""
         cdef Work w
-        memset_work(&w)
+        memset(&w, 0, sizeof(Work))
         try:
             self._encode(text, &w)
             return ids_list(w.ids, w.n_ids, self.ints)
@@ -1470,7 +1442,7 @@ cdef class WordPieceModel:
     def count(self, str text not None):
         """``len(self.encode(text))`` without building the list."""
         cdef Work w
-        memset_work(&w)
+        memset(&w, 0, sizeof(Work))
         try:
             self._encode(text, &w)
             return w.n_ids
@@ -1483,7 +1455,7 @@ cdef class WordPieceModel:
         A deterministic measure of the matching cost, for tests that bound it.
         """
         cdef Work w
-        memset_work(&w)
+        memset(&w, 0, sizeof(Work))
         try:
             self._encode(text, &w)
             return w.steps
@@ -1499,7 +1471,7 @@ cdef class WordPieceModel:
         cdef Work w
         cdef size_t i, a = 0
         cdef list out = []
-        memset_work(&w)
+        memset(&w, 0, sizeof(Work))
         w.collect = True
         try:
             self._encode(text, &w)
@@ -1534,7 +1506,7 @@ cdef class WordPieceModel:
         cdef Work w
         cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(piece)
         cdef size_t n = len(piece)
-        memset_work(&w)
+        memset(&w, 0, sizeof(Work))
         try:
             if n < NOGIL_MIN_TEXT:
                 _match(&self.auto, s, n, &w)
