@@ -328,9 +328,6 @@ class Tokenizer:
         TypeError: TextInputSequence must be str
         """
         is_pretokenized, add_special_tokens = as_bool(is_pretokenized), as_bool(add_special_tokens)
-        if pair is None and not is_pretokenized and type(sequence) is str and sequence.isascii():
-            return self._pipeline.encode(sequence, None, add_special_tokens=add_special_tokens,
-                                         allowed=self._allowed)
         _refuse_surrogates(sequence)
         _refuse_surrogates(pair)
         return self._pipeline.encode(sequence, pair, is_pretokenized=is_pretokenized,
