@@ -347,31 +347,61 @@ def _compile(text: str, original: str) -> "re.Pattern[str]":
 class RegexListSplitter:
     """llama.cpp's ``unicode_regex_split``: a list of patterns, each splitting the pieces of the last.
 
+    Every later pattern sees one piece of the first pattern's split at a time,
+    so how such a piece ends up split depends on its text alone; the answers for
+    short pieces are remembered (a bounded table), which keeps a text of many
+    equal pieces (a megabyte of newlines) from running every pattern per piece.
+
     >>> RegexListSplitter((r"\\p{N}", r"[a-z]+"))("ab1cd")
     ['ab', '1', 'cd']
     """
 
+    _REMEMBERED_LENGTH = 64
+    _REMEMBERED_PIECES = 1 << 16
+
     def __init__(self, patterns: tuple) -> None:
         self.patterns = tuple(patterns)
         self._steps = [translate_pattern(p) for p in self.patterns]
+        self._later: dict = {}
 
     def __call__(self, text: str) -> list:
-        n = len(text)
-        if n == 0:
+        if not text:
             return []
-        ascii_text = text.isascii()
+        pattern, space = self._steps[0]
+        first = _split_pieces(pattern, _source(text, space), [(0, len(text))])
+        if len(self._steps) == 1:
+            return [text[a:b] for a, b in first]
+        later = self._later
+        out: list = []
+        for a, b in first:
+            piece = text[a:b]
+            parts = later.get(piece)
+            if parts is None:
+                parts = self._split_later(piece)
+                if b - a <= self._REMEMBERED_LENGTH:
+                    if len(later) >= self._REMEMBERED_PIECES:
+                        later.clear()
+                    later[piece] = parts
+            out.extend(parts)
+        return out
+
+    def _split_later(self, piece: str) -> list:
+        # The patterns after the first on one of its pieces, as a text of its own.
         sources: dict = {}
-        pieces = [(0, n)]
-        for pattern, space in self._steps:
+        pieces = [(0, len(piece))]
+        for pattern, space in self._steps[1:]:
             source = sources.get(space)
             if source is None:
-                if ascii_text:
-                    source = text
-                else:
-                    source = text.translate(lu.COLLAPSE if space == COLLAPSED else lu.WIDE)
-                sources[space] = source
+                source = sources[space] = _source(piece, space)
             pieces = _split_pieces(pattern, source, pieces)
-        return [text[a:b] for a, b in pieces]
+        return [piece[a:b] for a, b in pieces]
+
+
+def _source(text: str, space: str) -> str:
+    # The text a translated pattern runs on (see translate_pattern).
+    if text.isascii():
+        return text
+    return text.translate(lu.COLLAPSE if space == COLLAPSED else lu.WIDE)
 
 
 def _split_pieces(pattern: "re.Pattern[str]", source: str, pieces: list) -> list:
