@@ -626,36 +626,52 @@ class Encoding:
         unstable = core.decode_bytes(ids[-n:])
         del ids[-n:]
         completions = {(core.find_token(tok),) for tok in self._tokens_starting_with(unstable)}
-        texts, raw, text_sizes, raw_sizes = [], [], [], []
         # tiktoken tries every split of the unstable bytes; a token can only
         # start with the last _longest_token of them, so the splits before
         # have nothing to try (what made a long word quadratic)
+        merged: dict = {}
         for i in range(max(1, len(unstable) - self._longest_token), len(unstable)):
             for tok in self._tokens_starting_with(unstable[i:]):
-                possibility = unstable[:i] + tok
-                try:
-                    texts.append(possibility.decode("utf-8"))
-                    text_sizes.append(len(possibility))
-                except UnicodeDecodeError:
-                    raw.append(core.encode_bytes_piece(possibility, False))
-                    raw_sizes.append(len(possibility))
-        encoded = core.encode_many(texts) if texts else []
-        for seq, size in zip(itertools.chain(encoded, raw), itertools.chain(text_sizes, raw_sizes)):
-            # the shortest start of seq that covers the unstable bytes: the
-            # tokens past it spell less than the token tried, so they are
-            # found from the end in a few steps, whatever the word's length
-            k = len(seq) - 1
-            size -= len(core.token_bytes(seq[k]))
-            while size >= len(unstable):
-                k -= 1
-                size -= len(core.token_bytes(seq[k]))
-            completions.add(tuple(seq[:k + 1]))
+                completions.add(self._covering_ids(unstable[:i] + tok, len(unstable), merged))
         last = unstable.decode("utf-8")[-1]
         if len(unstable) > 1 and len(last.encode("utf-8")) < len(unstable) and last in _WHITE_SPACE:
             cut = len(unstable) - len(last.encode("utf-8"))
             completions.add(tuple(core.encode_bytes_piece(unstable[:cut], False)
                                   + core.encode_bytes_piece(unstable[cut:], False)))
         return ids, [list(c) for c in completions]
+
+    def _covering_ids(self, possibility: bytes, cover: int, merged: dict) -> tuple:
+        # The first ids of tiktoken's encoding of possibility that spell at
+        # least cover bytes. Only the pieces up to byte cover are merged, and
+        # each once per call (merged: piece -> its ids and their byte ends):
+        # the possibilities of a long unstable run share their long pieces.
+        core = self._core
+        try:
+            pieces = core.leading_pieces(possibility.decode("utf-8"), cover)
+        except UnicodeDecodeError:
+            pieces = None
+        if pieces is None:  # tiktoken's bare byte_pair_encode of all of it
+            ids = core.encode_bytes_piece(possibility, False)
+            return tuple(ids[:bisect.bisect_left(self._byte_ends(ids), cover) + 1])
+        seq: list = []
+        size = 0
+        for piece in pieces:
+            known = merged.get(piece)
+            if known is None:
+                ids = core.encode_bytes_piece(piece)
+                known = merged[piece] = (ids, self._byte_ends(ids))
+            ids, ends = known
+            if size + len(piece) < cover:
+                seq += ids
+                size += len(piece)
+                continue
+            seq += ids[:bisect.bisect_left(ends, cover - size) + 1]
+            break
+        return tuple(seq)
+
+    def _byte_ends(self, ids: list) -> list:
+        # where each of ids ends in their decoded bytes
+        return list(itertools.accumulate(len(self._core.token_bytes(t)) for t in ids))
 
     def encode_as_pieces(self, text: str) -> list:
         """The pieces of ``text`` as strings, for SentencePiece-style models.

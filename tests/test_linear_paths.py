@@ -4,7 +4,8 @@ the reference's.
 
 * ``encode_with_unstable`` tries only the splits of the unstable bytes that a
   token can start at (at most the longest token's length of them), so one
-  long word costs one pass, and gives tiktoken's result on short texts.
+  long word costs one pass, and gives tiktoken's result on short texts; the
+  possibilities of a long unstable run share its pieces, each merged once.
 * ``decode_with_offsets`` of a ``tokenizer.json`` decoded by the Python
   pipeline decodes each id a bounded number of times, not every prefix, and
   its window decoding gives what decoding every prefix gives, for each kind
@@ -69,6 +70,45 @@ def test_encode_with_unstable_of_one_long_word_tries_a_bounded_number_of_splits(
     assert stable == [] and completions
     for ids in completions:
         assert cl100k.decode_bytes(ids).startswith(word.encode())
+
+
+def test_encode_with_unstable_of_a_run_of_spaces_is_tiktokens(cl100k, tiktoken_cl100k):
+    assert _unstable(cl100k, " " * 100) == _unstable(tiktoken_cl100k, " " * 100)
+
+
+class _CountingCore:
+    """A model that counts the bytes it is asked to encode or merge."""
+
+    def __init__(self, core) -> None:
+        self.core, self.merged = core, 0
+
+    def __getattr__(self, name: str):
+        return getattr(self.core, name)
+
+    def encode_bytes_piece(self, piece: bytes, *rule) -> list:
+        self.merged += len(piece)
+        return self.core.encode_bytes_piece(piece, *rule)
+
+    def encode_many(self, texts: list, *allowed) -> list:
+        self.merged += sum(len(t.encode()) for t in texts)
+        return self.core.encode_many(texts, *allowed)
+
+    def encode_many_flat(self, texts: list, *allowed) -> tuple:
+        self.merged += sum(len(t.encode()) for t in texts)
+        return self.core.encode_many_flat(texts, *allowed)
+
+
+def test_encode_with_unstable_of_a_long_run_merges_its_pieces_once(monkeypatch):
+    enc = fasttok.get_encoding("cl100k_base")
+    counting = _CountingCore(enc._core)
+    monkeypatch.setattr(enc, "_core", counting)
+    run = 2000
+    stable, completions = enc.encode_with_unstable(" " * run)
+    # tens of thousands of tokens start with a space, each a possibility of
+    # the whole run: merging each possibility's run again was quadratic
+    assert len(completions) > 10_000
+    longest = enc._longest_token
+    assert counting.merged <= (longest + 1) * run + longest * len(completions)
 
 
 HF_PIPELINE_FILES = {

@@ -800,6 +800,37 @@ cdef class CoreBPE:
         finally:
             free(u.owned)
 
+    def leading_pieces(self, str text not None, Py_ssize_t cover):
+        """The UTF-8 bytes of the pre-tokenizer pieces of ``text`` (specials
+        read as text, as ``encode_ordinary`` does) up to the first that
+        reaches byte ``cover``: what the ids spelling its first ``cover``
+        bytes are merged from.
+
+        >>> from fasttok.shared._tables import TokenTables
+        >>> core = CoreBPE(TokenTables([b"a", b"b", b" "]), {}, scanner="gpt2")
+        >>> core.leading_pieces("ab ab ba", 4), core.leading_pieces("ab ab ba", 100)
+        ([b'ab', b' ab'], [b'ab', b' ab', b' ba'])
+        """
+        cdef Utf8Text u
+        cdef Py_ssize_t i = 0, j
+        cdef list out = []
+        utf8_text(text, &u)
+        try:
+            if self.scan == NULL:
+                for piece in self.splitter(text):
+                    out.append(piece.encode("utf-8"))
+                    i += len(out[len(out) - 1])
+                    if i >= cover:
+                        break
+                return out
+            while i < u.size and i < cover:
+                j = self.scan(u.data, i, u.size)
+                out.append((<const char*>u.data)[i:j])
+                i = j
+            return out
+        finally:
+            free(u.owned)
+
     def find_special(self, str text not None, bytes mask not None):
         """The first special token (as its index in ``special_order``) that
         ``mask`` selects and ``text`` contains, or -1."""
