@@ -28,7 +28,7 @@ FILES = ["llama3", "qwen3", "gemma3", "llama2", "all-MiniLM-L6-v2",
 TEXTS = ["", "Hello world!", "  two  spaces\n\nand lines", "héllo wörld ☃ 😀 日本語",
          "a [SEP] b <s> c </s>", "x" * 300]
 STRINGS = [""] * 7 + ["hi"]  # id 7's token string
-FIELDS = Encoding._FIELDS + ("sequence_ids", "n_sequences")
+FIELDS = Encoding.__slots__ + ("sequence_ids", "n_sequences")
 
 
 class StagesAsWalk(Walk):

@@ -22,7 +22,8 @@ binding reads them (:mod:`fasttok.shared.binding_arguments`): an index is a
 from __future__ import annotations
 
 from fasttok.errors import FasttokError
-from fasttok.post_processors._encoding_lists import offset_pairs, token_strings
+from fasttok.post_processors import _encoding_lists
+from fasttok.post_processors._encoding_lists import FIELDS, WalkedFields
 from fasttok.shared.binding_arguments import (ENCODING_TRUNCATE_DIRECTION, PADDING_DIRECTION,
                                               as_bool, as_direction, as_instance, as_sequence,
                                               as_str, as_u32, as_usize)
@@ -53,9 +54,7 @@ class Encoding:
     ([1, 7, 8], [None, 0, 0], [1, 0, 0])
     """
 
-    _FIELDS = ("ids", "type_ids", "tokens", "offsets", "word_ids", "special_tokens_mask",
-               "attention_mask", "overflowing", "sequence_ranges")
-    __slots__ = _FIELDS
+    __slots__ = FIELDS
 
     def __init__(self, ids: list, tokens: list, offsets: list, words: list,
                  type_ids: list | None = None, special_tokens_mask: list | None = None,
@@ -92,10 +91,8 @@ class Encoding:
         >>> e.offsets, e.tokens, e.word_ids, e.attention_mask
         ([(0, 2), (3, 5)], ['hi', 'yo'], [0, 1], [1, 1])
         """
-        if odd_tokens:
-            strings = _OddStrings(strings, ids, odd_tokens)
         e = WalkedEncoding.__new__(WalkedEncoding)
-        e._walked = (ids, offsets, words, strings, type_id, word, wrap)
+        e._walked = WalkedFields(ids, offsets, words, strings, type_id, word, wrap, odd_tokens)
         e._made = {}
         return e
 
@@ -144,7 +141,7 @@ class Encoding:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Encoding):
             return NotImplemented
-        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
+        return all(getattr(self, k) == getattr(other, k) for k in FIELDS)
 
     __hash__ = None
 
@@ -435,17 +432,6 @@ class Encoding:
             self.offsets.extend([(0, 0)] * missing)
 
 
-class _OddStrings:
-    # the strings of a walk's tokens where some differ from their id's
-    __slots__ = ("tokens",)
-
-    def __init__(self, strings: list, ids, odd: dict) -> None:
-        tokens = token_strings(strings, ids)
-        for index, text in odd.items():
-            tokens[index] = text
-        self.tokens = tokens
-
-
 class WalkedEncoding(Encoding):
     """An :class:`Encoding` over a compiled walk's arrays (:meth:`Encoding.walked`).
 
@@ -462,9 +448,9 @@ class WalkedEncoding(Encoding):
 
     def _keep(self) -> None:
         made, walked = self._made, self._walked
-        for name, make in _WALKED_FIELDS.items():
+        for number, name in enumerate(FIELDS):
             if name not in made:
-                made[name] = make(*walked)
+                made[name] = walked.make(number)
 
     def set_sequence_id(self, sequence_id: int) -> None:
         """:meth:`Encoding.set_sequence_id`, on kept fields."""
@@ -487,62 +473,13 @@ class WalkedEncoding(Encoding):
         super().pad(*args, **kwargs)
 
 
-def _lazy_field(name: str, make) -> property:
-    def get(self):
-        value = self._made.get(name)
-        return make(*self._walked) if value is None else value
-
+def _kept(name: str):
     def put(self, value) -> None:
         self._made[name] = value
 
-    return property(get, put, doc=f"The encoding's {name}, made when it is read.")
+    return put
 
 
-# each field of a walked encoding from (ids, offsets, words, strings, type_id, word, wrap)
-def _around(wrap, field: str, middle: list) -> list:
-    if wrap is None:
-        return middle
-    return getattr(wrap.head, field) + middle + getattr(wrap.tail, field)
-
-
-def _walked_offsets(ids, offsets, words, strings, type_id, word, wrap) -> list:
-    return _around(wrap, "offsets", offset_pairs(offsets))
-
-
-def _walked_words(ids, offsets, words, strings, type_id, word, wrap) -> list:
-    return _around(wrap, "word_ids", words.tolist() if word is None else [word] * len(ids))
-
-
-def _walked_type_ids(ids, offsets, words, strings, type_id, word, wrap) -> list:
-    return _around(wrap, "type_ids", [type_id if wrap is None else wrap.type_id] * len(ids))
-
-
-def _walked_attention(ids, offsets, words, strings, type_id, word, wrap) -> list:
-    return [1] * (len(ids) if wrap is None else len(wrap.head.ids) + len(ids) + len(wrap.tail.ids))
-
-
-def _walked_ranges(ids, offsets, words, strings, type_id, word, wrap) -> dict:
-    if wrap is None:
-        return {}
-    start = len(wrap.head.ids)
-    return {0: (start, start + len(ids))}
-
-
-_WALKED_FIELDS = {
-    "ids": lambda ids, offsets, words, strings, type_id, word, wrap:
-        _around(wrap, "ids", ids.tolist()),
-    "tokens": lambda ids, offsets, words, strings, type_id, word, wrap:
-        _around(wrap, "tokens", strings.tokens[:] if type(strings) is _OddStrings
-                else token_strings(strings, ids)),
-    "offsets": _walked_offsets,
-    "word_ids": _walked_words,
-    "type_ids": _walked_type_ids,
-    "special_tokens_mask": lambda ids, offsets, words, strings, type_id, word, wrap:
-        _around(wrap, "special_tokens_mask", [0] * len(ids)),
-    "attention_mask": _walked_attention,
-    "overflowing": lambda *walked: [],
-    "sequence_ranges": _walked_ranges,
-}
-
-for _name, _make in _WALKED_FIELDS.items():
-    setattr(WalkedEncoding, _name, _lazy_field(_name, _make))
+for _name in FIELDS:
+    setattr(WalkedEncoding, _name, property(getattr(_encoding_lists, f"read_{_name}"), _kept(_name),
+                                            doc=f"The encoding's {_name}, made when it is read."))
