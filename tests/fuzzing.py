@@ -48,6 +48,7 @@ import math
 import os
 import random
 import select
+import shutil
 import struct
 import subprocess
 import sys
@@ -1291,11 +1292,15 @@ class _Worker:
 
     def __init__(self, command: tuple, ids: list) -> None:
         self.stderr = tempfile.TemporaryFile()
+        # the worker's temporary files, removed here: a worker killed for a
+        # hang or crashed on purpose never gets to remove its own
+        self.folder = tempfile.mkdtemp(prefix="fasttok-worker-")
         # One malloc arena a thread would reserve 64 MiB of address space
         # each, which the worker's limit counts though little of it is used.
         self.proc = subprocess.Popen([sys.executable, *command], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr,
-                                     env=dict(os.environ, MALLOC_ARENA_MAX="2"))
+                                     env=dict(os.environ, MALLOC_ARENA_MAX="2",
+                                              TMPDIR=self.folder))
         self.clock = _CaseClock(self.proc.pid)
         self.proc.stdin.write((json.dumps(ids) + "\n").encode())
         self.proc.stdin.close()
@@ -1323,6 +1328,7 @@ class _Worker:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
         self.proc.stdout.close()
         self.stderr.seek(0)
         tail = self.stderr.read()[-2000:].decode("utf-8", "replace")
