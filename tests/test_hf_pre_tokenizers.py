@@ -225,3 +225,18 @@ def test_literal_split_that_finds_nothing_or_something_matches_tokenizers(behavi
         python_name = "".join("_" + c.lower() if c.isupper() else c for c in behavior)[1:]
         theirs = [p for p, _ in TheirSplit(" ", python_name, invert=invert).pre_tokenize_str(text)]
         assert ours == theirs, (behavior, invert, text)
+
+
+def test_whitespace_split_cut_chars_are_the_characters_tokenizers_drops():
+    from tokenizers.pre_tokenizers import WhitespaceSplit as TheirWhitespaceSplit
+
+    from fasttok.pre_tokenizers.split import WhitespaceSplit
+
+    every = "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
+    kept = TheirWhitespaceSplit().pre_tokenize_str(every)
+    dropped, at = [], 0
+    for _, (start, end) in kept:
+        dropped.append(every[at:start])
+        at = end
+    dropped.append(every[at:])
+    assert WhitespaceSplit.cut_chars() == "".join(dropped)

@@ -40,7 +40,6 @@ pre-tokenizers, no ``unk_id``) gets no walk: the pipeline's stages run it.
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Optional
 
 from fasttok.formats.walk import Walk
@@ -111,21 +110,6 @@ def _normalizer_plan(normalizer: Any) -> Optional[tuple]:
     return early, charsmap, ops
 
 
-@functools.cache
-def _cut_chars(split_type: type) -> str:
-    # the characters a pre-tokenizer of this (parameterless) type cuts at
-    # and drops: those missing from its pieces of every code point
-    every = "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
-    cut = []
-    at = 0
-    for piece in split_type().split_str(every):
-        found = every.index(piece, at)
-        cut.append(every[at:found])
-        at = found + len(piece)
-    cut.append(every[at:])
-    return "".join(cut)
-
-
 def _pre_tokenizer_plan(pre_tokenizer: Any) -> Optional[tuple]:
     # (whitespace or None, metaspace settings or None), or None
     if pre_tokenizer is None:
@@ -136,7 +120,7 @@ def _pre_tokenizer_plan(pre_tokenizer: Any) -> Optional[tuple]:
         parts = [pre_tokenizer]
     whitespace = None
     if parts and type(parts[0]) is WhitespaceSplit:
-        whitespace = _cut_chars(WhitespaceSplit)
+        whitespace = parts[0].cut_chars()
         parts = parts[1:]
     if not parts:
         return whitespace, None

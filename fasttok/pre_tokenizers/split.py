@@ -26,15 +26,17 @@ import string
 from fasttok.pre_tokenizers.base import PreTokenizer
 from fasttok.shared.normalized import (BEHAVIORS, NormalizedString, PreTokenizedString,
                                        find_matches, split_spans)
+from fasttok.shared._unicode import code_point_ranges
 from fasttok.shared.hf_unicode import NUMERIC, PUNCTUATION as HF_PUNCTUATION
 from fasttok.shared.regex_translate import char_class, compile_onig
 
 __all__ = ["PatternSplit", "Split", "CharDelimiterSplit", "Whitespace", "WhitespaceSplit",
            "BertPreTokenizer", "Punctuation", "Digits", "WHITESPACE", "PUNCTUATION"]
 
-WHITESPACE = re.compile(char_class("White_Space"))
+_WHITE_SPACE = "White_Space"
+WHITESPACE = re.compile(char_class(_WHITE_SPACE))
 PUNCTUATION = re.compile(f"[{re.escape(string.punctuation)}]|{HF_PUNCTUATION}")
-_NOT_WHITESPACE = "[^" + char_class("White_Space")[1:]
+_NOT_WHITESPACE = "[^" + char_class(_WHITE_SPACE)[1:]
 
 
 @functools.cache
@@ -152,6 +154,17 @@ class WhitespaceSplit(PatternSplit):
 
     def __init__(self) -> None:
         super().__init__([(WHITESPACE, "Removed", False)], re.compile(_NOT_WHITESPACE + "+"))
+
+    @staticmethod
+    def cut_chars() -> str:
+        """The characters it cuts at and drops (White_Space, the class it
+        splits on), in code point order: what a compiled walk splits at.
+
+        >>> WhitespaceSplit.cut_chars()[:6] == "\\t\\n\\x0b\\x0c\\r "
+        True
+        """
+        return "".join(chr(cp) for lo, hi in code_point_ranges(_WHITE_SPACE)
+                       for cp in range(lo, hi + 1))
 
 
 class BertPreTokenizer(PatternSplit):
