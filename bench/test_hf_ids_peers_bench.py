@@ -1,0 +1,214 @@
+"""``fasttok.load(path).encode`` against the ``tokenizer.json`` peers, ids only (issue 24).
+
+Issue 24 asks of ``fasttok.load(...).encode``: on the Unigram files at least
+2x ``kitoken`` and at least ``tokie``; one call per line on llama3 and qwen3
+at least ``quicktok`` (PyPI ``quicktok-v1``). Every library loads the same
+``tokenizer.json`` and encodes the first ``LINES`` lines of ``en.txt``,
+``code.txt`` and ``zh.txt`` without post-processing (added tokens in the text
+still matched, as ``tokenizers`` matches them):
+
+* ``fasttok``: ``fasttok.load(path).encode(text, allowed_special="all")``;
+* ``tokenizers``: ``Tokenizer.from_file``, ``encode(text, add_special_tokens=False).ids``
+  (the reference every id is checked against);
+* ``tokie``: ``Tokenizer.from_json``, ``encode(text, add_special_tokens=False).ids``
+  (its ``encode_bytes`` skips the file's normalizer and post-processor
+  rules differently: its ids differ from tokenizers' on every Unigram file);
+* ``kitoken``: ``Kitoken.from_tokenizers_file`` with the file's padding and
+  truncation steps taken out, ``encode(text, True)``; it refuses every
+  Unigram file here but the T5 conversion ("Unknown token 0 not found in specials");
+* ``quicktok``: ``quicktok.import_tokenizer(path, name, data_dir)`` (its one
+  way to read a ``tokenizer.json``: a checked conversion into its own files,
+  byte-level BPE only) into a temporary folder, then ``encode_ordinary``, its
+  fastest single-text call (its ``encode`` checks for special tokens first).
+
+Modes: ``lines`` is one call per line from Python (every line keeps its
+LF), ``whole`` one call on the lines joined. Each is timed steady (a warm-up
+round, then the median of ``ROUNDS``) and cold, marked ``c-``: the first pass
+over the input on a tokenizer just loaded (the load is not timed; the median
+of ``COLD_ROUNDS`` fresh loads).
+
+Before anything is timed, every library's ids are compared with
+``tokenizers``' on that very input: fasttok differing fails the benchmark; a
+peer differing is timed under its name with a ``*`` (its own column in the
+closing table) and listed with how many lines differ and the first
+difference, so no figure of a peer that gives other ids passes unmarked. A
+file a peer cannot load is a skip naming the peer's error, listed at the end.
+
+    python -m pytest bench/test_hf_ids_peers_bench.py --benchmark-enable -q
+    python -m pytest bench/test_hf_ids_peers_bench.py --benchmark-enable -q -k "steady and lines"
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import io
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import fasttok
+from conftest import DATA, NOTES, first_difference, read_text
+
+HF = DATA / "vocab" / "hf"
+# short names for the table (which shows 12 characters)
+VOCABS = {"llama3": "llama3/tokenizer.json", "qwen3": "qwen3/tokenizer.json",
+          "u4000-bf-spm": "unigram/botchan_unigram_4000_bytefallback.v5.24.0.from_spm_proto.json",
+          "u5000-albert": "unigram/botchan_unigram_5000.v4.57.6.AlbertTokenizer.json",
+          "u5000-t5": "unigram/botchan_unigram_5000.v5.24.0.T5Tokenizer.json",
+          "u5000-spm": "unigram/botchan_unigram_5000.v5.24.0.from_spm_proto.json",
+          "ja8000-xlnet": "unigram/kyoto_ja_unigram_8000.v4.57.6.XLNetTokenizer.json",
+          "ja8000-spm": "unigram/kyoto_ja_unigram_8000.v5.24.0.from_spm_proto.json"}
+FILES = ["en", "code", "zh"]
+MODES = ["lines", "whole"]
+LINES = 5_000  # the figure issue 24's per-line numbers are measured on
+ROUNDS = 5
+COLD_ROUNDS = 3
+
+
+def _path(vocab: str) -> str:
+    path = HF / VOCABS[vocab]
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    return str(path)
+
+
+@functools.lru_cache(maxsize=None)
+def _lines(file: str) -> tuple:
+    path = DATA / "corpus" / f"{file}.txt"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    return tuple(line + "\n" for line in read_text(path).split("\n")[:LINES])
+
+
+def _input(file: str, mode: str):
+    lines = _lines(file)
+    return "".join(lines) if mode == "whole" else lines
+
+
+# ---------------------------------------------------------------- loaders: path -> encode
+
+
+def _fasttok(path: str):
+    enc = fasttok.load(path)
+    return functools.partial(enc.encode, allowed_special="all")
+
+
+def _tokenizers(path: str):
+    tok = pytest.importorskip("tokenizers").Tokenizer.from_file(path)
+    tok.no_truncation()
+    tok.no_padding()
+    return lambda text: tok.encode(text, add_special_tokens=False).ids
+
+
+def _tokie(path: str):
+    tok = pytest.importorskip("tokie").Tokenizer.from_json(path)
+    return lambda text: tok.encode(text, add_special_tokens=False).ids
+
+
+def _kitoken(path: str):
+    tok = pytest.importorskip("kitoken").Kitoken.from_tokenizers_file(path)
+    config = tok.config()
+    config["processing"] = [step for step in config.get("processing", [])
+                            if not {"Pad", "Truncate"} & set(step)]
+    tok.set_config(config)
+    return lambda text: tok.encode(text, True)
+
+
+@functools.lru_cache(maxsize=None)
+def _quicktok_import(path: str) -> tuple:
+    # once a session (the import checks its result against tokenizers); the
+    # folder lives as long as the cache holds it and goes at exit
+    quicktok = pytest.importorskip("quicktok")
+    folder = tempfile.TemporaryDirectory(prefix="fasttok-bench-quicktok-")
+    name = Path(path).parent.name
+    with contextlib.redirect_stdout(io.StringIO()):
+        quicktok.import_tokenizer(path, name, data_dir=folder.name)
+    return name, folder
+
+
+def _quicktok(path: str):
+    quicktok = pytest.importorskip("quicktok")
+    name, folder = _quicktok_import(path)
+    return quicktok.Tokenizer(name, folder.name).encode_ordinary
+
+
+LOADERS = {"fasttok": _fasttok, "tokenizers": _tokenizers, "tokie": _tokie,
+           "kitoken": _kitoken, "quicktok": _quicktok}
+REFUSED: dict = {}  # (impl, vocab) -> the error its load raised
+
+
+def _load(impl: str, vocab: str):
+    """``text -> ids`` of a freshly loaded ``impl``, or a skip naming why it cannot load."""
+    path = _path(vocab)
+    if (impl, vocab) not in REFUSED:
+        try:
+            return LOADERS[impl](path)
+        except pytest.skip.Exception:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a peer's refusal is reported
+            REFUSED[impl, vocab] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:80]}"
+            NOTES.append(f"{impl} cannot load {VOCABS[vocab]}: {REFUSED[impl, vocab]}")
+    pytest.skip(f"{impl} cannot load {vocab}: {REFUSED[impl, vocab]}")
+
+
+_loaded = functools.lru_cache(maxsize=None)(_load)
+
+
+def _run(mode: str):
+    if mode == "whole":
+        return lambda encode, arg: encode(arg)
+    return lambda encode, arg: [encode(line) for line in arg]
+
+
+@functools.lru_cache(maxsize=None)
+def _reference(vocab: str, file: str, mode: str) -> list:
+    return [list(ids) for ids in _answers(_loaded("tokenizers", vocab), file, mode)]
+
+
+def _answers(encode, file: str, mode: str) -> list:
+    # a list of id lists: one for the whole text, or one a line
+    found = _run(mode)(encode, _input(file, mode))
+    return [found] if mode == "whole" else found
+
+
+@functools.lru_cache(maxsize=None)
+def _label(impl: str, vocab: str, file: str, mode: str) -> str:
+    """``impl``, or ``impl*`` (reported) when its ids differ from tokenizers'."""
+    got = [list(ids) for ids in _answers(_loaded(impl, vocab), file, mode)]
+    expected = _reference(vocab, file, mode)
+    # the kept answers are many lists: frozen, the collections timed code
+    # sets off do not walk them (as bench/conftest.py's check_exact)
+    gc.freeze()
+    if got == expected:
+        return impl
+    where = f"{vocab}/{file}/{mode}: {impl} != tokenizers"
+    if impl == "fasttok":
+        pytest.fail(f"{where}: {first_difference(got, expected)}", pytrace=False)
+    differ = sum(a != b for a, b in zip(got, expected)) + abs(len(got) - len(expected))
+    NOTES.append(f"ids differ, timed as {impl}*: {where} on {differ} of {len(expected)} "
+                 f"calls; {first_difference(got, expected)}")
+    return impl + "*"
+
+
+@pytest.mark.parametrize("impl", list(LOADERS))
+@pytest.mark.parametrize("cold", [False, True], ids=["steady", "cold"])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("file", FILES)
+@pytest.mark.parametrize("vocab", list(VOCABS))
+def test_hf_ids_peers(benchmark, vocab, file, mode, cold, impl):
+    label = _label(impl, vocab, file, mode)
+    arg = _input(file, mode)
+    run = _run(mode)
+    benchmark.group = f"hf-ids-{vocab}-{file}-{'c-' if cold else ''}{mode}"
+    benchmark.extra_info.update(kind="encode", encoding=vocab, file=file,
+                                mode=("c-" if cold else "") + mode, impl=label,
+                                bytes=len("".join(_lines(file)).encode("utf-8")))
+    if cold:
+        benchmark.pedantic(run, setup=lambda: ((_load(impl, vocab), arg), {}),
+                           rounds=COLD_ROUNDS, iterations=1)
+    else:
+        benchmark.pedantic(run, args=(_loaded(impl, vocab), arg), rounds=ROUNDS, iterations=1,
+                           warmup_rounds=1)
