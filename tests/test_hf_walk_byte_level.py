@@ -253,24 +253,28 @@ def test_a_split_regex_without_a_compiled_scanner_is_left_to_the_stages():
     assert _walk_of(_document(pre_tokenizer=split)) is None
 
 
-def test_an_entry_under_an_added_tokens_id_that_a_merge_makes_is_left_to_the_stages():
+def test_text_where_a_merge_may_make_an_added_tokens_entry_is_left_to_the_stages():
     # tokenizers' model may give 256 for "hi" when the added token is not matched
-    added = [_added(256, "hi")]
-    assert _walk_of(_document(added_tokens=added)) is None
+    walk = _walk_of(_document(added_tokens=[_added(256, "hi")]))
+    assert walk.encode("hi", frozenset()) is None
+    assert walk.ids("hi", None) == [256]
 
 
-def test_added_tokens_given_lstrip_after_loading_are_left_to_the_stages():
+def test_added_tokens_given_lstrip_after_loading_cut_as_the_stages_cut():
     from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
 
     record = tokenizer_json_record(json.dumps(_document()), "t.json")
     pipeline = pipeline_from_document(record)
     pipeline.set_added(AddedTokens([AddedToken("<e>", 259, special=True, lstrip=True)]))
-    assert byte_level_walk(record, pipeline) is None
+    staged = pipeline._encode_staged("hi  <e>", 0, None)
+    assert _walked(byte_level_walk(record, pipeline), "hi  <e>") == \
+        (staged.ids, staged.offsets, staged.word_ids)
 
 
-def test_an_added_token_tokenizers_numbers_anew_is_left_to_the_stages():
+def test_an_added_token_tokenizers_numbers_anew_takes_the_pipelines_id():
     # id 257 is a hole in the vocabulary: tokenizers gives "<e>" the
     # vocabulary's size as its id (the pipeline follows), the record keeps 257
     doc = _document(added_tokens=[_added(257, "<e>")])
     doc["model"]["vocab"] = _BYTE_VOCAB | {"hi": 256, "Ã©": 258, "ðŁ": 259}
-    assert _walk_of(doc) is None
+    theirs = tokenizers.Tokenizer.from_str(json.dumps(doc))
+    assert _walked(_walk_of(doc), "hi<e>é") == _theirs(theirs, "hi<e>é")

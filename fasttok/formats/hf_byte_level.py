@@ -45,17 +45,19 @@ from typing import Any, Optional
 
 from array import array
 
+from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
 from fasttok.formats._byte_bpe import CoreBPE
 from fasttok.formats.walk import Walk
 from fasttok.formats.tiktoken import build_byte_bpe
 from fasttok.normalizers.unicode_forms import FORMS
 from fasttok.pre_tokenizers.patterns import scanner_for
 from fasttok.shared._tables import TokenTables
-from fasttok.shared._bytemap import encode_byte_level
+from fasttok.shared._bytemap import decode_byte_level, encode_byte_level
 from fasttok.shared.batching import TextByText
 from fasttok.shared.normalized import NormalizedString
 from fasttok.shared.regex_translate import compile_generic
 from fasttok.shared.literal_match import longest_first
+from fasttok.loaders.hf_tokenizer_json import byte_level_record
 from fasttok.vocab import Vocabulary
 
 __all__ = ["build_hf_byte_bpe", "isolated_splitter", "NormalizedBPE", "ByteLevelWalk",
@@ -235,13 +237,21 @@ def byte_level_walk(record: Vocabulary, pipeline: Any,
 
     * a ``Split`` regex without a compiled scanner (a Python splitter's
       pieces carry no positions);
-    * added tokens the pipeline matches or numbers otherwise than the core
-      (one given ``lstrip``/``rstrip``/``single_word`` by ``add_tokens``;
-      ``normalized=true`` ones beside ``normalized=false`` ones, where two
-      passes may cut where the core's one pass does not; an id that
-      ``tokenizers`` gives anew);
-    * a vocabulary entry under an added token's id that ``tokenizers``'
-      model may still give for text (the core left it out).
+    * a vocabulary entry under an added token's id that ``tokenizers``' model
+      may still give for text (the core left it out), when the document's
+      vocabulary is not at hand to say which texts those are.
+
+    A file the fused model does not take whole (fasttok's byte-level record
+    refuses a normalizer other than ``NFC``, added tokens with
+    ``lstrip``/``rstrip``/``single_word``, ``normalized=true`` ones beside a
+    normalizer, a post-processor other than a template) is walked over a core
+    built for the walk alone from the document's model and pre-tokenizer
+    (:func:`_walk_record`): the pipeline's added tokens and normalizer stage
+    cut and normalize the text (:meth:`ByteLevelWalk._by_stretch`) wherever
+    one of them would act, and the core walks the rest. So is a file whose
+    added tokens the core's one pass would match otherwise than the
+    pipeline's two (flags, ``normalized=true`` beside ``normalized=false``,
+    an id ``tokenizers`` gives anew).
 
     ``model``: the fused model of ``record`` built already
     (:func:`build_hf_byte_bpe`, the one :func:`fasttok.load` encodes with),
@@ -266,23 +276,73 @@ def byte_level_walk(record: Vocabulary, pipeline: Any,
     >>> [list(part) for part in walk.encode("hi <e>\u00e9", None)]
     [[256, 32, 257, 195, 169], [0, 2, 2, 3, 3, 6, 6, 7, 6, 7], [0, 1, 2, 3, 3]]
     """
-    if record.merges is None or record.metadata.get("model_gives_left_out"):
-        return None
+    if record.merges is None:
+        record = _walk_record(record)
+        model = None
+        if record is None:
+            return None
     if scanner_for(record.pattern or "") is None and record.pre_tokenizer is None:
         return None
+    left_out = None
+    if record.metadata.get("model_gives_left_out"):
+        left_out = _left_out(record)
+        if left_out is None:
+            return None
     added = pipeline.added
-    if (any(t.single_word or t.lstrip or t.rstrip for t in added.tokens)
-            or len({t.normalized for t in added.tokens}) > 1
-            or added.by_content != dict(record.special_tokens)):
-        return None
     normalizer = pipeline.normalizer
-    if (normalizer is None) != (record.normalizer is None) or (
-            normalizer is not None and type(normalizer) is not FORMS[record.normalizer]):
-        return None
+    # whether the core's one pass over the text, its normalizer included,
+    # is the pipeline's added tokens and normalizer
+    whole = (not any(t.single_word or t.lstrip or t.rstrip for t in added.tokens)
+             and len({t.normalized for t in added.tokens}) <= 1
+             and added.by_content == dict(record.special_tokens)
+             and (normalizer is None) == (record.normalizer is None)
+             and (normalizer is None or type(normalizer) is FORMS[record.normalizer]))
     if model is None:
         model = build_hf_byte_bpe(record)
     return ByteLevelWalk(model, [record.special_tokens[raw.decode("utf-8")]
-                                 for raw in model.special_order], normalizer, added)
+                                 for raw in model.special_order], normalizer, added,
+                         whole=whole, left_out=left_out)
+
+
+def _walk_record(record: Vocabulary) -> Optional[Vocabulary]:
+    # the byte-level record of a tokenizer.json document the fused model
+    # does not take whole, for a walk that asks the pipeline for the rest:
+    # the document's model and pre-tokenizer alone (its added tokens plain,
+    # for the vocabulary entries they leave out), or None when those are not
+    # the fused core's
+    doc = record.metadata.get("document")
+    if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict) \
+            or "vocab" not in doc["model"]:
+        return None
+    added = [dict(t, lstrip=False, rstrip=False, single_word=False, normalized=False)
+             for t in doc.get("added_tokens") or () if isinstance(t, dict)]
+    core_doc = {"model": doc["model"], "pre_tokenizer": doc.get("pre_tokenizer"),
+                "decoder": {"type": "ByteLevel"}, "added_tokens": added}
+    try:
+        return byte_level_record(core_doc, record.source or record.name)
+    except ValueError:
+        return None
+
+
+def _left_out(record: Vocabulary) -> Optional[Any]:
+    # the matcher of the texts of the vocabulary entries left out of the core
+    # for an added token's id (the document's vocabulary says which), or None
+    # when they are unknown (a record without its vocabulary) or one is no
+    # UTF-8 text (its bytes may begin or end inside a character)
+    doc = record.metadata.get("document")
+    model = doc.get("model") if isinstance(doc, dict) else None
+    vocab = model.get("vocab") if isinstance(model, dict) else None
+    if not isinstance(vocab, dict):
+        return None
+    added_ids = set(record.special_tokens.values())
+    texts = []
+    for text, token_id in vocab.items():
+        if token_id in added_ids:
+            try:
+                texts.append(decode_byte_level(text).decode("utf-8"))
+            except ValueError:
+                return None
+    return AddedTokens([AddedToken(text, 0, normalized=False) for text in texts]).matcher(False)
 
 
 class ByteLevelWalk(Walk):
@@ -293,24 +353,37 @@ class ByteLevelWalk(Walk):
 
     ``order_ids``: the id of each of the model's ``special_order``;
     ``normalizer``: the pipeline's normalizer stage or ``None``; ``added``:
-    the pipeline's added tokens, which cut a text the normalizer changes
-    (that text then takes the stage's alignment).
+    the pipeline's added tokens; ``whole``: whether the model matches the
+    added tokens and normalizes as the pipeline does; ``left_out``: the
+    matcher of the vocabulary entries the core left out for added tokens'
+    ids and ``tokenizers``' model may give, or ``None``.
 
     Text the normalizer leaves alone (ASCII, or found normalized by the
-    stage's quick check) has offsets straight from the compiled walk; other
-    text is normalized stretch by stretch with its alignment kept by the
-    stage, as ``tokenizers`` does, and each stretch's offsets read back
-    through it.
+    stage's quick check) has offsets straight from the compiled walk, and
+    so, where the model is not ``whole``, does text holding no added token;
+    other text is cut at the added tokens by the pipeline's own matcher and
+    normalized stretch by stretch with its alignment kept by the stage, as
+    ``tokenizers`` does, and each stretch's offsets read back through it. A
+    text in which the model would meet a left-out entry is declined.
     """
 
-    def __init__(self, model: Any, order_ids: list, normalizer: Any, added: Any) -> None:
+    def __init__(self, model: Any, order_ids: list, normalizer: Any, added: Any, *,
+                 whole: bool = True, left_out: Any = None) -> None:
         self._model = model
         self._core = getattr(model, "core", model)
         self._encode_offsets = self._core.encode_offsets
         self._order_ids = order_ids
         self._normalizer = normalizer
-        self._is_normalized = None if normalizer is None else normalizer.is_normalized
+        forms = type(normalizer) in FORMS.values()
+        #: a Unicode form's quick check (ASCII, which no form changes, before it)
+        self._is_normalized = normalizer.is_normalized if forms else None
+        #: another normalizer's: its own output compared
+        self._changes = None if forms or normalizer is None else normalizer.normalize_str
         self._added = added
+        self._whole = whole
+        self._left = left_out
+        #: whether the core walks every text the normalizer leaves alone
+        self._fast = whole and left_out is None and self._changes is None
         self._all = self._mask_of(None)
         self._masks: dict = {}
 
@@ -326,53 +399,107 @@ class ByteLevelWalk(Walk):
             found = self._masks[allowed] = self._mask_of(allowed)
             return found
 
-    def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
-        """The ids of ``text``, the added tokens ``allowed`` selects matched."""
+    def _plain(self, text: str, allowed: Optional[frozenset]) -> bool:
+        # whether the core alone walks text exactly (with its own special
+        # tokens where the model is whole, with none otherwise); a text
+        # where it may not meets _by_stretch, which declines what it must
         if type(text) is not str:
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        mask = self._all if allowed is None else self._mask(allowed)
-        return self._model.encode_ordinary(text) if mask is None else \
-            self._model.encode(text, mask)
+        is_normalized = self._is_normalized
+        if is_normalized is not None and not (text.isascii() or is_normalized(text)):
+            return False
+        if self._changes is not None and self._changes(text) != text:
+            return False
+        left = self._left
+        if self._whole:
+            # with every added token matched, none of their texts is left
+            return left is None or allowed is None or not left.occurs(text)
+        added = self._added
+        return not (added.matcher(False, allowed).occurs(text)
+                    or (added.any_normalized and added.matcher(True, allowed).occurs(text))
+                    or (left is not None and left.occurs(text)))
+
+    def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
+        """The ids of ``text``, the added tokens ``allowed`` selects matched."""
+        if self._fast or self._whole and self._plain(text, allowed):
+            mask = self._all if allowed is None else self._mask(allowed)
+            return self._model.encode_ordinary(text) if mask is None else \
+                self._model.encode(text, mask)
+        if self._plain(text, allowed):
+            return self._core.encode_ordinary(text)
+        found = self._by_stretch(text, allowed)
+        return None if found is None else found[0].tolist()
 
     def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
         """``(ids, offsets, words)`` of ``text`` (see :class:`Walk`), or
         ``None`` for a text with a surrogate pair."""
-        if type(text) is not str:
-            raise TypeError(f"text must be str, not {type(text).__name__}")
-        mask = self._all if allowed is None else self._mask(allowed)
-        if self._is_normalized is None or text.isascii() or self._is_normalized(text):
-            return self._encode_offsets(text, mask)
-        return self._normalizing(text, allowed)
+        if self._fast:
+            # most files: the core's own walk unless the normalizer acts
+            if type(text) is not str:
+                raise TypeError(f"text must be str, not {type(text).__name__}")
+            is_normalized = self._is_normalized
+            if is_normalized is None or text.isascii() or is_normalized(text):
+                return self._encode_offsets(text, self._all if allowed is None else
+                                            self._mask(allowed))
+            return self._by_stretch(text, allowed)
+        if not self._plain(text, allowed):
+            return self._by_stretch(text, allowed)
+        if not self._whole:
+            return self._encode_offsets(text, None)
+        return self._encode_offsets(text, self._all if allowed is None else self._mask(allowed))
 
-    def _normalizing(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
-        # tokenizers' order: the added tokens cut the raw text, each stretch
-        # between them is normalized on its own, its alignment kept
+    def _by_stretch(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
+        # tokenizers' order: the added tokens of the raw pass cut the text,
+        # each stretch between them is normalized on its own, its alignment
+        # kept, those of the normalized pass cut it, and the core walks what
+        # is left of it
         ids = array("I")
         offsets = array("i")
         words = array("i")
         word = 0
+        added = self._added
+        normalizer = self._normalizer
+        left = self._left
         encode_offsets = self._encode_offsets
-        for token_id, start, end in self._added.find_matches(text, normalized=False,
-                                                             allowed=allowed):
+        for token_id, start, end in added.find_matches(text, normalized=False, allowed=allowed):
             if token_id is not None:
                 ids.append(token_id)
                 offsets.extend((start, end))
                 words.append(word)
                 word += 1
                 continue
+            if start == end:
+                continue
             stretch = NormalizedString(text[start:end])
-            self._normalizer.normalize(stretch)
-            found = encode_offsets(stretch.normalized)
-            if found is None:
-                return None
-            part_ids, spans, part_words = found
+            if normalizer is not None:
+                normalizer.normalize(stretch)
+            normalized = stretch.normalized
             aligns = stretch.alignments
-            ids.extend(part_ids)
-            for k in range(0, len(spans), 2):
-                offsets.extend((start + aligns[spans[k]][0], start + aligns[spans[k + 1] - 1][1]))
-            words.extend(word + w for w in part_words)
-            if part_words:
-                word += part_words[-1] + 1
+            parts = added.find_matches(normalized, normalized=True, allowed=allowed) \
+                if added.any_normalized else ((None, 0, len(normalized)),)
+            for token_id, at, stop in parts:
+                if at == stop:
+                    continue
+                if token_id is not None:
+                    ids.append(token_id)
+                    offsets.extend((start + aligns[at][0], start + aligns[stop - 1][1]))
+                    words.append(word)
+                    word += 1
+                    continue
+                part = normalized[at:stop]
+                if left is not None and left.occurs(part):
+                    return None
+                found = encode_offsets(part)
+                if found is None:
+                    return None
+                part_ids, spans, part_words = found
+                ids.extend(part_ids)
+                for k in range(0, len(spans), 2):
+                    offsets.extend((start + aligns[at + spans[k]][0],
+                                    start + aligns[at + spans[k + 1] - 1][1]))
+                words.extend(word + w for w in part_words)
+                if part_words:
+                    word += part_words[-1] + 1
         return ids, offsets, words
 
 
