@@ -128,7 +128,7 @@ from cpython.bytes cimport PyBytes_AS_STRING
 from libc.float cimport FLT_MAX
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memchr, memcmp, memcpy, memset
+from libc.string cimport memchr, memcmp, memcpy, memmove, memset
 
 from fasttok.errors import FasttokError
 from fasttok.shared._growth cimport grow_array
@@ -1512,6 +1512,22 @@ cdef int _note_unknown(WalkOut* w, const uint8_t* s, size_t n) except -1 nogil:
     return 0
 
 
+cdef void _out_clear(WalkOut* w) noexcept nogil:
+    # w's buffers kept for the next call, emptied (the scratch is the
+    # thread's: given back, never kept). offs and words grow with ids only
+    # in a call with offsets: after one without, they go (w.cap is then
+    # ids' alone, and a call with offsets starts the three afresh).
+    if not w.offsets:
+        free(w.offs)
+        free(w.words)
+        w.offs = w.words = NULL
+    w.x.len = w.y.len = w.utf8_len = w.n_pieces = w.spans.len = w.nodes.len = 0
+    w.unknown.len = w.unknown_at.len = w.n = 0
+    w.word = 0
+    w.memo = NULL
+    viterbi_scratch_free(&w.scratch)
+
+
 cdef void _out_free(WalkOut* w) noexcept nogil:
     free(w.x.data)
     free(w.y.data)
@@ -1575,6 +1591,12 @@ cdef class UnigramWalk:
     cdef uint64_t tag
     cdef object added            # the pipeline's AddedTokens (raw-text pass)
     cdef dict firsts             # allowed -> the first characters of its added tokens
+    # A call's buffers, kept for the next (malloc, free and the kernel's
+    # fresh pages cost a short line a tenth of its walk, a long text a
+    # sixth); a call finding them taken (another thread's, which released
+    # the GIL) makes its own.
+    cdef WalkOut spare
+    cdef bint spare_taken
 
     def __cinit__(self):
         self.rule_block = NULL
@@ -1664,6 +1686,7 @@ cdef class UnigramWalk:
             self.split = split
 
     def __dealloc__(self):
+        _out_free(&self.spare)
         free(self.rule_block)
         free(self.rule_entry)
         free(self.rule_at)
@@ -1812,55 +1835,81 @@ cdef class UnigramWalk:
         return 0
 
     cdef int _op(self, const WalkOp* op, NCharBuf* src, NCharBuf* dst) except -1 nogil:
-        # one Replace stage: every new character takes the span of the
-        # match's last character
-        cdef size_t i = 0, j, lo, hi
-        cdef NChar* c
-        dst.len = 0
-        if op.kind == OP_LITERAL:
-            while i < src.len:
+        # One Replace stage: every new character takes the span of the
+        # match's last character. In place in src (0) where the result is
+        # no longer than the match, as most stages' are (a copy a stage
+        # was a fifth of a long text's walk); else into dst (1).
+        cdef size_t i = 0, j, k = 0, lo, hi, n = src.len
+        cdef NChar* d = src.data
+        cdef NChar c
+        if op.kind == OP_LITERAL and op.length > op.pattern_length:
+            dst.len = 0
+            while i < n:
                 j = 0
-                while j < op.pattern_length and i + j < src.len \
-                        and src.data[i + j].cp == self.cps[op.pattern + j]:
+                while j < op.pattern_length and i + j < n and d[i + j].cp == self.cps[op.pattern + j]:
                     j += 1
                 if j < op.pattern_length:
-                    c = &src.data[i]
-                    _nc_push(dst, c.cp, c.start, c.end)
+                    _nc_push(dst, d[i].cp, d[i].start, d[i].end)
                     i += 1
                     continue
-                c = &src.data[i + j - 1]
+                c = d[i + j - 1]
                 for j in range(op.length):
                     _nc_push(dst, self.cps[op.at + j], c.start, c.end)
                 i += op.pattern_length
+            return 1
+        if op.kind == OP_LITERAL:
+            while i < n:
+                j = 0
+                while j < op.pattern_length and i + j < n and d[i + j].cp == self.cps[op.pattern + j]:
+                    j += 1
+                if j < op.pattern_length:
+                    d[k] = d[i]
+                    k += 1
+                    i += 1
+                    continue
+                c = d[i + j - 1]
+                for j in range(op.length):
+                    d[k].cp = self.cps[op.at + j]
+                    d[k].start = c.start
+                    d[k].end = c.end
+                    k += 1
+                i += op.pattern_length
+            src.len = k
             return 0
         if op.kind == OP_TRIM:
             lo = 0
-            hi = src.len
-            while lo < hi and src.data[lo].cp == op.a:
+            hi = n
+            while lo < hi and d[lo].cp == op.a:
                 lo += 1
-            while hi > lo and src.data[hi - 1].cp == op.a:
+            while hi > lo and d[hi - 1].cp == op.a:
                 hi -= 1
-            for i in range(lo, hi):
-                c = &src.data[i]
-                _nc_push(dst, c.cp, c.start, c.end)
+            if lo:
+                memmove(d, d + lo, (hi - lo) * sizeof(NChar))
+            src.len = hi - lo
             return 0
-        while i < src.len:
-            c = &src.data[i]
-            if c.cp != op.a or (op.kind == OP_LEAD and i > 0):
-                _nc_push(dst, c.cp, c.start, c.end)
+        if op.kind == OP_SQUEEZE:
+            while i < n:
+                if d[i].cp == op.a:
+                    while i + 1 < n and d[i + 1].cp == op.a:
+                        i += 1
+                d[k] = d[i]
+                k += 1
                 i += 1
-                continue
-            if op.kind == OP_SQUEEZE:
-                j = i
-                while j + 1 < src.len and src.data[j + 1].cp == op.a:
-                    j += 1
-                c = &src.data[j]
-                _nc_push(dst, c.cp, c.start, c.end)
-                i = j + 1
-                continue
-            for j in range(op.length):
-                _nc_push(dst, self.cps[op.at + j], c.start, c.end)
-            i += 1
+            src.len = k
+            return 0
+        # OP_LEAD: the first character, if it is the op's, becomes its string
+        if n == 0 or d[0].cp != op.a:
+            return 0
+        if n + op.length - 1 > src.cap:
+            grow_array(<void**>&src.data, &src.cap, n + op.length - 1, sizeof(NChar), 256)
+            d = src.data
+        c = d[0]
+        memmove(d + op.length, d + 1, (n - 1) * sizeof(NChar))
+        for j in range(op.length):
+            d[j].cp = self.cps[op.at + j]
+            d[j].start = c.start
+            d[j].end = c.end
+        src.len = n + op.length - 1
         return 0
 
     cdef int _piece(self, NCharBuf* chars, size_t lo, size_t hi, bint prepend,
@@ -2023,8 +2072,8 @@ cdef class UnigramWalk:
                     return 1
                 _nc_push(src, cp, <int32_t>k, <int32_t>k + 1)
             for i in range(self.n_early):
-                self._op(&self.ops[i], src, dst)
-                src, dst = dst, src
+                if self._op(&self.ops[i], src, dst):
+                    src, dst = dst, src
             if self.rule_block != NULL:
                 text.c = src.data
                 text.n = <Py_ssize_t>src.len
@@ -2032,8 +2081,8 @@ cdef class UnigramWalk:
                     return 1
                 src, dst = dst, src
         for i in range(self.n_early, self.n_ops):
-            self._op(&self.ops[i], src, dst)
-            src, dst = dst, src
+            if self._op(&self.ops[i], src, dst):
+                src, dst = dst, src
         if src.len == 0:
             return 0
         w.utf8_len = 0
@@ -2118,7 +2167,15 @@ cdef class UnigramWalk:
         cdef size_t k, at
         cdef dict texts
         cdef carray.array ids, offs, words
-        memset(&w, 0, sizeof(WalkOut))
+        cdef bint spare = not self.spare_taken
+        if spare:
+            # taken and given back with the GIL held
+            self.spare_taken = True
+            w = self.spare
+            if offsets and w.offs == NULL:
+                w.cap = 0
+        else:
+            memset(&w, 0, sizeof(WalkOut))
         w.offsets = offsets
         w.memo = <PieceMemo*>ft_memo_if_ready(self.tag, (<size_t>1 << MEMO_BITS) * sizeof(PieceMemo))
         try:
@@ -2155,7 +2212,20 @@ cdef class UnigramWalk:
                 at = w.unknown_at.data[k + 1]
             return ids, offs, words, texts
         finally:
-            _out_free(&w)
+            if spare and w.x.cap <= SPARE_CHARS and w.y.cap <= SPARE_CHARS:
+                _out_clear(&w)
+                self.spare = w
+            else:
+                _out_free(&w)
+                if spare:
+                    memset(&self.spare, 0, sizeof(WalkOut))
+            if spare:
+                self.spare_taken = False
+
+
+cdef enum:
+    # the longest text (in normalized characters) whose buffers a walk keeps
+    SPARE_CHARS = 1 << 20
 
 
 _OP_KINDS = {"squeeze": OP_SQUEEZE, "trim": OP_TRIM, "lead": OP_LEAD,
