@@ -327,6 +327,13 @@ class Tokenizer:
         Traceback (most recent call last):
         TypeError: TextInputSequence must be str
         """
+        if type(sequence) is str and pair is None and is_pretokenized is False \
+                and type(add_special_tokens) is bool:
+            # the common call, its arguments checked at the cost of a few identity tests
+            if not sequence.isascii():
+                _refuse_surrogates(sequence)
+            return self._pipeline.encode(sequence, None, add_special_tokens=add_special_tokens,
+                                         allowed=self._allowed)
         is_pretokenized, add_special_tokens = as_bool(is_pretokenized), as_bool(add_special_tokens)
         _refuse_surrogates(sequence)
         _refuse_surrogates(pair)

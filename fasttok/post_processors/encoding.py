@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from fasttok.errors import FasttokError
 from fasttok.post_processors import _encoding_lists
-from fasttok.post_processors._encoding_lists import FIELDS, WalkedFields
+from fasttok.post_processors._encoding_lists import FIELDS, walked_encoding
 from fasttok.shared.binding_arguments import (ENCODING_TRUNCATE_DIRECTION, PADDING_DIRECTION,
                                               as_bool, as_direction, as_instance, as_sequence,
                                               as_str, as_u32, as_usize)
@@ -91,10 +91,8 @@ class Encoding:
         >>> e.offsets, e.tokens, e.word_ids, e.attention_mask
         ([(0, 2), (3, 5)], ['hi', 'yo'], [0, 1], [1, 1])
         """
-        e = WalkedEncoding.__new__(WalkedEncoding)
-        e._walked = WalkedFields(ids, offsets, words, strings, type_id, word, wrap, odd_tokens)
-        e._made = {}
-        return e
+        return walked_encoding(WalkedEncoding, ids, offsets, words, strings, type_id, word, wrap,
+                               odd_tokens)
 
     def __reduce__(self):
         return Encoding, (self.ids, self.tokens, self.offsets, self.word_ids, self.type_ids,
@@ -442,15 +440,12 @@ class WalkedEncoding(Encoding):
     changes its lists in place, every field is made and kept.
     """
 
-    # made by Encoding.walked; _made: the fields set or kept (the slots of
+    # made by Encoding.walked: _walked is the WalkedFields (the slots of
     # Encoding stay unused)
-    __slots__ = ("_walked", "_made")
+    __slots__ = ("_walked",)
 
     def _keep(self) -> None:
-        made, walked = self._made, self._walked
-        for number, name in enumerate(FIELDS):
-            if name not in made:
-                made[name] = walked.make(number)
+        self._walked.keep_all()
 
     def set_sequence_id(self, sequence_id: int) -> None:
         """:meth:`Encoding.set_sequence_id`, on kept fields."""
@@ -475,7 +470,7 @@ class WalkedEncoding(Encoding):
 
 def _kept(name: str):
     def put(self, value) -> None:
-        self._made[name] = value
+        self._walked.keep(name, value)
 
     return put
 

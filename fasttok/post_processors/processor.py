@@ -15,27 +15,11 @@ tokenizer has no post-processor.
 
 from __future__ import annotations
 
+from fasttok.post_processors._encoding_lists import SingleWrap
 from fasttok.post_processors.encoding import Encoding
 from fasttok.post_processors.special_ids import AddSpecialIds
 
 __all__ = ["PostProcessor", "SingleWrap", "default_process", "surround"]
-
-
-class SingleWrap:
-    """One input's processing as a wrapping: the special tokens before it
-    (``head``, an :class:`Encoding`), the type id its tokens get, the special
-    tokens after it (``tail``); its tokens become sequence 0.
-
-    >>> SingleWrap(Encoding.empty(), 0, Encoding.empty()).type_id
-    0
-    """
-
-    __slots__ = ("head", "type_id", "tail")
-
-    def __init__(self, head: Encoding, type_id: int, tail: Encoding) -> None:
-        self.head = head
-        self.type_id = type_id
-        self.tail = tail
 
 
 class PostProcessor:
