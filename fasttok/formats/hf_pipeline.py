@@ -51,7 +51,8 @@ from fasttok.formats.hf_walks import Walk, walk_for
 from fasttok.loaders.hf_tokenizer_json import JsonPathError
 from fasttok.models.hf_json import model_from_json
 from fasttok.normalizers.hf_json import normalizer_from_json
-from fasttok.post_processors.encoding import Encoding
+from fasttok.post_processors._encoding_lists import walked_encoding
+from fasttok.post_processors.encoding import Encoding, WalkedEncoding
 from fasttok.post_processors.hf_json import padding_from_json, post_processor_from_json, \
     truncation_from_json
 from fasttok.post_processors.padding import PaddingParams, pad_encodings
@@ -298,14 +299,16 @@ class HFPipeline:
             return self.post_process(self._encode_staged(text, 0, None, allowed), None,
                                      add_special_tokens)
         wrap = self._wraps[add_special_tokens]
-        if wrap is _UNWRAPPED or not self._leaves_alone(len(found[0]), add_special_tokens):
+        if wrap is _UNWRAPPED or not (self.padding is None and self.truncation is None
+                                      or self._leaves_alone(len(found[0]), add_special_tokens)):
             return self.post_process(self._walked(found, 0, None, None), None,
                                      add_special_tokens)
-        return self._walked(found, 0, None, wrap)
+        return walked_encoding(WalkedEncoding, found[0], found[1], found[2], self._token_strings,
+                               0, None, wrap, found[3] if len(found) > 3 else None)
 
     def _walked(self, found: tuple, type_id: int, word: Optional[int], wrap: Any) -> Encoding:
-        return Encoding.walked(found[0], found[1], found[2], self._token_strings, type_id, word,
-                               wrap, found[3] if len(found) > 3 else None)
+        return walked_encoding(WalkedEncoding, found[0], found[1], found[2], self._token_strings,
+                               type_id, word, wrap, found[3] if len(found) > 3 else None)
 
     def _leaves_alone(self, n: int, add_special_tokens: bool) -> bool:
         # whether truncation and padding change nothing of one input of n tokens
