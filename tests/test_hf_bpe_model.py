@@ -292,6 +292,22 @@ def test_merges_as_strings_and_as_pairs_give_the_same_model():
     assert as_strings.tokenize("ab") == as_pairs.tokenize("ab") == [(2, "ab", (0, 2))]
 
 
+def test_legacy_merges_of_several_byte_characters_under_a_prefix_match_tokenizers():
+    vocab = {"é": 0, "##è": 1, "éè": 2, "##ü": 3, "éèü": 4, "[UNK]": 5}
+    model = {"type": "BPE", "vocab": vocab, "unk_token": "[UNK]",
+             "continuing_subword_prefix": "##", "merges": ["é ##è", "éè ##ü"]}
+    ours = bpe_from_json(model, "$.model", fail)
+    for text in ("éèü", "éè", "èé", "éüè"):
+        assert outcome_of_fasttok(ours, text) == outcome_of_reference(reference(model), text)
+
+
+def test_a_legacy_merge_with_a_lone_surrogate_names_the_part_that_holds_it():
+    vocab = {"a": 0, "b": 1, "ab": 2}
+    for merges, part in ((["a \ud800"], "\ud800"), (["\ud800 b"], "\ud800")):
+        with pytest.raises(ValueError, match=f"merges\\[0\\]: token `{part}` is not in the vocabulary"):
+            bpe_from_json({"type": "BPE", "vocab": vocab, "merges": merges}, "$.model", fail)
+
+
 def test_a_pair_merged_twice_takes_its_last_rank_as_tokenizers():
     vocab = {"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4}
     for merges in ([["b", "c"], ["a", "b"], ["b", "c"]], [["a", "b"], ["b", "c"], ["a", "b"]]):

@@ -162,7 +162,7 @@ def stretch_cuts(added: Any, normalize: Optional[Callable[[str], str]]) -> Calla
 def _normalized_test(matcher: Any, normalize: Optional[Callable[[str], str]]) -> Optional[Callable]:
     # whether a token of the normalized pass may occur in a stretch of
     # parts, or None when that pass has no token
-    if matcher.regex is None:
+    if not matcher.by_text:
         return None
     occurs, normalize = matcher.occurs, normalize or str
 

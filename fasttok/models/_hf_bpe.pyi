@@ -13,7 +13,12 @@ PREPEND_UNLESS_THERE: int
 PREPEND_FIRST: int
 
 def merge_slots(
-    merges: Sequence[Sequence[str]], tables: TokenTables, cut: int, empty_slot: int = ...
+    merges: Sequence[Sequence[str]] | Sequence[str],
+    tables: TokenTables,
+    cut: int,
+    empty_slot: int = ...,
+    *,
+    legacy: bool = ...,
 ) -> list[tuple[int, int, int]] | tuple[int, int]: ...
 
 class HfBpeCore:

@@ -74,7 +74,7 @@ from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.unicode cimport PyUnicode_GET_LENGTH
 from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcmp, memcpy, memmove
+from libc.string cimport memchr, memcmp, memcpy, memmove
 
 import array
 
@@ -161,40 +161,73 @@ cdef Py_ssize_t _put(str text, uint8_t** buf, size_t* cap, size_t at) except -2:
     return <Py_ssize_t>utf8_write(&src, buf[0] + at)
 
 
-def merge_slots(merges, TokenTables tables not None, size_t cut, int64_t empty_slot=-1):
-    """``[(left slot, right slot, merged slot)]`` of ``merges`` (pairs of
-    token strings) in ``tables``, the merged token being the left part and
-    the right one less its first ``cut`` bytes (tokenizers' join under a
-    continuing-subword prefix); or ``(index, part)`` of the first merge
-    naming no token: part 0 the left one, 1 the right one, 2 the merged one.
-    ``empty_slot``: the slot of the empty token, if the vocabulary has one
-    (the tables hold no empty spelling).
+def merge_slots(merges, TokenTables tables not None, size_t cut, int64_t empty_slot=-1, *,
+                bint legacy=False):
+    """``[(left slot, right slot, merged slot)]`` of ``merges`` in ``tables``,
+    the merged token being the left part and the right one less its first
+    ``cut`` bytes (tokenizers' join under a continuing-subword prefix); or
+    ``(index, part)`` of the first merge naming no token: part 0 the left
+    one, 1 the right one, 2 the merged one, 3 none (the merge is not of the
+    form). ``empty_slot``: the slot of the empty token, if the vocabulary has
+    one (the tables hold no empty spelling).
+
+    ``merges`` are pairs of token strings, or with ``legacy`` the strings
+    ``"a b"`` of tokenizer.json's older form, split at their one space here
+    (a line starting ``#version`` is skipped, as tokenizers skips it).
 
     One pass in C: three dict lookups a merge in Python were most of Gemma
-    3's load (514k merges).
+    3's load (514k merges), and splitting Llama 2's 61k strings in Python
+    was a third of its model's build.
 
     >>> from fasttok.shared._tables import TokenTables
     >>> t = TokenTables([b"a", b"##b", b"ab"])
     >>> merge_slots([("a", "##b")], t, 2), merge_slots([("a", "##b"), ("a", "x")], t, 2)
     ([(0, 1, 2)], (1, 1))
+    >>> merge_slots(["#version: 0.2", "a ##b"], t, 2, legacy=True), merge_slots(["a  b"], t, 2, legacy=True)
+    ([(0, 1, 2)], (0, 3))
     """
     cdef list out = []
-    cdef Py_ssize_t index = 0, la, lb
+    cdef Py_ssize_t index = -1, la, lb, n
     cdef int64_t l, r, m
     cdef size_t cap = 0
     cdef uint8_t* buf = NULL
+    cdef uint8_t* space
     try:
         grow_array(<void**>&buf, &cap, 1, 1, 256)  # never NULL, even for empty parts
         for merge in merges:
-            a, b = merge
-            if type(a) is not str or type(b) is not str:
-                return index, 0 if type(a) is not str else 1
-            la = _put(a, &buf, &cap, 0)
-            if la < 0:
-                return index, 0
-            lb = _put(b, &buf, &cap, la)
-            if lb < 0:
-                return index, 1
+            index += 1
+            if legacy:
+                if type(merge) is not str:
+                    return index, 3
+                n = _put(merge, &buf, &cap, 0)
+                if n < 0:  # a surrogate: which part holds it names the part
+                    if merge.startswith("#version"):
+                        continue
+                    parts = merge.split(" ")
+                    if len(parts) != 2:
+                        return index, 3
+                    return index, 0 if _put(parts[0], &buf, &cap, 0) < 0 else 1
+                if n >= 8 and memcmp(buf, b"#version", 8) == 0:
+                    continue
+                space = <uint8_t*>memchr(buf, 0x20, n)
+                if space == NULL or memchr(space + 1, 0x20, n - (space + 1 - buf)) != NULL:
+                    return index, 3
+                la = space - buf
+                # the right part right after the left one, as below
+                memmove(space, space + 1, n - la - 1)
+                lb = n - la - 1
+            else:
+                if (type(merge) is not list and type(merge) is not tuple) or len(merge) != 2:
+                    return index, 3
+                a, b = merge
+                if type(a) is not str or type(b) is not str:
+                    return index, 3
+                la = _put(a, &buf, &cap, 0)
+                if la < 0:
+                    return index, 0
+                lb = _put(b, &buf, &cap, la)
+                if lb < 0:
+                    return index, 1
             l = find_bytes(&tables.index, &tables.strings, buf, la) if la else empty_slot
             if l < 0:
                 return index, 0
@@ -210,7 +243,6 @@ def merge_slots(merges, TokenTables tables not None, size_t cut, int64_t empty_s
             if m < 0:
                 return index, 2
             out.append((l, r, m))
-            index += 1
         return out
     finally:
         free(buf)

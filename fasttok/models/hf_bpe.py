@@ -16,7 +16,6 @@ here ``seed`` fixes the draws (``None``: a fresh seed).
 from __future__ import annotations
 
 import functools
-import itertools
 import operator
 import os
 import struct
@@ -72,10 +71,19 @@ def _merge_slots(tokens: list, slot_ints: tuple, merges: Sequence, prefix: str,
     # given twice keeping its last rank (tokenizers collects them into a map
     # keyed by the parts' ids; where ids and slots are one to one, the
     # compiled core does that itself); a merge into a never id is left out
-    found = merge_slots(merges, TokenTables(tokens), len(prefix.encode("utf-8")), empty_slot)
+    # the legacy form when every merge is a string (in more than one form,
+    # each is taken as a pair: the first string is the merge not of the form)
+    legacy = bool(merges) and type(merges[0]) is str and set(map(type, merges)) == {str}
+    found = merge_slots(merges, TokenTables(tokens), len(prefix.encode("utf-8")), empty_slot,
+                        legacy=legacy)
     if type(found) is tuple:
         index, part = found
-        a, b = merges[index]
+        merge = merges[index]
+        if part == 3:
+            raise BpeMergeError(index, f"expected two tokens separated by one space, got {merge!r}"
+                                if legacy else "expected a pair of token strings (all merges in "
+                                "one form: \"a b\" strings or [\"a\", \"b\"] pairs)")
+        a, b = merge.split(" ") if legacy else merge
         if part < 2:
             raise BpeMergeError(index, f"token `{(a, b)[part]}` is not in the vocabulary")
         # tokenizers panics here rather than reporting the token
@@ -92,7 +100,9 @@ def _merge_slots(tokens: list, slot_ints: tuple, merges: Sequence, prefix: str,
 
 class BPE:
     """A ``tokenizers`` BPE model: ``vocab`` maps token strings to ids,
-    ``merges`` lists ``(left, right)`` token strings by rank.
+    ``merges`` lists ``(left, right)`` token strings by rank, or the
+    ``"left right"`` strings of tokenizer.json's older form (a
+    ``#version`` line skipped).
 
     ``never``: ids no merge makes and ``ignore_merges`` does not look up
     whole (the special added tokens, for fasttok's Encoding: ``["<unk",
@@ -254,38 +264,13 @@ def vocab_from_json(spec: dict, where: str, fail) -> dict:
     return vocab
 
 
-def _merges_from_json(merges: Any, where: str, fail) -> tuple:
-    # ([(a, b)] pairs, the JSON index of each or None when it is its place)
-    # from [["a", "b"], ...] or the legacy ["a b", ...] ("#version" lines
-    # skipped); well-formed lists are checked and split by C loops
+def _merges_from_json(merges: Any, where: str, fail) -> list:
+    # the merges as BPE takes them, [["a", "b"], ...] pairs or the legacy
+    # ["a b", ...], split and checked in C: a merge not of the form is BPE's
+    # error
     if not isinstance(merges, list):
         raise fail(where, "expected a list of merges")
-    kinds = set(map(type, merges))
-    if kinds == {list} and set(map(len, merges)) == {2} and set(
-            map(type, itertools.chain.from_iterable(merges))) == {str}:
-        return merges, None
-    legacy = kinds == {str}
-    if legacy and set(map(str.count, merges, itertools.repeat(" "))) == {1} and not any(
-            map(str.startswith, merges, itertools.repeat("#version"))):
-        return list(map(str.split, merges, itertools.repeat(" "))), None
-    pairs, places = [], []
-    for i, merge in enumerate(merges):
-        if legacy:
-            if merge.startswith("#version"):
-                continue
-            parts = merge.split(" ")
-            if len(parts) == 2:
-                pairs.append(parts)
-                places.append(i)
-                continue
-            raise fail(f"{where}[{i}]", f"expected two tokens separated by one space, got {merge!r}")
-        if type(merge) is list and len(merge) == 2 and type(merge[0]) is str and type(merge[1]) is str:
-            pairs.append(merge)
-            places.append(i)
-            continue
-        raise fail(f"{where}[{i}]", "expected a pair of token strings (all merges in one form: "
-                                    "\"a b\" strings or [\"a\", \"b\"] pairs)")
-    return pairs, places
+    return merges
 
 
 def bpe_from_json(spec: dict, where: str, fail, never: frozenset = frozenset()) -> BPE:
@@ -301,7 +286,7 @@ def bpe_from_json(spec: dict, where: str, fail, never: frozenset = frozenset()) 
     vocab = vocab_from_json(spec, where, fail)
     if "merges" not in spec:
         raise fail(f"{where}.merges", "missing (a BPE model needs vocab and merges)")
-    pairs, places = _merges_from_json(spec["merges"], f"{where}.merges", fail)
+    merges = _merges_from_json(spec["merges"], f"{where}.merges", fail)
     options = {key: _optional(spec, key, str, where, fail)
                for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix")}
     options.update({key: bool(_optional(spec, key, bool, where, fail))
@@ -313,7 +298,6 @@ def bpe_from_json(spec: dict, where: str, fail, never: frozenset = frozenset()) 
         if not 0.0 <= as_f32(dropout) <= 1.0:
             raise fail(f"{where}.dropout", f"must be between 0 and 1, got {dropout}")
     try:
-        return BPE(vocab, pairs, dropout=dropout, never=never, **options)
+        return BPE(vocab, merges, dropout=dropout, never=never, **options)
     except BpeMergeError as error:
-        place = error.index if places is None else places[error.index]
-        raise fail(f"{where}.merges[{place}]", error.problem) from None
+        raise fail(f"{where}.merges[{error.index}]", error.problem) from None
