@@ -357,7 +357,10 @@ def _byte_level_record(doc: Any, source: str, name: Optional[str],
             eos_id=tail[0] if tail else names.get("eos_id"),
             add_bos=bool(head), add_eos=bool(tail), source=source,
             metadata={"ignore_merges": bool(model.get("ignore_merges", False)),
-                      "split_behavior": behavior, "model_gives_left_out": model_gives_left_out},
+                      "split_behavior": behavior, "model_gives_left_out": model_gives_left_out,
+                      # their texts, for a walk that declines a text where the
+                      # model may meet one (the table cache keeps no vocabulary)
+                      "left_out": tuple(sorted(left_out)) if model_gives_left_out else ()},
         ).validate()
     except VocabularyError as exc:
         raise VocabularyFileError(source, str(exc)) from None

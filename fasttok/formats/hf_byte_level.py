@@ -238,8 +238,8 @@ def byte_level_walk(record: Vocabulary, pipeline: Any,
     * a ``Split`` regex without a compiled scanner (a Python splitter's
       pieces carry no positions);
     * a vocabulary entry under an added token's id that ``tokenizers``' model
-      may still give for text (the core left it out), when the document's
-      vocabulary is not at hand to say which texts those are.
+      may still give for text (the core left it out), when the record does
+      not say which texts those are.
 
     A file the fused model does not take whole (fasttok's byte-level record
     refuses a normalizer other than ``NFC``, added tokens with
@@ -326,22 +326,17 @@ def _walk_record(record: Vocabulary) -> Optional[Vocabulary]:
 
 def _left_out(record: Vocabulary) -> Optional[Any]:
     # the matcher of the texts of the vocabulary entries left out of the core
-    # for an added token's id (the document's vocabulary says which), or None
-    # when they are unknown (a record without its vocabulary) or one is no
-    # UTF-8 text (its bytes may begin or end inside a character)
-    doc = record.metadata.get("document")
-    model = doc.get("model") if isinstance(doc, dict) else None
-    vocab = model.get("vocab") if isinstance(model, dict) else None
-    if not isinstance(vocab, dict):
-        return None
-    added_ids = set(record.special_tokens.values())
+    # for an added token's id, or None when they are unknown (a record read
+    # before the loader kept them) or one is no UTF-8 text (its bytes may
+    # begin or end inside a character)
     texts = []
-    for text, token_id in vocab.items():
-        if token_id in added_ids:
-            try:
-                texts.append(decode_byte_level(text).decode("utf-8"))
-            except ValueError:
-                return None
+    for text in record.metadata.get("left_out") or ():
+        try:
+            texts.append(decode_byte_level(text).decode("utf-8"))
+        except ValueError:
+            return None
+    if not texts:
+        return None
     return AddedTokens([AddedToken(text, 0, normalized=False) for text in texts]).matcher(False)
 
 
