@@ -79,3 +79,26 @@ def test_a_missing_field_is_named_by_file_and_json_path(case):
     with pytest.raises(VocabularyFileError) as error:
         _load(**parts)
     assert str(error.value) == f"t.json: field {where!r}: missing field"
+
+
+@pytest.mark.parametrize("bad", [True, -1, 2**32, 1.0, "3"])
+@pytest.mark.parametrize("model", [
+    {"type": "BPE", "merges": []},
+    {"type": "WordPiece", "unk_token": "a", "continuing_subword_prefix": "##",
+     "max_input_chars_per_word": 100},
+    {"type": "WordLevel", "unk_token": "a"},
+])
+def test_a_vocabulary_id_that_is_no_id_is_named_by_its_entry(model, bad):
+    # the ids are checked by C loops all at once; the entry named is the culprit
+    doc = {"model": model | {"vocab": {"a": 0, "<s>": 1, "b": bad, "c": 3}}}
+    with pytest.raises(VocabularyFileError, match=r"t\.json: field '\$\.model\.vocab.*b"):
+        _load(**doc)
+
+
+def test_the_ids_of_a_vocabulary_are_checked_all_at_once():
+    from fasttok.shared.json_fields import all_ints
+
+    assert all_ints([0, 5, 2**32 - 1], 2**32)
+    assert all_ints([], 2**32)
+    for bad in ([0, True], [0, -1], [0, 2**32], [0, 1.0], [0, "1"], [None]):
+        assert not all_ints(bad, 2**32), bad

@@ -26,6 +26,7 @@ from fasttok.errors import FasttokError
 from fasttok.models._hf_bpe import PREPEND_EACH, PREPEND_FIRST, PREPEND_UNLESS_THERE, HfBpeCore, \
     StretchWalker, UnkTokenNotFoundError, merge_slots
 from fasttok.shared._tables import TokenTables
+from fasttok.shared.json_fields import all_ints
 
 __all__ = ["BPE", "BpeMergeError", "StretchWalker", "UnkTokenNotFoundError", "bpe_from_json",
            "vocab_from_json", "as_f32"]
@@ -255,8 +256,7 @@ def vocab_from_json(spec: dict, where: str, fail) -> dict:
     vocab = spec.get("vocab")
     if not isinstance(vocab, dict):
         raise fail(f"{where}.vocab", "expected an object of token -> id")
-    ids = vocab.values()
-    if vocab and set(map(type, ids)) == {int} and min(ids) >= 0 and max(ids) < 2**32:
+    if all_ints(vocab.values(), 2**32):
         return vocab
     for token, token_id in vocab.items():
         if isinstance(token_id, bool) or not isinstance(token_id, int) or not 0 <= token_id < 2**32:

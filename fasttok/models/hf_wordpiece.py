@@ -33,6 +33,7 @@ from collections.abc import Callable
 from fasttok.errors import FasttokError
 from fasttok.models._wordpiece import CodePointRules, WordPieceModel
 from fasttok.models.hf_fields import is_int, model_object
+from fasttok.shared.json_fields import all_ints
 
 _START = b"\xc0"      # never in UTF-8: marks the texts that match at a word's start
 
@@ -234,8 +235,9 @@ def wordpiece_from_json(spec: dict | None, where: str, fail,
     vocab = spec["vocab"]
     if not isinstance(vocab, dict):
         raise fail(f"{where}.vocab", "expected an object {token: id}")
-    for token, i in vocab.items():
-        if not is_int(i) or not 0 <= i < 1 << 32:
-            raise fail(f"{where}.vocab[{token!r}]", "expected a token id (an integer from 0 "
-                                                   "to 2**32 - 1)")
+    if not all_ints(vocab.values(), 1 << 32):
+        for token, i in vocab.items():
+            if not is_int(i) or not 0 <= i < 1 << 32:
+                raise fail(f"{where}.vocab[{token!r}]", "expected a token id (an integer from 0 "
+                                                       "to 2**32 - 1)")
     return WordPiece(vocab, spec["unk_token"], spec["continuing_subword_prefix"], limit, never)

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 __all__ = ["MISSING", "Kind", "BOOL", "STR", "LIST", "OBJECT", "CHAR", "NUMBER", "INTEGER",
-           "integer", "U32", "U64", "is_int", "describe", "check", "Fields"]
+           "integer", "U32", "U64", "is_int", "all_ints", "describe", "check", "Fields"]
 
 MISSING = object()
 
@@ -47,6 +47,20 @@ def is_int(value: Any) -> bool:
     (False, True, False)
     """
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def all_ints(values: Any, limit: Any) -> bool:
+    """Whether each of ``values`` is a JSON integer from 0 to ``limit - 1``,
+    checked by C loops (``map``, ``set``, ``min``, ``max``): a vocabulary's
+    ids, where a check entry by entry was a tenth of Llama 3's load. The
+    caller finds the culprit for its error only when this is false.
+
+    >>> all_ints([0, 3], 4), all_ints([0, 4], 4), all_ints([True], 4), all_ints({}.values(), 4)
+    (True, False, False, True)
+    """
+    if not values:
+        return True
+    return set(map(type, values)) == {int} and min(values) >= 0 and max(values) < limit
 
 
 def integer(limit: int) -> Kind:
