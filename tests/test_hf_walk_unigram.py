@@ -25,7 +25,7 @@ from conftest import DATA, missing_data_reason, read_jsonl, read_text
 from fasttok.formats import hf_walks
 from fasttok.formats.hf import control_ids
 from fasttok.formats.hf_pipeline import pipeline_from_document
-from fasttok.formats.hf_unigram_path import UnigramPathWalk
+from fasttok.formats.hf_unigram_path import UnigramLeadWalk, UnigramPathWalk
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -185,11 +185,13 @@ def test_each_configuration_has_the_unigram_walk(name):
     {"type": "Lowercase"}, {"type": "NFKC"}, {"type": "Strip", "strip_left": True,
                                                "strip_right": True},
     {"type": "Replace", "pattern": {"Regex": "a+"}, "content": "b"}])
-def test_a_normalizer_the_walk_does_not_run_leaves_the_file_to_the_stages(normalizer):
+def test_a_normalizer_the_compiled_walk_does_not_run_runs_as_itself_before_it(normalizer):
+    # tests/test_hf_walk_unigram_lead.py holds these walks to tokenizers
     doc = json.loads(_document(T5))
     doc["normalizer"] = normalizer
     record = tokenizer_json_record(json.dumps(doc), "t.json")
-    assert hf_walks.walk_for(record, pipeline_from_document(record)) is None
+    assert isinstance(hf_walks.walk_for(record, pipeline_from_document(record)),
+                      UnigramLeadWalk)
 
 
 def test_a_pre_tokenizer_the_walk_does_not_run_leaves_the_file_to_the_stages():

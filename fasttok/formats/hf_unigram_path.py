@@ -21,8 +21,11 @@ asks each stage for what the walk is built from:
   special ones of these files); a file with ``normalized=true`` added
   tokens gets no walk.
 
-Anything else (``Lowercase``, ``NFKC``, ``Strip`` normalizers, other
-pre-tokenizers, no ``unk_id``) gets no walk: the pipeline's stages run it.
+A normalizer whose first stages are others (ALBERT's ``NFKD``,
+``StripAccents`` and ``Lowercase``; ``NFKC``, ``Strip``, ``Nmt``) has
+those stages run first, as themselves (:class:`UnigramLeadWalk`), and the
+compiled walk after them. Anything else (other pre-tokenizers, no
+``unk_id``) gets no walk: the pipeline's stages run it.
 
 >>> import json
 >>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
@@ -42,6 +45,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from array import array
+
 from fasttok.formats.walk import Walk
 from fasttok.models._unigram import UnigramWalk
 from fasttok.models.hf_unigram import Unigram
@@ -51,8 +56,9 @@ from fasttok.normalizers.sequence import Sequence as NormalizerSequence
 from fasttok.pre_tokenizers.metaspace import Metaspace
 from fasttok.pre_tokenizers.sequence import Sequence as PreTokenizerSequence
 from fasttok.pre_tokenizers.split import WhitespaceSplit
+from fasttok.shared.normalized import NormalizedString
 
-__all__ = ["UnigramPathWalk", "unigram_walk", "REPLACE_SHAPES"]
+__all__ = ["UnigramPathWalk", "UnigramLeadWalk", "unigram_walk", "REPLACE_SHAPES"]
 
 #: The regex ``Replace`` stages the walk runs, by their pattern and content
 #: spelled with the character ``c`` they act on (``c`` a character that is
@@ -93,9 +99,9 @@ def _replace_op(stage: Any) -> Optional[tuple]:
     return None
 
 
-def _normalizer_plan(normalizer: Any) -> Optional[tuple]:
-    # (ops before the charsmap, charsmap, ops after it) of the normalizer, or None
-    stages = _stages(normalizer)
+def _normalizer_plan(stages: list) -> Optional[tuple]:
+    # (ops before the charsmap, charsmap, ops after it) of the normalizer's
+    # stages, or None
     at = [i for i, stage in enumerate(stages) if isinstance(stage, Precompiled)]
     if len(at) > 1:
         return None
@@ -149,6 +155,92 @@ class UnigramPathWalk(Walk):
         self.encode = core.encode
 
 
+class _Spelling(dict):
+    # code point -> what normalize makes of that character alone when it is
+    # one character, else None (str.translate then drops it: the text comes
+    # out shorter), each computed on first use
+    def __init__(self, normalize: Any) -> None:
+        super().__init__()
+        self._normalize = normalize
+
+    def __missing__(self, cp: int) -> Optional[str]:
+        out = self._normalize(chr(cp))
+        out = self[cp] = out if len(out) == 1 else None
+        return out
+
+
+class UnigramLeadWalk(Walk):
+    """The walk of a Unigram configuration whose normalizer starts with
+    stages the compiled walk does not run (``lead``, their Sequence: ALBERT's
+    ``NFKD``, ``StripAccents`` and ``Lowercase``, a ``Strip``, an ``Nmt``):
+    ``lead`` normalizes the text, ``core`` (a
+    :class:`~fasttok.models._unigram.UnigramWalk` of the stages after it)
+    walks the result, and each token's offsets go back through ``lead``'s
+    alignment. Where ``lead`` writes each character as one character, alone
+    as in the text (``Lowercase`` of most text), the offsets are the core's
+    own; elsewhere the alignment is the stages' (a ``NormalizedString``).
+
+    A text in which an added token (of ``added``) may match is declined (the
+    tokens cut the raw text before ``lead`` runs); so is one holding a lone
+    surrogate.
+
+    >>> from fasttok.models._unigram import TokenizersUnigram
+    >>> from fasttok.added_tokens.hf_added import AddedTokens
+    >>> from fasttok.normalizers.simple import Lowercase
+    >>> model = TokenizersUnigram(["<unk>", "a", "b"], [0.0, -1.0, -1.0], 0, False)
+    >>> walk = UnigramLeadWalk(UnigramWalk(model, [], None, [], None, None, 3),
+    ...                        NormalizerSequence([Lowercase()]), AddedTokens([]))
+    >>> walk.ids("AB", None), [list(a) for a in walk.encode("AB", None)]
+    ([1, 2], [[1, 2], [0, 1, 1, 2], [0, 0]])
+    """
+
+    def __init__(self, core: UnigramWalk, lead: Any, added: Any) -> None:
+        self._core = core
+        self._lead = lead
+        self._normalize = lead.normalize_str
+        self._spelling = _Spelling(lead.normalize_str)
+        self._added = added
+        self._none = frozenset()
+
+    def _led(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
+        # (lead's text, its alignments or None where each character stays
+        # one character in place), or None for a text an added token cuts
+        if type(text) is not str:
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        if self._added.matcher(False, allowed).occurs(text):
+            return None
+        out = self._normalize(text)
+        if out == text:
+            return text, None
+        if len(out) == len(text) and text.translate(self._spelling) == out:
+            return out, None
+        piece = NormalizedString(text)
+        self._lead.normalize(piece)
+        return piece.normalized, piece.alignments
+
+    def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
+        """The ids of ``text``, or ``None`` (see :class:`Walk`)."""
+        led = self._led(text, allowed)
+        return None if led is None else self._core.ids(led[0], self._none)
+
+    def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
+        """``(ids, offsets, words)`` of ``text`` (and the unknown runs' strings),
+        or ``None`` (see :class:`Walk`)."""
+        led = self._led(text, allowed)
+        if led is None:
+            return None
+        found = self._core.encode(led[0], self._none)
+        aligns = led[1]
+        if found is None or aligns is None:
+            return found
+        spans = found[1]
+        offsets = array("i", spans)
+        for k in range(0, len(spans), 2):
+            offsets[k] = aligns[spans[k]][0]
+            offsets[k + 1] = aligns[spans[k + 1] - 1][1]
+        return (found[0], offsets) + tuple(found[2:])
+
+
 def unigram_walk(record: Any, pipeline: Any) -> Optional[Walk]:
     """The walk of ``pipeline`` if it is a Unigram configuration the walk
     runs (``record``: its ``tokenizer.json`` record), else ``None``.
@@ -157,7 +249,7 @@ def unigram_walk(record: Any, pipeline: Any) -> Optional[Walk]:
     >>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
     >>> from fasttok.formats.hf_pipeline import pipeline_from_document
     >>> doc = {"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0]]},
-    ...        "normalizer": {"type": "Lowercase"}}
+    ...        "pre_tokenizer": {"type": "Whitespace"}}
     >>> record = tokenizer_json_record(json.dumps(doc), "t.json")
     >>> unigram_walk(record, pipeline_from_document(record)) is None
     True
@@ -166,13 +258,18 @@ def unigram_walk(record: Any, pipeline: Any) -> Optional[Walk]:
     if type(model) is not Unigram or model.unk_id is None or not model.vocab \
             or pipeline.added.any_normalized:
         return None
-    normalizer = _normalizer_plan(pipeline.normalizer)
     pre_tokenizer = _pre_tokenizer_plan(pipeline.pre_tokenizer)
-    if normalizer is None or pre_tokenizer is None:
+    if pre_tokenizer is None:
         return None
-    early, charsmap, ops = normalizer
+    # the walk runs the stages it knows; those before them (a Lowercase, an
+    # NFKD and StripAccents) are asked of the stages themselves
+    stages = _stages(pipeline.normalizer)
+    lead = next(k for k in range(len(stages) + 1) if _normalizer_plan(stages[k:]) is not None)
+    early, charsmap, ops = _normalizer_plan(stages[lead:])
     whitespace, metaspace = pre_tokenizer
     n_ids = max([len(model.vocab)] + [t.id + 1 for t in pipeline.added.tokens])
     core = UnigramWalk(model.core, early, charsmap, ops, whitespace, metaspace, n_ids,
                        pipeline.added)
+    if lead:
+        return UnigramLeadWalk(core, NormalizerSequence(stages[:lead]), pipeline.added)
     return UnigramPathWalk(core)
