@@ -350,7 +350,10 @@ class Encoding:
         >>> enc.encode("hi<|endoftext|>", allowed_special="all")  # doctest: +SKIP
         [5303, 50256]
         """
-        allowed = self._allowed_mask(allowed_special, disallowed_special, text)
+        # everything allowed (how tokenizers matches added tokens) asks no
+        # mask: the call was a sixth of a short line's time
+        allowed = self._all_mask if allowed_special == "all" == disallowed_special else \
+            self._allowed_mask(allowed_special, disallowed_special, text)
         if sample:
             alpha, nbest_size = _sampling_options(alpha, nbest_size)
             ids = self._core.sample(text, allowed, alpha, nbest_size, random.Random(seed))
