@@ -2105,14 +2105,14 @@ cdef class UnigramWalk:
     def ids(self, str text not None, allowed):
         """The ids of ``text`` (a list), the added tokens ``allowed`` (a
         frozenset of ids, ``None``: all) cut first; ``None`` if declined."""
-        return self.run(text, self._matches(text, allowed), False)
+        return self._run(text, self._matches(text, allowed), False)
 
     def encode(self, str text not None, allowed):
         """``(ids, offsets, words)`` arrays of ``text`` as :meth:`ids` cuts it,
         with a fourth item ``{token index: text}`` when some tokens are
         unknown runs (their token strings, which their id does not give), or
         ``None`` if declined."""
-        return self.run(text, self._matches(text, allowed), True)
+        return self._run(text, self._matches(text, allowed), True)
 
     cdef object _matches(self, str text, object allowed):
         # The added-token pass's matches, or None where no token's first
@@ -2159,6 +2159,10 @@ cdef class UnigramWalk:
         the run's normalized text, not its id's piece); ``None`` for a text
         the walk declines. ``matches``: the added-token pass's ``[(id
         or None, start, end)]``, or ``None`` when no added token occurs."""
+        return self._run(text, matches, offsets)
+
+    cdef object _run(self, str text, list matches, bint offsets):
+        # run's work, called by ids and encode without a Python call
         cdef WalkOut w
         cdef int kind = PyUnicode_KIND(text)
         cdef const void* data = PyUnicode_DATA(text)
