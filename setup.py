@@ -31,7 +31,8 @@ COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3"]
 MODULES = ["shared._unicode", "shared._bytemap", "shared._tables", "shared._charsmap",
            "shared._linear_regex", "post_processors._encoding_lists",
            "added_tokens._literal_cut", "normalizers._spm_normalizer", "pre_tokenizers._pretokenize",
-           "models._bpe", "models._unigram", "models._wordpiece", "models._hf_bpe",
+           "models._model_base", "models._bpe", "models._unigram", "models._wordpiece",
+           "models._hf_bpe",
            "formats._byte_bpe", "formats._sentencepiece", "trainers._bpe_trainer",
            "trainers._unigram_trainer"]
 

@@ -20,17 +20,13 @@ from typing import AbstractSet, Any, Literal, Optional, Union
 
 from fasttok import registry
 from fasttok.errors import FasttokError
-from fasttok.models.interface import Model
+from fasttok.models.interface import Model, missing_members
 from fasttok.vocab import Vocabulary
 
 __all__ = ["Encoding", "StreamDecoder"]
 
 AllowedSpecial = Union[Literal["all"], AbstractSet[str]]
 DisallowedSpecial = Union[Literal["all"], Collection[str]]
-
-# what a model must offer (fasttok.models.interface.Model), named in the error
-_MODEL_MEMBERS = tuple(m for m in dir(Model) if not m.startswith("_")) + tuple(
-    Model.__annotations__)
 
 # allowed/disallowed sets remembered per encoding (callers pass a handful)
 _MASK_CACHE_SIZE = 128
@@ -241,8 +237,8 @@ class Encoding:
 
     def _setup_model(self, name: str, pattern: Optional[str], special_tokens: Mapping,
                      max_token_value: int, model: Model, by_name: bool) -> None:
-        if not isinstance(model, Model):
-            missing = sorted(m for m in _MODEL_MEMBERS if not hasattr(model, m))
+        missing = missing_members(model)
+        if missing:
             raise FasttokError(f"{name}: its model ({type(model).__name__}) does not offer the "
                                f"model interface (fasttok.models.interface.Model); it lacks "
                                f"{', '.join(missing)}")

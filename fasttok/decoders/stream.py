@@ -1,16 +1,18 @@
 """Streaming decoders: the bytes of ids that arrive one at a time.
 
-Each model's ``stream_decoder()`` returns one of these (or, for SentencePiece
-``.model`` files, the compiled ``SentencePieceStream``, which holds back
-byte-piece runs and text a longer denormalizer rule could still match). The
-pushes of a sequence, then ``flush``, add up to the model's
-``decode_bytes`` of it; :class:`fasttok.StreamDecoder` turns them into text.
-Every push checks its id as ``decode`` does (:func:`token_int`, then a
-``KeyError`` for an id no token has).
+A model's ``stream_decoder()`` returns one of these for llama.cpp's decode
+(:class:`CleanUpStream`); a model whose decode joins its tokens' bytes
+takes the model base's ``TokenBytesStream``, SentencePiece ``.model`` files
+the compiled ``SentencePieceStream`` (which holds back byte-piece runs and
+text a longer denormalizer rule could still match). The pushes of a
+sequence, then ``flush``, add up to the model's ``decode_bytes`` of it;
+:class:`fasttok.StreamDecoder` turns them into text. Every push checks its
+id as ``decode`` does (:func:`token_int`, then a ``KeyError`` for an id no
+token has).
 
->>> s = TokenBytesStream({1: b"a", 2: b"b"}.__getitem__)
+>>> s = CleanUpStream(lambda t, first: {1: b"a", 2: b" b"}[t], clean=False)
 >>> s.push(1) + s.push(2) + s.flush()
-b'ab'
+b'a b'
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Callable
 
 from fasttok.decoders.cleanup import SpaceCleaner
 
-__all__ = ["TokenBytesStream", "CleanUpStream", "token_int"]
+__all__ = ["CleanUpStream", "token_int"]
 
 
 def token_int(token: object) -> int:
@@ -37,20 +39,6 @@ def token_int(token: object) -> int:
         return operator.index(token)
     except TypeError:
         raise TypeError(f"a token id is an int, not {type(token).__name__}") from None
-
-
-class TokenBytesStream:
-    """Each id's bytes as they come: for vocabularies whose decode is the
-    concatenation of the tokens' bytes (tiktoken's)."""
-
-    __slots__ = ("push",)
-
-    def __init__(self, token_bytes: Callable[[int], bytes]) -> None:
-        self.push = token_bytes
-
-    def flush(self) -> bytes:
-        """Nothing is ever held back."""
-        return b""
 
 
 class CleanUpStream:

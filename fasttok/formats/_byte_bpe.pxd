@@ -4,6 +4,7 @@ from cpython.object cimport PyObject
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 
 from fasttok.models._bpe cimport Dropout, IdBuffer, PairMemo
+from fasttok.models._model_base cimport ModelBase
 from fasttok.pre_tokenizers._pretokenize cimport ScanFn
 from fasttok.shared._tables cimport ByteStrings, TokenTables, TokenTablesView
 from fasttok.shared._utf8 cimport Utf8Source, Utf8Text
@@ -62,7 +63,7 @@ cdef struct BatchChunk:
     long state  # CHUNK_*; written by the thread that encoded it, with release
 
 
-cdef class CoreBPE:
+cdef class CoreBPE(ModelBase):
     cdef TokenTables tables
     cdef const TokenTablesView* view
     cdef ScanFn scan

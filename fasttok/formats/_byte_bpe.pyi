@@ -5,10 +5,10 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from fasttok.decoders.stream import TokenBytesStream
+from fasttok.models._model_base import ModelBase
 from fasttok.shared._tables import TokenTables
 
-class CoreBPE:
+class CoreBPE(ModelBase):
     special_order: tuple[bytes, ...]
     def __init__(
         self,
@@ -44,8 +44,6 @@ class CoreBPE:
     def decode_bytes(self, tokens: Iterable[int]) -> bytes: ...
     def token_bytes(self, token: int) -> bytes: ...
     def find_token(self, data: bytes) -> int: ...
-    def stream_decoder(self) -> TokenBytesStream: ...
-    def encode_as_pieces(self, text: str) -> list[str]: ...
 
 class BatchJob:
     def __init__(

@@ -63,7 +63,6 @@ from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint8_t, uint32_t, uint64_
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memchr, memcmp, memcpy
 
-from fasttok.decoders.stream import TokenBytesStream
 from fasttok.errors import FasttokError
 from fasttok.post_processors.special_ids import AddSpecialIds
 from fasttok.vocab import MAX_ID, ids_are_dense
@@ -247,7 +246,7 @@ cdef inline bint decoder_span(const Decoder* d, uint64_t t, Span* span) noexcept
     return True
 
 
-cdef class CoreBPE:
+cdef class CoreBPE(ModelBase):
     """Encode and decode with one byte-level BPE vocabulary.
 
     ``tables`` holds the ordinary tokens; ``specials`` maps special token
@@ -291,6 +290,7 @@ cdef class CoreBPE:
 
     # tiktoken's internals (_encode_bytes, encode_with_unstable) apply
     tiktoken_pieces = True
+    kind = "byte-level BPE"
 
     def __init__(self, TokenTables tables not None, dict specials not None, decode_tokens=None,
                  *, ids=None, str scanner=None, splitter=None, bint whole_piece_lookup=True):
@@ -930,36 +930,10 @@ cdef class CoreBPE:
             raise KeyError(token)
         return (<const char*>span.src)[:span.length]
 
-    def stream_decoder(self):
-        """A stream of each id's bytes (decoding is their concatenation)."""
-        return TokenBytesStream(self.token_bytes)
-
-    def decode_with_offsets(self, tokens):
-        """``decode_bytes(tokens)`` and the byte index in it where each id
-        starts: decoding is the concatenation, so the running sum of the
-        ids' lengths (``KeyError`` on an id that is not in the vocabulary).
-
-        >>> from fasttok.shared._tables import TokenTables
-        >>> CoreBPE(TokenTables([b"a", b"bc"]), {b"<e>": 2}, scanner="gpt2").decode_with_offsets([1, 2, 0])
-        (b'bc<e>a', [0, 2, 5])
-        """
-        cdef object sequence = tokens if type(tokens) is list or type(tokens) is tuple else list(tokens)
-        cdef Py_ssize_t pos = 0
-        starts = []
-        for token in sequence:
-            starts.append(pos)
-            pos += len(self.token_bytes(token))
-        return self.decode_bytes(sequence), starts
-
     def token_byte_values(self):
         """The bytes of every ordinary token (specials left out), sorted:
         tiktoken's ``token_byte_values``."""
         return sorted(t for t in self.tables.tokens() if t is not None)
-
-    def encode_as_pieces(self, str text not None):
-        """Pieces as strings are SentencePiece's; byte-level BPE says so."""
-        raise FasttokError("pieces are given for SentencePiece models only; for byte-level BPE "
-                           "use decode_tokens_bytes(encode(text))")
 
     def find_token(self, bytes data not None):
         """The id of the ordinary token spelled ``data``, or -1."""

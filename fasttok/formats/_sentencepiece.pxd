@@ -4,6 +4,7 @@ cimport cython
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 
 from fasttok.models._bpe cimport ItemHeap, PairMemo
+from fasttok.models._model_base cimport ModelBase
 from fasttok.normalizers._spm_normalizer cimport Normalizer, SymbolMatcher
 from fasttok.shared._growth cimport ByteBuf, OffsetBuf
 from fasttok.shared._tables cimport ByteStrings, TokenTables
@@ -118,7 +119,7 @@ cdef class SentencePieceBPE:
                           ItemHeap* ag, RevMerge* rev) except -1 nogil
 
 
-cdef class SentencePieceCore:
+cdef class SentencePieceCore(ModelBase):
     cdef Normalizer normalizer
     cdef Normalizer normalizer_rest     # llama SPM: fragments after the first
     cdef Normalizer denormalizer        # .model denormalizer_spec, or None

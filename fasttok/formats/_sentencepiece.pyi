@@ -3,6 +3,7 @@
 from array import array
 from collections.abc import Iterable, Sequence
 
+from fasttok.models._model_base import ModelBase
 from fasttok.vocab import Vocabulary
 
 class SentencePieceBPE:
@@ -10,7 +11,7 @@ class SentencePieceBPE:
                  user_defined: list[bytes], *, llama_cpp: bool, exact_agenda: bool,
                  never: Iterable[int] = ...) -> None: ...
 
-class SentencePieceCore:
+class SentencePieceCore(ModelBase):
     llama_cpp: bool
     flavour: str
     n_tokens: int

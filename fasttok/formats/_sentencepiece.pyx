@@ -721,7 +721,7 @@ cdef class SentencePieceBPE:
 
 
 
-cdef class SentencePieceCore:
+cdef class SentencePieceCore(ModelBase):
     """The compiled SentencePiece model of one :class:`~fasttok.vocab.Vocabulary`.
 
     ``vocab.model`` is ``"unigram"`` or ``"sentencepiece_bpe"``; a GGUF

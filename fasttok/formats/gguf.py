@@ -71,8 +71,6 @@ vocabulary leaves either ambiguous, fasttok takes the lower id first.
 
 from __future__ import annotations
 
-from array import array
-
 import dataclasses
 from typing import Any, Optional
 
@@ -84,9 +82,9 @@ from fasttok.decoders.cleanup import clean_up_spaces, clean_up_spaces_kept
 from fasttok.decoders.joined import join_bytes
 from fasttok.decoders.stream import CleanUpStream, token_int
 from fasttok.errors import FasttokError, UnknownEncodingError, VocabularyFileError
+from fasttok.models.interface import ModelBase
 from fasttok.post_processors.special_ids import cls_sep, from_flags
 from fasttok.pre_tokenizers.gguf import pre_tokenizer
-from fasttok.shared.batching import ChunkedBatches
 from fasttok.shared.surrogates import repair_surrogates
 from fasttok.vocab import Vocabulary
 
@@ -263,22 +261,24 @@ def token_attributes(vocab: Vocabulary) -> dict:
 
 
 
-class GGUFModel(ChunkedBatches):
+class GGUFModel(ModelBase):
     """The :class:`fasttok.models.interface.Model` of llama.cpp-style vocabularies.
 
     Subclasses provide ``_encode_text(fragment) -> list[int]``, the pieces
     (``_piece``) and the lookup of a token by its vocabulary text
-    (``_find_spelled``); this class does special tokens, masks, batching and
-    decoding.
+    (``_find_spelled``); this class does special tokens, masks and decoding,
+    and :class:`~fasttok.models.interface.ModelBase` the batches and the
+    refusals (named by the vocabulary and its model: WordPiece cannot
+    sample, only SentencePiece gives pieces).
     """
 
-    tiktoken_pieces = False
     #: whether a BYTE token (``<0xXX>``) stands for its byte (llama.cpp's
     #: WordPiece renders it as nothing)
     renders_byte_tokens = True
 
     def __init__(self, vocab: Vocabulary, clean_spaces: bool) -> None:
         self.vocab = vocab
+        self.label, self.kind = vocab.name, vocab.model
         self.clean_spaces = clean_spaces
         self.post_processor = from_flags(vocab)
         self.texts = _TokenText(vocab)
@@ -327,49 +327,19 @@ class GGUFModel(ChunkedBatches):
                 out += self._encode_text(frag)
         return out
 
-    def sample(self, text: str, allowed: Any, alpha: float, nbest_size: int,
-               rng: Any) -> list:
-        """One segmentation of ``text`` drawn at random (subword regularization).
-
-        WordPiece has exactly one segmentation of each word, so there is
-        nothing to draw: models that can sample override this.
-        """
-        raise FasttokError(
-            f"{self.vocab.name}: a {self.vocab.model} vocabulary has one segmentation per "
-            "word, so it cannot sample; sample=True is for BPE (dropout) and Unigram models")
-
     def encode_ordinary(self, text: str) -> list:
-        """Ids with control tokens as plain text (user-defined tokens still matched)."""
+        """Ids with control tokens as plain text (user-defined tokens still
+        matched): ``encode(text, None)`` without reading a mask."""
         return self._encode(text, self._specials.always)
 
     def encode(self, text: str, allowed: Any) -> list:
         """Ids of ``text``; ``allowed[i]`` says whether ``special_order[i]`` is matched."""
         return self._encode(text, self._entries_for(allowed))
 
-    def count(self, text: str, allowed: Any = None) -> int:
-        return len(self._encode(text, self._entries_for(allowed)))
-
     def encode_many(self, texts: list, allowed: Any = None) -> list:
+        """:meth:`encode` of each text, the special tokens to match picked once."""
         entries = self._entries_for(allowed)
         return [self._encode(t, entries) for t in texts]
-
-    def encode_many_flat(self, texts: list, allowed: Any = None) -> tuple:
-        ids, offsets = array("I"), array("Q", [0])
-        for one in self.encode_many(texts, allowed):
-            ids.extend(one)
-            offsets.append(len(ids))
-        return ids, offsets
-
-    def count_many(self, texts: list, allowed: Any = None) -> list:
-        return [len(one) for one in self.encode_many(texts, allowed)]
-
-    def encode_as_pieces(self, text: str) -> list:
-        """Pieces as strings are SentencePiece's; other GGUF models say so."""
-        raise FasttokError(f"{self.vocab.name}: pieces are given for SentencePiece models only; "
-                           f"for {self.vocab.model} use decode_tokens_bytes(encode(text))")
-
-    def encode_to_array(self, text: str, allowed: Any = None) -> Any:
-        return array("I", self._encode(text, self._entries_for(allowed)))
 
     def find_special(self, text: str, mask: Any) -> int:
         """Index in ``special_order`` of a masked special token that ``text`` contains, or -1."""

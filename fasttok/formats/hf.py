@@ -45,11 +45,11 @@ from fasttok.formats.hf_pipeline import HFPipeline, pipeline_from_document
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json
 from fasttok.models.hf_bpe import BPE
 from fasttok.models.hf_unigram import Unigram
+from fasttok.models.interface import ModelBase
 from fasttok.decoders.hf_starts import common_prefix, token_starts
 from fasttok.decoders.hf_stream import HFDecodeStream
 from fasttok.decoders.stream import token_int
 from fasttok.shared._bytemap import decode_byte_level
-from fasttok.shared.batching import TextByText
 from fasttok.shared.literal_match import longest_first
 from fasttok.shared.surrogates import repair_surrogates
 from fasttok.vocab import Vocabulary
@@ -207,12 +207,10 @@ class _TextStream:
         return rest.encode("utf-8")
 
 
-class HFModel(TextByText):
+class HFModel(ModelBase):
     """What :class:`fasttok.Encoding` calls for a ``tokenizer.json`` (the
     declared model interface), served by the file's pipeline: its walk where
     it has one, its stages otherwise."""
-
-    tiktoken_pieces = False
 
     def __init__(self, pipeline: HFPipeline, special_order: tuple,
                  decoder_spec: Optional[dict] = None, template_ids: tuple = ()) -> None:
@@ -255,14 +253,6 @@ class HFModel(TextByText):
             if found is not None:
                 return found
         return self.pipeline.encode_ids(repair_surrogates(text), allowed_ids)
-
-    def encode_ordinary(self, text: str) -> list:
-        """The ids of ``text`` with added tokens as plain text."""
-        return self.encode(text, None)
-
-    def count(self, text: str, allowed: Optional[bytes]) -> int:
-        """How many ids :meth:`encode` gives."""
-        return len(self.encode(text, allowed))
 
     def sample(self, text: str, allowed: Optional[bytes], alpha: float, nbest_size: int,
                rng: Any) -> list:

@@ -48,12 +48,12 @@ from array import array
 from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
 from fasttok.formats._byte_bpe import CoreBPE
 from fasttok.formats.walk import Walk
+from fasttok.models.interface import ModelBase
 from fasttok.formats.tiktoken import build_byte_bpe
 from fasttok.normalizers.unicode_forms import FORMS
 from fasttok.pre_tokenizers.patterns import scanner_for
 from fasttok.shared._tables import TokenTables
 from fasttok.shared._bytemap import decode_byte_level, encode_byte_level
-from fasttok.shared.batching import TextByText
 from fasttok.shared.normalized import NormalizedString
 from fasttok.shared.regex_translate import compile_generic
 from fasttok.shared.literal_match import longest_first
@@ -105,7 +105,7 @@ def isolated_splitter(pattern: str) -> Callable[[str], list]:
     return split
 
 
-class NormalizedBPE(TextByText):
+class NormalizedBPE(ModelBase):
     """A :class:`~fasttok.formats._byte_bpe.CoreBPE` whose input first goes
     through ``stage``, a Unicode normal form of
     :mod:`fasttok.normalizers.unicode_forms`, stretch by stretch between the
@@ -122,8 +122,9 @@ class NormalizedBPE(TextByText):
     [195, 169, 256]
     """
 
-    # tiktoken's internals re-merge raw pieces and would skip the normalizer
-    tiktoken_pieces = False
+    # (tiktoken_pieces stays False: tiktoken's internals re-merge raw
+    # pieces and would skip the normalizer)
+    kind = "byte-level BPE"
 
     def __init__(self, core: CoreBPE, stage: Any) -> None:
         #: the compiled core the normalized text goes to
@@ -203,10 +204,6 @@ class NormalizedBPE(TextByText):
         """Merge raw bytes as one piece (no normalizer: bytes have no normal form)."""
         return self._core.encode_bytes_piece(piece)
 
-    def encode_as_pieces(self, text: str) -> list:
-        """Byte-level BPE has no pieces; raises as the core does."""
-        return self._core.encode_as_pieces(text)
-
     def token_bytes(self, token: int) -> bytes:
         """The bytes of one id."""
         return self._core.token_bytes(token)
@@ -215,17 +212,9 @@ class NormalizedBPE(TextByText):
         """The bytes of a sequence of ids."""
         return self._core.decode_bytes(tokens)
 
-    def decode_with_offsets(self, tokens: Any) -> tuple:
-        """The core's bytes and byte starts (decoding needs no normalizer)."""
-        return self._core.decode_with_offsets(tokens)
-
     def token_byte_values(self) -> list:
         """The core's ordinary tokens' bytes, sorted."""
         return self._core.token_byte_values()
-
-    def stream_decoder(self) -> Any:
-        """The core's decoder of ids that arrive one at a time."""
-        return self._core.stream_decoder()
 
 
 def byte_level_walk(record: Vocabulary, pipeline: Any,

@@ -34,7 +34,6 @@ from fasttok.formats.gguf import GGUFModel, first_id_by_bytes
 from fasttok.models import unigram_sampling
 from fasttok.models.unigram_sampling import UnigramLattice
 from fasttok.post_processors.special_ids import from_flags
-from fasttok.shared.batching import ChunkedBatches
 from fasttok.vocab import Vocabulary
 
 __all__ = ["build_sentencepiece", "load_sentencepiece_file", "SentencePieceModel",
@@ -69,7 +68,7 @@ def load_sentencepiece_file(path: str, **options: Any) -> Vocabulary:
     return load_sentencepiece(path, **options)
 
 
-class SentencePieceModel(ChunkedBatches, SentencePieceCore):
+class SentencePieceModel(SentencePieceCore):
     """The model of a SentencePiece ``.model`` file: the compiled core, and
     subword regularization as sentencepiece samples.
 
@@ -80,8 +79,6 @@ class SentencePieceModel(ChunkedBatches, SentencePieceCore):
     >>> SentencePieceModel(v).sample("ab", None, 1.0, -1, random.Random(1))
     [1, 2]
     """
-
-    tiktoken_pieces = False
 
     def __init__(self, vocab: Vocabulary, **options: Any) -> None:
         super().__init__(vocab, **options)

@@ -1,19 +1,40 @@
 """What :class:`fasttok.Encoding` calls on a model: the declared interface.
 
-Every format's model offers all of it (the conformance test holds each one
-to it); a method a model cannot serve raises
+Every format's model offers all of :class:`Model` (the conformance test
+holds each one to it); a method a model cannot serve raises
 :class:`~fasttok.errors.FasttokError` saying why, never ``AttributeError``.
 ``allowed`` is a mask over :attr:`Model.special_order` (one byte per special
 token, 1 = matched as the special) or ``None`` for ordinary text. Batches and
 flat buffers are the model's own calls so each model keeps its compiled
 path; the threads that run them are the Encoding's.
 
+A model derives from :class:`ModelBase` and writes only what it must:
+
+* required (:data:`REQUIRED_METHODS`, :data:`REQUIRED_ATTRIBUTES`):
+  ``encode``, ``token_bytes``, ``find_special``, ``find_token``,
+  ``encode_bytes_piece``, ``token_byte_values``; ``special_order``,
+  ``post_processor``;
+* defaults, written once in the base: ``tiktoken_pieces`` (False),
+  ``encode_ordinary`` (``encode(text, None)``), ``count`` (a length),
+  ``encode_many``, ``encode_many_flat``, ``count_many``, ``encode_to_array``
+  (text by text), ``batch_job`` (chunks for threads), ``decode_bytes``
+  (the tokens' bytes joined), ``decode_with_offsets`` (their running sum),
+  ``stream_decoder`` (each id's bytes), and ``sample`` and
+  ``encode_as_pieces`` refused (named by the model's ``label`` and
+  ``kind``).
+
+A model overrides a default where it is faster (a compiled batch) or its
+rule differs (a decode that cleans up spaces overrides the three decoding
+defaults). An object that does not derive from :class:`ModelBase` (a
+plugin's) offers every member itself; :func:`missing_members` says what
+either kind lacks.
+
 >>> from fasttok.formats.tiktoken import build_byte_bpe
 >>> from fasttok.vocab import Vocabulary
 >>> model = build_byte_bpe(Vocabulary(name="b", model="byte_bpe", pattern=".",
 ...                                   tokens=tuple(bytes([i]) for i in range(256))))
->>> isinstance(model, Model)
-True
+>>> isinstance(model, ModelBase), missing_members(model)
+(True, [])
 """
 
 from __future__ import annotations
@@ -21,7 +42,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Optional, Protocol, runtime_checkable
 
-__all__ = ["Model", "BatchJob", "StreamPieces"]
+from fasttok.models._model_base import REQUIRED_ATTRIBUTES, REQUIRED_METHODS, ModelBase
+
+__all__ = ["Model", "ModelBase", "BatchJob", "StreamPieces", "REQUIRED_METHODS",
+           "REQUIRED_ATTRIBUTES", "MEMBERS", "missing_members"]
 
 
 @runtime_checkable
@@ -48,7 +72,8 @@ class BatchJob(Protocol):
 
 @runtime_checkable
 class Model(Protocol):
-    """A compiled model with its added tokens, post-processor and decoder."""
+    """A compiled model with its added tokens, post-processor and decoder
+    (every member; :class:`ModelBase` gives all but the required ones)."""
 
     #: the special token strings (UTF-8) that ``allowed`` masks index: the
     #: ones ``allowed_special``/``disallowed_special`` govern, which are the
@@ -110,3 +135,31 @@ class Model(Protocol):
         ...
 
     def stream_decoder(self) -> StreamPieces: ...
+
+
+#: every member of the interface, by name
+MEMBERS = tuple(sorted({m for m in dir(Model) if not m.startswith("_")} | set(Model.__annotations__)))
+
+
+def missing_members(model: Any) -> list:
+    """The members of the interface ``model`` lacks, sorted: for a
+    :class:`ModelBase`, the required methods it leaves to the base (whose
+    stand-ins only raise) and the required attributes it does not set; for
+    any other object, every member it does not have.
+
+    >>> class Half(ModelBase):
+    ...     special_order = ()
+    ...     def encode(self, text, allowed):
+    ...         return []
+    >>> missing_members(Half())
+    ['encode_bytes_piece', 'find_special', 'find_token', 'post_processor', 'token_byte_values', 'token_bytes']
+    >>> missing_members(object())[:3]
+    ['batch_job', 'count', 'count_many']
+    """
+    if not isinstance(model, ModelBase):
+        return [m for m in MEMBERS if not hasattr(model, m)]
+    own = getattr(model, "__dict__", {})
+    kind = type(model)
+    return sorted([m for m in REQUIRED_METHODS
+                   if m not in own and getattr(kind, m) is getattr(ModelBase, m)]
+                  + [a for a in REQUIRED_ATTRIBUTES if not hasattr(model, a)])

@@ -1,0 +1,6 @@
+# The base class of every model (see _model_base.pyx), for the compiled
+# models that derive from it: the required methods and the defaults are all
+# Python-level (def), so there is nothing to declare but the class; it has
+# no state.
+cdef class ModelBase:
+    pass

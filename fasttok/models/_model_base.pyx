@@ -1,0 +1,201 @@
+"""The base class of every model: the required methods named, the rest written once.
+
+A model (:mod:`fasttok.models.interface` lists what :class:`fasttok.Encoding`
+calls) must say how it encodes a text (``encode``), what one id stands for
+(``token_bytes``), which special token a text holds (``find_special``), which
+id a token's bytes are (``find_token``), how raw bytes merge as one piece
+(``encode_bytes_piece``) and which bytes its ordinary tokens are
+(``token_byte_values``), and carry ``special_order`` and ``post_processor``.
+Everything else has a default here, derived from those: ordinary encoding
+is ``encode(text, None)``, counts are lengths, batches and arrays are
+``encode`` text by text, decoding is the concatenation of ``token_bytes``
+(its offsets the running sum, its stream each id's bytes as they come), and
+what a model cannot do (pieces, sampling) is refused with a
+:class:`~fasttok.errors.FasttokError` saying what to use instead. A model
+overrides a default where it has a faster way (a compiled batch) or a
+different rule (a decode that cleans up spaces overrides ``decode_bytes``,
+``decode_with_offsets`` and ``stream_decoder`` together).
+
+It is a ``cdef class`` so that the compiled models (``CoreBPE``,
+``SentencePieceCore``), which can derive from one extension type only,
+share it with the Python ones. It holds no state: a default reads only
+the model's own methods and attributes.
+
+>>> class Letters(ModelBase):
+...     special_order = ()
+...     post_processor = list
+...     def encode(self, text, allowed):
+...         return [ord(c) - 96 for c in text]
+...     def token_bytes(self, token):
+...         return bytes([token + 96])
+>>> m = Letters()
+>>> m.count("abc", None), m.encode_many(["ab", "c"], None), m.decode_with_offsets([1, 2])
+(3, [[1, 2], [3]], (b'ab', [0, 1]))
+>>> m.find_token(b"a")
+Traceback (most recent call last):
+NotImplementedError: Letters does not define find_token, which every model must (see fasttok.models.interface)
+"""
+
+from array import array
+
+from fasttok.errors import FasttokError
+from fasttok.shared.batching import ChunkedBatchJob
+
+__all__ = ["ModelBase", "TokenBytesStream", "REQUIRED_METHODS", "REQUIRED_ATTRIBUTES"]
+
+#: the methods every model defines itself (the base's stand-ins only raise)
+REQUIRED_METHODS = ("encode", "token_bytes", "find_special", "find_token", "encode_bytes_piece",
+                    "token_byte_values")
+#: the attributes every model sets (the base has none)
+REQUIRED_ATTRIBUTES = ("special_order", "post_processor")
+
+
+def _required(model, str name):
+    return NotImplementedError(f"{type(model).__name__} does not define {name}, which every "
+                               "model must (see fasttok.models.interface)")
+
+
+class TokenBytesStream:
+    """Each id's bytes as they come: the stream of a model whose decode is
+    the concatenation of its tokens' bytes (tiktoken's).
+
+    >>> s = TokenBytesStream({1: b"a", 2: b"b"}.__getitem__)
+    >>> s.push(1) + s.push(2) + s.flush()
+    b'ab'
+    """
+
+    __slots__ = ("push",)
+
+    def __init__(self, token_bytes):
+        self.push = token_bytes
+
+    def flush(self):
+        """Nothing is ever held back."""
+        return b""
+
+
+cdef class ModelBase:
+    """What every model offers beyond its required methods (see the module notes)."""
+
+    #: whether tiktoken's own internals apply (see ``fasttok.models.interface.Model``)
+    tiktoken_pieces = False
+    #: what refusals call the model's kind ("byte-level BPE"); None: its class name
+    kind = None
+    #: the vocabulary name refusals start with, or None
+    label = None
+
+    # ------------------------------------------------------------ required
+
+    def encode(self, text, allowed):
+        """The ids of ``text``; ``allowed`` masks ``special_order``, or is None. Required."""
+        raise _required(self, "encode")
+
+    def token_bytes(self, token):
+        """The bytes one id stands for; ``KeyError`` for an unknown id. Required."""
+        raise _required(self, "token_bytes")
+
+    def find_special(self, text, mask):
+        """The index in ``special_order`` of a special ``mask`` selects that
+        ``text`` holds, or -1. Required."""
+        raise _required(self, "find_special")
+
+    def find_token(self, data):
+        """The id of the ordinary token spelled ``data``, or -1. Required."""
+        raise _required(self, "find_token")
+
+    def encode_bytes_piece(self, piece):
+        """The ids of raw bytes merged as one piece, no pre-tokenizer. Required."""
+        raise _required(self, "encode_bytes_piece")
+
+    def token_byte_values(self):
+        """:meth:`token_bytes` of every ordinary id, sorted. Required."""
+        raise _required(self, "token_byte_values")
+
+    # ------------------------------------------------------------ encoding
+
+    def encode_ordinary(self, text):
+        """``encode(text, None)``: special token strings as plain text."""
+        return self.encode(text, None)
+
+    def count(self, text, allowed=None):
+        """How many ids :meth:`encode` gives."""
+        return len(self.encode(text, allowed))
+
+    def encode_many(self, texts, allowed=None):
+        """:meth:`encode` of each text."""
+        return [self.encode(t, allowed) for t in texts]
+
+    def encode_many_flat(self, texts, allowed=None):
+        """All ids in one ``array('I')`` and where each text's start, ``array('Q')``.
+
+        >>> class Chars(ModelBase):
+        ...     def encode(self, text, allowed):
+        ...         return [ord(c) for c in text]
+        >>> Chars().encode_many_flat(["ab", "c"], None)
+        (array('I', [97, 98, 99]), array('Q', [0, 2, 3]))
+        """
+        ids = array("I")
+        offsets = array("Q", [0])
+        for t in texts:
+            ids.extend(self.encode(t, allowed))
+            offsets.append(len(ids))
+        return ids, offsets
+
+    def count_many(self, texts, allowed=None):
+        """:meth:`count` of each text."""
+        return [self.count(t, allowed) for t in texts]
+
+    def batch_job(self, texts, allowed, how, num_threads):
+        """Chunks of ``texts`` through the batch call ``how`` names, for
+        ``num_threads`` threads (:class:`~fasttok.shared.batching.ChunkedBatchJob`)."""
+        return ChunkedBatchJob(self, texts, allowed, how, num_threads)
+
+    def encode_to_array(self, text, allowed=None):
+        """:meth:`encode` as an ``array('I')``."""
+        return array("I", self.encode(text, allowed))
+
+    # ------------------------------------------------------------ what a model may lack
+
+    def _refusal(self, str reason):
+        subject = self.kind if self.kind is not None else type(self).__name__
+        label = f"{self.label}: " if self.label is not None else ""
+        return FasttokError(label + reason.format(subject))
+
+    def sample(self, text, allowed, alpha, nbest_size, rng):
+        """Refused: a model with one segmentation per word has nothing to draw."""
+        raise self._refusal("a {} vocabulary has one segmentation per word, so it cannot "
+                            "sample; sample=True is for BPE (dropout) and Unigram models")
+
+    def encode_as_pieces(self, text):
+        """Refused: pieces as strings are SentencePiece's."""
+        raise self._refusal("pieces are given for SentencePiece models only; for {} use "
+                            "decode_tokens_bytes(encode(text))")
+
+    # ------------------------------------------------------------ decoding
+
+    def decode_bytes(self, tokens):
+        """The concatenation of each id's :meth:`token_bytes`."""
+        return b"".join([self.token_bytes(t) for t in tokens])
+
+    def decode_with_offsets(self, tokens):
+        """``decode_bytes(tokens)`` and the byte index in it where each id
+        starts: for a decode that concatenates, the running sum of the ids'
+        lengths.
+
+        >>> class Two(ModelBase):
+        ...     def token_bytes(self, token):
+        ...         return [b"a", b"bc", b"<e>"][token]
+        >>> Two().decode_with_offsets([1, 2, 0])
+        (b'bc<e>a', [0, 2, 5])
+        """
+        cdef Py_ssize_t pos = 0
+        sequence = tokens if type(tokens) is list or type(tokens) is tuple else list(tokens)
+        starts = []
+        for token in sequence:
+            starts.append(pos)
+            pos += len(self.token_bytes(token))
+        return self.decode_bytes(sequence), starts
+
+    def stream_decoder(self):
+        """A :class:`TokenBytesStream` of :meth:`token_bytes`."""
+        return TokenBytesStream(self.token_bytes)
