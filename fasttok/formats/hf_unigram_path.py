@@ -50,6 +50,7 @@ from array import array
 from fasttok.formats.walk import Walk
 from fasttok.models._unigram import UnigramWalk
 from fasttok.models.hf_unigram import Unigram
+from fasttok.normalizers.one_for_one import one_for_one
 from fasttok.normalizers.precompiled import Precompiled, cluster_classes
 from fasttok.normalizers.replace import Replace
 from fasttok.normalizers.sequence import Sequence as NormalizerSequence
@@ -155,20 +156,6 @@ class UnigramPathWalk(Walk):
         self.encode = core.encode
 
 
-class _Spelling(dict):
-    # code point -> what normalize makes of that character alone when it is
-    # one character, else None (str.translate then drops it: the text comes
-    # out shorter), each computed on first use
-    def __init__(self, normalize: Any) -> None:
-        super().__init__()
-        self._normalize = normalize
-
-    def __missing__(self, cp: int) -> Optional[str]:
-        out = self._normalize(chr(cp))
-        out = self[cp] = out if len(out) == 1 else None
-        return out
-
-
 class UnigramLeadWalk(Walk):
     """The walk of a Unigram configuration whose normalizer starts with
     stages the compiled walk does not run (``lead``, their Sequence: ALBERT's
@@ -197,8 +184,7 @@ class UnigramLeadWalk(Walk):
     def __init__(self, core: UnigramWalk, lead: Any, added: Any) -> None:
         self._core = core
         self._lead = lead
-        self._normalize = lead.normalize_str
-        self._spelling = _Spelling(lead.normalize_str)
+        self._respell = one_for_one(lead.normalize_str)
         self._added = added
         self._none = frozenset()
 
@@ -209,10 +195,8 @@ class UnigramLeadWalk(Walk):
             raise TypeError(f"text must be str, not {type(text).__name__}")
         if self._added.matcher(False, allowed).occurs(text):
             return None
-        out = self._normalize(text)
-        if out == text:
-            return text, None
-        if len(out) == len(text) and text.translate(self._spelling) == out:
+        out = self._respell(text)
+        if out is not None:
             return out, None
         piece = NormalizedString(text)
         self._lead.normalize(piece)

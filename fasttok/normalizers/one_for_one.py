@@ -1,0 +1,57 @@
+"""Where a normalizer keeps every offset: it writes each character of a text
+as one character, the one it writes for that character alone.
+
+A walk that runs a normalizer's ``normalize_str`` (a ``str`` in, a ``str``
+out, no alignment) instead of the stage's alignment-keeping ``normalize``
+asks :func:`one_for_one` whether it may: there the stage's alignment maps
+each character to itself (``tokenizers`` aligns each character a stage
+writes to the character it came from), so the offsets of the normalized
+text are those of the text. What the normalizer makes of each character
+alone is asked of it once a code point, the first time one is met.
+
+>>> from fasttok.normalizers.simple import Lowercase
+>>> respell = one_for_one(Lowercase().normalize_str)
+>>> respell("AbC"), respell("\\u0130")
+('abc', None)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Optional
+
+__all__ = ["one_for_one"]
+
+
+class _Spelling(dict):
+    # code point -> what normalize makes of that character alone when it is
+    # one character, else None (str.translate then drops it: the text comes
+    # out shorter), each computed on first use
+    def __init__(self, normalize: Callable[[str], str]) -> None:
+        super().__init__()
+        self._normalize = normalize
+
+    def __missing__(self, cp: int) -> Optional[str]:
+        out = self._normalize(chr(cp))
+        out = self[cp] = out if len(out) == 1 else None
+        return out
+
+
+def one_for_one(normalize: Callable[[str], str]) -> Callable[[str], Optional[str]]:
+    """``respell(text)``: ``normalize(text)`` where it writes each character
+    as one character, as it writes that character alone, else ``None``.
+
+    >>> from fasttok.normalizers.unicode_forms import NFKC
+    >>> respell = one_for_one(NFKC().normalize_str)
+    >>> respell("\\uff11\\uff0c"), respell("\\ufb01"), respell("e\\u0301")
+    ('1,', None, None)
+    """
+    spelling = _Spelling(normalize)
+
+    def respell(text: str) -> Optional[str]:
+        out = normalize(text)
+        if out == text or (len(out) == len(text) and text.translate(spelling) == out):
+            return out
+        return None
+
+    return respell
