@@ -18,11 +18,10 @@ finished chunks while the others encode.
 from __future__ import annotations
 
 import itertools
-from array import array
 from collections.abc import Callable
 from typing import Any, Optional
 
-__all__ = ["ChunkedBatchJob", "ChunkedBatches", "TextByText", "BATCH_CALLS"]
+__all__ = ["ChunkedBatchJob", "ChunkedBatches", "BATCH_CALLS"]
 
 
 # the batch calls a job may run, each a method of the model of that name
@@ -81,38 +80,3 @@ class ChunkedBatches:
                   num_threads: int) -> ChunkedBatchJob:
         """Chunks of ``texts`` through the batch call ``how`` names, for ``num_threads`` threads."""
         return ChunkedBatchJob(self, texts, allowed, how, num_threads)
-
-
-class TextByText(ChunkedBatches):
-    """The batch calls, flat buffers and arrays of a model that encodes one
-    text at a time in Python (its ``encode`` and ``count`` do the work).
-
-    >>> class Chars(TextByText):
-    ...     def encode(self, text, allowed):
-    ...         return [ord(c) for c in text]
-    ...     def count(self, text, allowed):
-    ...         return len(text)
-    >>> Chars().encode_many_flat(["ab", "c"], None)
-    (array('I', [97, 98, 99]), array('Q', [0, 2, 3]))
-    """
-
-    def encode_many(self, texts: list, allowed: Optional[bytes]) -> list:
-        """``encode`` of each text."""
-        return [self.encode(t, allowed) for t in texts]
-
-    def encode_many_flat(self, texts: list, allowed: Optional[bytes]) -> tuple:
-        """All ids in one ``array('I')`` and where each text's start, ``array('Q')``."""
-        ids = array("I")
-        offsets = array("Q", [0])
-        for t in texts:
-            ids.extend(self.encode(t, allowed))
-            offsets.append(len(ids))
-        return ids, offsets
-
-    def count_many(self, texts: list, allowed: Optional[bytes]) -> list:
-        """``count`` of each text."""
-        return [self.count(t, allowed) for t in texts]
-
-    def encode_to_array(self, text: str, allowed: Optional[bytes]) -> array:
-        """``encode`` as an ``array('I')``."""
-        return array("I", self.encode(text, allowed))
