@@ -94,4 +94,5 @@ class StripAccents:
         remove_class(ns, _marks())
 
     def normalize_str(self, text: str) -> str:
-        return _marks().sub("", text)
+        # no ASCII character is a mark: most text skips the class's scan
+        return text if text.isascii() else _marks().sub("", text)
