@@ -20,7 +20,7 @@ from typing import AbstractSet, Any, Literal, Optional, Union
 
 from fasttok import registry
 from fasttok.errors import FasttokError
-from fasttok.models.interface import Model, missing_members
+from fasttok.models.interface import Model, missing_members, run_batch
 from fasttok.vocab import Vocabulary
 
 __all__ = ["Encoding", "StreamDecoder"]
@@ -112,31 +112,6 @@ def _char_offsets(data: bytes, starts: list) -> list:
         inside = start < len(data) and 0x80 <= data[start] < 0xC0
         offsets.append(chars - 1 if inside and chars else chars)
     return offsets
-
-
-def _on_threads(main: Callable[[], Any], helper: Callable[[], Any], num_threads: int) -> None:
-    """Run ``main`` in the calling thread and ``helper`` in ``num_threads - 1``
-    new ones; re-raise the first error once all have ended."""
-    import threading  # only batches use it: kept out of import time
-
-    errors: list = []
-
-    def guarded() -> None:
-        try:
-            helper()
-        except BaseException as exc:  # re-raised in the caller below
-            errors.append(exc)
-
-    workers = [threading.Thread(target=guarded) for _ in range(num_threads - 1)]
-    for w in workers:
-        w.start()
-    try:
-        main()
-    finally:
-        for w in workers:
-            w.join()
-    if errors:
-        raise errors[0]
 
 
 class StreamDecoder:
@@ -375,18 +350,7 @@ class Encoding:
         # how names the model's batch call: encode_many (lists of ids),
         # encode_many_flat (one array of ids and one of offsets) or count_many.
         texts = texts if isinstance(texts, list) else list(texts)
-        core = self._core
-        if num_threads <= 1 or len(texts) < 2 * num_threads:
-            if how == "encode_many":
-                return core.encode_many(texts, allowed)
-            if how == "encode_many_flat":
-                return core.encode_many_flat(texts, allowed)
-            return core.count_many(texts, allowed)
-        # Plain threads, the caller's own among them (a thread pool cost a
-        # millisecond or more to start), running the model's job.
-        job = core.batch_job(texts, allowed, how, num_threads)
-        _on_threads(job.run, job.work, num_threads)
-        return job.finish()
+        return run_batch(self._core, texts, allowed, how, num_threads)
 
     def encode_batch(self, text: Sequence[str], *, num_threads: int = 8,
                      allowed_special: AllowedSpecial = frozenset(),

@@ -60,6 +60,9 @@ cdef struct BatchChunk:
     Py_ssize_t first  # texts[first:stop]
     Py_ssize_t stop
     IdBuffer out  # their ids, one text after another
+    # BATCH_OFFSETS: each text's character offsets (start and end in turn)
+    # then its word indices, 3 numbers a token, from 3 times its ids' start
+    IdBuffer spans
     long state  # CHUNK_*; written by the thread that encoded it, with release
 
 
@@ -127,10 +130,14 @@ cdef class BatchJob:
     cdef bint use_specials
     cdef int kind
     cdef list lists
+    cdef uint8_t* declined  # BATCH_OFFSETS: the texts encode_offsets declines
     cdef void _plan_chunks(self, Py_ssize_t count, Py_ssize_t chunk_texts, int threads) noexcept
     cdef int _prepare(self, const BatchChunk* chunk) except -1
     cdef int _encode_chunk(self, BatchChunk* chunk) except -1 nogil
     cdef long _collect(self) except -1
     cdef int _build_lists(self, const BatchChunk* chunk) except -1
+    cdef int _offsets_text(self, Py_ssize_t i, const uint8_t* data, size_t size,
+                           BatchChunk* chunk, Scratch* scratch, IdBuffer* marks) except -1 nogil
+    cdef int _build_offsets(self, const BatchChunk* chunk) except -1
     cdef object _flat(self)
     cdef list _counts(self)

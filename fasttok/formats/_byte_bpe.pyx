@@ -732,11 +732,23 @@ cdef class CoreBPE(ModelBase):
         """The number of ids of each text, as a list, without building the ids."""
         return BatchJob(self, texts, allowed, BATCH_COUNTS, 1).run_alone()
 
+    def encode_offsets_many(self, list texts not None, const uint8_t[::1] allowed=None):
+        """:meth:`encode_offsets` of each text, holding the GIL only to read
+        the texts and build the arrays.
+
+        >>> from fasttok.shared._tables import TokenTables
+        >>> core = CoreBPE(TokenTables([b"a", b"b", b"ab"]), {}, scanner="gpt2")
+        >>> [[list(a) for a in found] for found in core.encode_offsets_many(["ab", "ba"])]
+        [[[2], [0, 2], [0]], [[1, 0], [0, 1, 1, 2], [0, 0]]]
+        """
+        return BatchJob(self, texts, allowed, BATCH_OFFSETS, 1).run_alone()
+
     def batch_job(self, list texts not None, const uint8_t[::1] allowed, str how not None,
                   int threads):
         """A :class:`BatchJob` over ``texts`` for ``threads`` threads; ``how``
-        is ``"encode_many"``, ``"encode_many_flat"`` or ``"count_many"`` and
-        says what the job returns (as those methods do)."""
+        is ``"encode_many"``, ``"encode_many_flat"``, ``"count_many"`` or
+        ``"encode_offsets_many"`` and says what the job returns (as those
+        methods do)."""
         return BatchJob(self, texts, allowed, _BATCH_KINDS[how], threads)
 
     def encode_to_array(self, str text not None, bytes allowed=None):
@@ -947,6 +959,7 @@ cdef enum:
     BATCH_LISTS = 0
     BATCH_FLAT = 1
     BATCH_COUNTS = 2
+    BATCH_OFFSETS = 3
     # a chunk's state
     CHUNK_WAITING = 0
     CHUNK_ENCODED = 1
@@ -954,7 +967,8 @@ cdef enum:
     MIN_CHUNK_TEXTS = 32
     CHUNKS_PER_THREAD = 8
 
-_BATCH_KINDS = {"encode_many": BATCH_LISTS, "encode_many_flat": BATCH_FLAT, "count_many": BATCH_COUNTS}
+_BATCH_KINDS = {"encode_many": BATCH_LISTS, "encode_many_flat": BATCH_FLAT, "count_many": BATCH_COUNTS,
+                "encode_offsets_many": BATCH_OFFSETS}
 
 cdef extern from *:
     """
@@ -1010,6 +1024,7 @@ cdef class BatchJob:
         self.ends = NULL
         self.chunks = NULL
         self.n_chunks = 0
+        self.declined = NULL
 
     def __init__(self, CoreBPE core not None, list texts not None, const uint8_t[::1] allowed,
                  int kind, int threads):
@@ -1022,6 +1037,9 @@ cdef class BatchJob:
         self.use_specials = allowed is not None and core.n_specials > 0
         if self.use_specials and allowed.shape[0] < core.n_specials:
             raise ValueError("the allowed mask is shorter than the list of special tokens")
+        if kind == BATCH_OFFSETS and core.scan == NULL:
+            raise FasttokError("offsets need a compiled scanner: this model splits with a "
+                               "Python splitter, whose pieces carry no positions")
         self.mask = &allowed[0] if self.use_specials else NULL
         # one chunk for one thread; else about CHUNKS_PER_THREAD a thread,
         # which even out texts of uneven cost
@@ -1033,13 +1051,16 @@ cdef class BatchJob:
         self.ends = <size_t*>malloc((count + 1) * sizeof(size_t))
         # see _plan_chunks for the bound
         self.chunks = <BatchChunk*>calloc(count // chunk_texts + 256, sizeof(BatchChunk))
-        if self.refs == NULL or self.sources == NULL or self.ends == NULL or self.chunks == NULL:
+        if kind == BATCH_OFFSETS:
+            self.declined = <uint8_t*>calloc(count + 1, 1)
+        if self.refs == NULL or self.sources == NULL or self.ends == NULL or self.chunks == NULL \
+                or (kind == BATCH_OFFSETS and self.declined == NULL):
             raise MemoryError()
         self._plan_chunks(count, chunk_texts, threads)
         self.prepared = 0
         self.next_chunk = 0
         self.failed = 0
-        self.lists = PyList_New(count) if kind == BATCH_LISTS else None
+        self.lists = PyList_New(count) if kind == BATCH_LISTS or kind == BATCH_OFFSETS else None
 
     cdef void _plan_chunks(self, Py_ssize_t count, Py_ssize_t chunk_texts, int threads) noexcept:
         # Chunks of chunk_texts texts, shrinking towards the end to what is
@@ -1079,9 +1100,11 @@ cdef class BatchJob:
         if self.chunks != NULL:
             for k in range(self.n_chunks):
                 ids_free(&self.chunks[k].out)
+                ids_free(&self.chunks[k].spans)
         free(self.chunks)
         free(self.sources)
         free(self.ends)
+        free(self.declined)
 
     def work(self):
         """Encode chunks until none is left to claim (for the helper threads)."""
@@ -1133,7 +1156,7 @@ cdef class BatchJob:
         for k in range(self.n_chunks):
             if self.chunks[k].state != CHUNK_COLLECTED:
                 raise RuntimeError("a batch chunk was not encoded (a thread failed)")
-        if self.kind == BATCH_LISTS:
+        if self.kind == BATCH_LISTS or self.kind == BATCH_OFFSETS:
             return self.lists  # (which the job holds until it goes too)
         if self.kind == BATCH_FLAT:
             return self._flat()
@@ -1153,6 +1176,7 @@ cdef class BatchJob:
         cdef size_t capacity = 0, used = 0, size, text_units = 0
         cdef const uint8_t* data
         cdef Py_ssize_t i
+        cdef IdBuffer marks = IdBuffer(NULL, 0, 0)
         scratch.cache = NULL
         scratch.memo.entries = NULL
         scratch.memo.owned = 0
@@ -1176,13 +1200,45 @@ cdef class BatchJob:
                     data = buffer + used
                     size = utf8_write(&self.sources[i], buffer + used)
                     used += size
-                self.core._encode_utf8(data, size, self.mask, self.use_specials, &chunk.out, &scratch,
-                                       NULL, NULL)
+                if self.kind == BATCH_OFFSETS:
+                    self._offsets_text(i, data, size, chunk, &scratch, &marks)
+                else:
+                    self.core._encode_utf8(data, size, self.mask, self.use_specials, &chunk.out,
+                                           &scratch, NULL, NULL)
                 self.ends[i] = chunk.out.len
         finally:
             scratch_free(&scratch)
             free(buffer)
+            ids_free(&marks)
         atomic_store_release(&chunk.state, CHUNK_ENCODED)
+        return 0
+
+    cdef int _offsets_text(self, Py_ssize_t i, const uint8_t* data, size_t size,
+                           BatchChunk* chunk, Scratch* scratch, IdBuffer* marks) except -1 nogil:
+        # Text i of a BATCH_OFFSETS chunk as encode_offsets walks it (marks:
+        # a buffer reused text to text): its ids join the chunk's, its
+        # offsets and words the chunk's spans. A declined text keeps its ids
+        # there too: the piece cache points at them.
+        cdef size_t start = chunk.out.len, n, k
+        cdef IdBuffer ids
+        cdef int32_t* spans
+        if size > INT32_MAX:
+            self.declined[i] = 1
+            return 0
+        marks.len = 0
+        self.core._encode_utf8(data, size, self.mask, self.use_specials, &chunk.out, scratch,
+                               NULL, marks)
+        n = chunk.out.len - start
+        for k in range(0, marks.len, 2):
+            marks.data[k] -= <uint32_t>start  # counted from the text's first id
+        ids.data = chunk.out.data + start
+        ids.len = ids.cap = n
+        ids_reserve(&chunk.spans, 3 * n)
+        spans = <int32_t*>(chunk.spans.data + chunk.spans.len)
+        chunk.spans.len += 3 * n
+        if self.core._token_offsets(data, size, &ids, marks, spans, spans + 2 * n) \
+                != self.sources[i].length:
+            self.declined[i] = 1
         return 0
 
     cdef long _collect(self) except -1:
@@ -1195,6 +1251,8 @@ cdef class BatchJob:
             if atomic_load_acquire(&chunk.state) == CHUNK_ENCODED:
                 if self.kind == BATCH_LISTS:
                     self._build_lists(chunk)
+                elif self.kind == BATCH_OFFSETS:
+                    self._build_offsets(chunk)
                 chunk.state = CHUNK_COLLECTED
             collected += chunk.state == CHUNK_COLLECTED
         return collected
@@ -1227,6 +1285,31 @@ cdef class BatchJob:
         finally:
             if collecting:
                 gc.enable()
+        return 0
+
+    cdef int _build_offsets(self, const BatchChunk* chunk) except -1:
+        # each text's (ids, offsets, words) as encode_offsets gives them, or None
+        cdef size_t a = 0, b, n
+        cdef Py_ssize_t i
+        cdef carray.array ids, offsets, words
+        cdef const int32_t* spans
+        for i in range(chunk.first, chunk.stop):
+            b = self.ends[i]
+            n = b - a
+            if self.declined[i]:
+                found = None
+            else:
+                ids = carray.clone(_UINT32S, 0, False)
+                append_ids(ids, chunk.out.data + a, n, self.core.n_ids, self.core.code_ids)
+                spans = <const int32_t*>chunk.spans.data + 3 * a
+                offsets = carray.clone(_INT32S, 2 * n, False)
+                memcpy(offsets.data.as_ints, spans, 2 * n * sizeof(int32_t))
+                words = carray.clone(_INT32S, n, False)
+                memcpy(words.data.as_ints, spans + 2 * n, n * sizeof(int32_t))
+                found = (ids, offsets, words)
+            Py_INCREF(found)
+            PyList_SET_ITEM(self.lists, i, found)
+            a = b
         return 0
 
     cdef object _flat(self):

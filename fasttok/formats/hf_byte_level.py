@@ -47,13 +47,14 @@ from array import array
 
 from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
 from fasttok.formats._byte_bpe import CoreBPE
-from fasttok.formats.walk import Walk
-from fasttok.models.interface import ModelBase
+from fasttok.formats.walk import MIN_THREADED_TEXTS, Walk
+from fasttok.models.interface import ModelBase, run_batch
 from fasttok.formats.tiktoken import build_byte_bpe
 from fasttok.normalizers.unicode_forms import FORMS
 from fasttok.pre_tokenizers.patterns import scanner_for
 from fasttok.shared._tables import TokenTables
 from fasttok.shared._bytemap import decode_byte_level, encode_byte_level
+from fasttok.shared.batching import default_threads
 from fasttok.shared.normalized import NormalizedString
 from fasttok.shared.regex_translate import compile_generic
 from fasttok.shared.literal_match import longest_first
@@ -431,6 +432,22 @@ class ByteLevelWalk(Walk):
         if not self._whole:
             return self._encode_offsets(text, None)
         return self._encode_offsets(text, self._all if allowed is None else self._mask(allowed))
+
+    def encode_many(self, texts: list, allowed: Optional[frozenset],
+                    num_threads: Optional[int] = None) -> list:
+        """:meth:`encode` of each text (see :meth:`Walk.encode_many`): the
+        core walks them all on ``num_threads`` threads without the GIL, then
+        :meth:`encode` walks again each text the core may not walk alone
+        (rare text: cheaper than a second list of the others)."""
+        texts = texts if type(texts) is list else list(texts)
+        mask = None if not self._whole else self._all if allowed is None else self._mask(allowed)
+        found = run_batch(self._core, texts, mask, "encode_offsets_many",
+                          default_threads() if num_threads is None else num_threads,
+                          MIN_THREADED_TEXTS)
+        for i, text in enumerate(texts):
+            if not self._plain(text, allowed):
+                found[i] = self.encode(text, allowed)
+        return found
 
     def _by_stretch(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
         # tokenizers' order: the added tokens of the raw pass cut the text,

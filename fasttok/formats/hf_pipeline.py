@@ -66,6 +66,8 @@ __all__ = ["HFPipeline", "pipeline_from_document"]
 
 # a post-processor that does more than put tokens around one input
 _UNWRAPPED = object()
+# _encode_single's found when its caller has not walked the text
+_UNWALKED = object()
 
 def _added_tokens(vocab: Vocabulary, normalize: Any) -> AddedTokens:
     # the loader gave each added token the id tokenizers gives it
@@ -289,12 +291,14 @@ class HFPipeline:
         return self.post_process(first, second, add_special_tokens)
 
     def _encode_single(self, text: str, allowed: Optional[frozenset],
-                       add_special_tokens: bool) -> Encoding:
+                       add_special_tokens: bool, found: Any = _UNWALKED) -> Encoding:
         # one str input post-processed, walked once: where the post-processor
         # only wraps it and truncation and padding leave it alone, the
         # wrapping goes into the walked encoding itself and no list is made
         # until one is read
-        found = None if self.walk is None else self.walk.encode(text, allowed)
+        # (found: the walk's encode of text, when a batch walked its texts together)
+        if found is _UNWALKED:
+            found = None if self.walk is None else self.walk.encode(text, allowed)
         if found is None:
             return self.post_process(self._encode_staged(text, 0, None, allowed), None,
                                      add_special_tokens)
@@ -325,13 +329,21 @@ class HFPipeline:
     def encode_batch(self, inputs: list, *, is_pretokenized: bool = False,
                      add_special_tokens: bool = True, allowed: Optional[frozenset] = None,
                      offsets: bool = True) -> list:
-        """:meth:`encode` of each input, then padded together."""
+        """:meth:`encode` of each input, then padded together; the walk takes
+        the ``str`` inputs together (:meth:`Walk.encode_many`, on threads
+        where it walks without the GIL)."""
         out = []
         options = {"add_special_tokens": add_special_tokens, "allowed": allowed,
                    "offsets": offsets}
+        singles = offsets and not is_pretokenized
+        walked = None
+        if singles and self.walk is not None:
+            walked = iter(self.walk.encode_many([item for item in inputs if type(item) is str],
+                                                allowed))
         for item in inputs:
-            if offsets and not is_pretokenized and type(item) is str:
-                out.append(self._encode_single(item, allowed, add_special_tokens))
+            if singles and type(item) is str:
+                out.append(self._encode_single(item, allowed, add_special_tokens,
+                                               _UNWALKED if walked is None else next(walked)))
                 continue
             if isinstance(item, (tuple, list)) and not is_pretokenized and len(item) == 2:
                 out.append(self.encode(item[0], item[1], **options))

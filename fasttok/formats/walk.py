@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-__all__ = ["Walk"]
+__all__ = ["Walk", "MIN_THREADED_TEXTS"]
+
+#: the fewest texts a walk's batch spreads over threads: below it, starting
+#: the threads costs more than they save
+MIN_THREADED_TEXTS = 64
 
 
 class Walk:
@@ -38,3 +42,20 @@ class Walk:
         string (Unigram's unknown pieces keep their text) adds a fourth
         item, ``{index: string}`` for those tokens."""
         raise NotImplementedError
+
+    def encode_many(self, texts: list, allowed: Optional[frozenset],
+                    num_threads: Optional[int] = None) -> list:
+        """:meth:`encode` of each text, in order (``None`` for a text it
+        declines). A walk whose compiled core encodes many texts without the
+        GIL spreads them over ``num_threads`` threads (``None``: as many as
+        ``tokenizers`` would run, :func:`~fasttok.shared.batching.default_threads`);
+        this default encodes them one by one in the calling thread.
+
+        >>> class Chars(Walk):
+        ...     def encode(self, text, allowed):
+        ...         return None if text == "?" else [ord(c) for c in text]
+        >>> Chars().encode_many(["ab", "?"], None)
+        [[97, 98], None]
+        """
+        encode = self.encode
+        return [encode(text, allowed) for text in texts]

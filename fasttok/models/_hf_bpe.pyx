@@ -991,3 +991,9 @@ cdef class StretchWalker:
         """``(ids, offsets, words)`` of ``text`` (see
         :meth:`HfBpeCore.walk_stretches`), or ``None`` for a text declined."""
         return self._run(text, allowed, True)
+
+    def encode_many(self, list texts not None, allowed, num_threads=None):
+        """:meth:`encode` of each text, in order, in the calling thread (the
+        walk holds the GIL: ``num_threads`` is not used), as
+        ``fasttok.formats.walk.Walk.encode_many`` gives them."""
+        return [self._run(text, allowed, True) for text in texts]

@@ -6,7 +6,7 @@ holds each one to it); a method a model cannot serve raises
 ``allowed`` is a mask over :attr:`Model.special_order` (one byte per special
 token, 1 = matched as the special) or ``None`` for ordinary text. Batches and
 flat buffers are the model's own calls so each model keeps its compiled
-path; the threads that run them are the Encoding's.
+path; :func:`run_batch` runs them on threads.
 
 A model derives from :class:`ModelBase` and writes only what it must:
 
@@ -43,9 +43,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, Optional, Protocol, runtime_checkable
 
 from fasttok.models._model_base import REQUIRED_ATTRIBUTES, REQUIRED_METHODS, ModelBase
+from fasttok.shared.batching import on_threads
 
 __all__ = ["Model", "ModelBase", "BatchJob", "StreamPieces", "REQUIRED_METHODS",
-           "REQUIRED_ATTRIBUTES", "MEMBERS", "missing_members"]
+           "REQUIRED_ATTRIBUTES", "MEMBERS", "missing_members", "run_batch"]
 
 
 @runtime_checkable
@@ -68,6 +69,29 @@ class BatchJob(Protocol):
     def work(self) -> None: ...
 
     def finish(self) -> Any: ...
+
+
+def run_batch(model: Any, texts: list, allowed: Any, how: str, num_threads: int,
+              min_texts: int = 0) -> Any:
+    """``model.<how>(texts, allowed)``, the batch call ``how`` names, run as
+    ``model.batch_job(texts, allowed, how, num_threads)`` on ``num_threads``
+    threads (the calling thread one of them: plain threads, as a thread pool
+    cost a millisecond or more to start); in the calling thread alone for
+    one thread or fewer than ``min_texts`` texts (or two a thread), where
+    starting threads costs more than they save.
+
+    >>> from fasttok.shared.batching import ChunkedBatches
+    >>> class Lengths(ChunkedBatches):
+    ...     def count_many(self, texts, allowed):
+    ...         return [len(t) for t in texts]
+    >>> run_batch(Lengths(), ["a", "bb"] * 40, None, "count_many", 2)[:3]
+    [1, 2, 1]
+    """
+    if num_threads <= 1 or len(texts) < max(2 * num_threads, min_texts):
+        return getattr(model, how)(texts, allowed)
+    job = model.batch_job(texts, allowed, how, num_threads)
+    on_threads(job.run, job.work, num_threads)
+    return job.finish()
 
 
 @runtime_checkable

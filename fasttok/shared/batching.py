@@ -5,7 +5,8 @@ taking chunks of texts run in parallel; the chunk size keeps each thread a
 few chunks (so one slow chunk does not leave the others idle) and at least
 64 texts (so the per-call cost stays small). Byte-level BPE has its own job
 (``CoreBPE.batch_job``), where the calling thread builds the Python lists of
-finished chunks while the others encode.
+finished chunks while the others encode. :func:`on_threads` runs a job's
+``run`` and ``work`` on threads.
 
 >>> class Lengths:
 ...     def count_many(self, texts, allowed):
@@ -18,14 +19,73 @@ finished chunks while the others encode.
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable
 from typing import Any, Optional
 
-__all__ = ["ChunkedBatchJob", "ChunkedBatches", "BATCH_CALLS"]
+__all__ = ["ChunkedBatchJob", "ChunkedBatches", "BATCH_CALLS", "on_threads",
+           "default_threads"]
 
 
 # the batch calls a job may run, each a method of the model of that name
 BATCH_CALLS = frozenset({"encode_many", "encode_many_flat", "count_many"})
+
+
+def on_threads(main: Callable[[], Any], helper: Callable[[], Any], num_threads: int) -> None:
+    """Run ``main`` in the calling thread and ``helper`` in ``num_threads - 1``
+    new ones; re-raise the first error once all have ended.
+
+    >>> done = []
+    >>> on_threads(lambda: done.append("main"), lambda: done.append("helper"), 2)
+    >>> sorted(done)
+    ['helper', 'main']
+    """
+    import threading  # only batches use it: kept out of import time
+
+    errors: list = []
+
+    def guarded() -> None:
+        try:
+            helper()
+        except BaseException as exc:  # re-raised in the caller below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=guarded) for _ in range(num_threads - 1)]
+    for w in workers:
+        w.start()
+    try:
+        main()
+    finally:
+        for w in workers:
+            w.join()
+    if errors:
+        raise errors[0]
+
+
+# TOKENIZERS_PARALLELISM values that turn tokenizers' parallelism off
+_OFF = frozenset({"", "off", "false", "f", "no", "n", "0"})
+
+
+def default_threads() -> int:
+    """The threads a batch of ``fasttok.hf`` runs on, as ``tokenizers`` picks
+    them: one when ``TOKENIZERS_PARALLELISM`` turns parallelism off, else
+    ``RAYON_NUM_THREADS`` (or ``RAYON_RS_NUM_THREADS``) when set above 0,
+    else the CPUs.
+
+    >>> default_threads() >= 1
+    True
+    """
+    switch = os.environ.get("TOKENIZERS_PARALLELISM")
+    if switch is not None and switch.strip().lower() in _OFF:
+        return 1
+    for name in ("RAYON_NUM_THREADS", "RAYON_RS_NUM_THREADS"):
+        try:
+            count = int(os.environ.get(name, ""))
+        except ValueError:
+            continue
+        if count > 0:
+            return count
+    return os.cpu_count() or 1
 
 
 class ChunkedBatchJob:
