@@ -80,8 +80,7 @@ def run_batch(model: Any, texts: list, allowed: Any, how: str, num_threads: int,
     one thread or fewer than ``min_texts`` texts (or two a thread), where
     starting threads costs more than they save.
 
-    >>> from fasttok.shared.batching import ChunkedBatches
-    >>> class Lengths(ChunkedBatches):
+    >>> class Lengths(ModelBase):
     ...     def count_many(self, texts, allowed):
     ...         return [len(t) for t in texts]
     >>> run_batch(Lengths(), ["a", "bb"] * 40, None, "count_many", 2)[:3]

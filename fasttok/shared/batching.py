@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable
 from typing import Any, Optional
 
-__all__ = ["ChunkedBatchJob", "ChunkedBatches", "BATCH_CALLS", "on_threads",
+__all__ = ["ChunkedBatchJob", "BATCH_CALLS", "on_threads",
            "default_threads"]
 
 
@@ -130,13 +130,3 @@ class ChunkedBatchJob:
         for part in parts[1:]:
             result += part
         return result
-
-
-class ChunkedBatches:
-    """``batch_job`` for models whose batch calls release the GIL themselves
-    (or need no threads): a :class:`ChunkedBatchJob` over the model."""
-
-    def batch_job(self, texts: list, allowed: Optional[bytes], how: str,
-                  num_threads: int) -> ChunkedBatchJob:
-        """Chunks of ``texts`` through the batch call ``how`` names, for ``num_threads`` threads."""
-        return ChunkedBatchJob(self, texts, allowed, how, num_threads)
