@@ -50,6 +50,7 @@ from fasttok.formats._byte_bpe import CoreBPE
 from fasttok.formats.walk import MIN_THREADED_TEXTS, Walk
 from fasttok.models.interface import ModelBase, run_batch
 from fasttok.formats.tiktoken import build_byte_bpe
+from fasttok.normalizers.one_for_one import one_for_one
 from fasttok.normalizers.unicode_forms import FORMS
 from fasttok.pre_tokenizers.patterns import scanner_for
 from fasttok.shared._tables import TokenTables
@@ -364,6 +365,7 @@ class ByteLevelWalk(Walk):
         self._is_normalized = normalizer.is_normalized if forms else None
         #: another normalizer's: its own output compared
         self._changes = None if forms or normalizer is None else normalizer.normalize_str
+        self._respell = None if normalizer is None else one_for_one(normalizer.normalize_str)
         self._added = added
         self._whole = whole
         self._left = left_out
@@ -449,11 +451,32 @@ class ByteLevelWalk(Walk):
                 found[i] = self.encode(text, allowed)
         return found
 
+    def _respelled(self, text: str, allowed: Optional[frozenset]) -> Optional[str]:
+        # the normalized text, where the normalizer writes each character as
+        # one character, as it writes that character alone (NFKC of CJK
+        # text's full-width punctuation, a Lowercase): its alignment keeps
+        # every offset; None where it does not, or an added token or a
+        # left-out entry occurs (the core then walks it with no special token)
+        out = self._respell(text)
+        if out is None:
+            return None
+        added = self._added
+        raw = added.matcher(False, allowed)
+        if raw.occurs(text) or raw.occurs(out) \
+                or (added.any_normalized and added.matcher(True, allowed).occurs(out)) \
+                or (self._left is not None and self._left.occurs(out)):
+            return None
+        return out
+
     def _by_stretch(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
         # tokenizers' order: the added tokens of the raw pass cut the text,
         # each stretch between them is normalized on its own, its alignment
         # kept, those of the normalized pass cut it, and the core walks what
         # is left of it
+        if self._normalizer is not None:
+            respelled = self._respelled(text, allowed)
+            if respelled is not None:
+                return self._encode_offsets(respelled, None)
         ids = array("I")
         offsets = array("i")
         words = array("i")
