@@ -19,7 +19,8 @@ def merge_slots(
     empty_slot: int = ...,
     *,
     legacy: bool = ...,
-) -> list[tuple[int, int, int]] | tuple[int, int]: ...
+    skip: bytes | bytearray | None = ...,
+) -> array[int] | tuple[int, int]: ...
 
 class HfBpeCore:
     unk_token: str | None
@@ -29,7 +30,7 @@ class HfBpeCore:
         self,
         tokens: Sequence[bytes],
         ids: tuple[int, ...],
-        merges: Sequence[tuple[int, int, int]],
+        merges: Sequence[tuple[int, int, int]] | array[int],
         *,
         names: tuple[str, ...] | None = ...,
         unk_slot: int = ...,

@@ -162,14 +162,17 @@ cdef Py_ssize_t _put(str text, uint8_t** buf, size_t* cap, size_t at) except -2:
 
 
 def merge_slots(merges, TokenTables tables not None, size_t cut, int64_t empty_slot=-1, *,
-                bint legacy=False):
-    """``[(left slot, right slot, merged slot)]`` of ``merges`` in ``tables``,
-    the merged token being the left part and the right one less its first
-    ``cut`` bytes (tokenizers' join under a continuing-subword prefix); or
+                bint legacy=False, const uint8_t[::1] skip=None):
+    """The ``(left slot, right slot, merged slot)`` of each of ``merges`` in
+    ``tables``, laid end to end in one ``array('I')`` (as
+    :class:`~fasttok.shared._tables.TokenTables` takes them), the merged
+    token being the left part and the right one less its first ``cut``
+    bytes (tokenizers' join under a continuing-subword prefix); or
     ``(index, part)`` of the first merge naming no token: part 0 the left
     one, 1 the right one, 2 the merged one, 3 none (the merge is not of the
     form). ``empty_slot``: the slot of the empty token, if the vocabulary has
-    one (the tables hold no empty spelling).
+    one (the tables hold no empty spelling). ``skip``: one byte a slot, the
+    merges into a slot whose byte is not 0 left out.
 
     ``merges`` are pairs of token strings, or with ``legacy`` the strings
     ``"a b"`` of tokenizer.json's older form, split at their one space here
@@ -182,18 +185,26 @@ def merge_slots(merges, TokenTables tables not None, size_t cut, int64_t empty_s
     >>> from fasttok.shared._tables import TokenTables
     >>> t = TokenTables([b"a", b"##b", b"ab"])
     >>> merge_slots([("a", "##b")], t, 2), merge_slots([("a", "##b"), ("a", "x")], t, 2)
-    ([(0, 1, 2)], (1, 1))
-    >>> merge_slots(["#version: 0.2", "a ##b"], t, 2, legacy=True), merge_slots(["a  b"], t, 2, legacy=True)
-    ([(0, 1, 2)], (0, 3))
+    (array('I', [0, 1, 2]), (1, 1))
+    >>> merge_slots(["#version: 0.2", "a ##b"], t, 2, legacy=True)
+    array('I', [0, 1, 2])
+    >>> merge_slots(["a  b"], t, 2, legacy=True)
+    (0, 3)
+    >>> merge_slots([("a", "##b")], t, 2, skip=b"\\0\\0\\1")
+    array('I')
     """
-    cdef list out = []
+    cdef array.array out
     cdef Py_ssize_t index = -1, la, lb, n
     cdef int64_t l, r, m
-    cdef size_t cap = 0
+    cdef size_t cap = 0, n_out = 0, out_cap = 0
     cdef uint8_t* buf = NULL
+    cdef uint32_t* found = NULL
     cdef uint8_t* space
+    if skip is not None and <size_t>skip.shape[0] < <size_t>len(tables):
+        raise ValueError(f"skip has {skip.shape[0]} bytes for {len(tables)} slots")
     try:
         grow_array(<void**>&buf, &cap, 1, 1, 256)  # never NULL, even for empty parts
+        grow_array(<void**>&found, &out_cap, 3 * len(merges) + 1, sizeof(uint32_t), 256)
         for merge in merges:
             index += 1
             if legacy:
@@ -242,10 +253,18 @@ def merge_slots(merges, TokenTables tables not None, size_t cut, int64_t empty_s
                  if la + lb - cut else empty_slot)
             if m < 0:
                 return index, 2
-            out.append((l, r, m))
+            if skip is not None and skip[m]:
+                continue
+            found[n_out] = <uint32_t>l
+            found[n_out + 1] = <uint32_t>r
+            found[n_out + 2] = <uint32_t>m
+            n_out += 3
+        out = array.clone(array.array("I"), n_out, False)
+        memcpy(out.data.as_uints, found, n_out * sizeof(uint32_t))
         return out
     finally:
         free(buf)
+        free(found)
 
 
 cpdef enum:
@@ -298,7 +317,8 @@ cdef class HfBpeCore:
     """The compiled BPE of one ``tokenizers`` BPE model: ``tokens`` are the
     slots' UTF-8 spellings, ``ids`` their ids, ``names`` the token string
     reported for each slot (default: its spelling), ``merges`` ``(left slot,
-    right slot, merged slot)`` in rank order; a pair of slots listed twice
+    right slot, merged slot)`` in rank order (or those laid end to end in an
+    ``array('I')``, as :func:`merge_slots` gives them); a pair of slots listed twice
     keeps its last merge, as tokenizers' map of merges does. ``not_whole``:
     slots that ``ignore_merges``' lookup of a whole word never gives (the
     Encoding's special added tokens; their merges are left out by the caller).

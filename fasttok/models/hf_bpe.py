@@ -19,6 +19,7 @@ import functools
 import operator
 import os
 import struct
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional
 
@@ -67,16 +68,22 @@ def as_f32(value: float) -> float:
 
 
 def _merge_slots(tokens: list, slot_ints: tuple, merges: Sequence, prefix: str,
-                 empty_slot: int, never: frozenset) -> list:
-    # (left, right, merged) slots per merge, in rank order, a pair of ids
-    # given twice keeping its last rank (tokenizers collects them into a map
-    # keyed by the parts' ids; where ids and slots are one to one, the
-    # compiled core does that itself); a merge into a never id is left out
-    # the legacy form when every merge is a string (in more than one form,
-    # each is taken as a pair: the first string is the merge not of the form)
+                 empty_slot: int, never_slots: list) -> array:
+    # (left, right, merged) slots per merge, in rank order, end to end in
+    # one array('I'), a pair of ids given twice keeping its last rank
+    # (tokenizers collects them into a map keyed by the parts' ids; where
+    # ids and slots are one to one, the compiled core does that itself); a
+    # merge into a never slot is left out. The legacy form when every merge
+    # is a string (in more than one form, each is taken as a pair: the first
+    # string is the merge not of the form).
     legacy = bool(merges) and type(merges[0]) is str and set(map(type, merges)) == {str}
+    skip = None
+    if never_slots:
+        skip = bytearray(len(tokens))
+        for slot in never_slots:
+            skip[slot] = 1
     found = merge_slots(merges, TokenTables(tokens), len(prefix.encode("utf-8")), empty_slot,
-                        legacy=legacy)
+                        legacy=legacy, skip=skip)
     if type(found) is tuple:
         index, part = found
         merge = merges[index]
@@ -89,14 +96,13 @@ def _merge_slots(tokens: list, slot_ints: tuple, merges: Sequence, prefix: str,
             raise BpeMergeError(index, f"token `{(a, b)[part]}` is not in the vocabulary")
         # tokenizers panics here rather than reporting the token
         raise BpeMergeError(index, f"the merged token of `{a}` and `{b}` is not in the vocabulary")
-    if never:
-        found = [merge for merge in found if slot_ints[merge[2]] not in never]
     if len(set(slot_ints)) == len(slot_ints):
         return found
-    by_ids = zip(map(slot_ints.__getitem__, map(operator.itemgetter(0), found)),
-                 map(slot_ints.__getitem__, map(operator.itemgetter(1), found)))
-    last = dict(zip(by_ids, range(len(found))))
-    return [merge for i, merge in enumerate(found) if last[slot_ints[merge[0]], slot_ints[merge[1]]] == i]
+    by_ids = list(zip(map(slot_ints.__getitem__, found[0::3]),
+                      map(slot_ints.__getitem__, found[1::3])))
+    last = dict(zip(by_ids, range(len(by_ids))))
+    keep = [k for k, pair in enumerate(by_ids) if last[pair] == k]
+    return array("I", [slot for k in keep for slot in found[3 * k:3 * k + 3]])
 
 
 class BPE:
@@ -144,10 +150,11 @@ class BPE:
         merges = merges if isinstance(merges, list) else list(merges)
         unk_slot = texts.index(unk_token) if unk_token in self._vocab else -1
         empty_slot = texts.index("") if "" in self._vocab else -1
+        never_slots = [slot for slot, i in enumerate(slot_ints) if i in never] if never else []
         self._core = HfBpeCore(
             tokens, slot_ints,
             _merge_slots(tokens, slot_ints, merges, continuing_subword_prefix or "", empty_slot,
-                         never),
+                         never_slots),
             names=tuple(map(self._id_to_token.__getitem__, slot_ints)),
             unk_slot=unk_slot if unk_token is not None else -1,
             unk_token=unk_token,
@@ -155,7 +162,7 @@ class BPE:
             suffix=(end_of_word_suffix or "").encode("utf-8"),
             fuse_unk=fuse_unk, byte_fallback=byte_fallback, ignore_merges=ignore_merges,
             dropout=as_f32(dropout) if dropout is not None else 0.0,
-            not_whole=[slot for slot, i in enumerate(slot_ints) if i in never] if never else (),
+            not_whole=never_slots,
             seed=(seed if seed is not None else int.from_bytes(os.urandom(8), "little")) % 2**64)
 
     def tokenize(self, sequence: str) -> list:

@@ -40,8 +40,9 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy, memset
 
 from fasttok.shared._growth cimport grow_array
-
 from fasttok.shared._token_ids cimport token_id
+
+from array import array
 
 
 cdef unsigned long long _generations = 0
@@ -142,6 +143,25 @@ cdef uint64_t _capacity_for(uint64_t count):
     return cap
 
 
+cdef int _add_merge_triples(TokenTables t, const uint32_t[::1] flat, bint later_wins) except -1:
+    # TokenTables._add_merge_ids of (left, right, merged) triples laid end
+    # to end; returns 1 when none named two tokens (as there: then no merge
+    # says its result is other than its parts spelled together)
+    cdef bint spelled = True
+    cdef uint32_t n = <uint32_t>t.strings.n, l, r, merged, rank = 0
+    cdef Py_ssize_t k
+    if flat.shape[0] % 3:
+        raise ValueError(f"merge triples come in threes, not {flat.shape[0]} ids")
+    for k in range(0, flat.shape[0], 3):
+        l, r, merged = flat[k], flat[k + 1], flat[k + 2]
+        if l < n and r < n and t.strings.present[l] and t.strings.present[r]:
+            spelled = False
+            if merged < n and t.strings.present[merged]:
+                t._add_pair(l, r, merged, rank, later_wins)
+        rank += 1
+    return spelled
+
+
 cdef class TokenTables:
     """The C tables of one vocabulary.
 
@@ -153,7 +173,9 @@ cdef class TokenTables:
     merged token must exist). A merge may name its result,
     ``(left_id, right_id, merged_id)``, for vocabularies whose merged token
     is not the two spelled together (``tokenizer.json`` BPE with a
-    continuing-subword prefix). ``merge_tokens`` is a merge list spelled as
+    continuing-subword prefix); such merges may also come as one
+    ``array('I')`` of the triples end to end (what a compiled merge reader
+    writes: no Python object per merge). ``merge_tokens`` is a merge list spelled as
     ``(left bytes, right bytes)`` pairs, each looked up in the tables (a
     merge naming a token that is not there, or whose parts spelled together
     are not one, is skipped, as an out-of-range id is). With none of them, a
@@ -166,6 +188,9 @@ cdef class TokenTables:
     >>> TokenTables([b"a", b"##b", b"ab"], merges=[(0, 1, 2)]).pair(0, 1)
     (2, 0)
     >>> TokenTables([b"a", b"b", b"ab"], merge_tokens=[(b"a", b"b")]).pair(0, 1)
+    (2, 0)
+    >>> from array import array
+    >>> TokenTables([b"a", b"##b", b"ab"], merges=array("I", [0, 1, 2])).pair(0, 1)
     (2, 0)
     """
 
@@ -207,6 +232,11 @@ cdef class TokenTables:
             self._alloc_pairs(len(merge_tokens))
             self._add_merge_tokens(merge_tokens, later_merge_wins)
             self.merges_spelled = True
+            self._derive(True)
+            return
+        if isinstance(merges, array):
+            self._alloc_pairs(len(merges) // 3)
+            self.merges_spelled = _add_merge_triples(self, merges, later_merge_wins)
             self._derive(True)
             return
         self._alloc_pairs(len(merges) if merges is not None else 0)
