@@ -2,7 +2,9 @@
 ``Tokenizer.from_file`` against fasttok's two faces of one reading,
 ``fasttok.hf.Tokenizer.from_file`` and ``fasttok.load``, each with no table
 cache, on a first load (which writes the cache) and on a second (which
-reads it).
+reads it); and, with no cache, the load and the first ``encode`` of one
+line together (what a first call costs: what the load leaves to the first
+encode, built then, counts).
 
     python bench/hf_load_time.py [--runs 3] [--data DIR] [--wall] [name ...]
 
@@ -20,8 +22,8 @@ write and read it under a private ``PYTHONPYCACHEPREFIX`` (warmed first),
 whatever ``PYTHONDONTWRITEBYTECODE`` says (with it set, every module edited
 since its ``.pyc`` was written is compiled again on each import: 100-150 ms
 instead of 35-45 for ``import fasttok.hf`` in a development checkout).
-Prints the fastest and the median of each kind, in ms, and the ratio of the
-fastest uncached loads to ``tokenizers``'.
+Prints the fastest and the median of each kind, in ms, and the ratios of the
+fastest uncached loads to ``tokenizers``', alone and with the first encode.
 """
 
 from __future__ import annotations
@@ -38,30 +40,39 @@ from pathlib import Path
 CHILD = r"""
 import json, sys, time
 kind, path, clock = sys.argv[1], sys.argv[2], getattr(time, sys.argv[3])
-if kind == "tokenizers":
+LINE = "The quick brown fox, 3 times: \"jumps\" over the lazy dog's back!"
+if kind in ("tokenizers", "tokenizers+encode"):
     import tokenizers
     t = clock()
-    tokenizers.Tokenizer.from_file(path)
+    tok = tokenizers.Tokenizer.from_file(path)
+    if kind == "tokenizers+encode":
+        tok.encode(LINE)
 elif kind == "imports":
     import fasttok
     t = clock()
     import fasttok.hf
-elif kind == "hf":
+elif kind in ("hf", "hf+encode"):
     import fasttok.hf
     t = clock()
-    fasttok.hf.Tokenizer.from_file(path)
+    tok = fasttok.hf.Tokenizer.from_file(path)
+    if kind == "hf+encode":
+        tok.encode(LINE)
 else:
     import fasttok
     t = clock()
-    fasttok.load(path)
+    enc = fasttok.load(path)
+    if kind == "load+encode":
+        enc.encode(LINE)
 print(json.dumps({"ms": (clock() - t) * 1000}))
 """
 
 # (column, child kind, cache: "off", "first" (an empty folder) or "cached")
-KINDS = (("tokenizers", "tokenizers", "off"), ("imports", "imports", "off"),
+KINDS = (("tokenizers", "tokenizers", "off"), ("tokenizers+encode", "tokenizers+encode", "off"),
+         ("imports", "imports", "off"),
          ("hf, no cache", "hf", "off"), ("hf, first", "hf", "first"), ("hf, cached", "hf", "cached"),
+         ("hf+encode", "hf+encode", "off"),
          ("load, no cache", "load", "off"), ("load, first", "load", "first"),
-         ("load, cached", "load", "cached"))
+         ("load, cached", "load", "cached"), ("load+encode", "load+encode", "off"))
 
 
 _PYCACHE = tempfile.mkdtemp(prefix="hf-load-time-pycache-")
@@ -84,27 +95,32 @@ def main() -> None:
     parser.add_argument("--wall", action="store_true", help="wall time instead of CPU time")
     parser.add_argument("names", nargs="*")
     args = parser.parse_args()
-    folder = Path(args.data) / "vocab" / "hf"
+    # absolute: the children run in another folder
+    folder = Path(args.data).resolve() / "vocab" / "hf"
     files = {p.parent.name: p for p in sorted(folder.glob("*/tokenizer.json"))}
     files |= {p.stem: p for p in sorted((folder / "unigram").glob("*.json"))}
     names = args.names or list(files)
     clock = "perf_counter" if args.wall else "process_time"
     for kind in ("imports", "tokenizers"):  # compiles the bytecode the runs read
         run(kind, files[names[0]], _PYCACHE, "off", clock)
-    print(f"{'file':44} " + " ".join(f"{k[0]:>16}" for k in KINDS) + "   hf/tok load/tok")
+    print(f"{'file':44} " + " ".join(f"{k[0]:>16}" for k in KINDS)
+          + "   hf/tok load/tok  +encode: hf/tok load/tok")
     for name in names:
         times: dict = {k[0]: [] for k in KINDS}
         for _ in range(args.runs):
             for face in ("hf", "load"):
                 with tempfile.TemporaryDirectory() as cache_dir:
                     for column, kind, cache in KINDS:
-                        if kind == face or (face == "hf" and kind in ("tokenizers", "imports")):
+                        if kind.split("+")[0] == face or (face == "hf" and kind.split("+")[0] in (
+                                "tokenizers", "imports")):
                             times[column].append(run(kind, files[name], cache_dir, cache, clock))
         best = {k: min(v) for k, v in times.items()}
         print(f"{name[:44]:44} " + " ".join(
             f"{best[k]:>7.0f} / {statistics.median(v):>6.0f}" for k, v in times.items())
             + f"   {best['hf, no cache'] / best['tokenizers']:>6.2f}"
-            + f" {best['load, no cache'] / best['tokenizers']:>8.2f}", flush=True)
+            + f" {best['load, no cache'] / best['tokenizers']:>8.2f}"
+            + f"           {best['hf+encode'] / best['tokenizers+encode']:>6.2f}"
+            + f" {best['load+encode'] / best['tokenizers+encode']:>8.2f}", flush=True)
 
 
 if __name__ == "__main__":
