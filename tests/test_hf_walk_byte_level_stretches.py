@@ -69,6 +69,13 @@ CONFIGURATIONS = {
     "Lowercase normalizer": {"normalizer": {"type": "Lowercase"}},
     "an added token's entry a merge makes (MiniCPM-V)": {"added_tokens": [
         _added(261, "<s>"), _added(263, "<m>")]},
+    "digits apart before ByteLevel, NFC (Command-R)": {
+        "normalizer": {"type": "NFC"},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Digits", "individual_digits": True},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+             "use_regex": True}]}},
+    "entries outside the byte-level alphabet (Command-R)": {},
 }
 
 
@@ -81,6 +88,10 @@ def _with_entry(doc: dict) -> dict:
 
 def _configuration(name: str) -> dict:
     doc = _document(**CONFIGURATIONS[name])
+    if "outside" in name:
+        # tokenizers keeps them (and decodes them); its model never gives them
+        doc["model"]["vocab"] = doc["model"]["vocab"] | {"\u203c": 264, "h\u203c": 265}
+        doc["model"]["merges"] = doc["model"]["merges"] + [["h", "\u203c"]]
     return _with_entry(doc) if "merge makes" in name else doc
 
 
@@ -110,7 +121,7 @@ def _walked(walk, text, allowed=None):
 
 _PARTS = ["hi", "Hi", " hi", "HI!", "<s>", "<mask>", "<x>", "<m>", "<m", "s>x", "é", "e\u0301",
           " ", "  ", "\n", "\t", "\u3000", "\U0001F600", "日本", "!", "'s", "12", "\ufb01",
-          "\uff28\uff49", "\u212b", "\u0130", "\u00df"]
+          "\uff28\uff49", "\u212b", "\u0130", "\u00df", " 1", "\u0663", "\u00bd", "\u203c"]
 
 _TEXTS = st.lists(st.sampled_from(_PARTS), max_size=10).map("".join)
 

@@ -52,9 +52,12 @@ from fasttok.models.interface import ModelBase, run_batch
 from fasttok.formats.tiktoken import build_byte_bpe
 from fasttok.normalizers.one_for_one import one_for_one
 from fasttok.normalizers.unicode_forms import FORMS
-from fasttok.pre_tokenizers.patterns import scanner_for
+from fasttok.pre_tokenizers.byte_level import ByteLevel as ByteLevelPreTokenizer
+from fasttok.pre_tokenizers.patterns import GPT2_DIGITS, scanner_for
+from fasttok.pre_tokenizers.sequence import Sequence as PreTokenizerSequence
+from fasttok.pre_tokenizers.split import Digits
 from fasttok.shared._tables import TokenTables
-from fasttok.shared._bytemap import decode_byte_level, encode_byte_level
+from fasttok.shared._bytemap import bytes_to_unicode, decode_byte_level, encode_byte_level
 from fasttok.shared.batching import default_threads
 from fasttok.shared.normalized import NormalizedString
 from fasttok.shared.regex_translate import compile_generic
@@ -235,7 +238,9 @@ def byte_level_walk(record: Vocabulary, pipeline: Any,
     A file the fused model does not take whole (fasttok's byte-level record
     refuses a normalizer other than ``NFC``, added tokens with
     ``lstrip``/``rstrip``/``single_word``, ``normalized=true`` ones beside a
-    normalizer, a post-processor other than a template) is walked over a core
+    normalizer, a post-processor other than a template, Command-R's
+    ``Digits`` before ``ByteLevel``'s regex and its entries outside the
+    byte-level alphabet, which no text reaches) is walked over a core
     built for the walk alone from the document's model and pre-tokenizer
     (:func:`_walk_record`): the pipeline's added tokens and normalizer stage
     cut and normalize the text (:meth:`ByteLevelWalk._by_stretch`) wherever
@@ -268,7 +273,7 @@ def byte_level_walk(record: Vocabulary, pipeline: Any,
     [[256, 32, 257, 195, 169], [0, 2, 2, 3, 3, 6, 6, 7, 6, 7], [0, 1, 2, 3, 3]]
     """
     if record.merges is None:
-        record = _walk_record(record)
+        record = _walk_record(record, pipeline.pre_tokenizer)
         model = None
         if record is None:
             return None
@@ -295,24 +300,60 @@ def byte_level_walk(record: Vocabulary, pipeline: Any,
                          whole=whole, left_out=left_out)
 
 
-def _walk_record(record: Vocabulary) -> Optional[Vocabulary]:
+def _walk_record(record: Vocabulary, pre_tokenizer: Any) -> Optional[Vocabulary]:
     # the byte-level record of a tokenizer.json document the fused model
     # does not take whole, for a walk that asks the pipeline for the rest:
-    # the document's model and pre-tokenizer alone (its added tokens plain,
-    # for the vocabulary entries they leave out), or None when those are not
-    # the fused core's
+    # the document's model and pre-tokenizer (``pre_tokenizer``, the stage)
+    # alone (its added tokens plain, for the vocabulary entries they leave
+    # out), or None when those are not the fused core's
     doc = record.metadata.get("document")
     if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict) \
             or "vocab" not in doc["model"]:
         return None
     added = [dict(t, lstrip=False, rstrip=False, single_word=False, normalized=False)
              for t in doc.get("added_tokens") or () if isinstance(t, dict)]
-    core_doc = {"model": doc["model"], "pre_tokenizer": doc.get("pre_tokenizer"),
+    core_doc = {"model": _reachable(doc["model"]),
+                "pre_tokenizer": _digits_apart(pre_tokenizer) or doc.get("pre_tokenizer"),
                 "decoder": {"type": "ByteLevel"}, "added_tokens": added}
     try:
         return byte_level_record(core_doc, record.source or record.name)
     except ValueError:
         return None
+
+
+def _reachable(model: dict) -> dict:
+    # the BPE model without its entries outside the byte-level alphabet and
+    # the merges of them (Command-R's 1,403 "‼"-like entries): a byte-level
+    # piece is alphabet characters, so the model never gives them
+    outside = re.compile("[^" + re.escape("".join(bytes_to_unicode().values())) + "]")
+    vocab = model.get("vocab")
+    merges = model.get("merges")
+    if not isinstance(vocab, dict) or not isinstance(merges, list) \
+            or not any(outside.search(text) for text in vocab if isinstance(text, str)):
+        return model
+    kept = {text: i for text, i in vocab.items() if not outside.search(text)}
+    kept_merges = [m for m in merges  # "a b" or ["a", "b"]
+                   if not outside.search("".join(m.split(" ") if isinstance(m, str) else m))]
+    return dict(model, vocab=kept, merges=kept_merges)
+
+
+def _digits_apart(pre_tokenizer: Any) -> Optional[dict]:
+    # Digits(individual_digits) then ByteLevel's regex (Cohere's Command-R
+    # and Aya) as the Split of the one regex that splits alike, which the
+    # fused core scans; None for another pre-tokenizer
+    steps = getattr(pre_tokenizer, "pretokenizers", None)
+    if type(pre_tokenizer) is not PreTokenizerSequence or len(steps) != 2:
+        return None
+    digits, byte_level = steps
+    if not (type(digits) is Digits and digits.individual_digits
+            and type(byte_level) is ByteLevelPreTokenizer and byte_level.use_regex
+            and not byte_level.add_prefix_space):
+        return None
+    return {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": GPT2_DIGITS}, "behavior": "Isolated",
+         "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+         "use_regex": False}]}
 
 
 def _left_out(record: Vocabulary) -> Optional[Any]:

@@ -408,6 +408,11 @@ cdef inline Py_ssize_t _o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, Ta
 cdef Py_ssize_t scan_gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     return _gpt2(s, i, end, UNICODE_16, False)
 
+cdef Py_ssize_t scan_gpt2_digits(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    # tokenizers' Digits(individual_digits) then ByteLevel's gpt2 regex
+    # (Cohere's Command-R and Aya): every \p{N} a piece alone, the regex between
+    return _gpt2(s, i, end, UNICODE_16, True)
+
 cdef Py_ssize_t scan_cl100k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     return _cl100k(s, i, end, UNICODE_16, True, 3, FT_L, True)
 
@@ -453,11 +458,11 @@ cdef Py_ssize_t scan_llama_tekken(const uint8_t* s, Py_ssize_t i, Py_ssize_t end
 
 
 # Names in the order of _SCAN; a name starting "llama.cpp:" reads llama.cpp's tables.
-SCANNERS = ("gpt2", "cl100k", "cl100k_legacy", "qwen2", "o200k", "tekken",
+SCANNERS = ("gpt2", "cl100k", "cl100k_legacy", "qwen2", "o200k", "tekken", "gpt2_digits",
             "llama.cpp:gpt2", "llama.cpp:starcoder", "llama.cpp:llama3", "llama.cpp:qwen2",
             "llama.cpp:qwen35", "llama.cpp:seed-coder", "llama.cpp:gpt-4o", "llama.cpp:tekken")
-cdef ScanFn[14] _SCAN = [scan_gpt2, scan_cl100k, scan_cl100k_legacy, scan_qwen2, scan_o200k,
-                         scan_tekken,
+cdef ScanFn[15] _SCAN = [scan_gpt2, scan_cl100k, scan_cl100k_legacy, scan_qwen2, scan_o200k,
+                         scan_tekken, scan_gpt2_digits,
                          scan_llama_gpt2, scan_llama_starcoder, scan_llama_llama3, scan_llama_qwen2,
                          scan_llama_qwen35, scan_llama_seed_coder, scan_llama_gpt4o,
                          scan_llama_tekken]

@@ -23,7 +23,15 @@ from fasttok.pre_tokenizers.tiktoken_patterns import (CL100K, CL100K_LEGACY, GPT
                                                       LLAMA3, O200K, QWEN2, TEKKEN)
 
 __all__ = ["GPT2", "GPT2_LEGACY", "CL100K", "CL100K_LEGACY", "LLAMA3", "QWEN2", "O200K",
-           "TEKKEN", "scanner_for", "pattern_splitter"]
+           "TEKKEN", "GPT2_DIGITS", "scanner_for", "pattern_splitter"]
+
+#: ``tokenizers``' ``Digits(individual_digits=True)`` then ``ByteLevel``'s
+#: gpt2 regex (Cohere's Command-R and Aya) as one regex: every ``\p{N}`` a
+#: piece alone, the gpt2 alternatives between them (a space is never a
+#: digit's prefix; a run of spaces before a digit is whole, as at the end of
+#: the text the regex sees)
+GPT2_DIGITS = (r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+"
+               r"|\s+(?![^\s\p{N}])|\s+")
 
 # The two gpt2 spellings split every text identically (\s++$ only ever
 # matches where \s+(?!\S) takes the whole trailing run anyway); the two
@@ -37,6 +45,7 @@ _SCANNERS = {
     QWEN2: "qwen2",
     O200K: "o200k",
     TEKKEN: "tekken",
+    GPT2_DIGITS: "gpt2_digits",
 }
 
 
