@@ -1,7 +1,7 @@
 """``fasttok.hf.Tokenizer.encode_batch``: the walk takes the batch's texts
-together (``Walk.encode_many``; the byte-level walk on threads, without the
-GIL) and every input comes out exactly as ``encode`` gives it alone, in the
-batch's order, with truncation and padding on or off.
+together (``Walk.encode_many``; the byte-level and Unigram walks on
+threads, without the GIL) and every input comes out exactly as ``encode``
+gives it alone, in the batch's order, with truncation and padding on or off.
 """
 
 from __future__ import annotations
@@ -26,9 +26,12 @@ tokenizers = pytest.importorskip("tokenizers")
 # Gemma 3's and GPT-4o's vocabularies take seconds to load: their runs are slow tests
 FILES = ("llama3", "qwen3", "llama2", "all-MiniLM-L6-v2",
          "unigram/botchan_unigram_5000.v5.24.0.T5Tokenizer.json",
+         "unigram/kyoto_ja_unigram_8000.v5.24.0.from_spm_proto.json",
          pytest.param("gemma3", marks=pytest.mark.slow),
          pytest.param("gpt4o", marks=pytest.mark.slow))
 BYTE_LEVEL = ("llama3", "qwen3")
+T5 = "unigram/botchan_unigram_5000.v5.24.0.T5Tokenizer.json"
+THREADED = BYTE_LEVEL + (T5, "unigram/kyoto_ja_unigram_8000.v5.24.0.from_spm_proto.json")
 LINES_PER_CORPUS = 120
 
 
@@ -110,7 +113,7 @@ def test_batch_with_truncation_and_fixed_padding_gives_each_text_as_encode(tok, 
 
 
 # (loading tokenizers' copy of a large vocabulary takes a second or more)
-@pytest.mark.parametrize("name", ["llama3", "all-MiniLM-L6-v2", FILES[4]] + [
+@pytest.mark.parametrize("name", ["llama3", "all-MiniLM-L6-v2", T5] + [
     pytest.param(name, marks=pytest.mark.slow) for name in ("qwen3", "llama2", "gemma3")])
 def test_batch_padded_to_its_longest_equals_tokenizers(name, two_threads):
     ours, theirs = _tokenizer(name), _reference(name)
@@ -135,17 +138,18 @@ def test_a_mixed_batch_keeps_its_order(tok, two_threads):
                              inputs) is None
 
 
-@pytest.mark.parametrize("name", BYTE_LEVEL)
+@pytest.mark.parametrize("name", THREADED)
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("allowed", [None, frozenset()])
-def test_byte_level_walk_on_threads_equals_its_walk_text_by_text(name, threads, allowed):
+def test_walk_on_threads_equals_its_walk_text_by_text(name, threads, allowed):
     walk = _tokenizer(name)._pipeline.walk
     texts = list(_texts())
     assert walk.encode_many(texts, allowed, threads) == [walk.encode(t, allowed) for t in texts]
 
 
-def test_a_small_batch_starts_no_thread(monkeypatch):
-    walk = _tokenizer("llama3")._pipeline.walk
+@pytest.mark.parametrize("name", ["llama3", T5])
+def test_a_small_batch_starts_no_thread(monkeypatch, name):
+    walk = _tokenizer(name)._pipeline.walk
 
     def refuse(*args):
         raise AssertionError("threads started for a small batch")
@@ -163,14 +167,15 @@ def test_the_compiled_batch_declines_what_encode_offsets_declines():
     assert core.encode_offsets_many(texts)[0] is None
 
 
-_ADDED = ["<|begin_of_text|>", "<|end_of_text|>", "<|im_start|>", "<|endoftext|>"]
+_ADDED = ["<|begin_of_text|>", "<|end_of_text|>", "<|im_start|>", "<|endoftext|>", "</s>", "<pad>",
+          "<unk>"]
 _PARTS = ["a", "b", " ", "  ", "\n", "\t", "\r\n", "\u00a0", "1", "'s", "!", "\u0301", "\u0308",
           "\u07fd", "é", "e\u0301", "日", "한", "\U0001F600", "\U0001F44D\U0001F3FD", "\u212b",
           "\ufb01"] + _ADDED
 _TEXT = st.lists(st.sampled_from(_PARTS), max_size=12).map("".join)
 
 
-@pytest.mark.parametrize("tok", BYTE_LEVEL, indirect=True)
+@pytest.mark.parametrize("tok", THREADED[:3], indirect=True)
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(texts=st.lists(_TEXT, min_size=0, max_size=3 * MIN_THREADED_TEXTS))

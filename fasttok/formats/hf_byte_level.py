@@ -58,7 +58,6 @@ from fasttok.pre_tokenizers.sequence import Sequence as PreTokenizerSequence
 from fasttok.pre_tokenizers.split import Digits
 from fasttok.shared._tables import TokenTables
 from fasttok.shared._bytemap import bytes_to_unicode, decode_byte_level, encode_byte_level
-from fasttok.shared.batching import default_threads
 from fasttok.shared.normalized import NormalizedString
 from fasttok.shared.regex_translate import compile_generic
 from fasttok.shared.literal_match import longest_first
@@ -484,8 +483,7 @@ class ByteLevelWalk(Walk):
         (rare text: cheaper than a second list of the others)."""
         texts = texts if type(texts) is list else list(texts)
         mask = None if not self._whole else self._all if allowed is None else self._mask(allowed)
-        found = run_batch(self._core, texts, mask, "encode_offsets_many",
-                          default_threads() if num_threads is None else num_threads,
+        found = run_batch(self._core, texts, mask, "encode_offsets_many", num_threads,
                           MIN_THREADED_TEXTS)
         for i, text in enumerate(texts):
             if not self._plain(text, allowed):

@@ -47,9 +47,10 @@ from typing import Any, Optional
 
 from array import array
 
-from fasttok.formats.walk import Walk
+from fasttok.formats.walk import MIN_THREADED_TEXTS, Walk
 from fasttok.models._unigram import UnigramWalk
 from fasttok.models.hf_unigram import Unigram
+from fasttok.models.interface import run_batch
 from fasttok.normalizers.one_for_one import one_for_one
 from fasttok.normalizers.precompiled import Precompiled, cluster_classes
 from fasttok.normalizers.replace import Replace
@@ -57,6 +58,7 @@ from fasttok.normalizers.sequence import Sequence as NormalizerSequence
 from fasttok.pre_tokenizers.metaspace import Metaspace
 from fasttok.pre_tokenizers.sequence import Sequence as PreTokenizerSequence
 from fasttok.pre_tokenizers.split import WhitespaceSplit
+from fasttok.shared.batching import ChunkedBatchJob
 from fasttok.shared.normalized import NormalizedString
 
 __all__ = ["UnigramPathWalk", "UnigramLeadWalk", "unigram_walk", "REPLACE_SHAPES"]
@@ -143,7 +145,8 @@ class UnigramPathWalk(Walk):
     the fourth item of :meth:`Walk.encode` when some tokens are unknown runs
     (tokenizers' token string for one is the run's normalized text, not its
     id's piece). ``ids`` and ``encode`` are the compiled walk's own (a Python
-    call less a text).
+    call less a text). A batch goes in chunks to threads, each chunk one
+    call of the compiled walk's ``encode_offsets_many``.
 
     >>> from fasttok.models._unigram import TokenizersUnigram
     >>> model = TokenizersUnigram(["<unk>", "a"], [0.0, -1.0], 0, False)
@@ -154,6 +157,20 @@ class UnigramPathWalk(Walk):
     def __init__(self, core: UnigramWalk) -> None:
         self.ids = core.ids
         self.encode = core.encode
+        # the batch call each chunk of a batch job makes
+        self.encode_offsets_many = core.encode_offsets_many
+
+    def encode_many(self, texts: list, allowed: Optional[frozenset],
+                    num_threads: Optional[int] = None) -> list:
+        """:meth:`encode` of each text (see :meth:`Walk.encode_many`)."""
+        return run_batch(self, texts if type(texts) is list else list(texts), allowed,
+                         "encode_offsets_many", num_threads, MIN_THREADED_TEXTS)
+
+    def batch_job(self, texts: list, allowed: Optional[frozenset], how: str,
+                  num_threads: int) -> ChunkedBatchJob:
+        """Chunks of ``texts`` through the batch call ``how`` names, for
+        ``num_threads`` threads (what :func:`~fasttok.models.interface.run_batch` runs)."""
+        return ChunkedBatchJob(self, texts, allowed, how, num_threads)
 
 
 class UnigramLeadWalk(Walk):

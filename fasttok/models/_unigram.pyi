@@ -62,3 +62,6 @@ class UnigramWalk:
         matches: list[tuple[int | None, int, int]] | None,
         offsets: bool,
     ) -> list[int] | tuple[array[int], ...] | None: ...
+    def encode_offsets_many(
+        self, texts: list[str], allowed: frozenset[int] | None
+    ) -> list[tuple[array[int], ...] | None]: ...

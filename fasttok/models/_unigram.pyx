@@ -126,7 +126,7 @@ of a corpus file, "whole": one call on it):
 
 from cpython.bytes cimport PyBytes_AS_STRING
 from libc.float cimport FLT_MAX
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport SIZE_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memmove, memset
 
@@ -2168,9 +2168,6 @@ cdef class UnigramWalk:
         cdef const void* data = PyUnicode_DATA(text)
         cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), start, end
         cdef int declined = 0
-        cdef size_t k, at
-        cdef dict texts
-        cdef carray.array ids, offs, words
         cdef bint spare = not self.spare_taken
         if spare:
             # taken and given back with the GIL held
@@ -2199,22 +2196,7 @@ cdef class UnigramWalk:
                 return None
             if not offsets:
                 return ids_list(w.ids, w.n, self.ints)
-            ids = carray.clone(_IDS, <Py_ssize_t>w.n, False)
-            offs = carray.clone(_INTS, <Py_ssize_t>(2 * w.n), False)
-            words = carray.clone(_INTS, <Py_ssize_t>w.n, False)
-            if w.n:
-                memcpy(ids.data.as_voidptr, w.ids, w.n * sizeof(uint32_t))
-                memcpy(offs.data.as_voidptr, w.offs, 2 * w.n * sizeof(int32_t))
-                memcpy(words.data.as_voidptr, w.words, w.n * sizeof(int32_t))
-            if not w.unknown_at.len:
-                return ids, offs, words
-            texts = {}
-            at = 0
-            for k in range(0, w.unknown_at.len, 2):
-                texts[w.unknown_at.data[k]] = \
-                    (<bytes>w.unknown.data[at:w.unknown_at.data[k + 1]]).decode("utf-8")
-                at = w.unknown_at.data[k + 1]
-            return ids, offs, words, texts
+            return _found(&w, 0, w.n, 0, w.unknown_at.len)
         finally:
             if spare and w.x.cap <= SPARE_CHARS and w.y.cap <= SPARE_CHARS:
                 _out_clear(&w)
@@ -2227,9 +2209,90 @@ cdef class UnigramWalk:
                 self.spare_taken = False
 
 
+    def encode_offsets_many(self, list texts not None, allowed):
+        """:meth:`encode` of each text: the texts no added token occurs in
+        walked one after another with the GIL released once for all, the
+        others as :meth:`encode` walks them.
+
+        >>> m = TokenizersUnigram(["<unk>", "▁a", "b", "▁"], [0.0, -1.0, -1.0, -2.0], 0, False)
+        >>> w = UnigramWalk(m, [], None, [], None, ("▁", "always", True), 4)
+        >>> [list(found[1]) for found in w.encode_offsets_many(["a", "ab"], None)]
+        [[0, 1], [0, 1, 1, 2]]
+        """
+        cdef Py_ssize_t count = len(texts), i
+        cdef list matches = [None] * count
+        cdef list out = [None] * count
+        # each text's str (kind, data, length) and, once walked, where its
+        # tokens and its unknown runs' notes end in w (SIZE_MAX: declined)
+        cdef Source* sources = <Source*>malloc((count + 1) * sizeof(Source))
+        cdef size_t* ends = <size_t*>malloc((2 * count + 1) * sizeof(size_t))
+        cdef size_t a = 0, u = 0, n, unknowns, unknown_bytes
+        cdef WalkOut w
+        memset(&w, 0, sizeof(WalkOut))
+        w.offsets = True
+        try:
+            if sources == NULL or ends == NULL:
+                raise MemoryError()
+            for i in range(count):
+                text = texts[i]
+                matches[i] = self._matches(<str?>text, allowed)
+                sources[i].kind = PyUnicode_KIND(text)
+                sources[i].data = PyUnicode_DATA(text)
+                sources[i].n = PyUnicode_GET_LENGTH(text) if matches[i] is None else -1
+            w.memo = <PieceMemo*>ft_memo_if_ready(self.tag,
+                                                  (<size_t>1 << MEMO_BITS) * sizeof(PieceMemo))
+            with nogil:
+                for i in range(count):
+                    if sources[i].n < 0:
+                        continue
+                    n, unknowns, unknown_bytes = w.n, w.unknown_at.len, w.unknown.len
+                    w.word = 0
+                    if self._stretch(sources[i].kind, sources[i].data, 0, sources[i].n, &w):
+                        w.n, w.unknown_at.len, w.unknown.len = n, unknowns, unknown_bytes
+                        ends[2 * i] = SIZE_MAX
+                    else:
+                        ends[2 * i] = w.n
+                        ends[2 * i + 1] = w.unknown_at.len
+            for i in range(count):
+                if sources[i].n < 0:
+                    out[i] = self._run(texts[i], matches[i], True)
+                elif ends[2 * i] != SIZE_MAX:
+                    out[i] = _found(&w, a, ends[2 * i], u, ends[2 * i + 1])
+                    a, u = ends[2 * i], ends[2 * i + 1]
+            return out
+        finally:
+            free(sources)
+            free(ends)
+            _out_free(&w)
+
+
+cdef object _found(const WalkOut* w, size_t a, size_t b, size_t u, size_t v):
+    # encode's arrays of w's tokens a..b-1, and {token index: text} of the
+    # unknown runs noted in w.unknown_at[u:v] when there are some
+    cdef size_t n = b - a, k, at
+    cdef carray.array ids = carray.clone(_IDS, <Py_ssize_t>n, False)
+    cdef carray.array offs = carray.clone(_INTS, <Py_ssize_t>(2 * n), False)
+    cdef carray.array words = carray.clone(_INTS, <Py_ssize_t>n, False)
+    cdef dict texts
+    if n:
+        memcpy(ids.data.as_voidptr, w.ids + a, n * sizeof(uint32_t))
+        memcpy(offs.data.as_voidptr, w.offs + 2 * a, 2 * n * sizeof(int32_t))
+        memcpy(words.data.as_voidptr, w.words + a, n * sizeof(int32_t))
+    if u == v:
+        return ids, offs, words
+    texts = {}
+    at = w.unknown_at.data[u - 1] if u else 0
+    for k in range(u, v, 2):
+        texts[w.unknown_at.data[k] - a] = \
+            (<bytes>w.unknown.data[at:w.unknown_at.data[k + 1]]).decode("utf-8")
+        at = w.unknown_at.data[k + 1]
+    return ids, offs, words, texts
+
+
 cdef enum:
     # the longest text (in normalized characters) whose buffers a walk keeps
     SPARE_CHARS = 1 << 20
+
 
 
 _OP_KINDS = {"squeeze": OP_SQUEEZE, "trim": OP_TRIM, "lead": OP_LEAD,

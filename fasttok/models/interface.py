@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Optional, Protocol, runtime_checkable
 
 from fasttok.models._model_base import REQUIRED_ATTRIBUTES, REQUIRED_METHODS, ModelBase
-from fasttok.shared.batching import on_threads
+from fasttok.shared.batching import default_threads, on_threads
 
 __all__ = ["Model", "ModelBase", "BatchJob", "StreamPieces", "REQUIRED_METHODS",
            "REQUIRED_ATTRIBUTES", "MEMBERS", "missing_members", "run_batch"]
@@ -71,12 +71,13 @@ class BatchJob(Protocol):
     def finish(self) -> Any: ...
 
 
-def run_batch(model: Any, texts: list, allowed: Any, how: str, num_threads: int,
+def run_batch(model: Any, texts: list, allowed: Any, how: str, num_threads: Optional[int],
               min_texts: int = 0) -> Any:
     """``model.<how>(texts, allowed)``, the batch call ``how`` names, run as
     ``model.batch_job(texts, allowed, how, num_threads)`` on ``num_threads``
-    threads (the calling thread one of them: plain threads, as a thread pool
-    cost a millisecond or more to start); in the calling thread alone for
+    threads (``None``: :func:`~fasttok.shared.batching.default_threads`; the
+    calling thread one of them: plain threads, as a thread pool cost a
+    millisecond or more to start); in the calling thread alone for
     one thread or fewer than ``min_texts`` texts (or two a thread), where
     starting threads costs more than they save.
 
@@ -86,6 +87,8 @@ def run_batch(model: Any, texts: list, allowed: Any, how: str, num_threads: int,
     >>> run_batch(Lengths(), ["a", "bb"] * 40, None, "count_many", 2)[:3]
     [1, 2, 1]
     """
+    if num_threads is None:
+        num_threads = default_threads()
     if num_threads <= 1 or len(texts) < max(2 * num_threads, min_texts):
         return getattr(model, how)(texts, allowed)
     job = model.batch_job(texts, allowed, how, num_threads)

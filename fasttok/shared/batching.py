@@ -28,7 +28,7 @@ __all__ = ["ChunkedBatchJob", "BATCH_CALLS", "on_threads",
 
 
 # the batch calls a job may run, each a method of the model of that name
-BATCH_CALLS = frozenset({"encode_many", "encode_many_flat", "count_many"})
+BATCH_CALLS = frozenset({"encode_many", "encode_many_flat", "count_many", "encode_offsets_many"})
 
 
 def on_threads(main: Callable[[], Any], helper: Callable[[], Any], num_threads: int) -> None:
