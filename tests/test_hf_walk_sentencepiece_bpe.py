@@ -284,7 +284,8 @@ def test_a_lone_surrogate_is_left_to_the_stages():
     assert walk.encode("a\ud800", None) is None
 
 
-def test_added_tokens_with_lstrip_are_left_to_the_stages():
+def test_a_text_with_an_added_token_given_lstrip_is_left_to_the_stages():
+    # tests/test_hf_walk_sentencepiece_bpe_flags.py: the texts without one
     doc = _doc(_replace("▁"))
     doc["added_tokens"][0]["lstrip"] = True
     walk, _ = _small(doc)

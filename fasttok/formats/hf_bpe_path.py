@@ -137,24 +137,39 @@ def _aligned_as_walked(normalizer: Any, pre_tokenizer: Any, rewrites: dict) -> b
 
 def stretch_cuts(added: Any, normalize: Optional[Callable[[str], str]]) -> Callable:
     """``cuts_for(allowed)`` of :class:`~fasttok.models.hf_bpe.StretchWalker`
-    for the added tokens ``added``: their compiled cut and ids, ``()`` where
-    those matched are not plain (``single_word``, ``lstrip``, ``rstrip``),
-    and the test that declines a text in which a token of the normalized
-    pass occurs in a stretch's normalization (``normalize``, the
-    normalizer's ``normalize_str``).
+    for the added tokens ``added``: their compiled cut and ids, and the test
+    that declines a text in which a token of the normalized pass occurs in a
+    stretch's normalization (``normalize``, the normalizer's
+    ``normalize_str``). Tokens that are not plain (``single_word``,
+    ``lstrip``, ``rstrip``: RoBERTa-style masks) decline the texts they
+    occur in; in any other text the plain ones cut as all of them would.
+    ``()`` (every text declined) where one id is both.
 
     >>> from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
-    >>> cuts_for = stretch_cuts(AddedTokens([AddedToken("<x>", 7, special=True)]), None)
+    >>> cuts_for = stretch_cuts(AddedTokens([AddedToken("<x>", 7, special=True),
+    ...                                      AddedToken("<m>", 8, special=True, lstrip=True)]), None)
     >>> cut, ids, may_occur = cuts_for(None)
-    >>> cut("a<x>"), ids, may_occur
-    (['a', '<x>', ''], {'<x>': 7}, None)
+    >>> cut("a<x>"), cut("a <m>"), ids, may_occur
+    (['a', '<x>', ''], None, {'<x>': 7}, None)
     """
 
     def cuts_for(allowed: Optional[frozenset]) -> tuple:
         matcher = added.matcher(False, allowed)
-        if not matcher.plain:
+        may_occur = _normalized_test(added.matcher(True, allowed), normalize)
+        if matcher.plain:
+            return matcher.cut, matcher.ids, may_occur
+        flagged = {t.id for t in matcher.by_text.values()
+                   if t.single_word or t.lstrip or t.rstrip}
+        if any(t.id in flagged for t in matcher.by_text.values()
+               if not (t.single_word or t.lstrip or t.rstrip)):
             return ()
-        return matcher.cut, matcher.ids, _normalized_test(added.matcher(True, allowed), normalize)
+        plain = added.matcher(False, frozenset(matcher.ids.values()) - flagged)
+        occurs, cut = added.matcher(False, frozenset(flagged)).occurs, plain.cut
+
+        def cut_unless_flagged(text: str) -> Optional[list]:
+            return None if occurs(text) else cut(text)
+
+        return cut_unless_flagged, plain.ids, may_occur
 
     return cuts_for
 
