@@ -324,16 +324,18 @@ def _reachable(model: dict) -> dict:
     # the BPE model without its entries outside the byte-level alphabet and
     # the merges of them (Command-R's 1,403 "‼"-like entries): a byte-level
     # piece is alphabet characters, so the model never gives them
-    outside = re.compile("[^" + re.escape("".join(bytes_to_unicode().values())) + "]")
+    outside = re.compile("[^" + re.escape("".join(bytes_to_unicode().values())) + "]").search
     vocab = model.get("vocab")
     merges = model.get("merges")
-    if not isinstance(vocab, dict) or not isinstance(merges, list) \
-            or not any(outside.search(text) for text in vocab if isinstance(text, str)):
+    if not isinstance(vocab, dict) or not isinstance(merges, list):
         return model
-    kept = {text: i for text, i in vocab.items() if not outside.search(text)}
-    kept_merges = [m for m in merges  # "a b" or ["a", "b"]
-                   if not outside.search("".join(m.split(" ") if isinstance(m, str) else m))]
-    return dict(model, vocab=kept, merges=kept_merges)
+    left = {text for text in vocab if isinstance(text, str) and outside(text)}
+    if not left:
+        return model
+    # a merge whose two parts are alphabet text makes alphabet text
+    kept = [m for m in merges if not left.intersection(m.split(" ") if isinstance(m, str) else m)]
+    return dict(model, vocab={text: i for text, i in vocab.items() if text not in left},
+                merges=kept)
 
 
 def _digits_apart(pre_tokenizer: Any) -> Optional[dict]:
