@@ -178,8 +178,11 @@ _TEXT = st.lists(st.sampled_from(_PARTS), max_size=12).map("".join)
 @pytest.mark.parametrize("tok", THREADED[:3], indirect=True)
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
-@given(texts=st.lists(_TEXT, min_size=0, max_size=3 * MIN_THREADED_TEXTS))
-def test_a_batch_of_generated_texts_equals_encode_of_each(tok, two_threads, texts):
+@given(texts=st.lists(_TEXT, max_size=12), threaded=st.booleans())
+def test_a_batch_of_generated_texts_equals_encode_of_each(tok, two_threads, texts, threaded):
+    # a threaded batch: the drawn texts over and over, past MIN_THREADED_TEXTS
+    if threaded and texts:
+        texts = texts * (MIN_THREADED_TEXTS // len(texts) + 1)
     assert _first_difference(tok.encode_batch(texts), [tok.encode(t) for t in texts],
                              texts) is None
 

@@ -12,9 +12,10 @@ from typing import Optional
 
 __all__ = ["Walk", "MIN_THREADED_TEXTS"]
 
-#: the fewest texts a walk's batch spreads over threads: below it, starting
-#: the threads costs more than they save
-MIN_THREADED_TEXTS = 64
+#: the fewest texts a walk's batch spreads over threads: starting and
+#: joining a thread costs ~90 us, the walk of a short line 1-1.5 us, so a
+#: second thread pays for itself only past ~200 lines, with cores to spare
+MIN_THREADED_TEXTS = 256
 
 
 class Walk:
