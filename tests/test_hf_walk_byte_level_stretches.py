@@ -67,6 +67,9 @@ CONFIGURATIONS = {
     "NFKC then Lowercase, a normalized token": {"normalizer": _NFKC_LOWER, "added_tokens": [
         _added(261, "<s>"), _added(262, "HI!", normalized=True, special=False)]},
     "Lowercase normalizer": {"normalizer": {"type": "Lowercase"}},
+    "NFC, normalized space runs (GPT-NeoX)": {"normalizer": {"type": "NFC"}, "added_tokens": [
+        _added(261, "<s>"), _added(262, "  ", normalized=True, special=False),
+        _added(263, "    ", normalized=True, special=False)]},
     "an added token's entry a merge makes (MiniCPM-V)": {"added_tokens": [
         _added(261, "<s>"), _added(263, "<m>")]},
     "digits apart before ByteLevel, NFC (Command-R)": {
