@@ -138,7 +138,7 @@ def test_walk_equals_tokenizers(configuration):
     _, faces, theirs = configuration
     walk = faces["tokenizers"][1]
 
-    @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
     @given(_TEXTS)
     def check(text):
         e = theirs.encode(text, add_special_tokens=False)
@@ -155,7 +155,7 @@ def test_walk_equals_the_stages_of_each_face(configuration, face):
     ids = sorted(i for _, i, _ in record.metadata["added_tokens"])
     allowed_sets = st.one_of(st.none(), st.sets(st.sampled_from(ids)).map(frozenset))
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
     @given(_TEXTS, allowed_sets)
     def check(text, allowed):
         staged = pipeline._encode_staged(text, 0, None, allowed)

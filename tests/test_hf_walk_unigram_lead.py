@@ -114,7 +114,7 @@ def test_walk_equals_tokenizers(configuration):
     _, faces, theirs = configuration
     walk = faces["tokenizers"][1]
 
-    @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
     @given(_TEXTS)
     def check(text):
         found = _walked(walk, text)
@@ -135,7 +135,7 @@ def test_walk_equals_the_stages_of_each_face(configuration, face):
     ids = sorted(i for _, i, _ in record.metadata["added_tokens"])
     allowed_sets = st.one_of(st.none(), st.sets(st.sampled_from(ids)).map(frozenset))
 
-    @settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
     @given(_TEXTS, allowed_sets)
     def check(text, allowed):
         found = _walked(walk, text, allowed)
