@@ -109,3 +109,15 @@ def test_calls_with_and_without_offsets_in_turn_give_tokenizers_answers():
                 assert list(ids) == expected.ids, text[:20]
                 assert list(zip(offsets[::2], offsets[1::2])) == \
                     [tuple(o) for o in expected.offsets], text[:20]
+
+
+def test_text_with_and_without_the_early_replace_patterns_gives_tokenizers_ids():
+    # ALBERT's quote Replaces run before its charsmap; a text holding none of
+    # their patterns goes to the charsmap as it is
+    path = _path("unigram/botchan_unigram_5000.v4.57.6.AlbertTokenizer.json")
+    enc = fasttok.load(path)
+    reference = _reference(open(path, encoding="utf-8").read())
+    for text in ["plain text", "it's `one` quote", "''.join(x)", "``quoted''", "a ` ` b ' ' c",
+                 "end''", "``", "'", "caf\u00e9 ''\u00e9''"]:
+        assert enc.encode(text, allowed_special="all") == \
+            reference.encode(text, add_special_tokens=False).ids, text

@@ -1857,6 +1857,12 @@ cdef class UnigramWalk:
                     _nc_push(dst, self.cps[op.at + j], c.start, c.end)
                 i += op.pattern_length
             return 1
+        if op.kind == OP_LITERAL and op.pattern_length == 1 == op.length:
+            # one character for another (" " for "\u2581"): no character moves
+            for i in range(n):
+                if d[i].cp == op.a:
+                    d[i].cp = self.cps[op.at]
+            return 0
         if op.kind == OP_LITERAL:
             while i < n:
                 j = 0
@@ -1888,6 +1894,10 @@ cdef class UnigramWalk:
             src.len = hi - lo
             return 0
         if op.kind == OP_SQUEEZE:
+            # nothing moves before the first run
+            while i + 1 < n and not (d[i].cp == op.a and d[i + 1].cp == op.a):
+                i += 1
+            k = i
             while i < n:
                 if d[i].cp == op.a:
                     while i + 1 < n and d[i + 1].cp == op.a:
@@ -2046,6 +2056,27 @@ cdef class UnigramWalk:
                 start = i
         return self._piece(src, start, hi, prepend and start == lo, w)
 
+    cdef bint _early_idle(self, const Source* text) noexcept nogil:
+        # Whether the stages before the charsmap leave text as it is: all
+        # literals, none of whose patterns occurs in it (a stage changing
+        # nothing gives the next the text it was given)
+        cdef size_t i, j
+        cdef Py_ssize_t k
+        cdef const WalkOp* op
+        for i in range(self.n_early):
+            op = &self.ops[i]
+            if op.kind != OP_LITERAL or op.pattern_length == 0:
+                return False
+            for k in range(text.n - <Py_ssize_t>op.pattern_length + 1):
+                if _cp_at(text, k) != op.a:
+                    continue
+                j = 1
+                while j < op.pattern_length and _cp_at(text, k + j) == self.cps[op.pattern + j]:
+                    j += 1
+                if j == op.pattern_length:
+                    return False
+        return True
+
     cdef int _stretch(self, int kind, const void* data, Py_ssize_t a, Py_ssize_t b,
                       WalkOut* w) except -2 nogil:
         # text[a:b] between added tokens; 1: declined (a lone surrogate)
@@ -2060,8 +2091,9 @@ cdef class UnigramWalk:
         text.data = data
         text.a = a
         text.n = b - a
-        if self.rule_block != NULL and self.n_early == 0:
-            # the charsmap reads the text itself
+        if self.rule_block != NULL and (self.n_early == 0 or self._early_idle(&text)):
+            # the charsmap reads the text itself (a copy for early stages
+            # that change nothing was a quarter of an ALBERT line's walk)
             if self._charsmap(&text, src):
                 return 1
         else:
