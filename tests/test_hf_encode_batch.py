@@ -1,5 +1,5 @@
 """``fasttok.hf.Tokenizer.encode_batch``: the walk takes the batch's texts
-together (``Walk.encode_many``; the byte-level and Unigram walks on
+together (``Walk.encode_many``; the byte-level, Unigram and BERT walks on
 threads, without the GIL) and every input comes out exactly as ``encode``
 gives it alone, in the batch's order, with truncation and padding on or off.
 """
@@ -31,7 +31,8 @@ FILES = ("llama3", "qwen3", "llama2", "all-MiniLM-L6-v2",
          pytest.param("gpt4o", marks=pytest.mark.slow))
 BYTE_LEVEL = ("llama3", "qwen3")
 T5 = "unigram/botchan_unigram_5000.v5.24.0.T5Tokenizer.json"
-THREADED = BYTE_LEVEL + (T5, "unigram/kyoto_ja_unigram_8000.v5.24.0.from_spm_proto.json")
+THREADED = BYTE_LEVEL + (T5, "unigram/kyoto_ja_unigram_8000.v5.24.0.from_spm_proto.json",
+                        "all-MiniLM-L6-v2")
 LINES_PER_CORPUS = 120
 
 
@@ -147,7 +148,7 @@ def test_walk_on_threads_equals_its_walk_text_by_text(name, threads, allowed):
     assert walk.encode_many(texts, allowed, threads) == [walk.encode(t, allowed) for t in texts]
 
 
-@pytest.mark.parametrize("name", ["llama3", T5])
+@pytest.mark.parametrize("name", ["llama3", T5, "all-MiniLM-L6-v2"])
 def test_a_small_batch_starts_no_thread(monkeypatch, name):
     walk = _tokenizer(name)._pipeline.walk
 

@@ -35,9 +35,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Optional
 
-from fasttok.formats.walk import Walk
+from fasttok.formats.walk import MIN_THREADED_TEXTS, Walk
 from fasttok.models._wordpiece import CodePointRules
 from fasttok.models.hf_bert_rule import bert_rule
+from fasttok.models.interface import run_batch
 from fasttok.models.hf_wordpiece import WordPiece
 from fasttok.normalizers.bert import BertNormalizer
 from fasttok.pre_tokenizers.split import BertPreTokenizer
@@ -95,13 +96,15 @@ class BertWalk(Walk):
     (array('I', [1, 2, 9, 0]), array('i', [0, 2, 2, 3, 3, 6, 7, 9]), array('i', [0, 0, 1, 2]))
     """
 
-    __slots__ = ("_walk", "rules", "_added", "_occurs", "_spelling", "_split", "_cores_of")
+    __slots__ = ("_walk", "_walk_many", "rules", "_added", "_occurs", "_spelling", "_split",
+                 "_cores_of")
 
     def __init__(self, model: WordPiece, rules: CodePointRules, added: Any,
                  normalize: Optional[Callable[[str], str]] = None,
                  split: Optional[Callable[[str], list]] = None) -> None:
         # the compiled text_ids (a model without an unknown token has no walk)
         self._walk = model.text_walk()
+        self._walk_many = model.texts_walk()
         self.rules = rules
         self._added = added
         self._spelling = None if normalize is None else _Spelling(normalize)
@@ -166,6 +169,24 @@ class BertWalk(Walk):
         if self._spelling is not None:
             return self._checked(text, allowed, True)
         return self._walk(text, self.rules, self._cuts(text, allowed), True)
+
+    def encode_many(self, texts: list, allowed: Optional[frozenset],
+                    num_threads: Optional[int] = None) -> list:
+        """:meth:`encode` of each text (see :meth:`Walk.encode_many`): chunks
+        on threads, each one :meth:`encode_offsets_many`; with a normalized
+        pass of added tokens, text by text."""
+        if self._spelling is not None:
+            return Walk.encode_many(self, texts, allowed, num_threads)
+        return run_batch(self, texts if type(texts) is list else list(texts), allowed,
+                         "encode_offsets_many", num_threads, MIN_THREADED_TEXTS)
+
+    def encode_offsets_many(self, texts: list, allowed: Optional[frozenset]) -> list:
+        """:meth:`encode` of each text: those no added token cuts walked
+        together with the GIL released once, the others one by one."""
+        cuts = [self._cuts(text, allowed) for text in texts]
+        walked = iter(self._walk_many([t for t, c in zip(texts, cuts) if c is None], self.rules))
+        return [next(walked) if c is None else self._walk(t, self.rules, c, True)
+                for t, c in zip(texts, cuts)]
 
 
 def bert_walk(record: Any, pipeline: Any) -> Optional[BertWalk]:

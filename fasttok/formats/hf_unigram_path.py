@@ -58,7 +58,6 @@ from fasttok.normalizers.sequence import Sequence as NormalizerSequence
 from fasttok.pre_tokenizers.metaspace import Metaspace
 from fasttok.pre_tokenizers.sequence import Sequence as PreTokenizerSequence
 from fasttok.pre_tokenizers.split import WhitespaceSplit
-from fasttok.shared.batching import ChunkedBatchJob
 from fasttok.shared.normalized import NormalizedString
 
 __all__ = ["UnigramPathWalk", "UnigramLeadWalk", "unigram_walk", "REPLACE_SHAPES"]
@@ -157,7 +156,7 @@ class UnigramPathWalk(Walk):
     def __init__(self, core: UnigramWalk) -> None:
         self.ids = core.ids
         self.encode = core.encode
-        # the batch call each chunk of a batch job makes
+        # the batch call each chunk of Walk.batch_job's job makes
         self.encode_offsets_many = core.encode_offsets_many
 
     def encode_many(self, texts: list, allowed: Optional[frozenset],
@@ -165,12 +164,6 @@ class UnigramPathWalk(Walk):
         """:meth:`encode` of each text (see :meth:`Walk.encode_many`)."""
         return run_batch(self, texts if type(texts) is list else list(texts), allowed,
                          "encode_offsets_many", num_threads, MIN_THREADED_TEXTS)
-
-    def batch_job(self, texts: list, allowed: Optional[frozenset], how: str,
-                  num_threads: int) -> ChunkedBatchJob:
-        """Chunks of ``texts`` through the batch call ``how`` names, for
-        ``num_threads`` threads (what :func:`~fasttok.models.interface.run_batch` runs)."""
-        return ChunkedBatchJob(self, texts, allowed, how, num_threads)
 
 
 class UnigramLeadWalk(Walk):

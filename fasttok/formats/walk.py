@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from fasttok.shared.batching import ChunkedBatchJob
+
 __all__ = ["Walk", "MIN_THREADED_TEXTS"]
 
 #: the fewest texts a walk's batch spreads over threads: starting and
@@ -60,3 +62,19 @@ class Walk:
         """
         encode = self.encode
         return [encode(text, allowed) for text in texts]
+
+    def batch_job(self, texts: list, allowed: Optional[frozenset], how: str,
+                  num_threads: int) -> ChunkedBatchJob:
+        """Chunks of ``texts`` through the walk's batch call ``how`` (one of
+        :data:`~fasttok.shared.batching.BATCH_CALLS`), for ``num_threads``
+        threads: what :func:`~fasttok.models.interface.run_batch` runs for a
+        walk whose ``encode_offsets_many`` walks a chunk without the GIL.
+
+        >>> class Lengths(Walk):
+        ...     def encode_offsets_many(self, texts, allowed):
+        ...         return [len(t) for t in texts]
+        >>> job = Lengths().batch_job(["a", "bb"], None, "encode_offsets_many", 1)
+        >>> job.run(); job.finish()
+        [1, 2]
+        """
+        return ChunkedBatchJob(self, texts, allowed, how, num_threads)

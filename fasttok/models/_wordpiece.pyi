@@ -47,6 +47,9 @@ class WordPieceModel:
         offsets: bool = ...,
         words: bool = ...,
     ) -> list[int] | tuple | None: ...
+    def encode_offsets_many_with(
+        self, texts: list[str], rules: CodePointRules
+    ) -> list[tuple[array[int], array[int], array[int]] | None]: ...
     def encode_many_with(
         self, texts: Iterable[str], rules: CodePointRules
     ) -> list[list[int] | None]: ...

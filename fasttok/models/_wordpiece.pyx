@@ -1316,7 +1316,7 @@ cdef class WordPieceModel:
             if done:
                 return None
             if offsets:
-                out = self._arrays(&w, parts, n_parts)
+                out = self._arrays(&w, parts, 0, w.n_ids)
             elif not added:
                 out = ids_list(w.ids, w.n_ids, self.ints)
             else:
@@ -1361,25 +1361,82 @@ cdef class WordPieceModel:
             free(out)
             raise
 
-    cdef tuple _arrays(self, Work* w, const Cut* parts, size_t n_parts):
-        # encode_with's three arrays from w (each UINT32_MAX: the next added token of parts)
-        cdef carray.array ids = carray.clone(_UINT32S, w.n_ids, False)
-        cdef carray.array spans = carray.clone(_INT32S, 2 * w.n_ids, False)
-        cdef carray.array words = carray.clone(_INT32S, w.n_ids, False)
+    cdef tuple _arrays(self, Work* w, const Cut* parts, size_t a, size_t b):
+        # encode_with's three arrays of w's ids a..b-1 (each UINT32_MAX: the
+        # next added token of parts)
+        cdef size_t n = b - a
+        cdef carray.array ids = carray.clone(_UINT32S, n, False)
+        cdef carray.array spans = carray.clone(_INT32S, 2 * n, False)
+        cdef carray.array words = carray.clone(_INT32S, n, False)
         cdef uint32_t* out = ids.data.as_uints
         cdef size_t k, j = 0
-        for k in range(w.n_ids):
-            if w.ids[k] == UINT32_MAX:
+        for k in range(n):
+            if w.ids[a + k] == UINT32_MAX:
                 while parts[j].token < 0:
                     j += 1
                 out[k] = <uint32_t>parts[j].token
                 j += 1
             else:
-                out[k] = self.text_ids[w.ids[k]]
-        if w.n_ids:
-            memcpy(spans.data.as_ints, w.spans, 2 * w.n_ids * sizeof(int32_t))
-            memcpy(words.data.as_ints, w.words, w.n_ids * sizeof(int32_t))
+                out[k] = self.text_ids[w.ids[a + k]]
+        if n:
+            memcpy(spans.data.as_ints, w.spans + 2 * a, 2 * n * sizeof(int32_t))
+            memcpy(words.data.as_ints, w.words + a, n * sizeof(int32_t))
         return ids, spans, words
+
+    def encode_offsets_many_with(self, list texts not None, CodePointRules rules not None):
+        """:meth:`encode_with` of each text with ``offsets`` (no cuts), with
+        the GIL released once for all of them.
+
+        >>> m = WordPieceModel([b"[UNK]", b"\\xc0a"], 0, word_start=b"\\xc0")
+        >>> found = m.encode_offsets_many_with(["a a", "?"], CodePointRules(
+        ...     lambda cps: [(SPACE if cp == 32 else OTHER if cp == 63 else APPEND, cp)
+        ...                  for cp in cps]))
+        >>> [list(a) for a in found[0]], found[1]
+        ([[1, 1], [0, 1, 2, 3], [0, 1]], None)
+        """
+        cdef Py_ssize_t n = len(texts), i
+        cdef TextRef* refs = <TextRef*>malloc((n + 1) * sizeof(TextRef))
+        cdef uint64_t* ends = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
+        cdef size_t total = 0, a = 0
+        cdef NormTable table
+        cdef Cut whole
+        cdef Work w
+        cdef list out = []
+        memset(&w, 0, sizeof(Work))
+        w.offsets = True
+        whole.start = 0
+        whole.token = -1
+        try:
+            if refs == NULL or ends == NULL:
+                raise MemoryError()
+            for i in range(n):
+                _text_ref(<str?>texts[i], &refs[i])
+                total += refs[i].length
+            rules.cover(refs, n)
+            table = rules.table()
+            _start_cache(&w, total)
+            with nogil:
+                for i in range(n):
+                    whole.end = refs[i].length
+                    w.n_words = 0
+                    if refs[i].length > MAX_OFFSET or _walk(&refs[i], &whole, 1, &table,
+                                                            &self.auto, &w):
+                        w.n_ids = a
+                        ends[i] = UINT64_MAX
+                    else:
+                        ends[i] = a = w.n_ids
+            a = 0
+            for i in range(n):
+                if ends[i] == UINT64_MAX:
+                    out.append(None)
+                else:
+                    out.append(self._arrays(&w, NULL, a, ends[i]))
+                    a = ends[i]
+            return out
+        finally:
+            free(refs)
+            free(ends)
+            _work_free(&w)
 
     def encode_many_with(self, texts, CodePointRules rules not None):
         """:meth:`encode_with` of each text, with the GIL released once for all of them.

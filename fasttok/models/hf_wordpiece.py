@@ -160,6 +160,19 @@ class WordPiece:
         """
         return None if self._unk_id is None else self._core.encode_with
 
+    def texts_walk(self) -> Callable | None:
+        """:meth:`text_walk` with offsets (and no cuts) of each of a list of
+        texts, with the GIL released once for them all, as the compiled
+        function itself; ``None`` when the vocabulary lacks the unknown token.
+
+        >>> from fasttok.models._wordpiece import APPEND
+        >>> walk = WordPiece({"[UNK]": 0, "a": 1}).texts_walk()
+        >>> [list(found[0]) for found in walk(["a", "b"], CodePointRules(
+        ...     lambda cps: [(APPEND, cp) for cp in cps]))]
+        [[1], [0]]
+        """
+        return None if self._unk_id is None else self._core.encode_offsets_many_with
+
     def texts_ids(self, texts: list, rules: CodePointRules) -> list:
         """:meth:`text_ids` of each text, in one compiled call.
 
