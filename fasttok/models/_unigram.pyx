@@ -2061,20 +2061,37 @@ cdef class UnigramWalk:
         # literals, none of whose patterns occurs in it (a stage changing
         # nothing gives the next the text it was given)
         cdef size_t i, j
-        cdef Py_ssize_t k
+        cdef Py_ssize_t k, last
         cdef const WalkOp* op
+        cdef const uint8_t* latin1 = NULL
+        cdef const uint8_t* found
+        if text.c == NULL and text.kind == 1:
+            latin1 = <const uint8_t*>text.data + text.a
         for i in range(self.n_early):
             op = &self.ops[i]
             if op.kind != OP_LITERAL or op.pattern_length == 0:
                 return False
-            for k in range(text.n - <Py_ssize_t>op.pattern_length + 1):
-                if _cp_at(text, k) != op.a:
+            last = text.n - <Py_ssize_t>op.pattern_length
+            k = 0
+            while k <= last:
+                if latin1 != NULL:
+                    # memchr finds the pattern's first character (no
+                    # Latin-1 text holds one past U+00FF)
+                    if op.a > 0xFF:
+                        break
+                    found = <const uint8_t*>memchr(latin1 + k, op.a, last - k + 1)
+                    if found == NULL:
+                        break
+                    k = found - latin1
+                elif _cp_at(text, k) != op.a:
+                    k += 1
                     continue
                 j = 1
                 while j < op.pattern_length and _cp_at(text, k + j) == self.cps[op.pattern + j]:
                     j += 1
                 if j == op.pattern_length:
                     return False
+                k += 1
         return True
 
     cdef int _stretch(self, int kind, const void* data, Py_ssize_t a, Py_ssize_t b,
