@@ -51,7 +51,7 @@ from fasttok.formats.walk import MIN_THREADED_TEXTS, Walk
 from fasttok.models._unigram import UnigramWalk
 from fasttok.models.hf_unigram import Unigram
 from fasttok.models.interface import run_batch
-from fasttok.normalizers.one_for_one import one_for_one
+from fasttok.normalizers.one_for_one import char_by_char, one_for_one
 from fasttok.normalizers.precompiled import Precompiled, cluster_classes
 from fasttok.normalizers.replace import Replace
 from fasttok.normalizers.sequence import Sequence as NormalizerSequence
@@ -195,6 +195,7 @@ class UnigramLeadWalk(Walk):
         self._core = core
         self._lead = lead
         self._respell = one_for_one(lead.normalize_str)
+        self._written = char_by_char(lead.normalize_str)
         self._added = added
         self._none = frozenset()
 
@@ -208,6 +209,10 @@ class UnigramLeadWalk(Walk):
         out = self._respell(text)
         if out is not None:
             return out, None
+        written = self._written(text)
+        if written is not None:
+            out, sources = written
+            return out, [(k, k + 1) for k in sources]
         piece = NormalizedString(text)
         self._lead.normalize(piece)
         return piece.normalized, piece.alignments

@@ -18,9 +18,10 @@ alone is asked of it once a code point, the first time one is met.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import chain, repeat
 from typing import Optional
 
-__all__ = ["one_for_one"]
+__all__ = ["one_for_one", "char_by_char"]
 
 
 class _Spelling(dict):
@@ -55,3 +56,43 @@ def one_for_one(normalize: Callable[[str], str]) -> Callable[[str], Optional[str
         return None
 
     return respell
+
+
+class _Written(dict):
+    # code point -> what normalize makes of that character alone, each
+    # computed on first use
+    def __init__(self, normalize: Callable[[str], str]) -> None:
+        super().__init__()
+        self._normalize = normalize
+
+    def __missing__(self, cp: int) -> str:
+        out = self[cp] = self._normalize(chr(cp))
+        return out
+
+
+def char_by_char(normalize: Callable[[str], str]) -> Callable[[str], Optional[tuple]]:
+    """``written(text)``: ``(normalize(text), sources)`` where it writes each
+    character as it writes that character alone (some as several characters,
+    some as none: an ``NFKD`` and ``StripAccents``), ``sources[j]`` the index
+    of the character ``normalize(text)[j]`` came from (the span ``tokenizers``
+    aligns it to); else ``None`` (marks reordered, a ``Replace`` of two
+    characters).
+
+    >>> from fasttok.normalizers.sequence import Sequence
+    >>> from fasttok.normalizers.strip import StripAccents
+    >>> from fasttok.normalizers.unicode_forms import NFKD
+    >>> written = char_by_char(Sequence([NFKD(), StripAccents()]).normalize_str)
+    >>> written("\ufb01e\u0301")
+    ('fie', [0, 0, 1])
+    """
+    spelled = _Written(normalize)
+    spelled_as = spelled.__getitem__
+
+    def written(text: str) -> Optional[tuple]:
+        out = normalize(text)
+        if text.translate(spelled) != out:
+            return None
+        lengths = map(len, map(spelled_as, map(ord, text)))
+        return out, list(chain.from_iterable(map(repeat, range(len(text)), lengths)))
+
+    return written
