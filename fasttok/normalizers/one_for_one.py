@@ -1,12 +1,15 @@
-"""Where a normalizer keeps every offset: it writes each character of a text
-as one character, the one it writes for that character alone.
+"""Where a normalizer's alignment is known without running it: it writes
+each character of a text as it writes that character alone, each as one
+character (:func:`one_for_one`: every offset kept) or as any number
+(:func:`char_by_char`: each written character of the one it came from).
 
 A walk that runs a normalizer's ``normalize_str`` (a ``str`` in, a ``str``
 out, no alignment) instead of the stage's alignment-keeping ``normalize``
 asks :func:`one_for_one` whether it may: there the stage's alignment maps
 each character to itself (``tokenizers`` aligns each character a stage
 writes to the character it came from), so the offsets of the normalized
-text are those of the text. What the normalizer makes of each character
+text are those of the text (:func:`char_by_char`: those of the
+characters they came from). What the normalizer makes of each character
 alone is asked of it once a code point, the first time one is met.
 
 >>> from fasttok.normalizers.simple import Lowercase
