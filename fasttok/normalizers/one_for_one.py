@@ -12,6 +12,9 @@ text are those of the text (:func:`char_by_char`: those of the
 characters they came from). What the normalizer makes of each character
 alone is asked of it once a code point, the first time one is met.
 
+"Alone" is inside a text: between two ``a`` where the normalizer keeps
+them (a ``Strip`` drops a space standing alone, not one between letters).
+
 >>> from fasttok.normalizers.simple import Lowercase
 >>> respell = one_for_one(Lowercase().normalize_str)
 >>> respell("AbC"), respell("\\u0130")
@@ -27,16 +30,26 @@ from typing import Optional
 __all__ = ["one_for_one", "char_by_char"]
 
 
+def _alone(normalize: Callable[[str], str], c: str) -> str:
+    # what normalize makes of c inside a text: between two "a" where it
+    # keeps them (a Strip would drop a space standing alone, not one between
+    # letters), else alone
+    padded = normalize(f"a{c}a")
+    if len(padded) >= 2 and padded[0] == "a" and padded[-1] == "a":
+        return padded[1:-1]
+    return normalize(c)
+
+
 class _Spelling(dict):
-    # code point -> what normalize makes of that character alone when it is
-    # one character, else None (str.translate then drops it: the text comes
-    # out shorter), each computed on first use
+    # code point -> what normalize makes of that character (_alone) when it
+    # is one character, else None (str.translate then drops it: the text
+    # comes out shorter), each computed on first use
     def __init__(self, normalize: Callable[[str], str]) -> None:
         super().__init__()
         self._normalize = normalize
 
     def __missing__(self, cp: int) -> Optional[str]:
-        out = self._normalize(chr(cp))
+        out = _alone(self._normalize, chr(cp))
         out = self[cp] = out if len(out) == 1 else None
         return out
 
@@ -62,14 +75,14 @@ def one_for_one(normalize: Callable[[str], str]) -> Callable[[str], Optional[str
 
 
 class _Written(dict):
-    # code point -> what normalize makes of that character alone, each
+    # code point -> what normalize makes of that character (_alone), each
     # computed on first use
     def __init__(self, normalize: Callable[[str], str]) -> None:
         super().__init__()
         self._normalize = normalize
 
     def __missing__(self, cp: int) -> str:
-        out = self[cp] = self._normalize(chr(cp))
+        out = self[cp] = _alone(self._normalize, chr(cp))
         return out
 
 
