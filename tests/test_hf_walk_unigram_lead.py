@@ -55,13 +55,13 @@ def _document(normalizer: dict) -> dict:
                              _added(len(vocab), "<mask>", lstrip=True)]}
 
 
-def _albert_charsmap() -> dict:
-    # ALBERT's lowercasing before the charsmap of the shared T5 conversion
+def _before_charsmap(*stages) -> dict:
+    # stages before the charsmap of the shared T5 conversion
     path = DATA / "vocab" / "hf" / "unigram" / "botchan_unigram_5000.v5.24.0.T5Tokenizer.json"
     if not path.is_file():
         pytest.skip(f"{path} is missing")
     doc = copy.deepcopy(json.loads(path.read_text(encoding="utf-8")))
-    doc["normalizer"] = _sequence(*_QUOTES, *_LOWER, doc["normalizer"], _SQUEEZE)
+    doc["normalizer"] = _sequence(*stages, doc["normalizer"], _SQUEEZE)
     doc["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581",
                             "prepend_scheme": "always", "split": True}
     return doc
@@ -69,7 +69,9 @@ def _albert_charsmap() -> dict:
 
 CONFIGURATIONS = {
     "ALBERT's lowercasing": lambda: _document(_sequence(*_QUOTES, *_LOWER, _SQUEEZE)),
-    "ALBERT's lowercasing before a charsmap": _albert_charsmap,
+    "ALBERT's lowercasing before a charsmap": lambda: _before_charsmap(*_QUOTES, *_LOWER),
+    "DeBERTa-v3's Lowercase and Strip before a charsmap": lambda: _before_charsmap(
+        {"type": "Lowercase"}, {"type": "Strip", "strip_left": True, "strip_right": True}),
     "NFKC": lambda: _document({"type": "NFKC"}),
     "Strip and Lowercase": lambda: _document(_sequence(
         {"type": "Strip", "strip_left": True, "strip_right": True}, {"type": "Lowercase"})),
