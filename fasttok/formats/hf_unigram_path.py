@@ -175,37 +175,42 @@ class UnigramLeadWalk(Walk):
     walks the result, and each token's offsets go back through ``lead``'s
     alignment. Where ``lead`` writes each character as one character, alone
     as in the text (``Lowercase`` of most text), the offsets are the core's
-    own; elsewhere the alignment is the stages' (a ``NormalizedString``).
+    own; where it writes each as it writes it alone, some as several or
+    none, each token spans the characters it came from; elsewhere the
+    alignment is the stages' (a ``NormalizedString``).
 
-    A text in which an added token (of ``added``) may match is declined (the
-    tokens cut the raw text before ``lead`` runs); so is one holding a lone
-    surrogate.
+    The added tokens (``added``) cut the raw text before ``lead`` runs:
+    a text holding one is walked stretch by stretch between them, each
+    stretch as a text of its own (``first``: the pre-tokenizer is a
+    Metaspace that prepends only at the text's start, so a text with a
+    stretch after a token is declined). A text holding a lone surrogate is
+    declined.
 
     >>> from fasttok.models._unigram import TokenizersUnigram
-    >>> from fasttok.added_tokens.hf_added import AddedTokens
+    >>> from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
     >>> from fasttok.normalizers.simple import Lowercase
     >>> model = TokenizersUnigram(["<unk>", "a", "b"], [0.0, -1.0, -1.0], 0, False)
-    >>> walk = UnigramLeadWalk(UnigramWalk(model, [], None, [], None, None, 3),
-    ...                        NormalizerSequence([Lowercase()]), AddedTokens([]))
+    >>> walk = UnigramLeadWalk(UnigramWalk(model, [], None, [], None, None, 4),
+    ...                        NormalizerSequence([Lowercase()]),
+    ...                        AddedTokens([AddedToken("[M]", 3, special=True)]))
     >>> walk.ids("AB", None), [list(a) for a in walk.encode("AB", None)]
     ([1, 2], [[1, 2], [0, 1, 1, 2], [0, 0]])
+    >>> [list(a) for a in walk.encode("A[M]B", None)]
+    [[1, 3, 2], [0, 1, 1, 4, 4, 5], [0, 1, 2]]
     """
 
-    def __init__(self, core: UnigramWalk, lead: Any, added: Any) -> None:
+    def __init__(self, core: UnigramWalk, lead: Any, added: Any, first: bool = False) -> None:
         self._core = core
         self._lead = lead
         self._respell = one_for_one(lead.normalize_str)
         self._written = char_by_char(lead.normalize_str)
         self._added = added
+        self._first = first
         self._none = frozenset()
 
-    def _led(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
+    def _led(self, text: str) -> tuple:
         # (lead's text, its alignments or None where each character stays
-        # one character in place), or None for a text an added token cuts
-        if type(text) is not str:
-            raise TypeError(f"text must be str, not {type(text).__name__}")
-        if self._added.matcher(False, allowed).occurs(text):
-            return None
+        # one character in place)
         out = self._respell(text)
         if out is not None:
             return out, None
@@ -217,19 +222,56 @@ class UnigramLeadWalk(Walk):
         self._lead.normalize(piece)
         return piece.normalized, piece.alignments
 
+    def _cut(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
+        # the added tokens' matches in text, or None where none occurs
+        if type(text) is not str:
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        if not self._added.matcher(False, allowed).occurs(text):
+            return None
+        return self._added.find_matches(text, normalized=False, allowed=allowed)
+
     def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
         """The ids of ``text``, or ``None`` (see :class:`Walk`)."""
-        led = self._led(text, allowed)
-        return None if led is None else self._core.ids(led[0], self._none)
+        if self._cut(text, allowed) is None:
+            return self._core.ids(self._led(text)[0], self._none)
+        found = self.encode(text, allowed)
+        return None if found is None else found[0].tolist()
 
     def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
         """``(ids, offsets, words)`` of ``text`` (and the unknown runs' strings),
         or ``None`` (see :class:`Walk`)."""
-        led = self._led(text, allowed)
-        if led is None:
-            return None
-        found = self._core.encode(led[0], self._none)
-        aligns = led[1]
+        matches = self._cut(text, allowed)
+        if matches is None:
+            return self._stretch(text)
+        ids, offsets, words, strings = array("I"), array("i"), array("i"), {}
+        word = 0
+        for token_id, start, end in matches:
+            if token_id is not None:
+                ids.append(token_id)
+                offsets.extend((start, end))
+                words.append(word)
+                word += 1
+                continue
+            if start == end:
+                continue
+            if self._first and start:
+                return None
+            found = self._stretch(text[start:end])
+            if found is None:
+                return None
+            if len(found) > 3:
+                strings.update({len(ids) + k: run for k, run in found[3].items()})
+            ids.extend(found[0])
+            offsets.extend(at + start for at in found[1])
+            words.extend(w + word for w in found[2])
+            if found[2]:
+                word += found[2][-1] + 1
+        return (ids, offsets, words, strings) if strings else (ids, offsets, words)
+
+    def _stretch(self, text: str) -> Optional[tuple]:
+        # the walk of text with no added token in it
+        out, aligns = self._led(text)
+        found = self._core.encode(out, self._none)
         if found is None or aligns is None:
             return found
         spans = found[1]
@@ -270,5 +312,6 @@ def unigram_walk(record: Any, pipeline: Any) -> Optional[Walk]:
     core = UnigramWalk(model.core, early, charsmap, ops, whitespace, metaspace, n_ids,
                        pipeline.added)
     if lead:
-        return UnigramLeadWalk(core, NormalizerSequence(stages[:lead]), pipeline.added)
+        return UnigramLeadWalk(core, NormalizerSequence(stages[:lead]), pipeline.added,
+                               metaspace is not None and metaspace[1] == "first")
     return UnigramPathWalk(core)
