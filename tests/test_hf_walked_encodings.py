@@ -116,7 +116,7 @@ def test_a_walked_encoding_makes_a_new_list_each_time_a_field_is_read():
     e = Encoding.walked(array("I", [7]), array("i", [0, 2]), array("i", [0]), STRINGS)
     e.ids.append(8)
     assert e.ids == [7]
-    assert e.offsets == [(0, 2)] and e._made == {}
+    assert e.offsets == [(0, 2)] and not e._walked.kept
 
 
 def test_a_walked_encoding_keeps_what_a_stage_changes():

@@ -76,7 +76,8 @@ cdef class WalkedFields:
 
     cdef array.array ids, offsets, words
     cdef list strings
-    cdef dict odd, kept
+    cdef dict odd
+    cdef readonly dict kept  # name -> field; None until one is kept
     cdef int type_id
     cdef object word
     cdef SingleWrap wrap
