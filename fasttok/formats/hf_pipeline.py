@@ -144,7 +144,10 @@ class HFPipeline:
                 strings[token_id] = text
         else:
             strings = byte_level_token_strings(record)
-        added = self._added_strings
+        # an added token in an encoding is spelled as it was matched: normalized
+        # only when it is looked for in the normalized text (the spelling
+        # add_tokens may give its id elsewhere is id_to_token's)
+        added = self._added_spelled(frozenset(t.id for t in self.added.tokens if t.normalized))
         strings += [None] * (max(added, default=-1) + 1 - len(strings))
         for token_id, text in added.items():
             strings[token_id] = text
@@ -164,10 +167,13 @@ class HFPipeline:
         # tokenizers gives an added token looked for in the normalized text
         # its normalized spelling as its string (id_to_token, decode): with
         # Llama 2's normalizer "<new>" decodes as "▁<new>", a space
+        return self._added_spelled(self._spelled_normalized)
+
+    def _added_spelled(self, normalized_ids: frozenset) -> dict:
+        # added token id -> its content, normalized for the ids normalized_ids
         normalize = None if self.normalizer is None else self.normalizer.normalize_str
-        spelled = self._spelled_normalized
-        return {token_id: normalize(t.content) if normalize and token_id in spelled else t.content
-                for token_id, t in self.added.by_id.items()}
+        return {token_id: normalize(t.content) if normalize and token_id in normalized_ids
+                else t.content for token_id, t in self.added.by_id.items()}
 
     @property
     def model(self) -> Any:
