@@ -305,8 +305,9 @@ def unigram_walk(record: Any, pipeline: Any) -> Optional[Walk]:
     # the walk runs the stages it knows; those before them (a Lowercase, an
     # NFKD and StripAccents) are asked of the stages themselves
     stages = _stages(pipeline.normalizer)
-    lead = next(k for k in range(len(stages) + 1) if _normalizer_plan(stages[k:]) is not None)
-    early, charsmap, ops = _normalizer_plan(stages[lead:])
+    # each plan once: a charsmap's is most of a first encode's time
+    plans = ((k, _normalizer_plan(stages[k:])) for k in range(len(stages) + 1))
+    lead, (early, charsmap, ops) = next((k, plan) for k, plan in plans if plan is not None)
     whitespace, metaspace = pre_tokenizer
     n_ids = max([len(model.vocab)] + [t.id + 1 for t in pipeline.added.tokens])
     core = UnigramWalk(model.core, early, charsmap, ops, whitespace, metaspace, n_ids,
