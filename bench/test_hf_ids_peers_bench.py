@@ -36,6 +36,7 @@ file a peer cannot load is a skip naming the peer's error, listed at the end.
 
     python -m pytest bench/test_hf_ids_peers_bench.py --benchmark-enable -q
     python -m pytest bench/test_hf_ids_peers_bench.py --benchmark-enable -q -k "steady and lines"
+    python bench/test_hf_ids_peers_bench.py   # steady state, the libraries taking turns
 """
 
 from __future__ import annotations
@@ -212,3 +213,49 @@ def test_hf_ids_peers(benchmark, vocab, file, mode, cold, impl):
     else:
         benchmark.pedantic(run, args=(_loaded(impl, vocab), arg), rounds=ROUNDS, iterations=1,
                            warmup_rounds=1)
+
+
+def alternating_table(rounds: int = 5) -> list:
+    """The steady-state ratios (peer time / fasttok time) with the libraries
+    taking turns round by round, the best of ``rounds`` each: on a shared
+    machine, what else runs slows every library of a round alike, where
+    pytest-benchmark's rounds of one library after another's do not.
+    A peer whose ids differ is marked ``*``; one that cannot load the file, ``-``."""
+    import time
+
+    peers = [impl for impl in LOADERS if impl != "fasttok"]
+    out = [f"{'file':<13}{'text':<6}{'mode':<7}{'fasttok us':>11}"
+           + "".join(f"{p:>12}" for p in peers)]
+    for vocab in VOCABS:
+        for file in FILES:
+            for mode in MODES:
+                run = _run(mode)
+                arg = _input(file, mode)
+                encoders, marks = {}, {}
+                for impl in LOADERS:
+                    try:
+                        marks[impl] = "*" if _label(impl, vocab, file, mode).endswith("*") else ""
+                        encoders[impl] = _loaded(impl, vocab)
+                    except pytest.skip.Exception:
+                        pass
+                best = dict.fromkeys(encoders, float("inf"))
+                for impl, encode in encoders.items():
+                    run(encode, arg)  # warm-up
+                for _ in range(rounds):
+                    for impl, encode in encoders.items():
+                        start = time.perf_counter()
+                        run(encode, arg)
+                        best[impl] = min(best[impl], time.perf_counter() - start)
+                calls = len(arg) if mode == "lines" else 1
+                cells = [f"{best[p] / best['fasttok']:.2f}{marks[p]}" if p in best else "-"
+                         for p in peers]
+                out.append(f"{vocab:<13}{file:<6}{mode:<7}{best['fasttok'] / calls * 1e6:11.2f}"
+                           + "".join(f"{c:>12}" for c in cells))
+    return out
+
+
+if __name__ == "__main__":
+    # python bench/test_hf_ids_peers_bench.py: the alternating table, then
+    # the notes (peers that differ or cannot load)
+    print("\n".join(alternating_table()))
+    print("\n".join(dict.fromkeys(NOTES)))
