@@ -65,3 +65,36 @@ def test_serde_f64_is_one_step_off_pythons_reading_of_seventeen_digits():
 def test_serde_f64_reads_thousands_of_digits():
     assert serde_f64("0." + "0" * 5000 + "1") == 0.0
     assert math.isinf(serde_f64("1" + "0" * 5000))
+
+
+# the compiled reading a Unigram tokenizer.json's scores go through
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False) | st.floats(
+    allow_nan=False, allow_infinity=False, width=32) | st.integers(-2**53, 2**53), max_size=20))
+def test_the_compiled_scores_of_unigram_pieces_are_serde_f64s_bit_for_bit(values):
+    from fasttok.models._unigram import tokenizers_scores
+
+    read = tokenizers_scores([[f"p{i}", v] for i, v in enumerate(values)])
+    expected = [serde_f64(v) for v in values]
+    if not all(map(math.isfinite, expected)):  # serde's scaling past a double
+        assert type(read) is int and not math.isfinite(expected[read])
+        return
+    pieces, scores = read
+    assert pieces == [f"p{i}" for i in range(len(values))]
+    assert [math.copysign(1, s) for s in scores] == [math.copysign(1, e) for e in expected]
+    assert list(scores) == expected
+
+
+def test_the_compiled_scores_count_the_digit_of_an_integral_doubles_dot_zero():
+    # "7787469671406591.0" is 77874696714065910 tenths: past 2**53, one step off
+    from fasttok.models._unigram import tokenizers_scores
+
+    assert list(tokenizers_scores([["a", 7787469671406591.0]])[1]) == [7787469671406590.0]
+
+
+def test_the_compiled_scores_name_the_first_entry_that_is_no_pair_of_a_string_and_a_number():
+    from fasttok.models._unigram import tokenizers_scores
+
+    for bad in (["a"], ["a", True], ["a", "1"], [1, 1.0], ("a", 1.0), ["a", 1.0, 2.0],
+                ["a", math.inf], ["a", 10**400]):
+        assert tokenizers_scores([["ok", 0.0], list(bad) if type(bad) is list else bad]) == 1, bad

@@ -126,6 +126,7 @@ of a corpus file, "whole": one call on it):
 
 from cpython.bytes cimport PyBytes_AS_STRING
 from libc.float cimport FLT_MAX
+from libc.math cimport isfinite
 from libc.stdint cimport SIZE_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memmove, memset
@@ -2348,3 +2349,120 @@ _OP_KINDS = {"squeeze": OP_SQUEEZE, "trim": OP_TRIM, "lead": OP_LEAD,
              "literal": OP_LITERAL}
 cdef carray.array _IDS = carray.array("I")
 cdef carray.array _INTS = carray.array("i")
+
+
+# ---------------------------------------------------------------- tokenizer.json scores
+
+cdef extern from "Python.h":
+    char* PyOS_double_to_string(double val, char format_code, int precision, int flags,
+                                int* type) except NULL
+    void PyMem_Free(void* p)
+    int Py_DTSF_ADD_DOT_0
+
+# float(10 ** k): the powers serde_json scales a significand by
+cdef double _POW10[309]
+for _k in range(309):
+    _POW10[_k] = float(10 ** _k)
+
+
+cdef double _serde_f64(double value, bint* ok):
+    # tokenizers' f64 of the JSON number whose shortest spelling is value's
+    # (fasttok.models.hf_fields.serde_f64, which says why), value finite;
+    # ok cleared when it has more digits than a u64 holds (never for a
+    # double's shortest spelling: the caller then reads it in Python)
+    # repr's spelling, ".0" included (serde counts that digit too)
+    cdef char* text = PyOS_double_to_string(value, c'r', 0, Py_DTSF_ADD_DOT_0, NULL)
+    cdef char* p = text
+    cdef bint negative = False, fraction = False
+    cdef uint64_t significand = 0
+    cdef int digits = 0, shift = 0, exponent = 0, exponent_sign = 1
+    cdef double f
+    try:
+        if p[0] == c'-':
+            negative = True
+            p += 1
+        while p[0] != 0 and p[0] != c'e':
+            if p[0] == c'.':
+                fraction = True
+            else:
+                if significand or p[0] != c'0':
+                    digits += 1
+                    if digits > 19:
+                        ok[0] = False
+                        return 0.0
+                significand = significand * 10 + <uint64_t>(p[0] - c'0')
+                if fraction:
+                    shift -= 1
+            p += 1
+        if p[0] == c'e':
+            p += 1
+            if p[0] == c'-' or p[0] == c'+':
+                exponent_sign = -1 if p[0] == c'-' else 1
+                p += 1
+            while p[0] != 0:
+                exponent = exponent * 10 + (p[0] - c'0')
+                p += 1
+        shift += exponent_sign * exponent
+    finally:
+        PyMem_Free(text)
+    f = <double>significand
+    while shift >= 309 or shift <= -309:
+        if f == 0.0 or shift > 0:
+            if f != 0.0:
+                f = f * (1e308 * 10.0)  # infinity
+            break
+        f /= 1e308
+        shift += 308
+    else:
+        f = f * _POW10[shift] if shift >= 0 else f / _POW10[-shift]
+    return -f if negative else f
+
+
+def tokenizers_scores(list vocab not None):
+    """The pieces and scores of a ``tokenizer.json`` Unigram ``vocab``
+    (``[[piece, score], ...]``): ``(pieces, scores)``, the scores read into
+    f64 as tokenizers reads them (:func:`fasttok.models.hf_fields.serde_f64`,
+    in C: that Python call a piece was half of a Unigram file's model
+    build), in an ``array('d')``; or the index of the first entry that is
+    not a ``[string, finite number]`` pair, which the caller explains.
+
+    >>> tokenizers_scores([["a", -3.2940776348114014], ["b", 2]])
+    (['a', 'b'], array('d', [-3.294077634811402, 2.0]))
+    >>> tokenizers_scores([["a", 1.0], ["b", "x"]])
+    1
+    """
+    cdef Py_ssize_t i, n = len(vocab)
+    cdef list pieces = [None] * n
+    cdef carray.array scores = carray.clone(carray.array("d"), n, False)
+    cdef bint ok
+    cdef double score
+    for i in range(n):
+        entry = vocab[i]
+        if type(entry) is not list or len(<list>entry) != 2 or type((<list>entry)[0]) is not str:
+            return i
+        value = (<list>entry)[1]
+        if type(value) is float:
+            if not isfinite(<double>value):  # json's reading of a number past a double
+                return i
+            ok = True
+            score = _serde_f64(<double>value, &ok)
+            if not ok:
+                score = _python_serde_f64(value)
+        elif type(value) is int:
+            try:
+                score = float(value)
+            except OverflowError:
+                return i
+        else:
+            return i
+        if not isfinite(score):
+            return i
+        pieces[i] = (<list>entry)[0]
+        scores.data.as_doubles[i] = score
+    return pieces, scores
+
+
+def _python_serde_f64(value):
+    # the Python reading, for what the C one leaves (see _serde_f64)
+    from fasttok.models.hf_fields import serde_f64
+    return serde_f64(value)

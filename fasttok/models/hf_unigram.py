@@ -8,7 +8,8 @@ unknown characters next to each other are one token, which becomes the
 else ``unk_id``. Offsets are in characters of the sequence the model is given.
 
 The scores are read from JSON as tokenizers reads them
-(:func:`fasttok.models.hf_fields.serde_f64`): a fifth of them are one step
+(:func:`fasttok.models.hf_fields.serde_f64`, in C by
+:func:`fasttok.models._unigram.tokenizers_scores`): a fifth of them are one step
 off the double Python's ``json`` makes, and where two segmentations tie up
 to rounding (``"00" + "0"`` or ``"0" + "00"``) that step decides.
 
@@ -20,12 +21,11 @@ to rounding (``"00" + "0"`` or ``"0" + "00"``) that step decides.
 
 from __future__ import annotations
 
-import math
 import random
 
 from fasttok.models import unigram_sampling
-from fasttok.models._unigram import TokenizersUnigram
-from fasttok.models.hf_fields import is_int, model_object, serde_f64
+from fasttok.models._unigram import TokenizersUnigram, tokenizers_scores
+from fasttok.models.hf_fields import is_int, model_object
 from fasttok.models.unigram_sampling import UnigramLattice
 
 
@@ -156,19 +156,16 @@ def unigram_from_json(spec: dict | None, where: str, fail,
     vocab = spec["vocab"]
     if not isinstance(vocab, list):
         raise fail(f"{where}.vocab", "expected a list of [piece, score] pairs")
-    pairs = []
-    for i, entry in enumerate(vocab):
+    read = tokenizers_scores(vocab)
+    if type(read) is int:
+        entry = vocab[read]
         if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
                 and (is_int(entry[1]) or isinstance(entry[1], float))):
-            raise fail(f"{where}.vocab[{i}]", "expected a [piece, score] pair (a string and a "
-                                             "number)")
-        try:
-            score = serde_f64(entry[1])
-        except (OverflowError, ValueError):     # beyond a double: json made inf of it
-            score = math.inf
-        if not math.isfinite(score):
-            raise fail(f"{where}.vocab[{i}]", "the score is out of the range of a double")
-        pairs.append((entry[0], score))
+            raise fail(f"{where}.vocab[{read}]", "expected a [piece, score] pair (a string and "
+                                                "a number)")
+        # beyond a double: json made inf of it, or serde's scaling does
+        raise fail(f"{where}.vocab[{read}]", "the score is out of the range of a double")
+    pieces, scores = read
     unk_id = spec.get("unk_id")
     if unk_id is not None:
         if not is_int(unk_id) or unk_id < 0:
@@ -181,4 +178,4 @@ def unigram_from_json(spec: dict | None, where: str, fail,
     byte_fallback = spec.get("byte_fallback", False)
     if not isinstance(byte_fallback, bool):
         raise fail(f"{where}.byte_fallback", "expected true or false")
-    return Unigram(pairs, unk_id, byte_fallback, never)
+    return Unigram(list(zip(pieces, scores)), unk_id, byte_fallback, never)
