@@ -53,9 +53,9 @@ from fasttok.formats.tiktoken import build_byte_bpe
 from fasttok.normalizers.one_for_one import one_for_one
 from fasttok.normalizers.unicode_forms import FORMS
 from fasttok.pre_tokenizers.byte_level import ByteLevel as ByteLevelPreTokenizer
-from fasttok.pre_tokenizers.patterns import GPT2_DIGITS, scanner_for
+from fasttok.pre_tokenizers.patterns import GPT2_DIGITS, JOINED_SPLITS, scanner_for
 from fasttok.pre_tokenizers.sequence import Sequence as PreTokenizerSequence
-from fasttok.pre_tokenizers.split import Digits
+from fasttok.pre_tokenizers.split import Digits, Split
 from fasttok.shared._tables import TokenTables
 from fasttok.shared._bytemap import bytes_to_unicode, decode_byte_level, encode_byte_level
 from fasttok.shared.normalized import NormalizedString
@@ -312,7 +312,8 @@ def _walk_record(record: Vocabulary, pre_tokenizer: Any) -> Optional[Vocabulary]
     added = [dict(t, lstrip=False, rstrip=False, single_word=False, normalized=False)
              for t in doc.get("added_tokens") or () if isinstance(t, dict)]
     core_doc = {"model": _reachable(doc["model"]),
-                "pre_tokenizer": _digits_apart(pre_tokenizer) or doc.get("pre_tokenizer"),
+                "pre_tokenizer": (_digits_apart(pre_tokenizer) or _one_split(pre_tokenizer)
+                                  or doc.get("pre_tokenizer")),
                 "decoder": {"type": "ByteLevel"}, "added_tokens": added}
     try:
         return byte_level_record(core_doc, record.source or record.name)
@@ -353,6 +354,28 @@ def _digits_apart(pre_tokenizer: Any) -> Optional[dict]:
     return {"type": "Sequence", "pretokenizers": [
         {"type": "Split", "pattern": {"Regex": GPT2_DIGITS}, "behavior": "Isolated",
          "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+         "use_regex": False}]}
+
+
+def _one_split(pre_tokenizer: Any) -> Optional[dict]:
+    # Split(Isolated)s in a row before ByteLevel without its regex (DeepSeek-V3's
+    # three) as the Split of the one regex that splits alike, which the fused
+    # core scans; None for another pre-tokenizer
+    steps = getattr(pre_tokenizer, "pretokenizers", None)
+    if type(pre_tokenizer) is not PreTokenizerSequence or not steps:
+        return None
+    *splits, byte_level = steps
+    if not (type(byte_level) is ByteLevelPreTokenizer and not byte_level.use_regex
+            and not byte_level.add_prefix_space
+            and all(type(s) is Split and s.regex and s.behavior == "Isolated" and not s.invert
+                    for s in splits)):
+        return None
+    regex = JOINED_SPLITS.get(tuple(s.pattern for s in splits))
+    if regex is None:
+        return None
+    return {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False},
         {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
          "use_regex": False}]}
 

@@ -8,8 +8,9 @@ semantics; the reasoning for each is written beside it. The lookahead
 ``\\s+(?!\\S)`` is never backtracked: the whitespace run is measured once and
 its last character given back (:func:`_whitespace`).
 
-Three pattern shapes cover every scanner: GPT-2's, cl100k's (Llama 3, Qwen 2
-and kin) and o200k's. Each scanner is a one-line instance of a shape with
+Three pattern shapes cover every scanner but one: GPT-2's, cl100k's (Llama 3,
+Qwen 2 and kin) and o200k's; DeepSeek-V3's three regexes in a row are a fourth
+(:func:`_deepseek3`). Each scanner is a one-line instance of a shape with
 constant arguments -- which character tables, how many digits a number
 piece takes, what counts as a letter -- so the C compiler folds the
 parameters away and there is one derivation per shape, not per model.
@@ -40,8 +41,8 @@ Known patterns map to scanners in :mod:`fasttok.pre_tokenizers.patterns` (tiktok
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
 
-from fasttok.shared._unicode cimport (FT_L, FT_LL, FT_LM_LO, FT_LU_LT, FT_M, FT_N, FT_WS, ft_class,
-                        ft_simple_fold_to_ascii_lower)
+from fasttok.shared._unicode cimport (FT_L, FT_LL, FT_LM_LO, FT_LU_LT, FT_M, FT_N, FT_P, FT_S,
+                        FT_WS, ft_class, ft_simple_fold_to_ascii_lower)
 from fasttok.shared._utf8 cimport utf8_get
 
 cdef extern from "Python.h":
@@ -99,7 +100,8 @@ cdef int _load_llama_tables() except -1:
 
 # llama_unicode's class names -> scanner class bits (a non-ASCII letter is
 # both cases: llama.cpp's collapsed \p{Lu} and \p{Ll} are all letters).
-_LLAMA_BITS = {"whitespace": FT_WS, "number": FT_N, "letter": FT_L | FT_LM_LO, "mark": FT_M}
+_LLAMA_BITS = {"whitespace": FT_WS, "number": FT_N, "letter": FT_L | FT_LM_LO, "mark": FT_M,
+               "punctuation": FT_P, "symbol": FT_S}
 
 
 cdef inline uint32_t _decode(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, int* width) noexcept nogil:
@@ -402,6 +404,110 @@ cdef inline Py_ssize_t _o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, Ta
     return _whitespace(s, i, end, tables, False, True, 0)
 
 
+cdef enum:
+    # The class of a character past the end of the stretch DeepSeek-V3's third
+    # regex sees: it has no bit of any class.
+    DS_STOP = 0x8000
+    DS_LETTER = FT_L | FT_M          # [\p{L}\p{M}]
+    DS_PUNCT = FT_P | FT_S           # [\p{P}\p{S}]
+    DS_SEEN = DS_LETTER | DS_PUNCT | FT_WS   # what some alternative starts with
+
+
+cdef inline uint16_t _ds_class(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, int* width,
+                               Tables tables, bint kana) noexcept nogil:
+    # The class of the character at i as the third regex sees it in a stretch
+    # of kanji/kana (kana) or of neither (a digit or a kanji/kana ends that
+    # one): DS_STOP past the stretch. llama.cpp's ASCII \p{S} has no "~".
+    cdef uint16_t cls
+    cdef uint32_t cp
+    if i >= end:
+        width[0] = 0
+        return DS_STOP
+    if s[i] < 0x80:
+        width[0] = 1
+        if kana:
+            return DS_STOP
+        cls = ASCII_CLASS[s[i]]
+        if cls & FT_N:
+            return DS_STOP
+        if tables == LLAMA_CPP and s[i] == 0x7E:
+            return 0
+        return cls
+    cp = _decode(s, i, end, width)
+    if (0x4E00 <= cp <= 0x9FA5 or 0x3040 <= cp <= 0x30FF) != kana:
+        return DS_STOP
+    cls = _class_at(s, i, end, width, tables)
+    return DS_STOP if cls & FT_N else cls
+
+
+cdef inline Py_ssize_t _ds_run(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint16_t mask,
+                               Tables tables, bint kana) noexcept nogil:
+    cdef int w
+    while _ds_class(s, i, end, &w, tables, kana) & mask:
+        i += w
+    return i
+
+
+cdef inline Py_ssize_t _deepseek3(const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
+                                  Tables tables) noexcept nogil:
+    # The Isolated splits of three regexes in a row, each on the pieces of the last:
+    #   \p{N}{1,3}
+    #   [\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+                         (kanji/kana)
+    #   A [!-/:-@[-`{-~][A-Za-z]+ | B [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+
+    #   | C ?[\p{P}\p{S}]+[\r\n]* | \s*[\r\n]+ | \s+(?!\S) | \s+
+    # A piece of the first two is a run of digits (3 at most: no alternative
+    # of the third matches a digit, so the piece stays whole), a run of
+    # kanji/kana or a run of neither; the third regex sees one such run as
+    # its whole text, so its matches end where the run does (_ds_class's
+    # DS_STOP) and so does text it leaves unmatched, which is a piece.
+    cdef int w, w2
+    cdef Py_ssize_t r, j
+    cdef uint8_t b = s[i]
+    cdef uint16_t cls = _class_at(s, i, end, &w, tables)
+    cdef bint kana
+    if cls & FT_N:
+        return _run_digits(s, i, end, 3, tables)
+    kana = b >= 0x80 and _ds_class(s, i, end, &w, tables, True) != DS_STOP
+    cls = _ds_class(s, i, end, &w, tables, kana)
+    if 0x21 <= b <= 0x7E and not (ASCII_CLASS[b] & (FT_L | FT_N)):
+        # A: ASCII punctuation then ASCII letters
+        j = i + 1
+        while j < end and s[j] < 0x80 and ASCII_CLASS[s[j]] & FT_L:
+            j += 1
+        if j > i + 1:
+            return j
+    if cls & DS_LETTER:
+        return _ds_run(s, i, end, DS_LETTER, tables, kana)
+    if b != 0x0D and b != 0x0A and not (cls & DS_PUNCT) \
+            and _ds_class(s, i + w, end, &w2, tables, kana) & DS_LETTER:
+        # B with its leading character
+        return _ds_run(s, i + w, end, DS_LETTER, tables, kana)
+    r = -1
+    if b == 0x20 and _ds_class(s, i + 1, end, &w2, tables, kana) & DS_PUNCT:
+        r = _ds_run(s, i + 1, end, DS_PUNCT, tables, kana)
+    elif cls & DS_PUNCT:
+        r = _ds_run(s, i, end, DS_PUNCT, tables, kana)
+    if r >= 0:
+        # C; a kanji/kana stretch holds no newline
+        while not kana and r < end and (s[r] == 0x0D or s[r] == 0x0A):
+            r += 1
+        return r
+    if cls & FT_WS:
+        # the whitespace run's end is the text's end to (?!\S) when a digit
+        # or a kanji/kana follows
+        j = _ds_run(s, i, end, FT_WS, tables, False)
+        if _ds_class(s, j, end, &w2, tables, False) == DS_STOP:
+            return _whitespace(s, i, j, tables, False, True, 0)
+        return _whitespace(s, i, end, tables, False, True, 0)
+    # nothing matches here: the unmatched text runs on to where something does
+    j = i + w
+    while not (_ds_class(s, j, end, &w, tables, kana) & (DS_SEEN | DS_STOP)):
+        if _ds_class(s, j + w, end, &w2, tables, kana) & DS_LETTER:
+            break
+        j += w
+    return j
+
+
 # ---------------------------------------------------------------- the scanners
 # tiktoken's patterns (Unicode 16.0); see fasttok.pre_tokenizers.patterns.
 
@@ -412,6 +518,10 @@ cdef Py_ssize_t scan_gpt2_digits(const uint8_t* s, Py_ssize_t i, Py_ssize_t end)
     # tokenizers' Digits(individual_digits) then ByteLevel's gpt2 regex
     # (Cohere's Command-R and Aya): every \p{N} a piece alone, the regex between
     return _gpt2(s, i, end, UNICODE_16, True)
+
+cdef Py_ssize_t scan_deepseek3(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    # tokenizers' Split sequence of DeepSeek-V3's three regexes (see _deepseek3)
+    return _deepseek3(s, i, end, UNICODE_16)
 
 cdef Py_ssize_t scan_cl100k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     return _cl100k(s, i, end, UNICODE_16, True, 3, FT_L, True)
@@ -457,15 +567,21 @@ cdef Py_ssize_t scan_llama_tekken(const uint8_t* s, Py_ssize_t i, Py_ssize_t end
     return _o200k(s, i, end, LLAMA_CPP, 1, False)
 
 
+cdef Py_ssize_t scan_llama_deepseek3(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return _deepseek3(s, i, end, LLAMA_CPP)
+
+
 # Names in the order of _SCAN; a name starting "llama.cpp:" reads llama.cpp's tables.
 SCANNERS = ("gpt2", "cl100k", "cl100k_legacy", "qwen2", "o200k", "tekken", "gpt2_digits",
+            "deepseek3",
             "llama.cpp:gpt2", "llama.cpp:starcoder", "llama.cpp:llama3", "llama.cpp:qwen2",
-            "llama.cpp:qwen35", "llama.cpp:seed-coder", "llama.cpp:gpt-4o", "llama.cpp:tekken")
-cdef ScanFn[15] _SCAN = [scan_gpt2, scan_cl100k, scan_cl100k_legacy, scan_qwen2, scan_o200k,
-                         scan_tekken, scan_gpt2_digits,
+            "llama.cpp:qwen35", "llama.cpp:seed-coder", "llama.cpp:gpt-4o", "llama.cpp:tekken",
+            "llama.cpp:deepseek-v3")
+cdef ScanFn[17] _SCAN = [scan_gpt2, scan_cl100k, scan_cl100k_legacy, scan_qwen2, scan_o200k,
+                         scan_tekken, scan_gpt2_digits, scan_deepseek3,
                          scan_llama_gpt2, scan_llama_starcoder, scan_llama_llama3, scan_llama_qwen2,
                          scan_llama_qwen35, scan_llama_seed_coder, scan_llama_gpt4o,
-                         scan_llama_tekken]
+                         scan_llama_tekken, scan_llama_deepseek3]
 _INDEX = {name: k for k, name in enumerate(SCANNERS)}
 
 

@@ -24,8 +24,8 @@ Offsets are code points throughout, as in llama.cpp, so the collapsed text
 lines up with the real one character for character.
 
 Speed: the lists that are one pattern of GPT-2's, cl100k's or o200k's shape
-(gpt-2, llama3, qwen2, qwen35, seed-coder, bailingmoe, gpt-4o, tekken) and
-starcoder's ``\\p{N}`` + GPT-2 name a compiled scanner
+(gpt-2, llama3, qwen2, qwen35, seed-coder, bailingmoe, gpt-4o, tekken),
+starcoder's ``\\p{N}`` + GPT-2 and deepseek-v3's three name a compiled scanner
 (:attr:`PreTokenizer.scanner`) that reads llama.cpp's own Unicode 15.1
 tables and folds case as it does, so it splits every text as this module's
 Python path does; the other lists run Python's ``re`` on the collapsed
@@ -138,6 +138,7 @@ SCANNERS = {
     SEED_CODER: "llama.cpp:seed-coder",
     GPT4O: "llama.cpp:gpt-4o",
     TEKKEN: "llama.cpp:tekken",
+    DEEPSEEK3: "llama.cpp:deepseek-v3",
 }
 
 
