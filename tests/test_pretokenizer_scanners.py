@@ -296,3 +296,85 @@ def test_gguf_scanner_and_python_path_give_the_same_ids_on_the_corpus(name):
 def test_unknown_scanner_names_the_known_ones():
     with pytest.raises(ValueError, match="llama.cpp:qwen2"):
         split("qwen3", "x")
+
+
+# ---------------------------------------------------------------- DeepSeek-V3's three regexes
+
+
+def _split_sequence(regexes: tuple):
+    """tokenizers' ``Sequence`` of ``Split(Isolated)`` of ``regexes``: text -> pieces."""
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import pre_tokenizers as pt
+
+    sequence = pt.Sequence([pt.Split(tokenizers.Regex(r), "isolated") for r in regexes])
+    return lambda text: [text[a:b] for _, (a, b) in sequence.pre_tokenize_str(text)]
+
+
+@FUZZ
+@given(text=texts)
+@example(text="12345 日本語です。ア・\n x~é \x00\x00a \u3040\u3040x  1\t日")
+def test_deepseek3_scanner_splits_as_tokenizers_split_sequence(text):
+    problem = first_divergence(split("deepseek3", text),
+                               _split_sequence(patterns.DEEPSEEK3_SPLITS)(text), text)
+    assert problem is None, problem
+
+
+def _corpus_lines(per_file: "int | None") -> list:
+    lines = []
+    for path in sorted((DATA / "corpus").glob("*.txt")):
+        lines += path.read_text(encoding="utf-8").splitlines(keepends=True)[:per_file]
+    return lines + [r["text"] for r in read_jsonl(DATA / "testcases" / "lines.jsonl")]
+
+
+@pytest.mark.parametrize("per_file", [500, pytest.param(None, marks=pytest.mark.slow)],
+                         ids=["head", "whole"])
+def test_deepseek3_scanners_split_the_corpus_as_their_references(per_file):
+    tokenizers_split = _split_sequence(patterns.DEEPSEEK3_SPLITS)
+    llama_cpp_list = pre_tokenizer("deepseek-v3").splitter
+    for text in _corpus_lines(per_file):
+        for got, want in ((split("deepseek3", text), tokenizers_split(text)),
+                          (split("llama.cpp:deepseek-v3", text), llama_cpp_list(text))):
+            problem = first_divergence(got, want, text)
+            assert problem is None, problem
+
+
+def test_deepseek3_tokenizer_json_splits_are_llama_cpp_list():
+    # the same three patterns, the kanji/kana class spelled by code point in gguf.py
+    ours, theirs = patterns.DEEPSEEK3_SPLITS, gguf_pretokenizers.DEEPSEEK3
+    assert ours[::2] == theirs[::2]
+    kana = [regex.compile(p) for p in (ours[1], theirs[1])]
+    assert all(bool(kana[0].match(chr(cp))) == bool(kana[1].match(chr(cp)))
+               for cp in range(0x3000, 0xA000))
+
+
+def test_deepseek3_whitespace_before_a_digit_or_kana_is_whole():
+    # the first two regexes cut the text there, so (?!\S) sees the end
+    assert split("deepseek3", "a  1") == ["a", "  ", "1"]
+    assert split("deepseek3", "a  日") == ["a", "  ", "日"]
+    assert split("deepseek3", "a  b") == ["a", " ", " b"]
+
+
+def test_deepseek3_digits_go_three_at_a_time():
+    assert split("deepseek3", "12345") == ["123", "45"]
+
+
+def test_deepseek3_kana_punctuation_keeps_newlines_out():
+    # the kana stretch "ア・" is the third regex's whole text: [\r\n]* finds none
+    assert split("deepseek3", "ア・\n") == ["ア", "・", "\n"]
+    assert split("deepseek3", "!\n") == ["!\n"]
+
+
+def test_deepseek3_unmatched_text_is_a_piece_up_to_a_letter_it_leads():
+    assert split("deepseek3", "\x00\x00a") == ["\x00", "\x00a"]
+    assert split("deepseek3", "\u3040\u3040x") == ["\u3040\u3040", "x"]
+
+
+def test_llama_cpp_deepseek3_tilde_is_neither_punctuation_nor_symbol():
+    # llama.cpp's ASCII \p{S} has no "~", so it may lead a word
+    assert split("llama.cpp:deepseek-v3", "x~é") == ["x", "~é"]
+    assert split("deepseek3", "x~é") == ["x", "~", "é"]
+
+
+def test_deepseek_v3_gguf_lists_take_the_compiled_scanner():
+    for pre in ("deepseek-v3", "hunyuan-dense", "joyai-llm", "hy_v4"):
+        assert pre_tokenizer(pre).scanner == "llama.cpp:deepseek-v3", pre
