@@ -309,6 +309,11 @@ def _walk_record(record: Vocabulary, pre_tokenizer: Any) -> Optional[Vocabulary]
     if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict) \
             or "vocab" not in doc["model"]:
         return None
+    # a document without a ByteLevel step is no byte-level file: asked first,
+    # before _reachable reads every vocabulary entry (Gemma 3's 262k)
+    steps = getattr(pre_tokenizer, "pretokenizers", None) or (pre_tokenizer,)
+    if not any(type(step) is ByteLevelPreTokenizer for step in steps):
+        return None
     added = [dict(t, lstrip=False, rstrip=False, single_word=False, normalized=False)
              for t in doc.get("added_tokens") or () if isinstance(t, dict)]
     core_doc = {"model": _reachable(doc["model"]),
