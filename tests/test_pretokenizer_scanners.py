@@ -375,6 +375,20 @@ def test_llama_cpp_deepseek3_tilde_is_neither_punctuation_nor_symbol():
     assert split("deepseek3", "x~é") == ["x", "~", "é"]
 
 
+@pytest.mark.skipif(not (DATA / "vocab" / "gguf").is_dir(), reason="no GGUF vocabularies")
+def test_deepseek_v3_scanner_and_python_path_give_the_same_ids_on_the_corpus():
+    # no deepseek-v3 vocabulary among llama.cpp's test ones: deepseek-llm's
+    # vocabulary (a DeepSeek byte-level BPE) split by deepseek-v3's list
+    import dataclasses
+    from fasttok.formats.gguf import GGUFByteBPE, load_gguf_vocabulary
+
+    vocab = load_gguf_vocabulary(DATA / "vocab" / "gguf" / "ggml-vocab-deepseek-llm.gguf")
+    model = GGUFByteBPE(dataclasses.replace(vocab, pre_tokenizer="deepseek-v3"))
+    assert model.pre.scanner == "llama.cpp:deepseek-v3"
+    for text in _corpus_lines(200):
+        assert model._fast.encode_ordinary(text) == model._exact.encode_ordinary(text), text
+
+
 def test_deepseek_v3_gguf_lists_take_the_compiled_scanner():
     for pre in ("deepseek-v3", "hunyuan-dense", "joyai-llm", "hy_v4"):
         assert pre_tokenizer(pre).scanner == "llama.cpp:deepseek-v3", pre
