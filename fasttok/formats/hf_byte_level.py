@@ -13,7 +13,8 @@ fasttok's fused byte-level BPE, which needs no Python call per piece:
    tables), so the two paths cannot drift apart;
 3. the ``Split`` regex runs through fasttok's compiled scanner when it is one
    fasttok knows (Llama 3's is cl100k's older spelling, Qwen's is ``QWEN2``,
-   GPT-4o's is ``O200K``), else through Python's ``re``; a known pattern
+   GPT-4o's is ``O200K``; DeepSeek-V3's three ``Split`` regexes in a row
+   are the one regex ``DEEPSEEK3``), else through Python's ``re``; a known pattern
    matches every character, so ``Isolated`` and inverted ``Removed`` split
    alike; for any other pattern ``Isolated`` keeps the text between matches
    too (:func:`isolated_splitter`);
