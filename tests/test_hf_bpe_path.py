@@ -49,7 +49,7 @@ def _assert_same(ours, theirs, texts) -> None:
 
 def test_sentencepiece_style_files_take_the_one_call_path(shared):
     ours, _ = shared
-    assert type(ours._core.pipeline.walk).__name__ == "StretchWalker"
+    assert type(ours._core.pipeline.walk).__name__ == "StretchWalk"
 
 
 def test_corpus_lines_and_whole_texts_give_tokenizers_ids(shared):
@@ -134,14 +134,14 @@ def _load(tmp_path, doc: dict) -> tuple:
 @pytest.mark.parametrize("case", list(TAKEN))
 def test_each_accepted_normalizer_gives_tokenizers_ids(tmp_path, case):
     ours, theirs = _load(tmp_path, _doc(*TAKEN[case]))
-    assert type(ours._core.pipeline.walk).__name__ == "StretchWalker"
+    assert type(ours._core.pipeline.walk).__name__ == "StretchWalk"
     _assert_same(ours, theirs, TEXTS)
 
 
 @pytest.mark.parametrize("case", list(REFUSED))
 def test_other_stages_keep_their_own_path_and_tokenizers_ids(tmp_path, case):
     ours, theirs = _load(tmp_path, _doc(*REFUSED[case]))
-    assert type(ours._core.pipeline.walk).__name__ != "StretchWalker"
+    assert type(ours._core.pipeline.walk).__name__ != "StretchWalk"
     _assert_same(ours, theirs, TEXTS)
 
 

@@ -17,7 +17,7 @@ tokenizers = pytest.importorskip("tokenizers")
 
 HF = DATA / "vocab" / "hf"
 # one file of each walk fasttok.load's plain model asks (the byte-level files have their own core)
-WALKED = {"StretchWalker": "llama2/tokenizer.json", "BertWalk": "all-MiniLM-L6-v2/tokenizer.json",
+WALKED = {"StretchWalk": "llama2/tokenizer.json", "BertWalk": "all-MiniLM-L6-v2/tokenizer.json",
           "UnigramPathWalk": "unigram/botchan_unigram_5000.v5.24.0.T5Tokenizer.json"}
 T5 = "unigram/botchan_unigram_5000.v5.24.0.T5Tokenizer.json"
 SURROGATE_TEXTS = ["a\ud800b", "\udfff", "x \udc80 y\n"]

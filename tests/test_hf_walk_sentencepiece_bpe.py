@@ -91,7 +91,7 @@ def shared(request):
 
 def test_shared_sentencepiece_style_files_have_the_walk(shared):
     walk, _ = shared
-    assert type(walk) is StretchWalker
+    assert isinstance(walk, StretchWalker)
 
 
 def test_test_lines_give_tokenizers_ids_offsets_and_words(shared):
@@ -237,7 +237,7 @@ _SMALL = st.text(st.sampled_from(list("ab _▁<x>é日本\u0301") + ["😀", "\U
 @pytest.mark.parametrize("case", list(TAKEN))
 def test_each_normalizer_the_walk_takes_gives_tokenizers_answer(case):
     walk, theirs = _small(_doc(*TAKEN[case]))
-    assert type(walk) is StretchWalker
+    assert isinstance(walk, StretchWalker)
     assert _first_difference(walk, theirs, SMALL_TEXTS) is None
 
 
@@ -317,4 +317,4 @@ REFUSED = {
 @pytest.mark.parametrize("case", list(REFUSED))
 def test_other_configurations_get_no_bpe_walk(case):
     walk, _ = _small(REFUSED[case])
-    assert type(walk) is not StretchWalker
+    assert not isinstance(walk, StretchWalker)

@@ -78,7 +78,7 @@ _TEXTS = st.lists(st.sampled_from(_PARTS), max_size=10).map("".join)
 
 def test_the_file_has_the_walk(faces):
     _, found, _ = faces
-    assert all(type(walk) is StretchWalker for _, walk in found.values())
+    assert all(isinstance(walk, StretchWalker) for _, walk in found.values())
 
 
 def test_walk_equals_tokenizers_where_no_flagged_token_occurs(faces):

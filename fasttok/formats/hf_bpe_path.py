@@ -41,7 +41,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Optional
 
+from fasttok.formats.walk import MIN_THREADED_TEXTS, Walk
 from fasttok.models.hf_bpe import BPE, StretchWalker
+from fasttok.models.interface import run_batch
 from fasttok.normalizers.replace import Replace
 from fasttok.normalizers.sequence import Sequence
 from fasttok.normalizers.simple import Prepend
@@ -49,7 +51,26 @@ from fasttok.pre_tokenizers.metaspace import Metaspace
 from fasttok.pre_tokenizers.split import Split
 from fasttok.shared.normalized import NormalizedString, PreTokenizedString
 
-__all__ = ["bpe_stretch_walk", "stretch_cuts"]
+__all__ = ["bpe_stretch_walk", "stretch_cuts", "StretchWalk"]
+
+
+class StretchWalk(StretchWalker, Walk):
+    """The compiled walk (:class:`~fasttok.models.hf_bpe.StretchWalker`'s
+    ``ids`` and ``encode``) with its batch on threads: ``encode_many`` gives
+    chunks of texts to :meth:`StretchWalker.encode_offsets_many`, which walks
+    each chunk with the GIL released.
+
+    >>> walk = BPE({"a": 0, "_": 1, "_a": 2}, [("_", "a")]).text_walker(
+    ...     lambda allowed: (lambda text: [text], {}, None), space_to="_", walker=StretchWalk)
+    >>> [list(found[0]) for found in walk.encode_many(["a a", "a"], None)]
+    [[0, 2], [0]]
+    """
+
+    def encode_many(self, texts: list, allowed: Optional[frozenset],
+                    num_threads: Optional[int] = None) -> list:
+        """:meth:`encode` of each text (see :meth:`Walk.encode_many`)."""
+        return run_batch(self, texts if type(texts) is list else list(texts), allowed,
+                         "encode_offsets_many", num_threads, MIN_THREADED_TEXTS)
 
 
 def _rewrites(normalizer: Any) -> Optional[tuple]:
@@ -187,7 +208,7 @@ def _normalized_test(matcher: Any, normalize: Optional[Callable[[str], str]]) ->
     return may_occur
 
 
-def bpe_stretch_walk(record: Any, pipeline: Any) -> Optional[StretchWalker]:
+def bpe_stretch_walk(record: Any, pipeline: Any) -> Optional[StretchWalk]:
     """The walk (:class:`fasttok.formats.hf_walks.Walk`: ``ids`` and
     ``encode``) of ``pipeline`` when its stages are the ones this module
     takes (``record``, its ``tokenizer.json`` record, is not needed), else
@@ -215,4 +236,4 @@ def bpe_stretch_walk(record: Any, pipeline: Any) -> Optional[StretchWalker]:
         return None
     normalize = None if normalizer is None else normalizer.normalize_str
     cuts_for = stretch_cuts(pipeline.added, normalize)
-    return model.text_walker(cuts_for, **rewrites)
+    return model.text_walker(cuts_for, walker=StretchWalk, **rewrites)

@@ -27,7 +27,11 @@ What is computed, as ``BPE::merge_word`` and ``Word::merge_all`` do it:
   normalizer or ``Metaspace`` writes it, in one call; each normalized byte
   remembers the text's character it came from, so a token's offsets are
   those characters' (what tokenizers' alignment gives), with no Python
-  object per stretch or per token.
+  object per stretch or per token. A batch (``encode_offsets_many``) cuts
+  its texts with the GIL held, walks them all without it, then makes their
+  arrays; the walk's buffers are kept for the next call, and the word cache
+  is held by one caller at a time (another walks without it: the same
+  tokens, found by merging).
 
 Parts are positioned by those cumulative lengths, not by the text's bytes:
 with a pair index the merge loop never reads the text, so the positions
@@ -68,13 +72,13 @@ allowed in ``tokenizer.json``) cost nothing special.
 """
 
 from cpython cimport array
-from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.unicode cimport PyUnicode_GET_LENGTH
-from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport INT32_MAX, SIZE_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memchr, memcmp, memcpy, memmove
+from libc.string cimport memchr, memcmp, memcpy, memmove, memset
 
 import array
 
@@ -276,30 +280,59 @@ cpdef enum:
 
 cdef enum:
     ADDED_MARK = 0xFFFFFFFF  # an added token's place among a walk's slots
-    WALK_STACK = 256         # a walk's arrays start on the stack, this many items
+    SPARE_BYTES = 1 << 20    # a walk's buffers past this many items are not kept
 
 
 cdef array.array _U32 = array.array("I")
 cdef array.array _I32 = array.array("i")
 
 
-cdef int _room(void** data, size_t* cap, size_t need, size_t item, const void* stack) except -1:
-    # grow_array for an array that starts in the caller's stack buffer
-    cdef void* heap = NULL
-    cdef size_t heap_cap = 0
-    if need <= cap[0]:
-        return 0
-    if data[0] != stack:
-        return grow_array(data, cap, need, item, WALK_STACK)
-    grow_array(&heap, &heap_cap, need, item, 2 * cap[0])
-    memcpy(heap, data[0], cap[0] * item)
-    data[0] = heap
-    cap[0] = heap_cap
+cdef void _out_free(WalkOut* o) noexcept nogil:
+    free(o.parts)
+    free(o.buf)
+    free(o.char_at)
+    free(o.starts)
+    free(o.slots)
+    free(o.out)
+    free(o.found)
+    free(o.spans)
+    free(o.words)
+    memset(o, 0, sizeof(WalkOut))
+
+
+cdef size_t _fill_parts(list parts, dict added, WalkOut* o, size_t at) except? 0:
+    # parts (stretches at even places, added tokens' texts at odd ones, as
+    # walk_stretches takes them) as o.parts[at:]; returns the number
+    cdef Py_ssize_t i, size, count = len(parts)
+    cdef StretchPart* part
+    grow_array(<void**>&o.parts, &o.parts_cap, at + <size_t>count, sizeof(StretchPart), 16)
+    for i in range(count):
+        text = parts[i]
+        if type(text) is not str:
+            raise TypeError(f"parts[{i}] is {type(text).__name__}, not str")
+        part = &o.parts[at + <size_t>i]
+        part.length = <size_t>PyUnicode_GET_LENGTH(text)
+        if i & 1:
+            part.text = NULL
+            part.added = added[text]
+        else:  # never NULL, even for an empty stretch
+            part.text = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &size)
+            part.size = <size_t>size
+    return <size_t>count
+
+
+cdef int _rewrite(Rewrite* rw, bytes space_to, bytes prepend, int prepend_when) except -1:
+    # rw for walk_stretches' first arguments (the bytes kept by the caller)
+    rw.space = NULL if space_to is None else <const char*>space_to
+    rw.space_len = 1 if space_to is None else len(space_to)
+    rw.prepend = <const uint8_t*>prepend
+    rw.prepend_len = len(prepend)
+    rw.when = prepend_when
     return 0
 
 
 cdef bint _starts_with(const uint8_t* text, size_t size, const uint8_t* prefix, size_t plen,
-                       const char* space, size_t slen) noexcept:
+                       const char* space, size_t slen) noexcept nogil:
     # whether text, each space written as space (when not NULL), starts with prefix
     if size and text[0] == 0x20 and space != NULL:
         return slen >= plen and memcmp(space, prefix, plen) == 0
@@ -336,6 +369,7 @@ cdef class HfBpeCore:
         self.not_whole = NULL
         self.slot_ids = NULL
         self.words = NULL
+        memset(&self.spare, 0, sizeof(WalkOut))
 
     def __init__(self, tokens, tuple ids not None, merges, *, tuple names=None, int64_t unk_slot=-1,
                  str unk_token=None,
@@ -368,6 +402,10 @@ cdef class HfBpeCore:
             self._fill_edge_bytes(tokens)
         self.prefix = prefix
         self.suffix = suffix
+        self.prefix_c = self.prefix
+        self.suffix_c = self.suffix
+        self.prefix_len = len(prefix)
+        self.suffix_len = len(suffix)
         self.unk_token = unk_token
         if unk_token is None:
             self.unk_slot = NO_UNK
@@ -420,6 +458,7 @@ cdef class HfBpeCore:
         free(self.not_whole)
         free(self.slot_ids)
         free(self.words)
+        _out_free(&self.spare)
 
     def slot_of(self, bytes token not None):
         """The slot spelled ``token``, or -1.
@@ -430,13 +469,19 @@ cdef class HfBpeCore:
         return self.tables.find(token)
 
     cdef size_t _first_parts(self, const uint8_t* s, size_t n, uint32_t* starts,
-                             uint32_t* slots) except? 0:
+                             uint32_t* slots) except? 0 nogil:
         # One part per character (or per byte of a byte-fallback character);
         # starts[m] is the end of the last. Returns m.
         cdef size_t i = 0, j, w, k, klen, m = 0, unk_len = 0
-        cdef size_t plen = len(self.prefix), slen = len(self.suffix)
+        cdef size_t plen = self.prefix_len, slen = self.suffix_len
         cdef uint32_t pos = 0
         cdef const uint8_t* key
+        # the looked-up text with prefix or suffix: on the stack, as threads
+        # walk at once (the model's own room only for a prefix past 56 bytes)
+        cdef uint8_t stack_key[64]
+        cdef uint8_t* room = self.key
+        if plen + 4 + slen <= 64:
+            room = &stack_key[0]
         cdef int64_t slot
         cdef bint pending = False, every
         while i < n:
@@ -448,14 +493,14 @@ cdef class HfBpeCore:
             else:
                 klen = 0
                 if i > 0:
-                    memcpy(self.key, <const char*>self.prefix, plen)
+                    memcpy(room, self.prefix_c, plen)
                     klen = plen
-                memcpy(self.key + klen, s + i, w)
+                memcpy(room + klen, s + i, w)
                 klen += w
                 if j == n:
-                    memcpy(self.key + klen, <const char*>self.suffix, slen)
+                    memcpy(room + klen, self.suffix_c, slen)
                     klen += slen
-                key = self.key
+                key = room
             if key == s + i and w <= 3:
                 slot = self.char_slots[_code_point(key, w)]
                 slot = -1 if slot == NO_TOKEN else slot
@@ -481,7 +526,9 @@ cdef class HfBpeCore:
                     continue
             if self.unk_slot != NO_UNK:
                 if self.unk_slot == MISSING_UNK:
-                    raise UnkTokenNotFoundError(f"Unk token `{self.unk_token}` not found in the vocabulary")
+                    with gil:
+                        raise UnkTokenNotFoundError(
+                            f"Unk token `{self.unk_token}` not found in the vocabulary")
                 if pending and self.fuse_unk:
                     unk_len += w
                 else:
@@ -502,12 +549,28 @@ cdef class HfBpeCore:
         # when they fit, else allocated: the caller frees what is not its stack).
         cdef Py_ssize_t size
         cdef const uint8_t* s = <const uint8_t*>PyUnicode_AsUTF8AndSize(sequence, &size)
+        cdef WordEntry* cache = self._take_words()
         text[0] = s
         n_bytes[0] = <size_t>size
-        return self._run_utf8(s, <size_t>size, starts, slots, stack_starts, stack_slots)
+        try:
+            return self._run_utf8(s, <size_t>size, starts, slots, stack_starts, stack_slots,
+                                  STACK_PARTS, cache)
+        finally:
+            self._give_words(cache)
+
+    cdef WordEntry* _take_words(self):
+        if self.words_taken:
+            return NULL
+        self.words_taken = self.words != NULL
+        return self.words
+
+    cdef void _give_words(self, WordEntry* cache):
+        if cache != NULL:
+            self.words_taken = False
 
     cdef size_t _run_utf8(self, const uint8_t* s, size_t n, uint32_t** starts, uint32_t** slots,
-                          uint32_t* stack_starts, uint32_t* stack_slots) except? 0:
+                          uint32_t* stack_starts, uint32_t* stack_slots, size_t room,
+                          WordEntry* cache) except? 0 nogil:
         # _run of the UTF-8 text s[0:n]
         cdef size_t cap, m
         cdef int64_t whole
@@ -522,14 +585,16 @@ cdef class HfBpeCore:
                 stack_starts[1] = <uint32_t>n
                 stack_slots[0] = <uint32_t>whole
                 return 1
-        cap = n * (1 + len(self.prefix) + len(self.suffix)) + 1
+        cap = n * (1 + self.prefix_len + self.suffix_len) + 1
         if cap >= <size_t>0xFFFFFFFFU:
-            raise OverflowError("a sequence of 4 GiB or more cannot be tokenized")
-        if cap > STACK_PARTS:
+            with gil:
+                raise OverflowError("a sequence of 4 GiB or more cannot be tokenized")
+        if cap > room:
             starts[0] = <uint32_t*>malloc(cap * sizeof(uint32_t))
             slots[0] = <uint32_t*>malloc(cap * sizeof(uint32_t))
             if starts[0] == NULL or slots[0] == NULL:
-                raise MemoryError()
+                with gil:
+                    raise MemoryError()
         m = self._first_parts(s, n, starts[0], slots[0])
         if m < 2:
             return m
@@ -539,12 +604,12 @@ cdef class HfBpeCore:
         try:
             if not self.cut_words:
                 return bpe_merge_parts(self.view, s, starts[0][m], starts[0], slots[0], m, &memo)
-            return self._merge_cut(s, starts[0], slots[0], m, &memo)
+            return self._merge_cut(s, starts[0], slots[0], m, &memo, cache)
         finally:
             pair_memo_release(&memo)
 
     cdef size_t _merge_cut(self, const uint8_t* s, uint32_t* starts, uint32_t* slots, size_t m,
-                           PairMemo* memo) except? 0:
+                           PairMemo* memo, WordEntry* cache) except? 0 nogil:
         # Merges the parts in spans between the points that no merge crosses,
         # each on its own: a merged token is its parts spelled together, so a
         # merge across two parts puts the last byte of one before the first
@@ -568,9 +633,9 @@ cdef class HfBpeCore:
             base = starts[k]
             length = starts[i] - base
             word = NULL
-            if i - k >= 2 and self.words != NULL and length <= WORD_BYTES:
+            if i - k >= 2 and cache != NULL and length <= WORD_BYTES:
                 h = hash_bytes(s + base, length) | 1
-                word = &self.words[h >> (64 - WORD_BITS)]
+                word = &cache[h >> (64 - WORD_BITS)]
                 if (word.hash == h and word.length == length
                         and memcmp(word.text, s + base, length) == 0):
                     for j in range(word.n_tokens):
@@ -613,7 +678,7 @@ cdef class HfBpeCore:
         return w
 
     cdef bint _span_is_token(self, const uint8_t* s, uint32_t* starts, uint32_t* slots,
-                             size_t k, size_t i, int64_t* learn) noexcept:
+                             size_t k, size_t i, int64_t* learn) noexcept nogil:
         # Whether the parts k..i are known to merge into the one token their
         # bytes spell (then slots[k] is it); else *learn is that token when
         # its answer is not known yet (left as it was otherwise).
@@ -690,172 +755,177 @@ cdef class HfBpeCore:
         ...                     {"<x>": 9})
         [2, 9, 0, 9, 2]
         """
-        return self._walk(space_to, prepend, prepend_when, offsets, parts, added)
+        cdef Rewrite rw
+        _rewrite(&rw, space_to, prepend, prepend_when)
+        return self._walk(&rw, offsets, parts, added)
 
-    cdef object _walk(self, bytes space_to, bytes prepend, int prepend_when, bint offsets,
-                      list parts, dict added):
-        # walk_stretches
-        cdef uint32_t stack_starts[STACK_PARTS]
-        cdef uint32_t stack_slots[STACK_PARTS]
-        cdef uint8_t stack_buf[WALK_STACK]
-        cdef uint32_t stack_char_at[WALK_STACK]
-        cdef uint32_t stack_out[WALK_STACK]
-        cdef int32_t stack_spans[2 * WALK_STACK]
-        cdef int32_t stack_words[WALK_STACK]
+    cdef object _walk(self, const Rewrite* rw, bint offsets, list parts, dict added):
+        # walk_stretches of one text, in the kept buffers when no other
+        # call holds them (taken and given back with the GIL held)
+        cdef WalkOut o
+        cdef bint spare = not self.spare_taken
+        cdef WordEntry* cache = self._take_words()
+        cdef size_t count
+        if spare:
+            self.spare_taken = True
+            o = self.spare
+            o.n = o.n_found = 0
+        else:
+            memset(&o, 0, sizeof(WalkOut))
+        try:
+            count = _fill_parts(parts, added, &o, 0)
+            if self._walk_c(rw, o.parts, count, offsets, &o, cache):
+                return None
+            return self._walked(&o, 0, o.n, 0, offsets)
+        finally:
+            self._give_words(cache)
+            if spare and o.buf_cap <= SPARE_BYTES and o.out_cap <= SPARE_BYTES:
+                self.spare = o
+            else:
+                _out_free(&o)
+                if spare:
+                    memset(&self.spare, 0, sizeof(WalkOut))
+            if spare:
+                self.spare_taken = False
+
+    cdef int _walk_c(self, const Rewrite* rw, const StretchPart* parts, size_t count,
+                     bint offsets, WalkOut* o, WordEntry* cache) except -1 nogil:
         cdef uint32_t* starts
         cdef uint32_t* slots
-        # the normalized stretch, and (with offsets) the text's character of each of its bytes
-        cdef uint8_t* buf = stack_buf
-        cdef uint32_t* char_at = stack_char_at
-        # every token so far: its slot (ADDED_MARK for an added token), span and word
-        cdef uint32_t* out = stack_out
-        cdef int32_t* spans = stack_spans
-        cdef int32_t* words = stack_words
-        cdef size_t buf_cap = WALK_STACK, char_cap = WALK_STACK, out_cap = WALK_STACK
-        cdef size_t spans_cap = 2 * WALK_STACK, words_cap = WALK_STACK
-        cdef size_t n_out = 0, n, m, j, k, p, plen = len(prepend)
-        cdef size_t slen = len(space_to) if space_to is not None else 1
-        cdef const char* space = <const char*>space_to if space_to is not None else NULL
-        cdef Py_ssize_t i, size, length, count = len(parts)
+        cdef size_t n0 = o.n, f0 = o.n_found, i, n, m, j, k, p, size, length, room, cap
+        cdef size_t slen = rw.space_len, plen = rw.prepend_len
+        cdef const char* space = rw.space
         cdef const uint8_t* text
         cdef uint32_t at = 0, ci
         cdef int32_t word = 0
         cdef uint8_t b
-        cdef list found = None  # the added tokens' ids, in order
-        try:
-            for i in range(count):
-                part = parts[i]
-                if type(part) is not str:
-                    raise TypeError(f"parts[{i}] is {type(part).__name__}, not str")
-                length = PyUnicode_GET_LENGTH(part)
-                if offsets and <size_t>at + <size_t>length > <size_t>INT32_MAX:
-                    return None
-                if i & 1:
-                    if found is None:
-                        found = []
-                    found.append(added[part])
-                    _room(<void**>&out, &out_cap, n_out + 1, sizeof(uint32_t), stack_out)
-                    out[n_out] = ADDED_MARK
-                    if offsets:
-                        _room(<void**>&spans, &spans_cap, 2 * n_out + 2, sizeof(int32_t),
-                              stack_spans)
-                        _room(<void**>&words, &words_cap, n_out + 1, sizeof(int32_t), stack_words)
-                        spans[2 * n_out] = <int32_t>at
-                        spans[2 * n_out + 1] = <int32_t>(at + length)
-                        words[n_out] = word
-                    n_out += 1
-                    word += 1
-                    at += <uint32_t>length
-                    continue
-                if length == 0:
-                    continue
-                text = <const uint8_t*>PyUnicode_AsUTF8AndSize(part, &size)
-                p = plen
-                if p and prepend_when != PREPEND_EACH and (
-                        (prepend_when == PREPEND_FIRST and at != 0)
-                        or _starts_with(text, <size_t>size, <const uint8_t*>prepend, plen, space,
-                                        slen)):
-                    p = 0
-                _room(<void**>&buf, &buf_cap, p + <size_t>size * slen, 1, stack_buf)
-                memcpy(buf, <const char*>prepend, p)
-                n = p
+        cdef bint declined = False
+        for i in range(count):
+            length = parts[i].length
+            if offsets and <size_t>at + length > <size_t>INT32_MAX:
+                declined = True
+                break
+            text = parts[i].text
+            if text == NULL:
+                grow_array(<void**>&o.found, &o.found_cap, o.n_found + 1, sizeof(uint32_t), 16)
+                o.found[o.n_found] = parts[i].added
+                o.n_found += 1
+                grow_array(<void**>&o.out, &o.out_cap, o.n + 1, sizeof(uint32_t), 256)
+                o.out[o.n] = ADDED_MARK
                 if offsets:
-                    _room(<void**>&char_at, &char_cap, p + <size_t>size * slen, sizeof(uint32_t),
-                          stack_char_at)
-                    for k in range(p):
-                        char_at[k] = at
-                    ci = at
-                    for k in range(<size_t>size):
-                        b = text[k]
-                        if k and (b & 0xC0) != 0x80:
-                            ci += 1
-                        if b == 0x20 and space != NULL:
-                            memcpy(buf + n, space, slen)
-                            for j in range(slen):
-                                char_at[n + j] = ci
-                            n += slen
-                        else:
-                            buf[n] = b
-                            char_at[n] = ci
-                            n += 1
-                else:
-                    for k in range(<size_t>size):
-                        b = text[k]
-                        if b == 0x20 and space != NULL:
-                            memcpy(buf + n, space, slen)
-                            n += slen
-                        else:
-                            buf[n] = b
-                            n += 1
-                starts = stack_starts
-                slots = stack_slots
-                try:
-                    m = self._run_utf8(buf, n, &starts, &slots, stack_starts, stack_slots)
-                    if offsets and m and starts[m] > n:
-                        return None
-                    _room(<void**>&out, &out_cap, n_out + m, sizeof(uint32_t), stack_out)
-                    memcpy(out + n_out, slots, m * sizeof(uint32_t))
-                    if offsets:
-                        _room(<void**>&spans, &spans_cap, 2 * (n_out + m), sizeof(int32_t),
-                              stack_spans)
-                        _room(<void**>&words, &words_cap, n_out + m, sizeof(int32_t), stack_words)
-                        for j in range(m):
-                            spans[2 * (n_out + j)] = <int32_t>char_at[starts[j]]
-                            spans[2 * (n_out + j) + 1] = <int32_t>char_at[starts[j + 1] - 1] + 1
-                            words[n_out + j] = word
-                    n_out += m
-                finally:
-                    if starts != stack_starts:
-                        free(starts)
-                    if slots != stack_slots:
-                        free(slots)
+                    grow_array(<void**>&o.spans, &o.spans_cap, 2 * o.n + 2, sizeof(int32_t), 512)
+                    grow_array(<void**>&o.words, &o.words_cap, o.n + 1, sizeof(int32_t), 256)
+                    o.spans[2 * o.n] = <int32_t>at
+                    o.spans[2 * o.n + 1] = <int32_t>(at + length)
+                    o.words[o.n] = word
+                o.n += 1
                 word += 1
                 at += <uint32_t>length
-            if not offsets:
-                return self._walk_ids(out, n_out, found)
-            return self._walk_ids_array(out, n_out, found), _int_array(spans, 2 * n_out), \
-                _int_array(words, n_out)
-        finally:
-            if buf != stack_buf:
-                free(buf)
-            if char_at != stack_char_at:
-                free(char_at)
-            if out != stack_out:
-                free(out)
-            if spans != stack_spans:
-                free(spans)
-            if words != stack_words:
-                free(words)
+                continue
+            if length == 0:
+                continue
+            size = parts[i].size
+            p = plen
+            if p and rw.when != PREPEND_EACH and (
+                    (rw.when == PREPEND_FIRST and at != 0)
+                    or _starts_with(text, size, rw.prepend, plen, space, slen)):
+                p = 0
+            grow_array(<void**>&o.buf, &o.buf_cap, p + size * slen, 1, 256)
+            memcpy(o.buf, rw.prepend, p)
+            n = p
+            if offsets:
+                grow_array(<void**>&o.char_at, &o.char_cap, p + size * slen, sizeof(uint32_t), 256)
+                for k in range(p):
+                    o.char_at[k] = at
+                ci = at
+                for k in range(size):
+                    b = text[k]
+                    if k and (b & 0xC0) != 0x80:
+                        ci += 1
+                    if b == 0x20 and space != NULL:
+                        memcpy(o.buf + n, space, slen)
+                        for j in range(slen):
+                            o.char_at[n + j] = ci
+                        n += slen
+                    else:
+                        o.buf[n] = b
+                        o.char_at[n] = ci
+                        n += 1
+            else:
+                for k in range(size):
+                    b = text[k]
+                    if b == 0x20 and space != NULL:
+                        memcpy(o.buf + n, space, slen)
+                        n += slen
+                    else:
+                        o.buf[n] = b
+                        n += 1
+            # the parts' room for the model's first parts of n bytes
+            room = n * (1 + self.prefix_len + self.suffix_len) + 1
+            if room > o.part_cap:
+                # both grow alike from one capacity
+                cap = o.part_cap
+                grow_array(<void**>&o.starts, &cap, room, sizeof(uint32_t), 256)
+                cap = o.part_cap
+                grow_array(<void**>&o.slots, &cap, room, sizeof(uint32_t), 256)
+                o.part_cap = cap
+            starts = o.starts
+            slots = o.slots
+            m = self._run_utf8(o.buf, n, &starts, &slots, o.starts, o.slots, o.part_cap, cache)
+            if offsets and m and starts[m] > n:
+                declined = True
+                break
+            grow_array(<void**>&o.out, &o.out_cap, o.n + m, sizeof(uint32_t), 256)
+            memcpy(o.out + o.n, slots, m * sizeof(uint32_t))
+            if offsets:
+                grow_array(<void**>&o.spans, &o.spans_cap, 2 * (o.n + m), sizeof(int32_t), 512)
+                grow_array(<void**>&o.words, &o.words_cap, o.n + m, sizeof(int32_t), 256)
+                for j in range(m):
+                    o.spans[2 * (o.n + j)] = <int32_t>o.char_at[starts[j]]
+                    o.spans[2 * (o.n + j) + 1] = <int32_t>o.char_at[starts[j + 1] - 1] + 1
+                    o.words[o.n + j] = word
+            o.n += m
+            word += 1
+            at += <uint32_t>length
+        if declined:
+            o.n = n0
+            o.n_found = f0
+            return 1
+        return 0
 
-    cdef list _walk_ids(self, const uint32_t* out, size_t n, list found):
-        # the ids of a walk's slots, the added tokens' taken from found in turn
-        cdef list ids = PyList_New(n)
-        cdef size_t j, f = 0
+    cdef object _walked(self, const WalkOut* o, size_t a, size_t b, size_t f, bint offsets):
+        if not offsets:
+            return self._walk_ids(o, a, b, f)
+        return self._walk_ids_array(o, a, b, f), _int_array(o.spans + 2 * a, 2 * (b - a)), \
+            _int_array(o.words + a, b - a)
+
+    cdef list _walk_ids(self, const WalkOut* o, size_t a, size_t b, size_t f):
+        cdef list ids = PyList_New(b - a)
+        cdef size_t j
         cdef object item
-        for j in range(n):
-            if out[j] == ADDED_MARK:
-                item = <object>PyList_GET_ITEM(found, f)
+        for j in range(a, b):
+            if o.out[j] == ADDED_MARK:
+                item = o.found[f]
                 f += 1
             else:
-                item = <object>PyTuple_GET_ITEM(self.slot_ints, out[j])
+                item = <object>PyTuple_GET_ITEM(self.slot_ints, o.out[j])
             Py_INCREF(item)
-            PyList_SET_ITEM(ids, j, item)
+            PyList_SET_ITEM(ids, j - a, item)
         PyObject_GC_UnTrack(ids)
         return ids
 
-    cdef array.array _walk_ids_array(self, const uint32_t* out, size_t n, list found):
-        # _walk_ids as an array('I')
-        cdef array.array ids = array.clone(_U32, n, False)
+    cdef array.array _walk_ids_array(self, const WalkOut* o, size_t a, size_t b, size_t f):
+        cdef array.array ids = array.clone(_U32, b - a, False)
         cdef uint32_t* data = ids.data.as_uints
-        cdef size_t j, f = 0
-        for j in range(n):
-            if out[j] == ADDED_MARK:
-                data[j] = found[f]
+        cdef size_t j
+        for j in range(a, b):
+            if o.out[j] == ADDED_MARK:
+                data[j - a] = o.found[f]
                 f += 1
             elif self.slots_are_ids:
-                data[j] = out[j]
+                data[j - a] = o.out[j]
             else:
-                data[j] = self.slot_ids[out[j]]
+                data[j - a] = self.slot_ids[o.out[j]]
         return ids
 
     def sample_ids(self, str sequence not None, double rate, uint64_t seed):
@@ -974,7 +1044,7 @@ cdef class StretchWalker:
     cdef HfBpeCore core
     cdef bytes space_to
     cdef bytes prepend
-    cdef int prepend_when
+    cdef Rewrite rw
     cdef object cuts_for
     cdef dict cuts
 
@@ -983,14 +1053,19 @@ cdef class StretchWalker:
         self.core = core
         self.space_to = space_to
         self.prepend = prepend
-        self.prepend_when = prepend_when
+        _rewrite(&self.rw, space_to, prepend, prepend_when)
         self.cuts_for = cuts_for
         self.cuts = {}
 
-    cdef object _run(self, text, allowed, bint offsets):
+    cdef tuple _cut(self, allowed):
+        # cuts_for(allowed), asked once per allowed set
         cut = self.cuts.get(allowed)
         if cut is None:
             cut = self.cuts[allowed] = self.cuts_for(allowed)
+        return cut
+
+    cdef list _parts(self, text, tuple cut):
+        # the parts of text as walk_stretches takes them, or None (declined)
         if not cut:
             return None
         parts = cut[0](text)
@@ -999,8 +1074,14 @@ cdef class StretchWalker:
         may_occur = cut[2]
         if may_occur is not None and may_occur(parts):
             return None
-        return self.core._walk(self.space_to, self.prepend, self.prepend_when, offsets, parts,
-                               cut[1])
+        return parts
+
+    cdef object _run(self, text, allowed, bint offsets):
+        cdef tuple cut = self._cut(allowed)
+        cdef list parts = self._parts(text, cut)
+        if parts is None:
+            return None
+        return self.core._walk(&self.rw, offsets, parts, cut[1])
 
     def ids(self, text, allowed):
         """The ids of ``text`` (``allowed``: the added token ids matched,
@@ -1012,8 +1093,60 @@ cdef class StretchWalker:
         :meth:`HfBpeCore.walk_stretches`), or ``None`` for a text declined."""
         return self._run(text, allowed, True)
 
-    def encode_many(self, list texts not None, allowed, num_threads=None):
-        """:meth:`encode` of each text, in order, in the calling thread (the
-        walk holds the GIL: ``num_threads`` is not used), as
-        ``fasttok.formats.walk.Walk.encode_many`` gives them."""
-        return [self._run(text, allowed, True) for text in texts]
+    def encode_offsets_many(self, list texts not None, allowed):
+        """:meth:`encode` of each text, in order: the texts cut (in Python),
+        then all walked with the GIL released once, then their arrays made.
+        One batch at a time holds the model's word cache; a batch running
+        beside it walks without (the same tokens, found by merging).
+
+        >>> core = HfBpeCore([b"a", b"_", b"_a"], (0, 1, 2), [(1, 0, 2)])
+        >>> walker = StretchWalker(core, b"_", b"", PREPEND_EACH,
+        ...                        lambda allowed: (lambda text: text.split("|"), {"x": 7}, None))
+        >>> [[list(a) for a in found] for found in walker.encode_offsets_many(["a a", "a|x|a"], None)]
+        [[[0, 2], [0, 1, 1, 3], [0, 0]], [[0, 7, 0], [0, 1, 1, 2, 2, 3], [0, 1, 2]]]
+        """
+        cdef Py_ssize_t count = len(texts), i
+        cdef tuple cut = self._cut(allowed)
+        cdef list cuts = [None] * count  # each text's parts, kept while walked
+        cdef list out = [None] * count
+        cdef list parts
+        # where each text's parts start in o.parts; once walked, where its
+        # tokens and added ids end in o (SIZE_MAX: declined)
+        cdef size_t* at = <size_t*>malloc((count + 1) * sizeof(size_t))
+        cdef size_t* ends = <size_t*>malloc((2 * count + 1) * sizeof(size_t))
+        cdef size_t n = 0, a = 0, f = 0
+        cdef WalkOut o
+        cdef WordEntry* cache = NULL
+        cdef HfBpeCore core = self.core
+        memset(&o, 0, sizeof(WalkOut))
+        try:
+            if at == NULL or ends == NULL:
+                raise MemoryError()
+            for i in range(count):
+                at[i] = n
+                parts = self._parts(texts[i], cut)
+                if parts is not None:
+                    cuts[i] = parts
+                    n += _fill_parts(parts, cut[1], &o, n)
+            at[count] = n
+            cache = core._take_words()
+            with nogil:
+                for i in range(count):
+                    if core._walk_c(&self.rw, o.parts + at[i], at[i + 1] - at[i], True, &o,
+                                    cache):
+                        ends[2 * i] = SIZE_MAX
+                    else:
+                        ends[2 * i] = o.n
+                        ends[2 * i + 1] = o.n_found
+            core._give_words(cache)
+            cache = NULL
+            for i in range(count):
+                if cuts[i] is not None and ends[2 * i] != SIZE_MAX:
+                    out[i] = core._walked(&o, a, ends[2 * i], f, True)
+                    a, f = ends[2 * i], ends[2 * i + 1]
+            return out
+        finally:
+            core._give_words(cache)
+            free(at)
+            free(ends)
+            _out_free(&o)

@@ -185,22 +185,23 @@ class BPE:
 
     def text_walker(self, cuts_for: Callable[[Optional[frozenset]], tuple], *,
                     space_to: Optional[str] = None, prepend: str = "",
-                    prepend_scheme: Optional[str] = None) -> StretchWalker:
+                    prepend_scheme: Optional[str] = None,
+                    walker: type = StretchWalker) -> StretchWalker:
         """A compiled walk of whole texts: each stretch between added tokens
         normalized (each space written as ``space_to`` when given,
         ``prepend`` before a non-empty stretch, or, with ``prepend_scheme``
         ``"always"`` or ``"first"``, where ``Metaspace`` would put it) and
         tokenized as :meth:`tokenize_ids` does, the text cut by what
         ``cuts_for(allowed)`` gives (see
-        :class:`StretchWalker`), one call a text.
+        :class:`StretchWalker`), one call a text; ``walker``: the class made
+        (a subclass adds what its layer offers).
 
         >>> bpe = BPE({"a": 0, "_": 1, "_a": 2}, [("_", "a")])
         >>> bpe.text_walker(lambda allowed: (lambda text: [text], {}, None), space_to="_").ids(
         ...     "a a", None)
         [0, 2]
         """
-        return StretchWalker(self._core, *_rewriting(space_to, prepend, prepend_scheme),
-                             cuts_for)
+        return walker(self._core, *_rewriting(space_to, prepend, prepend_scheme), cuts_for)
 
     def sample_ids(self, sequence: str, rate: float, seed: int) -> list:
         """The ids of ``sequence`` with BPE-dropout at ``rate`` (each merge
