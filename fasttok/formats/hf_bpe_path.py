@@ -31,13 +31,14 @@ beside it.
 
 >>> from fasttok.models.hf_bpe import BPE
 >>> walk = BPE({"a": 0, "_": 1, "_a": 2}, [("_", "a")]).text_walker(
-...     lambda allowed: (lambda text: [text], {}, None), space_to="_")
+...     lambda allowed: (lambda text: [text], {}, None, None), space_to="_")
 >>> walk.ids("a a", None), [list(a) for a in walk.encode("a a", None)]
 ([0, 2], [[0, 2], [0, 1, 1, 3], [0, 0]])
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -61,7 +62,7 @@ class StretchWalk(StretchWalker, Walk):
     each chunk with the GIL released.
 
     >>> walk = BPE({"a": 0, "_": 1, "_a": 2}, [("_", "a")]).text_walker(
-    ...     lambda allowed: (lambda text: [text], {}, None), space_to="_", walker=StretchWalk)
+    ...     lambda allowed: (lambda text: [text], {}, None, None), space_to="_", walker=StretchWalk)
     >>> [list(found[0]) for found in walk.encode_many(["a a", "a"], None)]
     [[0, 2], [0]]
     """
@@ -164,21 +165,24 @@ def stretch_cuts(added: Any, normalize: Optional[Callable[[str], str]]) -> Calla
     ``normalize_str``). Tokens that are not plain (``single_word``,
     ``lstrip``, ``rstrip``: RoBERTa-style masks) decline the texts they
     occur in; in any other text the plain ones cut as all of them would.
-    ``()`` (every text declined) where one id is both.
+    ``()`` (every text declined) where one id is both. Last, the first
+    characters of all the tokens matched (``array('I')`` of code points): a
+    text holding none of them is one stretch, walked without the cut.
 
     >>> from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
     >>> cuts_for = stretch_cuts(AddedTokens([AddedToken("<x>", 7, special=True),
     ...                                      AddedToken("<m>", 8, special=True, lstrip=True)]), None)
-    >>> cut, ids, may_occur = cuts_for(None)
-    >>> cut("a<x>"), cut("a <m>"), ids, may_occur
-    (['a', '<x>', ''], None, {'<x>': 7}, None)
+    >>> cut, ids, may_occur, firsts = cuts_for(None)
+    >>> cut("a<x>"), cut("a <m>"), ids, may_occur, firsts
+    (['a', '<x>', ''], None, {'<x>': 7}, None, array('I', [60]))
     """
 
     def cuts_for(allowed: Optional[frozenset]) -> tuple:
         matcher = added.matcher(False, allowed)
         may_occur = _normalized_test(added.matcher(True, allowed), normalize)
+        firsts = array("I", sorted(map(ord, matcher.may_occur.firsts)))
         if matcher.plain:
-            return matcher.cut, matcher.ids, may_occur
+            return matcher.cut, matcher.ids, may_occur, firsts
         flagged = {t.id for t in matcher.by_text.values()
                    if t.single_word or t.lstrip or t.rstrip}
         if any(t.id in flagged for t in matcher.by_text.values()
@@ -190,7 +194,7 @@ def stretch_cuts(added: Any, normalize: Optional[Callable[[str], str]]) -> Calla
         def cut_unless_flagged(text: str) -> Optional[list]:
             return None if occurs(text) else cut(text)
 
-        return cut_unless_flagged, plain.ids, may_occur
+        return cut_unless_flagged, plain.ids, may_occur, firsts
 
     return cuts_for
 

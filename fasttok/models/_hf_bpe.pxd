@@ -129,4 +129,4 @@ cdef class HfBpeCore:
     # (offsets past int32, or a stretch's tokens past its bytes), o as it was
     cdef int _walk_c(self, const Rewrite* rw, const StretchPart* parts, size_t count,
                      bint offsets, WalkOut* o, WordEntry* cache) except -1 nogil
-    cdef object _walk(self, const Rewrite* rw, bint offsets, list parts, dict added)
+    cdef object _walk(self, const Rewrite* rw, bint offsets, list parts, dict added, str text)

@@ -75,7 +75,7 @@ from cpython cimport array
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM
-from cpython.unicode cimport PyUnicode_GET_LENGTH
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
 from libc.stdint cimport INT32_MAX, SIZE_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memchr, memcmp, memcpy, memmove, memset
@@ -315,10 +315,47 @@ cdef size_t _fill_parts(list parts, dict added, WalkOut* o, size_t at) except? 0
         if i & 1:
             part.text = NULL
             part.added = added[text]
-        else:  # never NULL, even for an empty stretch
-            part.text = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &size)
-            part.size = <size_t>size
+        else:
+            _fill_stretch(text, part)
     return <size_t>count
+
+
+cdef int _fill_stretch(str text, StretchPart* part) except -1:
+    # part for the stretch text (its text never NULL, even when empty)
+    cdef Py_ssize_t size
+    part.length = <size_t>PyUnicode_GET_LENGTH(text)
+    part.text = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &size)
+    part.size = <size_t>size
+    return 0
+
+
+cdef bint _needs_cut(str text, array.array firsts):
+    # whether text holds one of the code points firsts (sorted), or a lone
+    # surrogate (which the cut declines: it has no UTF-8)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, k
+    cdef Py_ssize_t count = len(firsts)
+    cdef const uint32_t* cps = firsts.data.as_uints
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef uint32_t cp
+    if n == 0 or (count == 0 and kind == 1):
+        return False
+    if kind == 1 and count <= 8:
+        # memchr for each (a Latin-1 text holds no code point past 0xFF)
+        for k in range(count):
+            if cps[k] < 0x100 and memchr(data, cps[k], <size_t>n) != NULL:
+                return True
+        return False
+    for i in range(n):
+        cp = PyUnicode_READ(kind, data, i)
+        if 0xD800 <= cp <= 0xDFFF:
+            return True
+        if count == 0 or cp < cps[0] or cp > cps[count - 1]:
+            continue
+        for k in range(count):
+            if cp == cps[k]:
+                return True
+    return False
 
 
 cdef int _rewrite(Rewrite* rw, bytes space_to, bytes prepend, int prepend_when) except -1:
@@ -757,11 +794,12 @@ cdef class HfBpeCore:
         """
         cdef Rewrite rw
         _rewrite(&rw, space_to, prepend, prepend_when)
-        return self._walk(&rw, offsets, parts, added)
+        return self._walk(&rw, offsets, parts, added, None)
 
-    cdef object _walk(self, const Rewrite* rw, bint offsets, list parts, dict added):
-        # walk_stretches of one text, in the kept buffers when no other
-        # call holds them (taken and given back with the GIL held)
+    cdef object _walk(self, const Rewrite* rw, bint offsets, list parts, dict added, str text):
+        # walk_stretches of one text (parts, or text as one stretch when
+        # parts is None), in the kept buffers when no other call holds
+        # them (taken and given back with the GIL held)
         cdef WalkOut o
         cdef bint spare = not self.spare_taken
         cdef WordEntry* cache = self._take_words()
@@ -773,7 +811,12 @@ cdef class HfBpeCore:
         else:
             memset(&o, 0, sizeof(WalkOut))
         try:
-            count = _fill_parts(parts, added, &o, 0)
+            if parts is None:
+                grow_array(<void**>&o.parts, &o.parts_cap, 1, sizeof(StretchPart), 16)
+                _fill_stretch(text, o.parts)
+                count = 1
+            else:
+                count = _fill_parts(parts, added, &o, 0)
             if self._walk_c(rw, o.parts, count, offsets, &o, cache):
                 return None
             return self._walked(&o, 0, o.n, 0, offsets)
@@ -1029,14 +1072,17 @@ cdef class StretchWalker:
     here: ``ids(text, allowed)`` and ``encode(text, allowed)`` in one call
     each (the Python layer above them was a tenth of a line's time).
     ``cuts_for(allowed)`` gives, once per ``allowed`` set, ``(cut, added,
-    may_occur)``: ``cut(text)`` the parts of a text as ``walk_stretches``
+    may_occur, firsts)``: ``cut(text)`` the parts of a text as ``walk_stretches``
     takes them (``None`` declines the text), ``added`` the added tokens'
     ids by text, ``may_occur(parts)`` (or ``None``) whether to decline the
-    parts; or ``()`` to decline every text.
+    parts, ``firsts`` the tokens' first characters (sorted code points in
+    an ``array('I')``, or ``None``): a text holding none of them is one
+    stretch, not cut (unless ``may_occur`` is given); or ``()`` to decline
+    every text.
 
     >>> core = HfBpeCore([b"a", b"_", b"_a"], (0, 1, 2), [(1, 0, 2)])
     >>> walker = StretchWalker(core, b"_", b"", PREPEND_EACH,
-    ...                        lambda allowed: (lambda text: text.split("|"), {}, None))
+    ...                        lambda allowed: (lambda text: text.split("|"), {}, None, None))
     >>> walker.ids("a a", None), [list(a) for a in walker.encode("a a", None)]
     ([0, 2], [[0, 2], [0, 1, 1, 3], [0, 0]])
     """
@@ -1068,6 +1114,9 @@ cdef class StretchWalker:
         # the parts of text as walk_stretches takes them, or None (declined)
         if not cut:
             return None
+        if cut[2] is None and cut[3] is not None and type(text) is str \
+                and not _needs_cut(text, cut[3]):
+            return [text]
         parts = cut[0](text)
         if parts is None:
             return None
@@ -1078,10 +1127,15 @@ cdef class StretchWalker:
 
     cdef object _run(self, text, allowed, bint offsets):
         cdef tuple cut = self._cut(allowed)
-        cdef list parts = self._parts(text, cut)
+        cdef list parts
+        if cut and cut[2] is None and cut[3] is not None and type(text) is str \
+                and not _needs_cut(text, cut[3]):
+            # no added token can start in it: one stretch, no cut or list
+            return self.core._walk(&self.rw, offsets, None, None, text)
+        parts = self._parts(text, cut)
         if parts is None:
             return None
-        return self.core._walk(&self.rw, offsets, parts, cut[1])
+        return self.core._walk(&self.rw, offsets, parts, cut[1], None)
 
     def ids(self, text, allowed):
         """The ids of ``text`` (``allowed``: the added token ids matched,
@@ -1101,7 +1155,7 @@ cdef class StretchWalker:
 
         >>> core = HfBpeCore([b"a", b"_", b"_a"], (0, 1, 2), [(1, 0, 2)])
         >>> walker = StretchWalker(core, b"_", b"", PREPEND_EACH,
-        ...                        lambda allowed: (lambda text: text.split("|"), {"x": 7}, None))
+        ...                        lambda allowed: (lambda text: text.split("|"), {"x": 7}, None, None))
         >>> [[list(a) for a in found] for found in walker.encode_offsets_many(["a a", "a|x|a"], None)]
         [[[0, 2], [0, 1, 1, 3], [0, 0]], [[0, 7, 0], [0, 1, 1, 2, 2, 3], [0, 1, 2]]]
         """

@@ -197,7 +197,7 @@ class BPE:
         (a subclass adds what its layer offers).
 
         >>> bpe = BPE({"a": 0, "_": 1, "_a": 2}, [("_", "a")])
-        >>> bpe.text_walker(lambda allowed: (lambda text: [text], {}, None), space_to="_").ids(
+        >>> bpe.text_walker(lambda allowed: (lambda text: [text], {}, None, None), space_to="_").ids(
         ...     "a a", None)
         [0, 2]
         """
