@@ -281,6 +281,7 @@ cpdef enum:
 cdef enum:
     ADDED_MARK = 0xFFFFFFFF  # an added token's place among a walk's slots
     SPARE_BYTES = 1 << 20    # a walk's buffers past this many items are not kept
+    BATCH_BLOCK = 128        # texts a batch walks between two makings of arrays
 
 
 cdef array.array _U32 = array.array("I")
@@ -1161,46 +1162,49 @@ cdef class StretchWalker:
         """
         cdef Py_ssize_t count = len(texts), i
         cdef tuple cut = self._cut(allowed)
-        cdef list cuts = [None] * count  # each text's parts, kept while walked
+        cdef list cuts = [None] * BATCH_BLOCK  # a block's texts' parts, kept while walked
         cdef list out = [None] * count
         cdef list parts
-        # where each text's parts start in o.parts; once walked, where its
-        # tokens and added ids end in o (SIZE_MAX: declined)
-        cdef size_t* at = <size_t*>malloc((count + 1) * sizeof(size_t))
-        cdef size_t* ends = <size_t*>malloc((2 * count + 1) * sizeof(size_t))
-        cdef size_t n = 0, a = 0, f = 0
+        # where each text of a block has its parts in o.parts; once walked,
+        # where its tokens and added ids end in o (SIZE_MAX: declined)
+        cdef size_t at[BATCH_BLOCK + 1]
+        cdef size_t ends[2 * BATCH_BLOCK]
+        cdef size_t n, a, f
+        cdef Py_ssize_t first, block
         cdef WalkOut o
         cdef WordEntry* cache = NULL
         cdef HfBpeCore core = self.core
         memset(&o, 0, sizeof(WalkOut))
         try:
-            if at == NULL or ends == NULL:
-                raise MemoryError()
-            for i in range(count):
-                at[i] = n
-                parts = self._parts(texts[i], cut)
-                if parts is not None:
+            # block by block: the tokens of a whole batch outgrew the CPU's
+            # caches before their arrays were made
+            for first in range(0, count, BATCH_BLOCK):
+                block = min(BATCH_BLOCK, count - first)
+                n = a = f = 0
+                o.n = o.n_found = 0
+                for i in range(block):
+                    at[i] = n
+                    parts = self._parts(texts[first + i], cut)
                     cuts[i] = parts
-                    n += _fill_parts(parts, cut[1], &o, n)
-            at[count] = n
-            cache = core._take_words()
-            with nogil:
-                for i in range(count):
-                    if core._walk_c(&self.rw, o.parts + at[i], at[i + 1] - at[i], True, &o,
-                                    cache):
-                        ends[2 * i] = SIZE_MAX
-                    else:
-                        ends[2 * i] = o.n
-                        ends[2 * i + 1] = o.n_found
-            core._give_words(cache)
-            cache = NULL
-            for i in range(count):
-                if cuts[i] is not None and ends[2 * i] != SIZE_MAX:
-                    out[i] = core._walked(&o, a, ends[2 * i], f, True)
-                    a, f = ends[2 * i], ends[2 * i + 1]
+                    if parts is not None:
+                        n += _fill_parts(parts, cut[1], &o, n)
+                at[block] = n
+                cache = core._take_words()
+                with nogil:
+                    for i in range(block):
+                        if core._walk_c(&self.rw, o.parts + at[i], at[i + 1] - at[i], True, &o,
+                                        cache):
+                            ends[2 * i] = SIZE_MAX
+                        else:
+                            ends[2 * i] = o.n
+                            ends[2 * i + 1] = o.n_found
+                core._give_words(cache)
+                cache = NULL
+                for i in range(block):
+                    if cuts[i] is not None and ends[2 * i] != SIZE_MAX:
+                        out[first + i] = core._walked(&o, a, ends[2 * i], f, True)
+                        a, f = ends[2 * i], ends[2 * i + 1]
             return out
         finally:
             core._give_words(cache)
-            free(at)
-            free(ends)
             _out_free(&o)
