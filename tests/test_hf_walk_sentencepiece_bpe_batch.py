@@ -15,26 +15,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import DATA, missing_data_reason, read_text
+from conftest import DATA, read_text
 from fasttok.formats import hf_walks
 from fasttok.formats.hf_pipeline import pipeline_from_document
 from fasttok.formats.walk import MIN_THREADED_TEXTS
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json
+from test_hf_walk_sentencepiece_bpe import SHARED, _path
 
 tokenizers = pytest.importorskip("tokenizers")
 
-SHARED = ("llama2", "gemma3")
 _ADDED = ["<s>", "</s>", "<unk>", "<start_of_turn>", "<end_of_turn>", "<mask>"]
 _PARTS = ["a", "b", " ", "  ", "\n", "\t", "\u00a0", "1", "!", "\u0301", "\u0308", "\u07fd",
           "é", "日", "한", "\U0001F600", "\U0001F44D\U0001F3FD", "\ufb01", "\u2581"] + _ADDED
 _TEXT = st.lists(st.sampled_from(_PARTS), max_size=10).map("".join)
-
-
-def _path(name: str):
-    path = DATA / "vocab" / "hf" / name / "tokenizer.json"
-    if not path.is_file():
-        pytest.skip(missing_data_reason(path))
-    return path
 
 
 @functools.lru_cache(maxsize=None)
