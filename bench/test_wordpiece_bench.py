@@ -26,6 +26,21 @@ Modes: ``whole`` (one call on the whole text), ``lines`` (one call per line
 from Python), ``batch2`` (each library's batch call over the lines, 2 threads
 for fasttok; tokie's batch uses its own thread pool, one thread per core).
 
+The drop-in pair (issue 25's target, at least 1.5x ``nanotoken``): both
+libraries load ``all-MiniLM-L6-v2/tokenizer.json``; fasttok's
+``fasttok.load(path).encode(text, allowed_special="all")`` (added tokens in
+the text matched, as ``tokenizers`` matches them) against ``nanotoken`` 0.1.0's
+``Tokenizer(path).encode(text, add_special_tokens=False)`` (a uint32 array,
+its added tokens matched alike); every answer is first checked against
+``tokenizers``' ``encode(text, add_special_tokens=False)`` with the file's
+truncation off (a peer that differs is marked ``*``). Each corpus file is cut
+in two halves: ``steady`` encodes the first half (the same mode) to warm both
+libraries' caches, then times the second; ``cold`` times the second half on a
+tokenizer just loaded (nanotoken's per-thread caches cleared too). Modes:
+``whole`` (one call on the half), ``lines`` (one call per line).
+
+    python bench/test_wordpiece_bench.py   # the drop-in table, the libraries taking turns
+
 The pathological pair is fasttok's alone: 1 MB of ``a`` against the first MB of
 ``corpus/en.txt``, with the vocabulary as it is and with one token replaced by
 ``'a' * 100_000`` (where a longest match bounded by the longest token goes
@@ -39,11 +54,12 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import gc
 import unicodedata
 
 import pytest
 
-from conftest import DATA, NOTES, read_text, split_lines
+from conftest import DATA, NOTES, first_difference, read_text, split_lines
 
 GGUF_PATH = DATA / "vocab" / "gguf" / "ggml-vocab-bert-bge.gguf"
 HF_JSON = DATA / "vocab" / "hf" / "all-MiniLM-L6-v2" / "tokenizer.json"
@@ -186,3 +202,134 @@ def test_wordpiece_pathological(benchmark, vocab, case):
     benchmark.extra_info.update(kind="pathological", encoding=vocab, case=case, impl="fasttok",
                                 bytes=len(text.encode("utf-8")))
     benchmark.pedantic(enc.encode_ordinary, args=(text,), rounds=5, iterations=1, warmup_rounds=1)
+
+
+# ------------------------------------------------------------------ drop-in: nanotoken
+
+DROP_IN_MODES = ["whole", "lines"]
+DROP_IN_IMPLS = ["fasttok", "nanotoken"]
+ROUNDS = 5
+
+
+def _hf_path() -> str:
+    if not HF_JSON.exists():
+        pytest.skip(f"{HF_JSON} not found")
+    return str(HF_JSON)
+
+
+def _drop_in_load(impl: str):
+    """A freshly loaded encoder: ``text -> ids`` (a list or a uint32 array)."""
+    if impl == "fasttok":
+        import fasttok
+
+        enc = fasttok.load(_hf_path())
+        return lambda text: enc.encode(text, allowed_special="all")
+    nanotoken = pytest.importorskip("nanotoken")
+    tok = nanotoken.Tokenizer(_hf_path())
+    tok.backend.clear_cache()
+    return lambda text: tok.encode(text, add_special_tokens=False)
+
+
+@functools.cache
+def _drop_in_loaded(impl: str):
+    return _drop_in_load(impl)
+
+
+@functools.cache
+def _halves(file: str) -> tuple:
+    """The first and second halves of a corpus file, cut at a line end."""
+    path = DATA / "corpus" / f"{file}.txt"
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    text = read_text(path)
+    cut = text.find("\n", len(text) // 2) + 1 or len(text)
+    return text[:cut], text[cut:]
+
+
+def _drop_in_input(file: str, mode: str, half: int = 1):
+    text = _halves(file)[half]
+    return text if mode == "whole" else split_lines(text)
+
+
+def _drop_in_run(encode, arg, mode: str):
+    return encode(arg) if mode == "whole" else [encode(x) for x in arg]
+
+
+@functools.cache
+def _drop_in_reference(file: str, mode: str) -> list:
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = tokenizers.Tokenizer.from_file(_hf_path())
+    tok.no_truncation()
+    tok.no_padding()
+    encode = lambda text: tok.encode(text, add_special_tokens=False).ids  # noqa: E731
+    return _drop_in_run(encode, _drop_in_input(file, mode), mode)
+
+
+@functools.cache
+def _drop_in_exact(impl: str, file: str, mode: str) -> bool:
+    """Whether ``impl`` gives tokenizers' ids on this input (a peer that does not is noted)."""
+    got = _drop_in_run(_drop_in_loaded(impl), _drop_in_input(file, mode), mode)
+    got = list(got) if mode == "whole" else [list(x) for x in got]
+    expected = _drop_in_reference(file, mode)
+    if got == expected:
+        return True
+    NOTES.append(f"all-MiniLM-L6-v2 {file}/{mode}: {impl} differs from tokenizers, "
+                 + first_difference(got, expected))
+    return False
+
+
+@pytest.mark.parametrize("impl", DROP_IN_IMPLS)
+@pytest.mark.parametrize("state", ["steady", "cold"])
+@pytest.mark.parametrize("mode", DROP_IN_MODES)
+@pytest.mark.parametrize("file", FILES)
+def test_wordpiece_drop_in(benchmark, file, mode, state, impl):
+    exact = _drop_in_exact(impl, file, mode)
+    assert exact or impl != "fasttok", f"{file}/{mode}: fasttok's ids differ from tokenizers'"
+    arg = _drop_in_input(file, mode)
+    benchmark.group = f"wordpiece-drop-in-{file}-{state}-{mode}"
+    benchmark.extra_info.update(kind="encode", encoding="all-MiniLM-L6-v2", file=file,
+                                mode=f"{state}-{mode}", impl=impl + ("" if exact else "*"),
+                                bytes=len(_halves(file)[1].encode("utf-8")))
+    if state == "cold":
+        benchmark.pedantic(lambda encode: _drop_in_run(encode, arg, mode),
+                           setup=lambda: ((_drop_in_load(impl),), {}), rounds=3, iterations=1)
+        return
+    encode = _drop_in_loaded(impl)
+    _drop_in_run(encode, _drop_in_input(file, mode, 0), mode)
+    benchmark.pedantic(_drop_in_run, args=(encode, arg, mode), rounds=ROUNDS, iterations=1)
+
+
+def drop_in_table(rounds: int = ROUNDS) -> list:
+    """fasttok's time and nanotoken's over it (above 1: fasttok is faster),
+    for every file, mode and state, the two libraries taking turns round by
+    round, the best of ``rounds`` each (CPU time: nanotoken's ``encode`` runs
+    on the calling thread). Cold rounds load both afresh (not timed)."""
+    import time
+
+    out = [f"{'file':<6}{'state':<7}{'mode':<7}{'fasttok ms':>11}{'nanotoken ms':>13}{'ratio':>7}"]
+    for file in FILES:
+        for mode in DROP_IN_MODES:
+            exact = {impl: _drop_in_exact(impl, file, mode) for impl in DROP_IN_IMPLS}
+            arg = _drop_in_input(file, mode)
+            for state in ("steady", "cold"):
+                best = dict.fromkeys(DROP_IN_IMPLS, float("inf"))
+                if state == "steady":
+                    for impl in DROP_IN_IMPLS:
+                        _drop_in_run(_drop_in_loaded(impl), _drop_in_input(file, mode, 0), mode)
+                for _ in range(rounds):
+                    for impl in DROP_IN_IMPLS:
+                        encode = _drop_in_loaded(impl) if state == "steady" else _drop_in_load(impl)
+                        gc.collect()
+                        start = time.process_time()
+                        _drop_in_run(encode, arg, mode)
+                        best[impl] = min(best[impl], time.process_time() - start)
+                mark = "" if exact["nanotoken"] else "*"
+                out.append(f"{file:<6}{state:<7}{mode:<7}{best['fasttok'] * 1e3:11.2f}"
+                           f"{best['nanotoken'] * 1e3:13.2f}"
+                           f"{best['nanotoken'] / best['fasttok']:6.2f}{mark}")
+    return out
+
+
+if __name__ == "__main__":
+    print("\n".join(drop_in_table()))
+    print("\n".join(dict.fromkeys(NOTES)))
