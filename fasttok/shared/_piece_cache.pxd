@@ -1,0 +1,27 @@
+# The pre-token cache (ft_piece_cache.h): the inline lookup and insertion
+# every compiled core uses, and the one setting and per-thread tables that
+# this module keeps for all of them.
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
+
+cdef extern from "ft_piece_cache.h" nogil:
+    enum:
+        FT_PC_ENTRY_BYTES
+        FT_PC_PAYLOAD
+    ctypedef struct ft_pc_entry:
+        uint8_t length
+        uint8_t n_ids
+    ctypedef struct ft_pc_table:
+        size_t n_entries
+    uint64_t ft_pc_hash(const uint8_t* p, size_t n)
+    bint ft_pc_fits(size_t n, size_t n_ids)
+    const uint32_t* ft_pc_ids(const ft_pc_entry* e)
+    const ft_pc_entry* ft_pc_find(const ft_pc_table* t, uint64_t owner, const uint8_t* key,
+                                  size_t n, uint64_t h)
+    void ft_pc_put(ft_pc_table* t, uint64_t owner, const uint8_t* key, size_t n, uint64_t h,
+                   const uint32_t* ids, size_t n_ids)
+
+# The calling thread's table, or NULL when the cache is off: take it once
+# per call (it stays valid until the thread takes it again).
+cdef ft_pc_table* piece_cache_table() noexcept nogil
+# A new owner identity for a model (never 0, never given twice).
+cdef uint64_t piece_cache_owner() noexcept nogil

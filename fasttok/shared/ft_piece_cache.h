@@ -1,0 +1,230 @@
+/* A bounded per-thread cache from a pre-tokenizer piece's bytes to its ids.
+ *
+ * Every compiled core whose pieces are encoded independently of their
+ * neighbours (byte-level BPE, WordPiece words, Unigram pieces between fixed
+ * cut points) asks it before running its model on a piece. Natural text is
+ * Zipfian: after a few hundred kilobytes almost every English or code piece
+ * has been seen, and a hit costs a hash and one or two cache lines instead
+ * of merges and lookups in a token index of megabytes.
+ *
+ * Keys are (owner, piece bytes). An owner is a number a model takes once
+ * (ft_pc_new_owner) and that no other model of the process ever gets, so
+ * two models never share an answer, whatever their tables. Values are the
+ * piece's ids (the model's own codes; up to 255).
+ *
+ * Bound: each thread has one table of a fixed number of 64-byte entries,
+ * the same for every thread and every model (ft_pc_set_entries; 0 turns the
+ * cache off). An entry holds its key and its ids inline: a piece whose bytes
+ * (rounded up to 4) and ids (4 bytes each) do not fit in FT_PC_PAYLOAD bytes
+ * is never cached (ft_pc_fits). Nothing else is allocated, so a thread's
+ * cache is at most entries * 64 bytes, whatever it sees.
+ *
+ * Eviction: the table is 2-way set associative (direct mapped at 1 entry).
+ * A piece goes to the set its hash names; an insertion moves the set's
+ * first entry to its second place and writes the new one first, so a set
+ * keeps its two most recently inserted pieces. A hit moves nothing.
+ *
+ * Part 1 (always): the entry layout and the inline lookup and insertion.
+ * Part 2 (only where FT_PIECE_CACHE_STATE is defined, i.e. in
+ * fasttok/shared/_piece_cache.pyx): the process-wide setting and the
+ * per-thread tables. Other modules reach part 2 through that module's
+ * cimported functions, so there is one setting and one table per thread.
+ */
+#ifndef FT_PIECE_CACHE_H
+#define FT_PIECE_CACHE_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FT_PC_ENTRY_BYTES 64
+#define FT_PC_PAYLOAD 48  /* key bytes (rounded up to 4), then the ids */
+
+typedef struct {
+    uint64_t owner;  /* 0: empty */
+    uint32_t check;  /* the high half of the key's hash */
+    uint8_t length;  /* key bytes */
+    uint8_t n_ids;
+    uint16_t unused;
+    uint8_t payload[FT_PC_PAYLOAD];
+} ft_pc_entry;
+
+typedef struct {
+    ft_pc_entry* entries;  /* NULL when off */
+    size_t n_entries;      /* a power of two */
+    size_t set_mask;       /* sets - 1 */
+    size_t ways;           /* 2, or 1 for a table of 1 entry */
+    unsigned long long epoch;  /* of the setting it was made for */
+    void* block;           /* what was allocated (entries is aligned in it) */
+} ft_pc_table;
+
+/* The hash of a piece (any function of the bytes alone; the set comes from
+ * its low bits, the check from its high half). */
+static inline uint64_t ft_pc_hash(const uint8_t* p, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xFF51AFD7ED558CCDULL), w;
+    while (n >= 8) {
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
+        h ^= h >> 29;
+        p += 8;
+        n -= 8;
+    }
+    if (n) {
+        w = 0;
+        memcpy(&w, p, n);
+        h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
+    }
+    h ^= h >> 32;
+    h *= 0xFF51AFD7ED558CCDULL;
+    return h ^ (h >> 29);
+}
+
+/* Whether a piece of n bytes with n_ids ids can be kept. */
+static inline int ft_pc_fits(size_t n, size_t n_ids) {
+    return n > 0 && ((n + 3) & ~(size_t)3) + 4 * n_ids <= FT_PC_PAYLOAD;
+}
+
+static inline const uint32_t* ft_pc_ids(const ft_pc_entry* e) {
+    return (const uint32_t*)(const void*)(e->payload + ((e->length + 3) & ~3));
+}
+
+/* The entry of (owner, key[:n]) with hash h, or NULL. t may be NULL (off). */
+static inline const ft_pc_entry* ft_pc_find(const ft_pc_table* t, uint64_t owner,
+                                            const uint8_t* key, size_t n, uint64_t h) {
+    const ft_pc_entry* e;
+    uint32_t check = (uint32_t)(h >> 32);
+    size_t w;
+    if (t == NULL || n > FT_PC_PAYLOAD) return NULL;
+    e = t->entries + (h & t->set_mask) * t->ways;
+    for (w = 0; w < t->ways; w++, e++) {
+        if (e->check == check && e->owner == owner && e->length == n
+                && memcmp(e->payload, key, n) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+/* Keeps ids[:n_ids] for (owner, key[:n]) with hash h, evicting the older of
+ * its set's two entries; does nothing when t is NULL or the piece does not
+ * fit (ft_pc_fits). */
+static inline void ft_pc_put(ft_pc_table* t, uint64_t owner, const uint8_t* key, size_t n,
+                             uint64_t h, const uint32_t* ids, size_t n_ids) {
+    ft_pc_entry* e;
+    size_t key_room = (n + 3) & ~(size_t)3;
+    if (t == NULL || !ft_pc_fits(n, n_ids)) return;
+    e = t->entries + (h & t->set_mask) * t->ways;
+    if (t->ways == 2) e[1] = e[0];
+    e->owner = owner;
+    e->check = (uint32_t)(h >> 32);
+    e->length = (uint8_t)n;
+    e->n_ids = (uint8_t)n_ids;
+    memset(e->payload + n, 0, key_room - n);
+    memcpy(e->payload, key, n);
+    memcpy(e->payload + key_room, ids, 4 * n_ids);
+}
+
+/* How many of t's entries hold a piece. */
+static inline size_t ft_pc_used(const ft_pc_table* t) {
+    size_t i, used = 0;
+    if (t == NULL) return 0;
+    for (i = 0; i < t->n_entries; i++) used += t->entries[i].owner != 0;
+    return used;
+}
+
+#endif /* FT_PIECE_CACHE_H */
+
+
+/* Part 2: the setting and the per-thread tables (one module only). */
+#if defined(FT_PIECE_CACHE_STATE) && !defined(FT_PIECE_CACHE_STATE_DONE)
+#define FT_PIECE_CACHE_STATE_DONE
+
+#if defined(_MSC_VER)
+#include <intrin.h>
+#define FT_PC_ADD(p, v) ((unsigned long long)_InterlockedExchangeAdd64((volatile long long*)(p), (long long)(v)) + (v))
+#define FT_PC_LOAD(p) ((unsigned long long)_InterlockedOr64((volatile long long*)(p), 0))
+#define FT_PC_STORE(p, v) ((void)_InterlockedExchange64((volatile long long*)(p), (long long)(v)))
+#else
+#define FT_PC_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
+#define FT_PC_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define FT_PC_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#endif
+
+static unsigned long long ft_pc_owners = 0;
+static unsigned long long ft_pc_entries_set = 16384;  /* 1 MiB a thread */
+static unsigned long long ft_pc_epoch = 1;  /* bumped by every setting */
+
+/* A number no other caller of the process gets: a model's owner identity. */
+static uint64_t ft_pc_new_owner(void) { return FT_PC_ADD(&ft_pc_owners, 1); }
+
+/* The entries a thread's table gets from now on: rounded down to a power
+ * of two (0: off). Tables already made are remade at their thread's next
+ * ft_pc_thread, emptied. */
+static void ft_pc_set_entries(unsigned long long entries) {
+    unsigned long long p = 0;
+    if (entries) for (p = 1; p <= entries / 2; p <<= 1) {}
+    FT_PC_STORE(&ft_pc_entries_set, p);
+    FT_PC_ADD(&ft_pc_epoch, 1);
+}
+
+static unsigned long long ft_pc_entries(void) { return FT_PC_LOAD(&ft_pc_entries_set); }
+
+static void ft_pc_table_free(ft_pc_table* t) {
+    free(t->block);
+    t->block = NULL;
+    t->entries = NULL;
+    t->n_entries = 0;
+}
+
+/* Makes t an empty table of the current setting (entries NULL when off or
+ * out of memory: the cache is then skipped, never an error). */
+static void ft_pc_table_make(ft_pc_table* t) {
+    unsigned long long epoch = FT_PC_LOAD(&ft_pc_epoch);
+    size_t n = (size_t)ft_pc_entries();
+    ft_pc_table_free(t);
+    t->epoch = epoch;
+    if (n == 0) return;
+    t->block = calloc(n + 1, FT_PC_ENTRY_BYTES);
+    if (t->block == NULL) return;
+    /* whole cache lines: a probe of a set reads one or two lines */
+    t->entries = (ft_pc_entry*)(((uintptr_t)t->block + FT_PC_ENTRY_BYTES - 1)
+                                & ~(uintptr_t)(FT_PC_ENTRY_BYTES - 1));
+    t->n_entries = n;
+    t->ways = n >= 2 ? 2 : 1;
+    t->set_mask = n / t->ways - 1;
+}
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+
+static pthread_key_t ft_pc_key;
+static pthread_once_t ft_pc_once = PTHREAD_ONCE_INIT;
+
+static void ft_pc_thread_free(void* p) {
+    ft_pc_table_free((ft_pc_table*)p);
+    free(p);
+}
+
+static void ft_pc_make_key(void) { pthread_key_create(&ft_pc_key, ft_pc_thread_free); }
+
+/* The calling thread's table of the current setting, or NULL (off, or no
+ * memory). Valid until this thread calls it again. */
+static ft_pc_table* ft_pc_thread(void) {
+    ft_pc_table* t;
+    pthread_once(&ft_pc_once, ft_pc_make_key);
+    t = (ft_pc_table*)pthread_getspecific(ft_pc_key);
+    if (t == NULL) {
+        t = (ft_pc_table*)calloc(1, sizeof(ft_pc_table));
+        if (t == NULL) return NULL;
+        if (pthread_setspecific(ft_pc_key, t) != 0) { free(t); return NULL; }
+        ft_pc_table_make(t);
+    } else if (t->epoch != FT_PC_LOAD(&ft_pc_epoch)) {
+        ft_pc_table_make(t);
+    }
+    return t->entries != NULL ? t : NULL;
+}
+#else
+/* No thread-local tables without POSIX threads: the cache is off. */
+static ft_pc_table* ft_pc_thread(void) { return NULL; }
+#endif
+
+#endif /* FT_PIECE_CACHE_STATE */
