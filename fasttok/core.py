@@ -15,12 +15,15 @@ import math
 import numbers
 import operator
 import random
+from array import array
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import AbstractSet, Any, Literal, Optional, Union
 
 from fasttok import registry
-from fasttok.errors import FasttokError
+from fasttok.errors import DocumentFileError, FasttokError
 from fasttok.models.interface import Model, missing_members, run_batch
+from fasttok.shared.document_files import DEFAULT_BLOCK_SIZE, read_documents
+from fasttok.shared.ragged import PaddedIds, RaggedIds, append_flat, pad, require_numpy
 from fasttok.vocab import Vocabulary
 
 __all__ = ["Encoding", "StreamDecoder"]
@@ -354,21 +357,104 @@ class Encoding:
 
     def encode_batch(self, text: Sequence[str], *, num_threads: int = 8,
                      allowed_special: AllowedSpecial = frozenset(),
-                     disallowed_special: DisallowedSpecial = "all", flat: bool = False) -> Any:
+                     disallowed_special: DisallowedSpecial = "all", flat: bool = False,
+                     ragged: bool = False) -> Any:
         """Encode many texts; the texts are split between ``num_threads`` threads
         that run without the GIL.
 
         With ``flat=True`` the result is ``(ids, offsets)``: one ``array('I')``
         of all ids and an ``array('Q')`` where text i's ids are
         ``ids[offsets[i]:offsets[i + 1]]`` (no Python int per token).
+        ``ragged=True`` gives the same two arrays as a
+        :class:`~fasttok.shared.ragged.RaggedIds` (``len``, ``batch[i]``,
+        ``to_numpy()``).
 
         >>> enc = Encoding.from_vocabulary(Vocabulary(
         ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
         >>> enc.encode_batch(["hi", "a"], flat=True)
         (array('I', [104, 105, 97]), array('Q', [0, 2, 3]))
+        >>> enc.encode_batch(["hi", "a"], ragged=True)[0]
+        array('I', [104, 105])
         """
         allowed = self._allowed_mask(allowed_special, disallowed_special, text)
+        if ragged:
+            return RaggedIds(*self._batch(text, num_threads, allowed, "encode_many_flat"))
         return self._batch(text, num_threads, allowed, "encode_many_flat" if flat else "encode_many")
+
+    def encode_batch_padded(self, text: Sequence[str], *, pad_id: int,
+                            max_length: Optional[int] = None, side: str = "right",
+                            num_threads: int = 8, allowed_special: AllowedSpecial = frozenset(),
+                            disallowed_special: DisallowedSpecial = "all") -> PaddedIds:
+        """Encode many texts (as :meth:`encode_batch`) into one rectangle for a
+        model: row i is text i's ids padded with ``pad_id`` on ``side``
+        (``"right"`` or ``"left"``) to the longest row, a text longer than
+        ``max_length`` keeping its first ``max_length`` ids. The result's
+        ``ids`` and ``attention_mask`` are ``(rows, width)`` numpy arrays
+        (the ids sharing the encoded buffer) when numpy is installed, else
+        flat arrays read with its ``shape``; ``lengths`` says how many ids of
+        each row are the text's (see :class:`~fasttok.shared.ragged.PaddedIds`).
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
+        >>> enc.encode_batch_padded(["hi", "a"], pad_id=0).ids.tolist()
+        [[104, 105], [97, 0]]
+        """
+        batch = self.encode_batch(text, num_threads=num_threads, allowed_special=allowed_special,
+                                  disallowed_special=disallowed_special, ragged=True)
+        return pad(batch, pad_id=pad_id, max_length=max_length, side=side)
+
+    def encode_files(self, paths: Any, *, format: str = "text", field: str = "text",
+                     separator: Optional[str] = "\n", num_threads: int = 8,
+                     allowed_special: AllowedSpecial = frozenset(),
+                     disallowed_special: DisallowedSpecial = "all", errors: str = "strict",
+                     block_size: int = DEFAULT_BLOCK_SIZE) -> RaggedIds:
+        """Encode every document of the files ``paths`` (one path or several)
+        into one :class:`~fasttok.shared.ragged.RaggedIds`, documents in file
+        order.
+
+        ``format="text"``: the documents are the pieces between
+        ``separator`` (``None``: each file is one document); ``"jsonl"``: one
+        per non-blank line, the string in ``field``. Each file is read
+        ``block_size`` bytes at a time, cut only between documents, and each
+        block encoded on ``num_threads`` threads without the GIL, so memory
+        holds a few blocks besides the result, whatever the file's size.
+        A malformed line, bytes that are not UTF-8 (``errors="replace"``
+        reads them as U+FFFD) and a disallowed special token raise
+        :class:`~fasttok.errors.DocumentFileError` naming the file and line
+        (see :mod:`fasttok.shared.document_files` for the exact rules).
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "d.txt")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write("hi\\na\\n")
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
+        >>> enc.encode_files(path).to_lists()
+        [[104, 105], [97]]
+        """
+        ids, offsets = array("I"), array("Q", [0])
+        for block in read_documents(paths, format=format, field=field, separator=separator,
+                                    errors=errors, block_size=block_size):
+            allowed = self._block_mask(block, allowed_special, disallowed_special)
+            append_flat(ids, offsets, *self._batch(block.docs, num_threads, allowed,
+                                                   "encode_many_flat"))
+        return RaggedIds(ids, offsets)
+
+    def _block_mask(self, block: Any, allowed_special: AllowedSpecial,
+                    disallowed_special: DisallowedSpecial) -> bytes:
+        # One search of the whole block for a disallowed special (a search
+        # per document cost a Python call each); only when it finds one are
+        # the documents searched, to name the line.
+        try:
+            return self._allowed_mask(allowed_special, disallowed_special, block.text())
+        except FasttokError:
+            for i, doc in enumerate(block.docs):
+                try:
+                    self._allowed_mask(allowed_special, disallowed_special, doc)
+                except FasttokError as exc:
+                    raise DocumentFileError(block.path, str(exc), line=block.line_of(i)) from None
+            # found only across two documents: in none of them
+            return self._allowed_mask(allowed_special, disallowed_special, "")
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8,
                               flat: bool = False) -> Any:
@@ -415,12 +501,7 @@ class Encoding:
         >>> enc.encode_to_numpy("hi")                           # doctest: +SKIP
         array([104, 105], dtype=uint32)
         """
-        try:
-            import numpy as np
-        except ImportError:
-            raise FasttokError("encode_to_numpy needs numpy, which fasttok does not depend on: "
-                               "`pip install numpy`, or use encode_to_array (an array('I') "
-                               "numpy can wrap)") from None
+        np = require_numpy("encode_to_numpy", "encode_to_array (an array('I') numpy can wrap)")
         ids = self.encode_to_array(text, allowed_special=allowed_special,
                                    disallowed_special=disallowed_special)
         return np.frombuffer(ids, dtype=np.uint32)

@@ -10,8 +10,8 @@ catch ``ValueError`` around ``encode`` and loading.
 
 from __future__ import annotations
 
-__all__ = ["FasttokError", "VocabularyFileError", "VocabularyError", "UnknownEncodingError",
-           "ReferenceFailsError"]
+__all__ = ["FasttokError", "VocabularyFileError", "DocumentFileError", "VocabularyError",
+           "UnknownEncodingError", "ReferenceFailsError"]
 
 
 class FasttokError(ValueError):
@@ -49,6 +49,18 @@ class VocabularyFileError(FasttokError):
             where.append(f"field {field!r}")
         prefix = ", ".join(where)
         super().__init__(f"{self.path}: {prefix + ': ' if prefix else ''}{problem}")
+
+
+class DocumentFileError(VocabularyFileError):
+    """A file of documents (``Encoding.encode_files``' input) cannot be read
+    as asked: a JSON Lines line that is not JSON or lacks the field, bytes
+    that are not UTF-8, a disallowed special token. Worded as
+    :class:`VocabularyFileError` (whose message it shares): the file, the
+    line, then what is wrong.
+
+    >>> str(DocumentFileError("c.jsonl", "not JSON", line=7))
+    'c.jsonl: line 7: not JSON'
+    """
 
 
 class ReferenceFailsError(FasttokError):

@@ -5,7 +5,8 @@ core (the byte-level alphabet, the charsmap checks); the shared core imports
 only the record; stages import only the shared core (and their
 own stage); formats compose stages, and so do trainers (a trainer runs a
 pre-tokenizer and builds what a model reads); the registry names components by string;
-``Encoding`` sees only the model interface and the registry. Every import
+``Encoding`` sees only the model interface, the registry and the bulk helpers
+(files read in blocks, ragged and padded id arrays). Every import
 counts, including those inside functions, and ``cimport`` lines of the
 compiled modules. No module may import itself back through others, and none
 reaches into another module's private names.
@@ -26,6 +27,8 @@ RECORD = {"fasttok.errors", "fasttok.vocab", "fasttok.embedded", "fasttok.versio
           "fasttok.pre_tokenizers.tiktoken_patterns"}
 STAGES = ("normalizers", "pre_tokenizers", "models", "added_tokens", "post_processors",
           "decoders")
+# what Encoding's file and array methods are made of
+BULK = ("fasttok.shared.document_files", "fasttok.shared.ragged")
 # the public API on top: they may use anything below them
 API = {"fasttok", "fasttok.__main__", "fasttok.cli", "fasttok.table_cache",
        "fasttok.tiktoken_load", "fasttok.tiktoken_ext_plugins", "fasttok.model", "fasttok.hf"}
@@ -106,7 +109,7 @@ def _allowed(name: str, target: str) -> bool:
     if layer == "trainers":
         return other in ("shared", "stage", "loaders", "trainers")
     if layer == "encoding":
-        return target in ("fasttok.registry", "fasttok.models.interface")
+        return target in ("fasttok.registry", "fasttok.models.interface") + BULK
     if layer == "loaders":
         return other in ("shared", "loaders")
     return other == layer == "shared"

@@ -23,6 +23,8 @@ import os
 from collections.abc import Callable
 from typing import Any, Optional
 
+from fasttok.shared.ragged import append_flat
+
 __all__ = ["ChunkedBatchJob", "BATCH_CALLS", "on_threads",
            "default_threads"]
 
@@ -121,10 +123,8 @@ class ChunkedBatchJob:
             return self._call([], self._allowed)
         if self._how == "encode_many_flat":
             ids, offsets = parts[0]
-            for more_ids, more_offsets in parts[1:]:
-                shift = len(ids)
-                offsets.extend(o + shift for o in more_offsets[1:])
-                ids.extend(more_ids)
+            for more in parts[1:]:
+                append_flat(ids, offsets, *more)
             return ids, offsets
         result = parts[0]
         for part in parts[1:]:
