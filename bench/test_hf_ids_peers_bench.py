@@ -37,6 +37,7 @@ file a peer cannot load is a skip naming the peer's error, listed at the end.
     python -m pytest bench/test_hf_ids_peers_bench.py --benchmark-enable -q
     python -m pytest bench/test_hf_ids_peers_bench.py --benchmark-enable -q -k "steady and lines"
     python bench/test_hf_ids_peers_bench.py   # steady state, the libraries taking turns
+    python bench/test_hf_ids_peers_bench.py u5000 ja8000   # the vocabularies so named
 """
 
 from __future__ import annotations
@@ -215,18 +216,19 @@ def test_hf_ids_peers(benchmark, vocab, file, mode, cold, impl):
                            warmup_rounds=1)
 
 
-def alternating_table(rounds: int = 5) -> list:
+def alternating_table(rounds: int = 5, names: tuple = ()) -> list:
     """The steady-state ratios (peer time / fasttok time) with the libraries
     taking turns round by round, the best of ``rounds`` each: on a shared
     machine, what else runs slows every library of a round alike, where
     pytest-benchmark's rounds of one library after another's do not.
-    A peer whose ids differ is marked ``*``; one that cannot load the file, ``-``."""
+    A peer whose ids differ is marked ``*``; one that cannot load the file, ``-``.
+    ``names``: the vocabularies whose name holds one of them (all if empty)."""
     import time
 
     peers = [impl for impl in LOADERS if impl != "fasttok"]
     out = [f"{'file':<13}{'text':<6}{'mode':<7}{'fasttok us':>11}"
            + "".join(f"{p:>12}" for p in peers)]
-    for vocab in VOCABS:
+    for vocab in [v for v in VOCABS if not names or any(n in v for n in names)]:
         for file in FILES:
             for mode in MODES:
                 run = _run(mode)
@@ -255,7 +257,10 @@ def alternating_table(rounds: int = 5) -> list:
 
 
 if __name__ == "__main__":
-    # python bench/test_hf_ids_peers_bench.py: the alternating table, then
-    # the notes (peers that differ or cannot load)
-    print("\n".join(alternating_table()))
+    # python bench/test_hf_ids_peers_bench.py [name ...]: the alternating
+    # table of the vocabularies named (a part of the name: "u5000"), then the
+    # notes (peers that differ or cannot load)
+    import sys
+
+    print("\n".join(alternating_table(names=tuple(sys.argv[1:]))))
     print("\n".join(dict.fromkeys(NOTES)))
