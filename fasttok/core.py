@@ -22,7 +22,7 @@ from typing import AbstractSet, Any, Literal, Optional, Union
 from fasttok import registry
 from fasttok.errors import DocumentFileError, FasttokError
 from fasttok.models.interface import Model, missing_members, run_batch
-from fasttok.shared.document_files import DEFAULT_BLOCK_SIZE, read_documents
+from fasttok.shared.document_files import DEFAULT_BLOCK_SIZE, read_ahead, read_documents
 from fasttok.shared.ragged import PaddedIds, RaggedIds, append_flat, pad, require_numpy
 from fasttok.vocab import Vocabulary
 
@@ -416,8 +416,10 @@ class Encoding:
         ``separator`` (``None``: each file is one document); ``"jsonl"``: one
         per non-blank line, the string in ``field``. Each file is read
         ``block_size`` bytes at a time, cut only between documents, and each
-        block encoded on ``num_threads`` threads without the GIL, so memory
-        holds a few blocks besides the result, whatever the file's size.
+        block encoded on ``num_threads`` threads without the GIL (on more
+        than one, a thread of its own reads the next block meanwhile), so
+        memory holds three blocks besides the result, whatever the file's
+        size.
         A malformed line, bytes that are not UTF-8 (``errors="replace"``
         reads them as U+FFFD) and a disallowed special token raise
         :class:`~fasttok.errors.DocumentFileError` naming the file and line
@@ -433,8 +435,11 @@ class Encoding:
         [[104, 105], [97]]
         """
         ids, offsets = array("I"), array("Q", [0])
-        for block in read_documents(paths, format=format, field=field, separator=separator,
-                                    errors=errors, block_size=block_size):
+        blocks = read_documents(paths, format=format, field=field, separator=separator,
+                                errors=errors, block_size=block_size)
+        # on more than one thread the next block is read while this one is
+        # encoded; one thread stays one thread
+        for block in read_ahead(blocks) if num_threads > 1 else blocks:
             allowed = self._block_mask(block, allowed_special, disallowed_special)
             append_flat(ids, offsets, *self._batch(block.docs, num_threads, allowed,
                                                    "encode_many_flat"))

@@ -12,7 +12,7 @@ import pytest
 import fasttok
 from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON, ONE_FILE_PER_KIND
 from fasttok.errors import DocumentFileError, FasttokError
-from fasttok.shared.document_files import read_documents
+from fasttok.shared.document_files import read_ahead, read_documents
 
 pytestmark = pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
 
@@ -105,6 +105,46 @@ def test_a_document_longer_than_the_block_is_read_whole(enc, tmp_path):
     blocks = list(read_documents(path, block_size=16))
     assert [b.docs for b in blocks if docs[1] in b.docs] == [[docs[1]]]
     assert enc.encode_files(path, block_size=16).to_lists() == _each(enc, docs)
+
+
+def test_read_ahead_makes_at_most_two_items_beyond_the_callers():
+    made, taken = [], []
+
+    def source():
+        for i in range(200):
+            # the one being made, one waiting, the caller's
+            assert len(made) - len(taken) <= 2
+            made.append(i)
+            yield i
+
+    for item in read_ahead(source()):
+        taken.append(item)
+    assert taken == list(range(200))
+
+
+def test_read_ahead_raises_the_makers_error_in_the_caller():
+    def source():
+        yield 1
+        raise DocumentFileError("f.jsonl", "not JSON", line=2)
+
+    items = read_ahead(source())
+    assert next(items) == 1
+    with pytest.raises(DocumentFileError, match="f.jsonl: line 2"):
+        next(items)
+
+
+def test_read_ahead_stops_making_when_the_caller_stops():
+    made = []
+
+    def source():
+        for i in range(10**6):
+            made.append(i)
+            yield i
+
+    items = read_ahead(source())
+    next(items)
+    items.close()
+    assert len(made) <= 3
 
 
 @pytest.mark.parametrize("num_threads", [1, 2, 3])
