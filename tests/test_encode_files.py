@@ -169,6 +169,17 @@ def test_jsonl_blank_lines_are_skipped_and_crlf_is_whitespace(enc, tmp_path):
     assert enc.encode_files(path, format="jsonl").to_lists() == _each(enc, ["a", "b\nc"])
 
 
+def test_jsonl_spaces_around_the_object_are_whitespace(enc, tmp_path):
+    path = _write(tmp_path, "d.jsonl", '  {"text": "a"} \t\n')
+    assert enc.encode_files(path, format="jsonl").to_lists() == _each(enc, ["a"])
+
+
+def test_jsonl_text_after_the_object_is_refused(enc, tmp_path):
+    path = _write(tmp_path, "d.jsonl", '{"text": "a"}\n{"text": "b"} {"text": "c"}\n')
+    with pytest.raises(DocumentFileError, match=r"line 2: not a JSON value \(Extra data"):
+        enc.encode_files(path, format="jsonl")
+
+
 def test_jsonl_reads_the_named_field(enc, tmp_path):
     path = _write(tmp_path, "d.jsonl", '{"text": 1, "body": "hello"}\n')
     assert enc.encode_files(path, format="jsonl", field="body").to_lists() == _each(enc, ["hello"])
