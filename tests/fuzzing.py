@@ -111,7 +111,8 @@ SPECIAL_TEXTS = ("<|endoftext|>", "<|im_end|>", "</s>", "<s>", "<|fim_prefix|>",
 
 
 def build_charsmap(rules: dict) -> bytes:
-    """A SentencePiece ``precompiled_charsmap`` for ``{source text: replacement}``.
+    """A SentencePiece ``precompiled_charsmap`` for ``{source text: replacement}``
+    (a source given as ``bytes`` is those bytes, which may end inside a character).
 
     A darts-clone double array: every node's children sit at ``base ^ byte``
     and its leaf (the replacement's offset) at ``base``; bases are chosen
@@ -121,7 +122,7 @@ def build_charsmap(rules: dict) -> bytes:
     root: dict = {"kids": {}, "value": None}
     for src, dst in rules.items():
         node = root
-        for b in src.encode("utf-8"):
+        for b in src if isinstance(src, bytes) else src.encode("utf-8"):
             node = node["kids"].setdefault(b, {"kids": {}, "value": None})
         node["value"] = len(strings)
         strings += dst.encode("utf-8") + b"\0"

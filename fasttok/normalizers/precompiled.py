@@ -25,7 +25,7 @@ import functools
 import re
 
 from fasttok.shared._charsmap import CharsmapRules
-from fasttok.shared._unicode import code_point_ranges
+from fasttok.shared._unicode import code_points
 from fasttok.shared.normalized import NormalizedString
 from fasttok.shared.regex_translate import char_class
 
@@ -112,12 +112,16 @@ def cluster_classes() -> tuple:
     """
     # From the classes' data and the compiled Unicode tables their
     # patterns are spelled from, not by scanning code points with the
-    # patterns (that took 0.12 s, on the first encode of every Unigram file);
-    # a slow test scans every code point with the patterns.
-    prepend = _members(_PREPEND[1:-1])
-    control = _category_members(_CONTROL_CATEGORIES) - _members(_NOT_CONTROL)
-    extend = (_category_members(_EXTEND_CATEGORIES) - _members(_NOT_SPACING)) | _members(_EXTENDERS)
-    return tuple("".join(sorted(chars)) for chars in (prepend, control, extend))
+    # patterns (that took 0.12 s, on the first encode of every Unigram file),
+    # one sweep of the tables a class (a set of each category's characters
+    # took 9 ms); a slow test scans every code point with the patterns.
+    prepend = "".join(sorted(_members(_PREPEND[1:-1])))
+    not_control = _members(_NOT_CONTROL)
+    control = "".join(c for c in code_points(*_CONTROL_CATEGORIES) if c not in not_control)
+    not_spacing = _members(_NOT_SPACING)
+    extend = "".join(sorted({c for c in code_points(*_EXTEND_CATEGORIES) if c not in not_spacing}
+                            | _members(_EXTENDERS)))
+    return prepend, control, extend
 
 
 def _members(body: str) -> set:
@@ -132,12 +136,6 @@ def _members(body: str) -> set:
             out.add(body[at])
             at += 1
     return out
-
-
-def _category_members(categories: tuple) -> set:
-    # the characters of general categories, from the tables char_class spells
-    return {chr(cp) for spec in categories for lo, hi in code_point_ranges(spec)
-            for cp in range(lo, hi + 1)}
 
 
 def graphemes(text: str) -> list:
@@ -171,7 +169,11 @@ class Precompiled:
         self.charsmap = bytes(charsmap)
         self._rules = CharsmapRules(self.charsmap)
         self._cache: dict = {}
-        self._plain = _plain_runs(self._rules.rule_chars())
+        # normalize_str's plain runs, made by its first call: a file whose
+        # compiled walk runs the charsmap never needs them, and making them
+        # (every rule's character, the cluster classes, a regex of them)
+        # was most of a T5 conversion's load
+        self._plain: "re.Pattern[str] | None" = None
 
     def __repr__(self) -> str:
         return f"Precompiled(<{len(self.charsmap)} bytes>)"
@@ -234,6 +236,8 @@ class Precompiled:
         return text if reports is None else "".join(c for c, _ in reports)
 
     def normalize_str(self, text: str) -> str:
+        if self._plain is None:
+            self._plain = _plain_runs(self._rules.rule_chars())
         # split on the plain runs' group: [walked, plain, walked, ..., walked]
         parts = self._plain.split(text)
         parts[::2] = [self._walk_str(p) if p else p for p in parts[::2]]

@@ -141,3 +141,27 @@ def code_point_ranges(str spec not None):
             cached = tuple(_scan(mask, False))
         _RANGES_CACHE[spec] = cached
     return list(cached)
+
+
+def code_points(*specs):
+    """The code points matching any of ``specs`` (as :func:`code_point_ranges`
+    takes them), as one ``str`` in code point order: one sweep of the tables
+    for all of them, where a :func:`code_point_ranges` call is one each.
+
+    >>> code_points("Zl", "Zp")
+    '\u2028\u2029'
+    """
+    cdef uint32_t mask = 0, cp
+    cdef bint white_space = False
+    for spec in specs:
+        if spec == _WHITE_SPACE:
+            white_space = True
+        elif spec in _SPEC_MASKS:
+            mask |= _SPEC_MASKS[spec]
+        else:
+            raise ValueError(f"unknown Unicode property {spec!r}; accepted: {_ACCEPTED}")
+    found = []
+    for cp in range(_MAX_CP + 1):
+        if (mask >> ft_general_category(cp)) & 1 or (white_space and ft_is_white_space(cp)):
+            found.append(chr(cp))
+    return "".join(found)
