@@ -21,12 +21,11 @@ to rounding (``"00" + "0"`` or ``"0" + "00"``) that step decides.
 
 from __future__ import annotations
 
+import functools
 import random
 
-from fasttok.models import unigram_sampling
 from fasttok.models._unigram import TokenizersUnigram, tokenizers_scores
 from fasttok.models.hf_fields import is_int, model_object
-from fasttok.models.unigram_sampling import UnigramLattice
 
 
 class Unigram:
@@ -42,12 +41,43 @@ class Unigram:
 
     def __init__(self, vocab: list, unk_id: int | None = None, byte_fallback: bool = False,
                  never: frozenset = frozenset()):
-        self.vocab = [(piece, float(score)) for piece, score in vocab]
+        self._pieces = [piece for piece, _ in vocab]
+        self._scores = [float(score) for _, score in vocab]
         self.unk_id = unk_id
         self.byte_fallback = byte_fallback
-        self._ids = {piece: i for i, (piece, _) in enumerate(self.vocab)}
-        self._core = TokenizersUnigram([p for p, _ in self.vocab], [s for _, s in self.vocab],
-                                       unk_id, byte_fallback, never=never)
+        self._core = TokenizersUnigram(self._pieces, self._scores, unk_id, byte_fallback,
+                                       never=never)
+
+    @classmethod
+    def from_pieces(cls, pieces: list, scores: list, unk_id: int | None = None,
+                    byte_fallback: bool = False, never: frozenset = frozenset()) -> "Unigram":
+        """The model of ``Unigram(list(zip(pieces, scores)), ...)``, from the
+        two lists as they are (floats), without a pair an entry.
+
+        >>> Unigram.from_pieces(["<unk>", "a"], [0.0, -1.0], unk_id=0).tokenize_ids("ab")
+        [1, 0]
+        """
+        model = cls.__new__(cls)
+        model._pieces, model._scores = pieces, scores
+        model.unk_id = unk_id
+        model.byte_fallback = byte_fallback
+        model._core = TokenizersUnigram(pieces, scores, unk_id, byte_fallback, never=never)
+        return model
+
+    # vocab and the piece -> id map are made on first use: a file whose
+    # walk encodes never asks for them (they were a fifth of the model's build)
+    @functools.cached_property
+    def vocab(self) -> list:
+        """``[(piece, score)]`` by id.
+
+        >>> Unigram([("a", -1)]).vocab
+        [('a', -1.0)]
+        """
+        return list(zip(self._pieces, self._scores))
+
+    @functools.cached_property
+    def _ids(self) -> dict:
+        return {piece: i for i, piece in enumerate(self._pieces)}
 
     @property
     def core(self) -> TokenizersUnigram:
@@ -95,9 +125,11 @@ class Unigram:
         >>> sorted({tuple(m.sample_ids("ab", (0.1, -1), s)) for s in range(40)})
         [(1, 2), (3,)]
         """
+        # imported on first use: few callers sample, and every load would pay for it
+        from fasttok.models import unigram_sampling
         core = self._core
         raw = sequence.encode("utf-8")
-        lattice = UnigramLattice(raw, core.lattice(sequence), lambda path: core.resolve(raw, path),
+        lattice = unigram_sampling.UnigramLattice(raw, core.lattice(sequence), lambda path: core.resolve(raw, path),
                                  lambda: core.ids(sequence), float)
         alpha, nbest_size = rate
         return unigram_sampling.sample(lattice, alpha, nbest_size, random.Random(seed))
@@ -116,7 +148,7 @@ class Unigram:
         >>> Unigram([("a", 0.0)]).id_to_token(0)
         'a'
         """
-        return self.vocab[id][0] if 0 <= id < len(self.vocab) else None
+        return self._pieces[id] if 0 <= id < len(self._pieces) else None
 
     def get_vocab(self) -> dict:
         """``{piece: id}``.
@@ -132,7 +164,7 @@ class Unigram:
         >>> Unigram([("a", 0.0), ("a", -1.0)]).get_vocab_size()
         2
         """
-        return len(self.vocab)
+        return len(self._pieces)
 
 
 def unigram_from_json(spec: dict | None, where: str, fail,
@@ -178,4 +210,4 @@ def unigram_from_json(spec: dict | None, where: str, fail,
     byte_fallback = spec.get("byte_fallback", False)
     if not isinstance(byte_fallback, bool):
         raise fail(f"{where}.byte_fallback", "expected true or false")
-    return Unigram(list(zip(pieces, scores)), unk_id, byte_fallback, never)
+    return Unigram.from_pieces(pieces, scores, unk_id, byte_fallback, never)
