@@ -40,11 +40,8 @@ from collections.abc import Callable
 from typing import Any, Optional
 
 from fasttok.errors import FasttokError
-from fasttok.formats.hf_byte_level import build_hf_byte_bpe, byte_level_walk
 from fasttok.formats.hf_pipeline import HFPipeline, pipeline_from_document
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json
-from fasttok.models.hf_bpe import BPE
-from fasttok.models.hf_unigram import Unigram
 from fasttok.models.interface import ModelBase
 from fasttok.decoders.hf_starts import common_prefix, token_starts
 from fasttok.decoders.hf_stream import HFDecodeStream
@@ -87,6 +84,8 @@ def build_hf_pipeline(vocab: Vocabulary, *, tables: Any = None,
                                       never=control_ids(vocab))
     decoder = vocab.metadata["document"].get("decoder")
     if byte_level:
+        # imported for byte-level files only: the other kinds never use it
+        from fasttok.formats.hf_byte_level import build_hf_byte_bpe, byte_level_walk
         core = build_hf_byte_bpe(vocab, tables)
         # the walk of the pipeline over the same core (one set of tables)
         pipeline.walk = byte_level_walk(vocab, pipeline, model=core)
@@ -260,6 +259,9 @@ class HFModel(ModelBase):
         rate ``alpha`` (BPE models), or sentencepiece's Unigram sampling with
         ``alpha`` and ``nbest_size`` (Unigram models, see
         :meth:`fasttok.models.hf_unigram.Unigram.sample_ids`)."""
+        # imported here: a load imports only its own model type's module
+        from fasttok.models.hf_bpe import BPE
+        from fasttok.models.hf_unigram import Unigram
         model = self.pipeline.model
         if isinstance(model, BPE):
             rate: Any = alpha

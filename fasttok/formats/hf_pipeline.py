@@ -46,7 +46,6 @@ from typing import Any, Optional
 from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
 from fasttok.decoders.hf_json import decoder_from_json
 from fasttok.errors import FasttokError
-from fasttok.formats.hf_byte_level import byte_level_token_strings
 from fasttok.formats.hf_walks import Walk, walk_for
 from fasttok.loaders.hf_tokenizer_json import JsonPathError
 from fasttok.models.hf_json import model_from_json
@@ -143,6 +142,9 @@ class HFPipeline:
                     strings += [None] * (token_id + 1 - len(strings))
                 strings[token_id] = text
         else:
+            # imported for byte-level records only (the module is the
+            # byte-level walk's, which other files never import)
+            from fasttok.formats.hf_byte_level import byte_level_token_strings
             strings = byte_level_token_strings(record)
         # an added token in an encoding is spelled as it was matched: normalized
         # only when it is looked for in the normalized text (the spelling

@@ -24,27 +24,34 @@ True
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Optional
 
-from fasttok.formats.hf_bert import bert_walk
-from fasttok.formats.hf_bpe_path import bpe_stretch_walk
-from fasttok.formats.hf_byte_level import byte_level_walk
-from fasttok.formats.hf_unigram_path import unigram_walk
 from fasttok.formats.walk import Walk
 
 __all__ = ["Walk", "WALKS", "walk_for"]
 
 
-#: recogniser -> builder, in the order tried: each returns a walk for the
-#: configuration it knows, else ``None``
-WALKS: tuple = (byte_level_walk, bpe_stretch_walk, bert_walk, unigram_walk)
+#: model type -> the walks that may take its configurations, as (module,
+#: builder) in the order tried; each builder returns a walk for the
+#: configuration it knows, else ``None``. Only the modules of the file's
+#: model type are imported, when its first text is encoded (importing all
+#: four was a quarter of ``fasttok.load``'s imports).
+WALKS: dict = {
+    "BPE": (("fasttok.formats.hf_byte_level", "byte_level_walk"),
+            ("fasttok.formats.hf_bpe_path", "bpe_stretch_walk")),
+    "WordPiece": (("fasttok.formats.hf_bert", "bert_walk"),),
+    "Unigram": (("fasttok.formats.hf_unigram_path", "unigram_walk"),),
+}
 
 
-def walk_for(record: Any, pipeline: Any, walks: tuple = WALKS) -> Optional[Walk]:
+def walk_for(record: Any, pipeline: Any, walks: Optional[dict] = None) -> Optional[Walk]:
     """The walk of ``pipeline``'s configuration (``record``: its
     ``tokenizer.json`` record), or ``None`` when no walk knows it."""
-    for build in walks:
-        walk = build(record, pipeline)
+    # a byte-level record's model is BPE, and left unbuilt until used
+    kind = "BPE" if record.merges is not None else type(pipeline.model).__name__
+    for module, name in (WALKS if walks is None else walks).get(kind, ()):
+        walk = getattr(importlib.import_module(module), name)(record, pipeline)
         if walk is not None:
             return walk
     return None

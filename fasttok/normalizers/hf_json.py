@@ -19,21 +19,18 @@ import binascii
 from collections.abc import Callable
 
 from fasttok.errors import FasttokError
-from fasttok.normalizers.bert import BertNormalizer
-from fasttok.normalizers.nmt import Nmt
-from fasttok.normalizers.precompiled import Precompiled
-from fasttok.normalizers.replace import Replace
-from fasttok.normalizers.sequence import Sequence
-from fasttok.normalizers.simple import ByteLevel, Lowercase, Prepend
-from fasttok.normalizers.strip import Strip, StripAccents
-from fasttok.normalizers.unicode_forms import NFC, NFD, NFKC, NFKD
 from fasttok.shared._charsmap import CharsmapError
 from fasttok.shared.json_fields import Fields
 
 __all__ = ["normalizer_from_json"]
 
+# Each factory imports its stage's module: a file imports the stages it
+# names, not all of them (BertNormalizer's and Strip's Unicode classes were
+# a sixth of what fasttok.load of a T5 conversion imported).
+
 
 def _bert(f: Fields):
+    from fasttok.normalizers.bert import BertNormalizer
     return BertNormalizer(clean_text=f.bool("clean_text"),
                           handle_chinese_chars=f.bool("handle_chinese_chars"),
                           strip_accents=f.bool("strip_accents", default=None, nullable=True),
@@ -41,10 +38,17 @@ def _bert(f: Fields):
 
 
 def _strip(f: Fields):
+    from fasttok.normalizers.strip import Strip
     return Strip(left=f.bool("strip_left"), right=f.bool("strip_right"))
 
 
+def _strip_accents(f: Fields):
+    from fasttok.normalizers.strip import StripAccents
+    return StripAccents()
+
+
 def _replace(f: Fields):
+    from fasttok.normalizers.replace import Replace
     pattern, regex = f.pattern()
     content = f.str("content")
     try:
@@ -54,6 +58,7 @@ def _replace(f: Fields):
 
 
 def _precompiled(f: Fields):
+    from fasttok.normalizers.precompiled import Precompiled
     text = f.str("precompiled_charsmap")
     where = f.at("precompiled_charsmap")
     try:
@@ -68,14 +73,45 @@ def _precompiled(f: Fields):
         raise f.fail(where, exc.problem) from None
 
 
+def _form(name: str) -> Callable:
+    def build(f: Fields):
+        from fasttok.normalizers.unicode_forms import FORMS
+        return FORMS[name]()
+    return build
+
+
+def _lowercase(f: Fields):
+    from fasttok.normalizers.simple import Lowercase
+    return Lowercase()
+
+
+def _prepend(f: Fields):
+    from fasttok.normalizers.simple import Prepend
+    return Prepend(f.str("prepend"))
+
+
+def _byte_level(f: Fields):
+    from fasttok.normalizers.simple import ByteLevel
+    return ByteLevel()
+
+
+def _nmt(f: Fields):
+    from fasttok.normalizers.nmt import Nmt
+    return Nmt()
+
+
+def _sequence(f: Fields):
+    from fasttok.normalizers.sequence import Sequence
+    return Sequence(f.stages("normalizers", normalizer_from_json))
+
+
 # type -> the stage of its object (read by Fields)
 _FACTORIES = {
-    "BertNormalizer": _bert, "Strip": _strip, "StripAccents": lambda f: StripAccents(),
-    "NFC": lambda f: NFC(), "NFD": lambda f: NFD(), "NFKC": lambda f: NFKC(),
-    "NFKD": lambda f: NFKD(), "Lowercase": lambda f: Lowercase(), "Nmt": lambda f: Nmt(),
-    "Sequence": lambda f: Sequence(f.stages("normalizers", normalizer_from_json)),
-    "Precompiled": _precompiled, "Replace": _replace,
-    "Prepend": lambda f: Prepend(f.str("prepend")), "ByteLevel": lambda f: ByteLevel(),
+    "BertNormalizer": _bert, "Strip": _strip, "StripAccents": _strip_accents,
+    "NFC": _form("NFC"), "NFD": _form("NFD"), "NFKC": _form("NFKC"), "NFKD": _form("NFKD"),
+    "Lowercase": _lowercase, "Nmt": _nmt, "Sequence": _sequence,
+    "Precompiled": _precompiled, "Replace": _replace, "Prepend": _prepend,
+    "ByteLevel": _byte_level,
 }
 
 

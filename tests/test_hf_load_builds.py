@@ -1,0 +1,143 @@
+"""What loading a non-byte-level ``tokenizer.json`` builds, and that what it
+now builds later, or faster, is what it built before.
+
+A load builds the stages the file names and imports their modules only: the
+Precompiled normalizer's plain-run pattern waits for its first
+``normalize_str`` (a compiled walk never needs it), a Unigram model's
+``vocab`` list and piece map for their first use, a walk's module for the
+first encode of a file of its model type. The charsmap's rule characters
+come from a walk of its trie along UTF-8 (not of every code point), the
+cluster classes from one sweep of the Unicode tables per class; each is
+checked here against the definition it replaced.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import DATA, REPO_ROOT, missing_data_reason
+from fuzzing import CHARSMAP_RULES, build_charsmap
+from fasttok.models.hf_fields import serde_f64
+from fasttok.models.hf_unigram import Unigram, unigram_from_json
+from fasttok.normalizers import precompiled
+from fasttok.shared._charsmap import CharsmapRules
+from fasttok.shared._unicode import code_point_ranges, code_points
+
+T5 = DATA / "vocab" / "hf" / "unigram" / "botchan_unigram_5000.v5.24.0.T5Tokenizer.json"
+
+
+def _t5() -> dict:
+    if not T5.is_file():
+        pytest.skip(missing_data_reason(T5))
+    return json.loads(T5.read_text(encoding="utf-8"))
+
+
+def _first_rule_chars(rules: CharsmapRules) -> str:
+    # rule_chars by its definition: every code point asked alone
+    rule = rules.first_rule
+    return "".join(c for c in map(chr, range(0x110000))
+                   if not "\ud800" <= c <= "\udfff" and rule(c.encode("utf-8")) is not None)
+
+
+# rules ending inside a character: after a lead byte (every character it
+# starts), after two of three bytes, after a surrogate's and a beyond-U+10FFFF
+# prefix (no character has those), beside whole characters of 1-4 bytes
+_PARTIAL_RULES = {b"\xc3": "x", b"\xe3\x81": "y", b"\xf0\x9f": "z", b"\xed\xa0": "s",
+                  b"\xf4\x90": "t", "A": "a", "\u00e9": "e", "\u3000": " ", "\U0001f600": ":)"}
+
+
+@pytest.mark.parametrize("rules", [CHARSMAP_RULES, _PARTIAL_RULES], ids=["whole", "partial"])
+def test_rule_chars_are_every_character_with_a_rule_alone(rules):
+    charsmap = CharsmapRules(build_charsmap(rules))
+    assert charsmap.rule_chars() == _first_rule_chars(charsmap)
+
+
+def test_rule_chars_of_a_t5_charsmap_are_every_character_with_a_rule_alone():
+    blob = base64.b64decode(_t5()["normalizer"]["precompiled_charsmap"])
+    charsmap = CharsmapRules(blob)
+    assert charsmap.rule_chars() == _first_rule_chars(charsmap)
+
+
+def test_a_rule_on_a_lead_byte_covers_every_character_it_starts():
+    found = CharsmapRules(build_charsmap({b"\xe3\x81": "y"})).rule_chars()
+    assert found == "".join(map(chr, range(0x3040, 0x3080)))
+
+
+@pytest.mark.parametrize("specs", [("M",), ("Cc", "Cf", "Zl", "Zp", "Cs"), ("Lu", "White_Space")])
+def test_code_points_are_the_code_point_ranges_of_their_specs_together(specs):
+    expected = sorted({cp for spec in specs for lo, hi in code_point_ranges(spec)
+                       for cp in range(lo, hi + 1)})
+    assert code_points(*specs) == "".join(map(chr, expected))
+
+
+def test_code_points_name_an_unknown_spec():
+    with pytest.raises(ValueError, match="unknown Unicode property 'Xx'"):
+        code_points("M", "Xx")
+
+
+def test_cluster_classes_are_their_categories_less_and_plus_their_literal_members():
+    def category(specs: tuple) -> set:
+        return {chr(cp) for spec in specs for lo, hi in code_point_ranges(spec)
+                for cp in range(lo, hi + 1)}
+    members = precompiled._members
+    control = category(precompiled._CONTROL_CATEGORIES) - members(precompiled._NOT_CONTROL)
+    extend = ((category(precompiled._EXTEND_CATEGORIES) - members(precompiled._NOT_SPACING))
+              | members(precompiled._EXTENDERS))
+    prepend = members(precompiled._PREPEND[1:-1])
+    assert precompiled.cluster_classes() == tuple("".join(sorted(chars))
+                                                  for chars in (prepend, control, extend))
+
+
+def test_precompiled_makes_its_plain_runs_at_its_first_normalize_str(monkeypatch):
+    made = []
+    real = precompiled._plain_runs
+    monkeypatch.setattr(precompiled, "_plain_runs", lambda chars: made.append(chars) or real(chars))
+    stage = precompiled.Precompiled(build_charsmap(CHARSMAP_RULES))
+    assert made == []
+    assert stage.normalize_str("Ａb…") == "Ab..."
+    assert stage.normalize_str("ｌ") == "l"
+    assert len(made) == 1
+
+
+def test_a_unigram_model_from_pieces_is_the_model_of_its_pairs():
+    pairs = [("<unk>", 0.0), ("a", -1.0), ("b", -2.0), ("ab", -2.5), ("a", -3.0)]
+    ours = Unigram.from_pieces([p for p, _ in pairs], [s for _, s in pairs], unk_id=0)
+    theirs = Unigram(pairs, unk_id=0)
+    assert ours.vocab == theirs.vocab == pairs
+    assert ours.get_vocab() == theirs.get_vocab() == {"<unk>": 0, "a": 4, "b": 2, "ab": 3}
+    assert ours.token_to_id("a") == 4 and ours.id_to_token(4) == "a"
+    assert ours.get_vocab_size() == 5 and ours.id_to_token(5) is None
+    assert ours.tokenize("abxab") == theirs.tokenize("abxab")
+
+
+def test_a_unigram_tokenizer_json_model_keeps_its_entries_by_id():
+    spec = _t5()["model"]
+    model = unigram_from_json(spec, "$.model", ValueError)
+    # the scores as tokenizers reads them (serde_f64), not as json does
+    assert model.vocab == [(piece, serde_f64(score)) for piece, score in spec["vocab"]]
+    assert model.get_vocab_size() == len(spec["vocab"])
+
+
+_IMPORTS = r"""
+import sys, fasttok
+fasttok.load(sys.argv[1]).encode("Hello world")
+print(" ".join(sorted(m for m in sys.modules if m.startswith("fasttok."))))
+"""
+
+
+def test_loading_and_encoding_a_unigram_file_imports_no_other_model_types_modules():
+    _t5()
+    out = subprocess.run([sys.executable, "-c", _IMPORTS, str(T5)], capture_output=True,
+                         text=True, check=True, cwd=REPO_ROOT.parent,
+                         env={"FASTTOK_CACHE": "0", "PATH": "", "PYTHONPATH": str(REPO_ROOT)})
+    imported = set(out.stdout.split())
+    assert "fasttok.formats.hf_unigram_path" in imported
+    assert not imported & {"fasttok.formats.hf_byte_level", "fasttok.formats.hf_bert",
+                           "fasttok.formats.hf_bpe_path", "fasttok.models.hf_bpe",
+                           "fasttok.models.hf_wordpiece", "fasttok.normalizers.bert",
+                           "fasttok.models.unigram_sampling"}
