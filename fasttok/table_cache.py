@@ -293,7 +293,7 @@ def read_tokenizer_json(path: str, data: Optional[bytes] = None, *,
     FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent/tokenizer.json'
     """
     from fasttok.formats.tiktoken import byte_bpe_tables
-    from fasttok.loaders.hf_tokenizer_json import tokenizer_json_file_record
+    from fasttok.loaders.hf_tokenizer_json import tokenizer_json_file_reading
 
     path = os.fspath(path)
     if data is None:
@@ -307,14 +307,18 @@ def read_tokenizer_json(path: str, data: Optional[bytes] = None, *,
                 parts = _cached_tokenizer_json(path, found, slot[1][5])
                 if parts is not None:
                     return parts
-        whole = tokenizer_json_file_record(data, path)
-        if whole.merges is None:
-            return TokenizerJson(whole, None, lambda: whole, whole.max_token_value)
-        tables = byte_bpe_tables(whole)
+        reading = tokenizer_json_file_reading(data, path)
+        record, tables = reading.record, reading.tables
+        if tables is None:
+            if record.merges is None:
+                return TokenizerJson(record, None, reading.whole, reading.max_token_value)
+            # a byte-level file the packed tables did not take
+            tables = byte_bpe_tables(record)
         if slot is not None:
-            _write_tables(slot[0], slot[1], _hf_payload(whole, tables))
-        record = dataclasses.replace(whole, metadata=dict(whole.metadata, tables=tables))
-        return TokenizerJson(record, None, lambda: whole, whole.max_token_value)
+            _write_tables(slot[0], slot[1], _hf_payload(record, tables, reading.max_token_value))
+        record = dataclasses.replace(record, metadata=dict(record.metadata, tables=tables))
+        return TokenizerJson(record, reading.model_document, reading.whole,
+                             reading.max_token_value)
 
 
 def load_tokenizer_json_encoding(path: str, *, cache: Optional[bool] = None) -> Any:
@@ -344,17 +348,18 @@ def load_tokenizer_json_encoding(path: str, *, cache: Optional[bool] = None) -> 
 # the record's fields besides its tokens, ids and merges that the byte-level
 # model reads, as the cache keeps them
 _HF_FIELDS = ("special_tokens", "pattern", "normalizer", "bos_id", "eos_id", "add_bos",
-              "add_eos", "template_ids", "max_token_value")
+              "add_eos", "template_ids")
 
 
-def _hf_payload(vocab: Vocabulary, tables: Any) -> bytes:
+def _hf_payload(vocab: Vocabulary, tables: Any, max_token_value: int) -> bytes:
     # the record as JSON (its document without the model's vocabulary and
     # merges, which the tables hold), then the ids and the tables
     document = dict(vocab.metadata["document"])
     document["model"] = {k: v for k, v in document["model"].items()
                          if k not in ("vocab", "merges")}
     # the record's mappings are read-only views (MappingProxyType)
-    meta = json.dumps({"fields": {f: getattr(vocab, f) for f in _HF_FIELDS},
+    fields = {f: getattr(vocab, f) for f in _HF_FIELDS}
+    meta = json.dumps({"fields": dict(fields, max_token_value=max_token_value),
                        "metadata": dict(vocab.metadata, document=document)},
                       default=dict).encode()
     return (_META.pack(len(meta)) + meta + bytes(-len(meta) % 8) + _ids_bytes(vocab.ids)
@@ -410,7 +415,7 @@ def _hf_slot(path: str, data: bytes) -> Optional[tuple]:
     from fasttok import vocab
     from fasttok.formats import tiktoken as tables_builder
     from fasttok.loaders import hf_tokenizer_json, json_document
-    from fasttok.shared import _bytemap
+    from fasttok.shared import _bytemap, _json_reader
     from fasttok.version import __version__
 
     try:
@@ -422,7 +427,7 @@ def _hf_slot(path: str, data: bytes) -> Optional[tuple]:
         return None
     source = hashlib.sha256(data).digest()
     code = _code_identity(hf_tokenizer_json.__file__, json_document.__file__, _bytemap.__file__,
-                          vocab.__file__, tables_builder.__file__)
+                          _json_reader.__file__, vocab.__file__, tables_builder.__file__)
     spec = hashlib.sha256(repr((config, code)).encode()).digest()
     key = (_HF_MAGIC, _HF_FORMAT, _BYTE_ORDER, __version__.encode().ljust(32, b"\0")[:32],
            _build_digest(), source, spec)

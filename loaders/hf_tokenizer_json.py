@@ -39,21 +39,23 @@ True
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import os
-from typing import Any, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 from fasttok.errors import VocabularyError, VocabularyFileError
-from fasttok.loaders.json_document import parse_json_document
-from fasttok.shared._bytemap import byte_level_merges, decode_byte_level
+from fasttok.loaders.json_document import parse_json_document, parse_tokenizer_json
+from fasttok.shared._bytemap import byte_level_merges, byte_level_tables, decode_byte_level
+from fasttok.shared._json_reader import PackedModel
 from fasttok.shared._tables import TokenTables
 from fasttok.shared.gc_pause import gc_paused
 from fasttok.shared.json_fields import BOOL, INTEGER, OBJECT, Fields, all_ints
 from fasttok.vocab import MAX_ID, Vocabulary, ids_are_dense, token_layout
 
 __all__ = ["load_tokenizer_json", "tokenizer_json_record", "tokenizer_json_file_record",
-           "tokenizer_json_name", "tokenizer_config_path", "read_tokenizer_config",
+           "tokenizer_json_file_reading", "TokenizerJsonReading", "tokenizer_json_name", "tokenizer_config_path", "read_tokenizer_config",
            "byte_level_record", "looks_like_tokenizer_json",
            "BYTE_LEVEL_REGEX", "JsonPathError"]
 
@@ -69,6 +71,12 @@ ADDED_TOKEN_FLAGS = ("special", "single_word", "lstrip", "rstrip", "normalized")
 
 class _OtherShape(Exception):
     # the document is valid but not the byte-level configuration
+    pass
+
+
+class _Unpacked(Exception):
+    # the packed model is not what the compiled tables take: the model is
+    # read again from its Python objects
     pass
 
 
@@ -276,7 +284,7 @@ def byte_level_record(doc: Any, source: str, *, name: Optional[str] = None,
     True
     """
     try:
-        return _byte_level_record(doc, source, name, config)
+        return _byte_level_record(doc, source, name, config)[0]
     except _OtherShape:
         return None
 
@@ -284,8 +292,11 @@ def byte_level_record(doc: Any, source: str, *, name: Optional[str] = None,
 _SINGLE_BYTES = frozenset(bytes([b]) for b in range(256))
 
 
-def _byte_level_record(doc: Any, source: str, name: Optional[str],
-                       config: Optional[dict]) -> Vocabulary:
+def _byte_level_record(doc: Any, source: str, name: Optional[str], config: Optional[dict],
+                       packed: Optional[PackedModel] = None) -> tuple:
+    # (record, None), or with packed (record listing no tokens or merges,
+    # its TokenTables); _OtherShape for another configuration, and with
+    # packed _Unpacked for a model the packed tables do not take
     r = _Reader(source)
     model = r.fields(doc, "$").get("model", OBJECT)
     _check_model(r, model)
@@ -307,6 +318,17 @@ def _byte_level_record(doc: Any, source: str, name: Optional[str],
             raise r.other_shape()
         specials[content] = token_id
     added_ids = set(specials.values())
+    if packed is not None:
+        built = byte_level_tables(packed.vocab, packed.merges, added_ids)
+        if built is None:
+            raise _Unpacked()
+        tables, top, left_out_entries = built
+        left_out = frozenset(text for text, _ in left_out_entries)
+        model_gives_left_out = bool(left_out) and bool(model.get("ignore_merges", False))
+        record = _byte_level_vocabulary(
+            r, doc, model, source, name, config, specials, (), None, (), normalizer, pattern,
+            behavior, left_out, model_gives_left_out)
+        return record, tables, top
 
     vocab = r.fields(model, "$.model").get("vocab", OBJECT)
     texts, ids = list(vocab), list(vocab.values())
@@ -347,7 +369,17 @@ def _byte_level_record(doc: Any, source: str, name: Optional[str],
         merges = _merges_without(r, merges_in, left_out, normalizer, tables, tokens)
     if isinstance(merges, int):
         raise _merge_error(r, merges, merges_in[merges], vocab, set(raws))
+    return _byte_level_vocabulary(r, doc, model, source, name, config, specials, tokens, ids,
+                                  merges, normalizer, pattern, behavior, left_out,
+                                  model_gives_left_out), None, None
 
+
+def _byte_level_vocabulary(r: _Reader, doc: dict, model: dict, source: str, name: Optional[str],
+                           config: Optional[dict], specials: dict, tokens: tuple,
+                           ids: Optional[tuple], merges: Any, normalizer: Optional[str],
+                           pattern: str, behavior: str, left_out: frozenset,
+                           model_gives_left_out: bool) -> Vocabulary:
+    # the record of a byte-level document, its tokens and merges given
     head, tail = _template(r, doc)
     names = _config_ids(config, specials)
     try:
@@ -455,8 +487,65 @@ def tokenizer_json_file_record(data: bytes, path: str) -> Vocabulary:
     Traceback (most recent call last):
     fasttok.errors.VocabularyFileError: /nonexistent/t.json: field '$.model': expected an object, got 1
     """
-    return tokenizer_json_record(data, path, name=tokenizer_json_name(path),
-                                 config=read_tokenizer_config(path))
+    return tokenizer_json_file_reading(data, path).whole()
+
+
+class TokenizerJsonReading(NamedTuple):
+    """What :func:`tokenizer_json_file_reading` gives.
+
+    ``record``: the file's record; for a byte-level BPE model read packed
+    it lists no tokens or merges and its document's ``model`` lacks
+    ``vocab`` and ``merges``: ``tables`` (the byte-level core's
+    ``TokenTables``) hold them and ``model_document()`` gives the whole
+    ``model`` object. Else ``tables`` and ``model_document`` are ``None``.
+    ``whole()``: the whole record, as :func:`tokenizer_json_record` reads
+    it (made on first call). ``max_token_value``: the largest id in use.
+    """
+
+    record: Vocabulary
+    tables: Any
+    whole: Callable[[], Vocabulary]
+    model_document: Optional[Callable[[], dict]]
+    max_token_value: int
+
+
+def tokenizer_json_file_reading(data: bytes, path: str) -> TokenizerJsonReading:
+    """The reading of ``data``, the bytes of the file ``path`` (named after
+    the file, with the ``tokenizer_config.json`` beside it), with a
+    byte-level BPE model's tables built once from the packed vocabulary and
+    merges, which never become Python objects unless ``whole()`` or
+    ``model_document()`` is called.
+
+    >>> tokenizer_json_file_reading(b'{"model": 1}', "/nonexistent/t.json")
+    Traceback (most recent call last):
+    fasttok.errors.VocabularyFileError: /nonexistent/t.json: field '$.model': expected an object, got 1
+    """
+    name, config = tokenizer_json_name(path), read_tokenizer_config(path)
+    with gc_paused():
+        doc, packed = parse_tokenizer_json(data, path)
+        if packed is not None and packed.rest.get("type") == "BPE" \
+                and packed.vocab is not None and packed.merges is not None:
+            try:
+                record, tables, top = _tokenizer_json_record(doc, path, name, config, packed)
+            except _Unpacked:
+                pass
+            else:
+                whole = functools.cache(functools.partial(
+                    _tokenizer_json_whole, doc, packed, path, name, config))
+                return TokenizerJsonReading(record, tables, whole, packed.object,
+                                            max([top, *record.special_tokens.values(),
+                                                 *record.template_ids]))
+        if packed is not None:
+            doc["model"] = packed.object()
+        record = _tokenizer_json_record(doc, path, name, config)[0]
+    return TokenizerJsonReading(record, None, lambda: record, None, record.max_token_value)
+
+
+def _tokenizer_json_whole(doc: dict, packed: PackedModel, source: str, name: str,
+                          config: Optional[dict]) -> Vocabulary:
+    # the whole record of a document whose model was read packed
+    with gc_paused():
+        return _tokenizer_json_record(dict(doc, model=packed.object()), source, name, config)[0]
 
 
 def tokenizer_json_name(path: str) -> str:
@@ -482,33 +571,50 @@ def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
     fasttok.errors.VocabularyFileError: t.json: field '$.model': expected an object, got 1
     """
     with gc_paused():
-        return _tokenizer_json_record(data, source, name, config)
+        doc = data
+        if isinstance(data, (bytes, bytearray)):
+            doc, packed = parse_tokenizer_json(data, source)
+            if packed is not None:
+                doc["model"] = packed.object()
+        elif isinstance(data, str):
+            doc = parse_json_document(data, source)
+        return _tokenizer_json_record(doc, source, name, config)[0]
 
 
-def _tokenizer_json_record(data: Any, source: str, name: Optional[str],
-                           config: Optional[dict]) -> Vocabulary:
-    doc = data
-    if isinstance(data, (bytes, bytearray, str)):
-        doc = parse_json_document(data, source)
+def _tokenizer_json_record(doc: Any, source: str, name: Optional[str], config: Optional[dict],
+                           packed: Optional[PackedModel] = None) -> tuple:
+    # (record, tables, top): with packed (a BPE model whose vocab and
+    # merges are packed), the record of a byte-level file without its
+    # tokens and merges, its TokenTables and its largest ordinary id, or
+    # _Unpacked for any other file; without, (record, None, None)
     r = _Reader(source)
     model = r.fields(doc, "$").get("model", OBJECT)
-    model_ids = _model_token_ids(r, model)
+    model_ids = packed.vocab if packed is not None else _model_token_ids(r, model)
     _check_spells_every_text(r, model, model_ids)
     # the model's vocabulary size as tokenizers counts it: the entries listed
     unigram = isinstance(model.get("vocab"), list)
     added = _added_tokens(r, doc, model_ids, len(model["vocab"]) if unigram else None)
-    fast = byte_level_record(doc, source, name=name, config=config)
+    try:
+        fast, tables, top = _byte_level_record(doc, source, name, config, packed)
+    except _OtherShape:
+        if packed is not None:
+            raise _Unpacked() from None
+        fast = tables = top = None
     metadata = {"document": doc, "config": config, "added_tokens": added}
     specials = {t[0]: t[1] for t in added}
     added_ids = set(specials.values())
-    in_order = _listed_in_id_order(model_ids)
-    model_id_set = None if in_order else set(model_ids.values())
+    if packed is not None:
+        in_order = packed.vocab.in_order
+        model_id_set = None if in_order else set(packed.vocab.ids)
+    else:
+        in_order = _listed_in_id_order(model_ids)
+        model_id_set = None if in_order else set(model_ids.values())
     template_ids = tuple(sorted({
         i for i in _processor_ids(doc.get("post_processor"))
         if i not in added_ids and not (i < len(model_ids) if in_order else i in model_id_set)}))
     if fast is not None:
         return dataclasses.replace(fast, model="hf_pipeline", template_ids=template_ids,
-                                   metadata=dict(fast.metadata) | metadata)
+                                   metadata=dict(fast.metadata) | metadata), tables, top
     tokens, ids = _text_layout(model_ids, added_ids, in_order)
     names = _template_ids(r, doc) | _config_ids(config, specials)
     unk_token = model.get("unk_token")
@@ -518,7 +624,7 @@ def _tokenizer_json_record(data: Any, source: str, name: Optional[str],
                       special_tokens=specials, source=source, byte_level=False,
                       template_ids=template_ids,
                       bos_id=names.get("bos_id"), eos_id=names.get("eos_id"),
-                      unk_id=unk if isinstance(unk, int) else None, metadata=metadata)
+                      unk_id=unk if isinstance(unk, int) else None, metadata=metadata), None, None
 
 
 def _listed_in_id_order(model_ids: dict) -> bool:

@@ -1,5 +1,10 @@
 """Parsing a JSON vocabulary file: every way the bytes can fail is a ``VocabularyFileError`` naming the file and where.
 
+:func:`parse_tokenizer_json` reads a ``tokenizer.json`` with the compiled
+reader (:mod:`fasttok.shared._json_reader`), which keeps the model's
+vocabulary and merges packed, and hands to ``json.loads`` what it does not
+read exactly as ``json.loads`` does, errors included.
+
 >>> parse_json_document(b'{"a": [1, 2]}', "t.json")
 {'a': [1, 2]}
 >>> parse_json_document(b'{"a": [1, 2}', "t.json")
@@ -10,11 +15,12 @@ fasttok.errors.VocabularyFileError: t.json: line 1, byte 11: not JSON: Expecting
 from __future__ import annotations
 
 import json
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 from fasttok.errors import VocabularyFileError
+from fasttok.shared._json_reader import read_tokenizer_document
 
-__all__ = ["parse_json_document"]
+__all__ = ["parse_json_document", "parse_tokenizer_json"]
 
 
 def parse_json_document(data: Union[bytes, bytearray, str], source: str) -> Any:
@@ -36,3 +42,26 @@ def parse_json_document(data: Union[bytes, bytearray, str], source: str) -> Any:
                                   line=exc.lineno, offset=exc.pos) from None
     except RecursionError:
         raise VocabularyFileError(source, "not JSON fasttok reads: nested too deeply") from None
+    except ValueError as exc:  # an integer of more digits than int() converts
+        raise VocabularyFileError(source, f"not JSON fasttok reads: {exc}") from None
+
+
+def parse_tokenizer_json(data: Union[bytes, bytearray, str], source: str) -> tuple:
+    """``(document, packed)``: the parsed document of ``data`` (the contents
+    of ``source``) less the model's ``vocab`` and ``merges`` where
+    ``packed`` (a :class:`~fasttok.shared._json_reader.PackedModel`, else
+    ``None``) holds them; ``packed.object()`` is the whole model object.
+
+    >>> doc, packed = parse_tokenizer_json(b'{"model": {"vocab": {"a": 0}}, "x": 1}', "t.json")
+    >>> doc, packed.object()
+    ({'model': {}, 'x': 1}, {'vocab': {'a': 0}})
+    >>> parse_tokenizer_json(b'{"model": 1', "t.json")
+    Traceback (most recent call last):
+    fasttok.errors.VocabularyFileError: t.json: line 1, byte 11: not JSON: Expecting ',' delimiter at column 12
+    """
+    read: Optional[tuple] = None
+    if isinstance(data, (bytes, bytearray)):
+        read = read_tokenizer_document(data)
+    if read is None:
+        return parse_json_document(data, source), None
+    return read

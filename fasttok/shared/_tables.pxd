@@ -53,6 +53,9 @@ cdef struct IndexSlot:
     uint32_t tag
 
 cdef enum:
+    MERGE_BATCH = 32  # merges whose cache misses TokenTables._add_merge_batch overlaps
+
+cdef enum:
     BUCKET_SLOTS = 4  # 4 slots of 16 bytes: one cache line
 
 cdef struct BytesIndex:
@@ -298,6 +301,10 @@ cdef class TokenTables:
     cdef uint32_t* _first_merges(self, bint check_spelling) except? NULL
     cdef int _add_merge_ids(self, merges, bint later_wins) except -1
     cdef int _add_merge_tokens(self, merge_tokens, bint later_wins) except -1
+    cdef Py_ssize_t _add_merge_batch(self, const uint8_t** pa, const size_t* la,
+                                     const uint8_t** pb, const size_t* lb, Py_ssize_t count,
+                                     uint32_t first, bint later_wins, uint8_t** joined,
+                                     size_t* cap) except -1
     cdef int64_t _find_joined(self, const uint8_t* a, size_t la, const uint8_t* b, size_t lb,
                               uint8_t** buf, size_t* cap) except -2
     cdef TokenTablesView view

@@ -66,10 +66,6 @@ cdef inline int _byte_class_after(uint8_t y) noexcept nogil:
     return -1
 
 
-cdef enum:
-    MERGE_BATCH = 32  # merges whose cache misses _add_merge_tokens overlaps
-
-
 cdef bint _has_lead_byte(const uint8_t* p, uint64_t n) noexcept nogil:
     cdef uint64_t i
     for i in range(n):
@@ -300,59 +296,75 @@ cdef class TokenTables:
         cdef const uint8_t* pb[MERGE_BATCH]
         cdef size_t la[MERGE_BATCH]
         cdef size_t lb[MERGE_BATCH]
-        cdef size_t at[MERGE_BATCH]
-        cdef uint64_t ha[MERGE_BATCH]
-        cdef uint64_t hb[MERGE_BATCH]
-        cdef uint64_t hj[MERGE_BATCH]
-        cdef int64_t found[3 * MERGE_BATCH]
         cdef bytes a, b
         cdef uint8_t* joined = NULL
-        cdef size_t cap = 0, used
-        cdef int64_t l, r, merged
+        cdef size_t cap = 0
         try:
             for first in range(0, n, MERGE_BATCH):
                 count = min(<Py_ssize_t>MERGE_BATCH, n - first)
-                used = 0
                 for j in range(count):
+                    # the items keep every part alive
                     a, b = items[first + j]
                     pa[j] = <const uint8_t*>PyBytes_AS_STRING(a)
                     pb[j] = <const uint8_t*>PyBytes_AS_STRING(b)
                     la[j] = PyBytes_GET_SIZE(a)
                     lb[j] = PyBytes_GET_SIZE(b)
-                    at[j] = used
-                    used += la[j] + lb[j]
-                # the items keep every part alive; the joined spellings go in one buffer
-                grow_array(<void**>&joined, &cap, used, 1, 4096)
-                for j in range(count):
-                    memcpy(joined + at[j], pa[j], la[j])
-                    memcpy(joined + at[j] + la[j], pb[j], lb[j])
-                    ha[j] = hash_bytes(pa[j], la[j])
-                    hb[j] = hash_bytes(pb[j], lb[j])
-                    hj[j] = hash_bytes(joined + at[j], la[j] + lb[j])
-                    prefetch(&self.index.slots[_bucket(ha[j], self.index.n_buckets) * BUCKET_SLOTS])
-                    prefetch(&self.index.slots[_bucket(hb[j], self.index.n_buckets) * BUCKET_SLOTS])
-                    prefetch(&self.index.slots[_bucket(hj[j], self.index.n_buckets) * BUCKET_SLOTS])
-                for j in range(count):
-                    l = find_hashed(&self.index, &self.strings, pa[j], la[j], ha[j])
-                    r = find_hashed(&self.index, &self.strings, pb[j], lb[j], hb[j])
-                    merged = -1
-                    if l >= 0 and r >= 0:
-                        merged = find_hashed(&self.index, &self.strings, joined + at[j],
-                                             la[j] + lb[j], hj[j])
-                    found[3 * j] = l
-                    found[3 * j + 1] = r
-                    found[3 * j + 2] = merged
-                    if merged >= 0:
-                        prefetch(&self.pairs.keys[_mix(_pair_key(<uint32_t>l, <uint32_t>r))
-                                                  & self.pairs.mask])
-                for j in range(count):
-                    if found[3 * j + 2] >= 0:
-                        self._add_pair(<uint32_t>found[3 * j], <uint32_t>found[3 * j + 1],
-                                       <uint32_t>found[3 * j + 2], <uint32_t>(first + j),
-                                       later_wins)
+                self._add_merge_batch(pa, la, pb, lb, count, <uint32_t>first, later_wins,
+                                      &joined, &cap)
         finally:
             free(joined)
         return 0
+
+    cdef Py_ssize_t _add_merge_batch(self, const uint8_t** pa, const size_t* la,
+                                     const uint8_t** pb, const size_t* lb, Py_ssize_t count,
+                                     uint32_t first, bint later_wins, uint8_t** joined,
+                                     size_t* cap) except -1:
+        # The pairs of up to MERGE_BATCH merges spelled as bytes (merge j's
+        # parts pa[j][:la[j]] and pb[j][:lb[j]], priority first + j); a merge
+        # naming bytes that are no token, or whose parts spelled together are
+        # none, is skipped. Returns how many were skipped. *joined (the
+        # caller's to free) holds the joined spellings.
+        cdef size_t at[MERGE_BATCH]
+        cdef uint64_t ha[MERGE_BATCH]
+        cdef uint64_t hb[MERGE_BATCH]
+        cdef uint64_t hj[MERGE_BATCH]
+        cdef int64_t found[3 * MERGE_BATCH]
+        cdef size_t used = 0
+        cdef Py_ssize_t j, skipped = 0
+        cdef int64_t l, r, merged
+        for j in range(count):
+            at[j] = used
+            used += la[j] + lb[j]
+        grow_array(<void**>joined, cap, used, 1, 4096)
+        for j in range(count):
+            memcpy(joined[0] + at[j], pa[j], la[j])
+            memcpy(joined[0] + at[j] + la[j], pb[j], lb[j])
+            ha[j] = hash_bytes(pa[j], la[j])
+            hb[j] = hash_bytes(pb[j], lb[j])
+            hj[j] = hash_bytes(joined[0] + at[j], la[j] + lb[j])
+            prefetch(&self.index.slots[_bucket(ha[j], self.index.n_buckets) * BUCKET_SLOTS])
+            prefetch(&self.index.slots[_bucket(hb[j], self.index.n_buckets) * BUCKET_SLOTS])
+            prefetch(&self.index.slots[_bucket(hj[j], self.index.n_buckets) * BUCKET_SLOTS])
+        for j in range(count):
+            l = find_hashed(&self.index, &self.strings, pa[j], la[j], ha[j])
+            r = find_hashed(&self.index, &self.strings, pb[j], lb[j], hb[j])
+            merged = -1
+            if l >= 0 and r >= 0:
+                merged = find_hashed(&self.index, &self.strings, joined[0] + at[j],
+                                     la[j] + lb[j], hj[j])
+            found[3 * j] = l
+            found[3 * j + 1] = r
+            found[3 * j + 2] = merged
+            if merged >= 0:
+                prefetch(&self.pairs.keys[_mix(_pair_key(<uint32_t>l, <uint32_t>r))
+                                          & self.pairs.mask])
+        for j in range(count):
+            if found[3 * j + 2] >= 0:
+                self._add_pair(<uint32_t>found[3 * j], <uint32_t>found[3 * j + 1],
+                               <uint32_t>found[3 * j + 2], first + <uint32_t>j, later_wins)
+            else:
+                skipped += 1
+        return skipped
 
     cdef int _derive(self, bint use_pairs) except -1:
         # Everything that follows from the strings, the index, the priorities

@@ -1,0 +1,34 @@
+# The packed vocabulary and merges of a tokenizer.json model, as the compiled
+# reader leaves them (see _json_reader.pyx): what other compiled modules read.
+from libc.stdint cimport int64_t, uint8_t, uint64_t
+
+
+cdef class PackedVocab:
+    # Entry i (file order): UTF-8 text data[offsets[i]:offsets[i + 1]], id entry_ids[i].
+    # Texts are distinct, valid UTF-8 (no surrogates); ids are 0 .. 2**32 - 2.
+    cdef uint8_t* data
+    cdef uint64_t* offsets
+    cdef int64_t* entry_ids
+    cdef Py_ssize_t n
+    cdef size_t data_cap, entry_cap
+    # open addressing over the texts: entry index + 1, 0 = empty
+    cdef uint64_t* slots
+    cdef uint64_t mask
+    cdef int64_t find(self, const uint8_t* p, size_t n) noexcept nogil
+    cdef int _index(self) except -1
+    cdef object _text(self, Py_ssize_t i)
+
+
+cdef class PackedMerges:
+    # Merge i's text spans data[offsets[i]:offsets[i + 1]]. kinds[i]: b"s" an
+    # "a b" string, its space at mids[i]; b"p" an ["a", "b"] pair, "b"
+    # starting at mids[i]; b"x" a string without exactly one space.
+    cdef uint8_t* data
+    cdef uint64_t* offsets
+    cdef uint64_t* mids
+    cdef uint8_t* kinds
+    cdef Py_ssize_t n
+    cdef size_t data_cap, entry_cap
+    cdef int parts(self, Py_ssize_t i, const uint8_t** left, size_t* left_len,
+                   const uint8_t** right, size_t* right_len) noexcept nogil
+    cdef object _str(self, uint64_t start, uint64_t end)

@@ -1,0 +1,815 @@
+"""A compiled reader of ``tokenizer.json`` documents that keeps the model's
+vocabulary and merges packed.
+
+``json.loads`` of Llama 3's file makes 128k strings and ints for the
+vocabulary and 280k strings for the merges, and the loaders then turned
+every one of them back into bytes: most of the file's load. This reader
+goes over the bytes once and builds every Python object ``json.loads``
+would, except ``$.model.vocab`` when it is an object ``{text: id}`` and
+``$.model.merges`` when it is a list of ``"a b"`` strings or ``["a", "b"]``
+pairs: those stay packed (:class:`PackedVocab`, :class:`PackedMerges`,
+unescaped UTF-8 in one buffer with offsets, filled without the GIL) and
+``PackedModel.object()`` gives them as ``json.loads`` would, when asked.
+
+Exactness contract: the document is ``json.loads(data)``'s, key order and
+duplicate keys (the last wins, where the first stood) included. Whatever
+this reader does not do as ``json.loads`` does it hands to it: text that is
+not UTF-8 (or UTF-16/32), a syntax error, nesting deeper than
+``MAX_DEPTH``; so results and errors there are ``json.loads``' own. A
+vocabulary or merge list the packing cannot hold exactly (a float or
+negative id, a duplicate text, a lone surrogate, an id above 2**32 - 2,
+another shape) is read as Python objects and stays in the document.
+Strings are decoded with ``surrogatepass``, as ``json.loads`` decodes bytes.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_SetItem
+from cpython.long cimport PyLong_FromLongLong
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, realloc
+from libc.string cimport memcmp, memcpy
+
+from fasttok.shared._growth cimport grow_array
+from fasttok.shared._tables cimport hash_bytes
+
+from array import array
+
+__all__ = ["read_tokenizer_document", "PackedModel", "PackedVocab", "PackedMerges", "MAX_DEPTH"]
+
+#: deeper nesting is left to json.loads (whose recursion limit then decides)
+MAX_DEPTH = 500
+cdef int64_t MAX_ID = 0xFFFFFFFE  # fasttok.vocab.MAX_ID
+
+cdef enum:
+    # PackedMerges.kinds
+    KIND_STRING = 0x73  # "a b"
+    KIND_PAIR = 0x70  # ["a", "b"]
+    KIND_OTHER = 0x78  # a string without exactly one space
+
+
+class _Fallback(Exception):
+    # the document is read by json.loads instead
+    pass
+
+
+cdef object _HELD = object()  # a model key whose value is packed
+
+
+cdef inline bint _is_space(uint8_t c) noexcept nogil:
+    return c == 0x20 or c == 0x0A or c == 0x0D or c == 0x09
+
+
+cdef inline int _hex4(const uint8_t* p) noexcept nogil:
+    # the value of four hex digits, or -1
+    cdef int v = 0, k, d
+    cdef uint8_t c
+    for k in range(4):
+        c = p[k]
+        if 0x30 <= c <= 0x39:
+            d = c - 0x30
+        elif 0x61 <= c <= 0x66:
+            d = c - 0x57
+        elif 0x41 <= c <= 0x46:
+            d = c - 0x37
+        else:
+            return -1
+        v = v * 16 + d
+    return v
+
+
+cdef inline size_t _put_utf8(uint8_t* out, uint32_t cp) noexcept nogil:
+    # surrogates too, as surrogatepass writes them
+    if cp < 0x80:
+        out[0] = <uint8_t>cp
+        return 1
+    if cp < 0x800:
+        out[0] = <uint8_t>(0xC0 | (cp >> 6))
+        out[1] = <uint8_t>(0x80 | (cp & 0x3F))
+        return 2
+    if cp < 0x10000:
+        out[0] = <uint8_t>(0xE0 | (cp >> 12))
+        out[1] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
+        out[2] = <uint8_t>(0x80 | (cp & 0x3F))
+        return 3
+    out[0] = <uint8_t>(0xF0 | (cp >> 18))
+    out[1] = <uint8_t>(0x80 | ((cp >> 12) & 0x3F))
+    out[2] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
+    out[3] = <uint8_t>(0x80 | (cp & 0x3F))
+    return 4
+
+
+cdef inline size_t _utf8_valid_at(const uint8_t* s, size_t n) noexcept nogil:
+    # the length of the strict UTF-8 sequence (no surrogate, no overlong)
+    # starting with the non-ASCII byte s[0], n bytes left; 0 if invalid
+    cdef uint8_t b = s[0]
+    if 0xC2 <= b <= 0xDF:
+        return 2 if n >= 2 and (s[1] & 0xC0) == 0x80 else 0
+    if 0xE0 <= b <= 0xEF:
+        if n < 3 or (s[1] & 0xC0) != 0x80 or (s[2] & 0xC0) != 0x80:
+            return 0
+        if (b == 0xE0 and s[1] < 0xA0) or (b == 0xED and s[1] >= 0xA0):
+            return 0
+        return 3
+    if 0xF0 <= b <= 0xF4:
+        if n < 4 or (s[1] & 0xC0) != 0x80 or (s[2] & 0xC0) != 0x80 or (s[3] & 0xC0) != 0x80:
+            return 0
+        if (b == 0xF0 and s[1] < 0x90) or (b == 0xF4 and s[1] >= 0x90):
+            return 0
+        return 4
+    return 0
+
+
+cdef int _unescape(const uint8_t* s, size_t n, size_t* at, uint8_t** buf, size_t* cap,
+                   size_t* used, bint strict) except -2 nogil:
+    # The JSON string starting at s[*at] (its opening quote) appended to
+    # *buf as UTF-8; *at moves past the closing quote. Returns 0, or 1 when
+    # the string is not JSON or (strict) would hold a surrogate, which the
+    # caller then leaves to the Python objects' path. Without strict, lone
+    # surrogates are written as surrogatepass writes them.
+    cdef size_t i = at[0] + 1, start, length
+    cdef uint8_t c
+    cdef int cp, low
+    while True:
+        start = i
+        while i < n:
+            c = s[i]
+            if c == 0x22 or c == 0x5C or c < 0x20 or c >= 0x80:
+                break
+            i += 1
+        length = i - start
+        if length:
+            grow_array(<void**>buf, cap, used[0] + length, 1, 4096)
+            memcpy(buf[0] + used[0], s + start, length)
+            used[0] += length
+        if i >= n:
+            return 1
+        c = s[i]
+        if c == 0x22:
+            at[0] = i + 1
+            return 0
+        if c < 0x20:
+            return 1
+        grow_array(<void**>buf, cap, used[0] + 4, 1, 4096)
+        if c >= 0x80:
+            length = _utf8_valid_at(s + i, n - i)
+            if length == 0:
+                return 1  # not UTF-8 (or a raw surrogate): json.loads decides
+            memcpy(buf[0] + used[0], s + i, length)
+            used[0] += length
+            i += length
+            continue
+        # a backslash
+        if i + 1 >= n:
+            return 1
+        c = s[i + 1]
+        i += 2
+        if c == 0x75:  # u
+            if i + 4 > n:
+                return 1
+            cp = _hex4(s + i)
+            if cp < 0:
+                return 1
+            i += 4
+            if 0xD800 <= cp <= 0xDBFF and i + 6 <= n and s[i] == 0x5C and s[i + 1] == 0x75:
+                low = _hex4(s + i + 2)
+                if 0xDC00 <= low <= 0xDFFF:
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00)
+                    i += 6
+            if strict and 0xD800 <= cp <= 0xDFFF:
+                return 1
+            used[0] += _put_utf8(buf[0] + used[0], <uint32_t>cp)
+            continue
+        if c == 0x22 or c == 0x5C or c == 0x2F:
+            buf[0][used[0]] = c
+        elif c == 0x62:
+            buf[0][used[0]] = 0x08
+        elif c == 0x66:
+            buf[0][used[0]] = 0x0C
+        elif c == 0x6E:
+            buf[0][used[0]] = 0x0A
+        elif c == 0x72:
+            buf[0][used[0]] = 0x0D
+        elif c == 0x74:
+            buf[0][used[0]] = 0x09
+        else:
+            return 1
+        used[0] += 1
+
+
+cdef inline size_t _skip_space(const uint8_t* s, size_t n, size_t i) noexcept nogil:
+    while i < n and _is_space(s[i]):
+        i += 1
+    return i
+
+
+cdef class PackedVocab:
+    """A model's ``vocab`` object ``{text: id}`` kept packed (see the module
+    notes); ``to_dict()`` gives it as ``json.loads`` would.
+
+    >>> doc, model = read_tokenizer_document(b'{"model": {"vocab": {"a": 0, "\\\\u00e9": 1}}}')
+    >>> v = model.vocab
+    >>> len(v), v.get("\\u00e9"), "b" in v, v.to_dict(), v.in_order
+    (2, 1, False, {'a': 0, 'é': 1}, True)
+    """
+
+    def __cinit__(self):
+        self.data = NULL
+        self.offsets = NULL
+        self.entry_ids = NULL
+        self.slots = NULL
+        self.n = 0
+        self.data_cap = self.entry_cap = 0
+
+    def __dealloc__(self):
+        free(self.data)
+        free(self.offsets)
+        free(self.entry_ids)
+        free(self.slots)
+
+    cdef int _index(self) except -1:
+        # the hash index of the texts; 1 when a text is listed twice
+        cdef uint64_t cap = 16, k
+        cdef Py_ssize_t i
+        cdef uint64_t start, length
+        while cap < 2 * <uint64_t>self.n + 2:
+            cap <<= 1
+        self.slots = <uint64_t*>calloc(cap, sizeof(uint64_t))
+        if self.slots == NULL:
+            raise MemoryError()
+        self.mask = cap - 1
+        with nogil:
+            for i in range(self.n):
+                start = self.offsets[i]
+                length = self.offsets[i + 1] - start
+                if self.find(self.data + start, length) >= 0:
+                    return 1
+                k = hash_bytes(self.data + start, length) & self.mask
+                while self.slots[k]:
+                    k = (k + 1) & self.mask
+                self.slots[k] = <uint64_t>i + 1
+        return 0
+
+    cdef int64_t find(self, const uint8_t* p, size_t n) noexcept nogil:
+        """The entry index of the text spelled by UTF-8 ``p[:n]``, or -1."""
+        cdef uint64_t k = hash_bytes(p, n) & self.mask
+        cdef uint64_t e, start
+        while True:
+            e = self.slots[k]
+            if e == 0:
+                return -1
+            start = self.offsets[e - 1]
+            if self.offsets[e] - start == n and (n == 0 or memcmp(self.data + start, p, n) == 0):
+                return <int64_t>(e - 1)
+            k = (k + 1) & self.mask
+
+    def __len__(self):
+        return self.n
+
+    def _entry(self, text):
+        if type(text) is not str:
+            return -1
+        encoded = (<str>text).encode("utf-8", "surrogatepass")
+        return self.find(<const uint8_t*>PyBytes_AS_STRING(encoded), PyBytes_GET_SIZE(encoded))
+
+    def get(self, text, default=None):
+        """The id of ``text``, or ``default``."""
+        cdef int64_t e = self._entry(text)
+        return self.entry_ids[e] if e >= 0 else default
+
+    def __contains__(self, text):
+        return self._entry(text) >= 0
+
+    @property
+    def ids(self):
+        """The ids in file order, an ``array('q')``."""
+        out = array("q", bytes(8 * self.n))
+        cdef int64_t[::1] view = out
+        if self.n:
+            memcpy(&view[0], self.entry_ids, 8 * self.n)
+        return out
+
+    @property
+    def in_order(self):
+        """Whether the ids are 0 to n - 1 in the order listed (as tokenizers writes them)."""
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            if self.entry_ids[i] != i:
+                return False
+        return True
+
+    def texts(self):
+        """The texts in file order."""
+        return [self._text(i) for i in range(self.n)]
+
+    cdef object _text(self, Py_ssize_t i):
+        return PyUnicode_DecodeUTF8(<const char*>self.data + self.offsets[i],
+                                    self.offsets[i + 1] - self.offsets[i], NULL)
+
+    def to_dict(self):
+        """``{text: id}`` as ``json.loads`` gives it."""
+        cdef dict out = {}
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            PyDict_SetItem(out, self._text(i), PyLong_FromLongLong(self.entry_ids[i]))
+        return out
+
+
+cdef class PackedMerges:
+    """A model's ``merges`` list kept packed (see the module notes);
+    ``to_list()`` gives it as ``json.loads`` would.
+
+    >>> doc, model = read_tokenizer_document(b'{"model": {"merges": ["a b", ["c", "d"], "e"]}}')
+    >>> m = model.merges
+    >>> len(m), m.to_list(), m.text_parts(0), m.text_parts(2)
+    (3, ['a b', ['c', 'd'], 'e'], ('a', 'b'), None)
+    """
+
+    def __cinit__(self):
+        self.data = NULL
+        self.offsets = NULL
+        self.mids = NULL
+        self.kinds = NULL
+        self.n = 0
+        self.data_cap = self.entry_cap = 0
+
+    def __dealloc__(self):
+        free(self.data)
+        free(self.offsets)
+        free(self.mids)
+        free(self.kinds)
+
+    def __len__(self):
+        return self.n
+
+    cdef int parts(self, Py_ssize_t i, const uint8_t** left, size_t* left_len,
+                   const uint8_t** right, size_t* right_len) noexcept nogil:
+        # merge i's two parts as UTF-8; 1 for a string without one space
+        cdef uint64_t start = self.offsets[i], mid = self.mids[i], end = self.offsets[i + 1]
+        if self.kinds[i] == KIND_OTHER:
+            return 1
+        left[0] = self.data + start
+        left_len[0] = mid - start
+        if self.kinds[i] == KIND_STRING:
+            mid += 1
+        right[0] = self.data + mid
+        right_len[0] = end - mid
+        return 0
+
+    cdef object _str(self, uint64_t start, uint64_t end):
+        return PyUnicode_DecodeUTF8(<const char*>self.data + start, end - start, "surrogatepass")
+
+    def text_parts(self, Py_ssize_t i):
+        """Merge ``i``'s two parts, or ``None`` for a string without exactly one space."""
+        cdef const uint8_t* a
+        cdef const uint8_t* b
+        cdef size_t la, lb
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        if self.parts(i, &a, &la, &b, &lb):
+            return None
+        return (PyUnicode_DecodeUTF8(<const char*>a, la, "surrogatepass"),
+                PyUnicode_DecodeUTF8(<const char*>b, lb, "surrogatepass"))
+
+    def to_list(self):
+        """The merges as ``json.loads`` gives them."""
+        cdef list out = [None] * self.n
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            if self.kinds[i] == KIND_PAIR:
+                out[i] = [self._str(self.offsets[i], self.mids[i]),
+                          self._str(self.mids[i], self.offsets[i + 1])]
+            else:
+                out[i] = self._str(self.offsets[i], self.offsets[i + 1])
+        return out
+
+
+cdef int _vocab_room(PackedVocab v, Py_ssize_t e) except -1 nogil:
+    # room for entry e and the offset after it (the arrays grow together)
+    cdef void* grown
+    if <size_t>e + 2 <= v.entry_cap:
+        return 0
+    grow_array(<void**>&v.offsets, &v.entry_cap, e + 2, sizeof(uint64_t), 1024)
+    grown = realloc(v.entry_ids, v.entry_cap * sizeof(int64_t))
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    v.entry_ids = <int64_t*>grown
+    return 0
+
+
+cdef int _pack_vocab(PackedVocab v, const uint8_t* s, size_t n, size_t* at) except -2 nogil:
+    # The object at s[*at] into v: 0, with *at past it, or 1 when it is not
+    # {string: id, ...} with ids 0 .. MAX_ID written as plain integers
+    cdef size_t i = _skip_space(s, n, at[0] + 1), used = 0, digits
+    cdef int64_t value
+    cdef Py_ssize_t e = 0
+    _vocab_room(v, 0)
+    v.offsets[0] = 0
+    if i < n and s[i] == 0x7D:
+        at[0] = i + 1
+        return 0
+    while True:
+        if i >= n or s[i] != 0x22:
+            return 1
+        if _unescape(s, n, &i, &v.data, &v.data_cap, &used, True):
+            return 1
+        i = _skip_space(s, n, i)
+        if i >= n or s[i] != 0x3A:
+            return 1
+        i = _skip_space(s, n, i + 1)
+        value = 0
+        digits = 0
+        while i < n and 0x30 <= s[i] <= 0x39:
+            value = value * 10 + (s[i] - 0x30)
+            digits += 1
+            i += 1
+            if value > MAX_ID:
+                return 1
+        if digits == 0 or (digits > 1 and s[i - digits] == 0x30):
+            return 1
+        if i < n and (s[i] == 0x2E or s[i] == 0x65 or s[i] == 0x45):
+            return 1  # a float
+        _vocab_room(v, e)
+        v.entry_ids[e] = value
+        e += 1
+        v.offsets[e] = used
+        v.n = e
+        i = _skip_space(s, n, i)
+        if i >= n:
+            return 1
+        if s[i] == 0x2C:
+            i = _skip_space(s, n, i + 1)
+            continue
+        if s[i] == 0x7D:
+            at[0] = i + 1
+            return 0
+        return 1
+
+
+cdef int _merge_room(PackedMerges m, Py_ssize_t e) except -1 nogil:
+    # room for merge e and the offset after it (the arrays grow together)
+    cdef void* mids
+    cdef void* kinds
+    if <size_t>e + 2 <= m.entry_cap:
+        return 0
+    cap = m.entry_cap
+    grow_array(<void**>&m.offsets, &m.entry_cap, e + 2, sizeof(uint64_t), 1024)
+    mids = realloc(m.mids, m.entry_cap * sizeof(uint64_t))
+    if mids != NULL:
+        m.mids = <uint64_t*>mids
+    kinds = realloc(m.kinds, m.entry_cap)
+    if kinds != NULL:
+        m.kinds = <uint8_t*>kinds
+    if mids == NULL or kinds == NULL:
+        with gil:
+            raise MemoryError()
+    return 0
+
+
+cdef int _pack_merges(PackedMerges m, const uint8_t* s, size_t n, size_t* at) except -2 nogil:
+    # The list at s[*at] into m: 0, with *at past it, or 1 when it is not a
+    # list of strings and two-string lists
+    cdef size_t i = _skip_space(s, n, at[0] + 1), used = 0, k, spaces
+    cdef Py_ssize_t e = 0
+    _merge_room(m, 0)
+    m.offsets[0] = 0
+    if i < n and s[i] == 0x5D:
+        at[0] = i + 1
+        return 0
+    while True:
+        if i >= n:
+            return 1
+        _merge_room(m, e)
+        if s[i] == 0x22:
+            if _unescape(s, n, &i, &m.data, &m.data_cap, &used, False):
+                return 1
+            spaces = 0
+            for k in range(m.offsets[e], used):
+                if m.data[k] == 0x20:
+                    if spaces == 0:
+                        m.mids[e] = k
+                    spaces += 1
+            m.kinds[e] = KIND_STRING if spaces == 1 else KIND_OTHER
+            if spaces != 1:
+                m.mids[e] = used
+        elif s[i] == 0x5B:
+            i = _skip_space(s, n, i + 1)
+            if i >= n or s[i] != 0x22 or _unescape(s, n, &i, &m.data, &m.data_cap, &used, False):
+                return 1
+            m.mids[e] = used
+            i = _skip_space(s, n, i)
+            if i >= n or s[i] != 0x2C:
+                return 1
+            i = _skip_space(s, n, i + 1)
+            if i >= n or s[i] != 0x22 or _unescape(s, n, &i, &m.data, &m.data_cap, &used, False):
+                return 1
+            i = _skip_space(s, n, i)
+            if i >= n or s[i] != 0x5D:
+                return 1
+            i += 1
+            m.kinds[e] = KIND_PAIR
+        else:
+            return 1
+        e += 1
+        m.offsets[e] = used
+        m.n = e
+        i = _skip_space(s, n, i)
+        if i >= n:
+            return 1
+        if s[i] == 0x2C:
+            i = _skip_space(s, n, i + 1)
+            continue
+        if s[i] == 0x5D:
+            at[0] = i + 1
+            return 0
+        return 1
+
+
+class PackedModel:
+    """The parts of a document's ``model`` object the reader kept packed:
+    ``vocab`` (a :class:`PackedVocab` or ``None``), ``merges`` (a
+    :class:`PackedMerges` or ``None``); ``object()`` is the model object as
+    ``json.loads`` gives it (built once).
+
+    >>> doc, model = read_tokenizer_document(b'{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}')
+    >>> doc, model.object()
+    ({'model': {'type': 'BPE'}}, {'type': 'BPE', 'vocab': {'a': 0}, 'merges': []})
+    """
+
+    def __init__(self, rest, keys, vocab, merges):
+        self.rest = rest  # the document's model object, without what is packed
+        self._keys = keys
+        self.vocab = vocab
+        self.merges = merges
+        self._object = None
+
+    def object(self):
+        """The whole model object (``vocab`` and ``merges`` where the file has them)."""
+        if self._object is None:
+            held = {"vocab": self.vocab, "merges": self.merges}
+            out = {}
+            for key in self._keys:
+                if key in held and held[key] is not None:
+                    packed = held[key]
+                    out[key] = packed.to_dict() if key == "vocab" else packed.to_list()
+                else:
+                    out[key] = self.rest[key]
+            self._object = out
+        return self._object
+
+
+cdef class _Reader:
+    cdef const uint8_t* s
+    cdef size_t n, i
+    cdef int depth
+    cdef uint8_t* buf
+    cdef size_t cap
+    cdef dict memo
+    cdef object model  # the PackedModel of the last "model" object read at the top
+
+    def __cinit__(self):
+        self.buf = NULL
+        self.cap = 0
+
+    def __dealloc__(self):
+        free(self.buf)
+
+    cdef inline void space(self) noexcept:
+        self.i = _skip_space(self.s, self.n, self.i)
+
+    cdef object value(self, int where):
+        # where: 0 anywhere, 1 the document, 2 the top-level "model" object
+        cdef uint8_t c
+        if self.i >= self.n:
+            raise _Fallback()
+        c = self.s[self.i]
+        if c == 0x22:
+            return self.string()
+        if c == 0x7B:
+            return self.obj(where)
+        if c == 0x5B:
+            return self.arr()
+        if c == 0x2D or 0x30 <= c <= 0x39:
+            return self.number()
+        if self.word(b"null"):
+            return None
+        if self.word(b"true"):
+            return True
+        if self.word(b"false"):
+            return False
+        if self.word(b"NaN"):
+            return float("nan")
+        if self.word(b"Infinity"):
+            return float("inf")
+        raise _Fallback()
+
+    cdef bint word(self, bytes w):
+        cdef size_t k, m = len(w)
+        cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(w)
+        if self.i + m > self.n:
+            return False
+        for k in range(m):
+            if self.s[self.i + k] != p[k]:
+                return False
+        self.i += m
+        return True
+
+    cdef object string(self):
+        cdef size_t used = 0
+        cdef size_t start = self.i + 1
+        cdef size_t j = start
+        cdef const uint8_t* s = self.s
+        cdef uint8_t c
+        while j < self.n:
+            c = s[j]
+            if c == 0x22 or c == 0x5C or c < 0x20:
+                break
+            j += 1
+        if j < self.n and s[j] == 0x22:
+            self.i = j + 1
+            text = PyUnicode_DecodeUTF8(<const char*>s + start, j - start, "surrogatepass")
+        else:
+            if _unescape(s, self.n, &self.i, &self.buf, &self.cap, &used, False):
+                raise _Fallback()
+            text = PyUnicode_DecodeUTF8(<const char*>self.buf, used, "surrogatepass")
+        return self.memo.setdefault(text, text) if len(text) < 32 else text
+
+    cdef object number(self):
+        cdef size_t start = self.i, j = self.i
+        cdef const uint8_t* s = self.s
+        cdef bint is_float = False
+        cdef size_t k
+        if s[j] == 0x2D:
+            j += 1
+            self.i = j
+            if self.word(b"Infinity"):
+                return float("-inf")
+        if j >= self.n or not 0x30 <= s[j] <= 0x39:
+            raise _Fallback()
+        if s[j] == 0x30:
+            j += 1
+        else:
+            while j < self.n and 0x30 <= s[j] <= 0x39:
+                j += 1
+        if j + 1 < self.n and s[j] == 0x2E and 0x30 <= s[j + 1] <= 0x39:
+            is_float = True
+            j += 1
+            while j < self.n and 0x30 <= s[j] <= 0x39:
+                j += 1
+        if j < self.n and (s[j] == 0x65 or s[j] == 0x45):
+            k = j + 1
+            if k < self.n and (s[k] == 0x2B or s[k] == 0x2D):
+                k += 1
+            if k < self.n and 0x30 <= s[k] <= 0x39:
+                is_float = True
+                j = k
+                while j < self.n and 0x30 <= s[j] <= 0x39:
+                    j += 1
+        self.i = j
+        text = (<const char*>s)[start:j]
+        return float(text) if is_float else int(text)
+
+    cdef object arr(self):
+        cdef list out = []
+        self.enter()
+        self.i += 1
+        self.space()
+        if self.i < self.n and self.s[self.i] == 0x5D:
+            self.i += 1
+            self.depth -= 1
+            return out
+        while True:
+            out.append(self.value(0))
+            self.space()
+            if self.i >= self.n:
+                raise _Fallback()
+            if self.s[self.i] == 0x2C:
+                self.i += 1
+                self.space()
+                continue
+            if self.s[self.i] == 0x5D:
+                self.i += 1
+                self.depth -= 1
+                return out
+            raise _Fallback()
+
+    cdef void enter(self) except *:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _Fallback()
+
+    cdef object obj(self, int where):
+        cdef dict out = {}
+        cdef PackedVocab vocab = None
+        cdef PackedMerges merges = None
+        cdef size_t start
+        cdef int failed
+        self.enter()
+        self.i += 1
+        self.space()
+        if self.i < self.n and self.s[self.i] == 0x7D:
+            self.i += 1
+            self.depth -= 1
+            if where == 2:
+                self.model = PackedModel(out, [], None, None)
+            return out
+        while True:
+            if self.i >= self.n or self.s[self.i] != 0x22:
+                raise _Fallback()
+            key = self.string()
+            self.space()
+            if self.i >= self.n or self.s[self.i] != 0x3A:
+                raise _Fallback()
+            self.i += 1
+            self.space()
+            if self.i >= self.n:
+                raise _Fallback()
+            start = self.i
+            if where == 1 and key == "model" and self.s[self.i] == 0x7B:
+                value = self.obj(2)
+            elif where == 2 and key == "vocab" and self.s[self.i] == 0x7B:
+                vocab = PackedVocab()
+                with nogil:
+                    failed = _pack_vocab(vocab, self.s, self.n, &self.i)
+                if not failed:
+                    failed = vocab._index()
+                if failed:
+                    vocab = None
+                    self.i = start
+                    value = self.value(0)
+                else:
+                    value = _HELD
+            elif where == 2 and key == "merges" and self.s[self.i] == 0x5B:
+                merges = PackedMerges()
+                with nogil:
+                    failed = _pack_merges(merges, self.s, self.n, &self.i)
+                if failed:
+                    merges = None
+                    self.i = start
+                    value = self.value(0)
+                else:
+                    value = _HELD
+            else:
+                value = self.value(0)
+            out[key] = value
+            self.space()
+            if self.i >= self.n:
+                raise _Fallback()
+            if self.s[self.i] == 0x2C:
+                self.i += 1
+                self.space()
+                continue
+            if self.s[self.i] == 0x7D:
+                self.i += 1
+                break
+            raise _Fallback()
+        self.depth -= 1
+        if where == 2:
+            keys = list(out)
+            if out.get("vocab") is _HELD:
+                del out["vocab"]
+            else:
+                vocab = None
+            if out.get("merges") is _HELD:
+                del out["merges"]
+            else:
+                merges = None
+            self.model = PackedModel(out, keys, vocab, merges)
+        return out
+
+
+def read_tokenizer_document(data):
+    """``(document, packed)`` of the ``tokenizer.json`` bytes ``data``: the
+    document as ``json.loads`` gives it, less the model's ``vocab`` and
+    ``merges`` where ``packed`` (a :class:`PackedModel`, else ``None``)
+    holds them; ``None`` when the bytes are for ``json.loads`` to read (and
+    to say what is wrong with them: see the module notes).
+
+    >>> read_tokenizer_document(b'{"a": [1, 2.5, "\\ud83d\\ude00", null]}')
+    ({'a': [1, 2.5, '😀', None]}, None)
+    >>> read_tokenizer_document(b'{"a": [1, 2}') is None
+    True
+    """
+    cdef bytes raw = bytes(data)
+    cdef _Reader r = _Reader()
+    r.s = <const uint8_t*>PyBytes_AS_STRING(raw)
+    r.n = PyBytes_GET_SIZE(raw)
+    r.i = 3 if r.n >= 3 and raw[:3] == b"\xef\xbb\xbf" else 0
+    r.memo = {}
+    r.model = None
+    r.depth = 0
+    try:
+        r.space()
+        doc = r.value(1)
+        r.space()
+        if r.i != r.n:
+            raise _Fallback()
+    except (_Fallback, UnicodeDecodeError, ValueError):
+        return None
+    model = r.model
+    if model is None or not isinstance(doc, dict) or doc.get("model") is not model.rest:
+        return doc, None
+    if model.vocab is None and model.merges is None:
+        return doc, None  # nothing was held out of the model object
+    return doc, model
