@@ -54,11 +54,25 @@ best of 7; whole corpus files, en / code / multi / zh):
   bert-bge. A step
   that misses the cache is most of what is left: 720k steps take ~40% of
   en.txt's time.
-* A direct-mapped cache of recent words (up to 16 bytes, 5 ids), one entry
-  per 16 code units of text up to 16k, for texts of 4096 code units or more:
-  English and code repeat their words, and 91% / 97% of en / code's words
-  hit it (83% / 96% with 4k entries), which halves en.txt's and code.txt's
-  time.
+* Each word's ids are kept in the thread's pre-token cache
+  (``fasttok/shared/ft_piece_cache.h``: one table a thread for every
+  compiled core, 2-way, 64-byte entries, 16k by default), keyed by the
+  model's owner identity and the normalized word's UTF-8 (a word's ids
+  depend on the automaton alone), so a word met in an earlier call hits
+  too. It replaced a direct-mapped table of this module made afresh for each
+  long text (its calloc faulted its pages in every call) and kept by the
+  model for short ones. Rejected: keying whole chunks (the raw code units
+  between whitespace, the lookup before normalizing): 16% of en.txt's
+  second half's chunks are not in its first half, and at 16k entries the
+  chunks crowded the words out (en whole 30.7 ms against 20.8 for words
+  alone, load ~5); at 128k entries chunks took 20.6 ms, no better than
+  words at 16k, a probe of a table past the L2 cache being most of a
+  hit's cost.
+* A short text (fewer than 256 code units) walks in buffers the model keeps
+  between calls, the GIL held throughout being their lock (a list's making
+  that runs Python code, which may encode again, finds them busy and takes
+  fresh ones): each call allocated and freed its word, best-match and id
+  buffers.
 * A word that is a token (most words that miss the cache) is found by one
   probe of a hash index of the token texts before any walk: en / code.txt
   through all-MiniLM-L6-v2 35 / 18 -> 28 / 14 ms.
@@ -94,6 +108,9 @@ from libc.string cimport memcpy, memset
 
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._id_lists cimport ids_list, ids_lists
+from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_entry, ft_pc_find, ft_pc_hash,
+                                          ft_pc_ids, ft_pc_put, ft_pc_table, piece_cache_owner,
+                                          piece_cache_table)
 from fasttok.shared._tables cimport TokenTables, TokenTablesView, find_token
 from fasttok.shared._utf8 cimport utf8_put, utf8_size
 
@@ -344,8 +361,8 @@ cdef struct Work:
     size_t ends_cap
     uint64_t steps             # automaton steps taken (the cost the tests bound)
     bint collect               # gather the words instead of matching them
-    CacheEntry* cache          # recent words and their ids, or NULL (short texts)
-    uint32_t cache_shift       # 64 - log2(its number of entries)
+    ft_pc_table* cache         # the thread's pre-token cache, or NULL (off)
+    uint64_t owner             # the model's identity in the cache
     bint offsets               # note where each id comes from (the arrays below)
     int32_t* at                # offsets: the text index of the character each byte of word is of
     size_t at_cap
@@ -358,21 +375,8 @@ cdef struct Work:
 
 
 cdef enum:
-    CACHE_WORD = 16            # the longest word (bytes, no prefix) the cache holds
-    CACHE_IDS = 5              # the most ids of a cached word
-    CACHE_MAX_BITS = 14        # 16k entries (640 KB), for texts of 256k code units or more
-    CACHE_MIN_TEXT = 4096      # code units: shorter texts do not pay for a cache
     NOGIL_MIN_TEXT = 256       # code units: a shorter text is done before the GIL would change hands
     MAX_OFFSET = 0x7FFFFFFF    # offsets are int32: a longer text is not walked with them
-
-cdef struct CacheEntry:
-    # A word of up to CACHE_WORD bytes, zero padded, and its ids
-    uint64_t w0
-    uint64_t w1
-    uint32_t ids[CACHE_IDS]
-    uint8_t len                # 0: a free entry
-    uint8_t n_ids
-
 
 cdef void _work_free(Work* w) noexcept nogil:
     free(w.word)
@@ -380,29 +384,22 @@ cdef void _work_free(Work* w) noexcept nogil:
     free(w.ids)
     free(w.text)
     free(w.ends)
-    free(w.cache)
     free(w.at)
     free(w.spans)
     free(w.words)
 
 
-cdef int _start_cache(Work* w, size_t text_units) except -1:
-    # Natural text repeats its words: English and code have ~90% of their
-    # words among the last few thousand, and a hit costs one probe in a
-    # table that stays in cache instead of a walk through the automaton.
-    # One entry per 16 code units of text, up to 2**CACHE_MAX_BITS: on en.txt
-    # 2**12 entries hit 83% of the words, 2**14 91%; a table much larger
-    # than the text would cost more to clear than it saves.
-    cdef uint32_t bits = 8
-    if text_units < CACHE_MIN_TEXT or w.cache != NULL:
-        return 0
-    while bits < CACHE_MAX_BITS and (<size_t>16 << bits) < text_units:
-        bits += 1
-    w.cache_shift = 64 - bits
-    w.cache = <CacheEntry*>calloc(<size_t>1 << bits, sizeof(CacheEntry))
-    if w.cache == NULL:
-        raise MemoryError()
-    return 0
+cdef inline void _work_reset(Work* w) noexcept:
+    # w as memset to 0 would make it, its buffers kept
+    w.n_ids = w.text_len = w.n_ends = w.steps = 0
+    w.collect = w.offsets = w.keep_words = False
+    w.n_words = 0
+
+
+cdef inline void _use_cache(Work* w, uint64_t owner) noexcept:
+    # the calling thread's pre-token cache, for the words of the model owner
+    w.cache = piece_cache_table()
+    w.owner = owner
 
 
 cdef int _match(const Automaton* a, const uint8_t* s, size_t n, Work* w) except -1 nogil:
@@ -457,33 +454,32 @@ cdef int _match_word(const Automaton* a, const uint8_t* s, size_t n, Work* w) ex
     return _match(a, s, n, w)
 
 
+cdef inline int _append_cached(const ft_pc_entry* e, Work* w) except -1 nogil:
+    # the ids the cache holds in e, appended
+    cdef size_t n = e.n_ids
+    if w.n_ids + n > w.ids_cap:
+        grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + n, sizeof(uint32_t), 1024)
+    memcpy(w.ids + w.n_ids, ft_pc_ids(e), n * sizeof(uint32_t))
+    w.n_ids += n
+    return 0
+
+
 cdef int _flush(const Automaton* a, Work* w, size_t wlen) except -1 nogil:
     # The word w.word[a.start_len:wlen] is complete.
     cdef size_t n = wlen - a.start_len, k
-    cdef uint64_t key[2]
-    cdef CacheEntry* e
+    cdef const uint8_t* key = w.word + a.start_len
+    cdef uint64_t h
+    cdef const ft_pc_entry* e
     if not w.collect:
-        if w.cache == NULL or n > CACHE_WORD:
+        if w.cache == NULL or n > FT_PC_PAYLOAD:
             return _match_word(a, w.word, wlen, w)
-        key[0] = 0
-        key[1] = 0
-        memcpy(key, w.word + a.start_len, n)
-        e = &w.cache[((key[0] * 0x9E3779B97F4A7C15ULL) ^ (key[1] * 0xC2B2AE3D27D4EB4FULL) ^ n)
-                     >> w.cache_shift]
-        if e.len == n and e.w0 == key[0] and e.w1 == key[1]:
-            grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + CACHE_IDS, sizeof(uint32_t), 1024)
-            for k in range(e.n_ids):
-                w.ids[w.n_ids + k] = e.ids[k]
-            w.n_ids += e.n_ids
-            return 0
+        h = ft_pc_hash(key, n)
+        e = ft_pc_find(w.cache, w.owner, key, n, h)
+        if e != NULL:
+            return _append_cached(e, w)
         k = w.n_ids
         _match_word(a, w.word, wlen, w)
-        if w.n_ids - k <= CACHE_IDS:
-            e.w0 = key[0]
-            e.w1 = key[1]
-            e.len = <uint8_t>n
-            e.n_ids = <uint8_t>(w.n_ids - k)
-            memcpy(e.ids, w.ids + k, (w.n_ids - k) * sizeof(uint32_t))
+        ft_pc_put(w.cache, w.owner, key, n, h, w.ids + k, w.n_ids - k)
         return 0
     grow_array(<void**>&w.text, &w.text_cap, w.text_len + n, 1, 256)
     memcpy(w.text + w.text_len, w.word + a.start_len, n)
@@ -916,7 +912,9 @@ cdef class WordPieceModel:
     cdef Unit* units
     cdef uint32_t* token_len
     cdef uint32_t* text_ids        # each text's token id (ints, as C)
-    cdef CacheEntry* kept_cache    # encode_with's word cache for short texts, or NULL
+    cdef uint64_t owner            # its words' identity in the pre-token cache
+    cdef Work kept                 # encode_with's buffers for short texts (GIL held)
+    cdef bint kept_busy
     cdef Automaton auto
     cdef NormTable norm
     cdef readonly BertNormalizer normalizer   # None until _need_normalizer
@@ -931,15 +929,16 @@ cdef class WordPieceModel:
 
     def __cinit__(self):
         self.units = NULL
+        memset(&self.kept, 0, sizeof(Work))
         self.token_len = NULL
         self.text_ids = NULL
-        self.kept_cache = NULL
+        self.owner = piece_cache_owner()
 
     def __dealloc__(self):
         free(self.units)
         free(self.token_len)
         free(self.text_ids)
-        free(self.kept_cache)
+        _work_free(&self.kept)
 
     def __init__(self, tokens, unk_id=None, *, bint lowercase=True, bint strip_accents=True,
                  ids=None, bytes word_start=b"\xe2\x96\x81", max_word_chars=None):
@@ -1161,7 +1160,7 @@ cdef class WordPieceModel:
         cdef TextRef ref
         self._need_normalizer()
         _text_ref(text, &ref)
-        _start_cache(w, ref.length)
+        _use_cache(w, self.owner)
         if ref.length < NOGIL_MIN_TEXT:
             _run_ref(&ref, &self.norm, &self.auto, w)
         else:
@@ -1174,7 +1173,6 @@ cdef class WordPieceModel:
         # alive while the GIL is released.
         cdef Py_ssize_t n = len(texts), i
         cdef TextRef* refs = <TextRef*>malloc((n + 1) * sizeof(TextRef))
-        cdef size_t total = 0
         cdef object text
         if refs == NULL:
             raise MemoryError()
@@ -1185,8 +1183,7 @@ cdef class WordPieceModel:
                 if type(text) is not str:
                     raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
                 _text_ref(<str>text, &refs[i])
-                total += refs[i].length
-            _start_cache(w, total)
+            _use_cache(w, self.owner)
             with nogil:
                 for i in range(n):
                     _run_ref(&refs[i], &self.norm, &self.auto, w)
@@ -1270,7 +1267,8 @@ cdef class WordPieceModel:
         """
         cdef TextRef ref
         cdef NormTable table
-        cdef Work w
+        cdef Work fresh
+        cdef Work* w = &fresh
         cdef int done
         cdef Cut* parts = NULL
         cdef Cut whole
@@ -1282,7 +1280,15 @@ cdef class WordPieceModel:
         whole.start = 0
         whole.end = ref.length
         whole.token = -1
-        memset(&w, 0, sizeof(Work))
+        if ref.length < NOGIL_MIN_TEXT and not self.kept_busy:
+            # a short text (a line, a query) walks in the model's buffers,
+            # kept from call to call: the GIL, held throughout, is their lock
+            # (busy: something the list's making ran encodes with this model)
+            w = &self.kept
+            self.kept_busy = True
+            _work_reset(w)
+        else:
+            memset(w, 0, sizeof(Work))
         w.offsets = offsets
         w.keep_words = words
         try:
@@ -1291,32 +1297,18 @@ cdef class WordPieceModel:
                 n_parts = len(cuts)
             rules.cover(&ref, 1)
             table = rules.table()
-            if ref.length < CACHE_MIN_TEXT:
-                # A text too short for a cache of its own (a line, a query)
-                # uses the model's, kept from call to call: the GIL, held
-                # throughout, is its lock. all-MiniLM-L6-v2 on en.txt, one
-                # call a line: 4.1 us a line without it, 3.0 with (CPU time).
-                if self.kept_cache == NULL:
-                    self.kept_cache = <CacheEntry*>calloc(<size_t>1 << CACHE_MAX_BITS,
-                                                          sizeof(CacheEntry))
-                    if self.kept_cache == NULL:
-                        raise MemoryError()
-                w.cache = self.kept_cache
-                w.cache_shift = 64 - CACHE_MAX_BITS
-                try:
-                    done = _walk(&ref, &whole if parts == NULL else parts, n_parts, &table,
-                                 &self.auto, &w)
-                finally:
-                    w.cache = NULL
+            _use_cache(w, self.owner)
+            if ref.length < NOGIL_MIN_TEXT:
+                done = _walk(&ref, &whole if parts == NULL else parts, n_parts, &table,
+                             &self.auto, w)
             else:
-                _start_cache(&w, ref.length)
                 with nogil:
                     done = _walk(&ref, &whole if parts == NULL else parts, n_parts, &table,
-                                 &self.auto, &w)
+                                 &self.auto, w)
             if done:
                 return None
             if offsets:
-                out = self._arrays(&w, parts, 0, w.n_ids)
+                out = self._arrays(w, parts, 0, w.n_ids)
             elif not added:
                 out = ids_list(w.ids, w.n_ids, self.ints)
             else:
@@ -1333,7 +1325,10 @@ cdef class WordPieceModel:
             return out
         finally:
             free(parts)
-            _work_free(&w)
+            if w == &self.kept:
+                self.kept_busy = False
+            else:
+                _work_free(w)
 
     cdef Cut* _cuts(self, list cuts, size_t length, list added) except NULL:
         # cuts as C structs, checked (the walk reads the text by them);
@@ -1397,7 +1392,7 @@ cdef class WordPieceModel:
         cdef Py_ssize_t n = len(texts), i
         cdef TextRef* refs = <TextRef*>malloc((n + 1) * sizeof(TextRef))
         cdef uint64_t* ends = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
-        cdef size_t total = 0, a = 0
+        cdef size_t a = 0
         cdef NormTable table
         cdef Cut whole
         cdef Work w
@@ -1411,10 +1406,9 @@ cdef class WordPieceModel:
                 raise MemoryError()
             for i in range(n):
                 _text_ref(<str?>texts[i], &refs[i])
-                total += refs[i].length
             rules.cover(refs, n)
             table = rules.table()
-            _start_cache(&w, total)
+            _use_cache(&w, self.owner)
             with nogil:
                 for i in range(n):
                     whole.end = refs[i].length
@@ -1451,7 +1445,7 @@ cdef class WordPieceModel:
         cdef Py_ssize_t n = len(items), i
         cdef TextRef* refs = <TextRef*>malloc((n + 1) * sizeof(TextRef))
         cdef uint64_t* ends = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
-        cdef size_t total = 0, a = 0
+        cdef size_t a = 0
         cdef NormTable table
         cdef object text
         cdef Work w
@@ -1464,10 +1458,9 @@ cdef class WordPieceModel:
                 if type(text) is not str:
                     raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
                 _text_ref(<str>text, &refs[i])
-                total += refs[i].length
             rules.cover(refs, n)
             table = rules.table()
-            _start_cache(&w, total)
+            _use_cache(&w, self.owner)
             with nogil:
                 for i in range(n):
                     if _run_ref(&refs[i], &table, &self.auto, &w):
