@@ -22,6 +22,7 @@ import pytest
 
 from conftest import DATA, REPO_ROOT, missing_data_reason
 from fuzzing import CHARSMAP_RULES, build_charsmap
+from fasttok.models.hf_bpe import BPE
 from fasttok.models.hf_fields import serde_f64
 from fasttok.models.hf_unigram import Unigram, unigram_from_json
 from fasttok.normalizers import precompiled
@@ -141,3 +142,20 @@ def test_loading_and_encoding_a_unigram_file_imports_no_other_model_types_module
                            "fasttok.formats.hf_bpe_path", "fasttok.models.hf_bpe",
                            "fasttok.models.hf_wordpiece", "fasttok.normalizers.bert",
                            "fasttok.models.unigram_sampling"}
+
+
+def test_a_bpe_vocabulary_listed_out_of_id_order_is_the_model_listed_in_order():
+    # ids 0..n-1 in the file's order take the build's short way; others are sorted first
+    vocab = {"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4, "bc": 5}
+    merges = [("a", "b"), ("b", "c"), ("ab", "c")]
+    shuffled = dict(sorted(vocab.items(), key=lambda item: -item[1]))
+    ours, theirs = BPE(vocab, merges), BPE(shuffled, merges)
+    for text in ("abc", "bca", "cab", "abcabc", "cc"):
+        assert ours.tokenize(text) == theirs.tokenize(text)
+    assert [ours.id_to_token(i) for i in range(7)] == [theirs.id_to_token(i) for i in range(7)]
+
+
+def test_a_bpe_id_under_two_strings_is_named_by_the_first():
+    bpe = BPE({"a": 0, "b": 1, "x": 1}, [])
+    assert bpe.id_to_token(1) == "b"
+    assert bpe.tokenize("ax") == [(0, "a", (0, 1)), (1, "b", (1, 2))]

@@ -67,12 +67,12 @@ def as_f32(value: float) -> float:
         return float("inf") if value > 0 else float("-inf")
 
 
-def _merge_slots(tokens: list, slot_ints: tuple, merges: Sequence, prefix: str,
+def _merge_slots(tokens: list, slot_ints: tuple, unique: bool, merges: Sequence, prefix: str,
                  empty_slot: int, never_slots: list) -> array:
     # (left, right, merged) slots per merge, in rank order, end to end in
     # one array('I'), a pair of ids given twice keeping its last rank
     # (tokenizers collects them into a map keyed by the parts' ids; where
-    # ids and slots are one to one, the compiled core does that itself); a
+    # ids and slots are one to one, ``unique``, the compiled core does that itself); a
     # merge into a never slot is left out. The legacy form when every merge
     # is a string (in more than one form, each is taken as a pair: the first
     # string is the merge not of the form).
@@ -96,7 +96,7 @@ def _merge_slots(tokens: list, slot_ints: tuple, merges: Sequence, prefix: str,
             raise BpeMergeError(index, f"token `{(a, b)[part]}` is not in the vocabulary")
         # tokenizers panics here rather than reporting the token
         raise BpeMergeError(index, f"the merged token of `{a}` and `{b}` is not in the vocabulary")
-    if len(set(slot_ints)) == len(slot_ints):
+    if unique:
         return found
     by_ids = list(zip(map(slot_ints.__getitem__, found[0::3]),
                       map(slot_ints.__getitem__, found[1::3])))
@@ -137,15 +137,17 @@ class BPE:
         self.byte_fallback = byte_fallback
         self.ignore_merges = ignore_merges
         self.dropout = dropout
-        entries = sorted(self._vocab.items(), key=operator.itemgetter(1))
-        texts = tuple(map(operator.itemgetter(0), entries))
-        slot_ints = tuple(map(operator.itemgetter(1), entries))
-        # an id listed under two strings names the first of them
-        self._id_to_token = dict(zip(reversed(slot_ints), reversed(texts)))
-        if len(self._id_to_token) < len(texts):
-            self._id_to_token = dict(sorted(self._id_to_token.items()))
-        else:
-            self._id_to_token = dict(zip(slot_ints, texts))
+        texts = tuple(self._vocab)
+        slot_ints = tuple(self._vocab.values())
+        # The slots are the entries by id. Ids 0..n-1 in the file's order
+        # (every shared file) are those already, each id one token's.
+        unique = slot_ints == tuple(range(len(slot_ints)))
+        if not unique:
+            entries = sorted(self._vocab.items(), key=operator.itemgetter(1))
+            texts = tuple(map(operator.itemgetter(0), entries))
+            slot_ints = tuple(map(operator.itemgetter(1), entries))
+            unique = len(set(slot_ints)) == len(slot_ints)
+        self._texts, self._slot_ints = texts, slot_ints
         tokens = [token.encode("utf-8") for token in texts]
         merges = merges if isinstance(merges, list) else list(merges)
         unk_slot = texts.index(unk_token) if unk_token in self._vocab else -1
@@ -153,9 +155,9 @@ class BPE:
         never_slots = [slot for slot, i in enumerate(slot_ints) if i in never] if never else []
         self._core = HfBpeCore(
             tokens, slot_ints,
-            _merge_slots(tokens, slot_ints, merges, continuing_subword_prefix or "", empty_slot,
-                         never_slots),
-            names=tuple(map(self._id_to_token.__getitem__, slot_ints)),
+            _merge_slots(tokens, slot_ints, unique, merges, continuing_subword_prefix or "",
+                         empty_slot, never_slots),
+            names=texts if unique else tuple(map(self._id_to_token.__getitem__, slot_ints)),
             unk_slot=unk_slot if unk_token is not None else -1,
             unk_token=unk_token,
             prefix=(continuing_subword_prefix or "").encode("utf-8"),
@@ -164,6 +166,16 @@ class BPE:
             dropout=as_f32(dropout) if dropout is not None else 0.0,
             not_whole=never_slots,
             seed=(seed if seed is not None else int.from_bytes(os.urandom(8), "little")) % 2**64)
+
+    @functools.cached_property
+    def _id_to_token(self) -> dict:
+        # made on first use (decoding): an id listed under two strings names
+        # the first of them
+        texts, slot_ints = self._texts, self._slot_ints
+        found = dict(zip(reversed(slot_ints), reversed(texts)))
+        if len(found) < len(texts):
+            return dict(sorted(found.items()))
+        return dict(zip(slot_ints, texts))
 
     def tokenize(self, sequence: str) -> list:
         """``[(id, token, (start, end))]`` of ``sequence`` as one word, with

@@ -28,6 +28,7 @@ model run on the same words in one pre-tokenized call
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from fasttok.errors import FasttokError
@@ -59,25 +60,24 @@ class WordPiece:
         self.unk_token = unk_token
         self.continuing_subword_prefix = continuing_subword_prefix
         self.max_input_chars_per_word = max_input_chars_per_word
-        self._tokens = {i: token for token, i in self.vocab.items()}
-        prefix = continuing_subword_prefix
-        # per text of the automaton: its token's id and text, and the
-        # characters of the word it covers
-        texts, self._ids, self._values, self._widths = [], [], [], []
+        prefix, cut = continuing_subword_prefix, len(continuing_subword_prefix)
+        # The automaton's texts: every token at a word's start (the empty
+        # one never matches there), and the part after the prefix of each
+        # prefixed token; per text, its token's id and its token (the
+        # characters of the word it covers are made for tokenize)
+        texts, self._ids, self._values, self._rests = [], [], [], []
         for token, i in self.vocab.items():
             if i in never:
                 continue
-            # a word's start: any token (the empty one never matches there)
             if token:
                 texts.append(_START + token.encode("utf-8"))
                 self._ids.append(i)
                 self._values.append(token)
-                self._widths.append(len(token))
-            if len(token) > len(prefix) and token.startswith(prefix):
-                texts.append(token[len(prefix):].encode("utf-8"))
+            if len(token) > cut and token.startswith(prefix):
+                self._rests.append(len(texts))
+                texts.append(token[cut:].encode("utf-8"))
                 self._ids.append(i)
                 self._values.append(token)
-                self._widths.append(len(token) - len(prefix))
         self._unk_id = self.vocab.get(unk_token)
         self._unk_text = None
         if self._unk_id is not None:
@@ -86,6 +86,20 @@ class WordPiece:
             self._ids.append(self._unk_id)
         self._core = WordPieceModel(texts, self._unk_text, ids=self._ids, word_start=_START,
                                     max_word_chars=max_input_chars_per_word)
+
+    # made on first use: a file whose walk encodes (BERT's) never asks for them
+    @functools.cached_property
+    def _tokens(self) -> dict:
+        return {i: token for token, i in self.vocab.items()}
+
+    @functools.cached_property
+    def _widths(self) -> list:
+        # per text: the characters of the word it covers
+        widths = list(map(len, self._values))
+        cut = len(self.continuing_subword_prefix)
+        for text in self._rests:
+            widths[text] -= cut
+        return widths
 
     def _unk(self) -> int:
         if self._unk_id is None:
@@ -104,8 +118,9 @@ class WordPiece:
             found = self._core.match_word_texts(_START + sequence.encode("utf-8"))
             if found and found[0] != self._unk_text:
                 out, at = [], 0
+                widths = self._widths
                 for text in found:
-                    width = self._widths[text]
+                    width = widths[text]
                     out.append((self._ids[text], self._values[text], (at, at + width)))
                     at += width
                 return out
