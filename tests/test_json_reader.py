@@ -1,0 +1,232 @@
+"""The compiled ``tokenizer.json`` reader (:mod:`fasttok.shared._json_reader`,
+through :func:`fasttok.loaders.json_document.parse_tokenizer_json`) gives
+``json.loads``' document, key order and duplicate keys included, with the
+model's ``vocab`` and ``merges`` packed where they have the usual shapes;
+every malformed or hostile input is a ``VocabularyFileError`` naming where,
+and a byte-level file read packed gives the record the Python path gives.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import DATA, MISSING_DATA_REASON
+from fasttok.errors import VocabularyFileError
+from fasttok.loaders.hf_tokenizer_json import tokenizer_json_file_reading, tokenizer_json_record
+from fasttok.loaders.json_document import parse_tokenizer_json
+from fasttok.shared._bytemap import bytes_to_unicode
+from fasttok.shared._json_reader import MAX_DEPTH, read_tokenizer_document
+
+HF = DATA / "vocab" / "hf"
+
+
+def _whole(data: bytes) -> object:
+    # the reader's document with the packed model put back
+    doc, packed = parse_tokenizer_json(data, "t.json")
+    if packed is not None:
+        doc["model"] = packed.object()
+    return doc
+
+
+def _same(ours: object, theirs: object) -> None:
+    # equal, keys in the same order (json.dumps writes them in dict order)
+    assert json.dumps(ours) == json.dumps(theirs)
+
+
+# ----------------------------------------------------------------- the shared files
+FAST_FILES = ["llama2/tokenizer.json", "all-MiniLM-L6-v2/tokenizer.json",
+              "unigram/botchan_unigram_5000.v5.24.0.T5Tokenizer.json"]
+SLOW_FILES = ["llama3/tokenizer.json", "qwen3/tokenizer.json", "gpt4o/tokenizer.json",
+              "gemma3/tokenizer.json"]
+
+
+@pytest.mark.skipif(not HF.is_dir(), reason=MISSING_DATA_REASON)
+@pytest.mark.parametrize("name", FAST_FILES + [pytest.param(n, marks=pytest.mark.slow)
+                                               for n in SLOW_FILES])
+def test_shared_file_reads_as_json_loads(name):
+    data = (HF / name).read_bytes()
+    _same(_whole(data), json.loads(data))
+
+
+@pytest.mark.skipif(not HF.is_dir(), reason=MISSING_DATA_REASON)
+def test_shared_file_packs_its_vocab_and_merges():
+    data = (HF / "llama2" / "tokenizer.json").read_bytes()
+    model = json.loads(data)["model"]
+    doc, packed = parse_tokenizer_json(data, "t.json")
+    assert "vocab" not in doc["model"] and "merges" not in doc["model"]
+    assert packed.vocab.to_dict() == model["vocab"]
+    assert packed.merges.to_list() == model["merges"]
+    assert list(packed.vocab.ids) == list(model["vocab"].values())
+    assert packed.vocab.get("▁Hello") == model["vocab"]["▁Hello"]
+
+
+# ----------------------------------------------------------------- generated JSON
+_text = st.text(st.characters(codec="utf-8"), max_size=12)
+_any_text = st.text(max_size=12)  # lone surrogates too
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False) | _any_text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_any_text, inner, max_size=4),
+    max_leaves=25)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_json, st.booleans(), st.sampled_from([None, 1, "\t"]))
+def test_generated_json_reads_as_json_loads(value, ascii_only, indent):
+    data = json.dumps(value, ensure_ascii=ascii_only, indent=indent).encode("utf-8", "surrogatepass")
+    _same(_whole(data), json.loads(data))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_json)
+def test_generated_utf8_json_is_read_without_json_loads(value):
+    # escaped, every document is UTF-8: the compiled reader reads it itself
+    data = json.dumps({"x": value}).encode()
+    doc, _ = read_tokenizer_document(data)
+    _same(doc, json.loads(data))
+
+
+_merge = st.tuples(_text, _text).map(lambda p: f"{p[0]} {p[1]}") | st.lists(_text, min_size=2,
+                                                                            max_size=2) | _text
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(_text, st.integers(0, 2**32 - 2), max_size=20),
+       st.lists(_merge, max_size=20), st.booleans())
+def test_generated_model_packs_as_json_loads_reads_it(vocab, merges, ascii_only):
+    model = {"type": "BPE", "vocab": vocab, "merges": merges, "unk_token": None}
+    data = json.dumps({"model": model, "x": 1}, ensure_ascii=ascii_only).encode()
+    doc, packed = parse_tokenizer_json(data, "t.json")
+    assert doc == {"model": {"type": "BPE", "unk_token": None}, "x": 1}
+    assert packed.vocab.to_dict() == vocab and packed.merges.to_list() == merges
+    _same(packed.object(), model)
+    assert all(packed.vocab.get(text) == i for text, i in vocab.items())
+
+
+@pytest.mark.parametrize("text", [
+    r'"\ud83d\ude00"', r'"\ud83d"', r'"\ude00\ud83d"', r'"\ud83d\u0041"', r'"a\/b\"\\\b\f\n\r\t"',
+    '"\u00e9\u4e2d\U0001F600"', r'"\u00E9"'])
+def test_escapes_read_as_json_loads(text):
+    data = ('{"model": {"vocab": {%s: 0}, "merges": [%s, [%s, "b"]]}, "k": [%s]}'
+            % (text, text, text, text)).encode()
+    _same(_whole(data), json.loads(data))
+
+
+@pytest.mark.parametrize("data", [
+    b'{"model": {"vocab": {"a": 0, "a": 1}}}',  # a duplicate text: the last id
+    b'{"model": {"vocab": {"a": 0}, "vocab": {"b": 1}}}',  # a duplicate key: the last value
+    b'{"model": {"vocab": {"a": 0}, "vocab": 5}}',
+    b'{"model": {"vocab": 5, "vocab": {"a": 0}, "type": "BPE"}}',
+    b'{"model": {"vocab": {"a": 0}}, "model": {"merges": ["a b"]}}',
+    b'{"model": {"vocab": {"a": 1.0, "b": -1, "c": 1e3, "d": 4294967295, "e": 99999999999999999999}}}',
+    b'{"model": {"vocab": [["a", -1.5]], "merges": ["a b", 3]}}',
+    b'{"model": {"merges": [["a", "b", "c"]]}}',
+    b'\xef\xbb\xbf{"model": {"vocab": {"a": 0}}}',
+    b' [NaN, Infinity, -Infinity, -0, 0.5e-3, 1E400, 12345678901234567890123] ',
+])
+def test_unusual_documents_read_as_json_loads(data):
+    _same(_whole(data), json.loads(data))
+
+
+def test_model_object_keeps_the_file_key_order():
+    data = b'{"model": {"merges": [], "type": "BPE", "vocab": {"a": 0}, "dropout": null}}'
+    _, packed = parse_tokenizer_json(data, "t.json")
+    assert list(packed.object()) == ["merges", "type", "vocab", "dropout"]
+
+
+# ----------------------------------------------------------------- errors
+@pytest.mark.parametrize("data, where", [
+    (b'{\n  "model": {\n    "vocab": {"a": 0,}\n  }\n}', "line 3, byte 36: not JSON: Expecting property name"),
+    (b'{"model": {"vocab": {"a": 01}}}', "line 1, byte 27: not JSON: Expecting ','"),
+    (b'{"a": "\x01"}', "line 1, byte 7: not JSON: Invalid control character"),
+    (b'{"a": "\\x"}', "line 1, byte 7: not JSON: Invalid \\escape"),
+    (b'{"a": "\xff"}', "byte 7: not UTF-8"),
+    (b'{"model": {"vocab": {"\xc3": 0}}}', "byte 22: not UTF-8"),
+    (b'{"a": 1} x', "line 1, byte 9: not JSON: Extra data"),
+])
+def test_malformed_document_error_names_line_and_byte(data, where):
+    with pytest.raises(VocabularyFileError, match="^t.json: " + where.replace("\\", "\\\\")):
+        parse_tokenizer_json(data, "t.json")
+
+
+@pytest.mark.skipif(not HF.is_dir(), reason=MISSING_DATA_REASON)
+@pytest.mark.parametrize("cut", [1, 1000, 500_000, 1_200_000, -2])
+def test_truncated_file_is_a_vocabulary_file_error(cut):
+    data = (HF / "llama2" / "tokenizer.json").read_bytes()
+    with pytest.raises(VocabularyFileError, match="not JSON"):
+        parse_tokenizer_json(data[:cut], "t.json")
+
+
+@pytest.mark.parametrize("data", [
+    b"[" * 100_000 + b"]" * 100_000,
+    b'{"model": ' * 50_000 + b"1" + b"}" * 50_000,
+    b'{"a": ' + b"9" * 5000 + b"}",
+])
+def test_hostile_document_is_a_vocabulary_file_error(data):
+    with pytest.raises(VocabularyFileError, match="^t.json: not JSON fasttok reads"):
+        parse_tokenizer_json(data, "t.json")
+
+
+def test_nesting_to_the_reader_limit_is_read_by_the_reader():
+    data = b"[" * MAX_DEPTH + b"]" * MAX_DEPTH
+    assert read_tokenizer_document(data) is not None
+    assert read_tokenizer_document(b"[" + data + b"]") is None  # json.loads reads that
+
+
+def test_huge_string_reads_whole():
+    text = "é" * 3_000_000
+    data = json.dumps({"model": {"vocab": {text: 0}, "merges": [text]}}, ensure_ascii=False).encode()
+    _, packed = parse_tokenizer_json(data, "t.json")
+    assert packed.vocab.get(text) == 0 and packed.merges.to_list() == [text]
+
+
+# ----------------------------------------------------------------- the byte-level record
+def _byte_level_doc(**model) -> dict:
+    alphabet = bytes_to_unicode()
+    vocab = {alphabet[b]: b for b in range(256)} | {"ĠĠ": 256, "ab": 257, "<s>": 258}
+    return {"version": "1.0", "added_tokens": [{"id": 258, "content": "<s>", "special": True}],
+            "normalizer": None, "post_processor": None, "decoder": {"type": "ByteLevel"},
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+            "model": {"type": "BPE", "vocab": vocab, "merges": ["Ġ Ġ", ["a", "b"]]} | model}
+
+
+def test_packed_byte_level_record_is_the_python_paths_record():
+    doc = _byte_level_doc()
+    reading = tokenizer_json_file_reading(json.dumps(doc).encode(), "/nonexistent/t.json")
+    assert reading.tables is not None and reading.record.tokens == ()
+    whole = tokenizer_json_record(doc, "/nonexistent/t.json", name="t")
+    assert reading.whole() == whole
+    assert reading.max_token_value == whole.max_token_value == 258
+    assert [reading.tables.find(t) for t in (b"  ", b"ab", b"<s>")] == [256, 257, -1]
+    assert reading.model_document() == doc["model"]
+
+
+@pytest.mark.parametrize("model, problem", [
+    ({"merges": ["Ġ x"]}, "'Ġ x': b' x' is not in the vocabulary"),
+    ({"merges": ["Ġ €"]}, "'Ġ €': '€' is not in the vocabulary"),
+    ({"merges": ["a b c"]}, "a merge has two parts, found 3"),
+    ({"merges": [["a", "zz"]]}, "is not in the vocabulary"),
+])
+def test_packed_byte_level_errors_are_the_python_paths(model, problem):
+    data = json.dumps(_byte_level_doc(**model)).encode()
+    with pytest.raises(VocabularyFileError) as packed:
+        tokenizer_json_file_reading(data, "/nonexistent/t.json")
+    with pytest.raises(VocabularyFileError) as plain:
+        tokenizer_json_record(json.loads(data), "/nonexistent/t.json")
+    assert problem in str(packed.value) and str(packed.value) == str(plain.value)
+
+
+@pytest.mark.parametrize("model", [
+    {"vocab": _byte_level_doc()["model"]["vocab"] | {"€": 259}},  # outside the alphabet
+    {"vocab": _byte_level_doc()["model"]["vocab"] | {"ĠĠĠ": 256}},  # an id twice
+    # merges making the entry an added token leaves out
+    {"vocab": _byte_level_doc()["model"]["vocab"] | {"<s": 259}, "merges": ["< s", "<s >"]},
+])
+def test_packed_byte_level_hands_unusual_models_to_the_python_path(model):
+    doc = _byte_level_doc(**model)
+    reading = tokenizer_json_file_reading(json.dumps(doc).encode(), "/nonexistent/t.json")
+    assert reading.tables is None
+    assert reading.record == tokenizer_json_record(doc, "/nonexistent/t.json", name="t")
