@@ -304,6 +304,7 @@ cdef struct Unit:
     int32_t out        # the longest token that is a suffix of this state's text, or -1
 
 cdef enum:
+    ONE_NONE = -1              # Automaton.one: a word that gives no id
     MAX_STATES = 1 << 30       # unit indices are int32, with room for base + c
     MAX_START = 8              # the longest word-start marker
     PLACE_TRIES = 64           # bases tried for a state's children before the end of the array
@@ -320,6 +321,11 @@ cdef struct Automaton:
     # probe, where the walk through the automaton takes a step, often a
     # cache miss, a byte (en.txt through all-MiniLM-L6-v2: a fifth faster)
     const TokenTablesView* whole
+    # the ids of each one-byte (ASCII) word, made when the model is: a
+    # quarter of en.txt's words and over half of code.txt's (punctuation,
+    # a letter alone) are one byte, and a table of 128 stays in the L1
+    # cache where a probe of the thread's pre-token cache often stalls
+    int32_t one[128]           # its id, or ONE_NONE: none (no [UNK] to give)
 
 
 cdef inline int32_t _goto(const Automaton* a, int32_t state, uint8_t c) noexcept nogil:
@@ -471,6 +477,12 @@ cdef int _flush(const Automaton* a, Work* w, size_t wlen) except -1 nogil:
     cdef uint64_t h
     cdef const ft_pc_entry* e
     if not w.collect:
+        if n == 1 and key[0] < 128:
+            if a.one[key[0]] != ONE_NONE:
+                grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + 1, sizeof(uint32_t), 1024)
+                w.ids[w.n_ids] = <uint32_t>a.one[key[0]]
+                w.n_ids += 1
+            return 0
         if w.cache == NULL or n > FT_PC_PAYLOAD:
             return _match_word(a, w.word, wlen, w)
         h = ft_pc_hash(key, n)
@@ -987,6 +999,26 @@ cdef class WordPieceModel:
             raise MemoryError()
         for i in range(n_tokens):
             self.text_ids[i] = self.ints[i]
+        self._one_byte_words()
+
+    cdef int _one_byte_words(self) except -1:
+        # Automaton.one: each ASCII byte's word matched once (the word-start
+        # bytes, then the byte)
+        cdef Work w
+        cdef uint8_t word[MAX_START + 1]
+        cdef int c
+        memset(&w, 0, sizeof(Work))
+        memcpy(word, self.auto.start, self.auto.start_len)
+        try:
+            for c in range(128):
+                word[self.auto.start_len] = <uint8_t>c
+                w.n_ids = 0
+                _match_word(&self.auto, word, self.auto.start_len + 1, &w)
+                # one byte is one token at most, else [UNK] or nothing
+                self.auto.one[c] = <int32_t>w.ids[0] if w.n_ids else ONE_NONE
+        finally:
+            _work_free(&w)
+        return 0
 
     cdef int _grow_units(self, size_t need) except -1:
         # Room for need units, the new ones free
