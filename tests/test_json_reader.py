@@ -230,3 +230,22 @@ def test_packed_byte_level_hands_unusual_models_to_the_python_path(model):
     reading = tokenizer_json_file_reading(json.dumps(doc).encode(), "/nonexistent/t.json")
     assert reading.tables is None
     assert reading.record == tokenizer_json_record(doc, "/nonexistent/t.json", name="t")
+
+
+_SMALL = json.dumps(_byte_level_doc() | {"x": [1.5, -2, "\\ud83d", None, True]}).encode()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(_SMALL) - 1), st.integers(0, 255)), min_size=1,
+                max_size=4))
+def test_corrupted_document_reads_as_json_loads_or_fails_as_it(edits):
+    data = bytearray(_SMALL)
+    for at, byte in edits:
+        data[at] = byte
+    try:
+        theirs = json.loads(data)
+    except ValueError:
+        with pytest.raises(VocabularyFileError):
+            parse_tokenizer_json(bytes(data), "t.json")
+    else:
+        _same(_whole(bytes(data)), theirs)
