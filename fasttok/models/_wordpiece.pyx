@@ -171,11 +171,23 @@ cdef inline uint32_t _action(uint16_t flags, uint32_t cp, bint strip_accents) no
 cdef struct NormTable:
     const uint16_t* stage1     # block of 256 code points -> its block in stage2
     const uint32_t* stage2     # entries: action | (mapped - cp + DELTA_BIAS) << 2
+    const uint8_t* ascii       # by ASCII code point: the ASCII one an APPEND of
+                               # one code point maps it to, or 0 (ask stage2)
     uint32_t** expand          # chunks of expansions: their length, then their code points
 
 
 cdef inline uint32_t _entry(const NormTable* t, uint32_t cp) noexcept nogil:
     return t.stage2[(<uint32_t>t.stage1[cp >> 8] << 8) | (cp & 0xFF)]
+
+
+cdef void _fill_ascii(const NormTable* t, uint8_t* ascii) noexcept:
+    # NormTable.ascii of t's entries for the ASCII code points
+    cdef uint32_t cp, e, mapped
+    for cp in range(128):
+        e = _entry(t, cp)
+        mapped = cp + (e >> 2) - DELTA_BIAS
+        ascii[cp] = <uint8_t>mapped if ((e & 3) == ACT_APPEND and (e >> 2) < EXPAND_BASE
+                                        and 0 < mapped < 128) else 0
 
 
 cdef inline const uint32_t* _expansion(const NormTable* t, uint32_t e) noexcept nogil:
@@ -199,6 +211,7 @@ cdef class BertNormalizer:
 
     cdef uint16_t stage1[N_BLOCKS]
     cdef uint32_t* stage2
+    cdef uint8_t ascii[128]
     cdef readonly bint lowercase
     cdef readonly bint strip_accents
 
@@ -221,6 +234,7 @@ cdef class BertNormalizer:
         cdef dict blocks = {}
         cdef list order = []
         cdef bytes block
+        cdef NormTable table
         self.lowercase = lowercase
         self.strip_accents = strip_accents
         try:
@@ -256,6 +270,8 @@ cdef class BertNormalizer:
                 raise MemoryError()
             for b in range(len(order)):
                 memcpy(self.stage2 + (b << 8), PyBytes_AS_STRING(order[b]), 256 * sizeof(uint32_t))
+            table = self.table()
+            _fill_ascii(&table, self.ascii)
         finally:
             free(flags)
             free(nfd)
@@ -266,6 +282,7 @@ cdef class BertNormalizer:
         cdef NormTable t
         t.stage1 = self.stage1
         t.stage2 = self.stage2
+        t.ascii = self.ascii
         t.expand = NULL
         return t
 
@@ -570,11 +587,26 @@ cdef int _run(const unit_t* text, size_t n, size_t base, const NormTable* norm,
     cdef uint32_t cp, e, act
     cdef const uint32_t* x
     cdef int32_t here
+    cdef uint8_t b
     _grow_word(w, 64)
     memcpy(w.word, a.start, start)
     while i < n:
-        here = <int32_t>(base + i)
         cp = text[i]
+        if cp < 128:
+            b = norm.ascii[cp]
+            if b:
+                # an ASCII character appended as an ASCII one (most of
+                # English and code): one load of a table of 128
+                if wlen >= w.word_cap:
+                    _grow_word(w, wlen + 1)
+                w.word[wlen] = b
+                if w.offsets:
+                    w.at[wlen] = <int32_t>(base + i)
+                wlen += 1
+                chars += 1
+                i += 1
+                continue
+        here = <int32_t>(base + i)
         i += 1
         e = _entry(norm, cp)
         act = e & 3
@@ -721,6 +753,7 @@ cdef class CodePointRules:
     cdef uint32_t* expand[EXPAND_CHUNKS]   # chunks of expansions, allocated as needed, never moved
     cdef size_t n_expansions
     cdef bint latin1                   # every entry of block 0 computed
+    cdef uint8_t ascii[128]            # NormTable.ascii, zeros until latin1
     cdef object rule
 
     def __cinit__(self):
@@ -745,6 +778,7 @@ cdef class CodePointRules:
         cdef NormTable t
         t.stage1 = self.stage1
         t.stage2 = self.stage2
+        t.ascii = self.ascii
         t.expand = self.expand
         return t
 
@@ -814,12 +848,15 @@ cdef class CodePointRules:
         cdef const TextRef* t
         cdef NormTable table = self.table()
         cdef set missing = set()
+        if not self.latin1:
+            # the Latin-1 block whole, once: a str of kind 1 may hold any of
+            # it, and NormTable.ascii is made of it
+            self._compute(list(range(256)))
+            self.latin1 = True
+            _fill_ascii(&table, self.ascii)
         for i in range(n):
             t = &refs[i]
             if t.kind == 1:
-                if not self.latin1 and t.length:
-                    self._compute(list(range(256)))
-                    self.latin1 = True
                 continue
             for j in range(t.length):
                 cp = _unit(t, j)
