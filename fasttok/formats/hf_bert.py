@@ -55,6 +55,22 @@ def _is_bert(normalizer: Any, pre_tokenizer: Any, model: Any) -> bool:
 #: the most token texts of the normalized pass looked for one by one in a walk's words
 _MAX_CORES = 32
 
+#: BertNormalizer's settings (None: no normalizer) -> the CodePointRules of
+#: them and BertPreTokenizer (which has none): every BERT file of a process
+#: with the same settings shares one table, each code point's rule asked of
+#: the stages once (a file just loaded walked zh.txt's half in 55 ms, its
+#: rules being filled, against 11 ms once they were)
+_RULES: dict = {}
+
+
+def _shared_rules(normalizer: Any, pre_tokenizer: Any) -> CodePointRules:
+    key = None if normalizer is None else (normalizer.clean_text, normalizer.handle_chinese_chars,
+                                           normalizer.strip_accents, normalizer.lowercase)
+    found = _RULES.get(key)
+    if found is None:
+        found = _RULES.setdefault(key, CodePointRules(bert_rule(normalizer, pre_tokenizer)))
+    return found
+
 
 class _Spelling(dict):
     # code point -> what normalize makes of it alone, for str.translate,
@@ -224,5 +240,5 @@ def bert_walk(record: Any, pipeline: Any) -> Optional[BertWalk]:
     if pipeline.added.any_normalized:
         normalize = str if normalizer is None else normalizer.normalize_str
         split = pre_tokenizer.split_str
-    return BertWalk(model, CodePointRules(bert_rule(normalizer, pre_tokenizer)), pipeline.added,
+    return BertWalk(model, _shared_rules(normalizer, pre_tokenizer), pipeline.added,
                     normalize, split)
