@@ -134,7 +134,14 @@ cdef int _unescape(const uint8_t* s, size_t n, size_t* at, uint8_t** buf, size_t
         start = i
         while i < n:
             c = s[i]
-            if c == 0x22 or c == 0x5C or c < 0x20 or c >= 0x80:
+            if c == 0x22 or c == 0x5C or c < 0x20:
+                break
+            if c >= 0x80:
+                # two-byte characters (the whole byte-level alphabet above
+                # ASCII) stay in the run copied at once
+                if 0xC2 <= c <= 0xDF and i + 1 < n and (s[i + 1] & 0xC0) == 0x80:
+                    i += 2
+                    continue
                 break
             i += 1
         length = i - start
