@@ -24,6 +24,15 @@ is also what ``add_special_tokens=True`` adds), else from the
 ``bos_token``/``eos_token`` of the ``tokenizer_config.json``, which then
 only names them.
 
+:func:`tokenizer_json_file_reading` (what ``fasttok.load`` and
+``fasttok.hf.Tokenizer.from_file`` read a file with) keeps a BPE model's
+vocabulary and merges packed (:func:`~fasttok.loaders.json_document.parse_tokenizer_json`)
+and builds a byte-level file's token tables from them in C, once; its
+Python objects are made only if someone asks for the whole record or the
+model object. A model the packed build does not take as it is (an entry
+outside the alphabet, ids listed twice, a merge that fails) is read from
+its Python objects as before, so each error names what it names there.
+
 >>> from fasttok.shared._bytemap import bytes_to_unicode
 >>> alphabet = bytes_to_unicode()
 >>> doc = {"model": {"type": "BPE", "merges": ["a b"],
@@ -55,8 +64,8 @@ from fasttok.shared.json_fields import BOOL, INTEGER, OBJECT, Fields, all_ints
 from fasttok.vocab import MAX_ID, Vocabulary, ids_are_dense, token_layout
 
 __all__ = ["load_tokenizer_json", "tokenizer_json_record", "tokenizer_json_file_record",
-           "tokenizer_json_file_reading", "TokenizerJsonReading", "tokenizer_json_name", "tokenizer_config_path", "read_tokenizer_config",
-           "byte_level_record", "looks_like_tokenizer_json",
+           "tokenizer_json_file_reading", "TokenizerJsonReading", "tokenizer_json_name",
+           "tokenizer_config_path", "read_tokenizer_config", "byte_level_record", "looks_like_tokenizer_json",
            "BYTE_LEVEL_REGEX", "JsonPathError"]
 
 # What ByteLevel(use_regex=true) splits with (tokenizers'
@@ -294,9 +303,10 @@ _SINGLE_BYTES = frozenset(bytes([b]) for b in range(256))
 
 def _byte_level_record(doc: Any, source: str, name: Optional[str], config: Optional[dict],
                        packed: Optional[PackedModel] = None) -> tuple:
-    # (record, None), or with packed (record listing no tokens or merges,
-    # its TokenTables); _OtherShape for another configuration, and with
-    # packed _Unpacked for a model the packed tables do not take
+    # (record, None, None), or with packed (record listing no tokens or
+    # merges, its TokenTables, its largest ordinary id); _OtherShape for
+    # another configuration, and with packed _Unpacked for a model the
+    # packed tables do not take
     r = _Reader(source)
     model = r.fields(doc, "$").get("model", OBJECT)
     _check_model(r, model)
