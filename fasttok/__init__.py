@@ -39,7 +39,7 @@ from fasttok.vocab import Vocabulary
 
 __all__ = ["Encoding", "StreamDecoder", "get_encoding", "list_encoding_names", "load", "Vocabulary",
            "encoding_for_model", "encoding_name_for_model", "load_tiktoken_bpe",
-           "dump_tiktoken_bpe", "data_gym_to_mergeable_bpe_ranks", "train",
+           "dump_tiktoken_bpe", "data_gym_to_mergeable_bpe_ranks", "train", "set_pretoken_cache",
            "FasttokError", "VocabularyFileError", "VocabularyError", "UnknownEncodingError"]
 
 _cache: dict = {}
@@ -72,6 +72,28 @@ def get_encoding(name: str) -> Encoding:
         enc = Encoding.from_vocabulary(vocab, by_name=True)
     with _lock:
         return _cache.setdefault(name, enc)
+
+
+def set_pretoken_cache(entries: int) -> int:
+    """Size the pre-token cache of every thread and return the previous size.
+
+    Each thread that encodes keeps the ids of the pre-tokenizer pieces it
+    encoded (byte-level BPE) in a table of ``entries`` 64-byte entries
+    (rounded down to a power of two; default 16384, 1 MiB a thread), keyed
+    by the encoding and the piece's bytes, so the ids never depend on it.
+    A piece is kept when its bytes (rounded up to 4) and ids (4 bytes each)
+    fit in 48 bytes; the table is 2-way set associative, and a new piece
+    replaces the older of its set's two. ``0`` turns the cache off. The new
+    size empties every thread's table at its next call. The environment
+    variable ``FASTTOK_PRETOKEN_CACHE`` (entries) sets it at import.
+
+    >>> previous = set_pretoken_cache(0)
+    >>> set_pretoken_cache(previous)
+    0
+    """
+    from fasttok.shared._piece_cache import set_entries
+
+    return set_entries(entries)
 
 
 def load(path: "str | os.PathLike[str]", *, format: "str | None" = None,

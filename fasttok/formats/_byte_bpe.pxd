@@ -6,6 +6,7 @@ from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 from fasttok.models._bpe cimport Dropout, IdBuffer, PairMemo
 from fasttok.models._model_base cimport ModelBase
 from fasttok.pre_tokenizers._pretokenize cimport ScanFn
+from fasttok.shared._piece_cache cimport ft_pc_table
 from fasttok.shared._tables cimport ByteStrings, TokenTables, TokenTablesView
 from fasttok.shared._utf8 cimport Utf8Source, Utf8Text
 
@@ -18,17 +19,10 @@ cdef int append_ids(object ids, const uint32_t* codes, size_t n, size_t n_codes,
                     const uint32_t* code_ids) except -1
 
 
-cdef struct CacheEntry:
-    const uint8_t* key
-    uint64_t head  # the key's first 8 bytes, compared before the rest
-    uint32_t length
-    uint32_t n_ids
-    size_t at
-
 cdef struct Scratch:
-    # What one call (or one batch) keeps between pieces: the piece cache
-    # and the pair memo. Calls on little text do without.
-    CacheEntry* cache
+    # What one call (or one batch chunk) uses between pieces: the thread's
+    # pre-token cache (NULL: off) and its pair memo (entries NULL: none).
+    ft_pc_table* pieces
     PairMemo memo
 
 cdef struct SpecialMatch:
@@ -72,6 +66,7 @@ cdef class CoreBPE(ModelBase):
     cdef ScanFn scan
     cdef object splitter
     cdef bint whole_piece_lookup
+    cdef uint64_t cache_owner  # this model's key in the pre-token cache
     # special tokens: bytes -> index into special_ids
     cdef TokenTables special_tables
     cdef uint32_t* special_ids

@@ -13,6 +13,12 @@ they all start with the same byte), and the candidates are looked up by
 hashing the text at each special length, longest first, so when two
 specials overlap the longer one wins.
 
+Each thread keeps a pre-token cache (``fasttok/shared/ft_piece_cache.h``,
+sized by ``fasttok.set_pretoken_cache``): a bounded table from a piece's
+bytes, for this model, to its ids, asked before the piece is looked up or
+merged, in every call and batch chunk except when sampling. Its entries
+never outlive their thread and never answer for another model.
+
 Offsets are a flag of the same walk (``encode_offsets``, ``tokenizers``'
 ``OffsetType``): the walk then also notes where each pre-tokenizer piece
 and each special token ends (its id count and end byte), and one pass after
@@ -70,10 +76,13 @@ from fasttok.vocab import MAX_ID, ids_are_dense
 from fasttok.models._bpe cimport (Dropout, IdBuffer, PairMemo, bpe_encode_piece, bpe_sample_piece, ids_free,
                    ids_push, ids_reserve, pair_memo_if_ready, pair_memo_init, pair_memo_release)
 from fasttok.pre_tokenizers._pretokenize cimport ScanFn, scanner_by_name
+from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_count, ft_pc_entry, ft_pc_find, ft_pc_hash,
+                                          ft_pc_ids, ft_pc_open, ft_pc_put, piece_cache_owner,
+                                          piece_cache_table)
 from fasttok.shared._token_ids cimport token_id
 from fasttok.shared._utf8 cimport Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_write
 from fasttok.shared._tables cimport (NO_TOKEN, ByteStrings, TokenTables, TokenTablesView, find_bytes,
-                       fill_strings, free_strings, _head, hash_bytes, prefetch)
+                       fill_strings, free_strings, prefetch)
 
 
 cdef int _check_ids(const uint32_t* ids, size_t n, size_t n_ints) except -1:
@@ -171,24 +180,20 @@ cdef int append_ids(object ids, const uint32_t* codes, size_t n, size_t n_codes,
 
 
 cdef enum:
-    # A direct-mapped cache of recent pieces for one call: natural text
-    # repeats its words (about 90% of the bytes of English or code are in a
-    # piece seen before), and a hit costs a probe in a table that stays in
-    # cache instead of merging or a miss in the large token index. Keys point
-    # into the call's own UTF-8 text and values are spans of the call's
-    # output, so nothing is copied and nothing outlives the call. Calls on
-    # less than CACHE_MIN_BYTES do without it.
-    CACHE_SLOTS = 4096
-    CACHE_MAX_PIECE = 48
-    CACHE_MIN_BYTES = 2048
+    # A text of this many bytes takes the thread's pair memo over (clearing
+    # it when another vocabulary had it); a shorter one uses it only when
+    # that costs no clearing (pair_memo_if_ready).
+    MEMO_MIN_BYTES = 2048
 
 
-cdef int scratch_init(Scratch* scratch, const TokenTablesView* tables) except -1 nogil:
-    scratch.cache = <CacheEntry*>calloc(CACHE_SLOTS, sizeof(CacheEntry))
-    if scratch.cache == NULL:
-        with gil:
-            raise MemoryError()
-    pair_memo_init(&scratch.memo, tables)
+cdef int scratch_init(Scratch* scratch, const TokenTablesView* tables, bint take_memo) except -1 nogil:
+    # The thread's pre-token cache and pair memo for one call or batch chunk
+    # (scratch_free gives the memo back).
+    scratch.pieces = piece_cache_table()
+    if take_memo:
+        pair_memo_init(&scratch.memo, tables)
+    else:
+        pair_memo_if_ready(&scratch.memo, tables)
     return 0
 
 
@@ -200,8 +205,7 @@ cdef inline int _mark(IdBuffer* marks, size_t n_ids, Py_ssize_t end) except -1 n
 
 
 cdef void scratch_free(Scratch* scratch) noexcept nogil:
-    free(scratch.cache)
-    scratch.cache = NULL
+    scratch.pieces = NULL
     pair_memo_release(&scratch.memo)
 
 
@@ -303,6 +307,7 @@ cdef class CoreBPE(ModelBase):
         self.scan = scanner_by_name(scanner) if scanner is not None else NULL
         self.splitter = splitter
         self.whole_piece_lookup = whole_piece_lookup
+        self.cache_owner = piece_cache_owner()
         order = sorted(specials, key=lambda b: specials[b])
         self.special_order = tuple(order)
         self.n_specials = len(order)
@@ -449,37 +454,38 @@ cdef class CoreBPE(ModelBase):
     cdef int _encode_segment(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
                              IdBuffer* out, Scratch* scratch, Dropout* drop,
                              IdBuffer* marks) except -1 nogil:
-        # drop: BPE-dropout's draw when sampling (the piece cache is then off), else NULL;
-        # marks: as in _encode_utf8
+        # drop: BPE-dropout's draw when sampling, else NULL; scratch: NULL
+        # when sampling (the draws make a piece's ids vary); marks: as in
+        # _encode_utf8. Every other piece asks the thread's pre-token cache
+        # first, a token of its own too (see the performance notes), except
+        # a piece of one byte (one table read), one too long for an entry,
+        # and while the cache's gate is closed (ft_pc_open).
         cdef Py_ssize_t i = start, j, n
-        cdef CacheEntry* e
+        cdef const ft_pc_entry* e
         cdef size_t before
-        cdef uint64_t head
+        cdef uint64_t h
+        cdef ft_pc_table* pieces = scratch.pieces if scratch != NULL else NULL
+        cdef PairMemo* memo = &scratch.memo if scratch != NULL else NULL
         while i < end:
             j = self.scan(s, i, end)
             n = j - i
             if drop != NULL:
                 bpe_sample_piece(self.view, s + i, n, self.whole_piece_lookup, drop, out)
-            elif scratch == NULL:
-                bpe_encode_piece(self.view, s + i, n, self.whole_piece_lookup, out, NULL)
-            elif scratch.cache == NULL or n < 2 or n > CACHE_MAX_PIECE:
-                bpe_encode_piece(self.view, s + i, n, self.whole_piece_lookup, out, &scratch.memo)
+            elif pieces == NULL or n < 2 or n > FT_PC_PAYLOAD or not ft_pc_open(pieces):
+                bpe_encode_piece(self.view, s + i, n, self.whole_piece_lookup, out, memo)
             else:
-                e = &scratch.cache[hash_bytes(s + i, n) & (CACHE_SLOTS - 1)]
-                head = _head(s + i, n)
-                if e.length == n and e.head == head and (n <= 8 or memcmp(e.key + 8, s + i + 8, n - 8) == 0):
+                h = ft_pc_hash(s + i, n)
+                e = ft_pc_find(pieces, self.cache_owner, s + i, n, h)
+                ft_pc_count(pieces, e != NULL)
+                if e != NULL:
                     ids_reserve(out, e.n_ids)
-                    memcpy(out.data + out.len, out.data + e.at, e.n_ids * sizeof(uint32_t))
+                    memcpy(out.data + out.len, ft_pc_ids(e), e.n_ids * sizeof(uint32_t))
                     out.len += e.n_ids
                 else:
                     before = out.len
-                    bpe_encode_piece(self.view, s + i, n, self.whole_piece_lookup, out,
-                                     &scratch.memo)
-                    e.key = s + i
-                    e.head = head
-                    e.length = <uint32_t>n
-                    e.n_ids = <uint32_t>(out.len - before)
-                    e.at = before
+                    bpe_encode_piece(self.view, s + i, n, self.whole_piece_lookup, out, memo)
+                    ft_pc_put(pieces, self.cache_owner, s + i, n, h, out.data + before,
+                              out.len - before)
             if marks != NULL:
                 _mark(marks, out.len, j)
             i = j
@@ -536,20 +542,18 @@ cdef class CoreBPE(ModelBase):
 
     cdef int _encode_bytes(self, const Utf8Text* u, const uint8_t* allowed, bint use_specials,
                            IdBuffer* out, Dropout* drop, IdBuffer* marks) except -1:
-        # one text's UTF-8 through _encode_utf8, with the scratch its size calls for
+        # one text's UTF-8 through _encode_utf8, with the thread's scratch
+        # unless sampling. (The pair memo carrying over from call to call
+        # took code.txt's lines through Qwen 3 from 0.45 to 0.8 times
+        # quicktok-v1's speed.)
         cdef Scratch scratch
         cdef Scratch* use = NULL
-        scratch.cache = NULL
+        scratch.pieces = NULL
         scratch.memo.entries = NULL
         scratch.memo.owned = 0
         try:
-            if u.size >= CACHE_MIN_BYTES and drop == NULL:
-                scratch_init(&scratch, self.view)
-                use = &scratch
-            elif drop == NULL and pair_memo_if_ready(&scratch.memo, self.view):
-                # a short text: no piece cache, but the thread's pair memo
-                # carries over from call to call (code.txt's lines through
-                # Qwen 3: 0.45 -> 0.8 times quicktok-v1's speed)
+            if drop == NULL:
+                scratch_init(&scratch, self.view, u.size >= MEMO_MIN_BYTES)
                 use = &scratch
             with nogil:
                 self._encode_utf8(u.data, u.size, allowed, use_specials, out, use, drop, marks)
@@ -1169,15 +1173,14 @@ cdef class BatchJob:
 
     cdef int _encode_chunk(self, BatchChunk* chunk) except -1 nogil:
         # Encodes one chunk into its own buffer. Its non-ASCII texts are
-        # transcoded into one buffer, so the piece cache's keys stay valid
-        # for the whole chunk.
+        # transcoded into one buffer, allocated once.
         cdef Scratch scratch
         cdef uint8_t* buffer = NULL
         cdef size_t capacity = 0, used = 0, size, text_units = 0
         cdef const uint8_t* data
         cdef Py_ssize_t i
         cdef IdBuffer marks = IdBuffer(NULL, 0, 0)
-        scratch.cache = NULL
+        scratch.pieces = NULL
         scratch.memo.entries = NULL
         scratch.memo.owned = 0
         try:
@@ -1191,7 +1194,7 @@ cdef class BatchJob:
             if buffer == NULL:
                 with gil:
                     raise MemoryError()
-            scratch_init(&scratch, self.core.view)
+            scratch_init(&scratch, self.core.view, True)
             for i in range(chunk.first, chunk.stop):
                 if self.sources[i].ascii:
                     data = <const uint8_t*>self.sources[i].data
@@ -1218,7 +1221,7 @@ cdef class BatchJob:
         # Text i of a BATCH_OFFSETS chunk as encode_offsets walks it (marks:
         # a buffer reused text to text): its ids join the chunk's, its
         # offsets and words the chunk's spans. A declined text keeps its ids
-        # there too: the piece cache points at them.
+        # there too (the chunk's ends count them).
         cdef size_t start = chunk.out.len, n, k
         cdef IdBuffer ids
         cdef int32_t* spans
@@ -1361,12 +1364,35 @@ cdef class BatchJob:
 
 #
 # Offsets of a batch (BatchJob, BATCH_OFFSETS): each text is encoded into
-# its chunk's ids, as the ids-only kinds do, so the piece cache's spans stay
-# valid for the whole chunk (a buffer of the text's own, emptied text to
-# text, left the cache pointing at overwritten ids: wrong tokens), and its
-# marks are counted from its first id for _token_offsets. First 5,000 lines
+# its chunk's ids, as the ids-only kinds do, and its marks are counted from
+# its first id for _token_offsets. First 5,000 lines
 # of en.txt, Llama 3, one process (CPU, best of 6, 2 cores shared with other
 # work): walk.encode one call a line ~1.9-2.2 us, encode_offsets_many on one
 # thread 1.4-1.9 us, on two threads +20-30% CPU and no wall-clock gain while
 # the machine's cores were taken by other processes (tokenizers' rayon
 # batch showed wall == CPU time too). A thread starts and joins in ~90 us.
+
+#
+# The pre-token cache (a per-thread table of 64-byte entries, key and ids
+# inline; ft_piece_cache.h) replaced a cache of each call's own (4096 slots
+# pointing into the call's text and ids, for calls of 2 kB or more), so
+# that one call per line and a batch's chunks reuse what earlier calls
+# merged. Measured with cl100k_base, 2 cores shared with other work:
+# * asked first for every piece of 2 to 48 bytes, or only for the pieces
+#   that are no token whole (the token index first): on text seen before
+#   (100 kB of en.txt encoded 20 times) first is 1.85x no cache on en
+#   (14 vs 26 ms) and 1.5x on zh.txt; after the index only +12% on en,
+#   since 77% of en's pieces are tokens whole and the index, not merging,
+#   is their cost. On unseen text (warm on the first half of en.txt, time
+#   the second) both are within noise of no cache; instruction counts and
+#   simulated misses (cachegrind, 1 MB last level, 600 kB warm + 600 kB
+#   timed) give en 97.9M "cycles" first, 101.2M index first, 98.1M
+#   without; code 92.3M / 92.8M / 99.3M; zh 231.7M / 230.6M / 229.0M.
+# * 16384 entries (1 MiB, the default) against 4096 and 65536: a 64k-entry
+#   table holds 96% of en's pieces on a second pass (88% at 16k) but each
+#   probe is then a miss of the 1 MB L2, and unseen en text ran 0.77x of no
+#   cache; 4k entries hold 78%.
+# * the gate (FT_PC_WINDOW): with the index asked first, zh.txt's probes hit
+#   21% of the time and saved no merging (the pieces that repeat are short
+#   ones that merge in a step), while each probe was a cache miss: 10% of
+#   the profile. The gate limits what text that does not repeat costs.

@@ -56,27 +56,73 @@ typedef struct {
     size_t ways;           /* 2, or 1 for a table of 1 entry */
     unsigned long long epoch;  /* of the setting it was made for */
     void* block;           /* what was allocated (entries is aligned in it) */
+    /* the gate (ft_pc_open): probes and hits of the current window, and the
+     * pieces still to go past the cache after a window of few hits */
+    uint32_t probes, hits, closed;
 } ft_pc_table;
 
-/* The hash of a piece (any function of the bytes alone; the set comes from
- * its low bits, the check from its high half). */
+/* Probes are counted in windows of FT_PC_WINDOW; a window where fewer than
+ * one probe in FT_PC_MIN_HIT_RATE hit closes the cache to the thread's next
+ * FT_PC_CLOSED pieces, then a new window is counted. A probe that misses is
+ * a cache miss of its own (a random line of the table): on Chinese text,
+ * where the pieces that repeat are the short ones that merge in a step or
+ * two, a fifth of the probes hit and the cache cost a tenth of the time. */
+#define FT_PC_WINDOW 1024
+#define FT_PC_MIN_HIT_RATE 3
+#define FT_PC_CLOSED (15 * FT_PC_WINDOW)
+
+/* The first min(n, 8) bytes of p as a little-endian word, zero padded
+ * (0 when n is 0), from fixed-size loads only: a copy of n bytes is a call, or a
+ * store-forwarding stall when read back as a word. */
+static inline uint64_t ft_pc_head(const uint8_t* p, size_t n) {
+    uint64_t w8;
+    uint32_t lo4, hi4;
+    uint16_t lo2, hi2;
+    if (n >= 8) { memcpy(&w8, p, 8); return w8; }
+    if (n >= 4) {
+        memcpy(&lo4, p, 4);
+        memcpy(&hi4, p + n - 4, 4);
+        return (uint64_t)lo4 | ((uint64_t)hi4 << (8 * (n - 4)));
+    }
+    if (n >= 2) {
+        memcpy(&lo2, p, 2);
+        memcpy(&hi2, p + n - 2, 2);
+        return (uint64_t)lo2 | ((uint64_t)hi2 << (8 * (n - 2)));
+    }
+    return n ? p[0] : 0;
+}
+
+static inline uint64_t ft_pc_word(const uint8_t* p) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+/* The hash of a piece of n bytes (the set comes from its low bits,
+ * the entry's check from its high half). Beyond 8 bytes it reads whole
+ * words, the last one ending at the piece's end. */
 static inline uint64_t ft_pc_hash(const uint8_t* p, size_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xFF51AFD7ED558CCDULL), w;
-    while (n >= 8) {
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
-        h ^= h >> 29;
-        p += 8;
-        n -= 8;
+    uint64_t h = ft_pc_head(p, n) ^ (n * 0x9E3779B97F4A7C15ULL);
+    size_t i;
+    if (n > 8) {
+        for (i = 8; i + 8 < n; i += 8) h = (h ^ ft_pc_word(p + i)) * 0xC4CEB9FE1A85EC53ULL;
+        h = (h ^ ft_pc_word(p + n - 8)) * 0xC4CEB9FE1A85EC53ULL;
     }
-    if (n) {
-        w = 0;
-        memcpy(&w, p, n);
-        h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
-    }
-    h ^= h >> 32;
     h *= 0xFF51AFD7ED558CCDULL;
-    return h ^ (h >> 29);
+    return h ^ (h >> 31);
+}
+
+/* Whether the kept key k (its entry's payload) is p[:n], comparing words:
+ * the first 8 bytes (masked: the key's padding and ids follow it), then 8
+ * at a time, the last word ending at the key's end (1 <= n <= 48). */
+static inline int ft_pc_same(const uint8_t* k, const uint8_t* p, size_t n) {
+    size_t i;
+    if (n < 8)
+        return (ft_pc_word(k) & ((1ULL << (8 * n)) - 1)) == ft_pc_head(p, n);
+    if (ft_pc_word(k) != ft_pc_word(p)) return 0;
+    for (i = 8; i + 8 < n; i += 8)
+        if (ft_pc_word(k + i) != ft_pc_word(p + i)) return 0;
+    return n == 8 || ft_pc_word(k + n - 8) == ft_pc_word(p + n - 8);
 }
 
 /* Whether a piece of n bytes with n_ids ids can be kept. */
@@ -88,17 +134,33 @@ static inline const uint32_t* ft_pc_ids(const ft_pc_entry* e) {
     return (const uint32_t*)(const void*)(e->payload + ((e->length + 3) & ~3));
 }
 
+/* Whether to probe t for the next piece (see FT_PC_WINDOW); t may be NULL. */
+static inline int ft_pc_open(ft_pc_table* t) {
+    if (t == NULL) return 0;
+    if (t->closed == 0) return 1;
+    t->closed--;
+    return 0;
+}
+
+/* Counts a probe of an open table and whether it hit. */
+static inline void ft_pc_count(ft_pc_table* t, int hit) {
+    t->hits += hit != 0;
+    if (++t->probes < FT_PC_WINDOW) return;
+    if (t->hits * FT_PC_MIN_HIT_RATE < t->probes) t->closed = FT_PC_CLOSED;
+    t->probes = t->hits = 0;
+}
+
 /* The entry of (owner, key[:n]) with hash h, or NULL. t may be NULL (off). */
 static inline const ft_pc_entry* ft_pc_find(const ft_pc_table* t, uint64_t owner,
                                             const uint8_t* key, size_t n, uint64_t h) {
     const ft_pc_entry* e;
     uint32_t check = (uint32_t)(h >> 32);
     size_t w;
-    if (t == NULL || n > FT_PC_PAYLOAD) return NULL;
+    if (t == NULL || n == 0 || n > FT_PC_PAYLOAD) return NULL;
     e = t->entries + (h & t->set_mask) * t->ways;
     for (w = 0; w < t->ways; w++, e++) {
         if (e->check == check && e->owner == owner && e->length == n
-                && memcmp(e->payload, key, n) == 0)
+                && ft_pc_same(e->payload, key, n))
             return e;
     }
     return NULL;
@@ -182,6 +244,7 @@ static void ft_pc_table_make(ft_pc_table* t) {
     size_t n = (size_t)ft_pc_entries();
     ft_pc_table_free(t);
     t->epoch = epoch;
+    t->probes = t->hits = t->closed = 0;
     if (n == 0) return;
     t->block = calloc(n + 1, FT_PC_ENTRY_BYTES);
     if (t->block == NULL) return;

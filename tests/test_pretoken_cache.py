@@ -1,0 +1,259 @@
+"""The pre-token cache (``fasttok.set_pretoken_cache``): each thread keeps the
+ids of the byte-level BPE pieces it merged, keyed by the model and the
+piece's bytes, in a table of a fixed number of 64-byte entries.
+
+It must never change an id: every shared byte-level vocabulary gives the
+same ids with the cache on, off, and thrashing (1 and 2 entries, where
+every piece evicts another), on corpus text and on generated text whose
+pieces repeat. Two models in one thread never read each other's entries,
+threads never share a table, and a thread never holds more than its
+entries, whatever it encodes.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fasttok
+from conftest import DATA, HF_BYTE_LEVEL, read_text
+from fasttok.formats._byte_bpe import CoreBPE
+from fasttok.shared import _piece_cache
+from fasttok.shared._tables import TokenTables
+
+TIKTOKEN = ("cl100k_base", "o200k_base")
+VOCABS = TIKTOKEN + HF_BYTE_LEVEL
+ON = 16384
+SIZES = {"on": ON, "off": 0, "one entry": 1, "one set": 2}
+CORPORA = ("en", "code", "zh", "multi")
+
+
+@pytest.fixture(autouse=True)
+def restore_the_setting():
+    previous = fasttok.set_pretoken_cache(ON)
+    yield
+    fasttok.set_pretoken_cache(previous)
+
+
+@functools.lru_cache(maxsize=None)
+def _encoding(name: str):
+    if name in TIKTOKEN:
+        return fasttok.get_encoding(name)
+    path = DATA / "vocab" / "hf" / name / "tokenizer.json"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    return fasttok.load(path)
+
+
+@functools.lru_cache(maxsize=None)
+def _corpus_texts() -> tuple:
+    # the first 150 lines of each corpus file, one text a line, then the
+    # next 30 kB of each whole: pieces repeat across calls and within one
+    texts = []
+    for name in CORPORA:
+        path = DATA / "corpus" / f"{name}.txt"
+        if not path.is_file():
+            pytest.skip(f"{path} not found")
+        text = read_text(path)
+        lines = text.split("\n")[:150]
+        texts += [line + "\n" for line in lines]
+        start = sum(len(line) + 1 for line in lines)
+        texts.append(text[start:start + 30_000])
+    return tuple(texts)
+
+
+def _first_difference(got: list, expected: list) -> str:
+    i = next(i for i, (a, b) in enumerate(zip(got, expected)) if a != b)
+    return f"text {i}: {got[i][:40]} != {expected[i][:40]}"
+
+
+def _ids(enc, texts, entries: int) -> list:
+    fasttok.set_pretoken_cache(entries)
+    return [enc.encode(text, allowed_special="all") for text in texts]
+
+
+@pytest.mark.parametrize("size", [s for s in SIZES if s != "off"])
+@pytest.mark.parametrize("name", VOCABS)
+def test_corpus_ids_are_the_same_with_the_cache_as_without(name, size):
+    enc = _encoding(name)
+    texts = _corpus_texts()
+    expected = _ids(enc, texts, 0)
+    got = _ids(enc, texts, SIZES[size])
+    assert got == expected, _first_difference(got, expected)
+
+
+# words that merge into several tokens, often repeated, next to text that does not repeat
+WORDS = ["tokenization", " tokenization", " Unbelievably", " naïveté", " 東京都庁", " überraschend",
+         "  ", "\n\n", " 1234567", " ееееее", " the", "🙂🙂", " abcdefghijklmnopqrstuvwxyz" * 2]
+generated = st.lists(st.sampled_from(WORDS) | st.text(max_size=12), min_size=1,
+                     max_size=40).map("".join)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(generated, min_size=1, max_size=6))
+def test_generated_ids_are_the_same_with_the_cache_as_without(texts):
+    for name in VOCABS:
+        enc = _encoding(name)
+        expected = _ids(enc, texts, 0)
+        for size in ("on", "one entry", "one set"):
+            assert _ids(enc, texts, SIZES[size]) == expected, (name, size)
+
+
+def test_offsets_are_the_same_with_the_cache_as_without():
+    # the offsets walk reads the same ids: llama3 through fasttok.hf
+    hf = pytest.importorskip("fasttok.hf")
+    path = DATA / "vocab" / "hf" / "llama3" / "tokenizer.json"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    tok = hf.Tokenizer.from_file(str(path))
+    texts = [t for t in _corpus_texts() if len(t) < 2000][:400]
+
+    def walk(entries):
+        fasttok.set_pretoken_cache(entries)
+        return [(e.ids, e.offsets) for e in (tok.encode(t) for t in texts)]
+
+    expected = walk(0)
+    assert walk(ON) == expected
+    assert walk(1) == expected
+
+
+def _two_models():
+    # the same bytes, other ids: "aab" is [0, 2] in one and [1, 1, 0] in the other
+    first = CoreBPE(TokenTables([b"a", b"b", b"ab", b" "]), {}, scanner="gpt2")
+    second = CoreBPE(TokenTables([b"b", b"a", b"ba", b" "]), {}, scanner="gpt2")
+    return first, second
+
+
+@pytest.mark.parametrize("size", ["on", "one entry", "one set"])
+def test_two_models_alternating_in_one_thread_each_get_their_own_ids(size):
+    fasttok.set_pretoken_cache(SIZES[size])
+    first, second = _two_models()
+    for _ in range(3):
+        assert first.encode_ordinary("aab aab") == [0, 2, 3, 0, 2]
+        assert second.encode_ordinary("aab aab") == [1, 1, 0, 3, 1, 1, 0]
+
+
+def test_two_vocabularies_alternating_line_by_line_each_give_their_own_ids():
+    lines = [t for t in _corpus_texts() if len(t) < 2000][:300]
+    cl100k, o200k = _encoding("cl100k_base"), _encoding("o200k_base")
+    expected = (_ids(cl100k, lines, 0), _ids(o200k, lines, 0))
+    fasttok.set_pretoken_cache(ON)
+    got = ([], [])
+    for line in lines:
+        got[0].append(cl100k.encode_ordinary(line))
+        got[1].append(o200k.encode_ordinary(line))
+    assert got == expected
+
+
+def test_a_model_built_again_from_the_same_tables_reads_no_entry_of_the_first():
+    # owners are per model: two models of one vocabulary never share entries
+    tables = TokenTables([b"a", b"b", b"ab", b" "])
+    one = CoreBPE(tables, {}, scanner="gpt2")
+    one.encode_ordinary("aab aab")
+    assert _piece_cache.thread_info()["used"] == 2
+    CoreBPE(tables, {}, scanner="gpt2").encode_ordinary("aab aab")
+    assert _piece_cache.thread_info()["used"] == 4
+
+
+def _distinct_words(count: int) -> str:
+    # letter soup that no vocabulary has whole, each word a new entry
+    consonants = "bcdfghjklmnpqrstvwxz"
+    words = []
+    for i in range(count):
+        code = "".join(consonants[i // 20 ** k % 20] for k in range(4))
+        words.append(f"zq{code}xv")
+    return " ".join(words)
+
+
+def test_a_thread_never_holds_more_than_its_entries():
+    fasttok.set_pretoken_cache(64)
+    _encoding("cl100k_base").encode_ordinary(_distinct_words(5000))
+    info = _piece_cache.thread_info()
+    assert info["entries"] == 64
+    assert info["used"] == 64
+    assert info["bytes"] == 64 * 64
+
+
+def test_the_entries_are_rounded_down_to_a_power_of_two():
+    fasttok.set_pretoken_cache(100)
+    assert _piece_cache.thread_info()["entries"] == 64
+    fasttok.set_pretoken_cache(1)
+    assert _piece_cache.thread_info()["entries"] == 1
+
+
+def test_zero_entries_keep_nothing():
+    fasttok.set_pretoken_cache(0)
+    _encoding("cl100k_base").encode_ordinary(_distinct_words(100))
+    assert _piece_cache.thread_info() == {"entries": 0, "used": 0, "bytes": 0, "payload": 48}
+
+
+def test_a_new_setting_empties_the_table():
+    enc = _encoding("cl100k_base")
+    enc.encode_ordinary(_distinct_words(100))
+    assert _piece_cache.thread_info()["used"] > 0
+    fasttok.set_pretoken_cache(ON)
+    assert _piece_cache.thread_info()["used"] == 0
+
+
+def test_a_piece_too_long_for_an_entry_is_not_kept():
+    fasttok.set_pretoken_cache(ON)
+    enc = _encoding("cl100k_base")
+    enc.encode_ordinary(" " + "zqxv" * 12)  # 49 bytes
+    assert _piece_cache.thread_info()["used"] == 0
+    enc.encode_ordinary(" zqxvzqxv")
+    assert _piece_cache.thread_info()["used"] == 1
+
+
+def test_a_piece_of_one_byte_is_not_kept():
+    # one read of the byte's token
+    _encoding("cl100k_base").encode_ordinary("a\nb")
+    assert _piece_cache.thread_info()["used"] == 0
+
+
+def test_each_thread_has_a_table_of_its_own():
+    _encoding("cl100k_base").encode_ordinary(_distinct_words(10))
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(_piece_cache.thread_info()["used"]))
+    thread.start()
+    thread.join()
+    assert seen == [0]
+    assert _piece_cache.thread_info()["used"] == 10
+
+
+def test_batches_on_threads_give_the_ids_of_one_call_at_a_time():
+    enc = _encoding("o200k_base")
+    lines = [t for t in _corpus_texts() if len(t) < 2000]
+    expected = _ids(enc, lines, 0)
+    fasttok.set_pretoken_cache(ON)
+    assert enc.encode_batch(lines, num_threads=3, allowed_special="all") == expected
+    fasttok.set_pretoken_cache(1)
+    assert enc.encode_batch(lines, num_threads=3, allowed_special="all") == expected
+
+
+def test_a_size_below_zero_is_refused():
+    with pytest.raises(fasttok.FasttokError, match="give 0 to turn it off"):
+        fasttok.set_pretoken_cache(-1)
+
+
+def _entries_in_a_new_process(value: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, FASTTOK_PRETOKEN_CACHE=value)
+    return subprocess.run([sys.executable, "-c", "import fasttok.shared._piece_cache as p; "
+                           "print(p.entries())"], env=env, capture_output=True, text=True)
+
+
+def test_the_environment_sets_the_entries_at_import():
+    assert _entries_in_a_new_process("1000").stdout.split() == ["512"]
+
+
+def test_the_environment_refuses_what_is_not_a_number():
+    found = _entries_in_a_new_process("many")
+    assert found.returncode != 0
+    assert "FASTTOK_PRETOKEN_CACHE='many'" in found.stderr
