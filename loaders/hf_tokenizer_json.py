@@ -533,8 +533,7 @@ def tokenizer_json_file_reading(data: bytes, path: str) -> TokenizerJsonReading:
     name, config = tokenizer_json_name(path), read_tokenizer_config(path)
     with gc_paused():
         doc, packed = parse_tokenizer_json(data, path)
-        if packed is not None and packed.rest.get("type") == "BPE" \
-                and packed.vocab is not None and packed.merges is not None:
+        if packed is not None and _may_be_byte_level(doc, packed):
             try:
                 record, tables, top = _tokenizer_json_record(doc, path, name, config, packed)
             except _Unpacked:
@@ -549,6 +548,17 @@ def tokenizer_json_file_reading(data: bytes, path: str) -> TokenizerJsonReading:
             doc["model"] = packed.object()
         record = _tokenizer_json_record(doc, path, name, config)[0]
     return TokenizerJsonReading(record, None, lambda: record, None, record.max_token_value)
+
+
+def _may_be_byte_level(doc: dict, packed: PackedModel) -> bool:
+    # whether the packed reading may take the document: a BPE model with
+    # both parts packed and the ByteLevel decoder every byte-level file has
+    # (a file without is read from its Python objects at once, not checked
+    # twice)
+    decoder = doc.get("decoder")
+    return (packed.rest.get("type") == "BPE" and packed.vocab is not None
+            and packed.merges is not None and type(decoder) is dict
+            and decoder.get("type") == "ByteLevel")
 
 
 def _tokenizer_json_whole(doc: dict, packed: PackedModel, source: str, name: str,
@@ -739,6 +749,21 @@ def _model_token_ids(r: _Reader, model: dict) -> dict:
     return vocab
 
 
+def _plain_added_flags(entry: Any) -> Optional[dict]:
+    # the flags of an added token entry whose fields the field reader would
+    # all take (a string content, an integer id, each flag true, false, null
+    # or missing), else None: Gemma 3 has 6,415 entries, and reading each
+    # field through Fields was 20 ms of its load
+    if type(entry) is not dict or type(entry.get("content")) is not str \
+            or type(entry.get("id")) is not int:
+        return None
+    flags = {flag: entry.get(flag) for flag in ADDED_TOKEN_FLAGS}
+    for value in flags.values():
+        if value is not None and value is not True and value is not False:
+            return None
+    return flags
+
+
 def _added_tokens(r: _Reader, doc: dict, model_ids: dict, size: Optional[int]) -> tuple:
     """``(content, id, flags)`` of each added token, with the id ``tokenizers``
     gives it: the added or model id its content has already, else the next
@@ -750,11 +775,14 @@ def _added_tokens(r: _Reader, doc: dict, model_ids: dict, size: Optional[int]) -
     size = len(model_ids) if size is None else size
     top = None
     for i, entry in enumerate(entries):
-        at = f"$.added_tokens[{i}]"
-        fields = r.fields(entry, at)
-        content = fields.str("content")
-        fields.get("id", INTEGER)
-        flags = {flag: fields.optional(flag, BOOL) for flag in ADDED_TOKEN_FLAGS}
+        flags = _plain_added_flags(entry)
+        if flags is None:
+            # something is wrong with the entry: the field reader says what
+            fields = r.fields(entry, f"$.added_tokens[{i}]")
+            fields.str("content")
+            fields.get("id", INTEGER)
+            flags = {flag: fields.optional(flag, BOOL) for flag in ADDED_TOKEN_FLAGS}
+        content = entry["content"]
         if not content:
             continue
         known = by_content.get(content, model_ids.get(content))
