@@ -9,6 +9,7 @@ and a byte-level file read packed gives the record the Python path gives.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -249,3 +250,14 @@ def test_corrupted_document_reads_as_json_loads_or_fails_as_it(edits):
             parse_tokenizer_json(bytes(data), "t.json")
     else:
         _same(_whole(bytes(data)), theirs)
+
+
+@pytest.mark.parametrize("entry, field", [
+    ({"id": 258, "content": "<s>", "special": 1}, "$.added_tokens[0].special"),
+    ({"id": True, "content": "<s>"}, "$.added_tokens[0].id"),
+    ({"id": 258, "content": None}, "$.added_tokens[0].content"),
+])
+def test_added_token_of_the_wrong_kind_is_named(entry, field):
+    doc = _byte_level_doc() | {"added_tokens": [entry]}
+    with pytest.raises(VocabularyFileError, match=f"field '{re.escape(field)}'"):
+        tokenizer_json_file_reading(json.dumps(doc).encode(), "/nonexistent/t.json")
