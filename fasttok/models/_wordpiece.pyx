@@ -68,6 +68,13 @@ best of 7; whole corpus files, en / code / multi / zh):
   alone, load ~5); at 128k entries chunks took 20.6 ms, no better than
   words at 16k, a probe of a table past the L2 cache being most of a
   hit's cost.
+* A word of one code point takes its ids from a table by code point, not
+  from the cache: ASCII ones (a quarter of en.txt's words, over half of
+  code.txt's) from 128 entries made with the model, the rest of the BMP
+  from 64k made when a str past Latin-1 is first walked (~4 ms; zh.txt's
+  words are nearly all one ideograph). A/B in one process against the
+  module before the shared cache (load ~11): en / code / multi / zh whole
+  1.18 / 1.30 / 1.09 / 1.54x, one call a line 1.10 / 1.20 / 1.12 / 1.53x.
 * A short text (fewer than 256 code units) walks in buffers the model keeps
   between calls, the GIL held throughout being their lock (a list's making
   that runs Python code, which may encode again, finds them busy and takes
@@ -322,6 +329,8 @@ cdef struct Unit:
 
 cdef enum:
     ONE_NONE = -1              # Automaton.one: a word that gives no id
+    BMP_ASK = -1               # Automaton.bmp: match the word
+    BMP_UNK = -2               # Automaton.bmp: the word is [UNK]
     MAX_STATES = 1 << 30       # unit indices are int32, with room for base + c
     MAX_START = 8              # the longest word-start marker
     PLACE_TRIES = 64           # bases tried for a state's children before the end of the array
@@ -343,6 +352,12 @@ cdef struct Automaton:
     # a letter alone) are one byte, and a table of 128 stays in the L1
     # cache where a probe of the thread's pre-token cache often stalls
     int32_t one[128]           # its id, or ONE_NONE: none (no [UNK] to give)
+    # likewise a word of one other BMP code point (zh.txt's words are
+    # nearly all one ideograph, three in four of them no token of
+    # bert-base's), from a table of 256 KB by code point: its token,
+    # BMP_UNK (no token is a prefix of the word: [UNK]), or BMP_ASK (the
+    # word goes the common way); NULL until a str past Latin-1 is walked
+    const int32_t* bmp
 
 
 cdef inline int32_t _goto(const Automaton* a, int32_t state, uint8_t c) noexcept nogil:
@@ -492,6 +507,7 @@ cdef int _flush(const Automaton* a, Work* w, size_t wlen) except -1 nogil:
     cdef size_t n = wlen - a.start_len, k
     cdef const uint8_t* key = w.word + a.start_len
     cdef uint64_t h
+    cdef int32_t token
     cdef const ft_pc_entry* e
     if not w.collect:
         if n == 1 and key[0] < 128:
@@ -500,6 +516,20 @@ cdef int _flush(const Automaton* a, Work* w, size_t wlen) except -1 nogil:
                 w.ids[w.n_ids] = <uint32_t>a.one[key[0]]
                 w.n_ids += 1
             return 0
+        if a.bmp != NULL and ((n == 2 and key[0] >= 0xC0) or (n == 3 and key[0] >= 0xE0)):
+            # one code point (the walk makes UTF-8: a lead byte starts it)
+            k = (((key[0] & 0x1F) << 6) | (key[1] & 0x3F) if n == 2 else
+                 ((key[0] & 0x0F) << 12) | ((key[1] & 0x3F) << 6) | (key[2] & 0x3F))
+            token = a.bmp[k]
+            if token == BMP_UNK:
+                token = a.unk
+                if token < 0:
+                    return 0
+            if token >= 0:
+                grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + 1, sizeof(uint32_t), 1024)
+                w.ids[w.n_ids] = <uint32_t>token
+                w.n_ids += 1
+                return 0
         if w.cache == NULL or n > FT_PC_PAYLOAD:
             return _match_word(a, w.word, wlen, w)
         h = ft_pc_hash(key, n)
@@ -961,6 +991,7 @@ cdef class WordPieceModel:
     cdef Unit* units
     cdef uint32_t* token_len
     cdef uint32_t* text_ids        # each text's token id (ints, as C)
+    cdef int32_t* bmp              # Automaton.bmp
     cdef uint64_t owner            # its words' identity in the pre-token cache
     cdef Work kept                 # encode_with's buffers for short texts (GIL held)
     cdef bint kept_busy
@@ -978,6 +1009,7 @@ cdef class WordPieceModel:
 
     def __cinit__(self):
         self.units = NULL
+        self.bmp = NULL
         memset(&self.kept, 0, sizeof(Work))
         self.token_len = NULL
         self.text_ids = NULL
@@ -987,6 +1019,7 @@ cdef class WordPieceModel:
         free(self.units)
         free(self.token_len)
         free(self.text_ids)
+        free(self.bmp)
         _work_free(&self.kept)
 
     def __init__(self, tokens, unk_id=None, *, bint lowercase=True, bint strip_accents=True,
@@ -1055,6 +1088,39 @@ cdef class WordPieceModel:
                 self.auto.one[c] = <int32_t>w.ids[0] if w.n_ids else ONE_NONE
         finally:
             _work_free(&w)
+        return 0
+
+    cdef int _need_bmp(self) except -1:
+        # Automaton.bmp, made when a str past Latin-1 is first walked (the
+        # GIL held: no walk reads it before it is whole): a word of one code
+        # point is its token when it is one, else [UNK] when no token is a
+        # prefix of it (the word-start bytes alone, or with the first bytes
+        # of the code point's UTF-8), else matched (~4 ms for bert-base)
+        cdef uint8_t word[MAX_START + 4]
+        cdef uint32_t c
+        cdef size_t size, k, start = self.auto.start_len
+        cdef int64_t found
+        cdef int32_t* bmp
+        if self.bmp != NULL:
+            return 0
+        bmp = <int32_t*>malloc(0x10000 * sizeof(int32_t))
+        if bmp == NULL:
+            raise MemoryError()
+        memcpy(word, self.auto.start, start)
+        for c in range(0x10000):
+            found = BMP_ASK
+            if c >= 128 and not 0xD800 <= c <= 0xDFFF:
+                size = utf8_put(word + start, c)
+                found = find_token(&self.whole.view, word, start + size)
+                if found < 0:
+                    found = BMP_UNK
+                    for k in range(start, start + size):
+                        if k and find_token(&self.whole.view, word, k) >= 0:
+                            found = BMP_ASK
+                            break
+            bmp[c] = <int32_t>found
+        self.bmp = bmp
+        self.auto.bmp = bmp
         return 0
 
     cdef int _grow_units(self, size_t need) except -1:
@@ -1229,6 +1295,8 @@ cdef class WordPieceModel:
         cdef TextRef ref
         self._need_normalizer()
         _text_ref(text, &ref)
+        if ref.kind != 1:
+            self._need_bmp()
         _use_cache(w, self.owner)
         if ref.length < NOGIL_MIN_TEXT:
             _run_ref(&ref, &self.norm, &self.auto, w)
@@ -1252,6 +1320,8 @@ cdef class WordPieceModel:
                 if type(text) is not str:
                     raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
                 _text_ref(<str>text, &refs[i])
+                if refs[i].kind != 1:
+                    self._need_bmp()
             _use_cache(w, self.owner)
             with nogil:
                 for i in range(n):
@@ -1366,6 +1436,8 @@ cdef class WordPieceModel:
                 n_parts = len(cuts)
             rules.cover(&ref, 1)
             table = rules.table()
+            if ref.kind != 1:
+                self._need_bmp()
             _use_cache(w, self.owner)
             if ref.length < NOGIL_MIN_TEXT:
                 done = _walk(&ref, &whole if parts == NULL else parts, n_parts, &table,
@@ -1475,6 +1547,8 @@ cdef class WordPieceModel:
                 raise MemoryError()
             for i in range(n):
                 _text_ref(<str?>texts[i], &refs[i])
+                if refs[i].kind != 1:
+                    self._need_bmp()
             rules.cover(refs, n)
             table = rules.table()
             _use_cache(&w, self.owner)
@@ -1527,6 +1601,8 @@ cdef class WordPieceModel:
                 if type(text) is not str:
                     raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
                 _text_ref(<str>text, &refs[i])
+                if refs[i].kind != 1:
+                    self._need_bmp()
             rules.cover(refs, n)
             table = rules.table()
             _use_cache(&w, self.owner)
