@@ -77,8 +77,8 @@ from fasttok.models._bpe cimport (Dropout, IdBuffer, PairMemo, bpe_encode_piece,
                    ids_push, ids_reserve, pair_memo_if_ready, pair_memo_init, pair_memo_release)
 from fasttok.pre_tokenizers._pretokenize cimport ScanFn, scanner_by_name
 from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_count, ft_pc_entry, ft_pc_find, ft_pc_hash,
-                                          ft_pc_ids, ft_pc_open, ft_pc_put, piece_cache_owner,
-                                          piece_cache_table)
+                                          ft_pc_ids, ft_pc_open, ft_pc_prefetch, ft_pc_put,
+                                          piece_cache_owner, piece_cache_table)
 from fasttok.shared._token_ids cimport token_id
 from fasttok.shared._utf8 cimport Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_write
 from fasttok.shared._tables cimport (NO_TOKEN, ByteStrings, TokenTables, TokenTablesView, find_bytes,
@@ -460,21 +460,33 @@ cdef class CoreBPE(ModelBase):
         # first, a token of its own too (see the performance notes), except
         # a piece of one byte (one table read), one too long for an entry,
         # and while the cache's gate is closed (ft_pc_open).
-        cdef Py_ssize_t i = start, j, n
+        cdef Py_ssize_t i = start, j, n, k, m
         cdef const ft_pc_entry* e
         cdef size_t before
-        cdef uint64_t h
+        cdef uint64_t h = 0, h_next = 0
         cdef ft_pc_table* pieces = scratch.pieces if scratch != NULL else NULL
         cdef PairMemo* memo = &scratch.memo if scratch != NULL else NULL
-        while i < end:
-            j = self.scan(s, i, end)
-            n = j - i
+        if i >= end:
+            return 0
+        # one piece ahead: the next piece is cut and hashed, and its set of
+        # the cache fetched, before this one is encoded
+        j = self.scan(s, i, end)
+        n = j - i
+        if pieces != NULL and 2 <= n <= FT_PC_PAYLOAD:
+            h = ft_pc_hash(s + i, n)
+        while True:
+            k = j
+            if j < end:
+                k = self.scan(s, j, end)
+                m = k - j
+                if pieces != NULL and 2 <= m <= FT_PC_PAYLOAD:
+                    h_next = ft_pc_hash(s + j, m)
+                    ft_pc_prefetch(pieces, h_next)
             if drop != NULL:
                 bpe_sample_piece(self.view, s + i, n, self.whole_piece_lookup, drop, out)
             elif pieces == NULL or n < 2 or n > FT_PC_PAYLOAD or not ft_pc_open(pieces):
                 bpe_encode_piece(self.view, s + i, n, self.whole_piece_lookup, out, memo)
             else:
-                h = ft_pc_hash(s + i, n)
                 e = ft_pc_find(pieces, self.cache_owner, s + i, n, h)
                 ft_pc_count(pieces, e != NULL)
                 if e != NULL:
@@ -488,8 +500,12 @@ cdef class CoreBPE(ModelBase):
                               out.len - before)
             if marks != NULL:
                 _mark(marks, out.len, j)
+            if j >= end:
+                return 0
             i = j
-        return 0
+            j = k
+            n = m
+            h = h_next
 
     cdef int _encode_segment_generic(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
                                      IdBuffer* out, Dropout* drop) except -1:

@@ -15,6 +15,7 @@ cdef extern from "ft_piece_cache.h" nogil:
     bint ft_pc_open(ft_pc_table* t)
     void ft_pc_count(ft_pc_table* t, bint hit)
     uint64_t ft_pc_hash(const uint8_t* p, size_t n)
+    void ft_pc_prefetch(const ft_pc_table* t, uint64_t h)
     bint ft_pc_fits(size_t n, size_t n_ids)
     const uint32_t* ft_pc_ids(const ft_pc_entry* e)
     const ft_pc_entry* ft_pc_find(const ft_pc_table* t, uint64_t owner, const uint8_t* key,

@@ -150,6 +150,18 @@ static inline void ft_pc_count(ft_pc_table* t, int hit) {
     t->probes = t->hits = 0;
 }
 
+/* Asks the memory for the set of hash h ahead of ft_pc_find (t may be
+ * NULL): a probe of a table this size is a cache miss most of the time,
+ * and a caller that hashes the next piece before encoding this one hides it. */
+static inline void ft_pc_prefetch(const ft_pc_table* t, uint64_t h) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (t != NULL && t->entries != NULL)
+        __builtin_prefetch(t->entries + (h & t->set_mask) * t->ways);
+#else
+    (void)t; (void)h;
+#endif
+}
+
 /* The entry of (owner, key[:n]) with hash h, or NULL. t may be NULL (off). */
 static inline const ft_pc_entry* ft_pc_find(const ft_pc_table* t, uint64_t owner,
                                             const uint8_t* key, size_t n, uint64_t h) {
