@@ -57,7 +57,7 @@ from typing import Any, Callable, NamedTuple, Optional
 from fasttok.errors import VocabularyError, VocabularyFileError
 from fasttok.loaders.json_document import parse_json_document, parse_tokenizer_json
 from fasttok.shared._bytemap import byte_level_merges, byte_level_tables, decode_byte_level
-from fasttok.shared._json_reader import PackedModel
+from fasttok.shared._json_reader import PackedModel, PackedVocab
 from fasttok.shared._tables import TokenTables
 from fasttok.shared.gc_pause import gc_paused
 from fasttok.shared.json_fields import BOOL, INTEGER, OBJECT, Fields, all_ints
@@ -546,7 +546,7 @@ def tokenizer_json_file_reading(data: bytes, path: str) -> TokenizerJsonReading:
                                                  *record.template_ids]))
         if packed is not None:
             doc["model"] = packed.object()
-        record = _tokenizer_json_record(doc, path, name, config)[0]
+        record = _tokenizer_json_record(doc, path, name, config, packed, lean=False)[0]
     return TokenizerJsonReading(record, None, lambda: record, None, record.max_token_value)
 
 
@@ -591,24 +591,28 @@ def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
     fasttok.errors.VocabularyFileError: t.json: field '$.model': expected an object, got 1
     """
     with gc_paused():
-        doc = data
+        doc, packed = data, None
         if isinstance(data, (bytes, bytearray)):
             doc, packed = parse_tokenizer_json(data, source)
             if packed is not None:
                 doc["model"] = packed.object()
         elif isinstance(data, str):
             doc = parse_json_document(data, source)
-        return _tokenizer_json_record(doc, source, name, config)[0]
+        return _tokenizer_json_record(doc, source, name, config, packed, lean=False)[0]
 
 
 def _tokenizer_json_record(doc: Any, source: str, name: Optional[str], config: Optional[dict],
-                           packed: Optional[PackedModel] = None) -> tuple:
-    # (record, tables, top): with packed (a BPE model whose vocab and
-    # merges are packed), the record of a byte-level file without its
-    # tokens and merges, its TokenTables and its largest ordinary id, or
-    # _Unpacked for any other file; without, (record, None, None)
+                           packed: Optional[PackedModel] = None, *, lean: bool = True) -> tuple:
+    # (record, tables, top): with packed and lean (a BPE model whose vocab
+    # and merges are packed and left out of doc), the record of a byte-level
+    # file without its tokens and merges, its TokenTables and its largest
+    # ordinary id, or _Unpacked for any other file; else (record, None,
+    # None), packed (if given) what doc's model was made from
     r = _Reader(source)
     model = r.fields(doc, "$").get("model", OBJECT)
+    packed_vocab = None
+    if not lean and packed is not None:
+        packed_vocab, packed = packed.vocab, None
     model_ids = packed.vocab if packed is not None else _model_token_ids(r, model)
     _check_spells_every_text(r, model, model_ids)
     # the model's vocabulary size as tokenizers counts it: the entries listed
@@ -626,6 +630,9 @@ def _tokenizer_json_record(doc: Any, source: str, name: Optional[str], config: O
     if packed is not None:
         in_order = packed.vocab.in_order
         model_id_set = None if in_order else set(packed.vocab.ids)
+    elif packed_vocab is not None:
+        in_order = packed_vocab.in_order
+        model_id_set = None if in_order else set(model_ids.values())
     else:
         in_order = _listed_in_id_order(model_ids)
         model_id_set = None if in_order else set(model_ids.values())
@@ -635,7 +642,7 @@ def _tokenizer_json_record(doc: Any, source: str, name: Optional[str], config: O
     if fast is not None:
         return dataclasses.replace(fast, model="hf_pipeline", template_ids=template_ids,
                                    metadata=dict(fast.metadata) | metadata), tables, top
-    tokens, ids = _text_layout(model_ids, added_ids, in_order)
+    tokens, ids = _text_layout(model_ids, added_ids, in_order, packed_vocab)
     names = _template_ids(r, doc) | _config_ids(config, specials)
     unk_token = model.get("unk_token")
     unk = model.get("unk_id") if unigram else (
@@ -654,13 +661,15 @@ def _listed_in_id_order(model_ids: dict) -> bool:
     return list(model_ids.values()) == list(range(len(model_ids)))
 
 
-def _text_layout(model_ids: dict, added_ids: set, in_order: bool) -> tuple:
+def _text_layout(model_ids: dict, added_ids: set, in_order: bool,
+                 packed: Optional[PackedVocab] = None) -> tuple:
     """``token_layout`` of the model's entries as UTF-8, less those under an
-    added token's id (the added token is always matched first)."""
+    added token's id (the added token is always matched first); ``packed``,
+    the packed vocabulary ``model_ids`` was made from, has the UTF-8."""
     if not in_order:
         pairs = [(i, t.encode()) for t, i in model_ids.items() if i not in added_ids]
         return token_layout(pairs)
-    tokens = list(map(str.encode, model_ids))
+    tokens = packed.utf8_texts() if packed is not None else list(map(str.encode, model_ids))
     left_out = [i for i in added_ids if i < len(tokens)]
     for i in left_out:
         tokens[i] = None

@@ -22,7 +22,7 @@ another shape) is read as Python objects and stays in the document.
 Strings are decoded with ``surrogatepass``, as ``json.loads`` decodes bytes.
 """
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_SetItem
 from cpython.long cimport PyLong_FromLongLong
 from cpython.unicode cimport PyUnicode_DecodeUTF8
@@ -216,8 +216,8 @@ cdef class PackedVocab:
 
     >>> doc, model = read_tokenizer_document(b'{"model": {"vocab": {"a": 0, "\\\\u00e9": 1}}}')
     >>> v = model.vocab
-    >>> len(v), v.get("\\u00e9"), "b" in v, v.to_dict(), v.in_order
-    (2, 1, False, {'a': 0, 'é': 1}, True)
+    >>> len(v), v.get("\\u00e9"), "b" in v, v.to_dict(), v.in_order, v.utf8_texts()
+    (2, 1, False, {'a': 0, 'é': 1}, True, [b'a', b'\\xc3\\xa9'])
     """
 
     def __cinit__(self):
@@ -308,6 +308,15 @@ cdef class PackedVocab:
     def texts(self):
         """The texts in file order."""
         return [self._text(i) for i in range(self.n)]
+
+    def utf8_texts(self):
+        """The texts in file order as UTF-8 ``bytes`` (no ``str`` made)."""
+        cdef list out = [None] * self.n
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            out[i] = PyBytes_FromStringAndSize(<const char*>self.data + self.offsets[i],
+                                               self.offsets[i + 1] - self.offsets[i])
+        return out
 
     cdef object _text(self, Py_ssize_t i):
         return PyUnicode_DecodeUTF8(<const char*>self.data + self.offsets[i],
