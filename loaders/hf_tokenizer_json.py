@@ -497,7 +497,8 @@ def tokenizer_json_file_record(data: bytes, path: str) -> Vocabulary:
     Traceback (most recent call last):
     fasttok.errors.VocabularyFileError: /nonexistent/t.json: field '$.model': expected an object, got 1
     """
-    return tokenizer_json_file_reading(data, path).whole()
+    return tokenizer_json_record(data, path, name=tokenizer_json_name(path),
+                                 config=read_tokenizer_config(path))
 
 
 class TokenizerJsonReading(NamedTuple):
