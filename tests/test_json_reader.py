@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from conftest import DATA, MISSING_DATA_REASON
 from fasttok.errors import VocabularyFileError
+from fasttok.formats.tiktoken import byte_bpe_tables
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_file_reading, tokenizer_json_record
 from fasttok.loaders.json_document import parse_tokenizer_json
 from fasttok.shared._bytemap import bytes_to_unicode
@@ -202,7 +203,18 @@ def test_packed_byte_level_record_is_the_python_paths_record():
     assert reading.whole() == whole
     assert reading.max_token_value == whole.max_token_value == 258
     assert [reading.tables.find(t) for t in (b"  ", b"ab", b"<s>")] == [256, 257, -1]
+    assert reading.tables.to_bytes() == byte_bpe_tables(whole).to_bytes()
     assert reading.model_document() == doc["model"]
+
+
+@pytest.mark.skipif(not HF.is_dir(), reason=MISSING_DATA_REASON)
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["llama3", "qwen3", "gpt4o"])
+def test_packed_byte_level_tables_are_the_python_paths_byte_for_byte(name):
+    path = str(HF / name / "tokenizer.json")
+    with open(path, "rb") as f:
+        reading = tokenizer_json_file_reading(f.read(), path)
+    assert reading.tables.to_bytes() == byte_bpe_tables(reading.whole()).to_bytes()
 
 
 @pytest.mark.parametrize("model, problem", [
