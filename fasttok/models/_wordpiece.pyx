@@ -71,7 +71,7 @@ best of 7; whole corpus files, en / code / multi / zh):
 * A word of one code point takes its ids from a table by code point, not
   from the cache: ASCII ones (a quarter of en.txt's words, over half of
   code.txt's) from 128 entries made with the model, the rest of the BMP
-  from 64k made when a str past Latin-1 is first walked (~4 ms; zh.txt's
+  from 64k made when a str past Latin-1 is first walked (~1 ms; zh.txt's
   words are nearly all one ideograph). A/B in one process against the
   module before the shared cache (load ~11): en / code / multi / zh whole
   1.18 / 1.30 / 1.09 / 1.54x, one call a line 1.10 / 1.20 / 1.12 / 1.53x.
@@ -1095,30 +1095,39 @@ cdef class WordPieceModel:
         # GIL held: no walk reads it before it is whole): a word of one code
         # point is its token when it is one, else [UNK] when no token is a
         # prefix of it (the word-start bytes alone, or with the first bytes
-        # of the code point's UTF-8), else matched (~4 ms for bert-base)
+        # of the code point's UTF-8, looked up once for each), else matched
+        # (~1 ms for bert-base: one probe of the token index a code point)
         cdef uint8_t word[MAX_START + 4]
         cdef uint32_t c
-        cdef size_t size, k, start = self.auto.start_len
+        cdef size_t size, start = self.auto.start_len
         cdef int64_t found
         cdef int32_t* bmp
+        cdef bint alone, first = False, second = False
+        cdef uint8_t lead = 0, next_byte = 0
         if self.bmp != NULL:
             return 0
         bmp = <int32_t*>malloc(0x10000 * sizeof(int32_t))
         if bmp == NULL:
             raise MemoryError()
         memcpy(word, self.auto.start, start)
+        alone = start > 0 and find_token(&self.whole.view, word, start) >= 0
         for c in range(0x10000):
-            found = BMP_ASK
-            if c >= 128 and not 0xD800 <= c <= 0xDFFF:
-                size = utf8_put(word + start, c)
-                found = find_token(&self.whole.view, word, start + size)
-                if found < 0:
-                    found = BMP_UNK
-                    for k in range(start, start + size):
-                        if k and find_token(&self.whole.view, word, k) >= 0:
-                            found = BMP_ASK
-                            break
-            bmp[c] = <int32_t>found
+            bmp[c] = BMP_ASK
+            if c < 128 or 0xD800 <= c <= 0xDFFF:
+                continue
+            size = utf8_put(word + start, c)
+            if word[start] != lead:
+                lead = word[start]
+                first = find_token(&self.whole.view, word, start + 1) >= 0
+                next_byte = 0
+            if size == 3 and word[start + 1] != next_byte:
+                next_byte = word[start + 1]
+                second = find_token(&self.whole.view, word, start + 2) >= 0
+            found = find_token(&self.whole.view, word, start + size)
+            if found >= 0:
+                bmp[c] = <int32_t>found
+            elif not (alone or first or (size == 3 and second)):
+                bmp[c] = BMP_UNK
         self.bmp = bmp
         self.auto.bmp = bmp
         return 0
