@@ -305,10 +305,6 @@ cdef class PackedVocab:
                 return False
         return True
 
-    def texts(self):
-        """The texts in file order."""
-        return [self._text(i) for i in range(self.n)]
-
     def utf8_texts(self):
         """The texts in file order as UTF-8 ``bytes`` (no ``str`` made)."""
         cdef list out = [None] * self.n
