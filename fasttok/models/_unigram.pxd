@@ -178,3 +178,5 @@ cdef class UnigramModel:
                      ViterbiScratch* scratch) except -1 nogil
     cdef int viterbi_ids(self, const uint8_t* s, size_t n, IdBuf* out,
                          ViterbiScratch* scratch) except -1 nogil
+    cdef int viterbi_from(self, const uint8_t* s, size_t n, SpanBuf* out,
+                          ViterbiScratch* scratch, double start, double* margin) except -1 nogil

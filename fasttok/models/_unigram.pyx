@@ -115,9 +115,11 @@ of a corpus file, "whole": one call on it):
   0.43 us a word of en.txt, 10x less than tokenizers' model run on the same
   words in one pre-tokenized call; the double leaves cost nothing
   measurable there, the call is most of it.
-* Not done: caching the segmentation of repeated words. A word's best split
-  depends on the float32 score of the path before it (the rounding of
-  ``here + score``, and the rebasing), so a cached split would not be exact.
+* Not done: caching the segmentation of repeated words in the float32
+  flavour. A word's best split depends on the float32 score of the path
+  before it (the rounding of ``here + score``, and the rebasing). The
+  tokenizer.json walk caches segments in double, where no rebasing happens
+  and the rounding is bounded (see the notes above UnigramWalk).
 
 >>> m = UnigramModel([b"<unk>", b"a", b"b", b"ab"], [0.0, -1.0, -1.0, -1.5], [2, 1, 1, 1], 0)
 >>> m.segment(b"abc")
@@ -126,7 +128,7 @@ of a corpus file, "whole": one call on it):
 
 from cpython.bytes cimport PyBytes_AS_STRING
 from libc.float cimport FLT_MAX
-from libc.math cimport isfinite
+from libc.math cimport INFINITY, fabs, isfinite, nextafterf
 from libc.stdint cimport SIZE_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memmove, memset
@@ -134,6 +136,10 @@ from libc.string cimport memchr, memcmp, memcpy, memmove, memset
 from fasttok.errors import FasttokError
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._id_lists cimport ids_list
+from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_count, ft_pc_entry, ft_pc_find,
+                                          ft_pc_fits, ft_pc_hash, ft_pc_ids, ft_pc_open,
+                                          ft_pc_prefetch, ft_pc_put, ft_pc_table,
+                                          piece_cache_owner, piece_cache_table)
 
 
 cdef extern from "ft_thread_cache.h" nogil:
@@ -145,8 +151,6 @@ cdef extern from "ft_thread_cache.h" nogil:
     int FT_SLOT_UNIGRAM_BEST
     int FT_SLOT_UNIGRAM_SPANS
     void* ft_slot_take(int which, size_t size, size_t keep, int* owned)
-    # the thread's piece memo of UnigramWalk (this module's FT_SLOT_MEMO)
-    void* ft_memo_if_ready(unsigned long long tag, size_t size)
     void* ft_slot_claim(int which, size_t need, size_t* size)
     int ft_slot_give(int which, void* p, size_t size, size_t keep)
 
@@ -519,10 +523,17 @@ cdef inline void _unreach(path_t* best, size_t pos, size_t reach, size_t n, size
     refill[0] = last - reach if last <= n else n
 
 
+cdef inline void _near(double* margin, double a, double b) noexcept nogil:
+    # margin[0] becomes the least |a - b| of the comparisons it has seen
+    cdef double d = fabs(a - b)
+    if d < margin[0]:
+        margin[0] = d
+
+
 cdef int _best_path(const TrieStep* units, const leaf_t* leaves, const char_t* tab,
                     const uint16_t* block, const uint8_t* s, size_t n, path_t* best,
                     double unk_score, uint32_t unk_id, size_t reach, out_t* out,
-                    score_t zero) except -1 nogil:
+                    score_t zero, double* margin) except -1 nogil:
     # The Viterbi over s[0:n] (n > 0), its pieces appended to out. best[key]
     # becomes the best path over s[0:key] (its score, and its last node's
     # start and id; start -1: not reached). Float (sentencepiece) with its
@@ -531,6 +542,9 @@ cdef int _best_path(const TrieStep* units, const leaf_t* leaves, const char_t* t
     # more bytes. here: the score at pos; frontier: no node so far ends
     # beyond it; first: where the pieces not yet emitted start; entries up
     # to ready are made "not reached", and more once pos reaches refill.
+    # zero: the score the path starts from; margin (or NULL): lowered to the
+    # least |candidate - incumbent| of every comparison made (see
+    # UnigramWalk._segments, which keeps a segment's split by it).
     cdef size_t pos = 0, key, mblen, i, last, ready = 0, refill = 0, frontier = 0, first = 0
     cdef int32_t node, child, pid
     cdef score_t here = zero, cand
@@ -566,6 +580,8 @@ cdef int _best_path(const TrieStep* units, const leaf_t* leaves, const char_t* t
                     continue
                 if pos >= refill:
                     _unreach(best, pos, reach, n, &ready, &refill)
+                if margin != NULL and best[key].start >= 0:
+                    _near(margin, cand, best[key].score)
                 if best[key].start < 0 or cand > best[key].score:
                     best[key].score = cand
                     best[key].start = <int32_t>pos
@@ -595,6 +611,8 @@ cdef int _best_path(const TrieStep* units, const leaf_t* leaves, const char_t* t
             pid = leaf.value
             if pid >= 0:
                 cand = here + <score_t>leaf.score
+                if margin != NULL and best[key].start >= 0:
+                    _near(margin, cand, best[key].score)
                 if best[key].start < 0 or cand > best[key].score:
                     best[key].score = cand
                     best[key].start = <int32_t>pos
@@ -608,6 +626,8 @@ cdef int _best_path(const TrieStep* units, const leaf_t* leaves, const char_t* t
         if not single:
             cand = here + <score_t>unk_score
             key = pos + mblen
+            if margin != NULL and best[key].start >= 0:
+                _near(margin, cand, best[key].score)
             if best[key].start < 0 or cand > best[key].score:
                 best[key].score = cand
                 best[key].start = <int32_t>pos
@@ -821,6 +841,14 @@ cdef class UnigramModel:
         """viterbi's ids alone, appended to out, which has room for n more."""
         return _viterbi(self, s, n, out, scratch)
 
+    cdef int viterbi_from(self, const uint8_t* s, size_t n, SpanBuf* out,
+                          ViterbiScratch* scratch, double start, double* margin) except -1 nogil:
+        """viterbi with the path's score starting at start, not 0 (what
+        follows a point no node crosses, in the tokenizers flavour), and
+        margin (or NULL) lowered to the least gap between two scores it
+        compared."""
+        return _viterbi(self, s, n, out, scratch, start, margin)
+
     def segment(self, data):
         """The best segmentation of already-normalized text (``str`` or UTF-8
         ``bytes``) as ``[(piece bytes, id)]``; unknown characters get ``unk_id``."""
@@ -915,8 +943,8 @@ cdef inline size_t _count_chars(const uint8_t* s, size_t n) noexcept nogil:
 
 
 cdef int _viterbi(UnigramModel self, const uint8_t* s, size_t n, out_t* out,
-                  ViterbiScratch* scratch) except -1 nogil:
-    # UnigramModel.viterbi / viterbi_ids
+                  ViterbiScratch* scratch, double start=0.0, double* margin=NULL) except -1 nogil:
+    # UnigramModel.viterbi / viterbi_ids / viterbi_from
     cdef size_t size = (n + 1) * (sizeof(BestPathF) if not (self.llama_cpp or self.tokenizers)
                                   else sizeof(BestPath))
     cdef ViterbiScratch own
@@ -946,15 +974,15 @@ cdef int _viterbi(UnigramModel self, const uint8_t* s, size_t n, out_t* out,
         if self.tokenizers:
             _best_path(self.trie.steps, self.trie.dleaves, self.dchars, self.char_block, s, n,
                        <BestPath*>sc.best, self.unk_score, self.unk_id, self.reach, out,
-                       <double>0.0)
+                       start, margin)
         elif self.llama_cpp:
             _best_path(self.trie.steps, self.trie.leaves, self.chars, self.char_block, s, n,
                        <BestPath*>sc.best, self.unk_score, self.unk_id, self.reach, out,
-                       <double>0.0)
+                       start, margin)
         else:
             _best_path(self.trie.steps, self.trie.leaves, self.chars, self.char_block, s, n,
                        <BestPathF*>sc.best, self.unk_score, self.unk_id, self.reach, out,
-                       <float>0.0)
+                       <float>start, margin)
     finally:
         if sc == &own:
             viterbi_scratch_free(sc)
@@ -1252,15 +1280,27 @@ cdef class TokenizersUnigram:
 # Performance notes (T5 conversion botchan_unigram_5000, en.txt; the VM is
 # shared, so times are same-run comparisons, instruction counts callgrind's):
 #
-# * A piece's tokens depend on its bytes alone (each piece's Viterbi starts
-#   from score 0, no rebasing in the tokenizers flavour), so a per-thread
-#   memo (ft_thread_cache.h's memo slot, this module's own) keeps them by
-#   those bytes: 2**16 entries of 64 bytes. 2**12 (in L2) was slower on
-#   whole texts (en.txt's 5,000 lines hold 10k distinct words), and 2**14
-#   left a third of a whole text's pieces to the Viterbi.
-# * The memo's cache misses were half of the piece step: a stretch's pieces
-#   are laid out first (64 at a time, so a long text's UTF-8 stays small)
-#   with their entries prefetched, then the model runs on them.
+# * The pre-token cache (ft_piece_cache.h, the one every compiled core uses:
+#   per thread, bounded, keyed by (walk, bytes)) keeps segments: a piece is
+#   cut where the Metaspace replacement starts, when no piece holds it but
+#   at its start (true of every shared file), so no node crosses a cut and
+#   the Viterbi of the piece is that of each segment in turn, each starting
+#   from the score the last one left (viterbi_from). An entry holds a
+#   segment's nodes from score 0 (ids, ends, which are unknown characters)
+#   and the least gap between two scores its Viterbi compared. From any
+#   other score a path's sum is off by rounding alone, bounded by the
+#   segment's length and that score's size (_holds); where the gap exceeds
+#   twice the bound every comparison goes the same way, so the nodes are
+#   the Viterbi's own and the score after them is added node by node as
+#   the Viterbi adds it. A gap of 0 (a tie, the first path found kept) is
+#   never taken past score 0: tests/test_hf_walk_unigram_cache.py has a
+#   tie that rounding turns. This is what makes the SentencePiece
+#   conversions (Metaspace without split: a whole text is one piece) gain
+#   from the cache at all; split files' pieces are one segment each.
+# * The sets of a stretch's one-segment pieces are fetched when the pieces
+#   are laid out (64 at a time, so a long text's UTF-8 stays small), those
+#   of a long piece's segments 32 at a time: the lookup's misses were half
+#   of the cached path's time.
 # * The charsmap reads the text itself when no Replace stage comes first, and
 #   a run of Latin-1 characters without rules goes out in one loop: the
 #   report of each character alone was ~100 instructions a character (whole
@@ -1392,57 +1432,55 @@ cdef inline int _replace_with(Reports* r, NCharBuf* out, const uint32_t* new, Py
 
 
 cdef enum:
-    # The walk's per-thread piece memo: 2 ** MEMO_BITS entries of 64 bytes,
-    # pieces of up to MEMO_KEY bytes that give up to MEMO_TOKENS tokens
-    MEMO_BITS = 16
-    MEMO_KEY = 22
-    MEMO_TOKENS = 5
-    # pieces whose memo entries are fetched before the model runs on them
+    # pieces laid out before the model runs on them (a long text's UTF-8
+    # stays small, in cache), and segments of a piece cut at a time, their
+    # cache entries fetched ahead
     PIECES_AT_ONCE = 64
-
-
-cdef struct PieceMemo:
-    # one piece's tokens: ids, and their byte spans in the piece
-    uint64_t hash        # 0: empty
-    uint8_t length
-    uint8_t n
-    uint8_t unknown      # bit j: token j is an unknown run (its text is the piece's)
-    uint8_t key[MEMO_KEY]
-    uint32_t ids[MEMO_TOKENS]
-    uint8_t starts[MEMO_TOKENS]
-    uint8_t ends[MEMO_TOKENS]
-
-
-cdef inline uint64_t _piece_hash(const uint8_t* s, size_t n) noexcept nogil:
-    # FNV-1a; never 0 (an empty entry)
-    cdef uint64_t h = 0xCBF29CE484222325ULL
-    cdef size_t i
-    for i in range(n):
-        h = (h ^ s[i]) * 0x100000001B3ULL
-    return h | 1
+    SEGMENTS_AT_ONCE = 32
+    # a cached segment's node ends (bytes into it, under 64) take the low
+    # bits of a byte, this bit says the node is an unknown character
+    END_UNKNOWN = 0x80
 
 
 cdef struct PieceRef:
-    # one piece of a stretch: bytes [start, end) of its UTF-8, and its hash
-    # (0: too long for the memo)
+    # one piece of a stretch: bytes [start, end) of its UTF-8, and the hash
+    # of its one segment (0: several, or too long for the cache)
     uint32_t start
     uint32_t end
     uint64_t hash
 
 
-cdef extern from *:
-    """
-    /* a memo entry fetched ahead of its use, where the compiler can say so */
-    #if defined(__GNUC__) || defined(__clang__)
-    #define ft_prefetch(p) __builtin_prefetch(p)
-    #else
-    #define ft_prefetch(p) ((void)(p))
-    #endif
-    """
-    void ft_prefetch(const void* p) nogil
+cdef struct SegmentRef:
+    # one segment of a piece: bytes [start, end), its hash (0: too long)
+    size_t start
+    size_t end
+    uint64_t hash
 
 
-cdef uint64_t _walk_tags = 0    # each walk's memo tag (the thread's memo is one walk's)
+cdef double TWO_TO_MINUS_50 = 2.0 ** -50
+
+
+cdef inline size_t _cached_nodes(size_t n_values) noexcept nogil:
+    # The nodes k of a cached segment: its n_values are k ids, ceil(k / 4)
+    # words of ends and the margin (n_values - 1 = k + ceil(k / 4)).
+    cdef size_t m = n_values - 1
+    return m - (m + 4) // 5
+
+
+cdef inline uint32_t _margin_bits(double margin) noexcept nogil:
+    # margin (>= 0) as a float no greater than it, in a cache value's word
+    cdef float f = <float>margin
+    cdef uint32_t bits
+    if <double>f > margin:
+        f = nextafterf(f, 0.0)
+    memcpy(&bits, &f, sizeof(float))
+    return bits
+
+
+cdef inline double _bits_margin(uint32_t bits) noexcept nogil:
+    cdef float f
+    memcpy(&f, &bits, sizeof(float))
+    return f
 
 
 cdef struct WalkOp:
@@ -1468,7 +1506,7 @@ cdef struct WalkOut:
     SpanBuf spans
     SpanBuf nodes        # the Viterbi's, before unknown runs are fused
     ViterbiScratch scratch
-    PieceMemo* memo      # the thread's, or NULL
+    ft_pc_table* cache   # the thread's pre-token cache, or NULL (off)
     ByteBuf unknown      # with offsets: the text of each unknown-run token, one after
     OffsetBuf unknown_at # another, and (token index, end in unknown) for each
     uint32_t* ids
@@ -1525,7 +1563,7 @@ cdef void _out_clear(WalkOut* w) noexcept nogil:
     w.x.len = w.y.len = w.utf8_len = w.n_pieces = w.spans.len = w.nodes.len = 0
     w.unknown.len = w.unknown_at.len = w.n = 0
     w.word = 0
-    w.memo = NULL
+    w.cache = NULL
     viterbi_scratch_free(&w.scratch)
 
 
@@ -1589,7 +1627,11 @@ cdef class UnigramWalk:
     cdef uint32_t meta
     cdef int prepend
     cdef bint split
-    cdef uint64_t tag
+    cdef uint64_t owner          # of the pre-token cache's entries
+    cdef bint cuts               # no piece holds the replacement but at its start
+    cdef uint8_t cut[4]          # the replacement's UTF-8
+    cdef size_t cut_len
+    cdef double bound            # no node's score is further from 0
     cdef object added            # the pipeline's AddedTokens (raw-text pass)
     cdef dict firsts             # allowed -> the first characters of its added tokens
     # A call's buffers, kept for the next (malloc, free and the kernel's
@@ -1616,11 +1658,9 @@ cdef class UnigramWalk:
         cdef uint32_t cp
         if model.core is None or model.unk < 0:
             raise ValueError("the walk needs a model with pieces and an unknown id")
-        global _walk_tags
         self.added = added
         self.firsts = {}
-        _walk_tags += 1
-        self.tag = _walk_tags
+        self.owner = piece_cache_owner()
         self.model = model
         self.ints = tuple(range(max(n_ids, len(model.ints))))
         if charsmap is not None:
@@ -1685,6 +1725,13 @@ cdef class UnigramWalk:
             self.prepend = {"never": PREPEND_NEVER, "always": PREPEND_ALWAYS,
                             "first": PREPEND_FIRST}[scheme]
             self.split = split
+            raw = replacement.encode("utf-8")
+            self.cut_len = len(raw)
+            memcpy(self.cut, <const char*>raw, self.cut_len)
+            self.cuts = not _inside(model.pieces, replacement)
+        self.bound = fabs(model.core.unk_score)
+        for i in range(model.core.n_pieces):
+            self.bound = max(self.bound, fabs(model.core.scores[i]))
 
     def __dealloc__(self):
         _out_free(&self.spare)
@@ -1860,9 +1907,10 @@ cdef class UnigramWalk:
             return 1
         if op.kind == OP_LITERAL and op.pattern_length == 1 == op.length:
             # one character for another (" " for "\u2581"): no character moves
+            c.cp = self.cps[op.at]   # (read once: the stores might change it)
             for i in range(n):
                 if d[i].cp == op.a:
-                    d[i].cp = self.cps[op.at]
+                    d[i].cp = c.cp
             return 0
         if op.kind == OP_LITERAL:
             while i < n:
@@ -1927,9 +1975,9 @@ cdef class UnigramWalk:
                     WalkOut* w) except -1 nogil:
         # Adds chars[lo:hi] as a piece of the stretch, in UTF-8: after the
         # replacement when prepend (which takes the first character's
-        # span), with the spaces as the replacement under Metaspace. Its
-        # memo entry is fetched now, so the misses of a stretch's pieces
-        # overlap (the model runs on them all after).
+        # span), with the spaces as the replacement under Metaspace. The
+        # cache set of a piece of one segment is fetched now, so the misses
+        # of a stretch's pieces overlap (the model runs on them all after).
         cdef size_t i, k, length, n, first, cap
         cdef uint32_t cp
         cdef uint8_t* p
@@ -1955,7 +2003,8 @@ cdef class UnigramWalk:
             cp = chars.data[i].cp
             if cp < 0x80 and not (cp == 0x20 and self.metaspace):
                 p[n] = <uint8_t>cp
-                w.char_of[n] = <uint32_t>i
+                if w.offsets:
+                    w.char_of[n] = <uint32_t>i
                 n += 1
                 continue
             if cp == 0x20 and self.metaspace:
@@ -1973,44 +2022,34 @@ cdef class UnigramWalk:
         ref.start = <uint32_t>first
         ref.end = <uint32_t>n
         ref.hash = 0
-        if w.memo != NULL and n - first <= MEMO_KEY:
-            ref.hash = _piece_hash(p + first, n - first)
-            ft_prefetch(&w.memo[ref.hash >> (64 - MEMO_BITS)])
+        if w.cache != NULL and n - first <= FT_PC_PAYLOAD and \
+                self._cut_after(p + first, 0, n - first) == n - first:
+            ref.hash = ft_pc_hash(p + first, n - first)
+            ft_pc_prefetch(w.cache, ref.hash)
         return 0
 
     cdef int _model(self, NCharBuf* chars, WalkOut* w) except -1 nogil:
         # The model over each piece of the stretch (chars: its characters),
-        # one word each. A piece's tokens depend on its bytes alone (each
-        # piece's Viterbi starts from 0), so the thread's memo keeps them
-        # by those bytes.
+        # one word each: its nodes (_segments), their unknown runs fused.
         cdef size_t i, j, n
         cdef const uint8_t* p
         cdef PieceRef* ref
-        cdef PieceMemo* e
+        cdef SpanBuf* tokens
         cdef Span* sp
         for i in range(w.n_pieces):
             ref = &w.pieces[i]
             p = w.utf8 + ref.start
             n = ref.end - ref.start
-            e = NULL
-            if ref.hash:
-                e = &w.memo[ref.hash >> (64 - MEMO_BITS)]
-                if e.hash == ref.hash and e.length == n and memcmp(e.key, p, n) == 0:
-                    for j in range(e.n):
-                        if w.offsets:
-                            _out_push(w, e.ids[j],
-                                      chars.data[w.char_of[ref.start + e.starts[j]]].start,
-                                      chars.data[w.char_of[ref.start + e.ends[j] - 1]].end)
-                            if e.unknown >> j & 1:
-                                _note_unknown(w, p + e.starts[j], e.ends[j] - e.starts[j])
-                        else:
-                            _out_push(w, e.ids[j], 0, 0)
-                    w.word += 1
-                    continue
-            w.spans.len = 0
-            self.model._spans_of(p, n, &w.spans, &w.nodes, &w.scratch)
-            for j in range(w.spans.len):
-                sp = &w.spans.data[j]
+            self._segments(p, n, ref.hash, w)
+            tokens = &w.nodes
+            for j in range(w.nodes.len):
+                if <int32_t>w.nodes.data[j].id == self.model.unk:
+                    w.spans.len = 0
+                    self.model._fuse(p, &w.nodes, &w.spans)
+                    tokens = &w.spans
+                    break
+            for j in range(tokens.len):
+                sp = &tokens.data[j]
                 if w.offsets:
                     _out_push(w, sp.id, chars.data[w.char_of[ref.start + sp.start]].start,
                               chars.data[w.char_of[ref.start + sp.end - 1]].end)
@@ -2018,21 +2057,147 @@ cdef class UnigramWalk:
                         _note_unknown(w, p + sp.start, sp.end - sp.start)
                 else:
                     _out_push(w, sp.id, 0, 0)
-            if e != NULL and w.spans.len <= MEMO_TOKENS:
-                e.hash = ref.hash
-                e.length = <uint8_t>n
-                e.n = <uint8_t>w.spans.len
-                e.unknown = 0
-                memcpy(e.key, p, n)
-                for j in range(w.spans.len):
-                    e.ids[j] = w.spans.data[j].id
-                    e.starts[j] = <uint8_t>w.spans.data[j].start
-                    e.ends[j] = <uint8_t>w.spans.data[j].end
-                    if w.spans.data[j].flags & FLAG_TEXT:
-                        e.unknown |= <uint8_t>(1 << j)
             w.word += 1
         w.n_pieces = 0
         w.utf8_len = 0
+        return 0
+
+    cdef size_t _cut_after(self, const uint8_t* p, size_t a, size_t n) noexcept nogil:
+        # where the segment of p[:n] starting at a ends: the next
+        # replacement's start (no node crosses one), or n
+        cdef const uint8_t* at
+        if not self.cuts:
+            return n
+        a += 1
+        while a < n:
+            at = <const uint8_t*>memchr(p + a, self.cut[0], n - a)
+            if at == NULL:
+                return n
+            a = <size_t>(at - p)
+            if a + self.cut_len <= n and memcmp(at, self.cut, self.cut_len) == 0:
+                return a
+            a += 1
+        return n
+
+    cdef inline bint _unknown(self, const uint8_t* p, const Span* sp) noexcept nogil:
+        # whether node sp is an unknown character (unk_score), not a piece
+        return <int32_t>sp.id == self.model.unk and \
+            self.model._find(p + sp.start, sp.end - sp.start) != self.model.unk
+
+    cdef inline bint _holds(self, double margin, double here, size_t m) noexcept nogil:
+        # Whether a segment of m bytes splits from here as from 0, its
+        # comparisons from 0 being margin or more apart: ``here + x`` rounds,
+        # so a path's score from here is off from here plus its score from
+        # 0 by under m * 2**-53 * (|here| + m * bound) (m additions, each
+        # rounded by half an ulp at most), a comparison by four times that;
+        # twice that again is asked. From 0 it is the same arithmetic.
+        return here == 0.0 or margin > (m + 2) * TWO_TO_MINUS_50 * (
+            fabs(here) + (m + 1) * self.bound + 1.0)
+
+    cdef double _placed(self, const uint8_t* p, size_t first, size_t a, double here,
+                        WalkOut* w) noexcept nogil:
+        # nodes[first:] (spans into p + a) moved to spans into p; the path's
+        # score after them from here (added in its order, as the Viterbi did)
+        cdef size_t j
+        cdef Span* sp
+        for j in range(first, w.nodes.len):
+            sp = &w.nodes.data[j]
+            sp.start += <uint32_t>a
+            sp.end += <uint32_t>a
+            here = here + (self.model.core.unk_score if self._unknown(p, sp)
+                           else self.model.core.scores[sp.id])
+        return here
+
+    cdef int _segments(self, const uint8_t* p, size_t n, uint64_t hash,
+                       WalkOut* w) except -1 nogil:
+        # The Viterbi nodes of the piece p[:n] (n > 0) into w.nodes, with the
+        # thread's cache (see the notes above UnigramWalk); hash: the
+        # piece's when it is one segment (0: not known). Without a cache,
+        # one Viterbi; with it, segment by segment: the piece is cut where
+        # the replacement starts (no node crosses one: no piece holds it but
+        # at its start, an unknown node is one character), so the Viterbi
+        # over the whole piece is the Viterbi of each segment in turn, each
+        # starting from the score the last left (here). A segment's nodes
+        # from 0 are cached with the least gap between two scores its
+        # Viterbi compared: where that gap is wide enough for here's
+        # rounding (_holds), the segment splits from here as from 0, and
+        # its score is added node by node.
+        cdef size_t a = 0, i, count
+        cdef double here = 0.0
+        cdef SegmentRef segs[SEGMENTS_AT_ONCE]
+        w.nodes.len = 0
+        if not ft_pc_open(w.cache):
+            # no cache, or its gate closed (too few hits of late)
+            return self.model.core.viterbi_from(p, n, &w.nodes, &w.scratch, 0.0, NULL)
+        if hash:
+            segs[0].start = 0
+            segs[0].end = n
+            segs[0].hash = hash
+            self._segment(p, &segs[0], &here, w)
+            return 0
+        while a < n:
+            count = 0
+            while a < n and count < SEGMENTS_AT_ONCE:
+                segs[count].start = a
+                a = segs[count].end = self._cut_after(p, a, n)
+                segs[count].hash = 0
+                if a - segs[count].start <= FT_PC_PAYLOAD:
+                    segs[count].hash = ft_pc_hash(p + segs[count].start, a - segs[count].start)
+                    ft_pc_prefetch(w.cache, segs[count].hash)
+                count += 1
+            for i in range(count):
+                self._segment(p, &segs[i], &here, w)
+        return 0
+
+    cdef int _segment(self, const uint8_t* p, const SegmentRef* seg, double* here,
+                      WalkOut* w) except -1 nogil:
+        # _segments' work on one segment, here[0] the score before it and
+        # after it
+        cdef size_t a = seg.start, m = seg.end - seg.start, first = w.nodes.len, j, k, at, end
+        cdef double margin
+        cdef const ft_pc_entry* e
+        cdef const uint32_t* values
+        cdef const uint8_t* ends
+        cdef uint32_t words[FT_PC_PAYLOAD]   # (a quarter of it is a value's room)
+        cdef uint8_t* packed
+        if seg.hash:
+            e = ft_pc_find(w.cache, self.owner, p + a, m, seg.hash)
+            ft_pc_count(w.cache, e != NULL)
+            if e != NULL:
+                values = ft_pc_ids(e)
+                if self._holds(_bits_margin(values[e.n_ids - 1]), here[0], m):
+                    k = _cached_nodes(e.n_ids)
+                    ends = <const uint8_t*>(values + k)
+                    spans_reserve(&w.nodes, k)
+                    at = a
+                    for j in range(k):
+                        end = a + (ends[j] & ~END_UNKNOWN)
+                        spans_push(&w.nodes, values[j], <uint32_t>at, <uint32_t>end, 0)
+                        at = end
+                        here[0] = here[0] + (self.model.core.unk_score if ends[j] & END_UNKNOWN
+                                             else self.model.core.scores[values[j]])
+                    return 0
+            else:
+                margin = INFINITY
+                self.model.core.viterbi_from(p + a, m, &w.nodes, &w.scratch, 0.0, &margin)
+                k = w.nodes.len - first
+                if ft_pc_fits(m, k + (k + 3) // 4 + 1):
+                    memset(words, 0, FT_PC_PAYLOAD)
+                    packed = <uint8_t*>(words + k)
+                    for j in range(k):
+                        words[j] = w.nodes.data[first + j].id
+                        packed[j] = <uint8_t>(w.nodes.data[first + j].end |
+                                              (END_UNKNOWN if self._unknown(
+                                                  p + a, &w.nodes.data[first + j]) else 0))
+                    words[k + (k + 3) // 4] = _margin_bits(margin)
+                    ft_pc_put(w.cache, self.owner, p + a, m, seg.hash, words,
+                              k + (k + 3) // 4 + 1)
+                if self._holds(margin, here[0], m):
+                    here[0] = self._placed(p, first, a, here[0], w)
+                    return 0
+                w.nodes.len = first
+        self.model.core.viterbi_from(p + a, m, &w.nodes, &w.scratch, here[0], NULL)
+        here[0] = self._placed(p, first, a, here[0], w)
         return 0
 
     cdef int _word(self, NCharBuf* src, size_t lo, size_t hi, WalkOut* w) except -1 nogil:
@@ -2228,9 +2393,11 @@ cdef class UnigramWalk:
         else:
             memset(&w, 0, sizeof(WalkOut))
         w.offsets = offsets
-        w.memo = <PieceMemo*>ft_memo_if_ready(self.tag, (<size_t>1 << MEMO_BITS) * sizeof(PieceMemo))
+        w.cache = piece_cache_table()
         try:
-            if matches is None:
+            if matches is None and n < NOGIL_CHARS:
+                declined = self._stretch(kind, data, 0, n, &w)
+            elif matches is None:
                 with nogil:
                     declined = self._stretch(kind, data, 0, n, &w)
             else:
@@ -2289,8 +2456,7 @@ cdef class UnigramWalk:
                 sources[i].kind = PyUnicode_KIND(text)
                 sources[i].data = PyUnicode_DATA(text)
                 sources[i].n = PyUnicode_GET_LENGTH(text) if matches[i] is None else -1
-            w.memo = <PieceMemo*>ft_memo_if_ready(self.tag,
-                                                  (<size_t>1 << MEMO_BITS) * sizeof(PieceMemo))
+            w.cache = piece_cache_table()
             with nogil:
                 for i in range(count):
                     if sources[i].n < 0:
@@ -2342,7 +2508,21 @@ cdef object _found(const WalkOut* w, size_t a, size_t b, size_t u, size_t v):
 cdef enum:
     # the longest text (in normalized characters) whose buffers a walk keeps
     SPARE_CHARS = 1 << 20
+    # a shorter text is walked with the GIL held: giving it up and taking it
+    # back costs more than its walk gives other threads
+    NOGIL_CHARS = 256
 
+
+
+def _inside(pieces, replacement):
+    # whether a piece holds replacement past its start (then a node can
+    # cross one, and the walk cuts no segments at them); one pass over the
+    # pieces joined, not a Python call a piece
+    joined = "\x00".join(pieces)
+    if joined.count("\x00") >= len(pieces):   # a piece holds the separator
+        return any(replacement in piece[1:] for piece in pieces)
+    starting = joined.count("\x00" + replacement) + (joined[:1] == replacement)
+    return joined.count(replacement) > starting
 
 
 _OP_KINDS = {"squeeze": OP_SQUEEZE, "trim": OP_TRIM, "lead": OP_LEAD,
