@@ -317,9 +317,10 @@ def test_a_lone_surrogate_is_declined():
     assert walk.ids("a\ud800b", None) is None and walk.encode("\udfff", None) is None
 
 
-# --------------------------------------------------------------- the piece memo and threads
-def test_a_text_walked_again_gives_the_same_answer_from_the_memo():
-    # the second walk takes every piece from the thread's memo
+# --------------------------------------------------------------- the pre-token cache and threads
+def test_a_text_walked_again_gives_the_same_answer_from_the_cache():
+    # the second walk takes every piece from the thread's pre-token cache
+    # (tests/test_hf_walk_unigram_cache.py holds it to tokenizers)
     walk, _ = _walked(T5, "hf")
     texts = _corpus("en", 30) + ["\U0001f600 x\u0301y", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]
     first = [_answer(walk, text) for text in texts]
