@@ -286,7 +286,7 @@ def _best(runs: list, key: str) -> list:
     return [min(r[key][0] for r in runs), min(r[key][1] for r in runs), runs[0][key][2]]
 
 
-def batches(vocabs, corpora, thread_counts, rounds) -> None:
+def batches(vocabs, corpora, thread_counts, rounds, save) -> None:
     results: dict = {}
     for _ in range(rounds):
         for vocab in vocabs:
@@ -294,35 +294,51 @@ def batches(vocabs, corpora, thread_counts, rounds) -> None:
                 for threads in thread_counts:
                     for lib in VOCABS[vocab][2]:
                         found = _run_child(["batch", lib, vocab, corpus, threads], threads)
-                        results.setdefault((vocab, corpus, threads, lib), []).append(found)
+                        results.setdefault(f"{vocab} {corpus} {threads} {lib}", []).append(found)
+        if save:
+            Path(save).write_text(json.dumps(results))
+    print_batches(results, vocabs, corpora, thread_counts)
+
+
+def print_batches(results: dict, vocabs, corpora, thread_counts) -> None:
+    """The tables: MB/s by wall time (by CPU time) and the peer's speed over
+    fasttok's, by CPU time on one thread (the work done, which the other
+    processes of a shared machine disturb least) and by wall time on more."""
+    rounds = max(len(runs) for runs in results.values())
     print(f"\n## Batches (load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs, "
-          f"best of {rounds}); MB/s by wall time (by CPU time), peer speed / fasttok speed by wall")
+          f"best of {rounds}); MB/s by wall time (by CPU time); ×: peer speed / fasttok speed, "
+          f"by CPU time on 1 thread, by wall time on more")
     notes = []
     for vocab in vocabs:
         reference = VOCABS[vocab][1]
         for threads in thread_counts:
             for phase in ("cold", "steady"):
+                index = 0 if phase == "cold" else 1
                 print(f"\n{vocab}, {threads} thread(s), {phase}")
                 print("| library | " + " | ".join(corpora) + " |")
                 print("|---|" + "---|" * len(corpora))
                 for lib in VOCABS[vocab][2]:
                     cells, mark = [], ""
                     for corpus in corpora:
-                        runs = results[vocab, corpus, threads, lib]
-                        if any("error" in r for r in runs):
-                            error = next(r["error"] for r in runs if "error" in r)
-                            notes.append(f"{lib} on {vocab}/{corpus}: {error}")
+                        every = results.get(f"{vocab} {corpus} {threads} {lib}", [])
+                        runs = [r for r in every if "error" not in r]
+                        notes += [f"{lib} on {vocab}/{corpus}/{threads}: {r['error']}"
+                                  for r in every if "error" in r]
+                        refs = [r for r in results.get(f"{vocab} {corpus} {threads} {reference}", [])
+                                if "error" not in r]
+                        ours = [r for r in results.get(f"{vocab} {corpus} {threads} fasttok", [])
+                                if "error" not in r]
+                        if not runs:
                             cells.append("—")
                             continue
-                        ref = results[vocab, corpus, threads, reference][0]
-                        index = 0 if phase == "cold" else 1
-                        if "error" not in ref and runs[0]["digest"][index] != ref["digest"][index]:
+                        if refs and any(r["digest"][index] != refs[0]["digest"][index] for r in runs):
                             mark = "*"
-                            notes.append(f"{lib} ids differ from {reference} on "
-                                         f"{vocab}/{corpus}/{phase}")
+                            notes.append(f"{lib} ids differ from {reference} on {vocab}/{corpus}/{phase}")
                         wall, cpu, size = _best(runs, phase)
-                        ours = _best(results[vocab, corpus, threads, "fasttok"], phase)
-                        ratio = "" if lib == "fasttok" else f" ×{ours[0] / wall:.2f}"
+                        ratio = ""
+                        if lib != "fasttok" and ours:
+                            best = _best(ours, phase)
+                            ratio = f" ×{best[1] / cpu:.2f}" if threads == 1 else f" ×{best[0] / wall:.2f}"
                         cells.append(f"{size / wall / 1e6:.1f} ({size / cpu / 1e6:.1f}){ratio}")
                     print(f"| {lib}{mark} | " + " | ".join(cells) + " |")
     for note in dict.fromkeys(notes):
@@ -345,19 +361,23 @@ def files(thread_counts, rounds) -> None:
                     results.setdefault((threads, lib), []).append(
                         _run_child(["files", lib, path, threads], threads))
     print(f"\n## encode_files, {written / 1e6:.0f} MB, cl100k (load average "
-          f"{os.getloadavg()[0]:.2f}, best of {rounds}; peak RSS in MB before / after the call)")
-    print("| threads | library | MB/s wall | MB/s CPU | peak RSS before / after | ids |")
-    print("|---|---|---|---|---|---|")
-    digests = {r[0]["digest"] for r in results.values() if "error" not in r[0]}
-    for (threads, lib), runs in results.items():
-        if any("error" in r for r in runs):
-            print(f"| {threads} | {lib} | {runs[0].get('error')} |")
+          f"{os.getloadavg()[0]:.2f}, best of {rounds}; peak RSS in MB before / after the "
+          f"call; the ids alone are 4 bytes a token)")
+    print("| threads | library | MB/s wall | MB/s CPU | peak RSS before / after | ids MB | ids |")
+    print("|---|---|---|---|---|---|---|")
+    digests = {r["digest"] for runs in results.values() for r in runs if "error" not in r}
+    for (threads, lib), every in sorted(results.items()):
+        runs = [r for r in every if "error" not in r]
+        for r in every:
+            if "error" in r:
+                print(f"- {lib} on {threads} thread(s): {r['error']}")
+        if not runs:
             continue
         wall, cpu = min(r["wall"] for r in runs), min(r["cpu"] for r in runs)
         r = runs[0]
         print(f"| {threads} | {lib} | {r['bytes'] / wall / 1e6:.1f} | {r['bytes'] / cpu / 1e6:.1f} | "
               f"{r['rss_before_kb'] / 1e3:.0f} / {max(x['rss_after_kb'] for x in runs) / 1e3:.0f} | "
-              f"{'same' if len(digests) == 1 else r['digest']} |")
+              f"{4 * r['tokens'] / 1e6:.0f} | {'same' if len(digests) == 1 else r['digest']} |")
 
 
 def main() -> None:
@@ -369,13 +389,19 @@ def main() -> None:
     parser.add_argument("--threads", nargs="*", type=int, default=sorted({1, os.cpu_count() or 1}))
     parser.add_argument("--files-only", action="store_true")
     parser.add_argument("--no-files", action="store_true")
+    parser.add_argument("--save", help="write the batches' raw results (JSON) here, round by round")
+    parser.add_argument("--load", help="print the tables of results --save wrote, and stop")
     args = parser.parse_args()
+    if args.load:
+        print_batches(json.loads(Path(args.load).read_text()), args.vocabs, args.corpora,
+                      args.threads)
+        return
     if args.child:
         kind, *rest = json.loads(args.child)
         print(json.dumps(child_batch(*rest) if kind == "batch" else child_files(*rest)))
         return
     if not args.files_only:
-        batches(args.vocabs, args.corpora, args.threads, args.rounds)
+        batches(args.vocabs, args.corpora, args.threads, args.rounds, args.save)
     if not args.no_files:
         files(sorted({1, 2} | set(args.threads)), args.rounds)
 
