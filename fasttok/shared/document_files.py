@@ -191,13 +191,15 @@ def read_ahead(items: Iterator) -> Iterator:
 def _read_file(path: str, format: str, field: str, separator: Optional[str], errors: str,
                block_size: int) -> Iterator[DocumentBlock]:
     sep = separator.encode("utf-8") if separator is not None else None
-    carry, line, offset = b"", 1, 0  # offset: the file's byte where carry starts
+    # carry grows in place: a document spanning many blocks is copied once
+    # when cut, not once a block
+    carry, line, offset = bytearray(), 1, 0  # offset: the file's byte where carry starts
     with open(path, "rb") as f:
         while True:
             chunk = f.read(block_size)
             end = not chunk
             if end:
-                done, carry = carry, b""
+                done, carry = carry, bytearray()
             else:
                 searched = max(0, len(carry) - len(sep) + 1) if sep else 0
                 carry += chunk
@@ -220,7 +222,7 @@ def _read_file(path: str, format: str, field: str, separator: Optional[str], err
                 return
 
 
-def _decode(data: bytes, path: str, line: int, offset: int, errors: str) -> str:
+def _decode(data: bytearray, path: str, line: int, offset: int, errors: str) -> str:
     try:
         return data.decode("utf-8", errors)
     except UnicodeDecodeError as exc:
