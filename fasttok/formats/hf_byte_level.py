@@ -175,7 +175,7 @@ class NormalizedBPE(ModelBase):
         """The ids of ``text``, matching the special tokens ``allowed`` selects."""
         if type(text) is str and text.isascii():
             # most lines: no normal form to check, and the call to _plain
-            # was a sixth of a short line's instructions (Qwen 3)
+            # was 5% of a short line's instructions (Qwen 3)
             return self._core.encode(text, allowed) if allowed is not None else \
                 self._core.encode_ordinary(text)
         plain = self._plain(text, allowed)
