@@ -39,6 +39,11 @@ def test_a_word_whose_start_alone_is_a_token_is_matched():
     assert m.encode_with("\u00e9 世", _alone()) == [1, 2, 1, 3]
 
 
+def test_an_ascii_word_whose_start_alone_is_a_token_is_matched():
+    m = _model([b"[UNK]", START, b"b", START + b"a"])
+    assert m.encode_with("b a", _alone()) == [1, 2, 3]
+
+
 def test_a_word_whose_first_bytes_start_a_token_is_matched():
     # a token of the word start and the first byte of a two-byte character
     m = _model([b"[UNK]", START + b"\xc3", b"\xa9"])

@@ -75,6 +75,16 @@ best of 7; whole corpus files, en / code / multi / zh):
   words are nearly all one ideograph). A/B in one process against the
   module before the shared cache (load ~11): en / code / multi / zh whole
   1.18 / 1.30 / 1.09 / 1.54x, one call a line 1.10 / 1.20 / 1.12 / 1.53x.
+* An ASCII word of at most 24 bytes that is no token (and missed the
+  cache) is cut by probes of the token index from the longest span down at
+  each place, the same greedy longest match: a probe of a span that is no
+  token mostly stops at the index's filter, where the automaton takes two
+  steps a byte, often cache misses. Past 2n probes (pieces of a byte or
+  two) the automaton takes the word over, so a word costs O(n) probes more
+  at worst; other scripts' words go to the automaton (bert-base cuts them
+  a character or two at a time: probing made multi.txt 10% slower). A/B
+  in one process (load ~6): en whole 1.33x, one call a line 1.17x; code,
+  multi, zh even.
 * A short text (fewer than 256 code units) walks in buffers the model keeps
   between calls, the GIL held throughout being their lock (a list's making
   that runs Python code, which may encode again, finds them busy and takes
@@ -328,7 +338,7 @@ cdef struct Unit:
     int32_t out        # the longest token that is a suffix of this state's text, or -1
 
 cdef enum:
-    ONE_NONE = -1              # Automaton.one: a word that gives no id
+    ONE_NONE = -3              # Automaton.one: a word that gives no id
     BMP_ASK = -1               # Automaton.bmp: match the word
     BMP_UNK = -2               # Automaton.bmp: the word is [UNK]
     MAX_STATES = 1 << 30       # unit indices are int32, with room for base + c
@@ -351,7 +361,7 @@ cdef struct Automaton:
     # quarter of en.txt's words and over half of code.txt's (punctuation,
     # a letter alone) are one byte, and a table of 128 stays in the L1
     # cache where a probe of the thread's pre-token cache often stalls
-    int32_t one[128]           # its id, or ONE_NONE: none (no [UNK] to give)
+    int32_t one[128]           # its id, ONE_NONE: none (no [UNK] to give), or BMP_ASK
     # likewise a word of one other BMP code point (zh.txt's words are
     # nearly all one ideograph, three in four of them no token of
     # bert-base's), from a table of 256 KB by code point: its token,
@@ -413,6 +423,7 @@ cdef struct Work:
 
 
 cdef enum:
+    PROBE_MAX = 24             # bytes: a longer word is matched through the automaton
     NOGIL_MIN_TEXT = 256       # code units: a shorter text is done before the GIL would change hands
     MAX_OFFSET = 0x7FFFFFFF    # offsets are int32: a longer text is not walked with them
 
@@ -481,15 +492,66 @@ cdef int _match(const Automaton* a, const uint8_t* s, size_t n, Work* w) except 
     return 0
 
 
+cdef int _match_probing(const Automaton* a, const uint8_t* s, size_t n, Work* w) except -1 nogil:
+    # _match of a short word that is no token, by probes of the token index
+    # from the longest span down at each place: the same longest token
+    # prefix the automaton gives, where a probe of a span no token is
+    # mostly settled by the index's filter and a step through the automaton
+    # is a cache miss (the word a byte at a time, backwards)
+    cdef size_t p = 0, k, start = w.n_ids, budget = 2 * n
+    cdef int64_t token
+    grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + n + 1, sizeof(uint32_t), 1024)
+    while p < n:
+        k = n - p if p else n - 1  # the whole word is no token
+        token = -1
+        while k > 0:
+            token = find_token(a.whole, s + p, k)
+            if token >= 0:
+                break
+            if budget == 0:
+                # short pieces (a script cut a character or two at a
+                # time): the automaton's two steps a byte cost less
+                w.n_ids = start
+                return _match(a, s, n, w)
+            budget -= 1
+            k -= 1
+        if token < 0:
+            w.n_ids = start
+            if a.unk >= 0:
+                w.ids[w.n_ids] = <uint32_t>a.unk
+                w.n_ids += 1
+            return 0
+        w.ids[w.n_ids] = <uint32_t>token
+        w.n_ids += 1
+        p += k
+    return 0
+
+
 cdef int _match_word(const Automaton* a, const uint8_t* s, size_t n, Work* w) except -1 nogil:
     # _match of one word (s starts with the word-start bytes)
-    cdef int64_t token = find_token(a.whole, s, n) if a.whole != NULL else -1
+    cdef int64_t token
+    if a.whole == NULL:
+        return _match(a, s, n, w)
+    token = find_token(a.whole, s, n)
     if token >= 0:
         grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + 1, sizeof(uint32_t), 1024)
         w.ids[w.n_ids] = <uint32_t>token
         w.n_ids += 1
         return 0
+    if n <= PROBE_MAX and _ascii(s + a.start_len, n - a.start_len):
+        return _match_probing(a, s, n, w)
     return _match(a, s, n, w)
+
+
+cdef inline bint _ascii(const uint8_t* s, size_t n) noexcept nogil:
+    # whether s[:n] is ASCII: such words' pieces are long (English, code);
+    # other scripts' are a character or two in bert-base, where probing
+    # from the longest span down costs more than the automaton
+    cdef uint8_t seen = 0
+    cdef size_t i
+    for i in range(n):
+        seen |= s[i]
+    return seen < 0x80
 
 
 cdef inline int _append_cached(const ft_pc_entry* e, Work* w) except -1 nogil:
@@ -510,7 +572,7 @@ cdef int _flush(const Automaton* a, Work* w, size_t wlen) except -1 nogil:
     cdef int32_t token
     cdef const ft_pc_entry* e
     if not w.collect:
-        if n == 1 and key[0] < 128:
+        if n == 1 and key[0] < 128 and a.one[key[0]] != BMP_ASK:
             if a.one[key[0]] != ONE_NONE:
                 grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + 1, sizeof(uint32_t), 1024)
                 w.ids[w.n_ids] = <uint32_t>a.one[key[0]]
@@ -1084,8 +1146,10 @@ cdef class WordPieceModel:
                 word[self.auto.start_len] = <uint8_t>c
                 w.n_ids = 0
                 _match_word(&self.auto, word, self.auto.start_len + 1, &w)
-                # one byte is one token at most, else [UNK] or nothing
-                self.auto.one[c] = <int32_t>w.ids[0] if w.n_ids else ONE_NONE
+                # one token, or none (no [UNK]); two (the word start alone
+                # a token) go the common way
+                self.auto.one[c] = (<int32_t>w.ids[0] if w.n_ids == 1 else
+                                    ONE_NONE if w.n_ids == 0 else BMP_ASK)
         finally:
             _work_free(&w)
         return 0
@@ -1656,7 +1720,10 @@ cdef class WordPieceModel:
     def trie_steps(self, str text not None):
         """The automaton steps encoding ``text`` takes: at most twice its normalised bytes.
 
-        A deterministic measure of the matching cost, for tests that bound it.
+        A deterministic measure of the matching cost, for tests that bound it
+        (a word of at most 24 bytes that is no token is matched by probes of
+        the token index instead, which this does not count: a few hundred at
+        most, whatever the vocabulary).
         """
         cdef Work w
         memset(&w, 0, sizeof(Work))
