@@ -1415,9 +1415,22 @@ cdef class BatchJob:
 #   without; code 92.3M / 92.8M / 99.3M; zh 231.7M / 230.6M / 229.0M.
 # * 16384 entries (1 MiB, the default) against 4096 and 65536: a 64k-entry
 #   table holds 96% of en's pieces on a second pass (88% at 16k) but each
-#   probe is then a miss of the 1 MB L2, and unseen en text ran 0.77x of no
-#   cache; 4k entries hold 78%.
+#   probe is then a miss of the 1 MB L2, and unseen en text ran 0.77x and
+#   0.95x of no cache in two runs; 4k entries hold 78%.
 # * the gate (FT_PC_WINDOW): with the index asked first, zh.txt's probes hit
 #   21% of the time and saved no merging (the pieces that repeat are short
 #   ones that merge in a step), while each probe was a cache miss: 10% of
 #   the profile. The gate limits what text that does not repeat costs.
+# * the probe's first load was 63% of _encode_segment's samples (llama3,
+#   en lines); with the next piece cut, hashed and its set prefetched
+#   before this one is encoded, 41%.
+# Figures (bench/pretoken_cache_speed.py, FASTTOK_PRETOKEN_CACHE=0 for
+# off; load average 6-7 on 2 cores), one call per line, the first 5,000 lines, cache off -> on, MB/s: cl100k
+# en 36.0 -> 49.2, code 35.1 -> 52.1, zh 23.1 -> 30.4; llama3 en 29.0 ->
+# 39.1, code 28.0 -> 35.6, zh 18.4 -> 23.7 (quicktok-v1 / fasttok time
+# 1.16-1.37 -> 1.34-1.90). Whole files, warm on the first half, the unseen
+# second half timed: no difference outside noise (en 16k entries 35 MB/s,
+# 64k 40, off 42), and gigatoken 0.10.0 takes 0.33-0.43 of fasttok's time
+# on en and code whatever the cache: there the cost is the token index
+# lookup (28% of a profile, a filter bit and an index slot, both cache
+# misses), the scanner and merging words seen once, not what a cache saves.
