@@ -273,3 +273,15 @@ def test_added_token_of_the_wrong_kind_is_named(entry, field):
     doc = _byte_level_doc() | {"added_tokens": [entry]}
     with pytest.raises(VocabularyFileError, match=f"field '{re.escape(field)}'"):
         tokenizer_json_file_reading(json.dumps(doc).encode(), "/nonexistent/t.json")
+
+
+@pytest.mark.skipif(not HF.is_dir(), reason=MISSING_DATA_REASON)
+def test_threads_reading_at_once_read_what_one_reads():
+    # the packing runs without the GIL: readers overlap
+    from concurrent.futures import ThreadPoolExecutor
+
+    data = (HF / "llama2" / "tokenizer.json").read_bytes()
+    alone = _whole(data)
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(_whole, [data] * 4))
+    assert all(doc == alone for doc in together)
