@@ -952,6 +952,8 @@ cdef class CodePointRules:
                 continue
             for j in range(t.length):
                 cp = _unit(t, j)
+                if cp < 256:
+                    continue  # Latin-1, computed above (most of a text's code units)
                 if _entry(&table, cp) == 0:
                     missing.add(cp)
                 if 0xD800 <= cp <= 0xDBFF and j + 1 < t.length and 0xDC00 <= _unit(t, j + 1) <= 0xDFFF:
