@@ -495,7 +495,8 @@ cdef class CoreBPE(ModelBase):
                 e = ft_pc_find(pieces, self.cache_owner, s + i, n, h)
                 ft_pc_count(pieces, e != NULL)
                 if e != NULL:
-                    ids_reserve(out, e.n_ids)
+                    if out.len + e.n_ids > out.cap:  # (ids_reserve is a call into _bpe)
+                        ids_reserve(out, e.n_ids)
                     memcpy(out.data + out.len, ft_pc_ids(e), e.n_ids * sizeof(uint32_t))
                     out.len += e.n_ids
                 else:
