@@ -54,45 +54,29 @@ best of 7; whole corpus files, en / code / multi / zh):
   bert-bge. A step
   that misses the cache is most of what is left: 720k steps take ~40% of
   en.txt's time.
-* Each word's ids are kept in the thread's pre-token cache
-  (``fasttok/shared/ft_piece_cache.h``: one table a thread for every
-  compiled core, 2-way, 64-byte entries, 16k by default), keyed by the
-  model's owner identity and the normalized word's UTF-8 (a word's ids
-  depend on the automaton alone), so a word met in an earlier call hits
-  too. It replaced a direct-mapped table of this module made afresh for each
-  long text (its calloc faulted its pages in every call) and kept by the
-  model for short ones. Rejected: keying whole chunks (the raw code units
-  between whitespace, the lookup before normalizing): 16% of en.txt's
-  second half's chunks are not in its first half, and at 16k entries the
-  chunks crowded the words out (en whole 30.7 ms against 20.8 for words
-  alone, load ~5); at 128k entries chunks took 20.6 ms, no better than
-  words at 16k, a probe of a table past the L2 cache being most of a
-  hit's cost.
-* A word of one code point takes its ids from a table by code point, not
-  from the cache: ASCII ones (a quarter of en.txt's words, over half of
-  code.txt's) from 128 entries made with the model, the rest of the BMP
-  from 64k made when a str past Latin-1 is first walked (~1 ms; zh.txt's
-  words are nearly all one ideograph). A/B in one process against the
-  module before the shared cache (load ~11): en / code / multi / zh whole
-  1.18 / 1.30 / 1.09 / 1.54x, one call a line 1.10 / 1.20 / 1.12 / 1.53x.
-* An ASCII word of at most 24 bytes that is no token (and missed the
-  cache) is cut by probes of the token index from the longest span down at
-  each place, the same greedy longest match: a probe of a span that is no
-  token mostly stops at the index's filter, where the automaton takes two
-  steps a byte, often cache misses. Past 2n probes (pieces of a byte or
-  two) the automaton takes the word over, so a word costs O(n) probes more
-  at worst; other scripts' words go to the automaton (bert-base cuts them
-  a character or two at a time: probing made multi.txt 10% slower). A/B
-  in one process (load ~6): en whole 1.33x, one call a line 1.17x; code,
-  multi, zh even.
-* A short text (fewer than 256 code units) walks in buffers the model keeps
-  between calls, the GIL held throughout being their lock (a list's making
-  that runs Python code, which may encode again, finds them busy and takes
-  fresh ones): each call allocated and freed its word, best-match and id
-  buffers.
-* A word that is a token (most words that miss the cache) is found by one
-  probe of a hash index of the token texts before any walk: en / code.txt
-  through all-MiniLM-L6-v2 35 / 18 -> 28 / 14 ms.
+* A word cut in pieces (no token whole) keeps its ids in the thread's
+  pre-token cache (``fasttok/shared/ft_piece_cache.h``: one table a thread
+  for every compiled core, 2-way, 64-byte entries, 16k by default), keyed
+  by the model's owner identity and the normalized word's UTF-8 (a word's
+  ids depend on the automaton alone), so a word met in an earlier call hits
+  too. A word that is a token is found first by one probe of the token
+  index, compact and mostly in the CPU's caches: asking the 1 MiB cache
+  first for every word made en.txt's half 19.7 ms against 17.6 with the
+  cache off (its probe a cache miss most of the time); token first, on and
+  off are even (16.9-17.5 ms, A/B in one process, load ~6). The cache
+  replaced a direct-mapped table of this module made afresh for each long
+  text (its calloc faulted its pages in every call) and kept by the model
+  for short ones. Rejected: keying whole chunks (the raw code units between
+  whitespace, the lookup before normalizing): 16% of en.txt's second
+  half's chunks are not in its first half, and at 16k entries the chunks
+  crowded the words out (en whole 30.7 ms against 20.8 for words alone,
+  load ~5); at 128k entries chunks took 20.6 ms, no better than words at
+  16k, a probe of a table past the L2 cache being most of a hit's cost.
+  Also rejected: putting a word's lookup off until the next word ends,
+  its set prefetched meanwhile (even, A/B).
+* A word that is a token (most words) is found by one probe of a hash
+  index of the token texts before any walk: en / code.txt through
+  all-MiniLM-L6-v2 35 / 18 -> 28 / 14 ms (before the cache above).
 * The normaliser reads the ``str``'s own code units (no UTF-8 conversion of
   the input) with one table load a character; building its table takes
   ~60 ms, once per process and setting.
@@ -527,20 +511,30 @@ cdef int _match_probing(const Automaton* a, const uint8_t* s, size_t n, Work* w)
     return 0
 
 
-cdef int _match_word(const Automaton* a, const uint8_t* s, size_t n, Work* w) except -1 nogil:
-    # _match of one word (s starts with the word-start bytes)
-    cdef int64_t token
-    if a.whole == NULL:
-        return _match(a, s, n, w)
-    token = find_token(a.whole, s, n)
-    if token >= 0:
-        grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + 1, sizeof(uint32_t), 1024)
-        w.ids[w.n_ids] = <uint32_t>token
-        w.n_ids += 1
-        return 0
-    if n <= PROBE_MAX and _ascii(s + a.start_len, n - a.start_len):
+cdef inline bint _whole_token(const Automaton* a, const uint8_t* s, size_t n,
+                              Work* w) except -1 nogil:
+    # whether the word s[:n] is a token (then appended)
+    cdef int64_t token = find_token(a.whole, s, n) if a.whole != NULL else -1
+    if token < 0:
+        return False
+    grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + 1, sizeof(uint32_t), 1024)
+    w.ids[w.n_ids] = <uint32_t>token
+    w.n_ids += 1
+    return True
+
+
+cdef int _match_pieces(const Automaton* a, const uint8_t* s, size_t n, Work* w) except -1 nogil:
+    # _match of a word that is no token
+    if a.whole != NULL and n <= PROBE_MAX and _ascii(s + a.start_len, n - a.start_len):
         return _match_probing(a, s, n, w)
     return _match(a, s, n, w)
+
+
+cdef int _match_word(const Automaton* a, const uint8_t* s, size_t n, Work* w) except -1 nogil:
+    # _match of one word (s starts with the word-start bytes)
+    if _whole_token(a, s, n, w):
+        return 0
+    return _match_pieces(a, s, n, w)
 
 
 cdef inline bint _ascii(const uint8_t* s, size_t n) noexcept nogil:
@@ -592,14 +586,19 @@ cdef int _flush(const Automaton* a, Work* w, size_t wlen) except -1 nogil:
                 w.ids[w.n_ids] = <uint32_t>token
                 w.n_ids += 1
                 return 0
+        # a word that is a token first: one probe of the token index, which
+        # is compact and mostly in the CPU's caches; the thread's cache
+        # keeps the words cut in pieces (fewer, each a match saved)
+        if _whole_token(a, w.word, wlen, w):
+            return 0
         if w.cache == NULL or n > FT_PC_PAYLOAD:
-            return _match_word(a, w.word, wlen, w)
+            return _match_pieces(a, w.word, wlen, w)
         h = ft_pc_hash(key, n)
         e = ft_pc_find(w.cache, w.owner, key, n, h)
         if e != NULL:
             return _append_cached(e, w)
         k = w.n_ids
-        _match_word(a, w.word, wlen, w)
+        _match_pieces(a, w.word, wlen, w)
         ft_pc_put(w.cache, w.owner, key, n, h, w.ids + k, w.n_ids - k)
         return 0
     grow_array(<void**>&w.text, &w.text_cap, w.text_len + n, 1, 256)
