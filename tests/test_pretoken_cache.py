@@ -182,6 +182,13 @@ def test_a_thread_never_holds_more_than_its_entries():
     assert info["bytes"] == 64 * 64
 
 
+def test_text_that_does_not_repeat_closes_the_cache_after_a_window_of_probes():
+    # 1024 probes with under a third hitting: the next 15 * 1024 pieces go
+    # past the cache, so only the first window's pieces were kept
+    _encoding("cl100k_base").encode_ordinary(_distinct_words(3000))
+    assert 900 < _piece_cache.thread_info()["used"] <= 1024
+
+
 def test_the_entries_are_rounded_down_to_a_power_of_two():
     fasttok.set_pretoken_cache(100)
     assert _piece_cache.thread_info()["entries"] == 64
