@@ -1437,8 +1437,12 @@ cdef enum:
     # cache entries fetched ahead
     PIECES_AT_ONCE = 64
     SEGMENTS_AT_ONCE = 32
-    # a cached segment's node ends (bytes into it, under 64) take the low
-    # bits of a byte, this bit says the node is an unknown character
+    # A cached segment's value (uint32 words): the margin (a float's bits),
+    # then each node's end (bytes into the segment, at most FT_PC_PAYLOAD)
+    # a byte each, this bit set where the node is an unknown character,
+    # then the ids: two to a word (16 bits each) when every id is under
+    # 2 ** 16, else one (a segment of many nodes fits then: code, or text
+    # the vocabulary knows little of)
     END_UNKNOWN = 0x80
 
 
@@ -1460,11 +1464,13 @@ cdef struct SegmentRef:
 cdef double TWO_TO_MINUS_50 = 2.0 ** -50
 
 
-cdef inline size_t _cached_nodes(size_t n_values) noexcept nogil:
-    # The nodes k of a cached segment: its n_values are k ids, ceil(k / 4)
-    # words of ends and the margin (n_values - 1 = k + ceil(k / 4)).
-    cdef size_t m = n_values - 1
-    return m - (m + 4) // 5
+cdef inline size_t _cached_nodes(const uint8_t* ends, size_t m) noexcept nogil:
+    # The nodes of a cached segment of m bytes: its ends rise to m, the
+    # last node's
+    cdef size_t k = 0
+    while (ends[k] & ~END_UNKNOWN) != m:
+        k += 1
+    return k + 1
 
 
 cdef inline uint32_t _margin_bits(double margin) noexcept nogil:
@@ -1632,6 +1638,7 @@ cdef class UnigramWalk:
     cdef uint8_t cut[4]          # the replacement's UTF-8
     cdef size_t cut_len
     cdef double bound            # no node's score is further from 0
+    cdef bint short_ids          # every id under 2 ** 16 (cached two to a word)
     cdef object added            # the pipeline's AddedTokens (raw-text pass)
     cdef dict firsts             # allowed -> the first characters of its added tokens
     # A call's buffers, kept for the next (malloc, free and the kernel's
@@ -1729,6 +1736,7 @@ cdef class UnigramWalk:
             self.cut_len = len(raw)
             memcpy(self.cut, <const char*>raw, self.cut_len)
             self.cuts = not _inside(model.pieces, replacement)
+        self.short_ids = model.core.n_pieces < 0x10000 and model.core.unk_id < 0x10000
         self.bound = fabs(model.core.unk_score)
         for i in range(model.core.n_pieces):
             self.bound = max(self.bound, fabs(model.core.scores[i]))
@@ -2022,8 +2030,8 @@ cdef class UnigramWalk:
         ref.start = <uint32_t>first
         ref.end = <uint32_t>n
         ref.hash = 0
-        if w.cache != NULL and n - first <= FT_PC_PAYLOAD and \
-                self._cut_after(p + first, 0, n - first) == n - first:
+        if w.cache != NULL and n - first <= FT_PC_PAYLOAD and (
+                self.split or self._cut_after(p + first, 0, n - first) == n - first):
             ref.hash = ft_pc_hash(p + first, n - first)
             ft_pc_prefetch(w.cache, ref.hash)
         return 0
@@ -2095,17 +2103,19 @@ cdef class UnigramWalk:
             fabs(here) + (m + 1) * self.bound + 1.0)
 
     cdef double _placed(self, const uint8_t* p, size_t first, size_t a, double here,
-                        WalkOut* w) noexcept nogil:
-        # nodes[first:] (spans into p + a) moved to spans into p; the path's
-        # score after them from here (added in its order, as the Viterbi did)
+                        bint last, WalkOut* w) noexcept nogil:
+        # nodes[first:] (spans into p + a) moved to spans into p; unless
+        # last (the piece's last segment), the path's score after them from
+        # here (added in its order, as the Viterbi did)
         cdef size_t j
         cdef Span* sp
         for j in range(first, w.nodes.len):
             sp = &w.nodes.data[j]
             sp.start += <uint32_t>a
             sp.end += <uint32_t>a
-            here = here + (self.model.core.unk_score if self._unknown(p, sp)
-                           else self.model.core.scores[sp.id])
+            if not last:
+                here = here + (self.model.core.unk_score if self._unknown(p, sp)
+                               else self.model.core.scores[sp.id])
         return here
 
     cdef int _segments(self, const uint8_t* p, size_t n, uint64_t hash,
@@ -2122,82 +2132,113 @@ cdef class UnigramWalk:
         # Viterbi compared: where that gap is wide enough for here's
         # rounding (_holds), the segment splits from here as from 0, and
         # its score is added node by node.
-        cdef size_t a = 0, i, count
+        cdef size_t a = 0, b, i, count
+        cdef bint cached
         cdef double here = 0.0
         cdef SegmentRef segs[SEGMENTS_AT_ONCE]
         w.nodes.len = 0
-        if not ft_pc_open(w.cache):
+        if w.cache == NULL or (hash and not ft_pc_open(w.cache)):
             # no cache, or its gate closed (too few hits of late)
             return self.model.core.viterbi_from(p, n, &w.nodes, &w.scratch, 0.0, NULL)
         if hash:
             segs[0].start = 0
             segs[0].end = n
             segs[0].hash = hash
-            self._segment(p, &segs[0], &here, w)
+            self._segment(p, &segs[0], &here, True, w)
             return 0
         while a < n:
             count = 0
             while a < n and count < SEGMENTS_AT_ONCE:
+                b = self._cut_after(p, a, n)
+                # (the gate is asked segment by segment: it counts pieces)
+                cached = b - a <= FT_PC_PAYLOAD and ft_pc_open(w.cache)
+                if not cached and count and segs[count - 1].hash == 0:
+                    # segments the cache does not keep, one after another:
+                    # one Viterbi for them (text with few spaces: Chinese,
+                    # Japanese; or the gate closed)
+                    segs[count - 1].end = a = b
+                    continue
                 segs[count].start = a
-                a = segs[count].end = self._cut_after(p, a, n)
+                segs[count].end = b
                 segs[count].hash = 0
-                if a - segs[count].start <= FT_PC_PAYLOAD:
-                    segs[count].hash = ft_pc_hash(p + segs[count].start, a - segs[count].start)
+                if cached:
+                    segs[count].hash = ft_pc_hash(p + a, b - a)
                     ft_pc_prefetch(w.cache, segs[count].hash)
+                a = b
                 count += 1
             for i in range(count):
-                self._segment(p, &segs[i], &here, w)
+                self._segment(p, &segs[i], &here, segs[i].end == n, w)
         return 0
 
-    cdef int _segment(self, const uint8_t* p, const SegmentRef* seg, double* here,
+    cdef int _segment(self, const uint8_t* p, const SegmentRef* seg, double* here, bint last,
                       WalkOut* w) except -1 nogil:
         # _segments' work on one segment, here[0] the score before it and
-        # after it
+        # after it (not needed after the piece's last)
         cdef size_t a = seg.start, m = seg.end - seg.start, first = w.nodes.len, j, k, at, end
         cdef double margin
         cdef const ft_pc_entry* e
         cdef const uint32_t* values
+        cdef const uint32_t* ids
         cdef const uint8_t* ends
         cdef uint32_t words[FT_PC_PAYLOAD]   # (a quarter of it is a value's room)
         cdef uint8_t* packed
+        cdef const double* scores
+        cdef double unk_score, score
+        cdef Span* sp
         if seg.hash:
             e = ft_pc_find(w.cache, self.owner, p + a, m, seg.hash)
             ft_pc_count(w.cache, e != NULL)
             if e != NULL:
                 values = ft_pc_ids(e)
-                if self._holds(_bits_margin(values[e.n_ids - 1]), here[0], m):
-                    k = _cached_nodes(e.n_ids)
-                    ends = <const uint8_t*>(values + k)
-                    spans_reserve(&w.nodes, k)
+                if self._holds(_bits_margin(values[0]), here[0], m):
+                    ends = <const uint8_t*>(values + 1)
+                    k = _cached_nodes(ends, m)
+                    ids = values + 1 + (k + 3) // 4
+                    if w.nodes.len + k > w.nodes.cap:
+                        spans_reserve(&w.nodes, k)
+                    # (locals: the stores below might alias the model's fields)
+                    scores = self.model.core.scores
+                    unk_score = self.model.core.unk_score
+                    score = here[0]
+                    sp = &w.nodes.data[w.nodes.len]
                     at = a
                     for j in range(k):
                         end = a + (ends[j] & ~END_UNKNOWN)
-                        spans_push(&w.nodes, values[j], <uint32_t>at, <uint32_t>end, 0)
+                        sp[j].id = (<const uint16_t*>ids)[j] if self.short_ids else ids[j]
+                        sp[j].start = <uint32_t>at
+                        sp[j].end = <uint32_t>end
+                        sp[j].flags = 0
                         at = end
-                        here[0] = here[0] + (self.model.core.unk_score if ends[j] & END_UNKNOWN
-                                             else self.model.core.scores[values[j]])
+                        score = score + (unk_score if ends[j] & END_UNKNOWN else scores[sp[j].id])
+                    w.nodes.len += k
+                    here[0] = score
                     return 0
             else:
                 margin = INFINITY
                 self.model.core.viterbi_from(p + a, m, &w.nodes, &w.scratch, 0.0, &margin)
                 k = w.nodes.len - first
-                if ft_pc_fits(m, k + (k + 3) // 4 + 1):
+                j = 1 + (k + 3) // 4 + ((k + 1) // 2 if self.short_ids else k)
+                if ft_pc_fits(m, j):
                     memset(words, 0, FT_PC_PAYLOAD)
-                    packed = <uint8_t*>(words + k)
+                    words[0] = _margin_bits(margin)
+                    packed = <uint8_t*>(words + 1)
+                    ids = words + 1 + (k + 3) // 4
                     for j in range(k):
-                        words[j] = w.nodes.data[first + j].id
-                        packed[j] = <uint8_t>(w.nodes.data[first + j].end |
-                                              (END_UNKNOWN if self._unknown(
-                                                  p + a, &w.nodes.data[first + j]) else 0))
-                    words[k + (k + 3) // 4] = _margin_bits(margin)
+                        sp = &w.nodes.data[first + j]
+                        packed[j] = <uint8_t>(sp.end | (END_UNKNOWN if self._unknown(p + a, sp)
+                                                        else 0))
+                        if self.short_ids:
+                            (<uint16_t*>ids)[j] = <uint16_t>sp.id
+                        else:
+                            (<uint32_t*>ids)[j] = sp.id
                     ft_pc_put(w.cache, self.owner, p + a, m, seg.hash, words,
-                              k + (k + 3) // 4 + 1)
+                              1 + (k + 3) // 4 + ((k + 1) // 2 if self.short_ids else k))
                 if self._holds(margin, here[0], m):
-                    here[0] = self._placed(p, first, a, here[0], w)
+                    here[0] = self._placed(p, first, a, here[0], last, w)
                     return 0
                 w.nodes.len = first
         self.model.core.viterbi_from(p + a, m, &w.nodes, &w.scratch, here[0], NULL)
-        here[0] = self._placed(p, first, a, here[0], w)
+        here[0] = self._placed(p, first, a, here[0], last, w)
         return 0
 
     cdef int _word(self, NCharBuf* src, size_t lo, size_t hi, WalkOut* w) except -1 nogil:
