@@ -659,9 +659,12 @@ cdef inline int _end_word(const Automaton* a, Work* w, size_t wlen, size_t chars
 
 
 cdef inline int _grow_word(Work* w, size_t need) except -1 nogil:
+    # room for need bytes of a word, and with offsets a text index for each
+    # byte the word buffer holds (kept buffers may have grown the word's in
+    # a call without offsets: the walk grows both only past the word's)
     grow_array(<void**>&w.word, &w.word_cap, need, 1, 64)
     if w.offsets:
-        grow_array(<void**>&w.at, &w.at_cap, need, sizeof(int32_t), 64)
+        grow_array(<void**>&w.at, &w.at_cap, w.word_cap, sizeof(int32_t), 64)
     return 0
 
 
