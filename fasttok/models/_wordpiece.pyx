@@ -115,6 +115,18 @@ from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_entry, ft_pc_find
 from fasttok.shared._tables cimport TokenTables, TokenTablesView, find_token
 from fasttok.shared._utf8 cimport utf8_put, utf8_size
 
+cdef extern from *:
+    """
+    /* a table's pointer published after the table: a walk of another
+     * thread, without the GIL, reads the pointer and then the table */
+    #if defined(__GNUC__) || defined(__clang__)
+    #define wp_publish(slot, value) __atomic_store_n((slot), (value), __ATOMIC_RELEASE)
+    #else
+    #define wp_publish(slot, value) (*(slot) = (value))
+    #endif
+    """
+    void _publish "wp_publish"(const int32_t** slot, const int32_t* value) noexcept nogil
+
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
     void* PyUnicode_DATA(object text)
@@ -1197,7 +1209,7 @@ cdef class WordPieceModel:
             elif not (alone or first or (size == 3 and second)):
                 bmp[c] = BMP_UNK
         self.bmp = bmp
-        self.auto.bmp = bmp
+        _publish(&self.auto.bmp, bmp)
         return 0
 
     cdef int _grow_units(self, size_t need) except -1:
