@@ -18,11 +18,11 @@ is a text where an added token matched in the normalized text occurs.
 
 Speed (all-MiniLM-L6-v2, one call a line of the first 5,000 lines of
 en / code / zh / multi.txt, CPU time, best of 5, the libraries taking turns,
-on a 2-core machine at load ~10): ``walk.encode`` 3.2 / 1.4 / 3.3 / 2.9 us a
-line, 12 / 15 / 6.6 / 11 times ``tokenizers``' ``encode`` (38 / 22 / 22 / 31
-us); ``walk.ids`` 1.6 / 1.2 / 1.1 / 2.1 us, where ``fasttok.load``'s
-``encode`` (the same walk under its Encoding's layers) takes 2.2 / 1.7 / 1.8
-/ 2.6. The offsets cost the arrays' making (three, a text index a normalized
+on a 2-core machine at load ~5): ``walk.encode`` 2.8 / 1.3 / 1.2 / 1.9 us a
+line, 9.8 / 13 / 15 / 12 times ``tokenizers``' ``encode`` (28 / 17 / 18 / 22
+us); ``walk.ids`` 1.4 / 0.9 / 0.8 / 1.3 us, where ``fasttok.load``'s
+``encode`` (the same walk under its Encoding's layers) takes 1.7 / 1.3 / 1.1
+/ 1.9. The offsets cost the arrays' making (three, a text index a normalized
 byte). Before the walk, the stages gave offsets at 3-4 times ``tokenizers``'
 time, and a Python call a word gave ids at 0.7-1.4 times.
 
