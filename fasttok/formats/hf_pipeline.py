@@ -50,7 +50,7 @@ from fasttok.formats.hf_walks import Walk, walk_for
 from fasttok.loaders.hf_tokenizer_json import JsonPathError
 from fasttok.models.hf_json import model_from_json
 from fasttok.normalizers.hf_json import normalizer_from_json
-from fasttok.post_processors._encoding_lists import walked_encoding
+from fasttok.post_processors._encoding_lists import EncodingMaker, walked_encoding
 from fasttok.post_processors.encoding import Encoding, WalkedEncoding
 from fasttok.post_processors.hf_json import padding_from_json, post_processor_from_json, \
     truncation_from_json
@@ -123,6 +123,27 @@ class HFPipeline:
         self.__dict__.pop("_added_strings", None)
         self.__dict__.pop("walk", None)
         self.__dict__.pop("_token_strings", None)
+        self.__dict__.pop("_makers", None)
+
+    @property
+    def truncation(self) -> Optional[TruncationParams]:
+        """The truncation settings, or ``None``."""
+        return self._truncation
+
+    @truncation.setter
+    def truncation(self, value: Optional[TruncationParams]) -> None:
+        self._truncation = value
+        self.__dict__.pop("_makers", None)
+
+    @property
+    def padding(self) -> Optional[PaddingParams]:
+        """The padding settings, or ``None``."""
+        return self._padding
+
+    @padding.setter
+    def padding(self, value: Optional[PaddingParams]) -> None:
+        self._padding = value
+        self.__dict__.pop("_makers", None)
 
     @functools.cached_property
     def walk(self) -> Optional[Walk]:
@@ -163,6 +184,20 @@ class HFPipeline:
         if post is None:
             return {True: None, False: None}
         return {add: post.single_wrap(add) or _UNWRAPPED for add in (True, False)}
+
+    @functools.cached_property
+    def _makers(self) -> dict:
+        # add_special_tokens -> the EncodingMaker of one str input (its walk
+        # and its wrapping in one compiled call), or None where an input may
+        # need more: no walk, a post-processor that is not a wrapping,
+        # truncation, padding to a length
+        padding = self.padding
+        if self.walk is None or self.truncation is not None or padding is not None and (
+                padding.length is not None or padding.pad_to_multiple_of):
+            return {True: None, False: None}
+        return {add: None if wrap is _UNWRAPPED else
+                EncodingMaker(WalkedEncoding, self._token_strings, wrap, self.walk.encode)
+                for add, wrap in self._wraps.items()}
 
     @functools.cached_property
     def _added_strings(self) -> dict:
@@ -289,7 +324,7 @@ class HFPipeline:
         ``offsets``, tokenizers' ``encode_fast``: the ids through the
         ids-only path, token strings empty, offsets ``(0, 0)``, words ``None``."""
         if pair is None and offsets and type(sequence) is str and not is_pretokenized:
-            return self._encode_single(sequence, allowed, add_special_tokens)
+            return self.encode_single(sequence, allowed, add_special_tokens)
         if pair is None and isinstance(sequence, tuple) and len(sequence) == 2 \
                 and not is_pretokenized:
             sequence, pair = sequence
@@ -297,6 +332,19 @@ class HFPipeline:
         second = None if pair is None else self._encode_sequence(pair, 1, is_pretokenized,
                                                                  allowed, offsets)
         return self.post_process(first, second, add_special_tokens)
+
+    def encode_single(self, text: str, allowed: Optional[frozenset],
+                      add_special_tokens: bool) -> Encoding:
+        """:meth:`encode` of one ``str`` (``allowed``: the added token ids
+        matched, ``None`` for all), post-processed: the common call, walked
+        and wrapped in one compiled call where it can be."""
+        maker = self._makers[add_special_tokens]
+        if maker is None:
+            return self._encode_single(text, allowed, add_special_tokens)
+        encoding = maker.encode(text, allowed)
+        if encoding is None:
+            return self._encode_single(text, allowed, add_special_tokens, None)
+        return encoding
 
     def _encode_single(self, text: str, allowed: Optional[frozenset],
                        add_special_tokens: bool, found: Any = _UNWALKED) -> Encoding:
@@ -345,10 +393,18 @@ class HFPipeline:
                    "offsets": offsets}
         singles = offsets and not is_pretokenized
         walked = None
+        rest = inputs  # the inputs encoded one by one below
         if singles and self.walk is not None:
-            walked = iter(self.walk.encode_many([item for item in inputs if type(item) is str],
-                                                allowed))
-        for item in inputs:
+            texts = [item for item in inputs if type(item) is str]
+            found = self.walk.encode_many(texts, allowed)
+            maker = self._makers[add_special_tokens]
+            if maker is not None and len(texts) == len(inputs):
+                # every input one str: all the encodings made in one compiled loop
+                out = maker.make_many(found, texts, lambda text: self._encode_single(
+                    text, allowed, add_special_tokens, None))
+                rest = ()
+            walked = iter(found)
+        for item in rest:
             if singles and type(item) is str:
                 out.append(self._encode_single(item, allowed, add_special_tokens,
                                                _UNWALKED if walked is None else next(walked)))

@@ -332,8 +332,7 @@ class Tokenizer:
             # the common call, its arguments checked at the cost of a few identity tests
             if not sequence.isascii():
                 _refuse_surrogates(sequence)
-            return self._pipeline.encode(sequence, None, add_special_tokens=add_special_tokens,
-                                         allowed=self._allowed)
+            return self._pipeline.encode_single(sequence, self._allowed, add_special_tokens)
         is_pretokenized, add_special_tokens = as_bool(is_pretokenized), as_bool(add_special_tokens)
         _refuse_surrogates(sequence)
         _refuse_surrogates(pair)

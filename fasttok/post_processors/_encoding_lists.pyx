@@ -1,7 +1,21 @@
-"""The lists of a walked :class:`~fasttok.post_processors.encoding.Encoding`,
-each made from a compiled walk's arrays in one C loop (the user reads a
-field of every encoding of a batch: a Python-level ``zip`` or ``map`` there
-cost as much as the walk itself), and the getters that read them.
+"""Walked encodings: the :class:`~fasttok.post_processors.encoding.Encoding`
+of a compiled walk's arrays, made in C, its lists made in C when read.
+
+A user reads every field of every encoding of a batch, one call per line:
+the Python layers around the walk (a ``walked_encoding`` call, the
+encoding's ``__new__`` and ``__init__``, a ``property`` and a function per
+field read, ``head + middle + tail`` for the post-processor's tokens) cost
+as much as the walk itself. Here an :class:`EncodingMaker` walks a text and
+makes its encoding in one call (a batch's in one loop), each field of it
+is a :class:`WalkedField` descriptor whose read makes the list in one
+allocation with the wrapping's tokens around the walk's, and the
+``(start, end)`` pairs of short offsets are made once and shared (tuples
+are immutable: sharing them cannot be seen but by ``is``).
+
+Invariants: a field read gives a new list each time (as ``tokenizers``'
+getters do: lists kept alive by thousands of encodings lengthen every pass
+of the collector), unless a stage kept one (:meth:`WalkedFields.keep`);
+what is made equals what the stages give (tests/test_hf_walked_encodings.py).
 
 >>> from array import array
 >>> offset_pairs(array("i", [0, 2, 3, 5]))
@@ -11,6 +25,9 @@ cost as much as the walk itself), and the getters that read them.
 """
 
 from cpython cimport array
+from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.object cimport PyTypeObject
+from cpython.ref cimport PyObject, Py_INCREF
 
 # the fields an Encoding has, in the order WalkedFields.make numbers them
 FIELDS = ("ids", "type_ids", "tokens", "offsets", "word_ids", "special_tokens_mask",
@@ -18,23 +35,79 @@ FIELDS = ("ids", "type_ids", "tokens", "offsets", "word_ids", "special_tokens_ma
 cdef enum:
     IDS, TYPE_IDS, TOKENS, OFFSETS, WORD_IDS, SPECIAL_TOKENS_MASK, ATTENTION_MASK, \
         OVERFLOWING, SEQUENCE_RANGES
+    # the lists a wrapping has one of (FIELDS up to the attention mask)
+    WRAPPED = ATTENTION_MASK + 1
+
+# the pairs (start, end) with start < PAIR_STARTS and end - start <
+# PAIR_WIDTHS, each made the first time it is asked for and kept (a
+# reference held for good): a line's offsets are nearly all of them, and a
+# tuple shared costs a fifth of one made (at most 16,384 pairs, ~1.5 MB)
+cdef enum:
+    PAIR_STARTS = 512
+    PAIR_WIDTHS = 32
+cdef PyObject* _pairs[PAIR_STARTS * PAIR_WIDTHS]
+
+cdef tuple _NO_ARGS = ()
+# a wrapping of nothing: each field's list empty
+cdef tuple _UNWRAPPED_LISTS = ([],) * WRAPPED
+
+
+cdef inline object _pair(int start, int end):
+    cdef int width = end - start
+    cdef Py_ssize_t slot
+    cdef object pair
+    if <unsigned int>start >= PAIR_STARTS or <unsigned int>width >= PAIR_WIDTHS:
+        return (start, end)
+    slot = start * PAIR_WIDTHS + width
+    if _pairs[slot] == NULL:
+        pair = (start, end)
+        Py_INCREF(pair)
+        _pairs[slot] = <PyObject*>pair
+    return <object>_pairs[slot]
+
+
+cdef inline void _set(list out, Py_ssize_t i, object item):
+    # PyList_SET_ITEM steals the reference that Cython's temporary gives back
+    Py_INCREF(item)
+    PyList_SET_ITEM(out, i, item)
+
+
+cdef list _around(list head, Py_ssize_t n, list tail):
+    # a new list of head's items, n items for the caller to set (NULL until
+    # then: set them before anything else runs), then tail's
+    cdef Py_ssize_t h = len(head), t = len(tail), i
+    cdef list out = PyList_New(h + n + t)
+    for i in range(h):
+        _set(out, i, <object>PyList_GET_ITEM(head, i))
+    for i in range(t):
+        _set(out, h + n + i, <object>PyList_GET_ITEM(tail, i))
+    return out
 
 
 def offset_pairs(array.array offsets) -> list:
     """``[(start, end), ...]`` of a flat ``array('i')`` of starts and ends."""
     cdef int* at = offsets.data.as_ints
     cdef Py_ssize_t i, n = len(offsets) // 2
-    return [(at[2 * i], at[2 * i + 1]) for i in range(n)]
+    cdef list out = PyList_New(n)
+    for i in range(n):
+        _set(out, i, _pair(at[2 * i], at[2 * i + 1]))
+    return out
+
+
+cdef int _check_ids(list strings, array.array ids) except -1:
+    cdef unsigned int* at = ids.data.as_uints
+    cdef Py_ssize_t i, size = len(strings)
+    for i in range(len(ids)):
+        if at[i] >= <size_t>size:
+            raise IndexError(f"token id {at[i]} has no string")
+    return 0
 
 
 def token_strings(list strings, array.array ids) -> list:
     """``[strings[id] for id in ids]`` of an ``array('I')``."""
+    _check_ids(strings, ids)
     cdef unsigned int* at = ids.data.as_uints
-    cdef Py_ssize_t i, n = len(ids), size = len(strings)
-    for i in range(n):
-        if at[i] >= <size_t>size:
-            raise IndexError(f"token id {at[i]} has no string")
-    return [strings[at[i]] for i in range(n)]
+    return [<object>PyList_GET_ITEM(strings, at[i]) for i in range(len(ids))]
 
 
 cdef class SingleWrap:
@@ -51,11 +124,13 @@ cdef class SingleWrap:
     cdef readonly object head, tail
     cdef readonly int type_id
     cdef tuple heads, tails  # each field's list, in FIELDS' order (up to the masks)
+    cdef Py_ssize_t added  # how many tokens head and tail hold
 
     def __init__(self, head, int type_id, tail):
         self.head, self.type_id, self.tail = head, type_id, tail
-        self.heads = tuple([getattr(head, name) for name in FIELDS[:ATTENTION_MASK + 1]])
-        self.tails = tuple([getattr(tail, name) for name in FIELDS[:ATTENTION_MASK + 1]])
+        self.heads = tuple([list(getattr(head, name)) for name in FIELDS[:WRAPPED]])
+        self.tails = tuple([list(getattr(tail, name)) for name in FIELDS[:WRAPPED]])
+        self.added = len(self.heads[IDS]) + len(self.tails[IDS])
 
 
 cdef class WalkedFields:
@@ -85,17 +160,7 @@ cdef class WalkedFields:
     def __init__(self, array.array ids not None, array.array offsets not None,
                  array.array words not None, list strings not None, int type_id, word,
                  SingleWrap wrap, dict odd):
-        self.ids, self.offsets, self.words, self.strings = ids, offsets, words, strings
-        self.type_id = type_id if wrap is None else wrap.type_id
-        self.word, self.wrap, self.odd = word, wrap, odd
-
-    cdef list _around(self, int field, list middle):
-        if self.wrap is None:
-            return middle
-        cdef list head = self.wrap.heads[field], tail = self.wrap.tails[field]
-        if not head and not tail:
-            return middle
-        return head + middle + tail
+        _fill(self, ids, offsets, words, strings, type_id, word, wrap, odd)
 
     cpdef object read(self, int field):
         """Field number ``field`` (in :data:`FIELDS`' order): the kept one,
@@ -118,93 +183,192 @@ cdef class WalkedFields:
             if self.kept is None or name not in self.kept:
                 self.keep(name, self.make(number))
 
+    cdef list _framed(self, int field, Py_ssize_t n):
+        # the wrapping's list of field around n unset items (see _around)
+        cdef tuple heads = _UNWRAPPED_LISTS, tails = _UNWRAPPED_LISTS
+        if self.wrap is not None:
+            heads, tails = self.wrap.heads, self.wrap.tails
+        return _around(heads[field], n, tails[field])
+
+    cdef Py_ssize_t _start(self):
+        # where the walk's tokens start, past the wrapping's head
+        return 0 if self.wrap is None else len(self.wrap.heads[IDS])
+
+    cdef list _repeated(self, int field, object value):
+        cdef Py_ssize_t n = len(self.ids), h = self._start(), i
+        cdef list out = self._framed(field, n)
+        for i in range(n):
+            _set(out, h + i, value)
+        return out
+
+    cdef list _ids(self):
+        cdef Py_ssize_t n = len(self.ids), h = self._start(), i
+        cdef unsigned int* at = self.ids.data.as_uints
+        cdef list out = self._framed(IDS, n)
+        for i in range(n):
+            _set(out, h + i, at[i])
+        return out
+
+    cdef list _tokens(self):
+        _check_ids(self.strings, self.ids)
+        cdef Py_ssize_t n = len(self.ids), h = self._start(), i
+        cdef unsigned int* at = self.ids.data.as_uints
+        cdef list out = self._framed(TOKENS, n)
+        for i in range(n):
+            _set(out, h + i, <object>PyList_GET_ITEM(self.strings, at[i]))
+        if self.odd:
+            for index, text in self.odd.items():
+                out[h + index] = text
+        return out
+
+    cdef list _offsets(self):
+        cdef Py_ssize_t n = len(self.ids), h = self._start(), i
+        cdef int* at = self.offsets.data.as_ints
+        cdef list out = self._framed(OFFSETS, n)
+        for i in range(n):
+            _set(out, h + i, _pair(at[2 * i], at[2 * i + 1]))
+        return out
+
+    cdef list _word_ids(self):
+        if self.word is not None:
+            return self._repeated(WORD_IDS, self.word)
+        cdef Py_ssize_t n = len(self.ids), h = self._start(), i
+        cdef int* at = self.words.data.as_ints
+        cdef list out = self._framed(WORD_IDS, n)
+        for i in range(n):
+            _set(out, h + i, at[i])
+        return out
+
     cpdef object make(self, int field):
         """A new copy of field number ``field``, from the walk."""
         cdef Py_ssize_t n = len(self.ids), start
-        cdef list tokens
         if field == IDS:
-            return self._around(IDS, self.ids.tolist())
+            return self._ids()
         if field == TYPE_IDS:
-            return self._around(TYPE_IDS, [self.type_id] * n)
+            return self._repeated(TYPE_IDS, self.type_id)
         if field == TOKENS:
-            tokens = token_strings(self.strings, self.ids)
-            if self.odd:
-                for index, text in self.odd.items():
-                    tokens[index] = text
-            return self._around(TOKENS, tokens)
+            return self._tokens()
         if field == OFFSETS:
-            return self._around(OFFSETS, offset_pairs(self.offsets))
+            return self._offsets()
         if field == WORD_IDS:
-            return self._around(WORD_IDS,
-                                self.words.tolist() if self.word is None else [self.word] * n)
+            return self._word_ids()
         if field == SPECIAL_TOKENS_MASK:
-            return self._around(SPECIAL_TOKENS_MASK, [0] * n)
+            return self._repeated(SPECIAL_TOKENS_MASK, 0)
         if field == ATTENTION_MASK:
             if self.wrap is not None:
-                n += len(self.wrap.heads[IDS]) + len(self.wrap.tails[IDS])
+                n += self.wrap.added
             return [1] * n
         if field == OVERFLOWING:
             return []
         if field == SEQUENCE_RANGES:
             if self.wrap is None:
                 return {}
-            start = len(self.wrap.heads[IDS])
+            start = self._start()
             return {0: (start, start + n)}
         raise IndexError(f"no field number {field}")
+
+
+cdef inline void _fill(WalkedFields fields, array.array ids, array.array offsets,
+                       array.array words, list strings, int type_id, object word,
+                       SingleWrap wrap, dict odd):
+    fields.ids, fields.offsets, fields.words, fields.strings = ids, offsets, words, strings
+    fields.type_id = type_id if wrap is None else wrap.type_id
+    fields.word, fields.wrap, fields.odd = word, wrap, odd
+
+
+cdef object _new_walked(object cls, object found, list strings, int type_id, object word,
+                        SingleWrap wrap):
+    # a new cls over WalkedFields of a walk's found (ids, offsets, words[, odd]),
+    # made without a Python-level __new__ or __init__ call
+    cdef WalkedFields fields = WalkedFields.__new__(WalkedFields)
+    _fill(fields, found[0], found[1], found[2], strings, type_id, word, wrap,
+          found[3] if len(found) > 3 else None)
+    encoding = (<PyTypeObject*>cls).tp_new(<type>cls, <PyObject*>_NO_ARGS, NULL)
+    encoding._walked = fields
+    return encoding
 
 
 def walked_encoding(cls, array.array ids not None, array.array offsets not None,
                     array.array words not None, list strings not None, int type_id, word,
                     SingleWrap wrap, dict odd):
     """A new ``cls`` (the walked Encoding class) over :class:`WalkedFields` of the arguments."""
-    encoding = cls.__new__(cls)
-    encoding._walked = WalkedFields(ids, offsets, words, strings, type_id, word, wrap, odd)
-    return encoding
+    return _new_walked(cls, (ids, offsets, words, odd), strings, type_id, word, wrap)
 
 
-cdef inline object _read(object encoding, int field):
-    return (<WalkedFields>encoding._walked).read(field)
+cdef class WalkedField:
+    """Field ``name`` of walked encodings, the data descriptor their class
+    has for it: reading makes the field (or gives the one kept), setting
+    keeps the value given.
 
-def read_ids(encoding):
-    """The ``ids`` of a walked encoding (kept, or made now)."""
-    return _read(encoding, IDS)
+    >>> from array import array
+    >>> from fasttok.post_processors.encoding import Encoding, WalkedEncoding
+    >>> type(WalkedEncoding.offsets).__name__, WalkedEncoding.offsets.name
+    ('WalkedField', 'offsets')
+    >>> Encoding.walked(array("I", [1]), array("i", [0, 2]), array("i", [0]), ["a", "b"]).tokens
+    ['b']
+    """
 
+    cdef readonly str name
+    cdef int number
 
-def read_type_ids(encoding):
-    """The ``type_ids`` of a walked encoding (kept, or made now)."""
-    return _read(encoding, TYPE_IDS)
+    def __init__(self, str name not None):
+        self.name, self.number = name, FIELDS.index(name)
 
+    def __get__(self, encoding, owner):
+        if encoding is None:
+            return self
+        return (<WalkedFields?>encoding._walked).read(self.number)
 
-def read_tokens(encoding):
-    """The ``tokens`` of a walked encoding (kept, or made now)."""
-    return _read(encoding, TOKENS)
-
-
-def read_offsets(encoding):
-    """The ``offsets`` of a walked encoding (kept, or made now)."""
-    return _read(encoding, OFFSETS)
-
-
-def read_word_ids(encoding):
-    """The ``word_ids`` of a walked encoding (kept, or made now)."""
-    return _read(encoding, WORD_IDS)
-
-
-def read_special_tokens_mask(encoding):
-    """The ``special_tokens_mask`` of a walked encoding (kept, or made now)."""
-    return _read(encoding, SPECIAL_TOKENS_MASK)
+    def __set__(self, encoding, value):
+        (<WalkedFields?>encoding._walked).keep(self.name, value)
 
 
-def read_attention_mask(encoding):
-    """The ``attention_mask`` of a walked encoding (kept, or made now)."""
-    return _read(encoding, ATTENTION_MASK)
+cdef class EncodingMaker:
+    """The encodings of one input each, as a pipeline set so makes them from
+    its walk: ``cls`` (the walked Encoding class) over the walk's arrays
+    with ``strings[id]`` as token strings and ``wrap`` (a
+    :class:`SingleWrap`, or ``None``) around them; ``walk_encode(text,
+    allowed)`` is the walk's ``encode``. Only for a pipeline whose
+    truncation and padding leave one input alone.
 
+    >>> from array import array
+    >>> from fasttok.post_processors.encoding import WalkedEncoding
+    >>> walk = lambda text, allowed: None if text == "?" else (
+    ...     array("I", [1]), array("i", [0, len(text)]), array("i", [0]))
+    >>> maker = EncodingMaker(WalkedEncoding, ["a", "b"], None, walk)
+    >>> maker.encode("xy", None).offsets, maker.encode("?", None)
+    ([(0, 2)], None)
+    >>> first, second = maker.make_many([walk("x", None), None], ["x", "?"], len)
+    >>> first.tokens, second
+    (['b'], 1)
+    """
 
-def read_overflowing(encoding):
-    """The ``overflowing`` of a walked encoding (kept, or made now)."""
-    return _read(encoding, OVERFLOWING)
+    cdef object cls, walk_encode
+    cdef list strings
+    cdef SingleWrap wrap
 
+    def __init__(self, cls not None, list strings not None, SingleWrap wrap, walk_encode not None):
+        self.cls, self.strings, self.wrap, self.walk_encode = cls, strings, wrap, walk_encode
 
-def read_sequence_ranges(encoding):
-    """The ``sequence_ranges`` of a walked encoding (kept, or made now)."""
-    return _read(encoding, SEQUENCE_RANGES)
+    def encode(self, text, allowed):
+        """The encoding of ``text`` (``allowed``: the added token ids matched),
+        or ``None`` where the walk declines it."""
+        found = self.walk_encode(text, allowed)
+        if found is None:
+            return None
+        return _new_walked(self.cls, found, self.strings, 0, None, self.wrap)
+
+    def make_many(self, list found not None, list texts not None, declined not None):
+        """The encoding of each walk's answer in ``found`` (of ``texts``, in
+        order); ``declined(text)`` gives the one the walk declined."""
+        cdef Py_ssize_t i, n = len(found)
+        if len(texts) != n:
+            raise ValueError(f"{n} walked texts for {len(texts)} texts")
+        cdef list out = PyList_New(n)
+        for i in range(n):
+            item = found[i]
+            if item is None:
+                _set(out, i, declined(texts[i]))
+            else:
+                _set(out, i, _new_walked(self.cls, item, self.strings, 0, None, self.wrap))
+        return out

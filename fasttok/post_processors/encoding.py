@@ -22,8 +22,7 @@ binding reads them (:mod:`fasttok.shared.binding_arguments`): an index is a
 from __future__ import annotations
 
 from fasttok.errors import FasttokError
-from fasttok.post_processors import _encoding_lists
-from fasttok.post_processors._encoding_lists import FIELDS, walked_encoding
+from fasttok.post_processors._encoding_lists import FIELDS, WalkedField, walked_encoding
 from fasttok.shared.binding_arguments import (ENCODING_TRUNCATE_DIRECTION, PADDING_DIRECTION,
                                               as_bool, as_direction, as_instance, as_sequence,
                                               as_str, as_u32, as_usize)
@@ -468,13 +467,6 @@ class WalkedEncoding(Encoding):
         super().pad(*args, **kwargs)
 
 
-def _kept(name: str):
-    def put(self, value) -> None:
-        self._walked.keep(name, value)
-
-    return put
-
-
 for _name in FIELDS:
-    setattr(WalkedEncoding, _name, property(getattr(_encoding_lists, f"read_{_name}"), _kept(_name),
-                                            doc=f"The encoding's {_name}, made when it is read."))
+    # each field made when it is read, in C (WalkedField's __get__)
+    setattr(WalkedEncoding, _name, WalkedField(_name))
