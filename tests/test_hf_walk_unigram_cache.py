@@ -149,6 +149,19 @@ def test_tied_segments_after_any_scores_walk_as_tokenizers(x, a, b, words, cache
     assert _first_difference(document, ["ab", text, text]) is None
 
 
+def test_ids_past_two_to_the_sixteen_come_back_from_the_cache_whole(cache_size):
+    # a vocabulary of 65,542 pieces keeps its cached ids in 32 bits (under
+    # 2 ** 16 they go two to a word): the pieces a text takes are the last
+    cache_size(16384)
+    doc = json.loads(json.dumps(TIED))
+    filler = [[f"\u4e00{k:05d}", -20.0] for k in range(0x10000)]
+    doc["model"]["vocab"][1:1] = filler
+    document = json.dumps(doc)
+    text = "x ab ab x b a"
+    assert min(_reference(document).encode(text, add_special_tokens=False).ids) > 0xFFFF
+    assert _first_difference(document, [text, text, "ab", text]) is None
+
+
 def test_two_walks_in_one_thread_keep_their_own_answers(cache_size):
     # the same segments under two vocabularies, alternately: an entry is
     # its walk's (an owner identity each), never the other's
