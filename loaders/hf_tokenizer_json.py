@@ -66,7 +66,7 @@ from fasttok.vocab import MAX_ID, Vocabulary, ids_are_dense, token_layout
 __all__ = ["load_tokenizer_json", "tokenizer_json_record", "tokenizer_json_file_record",
            "tokenizer_json_file_reading", "TokenizerJsonReading", "tokenizer_json_name",
            "tokenizer_config_path", "read_tokenizer_config", "byte_level_record", "looks_like_tokenizer_json",
-           "BYTE_LEVEL_REGEX", "JsonPathError"]
+           "BYTE_LEVEL_REGEX", "JsonPathError", "ModelObject"]
 
 # What ByteLevel(use_regex=true) splits with (tokenizers'
 # pre_tokenizers/byte_level.rs); the same text as GPT-2's original pattern.
@@ -546,9 +546,41 @@ def tokenizer_json_file_reading(data: bytes, path: str) -> TokenizerJsonReading:
                                             max([top, *record.special_tokens.values(),
                                                  *record.template_ids]))
         if packed is not None:
-            doc["model"] = packed.object()
+            doc["model"] = _model_object(doc, packed)
         record = _tokenizer_json_record(doc, path, name, config, packed, lean=False)[0]
     return TokenizerJsonReading(record, None, lambda: record, None, record.max_token_value)
+
+
+class ModelObject(dict):
+    """The ``model`` object of a document read packed, as ``json.loads``
+    gives it except ``"merges"``, which stays the :class:`PackedMerges`
+    (``to_list()`` gives the list: Gemma 3's 514k merges as Python objects
+    were a third of its load), with ``packed``, the :class:`PackedModel` it
+    was made from, whose vocabulary and merges a model's build reads in C.
+    Pickled and copied as the plain ``dict`` ``json.loads`` gives.
+
+    >>> from fasttok.shared._json_reader import read_tokenizer_document
+    >>> doc, packed = read_tokenizer_document(b'{"model": {"vocab": {"a": 0}, "merges": ["a a"]}}')
+    >>> model = ModelObject(packed)
+    >>> model["vocab"], model["merges"].to_list(), model.packed is packed
+    ({'a': 0}, ['a a'], True)
+    """
+
+    __slots__ = ("packed",)
+
+    def __init__(self, packed: PackedModel) -> None:
+        super().__init__(packed.object(merges=False))
+        self.packed = packed
+
+    def __reduce__(self) -> tuple:
+        return dict, (self.packed.object(),)
+
+
+def _model_object(doc: dict, packed: PackedModel) -> dict:
+    # the model object of a document whose model was read packed: a
+    # ModelObject, unless the byte-level reading (which reads the merges'
+    # list) may take the document
+    return packed.object() if _may_be_byte_level(doc, packed) else ModelObject(packed)
 
 
 def _may_be_byte_level(doc: dict, packed: PackedModel) -> bool:
@@ -596,7 +628,7 @@ def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
         if isinstance(data, (bytes, bytearray)):
             doc, packed = parse_tokenizer_json(data, source)
             if packed is not None:
-                doc["model"] = packed.object()
+                doc["model"] = _model_object(doc, packed)
         elif isinstance(data, str):
             doc = parse_json_document(data, source)
         return _tokenizer_json_record(doc, source, name, config, packed, lean=False)[0]

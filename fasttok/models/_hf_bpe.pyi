@@ -4,6 +4,7 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 
 from fasttok.errors import FasttokError
+from fasttok.shared._json_reader import PackedMerges, PackedVocab
 from fasttok.shared._tables import TokenTables
 
 class UnkTokenNotFoundError(FasttokError): ...
@@ -19,6 +20,14 @@ def merge_slots(
     empty_slot: int = ...,
     *,
     legacy: bool = ...,
+    skip: bytes | bytearray | None = ...,
+) -> array[int] | tuple[int, int]: ...
+
+def packed_merge_slots(
+    vocab: PackedVocab,
+    merges: PackedMerges,
+    cut: int,
+    *,
     skip: bytes | bytearray | None = ...,
 ) -> array[int] | tuple[int, int]: ...
 

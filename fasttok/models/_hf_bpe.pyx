@@ -97,6 +97,7 @@ from fasttok.errors import FasttokError
 
 from fasttok.models._bpe cimport Dropout, PairMemo, bpe_merge_parts, bpe_sample_parts, pair_memo_init, pair_memo_release
 from fasttok.shared._growth cimport grow_array
+from fasttok.shared._json_reader cimport KIND_PAIR, PackedMerges, PackedVocab
 from fasttok.shared._id_lists cimport PyObject_GC_UnTrack, ids_list
 from fasttok.shared._utf8 cimport Utf8Source, utf8_capacity, utf8_source, utf8_write
 from fasttok.shared._tables cimport NO_TOKEN, SELF_NO, SELF_UNKNOWN, SELF_YES, TokenTables, \
@@ -274,6 +275,113 @@ def merge_slots(merges, TokenTables tables not None, size_t cut, int64_t empty_s
             found[n_out + 1] = <uint32_t>r
             found[n_out + 2] = <uint32_t>m
             n_out += 3
+        out = array.clone(array.array("I"), n_out, False)
+        memcpy(out.data.as_uints, found, n_out * sizeof(uint32_t))
+        return out
+    finally:
+        free(buf)
+        free(found)
+
+
+cdef inline bint _utf8_has_surrogate(const uint8_t* p, size_t n) noexcept nogil:
+    # whether UTF-8 written with surrogatepass holds a surrogate (ED A0..BF)
+    cdef size_t i
+    for i in range(n):
+        if p[i] == 0xED and i + 1 < n and p[i + 1] >= 0xA0:
+            return True
+    return False
+
+
+def packed_merge_slots(PackedVocab vocab not None, PackedMerges merges not None, size_t cut, *,
+                       const uint8_t[::1] skip=None):
+    """:func:`merge_slots` of merges and a vocabulary kept packed by
+    fasttok's ``tokenizer.json`` reader, whose ids are its entries' places
+    (``vocab.in_order``: then the slots are the entries): the parts are
+    found with ``vocab.find`` in the packed UTF-8, no Python string made
+    for an entry or a merge. The merges are in the legacy form when none is
+    a pair, as :func:`merge_slots` is told; a failing merge gives the same
+    ``(index, part)``, a surrogate in a part failing that part first.
+
+    >>> from fasttok.shared._json_reader import read_tokenizer_document
+    >>> doc, m = read_tokenizer_document(
+    ...     b'{"model": {"vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b", "a x"]}}')
+    >>> packed_merge_slots(m.vocab, m.merges, 0)
+    (1, 1)
+    """
+    cdef array.array out
+    cdef Py_ssize_t i, n = merges.n
+    cdef size_t la, lb, cap = 256, n_out = 0
+    cdef const uint8_t* a
+    cdef const uint8_t* b
+    cdef int64_t l, r, m
+    cdef uint8_t* buf = NULL
+    cdef uint32_t* found = NULL
+    cdef bint legacy = n > 0
+    cdef Py_ssize_t bad = -1
+    cdef int part = 0
+    if not vocab.in_order:
+        raise ValueError("the vocabulary's ids are not its entries' places")
+    if skip is not None and skip.shape[0] < vocab.n:
+        raise ValueError(f"skip has {skip.shape[0]} bytes for {vocab.n} slots")
+    for i in range(n):
+        if merges.kinds[i] == KIND_PAIR:
+            legacy = False
+            break
+    buf = <uint8_t*>malloc(cap)
+    found = <uint32_t*>malloc((3 * <size_t>n + 1) * sizeof(uint32_t))
+    try:
+        if buf == NULL or found == NULL:
+            raise MemoryError()
+        with nogil:
+            for i in range(n):
+                if legacy:
+                    a = merges.data + merges.offsets[i]
+                    if merges.offsets[i + 1] - merges.offsets[i] >= 8 and memcmp(a, b"#version", 8) == 0:
+                        continue
+                elif merges.kinds[i] != KIND_PAIR:
+                    bad = i
+                    part = 3
+                    break
+                if merges.parts(i, &a, &la, &b, &lb):
+                    bad = i
+                    part = 3
+                    break
+                if _utf8_has_surrogate(a, la) or _utf8_has_surrogate(b, lb):
+                    bad = i
+                    part = 0 if _utf8_has_surrogate(a, la) else 1
+                    break
+                l = vocab.find(a, la)
+                if l < 0:
+                    bad = i
+                    part = 0
+                    break
+                r = vocab.find(b, lb)
+                if r < 0:
+                    bad = i
+                    part = 1
+                    break
+                # the cut must leave whole characters of the right part
+                if cut > lb or (cut < lb and (b[cut] & 0xC0) == 0x80):
+                    bad = i
+                    part = 2
+                    break
+                if la + lb - cut > cap:
+                    grow_array(<void**>&buf, &cap, la + lb - cut, 1, 256)
+                memcpy(buf, a, la)
+                memcpy(buf + la, b + cut, lb - cut)
+                m = vocab.find(buf, la + lb - cut)
+                if m < 0:
+                    bad = i
+                    part = 2
+                    break
+                if skip is not None and skip[m]:
+                    continue
+                found[n_out] = <uint32_t>l
+                found[n_out + 1] = <uint32_t>r
+                found[n_out + 2] = <uint32_t>m
+                n_out += 3
+        if bad >= 0:
+            return bad, part
         out = array.clone(array.array("I"), n_out, False)
         memcpy(out.data.as_uints, found, n_out * sizeof(uint32_t))
         return out

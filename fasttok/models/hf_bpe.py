@@ -25,7 +25,8 @@ from typing import Any, Optional
 
 from fasttok.errors import FasttokError
 from fasttok.models._hf_bpe import PREPEND_EACH, PREPEND_FIRST, PREPEND_UNLESS_THERE, HfBpeCore, \
-    StretchWalker, UnkTokenNotFoundError, merge_slots
+    StretchWalker, UnkTokenNotFoundError, merge_slots, packed_merge_slots
+from fasttok.shared._json_reader import PackedMerges
 from fasttok.shared._tables import TokenTables
 from fasttok.shared.json_fields import all_ints
 
@@ -105,6 +106,26 @@ def _merge_slots(tokens: list, slot_ints: tuple, unique: bool, merges: Sequence,
     return array("I", [slot for k in keep for slot in found[3 * k:3 * k + 3]])
 
 
+def _packed_build(packed: Any, prefix: str, never_slots: list) -> Optional[tuple]:
+    # (tokens, merge slots) from the packed vocabulary and merges of fasttok's
+    # tokenizer.json reader, found in its UTF-8 in C (Gemma 3: 262k entries,
+    # 514k merges, no Python string made for one); None where the Python
+    # build must run: nothing packed, ids that are not the entries' places,
+    # or a merge that fails (its error is then reported as it always is)
+    if packed is None or packed.vocab is None or packed.merges is None \
+            or not packed.vocab.in_order:
+        return None
+    skip = None
+    if never_slots:
+        skip = bytearray(len(packed.vocab))
+        for slot in never_slots:
+            skip[slot] = 1
+    found = packed_merge_slots(packed.vocab, packed.merges, len(prefix.encode("utf-8")), skip=skip)
+    if type(found) is tuple:
+        return None
+    return packed.vocab.utf8_texts(), found
+
+
 class BPE:
     """A ``tokenizers`` BPE model: ``vocab`` maps token strings to ids,
     ``merges`` lists ``(left, right)`` token strings by rank, or the
@@ -114,6 +135,12 @@ class BPE:
     ``never``: ids no merge makes and ``ignore_merges`` does not look up
     whole (the special added tokens, for fasttok's Encoding: ``["<unk",
     ">"]`` does not merge into the ``<unk>`` id).
+
+    ``packed``: the packed model of fasttok's ``tokenizer.json`` reader
+    that ``vocab`` and ``merges`` were read from (a ``ModelObject``'s):
+    the tokens and merges are then taken from its UTF-8 in C, and from the
+    Python objects only where it does not serve (ids that are not the
+    entries' places, a merge that fails).
 
     >>> BPE({"<unk>": 0, "a": 1}, [], unk_token="<unk>", fuse_unk=True).tokenize_ids("axxa")
     [1, 0, 1]
@@ -126,7 +153,7 @@ class BPE:
                  end_of_word_suffix: Optional[str] = None, fuse_unk: bool = False,
                  byte_fallback: bool = False, ignore_merges: bool = False,
                  dropout: Optional[float] = None, seed: Optional[int] = None,
-                 never: frozenset = frozenset()):
+                 never: frozenset = frozenset(), packed: Any = None):
         if dropout is not None and not 0.0 <= as_f32(dropout) <= 1.0:
             raise FasttokError(f"dropout must be between 0 and 1, got {dropout}")
         self._vocab = dict(vocab)
@@ -148,15 +175,20 @@ class BPE:
             slot_ints = tuple(map(operator.itemgetter(1), entries))
             unique = len(set(slot_ints)) == len(slot_ints)
         self._texts, self._slot_ints = texts, slot_ints
-        tokens = [token.encode("utf-8") for token in texts]
-        merges = merges if isinstance(merges, list) else list(merges)
         unk_slot = texts.index(unk_token) if unk_token in self._vocab else -1
-        empty_slot = texts.index("") if "" in self._vocab else -1
         never_slots = [slot for slot, i in enumerate(slot_ints) if i in never] if never else []
+        prefix = continuing_subword_prefix or ""
+        built = _packed_build(packed, prefix, never_slots)
+        if built is None:
+            tokens = [token.encode("utf-8") for token in texts]
+            merges = merges.to_list() if type(merges) is PackedMerges else (
+                merges if isinstance(merges, list) else list(merges))
+            empty_slot = texts.index("") if "" in self._vocab else -1
+            built = tokens, _merge_slots(tokens, slot_ints, unique, merges, prefix, empty_slot,
+                                         never_slots)
+        tokens, slot_merges = built
         self._core = HfBpeCore(
-            tokens, slot_ints,
-            _merge_slots(tokens, slot_ints, unique, merges, continuing_subword_prefix or "",
-                         empty_slot, never_slots),
+            tokens, slot_ints, slot_merges,
             names=texts if unique else tuple(map(self._id_to_token.__getitem__, slot_ints)),
             unk_slot=unk_slot if unk_token is not None else -1,
             unk_token=unk_token,
@@ -284,10 +316,12 @@ def vocab_from_json(spec: dict, where: str, fail) -> dict:
     return vocab
 
 
-def _merges_from_json(merges: Any, where: str, fail) -> list:
+def _merges_from_json(merges: Any, where: str, fail) -> Any:
     # the merges as BPE takes them, [["a", "b"], ...] pairs or the legacy
     # ["a b", ...], split and checked in C: a merge not of the form is BPE's
-    # error
+    # error; or the PackedMerges of fasttok's reader (a ModelObject's)
+    if type(merges) is PackedMerges:
+        return merges
     if not isinstance(merges, list):
         raise fail(where, "expected a list of merges")
     return merges
@@ -318,6 +352,7 @@ def bpe_from_json(spec: dict, where: str, fail, never: frozenset = frozenset()) 
         if not 0.0 <= as_f32(dropout) <= 1.0:
             raise fail(f"{where}.dropout", f"must be between 0 and 1, got {dropout}")
     try:
-        return BPE(vocab, merges, dropout=dropout, never=never, **options)
+        return BPE(vocab, merges, dropout=dropout, never=never,
+                   packed=getattr(spec, "packed", None), **options)
     except BpeMergeError as error:
         raise fail(f"{where}.merges[{error.index}]", error.problem) from None

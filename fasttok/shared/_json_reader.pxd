@@ -19,6 +19,13 @@ cdef class PackedVocab:
     cdef object _text(self, Py_ssize_t i)
 
 
+cdef enum:
+    # PackedMerges.kinds
+    KIND_STRING = 0x73  # "a b"
+    KIND_PAIR = 0x70  # ["a", "b"]
+    KIND_OTHER = 0x78  # a string without exactly one space
+
+
 cdef class PackedMerges:
     # Merge i's text spans data[offsets[i]:offsets[i + 1]]. kinds[i]: b"s" an
     # "a b" string, its space at mids[i]; b"p" an ["a", "b"] pair, "b"

@@ -41,13 +41,6 @@ __all__ = ["read_tokenizer_document", "PackedModel", "PackedVocab", "PackedMerge
 MAX_DEPTH = 500
 cdef int64_t MAX_ID = 0xFFFFFFFE  # fasttok.vocab.MAX_ID
 
-cdef enum:
-    # PackedMerges.kinds
-    KIND_STRING = 0x73  # "a b"
-    KIND_PAIR = 0x70  # ["a", "b"]
-    KIND_OTHER = 0x78  # a string without exactly one space
-
-
 class _Fallback(Exception):
     # the document is read by json.loads instead
     pass
@@ -556,19 +549,30 @@ class PackedModel:
         self.merges = merges
         self._object = None
 
-    def object(self):
-        """The whole model object (``vocab`` and ``merges`` where the file has them)."""
+    def object(self, merges=True):
+        """The whole model object (``vocab`` and ``merges`` where the file has
+        them); with ``merges`` false, a new one whose ``merges`` is the
+        :class:`PackedMerges` (when packed): the list is made for nothing
+        when a model's build reads them packed."""
+        if not merges:
+            return self._made(False)
         if self._object is None:
-            held = {"vocab": self.vocab, "merges": self.merges}
-            out = {}
-            for key in self._keys:
-                if key in held and held[key] is not None:
-                    packed = held[key]
-                    out[key] = packed.to_dict() if key == "vocab" else packed.to_list()
-                else:
-                    out[key] = self.rest[key]
-            self._object = out
+            self._object = self._made(True)
         return self._object
+
+    def _made(self, merges_list):
+        held = {"vocab": self.vocab, "merges": self.merges}
+        out = {}
+        for key in self._keys:
+            if key in held and held[key] is not None:
+                packed = held[key]
+                if key == "vocab":
+                    out[key] = packed.to_dict()
+                else:
+                    out[key] = packed.to_list() if merges_list else packed
+            else:
+                out[key] = self.rest[key]
+        return out
 
 
 cdef class _Reader:
