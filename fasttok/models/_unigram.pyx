@@ -2056,15 +2056,21 @@ cdef class UnigramWalk:
                     self.model._fuse(p, &w.nodes, &w.spans)
                     tokens = &w.spans
                     break
+            if not w.offsets:
+                # the ids alone: room made once, not a call a token
+                if w.n + tokens.len > w.cap:
+                    grow_array(<void**>&w.ids, &w.cap, w.n + tokens.len, sizeof(uint32_t), 64)
+                for j in range(tokens.len):
+                    w.ids[w.n + j] = tokens.data[j].id
+                w.n += tokens.len
+                w.word += 1
+                continue
             for j in range(tokens.len):
                 sp = &tokens.data[j]
-                if w.offsets:
-                    _out_push(w, sp.id, chars.data[w.char_of[ref.start + sp.start]].start,
-                              chars.data[w.char_of[ref.start + sp.end - 1]].end)
-                    if sp.flags & FLAG_TEXT:
-                        _note_unknown(w, p + sp.start, sp.end - sp.start)
-                else:
-                    _out_push(w, sp.id, 0, 0)
+                _out_push(w, sp.id, chars.data[w.char_of[ref.start + sp.start]].start,
+                          chars.data[w.char_of[ref.start + sp.end - 1]].end)
+                if sp.flags & FLAG_TEXT:
+                    _note_unknown(w, p + sp.start, sp.end - sp.start)
             w.word += 1
         w.n_pieces = 0
         w.utf8_len = 0
