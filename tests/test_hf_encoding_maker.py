@@ -90,3 +90,10 @@ def test_a_walked_field_set_is_kept_and_read_back():
                         STRINGS)
     e.tokens = ["x", "y"]
     assert e.tokens == ["x", "y"] and e.ids == [3, 4]
+
+
+def test_ids_read_equal_the_walks_whether_shared_or_made():
+    ids = [0, 7, 262_143, 262_144, 2 ** 32 - 1]
+    e = Encoding.walked(array("I", ids), array("i", [0, 1] * len(ids)), array("i", [0] * len(ids)),
+                        STRINGS)
+    assert e.ids == ids and e.ids == ids

@@ -47,6 +47,14 @@ cdef enum:
     PAIR_WIDTHS = 32
 cdef PyObject* _pairs[PAIR_STARTS * PAIR_WIDTHS]
 
+# the ints of token ids below ID_INTS, each made the first time it is asked
+# for and kept, as the pairs are: an id read is an int made and freed
+# otherwise (a third of reading a line's ids; 2 MB of table, its pages
+# touched as ids are met, and one int per id met)
+cdef enum:
+    ID_INTS = 1 << 18
+cdef PyObject* _ints[ID_INTS]
+
 cdef tuple _NO_ARGS = ()
 # a wrapping of nothing: each field's list empty
 cdef tuple _UNWRAPPED_LISTS = ([],) * WRAPPED
@@ -64,6 +72,17 @@ cdef inline object _pair(int start, int end):
         Py_INCREF(pair)
         _pairs[slot] = <PyObject*>pair
     return <object>_pairs[slot]
+
+
+cdef inline object _id_int(unsigned int value):
+    cdef object number
+    if value >= ID_INTS:
+        return value
+    if _ints[value] == NULL:
+        number = value
+        Py_INCREF(number)
+        _ints[value] = <PyObject*>number
+    return <object>_ints[value]
 
 
 cdef inline void _set(list out, Py_ssize_t i, object item):
@@ -206,7 +225,7 @@ cdef class WalkedFields:
         cdef unsigned int* at = self.ids.data.as_uints
         cdef list out = self._framed(IDS, n)
         for i in range(n):
-            _set(out, h + i, at[i])
+            _set(out, h + i, _id_int(at[i]))
         return out
 
     cdef list _tokens(self):
