@@ -123,6 +123,19 @@ def test_packed_merge_slots_stop_where_merge_slots_stop(merges):
     assert packed_slots(model) == python_slots(model)
 
 
+@pytest.mark.parametrize("bad_at", [63, 64, 130])
+def test_packed_merge_slots_stop_at_a_bad_merge_past_the_first_block(bad_at):
+    # the parts of 64 merges are looked up together
+    vocab = {chr(0x100 + k): k for k in range(200)}
+    merges = [[chr(0x100 + k), chr(0x100 + k + 1)] for k in range(150)]
+    vocab.update({a + b: 200 + k for k, (a, b) in enumerate(merges)})
+    merges[bad_at] = [merges[bad_at][0], "x"]
+    model = {"type": "BPE", "vocab": vocab, "merges": merges}
+    assert packed_slots(model) == python_slots(model) == (bad_at, 1)
+    merges[bad_at] = merges[0]
+    assert len(packed_slots(model)) == 3 * 150
+
+
 def test_packed_merge_slots_name_a_cut_inside_a_character_as_the_merged_token():
     model = {"type": "BPE", "vocab": {"a": 0, "é": 1, "a\xa9": 2}, "merges": [["a", "é"]]}
     assert packed_slots(model, cut=1) == python_slots(model, cut=1) == (0, 2)

@@ -165,10 +165,11 @@ class BPE:
         self.ignore_merges = ignore_merges
         self.dropout = dropout
         texts = tuple(self._vocab)
-        slot_ints = tuple(self._vocab.values())
+        in_order = packed is not None and packed.vocab is not None and packed.vocab.in_order
+        slot_ints = tuple(range(len(texts))) if in_order else tuple(self._vocab.values())
         # The slots are the entries by id. Ids 0..n-1 in the file's order
         # (every shared file) are those already, each id one token's.
-        unique = slot_ints == tuple(range(len(slot_ints)))
+        unique = in_order or slot_ints == tuple(range(len(slot_ints)))
         if not unique:
             entries = sorted(self._vocab.items(), key=operator.itemgetter(1))
             texts = tuple(map(operator.itemgetter(0), entries))
@@ -308,7 +309,9 @@ def vocab_from_json(spec: dict, where: str, fail) -> dict:
     vocab = spec.get("vocab")
     if not isinstance(vocab, dict):
         raise fail(f"{where}.vocab", "expected an object of token -> id")
-    if all_ints(vocab.values(), 2**32):
+    packed = getattr(spec, "packed", None)
+    # fasttok's reader packs a vocabulary only when its ids are 0..2**32-2
+    if (packed is not None and packed.vocab is not None) or all_ints(vocab.values(), 2**32):
         return vocab
     for token, token_id in vocab.items():
         if isinstance(token_id, bool) or not isinstance(token_id, int) or not 0 <= token_id < 2**32:
