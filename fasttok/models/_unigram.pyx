@@ -1309,8 +1309,20 @@ cdef class TokenizersUnigram:
 # * ids and encode are the compiled object's methods, and the added-token
 #   test is a C scan for the tokens' first characters (a Python call or two
 #   a text was a fifth of a line's walk).
-# * Per en.txt line: walk.encode ~2.2 us, walk.ids ~2.3 us, tokie ~2.4-3.2,
-#   kitoken ~10, tokenizers ~25-45 (one call a line, same process).
+# * The one-for-one Replace (' ' -> the replacement) and the squeeze of a
+#   run store every character under a mask: a branch on each character
+#   mispredicted at every space (the Replace stages were 15% of a whole
+#   text's walk, then 8%).
+# * Measured (load ~4 on 2 cores; CPU time, best of 5, fasttok with the
+#   cache on, off and tokie taking turns in one process on the inputs of
+#   bench/test_hf_ids_peers_bench.py: 5,000 lines of each corpus, a line a
+#   call of fasttok.load(...).encode, or the lines joined):
+#   botchan_unigram_5000 from_spm_proto whole en.txt 5.80 ms (cache off
+#   7.91, tokie 5.29), code.txt 2.76 (3.10, tokie 2.91); per en line 1.83 us
+#   (off 2.27, tokie 1.65), of which walk.ids is 1.56 and the two Python
+#   frames above it (Encoding.encode, HFModel.encode) ~0.4. The cache's
+#   1 MiB default leaves ~14% of en.txt's 10k distinct segments missing
+#   every pass (2-way sets thrash); at 65536 entries whole en is ~11% faster.
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
