@@ -220,7 +220,11 @@ def alternating_table(rounds: int = 5, names: tuple = ()) -> list:
     """The steady-state ratios (peer time / fasttok time) with the libraries
     taking turns round by round, the best of ``rounds`` each: on a shared
     machine, what else runs slows every library of a round alike, where
-    pytest-benchmark's rounds of one library after another's do not.
+    pytest-benchmark's rounds of one library after another's do not. Times
+    are the process's CPU time (``time.process_time``), not the wall clock:
+    on a machine loaded past its cores the wall clock counts the time other
+    processes ran (a 2-core VM at load 7 gave fasttok 3-5 us a line by the
+    wall clock, 1.8 by CPU time).
     A peer whose ids differ is marked ``*``; one that cannot load the file, ``-``.
     ``names``: the vocabularies whose name holds one of them (all if empty)."""
     import time
@@ -245,9 +249,9 @@ def alternating_table(rounds: int = 5, names: tuple = ()) -> list:
                     run(encode, arg)  # warm-up
                 for _ in range(rounds):
                     for impl, encode in encoders.items():
-                        start = time.perf_counter()
+                        start = time.process_time()
                         run(encode, arg)
-                        best[impl] = min(best[impl], time.perf_counter() - start)
+                        best[impl] = min(best[impl], time.process_time() - start)
                 calls = len(arg) if mode == "lines" else 1
                 cells = [f"{best[p] / best['fasttok']:.2f}{marks[p]}" if p in best else "-"
                          for p in peers]
