@@ -553,24 +553,29 @@ def tokenizer_json_file_reading(data: bytes, path: str) -> TokenizerJsonReading:
 
 class ModelObject(dict):
     """The ``model`` object of a document read packed, as ``json.loads``
-    gives it except ``"merges"``, which stays the :class:`PackedMerges`
-    (``to_list()`` gives the list: Gemma 3's 514k merges as Python objects
-    were a third of its load), with ``packed``, the :class:`PackedModel` it
-    was made from, whose vocabulary and merges a model's build reads in C.
-    Pickled and copied as the plain ``dict`` ``json.loads`` gives.
+    gives it except its packed parts: ``"merges"`` stays the
+    :class:`PackedMerges` (``to_list()`` gives the list) and, for a BPE
+    model whose ids are its entries' places, ``"vocab"`` the
+    :class:`PackedVocab` (``to_dict()``): Gemma 3's 514k merges and 262k
+    entries as Python objects were half of its load. ``packed``: the
+    :class:`PackedModel` it was made from, which a model's build reads in
+    C. Pickled and copied as the plain ``dict`` ``json.loads`` gives.
 
     >>> from fasttok.shared._json_reader import read_tokenizer_document
-    >>> doc, packed = read_tokenizer_document(b'{"model": {"vocab": {"a": 0}, "merges": ["a a"]}}')
+    >>> doc, packed = read_tokenizer_document(
+    ...     b'{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a a"]}}')
     >>> model = ModelObject(packed)
-    >>> model["vocab"], model["merges"].to_list(), model.packed is packed
+    >>> model["vocab"].to_dict(), model["merges"].to_list(), model.packed is packed
     ({'a': 0}, ['a a'], True)
     """
 
     __slots__ = ("packed",)
 
     def __init__(self, packed: PackedModel) -> None:
-        super().__init__(packed.object(merges=False))
+        super().__init__(packed.object(made=False))
         self.packed = packed
+        if packed.vocab is not None and (self.get("type") != "BPE" or not packed.vocab.in_order):
+            self["vocab"] = packed.vocab.to_dict()
 
     def __reduce__(self) -> tuple:
         return dict, (self.packed.object(),)
@@ -578,9 +583,13 @@ class ModelObject(dict):
 
 def _model_object(doc: dict, packed: PackedModel) -> dict:
     # the model object of a document whose model was read packed: a
-    # ModelObject, unless the byte-level reading (which reads the merges'
-    # list) may take the document
-    return packed.object() if _may_be_byte_level(doc, packed) else ModelObject(packed)
+    # ModelObject, unless the byte-level reading (which reads the vocab and
+    # merges as Python objects) may take the document: it needs the
+    # ByteLevel decoder
+    decoder = doc.get("decoder")
+    if type(decoder) is dict and decoder.get("type") == "ByteLevel":
+        return packed.object()
+    return ModelObject(packed)
 
 
 def _may_be_byte_level(doc: dict, packed: PackedModel) -> bool:
@@ -646,7 +655,8 @@ def _tokenizer_json_record(doc: Any, source: str, name: Optional[str], config: O
     packed_vocab = None
     if not lean and packed is not None:
         packed_vocab, packed = packed.vocab, None
-    model_ids = packed.vocab if packed is not None else _model_token_ids(r, model)
+    model_ids = packed.vocab if packed is not None else (
+        packed_vocab if type(model.get("vocab")) is PackedVocab else _model_token_ids(r, model))
     _check_spells_every_text(r, model, model_ids)
     # the model's vocabulary size as tokenizers counts it: the entries listed
     unigram = isinstance(model.get("vocab"), list)

@@ -174,9 +174,19 @@ def test_special_added_tokens_stay_out_of_the_merges_of_both_builds():
     assert packed.tokenize("abc") == plain.tokenize("abc") == [(0, "a", (0, 1)), (6, "bc", (1, 3))]
 
 
+def test_the_packed_builds_lookups_are_the_python_builds():
+    packed, plain = both_builds(SMALL)
+    assert packed.get_vocab() == plain.get_vocab() == SMALL["vocab"]
+    assert packed.get_vocab_size() == plain.get_vocab_size() == 7
+    for token in ("ab", "", "x"):
+        assert packed.token_to_id(token) == plain.token_to_id(token)
+    for token_id in (0, 5, 9):
+        assert packed.id_to_token(token_id) == plain.id_to_token(token_id)
+
+
 def test_a_model_object_pickles_and_copies_as_the_json_object():
     model = packed_object(SMALL)
-    for made in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model)):
+    for made in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model)):  # both parts made
         assert type(made) is dict and made == SMALL
 
 

@@ -26,7 +26,7 @@ from typing import Any, Optional
 from fasttok.errors import FasttokError
 from fasttok.models._hf_bpe import PREPEND_EACH, PREPEND_FIRST, PREPEND_UNLESS_THERE, HfBpeCore, \
     StretchWalker, UnkTokenNotFoundError, merge_slots, packed_merge_slots
-from fasttok.shared._json_reader import PackedMerges
+from fasttok.shared._json_reader import PackedMerges, PackedVocab
 from fasttok.shared._tables import TokenTables
 from fasttok.shared.json_fields import all_ints
 
@@ -156,7 +156,11 @@ class BPE:
                  never: frozenset = frozenset(), packed: Any = None):
         if dropout is not None and not 0.0 <= as_f32(dropout) <= 1.0:
             raise FasttokError(f"dropout must be between 0 and 1, got {dropout}")
-        self._vocab = dict(vocab)
+        # a PackedVocab (of a ModelObject) is kept as it is: its dict is made
+        # only if get_vocab is called
+        packed_vocab = vocab if type(vocab) is PackedVocab and vocab.in_order else None
+        self._vocab = packed_vocab if packed_vocab is not None else (
+            vocab.to_dict() if type(vocab) is PackedVocab else dict(vocab))
         self.unk_token = unk_token
         self.continuing_subword_prefix = continuing_subword_prefix
         self.end_of_word_suffix = end_of_word_suffix
@@ -164,8 +168,9 @@ class BPE:
         self.byte_fallback = byte_fallback
         self.ignore_merges = ignore_merges
         self.dropout = dropout
-        texts = tuple(self._vocab)
-        in_order = packed is not None and packed.vocab is not None and packed.vocab.in_order
+        texts = packed_vocab.texts() if packed_vocab is not None else tuple(self._vocab)
+        in_order = packed_vocab is not None or (
+            packed is not None and packed.vocab is not None and packed.vocab.in_order)
         slot_ints = tuple(range(len(texts))) if in_order else tuple(self._vocab.values())
         # The slots are the entries by id. Ids 0..n-1 in the file's order
         # (every shared file) are those already, each id one token's.
@@ -281,7 +286,7 @@ class BPE:
         >>> BPE({"a": 0}, []).get_vocab()
         {'a': 0}
         """
-        return dict(self._vocab)
+        return self._vocab.to_dict() if type(self._vocab) is PackedVocab else dict(self._vocab)
 
     def get_vocab_size(self) -> int:
         """How many entries the vocabulary has (tokenizers counts entries, not ids).
@@ -307,6 +312,8 @@ def vocab_from_json(spec: dict, where: str, fail) -> dict:
     {'a': 0}
     """
     vocab = spec.get("vocab")
+    if type(vocab) is PackedVocab:
+        return vocab  # fasttok's reader packs ids 0..2**32-2 only
     if not isinstance(vocab, dict):
         raise fail(f"{where}.vocab", "expected an object of token -> id")
     packed = getattr(spec, "packed", None)

@@ -25,6 +25,8 @@ Strings are decoded with ``surrogatepass``, as ``json.loads`` decodes bytes.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_SetItem
 from cpython.long cimport PyLong_FromLongLong
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, realloc
@@ -307,6 +309,17 @@ cdef class PackedVocab:
                                                self.offsets[i + 1] - self.offsets[i])
         return out
 
+    def texts(self):
+        """The texts in file order, a ``tuple`` of ``str`` (a BPE model's
+        token names: no dict of the vocabulary made for them)."""
+        cdef tuple out = PyTuple_New(self.n)
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            text = self._text(i)
+            Py_INCREF(text)
+            PyTuple_SET_ITEM(out, i, text)
+        return out
+
     cdef object _text(self, Py_ssize_t i):
         return PyUnicode_DecodeUTF8(<const char*>self.data + self.offsets[i],
                                     self.offsets[i + 1] - self.offsets[i], NULL)
@@ -549,27 +562,28 @@ class PackedModel:
         self.merges = merges
         self._object = None
 
-    def object(self, merges=True):
+    def object(self, made=True):
         """The whole model object (``vocab`` and ``merges`` where the file has
-        them); with ``merges`` false, a new one whose ``merges`` is the
-        :class:`PackedMerges` (when packed): the list is made for nothing
-        when a model's build reads them packed."""
-        if not merges:
+        them); with ``made`` false, a new one whose packed parts are the
+        :class:`PackedVocab` and :class:`PackedMerges` themselves: their
+        Python objects are made for nothing when a model's build reads them
+        packed."""
+        if not made:
             return self._made(False)
         if self._object is None:
             self._object = self._made(True)
         return self._object
 
-    def _made(self, merges_list):
+    def _made(self, made):
         held = {"vocab": self.vocab, "merges": self.merges}
         out = {}
         for key in self._keys:
             if key in held and held[key] is not None:
                 packed = held[key]
-                if key == "vocab":
-                    out[key] = packed.to_dict()
+                if not made:
+                    out[key] = packed
                 else:
-                    out[key] = packed.to_list() if merges_list else packed
+                    out[key] = packed.to_dict() if key == "vocab" else packed.to_list()
             else:
                 out[key] = self.rest[key]
         return out
