@@ -184,6 +184,13 @@ def test_the_packed_builds_lookups_are_the_python_builds():
         assert packed.id_to_token(token_id) == plain.id_to_token(token_id)
 
 
+def test_texts_by_id_are_the_vocabularys_texts_at_their_ids_or_none_for_other_ids():
+    packed, plain = both_builds(SMALL)
+    assert packed.texts_by_id == plain.texts_by_id == tuple(SMALL["vocab"])
+    sparse = dict(SMALL, vocab={"a": 0, "b": 1, "ab": 3, "c": 4, "abc": 5, "": 6, "bc": 7})
+    assert all(model.texts_by_id is None for model in both_builds(sparse))
+
+
 def test_a_model_object_pickles_and_copies_as_the_json_object():
     model = packed_object(SMALL)
     for made in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model)):  # both parts made

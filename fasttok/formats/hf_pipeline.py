@@ -157,8 +157,11 @@ class HFPipeline:
         # Llama 3's load, built for nothing else)
         record = self.record
         if record is None or record.merges is None:
-            strings: list = []
-            for text, token_id in self.model.get_vocab().items():
+            # a BPE whose ids are its entries' places lists them by id (Gemma
+            # 3's get_vocab would make a dict of 262k entries for this)
+            by_id = getattr(self.model, "texts_by_id", None)
+            strings: list = list(by_id) if by_id is not None else []
+            for text, token_id in self.model.get_vocab().items() if by_id is None else ():
                 if token_id >= len(strings):
                     strings += [None] * (token_id + 1 - len(strings))
                 strings[token_id] = text

@@ -175,6 +175,9 @@ class BPE:
         # The slots are the entries by id. Ids 0..n-1 in the file's order
         # (every shared file) are those already, each id one token's.
         unique = in_order or slot_ints == tuple(range(len(slot_ints)))
+        #: the token strings by id when the ids are the entries' places (an
+        #: Encoding spells its tokens from them), else None
+        self.texts_by_id = texts if unique else None
         if not unique:
             entries = sorted(self._vocab.items(), key=operator.itemgetter(1))
             texts = tuple(map(operator.itemgetter(0), entries))
