@@ -228,6 +228,24 @@ def test_every_scanner_is_fuzzed():
     assert {n for n, _ in TIKTOKEN_CASES} | {n for n, _ in GGUF_CASES} == set(SCANNERS)
 
 
+# Letter runs of 1 to 17 ASCII letters (the scanners read them 8 bytes at a
+# time) ended by every ASCII character, a non-ASCII letter, a mark, or the end.
+_RUN = "HeLLoWorLdaBcXyZqm"
+LETTER_RUN_TEXTS = [" ".join(_RUN[:k] + end for k in range(1, 18))
+                    for end in [chr(c) for c in range(128)] + ["\u00e9", "\u0301", "\u65e5"]]
+LETTER_RUN_TEXTS += [_RUN[:k] for k in range(1, 18)] + ["'" + _RUN[:k] for k in range(1, 18)]
+
+
+@pytest.mark.parametrize("case", TIKTOKEN_CASES + GGUF_CASES,
+                         ids=[_tiktoken_id(c) for c in TIKTOKEN_CASES] + [_gguf_id(c) for c in GGUF_CASES])
+def test_scanner_ends_ascii_letter_runs_where_the_pattern_does(case):
+    name, pattern = case
+    reference = llama_cpp_split if isinstance(pattern, tuple) else regex_split
+    for text in LETTER_RUN_TEXTS:
+        problem = first_divergence(split(name, text), reference(pattern, text), text)
+        assert problem is None, f"{name}: {problem}"
+
+
 # ---------------------------------------------------------------- single behaviours
 
 

@@ -39,7 +39,8 @@ Known patterns map to scanners in :mod:`fasttok.pre_tokenizers.patterns` (tiktok
 ``pat_str``) and :mod:`fasttok.pre_tokenizers.gguf` (llama.cpp's regex lists).
 """
 
-from libc.stdint cimport uint8_t, uint16_t, uint32_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 
 from fasttok.shared._unicode cimport (FT_L, FT_LL, FT_LM_LO, FT_LU_LT, FT_M, FT_N, FT_P, FT_S,
                         FT_WS, ft_class, ft_simple_fold_to_ascii_lower)
@@ -139,6 +140,48 @@ cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint
                 break
             i += w
     return i
+
+
+cdef extern from *:
+    """
+    /* Reading 8 text bytes as one word needs a little-endian word and a
+     * count of trailing zeros; elsewhere _run_letters is the byte loop. */
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) \
+        && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    #define FT_SWAR_LETTERS 1
+    #define ft_ctz64(x) ((int)__builtin_ctzll(x))
+    #else
+    #define FT_SWAR_LETTERS 0
+    #define ft_ctz64(x) 0
+    #endif
+    """
+    const bint FT_SWAR_LETTERS
+    int ft_ctz64(uint64_t x) noexcept nogil
+
+
+cdef inline Py_ssize_t _run_letters(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint16_t letters,
+                                    Tables tables) noexcept nogil:
+    # _run(letters) for a mask whose ASCII members are exactly [A-Za-z] (FT_L,
+    # with or without FT_M), eight bytes a step while they are ASCII letters:
+    # an English word then costs a step or two instead of a table read per
+    # byte. Each byte, case folded (| 0x20) and without its high bit, is a
+    # letter when adding 0x1F sets its high bit (>= 'a') and adding 0x05 does
+    # not (<= 'z'); no sum carries into the next byte. A byte with its high
+    # bit set is no ASCII letter and goes, with the rest, to _run.
+    cdef uint64_t w, t, letter
+    if FT_SWAR_LETTERS:
+        while end - i >= 8:
+            memcpy(&w, s + i, 8)
+            t = (w | 0x2020202020202020ULL) & 0x7F7F7F7F7F7F7F7FULL
+            letter = (t + 0x1F1F1F1F1F1F1F1FULL) & ~(t + 0x0505050505050505ULL) & ~w
+            letter &= 0x8080808080808080ULL
+            if letter != 0x8080808080808080ULL:
+                i += ft_ctz64(letter ^ 0x8080808080808080ULL) >> 3
+                if s[i] < 0x80:
+                    return i
+                break
+            i += 8
+    return _run(s, i, end, letters, tables)
 
 
 cdef inline Py_ssize_t _run_without(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint16_t mask,
@@ -273,7 +316,7 @@ cdef inline Py_ssize_t _gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, Tab
             cls = nxt
             j = i + 1
     if cls & FT_L:
-        return _run(s, j, end, FT_L, tables)
+        return _run_letters(s, j, end, FT_L, tables)
     if cls & FT_N:
         return _run(s, j, end, FT_N, tables)
     if not (cls & FT_WS):
@@ -284,6 +327,26 @@ cdef inline Py_ssize_t _gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, Tab
 cdef inline Py_ssize_t _cl100k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, Tables tables,
                                bint whole_at_end, int digits, uint16_t letters,
                                bint newlines_after_other) noexcept nogil:
+    # Most pieces of English and code first, small enough to inline into
+    # each scanner: a run of letters from an ASCII letter, or from one ASCII
+    # character that may lead them (not \r \n ' or a digit: what
+    # _cl100k_rest decides the same way). The call and the register saves
+    # of the general path were a quarter of the scanner's instructions.
+    cdef uint8_t b = s[i]
+    cdef uint16_t cls
+    if b < 0x80:
+        cls = ASCII_CLASS[b]
+        if cls & FT_L:
+            return _run_letters(s, i, end, letters, tables)
+        if (i + 1 < end and s[i + 1] < 0x80 and ASCII_CLASS[s[i + 1]] & FT_L and b != 0x27
+                and b != 0x0D and b != 0x0A and not (cls & FT_N)):
+            return _run_letters(s, i + 1, end, letters, tables)
+    return _cl100k_rest(s, i, end, tables, whole_at_end, digits, letters, newlines_after_other)
+
+
+cdef inline Py_ssize_t _cl100k_rest(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, Tables tables,
+                                    bint whole_at_end, int digits, uint16_t letters,
+                                    bint newlines_after_other) noexcept nogil:
     # '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+
     # | ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s
     # with letters for \p{L} (qwen35's [\p{L}\p{M}] -- the leading class still
@@ -299,11 +362,11 @@ cdef inline Py_ssize_t _cl100k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, T
         if r:
             return r
     if cls & letters:
-        return _run(s, i, end, letters, tables)
+        return _run_letters(s, i, end, letters, tables)
     if b != 0x0D and b != 0x0A and not (cls & FT_N):
         # one character of anything else may lead a run of letters
         if i + w < end and _class_at(s, i + w, end, &w2, tables) & letters:
-            return _run(s, i + w, end, letters, tables)
+            return _run_letters(s, i + w, end, letters, tables)
     if cls & FT_N:
         return _run_digits(s, i, end, digits, tables)
     r = -1
@@ -612,3 +675,19 @@ def split(str name, str text):
         pieces.append(data[i:j].decode("utf-8"))
         i = j
     return pieces
+
+
+# Performance notes
+#
+# ASCII letter runs (_run_letters) read 8 bytes a step, and _cl100k tries
+# the commonest pieces (letters, or one leading ASCII character and
+# letters) before the general path (_cl100k_rest). Cachegrind, cl100k_base
+# encode_ordinary of 600 kB of en.txt after its first half (instructions of
+# the scan functions): 16.8M -> 14.5M (the whole encode 66.5M -> 64.3M);
+# 400 kB of code.txt 11.8M -> 10.5M; zh.txt 21.0M -> 22.2M (its pieces pay
+# the fast path's test and leave through _cl100k_rest; 0.5% of zh's encode).
+# The step of 8 needs a little-endian word and __builtin_ctzll; other
+# compilers and byte orders take the byte loop. Timed A/B (separate
+# processes taking turns, best of 5, load ~5-6 on 2 cores): en 40.4 -> 41.4
+# MB/s, code 66.4 -> 67.1, within noise. Not tried: SSE2 classification of
+# 16 bytes (a word of English ends within 8 bytes nearly always).
