@@ -205,6 +205,19 @@ cdef inline size_t _skip_space(const uint8_t* s, size_t n, size_t i) noexcept no
     return i
 
 
+cdef inline int _after_item(const uint8_t* s, size_t n, size_t* i, uint8_t close) noexcept nogil:
+    # the step after an item of a packed object or list: 0 with *i at the
+    # next item (past the comma), 2 with *i past ``close``, 1 when neither
+    cdef size_t k = _skip_space(s, n, i[0])
+    if k < n and s[k] == 0x2C:
+        i[0] = _skip_space(s, n, k + 1)
+        return 0
+    if k < n and s[k] == close:
+        i[0] = k + 1
+        return 2
+    return 1
+
+
 cdef class PackedVocab:
     """A model's ``vocab`` object ``{text: id}`` kept packed (see the module
     notes); ``to_dict()`` gives it as ``json.loads`` would.
@@ -421,6 +434,7 @@ cdef int _pack_vocab(PackedVocab v, const uint8_t* s, size_t n, size_t* at) exce
     # {string: id, ...} with ids 0 .. MAX_ID written as plain integers
     cdef size_t i = _skip_space(s, n, at[0] + 1), used = 0, digits
     cdef int64_t value
+    cdef int step
     cdef Py_ssize_t e = 0
     _vocab_room(v, 0)
     v.offsets[0] = 0
@@ -453,14 +467,11 @@ cdef int _pack_vocab(PackedVocab v, const uint8_t* s, size_t n, size_t* at) exce
         e += 1
         v.offsets[e] = used
         v.n = e
-        i = _skip_space(s, n, i)
-        if i >= n:
-            return 1
-        if s[i] == 0x2C:
-            i = _skip_space(s, n, i + 1)
+        step = _after_item(s, n, &i, 0x7D)
+        if step == 0:
             continue
-        if s[i] == 0x7D:
-            at[0] = i + 1
+        if step == 2:
+            at[0] = i
             return 0
         return 1
 
@@ -490,6 +501,7 @@ cdef int _pack_merges(PackedMerges m, const uint8_t* s, size_t n, size_t* at) ex
     # list of strings and two-string lists
     cdef size_t i = _skip_space(s, n, at[0] + 1), used = 0, k, spaces
     cdef Py_ssize_t e = 0
+    cdef int step
     _merge_room(m, 0)
     m.offsets[0] = 0
     if i < n and s[i] == 0x5D:
@@ -532,14 +544,11 @@ cdef int _pack_merges(PackedMerges m, const uint8_t* s, size_t n, size_t* at) ex
         e += 1
         m.offsets[e] = used
         m.n = e
-        i = _skip_space(s, n, i)
-        if i >= n:
-            return 1
-        if s[i] == 0x2C:
-            i = _skip_space(s, n, i + 1)
+        step = _after_item(s, n, &i, 0x5D)
+        if step == 0:
             continue
-        if s[i] == 0x5D:
-            at[0] = i + 1
+        if step == 2:
+            at[0] = i
             return 0
         return 1
 
