@@ -825,7 +825,7 @@ def read_tokenizer_document(data):
     holds them; ``None`` when the bytes are for ``json.loads`` to read (and
     to say what is wrong with them: see the module notes).
 
-    >>> read_tokenizer_document(b'{"a": [1, 2.5, "\\ud83d\\ude00", null]}')
+    >>> read_tokenizer_document(rb'{"a": [1, 2.5, "\\ud83d\\ude00", null]}')
     ({'a': [1, 2.5, '😀', None]}, None)
     >>> read_tokenizer_document(b'{"a": [1, 2}') is None
     True
