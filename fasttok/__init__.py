@@ -30,7 +30,8 @@ except ModuleNotFoundError as exc:
 
 from fasttok import registry
 from fasttok.core import Encoding, StreamDecoder
-from fasttok.errors import FasttokError, UnknownEncodingError, VocabularyError, VocabularyFileError
+from fasttok.errors import (DocumentFileError, FasttokError, UnknownEncodingError, VocabularyError,
+                            VocabularyFileError)
 from fasttok.model import encoding_for_model, encoding_name_for_model
 from fasttok.registry import list_encoding_names
 from fasttok.tiktoken_load import data_gym_to_mergeable_bpe_ranks, dump_tiktoken_bpe, load_tiktoken_bpe
@@ -40,7 +41,8 @@ from fasttok.vocab import Vocabulary
 __all__ = ["Encoding", "StreamDecoder", "get_encoding", "list_encoding_names", "load", "Vocabulary",
            "encoding_for_model", "encoding_name_for_model", "load_tiktoken_bpe",
            "dump_tiktoken_bpe", "data_gym_to_mergeable_bpe_ranks", "train", "set_pretoken_cache",
-           "FasttokError", "VocabularyFileError", "VocabularyError", "UnknownEncodingError"]
+           "FasttokError", "VocabularyFileError", "VocabularyError", "UnknownEncodingError",
+           "DocumentFileError"]
 
 _cache: dict = {}
 _lock = threading.Lock()

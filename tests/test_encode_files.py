@@ -266,3 +266,8 @@ def test_every_vocabulary_kind_encodes_files(kind, tmp_path):
     path = _write(tmp_path, "d.txt", "\n".join(DOCS))
     assert kind_enc.encode_files(path, block_size=8).to_lists() == \
         [kind_enc.encode(d) for d in DOCS]
+
+
+def test_a_document_file_error_is_caught_from_the_package_and_as_a_vocabulary_file_error():
+    assert fasttok.DocumentFileError is DocumentFileError
+    assert issubclass(fasttok.DocumentFileError, fasttok.VocabularyFileError)
