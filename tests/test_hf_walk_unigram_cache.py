@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 import fasttok
 from conftest import DATA, missing_data_reason, read_jsonl, read_text
+from test_hf_walk_unigram import SHARED, UNIGRAM_DIR
 from fasttok.formats import hf_walks
 from fasttok.formats.hf_pipeline import pipeline_from_document
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
@@ -31,13 +32,6 @@ from fasttok.shared import _piece_cache
 
 tokenizers = pytest.importorskip("tokenizers")
 
-UNIGRAM_DIR = DATA / "vocab" / "hf" / "unigram"
-SHARED = ("botchan_unigram_4000_bytefallback.v5.24.0.from_spm_proto",
-          "botchan_unigram_5000.v4.57.6.AlbertTokenizer",
-          "botchan_unigram_5000.v5.24.0.T5Tokenizer",
-          "botchan_unigram_5000.v5.24.0.from_spm_proto",
-          "kyoto_ja_unigram_8000.v4.57.6.XLNetTokenizer",
-          "kyoto_ja_unigram_8000.v5.24.0.from_spm_proto")
 SIZES = (16384, 0, 1)
 
 # "▁ab" scores what "▁a" and "b" score together, exactly: from 0 the two
