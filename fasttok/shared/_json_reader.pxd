@@ -3,14 +3,19 @@
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 
 
-cdef class PackedVocab:
-    # Entry i (file order): UTF-8 text data[offsets[i]:offsets[i + 1]], id entry_ids[i].
-    # Texts are distinct, valid UTF-8 (no surrogates); ids are 0 .. 2**32 - 2.
+cdef class PackedTexts:
+    # Entry i's text: data[offsets[i]:offsets[i + 1]], of n entries; the
+    # per-entry arrays (offsets and a subclass's own) have room for entry_cap
     cdef uint8_t* data
     cdef uint64_t* offsets
-    cdef int64_t* entry_ids
     cdef Py_ssize_t n
     cdef size_t data_cap, entry_cap
+
+
+cdef class PackedVocab(PackedTexts):
+    # Entry i (file order): UTF-8 text as PackedTexts', id entry_ids[i].
+    # Texts are distinct, valid UTF-8 (no surrogates); ids are 0 .. 2**32 - 2.
+    cdef int64_t* entry_ids
     # open addressing over the texts: entry index + 1, 0 = empty
     cdef uint64_t* slots
     cdef uint64_t mask
@@ -26,16 +31,12 @@ cdef enum:
     KIND_OTHER = 0x78  # a string without exactly one space
 
 
-cdef class PackedMerges:
+cdef class PackedMerges(PackedTexts):
     # Merge i's text spans data[offsets[i]:offsets[i + 1]]. kinds[i]: b"s" an
     # "a b" string, its space at mids[i]; b"p" an ["a", "b"] pair, "b"
     # starting at mids[i]; b"x" a string without exactly one space.
-    cdef uint8_t* data
-    cdef uint64_t* offsets
     cdef uint64_t* mids
     cdef uint8_t* kinds
-    cdef Py_ssize_t n
-    cdef size_t data_cap, entry_cap
     cdef int parts(self, Py_ssize_t i, const uint8_t** left, size_t* left_len,
                    const uint8_t** right, size_t* right_len) noexcept nogil
     cdef object _str(self, uint64_t start, uint64_t end)

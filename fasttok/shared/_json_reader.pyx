@@ -37,7 +37,8 @@ from fasttok.shared._tables cimport hash_bytes
 
 from array import array
 
-__all__ = ["read_tokenizer_document", "PackedModel", "PackedVocab", "PackedMerges", "MAX_DEPTH"]
+__all__ = ["read_tokenizer_document", "PackedModel", "PackedTexts", "PackedVocab", "PackedMerges",
+           "MAX_DEPTH"]
 
 #: deeper nesting is left to json.loads (whose recursion limit then decides)
 MAX_DEPTH = 500
@@ -218,7 +219,30 @@ cdef inline int _after_item(const uint8_t* s, size_t n, size_t* i, uint8_t close
     return 1
 
 
-cdef class PackedVocab:
+cdef class PackedTexts:
+    """The texts of a packed vocabulary or merge list: the buffers both
+    share, set up empty and freed here (a subclass adds its own arrays).
+
+    >>> doc, model = read_tokenizer_document(b'{"model": {"vocab": {"a": 0}}}')
+    >>> isinstance(model.vocab, PackedTexts), len(model.vocab)
+    (True, 1)
+    """
+
+    def __cinit__(self):
+        self.data = NULL
+        self.offsets = NULL
+        self.n = 0
+        self.data_cap = self.entry_cap = 0
+
+    def __dealloc__(self):
+        free(self.data)
+        free(self.offsets)
+
+    def __len__(self):
+        return self.n
+
+
+cdef class PackedVocab(PackedTexts):
     """A model's ``vocab`` object ``{text: id}`` kept packed (see the module
     notes); ``to_dict()`` gives it as ``json.loads`` would.
 
@@ -229,16 +253,10 @@ cdef class PackedVocab:
     """
 
     def __cinit__(self):
-        self.data = NULL
-        self.offsets = NULL
         self.entry_ids = NULL
         self.slots = NULL
-        self.n = 0
-        self.data_cap = self.entry_cap = 0
 
     def __dealloc__(self):
-        free(self.data)
-        free(self.offsets)
         free(self.entry_ids)
         free(self.slots)
 
@@ -277,9 +295,6 @@ cdef class PackedVocab:
             if self.offsets[e] - start == n and (n == 0 or memcmp(self.data + start, p, n) == 0):
                 return <int64_t>(e - 1)
             k = (k + 1) & self.mask
-
-    def __len__(self):
-        return self.n
 
     def _entry(self, text):
         if type(text) is not str:
@@ -346,7 +361,7 @@ cdef class PackedVocab:
         return out
 
 
-cdef class PackedMerges:
+cdef class PackedMerges(PackedTexts):
     """A model's ``merges`` list kept packed (see the module notes);
     ``to_list()`` gives it as ``json.loads`` would.
 
@@ -357,21 +372,12 @@ cdef class PackedMerges:
     """
 
     def __cinit__(self):
-        self.data = NULL
-        self.offsets = NULL
         self.mids = NULL
         self.kinds = NULL
-        self.n = 0
-        self.data_cap = self.entry_cap = 0
 
     def __dealloc__(self):
-        free(self.data)
-        free(self.offsets)
         free(self.mids)
         free(self.kinds)
-
-    def __len__(self):
-        return self.n
 
     cdef int parts(self, Py_ssize_t i, const uint8_t** left, size_t* left_len,
                    const uint8_t** right, size_t* right_len) noexcept nogil:
@@ -482,7 +488,6 @@ cdef int _merge_room(PackedMerges m, Py_ssize_t e) except -1 nogil:
     cdef void* kinds
     if <size_t>e + 2 <= m.entry_cap:
         return 0
-    cap = m.entry_cap
     grow_array(<void**>&m.offsets, &m.entry_cap, e + 2, sizeof(uint64_t), 1024)
     mids = realloc(m.mids, m.entry_cap * sizeof(uint64_t))
     if mids != NULL:
