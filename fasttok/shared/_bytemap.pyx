@@ -192,6 +192,19 @@ cdef Py_ssize_t _decode_utf8(const uint8_t* p, size_t n, uint8_t* out) noexcept 
     return <Py_ssize_t>k
 
 
+cdef inline int _decode_part(const uint8_t* p, size_t n, uint8_t* buf, size_t* used,
+                             const uint8_t** part, size_t* part_len) noexcept nogil:
+    # one part of a merge decoded into buf at *used (moved past it), where
+    # part/part_len then point: 0, or 1 for text outside the alphabet
+    cdef Py_ssize_t k = _decode_utf8(p, n, buf + used[0])
+    if k < 0:
+        return 1
+    part[0] = buf + used[0]
+    part_len[0] = <size_t>k
+    used[0] += <size_t>k
+    return 0
+
+
 cdef int _fill_slots(PackedVocab vocab, const int32_t* slot_of, int64_t top,
                      TokenTables t) except -1 nogil:
     # The tables' token bytes by id from the kept entries (slot_of: entry
@@ -228,7 +241,7 @@ cdef int _add_merges(TokenTables t, PackedMerges merges) except -1:
     cdef size_t na, nb, need, used, cap = 0, joined_cap = 0
     cdef uint8_t* buf = NULL
     cdef uint8_t* joined = NULL
-    cdef Py_ssize_t first, j, count, k
+    cdef Py_ssize_t first, j, count
     try:
         for first in range(0, merges.n, MERGE_BATCH):
             count = min(<Py_ssize_t>MERGE_BATCH, merges.n - first)
@@ -239,18 +252,9 @@ cdef int _add_merges(TokenTables t, PackedMerges merges) except -1:
             for j in range(count):
                 if merges.parts(first + j, &a, &na, &b, &nb):
                     return 1
-                k = _decode_utf8(a, na, buf + used)
-                if k < 0:
+                if (_decode_part(a, na, buf, &used, &pa[j], &la[j])
+                        or _decode_part(b, nb, buf, &used, &pb[j], &lb[j])):
                     return 1
-                pa[j] = buf + used
-                la[j] = <size_t>k
-                used += <size_t>k
-                k = _decode_utf8(b, nb, buf + used)
-                if k < 0:
-                    return 1
-                pb[j] = buf + used
-                lb[j] = <size_t>k
-                used += <size_t>k
             if t._add_merge_batch(pa, la, pb, lb, count, <uint32_t>first, True, &joined,
                                   &joined_cap):
                 return 1
