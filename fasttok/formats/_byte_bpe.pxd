@@ -126,8 +126,16 @@ cdef class BatchJob:
     cdef int kind
     cdef list lists
     cdef uint8_t* declined  # BATCH_OFFSETS: the texts encode_offsets declines
+    # the normalizer (see BatchJob), its quick check, and the mask as bytes
+    # for its respell; given: NULL, or for each text the codes of the ids the
+    # normalizer gave for it (count first; NULL for a text encoded here)
+    cdef object normalizer
+    cdef object is_normalized
+    cdef bytes allowed_bytes
+    cdef uint32_t** given
     cdef void _plan_chunks(self, Py_ssize_t count, Py_ssize_t chunk_texts, int threads) noexcept
     cdef int _prepare(self, const BatchChunk* chunk) except -1
+    cdef object _respelled(self, Py_ssize_t i, str text)
     cdef int _encode_chunk(self, BatchChunk* chunk) except -1 nogil
     cdef long _collect(self) except -1
     cdef int _build_lists(self, const BatchChunk* chunk) except -1

@@ -745,22 +745,24 @@ cdef class CoreBPE(ModelBase):
         finally:
             ids_free(&out)
 
-    def encode_many(self, list texts not None, const uint8_t[::1] allowed=None):
+    def encode_many(self, list texts not None, const uint8_t[::1] allowed=None, normalizer=None):
         """Encode a list of texts, holding the GIL only to read them and build the lists.
 
-        ``allowed`` is ``None`` for ordinary encoding. Returns a list of lists.
+        ``allowed`` is ``None`` for ordinary encoding; ``normalizer`` as in
+        :class:`BatchJob`. Returns a list of lists.
         """
-        return BatchJob(self, texts, allowed, BATCH_LISTS, 1).run_alone()
+        return BatchJob(self, texts, allowed, BATCH_LISTS, 1, normalizer).run_alone()
 
-    def encode_many_flat(self, list texts not None, const uint8_t[::1] allowed=None):
+    def encode_many_flat(self, list texts not None, const uint8_t[::1] allowed=None,
+                         normalizer=None):
         """Encode a list of texts into one ``array('I')`` of ids and an
         ``array('Q')`` of ``len(texts) + 1`` offsets: text i's ids are
         ``ids[offsets[i]:offsets[i + 1]]``. No Python int is made per token."""
-        return BatchJob(self, texts, allowed, BATCH_FLAT, 1).run_alone()
+        return BatchJob(self, texts, allowed, BATCH_FLAT, 1, normalizer).run_alone()
 
-    def count_many(self, list texts not None, const uint8_t[::1] allowed=None):
+    def count_many(self, list texts not None, const uint8_t[::1] allowed=None, normalizer=None):
         """The number of ids of each text, as a list, without building the ids."""
-        return BatchJob(self, texts, allowed, BATCH_COUNTS, 1).run_alone()
+        return BatchJob(self, texts, allowed, BATCH_COUNTS, 1, normalizer).run_alone()
 
     def encode_offsets_many(self, list texts not None, const uint8_t[::1] allowed=None):
         """:meth:`encode_offsets` of each text, holding the GIL only to read
@@ -774,12 +776,12 @@ cdef class CoreBPE(ModelBase):
         return BatchJob(self, texts, allowed, BATCH_OFFSETS, 1).run_alone()
 
     def batch_job(self, list texts not None, const uint8_t[::1] allowed, str how not None,
-                  int threads):
+                  int threads, normalizer=None):
         """A :class:`BatchJob` over ``texts`` for ``threads`` threads; ``how``
         is ``"encode_many"``, ``"encode_many_flat"``, ``"count_many"`` or
         ``"encode_offsets_many"`` and says what the job returns (as those
-        methods do)."""
-        return BatchJob(self, texts, allowed, _BATCH_KINDS[how], threads)
+        methods do); ``normalizer`` as in :class:`BatchJob`."""
+        return BatchJob(self, texts, allowed, _BATCH_KINDS[how], threads, normalizer)
 
     def encode_to_array(self, str text not None, bytes allowed=None):
         """The ids of ``text`` as an ``array('I')``; ``allowed`` as in :meth:`count`."""
@@ -1040,6 +1042,14 @@ cdef class BatchJob:
     chunk, while the helpers already encode the chunks it has read; so
     :meth:`work` waits for a :meth:`run` in another thread.
 
+    ``normalizer`` (not with ``encode_offsets_many``), for a model whose text
+    is normalized first: an object whose ``is_normalized(text)`` is the quick
+    check of a non-ASCII text (ASCII text is in every normal form) and whose
+    ``respell(text, allowed)`` gives, for a text it fails, what to encode
+    instead: the normalized text, or the text's ids (a list) where the
+    special tokens ``allowed`` selects cut it. :meth:`run` asks while it reads
+    the texts, so the texts are still encoded without the GIL.
+
     >>> from fasttok.shared._tables import TokenTables
     >>> core = CoreBPE(TokenTables([b"a", b"b", b"ab"]), {}, scanner="gpt2")
     >>> job = core.batch_job(["ab", "ba", "a"], None, "encode_many", 2)
@@ -1055,9 +1065,10 @@ cdef class BatchJob:
         self.chunks = NULL
         self.n_chunks = 0
         self.declined = NULL
+        self.given = NULL
 
     def __init__(self, CoreBPE core not None, list texts not None, const uint8_t[::1] allowed,
-                 int kind, int threads):
+                 int kind, int threads, normalizer=None):
         cdef Py_ssize_t count = len(texts), i
         self.core = core
         self.texts = texts
@@ -1070,6 +1081,12 @@ cdef class BatchJob:
         if kind == BATCH_OFFSETS and core.scan == NULL:
             raise FasttokError("offsets need a compiled scanner: this model splits with a "
                                "Python splitter, whose pieces carry no positions")
+        if kind == BATCH_OFFSETS and normalizer is not None:
+            raise ValueError("a normalizer's batch gives no offsets (normalizing moves them)")
+        self.normalizer = normalizer
+        self.is_normalized = None if normalizer is None else normalizer.is_normalized
+        self.allowed_bytes = bytes(allowed) if normalizer is not None and self.use_specials \
+            else None
         self.mask = &allowed[0] if self.use_specials else NULL
         # one chunk for one thread; else about CHUNKS_PER_THREAD a thread,
         # which even out texts of uneven cost
@@ -1115,10 +1132,43 @@ cdef class BatchJob:
         for i in range(chunk.first, chunk.stop):
             text = self.texts[i]
             utf8_source(<str?>text, &self.sources[i])
+            if self.is_normalized is not None and not self.sources[i].ascii \
+                    and not self.is_normalized(text):
+                text = self._respelled(i, text)
             Py_INCREF(text)
             self.refs[i] = <PyObject*>text
             self.n_refs = i + 1
         return 0
+
+    cdef object _respelled(self, Py_ssize_t i, str text):
+        # Text i that the normalizer changes: the str to encode in its place
+        # (its source read), or, when the normalizer gives its ids, text with
+        # an empty source and the ids' codes in given[i] (count first).
+        cdef object found = self.normalizer.respell(text, self.allowed_bytes)
+        cdef list ids
+        cdef uint32_t* codes
+        cdef Py_ssize_t k, n
+        cdef uint64_t token
+        if type(found) is str:
+            utf8_source(found, &self.sources[i])
+            return found
+        ids = found
+        n = len(ids)
+        if self.given == NULL:
+            self.given = <uint32_t**>calloc(self.count + 1, sizeof(uint32_t*))
+            if self.given == NULL:
+                raise MemoryError()
+        codes = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+        if codes == NULL:
+            raise MemoryError()
+        self.given[i] = codes
+        codes[0] = <uint32_t>n
+        for k in range(n):
+            token = ids[k]
+            codes[k + 1] = <uint32_t>(token if self.core.code_ids == NULL
+                                      else decoder_code(&self.core.decoder, token))
+        utf8_source("", &self.sources[i])
+        return text
 
     def __dealloc__(self):
         cdef long k
@@ -1135,6 +1185,10 @@ cdef class BatchJob:
         free(self.sources)
         free(self.ends)
         free(self.declined)
+        if self.given != NULL:
+            for i in range(self.count):
+                free(self.given[i])
+        free(self.given)
 
     def work(self):
         """Encode chunks until none is left to claim (for the helper threads)."""
@@ -1229,7 +1283,12 @@ cdef class BatchJob:
                     data = buffer + used
                     size = utf8_write(&self.sources[i], buffer + used)
                     used += size
-                if self.kind == BATCH_OFFSETS:
+                if self.given != NULL and self.given[i] != NULL:
+                    ids_reserve(&chunk.out, self.given[i][0])
+                    memcpy(chunk.out.data + chunk.out.len, self.given[i] + 1,
+                           self.given[i][0] * sizeof(uint32_t))
+                    chunk.out.len += self.given[i][0]
+                elif self.kind == BATCH_OFFSETS:
                     self._offsets_text(i, data, size, chunk, &scratch, &marks)
                 else:
                     self.core._encode_utf8(data, size, self.mask, self.use_specials, &chunk.out,

@@ -118,6 +118,8 @@ class NormalizedBPE(ModelBase):
 
     Text that is ASCII or already normalized goes to the core as it is; so
     does text that no matched special token cuts, after normalizing it whole.
+    A batch goes to the core's compiled batch, which asks :meth:`respell`
+    for each text the quick check fails.
 
     >>> from fasttok.formats.tiktoken import byte_bpe_model
     >>> from fasttok.normalizers.unicode_forms import NFC
@@ -136,21 +138,38 @@ class NormalizedBPE(ModelBase):
         self.core = core
         self._core = core
         self._stage = stage
-        self._is_normalized = stage.is_normalized
+        #: the stage's quick check of a text (see :meth:`respell`)
+        self.is_normalized = stage.is_normalized
         self.special_order = core.special_order
         self.post_processor = core.post_processor
         self._special_res: dict = {}
 
-    def _plain(self, text: str, allowed: Optional[bytes]) -> Optional[str]:
-        # the text to hand the core whole, or None when a matched special
-        # token cuts text that normalizing would change
+    def _plain(self, text: str, allowed: Optional[bytes]) -> Any:
+        # the text to hand the core whole, or its ids (a list) when a
+        # matched special token cuts text that normalizing would change
         if type(text) is not str:
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        if text.isascii() or self._is_normalized(text):
+        if text.isascii() or self.is_normalized(text):
             return text
+        return self.respell(text, allowed)
+
+    def respell(self, text: str, allowed: Optional[bytes]) -> Any:
+        """What the core encodes in place of ``text``, which
+        :attr:`is_normalized` found not in normal form: the normalized text,
+        or, where a special token ``allowed`` selects cuts it, its ids
+        (normalized stretch by stretch between the special tokens).
+
+        >>> from fasttok.formats.tiktoken import byte_bpe_model
+        >>> from fasttok.normalizers.unicode_forms import NFC
+        >>> from fasttok.shared._tables import TokenTables
+        >>> core = byte_bpe_model(TokenTables([bytes([i]) for i in range(256)]), {"<e>": 256}, ".")
+        >>> model = NormalizedBPE(core, NFC())
+        >>> model.respell("e\u0301", None), model.respell("e\u0301<e>", b"\x01")
+        ('é', [195, 169, 256])
+        """
         if allowed is None or self._core.find_special(text, allowed) < 0:
             return self._stage.normalize_str(text)
-        return None
+        return self._by_stretch(text, allowed)
 
     def _special_re(self, allowed: bytes) -> "re.Pattern[str]":
         # only called once the core found an allowed special, so never None
@@ -179,8 +198,8 @@ class NormalizedBPE(ModelBase):
             return self._core.encode(text, allowed) if allowed is not None else \
                 self._core.encode_ordinary(text)
         plain = self._plain(text, allowed)
-        if plain is None:
-            return self._by_stretch(text, allowed)
+        if type(plain) is list:
+            return plain
         return self._core.encode(plain, allowed) if allowed is not None else \
             self._core.encode_ordinary(plain)
 
@@ -191,16 +210,36 @@ class NormalizedBPE(ModelBase):
     def count(self, text: str, allowed: Optional[bytes]) -> int:
         """How many ids :meth:`encode` gives."""
         plain = self._plain(text, allowed)
-        return len(self._by_stretch(text, allowed)) if plain is None else \
-            self._core.count(plain, allowed)
+        return len(plain) if type(plain) is list else self._core.count(plain, allowed)
 
     def sample(self, text: str, allowed: Optional[bytes], alpha: float, nbest_size: int,
                rng: Any) -> list:
         """BPE-dropout of the normalized text (see ``CoreBPE.sample``)."""
         plain = self._plain(text, allowed)
-        if plain is None:
+        if type(plain) is list:
             plain = self._stage.normalize_str(text)
         return self._core.sample(plain, allowed, alpha, nbest_size, rng)
+
+    # a batch: the core's, which asks respell for the texts the quick
+    # check fails as it reads them, then encodes without the GIL
+
+    def encode_many(self, texts: list, allowed: Optional[bytes] = None) -> list:
+        """:meth:`encode` of each text."""
+        return self._core.encode_many(texts, allowed, self)
+
+    def encode_many_flat(self, texts: list, allowed: Optional[bytes] = None) -> tuple:
+        """:meth:`encode` of each text as one ``array('I')`` of ids and one
+        ``array('Q')`` of where each text's start (see ``CoreBPE.encode_many_flat``)."""
+        return self._core.encode_many_flat(texts, allowed, self)
+
+    def count_many(self, texts: list, allowed: Optional[bytes] = None) -> list:
+        """:meth:`count` of each text."""
+        return self._core.count_many(texts, allowed, self)
+
+    def batch_job(self, texts: list, allowed: Optional[bytes], how: str, num_threads: int) -> Any:
+        """The core's batch job (``how``: ``encode_many``, ``encode_many_flat``
+        or ``count_many``) over ``texts`` normalized as :meth:`encode` does."""
+        return self._core.batch_job(texts, allowed, how, num_threads, self)
 
     def find_special(self, text: str, mask: bytes) -> int:
         """The first special token ``mask`` selects in the raw ``text``, or -1."""
