@@ -30,7 +30,10 @@ follows a failure link to a strictly shallower state, so a word of ``n``
 bytes costs at most ``2n`` steps whatever the tokens' lengths; the cut is
 then a walk along those answers. Building is linear in the total length of
 the token texts: the failure links by the classic argument (per token path),
-the layout with at most 64 bases tried per state.
+the layout with at most 64 bases tried per state. It is built when a word
+first needs it (a word that is no token and not a short ASCII one: most
+texts of English or code never do), not with the model: building took ~40
+of all-MiniLM-L6-v2's ~80 ms load.
 
 Rejected: the greedy longest match llama.cpp writes (try every length from
 the longest token's down at each position) and its trie form (walk forward
@@ -112,7 +115,7 @@ from fasttok.shared._id_lists cimport ids_list, ids_lists
 from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_entry, ft_pc_find, ft_pc_hash,
                                           ft_pc_ids, ft_pc_put, ft_pc_table, piece_cache_owner,
                                           piece_cache_table)
-from fasttok.shared._tables cimport TokenTables, TokenTablesView, find_token
+from fasttok.shared._tables cimport ByteStrings, TokenTables, TokenTablesView, find_token
 from fasttok.shared._utf8 cimport utf8_put, utf8_size
 
 cdef extern from *:
@@ -366,6 +369,10 @@ cdef struct Automaton:
     const int32_t* bmp
 
 
+cdef extern from *:
+    void _publish_units "wp_publish"(const Unit** slot, Unit* value) noexcept nogil
+
+
 cdef inline int32_t _goto(const Automaton* a, int32_t state, uint8_t c) noexcept nogil:
     cdef int32_t t = a.units[state].base + c
     return t if a.units[t].check == state else -1
@@ -419,6 +426,10 @@ cdef struct Work:
 
 
 cdef enum:
+    # what a walk returns when it stops short (0: done)
+    WALK_OTHER = 1             # at a code point whose entry is ENTRY_OTHER: the caller's
+    WALK_NEED_AUTOMATON = 2    # at a word only the automaton matches, before it is built:
+                               # build it (WordPieceModel._need_automaton) and walk again
     PROBE_MAX = 24             # bytes: a longer word is matched through the automaton
     NOGIL_MIN_TEXT = 256       # code units: a shorter text is done before the GIL would change hands
     MAX_OFFSET = 0x7FFFFFFF    # offsets are int32: a longer text is not walked with them
@@ -441,6 +452,12 @@ cdef inline void _work_reset(Work* w) noexcept:
     w.n_words = 0
 
 
+cdef inline void _restart(Work* w) noexcept:
+    # w as it was before a walk that stopped short began (its settings kept)
+    w.n_ids = w.text_len = w.n_ends = w.steps = 0
+    w.n_words = 0
+
+
 cdef inline void _use_cache(Work* w, uint64_t owner) noexcept:
     # the calling thread's pre-token cache, for the words of the model owner
     w.cache = piece_cache_table()
@@ -456,6 +473,8 @@ cdef int _match(const Automaton* a, const uint8_t* s, size_t n, Work* w) except 
     cdef uint64_t steps = 0
     cdef int32_t* best
     cdef const Unit* units = a.units
+    if units == NULL:
+        return WALK_NEED_AUTOMATON
     grow_array(<void**>&w.best, &w.best_cap, n, sizeof(int32_t), 64)
     grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + n + 1, sizeof(uint32_t), 1024)
     best = w.best
@@ -610,7 +629,8 @@ cdef int _flush(const Automaton* a, Work* w, size_t wlen) except -1 nogil:
         if e != NULL:
             return _append_cached(e, w)
         k = w.n_ids
-        _match_pieces(a, w.word, wlen, w)
+        if _match_pieces(a, w.word, wlen, w):
+            return WALK_NEED_AUTOMATON
         ft_pc_put(w.cache, w.owner, key, n, h, w.ids + k, w.n_ids - k)
         return 0
     grow_array(<void**>&w.text, &w.text_cap, w.text_len + n, 1, 256)
@@ -656,7 +676,8 @@ cdef inline int _end_word(const Automaton* a, Work* w, size_t wlen, size_t chars
     # A word over the automaton's length limit is [UNK] whatever its text.
     cdef size_t first = w.n_ids
     if chars <= a.max_chars or w.collect:
-        _flush(a, w, wlen)
+        if _flush(a, w, wlen):
+            return WALK_NEED_AUTOMATON
     elif a.unk >= 0:
         grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + 1, sizeof(uint32_t), 64)
         w.ids[w.n_ids] = <uint32_t>a.unk
@@ -683,7 +704,7 @@ cdef inline int _grow_word(Work* w, size_t need) except -1 nogil:
 cdef int _run(const unit_t* text, size_t n, size_t base, const NormTable* norm,
               const Automaton* a, Work* w) except -1 nogil:
     # Normalises text[0:n] into words and flushes each one as it ends;
-    # returns 1, part done, at a code point whose entry is ENTRY_OTHER. A str
+    # returns WALK_OTHER or WALK_NEED_AUTOMATON when it stops short. A str
     # may hold surrogates (it has no UTF-8 then): a high one right before a
     # low one is the code point they encode, any other is dropped, as
     # U+FFFD is, which is what tiktoken's repair would have made of it.
@@ -718,7 +739,7 @@ cdef int _run(const unit_t* text, size_t n, size_t base, const NormTable* norm,
         act = e & 3
         if act == ACT_SKIP:
             if e == ENTRY_OTHER:
-                return 1
+                return WALK_OTHER
             if (unit_t is not uint8_t and 0xD800 <= cp <= 0xDBFF and i < n
                     and 0xDC00 <= text[i] <= 0xDFFF):
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (text[i] - 0xDC00)
@@ -727,7 +748,8 @@ cdef int _run(const unit_t* text, size_t n, size_t base, const NormTable* norm,
                 act = e & 3
         if act == ACT_APPEND or act == ACT_ALONE:
             if act == ACT_ALONE and wlen > start:
-                _end_word(a, w, wlen, chars)
+                if _end_word(a, w, wlen, chars):
+                    return WALK_NEED_AUTOMATON
                 wlen = start
                 chars = 0
             if wlen + 4 * EXPANSION_MAX > w.word_cap:
@@ -746,15 +768,17 @@ cdef int _run(const unit_t* text, size_t n, size_t base, const NormTable* norm,
                     w.at[wlen + j] = here
             wlen += size
             if act == ACT_ALONE:
-                _end_word(a, w, wlen, chars)
+                if _end_word(a, w, wlen, chars):
+                    return WALK_NEED_AUTOMATON
                 wlen = start
                 chars = 0
         elif act == ACT_SPACE and wlen > start:
-            _end_word(a, w, wlen, chars)
+            if _end_word(a, w, wlen, chars):
+                return WALK_NEED_AUTOMATON
             wlen = start
             chars = 0
     if wlen > start:
-        _end_word(a, w, wlen, chars)
+        return _end_word(a, w, wlen, chars)
     return 0
 
 
@@ -803,12 +827,14 @@ cdef int _walk(const TextRef* t, const Cut* cuts, size_t n_cuts, const NormTable
                const Automaton* a, Work* w) except -1 nogil:
     # _run over each stretch of text, each added token one id of its own
     # (UINT32_MAX in w.ids, its id left to the caller: w.ids holds texts'
-    # indices) and one word; returns 1 when a stretch is left to the caller.
+    # indices) and one word; returns what _run does when it stops short.
     cdef size_t k
+    cdef int done
     for k in range(n_cuts):
         if cuts[k].token < 0:
-            if _run_span(t, cuts[k].start, cuts[k].end, norm, a, w):
-                return 1
+            done = _run_span(t, cuts[k].start, cuts[k].end, norm, a, w)
+            if done:
+                return done
             continue
         grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + 1, sizeof(uint32_t), 64)
         w.ids[w.n_ids] = UINT32_MAX
@@ -821,6 +847,33 @@ cdef int _walk(const TextRef* t, const Cut* cuts, size_t n_cuts, const NormTable
             w.words[w.n_ids - 1] = w.n_words
             w.n_words += 1
     return 0
+
+
+cdef Py_ssize_t _walk_texts(const TextRef* refs, Py_ssize_t i, Py_ssize_t n,
+                            const NormTable* norm, const Automaton* a,
+                            Work* w, uint64_t* ends) except -1 nogil:
+    # Walks texts i..n-1 of refs, each whole, after the ids w holds; ends[k]
+    # is where text k's ids end in w.ids (UINT64_MAX: left to the caller,
+    # its ids dropped; with offsets, so is a text too long for them).
+    # Returns n, or the text a walk stopped at for the automaton (its ids
+    # dropped: the caller builds it and walks on from there).
+    cdef size_t start = w.n_ids
+    cdef Cut whole
+    cdef int done
+    whole.start = 0
+    whole.token = -1
+    while i < n:
+        whole.end = refs[i].length
+        w.n_words = 0
+        done = (WALK_OTHER if w.offsets and refs[i].length > MAX_OFFSET else
+                _walk(&refs[i], &whole, 1, norm, a, w))
+        w.n_ids = start if done else w.n_ids
+        if done == WALK_NEED_AUTOMATON:
+            return i
+        ends[i] = UINT64_MAX if done else w.n_ids
+        start = w.n_ids
+        i += 1
+    return n
 
 
 # empty arrays of encode_with's types, to clone
@@ -1081,9 +1134,10 @@ cdef class WordPieceModel:
     cdef tuple ints
     cdef tuple _texts
     cdef TokenTables whole
-    cdef readonly uint32_t n_states
+    cdef readonly uint32_t n_states   # 0 until the automaton is built (_need_automaton)
     cdef readonly uint32_t n_units
     cdef readonly uint32_t n_tokens
+    cdef size_t n_bytes               # the texts' bytes, plus 1: a bound on the states
 
     def __cinit__(self):
         self.units = NULL
@@ -1128,10 +1182,10 @@ cdef class WordPieceModel:
             raise ValueError(f"the token texts hold {total - 1} bytes in all; WordPiece takes "
                              f"fewer than {MAX_STATES // 2}")
         self.n_tokens = <uint32_t>n_tokens
-        self._build(texts, total)
+        self.n_bytes = total
         self.whole = TokenTables(texts)
         self.auto.whole = &self.whole.view
-        self.auto.units = self.units
+        self.auto.units = NULL  # _need_automaton
         self.auto.token_len = self.token_len
         self.auto.unk = -1 if unk_id is None else <int32_t>unk_id
         self.auto.start_len = len(word_start)
@@ -1161,7 +1215,10 @@ cdef class WordPieceModel:
             for c in range(128):
                 word[self.auto.start_len] = <uint8_t>c
                 w.n_ids = 0
-                _match_word(&self.auto, word, self.auto.start_len + 1, &w)
+                if _match_word(&self.auto, word, self.auto.start_len + 1, &w):
+                    self._need_automaton()
+                    w.n_ids = 0
+                    _match_word(&self.auto, word, self.auto.start_len + 1, &w)
                 # one token, or none (no [UNK]); two (the word start alone
                 # a token) go the common way
                 self.auto.one[c] = (<int32_t>w.ids[0] if w.n_ids == 1 else
@@ -1226,14 +1283,28 @@ cdef class WordPieceModel:
         self.n_units = <uint32_t>cap
         return 0
 
-    cdef int _build(self, list texts, size_t total) except -1:
+    cdef int _need_automaton(self) except -1:
+        # The automaton, built on the first word that needs it (the GIL
+        # held: a walk that meets such a word first returns
+        # WALK_NEED_AUTOMATON, and its caller builds and walks again). Most
+        # words are tokens or short ASCII words cut by probes of the token
+        # index, and building took half of all-MiniLM-L6-v2's load (~40 ms).
+        # It is published whole: a walk of another thread without the GIL
+        # sees no units (and asks for them) or all of them.
+        if self.auto.units == NULL:
+            self._build()
+            _publish_units(&self.auto.units, self.units)
+        return 0
+
+    cdef int _build(self) except -1:
         # 1. The trie of the reversed texts (the lowest id wins a text held
-        #    twice), in a hash table. 2. Breadth first, each state's children
+        #    twice; the texts are the token tables'), in a hash table. 2. Breadth first, each state's children
         #    placed in the double array at the first base, among PLACE_TRIES,
         #    where all their units are free (else past the last used unit), so
         #    the states near the root, which every word visits, sit together.
         # 3. Failure links and outputs, breadth first again.
-        cdef size_t cap = 1024, mask, k
+        cdef size_t cap = 1024, mask, k, total = self.n_bytes
+        cdef const ByteStrings* strings = self.whole.view.strings
         cdef Edge* edges
         cdef int32_t* first_child = <int32_t*>malloc(total * sizeof(int32_t))
         cdef int32_t* next_sibling = <int32_t*>malloc(total * sizeof(int32_t))
@@ -1250,7 +1321,7 @@ cdef class WordPieceModel:
         cdef const uint8_t* s
         cdef Edge* e
         cdef Unit* shrunk
-        cdef bytes raw
+        cdef Automaton here      # the automaton being built, for _goto
         while cap < 2 * total:
             cap *= 2
         mask = cap - 1
@@ -1263,12 +1334,11 @@ cdef class WordPieceModel:
                 edges[k].child = -1
             first_child[0] = -1
             own[0] = -1
-            for i in range(len(texts)):
+            for i in range(self.n_tokens):
                 size = self.token_len[i]
                 if size == 0:
                     continue
-                raw = texts[i]
-                s = <const uint8_t*>PyBytes_AS_STRING(raw)
+                s = strings.data + strings.offsets[i]
                 node = 0
                 for k in range(<size_t>size, 0, -1):
                     e = _edge_slot(edges, mask, (<uint64_t>node << 8) | s[k - 1])
@@ -1337,7 +1407,7 @@ cdef class WordPieceModel:
                     self.units = shrunk
                     self.n_units = <uint32_t>(high + 256)
 
-            self.auto.units = self.units
+            here.units = self.units
             for head in range(n_nodes):
                 v = order[head]
                 sv = unit_of[v]
@@ -1350,7 +1420,7 @@ cdef class WordPieceModel:
                     if v != 0:
                         f = self.units[sv].fail
                         while True:
-                            child = _goto(&self.auto, f, label[u])
+                            child = _goto(&here, f, label[u])
                             if child >= 0 or f == 0:
                                 break
                             f = self.units[f].fail
@@ -1382,17 +1452,22 @@ cdef class WordPieceModel:
 
     cdef int _encode(self, str text, Work* w) except -1:
         cdef TextRef ref
+        cdef int done
         self._need_normalizer()
         _text_ref(text, &ref)
         if ref.kind != 1:
             self._need_bmp()
         _use_cache(w, self.owner)
-        if ref.length < NOGIL_MIN_TEXT:
-            _run_ref(&ref, &self.norm, &self.auto, w)
-        else:
-            with nogil:
-                _run_ref(&ref, &self.norm, &self.auto, w)
-        return 0
+        while True:
+            if ref.length < NOGIL_MIN_TEXT:
+                done = _run_ref(&ref, &self.norm, &self.auto, w)
+            else:
+                with nogil:
+                    done = _run_ref(&ref, &self.norm, &self.auto, w)
+            if done != WALK_NEED_AUTOMATON:
+                return 0
+            self._need_automaton()
+            _restart(w)
 
     cdef int _encode_many(self, tuple texts, Work* w, uint64_t* ends) except -1:
         # ends[i]: where text i's ids end in w.ids. The tuple keeps the strs
@@ -1412,10 +1487,13 @@ cdef class WordPieceModel:
                 if refs[i].kind != 1:
                     self._need_bmp()
             _use_cache(w, self.owner)
-            with nogil:
-                for i in range(n):
-                    _run_ref(&refs[i], &self.norm, &self.auto, w)
-                    ends[i] = w.n_ids
+            i = 0
+            while True:
+                with nogil:
+                    i = _walk_texts(refs, i, n, &self.norm, &self.auto, w, ends)
+                if i == n:
+                    break
+                self._need_automaton()
         finally:
             free(refs)
         return 0
@@ -1528,13 +1606,18 @@ cdef class WordPieceModel:
             if ref.kind != 1:
                 self._need_bmp()
             _use_cache(w, self.owner)
-            if ref.length < NOGIL_MIN_TEXT:
-                done = _walk(&ref, &whole if parts == NULL else parts, n_parts, &table,
-                             &self.auto, w)
-            else:
-                with nogil:
+            while True:
+                if ref.length < NOGIL_MIN_TEXT:
                     done = _walk(&ref, &whole if parts == NULL else parts, n_parts, &table,
                                  &self.auto, w)
+                else:
+                    with nogil:
+                        done = _walk(&ref, &whole if parts == NULL else parts, n_parts,
+                                     &table, &self.auto, w)
+                if done != WALK_NEED_AUTOMATON:
+                    break
+                self._need_automaton()
+                _restart(w)
             if done:
                 return None
             if offsets:
@@ -1624,13 +1707,10 @@ cdef class WordPieceModel:
         cdef uint64_t* ends = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
         cdef size_t a = 0
         cdef NormTable table
-        cdef Cut whole
         cdef Work w
         cdef list out = []
         memset(&w, 0, sizeof(Work))
         w.offsets = True
-        whole.start = 0
-        whole.token = -1
         try:
             if refs == NULL or ends == NULL:
                 raise MemoryError()
@@ -1641,17 +1721,13 @@ cdef class WordPieceModel:
             rules.cover(refs, n)
             table = rules.table()
             _use_cache(&w, self.owner)
-            with nogil:
-                for i in range(n):
-                    whole.end = refs[i].length
-                    w.n_words = 0
-                    if refs[i].length > MAX_OFFSET or _walk(&refs[i], &whole, 1, &table,
-                                                            &self.auto, &w):
-                        w.n_ids = a
-                        ends[i] = UINT64_MAX
-                    else:
-                        ends[i] = a = w.n_ids
-            a = 0
+            i = 0
+            while True:
+                with nogil:
+                    i = _walk_texts(refs, i, n, &table, &self.auto, &w, ends)
+                if i == n:
+                    break
+                self._need_automaton()
             for i in range(n):
                 if ends[i] == UINT64_MAX:
                     out.append(None)
@@ -1677,7 +1753,6 @@ cdef class WordPieceModel:
         cdef Py_ssize_t n = len(items), i
         cdef TextRef* refs = <TextRef*>malloc((n + 1) * sizeof(TextRef))
         cdef uint64_t* ends = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
-        cdef size_t a = 0
         cdef NormTable table
         cdef object text
         cdef Work w
@@ -1695,13 +1770,13 @@ cdef class WordPieceModel:
             rules.cover(refs, n)
             table = rules.table()
             _use_cache(&w, self.owner)
-            with nogil:
-                for i in range(n):
-                    if _run_ref(&refs[i], &table, &self.auto, &w):
-                        w.n_ids = a
-                        ends[i] = UINT64_MAX
-                    else:
-                        ends[i] = a = w.n_ids
+            i = 0
+            while True:
+                with nogil:
+                    i = _walk_texts(refs, i, n, &table, &self.auto, &w, ends)
+                if i == n:
+                    break
+                self._need_automaton()
             return ids_lists(w.ids, ends, n, self.ints)
         finally:
             free(refs)
@@ -1794,6 +1869,7 @@ cdef class WordPieceModel:
         cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(piece)
         cdef size_t n = len(piece)
         memset(&w, 0, sizeof(Work))
+        self._need_automaton()
         try:
             if n < NOGIL_MIN_TEXT:
                 _match(&self.auto, s, n, &w)
@@ -1815,6 +1891,7 @@ cdef class WordPieceModel:
         cdef int32_t state = 0, token
         if not data:
             return -1
+        self._need_automaton()
         for k in range(len(data) - 1, -1, -1):
             state = _goto(&self.auto, state, s[k])
             if state < 0:

@@ -1,0 +1,82 @@
+"""WordPiece's automaton is built on the first word that needs it, and every entry point gives the
+same ids whether a call builds it midway or finds it built.
+
+Words that are tokens, and short ASCII words cut by probes of the token index, never need the
+automaton; a walk that meets another word first stops, the model builds it, and the walk starts
+again (see ``WordPieceModel._need_automaton``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fasttok.models._wordpiece import APPEND, SPACE, CodePointRules, WordPieceModel
+
+START = b"\xc0"
+TOKENS = [b"[UNK]", START + b"ab", START + b"c", b"d", "é".encode(), START + "é".encode()]
+RULES = CodePointRules(lambda cps: [(SPACE if cp == 32 else APPEND, cp) for cp in cps])
+# "abdé" is no token and not ASCII: only the automaton cuts it
+TEXT = "ab c ab abdé c abd"
+TEXTS = ["ab c", "c ab", TEXT, "abd c", "éé"]
+
+
+def _fresh() -> WordPieceModel:
+    return WordPieceModel(TOKENS, 0, word_start=START)
+
+
+def _built() -> WordPieceModel:
+    model = _fresh()
+    model.find_token(b"d")  # asks the automaton
+    assert model.n_states > 0
+    return model
+
+
+def test_a_new_model_has_no_automaton():
+    assert _fresh().n_states == 0
+
+
+def test_tokens_and_short_ascii_words_leave_the_automaton_unbuilt():
+    model = _fresh()
+    assert model.encode_with("ab c abd ab", RULES) == [1, 2, 1, 3, 1]
+    assert model.n_states == 0
+
+
+def test_a_word_only_the_automaton_cuts_builds_it():
+    model = _fresh()
+    model.encode_with("abdé", RULES)
+    assert model.n_states > 0
+
+
+@pytest.mark.parametrize("offsets", [False, True])
+def test_encode_with_building_midway_equals_built(offsets):
+    expected = _built().encode_with(TEXT, RULES, None, offsets)
+    assert _fresh().encode_with(TEXT, RULES, None, offsets) == expected
+
+
+def test_encode_with_cuts_building_midway_equals_built():
+    cuts = [(None, 0, 5), (9, 5, 7), (None, 7, len(TEXT))]
+    expected = _built().encode_with(TEXT, RULES, cuts, True)
+    assert _fresh().encode_with(TEXT, RULES, cuts, True) == expected
+
+
+def test_encode_many_with_building_midway_equals_built():
+    assert _fresh().encode_many_with(TEXTS, RULES) == _built().encode_many_with(TEXTS, RULES)
+
+
+def test_encode_offsets_many_with_building_midway_equals_built():
+    got = _fresh().encode_offsets_many_with(TEXTS, RULES)
+    assert got == _built().encode_offsets_many_with(TEXTS, RULES)
+
+
+def test_llama_cpp_calls_building_midway_equal_built():
+    # encode / encode_many normalise with llama.cpp's BERT rule ("▁" starts a word)
+    # (accents stripped: a word over PROBE_MAX bytes needs the automaton)
+    tokens = [b"[UNK]", "\u2581ab".encode(), b"ab", b"d"]
+    text = "ab d " + "ab" * 13 + " d"
+    fresh, built = WordPieceModel(tokens, 0), WordPieceModel(tokens, 0)
+    built.find_token(b"d")
+    assert fresh.encode(text) == built.encode(text)
+    assert fresh.n_states > 0
+    fresh = WordPieceModel(tokens, 0)
+    assert fresh.encode_many(["d", text, "ab"]) == built.encode_many(["d", text, "ab"])
+    assert fresh.n_states > 0
