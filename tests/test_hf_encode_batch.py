@@ -7,6 +7,7 @@ gives it alone, in the batch's order, with truncation and padding on or off.
 from __future__ import annotations
 
 import functools
+import gc
 import os
 
 import pytest
@@ -158,6 +159,40 @@ def test_a_small_batch_starts_no_thread(monkeypatch, name):
     monkeypatch.setattr(fasttok.models.interface, "on_threads", refuse)
     texts = list(_texts()[:MIN_THREADED_TEXTS - 1])
     assert walk.encode_many(texts, None, 4) == [walk.encode(t, None) for t in texts]
+
+
+@pytest.mark.parametrize("tok", ["llama3"], indirect=True)
+def test_a_batch_sets_off_one_collection_at_most(tok, two_threads):
+    # the collector paused while the batch makes its encodings (each pass
+    # walked the batch's young lists again: one every 700 objects made),
+    # and run once at most when it ends
+    started = []
+
+    def note(phase, info):
+        started.append(phase == "start")
+
+    texts = list(_texts()) * 4
+    gc.collect()
+    gc.callbacks.append(note)
+    try:
+        tok.encode_batch(texts)
+    finally:
+        gc.callbacks.remove(note)
+    assert sum(started) <= 1
+
+
+@pytest.mark.parametrize("tok", ["llama3", "all-MiniLM-L6-v2"], indirect=True)
+def test_a_batchs_encodings_are_left_to_reference_counting(tok, two_threads):
+    tok.no_truncation()
+    tok.no_padding()
+    encodings = tok.encode_batch(list(_texts()[:2 * MIN_THREADED_TEXTS]))
+    assert not any(map(gc.is_tracked, encodings))
+
+
+@pytest.mark.parametrize("inputs", [["fine", "a\ud800b"], [("fine", "a\ud800b")]])
+def test_a_lone_surrogate_in_a_batch_is_refused(inputs):
+    with pytest.raises(TypeError, match="TextInputSequence must be str"):
+        _tokenizer("llama3").encode_batch(inputs)
 
 
 def test_the_compiled_batch_declines_what_encode_offsets_declines():

@@ -10,7 +10,9 @@ what is specified is the glue alone: :meth:`Encoding.walked`,
 
 from __future__ import annotations
 
+import gc
 import pickle
+import weakref
 from array import array
 
 import pytest
@@ -117,6 +119,32 @@ def test_a_walked_encoding_makes_a_new_list_each_time_a_field_is_read():
     e.ids.append(8)
     assert e.ids == [7]
     assert e.offsets == [(0, 2)] and not e._walked.kept
+
+
+def test_a_walked_encoding_is_left_to_reference_counting_until_a_field_is_kept():
+    e = Encoding.walked(array("I", [7]), array("i", [0, 2]), array("i", [0]), STRINGS)
+    assert not gc.is_tracked(e) and not gc.is_tracked(e._walked)
+    e.ids = [8]
+    assert gc.is_tracked(e) and gc.is_tracked(e._walked)
+
+
+def test_a_walked_encoding_changed_in_place_is_tracked():
+    e = Encoding.walked(array("I", [7]), array("i", [0, 2]), array("i", [0]), STRINGS)
+    e.pad(3, pad_id=0)
+    assert gc.is_tracked(e) and gc.is_tracked(e._walked)
+
+
+def test_a_cycle_through_a_kept_field_is_collected():
+    class Marker:
+        pass
+
+    e = Encoding.walked(array("I", [7]), array("i", [0, 2]), array("i", [0]), STRINGS)
+    marker = Marker()
+    gone = weakref.ref(marker)
+    e.tokens = [e, marker]  # e -> its fields -> the kept list -> e
+    del e, marker
+    gc.collect()
+    assert gone() is None
 
 
 def test_a_walked_encoding_keeps_what_a_stage_changes():

@@ -22,7 +22,8 @@ binding reads them (:mod:`fasttok.shared.binding_arguments`): an index is a
 from __future__ import annotations
 
 from fasttok.errors import FasttokError
-from fasttok.post_processors._encoding_lists import FIELDS, WalkedField, walked_encoding
+from fasttok.post_processors._encoding_lists import FIELDS, WalkedField, keep_fields, \
+    walked_encoding
 from fasttok.shared.binding_arguments import (ENCODING_TRUNCATE_DIRECTION, PADDING_DIRECTION,
                                               as_bool, as_direction, as_instance, as_sequence,
                                               as_str, as_u32, as_usize)
@@ -444,7 +445,7 @@ class WalkedEncoding(Encoding):
     __slots__ = ("_walked",)
 
     def _keep(self) -> None:
-        self._walked.keep_all()
+        keep_fields(self)
 
     def set_sequence_id(self, sequence_id: int) -> None:
         """:meth:`Encoding.set_sequence_id`, on kept fields."""
