@@ -57,7 +57,7 @@ from typing import Any, Callable, NamedTuple, Optional
 from fasttok.errors import VocabularyError, VocabularyFileError
 from fasttok.loaders.json_document import parse_json_document, parse_tokenizer_json
 from fasttok.shared._bytemap import byte_level_merges, byte_level_tables, decode_byte_level
-from fasttok.shared._json_reader import PackedModel, PackedVocab
+from fasttok.shared._json_reader import PackedModel, PackedPieces, PackedVocab
 from fasttok.shared._tables import TokenTables
 from fasttok.shared.gc_pause import gc_paused
 from fasttok.shared.json_fields import BOOL, INTEGER, OBJECT, Fields, all_ints
@@ -554,10 +554,12 @@ def tokenizer_json_file_reading(data: bytes, path: str) -> TokenizerJsonReading:
 class ModelObject(dict):
     """The ``model`` object of a document read packed, as ``json.loads``
     gives it except its packed parts: ``"merges"`` stays the
-    :class:`PackedMerges` (``to_list()`` gives the list) and, for a BPE
-    model whose ids are its entries' places, ``"vocab"`` the
-    :class:`PackedVocab` (``to_dict()``): Gemma 3's 514k merges and 262k
-    entries as Python objects were half of its load. ``packed``: the
+    :class:`PackedMerges` (``to_list()`` gives the list), for a BPE
+    model whose ids are its entries' places ``"vocab"`` the
+    :class:`PackedVocab` (``to_dict()``), and for a Unigram model the
+    :class:`PackedPieces` (``to_list()``): Gemma 3's 514k merges and 262k
+    entries as Python objects were half of its load, a Unigram file's
+    pieces and scores most of one. ``packed``: the
     :class:`PackedModel` it was made from, which a model's build reads in
     C. Pickled and copied as the plain ``dict`` ``json.loads`` gives.
 
@@ -574,8 +576,12 @@ class ModelObject(dict):
     def __init__(self, packed: PackedModel) -> None:
         super().__init__(packed.object(made=False))
         self.packed = packed
-        if packed.vocab is not None and (self.get("type") != "BPE" or not packed.vocab.in_order):
-            self["vocab"] = packed.vocab.to_dict()
+        vocab = packed.vocab
+        if type(vocab) is PackedPieces:
+            if self.get("type") != "Unigram":
+                self["vocab"] = vocab.to_list()
+        elif vocab is not None and (self.get("type") != "BPE" or not vocab.in_order):
+            self["vocab"] = vocab.to_dict()
 
     def __reduce__(self) -> tuple:
         return dict, (self.packed.object(),)
@@ -598,7 +604,7 @@ def _may_be_byte_level(doc: dict, packed: PackedModel) -> bool:
     # (a file without is read from its Python objects at once, not checked
     # twice)
     decoder = doc.get("decoder")
-    return (packed.rest.get("type") == "BPE" and packed.vocab is not None
+    return (packed.rest.get("type") == "BPE" and type(packed.vocab) is PackedVocab
             and packed.merges is not None and type(decoder) is dict
             and decoder.get("type") == "ByteLevel")
 
@@ -659,7 +665,7 @@ def _tokenizer_json_record(doc: Any, source: str, name: Optional[str], config: O
         packed_vocab if type(model.get("vocab")) is PackedVocab else _model_token_ids(r, model))
     _check_spells_every_text(r, model, model_ids)
     # the model's vocabulary size as tokenizers counts it: the entries listed
-    unigram = isinstance(model.get("vocab"), list)
+    unigram = _is_piece_list(model.get("vocab"))
     added = _added_tokens(r, doc, model_ids, len(model["vocab"]) if unigram else None)
     try:
         fast, tables, top = _byte_level_record(doc, source, name, config, packed)
@@ -730,9 +736,10 @@ def _check_spells_every_text(r: _Reader, model: dict, model_ids: dict) -> None:
     # tokenizers loads a model that names an unknown token it lacks (or a
     # Unigram with neither unk_id nor the byte pieces) and fails on the first
     # text it cannot spell; fasttok refuses the file instead
-    if isinstance(model.get("vocab"), list):
+    if _is_piece_list(model.get("vocab")):
         byte_fallback = model.get("byte_fallback") is True
-        if model.get("unk_id") is None and not (byte_fallback and _BYTE_PIECES <= model_ids.keys()):
+        if model.get("unk_id") is None and not (
+                byte_fallback and all(piece in model_ids for piece in _BYTE_PIECES)):
             raise r.fail("$.model.unk_id", "null, and no byte pieces to fall back on: a "
                                            "character the pieces lack could not be encoded")
         return
@@ -774,18 +781,28 @@ def _template_ids(r: _Reader, doc: dict) -> dict:
 MODEL_TYPES = ("BPE", "WordPiece", "WordLevel", "Unigram")
 
 
-def _model_token_ids(r: _Reader, model: dict) -> dict:
+def _is_piece_list(vocab: Any) -> bool:
+    # whether a model's vocab is a Unigram list of pieces (read packed or not)
+    return type(vocab) is PackedPieces or isinstance(vocab, list)
+
+
+def _model_token_ids(r: _Reader, model: dict) -> Any:
     """Token string -> id of the model's vocabulary (the last id of a
-    string listed twice, as ``tokenizers`` keeps it)."""
+    string listed twice, as ``tokenizers`` keeps it): a dict, or a Unigram
+    model's :class:`PackedPieces` when it lists no piece twice."""
     kind = r.fields(model, "$.model").str("type", None)
     if kind is None:
         # tokenizers tells the model apart by its fields when "type" is missing
-        kind = "Unigram" if isinstance(model.get("vocab"), list) else (
+        kind = "Unigram" if _is_piece_list(model.get("vocab")) else (
             "BPE" if "merges" in model else "WordPiece" if "continuing_subword_prefix" in model
             else "WordLevel")
     if kind not in MODEL_TYPES:
         raise r.fail("$.model.type", f"unknown model type {kind!r}; known: {', '.join(MODEL_TYPES)}")
     if kind == "Unigram":
+        if type(model.get("vocab")) is PackedPieces:
+            # read packed, every entry is a [piece, score] pair
+            pieces = model["vocab"]
+            return pieces if pieces.in_order else {p: i for i, p in enumerate(pieces.texts())}
         entries = r.fields(model, "$.model").list("vocab")
         out = {}
         for i, entry in enumerate(entries):

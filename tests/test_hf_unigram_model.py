@@ -26,6 +26,7 @@ from hf_model_pairs import (assert_all_agree, assert_same, assert_same_outcome, 
                             fail, problem, reference, words_problem)
 from fasttok.errors import FasttokError
 from fasttok.models.hf_unigram import Unigram, unigram_from_json
+from fasttok.shared._json_reader import PackedPieces, read_tokenizer_document
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -41,6 +42,14 @@ def model_pair(path: str) -> tuple:
     """(fasttok model, tokenizers model alone) for a shared tokenizer.json."""
     spec = json.loads(open(path, encoding="utf-8").read())["model"]
     return unigram_from_json(spec, "$.model", fail), reference(spec)
+
+
+def read_packed(spec: dict) -> dict:
+    """The model object ``spec`` as a file load reads it: its vocab the
+    reader's :class:`PackedPieces`, not ``json.loads``' lists."""
+    model = read_tokenizer_document(json.dumps({"model": spec}).encode())[1].object(made=False)
+    assert type(model["vocab"]) is PackedPieces
+    return model
 
 
 def line_inputs() -> list:
@@ -60,6 +69,15 @@ def test_lines_and_words_match_tokenizers(path):
     texts = line_inputs()
     assert len(texts) > 3000
     assert_all_agree(model_pair(str(path)), texts, f"Unigram {path.name}")
+
+
+@needs_data
+@pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: p.name)
+def test_a_model_read_packed_matches_tokenizers(path):
+    spec = json.loads(open(path, encoding="utf-8").read())["model"]
+    ours, ref = unigram_from_json(read_packed(spec), "$.model", fail), model_pair(str(path))[1]
+    assert ours.vocab == model_pair(str(path))[0].vocab
+    assert_all_agree((ours, ref), line_inputs(), f"Unigram {path.name} read packed")
 
 
 @needs_data
@@ -101,9 +119,10 @@ def test_hypothesis_text_matches_tokenizers(path, text):
 
 # -- small vocabularies: one rule each ------------------------------------------------
 
-def small(vocab, unk_id=0, byte_fallback=False):
+def small(vocab, unk_id=0, byte_fallback=False, packed=False):
     spec = {"type": "Unigram", "unk_id": unk_id, "vocab": vocab, "byte_fallback": byte_fallback}
-    return unigram_from_json(spec, "$.model", fail), reference(spec)
+    return (unigram_from_json(read_packed(spec) if packed else spec, "$.model", fail),
+            reference(spec))
 
 
 ABC = [["<unk>", 0.0], ["a", -1.0], ["b", -2.0], ["c", -2.5], ["ab", -2.5], ["abc", -4.0]]
@@ -154,14 +173,15 @@ def test_unknown_score_is_min_score_minus_ten_over_every_piece():
 BYTES = [["<unk>", 0.0], ["a", -1.0]] + [[f"<0x{b:02X}>", -5.0] for b in range(256)]
 
 
-def test_byte_fallback_spells_an_unknown_run_in_byte_pieces():
-    ours, _ = small(BYTES, byte_fallback=True)
+@pytest.mark.parametrize("packed", [False, True])
+def test_byte_fallback_spells_an_unknown_run_in_byte_pieces(packed):
+    ours, _ = small(BYTES, byte_fallback=True, packed=packed)
     got = ours.tokenize("a\u00e9\U0001F600a")
     assert [t[1] for t in got] == ["a", "<0xC3>", "<0xA9>", "<0xF0>", "<0x9F>", "<0x98>",
                                    "<0x80>", "a"]
     assert {t[2] for t in got[1:-1]} == {(1, 3)}
     for text in ("\U0001F600", "x\U00010348y", "a\u4e16", "\u4e16\u754c"):
-        assert_same(small(BYTES, byte_fallback=True), text)
+        assert_same(small(BYTES, byte_fallback=True, packed=packed), text)
 
 
 def test_byte_fallback_with_a_byte_piece_missing_gives_unk():
@@ -194,15 +214,17 @@ small_vocabularies = st.lists(st.tuples(pieces, st.sampled_from([-1.0, -2.0, -3.
 
 
 @settings(max_examples=100, deadline=None)
-@given(small_vocabularies, st.sampled_from([None, 0]), st.text("abcd", max_size=12))
-def test_random_small_vocabularies_match_tokenizers(vocab, unk_id, text):
-    assert_same_outcome(small(vocab, unk_id=unk_id), text)
+@given(small_vocabularies, st.sampled_from([None, 0]), st.text("abcd", max_size=12),
+       st.booleans())
+def test_random_small_vocabularies_match_tokenizers(vocab, unk_id, text, packed):
+    assert_same_outcome(small(vocab, unk_id=unk_id, packed=packed), text)
 
 
-def test_a_piece_spelled_twice_keeps_its_last_id():
+@pytest.mark.parametrize("packed", [False, True])
+def test_a_piece_spelled_twice_keeps_its_last_id(packed):
     vocab = [["<unk>", 0.0], ["a", -1.0], ["a", -3.0], ["b", -1.0]]
-    assert_same(small(vocab), "aab")
-    assert small(vocab)[0].token_to_id("a") == 2
+    assert_same(small(vocab, packed=packed), "aab")
+    assert small(vocab, packed=packed)[0].token_to_id("a") == 2
 
 
 def test_vocabulary_lookups_match_tokenizers():

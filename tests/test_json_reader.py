@@ -21,7 +21,7 @@ from fasttok.formats.tiktoken import byte_bpe_tables
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_file_reading, tokenizer_json_record
 from fasttok.loaders.json_document import parse_tokenizer_json
 from fasttok.shared._bytemap import bytes_to_unicode
-from fasttok.shared._json_reader import MAX_DEPTH, read_tokenizer_document
+from fasttok.shared._json_reader import MAX_DEPTH, PackedPieces, read_tokenizer_document
 
 HF = DATA / "vocab" / "hf"
 
@@ -108,6 +108,25 @@ def test_generated_model_packs_as_json_loads_reads_it(vocab, merges, ascii_only)
     assert all(packed.vocab.get(text) == i for text, i in vocab.items())
 
 
+_score = st.integers(-2**70, 2**70) | st.floats(allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "\u2581b", "<0x41>"]) | _text, _score).map(list),
+                max_size=20), st.booleans())
+def test_generated_unigram_pieces_pack_as_json_loads_reads_them(vocab, ascii_only):
+    model = {"type": "Unigram", "unk_id": None, "vocab": vocab}
+    data = json.dumps({"model": model}, ensure_ascii=ascii_only).encode()
+    doc, packed = parse_tokenizer_json(data, "t.json")
+    assert doc == {"model": {"type": "Unigram", "unk_id": None}}
+    assert type(packed.vocab) is PackedPieces
+    _same(packed.object(), model)
+    # a piece listed twice is looked up as its last entry, as tokenizers does
+    last = {text: i for i, (text, _) in enumerate(vocab)}
+    assert all(packed.vocab.get(text) == i for text, i in last.items())
+    assert packed.vocab.in_order == (len(last) == len(vocab))
+
+
 @pytest.mark.parametrize("text", [
     r'"\ud83d\ude00"', r'"\ud83d"', r'"\ude00\ud83d"', r'"\ud83d\u0041"', r'"a\/b\"\\\b\f\n\r\t"',
     '"\u00e9\u4e2d\U0001F600"', r'"\u00E9"'])
@@ -126,6 +145,12 @@ def test_escapes_read_as_json_loads(text):
     b'{"model": {"vocab": {"a": 1.0, "b": -1, "c": 1e3, "d": 4294967295, "e": 99999999999999999999}}}',
     b'{"model": {"vocab": [["a", -1.5]], "merges": ["a b", 3]}}',
     b'{"model": {"merges": [["a", "b", "c"]]}}',
+    b'{"model": {"vocab": [["a", NaN], ["b", 1]]}}',  # no JSON number: the list as Python objects
+    b'{"model": {"vocab": [["a", 1, 2]], "type": "Unigram"}}',
+    b'{"model": {"vocab": [["\\ud83d", 1.5]]}}',
+    b'{"model": {"vocab": [["a", -0], ["b", 1E400], ["c", 1e-5]], "vocab": [["d", 0.0]]}}',
+    b'{"model": {"vocab": [["a", 0]], "vocab": {"b": 1}}, "x": [["c", 1]]}',
+    b'{"model": {"vocab": {"b": 1}, "vocab": [["a", 0]]}}',
     b'\xef\xbb\xbf{"model": {"vocab": {"a": 0}}}',
     b' [NaN, Infinity, -Infinity, -0, 0.5e-3, 1E400, 12345678901234567890123] ',
 ])

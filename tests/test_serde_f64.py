@@ -21,7 +21,9 @@ def _serde_oracle(text: str) -> float:
         r"(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?", text).groups()
     significand = shift = 0
     for digit in whole:
-        if significand > (_U64 - int(digit)) // 10:
+        # past the first digit that does not fit, serde's parse_long_integer
+        # only counts the integer part's digits
+        if shift or significand > (_U64 - int(digit)) // 10:
             shift += 1
         else:
             significand = significand * 10 + int(digit)
@@ -74,13 +76,11 @@ def test_serde_f64_reads_thousands_of_digits():
 def test_the_compiled_scores_of_unigram_pieces_are_serde_f64s_bit_for_bit(values):
     from fasttok.models._unigram import tokenizers_scores
 
-    read = tokenizers_scores([[f"p{i}", v] for i, v in enumerate(values)])
+    scores = tokenizers_scores([[f"p{i}", v] for i, v in enumerate(values)])
     expected = [serde_f64(v) for v in values]
     if not all(map(math.isfinite, expected)):  # serde's scaling past a double
-        assert type(read) is int and not math.isfinite(expected[read])
+        assert type(scores) is int and not math.isfinite(expected[scores])
         return
-    pieces, scores = read
-    assert pieces == [f"p{i}" for i in range(len(values))]
     assert [math.copysign(1, s) for s in scores] == [math.copysign(1, e) for e in expected]
     assert list(scores) == expected
 
@@ -89,7 +89,7 @@ def test_the_compiled_scores_count_the_digit_of_an_integral_doubles_dot_zero():
     # "7787469671406591.0" is 77874696714065910 tenths: past 2**53, one step off
     from fasttok.models._unigram import tokenizers_scores
 
-    assert list(tokenizers_scores([["a", 7787469671406591.0]])[1]) == [7787469671406590.0]
+    assert list(tokenizers_scores([["a", 7787469671406591.0]])) == [7787469671406590.0]
 
 
 def test_the_compiled_scores_name_the_first_entry_that_is_no_pair_of_a_string_and_a_number():
@@ -98,3 +98,22 @@ def test_the_compiled_scores_name_the_first_entry_that_is_no_pair_of_a_string_an
     for bad in (["a"], ["a", True], ["a", "1"], [1, 1.0], ("a", 1.0), ["a", 1.0, 2.0],
                 ["a", math.inf], ["a", 10**400]):
         assert tokenizers_scores([["ok", 0.0], list(bad) if type(bad) is list else bad]) == 1, bad
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.booleans(), _DIGITS, st.none() | _DIGITS, st.none() | st.integers(-400, 400))
+def test_the_compiled_reading_of_a_files_number_is_serdes_digit_by_digit(negative, whole,
+                                                                          fraction, exponent):
+    # a file read packed keeps each score's text, which is read as serde reads it
+    from fasttok.models._unigram import tokenizers_scores
+    from fasttok.shared._json_reader import read_tokenizer_document
+
+    text = ("-" if negative else "") + (whole.lstrip("0") or "0") + (
+        "." + fraction if fraction else "") + ("" if exponent is None else f"e{exponent}")
+    packed = read_tokenizer_document(b'{"model": {"vocab": [["p", %s]]}}' % text.encode())[1]
+    scores = tokenizers_scores(packed.vocab)
+    expected = _serde_oracle(text)
+    if not math.isfinite(expected):  # serde refuses the number
+        assert scores == 0
+        return
+    assert [(s, math.copysign(1, s)) for s in scores] == [(expected, math.copysign(1, expected))]

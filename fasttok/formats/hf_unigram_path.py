@@ -296,7 +296,7 @@ def unigram_walk(record: Any, pipeline: Any) -> Optional[Walk]:
     True
     """
     model = pipeline.model
-    if type(model) is not Unigram or model.unk_id is None or not model.vocab \
+    if type(model) is not Unigram or model.unk_id is None or not model.get_vocab_size() \
             or pipeline.added.any_normalized:
         return None
     pre_tokenizer = _pre_tokenizer_plan(pipeline.pre_tokenizer)
@@ -309,7 +309,7 @@ def unigram_walk(record: Any, pipeline: Any) -> Optional[Walk]:
     plans = ((k, _normalizer_plan(stages[k:])) for k in range(len(stages) + 1))
     lead, (early, charsmap, ops) = next((k, plan) for k, plan in plans if plan is not None)
     whitespace, metaspace = pre_tokenizer
-    n_ids = max([len(model.vocab)] + [t.id + 1 for t in pipeline.added.tokens])
+    n_ids = max([model.get_vocab_size()] + [t.id + 1 for t in pipeline.added.tokens])
     core = UnigramWalk(model.core, early, charsmap, ops, whitespace, metaspace, n_ids,
                        pipeline.added)
     if lead:

@@ -131,11 +131,14 @@ from libc.float cimport FLT_MAX
 from libc.math cimport INFINITY, fabs, isfinite, nextafterf
 from libc.stdint cimport SIZE_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memchr, memcmp, memcpy, memmove, memset
+from libc.string cimport memchr, memcmp, memcpy, memmove, memset, strlen
 
 from fasttok.errors import FasttokError
 from fasttok.shared._growth cimport grow_array
+from fasttok.shared._json_reader cimport PackedPieces, PackedTexts
 from fasttok.shared._id_lists cimport ids_list
+from array import array
+
 from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_count, ft_pc_entry, ft_pc_find,
                                           ft_pc_fits, ft_pc_hash, ft_pc_ids, ft_pc_open,
                                           ft_pc_prefetch, ft_pc_put, ft_pc_table,
@@ -248,23 +251,74 @@ cdef inline void _take(FreeList* fl, int32_t i) noexcept:
         fl.tail = fl.prev[i]
 
 
+cdef inline bint _text_before(const uint8_t* data, const uint64_t* offs, int32_t a,
+                              int32_t b) noexcept nogil:
+    # whether text a sorts before text b: by bytes, a prefix first, equal
+    # texts by id (a piece spelled twice keeps its last id in the trie)
+    cdef uint64_t la = offs[a + 1] - offs[a], lb = offs[b + 1] - offs[b]
+    cdef int c = memcmp(data + offs[a], data + offs[b], la if la < lb else lb)
+    if c != 0:
+        return c < 0
+    if la != lb:
+        return la < lb
+    return a < b
+
+
+cdef void _sort_texts(const uint8_t* data, const uint64_t* offs, int32_t* keys, int32_t* spare,
+                      size_t n) noexcept nogil:
+    # keys (text ids) sorted by _text_before: a bottom-up merge sort, spare
+    # the same size (the texts are never copied, nor made Python objects)
+    cdef size_t width = 1, lo, mid, hi, i, j, k
+    cdef int32_t* src = keys
+    cdef int32_t* dst = spare
+    cdef int32_t* t
+    while width < n:
+        lo = 0
+        while lo < n:
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if _text_before(data, offs, src[j], src[i]):
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+            lo = hi
+        t = src
+        src = dst
+        dst = t
+        width *= 2
+    if src != keys:
+        memcpy(keys, src, n * sizeof(int32_t))
+
+
 cdef enum:
     # Free units tried as the first child's slot before the node goes to
     # fresh space at the end; bounds construction at O(nodes * this).
     PLACE_TRIES = 64
 
 
-cdef int _trie_build(PieceTrie* t, list pieces, const double* scores) except -1:
-    # pieces: (id, bytes). Breadth first over the sorted keys: a node is a
-    # range of keys sharing a prefix; its children (the distinct next bytes)
-    # go to the first base, among a few free units, where all their slots are
-    # free, else to fresh units at the end.
-    cdef list order = sorted(((raw, pid) for pid, raw in pieces if raw), key=lambda e: e[0])
-    cdef Py_ssize_t n = len(order), i, k
-    cdef uint64_t total = 0
-    cdef uint8_t* buf
-    cdef uint64_t* offs
-    cdef int32_t* ids
+cdef int _trie_build(PieceTrie* t, const uint8_t* data, const uint64_t* text_offs,
+                     int32_t* keys, size_t n, const double* scores) except -1:
+    # keys: the ids of the pieces to place (n, not empty texts), their texts
+    # data[text_offs[id]:text_offs[id + 1]]; sorted here. Breadth first over
+    # the sorted keys: a node is a range of keys sharing a prefix; its
+    # children (the distinct next bytes) go to the first base, among a few
+    # free units, where all their slots are free, else to fresh units at the
+    # end.
+    cdef Py_ssize_t i, k
+    cdef int32_t* spare = <int32_t*>malloc((n + 1) * sizeof(int32_t))
     cdef int32_t* queue          # (node, lo, hi, depth) quadruples
     cdef size_t q_head = 0, q_len = 0, q_cap
     cdef int32_t node, lo, hi, depth, base, f, tries, frontier = 1
@@ -272,29 +326,16 @@ cdef int _trie_build(PieceTrie* t, list pieces, const double* scores) except -1:
     cdef int32_t starts[257]
     cdef int n_labels, c
     cdef bint fits
-    cdef bytes raw
     cdef FreeList fl
     fl.next = NULL
     fl.prev = NULL
     fl.head = fl.tail = -1
-    for raw, _ in order:
-        total += len(raw)
-    buf = <uint8_t*>malloc(total + 1)
-    offs = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
-    ids = <int32_t*>malloc((n + 1) * sizeof(int32_t))
     q_cap = 4 * 1024
     queue = <int32_t*>malloc(q_cap * sizeof(int32_t))
     try:
-        if buf == NULL or offs == NULL or ids == NULL or queue == NULL:
+        if spare == NULL or queue == NULL:
             raise MemoryError()
-        total = 0
-        for i in range(n):
-            raw = order[i][0]
-            offs[i] = total
-            memcpy(buf + total, PyBytes_AS_STRING(raw), len(raw))
-            total += len(raw)
-            ids[i] = order[i][1]
-        offs[n] = total
+        _sort_texts(data, text_offs, keys, spare, n)
         t.size = 0
         t.units = NULL
         _grow(t, &fl, 1024)
@@ -315,18 +356,18 @@ cdef int _trie_build(PieceTrie* t, list pieces, const double* scores) except -1:
             i = lo
             # The keys that end here sort first. A piece spelled twice (GGUF
             # files may hold one) keeps its last id, as llama.cpp's trie
-            # overwrites on insert; the stable sort keeps ids ascending.
-            while i < hi and <int32_t>(offs[i + 1] - offs[i]) == depth:
-                t.units[node].value = ids[i]
-                t.units[node].score = scores[ids[i]]
+            # overwrites on insert; equal texts sort by id.
+            while i < hi and <int32_t>(text_offs[keys[i] + 1] - text_offs[keys[i]]) == depth:
+                t.units[node].value = keys[i]
+                t.units[node].score = scores[keys[i]]
                 i += 1
             n_labels = 0
             while i < hi:
-                c = buf[offs[i] + depth]
+                c = data[text_offs[keys[i]] + depth]
                 labels[n_labels] = <uint8_t>c
                 starts[n_labels] = <int32_t>i
                 n_labels += 1
-                while i < hi and buf[offs[i] + depth] == c:
+                while i < hi and data[text_offs[keys[i]] + depth] == c:
                     i += 1
             if n_labels == 0:
                 continue
@@ -377,9 +418,7 @@ cdef int _trie_build(PieceTrie* t, list pieces, const double* scores) except -1:
                 queue[4 * q_len + 3] = depth + 1
                 q_len += 1
     finally:
-        free(buf)
-        free(offs)
-        free(ids)
+        free(spare)
         free(queue)
         free(fl.next)
         free(fl.prev)
@@ -735,12 +774,27 @@ cdef class UnigramModel:
 
     def __init__(self, tokens, scores, types, Py_ssize_t unk_id, *, bint llama_cpp=False,
                  bint tokenizers=False, never=()):
-        cdef Py_ssize_t n = len(tokens), i
-        cdef frozenset kept_out = frozenset(never)
+        # tokens: bytes (or None: no piece) by id, or the reader's packed
+        # texts (a tokenizer.json's PackedPieces), placed from its buffer;
+        # types None: every piece NORMAL
+        cdef Py_ssize_t n = len(tokens), i, kept = 0
+        cdef const double[::1] given = scores if isinstance(scores, array) and \
+            scores.typecode == "d" else array("d", scores)
+        cdef const uint8_t[::1] kind_of = None if types is None else array("B", types)
+        cdef bint typed = types is not None
+        cdef const uint8_t* data
+        cdef const uint64_t* text_offs
+        cdef uint64_t* owned_offs = NULL
+        cdef uint64_t length
+        cdef uint8_t* left_out = NULL
+        cdef int32_t* keys = NULL
+        cdef double* effective = NULL
         cdef double score
         cdef int kind
-        if not (len(scores) == len(types) == n):
-            raise ValueError(f"{n} tokens but {len(scores)} scores and {len(types)} types")
+        cdef bytes joined
+        if not (len(given) == n and (not typed or len(kind_of) == n)):
+            raise ValueError(f"{n} tokens but {len(given)} scores and "
+                             f"{n if types is None else len(kind_of)} types")
         # tokenizers may have no unknown piece: unk_id n stands for none then
         if not 0 <= unk_id < n + tokenizers:
             raise ValueError(f"unk id {unk_id} is not one of the {n} tokens")
@@ -752,47 +806,72 @@ cdef class UnigramModel:
         self.tokenizers = tokenizers
         self.scores = <double*>malloc((n + 1) * sizeof(double))
         self.kinds = <uint8_t*>malloc(n + 1)
-        if self.scores == NULL or self.kinds == NULL:
-            raise MemoryError()
-        self.min_score = FLT_MAX
-        pieces = []
-        for i in range(n):
-            # sentencepiece and llama.cpp keep float scores, tokenizers f64
-            score = scores[i] if tokenizers else <float>scores[i]
-            kind = types[i]
-            self.scores[i] = score
-            self.kinds[i] = KIND_NORMAL
-            if kind == T_NORMAL:
-                if score < self.min_score:
-                    self.min_score = score
-            elif kind == T_USER_DEFINED:
-                self.kinds[i] = KIND_USER
-            elif kind == T_UNUSED:
-                self.kinds[i] = KIND_UNUSED
-            # sentencepiece never matches UNUSED pieces; llama.cpp does
-            if (kind == T_NORMAL or kind == T_USER_DEFINED or (kind == T_UNUSED and llama_cpp)) \
-                    and tokens[i] is not None and i not in kept_out:
-                pieces.append((i, bytes(tokens[i])))
-        if tokenizers:
-            self.unk_score = self.min_score - 10.0
-        else:
-            self.unk_score = <float>self.min_score - <float>10.0
-        # the most bytes one node of the lattice spans (an unknown node: one
-        # character, at most 4)
-        self.reach = max([4] + [len(raw) for _, raw in pieces])
-        # The trie carries each piece's score as the Viterbi adds it (a
-        # user-defined piece's depends on its byte length, fixed per piece),
-        # so a match costs no lookups beyond the unit itself.
+        left_out = <uint8_t*>calloc(n + 1, 1)
+        keys = <int32_t*>malloc((n + 1) * sizeof(int32_t))
         effective = <double*>malloc((n + 1) * sizeof(double))
-        if effective == NULL:
-            raise MemoryError()
         try:
-            for i in range(n):
-                effective[i] = self.scores[i]
-                if self.kinds[i] == KIND_USER:
-                    effective[i] = 0.0 if llama_cpp else _user_score(len(bytes(tokens[i] or b"")))
-            _trie_build(&self.trie, pieces, effective)
+            if self.scores == NULL or self.kinds == NULL or left_out == NULL or keys == NULL \
+                    or effective == NULL:
+                raise MemoryError()
+            if isinstance(tokens, PackedTexts):
+                data = (<PackedTexts>tokens).data
+                text_offs = (<PackedTexts>tokens).offsets
+            else:
+                # one buffer of the texts (None: no text, as an empty piece)
+                tokens = [b"" if t is None else t for t in tokens]
+                joined = b"".join(tokens)
+                data = <const uint8_t*>PyBytes_AS_STRING(joined)
+                owned_offs = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
+                if owned_offs == NULL:
+                    raise MemoryError()
+                owned_offs[0] = 0
+                for i in range(n):
+                    owned_offs[i + 1] = owned_offs[i] + len(tokens[i])
+                text_offs = owned_offs
+            for i in never:
+                if 0 <= i < n:
+                    left_out[i] = 1
+            self.min_score = FLT_MAX
+            self.reach = 4  # an unknown node: one character, at most 4 bytes
+            with nogil:
+                for i in range(n):
+                    # sentencepiece and llama.cpp keep float scores, tokenizers f64
+                    score = given[i] if tokenizers else <float>given[i]
+                    kind = kind_of[i] if typed else T_NORMAL
+                    self.scores[i] = score
+                    self.kinds[i] = KIND_NORMAL
+                    if kind == T_NORMAL:
+                        if score < self.min_score:
+                            self.min_score = score
+                    elif kind == T_USER_DEFINED:
+                        self.kinds[i] = KIND_USER
+                    elif kind == T_UNUSED:
+                        self.kinds[i] = KIND_UNUSED
+                    # The trie carries each piece's score as the Viterbi adds
+                    # it (a user-defined piece's depends on its byte length,
+                    # fixed per piece), so a match costs no lookups beyond
+                    # the unit itself.
+                    length = text_offs[i + 1] - text_offs[i]
+                    effective[i] = score
+                    if self.kinds[i] == KIND_USER:
+                        effective[i] = 0.0 if llama_cpp else _user_score(length)
+                    # sentencepiece never matches UNUSED pieces; llama.cpp does
+                    if (kind == T_NORMAL or kind == T_USER_DEFINED
+                            or (kind == T_UNUSED and llama_cpp)) and length and not left_out[i]:
+                        keys[kept] = <int32_t>i
+                        kept += 1
+                        # the most bytes one node of the lattice spans
+                        if length > self.reach:
+                            self.reach = length
+            if tokenizers:
+                self.unk_score = self.min_score - 10.0
+            else:
+                self.unk_score = <float>self.min_score - <float>10.0
+            _trie_build(&self.trie, data, text_offs, keys, kept, effective)
         finally:
+            free(owned_offs)
+            free(left_out)
+            free(keys)
             free(effective)
         # The walk's loads form a chain (unit -> base -> child unit); with
         # the piece and score moved to a parallel array, loaded off that
@@ -1022,29 +1101,77 @@ cdef class TokenizersUnigram:
     """
 
     cdef UnigramModel core       # None for an empty vocabulary
-    cdef list pieces
+    cdef object texts            # the pieces as given: a list of str, or PackedPieces
+    cdef list pieces             # the pieces as str, made from PackedPieces when first asked for
     cdef tuple ints
     cdef int32_t unk             # -1: none
     cdef readonly bint byte_fallback
     cdef int32_t byte_ids[256]   # the id of piece "<0xXX>" for byte XX, or -1
 
     def __init__(self, pieces, scores, unk_id, bint byte_fallback, *, never=()):
+        # pieces: a list of str, or a tokenizer.json's PackedPieces (the
+        # trie is built from its UTF-8, and no str is made for a piece
+        # until one is asked for)
         cdef Py_ssize_t n = len(pieces), i
-        cdef dict ids = {}
-        self.pieces = list(pieces)
         self.ints = tuple(range(n))
         self.unk = -1 if unk_id is None else <int32_t>unk_id
         self.byte_fallback = byte_fallback
-        for i in range(n):
-            ids[self.pieces[i]] = i      # a piece spelled twice: its last id, as tokenizers
+        if type(pieces) is PackedPieces:
+            self.texts = pieces
+            find = (<PackedPieces>pieces).get
+        else:
+            self.texts = self.pieces = list(pieces)
+            ids = {}
+            for i in range(n):
+                ids[self.pieces[i]] = i      # a piece spelled twice: its last id, as tokenizers
+            find = ids.get
+            pieces = [p.encode("utf-8") for p in self.pieces]
         for i in range(256):
-            self.byte_ids[i] = ids.get(f"<0x{i:02X}>", -1)
+            self.byte_ids[i] = find(f"<0x{i:02X}>", -1)
         if n:
             # without unk_id, id n marks the unknown nodes (a text whose
             # Viterbi would take one is refused first)
-            self.core = UnigramModel([p.encode("utf-8") for p in self.pieces], scores,
-                                     [T_NORMAL] * n, n if unk_id is None else unk_id,
+            self.core = UnigramModel(pieces, scores, None, n if unk_id is None else unk_id,
                                      tokenizers=True, never=never)
+
+    cdef list piece_list(self):
+        # the pieces as str by id
+        if self.pieces is None:
+            self.pieces = list((<PackedPieces>self.texts).texts())
+        return self.pieces
+
+    def __len__(self):
+        return len(self.ints)
+
+    def piece_texts(self):
+        """The pieces by id, a list of ``str`` (the model's own: not to be changed).
+
+        >>> TokenizersUnigram(["<unk>", "a"], [0.0, -1.0], 0, False).piece_texts()
+        ['<unk>', 'a']
+        """
+        return self.piece_list()
+
+    def piece(self, Py_ssize_t i):
+        """Piece ``i``'s text.
+
+        >>> TokenizersUnigram(["<unk>", "a"], [0.0, -1.0], 0, False).piece(1)
+        'a'
+        """
+        if self.pieces is None:
+            if not 0 <= i < len(self.ints):
+                raise IndexError(i)
+            return (<PackedPieces>self.texts)._text(i)
+        return self.pieces[i]
+
+    def scores(self):
+        """The pieces' scores (f64, as given) by id, a list.
+
+        >>> TokenizersUnigram(["<unk>", "a"], [0.0, -1.5], 0, False).scores()
+        [0.0, -1.5]
+        """
+        if self.core is None:
+            return []
+        return [self.core.scores[i] for i in range(self.core.n_pieces)]
 
     cdef int32_t _find(self, const uint8_t* s, size_t n) noexcept nogil:
         # the id of the piece spelled s[0:n] (n > 0), or -1
@@ -1161,7 +1288,7 @@ cdef class TokenizersUnigram:
         cdef SpanBuf nodes = SpanBuf(NULL, 0, 0)
         cdef SpanBuf out = SpanBuf(NULL, 0, 0)
         cdef Py_ssize_t n = len(normalized), at = 0, i
-        cdef Py_ssize_t n_pieces = len(self.pieces)
+        cdef Py_ssize_t n_pieces = len(self.ints)
         try:
             for start, end, token in pieces:
                 if not at <= start <= end <= n:
@@ -1256,7 +1383,7 @@ cdef class TokenizersUnigram:
                     chars += (s[at] & 0xC0) != 0x80
                     at += 1
                 token = raw[sp.start:sp.end].decode("utf-8") if sp.flags & FLAG_TEXT \
-                    else self.pieces[sp.id]
+                    else self.piece_list()[sp.id]
                 result.append((self.ints[sp.id], token, (start_char, chars)))
             return result
         finally:
@@ -1747,7 +1874,7 @@ cdef class UnigramWalk:
             raw = replacement.encode("utf-8")
             self.cut_len = len(raw)
             memcpy(self.cut, <const char*>raw, self.cut_len)
-            self.cuts = not _inside(model.pieces, replacement)
+            self.cuts = not _inside(model.piece_list(), replacement)
         self.short_ids = model.core.n_pieces < 0x10000 and model.core.unk_id < 0x10000
         self.bound = fabs(model.core.unk_score)
         for i in range(model.core.n_pieces):
@@ -2617,104 +2744,136 @@ for _k in range(309):
     _POW10[_k] = float(10 ** _k)
 
 
-cdef double _serde_f64(double value, bint* ok):
-    # tokenizers' f64 of the JSON number whose shortest spelling is value's
-    # (fasttok.models.hf_fields.serde_f64, which says why), value finite;
-    # ok cleared when it has more digits than a u64 holds (never for a
-    # double's shortest spelling: the caller then reads it in Python)
-    # repr's spelling, ".0" included (serde counts that digit too)
-    cdef char* text = PyOS_double_to_string(value, c'r', 0, Py_DTSF_ADD_DOT_0, NULL)
-    cdef char* p = text
-    cdef bint negative = False, fraction = False
-    cdef uint64_t significand = 0
-    cdef int digits = 0, shift = 0, exponent = 0, exponent_sign = 1
+cdef inline bint _u64_full(uint64_t significand, uint64_t digit) noexcept nogil:
+    # whether significand * 10 + digit overflows a u64 (serde_json's overflow!)
+    cdef uint64_t top = <uint64_t>-1
+    return significand >= top // 10 and (significand > top // 10 or digit > top % 10)
+
+
+cdef int _serde_text(const uint8_t* p, size_t n, double* out) noexcept nogil:
+    # tokenizers' f64 of the JSON number p[:n] (valid JSON), as serde_json
+    # without float_roundtrip reads it (its parse_integer, parse_long_integer,
+    # parse_decimal(_overflow), parse_exponent(_overflow), f64_from_parts):
+    # the digits that fit a u64 (an integer part's later digits only move
+    # the point, a fraction's are dropped), made a double and scaled by one
+    # power of ten from the table, a step off the nearest double for a fifth
+    # of the shared files' scores (fasttok.models.hf_fields.serde_f64 in
+    # Python); 1 when serde finds it out of range
+    cdef size_t i = 0
+    cdef bint negative = False, full = False, exp_negative = False
+    cdef uint64_t significand = 0, digit
+    cdef int64_t exponent = 0, e = 0
     cdef double f
-    try:
-        if p[0] == c'-':
-            negative = True
-            p += 1
-        while p[0] != 0 and p[0] != c'e':
-            if p[0] == c'.':
-                fraction = True
+    if i < n and p[i] == c'-':
+        negative = True
+        i += 1
+    while i < n and c'0' <= p[i] <= c'9':
+        digit = p[i] - c'0'
+        if full or _u64_full(significand, digit):
+            full = True
+            exponent += 1
+        else:
+            significand = significand * 10 + digit
+        i += 1
+    if i < n and p[i] == c'.':
+        i += 1
+        while i < n and c'0' <= p[i] <= c'9':
+            digit = p[i] - c'0'
+            if _u64_full(significand, digit):
+                break  # parse_decimal_overflow: the rest is dropped
+            significand = significand * 10 + digit
+            exponent -= 1
+            i += 1
+        while i < n and c'0' <= p[i] <= c'9':
+            i += 1
+    if i < n and (p[i] == c'e' or p[i] == c'E'):
+        i += 1
+        if i < n and (p[i] == c'+' or p[i] == c'-'):
+            exp_negative = p[i] == c'-'
+            i += 1
+        while i < n and c'0' <= p[i] <= c'9':
+            e = e * 10 + (p[i] - c'0')
+            if e > 0x7FFFFFFF:
+                # parse_exponent_overflow: zero, or out of range
+                if significand != 0 and not exp_negative:
+                    return 1
+                out[0] = -0.0 if negative else 0.0
+                return 0
+            i += 1
+        exponent = exponent - e if exp_negative else exponent + e
+        # i32's saturating add
+        exponent = max(-0x80000000, min(exponent, 0x7FFFFFFF))
+    f = <double>significand
+    while True:
+        if -308 <= exponent <= 308:
+            if exponent >= 0:
+                f *= _POW10[exponent]
+                if f == INFINITY:
+                    return 1
             else:
-                if significand or p[0] != c'0':
-                    digits += 1
-                    if digits > 19:
-                        ok[0] = False
-                        return 0.0
-                significand = significand * 10 + <uint64_t>(p[0] - c'0')
-                if fraction:
-                    shift -= 1
-            p += 1
-        if p[0] == c'e':
-            p += 1
-            if p[0] == c'-' or p[0] == c'+':
-                exponent_sign = -1 if p[0] == c'-' else 1
-                p += 1
-            while p[0] != 0:
-                exponent = exponent * 10 + (p[0] - c'0')
-                p += 1
-        shift += exponent_sign * exponent
+                f /= _POW10[-exponent]
+            break
+        if f == 0.0:
+            break
+        if exponent >= 0:
+            return 1
+        f /= 1e308
+        exponent += 308
+    out[0] = -f if negative else f
+    return 0
+
+
+cdef int _serde_number(object value, double* out) except -1:
+    # _serde_text of the number json made of a file's JSON number (an int,
+    # or a finite float, which is read as its shortest spelling: tokenizers
+    # writes that one; repr's ".0" included, as serde counts that digit)
+    cdef char* text
+    cdef bytes spelled
+    if type(value) is int:
+        spelled = str(value).encode()
+        return _serde_text(<const uint8_t*>PyBytes_AS_STRING(spelled), len(spelled), out)
+    text = PyOS_double_to_string(<double>value, c'r', 0, Py_DTSF_ADD_DOT_0, NULL)
+    try:
+        return _serde_text(<const uint8_t*>text, strlen(text), out)
     finally:
         PyMem_Free(text)
-    f = <double>significand
-    while shift >= 309 or shift <= -309:
-        if f == 0.0 or shift > 0:
-            if f != 0.0:
-                f = f * (1e308 * 10.0)  # infinity
-            break
-        f /= 1e308
-        shift += 308
-    else:
-        f = f * _POW10[shift] if shift >= 0 else f / _POW10[-shift]
-    return -f if negative else f
 
 
-def tokenizers_scores(list vocab not None):
-    """The pieces and scores of a ``tokenizer.json`` Unigram ``vocab``
-    (``[[piece, score], ...]``): ``(pieces, scores)``, the scores read into
-    f64 as tokenizers reads them (:func:`fasttok.models.hf_fields.serde_f64`,
-    in C: that Python call a piece was half of a Unigram file's model
-    build), in an ``array('d')``; or the index of the first entry that is
-    not a ``[string, finite number]`` pair, which the caller explains.
+def tokenizers_scores(vocab not None):
+    """The scores of a ``tokenizer.json`` Unigram ``vocab`` (the list
+    ``[[piece, score], ...]``, or the reader's packed
+    :class:`~fasttok.shared._json_reader.PackedPieces`) read into f64 as
+    tokenizers reads them (:func:`fasttok.models.hf_fields.serde_f64`, in
+    C), an ``array('d')``; or the index of the first entry that is not a
+    ``[string, number]`` pair or whose number is past a double, which the
+    caller explains.
 
     >>> tokenizers_scores([["a", -3.2940776348114014], ["b", 2]])
-    (['a', 'b'], array('d', [-3.294077634811402, 2.0]))
+    array('d', [-3.294077634811402, 2.0])
     >>> tokenizers_scores([["a", 1.0], ["b", "x"]])
     1
     """
     cdef Py_ssize_t i, n = len(vocab)
-    cdef list pieces = [None] * n
     cdef carray.array scores = carray.clone(carray.array("d"), n, False)
-    cdef bint ok
-    cdef double score
+    cdef double* out = scores.data.as_doubles
+    cdef PackedPieces packed
+    cdef int failed = 0
+    if type(vocab) is PackedPieces:
+        packed = vocab
+        with nogil:
+            for i in range(n):
+                if _serde_text(packed.numbers + packed.number_offsets[i],
+                               packed.number_offsets[i + 1] - packed.number_offsets[i], &out[i]):
+                    failed = 1
+                    break
+        return i if failed else scores
     for i in range(n):
         entry = vocab[i]
         if type(entry) is not list or len(<list>entry) != 2 or type((<list>entry)[0]) is not str:
             return i
         value = (<list>entry)[1]
-        if type(value) is float:
-            if not isfinite(<double>value):  # json's reading of a number past a double
-                return i
-            ok = True
-            score = _serde_f64(<double>value, &ok)
-            if not ok:
-                score = _python_serde_f64(value)
-        elif type(value) is int:
-            try:
-                score = float(value)
-            except OverflowError:
-                return i
-        else:
+        # a float past a double is json's reading of a number serde refuses
+        if not (type(value) is int or (type(value) is float and isfinite(<double>value))) \
+                or _serde_number(value, &out[i]):
             return i
-        if not isfinite(score):
-            return i
-        pieces[i] = (<list>entry)[0]
-        scores.data.as_doubles[i] = score
-    return pieces, scores
-
-
-def _python_serde_f64(value):
-    # the Python reading, for what the C one leaves (see _serde_f64)
-    from fasttok.models.hf_fields import serde_f64
-    return serde_f64(value)
+    return scores

@@ -45,11 +45,12 @@ _POW10 = [float(10 ** k) for k in range(309)]
 
 def _u64_prefix(whole: str, fraction: str) -> tuple:
     # (significand, shift) of digits that do not all fit a u64: serde keeps
-    # the first that do; past them a whole digit only moves the decimal
-    # point and the fraction's are dropped
+    # the first that do; past the first whole digit that does not, each
+    # whole digit only moves the decimal point (parse_long_integer), and a
+    # fraction's digits are kept until one does not fit
     significand, shift = 0, 0
     for digit in whole:
-        if significand > (_U64 - int(digit)) // 10:
+        if shift or significand > (_U64 - int(digit)) // 10:
             shift += 1
         else:
             significand = significand * 10 + int(digit)

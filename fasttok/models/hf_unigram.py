@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import functools
 import random
+from typing import Any
 
 from fasttok.models._unigram import TokenizersUnigram, tokenizers_scores
 from fasttok.models.hf_fields import is_int, model_object
+from fasttok.shared._json_reader import PackedPieces
 
 
 class Unigram:
@@ -41,24 +43,25 @@ class Unigram:
 
     def __init__(self, vocab: list, unk_id: int | None = None, byte_fallback: bool = False,
                  never: frozenset = frozenset()):
-        self._pieces = [piece for piece, _ in vocab]
-        self._scores = [float(score) for _, score in vocab]
         self.unk_id = unk_id
         self.byte_fallback = byte_fallback
-        self._core = TokenizersUnigram(self._pieces, self._scores, unk_id, byte_fallback,
-                                       never=never)
+        self._core = TokenizersUnigram([piece for piece, _ in vocab],
+                                       [float(score) for _, score in vocab], unk_id,
+                                       byte_fallback, never=never)
 
     @classmethod
-    def from_pieces(cls, pieces: list, scores: list, unk_id: int | None = None,
+    def from_pieces(cls, pieces: Any, scores: Any, unk_id: int | None = None,
                     byte_fallback: bool = False, never: frozenset = frozenset()) -> "Unigram":
         """The model of ``Unigram(list(zip(pieces, scores)), ...)``, from the
-        two lists as they are (floats), without a pair an entry.
+        pieces as they are (a list of ``str``, or the
+        :class:`~fasttok.shared._json_reader.PackedPieces` a file was read
+        into: its UTF-8 is placed in the trie, and no ``str`` is made for a
+        piece until asked for) and the scores (floats).
 
         >>> Unigram.from_pieces(["<unk>", "a"], [0.0, -1.0], unk_id=0).tokenize_ids("ab")
         [1, 0]
         """
         model = cls.__new__(cls)
-        model._pieces, model._scores = pieces, scores
         model.unk_id = unk_id
         model.byte_fallback = byte_fallback
         model._core = TokenizersUnigram(pieces, scores, unk_id, byte_fallback, never=never)
@@ -73,11 +76,11 @@ class Unigram:
         >>> Unigram([("a", -1)]).vocab
         [('a', -1.0)]
         """
-        return list(zip(self._pieces, self._scores))
+        return list(zip(self._core.piece_texts(), self._core.scores()))
 
     @functools.cached_property
     def _ids(self) -> dict:
-        return {piece: i for i, piece in enumerate(self._pieces)}
+        return {piece: i for i, piece in enumerate(self._core.piece_texts())}
 
     @property
     def core(self) -> TokenizersUnigram:
@@ -148,7 +151,7 @@ class Unigram:
         >>> Unigram([("a", 0.0)]).id_to_token(0)
         'a'
         """
-        return self._pieces[id] if 0 <= id < len(self._pieces) else None
+        return self._core.piece(id) if 0 <= id < len(self._core) else None
 
     def get_vocab(self) -> dict:
         """``{piece: id}``.
@@ -164,7 +167,7 @@ class Unigram:
         >>> Unigram([("a", 0.0), ("a", -1.0)]).get_vocab_size()
         2
         """
-        return len(self._pieces)
+        return len(self._core)
 
 
 def unigram_from_json(spec: dict | None, where: str, fail,
@@ -186,18 +189,19 @@ def unigram_from_json(spec: dict | None, where: str, fail,
     if "vocab" not in spec:
         raise fail(f"{where}.vocab", "missing: the list of [piece, score] pairs")
     vocab = spec["vocab"]
-    if not isinstance(vocab, list):
+    packed = type(vocab) is PackedPieces
+    if not (packed or isinstance(vocab, list)):
         raise fail(f"{where}.vocab", "expected a list of [piece, score] pairs")
-    read = tokenizers_scores(vocab)
-    if type(read) is int:
-        entry = vocab[read]
+    scores = tokenizers_scores(vocab)
+    if type(scores) is int:
+        entry = vocab.to_list()[scores] if packed else vocab[scores]
         if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
                 and (is_int(entry[1]) or isinstance(entry[1], float))):
-            raise fail(f"{where}.vocab[{read}]", "expected a [piece, score] pair (a string and "
-                                                "a number)")
+            raise fail(f"{where}.vocab[{scores}]", "expected a [piece, score] pair (a string and "
+                                                  "a number)")
         # beyond a double: json made inf of it, or serde's scaling does
-        raise fail(f"{where}.vocab[{read}]", "the score is out of the range of a double")
-    pieces, scores = read
+        raise fail(f"{where}.vocab[{scores}]", "the score is out of the range of a double")
+    pieces = vocab if packed else [entry[0] for entry in vocab]
     unk_id = spec.get("unk_id")
     if unk_id is not None:
         if not is_int(unk_id) or unk_id < 0:

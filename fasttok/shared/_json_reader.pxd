@@ -10,18 +10,32 @@ cdef class PackedTexts:
     cdef uint64_t* offsets
     cdef Py_ssize_t n
     cdef size_t data_cap, entry_cap
+    # open addressing over the texts (a subclass that looks texts up
+    # indexes them): entry index + 1, 0 = empty
+    cdef uint64_t* slots
+    cdef uint64_t mask
+    cdef int64_t find(self, const uint8_t* p, size_t n) noexcept nogil
+    cdef uint64_t _slot(self, const uint8_t* p, size_t n) noexcept nogil
+    cdef int _index(self, bint repeats) except -1
+    cdef object _text(self, Py_ssize_t i)
 
 
 cdef class PackedVocab(PackedTexts):
     # Entry i (file order): UTF-8 text as PackedTexts', id entry_ids[i].
     # Texts are distinct, valid UTF-8 (no surrogates); ids are 0 .. 2**32 - 2.
     cdef int64_t* entry_ids
-    # open addressing over the texts: entry index + 1, 0 = empty
-    cdef uint64_t* slots
-    cdef uint64_t mask
-    cdef int64_t find(self, const uint8_t* p, size_t n) noexcept nogil
-    cdef int _index(self) except -1
-    cdef object _text(self, Py_ssize_t i)
+
+
+cdef class PackedPieces(PackedTexts):
+    # A Unigram vocab list [[piece, score], ...]. Entry i (file order): the
+    # piece's UTF-8 text as PackedTexts' (valid UTF-8, no surrogates; a text
+    # may repeat, and find gives its last entry), the score's JSON number
+    # as written at numbers[number_offsets[i]:number_offsets[i + 1]]
+    cdef uint8_t* numbers
+    cdef uint64_t* number_offsets
+    cdef size_t numbers_cap
+    cdef bint repeats  # some text is listed twice (known once indexed)
+    cdef int _indexed(self) except -1
 
 
 cdef enum:
