@@ -115,7 +115,7 @@ def test_a_whole_text_of_many_lines_gives_tokenizers_answer(shared):
 
 
 def test_long_runs_give_tokenizers_answer(shared):
-    # one span of thousands of parts (the merge queue, not the word cache),
+    # one span of thousands of parts (the merge queue, past any cache entry),
     # byte-fallback runs, space runs, added tokens back to back
     walk, theirs = shared
     texts = [unit * 3000 for unit in ("a", "😀", " ", "<s>", "\n", "ab 日\n😀<s>")]

@@ -1,8 +1,7 @@
 """The SentencePiece-style BPE walk's batch (``StretchWalk.encode_many``):
 each text as the walk's ``encode`` gives it, whether the chunk is walked in
-the calling thread or beside others (a chunk walked while another holds the
-model's word cache merges without it), and ``tokenizers``' answer for the
-batch.
+the calling thread or beside others (each thread with its own pre-token
+cache), and ``tokenizers``' answer for the batch.
 
 Llama 2 (three added tokens) and Gemma 3 (its newlines are added tokens).
 """

@@ -3,24 +3,8 @@ from cpython cimport array
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from fasttok.models._bpe cimport Dropout, PairMemo
+from fasttok.shared._piece_cache cimport ft_pc_table
 from fasttok.shared._tables cimport TokenTables, TokenTablesView
-
-
-cdef enum:
-    WORD_BITS = 13    # the word cache's entries: 8,192 of 64 bytes
-    WORD_BYTES = 22   # longest span kept
-    WORD_TOKENS = 6   # most tokens of a span kept
-
-
-cdef struct WordEntry:
-    # The tokens of one span of parts that no merge crosses (see _merge_cut):
-    # its bytes' hash | 1 (0: empty), the bytes, and each token's slot and end
-    uint64_t hash
-    uint32_t slots[WORD_TOKENS]
-    uint8_t ends[WORD_TOKENS]
-    uint8_t n_tokens
-    uint8_t length
-    uint8_t text[WORD_BYTES]
 
 
 cdef struct StretchPart:
@@ -98,27 +82,39 @@ cdef class HfBpeCore:
     cdef size_t _run(self, str sequence, const uint8_t** text, size_t* n_bytes,
                      uint32_t** starts, uint32_t** slots, uint32_t* stack_starts,
                      uint32_t* stack_slots) except? 0
-    # _run of UTF-8, the stack arrays room items long; cache: the word
-    # cache this caller holds, or NULL
+    # _run of UTF-8, the stack arrays room items long; pc: the calling
+    # thread's pre-token cache, or NULL
     cdef size_t _run_utf8(self, const uint8_t* s, size_t n, uint32_t** starts, uint32_t** slots,
                           uint32_t* stack_starts, uint32_t* stack_slots, size_t room,
-                          WordEntry* cache) except? 0 nogil
+                          ft_pc_table* pc) except? 0 nogil
     # SELF_* of each slot: whether the parts of a span spelling it merge into
     # it, learnt the first time (NULL when positions are not the text's bytes)
     cdef uint8_t* span_self
-    # the word cache, where positions are the text's bytes (else NULL): one
-    # caller at a time holds it (_take_words, _give_words, with the GIL held)
-    cdef WordEntry* words
-    cdef bint words_taken
+    # whether spans go through the pre-token cache (positions are the text's
+    # bytes, no dropout, every slot below 2**24), and this model's owner there
+    cdef bint cache_spans
+    cdef uint64_t owner
+    # where _cached_spans cuts: bit (x << 7 | y) of two ASCII bytes set
+    # when both are tokens alone and no token holds them side by side; and
+    # one bit per hash of each two characters side by side in some token
+    # (pairs_shift: 64 - log2 of its bits), NULL when a token is not UTF-8
+    cdef uint8_t* ascii_seams
+    cdef uint64_t* char_pairs
+    cdef int pairs_shift
+    cdef int _fill_seams(self) except -1
     # a walk's buffers, kept for the next call while not taken
     cdef WalkOut spare
     cdef bint spare_taken
-    cdef WordEntry* _take_words(self)
-    cdef void _give_words(self, WordEntry* cache)
     cdef bint _span_is_token(self, const uint8_t* s, uint32_t* starts, uint32_t* slots,
                              size_t k, size_t i, int64_t* learn) noexcept nogil
     cdef size_t _merge_cut(self, const uint8_t* s, uint32_t* starts, uint32_t* slots, size_t m,
-                           PairMemo* memo, WordEntry* cache) except? 0 nogil
+                           PairMemo* memo) except? 0 nogil
+    # the tokens of s[0:n] cut into spans at the text (no first parts made
+    # for a span the cache holds); _span: the tokens of one span
+    cdef size_t _cached_spans(self, const uint8_t* s, size_t n, uint32_t* starts, uint32_t* slots,
+                              PairMemo* memo, ft_pc_table* pc) except? 0 nogil
+    cdef size_t _span(self, const uint8_t* s, size_t a, size_t b, uint32_t* starts,
+                      uint32_t* slots, size_t w, PairMemo* memo, ft_pc_table* pc) except? 0 nogil
     # a walk's token ids (list, array('I')) of o's tokens a..b-1, the added
     # ones from o.found[f:]
     cdef list _walk_ids(self, const WalkOut* o, size_t a, size_t b, size_t f)
@@ -128,5 +124,5 @@ cdef class HfBpeCore:
     # the tokens of parts[0:count] (one text) after o's; 1: declined
     # (offsets past int32, or a stretch's tokens past its bytes), o as it was
     cdef int _walk_c(self, const Rewrite* rw, const StretchPart* parts, size_t count,
-                     bint offsets, WalkOut* o, WordEntry* cache) except -1 nogil
+                     bint offsets, WalkOut* o, ft_pc_table* pc) except -1 nogil
     cdef object _walk(self, const Rewrite* rw, bint offsets, list parts, dict added, str text)

@@ -29,9 +29,14 @@ What is computed, as ``BPE::merge_word`` and ``Word::merge_all`` do it:
   those characters' (what tokenizers' alignment gives), with no Python
   object per stretch or per token. A batch (``encode_offsets_many``) cuts
   its texts with the GIL held, walks them all without it, then makes their
-  arrays; the walk's buffers are kept for the next call, and the word cache
-  is held by one caller at a time (another walks without it: the same
-  tokens, found by merging).
+  arrays; the walk's buffers are kept for the next call.
+* **Spans and the pre-token cache.** Where positions are the text's bytes
+  (no prefix or suffix, an unknown token, no dropout), a text is cut into
+  spans before any part is made, between two characters that are tokens
+  alone and that no token holds side by side (so no merge crosses), and
+  each span's tokens (slot and end) are kept in the calling thread's
+  pre-token cache (``fasttok/shared/ft_piece_cache.h``) by its bytes: a
+  batch's threads each use their own.
 
 Parts are positioned by those cumulative lengths, not by the text's bytes:
 with a pair index the merge loop never reads the text, so the positions
@@ -53,18 +58,26 @@ faster (en.txt 0.25 s against 1.22 s), words 5-8x; gemma3 lines 4-7x, words
 * A byte per token saying whether the parts of a span that spells it
   merge into it, learnt the first time (``span_self``): Gemma 3's en.txt
   (whole, 0.9 MB) 0.125 -> 0.10 s.
-* A word cache inside the compiled loop (``WordEntry``: 8,192 spans of up to
-  22 bytes and 6 tokens, direct-mapped, 512 KB), in front of ``span_self``
-  and the merge loop: on Gemma 3 the span's lookup in the 262k-token index
-  and ``span_self`` were cache misses, the top of the profile. The walk of
-  the first 5,000 lines (one call a line, the same process, both cores
-  built): llama2 en 4.9 -> 4.2 us, zh 2.85 -> 2.44, code 2.47 -> 2.15;
-  gemma3 en 4.4 -> 3.65, zh 3.1 -> 2.5, code 2.6 -> 2.1 (4,096 entries).
-  Each of 20,000 en lines walked once: llama2 5.25 (no cache) / 4.39 /
-  4.23 / 4.09 us with 4k / 8k / 16k entries, gemma3 12.1 / 9.4 / 8.8 / 9.3
-  (busy machine, four cores interleaved). (Not a cache of Python lists,
-  like tokenizers' 10,000 words: a word of en.txt cost 0.77 us through a
-  Python call, so such a cache could only save part of that.)
+* A word cache inside the compiled loop (8,192 spans of up to 22 bytes,
+  one per model, 512 KB), in front of ``span_self`` and the merge loop: on
+  Gemma 3 the span's lookup in the 262k-token index and ``span_self`` were
+  cache misses, the top of the profile. The walk of the first 5,000 lines:
+  gemma3 en 4.4 -> 3.65 us, zh 3.1 -> 2.5, code 2.6 -> 2.1. (Not a cache of
+  Python lists, like tokenizers' 10,000 words: a word of en.txt cost 0.77
+  us through a Python call, so such a cache could only save part of that.)
+* It was held by one caller at a time, so the second thread of a batch
+  walked without it, and it was probed only after the first parts of the
+  whole text were made (2.9k instructions a gemma3 en line) and cut. Now
+  the spans are found in the text (``_cached_spans``) and looked up in the
+  thread's pre-token cache, first parts made only for a span it misses;
+  the cut also compares characters (``char_pairs``), not only the bytes at
+  the seam: Gemma 3 has "n’t", so the bytes "n", E2 are side by side in a
+  token and "n" + "▁" was never cut by bytes (en lines: 12.4 -> 13.6 spans,
+  9.0k -> 8.1k distinct; zh 3.5 -> 7.3 spans, 632 -> 214 of 5,000 lines
+  with a span past an entry's 48 bytes). ``StretchWalker.encode`` of the
+  first 1,000 gemma3 en lines, warm (callgrind): 12.0k -> 9.3k
+  instructions a line (scan 2.5k, cache probes 1.9k, misses 0.9k, the
+  normalized copy 1.9k, arrays 1k).
 
 * Batches (``StretchWalker.encode_offsets_many``): the texts of a chunk
   walked with the GIL released, 128 at a time (all 5,000 en lines in one
@@ -105,9 +118,12 @@ from fasttok.errors import FasttokError
 from fasttok.models._bpe cimport Dropout, PairMemo, bpe_merge_parts, bpe_sample_parts, pair_memo_init, pair_memo_release
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._json_reader cimport KIND_PAIR, PackedMerges, PackedVocab
+from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_count, ft_pc_entry, ft_pc_find, ft_pc_fits,
+                                          ft_pc_hash, ft_pc_ids, ft_pc_open, ft_pc_put, ft_pc_table,
+                                          piece_cache_owner, piece_cache_table)
 from fasttok.shared._id_lists cimport PyObject_GC_UnTrack, ids_list
 from fasttok.shared._utf8 cimport Utf8Source, utf8_capacity, utf8_source, utf8_write
-from fasttok.shared._tables cimport NO_TOKEN, SELF_NO, SELF_UNKNOWN, SELF_YES, TokenTables, \
+from fasttok.shared._tables cimport NO_TOKEN, SELF_NO, SELF_UNKNOWN, SELF_YES, ByteStrings, TokenTables, \
     TokenTablesView, bmp_token_ids, find_bytes, find_token, ft_load_byte, ft_store_byte, hash_bytes, \
     prefetch
 
@@ -144,6 +160,18 @@ cdef inline uint32_t _code_point(const uint8_t* p, size_t w) noexcept nogil:
     if w == 2:
         return ((p[0] & 0x1F) << 6) | (p[1] & 0x3F)
     return ((p[0] & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F)
+
+
+cdef inline uint32_t _any_code_point(const uint8_t* p, size_t w) noexcept nogil:
+    # _code_point, of 4 bytes too
+    if w == 4:
+        return ((p[0] & 0x07) << 18) | ((p[1] & 0x3F) << 12) | ((p[2] & 0x3F) << 6) | (p[3] & 0x3F)
+    return _code_point(p, w)
+
+
+cdef inline uint64_t _pair_bit(uint32_t left, uint32_t right, int shift) noexcept nogil:
+    # the bit of two characters side by side in HfBpeCore.char_pairs
+    return (((<uint64_t>left << 21) | right) * 0x9E3779B97F4A7C15ULL) >> shift
 
 
 cdef inline void _add_part(uint32_t* starts, uint32_t* slots, size_t* m, uint32_t* pos,
@@ -457,6 +485,7 @@ cdef enum:
     ADDED_MARK = 0xFFFFFFFF  # an added token's place among a walk's slots
     SPARE_BYTES = 1 << 20    # a walk's buffers past this many items are not kept
     BATCH_BLOCK = 128        # texts a batch walks between two makings of arrays
+    SPAN_SLOTS = 1 << 24     # slots a cached token's word has room for (8 bits: its end)
 
 
 cdef array.array _U32 = array.array("I")
@@ -559,6 +588,35 @@ cdef array.array _int_array(const int32_t* data, size_t n):
     return out
 
 
+cdef inline uint32_t _char_slot(HfBpeCore core, const uint8_t* p, size_t w) noexcept nogil:
+    # the slot of the character p[0:w] alone, or NO_TOKEN
+    cdef int64_t found
+    if w <= 3:
+        return core.char_slots[_code_point(p, w)]
+    found = find_token(core.view, p, w)
+    return <uint32_t>found if found >= 0 else NO_TOKEN
+
+
+cdef inline bint _seam(HfBpeCore core, const uint8_t* s, size_t k, uint32_t left,
+                       uint32_t right, size_t width) noexcept nogil:
+    # whether _cached_spans cuts s before its character at k (code point
+    # right, of width bytes; left: the one before it, one of the two not
+    # ASCII): both are tokens alone, and no token holds their bytes at the
+    # seam or the two characters side by side
+    cdef uint32_t bigram = (<uint32_t>s[k - 1] << 8) | s[k]
+    cdef uint64_t bit
+    cdef size_t p = k - 1
+    if (core.view.token_bigrams[bigram >> 3] >> (bigram & 7)) & 1:
+        if core.char_pairs == NULL:
+            return False
+        bit = _pair_bit(left, right, core.pairs_shift)
+        if (core.char_pairs[bit >> 6] >> (bit & 63)) & 1:
+            return False
+    while (s[p] & 0xC0) == 0x80:
+        p -= 1
+    return _char_slot(core, s + p, k - p) != NO_TOKEN and _char_slot(core, s + k, width) != NO_TOKEN
+
+
 cdef class HfBpeCore:
     """The compiled BPE of one ``tokenizers`` BPE model: ``tokens`` are the
     slots' UTF-8 spellings, ``ids`` their ids, ``names`` the token string
@@ -581,7 +639,8 @@ cdef class HfBpeCore:
         self.span_self = NULL
         self.not_whole = NULL
         self.slot_ids = NULL
-        self.words = NULL
+        self.ascii_seams = NULL
+        self.char_pairs = NULL
         memset(&self.spare, 0, sizeof(WalkOut))
 
     def __init__(self, tokens, tuple ids not None, merges, *, tuple names=None, int64_t unk_slot=-1,
@@ -630,9 +689,13 @@ cdef class HfBpeCore:
         # (prefix, suffix) and no character is dropped (no unknown token)
         if self.cut_words and len(suffix) == 0 and self.unk_slot != NO_UNK:
             self.span_self = <uint8_t*>calloc(n + 1, 1)
-            self.words = <WordEntry*>calloc(<size_t>1 << WORD_BITS, sizeof(WordEntry))
-            if self.span_self == NULL or self.words == NULL:
+            if self.span_self == NULL:
                 raise MemoryError()
+        # a cached token is its slot and its end in the span, in one word
+        self.cache_spans = self.span_self != NULL and n < SPAN_SLOTS
+        self.owner = piece_cache_owner()
+        if self.cache_spans:
+            self._fill_seams()
         self.fuse_unk = fuse_unk
         self.byte_fallback = byte_fallback
         self.ignore_merges = ignore_merges
@@ -663,6 +726,59 @@ cdef class HfBpeCore:
             self.edge_bytes[2 * i + 1] = token[len(token) - 1] if token else 0
         return 0
 
+    cdef int _fill_seams(self) except -1:
+        # ascii_seams and char_pairs (see the .pxd) from the slots' spellings
+        cdef const ByteStrings* strings = self.view.strings
+        cdef const uint8_t* bigrams = self.view.token_bigrams
+        cdef const uint8_t* p
+        cdef const uint8_t* end
+        cdef uint32_t x, y, bigram, cp, before
+        cdef size_t i, w, k, bits = 1 << 12
+        cdef uint64_t bit
+        self.ascii_seams = <uint8_t*>calloc(128 * 128 // 8, 1)
+        if self.ascii_seams == NULL:
+            raise MemoryError()
+        for x in range(128):
+            for y in range(128):
+                bigram = (x << 8) | y
+                if self.char_slots[x] != NO_TOKEN and self.char_slots[y] != NO_TOKEN \
+                        and not (bigrams[bigram >> 3] >> (bigram & 7)) & 1:
+                    self.ascii_seams[((x << 7) | y) >> 3] |= <uint8_t>(1 << (y & 7))
+        # four bits a slot: Gemma 3's 262k tokens hold 34k pairs, 3% of
+        # bits then set by others (a seam left uncut, never a wrong one)
+        while bits < 4 * <size_t>strings.n and bits < (1 << 22):
+            bits <<= 1
+        self.pairs_shift = 64
+        while (<size_t>1 << (64 - self.pairs_shift)) < bits:
+            self.pairs_shift -= 1
+        self.char_pairs = <uint64_t*>calloc(bits // 64, sizeof(uint64_t))
+        if self.char_pairs == NULL:
+            raise MemoryError()
+        with nogil:
+            for i in range(strings.n):
+                p = strings.data + strings.offsets[i]
+                end = strings.data + strings.offsets[i + 1]
+                while p < end:
+                    w = _utf8_width(p[0])
+                    if (p[0] & 0xC0) == 0x80 or p[0] >= 0xF8 or <size_t>(end - p) < w:
+                        w = 0
+                    for k in range(1, w):
+                        if (p[k] & 0xC0) != 0x80:
+                            w = 0
+                    if w == 0:
+                        # not UTF-8: its characters are not the text's, so
+                        # only the byte pairs cut
+                        free(self.char_pairs)
+                        self.char_pairs = NULL
+                        return 0
+                    cp = _any_code_point(p, w)
+                    if p != strings.data + strings.offsets[i]:
+                        bit = _pair_bit(before, cp, self.pairs_shift)
+                        self.char_pairs[bit >> 6] |= <uint64_t>1 << (bit & 63)
+                    before = cp
+                    p += w
+        return 0
+
     def __dealloc__(self):
         free(self.char_slots)
         free(self.edge_bytes)
@@ -670,7 +786,8 @@ cdef class HfBpeCore:
         free(self.span_self)
         free(self.not_whole)
         free(self.slot_ids)
-        free(self.words)
+        free(self.ascii_seams)
+        free(self.char_pairs)
         _out_free(&self.spare)
 
     def slot_of(self, bytes token not None):
@@ -762,28 +879,14 @@ cdef class HfBpeCore:
         # when they fit, else allocated: the caller frees what is not its stack).
         cdef Py_ssize_t size
         cdef const uint8_t* s = <const uint8_t*>PyUnicode_AsUTF8AndSize(sequence, &size)
-        cdef WordEntry* cache = self._take_words()
         text[0] = s
         n_bytes[0] = <size_t>size
-        try:
-            return self._run_utf8(s, <size_t>size, starts, slots, stack_starts, stack_slots,
-                                  STACK_PARTS, cache)
-        finally:
-            self._give_words(cache)
-
-    cdef WordEntry* _take_words(self):
-        if self.words_taken:
-            return NULL
-        self.words_taken = self.words != NULL
-        return self.words
-
-    cdef void _give_words(self, WordEntry* cache):
-        if cache != NULL:
-            self.words_taken = False
+        return self._run_utf8(s, <size_t>size, starts, slots, stack_starts, stack_slots,
+                              STACK_PARTS, piece_cache_table())
 
     cdef size_t _run_utf8(self, const uint8_t* s, size_t n, uint32_t** starts, uint32_t** slots,
                           uint32_t* stack_starts, uint32_t* stack_slots, size_t room,
-                          WordEntry* cache) except? 0 nogil:
+                          ft_pc_table* pc) except? 0 nogil:
         # _run of the UTF-8 text s[0:n]
         cdef size_t cap, m
         cdef int64_t whole
@@ -808,6 +911,12 @@ cdef class HfBpeCore:
             if starts[0] == NULL or slots[0] == NULL:
                 with gil:
                     raise MemoryError()
+        if self.cache_spans and self.drop.rate <= 0.0:
+            pair_memo_init(&memo, self.view)
+            try:
+                return self._cached_spans(s, n, starts[0], slots[0], &memo, pc)
+            finally:
+                pair_memo_release(&memo)
         m = self._first_parts(s, n, starts[0], slots[0])
         if m < 2:
             return m
@@ -817,12 +926,12 @@ cdef class HfBpeCore:
         try:
             if not self.cut_words:
                 return bpe_merge_parts(self.view, s, starts[0][m], starts[0], slots[0], m, &memo)
-            return self._merge_cut(s, starts[0], slots[0], m, &memo, cache)
+            return self._merge_cut(s, starts[0], slots[0], m, &memo)
         finally:
             pair_memo_release(&memo)
 
     cdef size_t _merge_cut(self, const uint8_t* s, uint32_t* starts, uint32_t* slots, size_t m,
-                           PairMemo* memo, WordEntry* cache) except? 0 nogil:
+                           PairMemo* memo) except? 0 nogil:
         # Merges the parts in spans between the points that no merge crosses,
         # each on its own: a merged token is its parts spelled together, so a
         # merge across two parts puts the last byte of one before the first
@@ -830,33 +939,16 @@ cdef class HfBpeCore:
         # two bytes side by side (token_bigrams) nothing ever merges across.
         # Lines of llama2 text are then cut into their words, which the
         # linear scan merges (en.txt lines: 0.96 s whole, 0.55 s cut).
-        # A span's parts, and so its tokens, follow from its bytes: the
-        # tokens of short spans are kept in the word cache.
-        cdef size_t i, k = 0, w = 0, r, j, length
+        cdef size_t i, k = 0, w = 0, r, j
         cdef uint32_t base, bigram
         cdef int64_t learn
-        cdef uint64_t h = 0
         cdef const uint8_t* bigrams = self.view.token_bigrams
-        cdef WordEntry* word
         for i in range(1, m + 1):
             if i < m:
                 bigram = (<uint32_t>self.edge_bytes[2 * slots[i - 1] + 1] << 8) | self.edge_bytes[2 * slots[i]]
                 if (bigrams[bigram >> 3] >> (bigram & 7)) & 1:
                     continue
             base = starts[k]
-            length = starts[i] - base
-            word = NULL
-            if i - k >= 2 and cache != NULL and length <= WORD_BYTES:
-                h = hash_bytes(s + base, length) | 1
-                word = &cache[h >> (64 - WORD_BITS)]
-                if (word.hash == h and word.length == length
-                        and memcmp(word.text, s + base, length) == 0):
-                    for j in range(word.n_tokens):
-                        starts[w + j] = base + (word.ends[j - 1] if j else 0)
-                        slots[w + j] = word.slots[j]
-                    w += word.n_tokens
-                    k = i
-                    continue
             learn = -1
             if i - k >= 2 and self.span_self != NULL and self._span_is_token(s, starts, slots, k, i,
                                                                               &learn):
@@ -877,18 +969,101 @@ cdef class HfBpeCore:
                     starts[w + j] = starts[k + j] + base
                     slots[w + j] = slots[k + j]
                 starts[i] += base
-            if word != NULL and r <= WORD_TOKENS:
-                word.hash = h
-                word.length = <uint8_t>length
-                word.n_tokens = <uint8_t>r
-                memcpy(word.text, s + base, length)
-                for j in range(r):
-                    word.slots[j] = slots[w + j]
-                    word.ends[j] = <uint8_t>((starts[w + j + 1] if j + 1 < r else starts[i]) - base)
             w += r
             k = i
         starts[w] = starts[m]
         return w
+
+    cdef size_t _cached_spans(self, const uint8_t* s, size_t n, uint32_t* starts, uint32_t* slots,
+                              PairMemo* memo, ft_pc_table* pc) except? 0 nogil:
+        # _merge_cut's spans found in the text itself, before any part is
+        # made: a span ends between two characters that are tokens on their
+        # own (so each is its own first part) where no token holds the two
+        # side by side (the bytes at the seam, for ASCII; else the bytes or
+        # the two characters, char_pairs), so no merge crosses. A span is
+        # then one lookup in the thread's pre-token cache by its bytes (its
+        # tokens follow from them alone); only a span missing there is cut
+        # into first parts and merged (_span). Positions are the text's
+        # bytes here (see span_self). Returns the tokens' count.
+        cdef size_t k, a = 0, w = 0, width
+        cdef uint32_t before, cp, y, pair
+        cdef const uint8_t* seams = self.ascii_seams
+        if n == 0:
+            return 0
+        # before: the code point of the character ending at k
+        width = _utf8_width(s[0])
+        before = _code_point(s, width) if width <= 3 else _any_code_point(s, width)
+        k = width
+        while k < n:
+            y = s[k]
+            if y < 0x80:
+                width = 1
+                cp = y
+                if before < 0x80:
+                    pair = (before << 7) | y
+                    if not (seams[pair >> 3] >> (pair & 7)) & 1:
+                        before = cp
+                        k += 1
+                        continue
+                elif not _seam(self, s, k, before, cp, width):
+                    before = cp
+                    k += 1
+                    continue
+            else:
+                width = _utf8_width(y)
+                cp = _any_code_point(s + k, width)
+                if not _seam(self, s, k, before, cp, width):
+                    before = cp
+                    k += width
+                    continue
+            w = self._span(s, a, k, starts, slots, w, memo, pc)
+            a = k
+            before = cp
+            k += width
+        w = self._span(s, a, n, starts, slots, w, memo, pc)
+        starts[w] = <uint32_t>n
+        return w
+
+    cdef size_t _span(self, const uint8_t* s, size_t a, size_t b, uint32_t* starts,
+                      uint32_t* slots, size_t w, PairMemo* memo, ft_pc_table* pc) except? 0 nogil:
+        # The tokens of the span s[a:b] at starts[w:], slots[w:] (room for
+        # b - a + 1 from w: a token spans a byte at least, so w <= a);
+        # returns w past them.
+        cdef size_t n = b - a, m, r, j
+        cdef uint32_t start = <uint32_t>a, slot
+        cdef uint64_t h = 0
+        cdef const ft_pc_entry* e
+        cdef const uint32_t* kept
+        cdef uint32_t packed[FT_PC_PAYLOAD]  # (a quarter of it is room enough)
+        cdef bint cached
+        if _utf8_width(s[a]) == n:
+            # one character: its token, if it is one
+            slot = _char_slot(self, s + a, n)
+            if slot != NO_TOKEN:
+                starts[w] = start
+                slots[w] = slot
+                return w + 1
+        cached = pc != NULL and n <= FT_PC_PAYLOAD and ft_pc_open(pc)
+        if cached:
+            h = ft_pc_hash(s + a, n)
+            e = ft_pc_find(pc, self.owner, s + a, n, h)
+            ft_pc_count(pc, e != NULL)
+            if e != NULL:
+                kept = ft_pc_ids(e)
+                for j in range(e.n_ids):
+                    starts[w + j] = start
+                    slots[w + j] = kept[j] >> 8
+                    start = <uint32_t>a + (kept[j] & 0xFF)
+                return w + e.n_ids
+        m = self._first_parts(s + a, n, starts + w, slots + w)
+        r = m if m < 2 else self._merge_cut(s + a, starts + w, slots + w, m, memo)
+        if cached and ft_pc_fits(n, r):
+            for j in range(r):
+                packed[j] = (slots[w + j] << 8) | starts[w + j + 1]
+            ft_pc_put(pc, self.owner, s + a, n, h, packed, r)
+        for j in range(r):
+            starts[w + j] += start
+        return w + r
 
     cdef bint _span_is_token(self, const uint8_t* s, uint32_t* starts, uint32_t* slots,
                              size_t k, size_t i, int64_t* learn) noexcept nogil:
@@ -978,7 +1153,6 @@ cdef class HfBpeCore:
         # them (taken and given back with the GIL held)
         cdef WalkOut o
         cdef bint spare = not self.spare_taken
-        cdef WordEntry* cache = self._take_words()
         cdef size_t count
         if spare:
             self.spare_taken = True
@@ -993,11 +1167,10 @@ cdef class HfBpeCore:
                 count = 1
             else:
                 count = _fill_parts(parts, added, &o, 0)
-            if self._walk_c(rw, o.parts, count, offsets, &o, cache):
+            if self._walk_c(rw, o.parts, count, offsets, &o, piece_cache_table()):
                 return None
             return self._walked(&o, 0, o.n, 0, offsets)
         finally:
-            self._give_words(cache)
             if spare and o.buf_cap <= SPARE_BYTES and o.out_cap <= SPARE_BYTES:
                 self.spare = o
             else:
@@ -1008,7 +1181,7 @@ cdef class HfBpeCore:
                 self.spare_taken = False
 
     cdef int _walk_c(self, const Rewrite* rw, const StretchPart* parts, size_t count,
-                     bint offsets, WalkOut* o, WordEntry* cache) except -1 nogil:
+                     bint offsets, WalkOut* o, ft_pc_table* pc) except -1 nogil:
         cdef uint32_t* starts
         cdef uint32_t* slots
         cdef size_t n0 = o.n, f0 = o.n_found, i, n, m, j, k, p, size, length, room, cap
@@ -1090,7 +1263,7 @@ cdef class HfBpeCore:
                 o.part_cap = cap
             starts = o.starts
             slots = o.slots
-            m = self._run_utf8(o.buf, n, &starts, &slots, o.starts, o.slots, o.part_cap, cache)
+            m = self._run_utf8(o.buf, n, &starts, &slots, o.starts, o.slots, o.part_cap, pc)
             if offsets and m and starts[m] > n:
                 declined = True
                 break
@@ -1326,8 +1499,7 @@ cdef class StretchWalker:
     def encode_offsets_many(self, list texts not None, allowed):
         """:meth:`encode` of each text, in order: the texts cut (in Python),
         then all walked with the GIL released once, then their arrays made.
-        One batch at a time holds the model's word cache; a batch running
-        beside it walks without (the same tokens, found by merging).
+        Each thread walking a batch uses its own pre-token cache.
 
         >>> core = HfBpeCore([b"a", b"_", b"_a"], (0, 1, 2), [(1, 0, 2)])
         >>> walker = StretchWalker(core, b"_", b"", PREPEND_EACH,
@@ -1347,7 +1519,7 @@ cdef class StretchWalker:
         cdef size_t n, a, f
         cdef Py_ssize_t first, block
         cdef WalkOut o
-        cdef WordEntry* cache = NULL
+        cdef ft_pc_table* pc
         cdef HfBpeCore core = self.core
         memset(&o, 0, sizeof(WalkOut))
         try:
@@ -1364,22 +1536,20 @@ cdef class StretchWalker:
                     if parts is not None:
                         n += _fill_parts(parts, cut[1], &o, n)
                 at[block] = n
-                cache = core._take_words()
                 with nogil:
+                    # this thread's cache (every thread walking a chunk has its own)
+                    pc = piece_cache_table()
                     for i in range(block):
                         if core._walk_c(&self.rw, o.parts + at[i], at[i + 1] - at[i], True, &o,
-                                        cache):
+                                        pc):
                             ends[2 * i] = SIZE_MAX
                         else:
                             ends[2 * i] = o.n
                             ends[2 * i + 1] = o.n_found
-                core._give_words(cache)
-                cache = NULL
                 for i in range(block):
                     if cuts[i] is not None and ends[2 * i] != SIZE_MAX:
                         out[first + i] = core._walked(&o, a, ends[2 * i], f, True)
                         a, f = ends[2 * i], ends[2 * i + 1]
             return out
         finally:
-            core._give_words(cache)
             _out_free(&o)
