@@ -35,33 +35,19 @@ BATCH_CALLS = frozenset({"encode_many", "encode_many_flat", "count_many", "encod
 
 def on_threads(main: Callable[[], Any], helper: Callable[[], Any], num_threads: int) -> None:
     """Run ``main`` in the calling thread and ``helper`` in ``num_threads - 1``
-    new ones; re-raise the first error once all have ended.
+    others, kept from one call to the next (their caches stay warm:
+    :mod:`fasttok.shared.helper_threads`); re-raise the first error once all
+    have ended.
 
     >>> done = []
     >>> on_threads(lambda: done.append("main"), lambda: done.append("helper"), 2)
     >>> sorted(done)
     ['helper', 'main']
     """
-    import threading  # only batches use it: kept out of import time
+    # (only batches use threads: kept out of import time)
+    from fasttok.shared.helper_threads import run_with_helpers
 
-    errors: list = []
-
-    def guarded() -> None:
-        try:
-            helper()
-        except BaseException as exc:  # re-raised in the caller below
-            errors.append(exc)
-
-    workers = [threading.Thread(target=guarded) for _ in range(num_threads - 1)]
-    for w in workers:
-        w.start()
-    try:
-        main()
-    finally:
-        for w in workers:
-            w.join()
-    if errors:
-        raise errors[0]
+    run_with_helpers(main, helper, num_threads - 1)
 
 
 # TOKENIZERS_PARALLELISM values that turn tokenizers' parallelism off
