@@ -15,15 +15,15 @@ import math
 import numbers
 import operator
 import random
-from array import array
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import AbstractSet, Any, Literal, Optional, Union
 
 from fasttok import registry
-from fasttok.errors import DocumentFileError, FasttokError
+from fasttok.errors import FasttokError
 from fasttok.models.interface import Model, missing_members, run_batch
-from fasttok.shared.document_files import DEFAULT_BLOCK_SIZE, read_ahead, read_documents
-from fasttok.shared.ragged import PaddedIds, RaggedIds, append_flat, pad, require_numpy
+from fasttok.shared import document_files
+from fasttok.shared.document_files import DEFAULT_BLOCK_SIZE
+from fasttok.shared.ragged import PaddedIds, RaggedIds, pad, require_numpy
 from fasttok.vocab import Vocabulary
 
 __all__ = ["Encoding", "StreamDecoder"]
@@ -88,13 +88,16 @@ def _sampling_options(alpha: Any, nbest_size: Any) -> tuple:
     return alpha, nbest_size
 
 
+def _disallowed_message(token: str) -> str:
+    return (f"Encountered text corresponding to disallowed special token {token!r}.\n"
+            f"To encode it as the special token, pass allowed_special={{{token!r}}} "
+            f"(or allowed_special='all').\n"
+            f"To encode it as ordinary text, pass disallowed_special=() "
+            f"(or leave {token!r} out of disallowed_special).")
+
+
 def _raise_disallowed(token: str) -> None:
-    raise FasttokError(
-        f"Encountered text corresponding to disallowed special token {token!r}.\n"
-        f"To encode it as the special token, pass allowed_special={{{token!r}}} "
-        f"(or allowed_special='all').\n"
-        f"To encode it as ordinary text, pass disallowed_special=() "
-        f"(or leave {token!r} out of disallowed_special).")
+    raise FasttokError(_disallowed_message(token))
 
 
 # UTF-8 continuation bytes (0b10xxxxxx)
@@ -272,6 +275,18 @@ class Encoding:
 
     def _allowed_mask(self, allowed_special: AllowedSpecial,
                       disallowed_special: DisallowedSpecial, text: Union[str, Sequence[str]]) -> bytes:
+        allowed, mask = self._special_masks(allowed_special, disallowed_special)
+        if mask is not None:
+            for one in ([text] if isinstance(text, str) else text):
+                found = self._core.find_special(one, mask)
+                if found >= 0:
+                    _raise_disallowed(self._order[found])
+        return allowed
+
+    def _special_masks(self, allowed_special: AllowedSpecial,
+                       disallowed_special: DisallowedSpecial) -> tuple:
+        # (the specials encoded as specials, the specials whose text is an
+        # error or None when none is)
         if allowed_special == "all":
             allowed = self._all_mask
             allowed_set = self.special_tokens_set
@@ -291,12 +306,7 @@ class Encoding:
         else:
             disallowed = self.special_tokens_set - allowed_set
             mask = self._mask(disallowed) if disallowed else None
-        if mask is not None:
-            for one in ([text] if isinstance(text, str) else text):
-                found = self._core.find_special(one, mask)
-                if found >= 0:
-                    _raise_disallowed(self._order[found])
-        return allowed
+        return allowed, mask
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                disallowed_special: DisallowedSpecial = "all",
@@ -415,11 +425,10 @@ class Encoding:
         ``format="text"``: the documents are the pieces between
         ``separator`` (``None``: each file is one document); ``"jsonl"``: one
         per non-blank line, the string in ``field``. Each file is read
-        ``block_size`` bytes at a time, cut only between documents, and each
-        block encoded on ``num_threads`` threads without the GIL (on more
-        than one, a thread of its own reads the next block meanwhile), so
-        memory holds three blocks besides the result, whatever the file's
-        size.
+        ``block_size`` bytes at a time, cut only between documents, and the
+        blocks encoded on ``num_threads`` threads (at most one a CPU)
+        without the GIL while the next block is read, so memory holds two or
+        three blocks besides the result, whatever the file's size.
         A malformed line, bytes that are not UTF-8 (``errors="replace"``
         reads them as U+FFFD) and a disallowed special token raise
         :class:`~fasttok.errors.DocumentFileError` naming the file and line
@@ -434,32 +443,14 @@ class Encoding:
         >>> enc.encode_files(path).to_lists()
         [[104, 105], [97]]
         """
-        ids, offsets = array("I"), array("Q", [0])
-        blocks = read_documents(paths, format=format, field=field, separator=separator,
-                                errors=errors, block_size=block_size)
-        # on more than one thread the next block is read while this one is
-        # encoded; one thread stays one thread
-        for block in read_ahead(blocks) if num_threads > 1 else blocks:
-            allowed = self._block_mask(block, allowed_special, disallowed_special)
-            append_flat(ids, offsets, *self._batch(block.docs, num_threads, allowed,
-                                                   "encode_many_flat"))
-        return RaggedIds(ids, offsets)
-
-    def _block_mask(self, block: Any, allowed_special: AllowedSpecial,
-                    disallowed_special: DisallowedSpecial) -> bytes:
-        # One search of the whole block for a disallowed special (a search
-        # per document cost a Python call each); only when it finds one are
-        # the documents searched, to name the line.
-        try:
-            return self._allowed_mask(allowed_special, disallowed_special, block.text())
-        except FasttokError:
-            for i, doc in enumerate(block.docs):
-                try:
-                    self._allowed_mask(allowed_special, disallowed_special, doc)
-                except FasttokError as exc:
-                    raise DocumentFileError(block.path, str(exc), line=block.line_of(i)) from None
-            # found only across two documents: in none of them
-            return self._allowed_mask(allowed_special, disallowed_special, "")
+        allowed, disallowed = self._special_masks(allowed_special, disallowed_special)
+        return document_files.encode_files(
+            self._core, paths, allowed=allowed, disallowed=disallowed,
+            special_error=lambda index: _disallowed_message(self._order[index]),
+            num_threads=num_threads,
+            batch=lambda docs, mask: self._batch(docs, num_threads, mask, "encode_many_flat"),
+            format=format, field=field, separator=separator, errors=errors,
+            block_size=block_size)
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8,
                               flat: bool = False) -> Any:

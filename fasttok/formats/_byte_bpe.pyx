@@ -51,6 +51,7 @@ from array import array
 
 from cpython cimport array as carray
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.pycapsule cimport PyCapsule_GetContext, PyCapsule_New, PyCapsule_SetContext
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
@@ -76,6 +77,7 @@ from fasttok.vocab import MAX_ID, ids_are_dense
 from fasttok.models._bpe cimport (Dropout, IdBuffer, PairMemo, bpe_encode_piece, bpe_sample_piece, ids_free,
                    ids_push, ids_reserve, pair_memo_if_ready, pair_memo_init, pair_memo_release)
 from fasttok.pre_tokenizers._pretokenize cimport ScanFn, scanner_by_name
+from fasttok.shared._document_encoder cimport DOCUMENT_ENCODER, DocumentEncoder
 from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_count, ft_pc_entry, ft_pc_find, ft_pc_hash,
                                           ft_pc_ids, ft_pc_open, ft_pc_prefetch, ft_pc_put,
                                           piece_cache_owner, piece_cache_table)
@@ -892,6 +894,22 @@ cdef class CoreBPE(ModelBase):
             free(u.owned)
         return m.index if found else -1
 
+    def document_encoder(self):
+        """A PyCapsule of this model's
+        ``fasttok.shared._document_encoder.DocumentEncoder``: how
+        ``encode_files`` encodes documents straight from a file's UTF-8,
+        without a str each (its context, which it keeps alive, is this
+        model, the functions' first argument).
+
+        >>> from fasttok.shared._tables import TokenTables
+        >>> type(CoreBPE(TokenTables([b"a"]), {}, scanner="gpt2").document_encoder()).__name__
+        'PyCapsule'
+        """
+        capsule = PyCapsule_New(<void*>&_DOCUMENTS, DOCUMENT_ENCODER, _release_model)
+        PyCapsule_SetContext(capsule, <void*>self)
+        Py_INCREF(self)
+        return capsule
+
     def decode_bytes(self, tokens):
         """The bytes of a sequence of ids; ``KeyError`` on an id that is not in the vocabulary."""
         cdef object sequence = tokens if type(tokens) is list or type(tokens) is tuple else list(tokens)
@@ -985,6 +1003,54 @@ cdef class CoreBPE(ModelBase):
         if found >= 0 and self.code_ids != NULL:
             return self.code_ids[found]
         return found
+
+
+cdef int _encode_documents(void* model, const uint8_t* data, const uint64_t* bounds,
+                           size_t n_docs, const uint8_t* allowed, uint32_t** ids, size_t* n_ids,
+                           size_t* cap, uint64_t* ends) except -1 nogil:
+    # DocumentEncoder.encode: each document through _encode_utf8, as a
+    # batch chunk encodes its texts (one scratch for the run, so the
+    # thread's pre-token cache serves them all), ids from codes at the end
+    # (<CoreBPE>model: a borrowed reference, no count taken without the GIL)
+    cdef IdBuffer out = IdBuffer(ids[0], n_ids[0], cap[0])
+    cdef size_t i, first = n_ids[0]
+    cdef Scratch scratch
+    cdef bint use_specials = allowed != NULL and (<CoreBPE>model).n_specials > 0
+    cdef const uint32_t* code_ids = (<CoreBPE>model).code_ids
+    scratch.pieces = NULL
+    scratch.memo.entries = NULL
+    scratch.memo.owned = 0
+    try:
+        scratch_init(&scratch, (<CoreBPE>model).view, True)
+        for i in range(n_docs):
+            (<CoreBPE>model)._encode_utf8(data + bounds[2 * i],
+                                          <Py_ssize_t>(bounds[2 * i + 1] - bounds[2 * i]),
+                                          allowed, use_specials, &out, &scratch, NULL, NULL)
+            ends[i] = out.len
+        if code_ids != NULL:
+            for i in range(first, out.len):
+                out.data[i] = code_ids[out.data[i]]
+    finally:
+        scratch_free(&scratch)
+        ids[0], n_ids[0], cap[0] = out.data, out.len, out.cap
+    return 0
+
+
+cdef Py_ssize_t _find_special_utf8(void* model, const uint8_t* data, size_t size,
+                                   const uint8_t* mask) noexcept nogil:
+    # DocumentEncoder.find_special: CoreBPE.find_special over UTF-8
+    cdef SpecialMatch m
+    if (<CoreBPE>model)._next_special(data, 0, <Py_ssize_t>size, mask, &m):
+        return m.index
+    return -1
+
+
+cdef DocumentEncoder _DOCUMENTS = DocumentEncoder(_encode_documents, _find_special_utf8)
+
+
+cdef void _release_model(object capsule) noexcept:
+    # the capsule's reference to its model
+    Py_DECREF_PTR(<PyObject*>PyCapsule_GetContext(capsule))
 
 
 cdef enum:

@@ -441,6 +441,9 @@ class ByteLevelHFModel(HFModel):
                      "sample", "find_special", "find_token", "encode_bytes_piece",
                      "encode_as_pieces", "token_byte_values", "stream_decoder"):
             setattr(self, name, getattr(core, name))
+        # encode_files reads a file's UTF-8 straight through a core that has
+        # it (one without a normalizer)
+        self.document_encoder = getattr(core, "document_encoder", None)
 
     def encode(self, text: str, allowed: Optional[bytes]) -> list:
         """The core's ids of ``text``."""

@@ -1,29 +1,39 @@
-"""Documents read from text and JSON Lines files, a block at a time.
+"""Documents read from text and JSON Lines files a block at a time, and encoded.
 
 A file is read ``block_size`` bytes at a time and cut only at a document
-boundary: the last separator (a newline for JSON Lines) of what has been
-read; the bytes after it wait for the next block. So each block holds whole
-documents, and a document longer than a block makes that block grow to hold
-it. Memory is bounded by the block, not the file: a block alive holds its
-bytes (``block_size`` plus the longest document) while they are decoded, then
-their text and the documents cut from it, about three times the block size
-for ASCII text (a Python ``str`` of wider characters is up to four times its
-UTF-8, so up to nine times for text with emoji). With :func:`read_ahead`
-three blocks are alive (one encoded, one waiting, one being read): with the
-default 4 MiB some 40 MB of ASCII text, at most about 110 MB, whatever the
-file's size.
+boundary: after the last separator (a newline for JSON Lines) of what has
+been read; the bytes after it wait for the next block
+(:class:`~fasttok.shared._document_blocks.BlockReader`, in C without the
+GIL). So each block holds whole documents, and a document longer than a
+block makes that block grow to hold it.
+
+A model that offers a compiled document encoder (``document_encoder()``:
+byte-level BPE) encodes the blocks' UTF-8 as it is, with no Python str per
+document, on threads that live for the whole call
+(:class:`~fasttok.shared._document_blocks.FileJob`): memory holds the ids
+and offsets made so far (4 and 8 bytes a token and a document), the block
+being encoded and the one being read (each ``block_size`` plus the longest
+document, and for JSON Lines its decoded documents as much again), and a
+ring of chunk buffers (a few MB): with the default 4 MiB blocks, about 20
+MB besides the result, whatever the file's size. Any other model takes
+each block's documents as str (two to four times their UTF-8 for text
+that is not ASCII) through its batch call, the next block read meanwhile
+on a thread of its own (:func:`read_ahead`), so three blocks are alive.
 
 The documents are as gigatoken and nanotoken read them:
 
 * text: the pieces between separators, the separator in none of them (so a
   CRLF file split at ``"\\n"`` leaves each ``"\\r"`` in its document; split at
-  ``"\\r\\n"`` instead); an empty piece between two separators is an empty
-  document (rows stay aligned with the file's records) and the empty piece
-  after a final separator is none (nanotoken's ``data.split(sep)`` less a
-  trailing empty document); ``separator=None`` makes each file one document
-  (not bounded by the block size then);
+  ``"\\r\\n"`` instead), found left to right as ``bytes.split`` finds them;
+  an empty piece between two separators is an empty document (rows stay
+  aligned with the file's records) and the empty piece after a final
+  separator is none (nanotoken's ``data.split(sep)`` less a trailing empty
+  document); ``separator=None`` makes each file one document (not bounded
+  by the block size then);
 * JSON Lines: one document per line that is not blank, the string in
-  ``field`` of the object on it.
+  ``field`` of the object on it, as ``json.loads`` reads it (a compiled
+  scanner reads the lines it can read exactly and hands the rest to
+  ``json.loads``).
 
 A line that is not a JSON object, an object without that field, a field that
 is not a string, bytes that are not UTF-8 (with ``errors="strict"``) raise
@@ -44,63 +54,25 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
-from typing import Optional, Union
+from array import array
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Optional, Union
 
 from fasttok.errors import DocumentFileError, FasttokError
+from fasttok.shared._document_blocks import Block, BlockReader, FileJob
+from fasttok.shared.batching import on_threads
+from fasttok.shared.ragged import RaggedIds, append_flat
 
-__all__ = ["DocumentBlock", "read_documents", "read_ahead", "DEFAULT_BLOCK_SIZE", "FORMATS"]
+__all__ = ["read_documents", "read_ahead", "encode_files", "DEFAULT_BLOCK_SIZE", "FORMATS"]
 
-#: bytes read at a time: large enough that each block gives every thread
-#: many documents and the per-block costs (threads started, arrays joined)
-#: vanish, small enough to stay in memory beside the output and that its
-#: decoding (which holds the GIL, ~10 ms for 4 MB) never stalls the encoders
+#: bytes read at a time: large enough that the per-block costs (a Python
+#: call or two, the cut) vanish, small enough to stay in memory beside the
+#: output and that a thread reading the next one finishes before the
+#: others run out of its chunks
 DEFAULT_BLOCK_SIZE = 4 << 20
 
 FORMATS = ("text", "jsonl")
 _ERRORS = ("strict", "replace", "ignore")
-# JSON's whitespace: a line of only these is blank
-_JSON_SPACE = " \t\r\n"
-
-
-class DocumentBlock:
-    """The documents cut from one block of a file (``docs``, a list of str),
-    with where they came from for error messages.
-
-    >>> block = DocumentBlock("f.txt", 3, "a\\nb", ["a", "b"], "\\n", "text")
-    >>> block.line_of(1), block.text()
-    (4, 'a\\nb')
-    """
-
-    __slots__ = ("path", "docs", "_first_line", "_region", "_separator", "_format")
-
-    def __init__(self, path: str, first_line: int, region: str, docs: list,
-                 separator: Optional[str], format: str) -> None:
-        self.path = path
-        self.docs = docs
-        self._first_line = first_line
-        self._region = region
-        self._separator = separator
-        self._format = format
-
-    def text(self) -> str:
-        """One text holding every document (joined by newlines, or the
-        block's own text), so one search covers the block: a special token
-        that is in a document is in it."""
-        return "\n".join(self.docs) if self._format == "jsonl" else self._region
-
-    def line_of(self, index: int) -> int:
-        """The file's line (from 1) where document ``index`` starts."""
-        if self._format == "jsonl":
-            seen = -1
-            for number, line in enumerate(self._region.split("\n")):
-                seen += bool(line.strip(_JSON_SPACE))
-                if seen == index:
-                    return self._first_line + number
-            raise IndexError(index)
-        before = self.docs[:index]
-        return (self._first_line + sum(doc.count("\n") for doc in before)
-                + len(before) * (self._separator or "").count("\n"))
 
 
 def _paths(paths: Union[str, os.PathLike, Iterable]) -> list:
@@ -111,10 +83,11 @@ def _paths(paths: Union[str, os.PathLike, Iterable]) -> list:
 
 def read_documents(paths: Union[str, os.PathLike, Iterable], *, format: str = "text",
                    field: str = "text", separator: Optional[str] = "\n", errors: str = "strict",
-                   block_size: int = DEFAULT_BLOCK_SIZE) -> Iterator[DocumentBlock]:
+                   block_size: int = DEFAULT_BLOCK_SIZE) -> Iterator[Block]:
     """The documents of each file in ``paths`` (one path or several), one
-    :class:`DocumentBlock` per block read (see the module's docstring for
-    what a document is).
+    :class:`~fasttok.shared._document_blocks.Block` per block read (``docs``
+    its documents as str; see the module's docstring for what a document
+    is).
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "d.jsonl")
@@ -189,40 +162,27 @@ def read_ahead(items: Iterator) -> Iterator:
 
 
 def _read_file(path: str, format: str, field: str, separator: Optional[str], errors: str,
-               block_size: int) -> Iterator[DocumentBlock]:
+               block_size: int) -> Iterator[Block]:
+    # "surrogatepass": a field naming a lone surrogate matches no key the
+    # scanner reads, so json.loads reads every line
+    name = field.encode("utf-8", "surrogatepass")
     sep = separator.encode("utf-8") if separator is not None else None
-    # carry grows in place: a document spanning many blocks is copied once
-    # when cut, not once a block
-    carry, line, offset = bytearray(), 1, 0  # offset: the file's byte where carry starts
     with open(path, "rb") as f:
-        while True:
-            chunk = f.read(block_size)
-            end = not chunk
-            if end:
-                done, carry = carry, bytearray()
-            else:
-                searched = max(0, len(carry) - len(sep) + 1) if sep else 0
-                carry += chunk
-                cut = carry.rfind(sep, searched) if sep else -1
-                if cut < 0:
-                    continue  # the block holds no boundary: read on
-                # UTF-8 is self-synchronising, so a cut at the separator's
-                # bytes never splits a character
-                done, carry = carry[:cut], carry[cut + len(sep):]
-            # the empty piece after a final separator is no document; an
-            # empty file read whole is one
-            if done or not end or sep is None:
-                region = _decode(done, path, line, offset, errors)
-                docs = (_json_documents(region, path, line, field) if format == "jsonl"
-                        else region.split(separator) if separator is not None else [region])
-                yield DocumentBlock(path, line, region, docs, separator, format)
-                line += done.count(b"\n") + (sep.count(b"\n") if sep else 0)
-                offset += len(done) + (len(sep) if sep else 0)
-            if end:
-                return
+        reader = BlockReader(f, path, sep, block_size)
+        for block in iter(reader.next, None):
+            if block.invalid_utf8() >= 0:
+                text = _decode(block.raw(), path, block.first_line, block.offset, errors)
+                # UTF-8 is self-synchronising: bad bytes read as U+FFFD (or
+                # dropped) neither make nor break a separator
+                block.resplit(text.encode("utf-8"), sep)
+            if format == "jsonl":
+                for index, number, line in block.read_json(name):
+                    block.set_document(index, _json_document(line.decode("utf-8"), path,
+                                                             block.first_line + number, field))
+            yield block
 
 
-def _decode(data: bytearray, path: str, line: int, offset: int, errors: str) -> str:
+def _decode(data: bytes, path: str, line: int, offset: int, errors: str) -> str:
     try:
         return data.decode("utf-8", errors)
     except UnicodeDecodeError as exc:
@@ -232,33 +192,89 @@ def _decode(data: bytearray, path: str, line: int, offset: int, errors: str) -> 
             line=line + data.count(b"\n", 0, exc.start), offset=offset + exc.start) from None
 
 
-def _json_documents(region: str, path: str, first_line: int, field: str) -> list:
-    docs = []
-    # the decoder's scanner reads one value at the start of a line: json.loads
-    # per line spent half its time on the call (0.39 s for 220k lines, the
-    # scanner 0.18 s); a line it does not read to the end (blank, spaces
-    # around the value, not JSON) goes to json.loads for its verdict and words
-    scan = json.JSONDecoder().scan_once
-    for number, line in enumerate(region.split("\n"), first_line):
+def _json_document(line: str, path: str, number: int, field: str) -> str:
+    # a line the compiled scanner left to json.loads: its verdict and words
+    try:
+        record = json.loads(line)
+    except ValueError as exc:
+        raise DocumentFileError(path, f"not a JSON value ({exc})", line=number) from None
+    text = record.get(field) if isinstance(record, dict) else None
+    if not isinstance(text, str):
+        problem = (f"the field is {type(text).__name__}, not a string" if field in record
+                   else "the object has no such field") if isinstance(record, dict) else \
+            f"a JSON {type(record).__name__}, not an object"
+        raise DocumentFileError(path, f"{problem}; every line of a JSON Lines file "
+                                f"is an object holding each document's text in that field "
+                                f"(pass field=... to name another)",
+                                line=number, field=field)
+    return text
+
+
+def _check_specials(block: Block, find: Callable[[int], int],
+                    special_error: Callable[[int], str]) -> None:
+    # One search of the whole block for a disallowed special (a search per
+    # document cost a call each); only when it finds one are the documents
+    # searched, to name the line. One found only across two documents is
+    # in none of them.
+    if find(-1) < 0:
+        return
+    for i in range(len(block)):
+        found = find(i)
+        if found >= 0:
+            raise DocumentFileError(block.path, special_error(found), line=block.line_of(i))
+
+
+def encode_files(model: Any, paths: Union[str, os.PathLike, Iterable], *,
+                 allowed: Optional[bytes], disallowed: Optional[bytes],
+                 special_error: Callable[[int], str], num_threads: int,
+                 batch: Callable[[list, Optional[bytes]], tuple], **read: Any) -> RaggedIds:
+    """The ids of every document of ``paths`` (read as :func:`read_documents`
+    reads them with the options ``read``), encoded by ``model``: special
+    tokens ``allowed`` selects are matched (``None``: none), and one that
+    ``disallowed`` selects raises :class:`~fasttok.errors.DocumentFileError`
+    naming its line, with ``special_error(index)`` as its words. A model
+    with ``document_encoder()`` encodes on ``num_threads`` threads (at most
+    one a CPU) without a str per document; any other takes each block's
+    documents through ``batch(docs, allowed)``, which gives ``(ids,
+    offsets)`` as ``encode_many_flat`` does.
+
+    >>> import os, tempfile
+    >>> from fasttok.formats._byte_bpe import CoreBPE
+    >>> from fasttok.shared._tables import TokenTables
+    >>> path = os.path.join(tempfile.mkdtemp(), "d.txt")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("ab\\nba\\n")
+    >>> core = CoreBPE(TokenTables([b"a", b"b", b"ab"]), {}, scanner="gpt2")
+    >>> encode_files(core, path, allowed=None, disallowed=None, special_error=str,
+    ...              num_threads=1, batch=core.encode_many_flat).to_lists()
+    [[2], [1, 0]]
+    """
+    blocks = read_documents(paths, **read)
+    if getattr(model, "document_encoder", None) is None:
+        ids, offsets = array("I"), array("Q", [0])
+        # on more than one thread the next block is read while this one is
+        # encoded; one thread stays one thread
+        for block in read_ahead(blocks) if num_threads > 1 else blocks:
+            docs = block.docs
+            if disallowed is not None:
+                _check_specials(block, lambda i: model.find_special(
+                    block.text() if i < 0 else docs[i], disallowed), special_error)
+            append_flat(ids, offsets, *batch(docs, allowed))
+        return RaggedIds(ids, offsets)
+    threads = max(1, min(num_threads, os.cpu_count() or 1))
+    job = FileJob(model, allowed, threads)
+    done: list = []
+
+    def run() -> None:
         try:
-            record, stop = scan(line, 0)
-        except (StopIteration, ValueError):
-            stop = -1
-        if stop != len(line):
-            if not line.strip(_JSON_SPACE):
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                raise DocumentFileError(path, f"not a JSON value ({exc})", line=number) from None
-        text = record.get(field) if isinstance(record, dict) else None
-        if not isinstance(text, str):
-            problem = (f"the field is {type(text).__name__}, not a string" if field in record
-                       else "the object has no such field") if isinstance(record, dict) else \
-                f"a JSON {type(record).__name__}, not an object"
-            raise DocumentFileError(path, f"{problem}; every line of a JSON Lines file "
-                                    f"is an object holding each document's text in that field "
-                                    f"(pass field=... to name another)",
-                                    line=number, field=field)
-        docs.append(text)
-    return docs
+            for block in blocks:
+                if disallowed is not None:
+                    _check_specials(block, lambda i: job.find_special(block, disallowed, i),
+                                    special_error)
+                job.add(block)
+            done.append(job.finish())
+        finally:
+            job.stop()  # the helpers return once no chunk is left
+
+    on_threads(run, job.work, threads)
+    return RaggedIds(*done[0])

@@ -1,0 +1,913 @@
+"""Documents of text and JSON Lines files as blocks of UTF-8, and the threads that encode them.
+
+:class:`BlockReader` reads a binary file a block at a time and cuts it only
+after a separator, so a :class:`Block` holds whole documents: their bytes
+and each one's bounds, found with ``memchr`` without the GIL. A separator is
+found left to right without overlap, as ``bytes.split`` finds it, wherever
+the blocks fall. :meth:`Block.read_json` turns a block of JSON Lines into
+the documents of one field: each line is read by an exact scanner of JSON
+that decodes the field's string (escapes, surrogate pairs) into UTF-8; a
+line it cannot vouch for (not an object, no such field, a field that is
+not a string, a lone surrogate, a key with an escape, a number past 640
+digits, nesting past 64) is handed back for ``json.loads`` to read or
+refuse, so the documents and the errors are those of ``json.loads``.
+
+:class:`FileJob` encodes blocks through a compiled model's
+:class:`~fasttok.shared._document_encoder.DocumentEncoder` (no Python str
+per document): each block is cut into chunks of about ``CHUNK_BYTES`` that
+the calling thread and ``threads - 1`` helpers claim for the whole call (one
+thread keeps its pre-token cache warm from the first block to the last);
+the calling thread publishes a block's chunks, encodes chunks until only a
+few are left for the helpers, and reads the next block while they encode
+them. Finished chunks are appended in order to one ``array('I')`` of ids and
+one ``array('Q')`` of offsets, and their block is let go, so memory holds
+the result, the blocks being read or encoded (two or three) and the ring's
+buffers, whatever the file's size.
+
+Invariants: a block's data is valid UTF-8 before any of it is encoded (the
+caller checks :meth:`Block.invalid_utf8`); a chunk's block outlives it; ids
+reach the result in document order whatever thread encoded them.
+
+>>> import io
+>>> reader = BlockReader(io.BytesIO(b"one\\ntwo\\n\\nfour\\n"), "d.txt", b"\\n", 6)
+>>> [block.docs for block in iter(reader.next, None)]
+[['one'], ['two', ''], ['four']]
+"""
+
+from array import array
+from collections import deque
+
+from cpython cimport array as carray
+from cpython.pycapsule cimport PyCapsule_GetContext, PyCapsule_GetPointer
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memchr, memcmp, memcpy
+
+from fasttok.shared._document_encoder cimport DOCUMENT_ENCODER, DocumentEncoder
+from fasttok.shared._growth cimport grow_array
+from fasttok.shared._utf8 cimport Utf8Text, utf8_put, utf8_text
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    #include <windows.h>
+    #define FT_DB_FETCH_ADD(p, v) _InterlockedExchangeAdd((volatile long*)(p), (long)(v))
+    #define FT_DB_CAS(p, e, v) (_InterlockedCompareExchange((volatile long*)(p), (long)(v), (long)(e)) == (long)(e))
+    #define FT_DB_LOAD(p) _InterlockedOr((volatile long*)(p), 0)
+    #define FT_DB_STORE(p, v) ((void)_InterlockedExchange((volatile long*)(p), (long)(v)))
+    #define FT_DB_PAUSE() Sleep(0)
+    #else
+    #include <time.h>
+    static void ft_db_pause(void) { struct timespec t = {0, 20000}; nanosleep(&t, NULL); }
+    #define FT_DB_PAUSE() ft_db_pause()
+    #define FT_DB_FETCH_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_ACQ_REL)
+    #define FT_DB_CAS(p, e, v) ({ long ft_e = (e); __atomic_compare_exchange_n((p), &ft_e, (v), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE); })
+    #define FT_DB_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+    #define FT_DB_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+    #endif
+    """
+    long atomic_fetch_add "FT_DB_FETCH_ADD"(long* p, long v) nogil
+    bint atomic_cas "FT_DB_CAS"(long* p, long expected, long value) nogil
+    long atomic_load "FT_DB_LOAD"(long* p) nogil
+    void atomic_store "FT_DB_STORE"(long* p, long v) nogil
+    void short_pause "FT_DB_PAUSE"() nogil  # a few microseconds' sleep
+
+cdef enum:
+    # bytes of documents a chunk takes (it ends after the document that
+    # reaches it): a few milliseconds of encoding, so a 4 MiB block is ~64
+    # chunks that threads share evenly and the per-chunk costs vanish
+    CHUNK_BYTES = 64 << 10
+    RING = 256  # chunks published and not yet collected, at most
+    # chunks the calling thread leaves unclaimed per helper before it goes to
+    # read the next block: what the helpers encode meanwhile
+    RESERVE_PER_HELPER = 4
+    # JSON: objects and arrays nested deeper, and numbers longer (the least
+    # sys.set_int_max_str_digits allows), go to json.loads
+    MAX_DEPTH = 64
+    MAX_NUMBER = 640
+    # what a line of JSON Lines is to the scanner
+    LINE_BLANK = 0
+    LINE_DOCUMENT = 1
+    LINE_FALLBACK = 2
+    # a chunk's state
+    CHUNK_READY = 0
+    CHUNK_ENCODED = 1
+
+
+cdef Py_ssize_t invalid_utf8(const uint8_t* s, size_t n) noexcept nogil:
+    # Where the first byte that is not part of valid UTF-8 is (Python's
+    # strict decoder's rule: no overlong forms, surrogates or code points
+    # past U+10FFFF), or -1. ASCII goes 8 bytes a step.
+    cdef size_t i = 0
+    cdef uint64_t word
+    cdef uint8_t c, c1
+    while i < n:
+        if i + 8 <= n:
+            memcpy(&word, s + i, 8)
+            if not word & 0x8080808080808080ULL:
+                i += 8
+                continue
+        c = s[i]
+        if c < 0x80:
+            i += 1
+        elif c < 0xC2:
+            return <Py_ssize_t>i
+        elif c < 0xE0:
+            if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80:
+                return <Py_ssize_t>i
+            i += 2
+        elif c < 0xF0:
+            if i + 2 >= n:
+                return <Py_ssize_t>i
+            c1 = s[i + 1]
+            if (c1 & 0xC0) != 0x80 or (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0) \
+                    or (s[i + 2] & 0xC0) != 0x80:
+                return <Py_ssize_t>i
+            i += 3
+        elif c < 0xF5:
+            if i + 3 >= n:
+                return <Py_ssize_t>i
+            c1 = s[i + 1]
+            if (c1 & 0xC0) != 0x80 or (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90) \
+                    or (s[i + 2] & 0xC0) != 0x80 or (s[i + 3] & 0xC0) != 0x80:
+                return <Py_ssize_t>i
+            i += 4
+        else:
+            return <Py_ssize_t>i
+    return -1
+
+
+def first_invalid_utf8(const uint8_t[::1] data not None):
+    """Where the first byte of ``data`` that is not valid UTF-8 stands, or
+    -1 (``bytes.decode("utf-8")`` accepts ``data`` exactly when it is -1).
+
+    >>> first_invalid_utf8(b"ok \\xe2\\x82\\xac"), first_invalid_utf8(b"ab\\xed\\xa0\\x80")
+    (-1, 2)
+    """
+    if data.shape[0] == 0:
+        return -1
+    return invalid_utf8(&data[0], <size_t>data.shape[0])
+
+
+# ------------------------------------------------------------------ cutting
+
+cdef struct Bounds:
+    uint64_t* data  # start, end of each document
+    size_t len  # numbers used (two a document)
+    size_t cap
+
+
+cdef inline int _bound(Bounds* b, uint64_t start, uint64_t end) except -1 nogil:
+    grow_array(<void**>&b.data, &b.cap, b.len + 2, sizeof(uint64_t), 256)
+    b.data[b.len] = start
+    b.data[b.len + 1] = end
+    b.len += 2
+    return 0
+
+
+cdef size_t _cut(const uint8_t* s, size_t start, size_t end, const uint8_t* sep, size_t sep_len,
+                 Bounds* out) except? 0 nogil:
+    # The pieces of s[start:end] before each separator, found left to right
+    # without overlap, into out; returns where the piece after the last
+    # separator starts (start when there is none).
+    cdef size_t i = start, piece = start
+    cdef const uint8_t* hit
+    while i + sep_len <= end:
+        hit = <const uint8_t*>memchr(s + i, sep[0], end - sep_len + 1 - i)
+        if hit == NULL:
+            break
+        i = <size_t>(hit - s)
+        if sep_len > 1 and memcmp(hit + 1, sep + 1, sep_len - 1) != 0:
+            i += 1
+            continue
+        _bound(out, piece, i)
+        i += sep_len
+        piece = i
+    return piece
+
+
+cdef size_t _count_newlines(const uint8_t* s, size_t n) noexcept nogil:
+    cdef size_t count = 0, i = 0
+    cdef const uint8_t* hit
+    while i < n:
+        hit = <const uint8_t*>memchr(s + i, 10, n - i)
+        if hit == NULL:
+            break
+        count += 1
+        i = <size_t>(hit - s) + 1
+    return count
+
+
+cdef class Block:
+    """The documents cut from one block of a file: UTF-8 bytes and where each
+    document lies in them, with the file, line and byte they came from for
+    error messages. ``docs`` is the documents as str (for a model that
+    takes str).
+
+    >>> import io
+    >>> block = BlockReader(io.BytesIO(b"a\\nb\\n"), "f.txt", b"\\n", 64).next()
+    >>> len(block), block.docs, block.line_of(1), block.text()
+    (2, ['a', 'b'], 2, 'a\\nb')
+    """
+
+    cdef uint8_t* data
+    cdef size_t size
+    cdef Bounds bounds
+    cdef uint32_t* lines  # JSON Lines: each document's line from first_line; else NULL
+    cdef uint64_t* ends  # FileJob: where each document's ids end in its chunk
+    cdef readonly str path
+    cdef readonly Py_ssize_t first_line
+    cdef readonly Py_ssize_t offset  # the file's byte where the block starts
+    # documents json.loads read (their UTF-8, repaired, is in data too): by index
+    cdef dict strings
+
+    def __cinit__(self):
+        self.data = NULL
+        self.bounds.data = NULL
+        self.bounds.len = self.bounds.cap = 0
+        self.lines = NULL
+        self.ends = NULL
+        self.strings = {}
+
+    def __dealloc__(self):
+        free(self.data)
+        free(self.bounds.data)
+        free(self.lines)
+        free(self.ends)
+
+    def __len__(self):
+        return self.bounds.len // 2
+
+    def invalid_utf8(self):
+        """Where the block's first byte that is not UTF-8 is (from its
+        start), or -1."""
+        cdef Py_ssize_t at
+        with nogil:
+            at = invalid_utf8(self.data, self.size)
+        return at
+
+    def raw(self):
+        """The block's bytes (for an error message, or decoding them with a
+        rule for bad bytes)."""
+        return (<char*>self.data)[:self.size] if self.size else b""
+
+    def resplit(self, bytes data not None, bytes separator):
+        """Take ``data`` as the block's bytes and cut it into documents at
+        ``separator`` again (``None``: one document): the block's bytes
+        decoded with ``errors="replace"`` and encoded back."""
+        cdef size_t n = len(data), tail
+        cdef uint8_t* grown = <uint8_t*>realloc(self.data, n + 1)
+        if grown == NULL:
+            raise MemoryError()
+        self.data = grown
+        memcpy(self.data, <const char*>data, n)
+        self.size = n
+        self.bounds.len = 0
+        tail = 0
+        if separator is not None:
+            tail = _cut(self.data, 0, n, <const uint8_t*><const char*>separator, len(separator),
+                        &self.bounds)
+        _bound(&self.bounds, tail, n)
+
+    @property
+    def docs(self):
+        """Each document as a str."""
+        cdef size_t i
+        cdef list out = []
+        for i in range(0, self.bounds.len, 2):
+            found = self.strings.get(i // 2) if self.strings else None
+            if found is None:
+                found = PyUnicode_DecodeUTF8(<const char*>self.data + self.bounds.data[i],
+                                             <Py_ssize_t>(self.bounds.data[i + 1] - self.bounds.data[i]),
+                                             NULL)
+            out.append(found)
+        return out
+
+    def text(self):
+        """One str holding every document, so one search covers the block
+        (a text block's own bytes; JSON Lines documents one after another):
+        a special token in a document is in it."""
+        return PyUnicode_DecodeUTF8(<const char*>self.data, <Py_ssize_t>self.size, "replace") \
+            if self.size else ""
+
+    def line_of(self, Py_ssize_t index):
+        """The file's line (from 1) where document ``index`` starts."""
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        if self.lines != NULL:
+            return self.first_line + self.lines[index]
+        return self.first_line + <Py_ssize_t>_count_newlines(self.data, self.bounds.data[2 * index])
+
+    def read_json(self, bytes field not None):
+        """Read the block's lines as JSON Lines: each line that is not blank
+        becomes the document of its object's ``field`` (UTF-8, ``field``
+        given as UTF-8). Returns ``[(index, line), ...]``: the documents
+        whose line the scanner leaves to ``json.loads`` (``line`` its bytes,
+        counted from ``first_line``), for :meth:`set_document`.
+
+        >>> import io
+        >>> block = BlockReader(io.BytesIO(b'{"text": "a\\\\u00e9"}\\n\\n[1]\\n'), "f", b"\\n", 99).next()
+        >>> block.read_json(b"text"), len(block), block.line_of(1)
+        ([(1, 2, b'[1]')], 2, 3)
+        """
+        cdef Bounds found, fallback
+        cdef uint8_t* out = <uint8_t*>malloc(self.size + 1)
+        cdef uint32_t* lines = NULL
+        cdef size_t i, w = 0, start, doc_start, n_lines = self.bounds.len // 2, n_docs = 0
+        cdef int kind
+        cdef const uint8_t* name = <const uint8_t*><const char*>field
+        cdef size_t name_len = len(field)
+        found.data = fallback.data = NULL
+        found.len = found.cap = fallback.len = fallback.cap = 0
+        if out == NULL:
+            raise MemoryError()
+        try:
+            lines = <uint32_t*>malloc((n_lines + 1) * sizeof(uint32_t))
+            if lines == NULL:
+                raise MemoryError()
+            with nogil:
+                for i in range(n_lines):
+                    start = self.bounds.data[2 * i]
+                    doc_start = w
+                    kind = _json_line(self.data + start, self.bounds.data[2 * i + 1] - start,
+                                      name, name_len, out, &w)
+                    if kind == LINE_BLANK:
+                        continue
+                    if kind == LINE_FALLBACK:
+                        w = doc_start
+                        _bound(&fallback, n_docs, i)
+                    _bound(&found, doc_start, w)
+                    lines[n_docs] = <uint32_t>i
+                    n_docs += 1
+            handed = [(fallback.data[k], fallback.data[k + 1],
+                       (<char*>self.data)[self.bounds.data[2 * fallback.data[k + 1]]:
+                                          self.bounds.data[2 * fallback.data[k + 1] + 1]])
+                      for k in range(0, fallback.len, 2)]
+        except BaseException:
+            free(out)
+            free(lines)
+            free(found.data)
+            raise
+        finally:
+            free(fallback.data)
+        free(self.data)
+        free(self.bounds.data)
+        free(self.lines)
+        self.data, self.size, self.bounds, self.lines = out, w, found, lines
+        return handed
+
+    def set_document(self, Py_ssize_t index, str text not None):
+        """Make document ``index`` ``text`` (what ``json.loads`` read): its
+        UTF-8 (a lone surrogate as U+FFFD, as the models read a str) goes
+        after the block's bytes, and ``docs`` gives ``text`` itself."""
+        cdef Utf8Text u
+        cdef uint8_t* grown
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        utf8_text(text, &u)
+        try:
+            grown = <uint8_t*>realloc(self.data, self.size + u.size + 1)
+            if grown == NULL:
+                raise MemoryError()
+            self.data = grown
+            memcpy(self.data + self.size, u.data, u.size)
+        finally:
+            free(u.owned)
+        self.bounds.data[2 * index] = self.size
+        self.size += u.size
+        self.bounds.data[2 * index + 1] = self.size
+        self.strings[index] = text
+
+
+cdef class BlockReader:
+    """A binary file (anything with ``readinto``) read ``block_size`` bytes
+    at a time, each :meth:`next` block cut after the last ``separator`` in
+    what has been read (``None``: the whole file is one document); a
+    document longer than a block makes the block grow to hold it. The
+    pieces between separators are the documents; the empty piece after a
+    final separator is none, and an empty file is one document only when
+    ``separator`` is ``None``.
+
+    >>> import io
+    >>> reader = BlockReader(io.BytesIO(b"a<>b<>"), "f", b"<>", 3)
+    >>> [block.docs for block in iter(reader.next, None)]
+    [['a'], ['b']]
+    """
+
+    cdef object file
+    cdef str path
+    cdef bytes separator
+    cdef size_t block_size
+    cdef bytes carry
+    cdef Py_ssize_t line
+    cdef Py_ssize_t offset
+    cdef bint done
+
+    def __init__(self, file, str path not None, bytes separator, Py_ssize_t block_size):
+        if separator is not None and not separator:
+            raise ValueError("the separator is empty")
+        if block_size < 1:
+            raise ValueError("block_size must be 1 or more")
+        self.file = file
+        self.path = path
+        self.separator = separator
+        self.block_size = <size_t>block_size
+        self.carry = b""
+        self.line = 1
+        self.offset = 0
+        self.done = False
+
+    def next(self):
+        """The next :class:`Block`, or ``None`` after the last."""
+        cdef Block block
+        cdef size_t filled, cap, piece, got, sep_len
+        cdef const uint8_t* sep
+        cdef uint8_t* grown
+        cdef bint end = False
+        if self.done:
+            return None
+        block = Block.__new__(Block)
+        block.path = self.path
+        block.first_line = self.line
+        block.offset = self.offset
+        sep = <const uint8_t*><const char*>self.separator if self.separator is not None else NULL
+        sep_len = len(self.separator) if self.separator is not None else 0
+        filled = len(self.carry)
+        cap = filled + self.block_size
+        block.data = <uint8_t*>malloc(cap + 1)
+        if block.data == NULL:
+            raise MemoryError()
+        memcpy(block.data, <const char*>self.carry, filled)
+        while True:
+            got = self.file.readinto(<uint8_t[:cap - filled]>(block.data + filled)) or 0
+            filled += got
+            end = got == 0
+            block.bounds.len = 0
+            piece = 0
+            if sep != NULL:
+                with nogil:
+                    piece = _cut(block.data, 0, filled, sep, sep_len, &block.bounds)
+            if end or block.bounds.len:
+                break
+            if filled == cap:  # no separator in a full buffer: the document goes on
+                cap *= 2
+                grown = <uint8_t*>realloc(block.data, cap + 1)
+                if grown == NULL:
+                    raise MemoryError()
+                block.data = grown
+        self.carry = (<char*>block.data)[piece:filled]
+        # lines consumed (the next block's first): with "\n" as separator,
+        # one a document ended by it
+        self.line += <Py_ssize_t>(block.bounds.len // 2) if sep_len == 1 and sep[0] == 10 \
+            else <Py_ssize_t>_count_newlines(block.data, piece)
+        if end:
+            self.done = True
+            self.carry = b""
+            # the piece after the last separator is a document unless empty;
+            # a whole file (no separator) always is one
+            if piece < filled or sep == NULL:
+                _bound(&block.bounds, piece, filled)
+                piece = filled
+            if not block.bounds.len:
+                return None
+        block.size = piece if end else piece - sep_len
+        self.offset += <Py_ssize_t>piece
+        return block
+
+
+# ------------------------------------------------------------------ JSON Lines
+
+cdef inline size_t _space(const uint8_t* s, size_t i, size_t n) noexcept nogil:
+    while i < n and (s[i] == 32 or s[i] == 9 or s[i] == 13 or s[i] == 10):
+        i += 1
+    return i
+
+
+cdef inline int _hex4(const uint8_t* s, uint32_t* value) noexcept nogil:
+    cdef int k
+    cdef uint32_t v = 0
+    cdef uint8_t c
+    for k in range(4):
+        c = s[k]
+        if 48 <= c <= 57:
+            v = v * 16 + (c - 48)
+        elif 97 <= c <= 102:
+            v = v * 16 + (c - 87)
+        elif 65 <= c <= 70:
+            v = v * 16 + (c - 55)
+        else:
+            return -1
+    value[0] = v
+    return 0
+
+
+cdef inline bint _plain8(uint64_t w) noexcept nogil:
+    # no '"', no backslash and no byte below 0x20 among w's 8 bytes
+    cdef uint64_t ones = 0x0101010101010101ULL
+    cdef uint64_t quote = w ^ (ones * 0x22), slash = w ^ (ones * 0x5C)
+    return not ((((quote - ones) & ~quote) | ((slash - ones) & ~slash) | ((w - ones * 0x20) & ~w))
+                & 0x8080808080808080ULL)
+
+
+cdef Py_ssize_t _string(const uint8_t* s, size_t i, size_t n, uint8_t* out, size_t* w,
+                        bint* escaped) noexcept nogil:
+    # The JSON string at s[i] (a '"'), its characters written at out + w[0]
+    # when out is not NULL; returns where it ends, or -1 where json.loads
+    # must decide (a control character, a bad or lone-surrogate escape, no
+    # end on the line). escaped: whether it held an escape.
+    cdef size_t run
+    cdef uint64_t word
+    cdef uint8_t c, e
+    cdef uint32_t cp, low
+    i += 1
+    while True:
+        run = i
+        while i + 8 <= n:
+            memcpy(&word, s + i, 8)
+            if not _plain8(word):
+                break
+            i += 8
+        while i < n and s[i] != 34 and s[i] != 92 and s[i] >= 0x20:
+            i += 1
+        if out != NULL:
+            memcpy(out + w[0], s + run, i - run)
+            w[0] += i - run
+        if i >= n:
+            return -1
+        c = s[i]
+        if c == 34:
+            return <Py_ssize_t>(i + 1)
+        if c != 92 or i + 1 >= n:
+            return -1  # a control character, or a backslash ending the line
+        escaped[0] = True
+        e = s[i + 1]
+        if e == 117:  # \uXXXX
+            if i + 6 > n or _hex4(s + i + 2, &cp) < 0:
+                return -1
+            i += 6
+            if 0xDC00 <= cp <= 0xDFFF:
+                return -1
+            if 0xD800 <= cp <= 0xDBFF:
+                if i + 6 > n or s[i] != 92 or s[i + 1] != 117 or _hex4(s + i + 2, &low) < 0 \
+                        or not 0xDC00 <= low <= 0xDFFF:
+                    return -1
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00)
+                i += 6
+            if out != NULL:
+                w[0] += utf8_put(out + w[0], cp)
+            continue
+        if e == 34 or e == 92 or e == 47:
+            c = e
+        elif e == 98:
+            c = 8
+        elif e == 102:
+            c = 12
+        elif e == 110:
+            c = 10
+        elif e == 114:
+            c = 13
+        elif e == 116:
+            c = 9
+        else:
+            return -1
+        if out != NULL:
+            out[w[0]] = c
+            w[0] += 1
+        i += 2
+
+
+cdef inline size_t _digits(const uint8_t* s, size_t i, size_t n) noexcept nogil:
+    while i < n and 48 <= s[i] <= 57:
+        i += 1
+    return i
+
+
+cdef Py_ssize_t _value(const uint8_t* s, size_t i, size_t n, int depth) noexcept nogil:
+    # Where the JSON value at s[i] ends, or -1 where json.loads must decide
+    cdef size_t start = i, j
+    cdef Py_ssize_t k
+    cdef bint escaped = False
+    cdef uint8_t c
+    if i >= n:
+        return -1
+    c = s[i]
+    if c == 34:
+        return _string(s, i, n, NULL, NULL, &escaped)
+    if c == 123 or c == 91:  # { or [
+        if depth >= MAX_DEPTH:
+            return -1
+        i = _space(s, i + 1, n)
+        if i < n and s[i] == c + 2:  # } or ]
+            return <Py_ssize_t>(i + 1)
+        while True:
+            if c == 123:
+                if i >= n or s[i] != 34:
+                    return -1
+                k = _string(s, i, n, NULL, NULL, &escaped)
+                if k < 0:
+                    return -1
+                i = _space(s, <size_t>k, n)
+                if i >= n or s[i] != 58:  # :
+                    return -1
+                i = _space(s, i + 1, n)
+            k = _value(s, i, n, depth + 1)
+            if k < 0:
+                return -1
+            i = _space(s, <size_t>k, n)
+            if i < n and s[i] == 44:  # ,
+                i = _space(s, i + 1, n)
+                continue
+            if i < n and s[i] == c + 2:
+                return <Py_ssize_t>(i + 1)
+            return -1
+    if c == 116:
+        return <Py_ssize_t>(i + 4) if i + 4 <= n and memcmp(s + i, b"true", 4) == 0 else -1
+    if c == 102:
+        return <Py_ssize_t>(i + 5) if i + 5 <= n and memcmp(s + i, b"false", 5) == 0 else -1
+    if c == 110:
+        return <Py_ssize_t>(i + 4) if i + 4 <= n and memcmp(s + i, b"null", 4) == 0 else -1
+    # a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?
+    if c == 45:
+        i += 1
+    if i >= n or not 48 <= s[i] <= 57:
+        return -1
+    i = i + 1 if s[i] == 48 else _digits(s, i, n)
+    if i < n and s[i] == 46:
+        j = _digits(s, i + 1, n)
+        if j == i + 1:
+            return -1
+        i = j
+    if i < n and (s[i] == 101 or s[i] == 69):
+        i += 1
+        if i < n and (s[i] == 43 or s[i] == 45):
+            i += 1
+        j = _digits(s, i, n)
+        if j == i:
+            return -1
+        i = j
+    return <Py_ssize_t>i if i - start <= MAX_NUMBER else -1
+
+
+cdef int _json_line(const uint8_t* s, size_t n, const uint8_t* field, size_t field_len,
+                    uint8_t* out, size_t* w) noexcept nogil:
+    # One line of JSON Lines: LINE_BLANK (only JSON whitespace),
+    # LINE_DOCUMENT (its object's field, a string, written at out + w[0];
+    # the last of duplicate keys, as a dict keeps it), or LINE_FALLBACK.
+    cdef size_t i = _space(s, 0, n), start = w[0], key
+    cdef Py_ssize_t k
+    cdef bint escaped
+    cdef int found = 0  # 1: the field is a string, 2: something else
+    if i == n:
+        return LINE_BLANK
+    if s[i] != 123:
+        return LINE_FALLBACK
+    i = _space(s, i + 1, n)
+    if i < n and s[i] == 125:
+        return LINE_FALLBACK  # {}: no field
+    while True:
+        if i >= n or s[i] != 34:
+            return LINE_FALLBACK
+        escaped = False
+        key = i + 1
+        k = _string(s, i, n, NULL, NULL, &escaped)
+        if k < 0 or escaped:
+            return LINE_FALLBACK
+        i = _space(s, <size_t>k, n)
+        if i >= n or s[i] != 58:
+            return LINE_FALLBACK
+        i = _space(s, i + 1, n)
+        if <size_t>k - 1 - key == field_len and memcmp(s + key, field, field_len) == 0:
+            if i < n and s[i] == 34:
+                w[0] = start
+                k = _string(s, i, n, out, w, &escaped)
+                found = 1
+            else:
+                k = _value(s, i, n, 1)
+                found = 2
+        else:
+            k = _value(s, i, n, 1)
+        if k < 0:
+            return LINE_FALLBACK
+        i = _space(s, <size_t>k, n)
+        if i < n and s[i] == 44:
+            i = _space(s, i + 1, n)
+            continue
+        if i < n and s[i] == 125:
+            break
+        return LINE_FALLBACK
+    if _space(s, i + 1, n) != n or found != 1:
+        return LINE_FALLBACK
+    return LINE_DOCUMENT
+
+
+# ------------------------------------------------------------------ encoding
+
+cdef struct Chunk:
+    const uint8_t* data  # its block's bytes
+    const uint64_t* bounds  # its documents' bounds (two numbers each)
+    uint64_t* ends  # where each document's ids end in ids
+    size_t n_docs
+    uint32_t* ids  # kept from chunk to chunk in its slot of the ring
+    size_t n_ids
+    size_t cap
+    long state
+
+
+cdef class FileJob:
+    """Blocks of documents encoded on ``threads`` threads through a compiled
+    model's document encoder (``model.document_encoder()``), ``allowed`` the
+    special tokens matched as specials (``None``: none), in chunks of about
+    ``chunk_bytes`` bytes of documents. The calling thread
+    calls :meth:`add` for each block, then :meth:`finish` for ``(ids,
+    offsets)``; each helper thread calls :meth:`work` meanwhile, and
+    :meth:`stop` ends them should the caller stop early.
+
+    >>> import io
+    >>> from fasttok.formats._byte_bpe import CoreBPE
+    >>> from fasttok.shared._tables import TokenTables
+    >>> core = CoreBPE(TokenTables([b"a", b"b", b"ab"]), {}, scanner="gpt2")
+    >>> job = FileJob(core, None, 1)
+    >>> job.add(BlockReader(io.BytesIO(b"ab\\nba\\n"), "f", b"\\n", 99).next())
+    >>> job.finish()
+    (array('I', [2, 1, 0]), array('Q', [0, 1, 3]))
+    """
+
+    cdef object capsule  # the model's document encoder; it keeps the model alive
+    cdef void* model_ptr
+    cdef const DocumentEncoder* encoder
+    cdef object allowed_ref
+    cdef const uint8_t* allowed
+    cdef int threads
+    cdef size_t chunk_bytes
+    cdef Chunk* ring
+    cdef long published  # chunks published; written by the calling thread
+    cdef long next_claim  # the next chunk to claim; atomic
+    cdef long collected  # chunks appended to the result (the calling thread's)
+    cdef long closed  # no more chunks will be published; atomic
+    cdef long failed  # a thread's encoding raised (or stop()); atomic
+    cdef object error  # what a helper's encoding raised, raised again by the caller's thread
+    cdef object blocks  # (block, number of its last chunk + 1), oldest first
+    cdef carray.array ids
+    cdef carray.array offsets
+
+    def __cinit__(self):
+        self.ring = NULL
+
+    def __init__(self, model, const uint8_t[::1] allowed, int threads,
+                 Py_ssize_t chunk_bytes=CHUNK_BYTES):
+        self.capsule = model.document_encoder()
+        self.encoder = <const DocumentEncoder*>PyCapsule_GetPointer(self.capsule, DOCUMENT_ENCODER)
+        self.model_ptr = PyCapsule_GetContext(self.capsule)
+        self.allowed_ref = allowed
+        self.allowed = &allowed[0] if allowed is not None and allowed.shape[0] else NULL
+        self.threads = max(1, threads)
+        self.chunk_bytes = <size_t>max(1, chunk_bytes)
+        self.ring = <Chunk*>calloc(RING, sizeof(Chunk))
+        if self.ring == NULL:
+            raise MemoryError()
+        self.published = self.next_claim = self.collected = self.closed = self.failed = 0
+        self.blocks = deque()
+        self.error = None
+        self.ids = array("I")
+        self.offsets = array("Q", [0])
+
+    def __dealloc__(self):
+        cdef long k
+        if self.ring != NULL:
+            for k in range(RING):
+                free(self.ring[k].ids)
+        free(self.ring)
+
+    def find_special(self, Block block not None, const uint8_t[::1] mask not None,
+                     Py_ssize_t index=-1):
+        """The first special token ``mask`` selects in document ``index`` of
+        ``block`` (-1: in the whole block), as its index, or -1."""
+        cdef size_t start = 0, end = block.size
+        if mask.shape[0] == 0:
+            return -1
+        if index >= 0:
+            start, end = block.bounds.data[2 * index], block.bounds.data[2 * index + 1]
+        cdef Py_ssize_t found
+        with nogil:
+            found = self.encoder.find_special(self.model_ptr, block.data + start, end - start,
+                                              &mask[0])
+        return found
+
+    def add(self, Block block not None):
+        """Publish ``block``'s documents as chunks, then encode chunks until
+        only a few are left for the helper threads (all of them on one
+        thread)."""
+        cdef size_t n_docs = block.bounds.len // 2, first = 0, stop, size
+        cdef Chunk* chunk
+        if n_docs == 0:
+            return
+        block.ends = <uint64_t*>malloc(n_docs * sizeof(uint64_t))
+        if block.ends == NULL:
+            raise MemoryError()
+        while first < n_docs:
+            stop, size = first, 0
+            while stop < n_docs and size < self.chunk_bytes:
+                size += block.bounds.data[2 * stop + 1] - block.bounds.data[2 * stop] + 1
+                stop += 1
+            while self.published - self.collected >= RING:
+                self._help(0, True)
+            chunk = &self.ring[self.published % RING]
+            chunk.data = block.data
+            chunk.bounds = block.bounds.data + 2 * first
+            chunk.ends = block.ends + first
+            chunk.n_docs = stop - first
+            chunk.n_ids = 0
+            chunk.state = CHUNK_READY
+            atomic_store(&self.published, self.published + 1)
+            first = stop
+        self.blocks.append((block, self.published))
+        self._help(RESERVE_PER_HELPER * (self.threads - 1), False)
+
+    def finish(self):
+        """``(ids, offsets)`` once every chunk is encoded: the ids of every
+        document in order (``array('I')``), and where each one's end
+        (``array('Q')``, from 0)."""
+        atomic_store(&self.closed, 1)
+        self._help(0, True)
+        return self.ids, self.offsets
+
+    def stop(self):
+        """Let the helper threads go (the caller stops before :meth:`finish`)."""
+        atomic_store(&self.failed, 1)
+        atomic_store(&self.closed, 1)
+
+    def work(self):
+        """Encode chunks as they are published, until :meth:`finish` or
+        :meth:`stop` (for the helper threads). An error is raised in the
+        caller's thread, by :meth:`add` or :meth:`finish`."""
+        cdef long k
+        try:
+            with nogil:
+                while True:
+                    k = atomic_fetch_add(&self.next_claim, 1)
+                    while atomic_load(&self.published) <= k and not atomic_load(&self.closed):
+                        short_pause()
+                    if atomic_load(&self.published) <= k or atomic_load(&self.failed):
+                        break
+                    self._encode(&self.ring[k % RING])
+        except BaseException as exc:
+            self.error = exc
+            atomic_store(&self.failed, 1)
+
+    cdef int _encode(self, Chunk* chunk) except -1 nogil:
+        self.encoder.encode(self.model_ptr, chunk.data, chunk.bounds, chunk.n_docs, self.allowed,
+                            &chunk.ids, &chunk.n_ids, &chunk.cap, chunk.ends)
+        atomic_store(&chunk.state, CHUNK_ENCODED)
+        return 0
+
+    cdef int _help(self, long reserve, bint wait) except -1:
+        # Claim and encode chunks while more than reserve are unclaimed,
+        # collecting those encoded; with wait, then wait for the rest to be
+        # encoded (by whichever thread claimed them) and collect them.
+        cdef long k
+        while True:
+            self._collect()
+            k = atomic_load(&self.next_claim)
+            if atomic_load(&self.failed):
+                if self.error is not None:
+                    raise self.error
+                raise RuntimeError("the file job was stopped")
+            if self.published - k > reserve and atomic_cas(&self.next_claim, k, k + 1):
+                try:
+                    with nogil:
+                        self._encode(&self.ring[k % RING])
+                except BaseException:
+                    atomic_store(&self.failed, 1)
+                    raise
+                continue
+            if self.published - k > reserve:
+                continue  # a helper claimed k first
+            if not wait or self.collected == self.published:
+                return 0
+            with nogil:
+                short_pause()
+
+    cdef int _collect(self) except -1:
+        # Appends the chunks encoded, in order, to the result
+        cdef Chunk* chunk
+        cdef size_t at, i, n_offsets
+        cdef uint64_t base
+        while self.collected < self.published:
+            chunk = &self.ring[self.collected % RING]
+            if atomic_load(&chunk.state) != CHUNK_ENCODED:
+                return 0
+            base = len(self.ids)
+            at = <size_t>base
+            carray.resize_smart(self.ids, at + chunk.n_ids)
+            memcpy(self.ids.data.as_uints + at, chunk.ids, chunk.n_ids * sizeof(uint32_t))
+            n_offsets = len(self.offsets)
+            carray.resize_smart(self.offsets, n_offsets + chunk.n_docs)
+            for i in range(chunk.n_docs):
+                (<uint64_t*>self.offsets.data.as_voidptr)[n_offsets + i] = base + chunk.ends[i]
+            chunk.state = CHUNK_READY
+            self.collected += 1
+            while self.blocks and self.blocks[0][1] <= self.collected:
+                self.blocks.popleft()
+        return 0
