@@ -35,7 +35,7 @@ MODULES = ["shared._unicode", "shared._bytemap", "shared._tables", "shared._json
            "models._model_base", "models._bpe", "models._unigram", "models._wordpiece",
            "models._hf_bpe",
            "formats._byte_bpe", "formats._sentencepiece", "trainers._bpe_trainer",
-           "trainers._unigram_trainer"]
+           "trainers._unigram_trainer", "_encode_entry"]
 
 extensions = [
     Extension(

@@ -18,7 +18,7 @@ import random
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import AbstractSet, Any, Literal, Optional, Union
 
-from fasttok import registry
+from fasttok import _encode_entry, registry
 from fasttok.errors import FasttokError
 from fasttok.models.interface import Model, missing_members, run_batch
 from fasttok.shared import document_files
@@ -98,6 +98,11 @@ def _disallowed_message(token: str) -> str:
 
 def _raise_disallowed(token: str) -> None:
     raise FasttokError(_disallowed_message(token))
+
+
+def _find_nothing(text: str, mask: Any) -> int:
+    # the disallowed-special search of an encoding without specials
+    return -1
 
 
 # UTF-8 continuation bytes (0b10xxxxxx)
@@ -308,42 +313,51 @@ class Encoding:
             mask = self._mask(disallowed) if disallowed else None
         return allowed, mask
 
-    def encode(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
-               disallowed_special: DisallowedSpecial = "all",
-               add_special_tokens: bool = False, sample: bool = False,
-               alpha: float = 0.1, nbest_size: int = -1,
-               seed: Optional[int] = None) -> list:
-        """Encode ``text`` to token ids, with tiktoken's special-token rules.
+    # compiled (see fasttok._encode_entry): its two common calls go straight
+    # to the entries _bind_entries binds, the rest to _encode_general
+    encode = _encode_entry.encode
 
-        Special token strings are errors unless allowed (``allowed_special``:
-        a set, or ``"all"``) or explicitly not disallowed
-        (``disallowed_special=()`` encodes them as plain text). When two
-        allowed specials start at the same place, the longer one wins.
-        ``add_special_tokens=True`` adds the BOS/EOS (or CLS/SEP) ids the
-        vocabulary asks for (GGUF files); tiktoken encodings have none.
-        ``sample=True`` draws one segmentation at random (subword
-        regularization), ``seed`` for a repeatable draw: for Unigram models
-        as sentencepiece samples (``alpha``, ``nbest_size``: -1 for the whole
-        lattice; see :func:`fasttok.formats.sentencepiece.sample_encode`), for BPE models
-        BPE-dropout, each merge skipped with probability ``alpha`` (byte-level
-        BPE as Hugging Face tokenizers' ``dropout``, SentencePiece BPE as
-        sentencepiece's). WordPiece cannot sample and says so.
-
-        >>> import fasttok
-        >>> enc = fasttok.get_encoding("gpt2")                  # doctest: +SKIP
-        >>> enc.encode("hi<|endoftext|>", allowed_special="all")  # doctest: +SKIP
-        [5303, 50256]
-        """
-        # everything allowed (how tokenizers matches added tokens) asks no
-        # mask: the call was a sixth of a short line's time
-        allowed = self._all_mask if allowed_special == "all" == disallowed_special else \
-            self._allowed_mask(allowed_special, disallowed_special, text)
+    def _encode_general(self, text: str, allowed_special: AllowedSpecial,
+                        disallowed_special: DisallowedSpecial, add_special_tokens: bool,
+                        sample: bool, alpha: float, nbest_size: int,
+                        seed: Optional[int]) -> list:
+        # every call of encode its entries do not serve, with its arguments
+        allowed = self._allowed_mask(allowed_special, disallowed_special, text)
         if sample:
             alpha, nbest_size = _sampling_options(alpha, nbest_size)
             ids = self._core.sample(text, allowed, alpha, nbest_size, random.Random(seed))
         else:
             ids = self._core.encode(text, allowed)
         return self._core.post_processor(ids) if add_special_tokens else ids
+
+    # encode's entries until _bind_entries replaces them on the instance:
+    # bound on first use, since a tokenizer.json's walk is built when its
+    # first text is encoded, not at load
+    _all_argument = _none_argument = _disallowed_argument = None
+
+    def _encode_all(self, text: str, _: Any) -> Optional[list]:
+        return self._bind_entries()._encode_all(text, self._all_argument)
+
+    def _encode_none(self, text: str, _: Any) -> Optional[list]:
+        return self._bind_entries()._encode_none(text, self._none_argument)
+
+    def _find_disallowed(self, text: str, _: Any) -> int:
+        return self._bind_entries()._find_disallowed(text, self._disallowed_argument)
+
+    def _bind_entries(self) -> "Encoding":
+        # the model's entries for encode's two common calls (see
+        # Model.encoder) with the masks the general path takes, and the
+        # default call's search for a disallowed special (none: an encoding
+        # without specials)
+        core = self._core
+        self._encode_all, self._all_argument = core.encoder(self._special_masks("all", "all")[0])
+        allowed, disallowed = self._special_masks(_encode_entry.NONE_ALLOWED, "all")
+        self._encode_none, self._none_argument = core.encoder(allowed)
+        if disallowed is None:
+            self._find_disallowed = _find_nothing
+        else:
+            self._find_disallowed, self._disallowed_argument = core.find_special, disallowed
+        return self
 
     def encode_ordinary(self, text: str) -> list:
         """Encode ``text`` with special token strings treated as plain text.

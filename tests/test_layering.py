@@ -95,7 +95,8 @@ def _layer(name: str) -> str:
     parts = name.split(".")
     if len(parts) >= 2 and parts[1] in ("loaders", "shared", "formats", "trainers") + STAGES:
         return "stage" if parts[1] in STAGES else parts[1]
-    return {"fasttok.registry": "registry", "fasttok.core": "encoding"}[name]
+    return {"fasttok.registry": "registry", "fasttok.core": "encoding",
+            "fasttok._encode_entry": "encoding"}[name]
 
 
 def _allowed(name: str, target: str) -> bool:
@@ -109,7 +110,7 @@ def _allowed(name: str, target: str) -> bool:
     if layer == "trainers":
         return other in ("shared", "stage", "loaders", "trainers")
     if layer == "encoding":
-        return target in ("fasttok.registry", "fasttok.models.interface") + BULK
+        return other == "encoding" or target in ("fasttok.registry", "fasttok.models.interface") + BULK
     if layer == "loaders":
         return other in ("shared", "loaders")
     return other == layer == "shared"

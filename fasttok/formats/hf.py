@@ -253,6 +253,16 @@ class HFModel(ModelBase):
                 return found
         return self.pipeline.encode_ids(repair_surrogates(text), allowed_ids)
 
+    def encoder(self, allowed: bytes) -> tuple:
+        """The walk's own ``ids`` with the ids ``allowed`` selects (see
+        :meth:`~fasttok.models.interface.Model.encoder`); with no walk,
+        :meth:`encode`. The walk is built here when it has not been: on the
+        first text encoded."""
+        walk = self.pipeline.walk
+        if walk is None:
+            return self.encode, allowed
+        return walk.ids, self._allowed_ids(allowed)
+
     def sample(self, text: str, allowed: Optional[bytes], alpha: float, nbest_size: int,
                rng: Any) -> list:
         """One segmentation drawn at random, piece by piece: BPE-dropout with
@@ -449,6 +459,10 @@ class ByteLevelHFModel(HFModel):
         """The core's ids of ``text``."""
         core = self._core
         return core.encode(text, allowed) if allowed is not None else core.encode_ordinary(text)
+
+    def encoder(self, allowed: bytes) -> tuple:
+        """The core's entry (a compiled ``encode`` with its mask)."""
+        return self._core.encoder(allowed)
 
     def token_bytes(self, token: int) -> bytes:
         """The core's bytes of ``token`` (nothing for an id only the post-processor adds)."""

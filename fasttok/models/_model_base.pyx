@@ -7,7 +7,8 @@ id a token's bytes are (``find_token``), how raw bytes merge as one piece
 (``encode_bytes_piece``) and which bytes its ordinary tokens are
 (``token_byte_values``), and carry ``special_order`` and ``post_processor``.
 Everything else has a default here, derived from those: ordinary encoding
-is ``encode(text, None)``, counts are lengths, batches and arrays are
+is ``encode(text, None)``, the entry :class:`fasttok.Encoding` binds for its
+common calls ``encode`` itself, counts are lengths, batches and arrays are
 ``encode`` text by text, decoding is the concatenation of ``token_bytes``
 (its offsets the running sum, its stream each id's bytes as they come), and
 what a model cannot do (pieces, sampling) is refused with a
@@ -116,6 +117,24 @@ cdef class ModelBase:
     def encode_ordinary(self, text):
         """``encode(text, None)``: special token strings as plain text."""
         return self.encode(text, None)
+
+    def encoder(self, allowed):
+        """``(call, argument)`` such that ``call(text, argument)`` is
+        ``encode(text, allowed)`` for a ``str``, or ``None`` for a text the
+        model leaves to :meth:`encode`: what :meth:`fasttok.Encoding.encode`
+        binds once for its common calls, so that they reach a compiled call
+        with no Python method between. This default is ``encode`` itself; a
+        model whose ``encode`` is a Python layer over a compiled one gives
+        that one.
+
+        >>> class Chars(ModelBase):
+        ...     def encode(self, text, allowed):
+        ...         return [ord(c) for c in text]
+        >>> call, argument = Chars().encoder(b"")
+        >>> call("hi", argument)
+        [104, 105]
+        """
+        return self.encode, allowed
 
     def count(self, text, allowed=None):
         """How many ids :meth:`encode` gives."""

@@ -15,7 +15,8 @@ A model derives from :class:`ModelBase` and writes only what it must:
   ``encode_bytes_piece``, ``token_byte_values``; ``special_order``,
   ``post_processor``;
 * defaults, written once in the base: ``tiktoken_pieces`` (False),
-  ``encode_ordinary`` (``encode(text, None)``), ``count`` (a length),
+  ``encode_ordinary`` (``encode(text, None)``), ``encoder`` (``encode``
+  itself, with its mask), ``count`` (a length),
   ``encode_many``, ``encode_many_flat``, ``count_many``, ``encode_to_array``
   (text by text), ``batch_job`` (chunks for threads), ``decode_bytes``
   (the tokens' bytes joined), ``decode_with_offsets`` (their running sum),
@@ -116,6 +117,11 @@ class Model(Protocol):
     def encode(self, text: str, allowed: Optional[bytes]) -> list: ...
 
     def encode_ordinary(self, text: str) -> list: ...
+
+    def encoder(self, allowed: bytes) -> tuple:
+        """``(call, argument)``: ``call(text, argument)`` is ``encode(text,
+        allowed)`` for a ``str``, or ``None`` for a text left to :meth:`encode`."""
+        ...
 
     def count(self, text: str, allowed: Optional[bytes]) -> int: ...
 

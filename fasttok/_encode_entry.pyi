@@ -1,0 +1,9 @@
+"""``Encoding.encode``, compiled: its two common calls reach the model's compiled entry."""
+
+from typing import Any, Optional
+
+NONE_ALLOWED: frozenset[str]
+
+def encode(self: Any, text: str, *, allowed_special: Any = ..., disallowed_special: Any = ...,
+           add_special_tokens: bool = ..., sample: bool = ..., alpha: float = ...,
+           nbest_size: int = ..., seed: Optional[int] = ...) -> list[int]: ...

@@ -1,0 +1,133 @@
+"""``Encoding.encode``'s compiled entry (``fasttok._encode_entry``): its two
+common calls -- everything allowed, and the defaults -- go to the model's
+compiled entry bound once (``Model.encoder``); every other call takes the
+general path. Both must give the same ids and raise the same errors.
+
+The general path is reached through the public API by spelling a call the
+entry does not take: ``allowed_special`` as the set of every special
+instead of ``"all"``, and as a new empty set instead of the default.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fasttok
+from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON
+
+pytestmark = pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
+
+HF = DATA / "vocab" / "hf"
+UNIGRAM = HF / "unigram"
+# one file of each configuration the entry binds differently: a tiktoken
+# core, the byte-level core (with and without a normalizer), each compiled
+# walk of tokenizer.json (Unigram with and without a lead normalizer), a
+# SentencePiece model
+FILES = {
+    "tiktoken": DATA / "vocab" / "tiktoken" / "r50k_base.tiktoken",
+    "llama3": HF / "llama3" / "tokenizer.json",
+    "qwen3": HF / "qwen3" / "tokenizer.json",
+    "llama2": HF / "llama2" / "tokenizer.json",
+    "minilm": HF / "all-MiniLM-L6-v2" / "tokenizer.json",
+    "u5000-spm": UNIGRAM / "botchan_unigram_5000.v5.24.0.from_spm_proto.json",
+    "u5000-albert": UNIGRAM / "botchan_unigram_5000.v4.57.6.AlbertTokenizer.json",
+    "spm": DATA / "vocab" / "sentencepiece" / "botchan_en_unigram_1000.model",
+}
+
+_LOADED: dict = {}
+
+
+def _enc(kind: str):
+    if kind not in _LOADED:
+        _LOADED[kind] = fasttok.load(str(FILES[kind]))
+    return _LOADED[kind]
+
+
+def _texts(enc) -> st.SearchStrategy:
+    # ordinary text with the vocabulary's specials (a few) spliced in
+    specials = sorted(enc.special_tokens_set)[:8]
+    parts = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
+    if specials:
+        parts = st.one_of(parts, st.sampled_from(specials))
+    return st.lists(parts, max_size=6).map("".join)
+
+
+def _outcome(call):
+    try:
+        return call()
+    except fasttok.FasttokError as exc:
+        return ("raised", str(exc))
+
+
+@pytest.mark.parametrize("kind", sorted(FILES))
+def test_all_allowed_through_the_entry_is_the_general_path(kind):
+    enc = _enc(kind)
+    every = set(enc.special_tokens_set)
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(_texts(enc))
+    def check(text):
+        assert enc.encode(text, allowed_special="all") == \
+            enc.encode(text, allowed_special=every)
+
+    check()
+
+
+@pytest.mark.parametrize("kind", sorted(FILES))
+def test_the_default_call_through_the_entry_is_the_general_path(kind):
+    enc = _enc(kind)
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(_texts(enc))
+    def check(text):
+        assert _outcome(lambda: enc.encode(text)) == \
+            _outcome(lambda: enc.encode(text, allowed_special=set()))
+
+    check()
+
+
+# u5000-spm and spm have no specials
+@pytest.mark.parametrize("kind", ["tiktoken", "llama3", "qwen3", "llama2", "minilm", "u5000-albert"])
+def test_the_default_call_raises_naming_the_disallowed_special(kind):
+    enc = _enc(kind)
+    special = sorted(enc.special_tokens_set)[0]
+    with pytest.raises(fasttok.FasttokError, match="disallowed special token") as raised:
+        enc.encode(f"a {special} b")
+    assert repr(special) in str(raised.value)
+
+
+@pytest.mark.parametrize("kind", ["llama3", "u5000-spm", "minilm"])
+def test_a_text_the_walk_declines_takes_the_general_path(kind):
+    # a lone surrogate: every walk declines it, the stages repair it
+    enc = _enc(kind)
+    text = "a\ud800b c"
+    every = set(enc.special_tokens_set)
+    assert enc.encode(text, allowed_special="all") == enc.encode(text, allowed_special=every)
+    assert enc.encode(text) == enc.encode(text, allowed_special=set())
+
+
+def test_the_entry_of_a_compiled_walk_is_the_walk_itself():
+    # no Python method between encode and the compiled walk of a Unigram file
+    enc = _enc("u5000-spm")
+    enc.encode("x", allowed_special="all")
+    assert enc._encode_all == enc._core.pipeline.walk.ids
+
+
+def test_the_other_arguments_still_take_the_general_path():
+    enc = _enc("minilm")
+    text = "Hello [SEP] world"
+    plain = enc.encode(text, allowed_special="all")
+    assert enc.encode(text, allowed_special="all", add_special_tokens=True) == \
+        enc._core.post_processor(plain) != plain
+    assert enc.encode(text, disallowed_special=()) == enc.encode_ordinary(text) != plain
+
+
+def test_sampling_still_takes_the_general_path():
+    enc = _enc("u5000-spm")
+    text = "Hello world, said the cat"
+    plain = enc.encode(text, allowed_special="all")
+    drawn = [enc.encode(text, allowed_special="all", sample=True, seed=s)
+             for s in range(20)]
+    assert any(ids != plain for ids in drawn)
