@@ -20,7 +20,8 @@ import pytest
 from fasttok.formats.hf_pipeline import pipeline_from_document
 from fasttok.formats.hf_walks import Walk
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json
-from fasttok.post_processors.encoding import Encoding
+from fasttok.post_processors._encoding_lists import walked_encoding
+from fasttok.post_processors.encoding import Encoding, WalkedEncoding
 from fasttok.post_processors.processor import PostProcessor
 from fasttok.post_processors.template import TemplateProcessing
 from conftest import DATA
@@ -119,6 +120,17 @@ def test_a_walked_encoding_makes_a_new_list_each_time_a_field_is_read():
     e.ids.append(8)
     assert e.ids == [7]
     assert e.offsets == [(0, 2)] and not e._walked.kept
+
+
+def test_a_subclass_of_the_walked_class_reads_its_fields_as_the_class_does():
+    # (the class's own encodings are read at its slot's place; others by name)
+    class Sub(WalkedEncoding):
+        __slots__ = ("extra",)
+
+    args = (array("I", [7]), array("i", [0, 2]), array("i", [0]), STRINGS, 0, None, None, None)
+    mine, sub = walked_encoding(WalkedEncoding, *args), walked_encoding(Sub, *args)
+    assert type(sub) is Sub
+    _same(sub, mine)
 
 
 def test_a_walked_encoding_is_left_to_reference_counting_until_a_field_is_kept():

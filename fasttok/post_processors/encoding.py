@@ -470,4 +470,4 @@ class WalkedEncoding(Encoding):
 
 for _name in FIELDS:
     # each field made when it is read, in C (WalkedField's __get__)
-    setattr(WalkedEncoding, _name, WalkedField(_name))
+    setattr(WalkedEncoding, _name, WalkedField(_name, WalkedEncoding._walked))
