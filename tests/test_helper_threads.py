@@ -1,14 +1,16 @@
 """Helper threads kept from one batch to the next
 (:mod:`fasttok.shared.helper_threads`): a batch's helpers are the last
 batch's (their per-thread caches warm), calls at once get helpers of their
-own, a helper's error reaches the caller and leaves the helper usable, and
-a forked child starts helpers of its own."""
+own, a helper's error reaches the caller and leaves the helper usable, a helper
+keeps nothing of a call once it ended, and a forked child starts helpers of
+its own."""
 
 from __future__ import annotations
 
 import os
 import signal
 import threading
+import weakref
 
 import pytest
 
@@ -64,6 +66,18 @@ def test_a_helpers_error_is_raised_in_the_caller_and_the_helper_is_kept():
     with pytest.raises(KeyError, match="in a helper"):
         run_with_helpers(lambda: None, fail, 1)
     assert _helper_idents(1) == before
+
+
+def test_a_helper_keeps_nothing_of_a_call_once_it_ended():
+    # (a batch's job, and its results with it, lived on until the next batch)
+    class Marker:
+        pass
+
+    marker = Marker()
+    gone = weakref.ref(marker)
+    run_with_helpers(lambda: None, lambda held=marker: None, 1)
+    del marker
+    assert gone() is None
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")

@@ -412,6 +412,9 @@ class HFPipeline:
                     out = maker.make_many(found, texts, lambda text: self._encode_single(
                         text, allowed, add_special_tokens, None))
                     rest = ()
+                    # the walk's results freed before the collector runs
+                    # again: its first pass would walk them all
+                    found = ()
             walked = iter(found)
         for item in rest:
             if singles and type(item) is str:

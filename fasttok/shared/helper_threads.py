@@ -45,6 +45,9 @@ class _Helper:
         while True:
             call, done = self._calls.get()
             call()  # (a guarded call: it never raises)
+            # nothing of the call kept while waiting for the next (a batch's
+            # job, its results with it, lived on until then)
+            del call
             done.release()
 
     def give(self, call: Callable[[], None], done: threading.Semaphore) -> None:
