@@ -201,6 +201,9 @@ cdef struct FreeList:
     int32_t* prev
     int32_t head
     int32_t tail
+    int32_t high    # the first free unit from 256 on (-1: none)
+    uint8_t low_free[256]       # which units below 256 are free
+    uint16_t low_next[256]      # the first free unit above c and below 256, else 256
 
 
 cdef int _grow(PieceTrie* t, FreeList* fl, size_t need) except -1:
@@ -236,11 +239,33 @@ cdef int _grow(PieceTrie* t, FreeList* fl, size_t need) except -1:
         else:
             fl.head = <int32_t>i
         fl.tail = <int32_t>i
+        if fl.high < 0 and i >= 256:
+            fl.high = <int32_t>i
+        if i < 256:
+            fl.low_free[i] = 1
+    if t.size < 256:
+        _low_next(fl)
     t.size = cap
     return 0
 
 
+cdef void _low_next(FreeList* fl) noexcept:
+    # low_next from low_free (units below 256 are only ever taken: this
+    # runs at most 256 times a build)
+    cdef int c
+    cdef uint16_t after = 256
+    for c in range(255, -1, -1):
+        fl.low_next[c] = after
+        if fl.low_free[c]:
+            after = <uint16_t>c
+
+
 cdef inline void _take(FreeList* fl, int32_t i) noexcept:
+    if i == fl.high:
+        fl.high = fl.next[i]    # the list is in index order
+    if i < 256:
+        fl.low_free[i] = 0
+        _low_next(fl)
     if fl.prev[i] >= 0:
         fl.next[fl.prev[i]] = fl.next[i]
     else:
@@ -303,6 +328,19 @@ cdef void _sort_texts(const uint8_t* data, const uint64_t* offs, int32_t* keys, 
         memcpy(keys, src, n * sizeof(int32_t))
 
 
+cdef inline bint _fits(const PieceTrie* t, int32_t base, const uint8_t* labels,
+                      int n_labels) noexcept:
+    # whether children with these labels (the first one's unit free) all
+    # have free units from base
+    cdef int k
+    if <size_t>base + 256 > t.size:
+        return False
+    for k in range(1, n_labels):
+        if t.units[base + labels[k]].check != -1:
+            return False
+    return True
+
+
 cdef enum:
     # Free units tried as the first child's slot before the node goes to
     # fresh space at the end; bounds construction at O(nodes * this).
@@ -329,7 +367,7 @@ cdef int _trie_build(PieceTrie* t, const uint8_t* data, const uint64_t* text_off
     cdef FreeList fl
     fl.next = NULL
     fl.prev = NULL
-    fl.head = fl.tail = -1
+    fl.head = fl.tail = fl.high = -1
     q_cap = 4 * 1024
     queue = <int32_t*>malloc(q_cap * sizeof(int32_t))
     try:
@@ -372,28 +410,29 @@ cdef int _trie_build(PieceTrie* t, const uint8_t* data, const uint64_t* text_off
             if n_labels == 0:
                 continue
             starts[n_labels] = hi
+            # The first free unit where the node's children all fit, among
+            # PLACE_TRIES above the first label (the free list is in index
+            # order). Units at or below the first label cannot take it and
+            # are not counted as tries: otherwise the few such units (all
+            # below 256) used up the tries of every node with a high first
+            # label, and a long piece's chain of nodes went to fresh space one
+            # by one, ~label units apart (a 15 kB piece took 130 MB). Those
+            # below 256 are found by low_next, not by the list: walking past
+            # the ones at or below the label was a third of the build.
             base = -1
-            f = fl.head
             tries = 0
-            while f >= 0 and tries < PLACE_TRIES:
-                if f <= labels[0]:
-                    # Too low for this first label, and not counted as a try:
-                    # otherwise the few such units (all below 256) used up
-                    # the tries of every node with a high first label, and a
-                    # long piece's chain of nodes went to fresh space one by
-                    # one, ~label units apart (a 15 kB piece took 130 MB).
-                    f = fl.next[f]
-                    continue
-                if <size_t>(f - labels[0]) + 256 <= t.size:
+            f = fl.low_next[labels[0]]
+            while f < 256 and tries < PLACE_TRIES:
+                if _fits(t, f - labels[0], labels, n_labels):
                     base = f - labels[0]
-                    fits = True
-                    for k in range(1, n_labels):
-                        if t.units[base + labels[k]].check != -1:
-                            fits = False
-                            break
-                    if fits:
-                        break
-                    base = -1
+                    break
+                f = fl.low_next[f]
+                tries += 1
+            f = fl.high if base < 0 else -1
+            while f >= 0 and tries < PLACE_TRIES:
+                if _fits(t, f - labels[0], labels, n_labels):
+                    base = f - labels[0]
+                    break
                 f = fl.next[f]
                 tries += 1
             if base < 0:
