@@ -322,14 +322,14 @@ LOADERS: list = [Loader("tiktoken", "fasttok.formats.tiktoken:load_tiktoken_file
                         magic=b"GGUF"),
                  Loader("sentencepiece", "fasttok.formats.sentencepiece:load_sentencepiece_file",
                         suffixes=(".model",),
-                        sniff="fasttok.loaders.sentencepiece_model:looks_like_model_proto"),
+                        sniff="fasttok.loaders.sniff:looks_like_model_proto"),
                  # before tokenizer.json's: both are .json files, told apart by content
                  Loader("tekken", "fasttok.formats.tekken:load_tekken_file",
                         suffixes=("tekken.json",),
-                        sniff="fasttok.loaders.tekken_json:looks_like_tekken_json"),
+                        sniff="fasttok.loaders.sniff:looks_like_tekken_json"),
                  Loader("hf_tokenizer_json", "fasttok.formats.hf:load_tokenizer_json_file",
                         suffixes=(".json",),
-                        sniff="fasttok.loaders.hf_tokenizer_json:looks_like_tokenizer_json",
+                        sniff="fasttok.loaders.sniff:looks_like_tokenizer_json",
                         encoding="fasttok.table_cache:load_tokenizer_json_encoding")]
 
 

@@ -292,7 +292,6 @@ def read_tokenizer_json(path: str, data: Optional[bytes] = None, *,
     Traceback (most recent call last):
     FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent/tokenizer.json'
     """
-    from fasttok.formats.tiktoken import byte_bpe_tables
     from fasttok.loaders.hf_tokenizer_json import tokenizer_json_file_reading
 
     path = os.fspath(path)
@@ -312,7 +311,10 @@ def read_tokenizer_json(path: str, data: Optional[bytes] = None, *,
         if tables is None:
             if record.merges is None:
                 return TokenizerJson(record, None, reading.whole, reading.max_token_value)
-            # a byte-level file the packed tables did not take
+            # a byte-level file the packed tables did not take (imported
+            # here: the byte-level core's modules are no other file's)
+            from fasttok.formats.tiktoken import byte_bpe_tables
+
             tables = byte_bpe_tables(record)
         if slot is not None:
             _write_tables(slot[0], slot[1], _hf_payload(record, tables, reading.max_token_value))

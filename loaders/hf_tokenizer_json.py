@@ -56,6 +56,7 @@ from typing import Any, Callable, NamedTuple, Optional
 
 from fasttok.errors import VocabularyError, VocabularyFileError
 from fasttok.loaders.json_document import parse_json_document, parse_tokenizer_json
+from fasttok.loaders.sniff import looks_like_tokenizer_json
 from fasttok.shared._bytemap import byte_level_merges, byte_level_tables, decode_byte_level
 from fasttok.shared._json_reader import PackedModel, PackedPieces, PackedVocab
 from fasttok.shared._tables import TokenTables
@@ -102,19 +103,6 @@ class JsonPathError:
 
     def __call__(self, where: str, problem: str) -> VocabularyFileError:
         return VocabularyFileError(self.path, problem, field=where)
-
-
-def looks_like_tokenizer_json(head: bytes) -> bool:
-    """Whether a file's first bytes look like ``tokenizer.json`` (``tokenizers``
-    writes ``version`` and ``truncation`` first).
-
-    >>> looks_like_tokenizer_json(b'{\\n  "version": "1.0",\\n  "truncation": null,')
-    True
-    >>> looks_like_tokenizer_json(b'{"a": 1}')
-    False
-    """
-    text = head.lstrip()
-    return text.startswith(b"{") and b'"version"' in text and b'"truncation"' in text
 
 
 class _Reader:

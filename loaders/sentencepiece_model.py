@@ -68,6 +68,7 @@ from types import MappingProxyType
 from typing import Optional, Union
 
 from fasttok.errors import VocabularyError, VocabularyFileError
+from fasttok.loaders.sniff import looks_like_model_proto
 from fasttok.vocab import TokenType, Vocabulary
 
 __all__ = [
@@ -473,50 +474,6 @@ class _Reader:
         self.texts.append(fields.get("piece", ""))
         self.scores.append(fields.get("score", 0.0))
         self.types.append(fields.get("type", TokenType.NORMAL))
-
-
-def _head_varint(head: bytes, pos: int) -> tuple:
-    # (value, position after it) of the varint at pos, or (-1, pos) when it
-    # is cut off or longer than a piece's length can be
-    value = shift = 0
-    while pos < len(head) and shift < 28:
-        byte = head[pos]
-        value |= (byte & 0x7F) << shift
-        pos += 1
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-    return -1, pos
-
-
-def looks_like_model_proto(head: bytes) -> bool:
-    """Whether a file's first bytes start as every ``.model`` file does: field
-    1 (``pieces``, length-delimited) whose first field is 1 (``piece``, UTF-8
-    text), then ``score`` (2, float), ``type`` (3, varint) or the end of that
-    piece. Lets :func:`fasttok.load` recognise models under any name
-    (mistral-common's ``tokenizer.model.v3``); a first piece too long for
-    ``head`` is not recognised, and the suffix decides.
-
-    >>> looks_like_model_proto(b"\\n\\t\\n\\x05<unk>\\x18\\x02\\n")
-    True
-    >>> looks_like_model_proto(b"IQ== 0\\nIg== 1\\n")
-    False
-    """
-    if not head.startswith(b"\n"):
-        return False
-    length, pos = _head_varint(head, 1)
-    if length < 3 or not head.startswith(b"\n", pos):
-        return False
-    end = pos + length
-    size, text = _head_varint(head, pos + 1)
-    if size < 1 or text + size > min(end, len(head)):
-        return False
-    try:
-        head[text:text + size].decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    after = text + size
-    return after == end or (after < len(head) and head[after] in (0x15, 0x18))
 
 
 def _read_input(path_or_bytes: PathOrBytes) -> tuple:

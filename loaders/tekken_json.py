@@ -64,6 +64,7 @@ from typing import Any, Optional
 
 from fasttok.errors import VocabularyError, VocabularyFileError
 from fasttok.loaders.json_document import parse_json_document
+from fasttok.loaders.sniff import looks_like_tekken_json
 from fasttok.vocab import Vocabulary
 
 __all__ = ["load_tekken_json", "parse_tekken_json", "looks_like_tekken_json",
@@ -85,19 +86,6 @@ FILLER = "<SPECIAL_{id}>"
 
 _ENTRY_KEYS = {"rank", "token_bytes", "token_str"}
 _ROLES = (("bos_id", "<s>"), ("eos_id", "</s>"), ("unk_id", "<unk>"), ("pad_id", "<pad>"))
-
-
-def looks_like_tekken_json(head: bytes) -> bool:
-    """Whether a file's first bytes look like ``tekken.json``: a JSON object
-    whose first key is ``config`` (as in every file mistral-common ships).
-
-    >>> looks_like_tekken_json(b'{\\n  "config": {\\n    "pattern": "[^\\\\r')
-    True
-    >>> looks_like_tekken_json(b'{"version": "1.0", "truncation": null}')
-    False
-    """
-    text = head.lstrip()
-    return text.startswith(b"{") and text[1:].lstrip().startswith(b'"config"')
 
 
 def _fail(source: str, where: str, problem: str) -> VocabularyFileError:

@@ -21,27 +21,55 @@ from __future__ import annotations
 
 import functools
 import re
-import string
 
 from fasttok.pre_tokenizers.base import PreTokenizer
 from fasttok.shared.normalized import (BEHAVIORS, NormalizedString, PreTokenizedString,
                                        find_matches, split_spans)
 from fasttok.shared._unicode import code_point_ranges
-from fasttok.shared.hf_unicode import NUMERIC, PUNCTUATION as HF_PUNCTUATION
 from fasttok.shared.regex_translate import char_class, compile_onig
 
 __all__ = ["PatternSplit", "Split", "CharDelimiterSplit", "Whitespace", "WhitespaceSplit",
            "BertPreTokenizer", "Punctuation", "Digits", "WHITESPACE", "PUNCTUATION"]
 
 _WHITE_SPACE = "White_Space"
-WHITESPACE = re.compile(char_class(_WHITE_SPACE))
-PUNCTUATION = re.compile(f"[{re.escape(string.punctuation)}]|{HF_PUNCTUATION}")
-_NOT_WHITESPACE = "[^" + char_class(_WHITE_SPACE)[1:]
+
+
+# The classes are compiled on first use (WHITESPACE and PUNCTUATION, the
+# module's names for two of them, through __getattr__): importing the stages
+# should not cost their Unicode classes (punctuation's was ~1 ms of every
+# tokenizer.json load).
+@functools.cache
+def _whitespace() -> "re.Pattern[str]":
+    return re.compile(char_class(_WHITE_SPACE))
+
+
+@functools.cache
+def _punctuation() -> "re.Pattern[str]":
+    import string
+
+    from fasttok.shared.hf_unicode import PUNCTUATION
+
+    return re.compile(f"[{re.escape(string.punctuation)}]|{PUNCTUATION}")
+
+
+@functools.cache
+def _not_whitespace() -> str:
+    return "[^" + char_class(_WHITE_SPACE)[1:]
+
+
+def __getattr__(name: str) -> "re.Pattern[str]":
+    if name == "WHITESPACE":
+        return _whitespace()
+    if name == "PUNCTUATION":
+        return _punctuation()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @functools.cache
 def _numeric() -> "re.Pattern[str]":
-    # compiled on first use, as _words; Rust's char::is_numeric, Unicode 17.0
+    # Rust's char::is_numeric, Unicode 17.0
+    from fasttok.shared.hf_unicode import NUMERIC
+
     return re.compile(NUMERIC)
 
 
@@ -153,7 +181,7 @@ class WhitespaceSplit(PatternSplit):
     """
 
     def __init__(self) -> None:
-        super().__init__([(WHITESPACE, "Removed", False)], re.compile(_NOT_WHITESPACE + "+"))
+        super().__init__([(_whitespace(), "Removed", False)], re.compile(_not_whitespace() + "+"))
 
     @staticmethod
     def cut_chars() -> str:
@@ -178,9 +206,9 @@ class BertPreTokenizer(PatternSplit):
     def __init__(self) -> None:
         # each punctuation character that is no whitespace, and the runs of
         # characters that are neither
-        punctuation = f"(?!{WHITESPACE.pattern})(?:{PUNCTUATION.pattern})"
-        super().__init__([(WHITESPACE, "Removed", False), (PUNCTUATION, "Isolated", False)],
-                         re.compile(f"{punctuation}|(?:(?!{punctuation}){_NOT_WHITESPACE})+"))
+        punctuation = f"(?!{_whitespace().pattern})(?:{_punctuation().pattern})"
+        super().__init__([(_whitespace(), "Removed", False), (_punctuation(), "Isolated", False)],
+                         re.compile(f"{punctuation}|(?:(?!{punctuation}){_not_whitespace()})+"))
 
 
 class Punctuation(PatternSplit):
@@ -192,7 +220,7 @@ class Punctuation(PatternSplit):
 
     def __init__(self, behavior: str = "Isolated") -> None:
         self.behavior = behavior
-        super().__init__([(PUNCTUATION, behavior, False)])
+        super().__init__([(_punctuation(), behavior, False)])
 
 
 class Digits(PatternSplit):

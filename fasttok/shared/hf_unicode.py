@@ -6,7 +6,12 @@ Unicode versions, and from Rust's standard library at Unicode 17.0 (see
 the classes come as ``re`` patterns of one character, the scripts as a lookup
 by code point, the lowercase as a ``str.translate`` table.
 
+The classes and tables are made when first imported from here (module
+``__getattr__``), each alone: the lot was ~5 ms of every ``tokenizer.json``
+load, and most files use one or none.
+
 >>> import re
+>>> from fasttok.shared.hf_unicode import LOWERCASE, MARKS
 >>> re.findall(MARKS, "a\\u0301\\u0897")  # U+0897 is a mark only since Unicode 16.0
 ['\\u0301']
 >>> script_of("a"), script_of("ア"), script_of(" ")
@@ -59,15 +64,9 @@ def _one_of(spec: str) -> str:
     return "(?:" + "|".join(alternatives) + ")"
 
 
-NORMALIZATION_NEWER = _one_of(_data.NORMALIZATION_NEWER)
-MARKS = _class(_data.MARKS)
-NONSPACING = _one_of(_data.NONSPACING)
-FORMAT = _class(_data.FORMAT)
-PUNCTUATION = _one_of(_data.PUNCTUATION)
-ONIG_WORD = _class(_data.ONIG_WORD)
-NUMERIC = _one_of(_data.NUMERIC)
-LOWERCASE = {int(cp, 16): "".join(chr(int(x, 16)) for x in seq.split(","))
-             for cp, seq in (item.split(":") for item in _data.LOWERCASE.split())}
+def _lowercase() -> dict:
+    return {int(cp, 16): "".join(chr(int(x, 16)) for x in seq.split(","))
+            for cp, seq in (item.split(":") for item in _data.LOWERCASE.split())}
 
 
 def _version(text: str) -> tuple:
@@ -81,9 +80,38 @@ def _version(text: str) -> tuple:
 # a case mapping back (case pair stability), so an older str.lower can only
 # miss mappings. translate(LOWERCASE_FIXES) then str.lower costs a tenth of
 # translate(LOWERCASE) on the shared corpus.
-LOWERCASE_FIXES = None if _version(unicodedata.unidata_version) > _version(
-    _data.RUST_STD_UNICODE_VERSION) else {cp: low for cp, low in LOWERCASE.items()
-                                          if chr(cp).lower() != low}
+def _lowercase_fixes() -> dict | None:
+    if _version(unicodedata.unidata_version) > _version(_data.RUST_STD_UNICODE_VERSION):
+        return None
+    return {cp: low for cp, low in _made("LOWERCASE").items() if chr(cp).lower() != low}
+
+
+_MAKERS = {
+    "NORMALIZATION_NEWER": lambda: _one_of(_data.NORMALIZATION_NEWER),
+    "MARKS": lambda: _class(_data.MARKS),
+    "NONSPACING": lambda: _one_of(_data.NONSPACING),
+    "FORMAT": lambda: _class(_data.FORMAT),
+    "PUNCTUATION": lambda: _one_of(_data.PUNCTUATION),
+    "ONIG_WORD": lambda: _class(_data.ONIG_WORD),
+    "NUMERIC": lambda: _one_of(_data.NUMERIC),
+    "LOWERCASE": _lowercase,
+    "LOWERCASE_FIXES": _lowercase_fixes,
+}
+
+
+def __getattr__(name: str):
+    # a class or table of _MAKERS, made on first use and kept as a global
+    maker = _MAKERS.get(name)
+    if maker is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = globals()[name] = maker()
+    return value
+
+
+def _made(name: str):
+    # a class or table of _MAKERS (never None), made once
+    found = globals().get(name)
+    return __getattr__(name) if found is None else found
 
 
 
@@ -94,7 +122,7 @@ def normalization_newer() -> "re.Pattern[str]":
     >>> normalization_newer().match("\\u07fd") is not None
     True
     """
-    return re.compile(NORMALIZATION_NEWER)
+    return re.compile(_made("NORMALIZATION_NEWER"))
 
 
 @functools.cache
@@ -130,13 +158,15 @@ def combining(c: str) -> int:
     return 0 if normalization_newer().match(c) else unicodedata.combining(c)
 
 
-_RUN_STARTS = []
-_RUN_SCRIPTS = []
-for _item in _data.SCRIPT_RUNS.split():
-    _start, _index = _item.split(":")
-    _RUN_STARTS.append(int(_start, 16))
-    _RUN_SCRIPTS.append(_data.SCRIPT_NAMES[int(_index)])
-del _item, _start, _index
+@functools.cache
+def _script_runs() -> tuple:
+    # (the first code point of each run of one script, the runs' scripts)
+    starts, scripts = [], []
+    for item in _data.SCRIPT_RUNS.split():
+        start, index = item.split(":")
+        starts.append(int(start, 16))
+        scripts.append(_data.SCRIPT_NAMES[int(index)])
+    return starts, scripts
 
 
 def script_of(c: str) -> str:
@@ -146,4 +176,5 @@ def script_of(c: str) -> str:
     >>> script_of("Ж"), script_of("\\U000e0000"), script_of("\\U0001f999")
     ('Cyrillic', 'Unknown', 'Unknown')
     """
-    return _RUN_SCRIPTS[bisect.bisect_right(_RUN_STARTS, ord(c)) - 1]
+    starts, scripts = _script_runs()
+    return scripts[bisect.bisect_right(starts, ord(c)) - 1]

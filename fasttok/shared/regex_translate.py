@@ -44,9 +44,15 @@ import re
 
 from fasttok.errors import FasttokError
 from fasttok.shared import _hf_unicode_data, _linear_regex, _unicode
-from fasttok.shared.hf_unicode import ONIG_WORD
 
 __all__ = ["compile_generic", "compile_onig", "translate_for_re", "char_class", "MAX_PROGRAM"]
+
+
+def _onig_word_body() -> str:
+    # imported on first use: hf_unicode makes its classes when asked for them
+    from fasttok.shared.hf_unicode import ONIG_WORD
+
+    return ONIG_WORD[1:-1]
 
 
 def _class_body(specs: tuple) -> str:
@@ -88,7 +94,6 @@ _SHORTHAND = {"s": ("White_Space",), "d": ("Nd",)}
 # Oniguruma's \w is Unicode's word property (Alphabetic, marks, decimal
 # digits, connector punctuation, Join_Control): a class of its own
 _ONIG_SHORTHAND = dict(_SHORTHAND, w=None)
-_ONIG_WORD_BODY = ONIG_WORD[1:-1]
 _ONIG_ESCAPES = {"z": r"\Z", "Z": r"(?=\n?\Z)", "h": "[0-9a-fA-F]", "H": "[^0-9a-fA-F]"}
 _ONIG_IN_CLASS = {"h": "0-9a-fA-F"}
 
@@ -156,7 +161,7 @@ def _compile(pat_str: str, onig: bool) -> "re.Pattern[str]":
             e = pat_str[i + 1]
             if e.lower() in shorthand:
                 specs = shorthand[e.lower()]
-                body = _ONIG_WORD_BODY if specs is None else _class_body(specs)
+                body = _onig_word_body() if specs is None else _class_body(specs)
                 out.append(_in_or_out(body, e.isupper(), in_class, pat_str))
                 i += 2
                 continue
@@ -530,6 +535,17 @@ class _Parser:
         r = node[1]
         return r[0][0] if len(r) == 1 and r[0][0] == r[0][1] and node[0] == "char" else r
 
+    def shorthand(self, e: str) -> "tuple | None":
+        # the ranges of the class escape \e (lowercase), or None: each class
+        # made when a pattern first names it (\w's was most of compiling \A)
+        if e == "s":
+            return _property("White_Space")
+        if e == "d":
+            return _property("Nd")
+        if e == "w":
+            return _word()
+        return _HEX if e == "h" and self.onig else None
+
     def escape(self, flags: frozenset, in_class: bool) -> tuple:
         # at a backslash: ("set", ranges) or ("assert", name) outside a class;
         # inside one, ("char", ((cp, cp),)) for a character, ("set", ranges) for a class
@@ -549,11 +565,9 @@ class _Parser:
             return self.class_escape(ranges, negated, flags, in_class)
         e = p[at + 1]
         self.i = at + 2
-        shorthand = {"s": _property("White_Space"), "d": _property("Nd"), "w": _word()}
-        if self.onig:
-            shorthand["h"] = _HEX
-        if e.lower() in shorthand:
-            return self.class_escape(shorthand[e.lower()], e.isupper(), flags, in_class)
+        shorthand = self.shorthand(e.lower())
+        if shorthand is not None:
+            return self.class_escape(shorthand, e.isupper(), flags, in_class)
         if not in_class:
             anchor = {"A": "text_start", "z": "text_end", "b": "word", "B": "not_word",
                       "Z": "end_newline" if self.onig else "text_end"}.get(e)
@@ -654,7 +668,9 @@ class _Parser:
             for j in exits:
                 self.code[j][1] = len(self.code)
         elif kind == "assert":
-            self.put("assert", _linear_regex.ANCHORS[node[1]], self.klass(_word()))
+            # the word class only for \b and \B (the others never read it)
+            word = node[1] in ("word", "not_word")
+            self.put("assert", _linear_regex.ANCHORS[node[1]], self.klass(_word()) if word else 0)
         elif kind == "look":
             self.put("look", self.klass(node[2]), _linear_regex.LOOKS[node[1]])
         else:
