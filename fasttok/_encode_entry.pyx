@@ -7,7 +7,8 @@ A call with ``disallowed_special="all"``, no ``sample`` and no
 default. Each goes to the pair the encoding bound once from its model
 (:meth:`~fasttok.models.interface.Model.encoder`): ``call(text, argument)``,
 a compiled walk or core with its allowed set or mask. The default form first
-asks the encoding's bound search whether a disallowed special occurs. What
+asks the model's ``find_special``, bound with the mask of every special,
+whether one occurs (``None`` in its place: the encoding has none). What
 either gives back as ``None`` (a text the walk declines), a special found,
 and every other call go to the encoding's ``_encode_general``, the Python
 path that checks, raises and encodes exactly as it always has.
@@ -59,10 +60,11 @@ def encode(self, text, *, allowed_special=NONE_ALLOWED, disallowed_special="all"
             ids = self._encode_all(text, self._all_argument)
             if ids is not None:
                 return ids
-        elif allowed_special is NONE_ALLOWED and \
-                self._find_disallowed(text, self._disallowed_argument) < 0:
-            ids = self._encode_none(text, self._none_argument)
-            if ids is not None:
-                return ids
+        elif allowed_special is NONE_ALLOWED:
+            find = self._find_disallowed
+            if find is None or find(text, self._disallowed_argument) < 0:
+                ids = self._encode_none(text, self._none_argument)
+                if ids is not None:
+                    return ids
     return self._encode_general(text, allowed_special, disallowed_special, add_special_tokens,
                                 sample, alpha, nbest_size, seed)

@@ -100,11 +100,6 @@ def _raise_disallowed(token: str) -> None:
     raise FasttokError(_disallowed_message(token))
 
 
-def _find_nothing(text: str, mask: Any) -> int:
-    # the disallowed-special search of an encoding without specials
-    return -1
-
-
 # UTF-8 continuation bytes (0b10xxxxxx)
 _CONTINUATION = bytes(range(0x80, 0xC0))
 
@@ -342,21 +337,20 @@ class Encoding:
         return self._bind_entries()._encode_none(text, self._none_argument)
 
     def _find_disallowed(self, text: str, _: Any) -> int:
-        return self._bind_entries()._find_disallowed(text, self._disallowed_argument)
+        find = self._bind_entries()._find_disallowed
+        return -1 if find is None else find(text, self._disallowed_argument)
 
     def _bind_entries(self) -> "Encoding":
         # the model's entries for encode's two common calls (see
         # Model.encoder) with the masks the general path takes, and the
-        # default call's search for a disallowed special (none: an encoding
-        # without specials)
+        # default call's search for a disallowed special (None: an encoding
+        # without specials has none to search for)
         core = self._core
         self._encode_all, self._all_argument = core.encoder(self._special_masks("all", "all")[0])
         allowed, disallowed = self._special_masks(_encode_entry.NONE_ALLOWED, "all")
         self._encode_none, self._none_argument = core.encoder(allowed)
-        if disallowed is None:
-            self._find_disallowed = _find_nothing
-        else:
-            self._find_disallowed, self._disallowed_argument = core.find_special, disallowed
+        self._find_disallowed = None if disallowed is None else core.find_special
+        self._disallowed_argument = disallowed
         return self
 
     def encode_ordinary(self, text: str) -> list:

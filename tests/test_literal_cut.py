@@ -1,9 +1,12 @@
 """The compiled cut of a text at literal strings (added tokens) is the
 regex split it replaces: leftmost first, then longest, as ``tokenizers``'
-Aho-Corasick ``LeftmostLongest``."""
+Aho-Corasick ``LeftmostLongest``; its ``find`` of the first string a mask
+selects is the regex search of those strings (an encoding's
+disallowed-special check)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,3 +51,38 @@ def test_one_first_byte_is_searched_as_the_rest(string, text):
     # strings sharing their first byte take the C library's search
     strings = [string, string + "a", string[:1]]
     assert LiteralCut(strings).split(text) == _regex_split(strings, text)
+
+
+def _regex_find(strings: list, mask: bytes, text: str) -> int:
+    # the first match among the selected strings, as the index of its last
+    # place in strings (a repeated string is selected by that place's byte)
+    last = {s: k for k, s in enumerate(strings)}
+    pattern = longest_first([s for s, k in last.items() if mask[k]])
+    found = None if pattern is None else pattern.search(text)
+    return -1 if found is None else last[found.group()]
+
+
+def test_find_gives_the_index_of_the_first_selected_string():
+    cut = LiteralCut(["<a>", "<ab>", "b"])
+    assert cut.find("x<ab>", b"\1\1\1") == 1
+    assert cut.find("x<ab>", b"\1\0\1") == 2  # <ab> left out: the b inside it
+    assert cut.find("x", b"\1\1\1") == -1
+
+
+def test_find_searches_a_text_with_a_lone_surrogate():
+    assert LiteralCut(["<s>"]).find("\ud800<s>", b"\1") == 0
+
+
+def test_find_refuses_a_mask_shorter_than_the_strings():
+    with pytest.raises(ValueError, match="2 bytes for 3 strings"):
+        LiteralCut(["a", "b", "c"]).find("a", b"\1\1")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(_ALPHABET, max_size=4), max_size=6).flatmap(
+    lambda strings: st.tuples(st.just(strings),
+                              st.binary(min_size=len(strings), max_size=len(strings)))),
+       st.text(_ALPHABET, max_size=20))
+def test_find_is_the_regex_search_of_the_selected_strings(strings_and_mask, text):
+    strings, mask = strings_and_mask
+    assert LiteralCut(strings).find(text, mask) == _regex_find(strings, mask, text)

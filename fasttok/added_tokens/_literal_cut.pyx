@@ -19,8 +19,13 @@ which no text's UTF-8 holds; a text holding one has no UTF-8, and
 
 >>> LiteralCut(["<a>", "<ab>", "\\n"]).split("x<ab>\\n<a>")
 ['x', '<ab>', '', '\\n', '', '<a>', '']
+
+:meth:`LiteralCut.find` is the search for the first match alone, among the
+strings a mask selects: what a disallowed-special check asks of every text
+``Encoding.encode`` is given.
 """
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_GET_LENGTH
 from libc.stdint cimport int32_t, uint8_t
 from libc.stdlib cimport free, malloc
@@ -54,8 +59,11 @@ cdef class LiteralCut:
     cdef int32_t* edge_start    # node i's edges are edge_start[i] .. edge_start[i + 1]
     cdef uint8_t* edge_byte
     cdef int32_t* edge_child
-    cdef uint8_t* ends          # whether a string ends at the node
+    cdef int32_t* ends          # the index of the string ending at the node (its last
+                                # if repeated), or -1
     cdef int single_first       # the byte every string starts with, or -1
+    cdef Py_ssize_t n_strings   # how many strings were given (empty ones too)
+    cdef tuple strings          # the strings until the trie is built from them
 
     def __cinit__(self):
         self.edge_start = NULL
@@ -64,10 +72,16 @@ cdef class LiteralCut:
         self.ends = NULL
 
     def __init__(self, strings):
+        # the trie is built on the first search: Gemma 3's 6,415 added
+        # tokens take milliseconds, which a load need not pay
+        self.strings = tuple(strings)
+        self.n_strings = len(self.strings)
+
+    cdef int _build(self) except -1:
         cdef list children = [{}]
-        cdef list ends = [False]
-        cdef Py_ssize_t node, n_nodes, n_edges, e, i
-        for text in strings:
+        cdef list ends = [-1]
+        cdef Py_ssize_t node, n_nodes, n_edges, e, i, k = 0
+        for text in self.strings:
             node = 0
             for b in text.encode("utf-8", "surrogatepass"):
                 found = children[node].get(b)
@@ -75,15 +89,17 @@ cdef class LiteralCut:
                     found = len(children)
                     children[node][b] = found
                     children.append({})
-                    ends.append(False)
+                    ends.append(-1)
                 node = found
-            ends[node] = node != 0
+            if node != 0:
+                ends[node] = k
+            k += 1
         n_nodes = len(children)
         n_edges = sum(map(len, children))
         self.edge_start = <int32_t*>malloc((n_nodes + 1) * sizeof(int32_t))
         self.edge_byte = <uint8_t*>malloc(n_edges + 1)
         self.edge_child = <int32_t*>malloc((n_edges + 1) * sizeof(int32_t))
-        self.ends = <uint8_t*>malloc(n_nodes)
+        self.ends = <int32_t*>malloc(n_nodes * sizeof(int32_t))
         if (self.edge_start == NULL or self.edge_byte == NULL or self.edge_child == NULL
                 or self.ends == NULL):
             raise MemoryError()
@@ -93,12 +109,14 @@ cdef class LiteralCut:
         e = 0
         for node in range(n_nodes):
             self.edge_start[node] = <int32_t>e
-            self.ends[node] = ends[node]
+            self.ends[node] = <int32_t>ends[node]
             for b, child in sorted(children[node].items()):
                 self.edge_byte[e] = b
                 self.edge_child[e] = child
                 e += 1
         self.edge_start[n_nodes] = <int32_t>e
+        self.strings = None
+        return 0
 
     def __dealloc__(self):
         free(self.edge_start)
@@ -106,11 +124,14 @@ cdef class LiteralCut:
         free(self.edge_child)
         free(self.ends)
 
-    cdef bint _find(self, const uint8_t* s, size_t n, size_t at, size_t* start,
-                    size_t* end) noexcept:
-        # The first match in s[at:n], longest at its start, into start/end.
+    cdef int32_t _find(self, const uint8_t* s, size_t n, size_t at, const uint8_t* mask,
+                       size_t* start, size_t* end) noexcept:
+        # The first match in s[at:n] of a string mask selects (NULL: of any),
+        # longest at its start, into start/end; its index, or -1 for none.
+        # Strings mask leaves out are walked through, not matched: the
+        # longest selected one ended on the way is the match.
         cdef size_t i = at, j, best
-        cdef int32_t node, e, last
+        cdef int32_t node, e, last, found
         cdef uint8_t b
         cdef const uint8_t* hit
         while i < n:
@@ -118,11 +139,14 @@ cdef class LiteralCut:
                 # one first byte (Llama 2's "<"): the C library's search
                 hit = <const uint8_t*>memchr(s + i, self.single_first, n - i)
                 if hit == NULL:
-                    return False
+                    return -1
                 i = <size_t>(hit - s)
             node = self.root[s[i]]
             if node >= 0:
-                best = i + 1 if self.ends[node] else 0
+                best = 0
+                found = self.ends[node]
+                if found >= 0 and (mask == NULL or mask[found]):
+                    best = i + 1
                 j = i + 1
                 while j < n:
                     b = s[j]
@@ -134,14 +158,15 @@ cdef class LiteralCut:
                         break
                     node = self.edge_child[e]
                     j += 1
-                    if self.ends[node]:
+                    if self.ends[node] >= 0 and (mask == NULL or mask[self.ends[node]]):
                         best = j
+                        found = self.ends[node]
                 if best:
                     start[0] = i
                     end[0] = best
-                    return True
+                    return found
             i += 1
-        return False
+        return -1
 
     def split(self, str text not None):
         """``text`` cut as ``re.split`` with one group cuts it: the text
@@ -158,11 +183,13 @@ cdef class LiteralCut:
         cdef size_t at = 0, start, end
         cdef bint ascii = PyUnicode_IS_ASCII(text)
         cdef list out = None
+        if self.ends == NULL:
+            self._build()
         try:
             s = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &size)
         except UnicodeEncodeError:
             return None
-        while self._find(s, <size_t>size, at, &start, &end):
+        while self._find(s, <size_t>size, at, NULL, &start, &end) >= 0:
             if out is None:
                 out = []
             a = <Py_ssize_t>start if ascii else chars + _chars(s + at, start - at)
@@ -175,3 +202,31 @@ cdef class LiteralCut:
             return [text]
         out.append(PyUnicode_Substring(text, chars, PyUnicode_GET_LENGTH(text)))
         return out
+
+    def find(self, str text not None, bytes mask not None):
+        """The index of the first string found in ``text`` (leftmost, then
+        longest) among those ``mask`` selects (one byte per string, in the
+        order given; nonzero: selected), or -1. A repeated string is found
+        as its last index, and selected by that index's byte. A text holding
+        a lone surrogate is searched as ``surrogatepass`` writes it.
+
+        >>> cut = LiteralCut(["<a>", "<ab>", "b"])
+        >>> cut.find("x<ab>", b"\\1\\1\\1"), cut.find("x<ab>", b"\\1\\0\\1"), cut.find("x", b"\\1\\1\\1")
+        (1, 2, -1)
+        """
+        cdef Py_ssize_t size
+        cdef const uint8_t* s
+        cdef size_t start, end
+        cdef bytes raw
+        if PyBytes_GET_SIZE(mask) < self.n_strings:
+            raise ValueError(f"the mask has {len(mask)} bytes for {self.n_strings} strings")
+        if self.ends == NULL:
+            self._build()
+        try:
+            s = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &size)
+        except UnicodeEncodeError:
+            raw = text.encode("utf-8", "surrogatepass")
+            s = <const uint8_t*>PyBytes_AS_STRING(raw)
+            size = PyBytes_GET_SIZE(raw)
+        return self._find(s, <size_t>size, 0, <const uint8_t*>PyBytes_AS_STRING(mask),
+                          &start, &end)

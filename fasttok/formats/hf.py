@@ -39,6 +39,7 @@ from array import array
 from collections.abc import Callable
 from typing import Any, Optional
 
+from fasttok.added_tokens._literal_cut import LiteralCut
 from fasttok.errors import FasttokError
 from fasttok.formats.hf_pipeline import HFPipeline, pipeline_from_document
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json
@@ -47,7 +48,6 @@ from fasttok.decoders.hf_starts import common_prefix, token_starts
 from fasttok.decoders.hf_stream import HFDecodeStream
 from fasttok.decoders.stream import token_int
 from fasttok.shared._bytemap import decode_byte_level
-from fasttok.shared.literal_match import longest_first
 from fasttok.shared.surrogates import repair_surrogates
 from fasttok.vocab import Vocabulary
 
@@ -223,8 +223,10 @@ class HFModel(ModelBase):
         self._order_ids = [by_content[c.decode("utf-8")] for c in self.special_order]
         #: allowed mask (None: none allowed) -> the added token ids it allows
         self._allowed: dict = {None: frozenset()}
-        self._find: dict = {}
-        self._index = {c.decode("utf-8"): i for i, c in enumerate(self.special_order)}
+        #: (text, mask) -> the index in special_order of the first added
+        #: token mask selects in text (leftmost, then longest), or -1: one
+        #: compiled search, what Encoding.encode's default call asks first
+        self.find_special = LiteralCut(c.decode("utf-8") for c in special_order).find
         post = pipeline.post_processor
         #: ids -> ids with what the file's post-processor adds to one sequence
         self.post_processor = post.ids_only() if post is not None else list
@@ -285,16 +287,6 @@ class HFModel(ModelBase):
                                         sample=(rate, rng))
 
     # ------------------------------------------------------------ added tokens and pieces
-    def find_special(self, text: str, mask: bytes) -> int:
-        """The index in :attr:`special_order` of the first added token ``mask``
-        selects that ``text`` holds (leftmost, then longest), or -1."""
-        if mask not in self._find:
-            self._find[mask] = longest_first(c.decode("utf-8")
-                                             for c, on in zip(self.special_order, mask) if on)
-        found = self._find[mask]
-        m = found.search(text) if found is not None else None
-        return -1 if m is None else self._index[m.group()]
-
     def find_token(self, data: bytes) -> int:
         """The id of the model token whose :meth:`token_bytes` are ``data``,
         else whose vocabulary text is ``data``, or -1."""
