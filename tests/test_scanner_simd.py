@@ -1,0 +1,79 @@
+"""The scanners' 16-byte reads (ft_scan.h) give the pieces of their byte-at-a-time path.
+
+Every scanner splits each text twice, once as handed out by default (SSE2 or
+NEON where the build has them) and once after ``use_simd(False)``; the
+pieces must be the same. The texts put the 16-byte windows' edges
+everywhere: ASCII words of 1-40 letters after 0-40 bytes of lead-in (so a
+run starts and ends at every offset of a window), a non-ASCII letter, mark,
+space or punctuation at every offset, texts of 15-17 bytes around the
+16-byte minimum, and hypothesis text that is mostly ASCII. That the byte
+path splits as the regexes do is test_pretokenizer_scanners.py's job.
+"""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fasttok.pre_tokenizers._pretokenize import SCANNERS, split, use_simd
+
+# non-ASCII characters that may continue, end or lead a run of letters
+NON_ASCII = ["é", "\u0301", "日", "\u00a0", "\u3000", "’", "ſ", "\u212a", "١", "😀"]
+ASCII = string.ascii_letters + string.digits + string.punctuation + " \t\n\r"
+
+
+def both_ways(name: str, text: str) -> tuple:
+    """``text``'s pieces from the default scanner and from the byte-at-a-time one."""
+    previous = use_simd(False)
+    try:
+        portable = split(name, text)
+    finally:
+        use_simd(previous)
+    return split(name, text), portable
+
+
+def assert_same_pieces(text: str) -> None:
+    for name in SCANNERS:
+        fast, portable = both_ways(name, text)
+        assert fast == portable, f"{name} on {text!r}"
+
+
+@pytest.mark.parametrize("lead_in", range(0, 41))
+def test_ascii_words_end_alike_at_every_window_offset(lead_in):
+    words = " ".join("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"[:k] for k in range(1, 41))
+    for lead in ("x" * lead_in + " ", "1" * lead_in + " ", " " * lead_in, "." * lead_in):
+        assert_same_pieces(lead + words)
+        assert_same_pieces(lead + words.replace(" ", "'"))
+
+
+@pytest.mark.parametrize("char", NON_ASCII)
+def test_a_non_ascii_character_at_every_offset_is_read_alike(char):
+    for offset in range(0, 40):
+        word = "Hello" * 8
+        assert_same_pieces(word[:offset] + char + word[offset:] + " and more words here")
+        assert_same_pieces(" " + word[:offset] + char + " x " * 8)
+        assert_same_pieces("!" * offset + char + "abc" * 10)
+
+
+def test_texts_around_sixteen_bytes_are_read_alike():
+    for length in (15, 16, 17, 31, 32, 33):
+        for word in ("a" * length, " " + "b" * (length - 1), "x" * (length - 1) + "é",
+                     "'" + "s" * (length - 1), "1" + "z" * (length - 1)):
+            assert_same_pieces(word)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(text=st.text(alphabet=st.sampled_from(list(ASCII) + list(string.ascii_lowercase * 4)
+                                             + NON_ASCII), max_size=120))
+def test_mostly_ascii_text_is_read_alike(text):
+    assert_same_pieces(text)
+
+
+def test_use_simd_returns_the_previous_setting():
+    first = use_simd(False)
+    assert use_simd(first) is False
+    assert use_simd(first) == first
+
