@@ -43,6 +43,7 @@ cdef extern from "Python.h":
         Py_ssize_t offset
     ctypedef struct PyMemberDescrObject:
         PyMemberDef* d_member
+    int PyObject_IS_GC(object op)
     int PyObject_GC_IsTracked(object op)
     void PyObject_GC_Track(object op)
     void PyObject_GC_UnTrack(object op)
@@ -112,9 +113,15 @@ cdef inline object _word_int(int value):
 
 
 cdef inline void _track(object value) noexcept:
-    # (tracking an object twice is a fatal error)
-    if not PyObject_GC_IsTracked(value):
+    # (tracking an object twice is a fatal error, and an object of a type
+    # the collector does not know has no place to be tracked in)
+    if PyObject_IS_GC(value) and not PyObject_GC_IsTracked(value):
         PyObject_GC_Track(value)
+
+
+cdef inline void _untrack(object value) noexcept:
+    if PyObject_GC_IsTracked(value):
+        PyObject_GC_UnTrack(value)
 
 
 cdef inline void _set(list out, Py_ssize_t i, object item) noexcept:
@@ -329,9 +336,9 @@ cdef inline void _fill(WalkedFields fields, array.array ids, array.array offsets
                        SingleWrap wrap, dict odd) noexcept:
     fields.ids, fields.offsets, fields.words, fields.strings = ids, offsets, words, strings
     # an array holds no object (see the module notes)
-    PyObject_GC_UnTrack(ids)
-    PyObject_GC_UnTrack(offsets)
-    PyObject_GC_UnTrack(words)
+    _untrack(ids)
+    _untrack(offsets)
+    _untrack(words)
     fields.type_id = type_id if wrap is None else wrap.type_id
     fields.word, fields.wrap, fields.odd = word, wrap, odd
 
@@ -346,8 +353,8 @@ cdef object _new_walked(object cls, object found, list strings, int type_id, obj
     encoding = (<PyTypeObject*>cls).tp_new(<type>cls, <PyObject*>_NO_ARGS, NULL)
     encoding._walked = fields
     # untracked until a field is kept (see the module notes)
-    PyObject_GC_UnTrack(fields)
-    PyObject_GC_UnTrack(encoding)
+    _untrack(fields)
+    _untrack(encoding)
     return encoding
 
 
