@@ -6,6 +6,7 @@ default test run)::
     python bench/test_bulk_bench.py                 # everything, best of 3 rounds
     python bench/test_bulk_bench.py --rounds 1 --vocabs cl100k llama3 --corpora en
     python bench/test_bulk_bench.py --files-only    # the ~100 MB encode_files run
+    python bench/test_bulk_bench.py --files-only --jsonl  # ... and as JSON Lines
 
 Batches. A document is a line of a shared corpus file (``en``, ``code``,
 ``zh``, ``multi``). Every measurement is a fresh process (``--child``), so
@@ -45,6 +46,9 @@ Files. ``--files`` builds a corpus of about 100 MB from the four corpus files
 threads, with the process's peak RSS (``resource.getrusage``) before and
 after. gigatoken drops empty lines where fasttok keeps them as empty
 documents, so their ids are compared with empty documents left out.
+``--jsonl`` also times the same corpus as JSON Lines (each line
+``{"text": line}``, non-ASCII as ``\\u`` escapes): ``encode_files(path,
+format="jsonl")`` against gigatoken's ``JsonlFileSource([path])``.
 """
 
 from __future__ import annotations
@@ -249,16 +253,19 @@ def child_files(lib: str, path: str, threads: int) -> dict:
     import resource
 
     vocab = "cl100k"
+    jsonl = path.endswith(".jsonl")
     if lib == "fasttok":
         import fasttok
 
         enc = fasttok.get_encoding(VOCABS[vocab][0])
-        call = lambda: enc.encode_files(path, num_threads=threads, disallowed_special=())  # noqa: E731
+        call = lambda: enc.encode_files(path, num_threads=threads, disallowed_special=(),  # noqa: E731
+                                        format="jsonl" if jsonl else "text")
     else:
         import gigatoken
 
         tok = gigatoken.Tokenizer.from_tiktoken(_tiktoken_file(VOCABS[vocab][0]))
-        source = gigatoken.TextFileSource([path], separator="\n")
+        source = gigatoken.JsonlFileSource([path]) if jsonl else \
+            gigatoken.TextFileSource([path], separator="\n")
         call = lambda: tok.encode_files(source, parallel=threads > 1)  # noqa: E731
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result, wall, cpu = _timed(lambda _: call(), None)
@@ -345,7 +352,7 @@ def print_batches(results: dict, vocabs, corpora, thread_counts) -> None:
         print("-", note)
 
 
-def files(thread_counts, rounds) -> None:
+def files(thread_counts, rounds, jsonl: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="fasttok-bulk-") as folder:
         path = os.path.join(folder, "corpus100.txt")
         parts = [(CORPUS / f"{c}.txt").read_bytes().rstrip(b"\n") + b"\n" for c in CORPORA]
@@ -354,29 +361,38 @@ def files(thread_counts, rounds) -> None:
             while written < FILES_BYTES:
                 for part in parts:
                     written += f.write(part)
+        paths = {"text": path}
+        if jsonl:
+            paths["jsonl"] = path[:-len(".txt")] + ".jsonl"
+            with open(path, encoding="utf-8") as lines, open(paths["jsonl"], "w") as out:
+                for line in lines:
+                    out.write(json.dumps({"text": line[:-1]}) + "\n")
         results: dict = {}
         for _ in range(rounds):
-            for threads in thread_counts:
-                for lib in ("fasttok", "gigatoken"):
-                    results.setdefault((threads, lib), []).append(
-                        _run_child(["files", lib, path, threads], threads))
-    print(f"\n## encode_files, {written / 1e6:.0f} MB, cl100k (load average "
+            for kind, one in paths.items():
+                for threads in thread_counts:
+                    for lib in ("fasttok", "gigatoken"):
+                        results.setdefault((kind, threads, lib), []).append(
+                            _run_child(["files", lib, one, threads], threads))
+    print(f"\n## encode_files, {written / 1e6:.0f} MB of text, cl100k (load average "
           f"{os.getloadavg()[0]:.2f}, best of {rounds}; peak RSS in MB before / after the "
           f"call; the ids alone are 4 bytes a token)")
-    print("| threads | library | MB/s wall | MB/s CPU | peak RSS before / after | ids MB | ids |")
-    print("|---|---|---|---|---|---|---|")
+    print("| format | threads | library | MB/s wall | MB/s CPU | peak RSS before / after "
+          "| ids MB | ids |")
+    print("|---|---|---|---|---|---|---|---|")
     digests = {r["digest"] for runs in results.values() for r in runs if "error" not in r}
-    for (threads, lib), every in sorted(results.items()):
+    for (kind, threads, lib), every in sorted(results.items()):
         runs = [r for r in every if "error" not in r]
         for r in every:
             if "error" in r:
-                print(f"- {lib} on {threads} thread(s): {r['error']}")
+                print(f"- {lib} on {kind}, {threads} thread(s): {r['error']}")
         if not runs:
             continue
         wall, cpu = min(r["wall"] for r in runs), min(r["cpu"] for r in runs)
         r = runs[0]
-        print(f"| {threads} | {lib} | {r['bytes'] / wall / 1e6:.1f} | {r['bytes'] / cpu / 1e6:.1f} | "
-              f"{r['rss_before_kb'] / 1e3:.0f} / {max(x['rss_after_kb'] for x in runs) / 1e3:.0f} | "
+        print(f"| {kind} | {threads} | {lib} | {r['bytes'] / wall / 1e6:.1f} | "
+              f"{r['bytes'] / cpu / 1e6:.1f} | {r['rss_before_kb'] / 1e3:.0f} / "
+              f"{max(x['rss_after_kb'] for x in runs) / 1e3:.0f} | "
               f"{4 * r['tokens'] / 1e6:.0f} | {'same' if len(digests) == 1 else r['digest']} |")
 
 
@@ -389,6 +405,8 @@ def main() -> None:
     parser.add_argument("--threads", nargs="*", type=int, default=sorted({1, os.cpu_count() or 1}))
     parser.add_argument("--files-only", action="store_true")
     parser.add_argument("--no-files", action="store_true")
+    parser.add_argument("--jsonl", action="store_true",
+                        help="also time the files corpus as JSON Lines")
     parser.add_argument("--save", help="write the batches' raw results (JSON) here, round by round")
     parser.add_argument("--load", help="print the tables of results --save wrote, and stop")
     args = parser.parse_args()
@@ -403,7 +421,7 @@ def main() -> None:
     if not args.files_only:
         batches(args.vocabs, args.corpora, args.threads, args.rounds, args.save)
     if not args.no_files:
-        files(sorted({1, 2} | set(args.threads)), args.rounds)
+        files(sorted({1, 2} | set(args.threads)), args.rounds, args.jsonl)
 
 
 if __name__ == "__main__":

@@ -112,8 +112,9 @@ def _loads_docs(lines: list, field: str = "text") -> list:
 
 
 TEXTS = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20)
-VALUES = st.recursive(st.none() | st.booleans() | st.integers()
-                      | st.floats(allow_nan=False, allow_infinity=False) | TEXTS, lambda inner: st.lists(inner, max_size=3)
+SCALARS = (st.none() | st.booleans() | st.integers()
+           | st.floats(allow_nan=False, allow_infinity=False) | TEXTS)
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3)
                       | st.dictionaries(TEXTS, inner, max_size=3), max_leaves=5)
 
 
