@@ -131,3 +131,12 @@ def test_sampling_still_takes_the_general_path():
     drawn = [enc.encode(text, allowed_special="all", sample=True, seed=s)
              for s in range(20)]
     assert any(ids != plain for ids in drawn)
+
+
+def test_the_entry_of_a_normalizing_byte_level_file_normalizes_non_ascii_text():
+    # Qwen 3's NFC: an ASCII line goes straight to the core, the rest is
+    # normalized first
+    enc = _enc("qwen3")
+    assert enc.encode("Cafe\u0301 e\u0301", allowed_special="all") == \
+        enc.encode("Caf\u00e9 \u00e9", allowed_special="all")
+    assert enc.encode("Cafe\u0301") == enc.encode("Caf\u00e9")

@@ -9,6 +9,9 @@ from fasttok.shared.batching import ChunkedBatchJob
 REQUIRED_METHODS: tuple[str, ...]
 REQUIRED_ATTRIBUTES: tuple[str, ...]
 
+def ascii_first(text: Any, entry: tuple[Callable[[str, Any], Any], Any,
+                                        Callable[[Any, Any], Any]]) -> Any: ...
+
 class TokenBytesStream:
     push: Callable[[int], bytes]
     def __init__(self, token_bytes: Callable[[int], bytes]) -> None: ...

@@ -42,7 +42,12 @@ from array import array
 from fasttok.errors import FasttokError
 from fasttok.shared.batching import ChunkedBatchJob
 
-__all__ = ["ModelBase", "TokenBytesStream", "REQUIRED_METHODS", "REQUIRED_ATTRIBUTES"]
+__all__ = ["ModelBase", "TokenBytesStream", "REQUIRED_METHODS", "REQUIRED_ATTRIBUTES",
+           "ascii_first"]
+
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object text)
 
 #: the methods every model defines itself (the base's stand-ins only raise)
 REQUIRED_METHODS = ("encode", "token_bytes", "find_special", "find_token", "encode_bytes_piece",
@@ -54,6 +59,22 @@ REQUIRED_ATTRIBUTES = ("special_order", "post_processor")
 def _required(model, str name):
     return NotImplementedError(f"{type(model).__name__} does not define {name}, which every "
                                "model must (see fasttok.models.interface)")
+
+
+def ascii_first(text, tuple entry):
+    """``entry`` is ``(ascii_call, argument, call)``: ``ascii_call(text,
+    argument)`` for a ``str`` of ASCII, ``call(text, argument)`` for any
+    other text. The :meth:`ModelBase.encoder` of a model whose normalizer
+    leaves ASCII as it is (a Unicode normal form) pairs it with that
+    ``entry``: an ASCII line reaches the compiled core with no Python frame.
+
+    >>> entry = (lambda text, a: "core", None, lambda text, a: "normalized first")
+    >>> ascii_first("cafe", entry), ascii_first("caf\\u00e9", entry)
+    ('core', 'normalized first')
+    """
+    if type(text) is str and PyUnicode_IS_ASCII(text):
+        return entry[0](text, entry[1])
+    return entry[2](text, entry[1])
 
 
 class TokenBytesStream:
