@@ -227,6 +227,16 @@ def test_a_piece_spelled_twice_keeps_its_last_id(packed):
     assert small(vocab, packed=packed)[0].token_to_id("a") == 2
 
 
+@pytest.mark.parametrize("packed", [False, True])
+def test_texts_by_id_are_each_ids_piece_made_once(packed):
+    # what an encoding spells its tokens with; read packed, the pieces' str
+    # are made on first use, once
+    vocab = ABC + [["a", -9.0]]
+    ours, ref = small(vocab, packed=packed)
+    assert ours.texts_by_id == [ref.id_to_token(i) for i in range(len(vocab))]
+    assert ours.texts_by_id is ours.texts_by_id
+
+
 def test_vocabulary_lookups_match_tokenizers():
     spec = {"type": "Unigram", "unk_id": 0, "vocab": ABC + [["a", -9.0]]}
     ours, ref = unigram_from_json(spec, "$.model", fail), reference(spec)

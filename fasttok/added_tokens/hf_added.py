@@ -30,7 +30,6 @@ from collections.abc import Callable, Iterable
 from typing import Optional
 
 from fasttok.added_tokens._literal_cut import LiteralCut
-from fasttok.shared.hf_unicode import ONIG_WORD
 from fasttok.shared.literal_match import first_char_test, longest_first
 
 __all__ = ["AddedToken", "AddedTokens", "is_word_char", "WHITE_SPACE"]
@@ -43,6 +42,8 @@ WHITE_SPACE = frozenset("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004
 @functools.cache
 def _word() -> "re.Pattern[str]":
     # compiled on first use: importing should not cost the Unicode class
+    from fasttok.shared.hf_unicode import ONIG_WORD
+
     return re.compile(ONIG_WORD)
 
 

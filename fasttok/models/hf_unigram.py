@@ -153,6 +153,17 @@ class Unigram:
         """
         return self._core.piece(id) if 0 <= id < len(self._core) else None
 
+    @property
+    def texts_by_id(self) -> list:
+        """The pieces by id (an id is its piece's place), not to be changed:
+        what an encoding spells its tokens with, no dict of the vocabulary
+        made for it (as :attr:`fasttok.models.hf_bpe.BPE.texts_by_id`).
+
+        >>> Unigram([("a", 0.0), ("b", -1.0)]).texts_by_id
+        ['a', 'b']
+        """
+        return self._core.piece_texts()
+
     def get_vocab(self) -> dict:
         """``{piece: id}``.
 

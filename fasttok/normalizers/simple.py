@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from fasttok.shared._bytemap import encode_byte_level
-from fasttok.shared.hf_unicode import LOWERCASE, LOWERCASE_FIXES
+from fasttok.shared import hf_unicode
 from fasttok.shared.normalized import NormalizedString
 
 __all__ = ["Lowercase", "Prepend", "ByteLevel", "lowercase", "lowercase_ns"]
@@ -26,9 +26,11 @@ def lowercase(text: str) -> str:
     >>> lowercase("ΣΑΣ"), lowercase("\U00010d50") == "\U00010d70"
     ('σασ', True)
     """
-    if LOWERCASE_FIXES is None:
-        return text.translate(LOWERCASE)
-    return text.replace("Σ", "σ").translate(LOWERCASE_FIXES).lower()
+    # the tables are made on first use (importing the stages should not cost them)
+    fixes = hf_unicode.LOWERCASE_FIXES
+    if fixes is None:
+        return text.translate(hf_unicode.LOWERCASE)
+    return text.replace("Σ", "σ").translate(fixes).lower()
 
 
 def lowercase_ns(ns: NormalizedString) -> None:
