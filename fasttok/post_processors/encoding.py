@@ -469,5 +469,6 @@ class WalkedEncoding(Encoding):
 
 
 for _name in FIELDS:
-    # each field made when it is read, in C (WalkedField's __get__)
-    setattr(WalkedEncoding, _name, WalkedField(_name, WalkedEncoding._walked))
+    # each field made when it is read, in C (WalkedField's __get__), from
+    # the WalkedFields an encoding holds in its _walked slot
+    setattr(WalkedEncoding, _name, WalkedField(_name, vars(WalkedEncoding)["_walked"]))
