@@ -22,6 +22,10 @@ cdef struct Rewrite:
     const uint8_t* prepend
     size_t prepend_len
     int when             # PREPEND_*
+    # each written character stands for one of the text's (space is NULL or
+    # one character): offsets are then counted, not kept byte by byte
+    bint one_for_one
+    size_t prepend_chars
 
 
 cdef struct WalkOut:

@@ -486,6 +486,7 @@ cdef enum:
     SPARE_BYTES = 1 << 20    # a walk's buffers past this many items are not kept
     BATCH_BLOCK = 128        # texts a batch walks between two makings of arrays
     SPAN_SLOTS = 1 << 24     # slots a cached token's word has room for (8 bits: its end)
+    MASKED_ROOM = 4          # bytes of a space's rewriting written under a mask
 
 
 cdef array.array _U32 = array.array("I")
@@ -570,6 +571,8 @@ cdef int _rewrite(Rewrite* rw, bytes space_to, bytes prepend, int prepend_when) 
     rw.prepend = <const uint8_t*>prepend
     rw.prepend_len = len(prepend)
     rw.when = prepend_when
+    rw.one_for_one = space_to is None or len(space_to.decode("utf-8", "surrogatepass")) == 1
+    rw.prepend_chars = len(prepend.decode("utf-8", "surrogatepass"))
     return 0
 
 
@@ -579,6 +582,49 @@ cdef bint _starts_with(const uint8_t* text, size_t size, const uint8_t* prefix, 
     if size and text[0] == 0x20 and space != NULL:
         return slen >= plen and memcmp(space, prefix, plen) == 0
     return size >= plen and memcmp(text, prefix, plen) == 0
+
+
+cdef inline size_t _write_masked(uint8_t* buf, size_t n, const uint8_t* text, size_t size,
+                                 const char* space, size_t slen) noexcept nogil:
+    # text written at buf + n, each space as space (slen <= MASKED_ROOM
+    # bytes, room for that past the end); returns the end. Every byte
+    # stores space's bytes in one word, then itself over the first unless
+    # it is a space, and moves on by 1 or slen: no copy call per space.
+    cdef size_t k
+    cdef uint8_t b
+    cdef uint8_t tail[MASKED_ROOM]
+    cdef size_t step = slen - 1
+    cdef bint is_space
+    memset(tail, 0, MASKED_ROOM)
+    memcpy(tail, space, slen)
+    for k in range(size):
+        b = text[k]
+        is_space = b == 0x20
+        memcpy(buf + n, tail, MASKED_ROOM)
+        buf[n] = tail[0] if is_space else b
+        n += 1 + (step if is_space else 0)
+    return n
+
+
+cdef void _count_spans(const uint8_t* buf, const uint32_t* starts, size_t m, uint32_t at,
+                       size_t prepended, int32_t* spans) noexcept nogil:
+    # The character span of each of m tokens (bytes starts[j]..starts[j + 1]
+    # of buf) where each written character stands for one of the text's,
+    # from at, and the first prepended ones for the first: a token spans
+    # the characters of its first and last bytes, counted as it goes.
+    cdef size_t q = 0, j
+    cdef int64_t lead = 0, first, last  # lead bytes of buf[0:q]
+    for j in range(m):
+        while q <= starts[j]:
+            lead += (buf[q] & 0xC0) != 0x80
+            q += 1
+        first = lead - 1 - <int64_t>prepended
+        while q < starts[j + 1]:
+            lead += (buf[q] & 0xC0) != 0x80
+            q += 1
+        last = lead - 1 - <int64_t>prepended
+        spans[2 * j] = <int32_t>(at + (first if first > 0 else 0))
+        spans[2 * j + 1] = <int32_t>(at + (last if last > 0 else 0) + 1)
 
 
 cdef array.array _int_array(const int32_t* data, size_t n):
@@ -1191,7 +1237,7 @@ cdef class HfBpeCore:
         cdef uint32_t at = 0, ci
         cdef int32_t word = 0
         cdef uint8_t b
-        cdef bint declined = False
+        cdef bint declined = False, by_byte
         for i in range(count):
             length = parts[i].length
             if offsets and <size_t>at + length > <size_t>INT32_MAX:
@@ -1222,13 +1268,21 @@ cdef class HfBpeCore:
                     (rw.when == PREPEND_FIRST and at != 0)
                     or _starts_with(text, size, rw.prepend, plen, space, slen)):
                 p = 0
-            grow_array(<void**>&o.buf, &o.buf_cap, p + size * slen, 1, 256)
+            # room for MASKED_ROOM bytes past the end: _write_masked's stores
+            grow_array(<void**>&o.buf, &o.buf_cap, p + size * slen + MASKED_ROOM, 1, 256)
             memcpy(o.buf, rw.prepend, p)
-            n = p
-            if offsets:
+            by_byte = offsets and not rw.one_for_one
+            if by_byte:
                 grow_array(<void**>&o.char_at, &o.char_cap, p + size * slen, sizeof(uint32_t), 256)
                 for k in range(p):
                     o.char_at[k] = at
+            if space == NULL:
+                memcpy(o.buf + p, text, size)
+                n = p + size
+            elif not by_byte and slen <= MASKED_ROOM:
+                n = _write_masked(o.buf, p, text, size, space, slen)
+            elif by_byte:
+                n = p
                 ci = at
                 for k in range(size):
                     b = text[k]
@@ -1244,6 +1298,7 @@ cdef class HfBpeCore:
                         o.char_at[n] = ci
                         n += 1
             else:
+                n = p
                 for k in range(size):
                     b = text[k]
                     if b == 0x20 and space != NULL:
@@ -1272,9 +1327,14 @@ cdef class HfBpeCore:
             if offsets:
                 grow_array(<void**>&o.spans, &o.spans_cap, 2 * (o.n + m), sizeof(int32_t), 512)
                 grow_array(<void**>&o.words, &o.words_cap, o.n + m, sizeof(int32_t), 256)
+                if by_byte:
+                    for j in range(m):
+                        o.spans[2 * (o.n + j)] = <int32_t>o.char_at[starts[j]]
+                        o.spans[2 * (o.n + j) + 1] = <int32_t>o.char_at[starts[j + 1] - 1] + 1
+                else:
+                    _count_spans(o.buf, starts, m, at, rw.prepend_chars if p else 0,
+                                 o.spans + 2 * o.n)
                 for j in range(m):
-                    o.spans[2 * (o.n + j)] = <int32_t>o.char_at[starts[j]]
-                    o.spans[2 * (o.n + j) + 1] = <int32_t>o.char_at[starts[j + 1] - 1] + 1
                     o.words[o.n + j] = word
             o.n += m
             word += 1
