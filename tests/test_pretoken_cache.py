@@ -219,6 +219,27 @@ def test_a_piece_too_long_for_an_entry_is_not_kept():
     assert _piece_cache.thread_info()["used"] == 1
 
 
+def test_a_piece_that_is_a_token_whole_is_not_kept():
+    # it is looked up in the token index first, as a miss would look it up:
+    # the entries are left to the pieces that merge
+    enc = _encoding("cl100k_base")
+    enc.encode_ordinary(" the the hello world")
+    assert _piece_cache.thread_info()["used"] == 0
+    enc.encode_ordinary(" zqxvzqxv")
+    assert _piece_cache.thread_info()["used"] == 1
+
+
+def test_without_the_whole_piece_lookup_a_token_merging_back_into_itself_is_not_kept():
+    # (Qwen's merge lists): once BPE of the token's bytes is known to give
+    # the token back, the piece is one index lookup
+    core = CoreBPE(TokenTables([b"a", b"b", b"ab", b" "]), {}, scanner="gpt2",
+                   whole_piece_lookup=False)
+    assert core.encode_ordinary("ab") == [2]
+    fasttok.set_pretoken_cache(ON)
+    assert core.encode_ordinary("ab ab") == [2, 3, 2]
+    assert _piece_cache.thread_info()["used"] == 1  # " ab" merges: kept
+
+
 def test_a_piece_of_one_byte_is_not_kept():
     # one read of the byte's token
     _encoding("cl100k_base").encode_ordinary("a\nb")

@@ -1,8 +1,9 @@
 # The one BPE merge loop, shared by every model that merges pairs.
-from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
 from fasttok.shared._growth cimport grow_array
-from fasttok.shared._tables cimport TokenTablesView
+from fasttok.shared._tables cimport (BUCKET_SLOTS, SELF_YES, TokenTablesView, _bucket, find_hashed,
+                                     ft_load_byte, prefetch)
 
 cdef struct IdBuffer:
     # A growable array of token ids, owned by whoever declared it.
@@ -156,6 +157,42 @@ cdef size_t bpe_merge_parts(const TokenTablesView* tables, const uint8_t* piece,
 
 cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
                           bint whole_piece_lookup, IdBuffer* out, PairMemo* memo) except -1 nogil
+# bpe_encode_piece of a piece of 2 or more bytes that bpe_piece_whole did not take
+cdef int bpe_merge_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                         bint whole_piece_lookup, IdBuffer* out, PairMemo* memo) except -1 nogil
+
+
+# The first step of bpe_encode_piece for a caller that hashed the piece
+# itself (h: hash_bytes of its n >= 2 bytes), a piece ahead, and fetched
+# what the lookup reads (bpe_prefetch_whole): a piece that is a token and
+# needs no merging (a token whole under the whole-piece lookup; without it,
+# a token known to merge back into itself) gets its id pushed: 1. Else 0,
+# and bpe_merge_piece encodes it. Inline: it is most pieces of English.
+cdef inline int bpe_piece_whole(const TokenTablesView* t, const uint8_t* piece, size_t n,
+                                uint64_t h, bint whole_piece_lookup,
+                                IdBuffer* out) except -1 nogil:
+    cdef uint64_t bit = h & t.filter_mask
+    cdef int64_t found
+    if n > t.max_len or not (t.token_filter[bit >> 6] >> (bit & 63)) & 1:
+        return 0
+    found = find_hashed(t.index, t.strings, piece, n, h)
+    if found < 0 or (not whole_piece_lookup
+                     and ft_load_byte(&t.merges_to_self[found]) != SELF_YES):
+        return 0
+    if out.len == out.cap:
+        ids_reserve(out, 1)
+    out.data[out.len] = <uint32_t>found
+    out.len += 1
+    return 1
+
+
+# Asks the memory for what bpe_piece_whole reads for hash h: its filter
+# word and its index bucket (each a likely cache miss, which then overlaps
+# the work on the piece before).
+cdef inline void bpe_prefetch_whole(const TokenTablesView* t, uint64_t h) noexcept nogil:
+    cdef uint64_t bit = h & t.filter_mask
+    prefetch(&t.token_filter[bit >> 6])
+    prefetch(&t.index.slots[_bucket(h, t.index.n_buckets) * BUCKET_SLOTS])
 
 
 cdef struct Dropout:

@@ -70,7 +70,7 @@ from libc.string cimport memcmp, memcpy, memmove, memset
 
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._tables cimport NO_PAIR, NO_TOKEN, SELF_NO, SELF_UNKNOWN, SELF_YES, ByteStrings, \
-    TokenTablesView, find_token, ft_load_byte, ft_store_byte, pair_value
+    TokenTablesView, find_token, ft_load_byte, ft_store_byte, pair_value, prefetch
 
 
 cdef enum:
@@ -138,6 +138,19 @@ cdef void pair_memo_release(PairMemo* memo) noexcept nogil:
     memo.entries = NULL
 
 
+cdef inline MemoEntry* _memo_slot(const PairMemo* memo, uint64_t key1) noexcept nogil:
+    return &memo.entries[(key1 * 0x9E3779B97F4A7C15ULL) >> memo.shift]
+
+
+cdef inline void _memo_prefetch(const PairMemo* memo, uint32_t left, uint32_t right) noexcept nogil:
+    # Asks the memory for the memo slot _value will read for the pair: the
+    # memo is about the L2 cache's size, so a slot is mostly a miss, and the
+    # misses of a merge's two new pairs (or of a piece's first pairs) then
+    # overlap instead of coming one after the other.
+    if memo != NULL and memo.entries != NULL:
+        prefetch(_memo_slot(memo, ((<uint64_t>left << 32) | right) + 1))
+
+
 cdef inline uint64_t _value(const TokenTablesView* t, const uint8_t* piece, size_t start,
                             size_t end, uint32_t left, uint32_t right, PairMemo* memo) noexcept nogil:
     # pair_value through the call's memo, when there is one.
@@ -147,7 +160,7 @@ cdef inline uint64_t _value(const TokenTablesView* t, const uint8_t* piece, size
         # a part that is no token yet is known by its bytes, not its id
         return pair_value(t, piece, start, end, left, right)
     key1 = ((<uint64_t>left << 32) | right) + 1
-    e = &memo.entries[(key1 * 0x9E3779B97F4A7C15ULL) >> memo.shift]
+    e = _memo_slot(memo, key1)
     if e.key1 != key1:
         e.key1 = key1
         e.value = pair_value(t, piece, start, end, left, right)
@@ -173,6 +186,10 @@ cdef size_t _merge_linear(const TokenTablesView* t, const uint8_t* piece, uint32
             break
         i = best_i
         ids[i] = <uint32_t>(vals[i] & 0xFFFFFFFFULL)
+        if i + 2 < m:
+            _memo_prefetch(memo, ids[i], ids[i + 2])
+        if i > 0:
+            _memo_prefetch(memo, ids[i - 1], ids[i])
         memmove(&start[i + 1], &start[i + 2], (m - i - 1) * sizeof(uint32_t))
         memmove(&ids[i + 1], &ids[i + 2], (m - i - 2) * sizeof(uint32_t))
         memmove(&vals[i + 1], &vals[i + 2], (m - i - 2) * sizeof(uint64_t))
@@ -472,6 +489,8 @@ cdef size_t bpe_merge_parts(const TokenTablesView* tables, const uint8_t* piece,
     if m > LINEAR_MAX:
         return _merge_heap(tables, piece, n, starts, ids, m, memo)
     for i in range(m - 1):
+        _memo_prefetch(memo, ids[i], ids[i + 1])
+    for i in range(m - 1):
         vals[i] = _value(tables, piece, starts[i], starts[i + 2], ids[i], ids[i + 1], memo)
     return _merge_linear(tables, piece, starts, ids, vals, m, memo)
 
@@ -710,11 +729,16 @@ cdef inline int _emit_whole(const TokenTablesView* tables, const uint8_t* piece,
 
 cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
                           bint whole_piece_lookup, IdBuffer* out, PairMemo* memo) except -1 nogil:
+    if _emit_whole(tables, piece, n, whole_piece_lookup, out):
+        return 0
+    return bpe_merge_piece(tables, piece, n, whole_piece_lookup, out, memo)
+
+
+cdef int bpe_merge_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                         bint whole_piece_lookup, IdBuffer* out, PairMemo* memo) except -1 nogil:
     cdef int64_t whole
     cdef uint8_t known
     cdef size_t start
-    if _emit_whole(tables, piece, n, whole_piece_lookup, out):
-        return 0
     if not whole_piece_lookup and n > 1:
         # without the shortcut, a piece that is a token still needs BPE once
         # to learn whether it merges back into that token

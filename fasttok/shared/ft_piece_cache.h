@@ -152,10 +152,11 @@ static inline void ft_pc_count(ft_pc_table* t, int hit) {
 
 /* Asks the memory for the set of hash h ahead of ft_pc_find (t may be
  * NULL): a probe of a table this size is a cache miss most of the time,
- * and a caller that hashes the next piece before encoding this one hides it. */
+ * and a caller that hashes the next piece before encoding this one hides it.
+ * Nothing while the gate is closed (no probe follows). */
 static inline void ft_pc_prefetch(const ft_pc_table* t, uint64_t h) {
 #if defined(__GNUC__) || defined(__clang__)
-    if (t != NULL && t->entries != NULL)
+    if (t != NULL && t->entries != NULL && t->closed == 0)
         __builtin_prefetch(t->entries + (h & t->set_mask) * t->ways);
 #else
     (void)t; (void)h;
