@@ -46,7 +46,9 @@ def test_ascii_words_end_alike_at_every_window_offset(lead_in):
     words = " ".join("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"[:k] for k in range(1, 41))
     for lead in ("x" * lead_in + " ", "1" * lead_in + " ", " " * lead_in, "." * lead_in):
         assert_same_pieces(lead + words)
+        assert_same_pieces(lead + words.swapcase())  # o200k: [A-Z]*[a-z]* pieces
         assert_same_pieces(lead + words.replace(" ", "'"))
+        assert_same_pieces(lead + words.replace(" ", "'s "))  # contractions after a run
 
 
 @pytest.mark.parametrize("char", NON_ASCII)

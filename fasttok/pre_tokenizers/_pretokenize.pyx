@@ -31,9 +31,9 @@ Two readings of the character classes ("tables"):
   fast: scanning alone runs at 250-500 MB/s with either reading (the corpus
   files, 2-core VM, CPU time).
 
-The cl100k-shaped scanners are handed out in a second form that reads the
-pieces made of ASCII letters 16 bytes at a time (``ft_scan.h``) and hands
-every other piece to the form above; :func:`use_simd` chooses which form
+The scanners but DeepSeek-V3's are handed out in a second form that reads
+the pieces made of ASCII letters 16 bytes at a time (``ft_scan.h``) and hands
+every other piece to the byte-at-a-time form; :func:`use_simd` chooses which form
 :func:`scanner_by_name` hands out, and ``tests/test_scanner_simd.py`` checks
 the two split alike.
 
@@ -646,14 +646,19 @@ SCANNERS = ("gpt2", "cl100k", "cl100k_legacy", "qwen2", "o200k", "tekken", "gpt2
             "llama.cpp:gpt2", "llama.cpp:starcoder", "llama.cpp:llama3", "llama.cpp:qwen2",
             "llama.cpp:qwen35", "llama.cpp:seed-coder", "llama.cpp:gpt-4o", "llama.cpp:tekken",
             "llama.cpp:deepseek-v3")
-# The cl100k-shaped scanners again, reading the pieces that are runs of
-# ASCII letters 16 bytes at a time (ft_scan.h) and handing the rest to the
-# scanner above; _letters_* go on with a run a non-ASCII byte ends.
+# The scanners of the gpt2, cl100k and o200k shapes again, reading the
+# pieces that are runs of ASCII letters 16 bytes at a time (ft_scan.h) and
+# handing the rest to the scanners above; _letters_* go on with a run that
+# a non-ASCII byte ends.
 
 cdef extern from "ft_scan.h":
     const bint FT_SCAN_SIMD  # 1 where the build has SSE2 or NEON
-    Py_ssize_t ft_cl100k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, ScanFn letters_from,
-                         ScanFn general) noexcept nogil
+    cdef enum ft_shape:
+        FT_CL100K
+        FT_GPT2
+    Py_ssize_t ft_letters_piece(ft_shape shape, const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
+                                ScanFn letters_from, ScanFn general) noexcept nogil
+    Py_ssize_t ft_o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, ScanFn general) noexcept nogil
 
 cdef Py_ssize_t _letters_unicode16(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     return _run(s, i, end, FT_L, UNICODE_16)
@@ -664,26 +669,56 @@ cdef Py_ssize_t _letters_llama(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) n
 cdef Py_ssize_t _letters_or_marks_llama(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     return _run(s, i, end, FT_L | FT_M, LLAMA_CPP)
 
+# Passed from this table, read at run time, so the C compiler cannot inline
+# them (and _run) into every scanner below: that growth pushed _run and
+# _class_at out of line in the general paths (cl100k zh 268 -> 279
+# instructions a piece).
+cdef ScanFn[3] _LETTERS_FROM = [_letters_unicode16, _letters_llama, _letters_or_marks_llama]
+
+cdef Py_ssize_t simd_gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return ft_letters_piece(FT_GPT2, s, i, end, _LETTERS_FROM[0], scan_gpt2)
+
+cdef Py_ssize_t simd_gpt2_digits(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return ft_letters_piece(FT_GPT2, s, i, end, _LETTERS_FROM[0], scan_gpt2_digits)
+
 cdef Py_ssize_t simd_cl100k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_cl100k(s, i, end, _letters_unicode16, scan_cl100k)
+    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[0], scan_cl100k)
 
 cdef Py_ssize_t simd_cl100k_legacy(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_cl100k(s, i, end, _letters_unicode16, scan_cl100k_legacy)
+    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[0], scan_cl100k_legacy)
 
 cdef Py_ssize_t simd_qwen2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_cl100k(s, i, end, _letters_unicode16, scan_qwen2)
+    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[0], scan_qwen2)
+
+cdef Py_ssize_t simd_o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return ft_o200k(s, i, end, scan_o200k)
+
+cdef Py_ssize_t simd_tekken(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return ft_o200k(s, i, end, scan_tekken)
+
+cdef Py_ssize_t simd_llama_gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return ft_letters_piece(FT_GPT2, s, i, end, _LETTERS_FROM[1], scan_llama_gpt2)
+
+cdef Py_ssize_t simd_llama_starcoder(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return ft_letters_piece(FT_GPT2, s, i, end, _LETTERS_FROM[1], scan_llama_starcoder)
 
 cdef Py_ssize_t simd_llama_llama3(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_cl100k(s, i, end, _letters_llama, scan_llama_llama3)
+    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[1], scan_llama_llama3)
 
 cdef Py_ssize_t simd_llama_qwen2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_cl100k(s, i, end, _letters_llama, scan_llama_qwen2)
+    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[1], scan_llama_qwen2)
 
 cdef Py_ssize_t simd_llama_qwen35(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_cl100k(s, i, end, _letters_or_marks_llama, scan_llama_qwen35)
+    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[2], scan_llama_qwen35)
 
 cdef Py_ssize_t simd_llama_seed_coder(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_cl100k(s, i, end, _letters_llama, scan_llama_seed_coder)
+    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[1], scan_llama_seed_coder)
+
+cdef Py_ssize_t simd_llama_gpt4o(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return ft_o200k(s, i, end, scan_llama_gpt4o)
+
+cdef Py_ssize_t simd_llama_tekken(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    return ft_o200k(s, i, end, scan_llama_tekken)
 
 
 cdef ScanFn[17] _SCAN = [scan_gpt2, scan_cl100k, scan_cl100k_legacy, scan_qwen2, scan_o200k,
@@ -691,11 +726,11 @@ cdef ScanFn[17] _SCAN = [scan_gpt2, scan_cl100k, scan_cl100k_legacy, scan_qwen2,
                          scan_llama_gpt2, scan_llama_starcoder, scan_llama_llama3, scan_llama_qwen2,
                          scan_llama_qwen35, scan_llama_seed_coder, scan_llama_gpt4o,
                          scan_llama_tekken, scan_llama_deepseek3]
-cdef ScanFn[17] _SIMD_SCAN = [scan_gpt2, simd_cl100k, simd_cl100k_legacy, simd_qwen2, scan_o200k,
-                              scan_tekken, scan_gpt2_digits, scan_deepseek3,
-                              scan_llama_gpt2, scan_llama_starcoder, simd_llama_llama3,
+cdef ScanFn[17] _SIMD_SCAN = [simd_gpt2, simd_cl100k, simd_cl100k_legacy, simd_qwen2, simd_o200k,
+                              simd_tekken, simd_gpt2_digits, scan_deepseek3,
+                              simd_llama_gpt2, simd_llama_starcoder, simd_llama_llama3,
                               simd_llama_qwen2, simd_llama_qwen35, simd_llama_seed_coder,
-                              scan_llama_gpt4o, scan_llama_tekken, scan_llama_deepseek3]
+                              simd_llama_gpt4o, simd_llama_tekken, scan_llama_deepseek3]
 _INDEX = {name: k for k, name in enumerate(SCANNERS)}
 
 # Whether scanner_by_name hands out the _SIMD_SCAN scanners (use_simd).
@@ -765,10 +800,15 @@ def split(str name, str text):
 #
 # 16-byte reads (ft_scan.h: SSE2, NEON on aarch64). Callgrind, the scanner
 # alone over the first 1 MB of each corpus file, instructions a piece, byte
-# path -> 16-byte path: cl100k en 95.4 -> 75.1, code 120.2 -> 112.2, zh
-# 259.1 -> 268.5, multi 186.8 -> 189.4 (qwen2 and the Llama 3 spelling
-# alike); cl100k_base steady encode_ordinary of the second 600 kB of
-# en.txt, warm on the first: 60.6M -> 57.9M. What decided the shape:
+# path -> 16-byte path (en, code, zh, multi):
+#   cl100k  95.4 -> 75.7   120.2 -> 113.2   259.1 -> 269.4   186.8 -> 190.9
+#   o200k  145.8 -> 92.6   164.7 -> 134.3   275.1 -> 280.7   214.8 -> 212.1
+#   gpt2    83.9 -> 66.5    89.4 -> 85.2    205.6 -> 217.1   154.9 -> 161.9
+# (qwen2, the Llama 3 spelling, tekken and the llama.cpp forms alike; the
+# o200k byte path itself lost ~2% to the C compiler's inlining as the
+# module grew). Steady encode_ordinary of the second 600 kB of a corpus
+# file, warm on the first (cachegrind): cl100k_base en 60.6M -> 57.9M,
+# code 55.0M -> 53.5M. What decided the shape:
 # - One 16-byte letter test is not cheaper than the 8-byte word test for a
 #   word: swapping it into _run_letters alone changed nothing (95 -> 100).
 #   The gain is structural: the whole path for "run of ASCII letters, or one
@@ -786,7 +826,9 @@ def split(str name, str text):
 #   window 16 bytes from the end is read without the shift (-> 189).
 # - AVX2 was not tried: 0.04% of en's cl100k pieces and 0.9% of code's are
 #   longer than 16 bytes.
-# CPU time of the scanner alone did not move (cl100k en 489-501 MB/s either
+# - zh and multi pay a few instructions a piece: the non-ASCII test first,
+#   and the 16-byte test wasted where a space or punctuation leads CJK.
+# CPU time of the cl100k scanner alone did not move (en 489-501 MB/s either
 # way, best of 5 alternating, load ~5): a piece's end depends on the load
 # at its start, and that chain, not the instruction count, bounds a loop
-# that only scans. The o200k and gpt2 shapes still take the byte path.
+# that only scans. DeepSeek-V3's scanners take the byte path only.

@@ -1,15 +1,16 @@
 /* ft_scan.h -- runs of ASCII letters read 16 bytes at a time, for the
- * cl100k-shaped scanners of _pretokenize.pyx.
+ * scanners of _pretokenize.pyx.
  *
- * ft_cl100k finds the pieces that are a run of ASCII letters, or one ASCII
- * character and such a run (most pieces of English and code), with one
- * 16-byte classification a step, and hands every other piece to the
- * byte-at-a-time scanner it is given; so the scanners' behaviour is that
- * scanner's, which the differential tests check against the regexes, and a
- * test checks the two paths give the same pieces (_pretokenize.use_simd).
+ * ft_letters_piece and ft_o200k find the pieces that are a run of ASCII
+ * letters, or one ASCII character and such a run (most pieces of English
+ * and code), with one 16-byte classification a step, and hand every other
+ * piece to the byte-at-a-time scanner they are given; so the scanners'
+ * behaviour is that scanner's, which the differential tests check against
+ * the regexes, and a test checks the two give the same pieces
+ * (_pretokenize.use_simd).
  *
  * SSE2 is part of x86-64, so it needs no run-time dispatch; aarch64 always
- * has NEON. Elsewhere FT_SCAN_SIMD is 0 and ft_cl100k is the byte-at-a-time
+ * has NEON. Elsewhere FT_SCAN_SIMD is 0 and these are the byte-at-a-time
  * scanner. AVX2's 32 bytes would not pay: 0.04% of en.txt's cl100k pieces
  * and 0.9% of code.txt's are longer than 16 bytes.
  *
@@ -26,6 +27,9 @@
 
 /* A scanner of _pretokenize.pyx: the end of the piece starting at s + i. */
 typedef ptrdiff_t (*ft_scanner)(const uint8_t* s, ptrdiff_t i, ptrdiff_t end);
+
+/* The pattern shapes of _pretokenize.pyx read here. */
+enum ft_shape { FT_CL100K, FT_GPT2, FT_O200K };
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__SSE2__)
 #include <emmintrin.h>
@@ -70,15 +74,22 @@ static inline uint32_t ft_bits16(ft_v16 v) {
 #if FT_SCAN_SIMD
 #define FT_INLINE static inline __attribute__((always_inline))
 
-/* Bit k set when byte i + k is an ASCII letter [A-Za-z], in the window at
- * i (see the top). A byte >= 0x80 is none: | 0x20 keeps it >= 0xA0. */
-FT_INLINE uint32_t ft_letters16(ft_v16 v) {
-    return ft_bits16(ft_range16(ft_or16(v, ft_set16(0x20)), 'a', 26));
+/* The window at i (see the top) and how far its mask must be shifted down. */
+FT_INLINE ft_v16 ft_window(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, int* shift) {
+    if (__builtin_expect(end - i >= 16, 1)) {
+        *shift = 0;
+        return ft_load16(s + i);
+    }
+    *shift = (int)(16 - (end - i));
+    return ft_load16(s + end - 16);
 }
+
+/* Bit k set when byte i + k is an ASCII letter [A-Za-z], in the window at
+ * i. A byte >= 0x80 is none: | 0x20 keeps it >= 0xA0. */
 FT_INLINE uint32_t ft_letters(const uint8_t* s, ptrdiff_t i, ptrdiff_t end) {
-    if (__builtin_expect(end - i >= 16, 1))
-        return ft_letters16(ft_load16(s + i));
-    return ft_letters16(ft_load16(s + end - 16)) >> (16 - (end - i));
+    int shift;
+    ft_v16 v = ft_window(s, i, end, &shift);
+    return ft_bits16(ft_range16(ft_or16(v, ft_set16(0x20)), 'a', 26)) >> shift;
 }
 
 /* The first clear bit of mask at or after start (16 when there is none). */
@@ -86,19 +97,28 @@ FT_INLINE int ft_run_end(uint32_t mask, int start) {
     return __builtin_ctz((~mask & (0xFFFFu << start)) | 0x10000u);
 }
 
-/* The ASCII characters that lead no run of letters in the cl100k shape
- * (\r \n ' and digits), as bits of one word: all are below 64. */
-#define FT_LEAD_NO_LETTERS ((1ull << '\n') | (1ull << '\r') | (1ull << '\'') | (0x3FFull << '0'))
+/* The ASCII characters other than letters that lead no run of letters, as
+ * bits of one word (all are below 64): \r \n ' and digits in the cl100k
+ * shape ("'" starts its contractions), \r \n and digits in o200k's. */
+#define FT_CL100K_NO_LEAD ((1ull << '\n') | (1ull << '\r') | (1ull << '\'') | (0x3FFull << '0'))
+#define FT_O200K_NO_LEAD ((1ull << '\n') | (1ull << '\r') | (0x3FFull << '0'))
 
-/* A scanner of _pretokenize.pyx's cl100k shape: the piece at i when it is
- * a run of ASCII letters, or one ASCII character ([^\r\n\p{L}\p{N}] and
- * not the "'" of a contraction) and such a run, ended by ASCII or the end;
- * letters_from(s, r, end) when a non-ASCII byte at r ends the ASCII run
- * (the run may go on there); general(s, i, end) for every other piece and
- * in texts under 16 bytes. Out-of-line calls only, so the common path needs
- * no register saves. */
-FT_INLINE ptrdiff_t ft_cl100k(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, ft_scanner letters_from,
-                              ft_scanner general) {
+/* Whether the ASCII non-letter b may lead a run of letters into one piece
+ * (gpt2: " ?\p{L}+"; cl100k, o200k: [^\r\n\p{L}\p{N}]). */
+FT_INLINE int ft_leads_letters(enum ft_shape shape, uint8_t b) {
+    if (shape == FT_GPT2)
+        return b == ' ';
+    return !(b < 64 && (((shape == FT_CL100K ? FT_CL100K_NO_LEAD : FT_O200K_NO_LEAD) >> b) & 1));
+}
+
+/* A scanner of _pretokenize.pyx's cl100k or gpt2 shape: the piece at i when
+ * it is a run of ASCII letters, or one ASCII character that leads them and
+ * such a run, ended by ASCII or the end; letters_from(s, r, end) when a
+ * non-ASCII byte at r ends the ASCII run (the run may go on there);
+ * general(s, i, end) for every other piece and in texts under 16 bytes.
+ * Out-of-line calls only, so the common path needs no register saves. */
+FT_INLINE ptrdiff_t ft_letters_piece(enum ft_shape shape, const uint8_t* s, ptrdiff_t i,
+                                     ptrdiff_t end, ft_scanner letters_from, ft_scanner general) {
     uint8_t b = s[i];
     uint32_t letters;
     ptrdiff_t r;
@@ -108,7 +128,7 @@ FT_INLINE ptrdiff_t ft_cl100k(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, ft_s
     letters = ft_letters(s, i, end);
     if (letters & 1)
         e = ft_run_end(letters, 0);
-    else if ((letters & 2) && !(b < 64 && ((FT_LEAD_NO_LETTERS >> b) & 1)))
+    else if ((letters & 2) && ft_leads_letters(shape, b))
         e = ft_run_end(letters, 1);
     else
         return general(s, i, end);
@@ -121,8 +141,40 @@ FT_INLINE ptrdiff_t ft_cl100k(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, ft_s
     return r == end || s[r] < 0x80 ? r : letters_from(s, r, end);
 }
 
+/* A scanner of _pretokenize.pyx's o200k shape: the piece at i when it is
+ * [A-Z]*[a-z]* (one letter at least), alone or led by one ASCII character,
+ * and ended by ASCII other than "'" (a contraction may follow) or the end:
+ * in ASCII no letter is both cases, so P?U*W+ and P?U+W* both end there.
+ * general(s, i, end) for every other piece, runs reaching 16 bytes and
+ * texts under 16 bytes. */
+FT_INLINE ptrdiff_t ft_o200k(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, ft_scanner general) {
+    uint8_t b = s[i];
+    uint32_t upper, lower;
+    ptrdiff_t r;
+    int shift, start, e;
+    ft_v16 v;
+    if (end < 16 || b >= 0x80)
+        return general(s, i, end);
+    v = ft_window(s, i, end, &shift);
+    upper = ft_bits16(ft_range16(v, 'A', 26)) >> shift;
+    lower = ft_bits16(ft_range16(v, 'a', 26)) >> shift;
+    if ((upper | lower) & 1)
+        start = 0;
+    else if (((upper | lower) & 2) && ft_leads_letters(FT_O200K, b))
+        start = 1;
+    else
+        return general(s, i, end);
+    e = ft_run_end(lower, ft_run_end(upper, start));
+    r = i + e;
+    if (e == 16 || (r < end && (s[r] >= 0x80 || s[r] == '\'')))
+        return general(s, i, end);
+    return r;
+}
+
 #else
-#define ft_cl100k(s, i, end, letters_from, general) ((void)(letters_from), (general)((s), (i), (end)))
+#define ft_letters_piece(shape, s, i, end, letters_from, general) \
+    ((void)(letters_from), (general)((s), (i), (end)))
+#define ft_o200k(s, i, end, general) ((general)((s), (i), (end)))
 #endif
 
 #endif
