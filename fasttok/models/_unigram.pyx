@@ -1838,8 +1838,8 @@ cdef class UnigramWalk:
                  metaspace, Py_ssize_t n_ids, added=None):
         cdef list pool = []
         cdef list starts = []
-        cdef dict entries = {}
-        cdef Py_ssize_t i, n_blocks = 1
+        cdef Py_ssize_t i
+        cdef size_t n_blocks = 1, entry_cap = 0
         cdef uint32_t cp
         if model.core is None or model.unk < 0:
             raise ValueError("the walk needs a model with pieces and an unknown id")
@@ -1849,27 +1849,28 @@ cdef class UnigramWalk:
         self.model = model
         self.ints = tuple(range(max(n_ids, len(model.ints))))
         if charsmap is not None:
+            # the entries go straight into their blocks, each block made
+            # when a code point of it first gets one (a dict of the ~10k
+            # entries, then sorted into blocks, was half of the walk's build)
             self.charsmap, rules, classes = charsmap
+            self.rule_block = <int32_t*>calloc(0x1100, sizeof(int32_t))
+            self.rule_entry = <int32_t*>calloc(256, sizeof(int32_t))  # block 0: no entries
+            if self.rule_block == NULL or self.rule_entry == NULL:
+                raise MemoryError()
+            entry_cap = 256
             for ch, rep in rules.items():
-                entries[ord(ch)] = (len(starts) + 1) << RULE_SHIFT
+                self._mark(ord(ch), <int32_t>((len(starts) + 1) << RULE_SHIFT), &n_blocks,
+                           &entry_cap)
                 starts.append(len(pool))
                 pool.extend(map(ord, rep))
             for chars, bit in zip(classes, (C_PREPEND, C_CONTROL, C_EXTEND)):
-                for ch in chars:
-                    entries[ord(ch)] = entries.get(ord(ch), 0) | bit
+                for i in range(PyUnicode_GET_LENGTH(chars)):
+                    self._mark(PyUnicode_READ(PyUnicode_KIND(chars), PyUnicode_DATA(chars), i),
+                               bit, &n_blocks, &entry_cap)
             for cp in range(0xD800, 0xE000):
-                entries[cp] = entries.get(cp, 0) | C_DECLINE
-            blocks = sorted({cp >> 8 for cp in entries})
-            self.rule_block = <int32_t*>calloc(0x1100, sizeof(int32_t))
-            self.rule_entry = <int32_t*>calloc((len(blocks) + 1) * 256, sizeof(int32_t))
-            if self.rule_block == NULL or self.rule_entry == NULL:
-                raise MemoryError()
-            for i, block in enumerate(blocks):
-                self.rule_block[block] = <int32_t>(i + 1)
-            for cp, value in entries.items():
-                self.rule_entry[self.rule_block[cp >> 8] * 256 + (cp & 0xFF)] = value
+                self._mark(cp, C_DECLINE, &n_blocks, &entry_cap)
             for cp in range(256):
-                self.low[cp] = entries.get(cp, 0)
+                self.low[cp] = self.rule_entry[self.rule_block[0] * 256 + cp]
         ops_at = []
         for name, pattern, rep in list(early) + list(ops):
             ops_at.append((_OP_KINDS[name], len(pool), len(pattern), len(pool) + len(pattern),
@@ -1927,6 +1928,19 @@ cdef class UnigramWalk:
         free(self.cps)
         free(self.ops)
         free(self.space)
+
+    cdef int _mark(self, uint32_t cp, int32_t bits, size_t* n_blocks,
+                   size_t* entry_cap) except -1:
+        # bits ORed into code point cp's entry, its block made on first use
+        cdef int32_t block = self.rule_block[cp >> 8]
+        if block == 0:
+            grow_array(<void**>&self.rule_entry, entry_cap, (n_blocks[0] + 1) * 256,
+                       sizeof(int32_t), 256)
+            memset(self.rule_entry + n_blocks[0] * 256, 0, 256 * sizeof(int32_t))
+            block = self.rule_block[cp >> 8] = <int32_t>n_blocks[0]
+            n_blocks[0] += 1
+        self.rule_entry[block * 256 + (cp & 0xFF)] |= bits
+        return 0
 
     cdef inline int32_t _entry(self, uint32_t cp) noexcept nogil:
         if cp < 0x100:

@@ -725,9 +725,9 @@ cdef int _pack_merges(PackedMerges m, const uint8_t* s, size_t n, size_t* at) ex
 
 class PackedModel:
     """The parts of a document's ``model`` object the reader kept packed:
-    ``vocab`` (a :class:`PackedVocab`, a :class:`PackedPieces` or ``None``), ``merges`` (a
-    :class:`PackedMerges` or ``None``); ``object()`` is the model object as
-    ``json.loads`` gives it (built once).
+    ``vocab`` (a :class:`PackedVocab`, a :class:`PackedPieces` or ``None``),
+    ``merges`` (a :class:`PackedMerges` or ``None``); ``object()`` is the
+    model object as ``json.loads`` gives it (built once).
 
     >>> doc, model = read_tokenizer_document(b'{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}')
     >>> doc, model.object()
