@@ -17,9 +17,9 @@ refuse, so the documents and the errors are those of ``json.loads``.
 per document): each block is cut into chunks of about ``CHUNK_BYTES`` that
 the calling thread and ``threads - 1`` helpers claim for the whole call (one
 thread keeps its pre-token cache warm from the first block to the last);
-the calling thread publishes a block's chunks, encodes chunks until only a
-few are left for the helpers, and reads the next block while they encode
-them. Finished chunks are appended in order to one ``array('I')`` of ids and
+the calling thread publishes a block's chunks, encodes chunks of the
+blocks before it (never that block's, when there are helpers), and reads
+the next block while the helpers encode it. Finished chunks are appended in order to one ``array('I')`` of ids and
 one ``array('Q')`` of offsets, and their block is let go, so memory holds
 the result, the blocks being read or encoded (two or three) and the ring's
 buffers, whatever the file's size.
@@ -84,10 +84,8 @@ cdef enum:
     # reaches it): a few milliseconds of encoding, so a 4 MiB block is ~64
     # chunks that threads share evenly and the per-chunk costs vanish
     CHUNK_BYTES = 64 << 10
-    RING = 128  # chunks published and not yet collected, at most
-    # chunks the calling thread leaves unclaimed per helper before it goes to
-    # read the next block: what the helpers encode meanwhile
-    RESERVE_PER_HELPER = 8
+    # chunks published and not yet collected, at most: two blocks' worth
+    RING = 256
     # JSON: objects and arrays nested deeper, and numbers longer (the least
     # sys.set_int_max_str_digits allows), go to json.loads
     MAX_DEPTH = 64
@@ -802,10 +800,12 @@ cdef class FileJob:
         return found
 
     def add(self, Block block not None):
-        """Publish ``block``'s documents as chunks, then encode chunks until
-        only a few are left for the helper threads (all of them on one
-        thread)."""
+        """Publish ``block``'s documents as chunks, then encode the chunks
+        of the blocks before it that no thread has claimed (on one thread,
+        every chunk): the helpers have the new block to encode while the
+        caller reads the next one."""
         cdef size_t n_docs = block.bounds.len // 2, first = 0, stop, size
+        cdef long block_start = self.published
         cdef Chunk* chunk
         if n_docs == 0:
             return
@@ -817,8 +817,8 @@ cdef class FileJob:
             while stop < n_docs and size < self.chunk_bytes:
                 size += block.bounds.data[2 * stop + 1] - block.bounds.data[2 * stop] + 1
                 stop += 1
-            while self.published - self.collected >= RING:
-                self._help(0, True)
+            if self.published - self.collected >= RING:
+                self._help(self.published, self.published - RING + 1)
             chunk = &self.ring[self.published % RING]
             chunk.data = block.data
             chunk.bounds = block.bounds.data + 2 * first
@@ -829,14 +829,14 @@ cdef class FileJob:
             atomic_store(&self.published, self.published + 1)
             first = stop
         self.blocks.append((block, self.published))
-        self._help(RESERVE_PER_HELPER * (self.threads - 1), False)
+        self._help(block_start if self.threads > 1 else self.published, 0)
 
     def finish(self):
         """``(ids, offsets)`` once every chunk is encoded: the ids of every
         document in order (``array('I')``), and where each one's end
         (``array('Q')``, from 0)."""
         atomic_store(&self.closed, 1)
-        self._help(0, True)
+        self._help(self.published, self.published)
         return self.ids, self.offsets
 
     def stop(self):
@@ -868,29 +868,28 @@ cdef class FileJob:
         atomic_store(&chunk.state, CHUNK_ENCODED)
         return 0
 
-    cdef int _help(self, long reserve, bint wait) except -1:
-        # Claim and encode chunks while more than reserve are unclaimed,
-        # collecting those encoded; with wait, then wait for the rest to be
-        # encoded (by whichever thread claimed them) and collect them.
+    cdef int _help(self, long claim_below, long collect_to) except -1:
+        # Claim and encode the unclaimed chunks numbered below claim_below,
+        # collecting those encoded; then wait until collect_to chunks are
+        # collected (encoded by whichever thread claimed them).
         cdef long k
         while True:
             self._collect()
-            k = atomic_load(&self.next_claim)
             if atomic_load(&self.failed):
                 if self.error is not None:
                     raise self.error
                 raise RuntimeError("the file job was stopped")
-            if self.published - k > reserve and atomic_cas(&self.next_claim, k, k + 1):
-                try:
-                    with nogil:
-                        self._encode(&self.ring[k % RING])
-                except BaseException:
-                    atomic_store(&self.failed, 1)
-                    raise
-                continue
-            if self.published - k > reserve:
-                continue  # a helper claimed k first
-            if not wait or self.collected == self.published:
+            k = atomic_load(&self.next_claim)
+            if k < claim_below and k < self.published:
+                if atomic_cas(&self.next_claim, k, k + 1):
+                    try:
+                        with nogil:
+                            self._encode(&self.ring[k % RING])
+                    except BaseException:
+                        atomic_store(&self.failed, 1)
+                        raise
+                continue  # (or a helper claimed k first)
+            if self.collected >= collect_to:
                 return 0
             with nogil:
                 short_pause()
@@ -908,6 +907,10 @@ cdef class FileJob:
             at = <size_t>base
             carray.resize_smart(self.ids, at + chunk.n_ids)
             memcpy(self.ids.data.as_uints + at, chunk.ids, chunk.n_ids * sizeof(uint32_t))
+            # (kept in the slot, RING buffers of a chunk's ids each stayed
+            # in the peak RSS)
+            free(chunk.ids)
+            chunk.ids, chunk.cap = NULL, 0
             n_offsets = len(self.offsets)
             carray.resize_smart(self.offsets, n_offsets + chunk.n_docs)
             for i in range(chunk.n_docs):
@@ -941,10 +944,13 @@ cdef class FileJob:
 #   times (20 us pauses): the work splits evenly and nearly nothing is
 #   serial, so an idle 2-core machine should see ~2x; the loaded VM could
 #   not show it (wall time 3x CPU time even on one thread).
-# * RESERVE_PER_HELPER: reading, cutting and checking a 4 MiB block takes
-#   ~5 ms, 8 chunks of 64 KiB ~10 ms of encoding; with 4 the helper could
-#   run dry while the next block was read. RING of 128 chunks keeps 8 MB of
-#   id buffers at most (256 kept 16 MB, which showed in the peak RSS).
+# * What the helpers encode while the caller reads: first a reserve of 4
+#   chunks a helper (~6 ms of encoding), then 8, against ~5 ms to read, cut
+#   and check a 4 MiB block of text and ~15 ms for one of JSON Lines with
+#   escaped CJK (a third of the text's bytes, so its encoding is short); now
+#   the whole newest block, the caller encoding only older chunks, so no
+#   read outlasts what is left. Each slot of the ring kept its chunk's id
+#   buffer at first: 256 of them were 16 MB of the peak RSS.
 # * The pre-token cache at 64k or 256k entries instead of 16k for a file's
 #   whole run: 42.4 and 45.5 against 44.6 MB/s (noise), so encode_files
 #   leaves the process's setting alone.
