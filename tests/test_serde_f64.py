@@ -34,6 +34,8 @@ def _serde_oracle(text: str) -> float:
         shift -= 1
     shift += int(exponent or 0)
     value = float(significand)
+    if not value:  # zero at any exponent, as f64_from_parts leaves it
+        return -0.0 if sign else 0.0
     while shift > 308 and value:
         value, shift = value * 1e308, shift - 308
     while shift < -308 and value:

@@ -10,6 +10,7 @@ this module passes on), and JSON numbers read as tokenizers reads them.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -38,9 +39,15 @@ def model_object(spec, where: str, fail, kind: str) -> dict | None:
     return spec
 
 
-_NUMBER = re.compile(r"(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?")
+_NUMBER = r"(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?"
 _U64 = (1 << 64) - 1
-_POW10 = [float(10 ** k) for k in range(309)]
+
+
+@functools.cache
+def _number_parts() -> tuple:
+    # (the JSON number pattern, float(10 ** k) for k < 309: serde's table),
+    # made on first use: a file read packed reads its numbers in C
+    return re.compile(_NUMBER), [float(10 ** k) for k in range(309)]
 
 
 def _u64_prefix(whole: str, fraction: str) -> tuple:
@@ -78,7 +85,8 @@ def serde_f64(value) -> float:
     """
     if isinstance(value, int):
         return float(value)
-    match = _NUMBER.fullmatch(value if isinstance(value, str) else repr(float(value)))
+    number, pow10 = _number_parts()
+    match = number.fullmatch(value if isinstance(value, str) else repr(float(value)))
     if match is None:
         raise ValueError(f"{value!r} is not a JSON number")
     sign, whole, fraction, exponent = match.groups()
@@ -90,7 +98,7 @@ def serde_f64(value) -> float:
         significand, shift = _u64_prefix(whole, fraction)
     shift += int(exponent or 0)
     f = float(significand)
-    while abs(shift) >= len(_POW10):
+    while abs(shift) >= len(pow10):
         if f == 0.0 or shift > 0:
             # zero stays zero; too large is out of range (infinity here)
             f = f * math.inf if f else f
@@ -98,5 +106,5 @@ def serde_f64(value) -> float:
         f /= 1e308
         shift += 308
     else:
-        f = f * _POW10[shift] if shift >= 0 else f / _POW10[-shift]
+        f = f * pow10[shift] if shift >= 0 else f / pow10[-shift]
     return -f if sign else f
