@@ -56,15 +56,17 @@ def encode(self, text, *, allowed_special=NONE_ALLOWED, disallowed_special="all"
     [5303, 50256]
     """
     if disallowed_special == "all" and not sample and not add_special_tokens:
-        if allowed_special == "all":
-            ids = self._encode_all(text, self._all_argument)
-            if ids is not None:
-                return ids
-        elif allowed_special is NONE_ALLOWED:
+        # the default first: comparing a frozenset with "all" takes two
+        # refused comparisons
+        if allowed_special is NONE_ALLOWED:
             find = self._find_disallowed
             if find is None or find(text, self._disallowed_argument) < 0:
                 ids = self._encode_none(text, self._none_argument)
                 if ids is not None:
                     return ids
+        elif allowed_special == "all":
+            ids = self._encode_all(text, self._all_argument)
+            if ids is not None:
+                return ids
     return self._encode_general(text, allowed_special, disallowed_special, add_special_tokens,
                                 sample, alpha, nbest_size, seed)
