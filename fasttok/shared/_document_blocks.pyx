@@ -306,9 +306,10 @@ cdef class Block:
     def read_json(self, bytes field not None):
         """Read the block's lines as JSON Lines: each line that is not blank
         becomes the document of its object's ``field`` (UTF-8, ``field``
-        given as UTF-8). Returns ``[(index, line), ...]``: the documents
-        whose line the scanner leaves to ``json.loads`` (``line`` its bytes,
-        counted from ``first_line``), for :meth:`set_document`.
+        given as UTF-8). Returns ``[(index, number, line), ...]``: the
+        documents whose line the scanner leaves to ``json.loads`` (``number``
+        the line's, counted from ``first_line``; ``line`` its bytes), for
+        :meth:`set_document`.
 
         >>> import io
         >>> data = b'{"text": "a\\\\u00e9"}\\n\\n[1]\\n'
