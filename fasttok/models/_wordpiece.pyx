@@ -77,21 +77,22 @@ best of 7; whole corpus files, en / code / multi / zh):
   16k, a probe of a table past the L2 cache being most of a hit's cost.
   Also rejected: putting a word's lookup off until the next word ends,
   its set prefetched meanwhile (even, A/B).
-* In front of all that, a walk of ids alone keeps each whitespace chunk's
-  ids (the code units between two ASCII spaces, tabs, LFs or CRs, where
-  the rules end words: a chunk's ids are then the same wherever it stands)
-  in a per-thread chunk table: an ``ft_piece_cache.h`` table of its own,
-  held in this module's slot of ``ft_thread_cache.h``, 4 times the
-  pre-token cache's entries (64k, 4 MiB a thread by default; 0 entries,
-  off, with it), the same 2-way eviction (a set keeps its two latest
-  chunks) and gate. The key is the chunk's code units at the narrowest
-  width that holds them, with an owner per (model, rules, width); a chunk
-  of more than 40 key bytes is walked each time. 16 chunks are cut and
-  their sets prefetched before the first is looked up. A chunk that hits
-  skips normalizing and every word's lookup, as nanotoken's chunk cache
-  does; en.txt's second half after its first: 85% of its 226k chunks hit.
-  A word no token starts (its first code point begins none: ``'├──...┤'``)
-  is [UNK] at once (``Automaton.starts``).
+  Rejected again (2026-12-04, commit 823fe75, reverted): a per-thread
+  table of whitespace chunks of its own (an ``ft_piece_cache.h`` table in
+  an ``ft_thread_cache.h`` slot, 4x the pre-token cache's entries: 4 MiB;
+  key: the chunk's code units narrowed, an owner per model, rules and
+  width; 16 chunks cut and their sets prefetched before lookup), as
+  nanotoken keeps. 78% of en.txt's second half's 224k chunks hit after its
+  first half, yet its walk took 141.6M instructions against 140.8M with
+  words alone and 146.8M with no cache (callgrind), code.txt 98.2M either
+  way: the chunk path (scan, narrow, hash, probe, copy, the batch's
+  bookkeeping) cost ~320 instructions a chunk, about what walking the
+  chunk costs; timed A/B at load 5-10 it was 0-10% slower than words alone.
+  A chunk path that wins needs ~30 instructions a chunk (one masked load
+  as the key of a chunk of up to 8 bytes, as nanotoken's packed keys).
+* A word no token starts (its first code point begins none: ``'├──...┤'``,
+  219 bytes, took 438 automaton steps each time) is [UNK] at once
+  (``Automaton.starts``).
 * A word that is a token (most words) is found by one probe of a hash
   index of the token texts before any walk: en / code.txt through
   all-MiniLM-L6-v2 35 / 18 -> 28 / 14 ms (before the cache above).
@@ -127,9 +128,8 @@ from libc.string cimport memcmp, memcpy, memset
 
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._id_lists cimport ids_list, ids_lists
-from fasttok.shared._piece_cache cimport (FT_PC_ENTRY_BYTES, FT_PC_PAYLOAD, ft_pc_count, ft_pc_entry, ft_pc_find,
-                                          ft_pc_hash, ft_pc_ids, ft_pc_open, ft_pc_prefetch,
-                                          ft_pc_put, ft_pc_table, piece_cache_owner,
+from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_entry, ft_pc_find, ft_pc_hash,
+                                          ft_pc_ids, ft_pc_put, ft_pc_table, piece_cache_owner,
                                           piece_cache_table)
 from fasttok.shared._tables cimport ByteStrings, TokenTables, TokenTablesView, find_token
 from fasttok.shared._utf8 cimport utf8_put, utf8_size
@@ -148,85 +148,14 @@ cdef extern from *:
 
 cdef extern from *:
     """
-    #include "ft_piece_cache.h"
-    #include "ft_thread_cache.h"
-
-    /* The calling thread's chunk table of n entries (a power of two), or
-     * NULL (n is 0, or no memory): an ft_piece_cache.h table of its own,
-     * kept in this module's thread slot and remade empty when n changes.
-     * One block: the table's header, then its entries on whole cache lines. */
-    static ft_pc_table* wp_chunk_table(size_t n) {
-        ft_slot* slot = ft_thread_slot(FT_SLOT_WP_CHUNKS);
-        ft_pc_table* t;
-        if (slot == NULL || n == 0) return NULL;
-        if (slot->mem != NULL && slot->tag == n) return (ft_pc_table*)slot->mem;
-        free(slot->mem);
-        slot->mem = calloc(n + 2, FT_PC_ENTRY_BYTES);
-        slot->size = slot->mem != NULL ? (n + 2) * FT_PC_ENTRY_BYTES : 0;
-        slot->tag = slot->mem != NULL ? n : 0;
-        if (slot->mem == NULL) return NULL;
-        t = (ft_pc_table*)slot->mem;
-        t->entries = (ft_pc_entry*)(((uintptr_t)(t + 1) + FT_PC_ENTRY_BYTES - 1)
-                                    & ~(uintptr_t)(FT_PC_ENTRY_BYTES - 1));
-        t->n_entries = n;
-        t->ways = n >= 2 ? 2 : 1;
-        t->set_mask = n / t->ways - 1;
-        return t;
-    }
-
-    /* The calling thread's chunk table as it is (NULL: none made). */
-    static ft_pc_table* wp_chunk_table_held(void) {
-        ft_slot* slot = ft_thread_slot(FT_SLOT_WP_CHUNKS);
-        return slot != NULL ? (ft_pc_table*)slot->mem : NULL;
-    }
-
-    #define WP_SEP(c) ((c) == 32 || (c) == 9 || (c) == 10 || (c) == 13)
-    #if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) \
-        && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    #define WP_SWAR 1
+    #if defined(__GNUC__) || defined(__clang__)
+    #define wp_ctz64(x) ((unsigned)__builtin_ctzll(x))
+    #else
+    static unsigned wp_ctz64(uint64_t x) { unsigned n = 0; while (!(x & 1)) { x >>= 1; n++; } return n; }
     #endif
 
-    /* The first separator (ASCII space, tab, LF or CR) of s[i:n], or n; s
-     * holds code units of 1 or 2 bytes. Eight bytes a step where words are
-     * little-endian: a lane below 0x21 is flagged (the lowest flag exactly,
-     * borrows only running upwards), then checked. */
-    static inline size_t wp_chunk_end1(const uint8_t* s, size_t i, size_t n) {
-    #ifdef WP_SWAR
-        uint64_t word, below;
-        while (i + 8 <= n) {
-            memcpy(&word, s + i, 8);
-            below = (word - 0x2121212121212121ULL) & ~word & 0x8080808080808080ULL;
-            if (below == 0) { i += 8; continue; }
-            i += (size_t)__builtin_ctzll(below) >> 3;
-            if (WP_SEP(s[i])) return i;
-            i++;
-        }
-    #endif
-        while (i < n && !WP_SEP(s[i])) i++;
-        return i;
-    }
-
-    static inline size_t wp_chunk_end2(const uint16_t* s, size_t i, size_t n) {
-    #ifdef WP_SWAR
-        uint64_t word, below;
-        while (i + 4 <= n) {
-            memcpy(&word, s + i, 8);
-            below = (word - 0x0021002100210021ULL) & ~word & 0x8000800080008000ULL;
-            if (below == 0) { i += 4; continue; }
-            i += (size_t)__builtin_ctzll(below) >> 4;
-            if (WP_SEP(s[i])) return i;
-            i++;
-        }
-    #endif
-        while (i < n && !WP_SEP(s[i])) i++;
-        return i;
-    }
     """
-    ft_pc_table* wp_chunk_table(size_t n) nogil
-    ft_pc_table* wp_chunk_table_held() nogil
-    size_t ft_pc_used(const ft_pc_table* t) nogil
-    size_t wp_chunk_end1(const uint8_t* s, size_t i, size_t n) nogil
-    size_t wp_chunk_end2(const uint16_t* s, size_t i, size_t n) nogil
+    unsigned wp_ctz64(uint64_t x) nogil
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
@@ -410,22 +339,6 @@ cdef class BertNormalizer:
         return e & 3, cp + (e >> 2) - DELTA_BIAS
 
 
-def chunk_table_info():
-    """The calling thread's chunk table (see ``_run_chunks``) as it is now:
-    ``{"entries": ..., "used": ..., "bytes": ...}``, bytes being what its
-    entries take (64 each; 0 entries: none made yet, or the pre-token cache
-    off). It gets 4 times the pre-token cache's entries
-    (``fasttok.set_pretoken_cache``): 4 MiB a thread by default.
-
-    >>> info = chunk_table_info()
-    >>> info["bytes"] == 64 * info["entries"]
-    True
-    """
-    cdef ft_pc_table* t = wp_chunk_table_held()
-    n = t.n_entries if t != NULL else 0
-    return {"entries": n, "used": ft_pc_used(t), "bytes": n * FT_PC_ENTRY_BYTES}
-
-
 _normalizers = {}
 
 
@@ -456,7 +369,7 @@ cdef enum:
     BMP_UNK = -2               # Automaton.bmp: the word is [UNK]
     MAX_STATES = 1 << 30       # unit indices are int32, with room for base + c
     MAX_START = 8              # the longest word-start marker
-    PLACE_TRIES = 64           # bases tried for a state's children before the end of the array
+    PLACE_BLOCKS = 4           # blocks of 64 bases tried for a state's children before the end
 
 cdef struct Automaton:
     const Unit* units          # always more than every base + 255 of them
@@ -500,6 +413,14 @@ cdef inline int32_t _goto(const Automaton* a, int32_t state, uint8_t c) noexcept
     return t if a.units[t].check == state else -1
 
 
+cdef inline uint64_t _bits64(const uint64_t* bits, size_t at) noexcept nogil:
+    # bits at..at + 63 of a bitmap (word at >> 6 + 1 must exist)
+    cdef size_t w = at >> 6, o = at & 63
+    if o == 0:
+        return bits[w]
+    return (bits[w] >> o) | (bits[w + 1] << (64 - o))
+
+
 cdef struct Edge:
     # The build's trie before it is laid out: an open-addressing table
     uint64_t key       # parent << 8 | byte
@@ -517,8 +438,6 @@ cdef inline Edge* _edge_slot(Edge* edges, uint64_t mask, uint64_t key) noexcept 
 
 
 # ------------------------------------------------------------------ one call's buffers
-
-_NO_RULES = object()  # WordPieceModel.chunk_rules before any walk
 
 cdef struct Work:
     uint8_t* word              # "▁" + the word being built, as UTF-8
@@ -538,8 +457,6 @@ cdef struct Work:
     bint collect               # gather the words instead of matching them
     ft_pc_table* cache         # the thread's pre-token cache, or NULL (off)
     uint64_t owner             # the model's identity in the cache
-    ft_pc_table* chunks        # the thread's chunk table, or NULL (off; a walk with offsets)
-    uint64_t chunk_owner[3]    # the model's and rules' identities there, by key width 1, 2, 4
     bint offsets               # note where each id comes from (the arrays below)
     int32_t* at                # offsets: the text index of the character each byte of word is of
     size_t at_cap
@@ -557,9 +474,6 @@ cdef enum:
     WALK_NEED_AUTOMATON = 2    # at a word only the automaton matches, before it is built:
                                # build it (WordPieceModel._need_automaton) and walk again
     PROBE_MAX = 24             # bytes: a longer word is matched through the automaton
-    CHUNK_FACTOR = 4           # a thread's chunk table: this many times the pre-token cache's entries
-    CHUNK_BATCH = 16           # chunks cut and their sets prefetched before the first is looked up
-    CHUNK_KEY_MAX = 40         # key bytes of a chunk kept (an entry's 48 hold them and 2 ids)
     NOGIL_MIN_TEXT = 256       # code units: a shorter text is done before the GIL would change hands
     MAX_OFFSET = 0x7FFFFFFF    # offsets are int32: a longer text is not walked with them
 
@@ -587,17 +501,10 @@ cdef inline void _restart(Work* w) noexcept:
     w.n_words = 0
 
 
-cdef inline void _use_cache(Work* w, uint64_t owner, const uint64_t* chunk_owners) noexcept:
-    # the calling thread's pre-token cache, for the words of the model
-    # owner, and its chunk table for a walk of ids alone (chunk_owners:
-    # the model's with these rules; NULL: none)
+cdef inline void _use_cache(Work* w, uint64_t owner) noexcept:
+    # the calling thread's pre-token cache, for the words of the model owner
     w.cache = piece_cache_table()
     w.owner = owner
-    w.chunks = NULL
-    if (w.cache != NULL and chunk_owners != NULL
-            and not (w.offsets or w.keep_words or w.collect)):
-        w.chunks = wp_chunk_table(CHUNK_FACTOR * w.cache.n_entries)
-        memcpy(w.chunk_owner, chunk_owners, sizeof(w.chunk_owner))
 
 
 cdef int _match(const Automaton* a, const uint8_t* s, size_t n, Work* w) except -1 nogil:
@@ -736,11 +643,15 @@ cdef inline bint _ascii(const uint8_t* s, size_t n) noexcept nogil:
 
 
 cdef inline int _append_cached(const ft_pc_entry* e, Work* w) except -1 nogil:
-    # the ids the cache holds in e, appended
-    cdef size_t n = e.n_ids
+    # the ids the cache holds in e, appended (a few: a loop, not a call)
+    cdef size_t n = e.n_ids, k
+    cdef const uint32_t* ids = ft_pc_ids(e)
+    cdef uint32_t* out
     if w.n_ids + n > w.ids_cap:
         grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + n, sizeof(uint32_t), 1024)
-    memcpy(w.ids + w.n_ids, ft_pc_ids(e), n * sizeof(uint32_t))
+    out = w.ids + w.n_ids
+    for k in range(n):
+        out[k] = ids[k]
     w.n_ids += n
     return 0
 
@@ -938,108 +849,6 @@ cdef int _run(const unit_t* text, size_t n, size_t base, const NormTable* norm,
     return 0
 
 
-cdef inline bint _is_separator(uint32_t c) noexcept nogil:
-    return c == 32 or c == 9 or c == 10 or c == 13
-
-
-cdef inline bint _separators_end_words(const NormTable* norm) noexcept nogil:
-    # whether the rules end a word at each chunk separator: then a chunk's
-    # ids are the same wherever it stands
-    return ((_entry(norm, 32) & 3) == ACT_SPACE and (_entry(norm, 9) & 3) == ACT_SPACE
-            and (_entry(norm, 10) & 3) == ACT_SPACE and (_entry(norm, 13) & 3) == ACT_SPACE)
-
-
-cdef int _run_chunks(const unit_t* text, size_t n, size_t base, const NormTable* norm,
-                     const Automaton* a, Work* w) except -1 nogil:
-    # _run, a chunk (the code units between two separators) at a time, each
-    # chunk's ids kept in the thread's chunk table: a chunk met before costs
-    # a hash and a probe instead of normalizing and looking up its words.
-    # CHUNK_BATCH chunks are cut and their sets prefetched before the first
-    # is looked up, so the probes' cache misses overlap. The key is the
-    # chunk's code units at the narrowest width holding them (an English
-    # chunk of a str of kind 2 is the same key as in one of kind 1), with an
-    # owner per width: two keys of different widths never compare equal.
-    cdef ft_pc_table* t = w.chunks
-    cdef size_t i = 0, j, k, count, m, first, width
-    cdef size_t starts[CHUNK_BATCH]
-    cdef size_t ends[CHUNK_BATCH]
-    cdef size_t sizes[CHUNK_BATCH]       # key bytes; 0: the chunk is not kept
-    cdef uint8_t owners[CHUNK_BATCH]     # index into w.chunk_owner
-    cdef const uint8_t* keys[CHUNK_BATCH]
-    cdef uint64_t hashes[CHUNK_BATCH]
-    cdef uint8_t narrowed[CHUNK_BATCH][CHUNK_KEY_MAX]
-    cdef uint32_t high
-    cdef const ft_pc_entry* e
-    cdef int done
-    while i < n:
-        count = 0
-        while count < CHUNK_BATCH:
-            while i < n and _is_separator(text[i]):
-                i += 1
-            if i >= n:
-                break
-            if unit_t is uint8_t:
-                j = wp_chunk_end1(text, i + 1, n)
-            elif unit_t is uint16_t:
-                j = wp_chunk_end2(text, i + 1, n)
-            else:
-                j = i + 1
-                while j < n and not _is_separator(text[j]):
-                    j += 1
-            m = j - i
-            starts[count] = i
-            ends[count] = j
-            sizes[count] = 0
-            if unit_t is uint8_t:
-                if m <= CHUNK_KEY_MAX:
-                    keys[count] = text + i
-                    sizes[count] = m
-                    owners[count] = 0
-            else:
-                if m * sizeof(unit_t) <= CHUNK_KEY_MAX or m <= CHUNK_KEY_MAX:
-                    high = 0
-                    for k in range(i, j):
-                        high |= text[k]
-                    width = 1 if high < 0x100 else 2 if high < 0x10000 else 4
-                    if width == 1 and m <= CHUNK_KEY_MAX:
-                        for k in range(m):
-                            narrowed[count][k] = <uint8_t>text[i + k]
-                        keys[count] = narrowed[count]
-                        sizes[count] = m
-                        owners[count] = 0
-                    elif width > 1 and m * sizeof(unit_t) <= CHUNK_KEY_MAX:
-                        # kept at the str's width (a kind 4 chunk of BMP code
-                        # points is another key than in a str of kind 2)
-                        keys[count] = <const uint8_t*>(text + i)
-                        sizes[count] = m * sizeof(unit_t)
-                        owners[count] = 1 if unit_t is uint16_t else 2
-            if sizes[count]:
-                hashes[count] = ft_pc_hash(keys[count], sizes[count])
-                ft_pc_prefetch(t, hashes[count])
-            count += 1
-            i = j
-        for k in range(count):
-            j = starts[k]
-            m = ends[k] - j
-            first = w.n_ids
-            if sizes[k] and ft_pc_open(t):
-                e = ft_pc_find(t, w.chunk_owner[owners[k]], keys[k], sizes[k], hashes[k])
-                ft_pc_count(t, e != NULL)
-                if e != NULL:
-                    _append_cached(e, w)
-                    continue
-                done = _run(text + j, m, base + j, norm, a, w)
-                if done:
-                    return done
-                ft_pc_put(t, w.chunk_owner[owners[k]], keys[k], sizes[k], hashes[k],
-                          w.ids + first, w.n_ids - first)
-            else:
-                done = _run(text + j, m, base + j, norm, a, w)
-                if done:
-                    return done
-    return 0
-
-
 cdef struct TextRef:
     # A str's code units, read with the GIL held; the str must stay alive.
     const void* data
@@ -1060,13 +869,7 @@ cdef inline uint32_t _unit(const TextRef* t, size_t j) noexcept nogil:
 
 cdef int _run_span(const TextRef* t, size_t start, size_t end, const NormTable* norm,
                    const Automaton* a, Work* w) except -1 nogil:
-    # _run over the code units start..end of t (by chunks, with the thread's chunk table)
-    if w.chunks != NULL and _separators_end_words(norm):
-        if t.kind == 1:
-            return _run_chunks(<const uint8_t*>t.data + start, end - start, start, norm, a, w)
-        if t.kind == 2:
-            return _run_chunks(<const uint16_t*>t.data + start, end - start, start, norm, a, w)
-        return _run_chunks(<const uint32_t*>t.data + start, end - start, start, norm, a, w)
+    # _run over the code units start..end of t
     if t.kind == 1:
         return _run(<const uint8_t*>t.data + start, end - start, start, norm, a, w)
     if t.kind == 2:
@@ -1389,8 +1192,6 @@ cdef class WordPieceModel:
     cdef int32_t* bmp              # Automaton.bmp
     cdef uint64_t* starts          # Automaton.starts
     cdef uint64_t owner            # its words' identity in the pre-token cache
-    cdef object chunk_rules        # the rules chunk_owners are for (None: its normalizer's)
-    cdef uint64_t chunk_owners[3]  # its chunks' identities in the chunk table, by key width
     cdef Work kept                 # encode_with's buffers for short texts (GIL held)
     cdef bint kept_busy
     cdef Automaton auto
@@ -1414,7 +1215,6 @@ cdef class WordPieceModel:
         self.token_len = NULL
         self.text_ids = NULL
         self.owner = piece_cache_owner()
-        self.chunk_rules = _NO_RULES
 
     def __dealloc__(self):
         free(self.units)
@@ -1582,17 +1382,6 @@ cdef class WordPieceModel:
         self.n_units = <uint32_t>cap
         return 0
 
-    cdef const uint64_t* _chunk_owners(self, object rules) noexcept:
-        # The identities of this model's chunks normalized by rules (None:
-        # its BertNormalizer) in the chunk table, new when the rules change:
-        # a chunk's ids depend on both.
-        cdef int k
-        if rules is not self.chunk_rules:
-            for k in range(3):
-                self.chunk_owners[k] = piece_cache_owner()
-            self.chunk_rules = rules
-        return self.chunk_owners
-
     cdef int _need_automaton(self) except -1:
         # The automaton, built on the first word that needs it (the GIL
         # held: a walk that meets such a word first returns
@@ -1608,10 +1397,13 @@ cdef class WordPieceModel:
 
     cdef int _build(self) except -1:
         # 1. The trie of the reversed texts (the lowest id wins a text held
-        #    twice; the texts are the token tables'), in a hash table. 2. Breadth first, each state's children
-        #    placed in the double array at the first base, among PLACE_TRIES,
-        #    where all their units are free (else past the last used unit), so
-        #    the states near the root, which every word visits, sit together.
+        #    twice; the texts are the token tables'), in a hash table.
+        # 2. Breadth first, each state's children placed in the double array
+        #    at the first base where all their units are free, 64 bases
+        #    tried at once against a bitmap of the used units, so the states
+        #    near the root, which every word visits, sit together. (Trying
+        #    64 bases one by one, then going past the last used unit, made
+        #    bert-base's 114k states 920k units and took ~35 ms.)
         # 3. Failure links and outputs, breadth first again.
         cdef size_t cap = 1024, mask, k, total = self.n_bytes
         cdef const ByteStrings* strings = self.whole.view.strings
@@ -1625,8 +1417,10 @@ cdef class WordPieceModel:
         cdef uint32_t n_nodes = 1, head = 0, tail = 1
         cdef int32_t node, child, v, u, f, base, lowest, sv, su
         cdef size_t free_unit = 1, high = 1
-        cdef int tries
-        cdef bint fits
+        cdef uint64_t* used = NULL  # a bit per unit, set when its check is set
+        cdef uint64_t fit
+        cdef size_t used_words = 0
+        cdef int blocks
         cdef Py_ssize_t i, size
         cdef const uint8_t* s
         cdef Edge* e
@@ -1687,23 +1481,34 @@ cdef class WordPieceModel:
                     tail += 1
                     u = next_sibling[u]
                 base = max(1, <int32_t>free_unit - lowest)
-                tries = 0
+                blocks = 0
                 while True:
-                    self._grow_units(<size_t>base + 256 + 256)
-                    fits = True
+                    if <size_t>base + 64 + 256 > self.n_units:
+                        self._grow_units(<size_t>base + 64 + 512)
+                    if used_words < (self.n_units >> 6) + 2:
+                        k = used_words
+                        grow_array(<void**>&used, &used_words, (self.n_units >> 6) + 2,
+                                   sizeof(uint64_t), 1024)
+                        memset(used + k, 0, (used_words - k) * sizeof(uint64_t))
+                        used[0] |= 1  # the root
+                    # bit j of fit: base + j fits every child
+                    fit = ~(<uint64_t>0)
                     u = first_child[v]
-                    while u >= 0 and fits:
-                        fits = self.units[base + label[u]].check == -1
+                    while u >= 0 and fit:
+                        fit &= ~_bits64(used, <size_t>base + label[u])
                         u = next_sibling[u]
-                    if fits:
+                    if fit:
+                        base += wp_ctz64(fit)
                         break
-                    tries += 1
-                    base = (base + 1) if tries < PLACE_TRIES else max(base + 1,
-                                                                      <int32_t>high - lowest)
+                    base += 64
+                    blocks += 1
+                    if blocks == PLACE_BLOCKS:  # past the last used unit: all fit there
+                        base = max(base, <int32_t>high - lowest)
                 self.units[sv].base = base
                 u = first_child[v]
                 while u >= 0:
                     su = base + label[u]
+                    used[su >> 6] |= (<uint64_t>1) << (su & 63)
                     self.units[su].check = sv
                     unit_of[u] = su
                     high = max(high, <size_t>su + 1)
@@ -1737,6 +1542,7 @@ cdef class WordPieceModel:
                     self.units[su].fail = child if child >= 0 else 0
                     u = next_sibling[u]
         finally:
+            free(used)
             free(edges)
             free(first_child)
             free(next_sibling)
@@ -1767,7 +1573,7 @@ cdef class WordPieceModel:
         _text_ref(text, &ref)
         if ref.kind != 1:
             self._need_bmp()
-        _use_cache(w, self.owner, self._chunk_owners(None))
+        _use_cache(w, self.owner)
         while True:
             if ref.length < NOGIL_MIN_TEXT:
                 done = _run_ref(&ref, &self.norm, &self.auto, w)
@@ -1796,7 +1602,7 @@ cdef class WordPieceModel:
                 _text_ref(<str>text, &refs[i])
                 if refs[i].kind != 1:
                     self._need_bmp()
-            _use_cache(w, self.owner, self._chunk_owners(None))
+            _use_cache(w, self.owner)
             i = 0
             while True:
                 with nogil:
@@ -1889,7 +1695,7 @@ cdef class WordPieceModel:
         cdef Cut* parts = NULL
         cdef Cut whole
         cdef size_t n_parts = 1, k, j
-        cdef list added = []
+        cdef list added = None  # the added tokens' ids, when cuts are given
         _text_ref(text, &ref)
         if offsets and ref.length > MAX_OFFSET:
             return None
@@ -1909,13 +1715,14 @@ cdef class WordPieceModel:
         w.keep_words = words
         try:
             if cuts is not None:
+                added = []
                 parts = self._cuts(<list?>cuts, ref.length, added)
                 n_parts = len(cuts)
             rules.cover(&ref, 1)
             table = rules.table()
             if ref.kind != 1:
                 self._need_bmp()
-            _use_cache(w, self.owner, self._chunk_owners(rules))
+            _use_cache(w, self.owner)
             while True:
                 if ref.length < NOGIL_MIN_TEXT:
                     done = _walk(&ref, &whole if parts == NULL else parts, n_parts, &table,
@@ -2030,7 +1837,7 @@ cdef class WordPieceModel:
                     self._need_bmp()
             rules.cover(refs, n)
             table = rules.table()
-            _use_cache(&w, self.owner, NULL)
+            _use_cache(&w, self.owner)
             i = 0
             while True:
                 with nogil:
@@ -2079,7 +1886,7 @@ cdef class WordPieceModel:
                     self._need_bmp()
             rules.cover(refs, n)
             table = rules.table()
-            _use_cache(&w, self.owner, self._chunk_owners(rules))
+            _use_cache(&w, self.owner)
             i = 0
             while True:
                 with nogil:

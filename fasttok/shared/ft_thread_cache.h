@@ -3,8 +3,7 @@
  * Slots: the pair memo (FT_SLOT_MEMO) and the long-piece merge arrays
  * (FT_SLOT_MERGE) of the BPE loop; the Unigram Viterbi's best-path array and
  * spare span buffer (FT_SLOT_UNIGRAM_*); SentencePiece's normalized text and
- * id array (FT_SLOT_SPM_*); WordPiece's whitespace-chunk table
- * (FT_SLOT_WP_CHUNKS). Each module that includes this header has its own
+ * id array (FT_SLOT_SPM_*). Each module that includes this header has its own
  * copy of the state (it is static), so a slot is only ever used by the
  * module it is named after. Allocating these afresh on every call cost more than the
  * work on large inputs (fresh pages are faulted in one by one); keeping
@@ -24,8 +23,7 @@
 #define FT_SLOT_UNIGRAM_SPANS 3
 #define FT_SLOT_SPM_NORM 4
 #define FT_SLOT_SPM_IDS 5
-#define FT_SLOT_WP_CHUNKS 6
-#define FT_SLOTS 7
+#define FT_SLOTS 6
 
 typedef struct {
     void* mem;
