@@ -77,7 +77,19 @@ faster (en.txt 0.25 s against 1.22 s), words 5-8x; gemma3 lines 4-7x, words
   with a span past an entry's 48 bytes). ``StretchWalker.encode`` of the
   first 1,000 gemma3 en lines, warm (callgrind): 12.0k -> 9.3k
   instructions a line (scan 2.5k, cache probes 1.9k, misses 0.9k, the
-  normalized copy 1.9k, arrays 1k).
+  normalized copy 1.9k, arrays 1k). Offsets are counted from the written
+  bytes where each written character stands for one of the text's,
+  instead of storing each byte's character. Timed against the word-cache
+  walk, processes alternating, CPU best of 7, first 5,000 lines, load 5-7:
+  gemma3 ``encode`` en 2.1-2.7 -> 1.7-2.1 us a line, code 1.4-1.7 ->
+  1.1-1.3, zh 1.2-1.6 -> 0.86-0.96; the batch on 2 threads (CPU) en
+  2.4-2.6 -> 1.8-1.9, no longer above the 1-thread batch by more than the
+  helper thread's cold table; ``fasttok.load(gemma3).encode`` lines en
+  2.7 -> 2.0-2.4, zh 1.6 -> 0.9-1.1.
+* Tried and dropped: hashing 32 spans at a time and prefetching their
+  sets of the cache before probing any (as the byte-level walk does one
+  piece ahead): 8% more instructions, no difference in time measurable
+  against the walk without it (alternating, load 5).
 
 * Batches (``StretchWalker.encode_offsets_many``): the texts of a chunk
   walked with the GIL released, 128 at a time (all 5,000 en lines in one
