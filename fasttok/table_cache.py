@@ -299,7 +299,9 @@ def read_tokenizer_json(path: str, data: Optional[bytes] = None, *,
         with open(path, "rb") as f:
             data = f.read()
     with gc_paused():
-        slot = _hf_slot(path, data) if cache_enabled(cache) else None
+        # only a file with the ByteLevel decoder has tables to cache: any
+        # other is not hashed for a cache it never enters (Gemma 3's 33 MB)
+        slot = _hf_slot(path, data) if cache_enabled(cache) and b'"ByteLevel"' in data else None
         if slot is not None:
             found = _read_payload(*slot)
             if found is not None:
