@@ -806,9 +806,12 @@ def split(str name, str text):
 #   gpt2    83.9 -> 66.5    89.4 -> 85.2    205.6 -> 217.1   154.9 -> 161.9
 # (qwen2, the Llama 3 spelling, tekken and the llama.cpp forms alike; the
 # o200k byte path itself lost ~2% to the C compiler's inlining as the
-# module grew). Steady encode_ordinary of the second 600 kB of a corpus
-# file, warm on the first (cachegrind): cl100k_base en 60.6M -> 57.9M,
-# code 55.0M -> 53.5M. What decided the shape:
+# module grew). Steady encode_ordinary of the second 600 kB of the first
+# 1.2 MB of a corpus file, warm on the first (cachegrind, whole process
+# minus the same process without that call; en, code, zh):
+#   cl100k_base 60.5M -> 57.5M   54.8M -> 53.4M   151.4M -> 151.9M
+#   o200k_base  67.9M -> 59.8M   61.0M -> 56.3M   158.9M -> 160.2M
+# What decided the shape:
 # - One 16-byte letter test is not cheaper than the 8-byte word test for a
 #   word: swapping it into _run_letters alone changed nothing (95 -> 100).
 #   The gain is structural: the whole path for "run of ASCII letters, or one
