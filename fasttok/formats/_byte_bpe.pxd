@@ -127,8 +127,9 @@ cdef class BatchJob:
     cdef list lists
     cdef uint8_t* declined  # BATCH_OFFSETS: the texts encode_offsets declines
     # the normalizer (see BatchJob), its quick check, and the mask as bytes
-    # for its respell; given: NULL, or for each text the codes of the ids the
-    # normalizer gave for it (count first; NULL for a text encoded here)
+    # for its respell; given: NULL without a normalizer, else for each text
+    # the codes of the ids the normalizer gave for it (count first; NULL for
+    # a text encoded here)
     cdef object normalizer
     cdef object is_normalized
     cdef bytes allowed_bytes

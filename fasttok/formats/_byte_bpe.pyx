@@ -1169,6 +1169,12 @@ cdef class BatchJob:
         self.is_normalized = None if normalizer is None else normalizer.is_normalized
         self.allowed_bytes = bytes(allowed) if normalizer is not None and self.use_specials \
             else None
+        if normalizer is not None:
+            # made before any chunk is read, so that the threads encoding
+            # chunks read it as _prepare sets it for each chunk
+            self.given = <uint32_t**>calloc(count + 1, sizeof(uint32_t*))
+            if self.given == NULL:
+                raise MemoryError()
         self.mask = &allowed[0] if self.use_specials else NULL
         # one chunk for one thread; else about CHUNKS_PER_THREAD a thread,
         # which even out texts of uneven cost
@@ -1236,10 +1242,6 @@ cdef class BatchJob:
             return found
         ids = found
         n = len(ids)
-        if self.given == NULL:
-            self.given = <uint32_t**>calloc(self.count + 1, sizeof(uint32_t*))
-            if self.given == NULL:
-                raise MemoryError()
         codes = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
         if codes == NULL:
             raise MemoryError()
