@@ -10,6 +10,9 @@ class BertNormalizer:
     def map_code_point(self, cp: int) -> tuple[int, int]: ...
 
 def normalizer(lowercase: bool = ..., strip_accents: bool = ...) -> BertNormalizer: ...
+def wordpiece_texts(
+    vocab: dict[str, int], prefix: str, never: frozenset[int], start: bytes
+) -> tuple[list[bytes], list[int], list[str], list[int]]: ...
 
 APPEND: int
 SPACE: int

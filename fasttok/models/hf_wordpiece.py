@@ -32,7 +32,7 @@ import functools
 from collections.abc import Callable
 
 from fasttok.errors import FasttokError
-from fasttok.models._wordpiece import CodePointRules, WordPieceModel
+from fasttok.models._wordpiece import CodePointRules, WordPieceModel, wordpiece_texts
 from fasttok.models.hf_fields import is_int, model_object
 from fasttok.shared.json_fields import all_ints
 
@@ -60,24 +60,13 @@ class WordPiece:
         self.unk_token = unk_token
         self.continuing_subword_prefix = continuing_subword_prefix
         self.max_input_chars_per_word = max_input_chars_per_word
-        prefix, cut = continuing_subword_prefix, len(continuing_subword_prefix)
+        prefix = continuing_subword_prefix
         # The automaton's texts: every token at a word's start (the empty
         # one never matches there), and the part after the prefix of each
         # prefixed token; per text, its token's id and its token (the
         # characters of the word it covers are made for tokenize)
-        texts, self._ids, self._values, self._rests = [], [], [], []
-        for token, i in self.vocab.items():
-            if i in never:
-                continue
-            if token:
-                texts.append(_START + token.encode("utf-8"))
-                self._ids.append(i)
-                self._values.append(token)
-            if len(token) > cut and token.startswith(prefix):
-                self._rests.append(len(texts))
-                texts.append(token[cut:].encode("utf-8"))
-                self._ids.append(i)
-                self._values.append(token)
+        texts, self._ids, self._values, self._rests = wordpiece_texts(
+            self.vocab, prefix, frozenset(never), _START)
         self._unk_id = self.vocab.get(unk_token)
         self._unk_text = None
         if self._unk_id is not None:
