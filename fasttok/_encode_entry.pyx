@@ -1,7 +1,7 @@
 """``Encoding.encode``, compiled: its two common calls reach the model's
 compiled entry with no Python frame on the way.
 
-A call with ``disallowed_special="all"``, no ``sample`` and no
+A call of a ``str`` with ``disallowed_special="all"``, no ``sample`` and no
 ``add_special_tokens`` is common in one of two forms: everything allowed
 (how ``tokenizers`` matches added tokens) or ``allowed_special`` left at its
 default. Each goes to the pair the encoding bound once from its model
@@ -10,7 +10,8 @@ a compiled walk or core with its allowed set or mask. The default form first
 asks the model's ``find_special``, bound with the mask of every special,
 whether one occurs (``None`` in its place: the encoding has none). What
 either gives back as ``None`` (a text the walk declines), a special found,
-and every other call go to the encoding's ``_encode_general``, the Python
+and every other call (a text that is not a ``str`` among them, refused
+there with its message) go to the encoding's ``_encode_general``, the Python
 path that checks, raises and encodes exactly as it always has.
 
 Why compiled: a Python method taking keyword arguments costs ~0.12 us a call
@@ -55,7 +56,8 @@ def encode(self, text, *, allowed_special=NONE_ALLOWED, disallowed_special="all"
     >>> enc.encode("hi<|endoftext|>", allowed_special="all")  # doctest: +SKIP
     [5303, 50256]
     """
-    if disallowed_special == "all" and not sample and not add_special_tokens:
+    if type(text) is str and disallowed_special == "all" and not sample \
+            and not add_special_tokens:
         # the default first: comparing a frozenset with "all" takes two
         # refused comparisons
         if allowed_special is NONE_ALLOWED:

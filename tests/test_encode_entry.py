@@ -140,3 +140,17 @@ def test_the_entry_of_a_normalizing_byte_level_file_normalizes_non_ascii_text():
     assert enc.encode("Cafe\u0301 e\u0301", allowed_special="all") == \
         enc.encode("Caf\u00e9 \u00e9", allowed_special="all")
     assert enc.encode("Cafe\u0301") == enc.encode("Caf\u00e9")
+
+
+@pytest.mark.parametrize("kind", ["minilm", "u5000-spm", "llama2"])
+@pytest.mark.parametrize("text", [b"ab", None, 5])
+def test_a_text_that_is_not_a_str_is_refused_as_the_general_path_refuses_it(kind, text):
+    enc = _enc(kind)
+    every = set(enc.special_tokens_set)
+    for entry, general in ((dict(allowed_special="all"), dict(allowed_special=every)),
+                           ({}, dict(allowed_special=set()))):
+        with pytest.raises(TypeError) as through_entry:
+            enc.encode(text, **entry)
+        with pytest.raises(TypeError) as through_general:
+            enc.encode(text, **general)
+        assert str(through_entry.value) == str(through_general.value)
