@@ -80,3 +80,16 @@ def test_llama_cpp_calls_building_midway_equal_built():
     fresh = WordPieceModel(tokens, 0)
     assert fresh.encode_many(["d", text, "ab"]) == built.encode_many(["d", text, "ab"])
     assert fresh.n_states > 0
+
+
+def test_threads_meeting_the_unbuilt_automaton_at_once_give_the_serial_ids():
+    # texts of 256 code units or more walk without the GIL: several threads
+    # stop for the automaton, one builds it, each walks again
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = [f"{TEXT} " * 40 + "c" * k for k in range(8)]
+    model = _fresh()
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(lambda text: model.encode_with(text, RULES), texts))
+    built = _built()
+    assert found == [built.encode_with(text, RULES) for text in texts]
