@@ -1,9 +1,9 @@
 """WordPiece's automaton is built on the first word that needs it, and every entry point gives the
 same ids whether a call builds it midway or finds it built.
 
-Words that are tokens, and short ASCII words cut by probes of the token index, never need the
-automaton; a walk that meets another word first stops, the model builds it, and the walk starts
-again (see ``WordPieceModel._need_automaton``).
+Words that are tokens, and words of up to 24 bytes (cut by probes of the token index), never need
+the automaton; a walk that meets a longer word first stops, the model builds it, and the walk
+starts again (see ``WordPieceModel._need_automaton``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from fasttok.models._wordpiece import APPEND, SPACE, CodePointRules, WordPieceMo
 START = b"\xc0"
 TOKENS = [b"[UNK]", START + b"ab", START + b"c", b"d", "é".encode(), START + "é".encode()]
 RULES = CodePointRules(lambda cps: [(SPACE if cp == 32 else APPEND, cp) for cp in cps])
-# "abdé" is no token and not ASCII: only the automaton cuts it
-TEXT = "ab c ab abdé c abd"
+# LONG is no token and longer than probes take: only the automaton cuts it
+LONG = "ab" + "d" * 30
+TEXT = f"ab c ab abdé {LONG} c abd"
 TEXTS = ["ab c", "c ab", TEXT, "abd c", "éé"]
 
 
@@ -35,15 +36,15 @@ def test_a_new_model_has_no_automaton():
     assert _fresh().n_states == 0
 
 
-def test_tokens_and_short_ascii_words_leave_the_automaton_unbuilt():
+def test_tokens_and_short_words_leave_the_automaton_unbuilt():
     model = _fresh()
-    assert model.encode_with("ab c abd ab", RULES) == [1, 2, 1, 3, 1]
+    assert model.encode_with("ab c abd ab abdé", RULES) == [1, 2, 1, 3, 1, 1, 3, 4]
     assert model.n_states == 0
 
 
 def test_a_word_only_the_automaton_cuts_builds_it():
     model = _fresh()
-    model.encode_with("abdé", RULES)
+    assert model.encode_with(LONG, RULES) == [1] + [3] * 30
     assert model.n_states > 0
 
 

@@ -31,9 +31,11 @@ bytes costs at most ``2n`` steps whatever the tokens' lengths; the cut is
 then a walk along those answers. Building is linear in the total length of
 the token texts: the failure links by the classic argument (per token path),
 the layout with at most 256 bases tried per state (64 at once). It is built when a word
-first needs it (a word that is no token and not a short ASCII one: most
-texts of English or code never do), not with the model: building took ~40
-of all-MiniLM-L6-v2's ~80 ms load.
+first needs it, not with the model (building took ~40 of all-MiniLM-L6-v2's
+~80 ms load; ~24 now): until then a word that is no token and of at most
+PROBE_MAX bytes is cut by probes of the token index, without a budget (at
+most n * n / 2 probes), so only a longer one builds it (en.txt's first at
+line 30842, a row of box-drawing characters; code.txt's at line 3802).
 
 Rejected: the greedy longest match llama.cpp writes (try every length from
 the longest token's down at each position) and its trie form (walk forward
@@ -591,6 +593,10 @@ cdef int _match_probing(const Automaton* a, const uint8_t* s, size_t n, Work* w)
     # is a cache miss (the word a byte at a time, backwards)
     cdef size_t p = 0, k, start = w.n_ids, budget = 2 * n
     cdef int64_t token
+    if a.units == NULL:
+        # no automaton yet: probing every span (at most n * n / 2 probes of
+        # a word of PROBE_MAX bytes) costs far less than building it
+        budget = SIZE_MAX
     grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + n + 1, sizeof(uint32_t), 1024)
     while p < n:
         k = n - p if p else n - 1  # the whole word is no token
@@ -652,7 +658,8 @@ cdef int _match_pieces(const Automaton* a, const uint8_t* s, size_t n, Work* w) 
                 w.ids[w.n_ids] = <uint32_t>a.unk
                 w.n_ids += 1
             return 0
-    if a.whole != NULL and n <= PROBE_MAX and _ascii(s + a.start_len, n - a.start_len):
+    if a.whole != NULL and n <= PROBE_MAX and (a.units == NULL
+                                               or _ascii(s + a.start_len, n - a.start_len)):
         return _match_probing(a, s, n, w)
     return _match(a, s, n, w)
 
