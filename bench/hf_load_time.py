@@ -8,9 +8,11 @@ encode, built then, counts).
 
     python bench/hf_load_time.py [--runs 3] [--data DIR] [--wall] [name ...]
 
-DIR (default ``$FASTTOK_DATA`` or ``../shared/data``) holds ``vocab/hf``;
-the names default to every ``tokenizer.json`` there and the Unigram
-conversions (``unigram/*.json``). Each run is a new interpreter, the kinds
+DIR (default ``$FASTTOK_DATA``, else ``shared/data`` beside the repository,
+whatever the current folder) holds ``vocab/hf``; the names default to every
+``tokenizer.json`` there and the Unigram conversions (``unigram/*.json``), and
+a name given selects every file whose name starts with it (``botchan``: the
+four botchan conversions). Each run is a new interpreter, the kinds
 interleaved; the time is CPU time (``time.process_time``; ``--wall`` for
 ``perf_counter``) of the load call after ``import tokenizers`` /
 ``import fasttok``. ``fasttok.load`` imports its pipeline modules on first
@@ -91,7 +93,8 @@ def run(kind: str, path: Path, cache_dir: str, cache: str, clock: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--data", default=os.environ.get("FASTTOK_DATA", "../shared/data"))
+    parser.add_argument("--data", default=os.environ.get(
+        "FASTTOK_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
     parser.add_argument("--wall", action="store_true", help="wall time instead of CPU time")
     parser.add_argument("names", nargs="*")
     args = parser.parse_args()
@@ -99,7 +102,9 @@ def main() -> None:
     folder = Path(args.data).resolve() / "vocab" / "hf"
     files = {p.parent.name: p for p in sorted(folder.glob("*/tokenizer.json"))}
     files |= {p.stem: p for p in sorted((folder / "unigram").glob("*.json"))}
-    names = args.names or list(files)
+    names = [n for n in files if not args.names or n.startswith(tuple(args.names))]
+    if not names:
+        parser.error(f"no tokenizer.json in {folder} is named {' or '.join(args.names)}...")
     clock = "perf_counter" if args.wall else "process_time"
     for kind in ("imports", "tokenizers"):  # compiles the bytecode the runs read
         run(kind, files[names[0]], _PYCACHE, "off", clock)
