@@ -174,6 +174,22 @@ def test_special_added_tokens_stay_out_of_the_merges_of_both_builds():
     assert packed.tokenize("abc") == plain.tokenize("abc") == [(0, "a", (0, 1)), (6, "bc", (1, 3))]
 
 
+def test_a_packed_builds_unknown_token_and_never_ids_are_the_python_builds():
+    # the packed build finds the unknown token and the never slots without
+    # the token strings, which it decodes only when a tokenize names them
+    model = {"type": "BPE", "unk_token": "<unk>", "fuse_unk": True,
+             "vocab": {"é": 0, "<unk>": 1, "b": 2, "éb": 3, "bé": 4},
+             "merges": [["é", "b"], ["b", "é"]]}
+    found = {}
+    for never in (frozenset(), frozenset({3, 99})):
+        packed, plain = both_builds(model, never)
+        found[never] = packed.tokenize("ébéxx")
+        assert found[never] == plain.tokenize("ébéxx")
+        assert packed.texts_by_id == plain.texts_by_id == tuple(model["vocab"])
+    assert found == {frozenset(): [(3, "éb", (0, 2)), (0, "é", (2, 3)), (1, "<unk>", (3, 5))],
+                     frozenset({3, 99}): [(0, "é", (0, 1)), (4, "bé", (1, 3)), (1, "<unk>", (3, 5))]}
+
+
 def test_the_packed_builds_lookups_are_the_python_builds():
     packed, plain = both_builds(SMALL)
     assert packed.get_vocab() == plain.get_vocab() == SMALL["vocab"]

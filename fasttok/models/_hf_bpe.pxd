@@ -59,7 +59,7 @@ cdef class HfBpeCore:
     cdef readonly tuple slot_ints   # the id of each slot, as an int
     cdef uint32_t* slot_ids         # the id of each slot
     cdef bint slots_are_ids         # slot i is id i, for every slot
-    cdef readonly tuple slot_names  # the token string of each slot's id
+    cdef tuple names                # the token string of each slot's id, or None until asked
     cdef uint32_t* char_slots       # the slot of each BMP character alone, or NO_TOKEN
     cdef uint8_t* edge_bytes        # the first and last byte of each slot's spelling
     cdef bint cut_words             # merged tokens are their parts spelled together

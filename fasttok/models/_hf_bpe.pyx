@@ -118,7 +118,8 @@ from cpython cimport array
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM
-from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND, \
+    PyUnicode_READ
 from libc.stdint cimport INT32_MAX, SIZE_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memchr, memcmp, memcpy, memmove, memset
@@ -345,30 +346,34 @@ cdef enum:
 
 
 cdef struct _Probe:
-    # a text looked up in a PackedVocab: its entry index, -1 for none
+    # a text looked up in a PackedVocab: its hash, then its entry index, -1 for none
     const uint8_t* p
     size_t n
+    uint64_t h
     int64_t found
 
 
 cdef void _find_all(PackedVocab vocab, _Probe* probes, size_t count) noexcept nogil:
     # vocab.find of each probe, their cache misses overlapped: every probe's
     # first slot is fetched, then the offsets and the text it names, before
-    # any is compared (one find after another waited on three misses each)
+    # any is compared (one find after another waited on three misses each).
+    # Each text is hashed once: hashing it for each pass was 9 of a merge's
+    # 12 hashes, ~60% of packed_merge_slots' own instructions (Llama 2)
     cdef size_t j
     cdef uint64_t e
     for j in range(count):
-        prefetch(&vocab.slots[hash_bytes(probes[j].p, probes[j].n) & vocab.mask])
+        probes[j].h = hash_bytes(probes[j].p, probes[j].n)
+        prefetch(&vocab.slots[probes[j].h & vocab.mask])
     for j in range(count):
-        e = vocab.slots[hash_bytes(probes[j].p, probes[j].n) & vocab.mask]
+        e = vocab.slots[probes[j].h & vocab.mask]
         if e:
             prefetch(&vocab.offsets[e - 1])
     for j in range(count):
-        e = vocab.slots[hash_bytes(probes[j].p, probes[j].n) & vocab.mask]
+        e = vocab.slots[probes[j].h & vocab.mask]
         if e:
             prefetch(vocab.data + vocab.offsets[e - 1])
     for j in range(count):
-        probes[j].found = vocab.find(probes[j].p, probes[j].n)
+        probes[j].found = vocab.find_hashed(probes[j].p, probes[j].n, probes[j].h)
 
 
 def packed_merge_slots(PackedVocab vocab not None, PackedMerges merges not None, size_t cut, *,
@@ -719,7 +724,9 @@ cdef class HfBpeCore:
         for i in range(n):
             self.slot_ids[i] = ids[i]
             self.slots_are_ids &= self.slot_ids[i] == i
-        self.slot_names = names if names is not None else tuple(t.decode("utf-8") for t in tokens)
+        # the names are made on first use (tokenize): decoding 32k-262k
+        # spellings was a tenth of a load that never asks for them
+        self.names = names
         self.key = <uint8_t*>malloc(len(prefix) + 4 + len(suffix))
         if self.key == NULL:
             raise MemoryError()
@@ -847,6 +854,24 @@ cdef class HfBpeCore:
         free(self.ascii_seams)
         free(self.char_pairs)
         _out_free(&self.spare)
+
+    @property
+    def slot_names(self):
+        """The token string reported for each slot: the ``names`` given, else
+        each slot's spelling decoded (made on first use).
+
+        >>> HfBpeCore([b"a", b"\\xc3\\xa9"], (0, 1), []).slot_names
+        ('a', '\xe9')
+        """
+        cdef const ByteStrings* strings
+        cdef Py_ssize_t i
+        if self.names is None:
+            strings = self.view.strings
+            self.names = tuple([
+                PyUnicode_DecodeUTF8(<const char*>strings.data + strings.offsets[i],
+                                     strings.offsets[i + 1] - strings.offsets[i], NULL)
+                for i in range(strings.n)])
+        return self.names
 
     def slot_of(self, bytes token not None):
         """The slot spelled ``token``, or -1.

@@ -168,27 +168,35 @@ class BPE:
         self.byte_fallback = byte_fallback
         self.ignore_merges = ignore_merges
         self.dropout = dropout
-        texts = packed_vocab.texts() if packed_vocab is not None else tuple(self._vocab)
         in_order = packed_vocab is not None or (
             packed is not None and packed.vocab is not None and packed.vocab.in_order)
-        slot_ints = tuple(range(len(texts))) if in_order else tuple(self._vocab.values())
+        n = len(self._vocab)
+        slot_ints = tuple(range(n)) if in_order else tuple(self._vocab.values())
         # The slots are the entries by id. Ids 0..n-1 in the file's order
         # (every shared file) are those already, each id one token's.
-        unique = in_order or slot_ints == tuple(range(len(slot_ints)))
-        #: the token strings by id when the ids are the entries' places (an
-        #: Encoding spells its tokens from them), else None
-        self.texts_by_id = texts if unique else None
-        if not unique:
-            entries = sorted(self._vocab.items(), key=operator.itemgetter(1))
-            texts = tuple(map(operator.itemgetter(0), entries))
-            slot_ints = tuple(map(operator.itemgetter(1), entries))
-            unique = len(set(slot_ints)) == len(slot_ints)
-        self._texts, self._slot_ints = texts, slot_ints
-        unk_slot = texts.index(unk_token) if unk_token in self._vocab else -1
-        never_slots = [slot for slot, i in enumerate(slot_ints) if i in never] if never else []
+        unique = self._unique = in_order or slot_ints == tuple(range(n))
         prefix = continuing_subword_prefix or ""
-        built = _packed_build(packed, prefix, never_slots)
+        if packed_vocab is not None:
+            # the token strings are left to the core, which decodes them on
+            # first use (Llama 2's 32k were a tenth of its load)
+            texts = None
+            unk_slot = packed_vocab.get(unk_token, -1)
+            never_slots = sorted(i for i in never if 0 <= i < n)
+        else:
+            texts = tuple(self._vocab)
+            if not unique:
+                entries = sorted(self._vocab.items(), key=operator.itemgetter(1))
+                texts = tuple(map(operator.itemgetter(0), entries))
+                slot_ints = tuple(map(operator.itemgetter(1), entries))
+                unique = len(set(slot_ints)) == len(slot_ints)
+            self._texts = texts
+            unk_slot = texts.index(unk_token) if unk_token in self._vocab else -1
+            never_slots = [slot for slot, i in enumerate(slot_ints) if i in never] if never else []
+        self._slot_ints = slot_ints
+        built = _packed_build(packed, prefix, never_slots) if texts is None else None
         if built is None:
+            if texts is None:
+                texts = self._texts = packed_vocab.texts()
             tokens = [token.encode("utf-8") for token in texts]
             merges = merges.to_list() if type(merges) is PackedMerges else (
                 merges if isinstance(merges, list) else list(merges))
@@ -198,7 +206,8 @@ class BPE:
         tokens, slot_merges = built
         self._core = HfBpeCore(
             tokens, slot_ints, slot_merges,
-            names=texts if unique else tuple(map(self._id_to_token.__getitem__, slot_ints)),
+            names=None if texts is None else texts if unique else tuple(
+                map(self._id_to_token.__getitem__, slot_ints)),
             unk_slot=unk_slot if unk_token is not None else -1,
             unk_token=unk_token,
             prefix=(continuing_subword_prefix or "").encode("utf-8"),
@@ -207,6 +216,22 @@ class BPE:
             dropout=as_f32(dropout) if dropout is not None else 0.0,
             not_whole=never_slots,
             seed=(seed if seed is not None else int.from_bytes(os.urandom(8), "little")) % 2**64)
+
+    @functools.cached_property
+    def _texts(self) -> tuple:
+        # the slots' token strings of a packed vocabulary (set in __init__
+        # for any other): the core's names, decoded on first use
+        return self._core.slot_names
+
+    @property
+    def texts_by_id(self) -> Optional[tuple]:
+        """The token strings by id when the ids are the entries' places (an
+        Encoding spells its tokens from them), else ``None``.
+
+        >>> BPE({"a": 0, "b": 1}, []).texts_by_id, BPE({"a": 1}, []).texts_by_id
+        (('a', 'b'), None)
+        """
+        return self._texts if self._unique else None
 
     @functools.cached_property
     def _id_to_token(self) -> dict:

@@ -15,7 +15,8 @@ cdef class PackedTexts:
     cdef uint64_t* slots
     cdef uint64_t mask
     cdef int64_t find(self, const uint8_t* p, size_t n) noexcept nogil
-    cdef uint64_t _slot(self, const uint8_t* p, size_t n) noexcept nogil
+    cdef int64_t find_hashed(self, const uint8_t* p, size_t n, uint64_t h) noexcept nogil
+    cdef uint64_t _slot(self, const uint8_t* p, size_t n, uint64_t h) noexcept nogil
     cdef int _index(self, bint repeats) except -1
     cdef object _text(self, Py_ssize_t i)
 

@@ -252,7 +252,7 @@ cdef class PackedTexts:
         # the hash index of the texts: the number of entries whose text an
         # earlier one has (each then indexed in its place: the last wins),
         # or without repeats 1 at the first such entry
-        cdef uint64_t cap = 16, k
+        cdef uint64_t cap = 16, k, start, n_bytes
         cdef Py_ssize_t i
         cdef int again = 0
         while cap < 2 * <uint64_t>self.n + 2:
@@ -263,7 +263,9 @@ cdef class PackedTexts:
         self.mask = cap - 1
         with nogil:
             for i in range(self.n):
-                k = self._slot(self.data + self.offsets[i], self.offsets[i + 1] - self.offsets[i])
+                start = self.offsets[i]
+                n_bytes = self.offsets[i + 1] - start
+                k = self._slot(self.data + start, n_bytes, hash_bytes(self.data + start, n_bytes))
                 if self.slots[k]:
                     if not repeats:
                         return 1
@@ -271,9 +273,10 @@ cdef class PackedTexts:
                 self.slots[k] = <uint64_t>i + 1
         return again
 
-    cdef uint64_t _slot(self, const uint8_t* p, size_t n) noexcept nogil:
-        # the slot of the text p[:n]: where it is indexed, else the free one it would take
-        cdef uint64_t k = hash_bytes(p, n) & self.mask
+    cdef uint64_t _slot(self, const uint8_t* p, size_t n, uint64_t h) noexcept nogil:
+        # the slot of the text p[:n] (h: its hash_bytes): where it is
+        # indexed, else the free one it would take
+        cdef uint64_t k = h & self.mask
         cdef uint64_t e, start
         while True:
             e = self.slots[k]
@@ -286,7 +289,12 @@ cdef class PackedTexts:
 
     cdef int64_t find(self, const uint8_t* p, size_t n) noexcept nogil:
         """The entry index of the text spelled by UTF-8 ``p[:n]``, or -1."""
-        return <int64_t>self.slots[self._slot(p, n)] - 1
+        return <int64_t>self.slots[self._slot(p, n, hash_bytes(p, n))] - 1
+
+    cdef int64_t find_hashed(self, const uint8_t* p, size_t n, uint64_t h) noexcept nogil:
+        """:meth:`find` of a text whose ``hash_bytes`` is ``h``, for a caller
+        that hashed it once to prefetch its slot."""
+        return <int64_t>self.slots[self._slot(p, n, h)] - 1
 
     def _entry(self, text):
         if type(text) is not str:
