@@ -57,7 +57,6 @@ from typing import Any, Callable, NamedTuple, Optional
 from fasttok.errors import VocabularyError, VocabularyFileError
 from fasttok.loaders.json_document import parse_json_document, parse_tokenizer_json
 from fasttok.loaders.sniff import looks_like_tokenizer_json
-from fasttok.shared._bytemap import byte_level_merges, byte_level_tables, decode_byte_level
 from fasttok.shared._json_reader import PackedModel, PackedPieces, PackedVocab
 from fasttok.shared._tables import TokenTables
 from fasttok.shared.gc_pause import gc_paused
@@ -118,6 +117,8 @@ class _Reader:
         return Fields(obj, where, self.fail)
 
     def token_bytes(self, text: str) -> bytes:
+        from fasttok.shared._bytemap import decode_byte_level
+
         try:
             return decode_byte_level(text)
         except ValueError:
@@ -301,6 +302,8 @@ def _byte_level_record(doc: Any, source: str, name: Optional[str], config: Optio
     normalizer = _normalizer(r, doc)
     pattern, behavior = _pattern(r, doc)
     _check_decoder(r, doc)
+    # the byte map is imported once the file is found byte-level: no other kind uses it
+    from fasttok.shared._bytemap import byte_level_merges, byte_level_tables, decode_byte_level
 
     specials: dict = {}
     added = r.fields(doc, "$").list("added_tokens", [])
@@ -418,6 +421,8 @@ def _merges_without(r: _Reader, merges_in: list, left_out: frozenset, normalizer
     token before the model sees it, so tokenizers never applies them, and
     leaving them out keeps the order of the rest. The index of a bad merge
     is its index in ``merges_in``."""
+    from fasttok.shared._bytemap import byte_level_merges, decode_byte_level
+
     keep = []
     reached = set()
     for i, merge in enumerate(merges_in):

@@ -144,6 +144,36 @@ def test_loading_and_encoding_a_unigram_file_imports_no_other_model_types_module
                            "fasttok.models.unigram_sampling"}
 
 
+_LOAD_IMPORTS = r"""
+import sys, fasttok
+before = set(sys.modules)
+fasttok.load(sys.argv[1])
+print(" ".join(sorted(set(sys.modules) - before)))
+"""
+
+
+def test_loading_a_unigram_file_imports_only_the_stages_it_names():
+    # T5's: Precompiled, WhitespaceSplit then Metaspace, TemplateProcessing,
+    # a Metaspace decoder; the Unicode classes wait for the first encode
+    _t5()
+    out = subprocess.run([sys.executable, "-c", _LOAD_IMPORTS, str(T5)], capture_output=True,
+                         text=True, check=True, cwd=REPO_ROOT.parent,
+                         env={"FASTTOK_CACHE": "0", "PATH": "", "PYTHONPATH": str(REPO_ROOT)})
+    imported = set(out.stdout.split())
+    assert {"fasttok.normalizers.precompiled", "fasttok.pre_tokenizers.split",
+            "fasttok.pre_tokenizers.metaspace", "fasttok.post_processors.template",
+            "fasttok.decoders.hf_metaspace"} <= imported
+    others = {f"fasttok.decoders.{m}" for m in ("hf_bpe", "hf_byte_fallback", "hf_byte_level",
+                                                "hf_replace", "hf_simple", "hf_wordpiece",
+                                                "hf_starts", "hf_stream")}
+    others |= {f"fasttok.pre_tokenizers.{m}" for m in ("byte_level", "unicode_scripts")}
+    others |= {f"fasttok.post_processors.{m}" for m in ("bert", "roberta", "byte_level",
+                                                        "sequence")}
+    others |= {"fasttok.shared._bytemap", "fasttok.shared.regex_translate",
+               "fasttok.shared._unicode", "fasttok.formats.hf_unigram_path"}
+    assert not imported & others
+
+
 def test_a_bpe_vocabulary_listed_out_of_id_order_is_the_model_listed_in_order():
     # ids 0..n-1 in the file's order take the build's short way; others are sorted first
     vocab = {"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4, "bc": 5}

@@ -23,17 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fasttok.decoders.hf_bpe import BPEDecoder
-from fasttok.decoders.hf_byte_fallback import ByteFallback
-from fasttok.decoders.hf_byte_level import ByteLevel
-from fasttok.decoders.hf_metaspace import PREPEND_SCHEMES, Metaspace
-from fasttok.decoders.hf_replace import Replace
-from fasttok.decoders.hf_simple import Fuse, Sequence, Strip
-from fasttok.decoders.hf_wordpiece import CTC, WordPiece
 from fasttok.errors import FasttokError
 from fasttok.shared.json_fields import MISSING, Fields
 
 __all__ = ["decoder_from_json"]
+
+# Each builder imports its decoder's module: a file imports the decoders it
+# names, not all of them (ByteLevel's and Replace's brought two compiled
+# modules and the regex translator into every Unigram file's load).
 
 
 def decoder_from_json(spec, where: str, fail: Callable):
@@ -56,12 +53,34 @@ def decoder_from_json(spec, where: str, fail: Callable):
     return build(f)
 
 
-def _byte_level(f: Fields) -> ByteLevel:
+def _bpe(f: Fields):
+    from fasttok.decoders.hf_bpe import BPEDecoder
+    return BPEDecoder(f.str("suffix"))
+
+
+def _byte_fallback(f: Fields):
+    from fasttok.decoders.hf_byte_fallback import ByteFallback
+    return ByteFallback()
+
+
+def _byte_level(f: Fields):
+    from fasttok.decoders.hf_byte_level import ByteLevel
     return ByteLevel(f.bool("add_prefix_space"), f.bool("trim_offsets"),
                      f.bool("use_regex", default=True))
 
 
-def _metaspace(f: Fields) -> Metaspace:
+def _ctc(f: Fields):
+    from fasttok.decoders.hf_wordpiece import CTC
+    return CTC(f.str("pad_token"), f.str("word_delimiter_token"), f.bool("cleanup"))
+
+
+def _fuse(f: Fields):
+    from fasttok.decoders.hf_simple import Fuse
+    return Fuse()
+
+
+def _metaspace(f: Fields):
+    from fasttok.decoders.hf_metaspace import PREPEND_SCHEMES, Metaspace
     replacement = f.char("replacement")
     scheme = f.choice("prepend_scheme", PREPEND_SCHEMES, default="always")
     f.str("str_rep", default=None, nullable=True)
@@ -72,7 +91,8 @@ def _metaspace(f: Fields) -> Metaspace:
     return Metaspace(replacement, scheme, True if split is None else split)
 
 
-def _replace(f: Fields) -> Replace:
+def _replace(f: Fields):
+    from fasttok.decoders.hf_replace import Replace
     pattern, regex = f.pattern()
     content = f.str("content")
     if not regex:
@@ -83,15 +103,23 @@ def _replace(f: Fields) -> Replace:
         raise f.fail(f.at("pattern.Regex"), str(exc)) from None
 
 
+def _sequence(f: Fields):
+    from fasttok.decoders.hf_simple import Sequence
+    return Sequence(f.stages("decoders", decoder_from_json))
+
+
+def _strip(f: Fields):
+    from fasttok.decoders.hf_simple import Strip
+    return Strip(f.char("content"), f.int("start"), f.int("stop"))
+
+
+def _wordpiece(f: Fields):
+    from fasttok.decoders.hf_wordpiece import WordPiece
+    return WordPiece(f.str("prefix"), f.bool("cleanup"))
+
+
 _BUILDERS = {
-    "BPEDecoder": lambda f: BPEDecoder(f.str("suffix")),
-    "ByteFallback": lambda f: ByteFallback(),
-    "ByteLevel": _byte_level,
-    "CTC": lambda f: CTC(f.str("pad_token"), f.str("word_delimiter_token"), f.bool("cleanup")),
-    "Fuse": lambda f: Fuse(),
-    "Metaspace": _metaspace,
-    "Replace": _replace,
-    "Sequence": lambda f: Sequence(f.stages("decoders", decoder_from_json)),
-    "Strip": lambda f: Strip(f.char("content"), f.int("start"), f.int("stop")),
-    "WordPiece": lambda f: WordPiece(f.str("prefix"), f.bool("cleanup")),
+    "BPEDecoder": _bpe, "ByteFallback": _byte_fallback, "ByteLevel": _byte_level, "CTC": _ctc,
+    "Fuse": _fuse, "Metaspace": _metaspace, "Replace": _replace, "Sequence": _sequence,
+    "Strip": _strip, "WordPiece": _wordpiece,
 }

@@ -44,10 +44,6 @@ from fasttok.errors import FasttokError
 from fasttok.formats.hf_pipeline import HFPipeline, pipeline_from_document
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json
 from fasttok.models.interface import ModelBase
-from fasttok.decoders.hf_starts import common_prefix, token_starts
-from fasttok.decoders.hf_stream import HFDecodeStream
-from fasttok.decoders.stream import token_int
-from fasttok.shared._bytemap import decode_byte_level
 from fasttok.shared.surrogates import repair_surrogates
 from fasttok.vocab import Vocabulary
 
@@ -147,6 +143,9 @@ def _prefix_agreements(decode: Callable[[list], str], ids: list, whole: bytes,
     """
     base = base_at = 0  # decode(ids[:base_at]) is whole[:base]
     context = None      # (c, decode(ids[c:base_at])) for the current base
+    # the decode-side modules are imported when first decoding: a load never needs them
+    from fasttok.decoders.hf_starts import common_prefix
+
     for i in range(len(ids)):
         tail = None
         if base_at > 0:
@@ -177,6 +176,9 @@ class _TextStream:
     # the stream gives whatever the whole decode has beyond what was given.
     # Each id is checked as decode checks it (KeyError, TypeError).
     def __init__(self, model: "HFModel") -> None:
+        from fasttok.decoders.hf_stream import HFDecodeStream
+
+        self._new_stream = HFDecodeStream
         self._check = model._check
         self._pipeline = pipeline = model.pipeline
         self._stream = HFDecodeStream(pipeline.decoder)
@@ -200,10 +202,18 @@ class _TextStream:
 
     def flush(self) -> bytes:
         rest = self._pipeline.decode(self._ids, False)[self._given:]
-        self._stream = HFDecodeStream(self._pipeline.decoder)
+        self._stream = self._new_stream(self._pipeline.decoder)
         self._ids = []
         self._given = 0
         return rest.encode("utf-8")
+
+
+def _token_int(token: Any) -> int:
+    # decode's reading of a token that is not an int (the decode side's
+    # module, imported when first needed)
+    from fasttok.decoders.stream import token_int
+
+    return token_int(token)
 
 
 class HFModel(ModelBase):
@@ -316,7 +326,7 @@ class HFModel(ModelBase):
     def _check(self, tokens: Any) -> list:
         # the ids as a list, an id only a template adds left out (it decodes
         # to nothing, as tokenizers decodes it)
-        ids = [t if type(t) is int else token_int(t) for t in tokens]
+        ids = [t if type(t) is int else _token_int(t) for t in tokens]
         pipe = self.pipeline
         template_only = self.template_only
         for t in dict.fromkeys(ids):  # each distinct id once, the first bad one first
@@ -344,6 +354,8 @@ class HFModel(ModelBase):
     @functools.cached_property
     def _token_rule(self) -> Any:
         # the decoder's steps that act on each token alone, from its JSON
+        from fasttok.shared._bytemap import decode_byte_level
+
         doc = json.dumps(self._decoder_spec)
         kinds = set(re.findall(r'"type": "(\w+)"', doc))
         metaspace = "\u2581" in doc or "\\u2581" in doc
@@ -403,6 +415,8 @@ class HFModel(ModelBase):
         pipe = self.pipeline
         # every id is known now: each distinct one's token is looked up once
         token_of = {i: pipe.id_to_token(i) for i in set(ids)}
+        from fasttok.decoders.hf_starts import token_starts
+
         found = token_starts(pipe.decoder, list(map(token_of.__getitem__, ids)))
         if found is not None:
             return found

@@ -25,9 +25,7 @@ import functools
 import re
 
 from fasttok.shared._charsmap import CharsmapRules
-from fasttok.shared._unicode import code_points
 from fasttok.shared.normalized import NormalizedString
-from fasttok.shared.regex_translate import char_class
 
 __all__ = ["Precompiled", "cluster_classes", "graphemes"]
 
@@ -46,19 +44,24 @@ _CONTROL_CATEGORIES = ("Cc", "Cf", "Zl", "Zp", "Cs")
 _NOT_CONTROL = "\u200c\u200d\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd\U000110cd"
 
 
-# The classes below are built on first use: spelling out \p{M} and the
-# control classes is most of what importing the stage would cost.
+# The classes below are built on first use, and the translator that spells
+# them imported then: spelling out \p{M} and the control classes is most of
+# what importing the stage would cost.
 @functools.cache
 def _extend() -> str:
     # Grapheme_Cluster_Break=Extend or SpacingMark, as classes: the marks
     # (less _NOT_SPACING), ZWNJ, ZWJ, the halfwidth sound marks, emoji
     # modifiers and tags, Thai/Lao SARA AM
+    from fasttok.shared.regex_translate import char_class
+
     return ("(?:(?![" + _NOT_SPACING + "])" + char_class(*_EXTEND_CATEGORIES) +
             "|[" + _EXTENDERS + "])")
 
 
 @functools.cache
 def _control() -> str:
+    from fasttok.shared.regex_translate import char_class
+
     return "(?:(?![" + _NOT_CONTROL + "])" + char_class(*_CONTROL_CATEGORIES) + ")"
 
 
@@ -115,6 +118,8 @@ def cluster_classes() -> tuple:
     # patterns (that took 0.12 s, on the first encode of every Unigram file),
     # one sweep of the tables a class (a set of each category's characters
     # took 9 ms); a slow test scans every code point with the patterns.
+    from fasttok.shared._unicode import code_points
+
     prepend = "".join(sorted(_members(_PREPEND[1:-1])))
     not_control = _members(_NOT_CONTROL)
     control = "".join(c for c in code_points(*_CONTROL_CATEGORIES) if c not in not_control)

@@ -26,12 +26,7 @@ ids than token strings.
 
 from __future__ import annotations
 
-from fasttok.post_processors.bert import BertProcessing
-from fasttok.post_processors.byte_level import ByteLevel
 from fasttok.post_processors.padding import PaddingParams
-from fasttok.post_processors.roberta import RobertaProcessing
-from fasttok.post_processors.sequence import Sequence
-from fasttok.post_processors.template import TemplateProcessing
 from fasttok.post_processors.truncation import TruncationParams
 from fasttok.shared.json_fields import OBJECT, STR, U32, U64, Fields, check, describe
 
@@ -62,16 +57,23 @@ def _token(f: Fields, name: str) -> tuple:
             check(value[1], U32, f"{f.at(name)}[1]", _Mismatch))
 
 
-def _roberta(f: Fields, fail) -> RobertaProcessing:
-    return RobertaProcessing(_token(f, "sep"), _token(f, "cls"), f.bool("trim_offsets"),
-                             f.bool("add_prefix_space"))
+# Each reader imports its post-processor's module once the fields have read
+# (the variants are tried in turn): a file imports the one it names, not all five.
+def _roberta(f: Fields, fail):
+    fields = (_token(f, "sep"), _token(f, "cls"), f.bool("trim_offsets"),
+              f.bool("add_prefix_space"))
+    from fasttok.post_processors.roberta import RobertaProcessing
+    return RobertaProcessing(*fields)
 
 
-def _bert(f: Fields, fail) -> BertProcessing:
-    return BertProcessing(_token(f, "sep"), _token(f, "cls"))
+def _bert(f: Fields, fail):
+    fields = (_token(f, "sep"), _token(f, "cls"))
+    from fasttok.post_processors.bert import BertProcessing
+    return BertProcessing(*fields)
 
 
-def _byte_level(f: Fields, fail) -> ByteLevel:
+def _byte_level(f: Fields, fail):
+    from fasttok.post_processors.byte_level import ByteLevel
     return ByteLevel(f.bool("add_prefix_space"), f.bool("trim_offsets"),
                      f.bool("use_regex", default=True))
 
@@ -89,7 +91,8 @@ def _piece(value, where: str) -> tuple:
     return (kind == "Sequence", name, type_id)
 
 
-def _template(f: Fields, fail) -> TemplateProcessing:
+def _template(f: Fields, fail):
+    from fasttok.post_processors.template import TemplateProcessing
     templates = [[_piece(p, f"{f.at(key)}[{i}]") for i, p in enumerate(f.list(key))]
                  for key in ("single", "pair")]
     specials = []
@@ -116,7 +119,8 @@ def _template(f: Fields, fail) -> TemplateProcessing:
     return TemplateProcessing(templates[0], templates[1], specials, require_pair=False)
 
 
-def _sequence(f: Fields, fail) -> Sequence:
+def _sequence(f: Fields, fail):
+    from fasttok.post_processors.sequence import Sequence
     out = []
     for i, item in enumerate(f.list("processors")):
         at = f"{f.at('processors')}[{i}]"

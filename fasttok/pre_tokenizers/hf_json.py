@@ -15,25 +15,25 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fasttok.errors import FasttokError
-from fasttok.pre_tokenizers.byte_level import ByteLevel
-from fasttok.pre_tokenizers.metaspace import PREPEND_SCHEMES, Metaspace
-from fasttok.pre_tokenizers.sequence import Sequence
-from fasttok.pre_tokenizers.split import (BertPreTokenizer, CharDelimiterSplit, Digits,
-                                          Punctuation, Split, Whitespace, WhitespaceSplit)
-from fasttok.pre_tokenizers.unicode_scripts import UnicodeScripts
 from fasttok.shared.json_fields import Fields
 from fasttok.shared.normalized import BEHAVIORS
 
 __all__ = ["pre_tokenizer_from_json"]
 
+# Each factory imports its stage's module: a file imports the pre-tokenizers
+# it names, not all of them (ByteLevel's, Split's and UnicodeScripts' modules
+# were a tenth of what fasttok.load of a Unigram file imported).
+
 
 def _byte_level(f: Fields):
+    from fasttok.pre_tokenizers.byte_level import ByteLevel
     return ByteLevel(add_prefix_space=f.bool("add_prefix_space"),
                      trim_offsets=f.bool("trim_offsets"),
                      use_regex=f.bool("use_regex", default=True))
 
 
 def _split(f: Fields):
+    from fasttok.pre_tokenizers.split import Split
     pattern, regex = f.pattern()
     behavior = f.choice("behavior", BEHAVIORS)
     invert = f.bool("invert")
@@ -44,6 +44,7 @@ def _split(f: Fields):
 
 
 def _metaspace(f: Fields):
+    from fasttok.pre_tokenizers.metaspace import PREPEND_SCHEMES, Metaspace
     replacement = f.char("replacement")
     f.str("str_rep", default=None)
     split = f.bool("split", default=True, nullable=True)
@@ -55,19 +56,52 @@ def _metaspace(f: Fields):
     return Metaspace(replacement, scheme, True if split is None else split)
 
 
+def _bert(f: Fields):
+    from fasttok.pre_tokenizers.split import BertPreTokenizer
+    return BertPreTokenizer()
+
+
+def _char_delimiter(f: Fields):
+    from fasttok.pre_tokenizers.split import CharDelimiterSplit
+    return CharDelimiterSplit(f.char("delimiter"))
+
+
+def _whitespace(f: Fields):
+    from fasttok.pre_tokenizers.split import Whitespace
+    return Whitespace()
+
+
+def _whitespace_split(f: Fields):
+    from fasttok.pre_tokenizers.split import WhitespaceSplit
+    return WhitespaceSplit()
+
+
+def _punctuation(f: Fields):
+    from fasttok.pre_tokenizers.split import Punctuation
+    return Punctuation(f.choice("behavior", BEHAVIORS, default="Isolated"))
+
+
+def _digits(f: Fields):
+    from fasttok.pre_tokenizers.split import Digits
+    return Digits(f.bool("individual_digits"))
+
+
+def _sequence(f: Fields):
+    from fasttok.pre_tokenizers.sequence import Sequence
+    return Sequence(f.stages("pretokenizers", pre_tokenizer_from_json))
+
+
+def _unicode_scripts(f: Fields):
+    from fasttok.pre_tokenizers.unicode_scripts import UnicodeScripts
+    return UnicodeScripts()
+
+
 # type -> the pre-tokenizer of its object (read by Fields)
 _FACTORIES = {
-    "BertPreTokenizer": lambda f: BertPreTokenizer(),
-    "ByteLevel": _byte_level,
-    "CharDelimiterSplit": lambda f: CharDelimiterSplit(f.char("delimiter")),
-    "Metaspace": _metaspace,
-    "Whitespace": lambda f: Whitespace(),
-    "Sequence": lambda f: Sequence(f.stages("pretokenizers", pre_tokenizer_from_json)),
-    "Split": _split,
-    "Punctuation": lambda f: Punctuation(f.choice("behavior", BEHAVIORS, default="Isolated")),
-    "WhitespaceSplit": lambda f: WhitespaceSplit(),
-    "Digits": lambda f: Digits(f.bool("individual_digits")),
-    "UnicodeScripts": lambda f: UnicodeScripts(),
+    "BertPreTokenizer": _bert, "ByteLevel": _byte_level, "CharDelimiterSplit": _char_delimiter,
+    "Metaspace": _metaspace, "Whitespace": _whitespace, "Sequence": _sequence, "Split": _split,
+    "Punctuation": _punctuation, "WhitespaceSplit": _whitespace_split, "Digits": _digits,
+    "UnicodeScripts": _unicode_scripts,
 }
 
 

@@ -10,6 +10,7 @@ text, never) and, with ``split``, starts each new piece.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from fasttok.pre_tokenizers.base import PreTokenizer
@@ -38,11 +39,19 @@ class Metaspace(PreTokenizer):
         self.replacement = replacement
         self.prepend_scheme = prepend_scheme
         self.split = split
-        self._replacement = re.compile(re.escape(replacement))
+
+    # The patterns are compiled when the Python path first splits: a file
+    # whose compiled walk cuts the pieces never needs them.
+    @functools.cached_property
+    def _replacement(self) -> "re.Pattern[str]":
+        return re.compile(re.escape(self.replacement))
+
+    @functools.cached_property
+    def _pieces(self) -> "re.Pattern[str]":
         # the pieces of a MergedWithNext split on the replacement: each
         # replacement starts one, and a run of them leaves all but the last alone
-        r = re.escape(replacement)
-        self._pieces = re.compile(f"{r}?[^{r}]+|{r}")
+        r = re.escape(self.replacement)
+        return re.compile(f"{r}?[^{r}]+|{r}")
 
     def __repr__(self) -> str:
         return (f"Metaspace(replacement={self.replacement!r}, prepend_scheme="

@@ -25,8 +25,6 @@ import re
 from fasttok.pre_tokenizers.base import PreTokenizer
 from fasttok.shared.normalized import (BEHAVIORS, NormalizedString, PreTokenizedString,
                                        find_matches, split_spans)
-from fasttok.shared._unicode import code_point_ranges
-from fasttok.shared.regex_translate import char_class, compile_onig
 
 __all__ = ["PatternSplit", "Split", "CharDelimiterSplit", "Whitespace", "WhitespaceSplit",
            "BertPreTokenizer", "Punctuation", "Digits", "WHITESPACE", "PUNCTUATION"]
@@ -35,11 +33,13 @@ _WHITE_SPACE = "White_Space"
 
 
 # The classes are compiled on first use (WHITESPACE and PUNCTUATION, the
-# module's names for two of them, through __getattr__): importing the stages
-# should not cost their Unicode classes (punctuation's was ~1 ms of every
-# tokenizer.json load).
+# module's names for two of them, through __getattr__), and the translator
+# that spells them imported then: importing the stages should not cost their
+# Unicode classes (punctuation's was ~1 ms of every tokenizer.json load).
 @functools.cache
 def _whitespace() -> "re.Pattern[str]":
+    from fasttok.shared.regex_translate import char_class
+
     return re.compile(char_class(_WHITE_SPACE))
 
 
@@ -54,6 +54,8 @@ def _punctuation() -> "re.Pattern[str]":
 
 @functools.cache
 def _not_whitespace() -> str:
+    from fasttok.shared.regex_translate import char_class
+
     return "[^" + char_class(_WHITE_SPACE)[1:]
 
 
@@ -76,6 +78,8 @@ def _numeric() -> "re.Pattern[str]":
 @functools.cache
 def _words() -> "re.Pattern[str]":
     # compiled on first use: importing the stage should not cost its Unicode classes
+    from fasttok.shared.regex_translate import compile_onig
+
     return compile_onig(r"\w+|[^\w\s]+")
 
 
@@ -132,7 +136,12 @@ class Split(PatternSplit):
         self.behavior = behavior
         self.invert = invert
         self.regex = regex
-        compiled = compile_onig(pattern) if regex else re.compile(re.escape(pattern))
+        if regex:
+            from fasttok.shared.regex_translate import compile_onig
+
+            compiled = compile_onig(pattern)
+        else:
+            compiled = re.compile(re.escape(pattern))
         super().__init__([(compiled, behavior, invert)])
 
     def split_str(self, text: str) -> list:
@@ -180,8 +189,19 @@ class WhitespaceSplit(PatternSplit):
     ['a', 'b']
     """
 
+    # Its patterns are compiled when the Python path first splits: a file
+    # whose compiled walk cuts at cut_chars() never needs them (they were
+    # a fifth of a T5 conversion's load)
     def __init__(self) -> None:
-        super().__init__([(_whitespace(), "Removed", False)], re.compile(_not_whitespace() + "+"))
+        pass
+
+    @functools.cached_property
+    def _steps(self) -> list:
+        return [(_whitespace(), "Removed", False)]
+
+    @functools.cached_property
+    def _pieces(self) -> "re.Pattern[str]":
+        return re.compile(_not_whitespace() + "+")
 
     @staticmethod
     def cut_chars() -> str:
@@ -191,6 +211,8 @@ class WhitespaceSplit(PatternSplit):
         >>> WhitespaceSplit.cut_chars()[:6] == "\\t\\n\\x0b\\x0c\\r "
         True
         """
+        from fasttok.shared._unicode import code_point_ranges
+
         return "".join(chr(cp) for lo, hi in code_point_ranges(_WHITE_SPACE)
                        for cp in range(lo, hi + 1))
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from fasttok.shared._bytemap import encode_byte_level
 
 __all__ = ["NormalizedString", "PreTokenizedString", "BEHAVIORS", "find_matches", "match_spans",
            "split_spans"]
@@ -289,6 +288,9 @@ class NormalizedString:
         >>> ns = NormalizedString("é "); ns.byte_level(); ns.normalized, ns.alignments
         ('Ã©Ġ', [(0, 1), (0, 1), (1, 2)])
         """
+        # imported here: only byte-level files need the compiled byte map
+        from fasttok.shared._bytemap import encode_byte_level
+
         text = self.normalized
         mapped = encode_byte_level(text.encode("utf-8"))
         if len(mapped) != len(text):
