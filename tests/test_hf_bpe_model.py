@@ -492,3 +492,38 @@ def test_a_word_that_merges_into_its_token_is_that_token_every_time():
     core = HfBpeCore([b"a", b"b", b"ab", b"<unk>"], (0, 1, 2, 3), [(0, 1, 2)], unk_slot=3,
                      unk_token="<unk>")
     assert [core.tokenize_ids("ab") for _ in range(3)] == [[2]] * 3
+
+
+def test_the_compiled_core_is_built_once_on_first_use_whichever_thread_asks(monkeypatch):
+    import threading
+
+    from fasttok.models import hf_bpe
+
+    built = []
+
+    def counted(*args, **kwargs):
+        built.append(threading.get_ident())
+        return HfBpeCore(*args, **kwargs)
+
+    monkeypatch.setattr(hf_bpe, "HfBpeCore", counted)
+    model = BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")])
+    assert built == []  # made and checked, not built
+    start = threading.Barrier(4)
+    found = []
+
+    def encode():
+        start.wait()
+        found.append(model.tokenize_ids("abab"))
+
+    threads = [threading.Thread(target=encode) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert found == [[2, 2]] * 4 and len(built) == 1
+
+
+def test_a_bad_merge_is_refused_when_the_model_is_made_not_on_first_use():
+    with pytest.raises(ValueError, match=r"merges\[0\]: token `c` is not in the vocabulary"):
+        bpe_from_json({"type": "BPE", "vocab": {"a": 0}, "merges": [["a", "c"]]}, "$.model",
+                      lambda where, problem: ValueError(f"{where}: {problem}"))

@@ -19,6 +19,7 @@ import functools
 import operator
 import os
 import struct
+import threading
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional
@@ -33,6 +34,9 @@ from fasttok.shared.json_fields import all_ints
 __all__ = ["BPE", "BpeMergeError", "StretchWalker", "UnkTokenNotFoundError", "bpe_from_json",
            "vocab_from_json", "as_f32"]
 
+
+# held while a model's core is built on first use (BPE._core)
+_BUILD_LOCK = threading.Lock()
 
 # text_walker's prepend_scheme: None for the Prepend normalizer, else Metaspace's
 _PREPEND_WHEN = {None: PREPEND_EACH, "always": PREPEND_UNLESS_THERE, "first": PREPEND_FIRST}
@@ -107,7 +111,7 @@ def _merge_slots(tokens: list, slot_ints: tuple, unique: bool, merges: Sequence,
 
 
 def _packed_build(packed: Any, prefix: str, never_slots: list) -> Optional[tuple]:
-    # (tokens, merge slots) from the packed vocabulary and merges of fasttok's
+    # (tokens(), merge slots) from the packed vocabulary and merges of fasttok's
     # tokenizer.json reader, found in its UTF-8 in C (Gemma 3: 262k entries,
     # 514k merges, no Python string made for one); None where the Python
     # build must run: nothing packed, ids that are not the entries' places,
@@ -123,7 +127,7 @@ def _packed_build(packed: Any, prefix: str, never_slots: list) -> Optional[tuple
     found = packed_merge_slots(packed.vocab, packed.merges, len(prefix.encode("utf-8")), skip=skip)
     if type(found) is tuple:
         return None
-    return packed.vocab.utf8_texts(), found
+    return packed.vocab.utf8_texts, found
 
 
 class BPE:
@@ -201,11 +205,14 @@ class BPE:
             merges = merges.to_list() if type(merges) is PackedMerges else (
                 merges if isinstance(merges, list) else list(merges))
             empty_slot = texts.index("") if "" in self._vocab else -1
-            built = tokens, _merge_slots(tokens, slot_ints, unique, merges, prefix, empty_slot,
-                                         never_slots)
-        tokens, slot_merges = built
-        self._core = HfBpeCore(
-            tokens, slot_ints, slot_merges,
+            built = (lambda: tokens), _merge_slots(tokens, slot_ints, unique, merges, prefix,
+                                                   empty_slot, never_slots)
+        tokens_of, slot_merges = built
+        # The merges are checked (above); the core's tables are built on
+        # first use (_core): Llama 2's took ~10 ms of a ~28 ms load that
+        # the first encode pays anyway, and a load that never encodes skips
+        self._built_core: Optional[HfBpeCore] = None
+        options = dict(
             names=None if texts is None else texts if unique else tuple(
                 map(self._id_to_token.__getitem__, slot_ints)),
             unk_slot=unk_slot if unk_token is not None else -1,
@@ -216,6 +223,20 @@ class BPE:
             dropout=as_f32(dropout) if dropout is not None else 0.0,
             not_whole=never_slots,
             seed=(seed if seed is not None else int.from_bytes(os.urandom(8), "little")) % 2**64)
+        self._build_core: Optional[Callable[[], HfBpeCore]] = lambda: HfBpeCore(
+            tokens_of(), slot_ints, slot_merges, **options)
+
+    @property
+    def _core(self) -> HfBpeCore:
+        # the compiled core, built once by whichever thread asks first
+        core = self._built_core
+        if core is None:
+            with _BUILD_LOCK:
+                core = self._built_core
+                if core is None:
+                    core = self._built_core = self._build_core()
+                    self._build_core = None
+        return core
 
     @functools.cached_property
     def _texts(self) -> tuple:
