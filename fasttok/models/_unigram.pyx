@@ -1535,6 +1535,8 @@ cdef enum:
     OP_LEAD = 3      # an a at the start becomes the op's string
     OP_LITERAL = 4   # every (leftmost, non-overlapping) match of the op's pattern
                      # becomes its string
+    OP_FOLDED = 5    # a literal " " -> the Metaspace replacement that Metaspace
+                     # itself makes (it treats both alike), and so not run
     # Metaspace's prepend schemes
     PREPEND_NEVER = 0
     PREPEND_ALWAYS = 1
@@ -1625,11 +1627,13 @@ cdef enum:
 
 
 cdef struct PieceRef:
-    # one piece of a stretch: bytes [start, end) of its UTF-8, and the hash
-    # of its one segment (0: several, or too long for the cache)
+    # one piece of a stretch: bytes [start, end) of its UTF-8, the hash of
+    # its one segment (0: several, or too long for the cache), and where its
+    # segments' starts after its first end in WalkOut.cut_at
     uint32_t start
     uint32_t end
     uint64_t hash
+    uint32_t cuts_end
 
 
 cdef struct SegmentRef:
@@ -1667,9 +1671,21 @@ cdef inline double _bits_margin(uint32_t bits) noexcept nogil:
     return f
 
 
+cdef inline size_t _next_run(const NChar* d, size_t i, size_t n, uint32_t a) noexcept nogil:
+    # Where the next run of two or more a's in d[i:n] starts, or n: both
+    # tests made before one branch (a branch on each mispredicted at every
+    # space)
+    while i + 1 < n:
+        if <uint32_t>(d[i].cp == a) & <uint32_t>(d[i + 1].cp == a):
+            return i
+        i += 1
+    return n
+
+
 cdef struct WalkOp:
     int kind
     uint32_t a
+    uint32_t b           # OP_LEAD: a character it reads as a too (a, or " " after OP_FOLDED)
     uint32_t at          # the op's string: cps[at:at + length]
     uint32_t length
     uint32_t pattern     # OP_LITERAL's pattern: cps[pattern:pattern + pattern_length]
@@ -1687,6 +1703,9 @@ cdef struct WalkOut:
     PieceRef* pieces
     size_t n_pieces
     size_t pieces_cap
+    uint32_t* cut_at     # the pieces' segment starts after their first (bytes into
+    size_t n_cuts        # the piece), one piece's after another's
+    size_t cuts_cap
     SpanBuf spans
     SpanBuf nodes        # the Viterbi's, before unknown runs are fused
     ViterbiScratch scratch
@@ -1744,7 +1763,7 @@ cdef void _out_clear(WalkOut* w) noexcept nogil:
         free(w.offs)
         free(w.words)
         w.offs = w.words = NULL
-    w.x.len = w.y.len = w.utf8_len = w.n_pieces = w.spans.len = w.nodes.len = 0
+    w.x.len = w.y.len = w.utf8_len = w.n_pieces = w.n_cuts = w.spans.len = w.nodes.len = 0
     w.unknown.len = w.unknown_at.len = w.n = 0
     w.word = 0
     w.cache = NULL
@@ -1757,6 +1776,7 @@ cdef void _out_free(WalkOut* w) noexcept nogil:
     free(w.utf8)
     free(w.char_of)
     free(w.pieces)
+    free(w.cut_at)
     spans_free(&w.spans)
     spans_free(&w.nodes)
     viterbi_scratch_free(&w.scratch)
@@ -1894,7 +1914,7 @@ cdef class UnigramWalk:
             self.ops[i].kind = op_kind
             self.ops[i].pattern = op_pattern
             self.ops[i].pattern_length = op_pattern_length
-            self.ops[i].a = self.cps[op_pattern]
+            self.ops[i].a = self.ops[i].b = self.cps[op_pattern]
             self.ops[i].at = op_at
             self.ops[i].length = op_length
         if whitespace is not None:
@@ -1915,6 +1935,7 @@ cdef class UnigramWalk:
             self.cut_len = len(raw)
             memcpy(self.cut, <const char*>raw, self.cut_len)
             self.cuts = not _inside(model.piece_list(), replacement)
+            self._fold()
         self.short_ids = model.core.n_pieces < 0x10000 and model.core.unk_id < 0x10000
         self.bound = fabs(model.core.unk_score)
         for i in range(model.core.n_pieces):
@@ -1941,6 +1962,27 @@ cdef class UnigramWalk:
             n_blocks[0] += 1
         self.rule_entry[block * 256 + (cp & 0xFF)] |= bits
         return 0
+
+    cdef void _fold(self) noexcept:
+        # The literal " " -> the replacement, when only leads of the
+        # replacement come after it (no charsmap) and there is no
+        # WhitespaceSplit (which cuts at " " alone), becomes OP_FOLDED:
+        # Metaspace writes, splits and prepends at both alike (transformers'
+        # conversions of SentencePiece models; its mask over every
+        # character was a twentieth of a whole text's walk). The leads after
+        # it (their "\A▁" -> "▁▁") then read a " " as the replacement.
+        cdef size_t i = self.n_ops, j
+        while i > 0 and self.ops[i - 1].kind == OP_LEAD and self.ops[i - 1].a == self.meta:
+            i -= 1
+        if i == 0 or self.space != NULL or (self.rule_block != NULL and i <= self.n_early):
+            return
+        i -= 1
+        if self.ops[i].kind == OP_LITERAL and self.ops[i].pattern_length == 1 and \
+                self.ops[i].a == 0x20 and self.ops[i].length == 1 and \
+                self.cps[self.ops[i].at] == self.meta:
+            self.ops[i].kind = OP_FOLDED
+            for j in range(i + 1, self.n_ops):
+                self.ops[j].b = 0x20
 
     cdef inline int32_t _entry(self, uint32_t cp) noexcept nogil:
         if cp < 0x100:
@@ -1985,7 +2027,7 @@ cdef class UnigramWalk:
         # shortest that is a prefix of it), else each character by its own;
         # 1: declined (a lone surrogate, a replacement past MAX_REPLACEMENT).
         cdef Reports r
-        cdef Py_ssize_t i = 0, j, t, k, n = c.n
+        cdef Py_ssize_t i = 0, j, t, k, at, n = c.n
         cdef uint32_t cp, next_cp
         cdef int32_t entry, next_entry
         cdef const uint8_t* latin1
@@ -2010,33 +2052,51 @@ cdef class UnigramWalk:
             if i + 1 < n:
                 next_cp = _cp_at(c, i + 1)
                 next_entry = self._entry(next_cp)
-            if entry == 0 and c.c == NULL and c.kind == 1:
-                # A run of Latin-1 characters without rules (none of them
-                # joins a cluster): each its own report, all but the last
-                # aligned at once
-                latin1 = <const uint8_t*>c.data + c.a
-                j = i
-                while j + 1 < n and self.low[latin1[j + 1]] == 0:
-                    j += 1
+            if entry == 0 and i + 1 < n and next_entry == 0:
+                # A run of characters without rules, none joining a cluster
+                # (but the last may the next's): each its own report,
+                # aligned as it is found but the last, which waits as every
+                # report does (one loop, not a scan and a copy: the copy was
+                # a third of the charsmap's time)
                 _report(&r, out, cp, 0)
-                if j > i:
-                    if out.len + (j - i) > out.cap:
-                        grow_array(<void**>&out.data, &out.cap, out.len + (j - i), sizeof(NChar),
-                                   256)
-                    _report(&r, out, 0, 0)   # aligns the run's first
-                    r.have = False
-                    for t in range(i + 1, j):
-                        nc = &out.data[out.len]
-                        nc.cp = latin1[t]
-                        nc.start = <int32_t>(c.a + r.offset)
-                        nc.end = <int32_t>(c.a + r.offset + 1)
-                        out.len += 1
-                        r.offset += 1
-                    _report(&r, out, latin1[j], 0)
+                _report(&r, out, 0, 0)   # aligns the run's first
+                if out.len + (n - i) > out.cap:
+                    grow_array(<void**>&out.data, &out.cap, out.len + (n - i), sizeof(NChar), 256)
+                at = <Py_ssize_t>out.len - (i + 1)   # character t goes to out.data[at + t]
+                k = r.offset - (i + 1)               # and is the source's k + t
+                nc = out.data + at
+                j = i + 1
+                if c.c != NULL:
+                    while j < n and self._entry(c.c[j].cp) == 0:
+                        nc[j].cp = c.c[j].cp
+                        nc[j].start = c.c[k + j].start
+                        nc[j].end = c.c[k + j].end
+                        j += 1
+                elif c.kind == 1:
+                    latin1 = <const uint8_t*>c.data + c.a
+                    while j < n and self.low[latin1[j]] == 0:
+                        nc[j].cp = latin1[j]
+                        nc[j].start = <int32_t>(c.a + k + j)
+                        nc[j].end = <int32_t>(c.a + k + j + 1)
+                        j += 1
+                else:
+                    while j < n and self._entry(_cp_at(c, j)) == 0:
+                        nc[j].cp = _cp_at(c, j)
+                        nc[j].start = <int32_t>(c.a + k + j)
+                        nc[j].end = <int32_t>(c.a + k + j + 1)
+                        j += 1
+                if j < n and self._entry(_cp_at(c, j)) & C_EXTEND:
+                    j -= 1   # the run's last starts the next one's cluster
+                j -= 1       # the run's last: it waits
+                out.len = <size_t>(at + j)
+                r.offset = k + j
+                r.cp = nc[j].cp
+                r.change = 0
+                r.have = True
                 i = j + 1
                 if i < n:
-                    next_cp = latin1[i]
-                    next_entry = self.low[next_cp]
+                    next_cp = _cp_at(c, i)
+                    next_entry = self._entry(next_cp)
                 continue
             if entry == 0 and (i + 1 == n or not (next_entry & C_EXTEND)):
                 # no rule, and a cluster alone (most characters)
@@ -2116,8 +2176,22 @@ cdef class UnigramWalk:
                 mask = <uint32_t>0 - <uint32_t>(d[i].cp == op.a)
                 d[i].cp = d[i].cp ^ ((d[i].cp ^ c.cp) & mask)
             return 0
+        if op.kind == OP_FOLDED:
+            return 0
         if op.kind == OP_LITERAL:
             while i < n:
+                # the characters up to the pattern's first one's next
+                # occurrence move as a block (most texts hold no match: ''
+                # and `` in ALBERT's, a character at a time was most of its
+                # walk of code)
+                lo = i
+                while i < n and d[i].cp != op.a:
+                    i += 1
+                if k != lo:
+                    memmove(d + k, d + lo, (i - lo) * sizeof(NChar))
+                k += i - lo
+                if i == n:
+                    break
                 j = 0
                 while j < op.pattern_length and i + j < n and d[i + j].cp == self.cps[op.pattern + j]:
                     j += 1
@@ -2147,24 +2221,22 @@ cdef class UnigramWalk:
             src.len = hi - lo
             return 0
         if op.kind == OP_SQUEEZE:
-            # nothing moves before the first run; after it each character
-            # is stored and kept unless an a follows an a (a run keeps its
-            # last a), with no branch on the text (it mispredicted at every
-            # space)
-            while i + 1 < n and not (d[i].cp == op.a and d[i + 1].cp == op.a):
-                i += 1
+            # nothing moves before the first run; after it, each run's last
+            # a and the characters up to the next run move as a block (a
+            # store a character was a sixth of a whole text's walk)
+            i = _next_run(d, 0, n, op.a)
             k = i
-            while i + 1 < n:
-                d[k] = d[i]
-                k += 1 - (<size_t>(d[i].cp == op.a) & <size_t>(d[i + 1].cp == op.a))
-                i += 1
-            if i < n:
-                d[k] = d[i]
-                k += 1
+            while i < n:
+                while i + 1 < n and d[i + 1].cp == op.a:
+                    i += 1
+                lo = i
+                i = _next_run(d, i + 1, n, op.a)
+                memmove(d + k, d + lo, (i - lo) * sizeof(NChar))
+                k += i - lo
             src.len = k
             return 0
         # OP_LEAD: the first character, if it is the op's, becomes its string
-        if n == 0 or d[0].cp != op.a:
+        if n == 0 or (d[0].cp != op.a and d[0].cp != op.b):
             return 0
         if n + op.length - 1 > src.cap:
             grow_array(<void**>&src.data, &src.cap, n + op.length - 1, sizeof(NChar), 256)
@@ -2185,7 +2257,10 @@ cdef class UnigramWalk:
         # span), with the spaces as the replacement under Metaspace. The
         # cache set of a piece of one segment is fetched now, so the misses
         # of a stretch's pieces overlap (the model runs on them all after).
-        cdef size_t i, k, length, n, first, cap
+        # Where the replacement starts past the piece's first byte a segment
+        # starts (see _segments), noted as it is written (a scan for it was
+        # a twelfth of a whole text's walk).
+        cdef size_t i, k, length, n, first, cap, cuts = w.n_cuts
         cdef uint32_t cp
         cdef uint8_t* p
         cdef PieceRef* ref
@@ -2200,6 +2275,8 @@ cdef class UnigramWalk:
         cap = w.utf8_cap
         grow_array(<void**>&w.char_of, &cap, n + 4 * (hi - lo + 1), sizeof(uint32_t), 1024)
         w.utf8_cap = cap
+        if self.cuts:
+            grow_array(<void**>&w.cut_at, &w.cuts_cap, cuts + (hi - lo), sizeof(uint32_t), 256)
         p = w.utf8
         # (char_of is read for offsets alone)
         if prepend:
@@ -2218,6 +2295,9 @@ cdef class UnigramWalk:
                 # the replacement's bytes as they are (a word's every start)
                 length = self.cut_len
                 memcpy(p + n, self.cut, 4)
+                if self.cuts and n > first:
+                    w.cut_at[w.n_cuts] = <uint32_t>(n - first)
+                    w.n_cuts += 1
             else:
                 length = utf8_put(p + n, cp)
             if w.offsets:
@@ -2232,8 +2312,8 @@ cdef class UnigramWalk:
         ref.start = <uint32_t>first
         ref.end = <uint32_t>n
         ref.hash = 0
-        if w.cache != NULL and n - first <= FT_PC_PAYLOAD and (
-                self.split or self._cut_after(p + first, 0, n - first) == n - first):
+        ref.cuts_end = <uint32_t>w.n_cuts
+        if w.cache != NULL and n - first <= FT_PC_PAYLOAD and w.n_cuts == cuts:
             ref.hash = ft_pc_hash(p + first, n - first)
             ft_pc_prefetch(w.cache, ref.hash)
         return 0
@@ -2241,7 +2321,7 @@ cdef class UnigramWalk:
     cdef int _model(self, NCharBuf* chars, WalkOut* w) except -1 nogil:
         # The model over each piece of the stretch (chars: its characters),
         # one word each: its nodes (_segments), their unknown runs fused.
-        cdef size_t i, j, n
+        cdef size_t i, j, n, cuts = 0
         cdef const uint8_t* p
         cdef PieceRef* ref
         cdef SpanBuf* tokens
@@ -2250,7 +2330,8 @@ cdef class UnigramWalk:
             ref = &w.pieces[i]
             p = w.utf8 + ref.start
             n = ref.end - ref.start
-            self._segments(p, n, ref.hash, w)
+            self._segments(p, n, ref.hash, w.cut_at + cuts, ref.cuts_end - cuts, w)
+            cuts = ref.cuts_end
             tokens = &w.nodes
             for j in range(w.nodes.len):
                 if <int32_t>w.nodes.data[j].id == self.model.unk:
@@ -2275,28 +2356,9 @@ cdef class UnigramWalk:
                     _note_unknown(w, p + sp.start, sp.end - sp.start)
             w.word += 1
         w.n_pieces = 0
+        w.n_cuts = 0
         w.utf8_len = 0
         return 0
-
-    cdef size_t _cut_after(self, const uint8_t* p, size_t a, size_t n) noexcept nogil:
-        # where the segment of p[:n] starting at a ends: the next
-        # replacement's start (no node crosses one), or n. A loop, not
-        # memchr and memcmp: segments are words, a few bytes long, and the
-        # two calls were a twentieth of a whole text's walk.
-        cdef uint8_t first = self.cut[0]
-        cdef size_t k
-        if not self.cuts:
-            return n
-        a += 1
-        while a < n:
-            if p[a] == first:
-                k = 1
-                while k < self.cut_len and a + k < n and p[a + k] == self.cut[k]:
-                    k += 1
-                if k == self.cut_len:
-                    return a
-            a += 1
-        return n
 
     cdef inline bint _unknown(self, const uint8_t* p, const Span* sp) noexcept nogil:
         # whether node sp is an unknown character (unk_score), not a piece
@@ -2329,11 +2391,12 @@ cdef class UnigramWalk:
                                else self.model.core.scores[sp.id])
         return here
 
-    cdef int _segments(self, const uint8_t* p, size_t n, uint64_t hash,
-                       WalkOut* w) except -1 nogil:
+    cdef int _segments(self, const uint8_t* p, size_t n, uint64_t hash, const uint32_t* cuts,
+                       size_t n_cuts, WalkOut* w) except -1 nogil:
         # The Viterbi nodes of the piece p[:n] (n > 0) into w.nodes, with the
         # thread's cache (see the notes above UnigramWalk); hash: the
-        # piece's when it is one segment (0: not known). Without a cache,
+        # piece's when it is one segment (0: not known); cuts[:n_cuts]: where
+        # its segments after the first start (_piece notes them). Without a cache,
         # one Viterbi; with it, segment by segment: the piece is cut where
         # the replacement starts (no node crosses one: no piece holds it but
         # at its start, an unknown node is one character), so the Viterbi
@@ -2343,7 +2406,7 @@ cdef class UnigramWalk:
         # Viterbi compared: where that gap is wide enough for here's
         # rounding (_holds), the segment splits from here as from 0, and
         # its score is added node by node.
-        cdef size_t a = 0, b, i, count
+        cdef size_t a = 0, b, i, count, c = 0
         cdef bint cached
         cdef double here = 0.0
         cdef SegmentRef segs[SEGMENTS_AT_ONCE]
@@ -2360,7 +2423,8 @@ cdef class UnigramWalk:
         while a < n:
             count = 0
             while a < n and count < SEGMENTS_AT_ONCE:
-                b = self._cut_after(p, a, n)
+                b = cuts[c] if c < n_cuts else n
+                c += 1
                 # (the gate is asked segment by segment: it counts pieces)
                 cached = b - a <= FT_PC_PAYLOAD and ft_pc_open(w.cache)
                 if not cached and count and segs[count - 1].hash == 0:
@@ -2554,6 +2618,7 @@ cdef class UnigramWalk:
             return 0
         w.utf8_len = 0
         w.n_pieces = 0
+        w.n_cuts = 0
         if self.space == NULL:
             self._word(src, 0, src.len, w)
             return self._model(src, w)
