@@ -17,6 +17,9 @@ import base64
 import json
 import subprocess
 import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -24,6 +27,7 @@ from conftest import DATA, REPO_ROOT, missing_data_reason
 from fuzzing import CHARSMAP_RULES, build_charsmap
 from fasttok.models.hf_bpe import BPE
 from fasttok.models.hf_fields import serde_f64
+from fasttok.models._unigram import TokenizersUnigram
 from fasttok.models.hf_unigram import Unigram, unigram_from_json
 from fasttok.normalizers import precompiled
 from fasttok.shared._charsmap import CharsmapRules
@@ -122,6 +126,36 @@ def test_a_unigram_tokenizer_json_model_keeps_its_entries_by_id():
     # the scores as tokenizers reads them (serde_f64), not as json does
     assert model.vocab == [(piece, serde_f64(score)) for piece, score in spec["vocab"]]
     assert model.get_vocab_size() == len(spec["vocab"])
+
+
+def test_a_unigram_model_is_built_once_by_its_first_use_whichever_thread_comes_first(monkeypatch):
+    from fasttok.models import hf_unigram
+
+    spec = _t5()["model"]
+    builds = []
+
+    def counted(*args, **kwargs):
+        builds.append(1)
+        time.sleep(0.01)  # a slow build: every thread arrives while it runs
+        return TokenizersUnigram(*args, **kwargs)
+
+    monkeypatch.setattr(hf_unigram, "TokenizersUnigram", counted)
+    model = unigram_from_json(spec, "$.model", ValueError)
+    assert model.get_vocab_size() == len(spec["vocab"]) and not builds
+    text = "\u2581The\u2581quick\u2581brown\u2581fox\u2581jumps\u2581over\u2581\u00e9t\u00e9"
+    start = threading.Barrier(8)
+
+    def first_use(_: int) -> list:
+        start.wait()
+        return model.tokenize_ids(text)
+
+    with ThreadPoolExecutor(8) as pool:
+        found = list(pool.map(first_use, range(8)))
+    assert len(builds) == 1
+    pieces = [piece for piece, _ in spec["vocab"]]
+    eager = TokenizersUnigram(pieces, [serde_f64(score) for _, score in spec["vocab"]],
+                              spec["unk_id"], spec.get("byte_fallback", False))
+    assert found == [eager.ids(text)] * 8
 
 
 _IMPORTS = r"""

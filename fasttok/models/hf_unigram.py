@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import random
+import threading
 from typing import Any
 
 from fasttok.models._unigram import TokenizersUnigram, tokenizers_scores
@@ -36,6 +37,10 @@ class Unigram:
     ``never``: ids whose pieces text never matches (the special added
     tokens, for fasttok's Encoding; see :class:`TokenizersUnigram`).
 
+    The compiled model (its trie and character tables, half of a Unigram
+    file's load) is built by the first call that needs it, once, whichever
+    thread calls first: a load builds the stages, an encode runs them.
+
     >>> m = Unigram([("<unk>", 0.0), ("▁hi", -1.0)], unk_id=0)
     >>> m.tokenize_ids("▁hi!"), m.token_to_id("▁hi"), m.id_to_token(0)
     ([1, 0], 1, '<unk>')
@@ -43,11 +48,17 @@ class Unigram:
 
     def __init__(self, vocab: list, unk_id: int | None = None, byte_fallback: bool = False,
                  never: frozenset = frozenset()):
+        self._setup([piece for piece, _ in vocab], [float(score) for _, score in vocab], unk_id,
+                    byte_fallback, never)
+
+    def _setup(self, pieces: Any, scores: Any, unk_id: int | None, byte_fallback: bool,
+               never: frozenset) -> None:
         self.unk_id = unk_id
         self.byte_fallback = byte_fallback
-        self._core = TokenizersUnigram([piece for piece, _ in vocab],
-                                       [float(score) for _, score in vocab], unk_id,
-                                       byte_fallback, never=never)
+        self._parts = (pieces, scores, never)
+        self._size = len(pieces)
+        self._built: TokenizersUnigram | None = None
+        self._lock = threading.Lock()
 
     @classmethod
     def from_pieces(cls, pieces: Any, scores: Any, unk_id: int | None = None,
@@ -62,9 +73,7 @@ class Unigram:
         [1, 0]
         """
         model = cls.__new__(cls)
-        model.unk_id = unk_id
-        model.byte_fallback = byte_fallback
-        model._core = TokenizersUnigram(pieces, scores, unk_id, byte_fallback, never=never)
+        model._setup(pieces, scores, unk_id, byte_fallback, never)
         return model
 
     # vocab and the piece -> id map are made on first use: a file whose
@@ -76,21 +85,33 @@ class Unigram:
         >>> Unigram([("a", -1)]).vocab
         [('a', -1.0)]
         """
-        return list(zip(self._core.piece_texts(), self._core.scores()))
+        return list(zip(self.core.piece_texts(), self.core.scores()))
 
     @functools.cached_property
     def _ids(self) -> dict:
-        return {piece: i for i, piece in enumerate(self._core.piece_texts())}
+        return {piece: i for i, piece in enumerate(self.core.piece_texts())}
 
     @property
     def core(self) -> TokenizersUnigram:
         """The compiled model this one runs (what a compiled walk of the
-        whole pipeline cuts its pieces with).
+        whole pipeline cuts its pieces with), built by the first call.
 
         >>> Unigram([("<unk>", 0.0), ("a", -1.0)], unk_id=0).core.ids("ab")
         [1, 0]
         """
-        return self._core
+        core = self._built
+        return self._build() if core is None else core
+
+    def _build(self) -> TokenizersUnigram:
+        # under the lock: the build gives up the GIL while it places the
+        # pieces, so a second thread would otherwise build its own
+        with self._lock:
+            if self._built is None:
+                pieces, scores, never = self._parts
+                self._built = TokenizersUnigram(pieces, scores, self.unk_id, self.byte_fallback,
+                                                never=never)
+                self._parts = None
+            return self._built
 
     def tokenize(self, sequence: str) -> list:
         """``[(id, token, (start, end))]``, offsets in characters of ``sequence``.
@@ -98,7 +119,7 @@ class Unigram:
         >>> Unigram([("<unk>", 0.0), ("a", -1.0)], unk_id=0).tokenize("axy")
         [(1, 'a', (0, 1)), (0, 'xy', (1, 3))]
         """
-        return self._core.tokenize(sequence)
+        return self.core.tokenize(sequence)
 
     def tokenize_ids(self, sequence: str) -> list:
         """The ids of :meth:`tokenize` alone.
@@ -106,7 +127,7 @@ class Unigram:
         >>> Unigram([("<unk>", 0.0), ("a", -1.0)], unk_id=0).tokenize_ids("axy")
         [1, 0]
         """
-        return self._core.ids(sequence)
+        return self.core.ids(sequence)
 
     def tokenize_ids_many(self, sequences: list) -> list:
         """The ids of :meth:`tokenize_ids` of each of ``sequences``, one list.
@@ -114,7 +135,7 @@ class Unigram:
         >>> Unigram([("<unk>", 0.0), ("a", -1.0)], unk_id=0).tokenize_ids_many(["a", "xa"])
         [1, 0, 1]
         """
-        return self._core.ids_many(sequences)
+        return self.core.ids_many(sequences)
 
     def sample_ids(self, sequence: str, rate: tuple, seed: int) -> list:
         """The ids of one segmentation of ``sequence`` drawn as sentencepiece's
@@ -130,7 +151,7 @@ class Unigram:
         """
         # imported on first use: few callers sample, and every load would pay for it
         from fasttok.models import unigram_sampling
-        core = self._core
+        core = self.core
         raw = sequence.encode("utf-8")
         lattice = unigram_sampling.UnigramLattice(raw, core.lattice(sequence), lambda path: core.resolve(raw, path),
                                  lambda: core.ids(sequence), float)
@@ -151,7 +172,7 @@ class Unigram:
         >>> Unigram([("a", 0.0)]).id_to_token(0)
         'a'
         """
-        return self._core.piece(id) if 0 <= id < len(self._core) else None
+        return self.core.piece(id) if 0 <= id < len(self.core) else None
 
     @property
     def texts_by_id(self) -> list:
@@ -162,7 +183,7 @@ class Unigram:
         >>> Unigram([("a", 0.0), ("b", -1.0)]).texts_by_id
         ['a', 'b']
         """
-        return self._core.piece_texts()
+        return self.core.piece_texts()
 
     def get_vocab(self) -> dict:
         """``{piece: id}``.
@@ -178,7 +199,7 @@ class Unigram:
         >>> Unigram([("a", 0.0), ("a", -1.0)]).get_vocab_size()
         2
         """
-        return len(self._core)
+        return self._size
 
 
 def unigram_from_json(spec: dict | None, where: str, fail,
