@@ -221,3 +221,59 @@ def test_type_may_be_left_out():
 
 def test_model_class_direct_use():
     assert WordPiece({"[UNK]": 0, "a": 1}).tokenize_ids("aa") == [0]
+
+
+def _packed_and_plain(vocab: dict) -> tuple:
+    from fasttok.loaders.hf_tokenizer_json import ModelObject
+    from fasttok.shared._json_reader import PackedVocab, read_tokenizer_document
+
+    spec = {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+            "max_input_chars_per_word": 100, "vocab": vocab}
+    doc, packed = read_tokenizer_document(json.dumps({"model": spec}).encode())
+    model = ModelObject(packed)
+    assert type(model["vocab"]) is PackedVocab  # kept packed by the reader
+    return (wordpiece_from_json(model, "$.model", fail, frozenset({3})),
+            wordpiece_from_json(spec, "$.model", fail, frozenset({3})))
+
+
+def test_a_model_of_a_packed_vocabulary_answers_as_the_model_of_its_dict():
+    vocab = {"[UNK]": 0, "é": 1, "##ab": 2, "[CLS]": 3, "a": 4}
+    packed, plain = _packed_and_plain(vocab)
+    for model in (packed, plain):
+        assert model.tokenize("éab") == [(1, "é", (0, 1)), (2, "##ab", (1, 3))]
+        assert model.tokenize_ids("[CLS]") == [0]  # a never id matches no word
+        assert [model.token_to_id(t) for t in ("é", "b")] == [1, None]
+        assert [model.id_to_token(i) for i in (2, 9)] == ["##ab", None]
+        assert model.get_vocab() == model.vocab == vocab and model.get_vocab_size() == 5
+    assert packed.texts_by_id == tuple(vocab) and plain.texts_by_id is None
+
+
+def test_the_compiled_model_is_built_once_on_first_use_whichever_thread_asks(monkeypatch):
+    import threading
+
+    from fasttok.models import hf_wordpiece
+
+    built = []
+    real = hf_wordpiece.WordPieceModel
+
+    def counted(*args, **kwargs):
+        built.append(threading.get_ident())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(hf_wordpiece, "WordPieceModel", counted)
+    model = WordPiece({"[UNK]": 0, "a": 1, "##b": 2})
+    assert built == [] and model.token_to_id("a") == 1  # lookups need no build
+    start = threading.Barrier(4)
+    found = []
+
+    def encode():
+        start.wait()
+        found.append(model.tokenize("abb"))
+
+    threads = [threading.Thread(target=encode) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert found == [[(1, "a", (0, 1)), (2, "##b", (1, 2)), (2, "##b", (2, 3))]] * 4
+    assert len(built) == 1

@@ -19,7 +19,6 @@ import functools
 import operator
 import os
 import struct
-import threading
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional
@@ -29,14 +28,12 @@ from fasttok.models._hf_bpe import PREPEND_EACH, PREPEND_FIRST, PREPEND_UNLESS_T
     StretchWalker, UnkTokenNotFoundError, merge_slots, packed_merge_slots
 from fasttok.shared._json_reader import PackedMerges, PackedVocab
 from fasttok.shared._tables import TokenTables
+from fasttok.shared.built_once import built_once
 from fasttok.shared.json_fields import all_ints
 
 __all__ = ["BPE", "BpeMergeError", "StretchWalker", "UnkTokenNotFoundError", "bpe_from_json",
            "vocab_from_json", "as_f32"]
 
-
-# held while a model's core is built on first use (BPE._core)
-_BUILD_LOCK = threading.Lock()
 
 # text_walker's prepend_scheme: None for the Prepend normalizer, else Metaspace's
 _PREPEND_WHEN = {None: PREPEND_EACH, "always": PREPEND_UNLESS_THERE, "first": PREPEND_FIRST}
@@ -211,7 +208,6 @@ class BPE:
         # The merges are checked (above); the core's tables are built on
         # first use (_core): Llama 2's took ~10 ms of a ~28 ms load that
         # the first encode pays anyway, and a load that never encodes skips
-        self._built_core: Optional[HfBpeCore] = None
         options = dict(
             names=None if texts is None else texts if unique else tuple(
                 map(self._id_to_token.__getitem__, slot_ints)),
@@ -226,16 +222,11 @@ class BPE:
         self._build_core: Optional[Callable[[], HfBpeCore]] = lambda: HfBpeCore(
             tokens_of(), slot_ints, slot_merges, **options)
 
-    @property
+    @built_once
     def _core(self) -> HfBpeCore:
         # the compiled core, built once by whichever thread asks first
-        core = self._built_core
-        if core is None:
-            with _BUILD_LOCK:
-                core = self._built_core
-                if core is None:
-                    core = self._built_core = self._build_core()
-                    self._build_core = None
+        core = self._build_core()
+        self._build_core = None
         return core
 
     @functools.cached_property

@@ -29,11 +29,14 @@ model run on the same words in one pre-tokenized call
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Optional
 
 from fasttok.errors import FasttokError
 from fasttok.models._wordpiece import CodePointRules, WordPieceModel, wordpiece_texts
 from fasttok.models.hf_fields import is_int, model_object
+from fasttok.shared._json_reader import PackedVocab
+from fasttok.shared.built_once import built_once
 from fasttok.shared.json_fields import all_ints
 
 _START = b"\xc0"      # never in UTF-8: marks the texts that match at a word's start
@@ -53,28 +56,55 @@ class WordPiece:
     [0]
     """
 
-    def __init__(self, vocab: dict, unk_token: str = "[UNK]",
+    def __init__(self, vocab: Mapping, unk_token: str = "[UNK]",
                  continuing_subword_prefix: str = "##", max_input_chars_per_word: int = 100,
                  never: frozenset = frozenset()):
-        self.vocab = dict(vocab)
+        # a PackedVocab (of fasttok's tokenizer.json reader) answers lookups
+        # as it is: its dict is made only if asked for (vocab)
+        if type(vocab) is PackedVocab:
+            self._entries = vocab
+        else:
+            self.vocab = self._entries = dict(vocab)
         self.unk_token = unk_token
         self.continuing_subword_prefix = continuing_subword_prefix
         self.max_input_chars_per_word = max_input_chars_per_word
-        prefix = continuing_subword_prefix
-        # The automaton's texts: every token at a word's start (the empty
-        # one never matches there), and the part after the prefix of each
-        # prefixed token; per text, its token's id and its token (the
-        # characters of the word it covers are made for tokenize)
-        texts, self._ids, self._values, self._rests = wordpiece_texts(
-            self.vocab, prefix, frozenset(never), _START)
-        self._unk_id = self.vocab.get(unk_token)
+        self._never = frozenset(never)
+        self._unk_id = self._entries.get(unk_token)
+
+    @functools.cached_property
+    def vocab(self) -> dict:
+        """``{token: id}`` (made on first use from a packed vocabulary)."""
+        return self._entries.to_dict()
+
+    @built_once
+    def _core(self) -> WordPieceModel:
+        # Built on first use (all-MiniLM-L6-v2: ~11 ms of a load that the
+        # first encode pays anyway). The automaton's texts: every token at a
+        # word's start (the empty one never matches there), and the part
+        # after the prefix of each prefixed token; per text, its token's id
+        # and its token (the characters of the word it covers are made for
+        # tokenize), kept before the core is published
+        texts, ids, self._values, self._rests = wordpiece_texts(
+            self.vocab, self.continuing_subword_prefix, self._never, _START)
         self._unk_text = None
         if self._unk_id is not None:
             self._unk_text = len(texts)
             texts.append(None)
-            self._ids.append(self._unk_id)
-        self._core = WordPieceModel(texts, self._unk_text, ids=self._ids, word_start=_START,
-                                    max_word_chars=max_input_chars_per_word)
+            ids.append(self._unk_id)
+        self._ids = ids
+        return WordPieceModel(texts, self._unk_text, ids=ids, word_start=_START,
+                              max_word_chars=self.max_input_chars_per_word)
+
+    @property
+    def texts_by_id(self) -> Optional[tuple]:
+        """The token strings by id when a packed vocabulary's ids are its
+        entries' places (an Encoding spells its tokens from them), else ``None``.
+
+        >>> WordPiece({"a": 0}).texts_by_id is None
+        True
+        """
+        entries = self._entries
+        return entries.texts() if type(entries) is PackedVocab and entries.in_order else None
 
     # made on first use: a file whose walk encodes (BERT's) never asks for them
     @functools.cached_property
@@ -104,7 +134,8 @@ class WordPiece:
         if not sequence:
             return []
         if len(sequence) <= self.max_input_chars_per_word:
-            found = self._core.match_word_texts(_START + sequence.encode("utf-8"))
+            core = self._core  # built before its texts are read
+            found = core.match_word_texts(_START + sequence.encode("utf-8"))
             if found and found[0] != self._unk_text:
                 out, at = [], 0
                 widths = self._widths
@@ -195,7 +226,7 @@ class WordPiece:
         >>> WordPiece({"a": 5}).token_to_id("a")
         5
         """
-        return self.vocab.get(token)
+        return self._entries.get(token)
 
     def id_to_token(self, id: int) -> str | None:
         """The token of ``id``, or ``None``.
@@ -219,7 +250,7 @@ class WordPiece:
         >>> WordPiece({"a": 5, "b": 5}).get_vocab_size()
         2
         """
-        return len(self.vocab)
+        return len(self._entries)
 
 
 def wordpiece_from_json(spec: dict | None, where: str, fail,
@@ -250,6 +281,9 @@ def wordpiece_from_json(spec: dict | None, where: str, fail,
     if not is_int(limit) or limit < 0:
         raise fail(f"{where}.max_input_chars_per_word", "expected an integer >= 0")
     vocab = spec["vocab"]
+    if type(vocab) is PackedVocab:
+        # fasttok's reader packs a vocabulary only when its ids are 0..2**32-2
+        return WordPiece(vocab, spec["unk_token"], spec["continuing_subword_prefix"], limit, never)
     if not isinstance(vocab, dict):
         raise fail(f"{where}.vocab", "expected an object {token: id}")
     if not all_ints(vocab.values(), 1 << 32):

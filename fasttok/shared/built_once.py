@@ -1,0 +1,57 @@
+"""An attribute built on first use, once, whichever thread asks first.
+
+A model's compiled core is large to build (Llama 2's BPE tables, BERT's
+WordPiece texts) and a load that never encodes needs none of it, so it is
+built when first asked for. ``functools.cached_property`` would do, but since
+Python 3.12 it holds no lock: threads meeting it unbuilt would each build
+one. One reentrant lock serves every such attribute (a build may ask for
+another); once built, the value is an instance attribute, read without it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, Generic, Optional, TypeVar
+
+__all__ = ["built_once"]
+
+T = TypeVar("T")
+
+_LOCK = threading.RLock()
+_MISSING = object()
+
+
+class built_once(Generic[T]):
+    """A method made an attribute computed on first use, under a lock, and
+    kept in the instance's ``__dict__``.
+
+    >>> class Model:
+    ...     @built_once
+    ...     def core(self) -> list:
+    ...         print("building")
+    ...         return [1, 2]
+    >>> m = Model()
+    >>> m.core
+    building
+    [1, 2]
+    >>> m.core
+    [1, 2]
+    """
+
+    def __init__(self, func: Callable[[Any], T]) -> None:
+        self.func = func
+        self.name: Optional[str] = None
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: Optional[type] = None) -> Any:
+        if instance is None:
+            return self
+        with _LOCK:
+            found = instance.__dict__.get(self.name, _MISSING)
+            if found is _MISSING:
+                found = instance.__dict__[self.name] = self.func(instance)
+        return found
