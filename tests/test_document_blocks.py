@@ -54,6 +54,21 @@ def test_utf8_check_of_encoded_text(data):
     assert (first_invalid_utf8(data) < 0) == _decodes(data)
 
 
+@given(st.lists(st.sampled_from([b"a", b" ", b"\xc3\xa9", b"\xe4\xb8\xad", b"\xf0\x9f\x98\x80",
+                                  b"\x80", b"\xe4\xb8", b"\xed\xa0\x80", b"\xe0\x9f\xbf",
+                                  b"\xf4\x90\x80\x80", b"0123456789abcdef"]), max_size=12)
+       .map(b"".join))
+@example(b"0123456789abcdef\xc2\x80")  # a character after a whole 16-byte ASCII step
+@example(b"\xe0\xa0\x80\xed\x9f\xbf\xef\xbf\xbf")  # the ends of the 3-byte ranges
+def test_utf8_check_points_at_the_byte_python_refuses(data):
+    try:
+        data.decode("utf-8")
+        refused = -1
+    except UnicodeDecodeError as exc:
+        refused = exc.start
+    assert first_invalid_utf8(data) == refused
+
+
 def _decodes(data: bytes) -> bool:
     try:
         data.decode("utf-8")
@@ -240,6 +255,19 @@ def test_the_job_gives_the_ids_of_one_call_per_document(threads, chunk_bytes):
             h.join()
     flat, ends = enc.encode_ordinary_batch(docs, num_threads=1, flat=True)
     assert (ids, offsets) == (flat, ends)
+
+
+def test_a_chunk_with_more_ids_than_the_room_made_for_them_keeps_them_all():
+    # one id a byte: twice the ids a chunk's buffer has room for at first
+    from fasttok.formats._byte_bpe import CoreBPE
+    from fasttok.shared._tables import TokenTables
+
+    core = CoreBPE(TokenTables([bytes([i]) for i in range(256)]), {}, scanner="gpt2")
+    data = bytes(range(32, 127)) * 1000 + b"\n"
+    job = FileJob(core, None, 1)
+    job.add(_blocks(data, b"\n", len(data))[0])
+    ids, offsets = job.finish()
+    assert (list(ids), list(offsets)) == (list(data[:-1]), [0, len(data) - 1])
 
 
 @pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
