@@ -110,7 +110,6 @@ _BYTE_ORDER = 0x01020304  # reads back differently on a machine of the other byt
 # 160 bytes, so the payload after it stays 8-byte aligned
 _HEADER = struct.Struct("=8sII32s32s32s32sQI4x")
 _IDS = struct.Struct("=QQ")  # whether the tokens' ids follow, and how many
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _HF_MAGIC = b"FTHFJSON"
 _HF_FORMAT = 1
 _META = struct.Struct("=Q")  # the length of the record's JSON that follows
@@ -128,6 +127,12 @@ def cache_enabled(cache: Optional[bool] = None) -> bool:
     return os.environ.get("FASTTOK_CACHE", "1") != "0"
 
 
+@functools.cache
+def _plain_name() -> "re.Pattern[str]":
+    # compiled on first use: fasttok.load of a tokenizer.json never asks
+    return re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
 def cache_file(name: str) -> Optional[str]:
     """Where the tables of the encoding ``name`` are cached, in
     :func:`fasttok.registry.user_cache_dir`; ``None`` for a name that is not
@@ -138,7 +143,7 @@ def cache_file(name: str) -> Optional[str]:
     >>> cache_file("../x") is None
     True
     """
-    if not _PLAIN_NAME.fullmatch(name):
+    if not _plain_name().fullmatch(name):
         return None
     return os.path.join(registry.user_cache_dir(), f"{name}.tables")
 

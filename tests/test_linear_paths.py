@@ -22,7 +22,7 @@ import fasttok
 from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON, reference_encoding
 from fasttok.decoders.hf_json import decoder_from_json
 from fasttok.errors import ReferenceFailsError
-from fasttok.formats.hf import _BYTE_TOKEN, _prefix_agreements
+from fasttok.formats.hf import _is_byte_token, _prefix_agreements
 
 pytestmark = pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
 
@@ -209,6 +209,5 @@ def test_window_decoding_agrees_with_decoding_every_prefix_for_each_decoder(kind
         expected.append(next((k for k, (a, b) in enumerate(zip(prefix, whole)) if a != b),
                              min(len(prefix), len(whole))))
     got = _prefix_agreements(decoder.decode, tokens, whole,
-                             lambda left, right: bool(_BYTE_TOKEN.fullmatch(left)
-                                                      and _BYTE_TOKEN.fullmatch(right)))
+                             lambda left, right: _is_byte_token(left) and _is_byte_token(right))
     assert list(got) == expected

@@ -112,7 +112,14 @@ def control_ids(vocab: Vocabulary) -> frozenset:
                      if flags["special"])
 
 
-_BYTE_TOKEN = re.compile(r"<0x[0-9A-Fa-f]{2}>")
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _is_byte_token(text: str) -> bool:
+    # whether text is a byte-fallback piece, <0xXX> (tested without a
+    # regex: compiling one was a cost of importing the module)
+    return len(text) == 6 and text.startswith("<0x") and text[5] == ">" \
+        and text[3] in _HEX and text[4] in _HEX
 
 
 # ids of context a window decode starts with before the ids it reads anew:
@@ -364,7 +371,7 @@ class HFModel(ModelBase):
             prefix = "##"
 
         def rule(text: str) -> bytes:
-            if "ByteFallback" in kinds and _BYTE_TOKEN.fullmatch(text):
+            if "ByteFallback" in kinds and _is_byte_token(text):
                 return bytes([int(text[3:5], 16)])
             if "ByteLevel" in kinds:
                 try:
@@ -424,7 +431,7 @@ class HFModel(ModelBase):
         starts = []
 
         def byte_piece(token: int) -> bool:
-            return _BYTE_TOKEN.fullmatch(pipe.id_to_token(token)) is not None
+            return _is_byte_token(pipe.id_to_token(token))
 
         for agreed in _prefix_agreements(lambda part: pipe.decode(part, False), ids, whole,
                                          lambda left, right: byte_piece(left) and byte_piece(right)):

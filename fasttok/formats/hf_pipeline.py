@@ -41,12 +41,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
 from fasttok.decoders.hf_json import decoder_from_json
 from fasttok.errors import FasttokError
-from fasttok.formats.hf_walks import Walk, walk_for
 from fasttok.loaders.hf_tokenizer_json import JsonPathError
 from fasttok.models.hf_json import model_from_json
 from fasttok.normalizers.hf_json import normalizer_from_json
@@ -61,6 +60,9 @@ from fasttok.pre_tokenizers.hf_json import pre_tokenizer_from_json
 from fasttok.shared.gc_pause import gc_paused
 from fasttok.shared.normalized import NormalizedString, PreTokenizedString
 from fasttok.vocab import Vocabulary
+
+if TYPE_CHECKING:
+    from fasttok.formats.walk import Walk
 
 __all__ = ["HFPipeline", "pipeline_from_document"]
 
@@ -149,7 +151,12 @@ class HFPipeline:
     @functools.cached_property
     def walk(self) -> Optional[Walk]:
         """The compiled walk of this configuration (:mod:`fasttok.formats.hf_walks`), or ``None``."""
-        return None if self.record is None else walk_for(self.record, self)
+        if self.record is None:
+            return None
+        # the walks' module is imported by the first encode: a load never needs it
+        from fasttok.formats.hf_walks import walk_for
+
+        return walk_for(self.record, self)
 
     @functools.cached_property
     def _token_strings(self) -> list:

@@ -19,8 +19,6 @@ gives the ids-only function of the tiktoken-style API (:meth:`ids_only`).
 
 from __future__ import annotations
 
-import re
-
 from fasttok.errors import FasttokError
 from fasttok.post_processors.encoding import Encoding
 from fasttok.post_processors.processor import PostProcessor
@@ -28,13 +26,14 @@ from fasttok.post_processors.special_ids import AddSpecialIds, SpecialIdsTemplat
 
 __all__ = ["TemplateProcessing", "parse_template", "parse_piece"]
 
-# Rust's u32 parse: digits with an optional "+"
-_U32 = re.compile(r"\+?[0-9]+")
+# Rust's u32 parse: ASCII digits with an optional "+" (str tests, not a
+# regex compiled when the module is imported)
 _SEQUENCES = {"": "A", "A": "A", "a": "A", "B": "B", "b": "B"}
 
 
 def _u32(text: str) -> int | None:
-    if not _U32.fullmatch(text):
+    digits = text[1:] if text.startswith("+") else text
+    if not (digits.isascii() and digits.isdigit()):
         return None
     value = int(text)
     return value if value < 2 ** 32 else None
