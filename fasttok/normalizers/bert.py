@@ -21,31 +21,40 @@ import re
 from fasttok.normalizers.simple import lowercase, lowercase_ns
 from fasttok.normalizers.strip import WHITE_SPACE, remove_class
 from fasttok.normalizers.unicode_forms import normalize_form, normalize_text
-from fasttok.shared.hf_unicode import FORMAT, NONSPACING
+from fasttok.shared import hf_unicode
 from fasttok.shared.normalized import NormalizedString
-from fasttok.shared.regex_translate import char_class
 
 __all__ = ["BertNormalizer"]
 
 _CJK = "\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\U0002a700-\U0002b73f" \
        "\U0002b740-\U0002b81f\U0002b920-\U0002ceaf\uf900-\ufaff\U0002f800-\U0002fa1f"
-_CHINESE = re.compile(f"[{_CJK}]")
+
+
+@functools.cache
+def _chinese() -> "re.Pattern[str]":
+    # compiled on first use, as the classes below: a BERT file's load (the
+    # module imported then) need not cost it
+    return re.compile(f"[{_CJK}]")
 
 
 @functools.cache
 def _control() -> "re.Pattern[str]":
     # Cc is U+0000-001F and U+007F-009F for good (a Unicode stability policy);
     # spelled out here less tab, newline and CR, one class lets re scan for it
-    # (a lookahead excluding those three took 2.7 times as long on English)
-    return re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f" +
-                      char_class("Co", "Cs", extra="\ufffd")[1:-1] + FORMAT[1:-1] + "]+")
+    # (a lookahead excluding those three took 2.7 times as long on English);
+    # regex_translate imported here, ~1 ms of a load that never needs it
+    from fasttok.shared.regex_translate import char_class
+
+    return re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f" + char_class(
+        "Co", "Cs", extra="\ufffd")[1:-1] + hf_unicode.FORMAT[1:-1] + "]+")
 
 
 @functools.cache
 def _nonspacing() -> "re.Pattern[str]":
     # compiled on first use, as _control: importing the stage should not
-    # cost its Unicode classes
-    return re.compile(NONSPACING + "+")
+    # cost its Unicode classes (hf_unicode makes them when first asked for:
+    # imported by name here, they were ~3 ms of the import)
+    return re.compile(hf_unicode.NONSPACING + "+")
 
 
 _TO_SPACE = {ord(c): " " for c in WHITE_SPACE + "\t\n\r"}
@@ -80,8 +89,9 @@ class BertNormalizer:
         if self.clean_text:
             remove_class(ns, _control())
             ns.normalized = ns.normalized.translate(_TO_SPACE)
-        if self.handle_chinese_chars and _CHINESE.search(ns.normalized):
-            ns.expand_chars([f" {c} " if _CHINESE.match(c) else c for c in ns.normalized])
+        if self.handle_chinese_chars and _chinese().search(ns.normalized):
+            chinese = _chinese().match
+            ns.expand_chars([f" {c} " if chinese(c) else c for c in ns.normalized])
         if self._strips:
             normalize_form(ns, "NFD")
             remove_class(ns, _nonspacing())
@@ -92,7 +102,7 @@ class BertNormalizer:
         if self.clean_text:
             text = _control().sub("", text).translate(_TO_SPACE)
         if self.handle_chinese_chars:
-            text = _CHINESE.sub(r" \g<0> ", text)
+            text = _chinese().sub(r" \g<0> ", text)
         if self._strips:
             text = _nonspacing().sub("", normalize_text(text, "NFD"))
         if self.lowercase:
