@@ -4,6 +4,13 @@ from typing import Any, Optional
 
 NONE_ALLOWED: frozenset[str]
 
+class EncodeEntry:
+    encoding: Any
+    def __init__(self, encoding: Any) -> None: ...
+    def __call__(self, text: str, *, allowed_special: Any = ..., disallowed_special: Any = ...,
+                 add_special_tokens: bool = ..., sample: bool = ..., alpha: float = ...,
+                 nbest_size: int = ..., seed: Optional[int] = ...) -> list[int]: ...
+
 def encode(self: Any, text: str, *, allowed_special: Any = ..., disallowed_special: Any = ...,
            add_special_tokens: bool = ..., sample: bool = ..., alpha: float = ...,
            nbest_size: int = ..., seed: Optional[int] = ...) -> list[int]: ...

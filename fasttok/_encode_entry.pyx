@@ -19,6 +19,15 @@ on CPython 3.11 before its first line, against ~0.05 us here (the frame
 with its keyword binding, then the attribute reads of its body), and a
 short line's whole walk is 0.7-1.5 us.
 
+Why an object per encoding (:class:`EncodeEntry`, the instance attribute
+``encode`` unless the encoding's class defines its own): it holds the bound
+pairs in C fields, so a call reads no attribute of the encoding, and CPython
+calls it with the argument vector as given (``tp_vectorcall_offset``, set
+here since Cython declares no such slot). A bound method of a function
+costs a method object's call on top, and a call with a keyword dict
+(``functools.partial(enc.encode, allowed_special="all")``) had CPython copy
+the dict, unpack it and call through both. Measurements at the end.
+
 >>> from fasttok.core import Encoding
 >>> from fasttok.vocab import Vocabulary
 >>> enc = Encoding.from_vocabulary(Vocabulary(
@@ -28,9 +37,136 @@ short line's whole walk is 0.7-1.5 us.
 ([97, 256], [97, 60, 101, 62])
 """
 
+cimport cython
+from cpython.object cimport PyObject
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
+
+
+cdef extern from "Python.h":
+    ctypedef PyObject* (*vectorcallfunc)(PyObject* callable, PyObject* const* args,
+                                         size_t nargsf, PyObject* kwnames)
+    Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
+    unsigned long Py_TPFLAGS_HAVE_VECTORCALL
+    ctypedef struct TypeSlots "PyTypeObject":
+        Py_ssize_t tp_vectorcall_offset
+        unsigned long tp_flags
+
+
 #: encode's default ``allowed_special``, known by identity: the default call
 #: takes the bound entry without building or hashing a set
 NONE_ALLOWED = frozenset()
+
+
+@cython.final
+cdef class EncodeEntry:
+    """``Encoding.encode`` of one encoding, holding the entries its model
+    bound for the two common calls (see the module notes); what an
+    encoding's ``encode`` attribute is, unless its class defines its own.
+
+    >>> from fasttok.core import Encoding
+    >>> from fasttok.vocab import Vocabulary
+    >>> enc = Encoding.from_vocabulary(Vocabulary(
+    ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256)),
+    ...     special_tokens={"<e>": 256}))
+    >>> type(enc.encode).__name__, enc.encode("a<e>", allowed_special="all")
+    ('EncodeEntry', [97, 256])
+    """
+
+    # first: what CPython calls for a vector of arguments (see _entry_vectorcall)
+    cdef vectorcallfunc vectorcall
+    cdef readonly object encoding
+    # the model's (call, argument) pairs for everything allowed and for the
+    # default call, and the default call's search for a disallowed special
+    # (find None: the encoding has no special); bound on the first call, as
+    # a tokenizer.json's walk is built on its first text, not at load
+    cdef object call_all, argument_all, call_none, argument_none, find, find_argument
+    cdef bint bound
+
+    def __cinit__(self, encoding not None):
+        self.vectorcall = <vectorcallfunc><void*>_entry_vectorcall
+        self.encoding = encoding
+
+    def __call__(self, *args, **kwargs):
+        """The encoding's ``encode`` (see :meth:`fasttok.Encoding.encode`)."""
+        # CPython calls _entry_vectorcall; this is for callers of tp_call
+        return encode(self.encoding, *args, **kwargs)
+
+    cdef object encode(self, text, allowed_special, disallowed_special, add_special_tokens,
+                       sample, alpha, nbest_size, seed):
+        cdef object ids
+        if type(text) is str and disallowed_special == "all" and not sample \
+                and not add_special_tokens:
+            if not self.bound:
+                self._bind()
+            # the default first: comparing a frozenset with "all" takes two
+            # refused comparisons
+            if allowed_special is NONE_ALLOWED:
+                if self.find is None or self.find(text, self.find_argument) < 0:
+                    ids = self.call_none(text, self.argument_none)
+                    if ids is not None:
+                        return ids
+            elif allowed_special == "all":
+                ids = self.call_all(text, self.argument_all)
+                if ids is not None:
+                    return ids
+        return self.encoding._encode_general(text, allowed_special, disallowed_special,
+                                             add_special_tokens, sample, alpha, nbest_size, seed)
+
+    cdef _bind(self):
+        self.call_all, self.argument_all, self.call_none, self.argument_none, self.find, \
+            self.find_argument = self.encoding._bind_entries()
+        self.bound = True
+
+
+cdef object _entry_vectorcall(object entry, PyObject* const* args, size_t nargsf,
+                              PyObject* kwnames):
+    # EncodeEntry called with a vector of arguments (a direct call: no tuple
+    # and no dict made, as tp_call would need): one text and encode's
+    # keywords, anything else through encode and its argument checks
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef Py_ssize_t i, n = 0 if kwnames is NULL else PyTuple_GET_SIZE(<object>kwnames)
+    allowed_special, disallowed_special, add_special_tokens = NONE_ALLOWED, "all", False
+    sample, alpha, nbest_size, seed = False, 0.1, -1, None
+    if nargs == 1:
+        for i in range(n):
+            name = <object>PyTuple_GET_ITEM(<object>kwnames, i)
+            value = <object>args[1 + i]
+            if name == "allowed_special":
+                allowed_special = value
+            elif name == "disallowed_special":
+                disallowed_special = value
+            elif name == "add_special_tokens":
+                add_special_tokens = value
+            elif name == "sample":
+                sample = value
+            elif name == "alpha":
+                alpha = value
+            elif name == "nbest_size":
+                nbest_size = value
+            elif name == "seed":
+                seed = value
+            else:
+                break
+        else:
+            return (<EncodeEntry>entry).encode(<object>args[0], allowed_special,
+                                               disallowed_special, add_special_tokens, sample,
+                                               alpha, nbest_size, seed)
+    given = tuple([<object>args[i] for i in range(nargs)])
+    keywords = {<object>PyTuple_GET_ITEM(<object>kwnames, i): <object>args[nargs + i]
+                for i in range(n)}
+    return encode((<EncodeEntry>entry).encoding, *given, **keywords)
+
+
+cdef _enable_vectorcall():
+    # CPython finds a vectorcall function at tp_vectorcall_offset in each
+    # instance; Cython declares no such slot for a class, so it is set here
+    cdef EncodeEntry probe = EncodeEntry(NONE_ALLOWED)
+    cdef TypeSlots* slots = <TypeSlots*>EncodeEntry
+    slots.tp_vectorcall_offset = <char*>&probe.vectorcall - <char*><PyObject*>probe
+    slots.tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL
+
+
+_enable_vectorcall()
 
 
 def encode(self, text, *, allowed_special=NONE_ALLOWED, disallowed_special="all",
@@ -56,19 +192,21 @@ def encode(self, text, *, allowed_special=NONE_ALLOWED, disallowed_special="all"
     >>> enc.encode("hi<|endoftext|>", allowed_special="all")  # doctest: +SKIP
     [5303, 50256]
     """
-    if type(text) is str and disallowed_special == "all" and not sample \
-            and not add_special_tokens:
-        # the default first: comparing a frozenset with "all" takes two
-        # refused comparisons
-        if allowed_special is NONE_ALLOWED:
-            find = self._find_disallowed
-            if find is None or find(text, self._disallowed_argument) < 0:
-                ids = self._encode_none(text, self._none_argument)
-                if ids is not None:
-                    return ids
-        elif allowed_special == "all":
-            ids = self._encode_all(text, self._all_argument)
-            if ids is not None:
-                return ids
-    return self._encode_general(text, allowed_special, disallowed_special, add_special_tokens,
-                                sample, alpha, nbest_size, seed)
+    return (<EncodeEntry?>self._entry).encode(text, allowed_special, disallowed_special,
+                                               add_special_tokens, sample, alpha, nbest_size, seed)
+
+
+# Performance notes
+#
+# Callgrind, llama3 tokenizer.json, one call per line of the first 2,000
+# lines of en.txt, steady (instructions a line; the walk, CoreBPE.encode
+# called directly, ~6,670):
+#
+#   call                                        module function   EncodeEntry
+#   partial(enc.encode, allowed_special="all")  8,297             7,607
+#   enc.encode(line, allowed_special="all")     7,668             7,243
+#   enc.encode(line)                                              7,026
+#
+# Tried: EncodeEntry with Cython's __call__ alone (tp_call): the partial
+# 7,311, but every direct call with a keyword built a tuple and a dict
+# (8,114), slower than the function it replaces.

@@ -237,6 +237,7 @@ class Encoding:
         self._all_mask = bytes([1]) * len(self._order)
         self._masks: dict = {}
         self._max_token_value = max_token_value
+        self._install_entry()
 
     @functools.cached_property
     def vocabulary(self) -> Vocabulary:
@@ -325,33 +326,26 @@ class Encoding:
             ids = self._core.encode(text, allowed)
         return self._core.post_processor(ids) if add_special_tokens else ids
 
-    # encode's entries until _bind_entries replaces them on the instance:
-    # bound on first use, since a tokenizer.json's walk is built when its
-    # first text is encoded, not at load
-    _all_argument = _none_argument = _disallowed_argument = None
-
-    def _encode_all(self, text: str, _: Any) -> Optional[list]:
-        return self._bind_entries()._encode_all(text, self._all_argument)
-
-    def _encode_none(self, text: str, _: Any) -> Optional[list]:
-        return self._bind_entries()._encode_none(text, self._none_argument)
-
-    def _find_disallowed(self, text: str, _: Any) -> int:
-        find = self._bind_entries()._find_disallowed
-        return -1 if find is None else find(text, self._disallowed_argument)
-
-    def _bind_entries(self) -> "Encoding":
+    def _bind_entries(self) -> tuple:
         # the model's entries for encode's two common calls (see
         # Model.encoder) with the masks the general path takes, and the
         # default call's search for a disallowed special (None: an encoding
-        # without specials has none to search for)
+        # without specials has none to search for), as EncodeEntry holds them
         core = self._core
-        self._encode_all, self._all_argument = core.encoder(self._special_masks("all", "all")[0])
+        call_all, argument_all = core.encoder(self._special_masks("all", "all")[0])
         allowed, disallowed = self._special_masks(_encode_entry.NONE_ALLOWED, "all")
-        self._encode_none, self._none_argument = core.encoder(allowed)
-        self._find_disallowed = None if disallowed is None else core.find_special
-        self._disallowed_argument = disallowed
-        return self
+        call_none, argument_none = core.encoder(allowed)
+        return (call_all, argument_all, call_none, argument_none,
+                None if disallowed is None else core.find_special, disallowed)
+
+    def _install_entry(self) -> None:
+        # encode's compiled entry for this encoding; it is the instance's
+        # encode unless a subclass defines its own (a call through a bound
+        # method with keywords costs what a short line's walk does: see
+        # fasttok._encode_entry)
+        self._entry = _encode_entry.EncodeEntry(self)
+        if type(self).encode is _encode_entry.encode:
+            self.encode = self._entry
 
     def encode_ordinary(self, text: str) -> list:
         """Encode ``text`` with special token strings treated as plain text.
@@ -908,6 +902,7 @@ class Encoding:
         if isinstance(state, str):
             other = registry.resolve("fasttok:get_encoding")(state)
             self.__dict__.update(other.__dict__)
+            self._install_entry()  # other's entry encodes through other
             return
         assert isinstance(state, dict)
         self._setup(state["vocabulary"], None, False)

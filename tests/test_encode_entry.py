@@ -10,6 +10,9 @@ instead of ``"all"``, and as a new empty set instead of the default.
 
 from __future__ import annotations
 
+import functools
+import pickle
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -112,7 +115,7 @@ def test_the_entry_of_a_compiled_walk_is_the_walk_itself():
     # no Python method between encode and the compiled walk of a Unigram file
     enc = _enc("u5000-spm")
     enc.encode("x", allowed_special="all")
-    assert enc._encode_all == enc._core.pipeline.walk.ids
+    assert enc._bind_entries()[0] == enc._core.pipeline.walk.ids
 
 
 def test_the_other_arguments_still_take_the_general_path():
@@ -154,3 +157,59 @@ def test_a_text_that_is_not_a_str_is_refused_as_the_general_path_refuses_it(kind
         with pytest.raises(TypeError) as through_general:
             enc.encode(text, **general)
         assert str(through_entry.value) == str(through_general.value)
+
+
+# how encode is called: the entry takes a vector of arguments (a direct
+# call), a keyword dict (a partial, **options: CPython unpacks it) and a
+# tuple with a dict (tp_call); every spelling must reach the same ids
+
+_CALLS = {
+    "direct": lambda enc, text, kw: enc.encode(text, **kw),
+    "partial": lambda enc, text, kw: functools.partial(enc.encode, **kw)(text),
+    "tp_call": lambda enc, text, kw: enc.encode.__call__(text, **kw),
+    "text by keyword": lambda enc, text, kw: enc.encode(text=text, **kw),
+    "class function": lambda enc, text, kw: fasttok.Encoding.encode(enc, text, **kw),
+}
+
+
+@pytest.mark.parametrize("how", sorted(_CALLS))
+@pytest.mark.parametrize("options", [{}, {"allowed_special": "all"}, {"disallowed_special": ()},
+                                     {"allowed_special": "all", "disallowed_special": "all",
+                                      "add_special_tokens": False, "sample": False, "alpha": 0.1,
+                                      "nbest_size": -1, "seed": None}],
+                         ids=["default", "all", "none disallowed", "every keyword"])
+def test_every_way_of_calling_encode_gives_the_general_paths_ids(how, options):
+    enc = _enc("llama3")
+    text = "Hello <|begin_of_text|> world"
+    general = dict(options)
+    if general.get("allowed_special") == "all":
+        general["allowed_special"] = set(enc.special_tokens_set)
+    expected = _outcome(lambda: enc._encode_general(
+        text, general.get("allowed_special", set()), general.get("disallowed_special", "all"),
+        False, False, 0.1, -1, None))
+    assert _outcome(lambda: _CALLS[how](enc, text, options)) == expected
+
+
+@pytest.mark.parametrize("how", ["direct", "partial", "tp_call"])
+def test_a_wrong_argument_is_refused_in_encodes_words(how):
+    enc = _enc("tiktoken")
+    with pytest.raises(TypeError, match=r"^encode\(\) got an unexpected keyword argument 'bogus'"):
+        _CALLS[how](enc, "a", {"bogus": 1})
+    with pytest.raises(TypeError, match=r"^encode\(\) takes exactly 2 positional arguments"):
+        enc.encode("a", "b")
+
+
+def test_an_encoding_unpickled_by_name_encodes_through_its_own_entry():
+    enc = fasttok.get_encoding("r50k_base")
+    copy = pickle.loads(pickle.dumps(enc))
+    assert copy.encode.encoding is copy
+    assert copy.encode("hello world") == enc.encode("hello world")
+
+
+def test_a_subclass_defining_encode_keeps_its_own():
+    class Shouting(fasttok.Encoding):
+        def encode(self, text, **options):
+            return super().encode(text.upper(), **options)
+
+    enc = Shouting.from_vocabulary(fasttok.get_encoding("r50k_base").vocabulary)
+    assert enc.encode("hi") == fasttok.get_encoding("r50k_base").encode("HI")
