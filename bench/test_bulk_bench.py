@@ -45,7 +45,10 @@ Files. ``--files`` builds a corpus of about 100 MB from the four corpus files
 ``encode_files(TextFileSource([path], separator="\\n"))`` on 1 and 2
 threads, with the process's peak RSS (``resource.getrusage``) before and
 after. gigatoken drops empty lines where fasttok keeps them as empty
-documents, so their ids are compared with empty documents left out.
+documents, so their ids are compared with empty documents left out. Under
+the table: each library's 2-thread speed over its 1-thread speed, and what
+two threads of plain compute-bound work cost each other on this machine
+(:func:`machine_scaling`), the bound on any library's scaling.
 ``--jsonl`` also times the same corpus as JSON Lines (each line
 ``{"text": line}``, non-ASCII as ``\\u`` escapes): ``encode_files(path,
 format="jsonl")`` against gigatoken's ``JsonlFileSource([path])``.
@@ -352,6 +355,39 @@ def print_batches(results: dict, vocabs, corpora, thread_counts) -> None:
         print("-", note)
 
 
+def machine_scaling(rounds: int = 5) -> float:
+    """The CPU a unit of compute-bound work (sha256 of a buffer that stays
+    in L1, the GIL released) takes on each of two threads at once over what
+    it takes on one alone, best of ``rounds``: 1.0 on two free cores, up to
+    2 where the two CPUs are one core's hardware threads or other work takes
+    turns with them. No encoder's two threads scale better than this lets
+    them."""
+    import hashlib
+    import threading
+
+    data = b"x" * 16384
+
+    def work(spent: list) -> None:
+        start = time.thread_time()
+        for _ in range(3000):
+            hashlib.sha256(data).digest()
+        spent.append(time.thread_time() - start)
+
+    one = two = float("inf")
+    for _ in range(rounds):
+        spent: list = []
+        work(spent)
+        one = min(one, spent[0])
+        spent = []
+        pair = [threading.Thread(target=work, args=(spent,)) for _ in range(2)]
+        for t in pair:
+            t.start()
+        for t in pair:
+            t.join()
+        two = min(two, max(spent))
+    return two / one
+
+
 def files(thread_counts, rounds, jsonl: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="fasttok-bulk-") as folder:
         path = os.path.join(folder, "corpus100.txt")
@@ -394,6 +430,14 @@ def files(thread_counts, rounds, jsonl: bool) -> None:
               f"{r['bytes'] / cpu / 1e6:.1f} | {r['rss_before_kb'] / 1e3:.0f} / "
               f"{max(x['rss_after_kb'] for x in runs) / 1e3:.0f} | "
               f"{4 * r['tokens'] / 1e6:.0f} | {'same' if len(digests) == 1 else r['digest']} |")
+    for kind in paths:
+        for lib in ("fasttok", "gigatoken"):
+            walls = [min((r["wall"] for r in results.get((kind, t, lib), []) if "error" not in r),
+                         default=None) for t in (1, 2)]
+            if None not in walls:
+                print(f"- {kind}, {lib}: 2 threads {walls[0] / walls[1]:.2f}x one thread (wall)")
+    print(f"- this machine: two threads of a compute-bound loop at once take "
+          f"{machine_scaling():.2f}x the CPU a unit of one alone (1.00: two free cores)")
 
 
 def main() -> None:
