@@ -117,6 +117,7 @@ def test_packed_merge_slots_join_under_a_continuing_subword_prefix():
     [["a", "b"], "a b"],
     ["a \ud800"], ["\ud800 b"],        # a lone surrogate
     [["x", "\ud800"]],                 # the surrogate's part first, as merge_slots
+    [["\ud800", "x"]], [["\ud800", "\ud800"]],
 ])
 def test_packed_merge_slots_stop_where_merge_slots_stop(merges):
     model = dict(SMALL, merges=merges)

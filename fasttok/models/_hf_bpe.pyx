@@ -401,6 +401,7 @@ def packed_merge_slots(PackedVocab vocab not None, PackedMerges merges not None,
     cdef uint8_t* buf = NULL
     cdef uint32_t* found = NULL
     cdef _Probe probes[3 * FIND_BLOCK]
+    cdef bint formed[FIND_BLOCK]   # the merge has two parts
     cdef bint legacy = n > 0
     cdef Py_ssize_t bad = -1
     cdef int part = 0
@@ -420,18 +421,17 @@ def packed_merge_slots(PackedVocab vocab not None, PackedMerges merges not None,
             first = 0
             while first < n and bad < 0:
                 last = min(first + FIND_BLOCK, n)
-                # the block's merged texts, written one after another
-                used = 0
-                for i in range(first, last):
-                    if merges.parts(i, &a, &la, &b, &lb) == 0:
-                        used += la + lb
-                grow_array(<void**>&buf, &cap, used + 1, 1, 4096)
+                # the block's merged texts, written one after another: no
+                # longer than its merges' texts, which hold both parts
+                grow_array(<void**>&buf, &cap, merges.offsets[last] - merges.offsets[first] + 1,
+                           1, 4096)
                 used = 0
                 for i in range(first, last):
                     j = 3 * (i - first)
                     probes[j].n = probes[j + 1].n = probes[j + 2].n = 0
                     probes[j].p = probes[j + 1].p = probes[j + 2].p = buf
-                    if merges.parts(i, &a, &la, &b, &lb):
+                    formed[i - first] = merges.parts(i, &a, &la, &b, &lb) == 0
+                    if not formed[i - first]:
                         continue
                     probes[j].p, probes[j].n = a, la
                     probes[j + 1].p, probes[j + 1].n = b, lb
@@ -452,23 +452,22 @@ def packed_merge_slots(PackedVocab vocab not None, PackedMerges merges not None,
                         bad = i
                         part = 3
                         break
-                    if merges.parts(i, &a, &la, &b, &lb):
+                    if not formed[i - first]:
                         bad = i
                         part = 3
                         break
-                    if _utf8_has_surrogate(a, la) or _utf8_has_surrogate(b, lb):
-                        bad = i
-                        part = 0 if _utf8_has_surrogate(a, la) else 1
-                        break
                     l, r, m = probes[j].found, probes[j + 1].found, probes[j + 2].found
-                    if l < 0:
+                    if l < 0 or r < 0:
+                        # a part found has no surrogate (the vocabulary's texts
+                        # have none): only a failing merge is scanned for one,
+                        # which fails its part first
+                        a, la = probes[j].p, probes[j].n
+                        b, lb = probes[j + 1].p, probes[j + 1].n
                         bad = i
-                        part = 0
+                        part = 0 if l < 0 and (_utf8_has_surrogate(a, la) or
+                                               not _utf8_has_surrogate(b, lb)) else 1
                         break
-                    if r < 0:
-                        bad = i
-                        part = 1
-                        break
+                    b, lb = probes[j + 1].p, probes[j + 1].n
                     # the cut must leave whole characters of the right part
                     if cut > lb or (cut < lb and (b[cut] & 0xC0) == 0x80) or m < 0:
                         bad = i
