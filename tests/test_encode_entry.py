@@ -145,6 +145,19 @@ def test_the_entry_of_a_normalizing_byte_level_file_normalizes_non_ascii_text():
     assert enc.encode("Cafe\u0301") == enc.encode("Caf\u00e9")
 
 
+def test_a_normalizing_file_asks_its_stages_quick_check_in_the_entry():
+    # Qwen 3: a line in NFC (Chinese, accented Latin) goes to the core with
+    # no Python frame; the quick check is the stage's own
+    from fasttok.models._model_base import normal_first
+    enc = _enc("qwen3")
+    model = enc._core._core  # the NormalizedBPE under the tokenizer.json model
+    call, (core_call, _, general, quick) = enc._bind_entries()[:2]
+    assert call is normal_first and quick == model.is_normalized
+    assert core_call == model.core.encode and general == model.encode
+    assert enc.encode("你好, caf\u00e9", allowed_special="all") == \
+        core_call("你好, caf\u00e9", enc._bind_entries()[1][1])
+
+
 @pytest.mark.parametrize("kind", ["minilm", "u5000-spm", "llama2"])
 @pytest.mark.parametrize("text", [b"ab", None, 5])
 def test_a_text_that_is_not_a_str_is_refused_as_the_general_path_refuses_it(kind, text):

@@ -49,7 +49,7 @@ from array import array
 from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
 from fasttok.formats._byte_bpe import CoreBPE
 from fasttok.formats.walk import MIN_THREADED_TEXTS, Walk
-from fasttok.models._model_base import ascii_first
+from fasttok.models._model_base import normal_first
 from fasttok.models.interface import ModelBase, run_batch
 from fasttok.formats.tiktoken import build_byte_bpe
 from fasttok.normalizers.one_for_one import one_for_one
@@ -209,9 +209,10 @@ class NormalizedBPE(ModelBase):
         return self._core.encode_ordinary(self._plain(text, None))
 
     def encoder(self, allowed: bytes) -> tuple:
-        """An ASCII text straight to the core's ``encode``, other text to
-        :meth:`encode` (see :func:`~fasttok.models._model_base.ascii_first`)."""
-        return ascii_first, (self._core.encode, allowed, self.encode)
+        """A text in normal form (the stage's quick check, compiled) straight
+        to the core's ``encode``, other text to :meth:`encode` (see
+        :func:`~fasttok.models._model_base.normal_first`)."""
+        return normal_first, (self._core.encode, allowed, self.encode, self.is_normalized)
 
     def count(self, text: str, allowed: Optional[bytes]) -> int:
         """How many ids :meth:`encode` gives."""

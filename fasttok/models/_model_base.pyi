@@ -9,8 +9,8 @@ from fasttok.shared.batching import ChunkedBatchJob
 REQUIRED_METHODS: tuple[str, ...]
 REQUIRED_ATTRIBUTES: tuple[str, ...]
 
-def ascii_first(text: Any, entry: tuple[Callable[[str, Any], Any], Any,
-                                        Callable[[Any, Any], Any]]) -> Any: ...
+def normal_first(text: Any, entry: tuple[Callable[[str, Any], Any], Any,
+                                         Callable[[Any, Any], Any], Callable[[str], bool]]) -> Any: ...
 
 class TokenBytesStream:
     push: Callable[[int], bytes]

@@ -43,7 +43,7 @@ from fasttok.errors import FasttokError
 from fasttok.shared.batching import ChunkedBatchJob
 
 __all__ = ["ModelBase", "TokenBytesStream", "REQUIRED_METHODS", "REQUIRED_ATTRIBUTES",
-           "ascii_first"]
+           "normal_first"]
 
 
 cdef extern from "Python.h":
@@ -61,18 +61,21 @@ def _required(model, str name):
                                "model must (see fasttok.models.interface)")
 
 
-def ascii_first(text, tuple entry):
-    """``entry`` is ``(ascii_call, argument, call)``: ``ascii_call(text,
-    argument)`` for a ``str`` of ASCII, ``call(text, argument)`` for any
-    other text. The :meth:`ModelBase.encoder` of a model whose normalizer
-    leaves ASCII as it is (a Unicode normal form) pairs it with that
-    ``entry``: an ASCII line reaches the compiled core with no Python frame.
+def normal_first(text, tuple entry):
+    """``entry`` is ``(plain_call, argument, call, is_normalized)``:
+    ``plain_call(text, argument)`` for a ``str`` in normal form (ASCII, or
+    ``is_normalized(text)``), ``call(text, argument)`` for any other text.
+    The :meth:`ModelBase.encoder` of a model whose normalizer is a Unicode
+    normal form, which leaves such text as it is, pairs it with that
+    ``entry``: a line in normal form reaches the compiled core with no
+    Python frame.
 
-    >>> entry = (lambda text, a: "core", None, lambda text, a: "normalized first")
-    >>> ascii_first("cafe", entry), ascii_first("caf\\u00e9", entry)
-    ('core', 'normalized first')
+    >>> entry = (lambda text, a: "core", None, lambda text, a: "normalized first",
+    ...          lambda text: "\\u0301" not in text)
+    >>> normal_first("cafe", entry), normal_first("caf\\u00e9", entry), normal_first("cafe\\u0301", entry)
+    ('core', 'core', 'normalized first')
     """
-    if type(text) is str and PyUnicode_IS_ASCII(text):
+    if type(text) is str and (PyUnicode_IS_ASCII(text) or entry[3](text)):
         return entry[0](text, entry[1])
     return entry[2](text, entry[1])
 
