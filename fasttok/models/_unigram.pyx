@@ -2259,11 +2259,14 @@ cdef class UnigramWalk:
         src.len = n + op.length - 1
         return 0
 
-    cdef int _piece(self, NCharBuf* chars, size_t lo, size_t hi, bint prepend,
-                    WalkOut* w) except -1 nogil:
+    cdef Py_ssize_t _piece(self, NCharBuf* chars, size_t lo, size_t hi, bint prepend,
+                           WalkOut* w) except -1 nogil:
         # Adds chars[lo:hi] as a piece of the stretch, in UTF-8: after the
         # replacement when prepend (which takes the first character's
-        # span), with the spaces as the replacement under Metaspace. The
+        # span), with the spaces as the replacement under Metaspace; a
+        # Metaspace that splits ends the piece before its next space or
+        # replacement (the split found as the piece is written: a loop of
+        # its own was a twelfth of the walk). Returns where it ends. The
         # cache set of a piece of one segment is fetched now, so the misses
         # of a stretch's pieces overlap (the model runs on them all after).
         # Where the replacement starts past the piece's first byte a segment
@@ -2272,6 +2275,9 @@ cdef class UnigramWalk:
         cdef size_t i, k, length, n, first, cap, cuts = w.n_cuts
         cdef uint32_t cp
         cdef uint8_t* p
+        cdef const NChar* c
+        cdef uint32_t* char_of
+        cdef bint offsets, metaspace
         cdef PieceRef* ref
         if w.n_pieces == PIECES_AT_ONCE:
             # the model takes the pieces so far (so a long text's UTF-8
@@ -2284,7 +2290,7 @@ cdef class UnigramWalk:
         cap = w.utf8_cap
         grow_array(<void**>&w.char_of, &cap, n + 4 * (hi - lo + 1), sizeof(uint32_t), 1024)
         w.utf8_cap = cap
-        if self.cuts:
+        if self.cuts and not self.split:
             grow_array(<void**>&w.cut_at, &w.cuts_cap, cuts + (hi - lo), sizeof(uint32_t), 256)
         p = w.utf8
         # (char_of is read for offsets alone)
@@ -2292,26 +2298,35 @@ cdef class UnigramWalk:
             n += utf8_put(p + n, self.meta)
             for k in range(first, n):
                 w.char_of[k] = <uint32_t>lo
+        # (locals: a store through p may alias any field, which the loop
+        # then read again each character)
+        c = chars.data
+        char_of = w.char_of
+        offsets = w.offsets
+        metaspace = self.metaspace
         for i in range(lo, hi):
-            cp = chars.data[i].cp
-            if cp < 0x80 and not (cp == 0x20 and self.metaspace):
+            cp = c[i].cp
+            if cp < 0x80 and not (cp == 0x20 and metaspace):
                 p[n] = <uint8_t>cp
-                if w.offsets:
-                    w.char_of[n] = <uint32_t>i
+                if offsets:
+                    char_of[n] = <uint32_t>i
                 n += 1
                 continue
-            if self.metaspace and (cp == 0x20 or cp == self.meta):
+            if metaspace and (cp == 0x20 or cp == self.meta):
+                if self.split and i > lo:
+                    hi = i
+                    break
                 # the replacement's bytes as they are (a word's every start)
                 length = self.cut_len
                 memcpy(p + n, self.cut, 4)
-                if self.cuts and n > first:
+                if self.cuts and not self.split and n > first:
                     w.cut_at[w.n_cuts] = <uint32_t>(n - first)
                     w.n_cuts += 1
             else:
                 length = utf8_put(p + n, cp)
-            if w.offsets:
+            if offsets:
                 for k in range(length):
-                    w.char_of[n + k] = <uint32_t>i
+                    char_of[n + k] = <uint32_t>i
             n += length
         w.utf8_len = n
         if w.n_pieces == w.pieces_cap:
@@ -2325,12 +2340,13 @@ cdef class UnigramWalk:
         if w.cache != NULL and n - first <= FT_PC_PAYLOAD and w.n_cuts == cuts:
             ref.hash = ft_pc_hash(p + first, n - first)
             ft_pc_prefetch(w.cache, ref.hash)
-        return 0
+        return hi
 
     cdef int _model(self, NCharBuf* chars, WalkOut* w) except -1 nogil:
         # The model over each piece of the stretch (chars: its characters),
         # one word each: its nodes (_segments), their unknown runs fused.
         cdef size_t i, j, n, cuts = 0
+        cdef int direct
         cdef const uint8_t* p
         cdef PieceRef* ref
         cdef SpanBuf* tokens
@@ -2339,8 +2355,11 @@ cdef class UnigramWalk:
             ref = &w.pieces[i]
             p = w.utf8 + ref.start
             n = ref.end - ref.start
-            self._segments(p, n, ref.hash, w.cut_at + cuts, ref.cuts_end - cuts, w)
+            direct = self._segments(p, n, ref.hash, w.cut_at + cuts, ref.cuts_end - cuts, w)
             cuts = ref.cuts_end
+            if direct:
+                w.word += 1   # (its ids are in w.ids already: see _segment)
+                continue
             tokens = &w.nodes
             for j in range(w.nodes.len):
                 if <int32_t>w.nodes.data[j].id == self.model.unk:
@@ -2405,7 +2424,8 @@ cdef class UnigramWalk:
         # The Viterbi nodes of the piece p[:n] (n > 0) into w.nodes, with the
         # thread's cache (see the notes above UnigramWalk); hash: the
         # piece's when it is one segment (0: not known); cuts[:n_cuts]: where
-        # its segments after the first start (_piece notes them). Without a cache,
+        # its segments after the first start (_piece notes them); 1 where
+        # _segment put the ids in w.ids itself. Without a cache,
         # one Viterbi; with it, segment by segment: the piece is cut where
         # the replacement starts (no node crosses one: no piece holds it but
         # at its start, an unknown node is one character), so the Viterbi
@@ -2427,8 +2447,7 @@ cdef class UnigramWalk:
             segs[0].start = 0
             segs[0].end = n
             segs[0].hash = hash
-            self._segment(p, &segs[0], &here, True, w)
-            return 0
+            return self._segment(p, &segs[0], &here, True, w)
         while a < n:
             count = 0
             while a < n and count < SEGMENTS_AT_ONCE:
@@ -2457,8 +2476,14 @@ cdef class UnigramWalk:
     cdef int _segment(self, const uint8_t* p, const SegmentRef* seg, double* here, bint last,
                       WalkOut* w) except -1 nogil:
         # _segments' work on one segment, here[0] the score before it and
-        # after it (not needed after the piece's last)
+        # after it (not needed after the piece's last). 1: the segment is
+        # its piece's one and w wants ids alone, and none of its cached
+        # nodes is unknown (nothing to fuse): its ids went to w.ids straight
+        # from the entry, no node made (a piece's nodes made, scanned and
+        # copied were a tenth of a split file's walk).
         cdef size_t a = seg.start, m = seg.end - seg.start, first = w.nodes.len, j, k, at, end
+        cdef uint32_t id, unknown = 0
+        cdef uint32_t* out
         cdef double margin
         cdef const ft_pc_entry* e
         cdef const uint32_t* values
@@ -2478,6 +2503,18 @@ cdef class UnigramWalk:
                     ends = <const uint8_t*>(values + 1)
                     k = _cached_nodes(ends, m)
                     ids = values + 1 + (k + 3) // 4
+                    if last and first == 0 and not w.offsets:
+                        if w.n + k > w.cap:
+                            grow_array(<void**>&w.ids, &w.cap, w.n + k, sizeof(uint32_t), 64)
+                        out = w.ids + w.n
+                        for j in range(k):
+                            id = (<const uint16_t*>ids)[j] if self.short_ids else ids[j]
+                            out[j] = id
+                            unknown |= (ends[j] & END_UNKNOWN) | \
+                                <uint32_t>(<int32_t>id == self.model.unk)
+                        if not unknown:
+                            w.n += k
+                            return 1
                     if w.nodes.len + k > w.nodes.cap:
                         spans_reserve(&w.nodes, k)
                     # (locals: the stores below might alias the model's fields)
@@ -2493,7 +2530,10 @@ cdef class UnigramWalk:
                         sp[j].end = <uint32_t>end
                         sp[j].flags = 0
                         at = end
-                        score = score + (unk_score if ends[j] & END_UNKNOWN else scores[sp[j].id])
+                    if not last:
+                        for j in range(k):
+                            score = score + (unk_score if ends[j] & END_UNKNOWN
+                                             else scores[sp[j].id])
                     w.nodes.len += k
                     here[0] = score
                     return 0
@@ -2529,23 +2569,21 @@ cdef class UnigramWalk:
         # Metaspace over one split src[lo:hi] (not empty), then its pieces:
         # spaces are the replacement, which (prepended unless the split
         # starts with one, as the scheme says) starts each piece
-        cdef size_t i, start
-        cdef uint32_t cp
+        cdef size_t start
         cdef NChar* c = &src.data[lo]
         cdef bint prepend
         if not self.metaspace:
-            return self._piece(src, lo, hi, False, w)
+            self._piece(src, lo, hi, False, w)
+            return 0
         prepend = c.cp != self.meta and c.cp != 0x20 and (
             self.prepend == PREPEND_ALWAYS or (self.prepend == PREPEND_FIRST and c.start == 0))
         if not self.split:
-            return self._piece(src, lo, hi, prepend, w)
-        start = lo
-        for i in range(lo + 1, hi):
-            cp = src.data[i].cp
-            if cp == self.meta or cp == 0x20:
-                self._piece(src, start, i, prepend and start == lo, w)
-                start = i
-        return self._piece(src, start, hi, prepend and start == lo, w)
+            self._piece(src, lo, hi, prepend, w)
+            return 0
+        start = self._piece(src, lo, hi, prepend, w)
+        while start < hi:
+            start = self._piece(src, start, hi, False, w)
+        return 0
 
     cdef bint _early_idle(self, const Source* text) noexcept nogil:
         # Whether the stages before the charsmap leave text as it is: all
