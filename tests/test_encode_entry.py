@@ -226,3 +226,19 @@ def test_a_subclass_defining_encode_keeps_its_own():
 
     enc = Shouting.from_vocabulary(fasttok.get_encoding("r50k_base").vocabulary)
     assert enc.encode("hi") == fasttok.get_encoding("r50k_base").encode("HI")
+
+
+def test_encode_ordinary_is_the_models_own():
+    enc = fasttok.get_encoding("r50k_base")
+    assert enc.encode_ordinary == enc._core.encode_ordinary
+    assert enc.encode_ordinary("a <|endoftext|>") == enc.encode("a <|endoftext|>",
+                                                                disallowed_special=())
+
+
+def test_a_subclass_defining_encode_ordinary_keeps_its_own():
+    class Shouting(fasttok.Encoding):
+        def encode_ordinary(self, text):
+            return super().encode_ordinary(text.upper())
+
+    enc = Shouting.from_vocabulary(fasttok.get_encoding("r50k_base").vocabulary)
+    assert enc.encode_ordinary("hi") == fasttok.get_encoding("r50k_base").encode_ordinary("HI")
