@@ -157,6 +157,7 @@ def test_json_lines_give_what_json_loads_gives(rows):
     ('{"text": 1, "text": "string wins"}', "string wins"),
     ('{"n": [1, -2.5e+3, 0, {"a": [true, false, null]}], "text": "x"}', "x"),
     ('{"text":"tight","more":{}}', "tight"),
+    (r'{"text": "\u4E2D\u4e2dA\uD83D\uDE00"}', "\u4e2d\u4e2dA\U0001F600"),  # either case of hex
     ('{"te\\u0078t": "escaped key"}', "escaped key"),
     ('\t{"text": "spaces"} \r', "spaces"),
 ])
@@ -184,6 +185,7 @@ def test_a_lone_surrogate_is_left_to_json_loads_and_encoded_as_encode_does(tmp_p
     ('{"text": "a"} x', "not a JSON value"),
     ('{"text": "tab\there"}', "not a JSON value"),
     ('{"text": "bad \\x escape"}', "not a JSON value"),
+    ('{"text": "bad \\u12g4 hex"}', "not a JSON value"),
     ('{"text": "cut', "not a JSON value"),
     ('{"text": 01}', "not a JSON value"),
     ('{"text": NaN}', "the field is float"),
