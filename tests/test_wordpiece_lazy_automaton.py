@@ -2,8 +2,10 @@
 same ids whether a call builds it midway or finds it built.
 
 Words that are tokens, and words of up to 24 bytes (cut by probes of the token index), never need
-the automaton; a walk that meets a longer word first stops, the model builds it, and the walk
-starts again (see ``WordPieceModel._need_automaton``).
+the automaton; a longer word is probed too while the model's allowance of probes lasts
+(``probes_left``, see ``test_wordpiece_probe_allowance.py``). These models have none: a walk that
+meets a longer word stops, the model builds it, and the walk starts again (see
+``WordPieceModel._need_automaton``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ TEXTS = ["ab c", "c ab", TEXT, "abd c", "éé"]
 
 
 def _fresh() -> WordPieceModel:
-    return WordPieceModel(TOKENS, 0, word_start=START)
+    model = WordPieceModel(TOKENS, 0, word_start=START)
+    model.probes_left = 0
+    return model
 
 
 def _built() -> WordPieceModel:
@@ -75,10 +79,12 @@ def test_llama_cpp_calls_building_midway_equal_built():
     tokens = [b"[UNK]", "\u2581ab".encode(), b"ab", b"d"]
     text = "ab d " + "ab" * 13 + " d"
     fresh, built = WordPieceModel(tokens, 0), WordPieceModel(tokens, 0)
+    fresh.probes_left = 0
     built.find_token(b"d")
     assert fresh.encode(text) == built.encode(text)
     assert fresh.n_states > 0
     fresh = WordPieceModel(tokens, 0)
+    fresh.probes_left = 0
     assert fresh.encode_many(["d", text, "ab"]) == built.encode_many(["d", text, "ab"])
     assert fresh.n_states > 0
 

@@ -30,6 +30,7 @@ class WordPieceModel:
     normalizer: BertNormalizer | None
     n_states: int
     n_units: int
+    probes_left: int
     n_tokens: int
     def __init__(
         self,

@@ -34,8 +34,13 @@ the layout with at most 256 bases tried per state (64 at once). It is built when
 first needs it, not with the model (building took ~40 of all-MiniLM-L6-v2's
 ~80 ms load; ~24 now): until then a word that is no token and of at most
 PROBE_MAX bytes is cut by probes of the token index, without a budget (at
-most n * n / 2 probes), so only a longer one builds it (en.txt's first at
-line 30842, a row of box-drawing characters; code.txt's at line 3802).
+most n * n / 2 probes), and so is a longer ASCII one while the model's
+allowance of probes lasts (``WordPieceModel.probes_left``: about what
+building costs, so text that needs the automaton little never pays for
+it; a place takes at most as many probes as the longest token has bytes).
+The word that would overdraw it, or a longer word of other characters, builds
+it: all-MiniLM-L6-v2 walking all of en.txt spends ~25k of the 524k probes
+and never builds it, multi.txt builds it at its first long Cyrillic word.
 
 Rejected: the greedy longest match llama.cpp writes (try every length from
 the longest token's down at each position) and its trie form (walk forward
@@ -92,6 +97,24 @@ best of 7; whole corpus files, en / code / multi / zh):
   chunk costs; timed A/B at load 5-10 it was 0-10% slower than words alone.
   A chunk path that wins needs ~30 instructions a chunk (one masked load
   as the key of a chunk of up to 8 bytes, as nanotoken's packed keys).
+* Long ASCII words probed before the automaton is built (the allowance
+  above) instead of building it for the first one: the second half of a
+  corpus file on a model just loaded, its core made before the clock
+  starts, CPU best of 5, load 5-6 (2026-12-04): en whole 41.1 -> 18.4 ms,
+  lines 68.3 -> 46.2; code whole 34.5 -> 12.5, lines 60.0 -> 34.9; multi
+  and zh even. Drawing long words of other scripts on the allowance too
+  made multi whole 44 -> 54 ms (the probes spent, then the build).
+* Rejected again (2026-12-04): the whitespace-chunk table above, leaner
+  (no batching or narrowing: the chunk's code units as the key, an owner
+  per width, one probe before the chunk is walked): en whole 131.9M ->
+  105.4M instructions, code 118.3M -> 97.7M, yet slower timed at every
+  size (load ~4, second half after the first, ms, entries 0 / 4k / 16k /
+  64k / 256k: en 20.0 / 25.1 / 25.4 / 25.7 / 33.8, code 12.9 / 13.0 /
+  13.7 / 16.8 / 15.9): a probe of a table past the L2 cache costs what
+  walking the chunk does. Also rejected: copying runs of ASCII letters
+  and digits 8 code units at a time (SWAR class test and lowercasing)
+  into the word: en whole 131.9M -> 149.4M instructions (4 units a step
+  of a str of kind 2, words of ~5 letters), code even.
 * A word no token starts (its first code point begins none: ``'├──...┤'``,
   219 bytes, took 438 automaton steps each time) is [UNK] at once
   (``Automaton.starts``).
@@ -409,6 +432,7 @@ cdef enum:
 cdef struct Automaton:
     const Unit* units          # always more than every base + 255 of them
     const uint32_t* token_len  # each token's length in bytes
+    size_t max_len             # the longest token text's bytes: the longest span a probe tries
     int32_t unk                # the [UNK] id, or -1: a word that fails is then dropped
     uint8_t start[MAX_START]   # the bytes put before each word (its word-start texts have them)
     size_t start_len
@@ -489,6 +513,9 @@ cdef struct Work:
     size_t n_ends
     size_t ends_cap
     uint64_t steps             # automaton steps taken (the cost the tests bound)
+    uint64_t probes            # probes of the token index cutting words over PROBE_MAX bytes
+    uint64_t probes_allowed    # how many such probes the walk may take before the automaton is
+                               # built (WordPieceModel.probes_left when it starts; once built, 0)
     bint collect               # gather the words instead of matching them
     ft_pc_table* cache         # the thread's pre-token cache, or NULL (off)
     uint64_t owner             # the model's identity in the cache
@@ -508,7 +535,9 @@ cdef enum:
     WALK_OTHER = 1             # at a code point whose entry is ENTRY_OTHER: the caller's
     WALK_NEED_AUTOMATON = 2    # at a word only the automaton matches, before it is built:
                                # build it (WordPieceModel._need_automaton) and walk again
-    PROBE_MAX = 24             # bytes: a longer word is matched through the automaton
+    PROBE_MAX = 24             # bytes: a longer word is matched through the automaton once built
+    PROBE_ALLOWANCE = 1 << 19  # WordPieceModel.probes_left of a new model (~10 ms of probes,
+                               # building all-MiniLM-L6-v2's automaton ~24 ms)
     NOGIL_MIN_TEXT = 256       # code units: a shorter text is done before the GIL would change hands
     MAX_OFFSET = 0x7FFFFFFF    # offsets are int32: a longer text is not walked with them
 
@@ -525,21 +554,24 @@ cdef void _work_free(Work* w) noexcept nogil:
 
 cdef inline void _work_reset(Work* w) noexcept:
     # w as memset to 0 would make it, its buffers kept
-    w.n_ids = w.text_len = w.n_ends = w.steps = 0
+    w.n_ids = w.text_len = w.n_ends = w.steps = w.probes = w.probes_allowed = 0
     w.collect = w.offsets = w.keep_words = False
     w.n_words = 0
 
 
 cdef inline void _restart(Work* w) noexcept:
     # w as it was before a walk that stopped short began (its settings kept)
-    w.n_ids = w.text_len = w.n_ends = w.steps = 0
+    w.n_ids = w.text_len = w.n_ends = w.steps = w.probes = 0
     w.n_words = 0
 
 
-cdef inline void _use_cache(Work* w, uint64_t owner) noexcept:
-    # the calling thread's pre-token cache, for the words of the model owner
+cdef inline void _use_cache(Work* w, uint64_t owner, uint64_t probes_allowed) noexcept:
+    # the calling thread's pre-token cache, for the words of the model
+    # owner, and the probes the walk may spend before the automaton is built
     w.cache = piece_cache_table()
     w.owner = owner
+    w.probes = 0
+    w.probes_allowed = probes_allowed
 
 
 cdef int _match(const Automaton* a, const uint8_t* s, size_t n, Work* w) except -1 nogil:
@@ -586,28 +618,38 @@ cdef int _match(const Automaton* a, const uint8_t* s, size_t n, Work* w) except 
 
 
 cdef int _match_probing(const Automaton* a, const uint8_t* s, size_t n, Work* w) except -1 nogil:
-    # _match of a short word that is no token, by probes of the token index
-    # from the longest span down at each place: the same longest token
-    # prefix the automaton gives, where a probe of a span no token is
-    # mostly settled by the index's filter and a step through the automaton
-    # is a cache miss (the word a byte at a time, backwards)
-    cdef size_t p = 0, k, start = w.n_ids, budget = 2 * n
+    # _match of a word that is no token, by probes of the token index from
+    # the longest span a token may have down at each place: the same
+    # longest token prefix the automaton gives, where a probe of a span no
+    # token is mostly settled by the index's filter and a step through the
+    # automaton is a cache miss (the word a byte at a time, backwards).
+    # Budgets: with the automaton built, 2n probes, then the automaton
+    # cuts the word (short pieces, a script cut a character or two at a
+    # time: its two steps a byte cost less). Before it is built, a word of
+    # up to PROBE_MAX bytes has no budget (at most n * n / 2 probes), and a
+    # longer one draws on the walk's allowance (w.probes_allowed, what
+    # building costs): once that is spent, _match asks for the automaton.
+    # Either way a place takes at most a.max_len probes.
+    cdef size_t p = 0, k, start = w.n_ids, budget = 2 * n, allowed = 0
     cdef int64_t token
     if a.units == NULL:
-        # no automaton yet: probing every span (at most n * n / 2 probes of
-        # a word of PROBE_MAX bytes) costs far less than building it
-        budget = SIZE_MAX
+        if n <= PROBE_MAX:
+            budget = SIZE_MAX
+        else:
+            allowed = budget = (w.probes_allowed - w.probes if w.probes_allowed > w.probes
+                                else 0)
     grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + n + 1, sizeof(uint32_t), 1024)
     while p < n:
         k = n - p if p else n - 1  # the whole word is no token
+        if k > a.max_len:
+            k = a.max_len
         token = -1
         while k > 0:
             token = find_token(a.whole, s + p, k)
             if token >= 0:
                 break
             if budget == 0:
-                # short pieces (a script cut a character or two at a
-                # time): the automaton's two steps a byte cost less
+                w.probes += allowed
                 w.n_ids = start
                 return _match(a, s, n, w)
             budget -= 1
@@ -617,10 +659,11 @@ cdef int _match_probing(const Automaton* a, const uint8_t* s, size_t n, Work* w)
             if a.unk >= 0:
                 w.ids[w.n_ids] = <uint32_t>a.unk
                 w.n_ids += 1
-            return 0
+            break
         w.ids[w.n_ids] = <uint32_t>token
         w.n_ids += 1
         p += k
+    w.probes += allowed - budget if allowed else 0
     return 0
 
 
@@ -658,8 +701,9 @@ cdef int _match_pieces(const Automaton* a, const uint8_t* s, size_t n, Work* w) 
                 w.ids[w.n_ids] = <uint32_t>a.unk
                 w.n_ids += 1
             return 0
-    if a.whole != NULL and n <= PROBE_MAX and (a.units == NULL
-                                               or _ascii(s + a.start_len, n - a.start_len)):
+    if a.whole != NULL and ((n <= PROBE_MAX and a.units == NULL)
+                            or ((n <= PROBE_MAX or a.units == NULL)
+                                and _ascii(s + a.start_len, n - a.start_len))):
         return _match_probing(a, s, n, w)
     return _match(a, s, n, w)
 
@@ -1245,6 +1289,12 @@ cdef class WordPieceModel:
     cdef int32_t* bmp              # Automaton.bmp
     cdef uint64_t* starts          # Automaton.starts
     cdef uint64_t owner            # its words' identity in the pre-token cache
+    # probes of the token index that walks may still spend cutting words of
+    # over PROBE_MAX bytes before the automaton is built (then a word that
+    # would take more builds it): what building costs, so a model whose
+    # texts need the automaton little never pays for it (settable: 0 makes
+    # every such word build it)
+    cdef public uint64_t probes_left
     cdef Work kept                 # encode_with's buffers for short texts (GIL held)
     cdef bint kept_busy
     cdef Automaton auto
@@ -1268,6 +1318,7 @@ cdef class WordPieceModel:
         self.token_len = NULL
         self.text_ids = NULL
         self.owner = piece_cache_owner()
+        self.probes_left = PROBE_ALLOWANCE
 
     def __dealloc__(self):
         free(self.units)
@@ -1301,6 +1352,8 @@ cdef class WordPieceModel:
             if raw is not None:
                 self.token_len[i] = <uint32_t>len(<bytes?>raw)
                 total += self.token_len[i]
+                if self.token_len[i] > self.auto.max_len:
+                    self.auto.max_len = self.token_len[i]
         if total >= MAX_STATES // 2:
             raise ValueError(f"the token texts hold {total - 1} bytes in all; WordPiece takes "
                              f"fewer than {MAX_STATES // 2}")
@@ -1438,6 +1491,10 @@ cdef class WordPieceModel:
             self.units[i].out = -1
         self.n_units = <uint32_t>cap
         return 0
+
+    cdef inline void _spend_probes(self, const Work* w) noexcept:
+        # what a walk spent of probes_left (the GIL held)
+        self.probes_left -= w.probes if w.probes < self.probes_left else self.probes_left
 
     cdef int _need_automaton(self) except -1:
         # The automaton, built on the first word that needs it (the GIL
@@ -1630,13 +1687,14 @@ cdef class WordPieceModel:
         _text_ref(text, &ref)
         if ref.kind != 1:
             self._need_bmp()
-        _use_cache(w, self.owner)
+        _use_cache(w, self.owner, self.probes_left)
         while True:
             if ref.length < NOGIL_MIN_TEXT:
                 done = _run_ref(&ref, &self.norm, &self.auto, w)
             else:
                 with nogil:
                     done = _run_ref(&ref, &self.norm, &self.auto, w)
+            self._spend_probes(w)
             if done != WALK_NEED_AUTOMATON:
                 return 0
             self._need_automaton()
@@ -1659,11 +1717,12 @@ cdef class WordPieceModel:
                 _text_ref(<str>text, &refs[i])
                 if refs[i].kind != 1:
                     self._need_bmp()
-            _use_cache(w, self.owner)
+            _use_cache(w, self.owner, self.probes_left)
             i = 0
             while True:
                 with nogil:
                     i = _walk_texts(refs, i, n, &self.norm, &self.auto, w, ends)
+                self._spend_probes(w)
                 if i == n:
                     break
                 self._need_automaton()
@@ -1779,7 +1838,7 @@ cdef class WordPieceModel:
             table = rules.table()
             if ref.kind != 1:
                 self._need_bmp()
-            _use_cache(w, self.owner)
+            _use_cache(w, self.owner, self.probes_left)
             while True:
                 if ref.length < NOGIL_MIN_TEXT:
                     done = _walk(&ref, &whole if parts == NULL else parts, n_parts, &table,
@@ -1788,6 +1847,7 @@ cdef class WordPieceModel:
                     with nogil:
                         done = _walk(&ref, &whole if parts == NULL else parts, n_parts,
                                      &table, &self.auto, w)
+                self._spend_probes(w)
                 if done != WALK_NEED_AUTOMATON:
                     break
                 self._need_automaton()
@@ -1894,11 +1954,12 @@ cdef class WordPieceModel:
                     self._need_bmp()
             rules.cover(refs, n)
             table = rules.table()
-            _use_cache(&w, self.owner)
+            _use_cache(&w, self.owner, self.probes_left)
             i = 0
             while True:
                 with nogil:
                     i = _walk_texts(refs, i, n, &table, &self.auto, &w, ends)
+                self._spend_probes(&w)
                 if i == n:
                     break
                 self._need_automaton()
@@ -1943,11 +2004,12 @@ cdef class WordPieceModel:
                     self._need_bmp()
             rules.cover(refs, n)
             table = rules.table()
-            _use_cache(&w, self.owner)
+            _use_cache(&w, self.owner, self.probes_left)
             i = 0
             while True:
                 with nogil:
                     i = _walk_texts(refs, i, n, &table, &self.auto, &w, ends)
+                self._spend_probes(&w)
                 if i == n:
                     break
                 self._need_automaton()
