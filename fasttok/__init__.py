@@ -114,11 +114,17 @@ def load(path: "str | os.PathLike[str]", *, format: "str | None" = None,
     >>> fasttok.load("tokenizer.model.v3").name             # doctest: +SKIP
     'tokenizer.model.v3'
     """
+    from fasttok.shared.gc_pause import gc_paused
+
     path = os.fspath(path)
-    loader = registry.find_loader(path, format)
-    if loader.encoding is not None and not options:
-        return registry.resolve(loader.encoding)(path)
-    return Encoding.from_vocabulary(loader.read(path, **options))
+    # the collector paused from the start: the reader's modules, imported
+    # on the first load, and the file's objects all live on (it walked them
+    # a few times during a Unigram file's imports, ~2.5M instructions)
+    with gc_paused():
+        loader = registry.find_loader(path, format)
+        if loader.encoding is not None and not options:
+            return registry.resolve(loader.encoding)(path)
+        return Encoding.from_vocabulary(loader.read(path, **options))
 
 
 def _train_bpe(texts: "Iterable[str]", vocab_size: int, common: dict, options: dict) -> Encoding:

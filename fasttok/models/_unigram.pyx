@@ -2902,11 +2902,28 @@ cdef extern from "Python.h":
                                 int* type) except NULL
     void PyMem_Free(void* p)
     int Py_DTSF_ADD_DOT_0
+    double PyOS_string_to_double(const char* s, char** endptr,
+                                 void* overflow_exception) except? -1.0
 
-# float(10 ** k): the powers serde_json scales a significand by
+cdef extern from "<stdio.h>":
+    int snprintf(char* out, size_t size, const char* format, ...)
+
+# float(10 ** k): the powers serde_json scales a significand by, each read
+# from its text by Python's own correctly rounded reader (the same double as
+# float(10 ** k), without 309 big integers made at import)
 cdef double _POW10[309]
-for _k in range(309):
-    _POW10[_k] = float(10 ** _k)
+
+
+cdef int _fill_pow10() except -1:
+    cdef char text[8]
+    cdef int k
+    for k in range(309):
+        snprintf(text, sizeof(text), "1e%d", k)
+        _POW10[k] = PyOS_string_to_double(text, NULL, NULL)
+    return 0
+
+
+_fill_pow10()
 
 
 cdef inline bint _u64_full(uint64_t significand, uint64_t digit) noexcept nogil:
