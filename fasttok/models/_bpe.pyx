@@ -70,7 +70,7 @@ from libc.string cimport memcmp, memcpy, memmove, memset
 
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._tables cimport NO_PAIR, NO_TOKEN, SELF_NO, SELF_UNKNOWN, SELF_YES, ByteStrings, \
-    TokenTablesView, find_token, ft_load_byte, ft_store_byte, pair_value, prefetch
+    TokenTablesView, find_token, ft_load_byte, ft_store_byte, pair_value, prefetch, window_bit
 
 
 cdef enum:
@@ -170,10 +170,22 @@ cdef inline uint64_t _value(const TokenTablesView* t, const uint8_t* piece, size
 cdef size_t _merge_linear(const TokenTablesView* t, const uint8_t* piece, uint32_t* start,
                           uint32_t* ids, uint64_t* vals, size_t m, PairMemo* memo) noexcept nogil:
     # start[0..m], ids[0..m-1] and vals[0..m-2] (the value of each adjacent
-    # pair) describe the parts; merges in place and returns the new count.
-    cdef size_t i, best_i
+    # pair) describe m <= LINEAR_MAX parts; merges in place and returns the
+    # new count. A part merged into its left neighbour stays where it is,
+    # unlinked, with the value NO_PAIR, so the scan never picks it and a
+    # merge moves nothing (three memmove calls a merge cost more than the
+    # scan passing over the dead parts); the parts are packed once at the end.
+    cdef uint8_t nxt[LINEAR_MAX]
+    cdef uint8_t prv[LINEAR_MAX]
+    cdef size_t i, j, k, p, best_i, count
     cdef uint64_t best, v
-    while m > 1:
+    if m < 2:
+        return m
+    for i in range(m):
+        nxt[i] = <uint8_t>(i + 1)
+        prv[i] = <uint8_t>(i - 1)  # part 0's (0xFF) is never read
+    count = m
+    while count > 1:
         best = NO_PAIR
         best_i = 0
         for i in range(m - 1):
@@ -185,20 +197,34 @@ cdef size_t _merge_linear(const TokenTablesView* t, const uint8_t* piece, uint32
         if best == NO_PAIR:
             break
         i = best_i
+        j = nxt[i]
+        k = nxt[j]
         ids[i] = <uint32_t>(vals[i] & 0xFFFFFFFFULL)
-        if i + 2 < m:
-            _memo_prefetch(memo, ids[i], ids[i + 2])
+        vals[j] = NO_PAIR
+        count -= 1
+        if k < m:
+            _memo_prefetch(memo, ids[i], ids[k])
         if i > 0:
-            _memo_prefetch(memo, ids[i - 1], ids[i])
-        memmove(&start[i + 1], &start[i + 2], (m - i - 1) * sizeof(uint32_t))
-        memmove(&ids[i + 1], &ids[i + 2], (m - i - 2) * sizeof(uint32_t))
-        memmove(&vals[i + 1], &vals[i + 2], (m - i - 2) * sizeof(uint64_t))
-        m -= 1
-        if i + 1 < m:
-            vals[i] = _value(t, piece, start[i], start[i + 2], ids[i], ids[i + 1], memo)
+            _memo_prefetch(memo, ids[prv[i]], ids[i])
+        nxt[i] = <uint8_t>k
+        if k < m:
+            prv[k] = <uint8_t>i
+            vals[i] = _value(t, piece, start[i], start[nxt[k]], ids[i], ids[k], memo)
+        else:
+            vals[i] = NO_PAIR
         if i > 0:
-            vals[i - 1] = _value(t, piece, start[i - 1], start[i + 1], ids[i - 1], ids[i], memo)
-    return m
+            p = prv[i]
+            vals[p] = _value(t, piece, start[p], start[k], ids[p], ids[i], memo)
+    if count < m:
+        j = 0
+        i = 0
+        while i < m:
+            start[j] = start[i]
+            ids[j] = ids[i]
+            j += 1
+            i = nxt[i]
+        start[j] = start[m]
+    return count
 
 
 cdef enum:
@@ -488,11 +514,35 @@ cdef size_t bpe_merge_parts(const TokenTablesView* tables, const uint8_t* piece,
         return m
     if m > LINEAR_MAX:
         return _merge_heap(tables, piece, n, starts, ids, m, memo)
+    _first_values(tables, piece, starts, ids, vals, m, memo)
+    return _merge_linear(tables, piece, starts, ids, vals, m, memo)
+
+
+cdef inline void _first_values(const TokenTablesView* t, const uint8_t* piece, const uint32_t* starts,
+                               const uint32_t* ids, uint64_t* vals, size_t m, PairMemo* memo) noexcept nogil:
+    # vals[0..m-2]: the value of each two adjacent parts of m >= 2. The memo
+    # slots are asked for first, so that their misses overlap.
+    cdef size_t i
     for i in range(m - 1):
         _memo_prefetch(memo, ids[i], ids[i + 1])
     for i in range(m - 1):
-        vals[i] = _value(tables, piece, starts[i], starts[i + 2], ids[i], ids[i + 1], memo)
-    return _merge_linear(tables, piece, starts, ids, vals, m, memo)
+        vals[i] = _value(t, piece, starts[i], starts[i + 2], ids[i], ids[i + 1], memo)
+
+
+cdef inline bint _crossable(const TokenTablesView* t, const uint8_t* piece, size_t n,
+                            size_t p) noexcept nogil:
+    # Whether some token may span piece[p - 1] and piece[p] (0 < p < n).
+    # When none does, no merge ever crosses p, and BPE of the piece is BPE
+    # of each side on its own (see token_edges). Only for tables whose
+    # tokens are their merges spelled out (byte-level BPE).
+    cdef uint32_t pair = (<uint32_t>piece[p - 1] << 8) | piece[p]
+    cdef uint64_t bit
+    if not (t.token_bigrams[pair >> 3] >> (pair & 7)) & 1:
+        return False
+    if (t.token_edges[pair >> 3] >> (pair & 7)) & 1 or p < 2 or p + 2 > n:
+        return True
+    bit = window_bit(piece + p - 2, t.windows_mask)
+    return (t.token_windows[bit >> 6] >> (bit & 63)) & 1
 
 
 cdef inline uint32_t _atomic_char(const TokenTablesView* t, const uint8_t* piece, size_t i,
@@ -558,11 +608,29 @@ cdef int _encode_short(const TokenTablesView* tables, const uint8_t* piece, size
     cdef uint32_t start[LINEAR_MAX + 1]
     cdef uint32_t ids[LINEAR_MAX]
     cdef uint64_t vals[LINEAR_MAX]
-    cdef size_t i, m = n
+    cdef size_t i, m = n, seg, k, m_run
     if tables.atomic_chars != NULL:
         m = _char_parts(tables, piece, n, start, ids)
     if m < n:
-        m = bpe_merge_parts(tables, piece, n, start, ids, m, memo)
+        # Merged one run of parts at a time between the points no token
+        # crosses (_crossable): a Chinese piece falls apart into characters
+        # that are tokens already, and merging sees only the few runs left.
+        k = 0
+        seg = 0
+        for i in range(1, m + 1):
+            if i < m and _crossable(tables, piece, n, start[i]):
+                continue
+            if i - seg == 1:
+                ids[k] = ids[seg]
+                k += 1
+            else:
+                _first_values(tables, piece, start + seg, ids + seg, vals, i - seg, memo)
+                m_run = _merge_linear(tables, piece, start + seg, ids + seg, vals, i - seg, memo)
+                if k < seg:
+                    memmove(ids + k, ids + seg, m_run * sizeof(uint32_t))
+                k += m_run
+            seg = i
+        m = k
     else:
         for i in range(n):
             start[i] = <uint32_t>i
@@ -760,7 +828,6 @@ cdef int bpe_merge_piece(const TokenTablesView* tables, const uint8_t* piece, si
 cdef int _encode_merged(const TokenTablesView* tables, const uint8_t* piece, size_t n,
                         IdBuffer* out, PairMemo* memo) except -1 nogil:
     cdef size_t i, cut = 0
-    cdef uint32_t bigram
     if n <= LINEAR_MAX:
         return _encode_span(tables, piece, n, out, memo)
     # A long piece: encode it in spans between the points no token crosses
@@ -768,8 +835,7 @@ cdef int _encode_merged(const TokenTablesView* tables, const uint8_t* piece, siz
     # costs what its words would; only runs that tokens keep spanning, such
     # as one character repeated, reach the merge queue whole.
     for i in range(1, n):
-        bigram = (<uint32_t>piece[i - 1] << 8) | piece[i]
-        if not (tables.token_bigrams[bigram >> 3] >> (bigram & 7)) & 1:
+        if not _crossable(tables, piece, n, i):
             _encode_span(tables, piece + cut, i - cut, out, memo)
             cut = i
     return _encode_span(tables, piece + cut, n - cut, out, memo)

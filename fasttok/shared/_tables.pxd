@@ -105,6 +105,17 @@ cdef struct TokenTablesView:
     # token spans them, so no merge ever crosses that point and BPE of the
     # piece is BPE of each side on its own: long pieces are cut there.
     const uint8_t* token_bigrams
+    # Finer than token_bigrams, for the same cuts: token_edges has bit
+    # (a << 8 | b) set when some token starts or ends with the bytes a, b,
+    # and token_windows one bit (window_bit) per 4 bytes that stand next to
+    # each other inside some token. A token spanning piece[p - 1] and
+    # piece[p] either starts or ends there or holds piece[p - 2:p + 2]: where
+    # none of the three is set, no merge ever crosses p (_bpe's cuts; on
+    # cl100k_base 93% of the character boundaries of Chinese text, where
+    # token_bigrams finds 48%).
+    const uint8_t* token_edges
+    const uint64_t* token_windows
+    uint64_t windows_mask
     # One bit per (low bits of the) hash of every token's bytes: bytes whose
     # bit is clear are no token, found without probing the index.
     const uint64_t* token_filter
@@ -214,6 +225,13 @@ cdef inline int64_t find_hashed(const BytesIndex* index, const ByteStrings* stri
             b = 0
 
 
+cdef inline uint64_t window_bit(const uint8_t* p, uint64_t mask) noexcept nogil:
+    # token_windows' bit for the 4 bytes at p
+    cdef uint32_t w
+    memcpy(&w, p, 4)
+    return ((<uint64_t>w * 0x9E3779B97F4A7C15ULL) >> 32) & mask
+
+
 cdef inline uint64_t _pair_key(uint32_t left, uint32_t right) noexcept nogil:
     return (<uint64_t>left << 32) | right
 
@@ -293,9 +311,12 @@ cdef class TokenTables:
     cdef uint32_t* atomic_chars
     cdef uint16_t* atomic_contexts
     cdef uint8_t* token_bigrams
+    cdef uint8_t* token_edges
+    cdef uint64_t* token_windows
     cdef uint64_t* token_filter
     cdef uint8_t* merges_to_self
     cdef int _fill_token_filter(self) except -1
+    cdef int _fill_token_windows(self) except -1
     cdef int _fill_pair_filter(self) except -1
     cdef int _find_atomic_chars(self, const uint32_t* made_at) except -1
     cdef uint32_t* _first_merges(self, bint check_spelling) except? NULL

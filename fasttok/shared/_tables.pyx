@@ -203,6 +203,8 @@ cdef class TokenTables:
         self.atomic_chars = NULL
         self.atomic_contexts = NULL
         self.token_bigrams = NULL
+        self.token_edges = NULL
+        self.token_windows = NULL
         self.token_filter = NULL
         self.merges_to_self = NULL
 
@@ -409,6 +411,7 @@ cdef class TokenTables:
                 self.token_bigrams[bigram >> 3] |= <uint8_t>(1 << (bigram & 7))
                 k += 1
         self.view.token_bigrams = self.token_bigrams
+        self._fill_token_windows()
         self.merges_to_self = <uint8_t*>calloc(self.strings.n + 1, 1)
         if not self.merges_to_self:
             raise MemoryError()
@@ -506,6 +509,42 @@ cdef class TokenTables:
             self.token_filter[bit >> 6] |= 1ULL << (bit & 63)
         self.view.token_filter = self.token_filter
         self.view.filter_mask = bits - 1
+        return 0
+
+    cdef int _fill_token_windows(self) except -1:
+        # token_edges and token_windows, 2 bits for each window of each
+        # token: windows repeat (a token's prefixes are tokens), so that is
+        # ~16 bits a distinct window (cl100k_base 128 KB, o200k_base 256 KB:
+        # a check stays in the L2 cache, 5% of them false positives)
+        cdef uint64_t bits = 1024, windows = 0, bit, k, first, end
+        cdef uint32_t i, pair
+        cdef const uint8_t* data = self.strings.data
+        for i in range(self.strings.n):
+            if self.strings.offsets[i + 1] - self.strings.offsets[i] > 3:
+                windows += self.strings.offsets[i + 1] - self.strings.offsets[i] - 3
+        while bits < 2 * windows:
+            bits <<= 1
+        self.token_edges = <uint8_t*>calloc(65536 // 8, 1)
+        self.token_windows = <uint64_t*>calloc(bits // 64, sizeof(uint64_t))
+        if not self.token_edges or not self.token_windows:
+            raise MemoryError()
+        for i in range(self.strings.n):
+            first = self.strings.offsets[i]
+            end = self.strings.offsets[i + 1]
+            if end - first < 2:
+                continue
+            pair = (<uint32_t>data[first] << 8) | data[first + 1]
+            self.token_edges[pair >> 3] |= <uint8_t>(1 << (pair & 7))
+            pair = (<uint32_t>data[end - 2] << 8) | data[end - 1]
+            self.token_edges[pair >> 3] |= <uint8_t>(1 << (pair & 7))
+            k = first
+            while k + 4 <= end:
+                bit = window_bit(data + k, bits - 1)
+                self.token_windows[bit >> 6] |= 1ULL << (bit & 63)
+                k += 1
+        self.view.token_edges = self.token_edges
+        self.view.token_windows = self.token_windows
+        self.view.windows_mask = bits - 1
         return 0
 
     cdef int _fill_pair_filter(self) except -1:
@@ -724,6 +763,8 @@ cdef class TokenTables:
         free(self.atomic_chars)
         free(self.atomic_contexts)
         free(self.token_bigrams)
+        free(self.token_edges)
+        free(self.token_windows)
         free(self.merges_to_self)
         free(self.token_filter)
 
