@@ -277,3 +277,15 @@ def test_the_compiled_model_is_built_once_on_first_use_whichever_thread_asks(mon
         thread.join()
     assert found == [[(1, "a", (0, 1)), (2, "##b", (1, 2)), (2, "##b", (2, 3))]] * 4
     assert len(built) == 1
+
+
+@pytest.mark.parametrize("never", [frozenset(), frozenset({0, 6})])
+def test_the_automaton_texts_of_a_packed_vocabulary_are_those_of_its_dict(never):
+    from fasttok.models._wordpiece import wordpiece_texts
+    from fasttok.shared._json_reader import read_tokenizer_document
+
+    # the empty token, the prefix alone and prefixed tokens of two-byte characters
+    vocab = {"[UNK]": 0, "a": 1, "##b": 2, "": 3, "##": 4, "é": 5, "##é": 6}
+    doc, packed = read_tokenizer_document(json.dumps({"model": {"vocab": vocab}}).encode())
+    assert wordpiece_texts(packed.vocab, "##", never, b"\xc0") == \
+        wordpiece_texts(vocab, "##", never, b"\xc0")

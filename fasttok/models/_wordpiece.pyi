@@ -3,6 +3,8 @@
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 
+from fasttok.shared._json_reader import PackedVocab
+
 class BertNormalizer:
     lowercase: bool
     strip_accents: bool
@@ -11,7 +13,7 @@ class BertNormalizer:
 
 def normalizer(lowercase: bool = ..., strip_accents: bool = ...) -> BertNormalizer: ...
 def wordpiece_texts(
-    vocab: dict[str, int], prefix: str, never: frozenset[int], start: bytes
+    vocab: dict[str, int] | PackedVocab, prefix: str, never: frozenset[int], start: bytes
 ) -> tuple[list[bytes], list[int], list[str], list[int]]: ...
 
 APPEND: int

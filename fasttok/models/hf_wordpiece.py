@@ -85,7 +85,7 @@ class WordPiece:
         # and its token (the characters of the word it covers are made for
         # tokenize), kept before the core is published
         texts, ids, self._values, self._rests = wordpiece_texts(
-            self.vocab, self.continuing_subword_prefix, self._never, _START)
+            self._entries, self.continuing_subword_prefix, self._never, _START)
         self._unk_text = None
         if self._unk_id is not None:
             self._unk_text = len(texts)
