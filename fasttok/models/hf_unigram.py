@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import functools
 import random
-import threading
 from typing import Any
 
 from fasttok.models._unigram import TokenizersUnigram, tokenizers_scores
 from fasttok.models.hf_fields import is_int, model_object
 from fasttok.shared._json_reader import PackedPieces
+from fasttok.shared.built_once import built_once
 
 
 class Unigram:
@@ -57,8 +57,6 @@ class Unigram:
         self.byte_fallback = byte_fallback
         self._parts = (pieces, scores, never)
         self._size = len(pieces)
-        self._built: TokenizersUnigram | None = None
-        self._lock = threading.Lock()
 
     @classmethod
     def from_pieces(cls, pieces: Any, scores: Any, unk_id: int | None = None,
@@ -91,7 +89,7 @@ class Unigram:
     def _ids(self) -> dict:
         return {piece: i for i, piece in enumerate(self.core.piece_texts())}
 
-    @property
+    @built_once
     def core(self) -> TokenizersUnigram:
         """The compiled model this one runs (what a compiled walk of the
         whole pipeline cuts its pieces with), built by the first call.
@@ -99,19 +97,12 @@ class Unigram:
         >>> Unigram([("<unk>", 0.0), ("a", -1.0)], unk_id=0).core.ids("ab")
         [1, 0]
         """
-        core = self._built
-        return self._build() if core is None else core
-
-    def _build(self) -> TokenizersUnigram:
-        # under the lock: the build gives up the GIL while it places the
-        # pieces, so a second thread would otherwise build its own
-        with self._lock:
-            if self._built is None:
-                pieces, scores, never = self._parts
-                self._built = TokenizersUnigram(pieces, scores, self.unk_id, self.byte_fallback,
-                                                never=never)
-                self._parts = None
-            return self._built
+        # under built_once's lock: the build gives up the GIL while it
+        # places the pieces, so a second thread would otherwise build its own
+        pieces, scores, never = self._parts
+        core = TokenizersUnigram(pieces, scores, self.unk_id, self.byte_fallback, never=never)
+        self._parts = None
+        return core
 
     def tokenize(self, sequence: str) -> list:
         """``[(id, token, (start, end))]``, offsets in characters of ``sequence``.
