@@ -108,6 +108,15 @@ faster (en.txt 0.25 s against 1.22 s), words 5-8x; gemma3 lines 4-7x, words
   another (three cache misses each), 61 ms with 64 merges' finds fetched
   ahead together (``_find_all``); the Python strings' ``merge_slots`` path
   was ~400 ms with its ``str.encode`` calls and first ``TokenTables``.
+  Each probe hashed once (not once per prefetch pass) and each merge's
+  parts read once, a surrogate looked for only in a merge that fails:
+  Llama 2's 59k merges 57.4M -> 37.4M instructions (callgrind).
+* What a load builds: only the merges' check and slots (a bad merge fails
+  the load, as in tokenizers). ``HfBpeCore`` (its ``TokenTables``, seams,
+  byte slots; ~10 ms for Llama 2) is built on the model's first use
+  (``hf_bpe.BPE._core``), and its token strings (``slot_names``, 32k-262k
+  ``str``) on the first ``tokenize`` that names them: ``hf_load_time``
+  llama2's fasttok.hf load 34 -> 22 ms, the first encode paying the core.
 
 Tokens live in *slots* (the vocabulary's entries in id order) with the id of
 each slot beside them, so sparse ids and two spellings of one id (both
