@@ -59,7 +59,7 @@ def test_a_text_the_walk_declines_in_a_batch_is_encoded_by_the_stages():
     walk, declined, asked = pipeline.walk, "this one", []
 
     class Declining:
-        ids, encode = walk.ids, walk.encode
+        ids, encode, encoder = walk.ids, walk.encode, walk.encoder
 
         @staticmethod
         def encode_many(texts, allowed, num_threads=None):
@@ -97,3 +97,37 @@ def test_ids_read_equal_the_walks_whether_shared_or_made():
     e = Encoding.walked(array("I", ids), array("i", [0, 1] * len(ids)), array("i", [0] * len(ids)),
                         STRINGS)
     assert e.ids == ids and e.ids == ids
+
+
+def test_the_maker_binds_the_walks_entry_again_for_another_allowed():
+    from fasttok.post_processors._encoding_lists import EncodingMaker
+    from fasttok.post_processors.encoding import WalkedEncoding
+    bound = []
+
+    def encoder(allowed):
+        bound.append(allowed)
+        return (lambda text, argument: (array("I", [len(argument)]), array("i", [0, len(text)]),
+                                        array("i", [0]))), allowed
+
+    maker = EncodingMaker(WalkedEncoding, STRINGS, None, encoder)
+    one, two = frozenset([1]), frozenset([1, 2])
+    ids = [maker.encode("ab", allowed).ids for allowed in (one, one, two, one)]
+    assert ids == [[1], [1], [2], [1]] and bound == [one, two, one]
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen3"])
+def test_a_byte_level_walk_without_a_normalizer_gives_its_core_to_the_maker(name):
+    # Llama 3: the maker calls the core's encode_offsets with no Python
+    # frame; Qwen 3's NFC keeps the walk's encode
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = _tokenizer(name)
+    walk = tok._pipeline.walk
+    call, argument = walk.encoder(None)
+    if name == "llama3":
+        assert call == walk._core.encode_offsets and argument == walk._all
+    else:
+        assert call == walk.encode and argument is None
+    theirs = tokenizers.Tokenizer.from_file(_path(name))
+    text = "Hello <|begin_of_text|> 世界, café"
+    assert (tok.encode(text).ids, tok.encode(text).offsets) == \
+        (theirs.encode(text).ids, theirs.encode(text).offsets)

@@ -557,6 +557,14 @@ class ByteLevelWalk(Walk):
             return self._encode_offsets(text, None)
         return self._encode_offsets(text, self._all if allowed is None else self._mask(allowed))
 
+    def encoder(self, allowed: Optional[frozenset]) -> tuple:
+        """The core's ``encode_offsets`` with the mask of ``allowed`` for a
+        file the core walks whole with no normalizer (Llama 3), else
+        :meth:`encode` (see :meth:`Walk.encoder`)."""
+        if self._fast and self._is_normalized is None:
+            return self._encode_offsets, self._all if allowed is None else self._mask(allowed)
+        return self.encode, allowed
+
     def encode_many(self, texts: list, allowed: Optional[frozenset],
                     num_threads: Optional[int] = None) -> list:
         """:meth:`encode` of each text (see :meth:`Walk.encode_many`): the

@@ -207,7 +207,7 @@ class HFPipeline:
                 padding.length is not None or padding.pad_to_multiple_of):
             return {True: None, False: None}
         return {add: None if wrap is _UNWRAPPED else
-                EncodingMaker(WalkedEncoding, self._token_strings, wrap, self.walk.encode)
+                EncodingMaker(WalkedEncoding, self._token_strings, wrap, self.walk.encoder)
                 for add, wrap in self._wraps.items()}
 
     @functools.cached_property

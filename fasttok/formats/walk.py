@@ -46,6 +46,21 @@ class Walk:
         item, ``{index: string}`` for those tokens."""
         raise NotImplementedError
 
+    def encoder(self, allowed: Optional[frozenset]) -> tuple:
+        """``(call, argument)`` with ``call(text, argument)`` equal to
+        ``encode(text, allowed)`` for a ``str``: what a caller encoding one
+        text at a time binds once (a compiled call where the walk has one,
+        with no Python frame). This default is :meth:`encode` itself.
+
+        >>> class Chars(Walk):
+        ...     def encode(self, text, allowed):
+        ...         return [ord(c) for c in text]
+        >>> call, argument = Chars().encoder(None)
+        >>> call("hi", argument)
+        [104, 105]
+        """
+        return self.encode, allowed
+
     def encode_many(self, texts: list, allowed: Optional[frozenset],
                     num_threads: Optional[int] = None) -> list:
         """:meth:`encode` of each text, in order (``None`` for a text it

@@ -431,15 +431,17 @@ cdef class EncodingMaker:
     """The encodings of one input each, as a pipeline set so makes them from
     its walk: ``cls`` (the walked Encoding class) over the walk's arrays
     with ``strings[id]`` as token strings and ``wrap`` (a
-    :class:`SingleWrap`, or ``None``) around them; ``walk_encode(text,
-    allowed)`` is the walk's ``encode``. Only for a pipeline whose
+    :class:`SingleWrap`, or ``None``) around them; ``walk_encoder(allowed)``
+    is the walk's ``encoder``: ``(call, argument)``, ``call(text, argument)``
+    its ``encode(text, allowed)``, bound again only when ``allowed`` is
+    another object than the last call's. Only for a pipeline whose
     truncation and padding leave one input alone.
 
     >>> from array import array
     >>> from fasttok.post_processors.encoding import WalkedEncoding
     >>> walk = lambda text, allowed: None if text == "?" else (
     ...     array("I", [1]), array("i", [0, len(text)]), array("i", [0]))
-    >>> maker = EncodingMaker(WalkedEncoding, ["a", "b"], None, walk)
+    >>> maker = EncodingMaker(WalkedEncoding, ["a", "b"], None, lambda allowed: (walk, allowed))
     >>> maker.encode("xy", None).offsets, maker.encode("?", None)
     ([(0, 2)], None)
     >>> first, second = maker.make_many([walk("x", None), None], ["x", "?"], len)
@@ -447,17 +449,24 @@ cdef class EncodingMaker:
     (['b'], 1)
     """
 
-    cdef object cls, walk_encode
+    cdef object cls, walk_encoder
     cdef list strings
     cdef SingleWrap wrap
+    # the walk's entry for the last allowed (bound on first use: a walk's
+    # masks are made when first asked)
+    cdef object allowed, call, argument
 
-    def __init__(self, cls not None, list strings not None, SingleWrap wrap, walk_encode not None):
-        self.cls, self.strings, self.wrap, self.walk_encode = cls, strings, wrap, walk_encode
+    def __init__(self, cls not None, list strings not None, SingleWrap wrap,
+                 walk_encoder not None):
+        self.cls, self.strings, self.wrap, self.walk_encoder = cls, strings, wrap, walk_encoder
 
     def encode(self, text, allowed):
         """The encoding of ``text`` (``allowed``: the added token ids matched),
         or ``None`` where the walk declines it."""
-        found = self.walk_encode(text, allowed)
+        if self.call is None or allowed is not self.allowed:
+            self.call, self.argument = self.walk_encoder(allowed)
+            self.allowed = allowed
+        found = self.call(text, self.argument)
         if found is None:
             return None
         return _new_walked(self.cls, found, self.strings, 0, None, self.wrap)
