@@ -18,10 +18,6 @@ from __future__ import annotations
 import functools
 import re
 
-from fasttok.normalizers.simple import lowercase, lowercase_ns
-from fasttok.normalizers.strip import WHITE_SPACE, remove_class
-from fasttok.normalizers.unicode_forms import normalize_form, normalize_text
-from fasttok.shared import hf_unicode
 from fasttok.shared.normalized import NormalizedString
 
 __all__ = ["BertNormalizer"]
@@ -42,7 +38,8 @@ def _control() -> "re.Pattern[str]":
     # Cc is U+0000-001F and U+007F-009F for good (a Unicode stability policy);
     # spelled out here less tab, newline and CR, one class lets re scan for it
     # (a lookahead excluding those three took 2.7 times as long on English);
-    # regex_translate imported here, ~1 ms of a load that never needs it
+    # its modules imported here, ~1 ms each of a load that never needs them
+    from fasttok.shared import hf_unicode
     from fasttok.shared.regex_translate import char_class
 
     return re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f" + char_class(
@@ -54,10 +51,24 @@ def _nonspacing() -> "re.Pattern[str]":
     # compiled on first use, as _control: importing the stage should not
     # cost its Unicode classes (hf_unicode makes them when first asked for:
     # imported by name here, they were ~3 ms of the import)
+    from fasttok.shared import hf_unicode
+
     return re.compile(hf_unicode.NONSPACING + "+")
 
 
-_TO_SPACE = {ord(c): " " for c in WHITE_SPACE + "\t\n\r"}
+@functools.cache
+def _steps():
+    # (lowercase, lowercase_ns, remove_class, normalize_form, normalize_text,
+    # whitespace -> " " table): the stages' helpers, imported on first use
+    # (the three modules were ~2 ms of all-MiniLM-L6-v2's load, whose
+    # compiled walk asks the normalizer only when its first encode builds
+    # its rules)
+    from fasttok.normalizers.simple import lowercase, lowercase_ns
+    from fasttok.normalizers.strip import WHITE_SPACE, remove_class
+    from fasttok.normalizers.unicode_forms import normalize_form, normalize_text
+
+    return (lowercase, lowercase_ns, remove_class, normalize_form, normalize_text,
+            {ord(c): " " for c in WHITE_SPACE + "\t\n\r"})
 
 
 class BertNormalizer:
@@ -86,9 +97,10 @@ class BertNormalizer:
         return self.lowercase if self.strip_accents is None else self.strip_accents
 
     def normalize(self, ns: NormalizedString) -> None:
+        _, lowercase_ns, remove_class, normalize_form, _, to_space = _steps()
         if self.clean_text:
             remove_class(ns, _control())
-            ns.normalized = ns.normalized.translate(_TO_SPACE)
+            ns.normalized = ns.normalized.translate(to_space)
         if self.handle_chinese_chars and _chinese().search(ns.normalized):
             chinese = _chinese().match
             ns.expand_chars([f" {c} " if chinese(c) else c for c in ns.normalized])
@@ -99,8 +111,9 @@ class BertNormalizer:
             lowercase_ns(ns)
 
     def normalize_str(self, text: str) -> str:
+        lowercase, _, _, _, normalize_text, to_space = _steps()
         if self.clean_text:
-            text = _control().sub("", text).translate(_TO_SPACE)
+            text = _control().sub("", text).translate(to_space)
         if self.handle_chinese_chars:
             text = _chinese().sub(r" \g<0> ", text)
         if self._strips:
