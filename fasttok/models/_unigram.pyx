@@ -2188,27 +2188,24 @@ cdef class UnigramWalk:
         if op.kind == OP_FOLDED:
             return 0
         if op.kind == OP_LITERAL:
-            while i < n:
-                # the characters up to the pattern's first one's next
-                # occurrence move as a block (most texts hold no match: ''
-                # and `` in ALBERT's, a character at a time was most of its
-                # walk of code)
-                lo = i
+            # the characters between two matches move as a block, when one
+            # is found (most texts hold none: '' and `` in ALBERT's, a
+            # character at a time was most of its walk of code)
+            lo = 0   # the block not yet moved: d[lo:i], to d[k:]
+            while True:
                 while i < n and d[i].cp != op.a:
                     i += 1
-                if k != lo:
-                    memmove(d + k, d + lo, (i - lo) * sizeof(NChar))
-                k += i - lo
                 if i == n:
                     break
                 j = 0
                 while j < op.pattern_length and i + j < n and d[i + j].cp == self.cps[op.pattern + j]:
                     j += 1
                 if j < op.pattern_length:
-                    d[k] = d[i]
-                    k += 1
                     i += 1
                     continue
+                if k != lo:
+                    memmove(d + k, d + lo, (i - lo) * sizeof(NChar))
+                k += i - lo
                 c = d[i + j - 1]
                 for j in range(op.length):
                     d[k].cp = self.cps[op.at + j]
@@ -2216,7 +2213,10 @@ cdef class UnigramWalk:
                     d[k].end = c.end
                     k += 1
                 i += op.pattern_length
-            src.len = k
+                lo = i
+            if k != lo:
+                memmove(d + k, d + lo, (n - lo) * sizeof(NChar))
+            src.len = k + n - lo
             return 0
         if op.kind == OP_TRIM:
             lo = 0
@@ -2628,6 +2628,7 @@ cdef class UnigramWalk:
         # text[a:b] between added tokens; 1: declined (a lone surrogate)
         cdef NCharBuf* src = &w.x
         cdef NCharBuf* dst = &w.y
+        cdef NChar* c
         cdef size_t i, lo
         cdef Py_ssize_t k
         cdef uint32_t cp
@@ -2643,12 +2644,23 @@ cdef class UnigramWalk:
             if self._charsmap(&text, src):
                 return 1
         else:
-            src.len = 0
-            for k in range(a, b):
-                cp = PyUnicode_READ(kind, data, k)
-                if 0xD800 <= cp < 0xE000:
-                    return 1
-                _nc_push(src, cp, <int32_t>k, <int32_t>k + 1)
+            # (room made once, not a check a character)
+            grow_array(<void**>&src.data, &src.cap, <size_t>(b - a), sizeof(NChar), 256)
+            c = src.data - a
+            if kind == 1:
+                for k in range(a, b):
+                    c[k].cp = (<const uint8_t*>data)[k]
+                    c[k].start = <int32_t>k
+                    c[k].end = <int32_t>k + 1
+            else:
+                for k in range(a, b):
+                    cp = PyUnicode_READ(kind, data, k)
+                    if 0xD800 <= cp < 0xE000:
+                        return 1
+                    c[k].cp = cp
+                    c[k].start = <int32_t>k
+                    c[k].end = <int32_t>k + 1
+            src.len = <size_t>(b - a)
             for i in range(self.n_early):
                 if self._op(&self.ops[i], src, dst):
                     src, dst = dst, src
