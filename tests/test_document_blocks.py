@@ -260,7 +260,7 @@ def test_the_job_gives_the_ids_of_one_call_per_document(threads, chunk_bytes):
 
 
 def test_a_chunk_with_more_ids_than_the_room_made_for_them_keeps_them_all():
-    # one id a byte: twice the ids a chunk's buffer has room for at first
+    # one id a byte: four times the ids a chunk's buffer has room for at first
     from fasttok.formats._byte_bpe import CoreBPE
     from fasttok.shared._tables import TokenTables
 
