@@ -25,6 +25,14 @@ cdef struct Scratch:
     ft_pc_table* pieces
     PairMemo memo
 
+cdef struct HotSlot:
+    # One slot of a model's hot table (see CoreBPE._fill_hot): a piece of 2
+    # to 7 bytes as one word, its bytes below its length (0: empty), and the
+    # one code that piece encodes to.
+    uint64_t key
+    uint32_t code
+    uint32_t unused
+
 cdef struct SpecialMatch:
     Py_ssize_t start
     Py_ssize_t length
@@ -67,6 +75,7 @@ cdef class CoreBPE(ModelBase):
     cdef object splitter
     cdef bint whole_piece_lookup
     cdef uint64_t cache_owner  # this model's key in the pre-token cache
+    cdef HotSlot* hot  # the frequent short pieces that are one code (_fill_hot)
     # special tokens: bytes -> index into special_ids
     cdef TokenTables special_tables
     cdef uint32_t* special_ids
@@ -83,6 +92,7 @@ cdef class CoreBPE(ModelBase):
     cdef uint32_t* code_ids  # the id of each code; NULL when codes are ids
     cdef int _fill_sparse(self, dict specials, ids) except -1
     cdef int _fill_decoder(self, dict specials, decode_tokens) except -1
+    cdef int _fill_hot(self) except -1
     cdef bint _next_special(self, const uint8_t* s, Py_ssize_t pos, Py_ssize_t n,
                             const uint8_t* allowed, SpecialMatch* found) noexcept nogil
     cdef int _encode_segment(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,

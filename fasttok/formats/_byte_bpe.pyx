@@ -58,6 +58,13 @@ from cpython.ref cimport Py_INCREF
 
 cdef enum:
     DECODE_PREFETCH = 16  # ids ahead whose int objects decode_bytes asks for
+    # The hot table (CoreBPE._fill_hot): 4096 slots of 16 bytes, 64 kB, which
+    # stay in the core's 1 MB L2 beside the pre-token cache; its pieces
+    # have 2 to 7 bytes, so a piece, its length in the top byte, is one word.
+    HOT_BITS = 12
+    HOT_MAX = 7
+    # the codes below this many times the slots are tried for it
+    HOT_TRIED = 8
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object op)
@@ -85,8 +92,27 @@ from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_count, ft_pc_entr
                                           piece_cache_owner, piece_cache_table)
 from fasttok.shared._token_ids cimport token_id
 from fasttok.shared._utf8 cimport Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_write
-from fasttok.shared._tables cimport (NO_TOKEN, ByteStrings, TokenTables, TokenTablesView, find_bytes,
-                       fill_strings, free_strings, hash_bytes, prefetch)
+from fasttok.shared._tables cimport (NO_TOKEN, ByteStrings, TokenTables, TokenTablesView, _head,
+                       find_bytes, fill_strings, free_strings, hash_bytes, prefetch)
+
+
+cdef inline uint64_t _hot_key(const uint8_t* p, size_t n) noexcept nogil:
+    return _head(p, n) | (<uint64_t>n << 56)
+
+
+cdef inline size_t _hot_slot(uint64_t key) noexcept nogil:
+    return <size_t>((key * 0x9E3779B97F4A7C15ULL) >> (64 - HOT_BITS))
+
+
+cdef inline int64_t _hot_code(const HotSlot* hot, const uint8_t* p, size_t n) noexcept nogil:
+    # the code of piece p[:n] (n >= 2) from the hot table, or -1
+    cdef uint64_t key
+    cdef const HotSlot* slot
+    if n > HOT_MAX:
+        return -1
+    key = _hot_key(p, n)
+    slot = &hot[_hot_slot(key)]
+    return slot.code if slot.key == key else -1
 
 
 cdef int _check_ids(const uint32_t* ids, size_t n, size_t n_ints) except -1:
@@ -300,6 +326,7 @@ cdef class CoreBPE(ModelBase):
         self.decoder.slot_ids = NULL
         self.decoder.extra_ids = NULL
         self.code_ids = NULL
+        self.hot = NULL
 
     # tiktoken's internals (_encode_bytes, encode_with_unstable) apply
     tiktoken_pieces = True
@@ -317,6 +344,7 @@ cdef class CoreBPE(ModelBase):
         self.splitter = splitter
         self.whole_piece_lookup = whole_piece_lookup
         self.cache_owner = piece_cache_owner()
+        self._fill_hot()
         order = sorted(specials, key=lambda b: specials[b])
         self.special_order = tuple(order)
         self.n_specials = len(order)
@@ -423,10 +451,49 @@ cdef class CoreBPE(ModelBase):
         return 0
 
     def __dealloc__(self):
+        free(self.hot)
         free(self.special_ids)
         free(self.special_lengths)
         free(self.code_ids)
         free_strings(&self.decoder.extra)
+
+    cdef int _fill_hot(self) except -1:
+        # A piece of English is a token whole four times in five, and most
+        # of those are short and frequent (" the", " of", ".\n"); the
+        # filter bit and index slot that bpe_piece_whole reads for them are
+        # two cache misses of a table of megabytes. The hot table answers
+        # them from 64 kB, with no hash_bytes: each slot holds the first
+        # piece of 2 to HOT_MAX bytes, in code order (a BPE vocabulary ranks
+        # its frequent tokens first), whose slot it is and that
+        # bpe_encode_piece encodes to one code, so a hit is exactly what the
+        # walk would give.
+        cdef const ByteStrings* strings = self.view.strings
+        cdef size_t code, n, stop = min(<size_t>strings.n, <size_t>HOT_TRIED << HOT_BITS)
+        cdef const uint8_t* p
+        cdef uint64_t key
+        cdef HotSlot* slot
+        cdef IdBuffer one = IdBuffer(NULL, 0, 0)
+        self.hot = <HotSlot*>calloc(1 << HOT_BITS, sizeof(HotSlot))
+        if self.hot == NULL:
+            raise MemoryError()
+        try:
+            for code in range(stop):
+                n = strings.offsets[code + 1] - strings.offsets[code]
+                if n < 2 or n > HOT_MAX:
+                    continue
+                p = strings.data + strings.offsets[code]
+                key = _hot_key(p, n)
+                slot = &self.hot[_hot_slot(key)]
+                if slot.key != 0:
+                    continue
+                one.len = 0
+                bpe_encode_piece(self.view, p, n, self.whole_piece_lookup, &one, NULL)
+                if one.len == 1:
+                    slot.key = key
+                    slot.code = one.data[0]
+        finally:
+            ids_free(&one)
+        return 0
 
     cdef bint _next_special(self, const uint8_t* s, Py_ssize_t pos, Py_ssize_t n,
                             const uint8_t* allowed, SpecialMatch* found) noexcept nogil:
@@ -472,8 +539,11 @@ cdef class CoreBPE(ModelBase):
         # looked up whole (bpe_piece_whole: most pieces of English), else
         # asked of the cache while its gate is open (ft_pc_open), else
         # merged and kept there. The cache holds only pieces that merge (see
-        # the performance notes).
+        # the performance notes). Before all that, a piece of 2 to HOT_MAX
+        # bytes is asked of the hot table (_fill_hot), and one found there
+        # is neither hashed nor fetched.
         cdef Py_ssize_t i = start, j, n, k, m = 0
+        cdef int64_t code = -1, code_next
         cdef const ft_pc_entry* e
         cdef size_t before
         cdef uint64_t h = 0, h_next = 0
@@ -486,16 +556,21 @@ cdef class CoreBPE(ModelBase):
         j = self.scan(s, i, end)
         n = j - i
         if scratch != NULL and 2 <= n <= FT_PC_PAYLOAD:
-            h = hash_bytes(s + i, n)
+            code = _hot_code(self.hot, s + i, n)
+            if code < 0:
+                h = hash_bytes(s + i, n)
         while True:
             k = j
+            code_next = -1
             if j < end:
                 k = self.scan(s, j, end)
                 m = k - j
                 if scratch != NULL and 2 <= m <= FT_PC_PAYLOAD:
-                    h_next = hash_bytes(s + j, m)
-                    bpe_prefetch_whole(view, h_next)
-                    ft_pc_prefetch(pieces, h_next)
+                    code_next = _hot_code(self.hot, s + j, m)
+                    if code_next < 0:
+                        h_next = hash_bytes(s + j, m)
+                        bpe_prefetch_whole(view, h_next)
+                        ft_pc_prefetch(pieces, h_next)
             if drop != NULL:
                 bpe_sample_piece(view, s + i, n, whole, drop, out)
             elif n == 1:
@@ -505,6 +580,11 @@ cdef class CoreBPE(ModelBase):
                 out.len += 1
             elif scratch == NULL or n > FT_PC_PAYLOAD:
                 bpe_encode_piece(view, s + i, n, whole, out, memo)
+            elif code >= 0:
+                if out.len == out.cap:
+                    ids_reserve(out, 1)
+                out.data[out.len] = <uint32_t>code
+                out.len += 1
             elif bpe_piece_whole(view, s + i, n, h, whole, out):
                 pass
             elif not ft_pc_open(pieces):
@@ -530,6 +610,7 @@ cdef class CoreBPE(ModelBase):
             j = k
             n = m
             h = h_next
+            code = code_next
 
     cdef int _encode_segment_generic(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
                                      IdBuffer* out, Dropout* drop) except -1:
@@ -1620,3 +1701,17 @@ cdef class BatchJob:
 # pieces merge and are new, so no cache helps; merging is the cost. One
 # loop moving the three arrays instead of the memmoves was tried: GCC turns
 # it back into the same three calls (-ftree-loop-distribute-patterns).
+#
+# The hot table (_fill_hot, 4096 slots of 16 bytes) in front of the token
+# index: 46% of cl100k_base's en pieces of the unseen half (50% of code)
+# are found there, without hash_bytes, the three prefetches, the filter
+# bit or the index probe. cachegrind (1 MB last level), 6,000 unseen en
+# lines after the first half of en.txt, encode_ordinary_batch on one
+# thread: 21.38M -> 19.29M instructions (47,916 pieces: ~445 -> ~400 a
+# piece), D1 read misses 150k -> 142k, last-level misses 63k -> 62k: the
+# frequent tokens' filter words and index lines were already in L2, so
+# what it saves is instructions. Its hit rate is bounded by how well a
+# vocabulary's ranks follow the text: direct mapped 46.3%, 2-way 49.3%,
+# 4-way 50.3%, 8192 slots 52.1%, 16384 56.6%, pieces of 8 bytes too
+# +0.9% (cl100k en, a model of the table in Python). A CoreBPE over
+# cl100k's tables, the hot table's build included, takes 0.37 ms.
