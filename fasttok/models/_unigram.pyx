@@ -137,6 +137,7 @@ from fasttok.errors import FasttokError
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._json_reader cimport PackedPieces, PackedTexts
 from fasttok.shared._id_lists cimport ids_list
+from fasttok.shared._merge_sort cimport merge_sort
 from array import array
 
 from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_count, ft_pc_entry, ft_pc_find,
@@ -276,56 +277,22 @@ cdef inline void _take(FreeList* fl, int32_t i) noexcept:
         fl.tail = fl.prev[i]
 
 
-cdef inline bint _text_before(const uint8_t* data, const uint64_t* offs, int32_t a,
-                              int32_t b) noexcept nogil:
+cdef struct TextsCtx:
+    const uint8_t* data
+    const uint64_t* offs
+
+
+cdef int _text_less(const void* ctx, uint32_t a, uint32_t b) noexcept nogil:
     # whether text a sorts before text b: by bytes, a prefix first, equal
     # texts by id (a piece spelled twice keeps its last id in the trie)
-    cdef uint64_t la = offs[a + 1] - offs[a], lb = offs[b + 1] - offs[b]
-    cdef int c = memcmp(data + offs[a], data + offs[b], la if la < lb else lb)
+    cdef const TextsCtx* t = <const TextsCtx*>ctx
+    cdef uint64_t la = t.offs[a + 1] - t.offs[a], lb = t.offs[b + 1] - t.offs[b]
+    cdef int c = memcmp(t.data + t.offs[a], t.data + t.offs[b], la if la < lb else lb)
     if c != 0:
         return c < 0
     if la != lb:
         return la < lb
     return a < b
-
-
-cdef void _sort_texts(const uint8_t* data, const uint64_t* offs, int32_t* keys, int32_t* spare,
-                      size_t n) noexcept nogil:
-    # keys (text ids) sorted by _text_before: a bottom-up merge sort, spare
-    # the same size (the texts are never copied, nor made Python objects)
-    cdef size_t width = 1, lo, mid, hi, i, j, k
-    cdef int32_t* src = keys
-    cdef int32_t* dst = spare
-    cdef int32_t* t
-    while width < n:
-        lo = 0
-        while lo < n:
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i, j, k = lo, mid, lo
-            while i < mid and j < hi:
-                if _text_before(data, offs, src[j], src[i]):
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                dst[k] = src[i]
-                i += 1
-                k += 1
-            while j < hi:
-                dst[k] = src[j]
-                j += 1
-                k += 1
-            lo = hi
-        t = src
-        src = dst
-        dst = t
-        width *= 2
-    if src != keys:
-        memcpy(keys, src, n * sizeof(int32_t))
 
 
 cdef inline bint _fits(const PieceTrie* t, int32_t base, const uint8_t* labels,
@@ -357,6 +324,7 @@ cdef int _trie_build(PieceTrie* t, const uint8_t* data, const uint64_t* text_off
     # end.
     cdef Py_ssize_t i, k
     cdef int32_t* spare = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+    cdef TextsCtx texts
     cdef int32_t* queue          # (node, lo, hi, depth) quadruples
     cdef size_t q_head = 0, q_len = 0, q_cap
     cdef int32_t node, lo, hi, depth, base, f, tries, frontier = 1
@@ -373,7 +341,10 @@ cdef int _trie_build(PieceTrie* t, const uint8_t* data, const uint64_t* text_off
     try:
         if spare == NULL or queue == NULL:
             raise MemoryError()
-        _sort_texts(data, text_offs, keys, spare, n)
+        texts.data = data
+        texts.offs = text_offs
+        # the texts are never copied, nor made Python objects
+        merge_sort(<uint32_t*>keys, <uint32_t*>spare, n, _text_less, &texts)
         t.size = 0
         t.units = NULL
         _grow(t, &fl, 1024)

@@ -50,6 +50,7 @@ from libc.string cimport memcpy
 from fasttok.models._unigram cimport IdBuf, LatticeNode, NodeBuf, UnigramModel, ViterbiScratch, \
     viterbi_scratch_free
 from fasttok.shared._growth cimport grow_array
+from fasttok.shared._merge_sort cimport key_less, merge_sort
 from fasttok.shared._utf8 cimport utf8_get, utf8_put
 from fasttok.trainers._bpe_trainer cimport PieceCounter
 
@@ -97,50 +98,13 @@ def count_words(PieceCounter counter, PieceCounter finals, list sentences):
         counter.n_bytes += n
 
 
-ctypedef int (*less_fn)(const void* ctx, uint32_t a, uint32_t b) noexcept nogil
-
-
-cdef int _merge_sort(uint32_t* a, size_t n, less_fn less, const void* ctx) except -1 nogil:
-    # bottom-up, stable; the order of equal keys is the input's
+cdef int _merge_sort(uint32_t* a, size_t n, key_less less, const void* ctx) except -1 nogil:
+    # merge_sort (stable: equal keys keep the input's order) with its spare room
     cdef uint32_t* tmp = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
-    cdef uint32_t* src = a
-    cdef uint32_t* dst = tmp
-    cdef uint32_t* swap
-    cdef size_t width = 1, lo, mid, hi, i, j, k
     if tmp == NULL:
         with gil:
             raise MemoryError()
-    while width < n:
-        lo = 0
-        while lo < n:
-            mid = lo + width if lo + width < n else n
-            hi = lo + 2 * width if lo + 2 * width < n else n
-            i = lo
-            j = mid
-            k = lo
-            while i < mid and j < hi:
-                if less(ctx, src[j], src[i]):
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                dst[k] = src[i]
-                i += 1
-                k += 1
-            while j < hi:
-                dst[k] = src[j]
-                j += 1
-                k += 1
-            lo = hi
-        swap = src
-        src = dst
-        dst = swap
-        width *= 2
-    if src != a:
-        memcpy(a, src, n * sizeof(uint32_t))
+    merge_sort(a, tmp, n, less, ctx)
     free(tmp)
     return 0
 
