@@ -37,9 +37,11 @@ truncation off (a peer that differs is marked ``*``). Each corpus file is cut
 in two halves: ``steady`` encodes the first half (the same mode) to warm both
 libraries' caches, then times the second; ``cold`` times the second half on a
 tokenizer just loaded (nanotoken's per-thread caches cleared too; fasttok's
-model gets a new identity in the pre-token cache and builds its
-longest-match automaton inside the timed call, on the first word only it
-cuts; the process-wide table of BERT's per-code-point rules stays
+model gets a new identity in the pre-token cache, and builds its
+longest-match automaton inside the timed call only where the text needs
+it: a long word of other scripts than ASCII, as in multi.txt, or more
+probes of long ASCII words than building costs; the process-wide table of
+BERT's per-code-point rules stays
 filled: a fresh process's first call fills it too, see
 ``bench/test_bulk_bench.py`` for cold in a fresh process). Modes:
 ``whole`` (one call on the half), ``lines`` (one call per line).
