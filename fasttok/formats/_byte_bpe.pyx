@@ -115,6 +115,27 @@ cdef inline int64_t _hot_code(const HotSlot* hot, const uint8_t* p, size_t n) no
     return slot.code if slot.key == key else -1
 
 
+cdef inline int64_t _ahead(const TokenTablesView* view, const HotSlot* hot, const uint8_t* p,
+                           size_t n, bint sampling, bint lookups, ft_pc_table* pieces,
+                           uint64_t* h) noexcept nogil:
+    # What CoreBPE._encode_segment does for piece p[:n] a piece before its
+    # turn: the one code of a byte (unless sampling) or of a hot piece, or
+    # -1; then, for a piece the walk looks up (lookups, up to FT_PC_PAYLOAD
+    # bytes) and the hot table lacks, its hash in h and what its lookups
+    # will read fetched.
+    cdef int64_t code
+    if n == 1:
+        return -1 if sampling else view.byte_ids[p[0]]
+    if not lookups or n > FT_PC_PAYLOAD:
+        return -1
+    code = _hot_code(hot, p, n)
+    if code < 0:
+        h[0] = hash_bytes(p, n)
+        bpe_prefetch_whole(view, h[0])
+        ft_pc_prefetch(pieces, h[0])
+    return code
+
+
 cdef int _check_ids(const uint32_t* ids, size_t n, size_t n_ints) except -1:
     # NO_TOKEN (a byte without a token) must never reach the caller as an id.
     cdef size_t i
@@ -541,7 +562,8 @@ cdef class CoreBPE(ModelBase):
         # merged and kept there. The cache holds only pieces that merge (see
         # the performance notes). Before all that, a piece of 2 to HOT_MAX
         # bytes is asked of the hot table (_fill_hot), and one found there
-        # is neither hashed nor fetched.
+        # is neither hashed nor fetched; its code, like a byte's, is known a
+        # piece ahead (_ahead), so the walk's first test takes both.
         cdef Py_ssize_t i = start, j, n, k, m = 0
         cdef int64_t code = -1, code_next
         cdef const ft_pc_entry* e
@@ -555,36 +577,24 @@ cdef class CoreBPE(ModelBase):
             return 0
         j = self.scan(s, i, end)
         n = j - i
-        if scratch != NULL and 2 <= n <= FT_PC_PAYLOAD:
-            code = _hot_code(self.hot, s + i, n)
-            if code < 0:
-                h = hash_bytes(s + i, n)
+        code = _ahead(view, self.hot, s + i, n, drop != NULL, scratch != NULL, pieces, &h)
         while True:
             k = j
             code_next = -1
             if j < end:
                 k = self.scan(s, j, end)
                 m = k - j
-                if scratch != NULL and 2 <= m <= FT_PC_PAYLOAD:
-                    code_next = _hot_code(self.hot, s + j, m)
-                    if code_next < 0:
-                        h_next = hash_bytes(s + j, m)
-                        bpe_prefetch_whole(view, h_next)
-                        ft_pc_prefetch(pieces, h_next)
-            if drop != NULL:
-                bpe_sample_piece(view, s + i, n, whole, drop, out)
-            elif n == 1:
-                if out.len == out.cap:
-                    ids_reserve(out, 1)
-                out.data[out.len] = view.byte_ids[s[i]]
-                out.len += 1
-            elif scratch == NULL or n > FT_PC_PAYLOAD:
-                bpe_encode_piece(view, s + i, n, whole, out, memo)
-            elif code >= 0:
+                code_next = _ahead(view, self.hot, s + j, m, drop != NULL, scratch != NULL,
+                                   pieces, &h_next)
+            if code >= 0:
                 if out.len == out.cap:
                     ids_reserve(out, 1)
                 out.data[out.len] = <uint32_t>code
                 out.len += 1
+            elif drop != NULL:
+                bpe_sample_piece(view, s + i, n, whole, drop, out)
+            elif scratch == NULL or n > FT_PC_PAYLOAD:
+                bpe_encode_piece(view, s + i, n, whole, out, memo)
             elif bpe_piece_whole(view, s + i, n, h, whole, out):
                 pass
             elif not ft_pc_open(pieces):
