@@ -251,16 +251,16 @@ def test_a_model_of_a_packed_vocabulary_answers_as_the_model_of_its_dict():
 def test_the_compiled_model_is_built_once_on_first_use_whichever_thread_asks(monkeypatch):
     import threading
 
-    from fasttok.models import hf_wordpiece
+    from fasttok.models import _wordpiece
 
     built = []
-    real = hf_wordpiece.WordPieceModel
+    real = _wordpiece.WordPieceModel
 
     def counted(*args, **kwargs):
         built.append(threading.get_ident())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(hf_wordpiece, "WordPieceModel", counted)
+    monkeypatch.setattr(_wordpiece, "WordPieceModel", counted)
     model = WordPiece({"[UNK]": 0, "a": 1, "##b": 2})
     assert built == [] and model.token_to_id("a") == 1  # lookups need no build
     start = threading.Barrier(4)

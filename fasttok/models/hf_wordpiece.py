@@ -30,14 +30,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from fasttok.errors import FasttokError
-from fasttok.models._wordpiece import CodePointRules, WordPieceModel, wordpiece_texts
 from fasttok.models.hf_fields import is_int, model_object
 from fasttok.shared._json_reader import PackedVocab
 from fasttok.shared.built_once import built_once
 from fasttok.shared.json_fields import all_ints
+
+if TYPE_CHECKING:
+    from fasttok.models._wordpiece import CodePointRules, WordPieceModel
 
 _START = b"\xc0"      # never in UTF-8: marks the texts that match at a word's start
 
@@ -83,7 +85,10 @@ class WordPiece:
         # word's start (the empty one never matches there), and the part
         # after the prefix of each prefixed token; per text, its token's id
         # and its token (the characters of the word it covers are made for
-        # tokenize), kept before the core is published
+        # tokenize), kept before the core is published. The compiled module
+        # is imported here: a load that never encodes needs none of it
+        from fasttok.models._wordpiece import WordPieceModel, wordpiece_texts
+
         texts, ids, self._values, self._rests = wordpiece_texts(
             self._entries, self.continuing_subword_prefix, self._never, _START)
         self._unk_text = None
@@ -169,7 +174,7 @@ class WordPiece:
         instead; ``words``: that and the words' UTF-8, a pair (see
         :meth:`~fasttok.models._wordpiece.WordPieceModel.encode_with`).
 
-        >>> from fasttok.models._wordpiece import APPEND, SPACE
+        >>> from fasttok.models._wordpiece import APPEND, SPACE, CodePointRules
         >>> rules = CodePointRules(lambda cps: [(SPACE if cp == 32 else APPEND, cp) for cp in cps])
         >>> m = WordPiece({"[UNK]": 0, "a": 1, "##b": 2})
         >>> m.text_ids("ab a c", rules)
@@ -186,7 +191,7 @@ class WordPiece:
         less a text (a tenth of a short line's time), or ``None`` when the
         vocabulary lacks the unknown token.
 
-        >>> from fasttok.models._wordpiece import APPEND
+        >>> from fasttok.models._wordpiece import APPEND, CodePointRules
         >>> walk = WordPiece({"[UNK]": 0, "a": 1}).text_walk()
         >>> walk("a", CodePointRules(lambda cps: [(APPEND, cp) for cp in cps]))
         [1]
@@ -200,7 +205,7 @@ class WordPiece:
         texts, with the GIL released once for them all, as the compiled
         function itself; ``None`` when the vocabulary lacks the unknown token.
 
-        >>> from fasttok.models._wordpiece import APPEND
+        >>> from fasttok.models._wordpiece import APPEND, CodePointRules
         >>> walk = WordPiece({"[UNK]": 0, "a": 1}).texts_walk()
         >>> [list(found[0]) for found in walk(["a", "b"], CodePointRules(
         ...     lambda cps: [(APPEND, cp) for cp in cps]))]
@@ -211,7 +216,7 @@ class WordPiece:
     def texts_ids(self, texts: list, rules: CodePointRules) -> list:
         """:meth:`text_ids` of each text, in one compiled call.
 
-        >>> from fasttok.models._wordpiece import APPEND
+        >>> from fasttok.models._wordpiece import APPEND, CodePointRules
         >>> WordPiece({"[UNK]": 0, "a": 1}).texts_ids(["a", "b"], CodePointRules(
         ...     lambda cps: [(APPEND, cp) for cp in cps]))
         [[1], [0]]
