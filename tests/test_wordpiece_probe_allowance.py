@@ -1,9 +1,9 @@
 """Before WordPiece's automaton is built, an ASCII word of over 24 bytes that is no token is cut by
-probes of the token index too, drawing on the model's allowance (``WordPieceModel.probes_left``,
-about what building costs); the word that would overdraw it, or any longer word of other
-characters (cut a character or two a piece, where probing costs most), builds the automaton.
-Either way the ids are the automaton's greedy longest match, and a place takes at most as many
-probes as the longest token has bytes.
+probes of the token index too (where no token text is longer than 24 bytes), drawing on the
+model's allowance (``WordPieceModel.probes_left``, about what building costs); the word that would
+overdraw it, or any longer word of other characters (cut a character or two a piece, where probing
+costs most), builds the automaton. Either way the ids are the automaton's greedy longest match,
+and a place takes at most as many probes as the longest token has bytes.
 """
 
 from __future__ import annotations
@@ -66,6 +66,14 @@ def test_a_long_word_of_other_characters_builds_the_automaton_whatever_the_allow
     tokens = TOKENS + ["é".encode(), START + "é".encode()]
     model = WordPieceModel(tokens, 0, word_start=START)
     assert model.encode_with("é" * 13, RULES) == [12] + [11] * 12
+    assert model.n_states > 0
+
+
+def test_a_vocabulary_with_a_text_over_24_bytes_builds_the_automaton_for_a_long_word():
+    # a probe hashes up to the longest text's bytes: 'a' * n against a token of
+    # 100,000 a's would cost far more than building
+    model = WordPieceModel(TOKENS + [b"b" * 25], 0, word_start=START)
+    assert model.encode_with(LONG, RULES) == _automaton_ids(LONG)
     assert model.n_states > 0
 
 

@@ -34,10 +34,11 @@ the layout with at most 256 bases tried per state (64 at once). It is built when
 first needs it, not with the model (building took ~40 of all-MiniLM-L6-v2's
 ~80 ms load; ~24 now): until then a word that is no token and of at most
 PROBE_MAX bytes is cut by probes of the token index, without a budget (at
-most n * n / 2 probes), and so is a longer ASCII one while the model's
-allowance of probes lasts (``WordPieceModel.probes_left``: about what
-building costs, so text that needs the automaton little never pays for
-it; a place takes at most as many probes as the longest token has bytes).
+most n * n / 2 probes), and so is a longer ASCII one, when no token text
+is longer than PROBE_MAX bytes, while the model's allowance of probes
+lasts (``WordPieceModel.probes_left``: about what building costs, so text
+that needs the automaton little never pays for it; a place takes at most
+as many probes as the longest token has bytes).
 The word that would overdraw it, or a longer word of other characters, builds
 it: all-MiniLM-L6-v2 walking all of en.txt spends ~25k of the 524k probes
 and never builds it, multi.txt builds it at its first long Cyrillic word.
@@ -751,10 +752,16 @@ cdef int _match_pieces(const Automaton* a, const uint8_t* s, size_t n, Work* w) 
                 w.ids[w.n_ids] = <uint32_t>a.unk
                 w.n_ids += 1
             return 0
-    if a.whole != NULL and ((n <= PROBE_MAX and a.units == NULL)
-                            or ((n <= PROBE_MAX or a.units == NULL)
-                                and _ascii(s + a.start_len, n - a.start_len))):
-        return _match_probing(a, s, n, w)
+    if a.whole != NULL:
+        if n <= PROBE_MAX and a.units == NULL:
+            return _match_probing(a, s, n, w)
+        # a longer word before the automaton is built: ASCII ones of a
+        # vocabulary of short texts only (a probe hashes up to a.max_len
+        # bytes: with a token of 100,000 bytes, probing 'a' * n costs far
+        # more than building)
+        if ((n <= PROBE_MAX or (a.units == NULL and a.max_len <= PROBE_MAX))
+                and _ascii(s + a.start_len, n - a.start_len)):
+            return _match_probing(a, s, n, w)
     return _match(a, s, n, w)
 
 
