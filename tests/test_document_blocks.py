@@ -69,6 +69,20 @@ def test_utf8_check_points_at_the_byte_python_refuses(data):
     assert first_invalid_utf8(data) == refused
 
 
+def test_utf8_check_of_every_lead_and_second_byte_is_the_decoders():
+    # the lead bytes' table against Python's rule, after a 16-byte ASCII step
+    for lead in range(0x80, 0x100):
+        for second in range(0x100):
+            for tail in (b"", b"\x80", b"\x80\x80"):
+                data = b"0123456789abcdefg" + bytes([lead, second]) + tail
+                try:
+                    data.decode("utf-8")
+                    refused = -1
+                except UnicodeDecodeError as exc:
+                    refused = exc.start
+                assert first_invalid_utf8(data) == refused, data
+
+
 def _decodes(data: bytes) -> bool:
     try:
         data.decode("utf-8")
