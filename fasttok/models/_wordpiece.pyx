@@ -923,15 +923,42 @@ cdef int _run(const unit_t* text, size_t n, size_t base, const NormTable* norm,
     cdef const uint32_t* x
     cdef int32_t here
     cdef uint8_t b
+    cdef uint8_t* word
+    cdef size_t cap
+    cdef const uint8_t* ascii = norm.ascii
     _grow_word(w, 64)
     memcpy(w.word, a.start, start)
     while i < n:
         cp = text[i]
         if cp < 128:
             b = norm.ascii[cp]
+            if b and not w.offsets:
+                # a run of ASCII characters appended as ASCII ones (most of
+                # English and code), a table of 128 read a character, the
+                # buffer in locals (a store through a uint8_t pointer may
+                # alias w: its fields were loaded again every character)
+                word = w.word
+                cap = w.word_cap
+                while True:
+                    if wlen >= cap:
+                        _grow_word(w, wlen + 1)
+                        word = w.word
+                        cap = w.word_cap
+                    word[wlen] = b
+                    wlen += 1
+                    chars += 1
+                    i += 1
+                    if i >= n:
+                        break
+                    cp = text[i]
+                    if cp >= 128:
+                        break
+                    b = ascii[cp]
+                    if not b:
+                        break
+                continue
             if b:
-                # an ASCII character appended as an ASCII one (most of
-                # English and code): one load of a table of 128
+                # with offsets, one character at a time
                 if wlen >= w.word_cap:
                     _grow_word(w, wlen + 1)
                 w.word[wlen] = b
