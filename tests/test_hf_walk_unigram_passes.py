@@ -35,6 +35,14 @@ SPM = "botchan_unigram_5000.v5.24.0.from_spm_proto"
 T5 = "botchan_unigram_5000.v5.24.0.T5Tokenizer"
 
 
+def _first_scheme() -> dict:
+    # ALBERT prepending at the text's start alone: a quote pair there gives
+    # its replacement the span of the pair's last character, not the start
+    doc = copy.deepcopy(_shared(ALBERT))
+    doc["pre_tokenizer"]["prepend_scheme"] = "first"
+    return doc
+
+
 def _lead_only() -> dict:
     # the SentencePiece conversion without its trim and squeeze: the lead
     # "\A▁" -> "▁▁" then meets a text's leading spaces
@@ -47,8 +55,9 @@ def _lead_only() -> dict:
 
 @functools.lru_cache(maxsize=None)
 def _pair(name: str) -> tuple:
-    # (walk, tokenizers) of a shared file or of "lead_only"
-    doc = _lead_only() if name == "lead_only" else _shared(name)
+    # (walk, tokenizers) of a shared file, "lead_only" or "first_scheme"
+    made = {"lead_only": _lead_only, "first_scheme": _first_scheme}
+    doc = made[name]() if name in made else _shared(name)
     text = json.dumps(doc)
     record = tokenizer_json_record(text, f"{name}.json")
     walk = hf_walks.walk_for(record, pipeline_from_document(record))
@@ -69,10 +78,13 @@ def _first_difference(name: str, texts) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("name", [ALBERT, XLNET])
+@pytest.mark.parametrize("name", [ALBERT, XLNET, "first_scheme"])
 def test_quote_pairs_anywhere_in_a_text_are_replaced_as_tokenizers_replaces_them(name):
+    # (the ids alone take them from str.replace; with an added token, in
+    # each stretch between tokens)
     texts = ["''", "``", "''x", "x``", "'''", "````", "''''", "`'`'", "' ' ` `", "a''b``c'd`e",
-             "say ``hi'' and 'bye' " * 20, "x" * 70 + "''" + "y" * 70 + "``"]
+             "say ``hi'' and 'bye' " * 20, "x" * 70 + "''" + "y" * 70 + "``",
+             "``a'' </s> ''b``", "<s>``x", "'' <s> ''" * 30]
     assert _first_difference(name, texts) is None
 
 

@@ -1819,6 +1819,8 @@ cdef class UnigramWalk:
     cdef bint short_ids          # every id under 2 ** 16 (cached two to a word)
     cdef object added            # the pipeline's AddedTokens (raw-text pass)
     cdef dict firsts             # allowed -> the first characters of its added tokens
+    cdef tuple early_pairs       # the early stages as (pattern, string) pairs when all
+                                 # are literals before a charsmap (see _run), else None
     # A call's buffers, kept for the next (malloc, free and the kernel's
     # fresh pages cost a short line a tenth of its walk, a long text a
     # sixth); a call finding them taken (another thread's, which released
@@ -1878,6 +1880,9 @@ cdef class UnigramWalk:
             pool.extend(map(ord, pattern))
             pool.extend(map(ord, rep))
         self.n_early = len(early)
+        if charsmap is not None and early and all(
+                name == "literal" and pattern for name, pattern, _ in early):
+            self.early_pairs = tuple((pattern, rep) for _, pattern, rep in early)
         starts.append(len(pool))
         self.cps = <uint32_t*>malloc((len(pool) + 1) * sizeof(uint32_t))
         self.rule_at = <uint32_t*>malloc(len(starts) * sizeof(uint32_t))
@@ -2501,10 +2506,7 @@ cdef class UnigramWalk:
                         sp[j].end = <uint32_t>end
                         sp[j].flags = 0
                         at = end
-                    if not last:
-                        for j in range(k):
-                            score = score + (unk_score if ends[j] & END_UNKNOWN
-                                             else scores[sp[j].id])
+                        score = score + (unk_score if ends[j] & END_UNKNOWN else scores[sp[j].id])
                     w.nodes.len += k
                     here[0] = score
                     return 0
@@ -2595,8 +2597,9 @@ cdef class UnigramWalk:
         return True
 
     cdef int _stretch(self, int kind, const void* data, Py_ssize_t a, Py_ssize_t b,
-                      WalkOut* w) except -2 nogil:
-        # text[a:b] between added tokens; 1: declined (a lone surrogate)
+                      WalkOut* w, bint early_done) except -2 nogil:
+        # text[a:b] between added tokens; 1: declined (a lone surrogate).
+        # early_done: the early stages ran already (see _run)
         cdef NCharBuf* src = &w.x
         cdef NCharBuf* dst = &w.y
         cdef NChar* c
@@ -2609,7 +2612,8 @@ cdef class UnigramWalk:
         text.data = data
         text.a = a
         text.n = b - a
-        if self.rule_block != NULL and (self.n_early == 0 or self._early_idle(&text)):
+        if self.rule_block != NULL and (self.n_early == 0 or early_done or
+                                        self._early_idle(&text)):
             # the charsmap reads the text itself (a copy for early stages
             # that change nothing was a quarter of an ALBERT line's walk)
             if self._charsmap(&text, src):
@@ -2723,11 +2727,42 @@ cdef class UnigramWalk:
         or None, start, end)]``, or ``None`` when no added token occurs."""
         return self._run(text, matches, offsets)
 
+    cdef int _stretch_of(self, str text, Py_ssize_t a, Py_ssize_t b, WalkOut* w) except -2:
+        # _stretch of text[a:b], the GIL released for a long one. Ids alone:
+        # the early literals (ALBERT's and XLNet's quote pairs), where they
+        # occur, are str.replace's, and the charsmap reads the result (each
+        # character's span, which they would change, is read for offsets
+        # and the first scheme alone; walked as characters with spans they
+        # were a quarter of a whole code text's walk).
+        cdef int kind = PyUnicode_KIND(text), declined
+        cdef const void* data = PyUnicode_DATA(text)
+        cdef bint early_done = False
+        cdef Source source
+        if not w.offsets and self.early_pairs is not None and not (
+                self.metaspace and self.prepend == PREPEND_FIRST):
+            source.c = NULL
+            source.kind = kind
+            source.data = data
+            source.a = a
+            source.n = b - a
+            if not self._early_idle(&source):
+                text = text[a:b]
+                for pattern, rep in self.early_pairs:
+                    text = text.replace(pattern, rep)
+                kind = PyUnicode_KIND(text)
+                data = PyUnicode_DATA(text)
+                a = 0
+                b = PyUnicode_GET_LENGTH(text)
+                early_done = True
+        if b - a < NOGIL_CHARS:
+            return self._stretch(kind, data, a, b, w, early_done)
+        with nogil:
+            declined = self._stretch(kind, data, a, b, w, early_done)
+        return declined
+
     cdef object _run(self, str text, list matches, bint offsets):
         # run's work, called by ids and encode without a Python call
         cdef WalkOut w
-        cdef int kind = PyUnicode_KIND(text)
-        cdef const void* data = PyUnicode_DATA(text)
         cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), start, end
         cdef int declined = 0
         cdef bint spare = not self.spare_taken
@@ -2742,18 +2777,15 @@ cdef class UnigramWalk:
         w.offsets = offsets
         w.cache = piece_cache_table()
         try:
-            if matches is None and n < NOGIL_CHARS:
-                declined = self._stretch(kind, data, 0, n, &w)
-            elif matches is None:
-                with nogil:
-                    declined = self._stretch(kind, data, 0, n, &w)
+            if matches is None:
+                declined = self._stretch_of(text, 0, n, &w)
             else:
                 for token, start, end in matches:
                     if token is not None:
                         _out_push(&w, <uint32_t>token, <int32_t>start, <int32_t>end)
                         w.word += 1
                     elif end > start:
-                        declined = self._stretch(kind, data, start, end, &w)
+                        declined = self._stretch_of(text, start, end, &w)
                         if declined:
                             break
             if declined:
@@ -2810,7 +2842,8 @@ cdef class UnigramWalk:
                         continue
                     n, unknowns, unknown_bytes = w.n, w.unknown_at.len, w.unknown.len
                     w.word = 0
-                    if self._stretch(sources[i].kind, sources[i].data, 0, sources[i].n, &w):
+                    if self._stretch(sources[i].kind, sources[i].data, 0, sources[i].n, &w,
+                                     False):
                         w.n, w.unknown_at.len, w.unknown.len = n, unknowns, unknown_bytes
                         ends[2 * i] = SIZE_MAX
                     else:
