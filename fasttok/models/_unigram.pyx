@@ -1469,6 +1469,20 @@ cdef class TokenizersUnigram:
 #   frames above it (Encoding.encode, HFModel.encode) ~0.4. The cache's
 #   1 MiB default leaves ~14% of en.txt's 10k distinct segments missing
 #   every pass (2-way sets thrash); at 65536 entries whole en is ~11% faster.
+# * Session 5 (callgrind, steady calls of walk.ids on the 5,000 lines joined):
+#   u5000-spm en 54.1M -> 42.8M instructions, albert en 52.3M -> 47.2M,
+#   albert code 51.2M -> 29.1M. What went: the charsmap's run scanned and
+#   then copied (one loop now, also from the early stages' buffer); the
+#   squeeze and literal Replaces storing every character (blocks moved
+#   between matches); the " " -> replacement mask (folded into Metaspace);
+#   _cut_after's scan of every segment (the cuts noted as _piece writes
+#   them); the split's own loop (_piece stops at the cut); a cached one-
+#   segment piece's nodes made, scanned and copied (ids straight out); the
+#   early quote-pair literals walked as characters with spans (str.replace,
+#   ids alone). Left: ~8M of whole en is Viterbi on cache misses (the 1 MiB
+#   default, above), the rest spread over charsmap, _piece, _segment and the
+#   cache probe (~15-20 instructions a character each). A squeeze folded
+#   into _piece was not tried (its alignment with the split is delicate).
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
