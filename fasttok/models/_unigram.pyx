@@ -1470,8 +1470,8 @@ cdef class TokenizersUnigram:
 #   1 MiB default leaves ~14% of en.txt's 10k distinct segments missing
 #   every pass (2-way sets thrash); at 65536 entries whole en is ~11% faster.
 # * Session 5 (callgrind, steady calls of walk.ids on the 5,000 lines joined):
-#   u5000-spm en 54.1M -> 42.8M instructions, albert en 52.3M -> 47.2M,
-#   albert code 51.2M -> 29.1M. What went: the charsmap's run scanned and
+#   u5000-spm en 54.1M -> 42.8M instructions, albert code 51.2M -> 29.1M,
+#   albert en 52.3M -> 47.2M (the last after the first two items below). What went: the charsmap's run scanned and
 #   then copied (one loop now, also from the early stages' buffer); the
 #   squeeze and literal Replaces storing every character (blocks moved
 #   between matches); the " " -> replacement mask (folded into Metaspace);
