@@ -4,6 +4,9 @@ from typing import Any, Optional
 
 NONE_ALLOWED: frozenset[str]
 
+class EncodeMethod:
+    def __get__(self, instance: Any, owner: Any) -> Any: ...
+
 class EncodeEntry:
     encoding: Any
     def __init__(self, encoding: Any) -> None: ...

@@ -19,14 +19,17 @@ on CPython 3.11 before its first line, against ~0.05 us here (the frame
 with its keyword binding, then the attribute reads of its body), and a
 short line's whole walk is 0.7-1.5 us.
 
-Why an object per encoding (:class:`EncodeEntry`, the instance attribute
-``encode`` unless the encoding's class defines its own): it holds the bound
-pairs in C fields, so a call reads no attribute of the encoding, and CPython
-calls it with the argument vector as given (``tp_vectorcall_offset``, set
-here since Cython declares no such slot). A bound method of a function
-costs a method object's call on top, and a call with a keyword dict
-(``functools.partial(enc.encode, allowed_special="all")``) had CPython copy
-the dict, unpack it and call through both. Measurements at the end.
+Why an object (:class:`EncodeEntry`, what ``enc.encode`` gives through the
+class's :class:`EncodeMethod`, as a function gives a bound method): it holds
+the bound pairs in C fields, so a call reads no attribute of the encoding,
+and CPython calls it with the argument vector as given
+(``tp_vectorcall_offset``, set here since Cython declares no such slot). A
+bound method of a function costs a method object's call on top, and a call
+with a keyword dict (``functools.partial(enc.encode,
+allowed_special="all")``) had CPython copy the dict, unpack it and call
+through both. It is made at each attribute read, not kept on the instance:
+an encoding holding an object that holds it would be freed only by the
+cycle collector. Measurements at the end.
 
 >>> from fasttok.core import Encoding
 >>> from fasttok.vocab import Vocabulary
@@ -58,10 +61,11 @@ NONE_ALLOWED = frozenset()
 
 
 @cython.final
+@cython.freelist(8)
 cdef class EncodeEntry:
     """``Encoding.encode`` of one encoding, holding the entries its model
-    bound for the two common calls (see the module notes); what an
-    encoding's ``encode`` attribute is, unless its class defines its own.
+    bound for the two common calls (see the module notes): what
+    ``enc.encode`` is, unless the encoding's class defines its own.
 
     >>> from fasttok.core import Encoding
     >>> from fasttok.vocab import Vocabulary
@@ -75,15 +79,17 @@ cdef class EncodeEntry:
     # first: what CPython calls for a vector of arguments (see _entry_vectorcall)
     cdef vectorcallfunc vectorcall
     cdef readonly object encoding
-    # the model's (call, argument) pairs for everything allowed and for the
-    # default call, and the default call's search for a disallowed special
-    # (find None: the encoding has no special); bound on the first call, as
-    # a tokenizer.json's walk is built on its first text, not at load
-    cdef object call_all, argument_all, call_none, argument_none, find, find_argument
-    cdef bint bound
+    # the encoding's _entries: the model's (call, argument) pairs for
+    # everything allowed and for the default call, and the default call's
+    # search for a disallowed special and its mask (None: the encoding has
+    # no special); read on the first call, bound then if the encoding has
+    # not yet (a tokenizer.json's walk is built on its first text)
+    cdef tuple entries
 
-    def __cinit__(self, encoding not None):
+    def __cinit__(self):
         self.vectorcall = <vectorcallfunc><void*>_entry_vectorcall
+
+    def __init__(self, encoding not None):
         self.encoding = encoding
 
     def __call__(self, *args, **kwargs):
@@ -94,28 +100,50 @@ cdef class EncodeEntry:
     cdef object encode(self, text, allowed_special, disallowed_special, add_special_tokens,
                        sample, alpha, nbest_size, seed):
         cdef object ids
+        cdef tuple entries
         if type(text) is str and disallowed_special == "all" and not sample \
                 and not add_special_tokens:
-            if not self.bound:
-                self._bind()
+            entries = self.entries
+            if entries is None:
+                entries = self.entries = self.encoding._entries or self.encoding._bind_entries()
             # the default first: comparing a frozenset with "all" takes two
             # refused comparisons
             if allowed_special is NONE_ALLOWED:
-                if self.find is None or self.find(text, self.find_argument) < 0:
-                    ids = self.call_none(text, self.argument_none)
+                if entries[4] is None or entries[4](text, entries[5]) < 0:
+                    ids = entries[2](text, entries[3])
                     if ids is not None:
                         return ids
             elif allowed_special == "all":
-                ids = self.call_all(text, self.argument_all)
+                ids = entries[0](text, entries[1])
                 if ids is not None:
                     return ids
         return self.encoding._encode_general(text, allowed_special, disallowed_special,
                                              add_special_tokens, sample, alpha, nbest_size, seed)
 
-    cdef _bind(self):
-        self.call_all, self.argument_all, self.call_none, self.argument_none, self.find, \
-            self.find_argument = self.encoding._bind_entries()
-        self.bound = True
+
+cdef EncodeEntry _entry_of(encoding):
+    # EncodeEntry(encoding) without the call's argument tuple
+    cdef EncodeEntry entry = EncodeEntry.__new__(EncodeEntry)
+    entry.encoding = encoding
+    return entry
+
+
+@cython.final
+cdef class EncodeMethod:
+    """What ``Encoding.encode`` is: read on an encoding, an
+    :class:`EncodeEntry` of it (as a function gives a bound method); read
+    on the class, the function :func:`encode`.
+
+    >>> from fasttok import _encode_entry
+    >>> from fasttok.core import Encoding
+    >>> Encoding.encode is _encode_entry.encode
+    True
+    """
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return encode
+        return _entry_of(instance)
 
 
 cdef object _entry_vectorcall(object entry, PyObject* const* args, size_t nargsf,
@@ -139,7 +167,7 @@ cdef object _entry_vectorcall(object entry, PyObject* const* args, size_t nargsf
 cdef _enable_vectorcall():
     # CPython finds a vectorcall function at tp_vectorcall_offset in each
     # instance; Cython declares no such slot for a class, so it is set here
-    cdef EncodeEntry probe = EncodeEntry(NONE_ALLOWED)
+    cdef EncodeEntry probe = EncodeEntry.__new__(EncodeEntry)
     cdef TypeSlots* slots = <TypeSlots*>EncodeEntry
     slots.tp_vectorcall_offset = <char*>&probe.vectorcall - <char*><PyObject*>probe
     slots.tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL
@@ -171,20 +199,29 @@ def encode(self, text, *, allowed_special=NONE_ALLOWED, disallowed_special="all"
     >>> enc.encode("hi<|endoftext|>", allowed_special="all")  # doctest: +SKIP
     [5303, 50256]
     """
-    return (<EncodeEntry?>self._entry).encode(text, allowed_special, disallowed_special,
-                                               add_special_tokens, sample, alpha, nbest_size, seed)
+    return _entry_of(self).encode(text, allowed_special, disallowed_special, add_special_tokens,
+                                  sample, alpha, nbest_size, seed)
 
 
 # Performance notes
 #
 # Callgrind, llama3 tokenizer.json, one call per line of the first 2,000
-# lines of en.txt, steady (instructions a line; the walk, CoreBPE.encode
-# called directly, ~6,670):
+# lines of en.txt, steady (instructions a line):
 #
-#   call                                        module function   EncodeEntry
-#   partial(enc.encode, allowed_special="all")  8,297             7,607
-#   enc.encode(line, allowed_special="all")     7,668             7,243
-#   enc.encode(line)                                              7,026
+#   call                                        function   entry on the   entry made
+#                                                          instance       at each read
+#   partial(enc.encode, allowed_special="all")  8,297      7,607          -
+#   enc.encode(line, allowed_special="all")     7,668      7,243          -
+#   (the walk then, CoreBPE.encode called directly: ~6,670)
+#   after the hot table of ab01497 (walk ~5,900):
+#   partial(enc.encode, allowed_special="all")  -          6,725          6,733
+#   enc.encode(line, allowed_special="all")     -          6,364          6,840
+#   e = enc.encode; e(line)  (the default call) -          6,173          6,182
+#
+# The entry kept on the instance (enc.__dict__["encode"]) held the encoding
+# in a cycle, freed only by the collector; made at each read (a freelist,
+# no argument tuple, the encoding's bound tuple read on the first call) a
+# direct call pays ~480 instructions for it, a partial nothing.
 #
 # The vector call takes only a text alone or with allowed_special itself:
 # parsing every keyword there (eight locals set to their defaults, then

@@ -237,7 +237,10 @@ class Encoding:
         self._all_mask = bytes([1]) * len(self._order)
         self._masks: dict = {}
         self._max_token_value = max_token_value
-        self._install_entry()
+        # encode_ordinary is the model's own, which it only called: its
+        # Python frame was 9% of a short line's instructions (cl100k_base)
+        if type(self).encode_ordinary is Encoding.encode_ordinary:
+            self.encode_ordinary = model.encode_ordinary
 
     @functools.cached_property
     def vocabulary(self) -> Vocabulary:
@@ -309,9 +312,10 @@ class Encoding:
             mask = self._mask(disallowed) if disallowed else None
         return allowed, mask
 
-    # compiled (see fasttok._encode_entry): its two common calls go straight
-    # to the entries _bind_entries binds, the rest to _encode_general
-    encode = _encode_entry.encode
+    # compiled (see fasttok._encode_entry): enc.encode is an EncodeEntry
+    # whose two common calls go straight to the entries _bind_entries binds,
+    # the rest to _encode_general
+    encode = _encode_entry.EncodeMethod()
 
     def _encode_general(self, text: str, allowed_special: AllowedSpecial,
                         disallowed_special: DisallowedSpecial, add_special_tokens: bool,
@@ -326,6 +330,10 @@ class Encoding:
             ids = self._core.encode(text, allowed)
         return self._core.post_processor(ids) if add_special_tokens else ids
 
+    #: encode's entries (_bind_entries), bound on first use: a
+    #: tokenizer.json's walk is built when its first text is encoded
+    _entries = None
+
     def _bind_entries(self) -> tuple:
         # the model's entries for encode's two common calls (see
         # Model.encoder) with the masks the general path takes, and the
@@ -335,21 +343,9 @@ class Encoding:
         call_all, argument_all = core.encoder(self._special_masks("all", "all")[0])
         allowed, disallowed = self._special_masks(_encode_entry.NONE_ALLOWED, "all")
         call_none, argument_none = core.encoder(allowed)
-        return (call_all, argument_all, call_none, argument_none,
-                None if disallowed is None else core.find_special, disallowed)
-
-    def _install_entry(self) -> None:
-        # encode's compiled entry for this encoding; it is the instance's
-        # encode unless a subclass defines its own (a call through a bound
-        # method with keywords costs what a short line's walk does: see
-        # fasttok._encode_entry)
-        self._entry = _encode_entry.EncodeEntry(self)
-        if type(self).encode is _encode_entry.encode:
-            self.encode = self._entry
-        # encode_ordinary is the model's own, which it only called: its
-        # Python frame was 9% of a short line's instructions (cl100k_base)
-        if type(self).encode_ordinary is Encoding.encode_ordinary:
-            self.encode_ordinary = self._core.encode_ordinary
+        self._entries = (call_all, argument_all, call_none, argument_none,
+                         None if disallowed is None else core.find_special, disallowed)
+        return self._entries
 
     def encode_ordinary(self, text: str) -> list:
         """Encode ``text`` with special token strings treated as plain text.
@@ -906,7 +902,6 @@ class Encoding:
         if isinstance(state, str):
             other = registry.resolve("fasttok:get_encoding")(state)
             self.__dict__.update(other.__dict__)
-            self._install_entry()  # other's entry encodes through other
             return
         assert isinstance(state, dict)
         self._setup(state["vocabulary"], None, False)

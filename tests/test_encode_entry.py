@@ -11,7 +11,9 @@ instead of ``"all"``, and as a new empty set instead of the default.
 from __future__ import annotations
 
 import functools
+import gc
 import pickle
+import weakref
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -242,3 +244,26 @@ def test_a_subclass_defining_encode_ordinary_keeps_its_own():
 
     enc = Shouting.from_vocabulary(fasttok.get_encoding("r50k_base").vocabulary)
     assert enc.encode_ordinary("hi") == fasttok.get_encoding("r50k_base").encode_ordinary("HI")
+
+
+def test_an_encoding_that_encoded_is_freed_without_the_cycle_collector():
+    # enc.encode is made at each read, as a bound method is: an entry kept
+    # on the instance would hold the encoding in a cycle
+    enc = fasttok.Encoding.from_vocabulary(fasttok.get_encoding("r50k_base").vocabulary)
+    encode = functools.partial(enc.encode, allowed_special="all")
+    assert encode("hi") == enc.encode("hi") and enc.encode_ordinary("hi") == enc.encode("hi")
+    alive = weakref.ref(enc)
+    gc.disable()
+    try:
+        del enc
+        assert alive() is not None  # the partial holds it, as a bound method would
+        del encode
+        assert alive() is None
+    finally:
+        gc.enable()
+
+
+def test_encode_read_on_the_class_is_the_documented_function():
+    from fasttok import _encode_entry
+    assert fasttok.Encoding.encode is _encode_entry.encode
+    assert "special-token rules" in fasttok.Encoding.encode.__doc__
