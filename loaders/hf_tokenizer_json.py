@@ -690,7 +690,14 @@ def _tokenizer_json_record(doc: Any, source: str, name: Optional[str], config: O
     if fast is not None:
         return dataclasses.replace(fast, model="hf_pipeline", template_ids=template_ids,
                                    metadata=dict(fast.metadata) | metadata), tables, top
-    tokens, ids = _text_layout(model_ids, added_ids, in_order, packed_vocab)
+    try:
+        tokens, ids = _text_layout(model_ids, added_ids, in_order, packed_vocab)
+    except UnicodeEncodeError:
+        # a lone surrogate escape: tokenizers' reader (serde_json) refuses
+        # the document, and such a text has no UTF-8 to match
+        text = next(t for t in model_ids if not t.isascii() and not _encodes(t))
+        raise r.fail(_entry(text), f"{text!r} holds a lone surrogate, which no UTF-8 text "
+                     "can match (tokenizers refuses the file)") from None
     names = _template_ids(r, doc) | _config_ids(config, specials)
     unk_token = model.get("unk_token")
     unk = model.get("unk_id") if unigram else (
@@ -700,6 +707,15 @@ def _tokenizer_json_record(doc: Any, source: str, name: Optional[str], config: O
                       template_ids=template_ids,
                       bos_id=names.get("bos_id"), eos_id=names.get("eos_id"),
                       unk_id=unk if isinstance(unk, int) else None, metadata=metadata), None, None
+
+
+def _encodes(text: str) -> bool:
+    # whether text has UTF-8 (no lone surrogate)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _listed_in_id_order(model_ids: dict) -> bool:

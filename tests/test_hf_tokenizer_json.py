@@ -288,6 +288,22 @@ def test_malformed_json_error_names_the_file_and_position(tmp_path):
         fasttok.load(str(path))
 
 
+@pytest.mark.parametrize("load", [fasttok.load, fasttok.hf.Tokenizer.from_file])
+def test_vocabulary_text_with_a_lone_surrogate_is_refused_naming_its_entry(tmp_path, load):
+    tokenizers = pytest.importorskip("tokenizers")
+    doc = {"version": "1.0", "added_tokens": [], "normalizer": None, "pre_tokenizer": None,
+           "post_processor": None, "decoder": None,
+           "model": {"type": "Unigram", "unk_id": 0,
+                     "vocab": [["<unk>", 0.0], ["a", -1.0], ["b\ud800", -2.0]]}}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(Exception):
+        tokenizers.Tokenizer.from_file(str(path))
+    with pytest.raises(fasttok.VocabularyFileError,
+                       match=r"tokenizer\.json: field '\$\.model\.vocab\[.*lone surrogate"):
+        load(str(path))
+
+
 @pytest.mark.parametrize("merge, problem", [
     (["h"], "two parts"), ("h e l", "two parts"), (3, "expected"), (["q", "Ω"], "not in the vocabulary"),
     (["q", "z"], "not in the vocabulary")])
