@@ -59,7 +59,6 @@ quadratic); the closing table gives each time over the English one.
 from __future__ import annotations
 
 import collections
-import dataclasses
 import functools
 import gc
 import unicodedata
@@ -90,7 +89,7 @@ def _fasttok(vocab: str = VOCAB):
     v = load_gguf_vocabulary(str(GGUF_PATH))
     tokens = list(v.tokens)
     tokens[-1] = b"a" * 100_000
-    return fasttok.Encoding.from_vocabulary(dataclasses.replace(v, tokens=tuple(tokens)))
+    return fasttok.Encoding.from_vocabulary(v.replace(tokens=tuple(tokens)))
 
 
 @functools.cache

@@ -23,11 +23,10 @@ True
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from fasttok.embedded import SHA256 as PINNED_SHA256
 from fasttok.errors import UnknownEncodingError
@@ -60,8 +59,7 @@ FIM_SUFFIX = "<|fim_suffix|>"
 ENDOFPROMPT = "<|endofprompt|>"
 
 
-@dataclasses.dataclass(frozen=True)
-class EncodingSpec:
+class EncodingSpec(NamedTuple):
     """How to build one named encoding from a rank file.
 
     >>> ENCODINGS["cl100k_base"].file
@@ -214,8 +212,7 @@ def encoding_spec(name: str) -> Any:
             f"unknown encoding {name!r}; known: {', '.join(ENCODINGS)}") from None
 
 
-@dataclasses.dataclass(frozen=True)
-class TiktokenPlugin:
+class TiktokenPlugin(NamedTuple):
     """An encoding from a ``tiktoken_ext`` plugin: ``load()`` gives its
     constructor, which returns :class:`fasttok.Encoding`'s keyword arguments
     (as an entry point of ``fasttok.encodings`` does)."""
@@ -275,8 +272,7 @@ def build_model(vocab: Vocabulary) -> Any:
 
 # ---------------------------------------------------------------- loaders
 
-@dataclasses.dataclass(frozen=True)
-class Loader:
+class Loader(NamedTuple):
     """A file reader for :func:`fasttok.load`.
 
     It claims a file by the ``magic`` bytes it starts with, by ``sniff(head)``

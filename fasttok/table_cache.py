@@ -81,7 +81,6 @@ byte-level walk is built.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import json
@@ -325,7 +324,7 @@ def read_tokenizer_json(path: str, data: Optional[bytes] = None, *,
             tables = byte_bpe_tables(record)
         if slot is not None:
             _write_tables(slot[0], slot[1], _hf_payload(record, tables, reading.max_token_value))
-        record = dataclasses.replace(record, metadata=dict(record.metadata, tables=tables))
+        record = record.replace(metadata=dict(record.metadata, tables=tables))
         return TokenizerJson(record, reading.model_document, reading.whole,
                              reading.max_token_value)
 

@@ -22,9 +22,8 @@ tokens alone with their ids beside them (:attr:`Vocabulary.ids`, ascending);
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import operator
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, Optional
 
@@ -88,6 +87,10 @@ def _frozen_mapping(value: Optional[Mapping]) -> Mapping:
     return MappingProxyType(dict(value or {}))
 
 
+def _tuple(value: Optional[Iterable]) -> Optional[tuple]:
+    return None if value is None else tuple(value)
+
+
 def _int_ids(special_tokens: Optional[Mapping]) -> Optional[Mapping]:
     # Any integer is an id (numpy.int64 from an array of ids, as tiktoken
     # takes it); anything else is left for validate() to name.
@@ -97,9 +100,9 @@ def _int_ids(special_tokens: Optional[Mapping]) -> Optional[Mapping]:
             else i for text, i in special_tokens.items()}
 
 
-@dataclasses.dataclass(frozen=True)
 class Vocabulary:
-    """One vocabulary, whatever file it came from.
+    """One vocabulary, whatever file it came from: an immutable record
+    (:meth:`replace` gives a changed copy), compared field by field.
 
     Fields that a format does not have stay at their defaults. ``ranks`` is
     the merge priority of each ordinary token for byte-level BPE (lower merges
@@ -121,47 +124,104 @@ class Vocabulary:
     1000000001
     """
 
+    # The fields, in order (FIELDS); the methods are written out rather than
+    # made by dataclasses, whose import (inspect, ast, dis) and generated
+    # methods (compiled from source at each import) took, with the
+    # registry's records, 8 of the 18 ms of `import fasttok`.
+
     name: str
     model: str
     tokens: tuple
-    ids: Optional[tuple] = None
-    ranks: Optional[tuple] = None
-    scores: Optional[tuple] = None
-    token_types: Optional[tuple] = None
-    merges: Optional[tuple] = None
-    special_tokens: Mapping = dataclasses.field(default_factory=dict)
-    pattern: Optional[str] = None
-    pre_tokenizer: Optional[str] = None
-    normalizer: Optional[str] = None
-    precompiled_charsmap: Optional[bytes] = None
-    add_dummy_prefix: bool = False
-    remove_extra_whitespaces: bool = False
-    escape_whitespaces: bool = False
-    byte_fallback: bool = False
-    bos_id: Optional[int] = None
-    eos_id: Optional[int] = None
-    unk_id: Optional[int] = None
-    pad_id: Optional[int] = None
-    sep_id: Optional[int] = None
-    mask_id: Optional[int] = None
-    add_bos: bool = False
-    add_eos: bool = False
-    add_sep: bool = False
-    explicit_n_vocab: Optional[int] = None
-    template_ids: tuple = ()
-    byte_level: bool = True
-    source: str = ""
-    metadata: Mapping = dataclasses.field(default_factory=dict)
+    ids: Optional[tuple]
+    ranks: Optional[tuple]
+    scores: Optional[tuple]
+    token_types: Optional[tuple]
+    merges: Optional[tuple]
+    special_tokens: Mapping
+    pattern: Optional[str]
+    pre_tokenizer: Optional[str]
+    normalizer: Optional[str]
+    precompiled_charsmap: Optional[bytes]
+    add_dummy_prefix: bool
+    remove_extra_whitespaces: bool
+    escape_whitespaces: bool
+    byte_fallback: bool
+    bos_id: Optional[int]
+    eos_id: Optional[int]
+    unk_id: Optional[int]
+    pad_id: Optional[int]
+    sep_id: Optional[int]
+    mask_id: Optional[int]
+    add_bos: bool
+    add_eos: bool
+    add_sep: bool
+    explicit_n_vocab: Optional[int]
+    template_ids: tuple
+    byte_level: bool
+    source: str
+    metadata: Mapping
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "tokens", tuple(self.tokens))
-        object.__setattr__(self, "special_tokens", _frozen_mapping(_int_ids(self.special_tokens)))
-        object.__setattr__(self, "metadata", _frozen_mapping(self.metadata))
-        object.__setattr__(self, "template_ids", tuple(self.template_ids))
-        for name in ("ids", "ranks", "scores", "token_types", "merges"):
-            value = getattr(self, name)
-            if value is not None:
-                object.__setattr__(self, name, tuple(value))
+    def __init__(self, name: str, model: str, tokens: Iterable, ids: Optional[Iterable] = None,
+                 ranks: Optional[Iterable] = None, scores: Optional[Iterable] = None,
+                 token_types: Optional[Iterable] = None, merges: Optional[Iterable] = None,
+                 special_tokens: Optional[Mapping] = None, pattern: Optional[str] = None,
+                 pre_tokenizer: Optional[str] = None, normalizer: Optional[str] = None,
+                 precompiled_charsmap: Optional[bytes] = None, add_dummy_prefix: bool = False,
+                 remove_extra_whitespaces: bool = False, escape_whitespaces: bool = False,
+                 byte_fallback: bool = False, bos_id: Optional[int] = None,
+                 eos_id: Optional[int] = None, unk_id: Optional[int] = None,
+                 pad_id: Optional[int] = None, sep_id: Optional[int] = None,
+                 mask_id: Optional[int] = None, add_bos: bool = False, add_eos: bool = False,
+                 add_sep: bool = False, explicit_n_vocab: Optional[int] = None,
+                 template_ids: Iterable = (), byte_level: bool = True, source: str = "",
+                 metadata: Optional[Mapping] = None) -> None:
+        self.__dict__.update(
+            name=name, model=model, tokens=tuple(tokens), ids=_tuple(ids), ranks=_tuple(ranks),
+            scores=_tuple(scores), token_types=_tuple(token_types), merges=_tuple(merges),
+            special_tokens=_frozen_mapping(_int_ids(special_tokens)), pattern=pattern,
+            pre_tokenizer=pre_tokenizer, normalizer=normalizer,
+            precompiled_charsmap=precompiled_charsmap, add_dummy_prefix=add_dummy_prefix,
+            remove_extra_whitespaces=remove_extra_whitespaces,
+            escape_whitespaces=escape_whitespaces, byte_fallback=byte_fallback, bos_id=bos_id,
+            eos_id=eos_id, unk_id=unk_id, pad_id=pad_id, sep_id=sep_id, mask_id=mask_id,
+            add_bos=add_bos, add_eos=add_eos, add_sep=add_sep, explicit_n_vocab=explicit_n_vocab,
+            template_ids=tuple(template_ids), byte_level=byte_level, source=source,
+            metadata=_frozen_mapping(metadata))
+
+    def _values(self) -> tuple:
+        fields = self.__dict__
+        return tuple(fields[name] for name in FIELDS)
+
+    def replace(self, **changes: Any) -> "Vocabulary":
+        """A copy with ``changes`` (field name -> value), as ``dataclasses.replace``.
+
+        >>> v = Vocabulary(name="t", model="byte_bpe", tokens=(b"a",))
+        >>> v.replace(name="u").name, v.name
+        ('u', 't')
+        """
+        return type(self)(**dict(zip(FIELDS, self._values()), **changes))
+
+    # copy.replace (Python 3.13) calls it by this name
+    __replace__ = replace
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._values() == other._values()
+
+    # equal records may hold unhashable mappings: no hash, as the frozen dataclass it was
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in zip(FIELDS, self._values()))
+        return f"{type(self).__qualname__}({fields})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: a Vocabulary is immutable; "
+                             f"vocab.replace({name}=...) gives a changed copy")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: a Vocabulary is immutable")
 
     @classmethod
     def from_ranks(cls, name: str, mergeable_ranks: Mapping, *, pat_str: str,
@@ -194,7 +254,7 @@ class Vocabulary:
                    explicit_n_vocab=explicit_n_vocab, source=source)
 
     def __reduce__(self) -> tuple:
-        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        fields = dict(zip(FIELDS, self._values()))
         fields["special_tokens"] = dict(self.special_tokens)
         fields["metadata"] = _picklable(dict(self.metadata))
         return (_rebuild, (fields,))
@@ -356,6 +416,11 @@ class Vocabulary:
                     f"{self.name}: explicit_n_vocab is {self.explicit_n_vocab} but the largest id is "
                     f"{self.max_token_value}")
         return self
+
+
+#: the field names of :class:`Vocabulary`, in order
+FIELDS = tuple(Vocabulary.__annotations__)
+Vocabulary.__match_args__ = FIELDS
 
 
 def _rebuild(fields: dict) -> Vocabulary:

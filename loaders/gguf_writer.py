@@ -131,9 +131,8 @@ def gguf_bytes(vocab: Vocabulary, *, pre: Optional[str] = None, bos_token: Optio
     ``eos_token`` name special tokens for those roles, and ``add_bos``
     makes llama.cpp start every text with the first.
 
-    >>> import dataclasses
     >>> plain = Vocabulary.from_ranks("x", {b"a": 0}, pat_str="a", special_tokens={})
-    >>> gguf_bytes(dataclasses.replace(plain, merges=()))
+    >>> gguf_bytes(plain.replace(merges=()))
     Traceback (most recent call last):
     fasttok.errors.FasttokError: GGUF names its pre-tokenizer, it cannot hold a pattern: fasttok writes a vocabulary whose pattern is r50k_base's or cl100k_base's (or give pre=, knowing llama.cpp will split as that name says)
     """

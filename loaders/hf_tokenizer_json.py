@@ -47,7 +47,6 @@ True
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import math
@@ -688,8 +687,8 @@ def _tokenizer_json_record(doc: Any, source: str, name: Optional[str], config: O
         i for i in _processor_ids(doc.get("post_processor"))
         if i not in added_ids and not (i < len(model_ids) if in_order else i in model_id_set)}))
     if fast is not None:
-        return dataclasses.replace(fast, model="hf_pipeline", template_ids=template_ids,
-                                   metadata=dict(fast.metadata) | metadata), tables, top
+        return fast.replace(model="hf_pipeline", template_ids=template_ids,
+                            metadata=dict(fast.metadata) | metadata), tables, top
     try:
         tokens, ids = _text_layout(model_ids, added_ids, in_order, packed_vocab)
     except UnicodeEncodeError:

@@ -15,7 +15,6 @@ Three groups:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import random
@@ -210,7 +209,7 @@ def test_real_file_record_is_consistent(name):
     # real byte-level vocabularies lack (bytes 0xC0, 0xC1, 0xF5-0xFF never
     # occur in UTF-8; falcon also lacks control bytes) -- see the report.
     v = _load(name)
-    dataclasses.replace(v, byte_level=False).validate()
+    v.replace(byte_level=False).validate()
     ordinary = [t for t in v.tokens if t is not None]
     if v.model == "byte_bpe":
         assert len(set(ordinary)) == len(ordinary)

@@ -9,7 +9,6 @@ trained encoding. Files that cannot be written faithfully raise.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import pytest
@@ -107,10 +106,9 @@ def test_an_id_no_token_holds_is_written_as_a_placeholder_text_cannot_produce(tm
     enc = _trained(CL100K)
     ranks = dict(enc.vocabulary.mergeable_ranks)
     gap = ranks.pop(max(ranks, key=ranks.get))
-    sparse = dataclasses.replace(
-        Vocabulary.from_ranks("sparse", ranks, pat_str=CL100K,
-                              special_tokens={"<|end|>": gap + 1}),
-        merges=enc.vocabulary.merges[:-1])
+    sparse = Vocabulary.from_ranks("sparse", ranks, pat_str=CL100K,
+                                   special_tokens={"<|end|>": gap + 1}
+                                   ).replace(merges=enc.vocabulary.merges[:-1])
     back = _round_trip(fasttok.Encoding.from_vocabulary(sparse), tmp_path)
     assert gap not in back.vocabulary.mergeable_ranks.values()
     assert back.vocabulary.mergeable_ranks == ranks

@@ -262,7 +262,7 @@ def _gguf_merge_case(folder) -> Case:
     vocab = Vocabulary.from_ranks("merges_into_control", ranks, pat_str=gpt2,
                                   special_tokens={"hello": len(ranks)})
     path = folder / "merges_into_control.gguf"
-    path.write_bytes(gguf_bytes(dataclasses.replace(vocab, merges=(*merges, (b"hell", b"o")))))
+    path.write_bytes(gguf_bytes(vocab.replace(merges=(*merges, (b"hell", b"o")))))
     return _typed_case(fasttok.load(str(path)))
 
 

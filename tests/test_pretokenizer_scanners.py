@@ -397,11 +397,10 @@ def test_llama_cpp_deepseek3_tilde_is_neither_punctuation_nor_symbol():
 def test_deepseek_v3_scanner_and_python_path_give_the_same_ids_on_the_corpus():
     # no deepseek-v3 vocabulary among llama.cpp's test ones: deepseek-llm's
     # vocabulary (a DeepSeek byte-level BPE) split by deepseek-v3's list
-    import dataclasses
     from fasttok.formats.gguf import GGUFByteBPE, load_gguf_vocabulary
 
     vocab = load_gguf_vocabulary(DATA / "vocab" / "gguf" / "ggml-vocab-deepseek-llm.gguf")
-    model = GGUFByteBPE(dataclasses.replace(vocab, pre_tokenizer="deepseek-v3"))
+    model = GGUFByteBPE(vocab.replace(pre_tokenizer="deepseek-v3"))
     assert model.pre.scanner == "llama.cpp:deepseek-v3"
     for text in _corpus_lines(200):
         assert model._fast.encode_ordinary(text) == model._exact.encode_ordinary(text), text

@@ -750,4 +750,4 @@ def load_gguf_vocabulary(path: str, **options: Any) -> Vocabulary:
             text = texts.text(i)
             if text:
                 specials.setdefault(text, i)
-    return dataclasses.replace(vocab, model=model, special_tokens=specials)
+    return vocab.replace(model=model, special_tokens=specials)
