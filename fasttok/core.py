@@ -12,9 +12,7 @@ import bisect
 import functools
 import itertools
 import math
-import numbers
 import operator
-import random
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import AbstractSet, Any, Literal, Optional, Union
 
@@ -72,6 +70,8 @@ def _sampling_options(alpha: Any, nbest_size: Any) -> tuple:
     # The compiled samplers take a C double and a C int: a value that does not
     # fit must be refused here, not overflow there, and NaN or infinity would
     # make every weight NaN (a silent draw of nothing in particular).
+    import numbers  # here: only sampling needs it, and `import fasttok` need not
+
     if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
         raise TypeError(f"alpha must be a real number, not {type(alpha).__name__}")
     try:
@@ -324,6 +324,8 @@ class Encoding:
         # every call of encode its entries do not serve, with its arguments
         allowed = self._allowed_mask(allowed_special, disallowed_special, text)
         if sample:
+            import random  # here, as numbers: sampling's own
+
             alpha, nbest_size = _sampling_options(alpha, nbest_size)
             ids = self._core.sample(text, allowed, alpha, nbest_size, random.Random(seed))
         else:

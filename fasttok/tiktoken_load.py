@@ -20,13 +20,15 @@ ranks and fails a ``data_gym`` mismatch with ``AssertionError``.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Optional
 
 from fasttok.errors import VocabularyFileError
-from fasttok.loaders.tiktoken_file import load_tiktoken_ranks, read_source
-from fasttok.loaders.tiktoken_writer import write_tiktoken
+
+# The readers and the writer are imported by the function that uses them:
+# `import fasttok` re-exports these functions, and hashlib (the reader's
+# sha256 check, ~2 ms with OpenSSL) and the writer's modules would otherwise
+# be paid by every program that never reads a .tiktoken file.
 
 __all__ = ["load_tiktoken_bpe", "dump_tiktoken_bpe", "data_gym_to_mergeable_bpe_ranks"]
 
@@ -41,6 +43,8 @@ def _local(blobpath: str) -> str:
 
 
 def _read(blobpath: str, expected_hash: Optional[str]) -> bytes:
+    from fasttok.loaders.tiktoken_file import read_source
+
     return read_source(_local(blobpath), expected_hash)[0]
 
 
@@ -56,6 +60,8 @@ def load_tiktoken_bpe(tiktoken_bpe_file: str, expected_hash: Optional[str] = Non
     Traceback (most recent call last):
     fasttok.errors.VocabularyFileError: ...t.tiktoken: line 2: token b'a' already has rank 0
     """
+    from fasttok.loaders.tiktoken_file import load_tiktoken_ranks
+
     path = _local(tiktoken_bpe_file)
     return load_tiktoken_ranks(path, expected_hash)
 
@@ -63,6 +69,8 @@ def load_tiktoken_bpe(tiktoken_bpe_file: str, expected_hash: Optional[str] = Non
 def dump_tiktoken_bpe(bpe_ranks: dict, tiktoken_bpe_file: str) -> None:
     """Write ``{token bytes: rank}`` as a ``.tiktoken`` file, in rank order
     (the inverse of :func:`load_tiktoken_bpe`)."""
+    from fasttok.loaders.tiktoken_writer import write_tiktoken
+
     write_tiktoken(tiktoken_bpe_file, bpe_ranks)
 
 
@@ -91,6 +99,8 @@ def data_gym_to_mergeable_bpe_ranks(vocab_bpe_file: str, encoder_json_file: str,
     ``clobber_one_byte_tokens=True`` takes the single bytes' ranks from
     ``encoder.json`` instead.
     """
+    import json
+
     alphabet = _data_gym_alphabet()
 
     def to_bytes(value: str, source: str) -> bytes:

@@ -52,7 +52,6 @@ row against the file's lines). ``errors="replace"`` reads bad bytes as U+FFFD
 
 from __future__ import annotations
 
-import json
 import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator
@@ -194,6 +193,8 @@ def _decode(data: bytes, path: str, line: int, offset: int, errors: str) -> str:
 
 def _json_document(line: str, path: str, number: int, field: str) -> str:
     # a line the compiled scanner left to json.loads: its verdict and words
+    import json  # here: `import fasttok` imports this module, and json only a rare line needs
+
     try:
         record = json.loads(line)
     except ValueError as exc:
