@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Any, Optional
 
 from fasttok.formats.walk import MIN_THREADED_TEXTS, Walk
-from fasttok.models._wordpiece import CodePointRules
+from fasttok.models._wordpiece import CodePointRules, TextEntry
 from fasttok.models.hf_bert_rule import bert_rule
 from fasttok.models.interface import run_batch
 from fasttok.models.hf_wordpiece import WordPiece
@@ -113,7 +113,7 @@ class BertWalk(Walk):
     """
 
     __slots__ = ("_walk", "_walk_many", "rules", "_added", "_occurs", "_spelling", "_split",
-                 "_cores_of", "_may_start")
+                 "_cores_of", "_may_start", "_ids")
 
     def __init__(self, model: WordPiece, rules: CodePointRules, added: Any,
                  normalize: Optional[Callable[[str], str]] = None,
@@ -135,6 +135,10 @@ class BertWalk(Walk):
         # ('[' of BERT's) and are walked whole without asking the allowed
         # set's test (a fifth of a short line's time, with the calls it made)
         self._may_start = added.matcher(False).may_occur
+        # ids: with no added token of the normalized pass, a compiled entry
+        # that walks a text holding none of their first characters at once
+        self._ids = (self._checked_ids if normalize is not None else
+                     TextEntry(self._walk, rules, self._may_start.firsts, self._cut_ids).ids)
 
     def _cuts(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
         # the added tokens' matches in the raw text, or None for none (most texts)
@@ -178,13 +182,21 @@ class BertWalk(Walk):
                 return found
         return None if self._normalized_added(text, allowed) else found
 
-    def ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
-        """The ids of ``text``, or ``None`` (see :class:`~fasttok.formats.hf_walks.Walk`)."""
-        if self._spelling is not None:
-            return self._checked(text, allowed, False)
-        if not self._may_start(text):
-            return self._walk(text, self.rules)
+    @property
+    def ids(self) -> Callable[[str, Optional[frozenset]], Optional[list]]:
+        """``ids(text, allowed)``: the ids of ``text``, or ``None`` (see
+        :class:`~fasttok.formats.hf_walks.Walk`); compiled (a
+        :class:`~fasttok.models._wordpiece.TextEntry`'s) where no added token
+        is matched in the normalized text, so that one bound call of it runs
+        no Python code for a text no added token starts in."""
+        return self._ids
+
+    def _cut_ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
+        # the ids of a text an added token may start in, cut at the matches
         return self._walk(text, self.rules, self._cuts(text, allowed), False)
+
+    def _checked_ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
+        return self._checked(text, allowed, False)
 
     def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
         """``(ids, offsets, words)`` of ``text``, or ``None`` (see
