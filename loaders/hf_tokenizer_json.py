@@ -643,7 +643,7 @@ def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
             if packed is not None:
                 doc["model"] = _model_object(doc, packed)
         elif isinstance(data, str):
-            doc = parse_json_document(data, source)
+            doc = parse_tokenizer_json(data, source)[0]
         return _tokenizer_json_record(doc, source, name, config, packed, lean=False)[0]
 
 

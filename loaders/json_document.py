@@ -52,16 +52,59 @@ def parse_tokenizer_json(data: Union[bytes, bytearray, str], source: str) -> tup
     ``packed`` (a :class:`~fasttok.shared._json_reader.PackedModel`, else
     ``None``) holds them; ``packed.object()`` is the whole model object.
 
+    A string holding a lone surrogate, anywhere, is refused, as tokenizers'
+    reader (serde_json) refuses it; ``json.loads`` would read it.
+
     >>> doc, packed = parse_tokenizer_json(b'{"model": {"vocab": {"a": 0}}, "x": 1}', "t.json")
     >>> doc, packed.object()
     ({'model': {}, 'x': 1}, {'vocab': {'a': 0}})
     >>> parse_tokenizer_json(b'{"model": 1', "t.json")
     Traceback (most recent call last):
     fasttok.errors.VocabularyFileError: t.json: line 1, byte 11: not JSON: Expecting ',' delimiter at column 12
+    >>> parse_tokenizer_json(rb'{"decoder": {"x": ["a\\ud800"]}}', "t.json")
+    Traceback (most recent call last):
+    fasttok.errors.VocabularyFileError: t.json: field '$.decoder.x[0]': "a\\ud800" holds a lone surrogate, which tokenizers refuses: pair it or remove it
     """
     read: Optional[tuple] = None
     if isinstance(data, (bytes, bytearray)):
+        # the compiled reader leaves a document with a lone surrogate to json.loads
         read = read_tokenizer_document(data)
     if read is None:
-        return parse_json_document(data, source), None
+        doc = parse_json_document(data, source)
+        if not isinstance(data, str) or "\\ud" in data or "\\uD" in data \
+                or not _encodes(data):
+            _refuse_lone_surrogates(doc, "$", source)
+        return doc, None
     return read
+
+
+def _encodes(text: str) -> bool:
+    # whether text has UTF-8 (no lone surrogate)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _refuse_lone_surrogates(value: Any, where: str, source: str) -> None:
+    # the error naming the first string (key or value) of value, at JSON path
+    # where, that holds a lone surrogate; an iterative walk, as the document
+    # may be nested as deeply as json.loads reads
+    todo = [(value, where)]
+    while todo:
+        value, where = todo.pop()
+        if type(value) is str:
+            if not value.isascii() and not _encodes(value):
+                raise VocabularyFileError(
+                    source, f"{json.dumps(value)} holds a lone surrogate, which tokenizers "
+                            "refuses: pair it or remove it", field=where)
+        elif type(value) is list:
+            todo += reversed([(item, f"{where}[{i}]") for i, item in enumerate(value)])
+        elif type(value) is dict:
+            items = []
+            for key, item in value.items():
+                at = f"{where}.{key}" if key.isidentifier() else f"{where}[{json.dumps(key)}]"
+                items.append((key, at))
+                items.append((item, at))
+            todo += reversed(items)

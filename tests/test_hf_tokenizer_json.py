@@ -304,6 +304,74 @@ def test_vocabulary_text_with_a_lone_surrogate_is_refused_naming_its_entry(tmp_p
         load(str(path))
 
 
+# tokenizers' reader (serde_json) refuses a lone surrogate wherever it stands;
+# each place: how to put one there, and the JSON path the error names
+_LONE_SURROGATE_PLACES = {
+    "added token content": (lambda d: d["added_tokens"][0].update(content="<|b\ud800|>"),
+                            r"\$\.added_tokens\[0\]\.content"),
+    "added token key": (lambda d: d["added_tokens"][0].update({"x\udc00": 1}),
+                        r"\$\.added_tokens\[0\]\[\"x\\\\udc00\"\]"),
+    "vocabulary key": (lambda d: d["model"]["vocab"].update({"q\ud800": 300}),
+                       r"\$\.model\.vocab\[\"q\\\\ud800\"\]"),
+    "merge": (lambda d: d["model"]["merges"].append("h \ud800"), r"\$\.model\.merges\[5\]"),
+    "normalizer pattern": (lambda d: d.update(normalizer={
+        "type": "Replace", "pattern": {"String": "a\ud800"}, "content": "b"}),
+        r"\$\.normalizer\.pattern\.String"),
+    "decoder field": (lambda d: d["decoder"].update(x=["\udfff"]), r"\$\.decoder\.x\[0\]"),
+    "low half before high": (lambda d: d["model"].update(x="\ude00\ud83d"), r"\$\.model\.x"),
+}
+
+
+@pytest.mark.parametrize("load", [fasttok.load, fasttok.hf.Tokenizer.from_file])
+@pytest.mark.parametrize("place", _LONE_SURROGATE_PLACES)
+def test_lone_surrogate_escape_anywhere_is_refused_naming_its_json_path(tmp_path, load, place):
+    put, where = _LONE_SURROGATE_PLACES[place]
+    doc = _tiny_doc(False)
+    put(doc)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="ascii")  # the surrogate as a \u escape
+    with pytest.raises(Exception, match="hex escape"):  # serde's words for a lone half
+        tokenizers.Tokenizer.from_file(str(path))
+    with pytest.raises(fasttok.VocabularyFileError,
+                       match=rf"tokenizer\.json: field '{where}': .* lone surrogate"):
+        load(str(path))
+
+
+@pytest.mark.parametrize("load", [fasttok.load, fasttok.hf.Tokenizer.from_file])
+def test_lone_surrogate_as_raw_bytes_is_refused_naming_its_json_path(tmp_path, load):
+    doc = _tiny_doc(False)
+    doc["decoder"]["x"] = "a\ud800"
+    path = tmp_path / "tokenizer.json"
+    # the three bytes json.loads reads as U+D800 (surrogatepass), not UTF-8
+    path.write_bytes(json.dumps(doc, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    with pytest.raises(Exception):
+        tokenizers.Tokenizer.from_file(str(path))
+    with pytest.raises(fasttok.VocabularyFileError, match=r"'\$\.decoder\.x': .* lone surrogate"):
+        load(str(path))
+
+
+@pytest.mark.parametrize("ensure_ascii", [True, False], ids=["escaped", "raw"])
+def test_lone_surrogate_in_a_document_given_as_text_is_refused(ensure_ascii):
+    doc = _tiny_doc(False)
+    doc["decoder"]["x"] = "a\ud800"
+    text = json.dumps(doc, ensure_ascii=ensure_ascii)
+    with pytest.raises(Exception):  # escaped: serde's error; raw: the str has no UTF-8
+        tokenizers.Tokenizer.from_str(text)
+    with pytest.raises(fasttok.VocabularyFileError, match=r"'\$\.decoder\.x': .* lone surrogate"):
+        fasttok.hf.Tokenizer.from_str(text)
+
+
+def test_surrogate_pair_escape_is_read_as_its_character(tmp_path):
+    doc = _tiny_doc(False)
+    doc["added_tokens"][0]["content"] = "<|\U0001F600|>"
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="ascii")  # "\ud83d\ude00"
+    theirs = tokenizers.Tokenizer.from_file(str(path))
+    ours = fasttok.load(str(path))
+    text = "he<|\U0001F600|>llo"
+    assert ours.encode(text, allowed_special="all") == \
+        theirs.encode(text, add_special_tokens=False).ids
+
 @pytest.mark.parametrize("merge, problem", [
     (["h"], "two parts"), ("h e l", "two parts"), (3, "expected"), (["q", "Ω"], "not in the vocabulary"),
     (["q", "z"], "not in the vocabulary")])

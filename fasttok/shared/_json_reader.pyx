@@ -19,11 +19,15 @@ Exactness contract: the document is ``json.loads(data)``'s, key order and
 duplicate keys (the last wins, where the first stood) included. Whatever
 this reader does not do as ``json.loads`` does it hands to it: text that is
 not UTF-8 (or UTF-16/32), a syntax error, nesting deeper than
-``MAX_DEPTH``; so results and errors there are ``json.loads``' own. A
-vocabulary or merge list the packing cannot hold exactly (a float or
-negative id, a duplicate text, a lone surrogate, an id above 2**32 - 2,
-another shape) is read as Python objects and stays in the document.
-Strings are decoded with ``surrogatepass``, as ``json.loads`` decodes bytes.
+``MAX_DEPTH``, and a string holding a lone surrogate (a ``\\ud800`` escape
+without its other half, or the three bytes ``json.loads`` reads as one):
+``json.loads`` takes those and tokenizers' reader refuses them, so the
+loader refuses such a document, naming the string's JSON path
+(:func:`fasttok.loaders.json_document.parse_tokenizer_json`); results and
+errors there are ``json.loads``' own. A vocabulary or merge list the
+packing cannot hold exactly (a float or negative id, a duplicate text, an
+id above 2**32 - 2, another shape) is read as Python objects and stays in
+the document.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
@@ -79,7 +83,7 @@ cdef inline int _hex4(const uint8_t* p) noexcept nogil:
 
 
 cdef inline size_t _put_utf8(uint8_t* out, uint32_t cp) noexcept nogil:
-    # surrogates too, as surrogatepass writes them
+    # cp: a scalar value (no surrogate)
     if cp < 0x80:
         out[0] = <uint8_t>cp
         return 1
@@ -130,12 +134,11 @@ cdef inline bint _may_end_run(uint64_t w) noexcept nogil:
 
 
 cdef int _unescape(const uint8_t* s, size_t n, size_t* at, uint8_t** buf, size_t* cap,
-                   size_t* used, bint strict) except -2 nogil:
+                   size_t* used) except -2 nogil:
     # The JSON string starting at s[*at] (its opening quote) appended to
     # *buf as UTF-8; *at moves past the closing quote. Returns 0, or 1 when
-    # the string is not JSON or (strict) would hold a surrogate, which the
-    # caller then leaves to the Python objects' path. Without strict, lone
-    # surrogates are written as surrogatepass writes them.
+    # the string is not JSON, not UTF-8 or holds a lone surrogate: the
+    # document is then json.loads' to read (see the module notes).
     cdef size_t i = at[0] + 1, start, length
     cdef uint8_t c
     cdef int cp, low
@@ -189,7 +192,7 @@ cdef int _unescape(const uint8_t* s, size_t n, size_t* at, uint8_t** buf, size_t
                 if 0xDC00 <= low <= 0xDFFF:
                     cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00)
                     i += 6
-            if strict and 0xD800 <= cp <= 0xDFFF:
+            if 0xD800 <= cp <= 0xDFFF:
                 return 1
             used[0] += _put_utf8(buf[0] + used[0], <uint32_t>cp)
             continue
@@ -482,7 +485,7 @@ cdef class PackedMerges(PackedTexts):
         return 0
 
     cdef object _str(self, uint64_t start, uint64_t end):
-        return PyUnicode_DecodeUTF8(<const char*>self.data + start, end - start, "surrogatepass")
+        return PyUnicode_DecodeUTF8(<const char*>self.data + start, end - start, NULL)
 
     def text_parts(self, Py_ssize_t i):
         """Merge ``i``'s two parts, or ``None`` for a string without exactly one space."""
@@ -493,8 +496,8 @@ cdef class PackedMerges(PackedTexts):
             raise IndexError(i)
         if self.parts(i, &a, &la, &b, &lb):
             return None
-        return (PyUnicode_DecodeUTF8(<const char*>a, la, "surrogatepass"),
-                PyUnicode_DecodeUTF8(<const char*>b, lb, "surrogatepass"))
+        return (PyUnicode_DecodeUTF8(<const char*>a, la, NULL),
+                PyUnicode_DecodeUTF8(<const char*>b, lb, NULL))
 
     def to_list(self):
         """The merges as ``json.loads`` gives them."""
@@ -538,7 +541,7 @@ cdef int _pack_vocab(PackedVocab v, const uint8_t* s, size_t n, size_t* at) exce
     while True:
         if i >= n or s[i] != 0x22:
             return 1
-        if _unescape(s, n, &i, &v.data, &v.data_cap, &used, True):
+        if _unescape(s, n, &i, &v.data, &v.data_cap, &used):
             return 1
         i = _skip_space(s, n, i)
         if i >= n or s[i] != 0x3A:
@@ -631,7 +634,7 @@ cdef int _pack_pieces(PackedPieces p, const uint8_t* s, size_t n, size_t* at) ex
         if i >= n or s[i] != 0x5B:
             return 1
         i = _skip_space(s, n, i + 1)
-        if i >= n or s[i] != 0x22 or _unescape(s, n, &i, &p.data, &p.data_cap, &used, True):
+        if i >= n or s[i] != 0x22 or _unescape(s, n, &i, &p.data, &p.data_cap, &used):
             return 1
         i = _skip_space(s, n, i)
         if i >= n or s[i] != 0x2C:
@@ -696,7 +699,7 @@ cdef int _pack_merges(PackedMerges m, const uint8_t* s, size_t n, size_t* at) ex
             return 1
         _merge_room(m, e)
         if s[i] == 0x22:
-            if _unescape(s, n, &i, &m.data, &m.data_cap, &used, False):
+            if _unescape(s, n, &i, &m.data, &m.data_cap, &used):
                 return 1
             spaces = 0
             for k in range(m.offsets[e], used):
@@ -709,14 +712,14 @@ cdef int _pack_merges(PackedMerges m, const uint8_t* s, size_t n, size_t* at) ex
                 m.mids[e] = used
         elif s[i] == 0x5B:
             i = _skip_space(s, n, i + 1)
-            if i >= n or s[i] != 0x22 or _unescape(s, n, &i, &m.data, &m.data_cap, &used, False):
+            if i >= n or s[i] != 0x22 or _unescape(s, n, &i, &m.data, &m.data_cap, &used):
                 return 1
             m.mids[e] = used
             i = _skip_space(s, n, i)
             if i >= n or s[i] != 0x2C:
                 return 1
             i = _skip_space(s, n, i + 1)
-            if i >= n or s[i] != 0x22 or _unescape(s, n, &i, &m.data, &m.data_cap, &used, False):
+            if i >= n or s[i] != 0x22 or _unescape(s, n, &i, &m.data, &m.data_cap, &used):
                 return 1
             i = _skip_space(s, n, i)
             if i >= n or s[i] != 0x5D:
@@ -860,11 +863,13 @@ cdef class _Reader:
             j += 1
         if j < self.n and s[j] == 0x22:
             self.i = j + 1
-            text = PyUnicode_DecodeUTF8(<const char*>s + start, j - start, "surrogatepass")
+            # strict: the three bytes of a surrogate are not UTF-8 (json.loads
+            # reads them with surrogatepass), so the document goes to it
+            text = PyUnicode_DecodeUTF8(<const char*>s + start, j - start, NULL)
         else:
-            if _unescape(s, self.n, &self.i, &self.buf, &self.cap, &used, False):
+            if _unescape(s, self.n, &self.i, &self.buf, &self.cap, &used):
                 raise _Fallback()
-            text = PyUnicode_DecodeUTF8(<const char*>self.buf, used, "surrogatepass")
+            text = PyUnicode_DecodeUTF8(<const char*>self.buf, used, NULL)
         return self.memo.setdefault(text, text) if len(text) < 32 else text
 
     cdef object number(self):
