@@ -182,11 +182,30 @@ def test_a_thread_never_holds_more_than_its_entries():
     assert info["bytes"] == 64 * 64
 
 
-def test_text_that_does_not_repeat_closes_the_cache_after_a_window_of_probes():
-    # 1024 probes with under a third hitting: the next 15 * 1024 pieces go
-    # past the cache, so only the first window's pieces were kept
-    _encoding("cl100k_base").encode_ordinary(_distinct_words(3000))
-    assert 900 < _piece_cache.thread_info()["used"] <= 1024
+def _bytes_only() -> CoreBPE:
+    # every piece of two bytes or more merges (no token but the 256 bytes),
+    # so every piece of a word asks the gate
+    return CoreBPE(TokenTables([bytes([i]) for i in range(256)]), {}, scanner="gpt2")
+
+
+def test_text_that_does_not_repeat_closes_the_gate_to_all_but_its_sample():
+    # the first window (128 probes of the 1-in-8 sample, about 1,000
+    # pieces) keeps every piece and hits none: the gate closes, and of the
+    # other 3,000 words only the sample, about 370, is still kept
+    _bytes_only().encode_ordinary(_distinct_words(4000))
+    assert 1100 < _piece_cache.thread_info()["used"] < 1700
+
+
+def test_text_that_starts_repeating_reopens_the_gate():
+    # the same 4,000 words again: the sample, kept while the gate was
+    # closed, hits, so a window later the gate opens and the words kept
+    # neither time go in (a gate that reopened only after a fixed stretch
+    # would have kept about 1,400)
+    core = _bytes_only()
+    words = _distinct_words(4000)
+    core.encode_ordinary(words)
+    core.encode_ordinary(words)
+    assert _piece_cache.thread_info()["used"] > 3400
 
 
 def test_the_entries_are_rounded_down_to_a_power_of_two():

@@ -597,11 +597,11 @@ cdef class CoreBPE(ModelBase):
                 bpe_encode_piece(view, s + i, n, whole, out, memo)
             elif bpe_piece_whole(view, s + i, n, h, whole, out):
                 pass
-            elif not ft_pc_open(pieces):
+            elif not ft_pc_open(pieces, h):
                 bpe_merge_piece(view, s + i, n, whole, out, memo)
             else:
                 e = ft_pc_find(pieces, self.cache_owner, s + i, n, h)
-                ft_pc_count(pieces, e != NULL)
+                ft_pc_count(pieces, h, e != NULL)
                 if e != NULL:
                     if out.len + e.n_ids > out.cap:  # (ids_reserve is a call into _bpe)
                         ids_reserve(out, e.n_ids)

@@ -1134,11 +1134,13 @@ cdef class HfBpeCore:
                 starts[w] = start
                 slots[w] = slot
                 return w + 1
-        cached = pc != NULL and n <= FT_PC_PAYLOAD and ft_pc_open(pc)
+        cached = pc != NULL and n <= FT_PC_PAYLOAD
         if cached:
             h = ft_pc_hash(s + a, n)
+            cached = ft_pc_open(pc, h)
+        if cached:
             e = ft_pc_find(pc, self.owner, s + a, n, h)
-            ft_pc_count(pc, e != NULL)
+            ft_pc_count(pc, h, e != NULL)
             if e != NULL:
                 kept = ft_pc_ids(e)
                 for j in range(e.n_ids):

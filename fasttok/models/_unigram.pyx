@@ -2427,11 +2427,12 @@ cdef class UnigramWalk:
         # its score is added node by node.
         cdef size_t a = 0, b, i, count, c = 0
         cdef bint cached
+        cdef uint64_t h
         cdef double here = 0.0
         cdef SegmentRef segs[SEGMENTS_AT_ONCE]
         w.nodes.len = 0
-        if w.cache == NULL or (hash and not ft_pc_open(w.cache)):
-            # no cache, or its gate closed (too few hits of late)
+        if w.cache == NULL or (hash and not ft_pc_open(w.cache, hash)):
+            # no cache, or its gate keeps this piece out (too few hits of late)
             return self.model.core.viterbi_from(p, n, &w.nodes, &w.scratch, 0.0, NULL)
         if hash:
             segs[0].start = 0
@@ -2443,8 +2444,9 @@ cdef class UnigramWalk:
             while a < n and count < SEGMENTS_AT_ONCE:
                 b = cuts[c] if c < n_cuts else n
                 c += 1
-                # (the gate is asked segment by segment: it counts pieces)
-                cached = b - a <= FT_PC_PAYLOAD and ft_pc_open(w.cache)
+                # (the gate is asked segment by segment: it samples pieces by hash)
+                h = ft_pc_hash(p + a, b - a) if b - a <= FT_PC_PAYLOAD else 0
+                cached = h != 0 and ft_pc_open(w.cache, h)
                 if not cached and count and segs[count - 1].hash == 0:
                     # segments the cache does not keep, one after another:
                     # one Viterbi for them (text with few spaces: Chinese,
@@ -2455,8 +2457,8 @@ cdef class UnigramWalk:
                 segs[count].end = b
                 segs[count].hash = 0
                 if cached:
-                    segs[count].hash = ft_pc_hash(p + a, b - a)
-                    ft_pc_prefetch(w.cache, segs[count].hash)
+                    segs[count].hash = h
+                    ft_pc_prefetch(w.cache, h)
                 a = b
                 count += 1
             for i in range(count):
@@ -2486,7 +2488,7 @@ cdef class UnigramWalk:
         cdef Span* sp
         if seg.hash:
             e = ft_pc_find(w.cache, self.owner, p + a, m, seg.hash)
-            ft_pc_count(w.cache, e != NULL)
+            ft_pc_count(w.cache, seg.hash, e != NULL)
             if e != NULL:
                 values = ft_pc_ids(e)
                 if self._holds(_bits_margin(values[0]), here[0], m):

@@ -12,8 +12,8 @@ cdef extern from "ft_piece_cache.h" nogil:
         uint8_t n_ids
     ctypedef struct ft_pc_table:
         size_t n_entries
-    bint ft_pc_open(ft_pc_table* t)
-    void ft_pc_count(ft_pc_table* t, bint hit)
+    bint ft_pc_open(const ft_pc_table* t, uint64_t h)
+    void ft_pc_count(ft_pc_table* t, uint64_t h, bint hit)
     uint64_t ft_pc_hash(const uint8_t* p, size_t n)
     void ft_pc_prefetch(const ft_pc_table* t, uint64_t h)
     bint ft_pc_fits(size_t n, size_t n_ids)

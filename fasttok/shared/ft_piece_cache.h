@@ -56,20 +56,30 @@ typedef struct {
     size_t ways;           /* 2, or 1 for a table of 1 entry */
     unsigned long long epoch;  /* of the setting it was made for */
     void* block;           /* what was allocated (entries is aligned in it) */
-    /* the gate (ft_pc_open): probes and hits of the current window, and the
-     * pieces still to go past the cache after a window of few hits */
+    /* the gate (ft_pc_open): its sample's probes and hits in the current
+     * window, and whether the last window closed it */
     uint32_t probes, hits, closed;
 } ft_pc_table;
 
-/* Probes are counted in windows of FT_PC_WINDOW; a window where fewer than
- * one probe in FT_PC_MIN_HIT_RATE hit closes the cache to the thread's next
- * FT_PC_CLOSED pieces, then a new window is counted. A probe that misses is
- * a cache miss of its own (a random line of the table): on Chinese text,
- * where the pieces that repeat are the short ones that merge in a step or
- * two, a fifth of the probes hit and the cache cost a tenth of the time. */
-#define FT_PC_WINDOW 1024
+/* The gate. A fixed sample of the pieces, those whose hash has the low
+ * FT_PC_SAMPLE_BITS bits of its check zero (one piece in 8, whatever the
+ * text), is asked of the table and kept there whether the gate is open or
+ * not, and only their probes are counted: at the end of each window of
+ * FT_PC_WINDOW of them, the gate opens if at least one in
+ * FT_PC_MIN_HIT_RATE hit, else it closes to every other piece. The sample
+ * is kept whatever the gate says, so its hit rate is the one the whole
+ * table would have: text that starts to repeat (the same lines again, a
+ * model's second pass) reopens the gate a window later, about a thousand
+ * pieces. (It used to close for 15 windows and keep nothing meanwhile, so
+ * on reopening its own misses closed it again: Qwen 3's lines of en.txt,
+ * seen again and again, went past the cache most of the time.) A probe
+ * that misses is a cache miss of its own (a random line of the table): on
+ * Chinese text seen once, where the pieces that repeat are short ones that
+ * merge in a step or two, a fifth of the probes hit and the cache cost a
+ * tenth of the time; closed, it costs an eighth of that. */
+#define FT_PC_SAMPLE_BITS 3
+#define FT_PC_WINDOW 128
 #define FT_PC_MIN_HIT_RATE 3
-#define FT_PC_CLOSED (15 * FT_PC_WINDOW)
 
 /* The first min(n, 8) bytes of p as a little-endian word, zero padded
  * (0 when n is 0), from fixed-size loads only: a copy of n bytes is a call, or a
@@ -134,29 +144,32 @@ static inline const uint32_t* ft_pc_ids(const ft_pc_entry* e) {
     return (const uint32_t*)(const void*)(e->payload + ((e->length + 3) & ~3));
 }
 
-/* Whether to probe t for the next piece (see FT_PC_WINDOW); t may be NULL. */
-static inline int ft_pc_open(ft_pc_table* t) {
-    if (t == NULL) return 0;
-    if (t->closed == 0) return 1;
-    t->closed--;
-    return 0;
+/* Whether a piece of hash h is in the gate's sample (see FT_PC_WINDOW). */
+static inline int ft_pc_sampled(uint64_t h) {
+    return ((uint32_t)(h >> 32) & ((1u << FT_PC_SAMPLE_BITS) - 1)) == 0;
 }
 
-/* Counts a probe of an open table and whether it hit. */
-static inline void ft_pc_count(ft_pc_table* t, int hit) {
+/* Whether to ask t for a piece of hash h (see FT_PC_WINDOW); t may be NULL. */
+static inline int ft_pc_open(const ft_pc_table* t, uint64_t h) {
+    return t != NULL && (!t->closed || ft_pc_sampled(h));
+}
+
+/* Counts a probe of t for a piece of hash h, and whether it hit. */
+static inline void ft_pc_count(ft_pc_table* t, uint64_t h, int hit) {
+    if (!ft_pc_sampled(h)) return;
     t->hits += hit != 0;
     if (++t->probes < FT_PC_WINDOW) return;
-    if (t->hits * FT_PC_MIN_HIT_RATE < t->probes) t->closed = FT_PC_CLOSED;
+    t->closed = t->hits * FT_PC_MIN_HIT_RATE < t->probes;
     t->probes = t->hits = 0;
 }
 
 /* Asks the memory for the set of hash h ahead of ft_pc_find (t may be
  * NULL): a probe of a table this size is a cache miss most of the time,
  * and a caller that hashes the next piece before encoding this one hides it.
- * Nothing while the gate is closed (no probe follows). */
+ * Nothing for a piece the gate keeps out (no probe follows). */
 static inline void ft_pc_prefetch(const ft_pc_table* t, uint64_t h) {
 #if defined(__GNUC__) || defined(__clang__)
-    if (t != NULL && t->entries != NULL && t->closed == 0)
+    if (t != NULL && t->entries != NULL && (!t->closed || ft_pc_sampled(h)))
         __builtin_prefetch(t->entries + (h & t->set_mask) * t->ways);
 #else
     (void)t; (void)h;
