@@ -82,8 +82,6 @@ byte-level walk is built.
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import os
 import re
 import stat
@@ -95,9 +93,12 @@ from typing import Any, NamedTuple, Optional
 from fasttok import registry
 from fasttok.embedded import embedded_file
 from fasttok.errors import FasttokError
-from fasttok.shared.atomic_write import write_atomically
 from fasttok.shared.gc_pause import gc_paused
 from fasttok.vocab import Vocabulary
+
+# hashlib, json and the atomic writer are imported by the functions that
+# hash, lay out and write cache files: a tokenizer.json with no byte-level
+# tables never enters the cache, and its load should not pay ~3 ms for them.
 
 __all__ = ["load_named_encoding", "load_tokenizer_json_encoding", "read_tokenizer_json",
            "TokenizerJson", "cache_file", "cache_enabled"]
@@ -194,6 +195,8 @@ def _slot(name: str, spec: registry.EncodingSpec, path: str, *,
     # no file name, a rank file that cannot be read or is not the pinned one
     # (the build then raises the error that says so), no compiled module to
     # fingerprint.
+    import hashlib
+
     target = cache_file(name)
     if target is None:
         return None
@@ -362,6 +365,8 @@ _HF_FIELDS = ("special_tokens", "pattern", "normalizer", "bos_id", "eos_id", "ad
 def _hf_payload(vocab: Vocabulary, tables: Any, max_token_value: int) -> bytes:
     # the record as JSON (its document without the model's vocabulary and
     # merges, which the tables hold), then the ids and the tables
+    import json
+
     document = dict(vocab.metadata["document"])
     document["model"] = {k: v for k, v in document["model"].items()
                          if k not in ("vocab", "merges")}
@@ -379,6 +384,8 @@ def _cached_tokenizer_json(path: str, data: bytes, source_sha256: bytes) -> Opti
     # The record has no token list: the tables hold the tokens, and the
     # whole record (every token and merge) is the file read again, the
     # first time someone asks for it.
+    import json
+
     from fasttok.loaders.hf_tokenizer_json import tokenizer_json_name
 
     at = _HEADER.size
@@ -405,6 +412,8 @@ def _cached_tokenizer_json(path: str, data: bytes, source_sha256: bytes) -> Opti
 def _reread_tokenizer_json(path: str, source_sha256: bytes) -> Vocabulary:
     # the whole record of the file a cached encoding was loaded from, read
     # again; the file must still be the one the cache was keyed by
+    import hashlib
+
     from fasttok.loaders.hf_tokenizer_json import tokenizer_json_file_record
 
     with open(path, "rb") as f:
@@ -420,6 +429,8 @@ def _hf_slot(path: str, data: bytes) -> Optional[tuple]:
     # read from path and the tokenizer_config.json beside it; the key holds
     # the identity of the code that derives the record, which changes
     # without a version number while fasttok is developed
+    import hashlib
+
     from fasttok import vocab
     from fasttok.formats import tiktoken as tables_builder
     from fasttok.loaders import hf_tokenizer_json, json_document
@@ -450,6 +461,8 @@ def _build_digest() -> bytes:
     # are only read back by the very file that wrote them. Its identity
     # (inode, size, times) stands for its bytes: any rebuild or reinstall
     # writes the file anew, and hashing its 0.9 MB would cost 1.3 ms a load.
+    import hashlib
+
     from fasttok.shared import _tables
 
     info = os.stat(_tables.__file__)
@@ -472,6 +485,8 @@ def _key(name: str, spec: registry.EncodingSpec) -> tuple:
     # explicit_n_vocab when the file was written; the rank file's sha256 is
     # a field of its own; the code that parses it into tokens and ids is in
     # with the spec.
+    import hashlib
+
     from fasttok import vocab
     from fasttok.loaders import tiktoken_file
     from fasttok.version import __version__
@@ -582,6 +597,8 @@ def _write_tables(target: str, key: tuple, payload: bytes) -> None:
     # never half of one; not durable (no fsync), since a file torn by a
     # crash fails its CRC and is rebuilt. Only into a folder of the user's
     # own (made 0700 when missing), as a 0600 file.
+    from fasttok.shared.atomic_write import write_atomically
+
     header = _HEADER.pack(*key, len(payload), zlib.crc32(payload))
     folder = os.path.dirname(target)
     try:

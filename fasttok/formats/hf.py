@@ -33,9 +33,6 @@ The tiktoken-style API over a ``tokenizer.json``:
 from __future__ import annotations
 
 import functools
-import json
-import re
-from array import array
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -101,6 +98,7 @@ def control_ids(vocab: Vocabulary) -> frozenset:
     ``allowed_special`` makes them now; :class:`fasttok.hf.Tokenizer` keeps
     tokenizers' behaviour. Non-special added tokens stay ordinary pieces.
 
+    >>> import json
     >>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
     >>> added = [{"id": 1, "content": "<s>", "special": True}, {"id": 2, "content": "hi"}]
     >>> control_ids(tokenizer_json_record(json.dumps({"added_tokens": added, "model": {
@@ -361,6 +359,10 @@ class HFModel(ModelBase):
     @functools.cached_property
     def _token_rule(self) -> Any:
         # the decoder's steps that act on each token alone, from its JSON
+        # (json and re imported here: a load never reads them)
+        import json
+        import re
+
         from fasttok.shared._bytemap import decode_byte_level
 
         doc = json.dumps(self._decoder_spec)

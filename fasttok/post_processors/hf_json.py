@@ -26,9 +26,13 @@ ids than token strings.
 
 from __future__ import annotations
 
-from fasttok.post_processors.padding import PaddingParams
-from fasttok.post_processors.truncation import TruncationParams
+from typing import TYPE_CHECKING
+
 from fasttok.shared.json_fields import OBJECT, STR, U32, U64, Fields, check, describe
+
+if TYPE_CHECKING:
+    from fasttok.post_processors.padding import PaddingParams
+    from fasttok.post_processors.truncation import TruncationParams
 
 __all__ = ["post_processor_from_json", "truncation_from_json", "padding_from_json"]
 
@@ -162,13 +166,19 @@ def post_processor_from_json(spec: dict | None, where: str, fail):
     raise fail(first.where, f"{kind}: {first.problem}")
 
 
+# truncation's and padding's modules are the drop-in's (they work on its
+# Encoding): imported only for a file that sets them
 def _truncation(f: Fields) -> TruncationParams:
+    from fasttok.post_processors.truncation import TruncationParams
+
     return TruncationParams(max_length=f.int("max_length"), stride=f.int("stride"),
                             strategy=f.choice("strategy", _STRATEGIES),
                             direction=f.choice("direction", _DIRECTIONS, default="right"))
 
 
 def _padding(f: Fields) -> PaddingParams:
+    from fasttok.post_processors.padding import PaddingParams
+
     strategy = f.spec.get("strategy")
     if strategy == "BatchLongest":
         length = None
