@@ -18,7 +18,7 @@ import json
 from typing import Any, Optional, Union
 
 from fasttok.errors import VocabularyFileError
-from fasttok.shared._json_reader import read_tokenizer_document
+from fasttok.shared._json_reader import MappedFile, read_tokenizer_document
 
 __all__ = ["parse_json_document", "parse_tokenizer_json"]
 
@@ -46,9 +46,9 @@ def parse_json_document(data: Union[bytes, bytearray, str], source: str) -> Any:
         raise VocabularyFileError(source, f"not JSON fasttok reads: {exc}") from None
 
 
-def parse_tokenizer_json(data: Union[bytes, bytearray, str], source: str) -> tuple:
+def parse_tokenizer_json(data: Union[bytes, bytearray, MappedFile, str], source: str) -> tuple:
     """``(document, packed)``: the parsed document of ``data`` (the contents
-    of ``source``) less the model's ``vocab`` and ``merges`` where
+    of ``source``, as :func:`~fasttok.shared._json_reader.read_file` gives them, or text) less the model's ``vocab`` and ``merges`` where
     ``packed`` (a :class:`~fasttok.shared._json_reader.PackedModel`, else
     ``None``) holds them; ``packed.object()`` is the whole model object.
 
@@ -66,11 +66,11 @@ def parse_tokenizer_json(data: Union[bytes, bytearray, str], source: str) -> tup
     fasttok.errors.VocabularyFileError: t.json: field '$.decoder.x[0]': "a\\ud800" holds a lone surrogate, which tokenizers refuses: pair it or remove it
     """
     read: Optional[tuple] = None
-    if isinstance(data, (bytes, bytearray)):
+    if isinstance(data, (bytes, bytearray, MappedFile)):
         # the compiled reader leaves a document with a lone surrogate to json.loads
         read = read_tokenizer_document(data)
     if read is None:
-        doc = parse_json_document(data, source)
+        doc = parse_json_document(bytes(data) if type(data) is MappedFile else data, source)
         if not isinstance(data, str) or "\\ud" in data or "\\uD" in data \
                 or not _encodes(data):
             _refuse_lone_surrogates(doc, "$", source)

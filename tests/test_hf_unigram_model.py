@@ -293,3 +293,25 @@ def test_an_empty_vocabulary_without_unk_id_loads_and_refuses_text():
 def test_model_class_direct_use():
     m = Unigram([("<unk>", 0), ("a", -1)], unk_id=0)
     assert m.tokenize_ids("ab") == [1, 0]
+
+
+def test_scores_in_range_are_read_by_the_first_use_not_the_load(monkeypatch):
+    from fasttok.models import hf_unigram
+    calls = []
+    read = hf_unigram.tokenizers_scores
+    monkeypatch.setattr(hf_unigram, "tokenizers_scores", lambda vocab: calls.append(1) or read(vocab))
+    spec = {"type": "Unigram", "unk_id": 0, "vocab": ABC}
+    ours = unigram_from_json(read_packed(spec), "$.model", fail)
+    assert calls == []
+    assert ours.tokenize_ids("abcab") == reference(spec).encode("abcab").ids
+    assert calls == [1]
+
+
+@pytest.mark.parametrize("score", [b"1e400", b"-1" + b"0" * 400])
+def test_a_score_past_a_double_fails_at_load_read_packed(score):
+    data = b'{"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0], ["b", %s]]}}' % score
+    with pytest.raises(Exception):
+        tokenizers.Tokenizer.from_str(data.decode())
+    model = read_tokenizer_document(data)[1].object(made=False)
+    with pytest.raises(ValueError, match=r"^\$\.model\.vocab\[1\]: the score is out of the range"):
+        unigram_from_json(model, "$.model", fail)

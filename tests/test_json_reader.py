@@ -21,7 +21,8 @@ from fasttok.formats.tiktoken import byte_bpe_tables
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_file_reading, tokenizer_json_record
 from fasttok.loaders.json_document import parse_tokenizer_json
 from fasttok.shared._bytemap import bytes_to_unicode
-from fasttok.shared._json_reader import MAX_DEPTH, PackedPieces, read_tokenizer_document
+from fasttok.shared._json_reader import (MAX_DEPTH, MappedFile, PackedPieces, read_file,
+                                         read_tokenizer_document)
 
 HF = DATA / "vocab" / "hf"
 
@@ -328,3 +329,25 @@ def test_threads_reading_at_once_read_what_one_reads():
     with ThreadPoolExecutor(4) as pool:
         together = list(pool.map(_whole, [data] * 4))
     assert all(doc == alone for doc in together)
+
+
+# ----------------------------------------------------------------- read_file
+def test_a_mapped_file_reads_as_its_bytes(tmp_path):
+    path = tmp_path / "tokenizer.json"
+    data = json.dumps(_byte_level_doc()).encode()
+    path.write_bytes(data)
+    mapped = read_file(path)
+    assert type(mapped) is MappedFile and len(mapped) == len(data) and bytes(mapped) == data
+    assert b'"ByteLevel"' in mapped and b'"Absent"' not in mapped
+    _same(parse_tokenizer_json(mapped, "t.json")[0], parse_tokenizer_json(data, "t.json")[0])
+
+
+def test_an_empty_file_is_read_not_mapped(tmp_path):
+    path = tmp_path / "tokenizer.json"
+    path.write_bytes(b"")
+    assert read_file(path) == b""
+
+
+def test_a_missing_file_is_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nothere.json"):
+        read_file(tmp_path / "nothere.json")
