@@ -53,9 +53,6 @@ from fasttok.post_processors._encoding_lists import EncodingMaker, walked_encodi
 from fasttok.post_processors.encoding import Encoding, WalkedEncoding
 from fasttok.post_processors.hf_json import padding_from_json, post_processor_from_json, \
     truncation_from_json
-from fasttok.post_processors.padding import PaddingParams, pad_encodings
-from fasttok.post_processors.pipeline import check_truncation, post_process
-from fasttok.post_processors.truncation import TruncationParams
 from fasttok.pre_tokenizers.hf_json import pre_tokenizer_from_json
 from fasttok.shared.gc_pause import gc_paused
 from fasttok.shared.normalized import NormalizedString, PreTokenizedString
@@ -63,6 +60,12 @@ from fasttok.vocab import Vocabulary
 
 if TYPE_CHECKING:
     from fasttok.formats.walk import Walk
+    from fasttok.post_processors.padding import PaddingParams
+    from fasttok.post_processors.truncation import TruncationParams
+
+# Truncation, padding and post-processing Encodings are the drop-in's
+# (fasttok.hf imports their modules); fasttok.load's pipeline never runs
+# them, so the methods that do import them, off the walked fast path.
 
 __all__ = ["HFPipeline", "pipeline_from_document"]
 
@@ -428,6 +431,8 @@ class HFPipeline:
                 out.append(self._encode_single(item, allowed, add_special_tokens,
                                                _UNWALKED if walked is None else next(walked)))
                 continue
+            from fasttok.post_processors.padding import pad_encodings
+
             if isinstance(item, (tuple, list)) and not is_pretokenized and len(item) == 2:
                 out.append(self.encode(item[0], item[1], **options))
             elif isinstance(item, tuple) and is_pretokenized and len(item) == 2 \
@@ -438,6 +443,8 @@ class HFPipeline:
         if self.padding is not None:
             pad_encodings(out, self.padding)
         return out
+        from fasttok.post_processors.pipeline import post_process
+
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         """How many ids the post-processor adds."""
@@ -560,6 +567,9 @@ class HFPipeline:
             vocab.update(self.added.by_content)
         return vocab
 
+        from fasttok.post_processors.pipeline import check_truncation
+        from fasttok.post_processors.truncation import TruncationParams
+
     def get_vocab_size(self, with_added_tokens: bool) -> int:
         """The number of distinct tokens of :meth:`get_vocab`."""
         if not with_added_tokens:
@@ -567,6 +577,8 @@ class HFPipeline:
         return len(self.get_vocab(True))
 
     def set_truncation(self, max_length: int, stride: int, strategy: str, direction: str) -> None:
+        from fasttok.post_processors.padding import PaddingParams
+
         """``enable_truncation``'s settings (checked as ``tokenizers`` checks them)."""
         params = TruncationParams(max_length, stride, strategy, direction)
         check_truncation(params, self.post_processor)
