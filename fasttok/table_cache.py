@@ -301,10 +301,11 @@ def read_tokenizer_json(path: str, data: Optional[bytes] = None, *,
     """
     from fasttok.loaders.hf_tokenizer_json import tokenizer_json_file_reading
 
+    from fasttok.shared._json_reader import read_file
+
     path = os.fspath(path)
     if data is None:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_file(path)  # mapped, not copied into new pages
     with gc_paused():
         # only a file with the ByteLevel decoder has tables to cache: any
         # other is not hashed for a cache it never enters (Gemma 3's 33 MB)
