@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple, Optional
+from collections import namedtuple
+from collections.abc import Callable
+from typing import Any, Optional
 
 from fasttok.embedded import SHA256 as PINNED_SHA256
 from fasttok.errors import UnknownEncodingError
@@ -59,18 +60,20 @@ FIM_SUFFIX = "<|fim_suffix|>"
 ENDOFPROMPT = "<|endofprompt|>"
 
 
-class EncodingSpec(NamedTuple):
-    """How to build one named encoding from a rank file.
+# The records below are collections.namedtuple classes: typing.NamedTuple
+# compiles each field's annotation (postponed, a string) when the class is
+# made, ~0.1 ms a record at every `import fasttok`.
+class EncodingSpec(namedtuple("EncodingSpec", "file sha256 pat_str special_tokens explicit_n_vocab",
+                              defaults=(None,))):
+    """How to build one named encoding from a rank file: its ``file`` name
+    and ``sha256`` (str), ``pat_str``, ``special_tokens`` (str -> id) and
+    ``explicit_n_vocab`` (int or ``None``).
 
     >>> ENCODINGS["cl100k_base"].file
     'cl100k_base.tiktoken'
     """
 
-    file: str
-    sha256: str
-    pat_str: str
-    special_tokens: Mapping
-    explicit_n_vocab: Optional[int] = None
+    __slots__ = ()
 
 
 def _harmony_specials() -> dict:
@@ -212,12 +215,12 @@ def encoding_spec(name: str) -> Any:
             f"unknown encoding {name!r}; known: {', '.join(ENCODINGS)}") from None
 
 
-class TiktokenPlugin(NamedTuple):
+class TiktokenPlugin(namedtuple("TiktokenPlugin", "constructor")):
     """An encoding from a ``tiktoken_ext`` plugin: ``load()`` gives its
     constructor, which returns :class:`fasttok.Encoding`'s keyword arguments
     (as an entry point of ``fasttok.encodings`` does)."""
 
-    constructor: Callable[[], dict]
+    __slots__ = ()
 
     def load(self) -> Callable[[], dict]:
         """The constructor."""
@@ -272,7 +275,8 @@ def build_model(vocab: Vocabulary) -> Any:
 
 # ---------------------------------------------------------------- loaders
 
-class Loader(NamedTuple):
+class Loader(namedtuple("Loader", "name load suffixes magic sniff encoding",
+                        defaults=((), b"", None, None))):
     """A file reader for :func:`fasttok.load`.
 
     It claims a file by the ``magic`` bytes it starts with, by ``sniff(head)``
@@ -281,20 +285,15 @@ class Loader(NamedTuple):
     when given, is what :func:`fasttok.load` calls instead for a file loaded
     with no options: it gives the :class:`fasttok.Encoding` itself (the
     table cache's reader, which can skip the record). ``load``, ``sniff`` and
-    ``encoding`` are callables or ``"module:attribute"`` strings.
+    ``encoding`` are callables or ``"module:attribute"`` strings; ``sniff``
+    is for formats with no magic.
 
     >>> Loader("t", "fasttok.formats.tiktoken:load_tiktoken_file", suffixes=(".tiktoken",)
     ...        ).claims_suffix("A.TIKTOKEN")
     True
     """
 
-    name: str
-    load: Any
-    suffixes: tuple = ()
-    magic: bytes = b""
-    # for formats with no magic: whether the file's first bytes look like one
-    sniff: Any = None
-    encoding: Any = None
+    __slots__ = ()
 
     def read(self, path: str, **options: Any) -> Vocabulary:
         """The vocabulary record of the file at ``path``."""

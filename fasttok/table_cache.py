@@ -87,8 +87,8 @@ import re
 import stat
 import struct
 import zlib
-from collections.abc import Callable
-from typing import Any, NamedTuple, Optional
+from collections import namedtuple
+from typing import Any, Optional
 
 from fasttok import registry
 from fasttok.embedded import embedded_file
@@ -261,7 +261,9 @@ def _cached_encoding(name: str, spec: registry.EncodingSpec, path: str,
                                by_name=True)
 
 
-class TokenizerJson(NamedTuple):
+# collections.namedtuple: typing.NamedTuple would compile each field's
+# (postponed) annotation at import, on every tokenizer.json load's path
+class TokenizerJson(namedtuple("TokenizerJson", "record model_document whole max_token_value")):
     """One reading of a ``tokenizer.json`` file, which :func:`fasttok.load`
     and :meth:`fasttok.hf.Tokenizer.from_file` both build on.
 
@@ -281,10 +283,7 @@ class TokenizerJson(NamedTuple):
     (128000, 'llama3')
     """
 
-    record: Vocabulary
-    model_document: Optional[Callable[[], dict]]
-    whole: Callable[[], Vocabulary]
-    max_token_value: int
+    __slots__ = ()
 
 
 def read_tokenizer_json(path: str, data: Optional[bytes] = None, *,

@@ -20,8 +20,9 @@ ValueError: $.x.a: expected a string, got true
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 __all__ = ["MISSING", "Kind", "BOOL", "STR", "LIST", "OBJECT", "CHAR", "NUMBER", "INTEGER",
            "integer", "U32", "U64", "is_int", "all_ints", "describe", "check", "Fields"]
@@ -29,15 +30,16 @@ __all__ = ["MISSING", "Kind", "BOOL", "STR", "LIST", "OBJECT", "CHAR", "NUMBER",
 MISSING = object()
 
 
-class Kind(NamedTuple):
-    """What a JSON value must be: a test, and its name in errors.
+# collections.namedtuple: typing.NamedTuple compiles each (postponed)
+# annotation when the class is made, on every tokenizer.json load's path
+class Kind(namedtuple("Kind", "test name")):
+    """What a JSON value must be: a ``test`` (value -> bool), and its ``name`` in errors.
 
     >>> U32.test(2**32), U32.name
     (False, 'an integer from 0 to 4294967295')
     """
 
-    test: Callable[[Any], bool]
-    name: str
+    __slots__ = ()
 
 
 def is_int(value: Any) -> bool:
