@@ -135,6 +135,28 @@ best of 7; whole corpus files, en / code / multi / zh):
   from the ids' texts' lengths, so a word served by the cache costs no
   more. all-MiniLM-L6-v2, a line of en.txt a call: ~1.4 us for the ids,
   ~1.9 with offsets and word indices (three arrays made in place).
+* One call a line (``fasttok.load(...).encode(line, allowed_special="all")``)
+  reaches ``_encode_with`` through :class:`TextEntry` with no Python frame:
+  en.txt's second half after its first, CPU best of 5, load ~5: en 48.1 ->
+  33.5 ms, code 31.5 -> 24.8 (2026-12-04). What is left, callgrind, a line
+  of en.txt: ~2,670 instructions, the walk ~1,500 (``_run`` 750,
+  ``_end_word`` 300, ``find_token`` 240, probes 130, ``ids_list`` 140) and
+  ~850 a call (``_encode_with`` 175, ``EncodeEntry.encode`` 140, ``cover``
+  120, ``TextEntry.ids`` 80, the first-character search 80, the vector call
+  70). perf: ``ids_list``'s time is the int objects' reference counts and
+  ``find_token``'s the filter's and the index's loads (cache misses).
+  nanotoken 0.1.0 takes ~630 ns a call of ``"the\\n"`` (fasttok ~105):
+  most of its lines figure; its whole-text figure is its chunk cache.
+* Rejected (2026-12-04): a table of the word-start tokens of at most 8
+  bytes after the word-start ones, keyed by those bytes as a number (16-byte
+  slots, 32k of them: 512 KB), probed before the token index: one load and
+  compare a word instead of hash, filter, probe. A/B in one process, load
+  ~6, off / on, ms: en whole 17.8 / 17.9, lines 32.3 / 33.5, code whole 12.0
+  / 12.8, lines 21.0 / 20.2: even; perf puts the time on its slot's load,
+  a cache miss as the index's is. Also even: the token index probed without
+  its filter for a whole word (most words are tokens, so the filter rarely
+  saves the probe): en whole 15.4 / 15.4, lines 30.6 / 29.1, code 11.6 /
+  11.8, 20.5 / 20.4.
 
 >>> m = WordPieceModel([b"[UNK]", "\\u2581un".encode(), b"aff", b"able"], 0)
 >>> m.encode("Unaffable!  xyz")
