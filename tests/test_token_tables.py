@@ -110,3 +110,26 @@ def test_short_calls_alternating_between_vocabularies_keep_each_ones_ids():
         got_b.append(b.encode(t))
         a.encode(long_text)
     assert (got_a, got_b) == (want_a, want_b)
+
+
+# Keys of 9 to 16 bytes: the slot holds the first 8 bytes, index.tails the last 8.
+LONG = [b"abcdefghXYZ", b"abcdefghXYW", b"abcdefgh12345678", b"abcdefgh12345678!"]
+
+
+def test_keys_of_9_to_16_bytes_with_the_same_first_8_are_told_apart_by_their_last_8():
+    tables = TokenTables(BYTES + LONG)
+    assert [tables.find(t) for t in LONG] == [256, 257, 258, 259]
+    assert [tables.find(t) for t in (b"abcdefghXYV", b"abcdefgh12345679", b"abcdefgh1234567!")] \
+        == [-1, -1, -1]
+
+
+def test_tables_read_back_tell_long_keys_apart_like_the_built_ones():
+    back = TokenTables.from_bytes(TokenTables(BYTES + LONG).to_bytes())
+    assert [back.find(t) for t in LONG + [b"abcdefghXYV"]] == [256, 257, 258, 259, -1]
+
+
+def test_a_piece_differing_from_a_token_in_its_last_bytes_is_not_that_token():
+    from fasttok.formats._byte_bpe import CoreBPE
+
+    core = CoreBPE(TokenTables(BYTES + [b" abcdefghXYZ"]), {}, scanner="gpt2")
+    assert core.encode_ordinary(" abcdefghXYZ abcdefghXYW") == [256] + list(b" abcdefghXYW")

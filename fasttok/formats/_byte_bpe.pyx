@@ -65,6 +65,9 @@ cdef enum:
     HOT_MAX = 7
     # the codes below this many times the slots are tried for it
     HOT_TRIED = 8
+    # pieces cut, and their lookups' lines fetched, before the first of them
+    # is encoded (_encode_segment): the misses of a batch then overlap
+    AHEAD = 16
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object op)
@@ -92,8 +95,9 @@ from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_count, ft_pc_entr
                                           piece_cache_owner, piece_cache_table)
 from fasttok.shared._token_ids cimport token_id
 from fasttok.shared._utf8 cimport Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_write
-from fasttok.shared._tables cimport (NO_TOKEN, ByteStrings, TokenTables, TokenTablesView, _head,
-                       find_bytes, fill_strings, free_strings, hash_bytes, prefetch)
+from fasttok.shared._tables cimport (BUCKET_SLOTS, NO_TOKEN, ByteStrings, TokenTables, TokenTablesView,
+                       _bucket, _head, find_bytes, fill_strings, free_strings, hash_bytes,
+                       prefetch)
 
 
 cdef inline uint64_t _hot_key(const uint8_t* p, size_t n) noexcept nogil:
@@ -118,11 +122,11 @@ cdef inline int64_t _hot_code(const HotSlot* hot, const uint8_t* p, size_t n) no
 cdef inline int64_t _ahead(const TokenTablesView* view, const HotSlot* hot, const uint8_t* p,
                            size_t n, bint sampling, bint lookups, ft_pc_table* pieces,
                            uint64_t* h) noexcept nogil:
-    # What CoreBPE._encode_segment does for piece p[:n] a piece before its
-    # turn: the one code of a byte (unless sampling) or of a hot piece, or
-    # -1; then, for a piece the walk looks up (lookups, up to FT_PC_PAYLOAD
-    # bytes) and the hot table lacks, its hash in h and what its lookups
-    # will read fetched.
+    # What CoreBPE._encode_segment does for piece p[:n] before its turn,
+    # as its batch is cut: the one code of a byte (unless sampling) or of a
+    # hot piece, or -1; then, for a piece the walk looks up (lookups, up to
+    # FT_PC_PAYLOAD bytes) and the hot table lacks, its hash in h and what
+    # its lookups will read fetched.
     cdef int64_t code
     if n == 1:
         return -1 if sampling else view.byte_ids[p[0]]
@@ -132,6 +136,8 @@ cdef inline int64_t _ahead(const TokenTablesView* view, const HotSlot* hot, cons
     if code < 0:
         h[0] = hash_bytes(p, n)
         bpe_prefetch_whole(view, h[0])
+        if n > 8:
+            prefetch(&view.index.tails[_bucket(h[0], view.index.n_buckets) * BUCKET_SLOTS])
         ft_pc_prefetch(pieces, h[0])
     return code
 
@@ -553,74 +559,77 @@ cdef class CoreBPE(ModelBase):
                              IdBuffer* marks) except -1 nogil:
         # drop: BPE-dropout's draw when sampling, else NULL; scratch: NULL
         # when sampling (the draws make a piece's ids vary); marks: as in
-        # _encode_utf8. A piece of one byte is one table read. Every other
-        # piece up to FT_PC_PAYLOAD bytes is hashed once, a piece ahead,
-        # and what its lookups read is fetched then (its filter word and
-        # index bucket, its set of the thread's pre-token cache); then it is
-        # looked up whole (bpe_piece_whole: most pieces of English), else
-        # asked of the cache while its gate is open (ft_pc_open), else
-        # merged and kept there. The cache holds only pieces that merge (see
-        # the performance notes). Before all that, a piece of 2 to HOT_MAX
-        # bytes is asked of the hot table (_fill_hot), and one found there
-        # is neither hashed nor fetched; its code, like a byte's, is known a
-        # piece ahead (_ahead), so the walk's first test takes both.
-        cdef Py_ssize_t i = start, j, n, k, m = 0
-        cdef int64_t code = -1, code_next
+        # _encode_utf8. The segment goes in batches of up to AHEAD pieces:
+        # a batch is cut first, and each of its pieces asked of what it can
+        # be asked before its turn (_ahead): a piece of one byte is one
+        # table read, a piece of 2 to HOT_MAX bytes is asked of the hot table
+        # (_fill_hot), and every other piece up to FT_PC_PAYLOAD bytes is
+        # hashed once and what its lookups read is fetched (its filter word
+        # and index bucket, the bucket's tails for a piece of more than 8
+        # bytes, its set of the thread's pre-token cache), so that the
+        # batch's cache misses overlap. Then each piece in turn is its
+        # known code, else looked up whole (bpe_piece_whole: most pieces of
+        # English), else asked of the cache while its gate is open
+        # (ft_pc_open), else merged and kept there. The cache holds only
+        # pieces that merge (see the performance notes).
+        cdef Py_ssize_t i = start, j, n, q
+        cdef Py_ssize_t ends[AHEAD]
+        cdef int64_t codes[AHEAD]
+        cdef uint64_t hashes[AHEAD]
+        cdef int k, count
+        cdef int64_t code
         cdef const ft_pc_entry* e
         cdef size_t before
-        cdef uint64_t h = 0, h_next = 0
+        cdef uint64_t h
         cdef const TokenTablesView* view = self.view
         cdef bint whole = self.whole_piece_lookup
         cdef ft_pc_table* pieces = scratch.pieces if scratch != NULL else NULL
         cdef PairMemo* memo = &scratch.memo if scratch != NULL else NULL
-        if i >= end:
-            return 0
-        j = self.scan(s, i, end)
-        n = j - i
-        code = _ahead(view, self.hot, s + i, n, drop != NULL, scratch != NULL, pieces, &h)
-        while True:
-            k = j
-            code_next = -1
-            if j < end:
-                k = self.scan(s, j, end)
-                m = k - j
-                code_next = _ahead(view, self.hot, s + j, m, drop != NULL, scratch != NULL,
-                                   pieces, &h_next)
-            if code >= 0:
-                if out.len == out.cap:
-                    ids_reserve(out, 1)
-                out.data[out.len] = <uint32_t>code
-                out.len += 1
-            elif drop != NULL:
-                bpe_sample_piece(view, s + i, n, whole, drop, out)
-            elif scratch == NULL or n > FT_PC_PAYLOAD:
-                bpe_encode_piece(view, s + i, n, whole, out, memo)
-            elif bpe_piece_whole(view, s + i, n, h, whole, out):
-                pass
-            elif not ft_pc_open(pieces, h):
-                bpe_merge_piece(view, s + i, n, whole, out, memo)
-            else:
-                e = ft_pc_find(pieces, self.cache_owner, s + i, n, h)
-                ft_pc_count(pieces, h, e != NULL)
-                if e != NULL:
-                    if out.len + e.n_ids > out.cap:  # (ids_reserve is a call into _bpe)
-                        ids_reserve(out, e.n_ids)
-                    memcpy(out.data + out.len, ft_pc_ids(e), e.n_ids * sizeof(uint32_t))
-                    out.len += e.n_ids
-                else:
-                    before = out.len
+        while i < end:
+            count = 0
+            q = i
+            while count < AHEAD and q < end:
+                j = self.scan(s, q, end)
+                codes[count] = _ahead(view, self.hot, s + q, j - q, drop != NULL, scratch != NULL,
+                                      pieces, &hashes[count])
+                ends[count] = j
+                count += 1
+                q = j
+            for k in range(count):
+                j = ends[k]
+                n = j - i
+                code = codes[k]
+                h = hashes[k]
+                if code >= 0:
+                    if out.len == out.cap:
+                        ids_reserve(out, 1)
+                    out.data[out.len] = <uint32_t>code
+                    out.len += 1
+                elif drop != NULL:
+                    bpe_sample_piece(view, s + i, n, whole, drop, out)
+                elif scratch == NULL or n > FT_PC_PAYLOAD:
+                    bpe_encode_piece(view, s + i, n, whole, out, memo)
+                elif bpe_piece_whole(view, s + i, n, h, whole, out):
+                    pass
+                elif not ft_pc_open(pieces, h):
                     bpe_merge_piece(view, s + i, n, whole, out, memo)
-                    ft_pc_put(pieces, self.cache_owner, s + i, n, h, out.data + before,
-                              out.len - before)
-            if marks != NULL:
-                _mark(marks, out.len, j)
-            if j >= end:
-                return 0
-            i = j
-            j = k
-            n = m
-            h = h_next
-            code = code_next
+                else:
+                    e = ft_pc_find(pieces, self.cache_owner, s + i, n, h)
+                    ft_pc_count(pieces, h, e != NULL)
+                    if e != NULL:
+                        if out.len + e.n_ids > out.cap:  # (ids_reserve is a call into _bpe)
+                            ids_reserve(out, e.n_ids)
+                        memcpy(out.data + out.len, ft_pc_ids(e), e.n_ids * sizeof(uint32_t))
+                        out.len += e.n_ids
+                    else:
+                        before = out.len
+                        bpe_merge_piece(view, s + i, n, whole, out, memo)
+                        ft_pc_put(pieces, self.cache_owner, s + i, n, h, out.data + before,
+                                  out.len - before)
+                if marks != NULL:
+                    _mark(marks, out.len, j)
+                i = j
+        return 0
 
     cdef int _encode_segment_generic(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
                                      IdBuffer* out, Dropout* drop) except -1:

@@ -66,6 +66,12 @@ cdef struct BytesIndex:
     # load of 3/4, so the table is half the size.)
     IndexSlot* slots
     uint64_t n_buckets
+    # The last 8 bytes of each slot's key when it is longer than 8 bytes
+    # (else 0), slot for slot: a key of up to 16 bytes is then compared
+    # whole without reading the token's bytes, which cost two cache misses
+    # after the slot's (its offsets, its bytes) for a tenth of the pieces
+    # of English. A caller may fetch a bucket's tails with the bucket.
+    uint64_t* tails
 
 cdef struct PairIndex:
     # (left id, right id) -> (priority << 32 | merged id); lower priority merges first.
@@ -205,7 +211,7 @@ cdef inline int64_t find_hashed(const BytesIndex* index, const ByteStrings* stri
     cdef uint64_t b = _bucket(h, index.n_buckets)
     cdef const IndexSlot* slot
     cdef const IndexSlot* last
-    cdef uint64_t start
+    cdef uint64_t start, tail
     while True:
         slot = &index.slots[b * BUCKET_SLOTS]
         last = slot + BUCKET_SLOTS
@@ -215,10 +221,16 @@ cdef inline int64_t find_hashed(const BytesIndex* index, const ByteStrings* stri
             if slot.tag == tag and slot.word == word:
                 if n <= 8:
                     return slot.id1 - 1
-                start = strings.offsets[slot.id1 - 1]
-                if (strings.offsets[slot.id1] - start == n
-                        and memcmp(strings.data + start, p, n) == 0):
-                    return slot.id1 - 1
+                if n <= 16:
+                    # the tag holds the length: equal heads and tails are equal keys
+                    memcpy(&tail, p + n - 8, 8)
+                    if index.tails[slot - index.slots] == tail:
+                        return slot.id1 - 1
+                else:
+                    start = strings.offsets[slot.id1 - 1]
+                    if (strings.offsets[slot.id1] - start == n
+                            and memcmp(strings.data + start, p, n) == 0):
+                        return slot.id1 - 1
             slot += 1
         b += 1
         if b == index.n_buckets:
@@ -316,6 +328,7 @@ cdef class TokenTables:
     cdef uint64_t* token_filter
     cdef uint8_t* merges_to_self
     cdef int _fill_token_filter(self) except -1
+    cdef int _fill_tails(self) except -1
     cdef int _fill_token_windows(self) except -1
     cdef int _fill_pair_filter(self) except -1
     cdef int _find_atomic_chars(self, const uint32_t* made_at) except -1

@@ -195,6 +195,7 @@ cdef class TokenTables:
         self.strings.offsets = NULL
         self.strings.present = NULL
         self.index.slots = NULL
+        self.index.tails = NULL
         self.pairs.keys = NULL
         self.pairs.values = NULL
         self.pairs.filter = NULL
@@ -700,7 +701,8 @@ cdef class TokenTables:
         cdef uint64_t length
         self.index.n_buckets = n_buckets
         self.index.slots = <IndexSlot*>calloc(n_buckets * BUCKET_SLOTS, sizeof(IndexSlot))
-        if not self.index.slots:
+        self.index.tails = <uint64_t*>calloc(n_buckets * BUCKET_SLOTS, sizeof(uint64_t))
+        if not self.index.slots or not self.index.tails:
             raise MemoryError()
         for i in range(self.strings.n):
             if not self.strings.present[i]:
@@ -718,6 +720,27 @@ cdef class TokenTables:
             self.index.slots[slot].id1 = i + 1
             self.index.slots[slot].tag = _tag(h, length)
             self.index.slots[slot].word = _head(p, length)
+            if length > 8:
+                memcpy(&self.index.tails[slot], p + length - 8, 8)
+        return 0
+
+    cdef int _fill_tails(self) except -1:
+        # index.tails (see its declaration) for slots read back by from_bytes,
+        # whose tags are checked here as far as the tails trust them
+        cdef uint64_t i, n_slots = self.index.n_buckets * BUCKET_SLOTS, end, length
+        cdef const IndexSlot* slot
+        self.index.tails = <uint64_t*>calloc(n_slots, sizeof(uint64_t))
+        if not self.index.tails:
+            raise MemoryError()
+        for i in range(n_slots):
+            slot = &self.index.slots[i]
+            if slot.id1 == 0 or (slot.tag >> 24) <= 8:
+                continue
+            end = self.strings.offsets[slot.id1]
+            length = end - self.strings.offsets[slot.id1 - 1]
+            if (slot.tag >> 24) != (length if length < 255 else 255):
+                raise ValueError(f"serialized tables: index slot {i} has the wrong length")
+            memcpy(&self.index.tails[i], self.strings.data + end - 8, 8)
         return 0
 
     cdef int _alloc_pairs(self, uint64_t expected) except -1:
@@ -758,6 +781,7 @@ cdef class TokenTables:
             free(self.pairs.keys)
             free(self.pairs.values)
             free(self.priority)
+        free(self.index.tails)
         free(self.pairs.filter)
         free(self.byte_pairs)
         free(self.atomic_chars)
@@ -840,6 +864,7 @@ cdef class TokenTables:
         self.pairs.values = <uint64_t*>(p + <uint64_t>at[6])
         self.pairs.mask = pair_cap - 1
         self._check_loaded(data_len)
+        self._fill_tails()
         self.merges_spelled = use_pairs == 2
         self._derive(use_pairs > 0)
         return self
