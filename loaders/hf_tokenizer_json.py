@@ -48,10 +48,10 @@ True
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
-from typing import Any, Callable, NamedTuple, Optional
+from collections import namedtuple
+from typing import Any, Optional
 
 from fasttok.errors import VocabularyError, VocabularyFileError
 from fasttok.loaders.json_document import parse_json_document, parse_tokenizer_json
@@ -125,6 +125,9 @@ class _Reader:
 
 
 def _entry(text: str) -> str:
+    # an error's JSON path (json imported here: the load itself never needs it)
+    import json
+
     return f"$.model.vocab[{json.dumps(text, ensure_ascii=False)}]"
 
 
@@ -493,7 +496,10 @@ def tokenizer_json_file_record(data: bytes, path: str) -> Vocabulary:
                                  config=read_tokenizer_config(path))
 
 
-class TokenizerJsonReading(NamedTuple):
+# collections.namedtuple: typing.NamedTuple would compile each field's
+# (postponed) annotation at import, on every tokenizer.json load's path
+class TokenizerJsonReading(namedtuple("TokenizerJsonReading",
+                                      "record tables whole model_document max_token_value")):
     """What :func:`tokenizer_json_file_reading` gives.
 
     ``record``: the file's record; for a byte-level BPE model read packed
@@ -505,11 +511,7 @@ class TokenizerJsonReading(NamedTuple):
     it (made on first call). ``max_token_value``: the largest id in use.
     """
 
-    record: Vocabulary
-    tables: Any
-    whole: Callable[[], Vocabulary]
-    model_document: Optional[Callable[[], dict]]
-    max_token_value: int
+    __slots__ = ()
 
 
 def tokenizer_json_file_reading(data: bytes, path: str) -> TokenizerJsonReading:

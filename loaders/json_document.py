@@ -14,13 +14,16 @@ fasttok.errors.VocabularyFileError: t.json: line 1, byte 11: not JSON: Expecting
 
 from __future__ import annotations
 
-import json
 from typing import Any, Optional, Union
 
 from fasttok.errors import VocabularyFileError
 from fasttok.shared._json_reader import MappedFile, read_tokenizer_document
 
 __all__ = ["parse_json_document", "parse_tokenizer_json"]
+
+# json is imported by the fallback and the errors that use it: the compiled
+# reader reads every other document, and json's import (~1 ms) was a part of
+# each tokenizer.json load.
 
 
 def parse_json_document(data: Union[bytes, bytearray, str], source: str) -> Any:
@@ -33,6 +36,8 @@ def parse_json_document(data: Union[bytes, bytearray, str], source: str) -> Any:
     Traceback (most recent call last):
     fasttok.errors.VocabularyFileError: deep.json: not JSON fasttok reads: nested too deeply
     """
+    import json
+
     try:
         return json.loads(data)
     except UnicodeDecodeError as exc:
@@ -91,6 +96,8 @@ def _refuse_lone_surrogates(value: Any, where: str, source: str) -> None:
     # the error naming the first string (key or value) of value, at JSON path
     # where, that holds a lone surrogate; an iterative walk, as the document
     # may be nested as deeply as json.loads reads
+    import json
+
     todo = [(value, where)]
     while todo:
         value, where = todo.pop()
