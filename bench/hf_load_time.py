@@ -4,7 +4,9 @@
 cache, on a first load (which writes the cache) and on a second (which
 reads it); and, with no cache, the load and the first ``encode`` of one
 line together (what a first call costs: what the load leaves to the first
-encode, built then, counts).
+encode, built then, counts), and the import and the load together
+(``import tokenizers`` / ``import fasttok.hf`` / ``import fasttok`` and the
+load: a face is not faster for importing at ``import`` what its load uses).
 
     python bench/hf_load_time.py [--runs 3] [--data DIR] [--wall] [name ...]
 
@@ -25,7 +27,8 @@ whatever ``PYTHONDONTWRITEBYTECODE`` says (with it set, every module edited
 since its ``.pyc`` was written is compiled again on each import: 100-150 ms
 instead of 35-45 for ``import fasttok.hf`` in a development checkout).
 Prints the fastest and the median of each kind, in ms, and the ratios of the
-fastest uncached loads to ``tokenizers``', alone and with the first encode.
+fastest uncached loads to ``tokenizers``', alone, with the first encode and
+with the import.
 """
 
 from __future__ import annotations
@@ -42,28 +45,30 @@ from pathlib import Path
 CHILD = r"""
 import json, sys, time
 kind, path, clock = sys.argv[1], sys.argv[2], getattr(time, sys.argv[3])
+face, _, extra = kind.partition("+")  # extra: "encode", "import" or ""
 LINE = "The quick brown fox, 3 times: \"jumps\" over the lazy dog's back!"
-if kind in ("tokenizers", "tokenizers+encode"):
+t = clock()  # kept when the import is timed too
+if face == "tokenizers":
     import tokenizers
-    t = clock()
+    t = t if extra == "import" else clock()
     tok = tokenizers.Tokenizer.from_file(path)
-    if kind == "tokenizers+encode":
+    if extra == "encode":
         tok.encode(LINE)
-elif kind == "imports":
+elif face == "imports":
     import fasttok
     t = clock()
     import fasttok.hf
-elif kind in ("hf", "hf+encode"):
+elif face == "hf":
     import fasttok.hf
-    t = clock()
+    t = t if extra == "import" else clock()
     tok = fasttok.hf.Tokenizer.from_file(path)
-    if kind == "hf+encode":
+    if extra == "encode":
         tok.encode(LINE)
 else:
     import fasttok
-    t = clock()
+    t = t if extra == "import" else clock()
     enc = fasttok.load(path)
-    if kind == "load+encode":
+    if extra == "encode":
         enc.encode(LINE)
 print(json.dumps({"ms": (clock() - t) * 1000}))
 """
@@ -74,7 +79,9 @@ KINDS = (("tokenizers", "tokenizers", "off"), ("tokenizers+encode", "tokenizers+
          ("hf, no cache", "hf", "off"), ("hf, first", "hf", "first"), ("hf, cached", "hf", "cached"),
          ("hf+encode", "hf+encode", "off"),
          ("load, no cache", "load", "off"), ("load, first", "load", "first"),
-         ("load, cached", "load", "cached"), ("load+encode", "load+encode", "off"))
+         ("load, cached", "load", "cached"), ("load+encode", "load+encode", "off"),
+         ("tokenizers+import", "tokenizers+import", "off"), ("hf+import", "hf+import", "off"),
+         ("load+import", "load+import", "off"))
 
 
 _PYCACHE = tempfile.mkdtemp(prefix="hf-load-time-pycache-")
@@ -109,7 +116,7 @@ def main() -> None:
     for kind in ("imports", "tokenizers"):  # compiles the bytecode the runs read
         run(kind, files[names[0]], _PYCACHE, "off", clock)
     print(f"{'file':44} " + " ".join(f"{k[0]:>16}" for k in KINDS)
-          + "   hf/tok load/tok  +encode: hf/tok load/tok")
+          + "   hf/tok load/tok  +encode: hf/tok load/tok  +import: hf/tok load/tok")
     for name in names:
         times: dict = {k[0]: [] for k in KINDS}
         for _ in range(args.runs):
@@ -125,7 +132,9 @@ def main() -> None:
             + f"   {best['hf, no cache'] / best['tokenizers']:>6.2f}"
             + f" {best['load, no cache'] / best['tokenizers']:>8.2f}"
             + f"           {best['hf+encode'] / best['tokenizers+encode']:>6.2f}"
-            + f" {best['load+encode'] / best['tokenizers+encode']:>8.2f}", flush=True)
+            + f" {best['load+encode'] / best['tokenizers+encode']:>8.2f}"
+            + f"           {best['hf+import'] / best['tokenizers+import']:>6.2f}"
+            + f" {best['load+import'] / best['tokenizers+import']:>8.2f}", flush=True)
 
 
 if __name__ == "__main__":
