@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fasttok.errors import FasttokError
-from fasttok.shared._charsmap import CharsmapError, charsmap_from_base64
+from fasttok.shared._charsmap import CharsmapError
 from fasttok.shared.json_fields import Fields
 
 __all__ = ["normalizer_from_json"]
@@ -59,19 +59,18 @@ def _precompiled(f: Fields):
     from fasttok.normalizers.precompiled import Precompiled
     text = f.str("precompiled_charsmap")
     where = f.at("precompiled_charsmap")
-    try:
-        # decoded and checked in one compiled pass (base64.b64decode with
-        # validate=True ran a regex over T5's 320 kB first, then a decoder
-        # of ~24 instructions a byte: a third of the file's load)
-        blob = charsmap_from_base64(text)
-    except ValueError as exc:
-        raise f.fail(where, f"not base64: {exc}") from None
-    if not blob:
+    if not text:
         raise f.fail(where, "the charsmap is empty")
     try:
-        return Precompiled(blob)
+        # decoded into the rules' arrays and checked in compiled passes
+        # (base64.b64decode with validate=True ran a regex over T5's 320 kB
+        # first, then a decoder of ~24 instructions a byte: a third of the
+        # file's load; see fasttok/shared/_charsmap.pyx's notes)
+        return Precompiled.from_base64(text)
     except CharsmapError as exc:
         raise f.fail(where, exc.problem) from None
+    except ValueError as exc:
+        raise f.fail(where, f"not base64: {exc}") from None
 
 
 def _form(name: str) -> Callable:

@@ -171,8 +171,25 @@ class Precompiled:
     """
 
     def __init__(self, charsmap: bytes) -> None:
-        self.charsmap = bytes(charsmap)
-        self._rules = CharsmapRules(self.charsmap)
+        self._setup(CharsmapRules(bytes(charsmap)), len(charsmap))
+
+    @classmethod
+    def from_base64(cls, text: str) -> "Precompiled":
+        """The stage of a ``tokenizer.json`` ``precompiled_charsmap`` (base64
+        text), decoded into its rules with no blob made
+        (:meth:`~fasttok.shared._charsmap.CharsmapRules.from_base64`, whose
+        errors it raises).
+
+        >>> Precompiled.from_base64("")
+        Precompiled(<0 bytes>)
+        """
+        stage = cls.__new__(cls)
+        stage._setup(CharsmapRules.from_base64(text), 3 * len(text) // 4 - text[-2:].count("="))
+        return stage
+
+    def _setup(self, rules: CharsmapRules, size: int) -> None:
+        self._rules = rules
+        self._size = size
         self._cache: dict = {}
         # normalize_str's plain runs, made by its first call: a file whose
         # compiled walk runs the charsmap never needs them, and making them
@@ -181,7 +198,7 @@ class Precompiled:
         self._plain: "re.Pattern[str] | None" = None
 
     def __repr__(self) -> str:
-        return f"Precompiled(<{len(self.charsmap)} bytes>)"
+        return f"Precompiled(<{self._size} bytes>)"
 
     @property
     def rules(self) -> CharsmapRules:
