@@ -22,7 +22,6 @@ to rounding (``"00" + "0"`` or ``"0" + "00"``) that step decides.
 from __future__ import annotations
 
 import functools
-import random
 from typing import Any
 
 from fasttok.models._unigram import TokenizersUnigram, tokenizers_scores
@@ -144,7 +143,9 @@ class Unigram:
         >>> sorted({tuple(m.sample_ids("ab", (0.1, -1), s)) for s in range(40)})
         [(1, 2), (3,)]
         """
-        # imported on first use: few callers sample, and every load would pay for it
+        # imported on first use: few callers sample, and every load would pay for them
+        import random
+
         from fasttok.models import unigram_sampling
         core = self.core
         raw = sequence.encode("utf-8")
