@@ -20,7 +20,6 @@ device or the pipe.
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from typing import Optional, Union
 
@@ -80,7 +79,11 @@ def write_atomically(path: Union[str, "os.PathLike[str]"], data: bytes, *,
 
 def _create_temporary(folder: str, name: str, mode: int) -> tuple:
     # a new file beside the target, created exclusively (O_EXCL, no symlink
-    # followed) so nothing planted under a guessed name is written through
+    # followed) so nothing planted under a guessed name is written through;
+    # secrets imported here (with hmac and hashlib, ~3 ms at import):
+    # fasttok.hf imports this module for Tokenizer.save alone
+    import secrets
+
     for _ in range(100):
         temp = os.path.join(folder, f".{name}.{secrets.token_hex(6)}.tmp")
         try:
