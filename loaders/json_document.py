@@ -76,8 +76,10 @@ def parse_tokenizer_json(data: Union[bytes, bytearray, MappedFile, str], source:
         read = read_tokenizer_document(data)
     if read is None:
         doc = parse_json_document(bytes(data) if type(data) is MappedFile else data, source)
+        # text holds one only as a \\u escape or a surrogate itself (which an
+        # ASCII str cannot hold; isascii is a flag, encode a copy)
         if not isinstance(data, str) or "\\ud" in data or "\\uD" in data \
-                or not _encodes(data):
+                or not (data.isascii() or _encodes(data)):
             _refuse_lone_surrogates(doc, "$", source)
         return doc, None
     return read
