@@ -1048,3 +1048,47 @@ cdef int bpe_sample_piece(const TokenTablesView* tables, const uint8_t* piece, s
 #   cl100k_base's TokenTables build (10.0 -> 11.3 ms), o200k_base within
 #   noise (22.6 -> 22.8 ms); at 8 bits a window it was +7 ms on o200k_base.
 
+#
+# New pieces of English and code (session 6; the steady protocol: warm on
+# the first half of a corpus file, time the unseen second half; builds
+# compared in alternating fresh processes, CPU time, load 4-7 on 2 cores,
+# so only paired medians over many pairs mean anything). Where the time is,
+# cl100k_base en: _merge_linear is about a third of the encode's perf
+# samples, half of them on the two memo compares of a merge step;
+# cachegrind (1 MB last level, the first half + 6,000 unseen lines):
+# _merge_linear 33.2M instructions (its scan: 8 a pair a step), 288k D1
+# and 116k last-level misses; _encode_segment 43.3M, 403k, 73k. The
+# unseen half asks the memo 223,605 times, about 11 lookups per new piece
+# (15.8% misses; simulated direct-mapped misses by entries: 4k 42.6%, 16k
+# 27.1%, 32k 20.4%, 64k 15.8%, 128k 13.0%; llama3 en alike; cl100k zh 4.8%
+# at 64k). Tried, none faster, none kept:
+# * a near memo of 1,024 entries (16 KB) in front of the 1 MB one: 43% of
+#   the lookups hit it (simulated), yet the cache-off loop (en, best of 15,
+#   3 processes each) went 27.4 -> 29.0 ms;
+# * the runner-up's slots fetched a step early: the scan also keeps the
+#   second-lowest pair and fetches the memo slots of the two pairs its
+#   merge will make. It is the next merge in 63% of the steps (74% after a
+#   piece's first; a Python model of cl100k on en's new pieces) and covers
+#   62% of the lookups (the slots of every first pair's would-be merges
+#   41%, both 79%). Timed, en: 40 pairs, median ratio 0.999 (18 faster);
+#   llama3 en 20 pairs 1.000; zh 1.04, multi 0.99, code 1.00 (12 pairs).
+#   Fetching a slot early does not shorten the step, so the compares'
+#   samples are not the slot's miss alone (this VM has no PMU counters to
+#   tell a wait from a branch miss);
+# * fetching ahead in _encode_short / _char_parts, a pass each before the
+#   work: the atomic_chars and atomic_contexts entries of every character,
+#   the token_windows word of every boundary, the memo slots of every
+#   run's pairs: cl100k zh 0.92 (5 of 15 faster), multi 0.96; the
+#   cache-off loop on zh 19.1 -> 22.1 ms (the extra passes cost more than
+#   the overlapped misses save);
+# * a table of the ids of each run of three single bytes between cuts (a
+#   character that is no token; 4,096 entries of 16 bytes after the memo,
+#   keyed by the bytes): the unseen half of zh.txt has 34k such runs on
+#   cl100k_base, 74k on o200k_base, 51k on Llama 3, 43k on Qwen 3; o200k zh,
+#   40 pairs: 1.002 (21 faster). The memo misses 4.8% of zh's lookups, so
+#   the three it saves a run were mostly hits already;
+# * the memo at 2**15 entries (512 KB): en 1.05 (11 of 16), zh 1.04 (6 of
+#   10), noise; huge pages for every large malloc (GLIBC_TUNABLES=
+#   glibc.malloc.hugetlb=1, 12 MB of them): en 1.01 (6 of 12).
+# Runs of zh.txt's unseen half by parts (cl100k_base): 289,007 of one,
+# 109,268 of two, 42,936 of three, 7,507 longer.
