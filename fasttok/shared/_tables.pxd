@@ -328,7 +328,6 @@ cdef class TokenTables:
     cdef uint64_t* token_filter
     cdef uint8_t* merges_to_self
     cdef int _fill_token_filter(self) except -1
-    cdef int _fill_tails(self) except -1
     cdef int _fill_token_windows(self) except -1
     cdef int _fill_pair_filter(self) except -1
     cdef int _find_atomic_chars(self, const uint32_t* made_at) except -1
