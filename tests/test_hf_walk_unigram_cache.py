@@ -45,6 +45,16 @@ TIED = {"model": {"type": "Unigram", "unk_id": 0, "byte_fallback": False,
                           "prepend_scheme": "always", "split": False}}
 
 
+# "b." is the one piece that holds two characters but "▁" (whose bytes
+# are joined within it): a long word is cut between any two other
+# characters, never inside "b.", which beats "b" and "." together
+JOINED = {"model": {"type": "Unigram", "unk_id": 0, "byte_fallback": False,
+                    "vocab": [["<unk>", 0.0], ["\u2581", -3.0], ["a", -2.0], ["b", -2.0],
+                              [".", -2.0], ["c", -2.0], ["b.", -1.0]]},
+          "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581",
+                            "prepend_scheme": "always", "split": True}}
+
+
 @pytest.fixture
 def cache_size():
     # the test sets the process's cache size; it is put back after
@@ -174,3 +184,18 @@ def test_the_walk_keeps_no_more_than_the_set_entries(cache_size):
         "\n".join(_corpus_lines(50)), None)
     info = _piece_cache.thread_info()
     assert info["entries"] == 4 and 0 < info["used"] <= 4 and info["bytes"] == 4 * 64
+
+
+@pytest.mark.parametrize("split", [True, False], ids=["split", "one-piece"])
+def test_a_long_segment_is_cut_only_where_no_piece_joins_its_bytes(split, cache_size):
+    # a segment past 16 bytes goes to the cache in parts, cut where no
+    # piece holds the byte before and the byte after (no node crosses
+    # there): cut inside "b." too, the text would take "b" and "."
+    cache_size(16384)
+    doc = json.loads(json.dumps(JOINED))
+    doc["pre_tokenizer"]["split"] = split
+    document = json.dumps(doc)
+    text = "a" * 40 + "b.c " + "ca" * 12 + "b.b."
+    ids = _reference(document).encode(text, add_special_tokens=False).ids
+    assert ids.count(6) == 3  # the premise: "b." taken each time
+    assert _first_difference(document, [text, text, "x" + text, text.replace(" ", "")]) is None

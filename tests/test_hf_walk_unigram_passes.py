@@ -88,6 +88,15 @@ def test_quote_pairs_anywhere_in_a_text_are_replaced_as_tokenizers_replaces_them
     assert _first_difference(name, texts) is None
 
 
+@pytest.mark.parametrize("name", [ALBERT, XLNET, SPM])
+def test_added_tokens_first_characters_without_a_token_walk_as_tokenizers_walks_them(name):
+    # the walk looks for the tokens' texts only where their first
+    # characters occur, and cuts only where a text is found
+    texts = ["a < b", "x<y</z>", "<s", "</ s>", "<<s>>", "a<s>b</s>", "<cls> [sep]",
+             "if a<b: c[0] = '<p>'\n" * 30, "</s" + "x" * 300 + "<s>"]
+    assert _first_difference(name, texts) is None
+
+
 @pytest.mark.parametrize("name", [ALBERT, XLNET])
 def test_runs_of_spaces_anywhere_in_a_text_are_squeezed_as_tokenizers_squeezes_them(name):
     texts = ["  ", "   a", "a   ", " a  b   c    d ", "a b  c", "  ''  ``  ",

@@ -53,6 +53,21 @@ def test_one_first_byte_is_searched_as_the_rest(string, text):
     assert LiteralCut(strings).split(text) == _regex_split(strings, text)
 
 
+def test_a_few_first_bytes_are_each_searched_and_the_nearest_taken():
+    # two to four first bytes: each found by the C library's search, the
+    # nearest match first whatever order the strings come in
+    cut = LiteralCut(["<a>", "[b]", "{c}"])
+    assert cut.split("[<{ x{c}[b]<a>") == ["[<{ x", "{c}", "", "[b]", "", "<a>", ""]
+    assert cut.find("<x[b]<a>", b"\1\1\1") == 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(_ALPHABET, min_size=1, max_size=3), min_size=2, max_size=4),
+       st.text(_ALPHABET, max_size=24))
+def test_a_few_first_bytes_are_searched_as_the_rest(strings, text):
+    assert LiteralCut(strings).split(text) == _regex_split(strings, text)
+
+
 def _regex_find(strings: list, mask: bytes, text: str) -> int:
     # the first match among the selected strings, as the index of its last
     # place in strings (a repeated string is selected by that place's byte)

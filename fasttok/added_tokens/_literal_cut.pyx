@@ -27,7 +27,7 @@ strings a mask selects: what a disallowed-special check asks of every text
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_GET_LENGTH
-from libc.stdint cimport int32_t, uint8_t
+from libc.stdint cimport SIZE_MAX, int32_t, uint8_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memchr
 
@@ -47,6 +47,13 @@ cdef inline Py_ssize_t _chars(const uint8_t* s, size_t n) noexcept:
     return c
 
 
+cdef enum:
+    # strings starting with at most this many bytes are searched by the C
+    # library's memchr, each byte's next place kept (a table test each
+    # byte of the text was ~5 instructions a byte: ALBERT's "<" and "[")
+    FEW_FIRSTS = 4
+
+
 cdef class LiteralCut:
     """The leftmost-longest matches of ``strings`` (empty ones are never
     matched) in a text, compiled.
@@ -61,7 +68,8 @@ cdef class LiteralCut:
     cdef int32_t* edge_child
     cdef int32_t* ends          # the index of the string ending at the node (its last
                                 # if repeated), or -1
-    cdef int single_first       # the byte every string starts with, or -1
+    cdef uint8_t firsts[FEW_FIRSTS]  # the bytes the strings start with, when they are
+    cdef int n_firsts           # at most FEW_FIRSTS of them (else 0)
     cdef Py_ssize_t n_strings   # how many strings were given (empty ones too)
     cdef tuple strings          # the strings until the trie is built from them
 
@@ -105,7 +113,9 @@ cdef class LiteralCut:
             raise MemoryError()
         for i in range(256):
             self.root[i] = children[0].get(i, -1)
-        self.single_first = next(iter(children[0])) if len(children[0]) == 1 else -1
+        self.n_firsts = len(children[0]) if len(children[0]) <= FEW_FIRSTS else 0
+        for i, b in enumerate(sorted(children[0]) if self.n_firsts else ()):
+            self.firsts[i] = b
         e = 0
         for node in range(n_nodes):
             self.edge_start[node] = <int32_t>e
@@ -131,16 +141,27 @@ cdef class LiteralCut:
         # Strings mask leaves out are walked through, not matched: the
         # longest selected one ended on the way is the match.
         cdef size_t i = at, j, best
+        cdef size_t next_at[FEW_FIRSTS]   # where each first byte is next, from i on
         cdef int32_t node, e, last, found
+        cdef int k
         cdef uint8_t b
         cdef const uint8_t* hit
+        for k in range(self.n_firsts):
+            next_at[k] = SIZE_MAX   # not searched yet
         while i < n:
-            if self.single_first >= 0:
-                # one first byte (Llama 2's "<"): the C library's search
-                hit = <const uint8_t*>memchr(s + i, self.single_first, n - i)
-                if hit == NULL:
+            if self.n_firsts:
+                # few first bytes (Llama 2's "<"): the C library's search for
+                # each, the nearest taken
+                j = n
+                for k in range(self.n_firsts):
+                    if next_at[k] == SIZE_MAX or next_at[k] < i:
+                        hit = <const uint8_t*>memchr(s + i, self.firsts[k], n - i)
+                        next_at[k] = n if hit == NULL else <size_t>(hit - s)
+                    if next_at[k] < j:
+                        j = next_at[k]
+                if j == n:
                     return -1
-                i = <size_t>(hit - s)
+                i = j
             node = self.root[s[i]]
             if node >= 0:
                 best = 0

@@ -97,6 +97,7 @@ class _Matcher:
         self.plain = not any(t.single_word or t.lstrip or t.rstrip for t in by_text.values())
         #: each token's id by its matched text
         self.ids = {text: token.id for text, token in by_text.items()}
+        self._every = b"\x01" * len(by_text)  # the compiled search's mask: all of them
 
     @functools.cached_property
     def regex(self) -> Optional["re.Pattern[str]"]:
@@ -108,10 +109,25 @@ class _Matcher:
         return longest_first(self.by_text, group=True)
 
     @functools.cached_property
+    def literal(self) -> LiteralCut:
+        """The tokens' texts as one compiled search (built on first use:
+        Gemma 3's trie takes milliseconds)."""
+        return LiteralCut(self.by_text)
+
+    @functools.cached_property
     def cut(self) -> Callable[[str], Optional[list]]:
         """:meth:`split` in one compiled call, or ``None`` for a text with a
-        lone surrogate (built on first use: Gemma 3's trie takes milliseconds)."""
-        return LiteralCut(self.by_text).split
+        lone surrogate."""
+        return self.literal.split
+
+    def found_in(self, text: str) -> bool:
+        """Whether some token's text is in ``text``: :meth:`occurs` without
+        its first-character test, for a caller that made its own.
+
+        >>> AddedTokens([AddedToken("<m>", 3)]).matcher(False).found_in("<x <m")
+        False
+        """
+        return self.literal.find(text, self._every) >= 0
 
     def split(self, text: str) -> list:
         """``text`` cut at the tokens, as ``re.split`` with a group cuts it:
@@ -123,8 +139,7 @@ class _Matcher:
 
     def occurs(self, text: str) -> bool:
         """Whether some token's text is in ``text``."""
-        return bool(self.by_text) and self.may_occur(text) and \
-            self.regex.search(text) is not None
+        return bool(self.by_text) and self.may_occur(text) and self.found_in(text)
 
     def finditer(self, text: str) -> Iterable:
         if self.regex is None:

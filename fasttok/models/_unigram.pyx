@@ -1611,6 +1611,9 @@ cdef enum:
     # cache entries fetched ahead
     PIECES_AT_ONCE = 64
     SEGMENTS_AT_ONCE = 32
+    # a longer segment is cut where no piece joins its bytes (_pair_cut),
+    # into parts the cache keeps (one of 17 to 48 bytes may not fit)
+    LONG_SEGMENT = 16
     # A cached segment's value (uint32 words): the margin (a float's bits),
     # then each node's end (bytes into the segment, at most FT_PC_PAYLOAD)
     # a byte each, this bit set where the node is an unknown character,
@@ -1713,6 +1716,8 @@ cdef struct WalkOut:
     size_t cap
     int32_t word
     bint offsets
+    ByteBuf early        # the early literals' passes over a Latin-1 text, one
+    ByteBuf early_other  # into each in turn (see UnigramWalk._early_latin1)
 
 
 cdef int _out_push(WalkOut* w, uint32_t id, int32_t start, int32_t end) except -1 nogil:
@@ -1776,9 +1781,40 @@ cdef void _out_free(WalkOut* w) noexcept nogil:
     viterbi_scratch_free(&w.scratch)
     bytebuf_free(&w.unknown)
     offsets_free(&w.unknown_at)
+    bytebuf_free(&w.early)
+    bytebuf_free(&w.early_other)
     free(w.ids)
     free(w.offs)
     free(w.words)
+
+
+cdef void _join_bits(const PieceTrie* t, uint64_t* joined) noexcept:
+    # joined[(a << 8) | b] (bits) for each byte pair a, b that some piece
+    # holds one after the other: every trie edge below the root's children
+    # (a unit's byte is its index less its parent's base; every path of the
+    # trie spells a piece's start)
+    cdef size_t u
+    cdef int32_t parent, grand
+    cdef uint32_t a, b
+    memset(joined, 0, 1024 * sizeof(uint64_t))
+    for u in range(1, t.size):
+        parent = t.steps[u].check
+        if parent <= 0:
+            continue  # free (-1), the root (-2) or a child of the root (0)
+        grand = t.steps[parent].check
+        if grand < 0:
+            continue
+        a = <uint32_t>(parent - t.steps[grand].base)
+        b = <uint32_t>(<int32_t>u - t.steps[parent].base)
+        joined[((a << 8) | b) >> 6] |= (<uint64_t>1) << (b & 63)
+
+
+cdef inline bint _pair_cut(const uint64_t* joined, uint8_t a, uint8_t b) noexcept nogil:
+    # Whether a segment may be cut between bytes a and b: b starts a
+    # character and no piece holds a then b, so no node of the lattice
+    # crosses there (an unknown node is one character)
+    cdef uint32_t k = (<uint32_t>a << 8) | b
+    return (b & 0xC0) != 0x80 and not ((joined[k >> 6] >> (k & 63)) & 1)
 
 
 cdef class UnigramWalk:
@@ -1830,11 +1866,13 @@ cdef class UnigramWalk:
     cdef uint8_t cut[4]          # the replacement's UTF-8
     cdef size_t cut_len
     cdef double bound            # no node's score is further from 0
+    cdef uint64_t joined[1024]   # bit (a << 8) | b: some piece holds byte a then byte b
     cdef bint short_ids          # every id under 2 ** 16 (cached two to a word)
     cdef object added            # the pipeline's AddedTokens (raw-text pass)
-    cdef dict firsts             # allowed -> the first characters of its added tokens
+    cdef dict firsts             # allowed -> (its added tokens' first characters, their search)
     cdef tuple early_pairs       # the early stages as (pattern, string) pairs when all
                                  # are literals before a charsmap (see _run), else None
+    cdef bint early_latin1       # early_pairs holds no character past U+00FF
     # A call's buffers, kept for the next (malloc, free and the kernel's
     # fresh pages cost a short line a tenth of its walk, a long text a
     # sixth); a call finding them taken (another thread's, which released
@@ -1897,6 +1935,7 @@ cdef class UnigramWalk:
         if charsmap is not None and early and all(
                 name == "literal" and pattern for name, pattern, _ in early):
             self.early_pairs = tuple((pattern, rep) for _, pattern, rep in early)
+            self.early_latin1 = max(map(ord, "".join(map("".join, self.early_pairs)))) < 0x100
         starts.append(len(pool))
         self.cps = <uint32_t*>malloc((len(pool) + 1) * sizeof(uint32_t))
         self.rule_at = <uint32_t*>malloc(len(starts) * sizeof(uint32_t))
@@ -1936,6 +1975,7 @@ cdef class UnigramWalk:
             self.cuts = not _inside(model.piece_list(), replacement)
             self._fold()
         self.short_ids = model.core.n_pieces < 0x10000 and model.core.unk_id < 0x10000
+        _join_bits(&model.core.trie, self.joined)
         self.bound = fabs(model.core.unk_score)
         for i in range(model.core.n_pieces):
             self.bound = max(self.bound, fabs(model.core.scores[i]))
@@ -2327,7 +2367,7 @@ cdef class UnigramWalk:
         ref.end = <uint32_t>n
         ref.hash = 0
         ref.cuts_end = <uint32_t>w.n_cuts
-        if w.cache != NULL and n - first <= FT_PC_PAYLOAD and w.n_cuts == cuts:
+        if w.cache != NULL and n - first <= LONG_SEGMENT and w.n_cuts == cuts:
             ref.hash = ft_pc_hash(p + first, n - first)
             ft_pc_prefetch(w.cache, ref.hash)
         return hi
@@ -2425,7 +2465,7 @@ cdef class UnigramWalk:
         # Viterbi compared: where that gap is wide enough for here's
         # rounding (_holds), the segment splits from here as from 0, and
         # its score is added node by node.
-        cdef size_t a = 0, b, i, count, c = 0
+        cdef size_t a = 0, b, e, i, count, c = 0
         cdef bint cached
         cdef uint64_t h
         cdef double here = 0.0
@@ -2442,8 +2482,16 @@ cdef class UnigramWalk:
         while a < n:
             count = 0
             while a < n and count < SEGMENTS_AT_ONCE:
-                b = cuts[c] if c < n_cuts else n
-                c += 1
+                e = cuts[c] if c < n_cuts else n
+                b = e
+                if e - a > LONG_SEGMENT:
+                    # a long segment goes to the cache in parts (else it
+                    # does not fit: code's long tokens were Viterbi each time)
+                    b = a + 1
+                    while b < e and not _pair_cut(self.joined, p[b - 1], p[b]):
+                        b += 1
+                if b == e:
+                    c += 1
                 # (the gate is asked segment by segment: it samples pieces by hash)
                 h = ft_pc_hash(p + a, b - a) if b - a <= FT_PC_PAYLOAD else 0
                 cached = h != 0 and ft_pc_open(w.cache, h)
@@ -2697,41 +2745,56 @@ cdef class UnigramWalk:
         return self._run(text, self._matches(text, allowed), True)
 
     cdef object _matches(self, str text, object allowed):
-        # The added-token pass's matches, or None where no token's first
-        # character is in the text (asked of the pass's matcher once per
-        # allowed set; a C scan of the text, not a Python call a text).
-        cdef object firsts = self.firsts.get(allowed)
+        # The added-token pass's matches, or None where no token is in the
+        # text: a C scan for the tokens' first characters, then the
+        # compiled search of their texts (code holds "<" often, ALBERT's
+        # "<s>" and "</s>" seldom: the regex of find_matches searching a
+        # whole code text for none was 3% of its walk). Asked of the pass's
+        # matcher once per allowed set, not a Python call a text.
+        cdef object found = self.firsts.get(allowed)
+        cdef object firsts
         cdef const uint32_t* cps
         cdef Py_ssize_t n, i, k, count
         cdef int kind
         cdef const void* data
         cdef uint32_t cp
+        cdef bint maybe = False
         if self.added is None:
             return None
-        if firsts is None:
-            chars = self.added.matcher(False, allowed).may_occur.firsts
-            firsts = self.firsts[allowed] = \
-                carray.array("I", sorted(map(ord, chars))) if len(chars) <= 16 else chars
+        if found is None:
+            matcher = self.added.matcher(False, allowed)
+            chars = matcher.may_occur.firsts
+            found = self.firsts[allowed] = (
+                carray.array("I", sorted(map(ord, chars))) if len(chars) <= 16 else chars,
+                matcher.found_in)
+        firsts = found[0]
         if not isinstance(firsts, carray.array):
-            if firsts.isdisjoint(text):
-                return None
+            maybe = not firsts.isdisjoint(text)
+        elif len(firsts):
+            count = len(firsts)
+            cps = <const uint32_t*>(<carray.array>firsts).data.as_voidptr
+            kind = PyUnicode_KIND(text)
+            data = PyUnicode_DATA(text)
+            n = PyUnicode_GET_LENGTH(text)
+            if kind == 1:
+                # the C library's search for each (a loop over the text
+                # testing each character against them was ~5 instructions
+                # a character)
+                for k in range(count):
+                    if cps[k] < 0x100 and memchr(data, cps[k], n) != NULL:
+                        maybe = True
+                        break
+            else:
+                for i in range(n):
+                    cp = PyUnicode_READ(kind, data, i)
+                    for k in range(count):
+                        if cp == cps[k]:
+                            maybe = True
+                            break
+                    if maybe:
+                        break
+        if maybe and found[1](text):
             return self.added.find_matches(text, normalized=False, allowed=allowed)
-        count = len(firsts)
-        if count == 0:
-            return None
-        cps = <const uint32_t*>(<carray.array>firsts).data.as_voidptr
-        kind = PyUnicode_KIND(text)
-        data = PyUnicode_DATA(text)
-        n = PyUnicode_GET_LENGTH(text)
-        if count == 1 and kind == 1:
-            if cps[0] < 0x100 and memchr(data, cps[0], n) != NULL:
-                return self.added.find_matches(text, normalized=False, allowed=allowed)
-            return None
-        for i in range(n):
-            cp = PyUnicode_READ(kind, data, i)
-            for k in range(count):
-                if cp == cps[k]:
-                    return self.added.find_matches(text, normalized=False, allowed=allowed)
         return None
 
     def run(self, str text not None, list matches, bint offsets):
@@ -2754,6 +2817,7 @@ cdef class UnigramWalk:
         cdef const void* data = PyUnicode_DATA(text)
         cdef bint early_done = False
         cdef Source source
+        cdef ByteBuf* done
         if not w.offsets and self.early_pairs is not None and not (
                 self.metaspace and self.prepend == PREPEND_FIRST):
             source.c = NULL
@@ -2762,19 +2826,71 @@ cdef class UnigramWalk:
             source.a = a
             source.n = b - a
             if not self._early_idle(&source):
-                text = text[a:b]
-                for pattern, rep in self.early_pairs:
-                    text = text.replace(pattern, rep)
-                kind = PyUnicode_KIND(text)
-                data = PyUnicode_DATA(text)
-                a = 0
-                b = PyUnicode_GET_LENGTH(text)
+                if kind == 1 and self.early_latin1:
+                    done = self._early_latin1(<const uint8_t*>data + a, <size_t>(b - a), w)
+                    data = done.data
+                    a = 0
+                    b = <Py_ssize_t>done.len
+                else:
+                    text = text[a:b]
+                    for pattern, rep in self.early_pairs:
+                        text = text.replace(pattern, rep)
+                    kind = PyUnicode_KIND(text)
+                    data = PyUnicode_DATA(text)
+                    a = 0
+                    b = PyUnicode_GET_LENGTH(text)
                 early_done = True
         if b - a < NOGIL_CHARS:
             return self._stretch(kind, data, a, b, w, early_done)
         with nogil:
             declined = self._stretch(kind, data, a, b, w, early_done)
         return declined
+
+    cdef ByteBuf* _early_latin1(self, const uint8_t* s, size_t n, WalkOut* w) except NULL nogil:
+        # The early literals over Latin-1 text s[:n] (all Latin-1 too), one
+        # stage after another as str.replace runs them (the leftmost
+        # matches, not overlapping): the buffer of w holding the result.
+        # A pass finds its pattern's first character with memchr (the
+        # str.replace of ALBERT's two quote pairs was a tenth of a whole
+        # code text's walk: code holds many single quotes).
+        cdef ByteBuf* out = &w.early
+        cdef ByteBuf* other = &w.early_other
+        cdef ByteBuf* swap
+        cdef size_t i, j, k, m, at, done
+        cdef const WalkOp* op
+        cdef const uint8_t* hit
+        for i in range(self.n_early):
+            op = &self.ops[i]
+            m = op.pattern_length
+            out.len = 0
+            # each character of s gives at most op.length
+            bytebuf_reserve(out, n * (op.length if op.length > 1 else 1) + 1)
+            at = done = 0
+            while at + m <= n:
+                hit = <const uint8_t*>memchr(s + at, <int>op.a, n - m + 1 - at)
+                if hit == NULL:
+                    break
+                k = <size_t>(hit - s)
+                j = 1
+                while j < m and s[k + j] == self.cps[op.pattern + j]:
+                    j += 1
+                if j < m:
+                    at = k + 1
+                    continue
+                memcpy(out.data + out.len, s + done, k - done)
+                out.len += k - done
+                for j in range(op.length):
+                    out.data[out.len + j] = <uint8_t>self.cps[op.at + j]
+                out.len += op.length
+                at = done = k + m
+            memcpy(out.data + out.len, s + done, n - done)
+            out.len += n - done
+            s = out.data
+            n = out.len
+            swap = out
+            out = other
+            other = swap
+        return other
 
     cdef object _run(self, str text, list matches, bint offsets):
         # run's work, called by ids and encode without a Python call
