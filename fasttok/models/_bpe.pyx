@@ -1090,5 +1090,23 @@ cdef int bpe_sample_piece(const TokenTablesView* tables, const uint8_t* piece, s
 # * the memo at 2**15 entries (512 KB): en 1.05 (11 of 16), zh 1.04 (6 of
 #   10), noise; huge pages for every large malloc (GLIBC_TUNABLES=
 #   glibc.malloc.hugetlb=1, 12 MB of them): en 1.01 (6 of 12).
+# * the scan without a branch (the priority with the position in its low
+#   bits, one compare and a conditional move a pair, which GCC emits): en
+#   1.04 (12 of 20) in one run, 0.89 (9 of 30) in the next; llama3 en 0.86
+#   (5 of 20); a memo slot's miss path asking for the index bucket before
+#   the filter bit: 1.003 (15 of 30); the memo on a 2 MB huge page: 0.99.
 # Runs of zh.txt's unseen half by parts (cl100k_base): 289,007 of one,
 # 109,268 of two, 42,936 of three, 7,507 longer.
+# What merging is worth, by ablation (wrong ids, time only; cl100k en
+# unseen half, paired as above): merging no byte piece at all 1.49x faster
+# (20 of 20; llama3 1.60x, 10 of 10), so _merge_linear is a third of the
+# steady en time; merging only the first pairs (no lookup after a merge)
+# 1.27x (13 of 15). That third is spread: 23,713 calls (22,099 byte pieces
+# of 8.4 bytes on average), 128,903 merge steps, 188k memo hits and
+# 35k misses, of which the token filter answers 62%, 6% pass it and are no
+# token, 32% are tokens (13% of the misses span more than 8 bytes: a
+# compare of the strings too). By these counts the scans, the hits and the
+# misses are parts of similar size (an estimate: this VM has no cycle
+# counters), so an idea aimed at one moves the whole by a few percent, under
+# this noise; what would show is fewer steps and fewer lookups together
+# (starting from parts bigger than bytes where that is exact).
