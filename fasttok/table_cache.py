@@ -304,7 +304,7 @@ def read_tokenizer_json(path: str, data: Optional[bytes] = None, *,
 
     path = os.fspath(path)
     if data is None:
-        data = read_file(path)  # mapped, not copied into new pages
+        data = read_file(path)  # filled in one go, not a page fault a page
     with gc_paused():
         # only a file with the ByteLevel decoder has tables to cache: any
         # other is not hashed for a cache it never enters (Gemma 3's 33 MB)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Optional, Union
 
 from fasttok.errors import VocabularyFileError
-from fasttok.shared._json_reader import MappedFile, read_tokenizer_document
+from fasttok.shared._json_reader import FileBytes, read_tokenizer_document
 
 __all__ = ["parse_json_document", "parse_tokenizer_json"]
 
@@ -51,7 +51,7 @@ def parse_json_document(data: Union[bytes, bytearray, str], source: str) -> Any:
         raise VocabularyFileError(source, f"not JSON fasttok reads: {exc}") from None
 
 
-def parse_tokenizer_json(data: Union[bytes, bytearray, MappedFile, str], source: str) -> tuple:
+def parse_tokenizer_json(data: Union[bytes, bytearray, FileBytes, str], source: str) -> tuple:
     """``(document, packed)``: the parsed document of ``data`` (the contents
     of ``source``, as :func:`~fasttok.shared._json_reader.read_file` gives them, or text) less the model's ``vocab`` and ``merges`` where
     ``packed`` (a :class:`~fasttok.shared._json_reader.PackedModel`, else
@@ -71,11 +71,11 @@ def parse_tokenizer_json(data: Union[bytes, bytearray, MappedFile, str], source:
     fasttok.errors.VocabularyFileError: t.json: field '$.decoder.x[0]': "a\\ud800" holds a lone surrogate, which tokenizers refuses: pair it or remove it
     """
     read: Optional[tuple] = None
-    if isinstance(data, (bytes, bytearray, MappedFile)):
+    if isinstance(data, (bytes, bytearray, FileBytes)):
         # the compiled reader leaves a document with a lone surrogate to json.loads
         read = read_tokenizer_document(data)
     if read is None:
-        doc = parse_json_document(bytes(data) if type(data) is MappedFile else data, source)
+        doc = parse_json_document(bytes(data) if type(data) is FileBytes else data, source)
         # text holds one only as a \\u escape or a surrogate itself (which an
         # ASCII str cannot hold; isascii is a flag, encode a copy)
         if not isinstance(data, str) or "\\ud" in data or "\\uD" in data \

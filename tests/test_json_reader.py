@@ -21,7 +21,7 @@ from fasttok.formats.tiktoken import byte_bpe_tables
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_file_reading, tokenizer_json_record
 from fasttok.loaders.json_document import parse_tokenizer_json
 from fasttok.shared._bytemap import bytes_to_unicode
-from fasttok.shared._json_reader import (MAX_DEPTH, MappedFile, PackedPieces, read_file,
+from fasttok.shared._json_reader import (MAX_DEPTH, FileBytes, PackedPieces, read_file,
                                          read_tokenizer_document)
 
 HF = DATA / "vocab" / "hf"
@@ -332,17 +332,27 @@ def test_threads_reading_at_once_read_what_one_reads():
 
 
 # ----------------------------------------------------------------- read_file
-def test_a_mapped_file_reads_as_its_bytes(tmp_path):
+def test_a_file_reads_as_its_bytes(tmp_path):
     path = tmp_path / "tokenizer.json"
     data = json.dumps(_byte_level_doc()).encode()
     path.write_bytes(data)
-    mapped = read_file(path)
-    assert type(mapped) is MappedFile and len(mapped) == len(data) and bytes(mapped) == data
-    assert b'"ByteLevel"' in mapped and b'"Absent"' not in mapped
-    _same(parse_tokenizer_json(mapped, "t.json")[0], parse_tokenizer_json(data, "t.json")[0])
+    read = read_file(path)
+    assert type(read) is FileBytes and len(read) == len(data) and bytes(read) == data
+    assert b'"ByteLevel"' in read and b'"Absent"' not in read
+    _same(parse_tokenizer_json(read, "t.json")[0], parse_tokenizer_json(data, "t.json")[0])
 
 
-def test_an_empty_file_is_read_not_mapped(tmp_path):
+def test_a_file_read_is_a_copy_that_outlives_the_file_cut_short(tmp_path):
+    # a mapping of the file itself would fault (SIGBUS) on the lost pages
+    path = tmp_path / "tokenizer.json"
+    data = b'{"a": "' + b"x" * 100_000 + b'"}'
+    path.write_bytes(data)
+    read = read_file(path)
+    path.write_bytes(b"{}")
+    assert bytes(read) == data
+
+
+def test_an_empty_file_is_read_as_bytes(tmp_path):
     path = tmp_path / "tokenizer.json"
     path.write_bytes(b"")
     assert read_file(path) == b""

@@ -41,9 +41,23 @@ from libc.stdlib cimport calloc, free, realloc
 from libc.string cimport memchr, memcmp, memcpy
 from posix.fcntl cimport O_CLOEXEC, O_RDONLY
 from posix.fcntl cimport open as c_open
-from posix.mman cimport MAP_FAILED, MAP_PRIVATE, PROT_READ, mmap, munmap
+from libc.errno cimport EINTR, errno
+from posix.mman cimport MAP_FAILED, MAP_PRIVATE, PROT_READ, PROT_WRITE, mmap, munmap
 from posix.stat cimport S_ISREG, fstat, struct_stat
 from posix.unistd cimport close as c_close
+from posix.unistd cimport read as c_read
+
+cdef extern from "<sys/mman.h>":
+    """
+    #ifndef MAP_ANONYMOUS
+    #define MAP_ANONYMOUS MAP_ANON
+    #endif
+    #ifndef MAP_POPULATE
+    #define MAP_POPULATE 0
+    #endif
+    """
+    int MAP_ANONYMOUS
+    int MAP_POPULATE
 
 cdef extern from "Python.h":
     object PyErr_SetFromErrnoWithFilenameObject(object kind, object filename)
@@ -59,7 +73,7 @@ from fasttok.shared._tables cimport hash_bytes
 import os
 from array import array
 
-__all__ = ["read_tokenizer_document", "read_file", "MappedFile", "PackedModel", "PackedTexts",
+__all__ = ["read_tokenizer_document", "read_file", "FileBytes", "PackedModel", "PackedTexts",
            "PackedVocab", "PackedPieces", "PackedMerges", "MAX_DEPTH"]
 
 #: deeper nesting is left to json.loads (whose recursion limit then decides)
@@ -1060,11 +1074,12 @@ cdef class _Reader:
         return out
 
 
-cdef class MappedFile:
-    """A file's bytes mapped read-only (the page cache's own pages), not
-    copied: what :func:`read_file` gives for a regular file. A buffer
-    (``memoryview``, ``hashlib``, this module's reader take it), with
-    ``len`` and ``in`` for a ``bytes`` needle; unmapped when dropped.
+cdef class FileBytes:
+    """A file's bytes, read into memory the system filled in one go (an
+    anonymous mapping made with ``MAP_POPULATE``) rather than page by page
+    on first touch: what :func:`read_file` gives for a regular file. A
+    buffer (``memoryview``, ``hashlib``, this module's reader take it),
+    with ``len`` and ``in`` for a ``bytes`` needle; freed when dropped.
 
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile(suffix=".json") as f:
@@ -1074,16 +1089,17 @@ cdef class MappedFile:
     (8, True, b'{"a": 1}', ({'a': 1}, None))
     """
 
-    cdef const uint8_t* p
-    cdef size_t n
+    cdef uint8_t* p
+    cdef size_t n  # bytes read
+    cdef size_t size  # bytes mapped
 
     def __cinit__(self):
         self.p = NULL
-        self.n = 0
+        self.n = self.size = 0
 
     def __dealloc__(self):
         if self.p != NULL:
-            munmap(<void*>self.p, self.n)
+            munmap(<void*>self.p, self.size)
 
     def __len__(self):
         return self.n
@@ -1101,14 +1117,14 @@ cdef class MappedFile:
 
 
 def read_file(path):
-    """The bytes of the file ``path``: a :class:`MappedFile` for a regular
-    file that is not empty, else ``bytes`` read. Reading a file into new
-    memory costs a page fault a 4 KiB page on first touch (~2 us on the
+    """The bytes of the file ``path``: a :class:`FileBytes` for a regular
+    file that is not empty, else ``bytes`` read. Reading into new memory
+    costs a page fault a 4 KiB page on first touch (~2 us on the
     development VM: 0.4 ms of a fresh process's load of a T5 conversion,
-    10 ms of Llama 3's); mapping it costs one fault per 16 pages, which the
-    kernel maps from its page cache at once. The mapping is dropped with
-    the object; a file cut short by another process while it is mapped
-    would fault (SIGBUS) on the lost pages, as any mapped reader would.
+    10 ms of Llama 3's); memory mapped with ``MAP_POPULATE`` is filled by
+    the system in one call. The file itself is not mapped: a file cut short
+    by another process while mapped would fault (SIGBUS) where a read just
+    ends early.
 
     >>> read_file("/nonexistent/tokenizer.json")
     Traceback (most recent call last):
@@ -1118,7 +1134,9 @@ def read_file(path):
     cdef bytes name = os.fsencode(path)
     cdef struct_stat st
     cdef void* p
-    cdef MappedFile mapped
+    cdef FileBytes buffer
+    cdef size_t size
+    cdef ssize_t got
     cdef int fd = c_open(name, O_RDONLY | O_CLOEXEC)
     if fd < 0:
         PyErr_SetFromErrnoWithFilenameObject(OSError, path)
@@ -1126,15 +1144,26 @@ def read_file(path):
         if fstat(fd, &st) < 0:
             PyErr_SetFromErrnoWithFilenameObject(OSError, path)
         if S_ISREG(st.st_mode) and st.st_size > 0:
-            p = mmap(NULL, <size_t>st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
+            size = <size_t>st.st_size
+            p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                     -1, 0)
             if p != MAP_FAILED:
-                mapped = MappedFile.__new__(MappedFile)
-                mapped.p = <const uint8_t*>p
-                mapped.n = <size_t>st.st_size
-                return mapped
+                buffer = FileBytes.__new__(FileBytes)
+                buffer.p = <uint8_t*>p
+                buffer.size = size
+                while buffer.n < size:
+                    got = c_read(fd, buffer.p + buffer.n, size - buffer.n)
+                    if got < 0:
+                        if errno == EINTR:
+                            continue
+                        PyErr_SetFromErrnoWithFilenameObject(OSError, path)
+                    if got == 0:
+                        break  # the file was cut short since fstat: what is there
+                    buffer.n += <size_t>got
+                return buffer
     finally:
         c_close(fd)
-    # a pipe, an empty file, a file the system will not map: read it
+    # a pipe, an empty file, memory the system will not map: read it
     with open(path, "rb") as f:
         return f.read()
 
@@ -1151,7 +1180,7 @@ def read_tokenizer_document(data):
     >>> read_tokenizer_document(b'{"a": [1, 2}') is None
     True
     """
-    # any buffer (bytes, bytearray, a MappedFile), read in place: the view
+    # any buffer (bytes, bytearray, a FileBytes), read in place: the view
     # keeps it alive, and a bytearray from being resized, while it is read
     cdef const uint8_t[::1] view = data
     cdef _Reader r = _Reader()
