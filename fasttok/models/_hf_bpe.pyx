@@ -341,15 +341,6 @@ def merge_slots(merges, TokenTables tables not None, size_t cut, int64_t empty_s
         free(found)
 
 
-cdef inline bint _utf8_has_surrogate(const uint8_t* p, size_t n) noexcept nogil:
-    # whether UTF-8 written with surrogatepass holds a surrogate (ED A0..BF)
-    cdef size_t i
-    for i in range(n):
-        if p[i] == 0xED and i + 1 < n and p[i + 1] >= 0xA0:
-            return True
-    return False
-
-
 cdef enum:
     FIND_BLOCK = 64  # merges whose parts packed_merge_slots looks up together
 
@@ -467,14 +458,8 @@ def packed_merge_slots(PackedVocab vocab not None, PackedMerges merges not None,
                         break
                     l, r, m = probes[j].found, probes[j + 1].found, probes[j + 2].found
                     if l < 0 or r < 0:
-                        # a part found has no surrogate (the vocabulary's texts
-                        # have none): only a failing merge is scanned for one,
-                        # which fails its part first
-                        a, la = probes[j].p, probes[j].n
-                        b, lb = probes[j + 1].p, probes[j + 1].n
                         bad = i
-                        part = 0 if l < 0 and (_utf8_has_surrogate(a, la) or
-                                               not _utf8_has_surrogate(b, lb)) else 1
+                        part = 0 if l < 0 else 1
                         break
                     b, lb = probes[j + 1].p, probes[j + 1].n
                     # the cut must leave whole characters of the right part
