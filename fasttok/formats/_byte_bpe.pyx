@@ -1746,3 +1746,24 @@ cdef class BatchJob:
 # the hot lookup), was no different (en 0.984, code 1.006). The walk is
 # bound by the misses of the pieces the table does not hold (the index,
 # the pre-token cache, merging), not by instructions.
+#
+# Batches of pieces (_encode_segment, AHEAD) and the index's tails
+# (_tables' index.tails). perf cpu-clock samples of the bulk bench's steady
+# protocol (cl100k_base, the unseen second half of en.txt, 10 rounds in one
+# process, only the timed call sampled) put 37% of the time in
+# _encode_segment, and within it 19% on the first read of an index slot
+# fetched a single piece ahead and ~17% on the offsets of a token longer
+# than 8 bytes, whose bytes memcmp then read (memcmp 7% of all samples):
+# 8.5% of en's unseen pieces are such tokens. Cutting and fetching 16
+# pieces before encoding the first, then comparing keys of 9 to 16 bytes by
+# their slot and tail words: new / old in alternating fresh processes (best
+# of 3 rounds each, load 6-7), en median ratio 1.19 (9 of 10 faster), code
+# 1.02. Tried on top and not kept: asking the batch's hot slots in a loop
+# of their own after fetching them (en 0.89, 0 of 10 faster); reading the
+# token filter as the batch is cut and fetching the index bucket only for a
+# piece whose bit is set, else only its pre-token cache set, so fewer lines
+# are in flight (en 0.98, 5 of 10). After the change, en's samples:
+# _encode_segment 35-41% (of which the hot table's slot, an L2 read, ~14%,
+# the first index slot ~12%, the pre-token cache probe ~7%), _merge_linear
+# 31-37%, the scanner 9-12%; code's: _encode_segment 40%, _merge_linear 22%,
+# the scanner 23%.
