@@ -153,8 +153,9 @@ def test_a_normalizing_file_asks_its_stages_quick_check_in_the_entry():
     from fasttok.models._model_base import normal_first
     enc = _enc("qwen3")
     model = enc._core._core  # the NormalizedBPE under the tokenizer.json model
-    call, (core_call, _, general, quick) = enc._bind_entries()[:2]
+    call, (core_call, _, general, quick, ranges) = enc._bind_entries()[:2]
     assert call is normal_first and quick == model.is_normalized
+    assert ranges == model._stage.stable_ranges
     assert core_call == model.core.encode and general == model.encode
     assert enc.encode("你好, caf\u00e9", allowed_special="all") == \
         core_call("你好, caf\u00e9", enc._bind_entries()[1][1])

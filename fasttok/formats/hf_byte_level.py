@@ -212,7 +212,8 @@ class NormalizedBPE(ModelBase):
         """A text in normal form (the stage's quick check, compiled) straight
         to the core's ``encode``, other text to :meth:`encode` (see
         :func:`~fasttok.models._model_base.normal_first`)."""
-        return normal_first, (self._core.encode, allowed, self.encode, self.is_normalized)
+        return normal_first, (self._core.encode, allowed, self.encode, self.is_normalized,
+                              self._stage.stable_ranges)
 
     def count(self, text: str, allowed: Optional[bytes]) -> int:
         """How many ids :meth:`encode` gives."""

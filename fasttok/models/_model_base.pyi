@@ -10,7 +10,8 @@ REQUIRED_METHODS: tuple[str, ...]
 REQUIRED_ATTRIBUTES: tuple[str, ...]
 
 def normal_first(text: Any, entry: tuple[Callable[[str, Any], Any], Any,
-                                         Callable[[Any, Any], Any], Callable[[str], bool]]) -> Any: ...
+                                         Callable[[Any, Any], Any], Callable[[str], bool],
+                                         bytes]) -> Any: ...
 
 class TokenBytesStream:
     push: Callable[[int], bytes]

@@ -39,6 +39,9 @@ NotImplementedError: Letters does not define find_token, which every model must 
 
 from array import array
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdint cimport uint8_t, uint16_t, uint32_t
+
 from fasttok.errors import FasttokError
 from fasttok.shared.batching import ChunkedBatchJob
 
@@ -48,6 +51,9 @@ __all__ = ["ModelBase", "TokenBytesStream", "REQUIRED_METHODS", "REQUIRED_ATTRIB
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object text)
+    int PyUnicode_KIND(object text)
+    const void* PyUnicode_DATA(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
 
 #: the methods every model defines itself (the base's stand-ins only raise)
 REQUIRED_METHODS = ("encode", "token_bytes", "find_special", "find_token", "encode_bytes_piece",
@@ -61,21 +67,66 @@ def _required(model, str name):
                                "model must (see fasttok.models.interface)")
 
 
+cdef inline bint _find_range(const uint32_t* r, Py_ssize_t n_ranges, uint32_t c,
+                             uint32_t* lo, uint32_t* hi) noexcept:
+    # the range of ranges r holding c, into lo and hi; False if none does
+    cdef Py_ssize_t k
+    for k in range(n_ranges):
+        if r[2 * k] <= c <= r[2 * k + 1]:
+            lo[0] = r[2 * k]
+            hi[0] = r[2 * k + 1]
+            return True
+    return False
+
+
+cdef bint _within(str text, bytes ranges):
+    # whether every character of text lies in one of ranges (first and last
+    # code point of each, 32-bit words). The range of the last character is
+    # tried first, in registers (a line of Chinese stays in one); one unit
+    # width a loop, since reading a unit of any width was a switch a
+    # character and cost as much as the quick check it saves
+    cdef const uint32_t* r = <const uint32_t*>PyBytes_AS_STRING(ranges)
+    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text), n_ranges = PyBytes_GET_SIZE(ranges) // 8
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef const uint16_t* units2 = <const uint16_t*>data
+    cdef const uint8_t* units1 = <const uint8_t*>data
+    cdef uint32_t c, lo = 1, hi = 0
+    if kind == 2:
+        for i in range(n):
+            c = units2[i]
+            if (c < lo or c > hi) and not _find_range(r, n_ranges, c, &lo, &hi):
+                return False
+        return True
+    if kind == 1:
+        for i in range(n):
+            c = units1[i]
+            if (c < lo or c > hi) and not _find_range(r, n_ranges, c, &lo, &hi):
+                return False
+        return True
+    return False
+
+
 def normal_first(text, tuple entry):
-    """``entry`` is ``(plain_call, argument, call, is_normalized)``:
-    ``plain_call(text, argument)`` for a ``str`` in normal form (ASCII, or
-    ``is_normalized(text)``), ``call(text, argument)`` for any other text.
-    The :meth:`ModelBase.encoder` of a model whose normalizer is a Unicode
+    """``entry`` is ``(plain_call, argument, call, is_normalized, ranges)``:
+    ``plain_call(text, argument)`` for a ``str`` in normal form (ASCII, all
+    its characters within ``ranges``, or ``is_normalized(text)``),
+    ``call(text, argument)`` for any other text. ``ranges``: code point
+    ranges whose characters each leave a text in normal form (the stage's
+    ``stable_ranges``: first and last of each, 32-bit words). The
+    :meth:`ModelBase.encoder` of a model whose normalizer is a Unicode
     normal form, which leaves such text as it is, pairs it with that
     ``entry``: a line in normal form reaches the compiled core with no
     Python frame.
 
+    >>> from array import array
     >>> entry = (lambda text, a: "core", None, lambda text, a: "normalized first",
-    ...          lambda text: "\\u0301" not in text)
-    >>> normal_first("cafe", entry), normal_first("caf\\u00e9", entry), normal_first("cafe\\u0301", entry)
+    ...          lambda text: "\\u0301" not in text, array("I", [0, 0xFF]).tobytes())
+    >>> normal_first("caf\\u00e9", entry), normal_first("\\u0107", entry), normal_first("cafe\\u0301", entry)
     ('core', 'core', 'normalized first')
     """
-    if type(text) is str and (PyUnicode_IS_ASCII(text) or entry[3](text)):
+    if type(text) is str and (PyUnicode_IS_ASCII(text) or _within(text, entry[4])
+                              or entry[3](text)):
         return entry[0](text, entry[1])
     return entry[2](text, entry[1])
 

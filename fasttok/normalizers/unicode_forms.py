@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import unicodedata
+from array import array
 
 from fasttok.shared.hf_unicode import (combining, normalization_newer,
                                        normalization_newer_at)
@@ -143,6 +144,28 @@ def normalize_text(text: str, form: str) -> str:
     return "".join(parts)
 
 
+# Per form, ranges of code points each of which is in the form and changes
+# nothing before or after it (quick check Yes, combining class 0), so a text
+# made of them alone is in the form (unicodedata.is_normalized says so
+# without normalizing); tests/test_unicode_form_ranges.py checks every code
+# point of them against the interpreter's tables. The compiled entry
+# (fasttok.models._model_base.normal_first) asks them before the quick
+# check: a line of Chinese is then a few comparisons a character, not two
+# calls and a table walk (~90 of a qwen3 zh.txt line's ~1,300 ns).
+_CJK = ((0x4E00, 0x9FFF),)  # the unified ideographs: every one assigned by Unicode 14
+# dashes and quotes, CJK punctuation (the compatibility forms change a few)
+_PUNCTUATION = ((0x2010, 0x2027), (0x3000, 0x3029))
+_K_PUNCTUATION = ((0x2012, 0x2016), (0x2018, 0x2023), (0x2027, 0x2027), (0x3001, 0x3029))
+_KANA = ((0x3041, 0x3096), (0x30A1, 0x30FA), (0x30FC, 0x30FE))
+# (the entry tries them in order: Chinese text's first)
+STABLE_RANGES = {
+    "NFC": _CJK + ((0xFF01, 0xFF5E), (0, 0x2FF)) + _PUNCTUATION + _KANA + ((0x309B, 0x309C),),
+    "NFKC": _CJK + ((0, 0x9F),) + _K_PUNCTUATION + _KANA,
+    "NFD": _CJK + ((0, 0xBF),) + _PUNCTUATION,
+    "NFKD": _CJK + ((0, 0x9F),) + _K_PUNCTUATION,
+}
+
+
 class _Form:
     form = ""
 
@@ -152,6 +175,9 @@ class _Form:
         #: Python frame: the fused byte-level path asks it once a call, and
         #: two frames cost it 140 ns a line of English
         self.is_normalized = functools.partial(unicodedata.is_normalized, self.form)
+        #: :data:`STABLE_RANGES` of this form as the compiled entry reads
+        #: them: first and last code point of each, 32-bit words
+        self.stable_ranges = array("I", [c for r in STABLE_RANGES[self.form] for c in r]).tobytes()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
