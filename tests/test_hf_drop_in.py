@@ -585,6 +585,24 @@ def test_post_process_leaves_the_encodings_it_is_given_as_they_were():
     assert ours == theirs
 
 
+@pytest.mark.parametrize("text", ["a\ud800b", "\U0001F600 \udfff", "\ud83d\ude00"],
+                         ids=["two-byte", "four-byte", "a-pair"])
+@pytest.mark.parametrize("call", [
+    lambda tok, text: tok.encode(text),
+    lambda tok, text: tok.encode("ok", text),
+    lambda tok, text: tok.encode(["ok", text], is_pretokenized=True),
+    lambda tok, text: tok.encode(["ok"], ["ok", text], is_pretokenized=True),
+    lambda tok, text: tok.encode_batch(["ok", text]),
+    lambda tok, text: tok.encode_batch(["ok", ("ok", text)]),
+    lambda tok, text: tok.encode_batch([["ok", text]], is_pretokenized=True)],
+    ids=["one", "pair", "words", "word-pair", "batch", "batch-pair", "batch-words"])
+def test_text_with_a_surrogate_code_point_is_refused_as_tokenizers_refuses_it(call, text):
+    # in a str of any width, paired or not (a str's pair is two code points),
+    # with tokenizers' message for where it stands
+    ours, theirs = _both(lambda hf, tok, enc: call(tok, text))
+    assert ours == theirs and ours[0][0] == "TypeError"
+
+
 def test_a_lone_surrogate_in_a_str_argument_is_refused_as_tokenizers_refuses_it():
     # tokenizers raises UnicodeEncodeError; fasttok's contract keeps that type
     # for its own bugs and refuses such text with a TypeError, as encode does

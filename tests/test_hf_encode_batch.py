@@ -189,9 +189,12 @@ def test_a_batchs_encodings_are_left_to_reference_counting(tok, two_threads):
     assert not any(map(gc.is_tracked, encodings))
 
 
-@pytest.mark.parametrize("inputs", [["fine", "a\ud800b"], [("fine", "a\ud800b")]])
-def test_a_lone_surrogate_in_a_batch_is_refused(inputs):
-    with pytest.raises(TypeError, match="TextInputSequence must be str"):
+@pytest.mark.parametrize("inputs, message", [
+    (["fine", "a\ud800b"], "TextEncodeInput must be Union"),
+    ([("fine", "a\ud800b")], "TextInputSequence must be str")])
+def test_a_lone_surrogate_in_a_batch_is_refused(inputs, message):
+    # tokenizers' words: a batch's text is a TextEncodeInput, a pair's part a TextInputSequence
+    with pytest.raises(TypeError, match=message):
         _tokenizer("llama3").encode_batch(inputs)
 
 

@@ -49,7 +49,7 @@ from fasttok.errors import FasttokError
 from fasttok.loaders.hf_tokenizer_json import JsonPathError
 from fasttok.models.hf_json import model_from_json
 from fasttok.normalizers.hf_json import normalizer_from_json
-from fasttok.post_processors._encoding_lists import EncodingMaker, walked_encoding
+from fasttok.post_processors._encoding_lists import EncodingMaker, encode_single, walked_encoding
 from fasttok.post_processors.encoding import Encoding, WalkedEncoding
 from fasttok.post_processors.hf_json import padding_from_json, post_processor_from_json, \
     truncation_from_json
@@ -347,18 +347,10 @@ class HFPipeline:
                                                                  allowed, offsets)
         return self.post_process(first, second, add_special_tokens)
 
-    def encode_single(self, text: str, allowed: Optional[frozenset],
-                      add_special_tokens: bool) -> Encoding:
-        """:meth:`encode` of one ``str`` (``allowed``: the added token ids
-        matched, ``None`` for all), post-processed: the common call, walked
-        and wrapped in one compiled call where it can be."""
-        maker = self._makers[add_special_tokens]
-        if maker is None:
-            return self._encode_single(text, allowed, add_special_tokens)
-        encoding = maker.encode(text, allowed)
-        if encoding is None:
-            return self._encode_single(text, allowed, add_special_tokens, None)
-        return encoding
+    # encode of one str (allowed: the added token ids matched, None for
+    # all), post-processed: the common call, compiled, walked and wrapped
+    # in one call by the maker where there is one, else _encode_single's
+    encode_single = encode_single
 
     def _encode_single(self, text: str, allowed: Optional[frozenset],
                        add_special_tokens: bool, found: Any = _UNWALKED) -> Encoding:

@@ -10,7 +10,10 @@ makes its encoding in one call (a batch's in one loop), each field of it
 is a :class:`WalkedField` descriptor whose read makes the list in one
 allocation with the wrapping's tokens around the walk's, and the
 ``(start, end)`` pairs of short offsets are made once and shared (tuples
-are immutable: sharing them cannot be seen but by ``is``).
+are immutable: sharing them cannot be seen but by ``is``). The drop-in's
+``Tokenizer.encode`` (:func:`tokenizer_encode`) and its pipeline's
+``encode_single`` are compiled here too, so that a line goes from the
+caller to the walk with no Python frame between.
 
 Invariants: a field read gives a new list each time (as ``tokenizers``'
 getters do: lists kept alive by thousands of encodings lengthen every pass
@@ -35,10 +38,17 @@ from cpython cimport array
 from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyTypeObject
 from cpython.ref cimport PyObject, Py_INCREF
+from libc.stdint cimport uint16_t, uint32_t
 
 from types import MemberDescriptorType
 
 cdef extern from "Python.h":
+    int PyUnicode_KIND(object text)
+    void* PyUnicode_DATA(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+    enum:
+        PyUnicode_2BYTE_KIND
+        PyUnicode_4BYTE_KIND
     ctypedef struct PyMemberDef:
         Py_ssize_t offset
     ctypedef struct PyMemberDescrObject:
@@ -463,6 +473,9 @@ cdef class EncodingMaker:
     def encode(self, text, allowed):
         """The encoding of ``text`` (``allowed``: the added token ids matched),
         or ``None`` where the walk declines it."""
+        return self._encode(text, allowed)
+
+    cdef object _encode(self, text, allowed):
         if self.call is None or allowed is not self.allowed:
             self.call, self.argument = self.walk_encoder(allowed)
             self.allowed = allowed
@@ -485,6 +498,126 @@ cdef class EncodingMaker:
             else:
                 _set(out, i, _new_walked(self.cls, item, self.strings, 0, None, self.wrap))
         return out
+
+
+cdef bint _has_surrogate(str text) noexcept:
+    # whether text holds a code point of U+D800..U+DFFF, which has no UTF-8
+    # (a str spells a surrogate pair as two such code points, not one
+    # character); a 1-byte str holds none
+    cdef int kind = PyUnicode_KIND(text)
+    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text)
+    cdef const uint16_t* two
+    cdef const uint32_t* four
+    if kind == PyUnicode_2BYTE_KIND:
+        two = <const uint16_t*>PyUnicode_DATA(text)
+        for i in range(n):
+            if (two[i] & 0xF800) == 0xD800:
+                return True
+    elif kind == PyUnicode_4BYTE_KIND:
+        four = <const uint32_t*>PyUnicode_DATA(text)
+        for i in range(n):
+            if (four[i] & 0xFFFFF800) == 0xD800:
+                return True
+    return False
+
+
+# what tokenizers says of text without UTF-8, by where it stands: a text,
+# a batch's input, the words of a pre-tokenized input
+_TEXT = "TextInputSequence must be str"
+_BATCH_TEXT = ("TextEncodeInput must be Union[TextInputSequence, "
+               "Tuple[InputSequence, InputSequence]]")
+_WORDS = "PreTokenizedInputSequence must be Union[List[str], Tuple[str]]"
+
+
+cdef int _refuse_surrogates(object value, str message) except -1:
+    cdef object item
+    if isinstance(value, str):
+        if _has_surrogate(value):
+            raise TypeError(message)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _refuse_surrogates(item, message)
+    return 0
+
+
+def refuse_surrogates(value, bint is_pretokenized=False, bint batch=False):
+    """Refuse, with ``tokenizers``' ``TypeError``, an input that is a ``str``
+    without UTF-8 (holding a surrogate code point) or a list or tuple
+    holding one at any depth: ``value`` is one input, or with ``batch`` a
+    list of them. A scan of the code points in place (encoding the text to
+    UTF-8 made a copy of it).
+
+    >>> refuse_surrogates(["a", ("b", 3)], batch=True) is None
+    True
+    >>> refuse_surrogates(["a", ("b", "\\ud83d\\ude00")], batch=True)
+    Traceback (most recent call last):
+    TypeError: TextInputSequence must be str
+    """
+    if is_pretokenized:
+        _refuse_surrogates(value, _WORDS)
+    elif not batch:
+        _refuse_surrogates(value, _TEXT)
+    else:
+        for item in value:
+            _refuse_surrogates(item, _BATCH_TEXT if isinstance(item, str) else _TEXT)
+
+
+def encode_single(pipeline, text, allowed, add_special_tokens):
+    """``HFPipeline.encode_single``: one ``str`` (``allowed``: the added
+    token ids matched, ``None`` for all), post-processed, walked and wrapped
+    by the pipeline's :class:`EncodingMaker` where it has one.
+
+    >>> from fasttok.hf import Tokenizer
+    >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0},'
+    ...                          ' "unk_token": "a"}}')
+    >>> encode_single(tok._pipeline, "a", None, True).ids
+    [0]
+    """
+    return _encode_single(pipeline, text, allowed, add_special_tokens)
+
+
+cdef object _encode_single(pipeline, text, allowed, add_special_tokens):
+    # the maker is looked up at each call: the pipeline drops its makers
+    # when its truncation, padding or added tokens change
+    maker = pipeline._makers[add_special_tokens]
+    if maker is None:
+        return pipeline._encode_single(text, allowed, add_special_tokens)
+    encoding = (<EncodingMaker>maker)._encode(text, allowed)
+    if encoding is None:
+        return pipeline._encode_single(text, allowed, add_special_tokens, None)
+    return encoding
+
+
+def tokenizer_encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
+    """One sequence (or a pair) as an ``Encoding``: ``fasttok.hf.Tokenizer.encode``.
+
+    The common call (one ``str``, the flags ``bool``) is checked here and
+    goes to the pipeline's walk, with no Python frame between (a line's
+    Python layers cost a third as much as its walk); any other is
+    ``self._encode_any``'s. Text with lone surrogates is refused as
+    ``tokenizers`` refuses it:
+
+    >>> from fasttok.hf import Tokenizer
+    >>> tok = Tokenizer.from_str('{"model": {"type": "WordLevel", "vocab": {"a": 0},'
+    ...                          ' "unk_token": "a"}}')
+    >>> tok.encode("a").ids, tok.encode("a", "a").ids
+    ([0], [0, 0])
+    >>> tok.encode("x\\ud800")
+    Traceback (most recent call last):
+    TypeError: TextInputSequence must be str
+    """
+    if type(sequence) is str and pair is None and is_pretokenized is False \
+            and type(add_special_tokens) is bool:
+        if _has_surrogate(sequence):
+            raise TypeError(_TEXT)
+        return _encode_single(self._pipeline, sequence, self._allowed, add_special_tokens)
+    return self._encode_any(sequence, pair, is_pretokenized, add_special_tokens)
+
+
+# named as the method it is: a bound method pickles as its instance and
+# name (a process pool's map of tok.encode)
+tokenizer_encode.__name__ = "encode"
+tokenizer_encode.__qualname__ = "Tokenizer.encode"
 
 
 # Performance notes
