@@ -423,8 +423,6 @@ class HFPipeline:
                 out.append(self._encode_single(item, allowed, add_special_tokens,
                                                _UNWALKED if walked is None else next(walked)))
                 continue
-            from fasttok.post_processors.padding import pad_encodings
-
             if isinstance(item, (tuple, list)) and not is_pretokenized and len(item) == 2:
                 out.append(self.encode(item[0], item[1], **options))
             elif isinstance(item, tuple) and is_pretokenized and len(item) == 2 \
@@ -433,10 +431,10 @@ class HFPipeline:
             else:
                 out.append(self.encode(item, is_pretokenized=is_pretokenized, **options))
         if self.padding is not None:
+            from fasttok.post_processors.padding import pad_encodings
+
             pad_encodings(out, self.padding)
         return out
-        from fasttok.post_processors.pipeline import post_process
-
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         """How many ids the post-processor adds."""
@@ -445,6 +443,8 @@ class HFPipeline:
     def post_process(self, encoding: Encoding, pair: Optional[Encoding],
                      add_special_tokens: bool) -> Encoding:
         """Truncate (leaving room for the post-processor's ids), post-process, pad."""
+        from fasttok.post_processors.pipeline import post_process
+
         return post_process(encoding, pair, add_special_tokens, self.post_processor,
                             self.truncation, self.padding)
 
@@ -559,9 +559,6 @@ class HFPipeline:
             vocab.update(self.added.by_content)
         return vocab
 
-        from fasttok.post_processors.pipeline import check_truncation
-        from fasttok.post_processors.truncation import TruncationParams
-
     def get_vocab_size(self, with_added_tokens: bool) -> int:
         """The number of distinct tokens of :meth:`get_vocab`."""
         if not with_added_tokens:
@@ -569,9 +566,10 @@ class HFPipeline:
         return len(self.get_vocab(True))
 
     def set_truncation(self, max_length: int, stride: int, strategy: str, direction: str) -> None:
-        from fasttok.post_processors.padding import PaddingParams
-
         """``enable_truncation``'s settings (checked as ``tokenizers`` checks them)."""
+        from fasttok.post_processors.pipeline import check_truncation
+        from fasttok.post_processors.truncation import TruncationParams
+
         params = TruncationParams(max_length, stride, strategy, direction)
         check_truncation(params, self.post_processor)
         self.truncation = params
@@ -579,6 +577,8 @@ class HFPipeline:
     def set_padding(self, direction: str, pad_id: int, pad_type_id: int, pad_token: str,
                     length: Optional[int], pad_to_multiple_of: Optional[int]) -> None:
         """``enable_padding``'s settings."""
+        from fasttok.post_processors.padding import PaddingParams
+
         self.padding = PaddingParams(length, direction, pad_to_multiple_of, pad_id, pad_type_id,
                                      pad_token)
 
