@@ -603,6 +603,26 @@ def test_text_with_a_surrogate_code_point_is_refused_as_tokenizers_refuses_it(ca
     assert ours == theirs and ours[0][0] == "TypeError"
 
 
+def _holding_itself() -> list:
+    inner: list = []
+    inner.append(inner)
+    return inner
+
+
+@pytest.mark.parametrize("call", [
+    lambda tok, value: tok.encode(value),
+    lambda tok, value: tok.encode(value, is_pretokenized=True),
+    lambda tok, value: tok.encode_batch([value]),
+    lambda tok, value: tok.encode_batch([(["ok"], value)], is_pretokenized=True)],
+    ids=["one", "words", "batch", "batch-words"])
+def test_a_list_holding_itself_is_refused_with_a_type_error_not_a_crash(call):
+    # as tokenizers refuses it (its words differ); the surrogate check looks
+    # no deeper than an input's words lie, where it recursed until the C
+    # stack overflowed
+    ours, theirs = _both(lambda hf, tok, enc: call(tok, _holding_itself()))
+    assert ours[0][0] == theirs[0][0] == "TypeError"
+
+
 def test_a_lone_surrogate_in_a_str_argument_is_refused_as_tokenizers_refuses_it():
     # tokenizers raises UnicodeEncodeError; fasttok's contract keeps that type
     # for its own bugs and refuses such text with a TypeError, as encode does

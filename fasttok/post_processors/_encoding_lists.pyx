@@ -529,23 +529,31 @@ _BATCH_TEXT = ("TextEncodeInput must be Union[TextInputSequence, "
 _WORDS = "PreTokenizedInputSequence must be Union[List[str], Tuple[str]]"
 
 
-cdef int _refuse_surrogates(object value, str message) except -1:
+cdef enum:
+    # lists and tuples looked into below the value refuse_surrogates is
+    # given: a batch's input, its pair, a pair's words. Deeper is no input
+    # of any shape (the pipeline's type check refuses it), and a list
+    # holding itself would recurse until the C stack overflowed
+    INPUT_DEPTH = 3
+
+
+cdef int _refuse_surrogates(object value, str message, int depth) except -1:
     cdef object item
     if isinstance(value, str):
         if _has_surrogate(value):
             raise TypeError(message)
-    elif isinstance(value, (list, tuple)):
+    elif depth > 0 and isinstance(value, (list, tuple)):
         for item in value:
-            _refuse_surrogates(item, message)
+            _refuse_surrogates(item, message, depth - 1)
     return 0
 
 
 def refuse_surrogates(value, bint is_pretokenized=False, bint batch=False):
     """Refuse, with ``tokenizers``' ``TypeError``, an input that is a ``str``
     without UTF-8 (holding a surrogate code point) or a list or tuple
-    holding one at any depth: ``value`` is one input, or with ``batch`` a
-    list of them. A scan of the code points in place (encoding the text to
-    UTF-8 made a copy of it).
+    holding one (as deep as an input's words lie): ``value`` is one
+    input, or with ``batch`` a list of them. A scan of the code points in
+    place (encoding the text to UTF-8 made a copy of it).
 
     >>> refuse_surrogates(["a", ("b", 3)], batch=True) is None
     True
@@ -554,12 +562,12 @@ def refuse_surrogates(value, bint is_pretokenized=False, bint batch=False):
     TypeError: TextInputSequence must be str
     """
     if is_pretokenized:
-        _refuse_surrogates(value, _WORDS)
+        _refuse_surrogates(value, _WORDS, INPUT_DEPTH)
     elif not batch:
-        _refuse_surrogates(value, _TEXT)
+        _refuse_surrogates(value, _TEXT, INPUT_DEPTH)
     else:
         for item in value:
-            _refuse_surrogates(item, _BATCH_TEXT if isinstance(item, str) else _TEXT)
+            _refuse_surrogates(item, _BATCH_TEXT if isinstance(item, str) else _TEXT, INPUT_DEPTH)
 
 
 def encode_single(pipeline, text, allowed, add_special_tokens):
