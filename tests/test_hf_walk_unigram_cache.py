@@ -199,3 +199,14 @@ def test_a_long_segment_is_cut_only_where_no_piece_joins_its_bytes(split, cache_
     ids = _reference(document).encode(text, add_special_tokens=False).ids
     assert ids.count(6) == 3  # the premise: "b." taken each time
     assert _first_difference(document, [text, text, "x" + text, text.replace(" ", "")]) is None
+
+
+def test_words_alike_at_their_start_spread_over_the_cache(cache_size):
+    # 64 words of "▁", two letters, two that differ and "s": the sets come
+    # from the hash's low bits, which must hang on the whole key
+    # (ft_pc_hash's alone took them from its first five or six bytes: 8
+    # sets at most here, 16 of the 64 words kept in 128 sets of two)
+    cache_size(256)
+    words = [f"ab{c}{d}s" for c in "cdefghij" for d in "klmnoprt"]
+    _walk(_document("botchan_unigram_5000.v5.24.0.T5Tokenizer")).ids(" ".join(words), None)
+    assert _piece_cache.thread_info()["used"] >= 48

@@ -1249,10 +1249,7 @@ cdef class TokenizersUnigram:
     cdef int _fuse(self, const uint8_t* s, const SpanBuf* nodes, SpanBuf* out) except -1 nogil:
         # tokenizers' rule for a path's unknown nodes (the class docstring):
         # the tokens of the path nodes (byte spans into s) appended to out
-        cdef size_t i = 0, j, k
-        cdef uint32_t start, end
-        cdef int32_t found
-        cdef bint all_bytes
+        cdef size_t i = 0, j
         while i < nodes.len:
             if <int32_t>nodes.data[i].id != self.unk:
                 spans_push(out, nodes.data[i].id, nodes.data[i].start, nodes.data[i].end, 0)
@@ -1261,23 +1258,29 @@ cdef class TokenizersUnigram:
             j = i
             while j < nodes.len and <int32_t>nodes.data[j].id == self.unk:
                 j += 1
-            start = nodes.data[i].start
-            end = nodes.data[j - 1].end
+            self._fuse_run(s, nodes.data[i].start, nodes.data[j - 1].end, out)
             i = j
-            found = self._find(s + start, end - start)
-            if found >= 0:
-                spans_push(out, <uint32_t>found, start, end, 0)
-                continue
-            all_bytes = self.byte_fallback
-            k = start
-            while all_bytes and k < end:
-                all_bytes = self.byte_ids[s[k]] >= 0
-                k += 1
-            if all_bytes:
-                for k in range(start, end):
-                    spans_push(out, <uint32_t>self.byte_ids[s[k]], start, end, 0)
-            else:
-                spans_push(out, <uint32_t>self.unk, start, end, FLAG_TEXT)
+        return 0
+
+    cdef int _fuse_run(self, const uint8_t* s, uint32_t start, uint32_t end,
+                       SpanBuf* out) except -1 nogil:
+        # the tokens of a run of unknown nodes over s[start:end] (_fuse's rule)
+        cdef int32_t found = self._find(s + start, end - start)
+        cdef bint all_bytes
+        cdef uint32_t k
+        if found >= 0:
+            spans_push(out, <uint32_t>found, start, end, 0)
+            return 0
+        all_bytes = self.byte_fallback
+        k = start
+        while all_bytes and k < end:
+            all_bytes = self.byte_ids[s[k]] >= 0
+            k += 1
+        if all_bytes:
+            for k in range(start, end):
+                spans_push(out, <uint32_t>self.byte_ids[s[k]], start, end, 0)
+        else:
+            spans_push(out, <uint32_t>self.unk, start, end, FLAG_TEXT)
         return 0
 
     def ids(self, str text not None):
@@ -1807,6 +1810,19 @@ cdef void _join_bits(const PieceTrie* t, uint64_t* joined) noexcept:
         a = <uint32_t>(parent - t.steps[grand].base)
         b = <uint32_t>(<int32_t>u - t.steps[parent].base)
         joined[((a << 8) | b) >> 6] |= (<uint64_t>1) << (b & 63)
+
+
+cdef inline uint64_t _segment_hash(const uint8_t* p, size_t n) noexcept nogil:
+    # ft_pc_hash mixed once more (murmur3's finalizer): the cache takes a
+    # set from the hash's low bits, and ft_pc_hash's low bits of a short
+    # key come from its first five or six bytes, here "▁" and the word's
+    # first letters, so words alike at their start and of one length
+    # shared a set (whole en.txt: 16% of its segments missed, one in six
+    # sets left empty)
+    cdef uint64_t h = ft_pc_hash(p, n)
+    h ^= h >> 33
+    h *= <uint64_t>0xFF51AFD7ED558CCD
+    return h ^ (h >> 33)
 
 
 cdef inline bint _pair_cut(const uint64_t* joined, uint8_t a, uint8_t b) noexcept nogil:
@@ -2368,7 +2384,7 @@ cdef class UnigramWalk:
         ref.hash = 0
         ref.cuts_end = <uint32_t>w.n_cuts
         if w.cache != NULL and n - first <= LONG_SEGMENT and w.n_cuts == cuts:
-            ref.hash = ft_pc_hash(p + first, n - first)
+            ref.hash = _segment_hash(p + first, n - first)
             ft_pc_prefetch(w.cache, ref.hash)
         return hi
 
@@ -2390,6 +2406,10 @@ cdef class UnigramWalk:
             if direct:
                 w.word += 1   # (its ids are in w.ids already: see _segment)
                 continue
+            if not w.offsets:
+                self._node_ids(p, w)
+                w.word += 1
+                continue
             tokens = &w.nodes
             for j in range(w.nodes.len):
                 if <int32_t>w.nodes.data[j].id == self.model.unk:
@@ -2397,15 +2417,6 @@ cdef class UnigramWalk:
                     self.model._fuse(p, &w.nodes, &w.spans)
                     tokens = &w.spans
                     break
-            if not w.offsets:
-                # the ids alone: room made once, not a call a token
-                if w.n + tokens.len > w.cap:
-                    grow_array(<void**>&w.ids, &w.cap, w.n + tokens.len, sizeof(uint32_t), 64)
-                for j in range(tokens.len):
-                    w.ids[w.n + j] = tokens.data[j].id
-                w.n += tokens.len
-                w.word += 1
-                continue
             for j in range(tokens.len):
                 sp = &tokens.data[j]
                 _out_push(w, sp.id, chars.data[w.char_of[ref.start + sp.start]].start,
@@ -2416,6 +2427,39 @@ cdef class UnigramWalk:
         w.n_pieces = 0
         w.n_cuts = 0
         w.utf8_len = 0
+        return 0
+
+    cdef int _node_ids(self, const uint8_t* p, WalkOut* w) except -1 nogil:
+        # The ids of the piece p's nodes (w.nodes) into w.ids, each run of
+        # unknown nodes fused where it is (one pass; a SentencePiece
+        # conversion's whole text is one piece, where one unknown character
+        # made _fuse copy every node of it: 4% of whole en.txt)
+        cdef size_t j = 0, k, count = w.nodes.len
+        cdef const Span* nodes = w.nodes.data
+        cdef int32_t unk = self.model.unk
+        cdef uint32_t id
+        if w.n + count > w.cap:
+            grow_array(<void**>&w.ids, &w.cap, w.n + count, sizeof(uint32_t), 64)
+        while j < count:
+            id = nodes[j].id
+            if <int32_t>id != unk:
+                w.ids[w.n] = id
+                w.n += 1
+                j += 1
+                continue
+            k = j
+            while k < count and <int32_t>nodes[k].id == unk:
+                k += 1
+            w.spans.len = 0
+            self.model._fuse_run(p, nodes[j].start, nodes[k - 1].end, &w.spans)
+            # (a run may give a byte's id for each of its bytes)
+            if w.n + w.spans.len + count - k > w.cap:
+                grow_array(<void**>&w.ids, &w.cap, w.n + w.spans.len + count - k,
+                           sizeof(uint32_t), 64)
+            for j in range(w.spans.len):
+                w.ids[w.n + j] = w.spans.data[j].id
+            w.n += w.spans.len
+            j = k
         return 0
 
     cdef inline bint _unknown(self, const uint8_t* p, const Span* sp) noexcept nogil:
@@ -2493,7 +2537,7 @@ cdef class UnigramWalk:
                 if b == e:
                     c += 1
                 # (the gate is asked segment by segment: it samples pieces by hash)
-                h = ft_pc_hash(p + a, b - a) if b - a <= FT_PC_PAYLOAD else 0
+                h = _segment_hash(p + a, b - a) if b - a <= FT_PC_PAYLOAD else 0
                 cached = h != 0 and ft_pc_open(w.cache, h)
                 if not cached and count and segs[count - 1].hash == 0:
                     # segments the cache does not keep, one after another:
