@@ -358,6 +358,13 @@ def test_an_empty_file_is_read_as_bytes(tmp_path):
     assert read_file(path) == b""
 
 
+def test_a_path_with_a_null_byte_is_refused_as_open_refuses_it(tmp_path):
+    # the system's open would read the path up to the null: another file
+    (tmp_path / "tokenizer.json").write_bytes(b"{}")
+    with pytest.raises(ValueError, match="embedded null byte"):
+        read_file(f"{tmp_path / 'tokenizer.json'}\0.bak")
+
+
 def test_a_missing_file_is_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError, match="nothere.json"):
         read_file(tmp_path / "nothere.json")

@@ -1137,7 +1137,11 @@ def read_file(path):
     cdef FileBytes buffer
     cdef size_t size
     cdef ssize_t got
-    cdef int fd = c_open(name, O_RDONLY | O_CLOEXEC)
+    cdef int fd
+    if b"\0" in name:
+        # (the system would open the path up to it: another file)
+        raise ValueError("embedded null byte")
+    fd = c_open(name, O_RDONLY | O_CLOEXEC)
     if fd < 0:
         PyErr_SetFromErrnoWithFilenameObject(OSError, path)
     try:
