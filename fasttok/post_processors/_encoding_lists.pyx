@@ -36,6 +36,8 @@ the encoding and its fields again.
 cimport cython
 from cpython cimport array
 from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.object cimport Py_SIZE
+from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.object cimport PyTypeObject
 from cpython.ref cimport PyObject, Py_INCREF
 from libc.stdint cimport uint16_t, uint32_t
@@ -85,8 +87,6 @@ cdef enum:
 cdef PyObject* _ints[ID_INTS]
 
 cdef tuple _NO_ARGS = ()
-# a wrapping of nothing: each field's list empty
-cdef tuple _UNWRAPPED_LISTS = ([],) * WRAPPED
 
 
 cdef inline object _pair(int start, int end):
@@ -193,12 +193,14 @@ cdef class SingleWrap:
     cdef readonly int type_id
     cdef tuple heads, tails  # each field's list, in FIELDS' order (up to the masks)
     cdef Py_ssize_t added  # how many tokens head and tail hold
+    cdef Py_ssize_t lead  # how many head holds
 
     def __init__(self, head, int type_id, tail):
         self.head, self.type_id, self.tail = head, type_id, tail
         self.heads = tuple([list(getattr(head, name)) for name in FIELDS[:WRAPPED]])
         self.tails = tuple([list(getattr(tail, name)) for name in FIELDS[:WRAPPED]])
-        self.added = len(self.heads[IDS]) + len(self.tails[IDS])
+        self.lead = len(self.heads[IDS])
+        self.added = self.lead + len(self.tails[IDS])
 
 
 @cython.final  # (its cpdef methods called from C without a look for an override)
@@ -254,26 +256,30 @@ cdef class WalkedFields:
             if self.kept is None or name not in self.kept:
                 self.keep(name, self.make(number))
 
-    cdef list _framed(self, int field, Py_ssize_t n):
+    cdef inline list _framed(self, int field, Py_ssize_t n):
         # the wrapping's list of field around n unset items (see _around)
-        cdef tuple heads = _UNWRAPPED_LISTS, tails = _UNWRAPPED_LISTS
-        if self.wrap is not None:
-            heads, tails = self.wrap.heads, self.wrap.tails
-        return _around(heads[field], n, tails[field])
+        if self.wrap is None:
+            return PyList_New(n)
+        return _around(<list><object>PyTuple_GET_ITEM(self.wrap.heads, field), n,
+                       <list><object>PyTuple_GET_ITEM(self.wrap.tails, field))
 
-    cdef Py_ssize_t _start(self) noexcept:
+    cdef inline Py_ssize_t _start(self) noexcept:
         # where the walk's tokens start, past the wrapping's head
-        return 0 if self.wrap is None else len(self.wrap.heads[IDS])
+        return 0 if self.wrap is None else self.wrap.lead
+
+    cdef inline Py_ssize_t _count(self) noexcept:
+        # how many tokens the walk gave (an array's size, its items)
+        return Py_SIZE(self.ids)
 
     cdef list _repeated(self, int field, object value):
-        cdef Py_ssize_t n = len(self.ids), h = self._start(), i
+        cdef Py_ssize_t n = self._count(), h = self._start(), i
         cdef list out = self._framed(field, n)
         for i in range(n):
             _set(out, h + i, value)
         return out
 
     cdef list _ids(self):
-        cdef Py_ssize_t n = len(self.ids), h = self._start(), i
+        cdef Py_ssize_t n = self._count(), h = self._start(), i
         cdef unsigned int* at = self.ids.data.as_uints
         cdef list out = self._framed(IDS, n)
         for i in range(n):
@@ -281,7 +287,7 @@ cdef class WalkedFields:
         return out
 
     cdef list _tokens(self):
-        cdef Py_ssize_t n = len(self.ids), h = self._start(), i
+        cdef Py_ssize_t n = self._count(), h = self._start(), i
         cdef size_t size = len(self.strings)
         cdef unsigned int* at = self.ids.data.as_uints
         cdef list out = self._framed(TOKENS, n)
@@ -295,7 +301,7 @@ cdef class WalkedFields:
         return out
 
     cdef list _offsets(self):
-        cdef Py_ssize_t n = len(self.ids), h = self._start(), i
+        cdef Py_ssize_t n = self._count(), h = self._start(), i
         cdef int* at = self.offsets.data.as_ints
         cdef list out = self._framed(OFFSETS, n)
         for i in range(n):
@@ -305,7 +311,7 @@ cdef class WalkedFields:
     cdef list _word_ids(self):
         if self.word is not None:
             return self._repeated(WORD_IDS, self.word)
-        cdef Py_ssize_t n = len(self.ids), h = self._start(), i
+        cdef Py_ssize_t n = self._count(), h = self._start(), i
         cdef int* at = self.words.data.as_ints
         cdef list out = self._framed(WORD_IDS, n)
         for i in range(n):
@@ -314,7 +320,7 @@ cdef class WalkedFields:
 
     cpdef object make(self, int field):
         """A new copy of field number ``field``, from the walk."""
-        cdef Py_ssize_t n = len(self.ids), start
+        cdef Py_ssize_t n = self._count(), start
         if field == IDS:
             return self._ids()
         if field == TYPE_IDS:
@@ -353,15 +359,32 @@ cdef inline void _fill(WalkedFields fields, array.array ids, array.array offsets
     fields.word, fields.wrap, fields.odd = word, wrap, odd
 
 
+cdef Py_ssize_t _walked_at(object cls) except -1:
+    # where an instance of cls holds its _walked slot, or 0 where cls has none
+    fields = getattr(cls, "_walked", None)
+    if type(fields) is not MemberDescriptorType or not issubclass(cls, fields.__objclass__):
+        return 0
+    return (<PyMemberDescrObject*><PyObject*>fields).d_member.offset
+
+
 cdef object _new_walked(object cls, object found, list strings, int type_id, object word,
-                        SingleWrap wrap):
+                        SingleWrap wrap, Py_ssize_t at=0):
     # a new cls over WalkedFields of a walk's found (ids, offsets, words[, odd]),
-    # made without a Python-level __new__ or __init__ call
+    # made without a Python-level __new__ or __init__ call; at: where it
+    # holds its _walked slot (_walked_at), stored there directly (setting
+    # the attribute looked the slot up: a tenth of making an encoding)
     cdef WalkedFields fields = WalkedFields.__new__(WalkedFields)
+    cdef PyObject** slot
     _fill(fields, found[0], found[1], found[2], strings, type_id, word, wrap,
           found[3] if len(found) > 3 else None)
     encoding = (<PyTypeObject*>cls).tp_new(<type>cls, <PyObject*>_NO_ARGS, NULL)
-    encoding._walked = fields
+    if at:
+        # (a new object's slot is empty: nothing to release)
+        slot = <PyObject**>(<char*><PyObject*>encoding + at)
+        Py_INCREF(fields)
+        slot[0] = <PyObject*>fields
+    else:
+        encoding._walked = fields
     # untracked until a field is kept (see the module notes)
     _untrack(fields)
     _untrack(encoding)
@@ -462,6 +485,7 @@ cdef class EncodingMaker:
     cdef object cls, walk_encoder
     cdef list strings
     cdef SingleWrap wrap
+    cdef Py_ssize_t at  # where a cls holds its _walked slot (_walked_at)
     # the walk's entry for the last allowed (bound on first use: a walk's
     # masks are made when first asked)
     cdef object allowed, call, argument
@@ -469,6 +493,7 @@ cdef class EncodingMaker:
     def __init__(self, cls not None, list strings not None, SingleWrap wrap,
                  walk_encoder not None):
         self.cls, self.strings, self.wrap, self.walk_encoder = cls, strings, wrap, walk_encoder
+        self.at = _walked_at(cls)
 
     def encode(self, text, allowed):
         """The encoding of ``text`` (``allowed``: the added token ids matched),
@@ -482,7 +507,7 @@ cdef class EncodingMaker:
         found = self.call(text, self.argument)
         if found is None:
             return None
-        return _new_walked(self.cls, found, self.strings, 0, None, self.wrap)
+        return _new_walked(self.cls, found, self.strings, 0, None, self.wrap, self.at)
 
     def make_many(self, list found not None, list texts not None, declined not None):
         """The encoding of each walk's answer in ``found`` (of ``texts``, in
@@ -496,7 +521,8 @@ cdef class EncodingMaker:
             if item is None:
                 _set(out, i, declined(texts[i]))
             else:
-                _set(out, i, _new_walked(self.cls, item, self.strings, 0, None, self.wrap))
+                _set(out, i, _new_walked(self.cls, item, self.strings, 0, None, self.wrap,
+                                         self.at))
         return out
 
 
