@@ -1,10 +1,12 @@
 """The compiled ids entry of BERT's walk (:class:`fasttok.models._wordpiece.TextEntry`).
 
-A ``str`` in which none of the added tokens' first characters is walked at
-once (no Python code runs); any other call, a text that holds one or is no
-``str``, goes to the Python path that finds the added tokens, and so does
-every call when there are more than eight first characters. A BERT file
-without added tokens of the normalized pass binds it as ``walk.ids``.
+A ``str`` in which none of the added tokens' texts occurs is walked at once
+(no Python code runs); any other call, a text that holds one or is no
+``str``, goes to the Python path that cuts at the added tokens, and so does
+every text holding a first character when there are more than sixteen
+texts, and every call when there are more than eight first characters. A
+BERT file without added tokens of the normalized pass binds it as
+``walk.ids``, and its batch calls walk their texts together.
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ def _rules() -> CodePointRules:
     return CodePointRules(lambda cps: [(SPACE if cp == 32 else APPEND, cp) for cp in cps])
 
 
-def _entry(firsts, calls: list):
+def _entry(texts, calls: list):
     def other(text, allowed):
         calls.append((text, allowed))
         return "other"
-    return TextEntry(_model().encode_with, _rules(), firsts, other).ids
+    return TextEntry(_model().encode_with, _rules(), texts, other).ids
 
 
 def test_a_text_without_a_first_character_is_walked_without_the_python_path():
@@ -43,6 +45,22 @@ def test_a_text_holding_a_first_character_goes_to_the_python_path_with_its_allow
     allowed = frozenset({7})
     assert _entry("[<", calls)("a <b", allowed) == "other"
     assert calls == [("a <b", allowed)]
+
+
+def test_a_first_character_without_its_text_is_walked_without_the_python_path():
+    calls: list = []
+    ids = _entry(["[X]", "[Y]"], calls)
+    assert ids("a [a] [Z", None) == [1, 0, 0] and ids("[Y]", None) == "other"
+    assert calls == [("[Y]", None)]
+
+
+def test_more_than_sixteen_texts_send_every_text_with_a_first_character_to_the_python_path():
+    calls: list = []
+    many = [f"[{i}]" for i in range(17)]
+    assert _entry(many, calls)("a [a]", None) == "other"
+    assert _entry(many, calls)("a a", None) == [1, 1]
+    assert _entry(many[:16], calls)("a [a]", None) == [1, 0]
+    assert len(calls) == 1
 
 
 def test_a_first_character_past_latin1_is_found_in_a_wide_text():
@@ -81,3 +99,45 @@ def test_minilm_binds_the_entry_and_matches_added_tokens_through_the_python_path
     assert enc.encode(text, allowed_special="all") == \
         reference.encode(text, add_special_tokens=False).ids
     assert type(enc._core.pipeline.walk.ids.__self__) is TextEntry
+
+
+def test_ids_many_walks_the_plain_texts_and_sends_the_others_to_the_python_path():
+    calls: list = []
+    ids_many = TextEntry(_model().encode_with, _rules(), ["[X]"],
+                         lambda text, allowed: calls.append(text) or "other").ids_many
+    assert ids_many(["a a", "[X]", b"a", "b", "[a"], None) == \
+        [[1, 1], "other", None, [0], [0]]
+    assert calls == ["[X]"]
+
+
+def _minilm():
+    import fasttok
+
+    tokenizers = pytest.importorskip("tokenizers")
+    reference = tokenizers.Tokenizer.from_file(str(MINILM))
+    reference.no_padding()
+    reference.no_truncation()
+    return fasttok.load(MINILM), reference
+
+
+@pytest.mark.skipif(not MINILM.exists(), reason="all-MiniLM-L6-v2 not found")
+def test_minilm_batch_of_plain_lines_encodes_none_of_them_one_by_one(monkeypatch):
+    enc, reference = _minilm()
+    lines = ["Hello world!\n", "Ünïcödé, 世界 ok", "", "tabs\tand  spaces", "x[i] = [SEP"]
+    one_by_one: list = []
+    encode = enc._core.encode
+    monkeypatch.setattr(enc._core, "encode", lambda *a: one_by_one.append(a) or encode(*a))
+    got = enc.encode_ordinary_batch(lines, num_threads=1)
+    assert got == [reference.encode(t, add_special_tokens=False).ids for t in lines]
+    assert one_by_one == []
+
+
+@pytest.mark.skipif(not MINILM.exists(), reason="all-MiniLM-L6-v2 not found")
+def test_minilm_batch_matches_added_tokens_and_encodes_declined_texts_alone():
+    enc, reference = _minilm()
+    lines = ["a [SEP] b [MASK]", "lone \ud800 surrogate", "plain"]
+    flat, offsets = enc.encode_batch(lines, allowed_special="all", num_threads=1, flat=True)
+    assert [list(flat[offsets[i]:offsets[i + 1]]) for i in range(len(lines))] == \
+        [enc.encode(t, allowed_special="all") for t in lines]
+    assert enc.encode_batch(lines[::2], allowed_special="all", num_threads=1) == \
+        [reference.encode(t, add_special_tokens=False).ids for t in lines[::2]]

@@ -33,6 +33,7 @@ The tiktoken-style API over a ``tokenizer.json``:
 from __future__ import annotations
 
 import functools
+from array import array
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -269,6 +270,29 @@ class HFModel(ModelBase):
             if found is not None:
                 return found
         return self.pipeline.encode_ids(repair_surrogates(text), allowed_ids)
+
+    def encode_many(self, texts: list, allowed: Optional[bytes] = None) -> list:
+        """:meth:`encode` of each text: the walk's batch call
+        (:meth:`~fasttok.formats.walk.Walk.ids_many`, one compiled pass for
+        BERT's) where there is a walk, :meth:`encode` for what it declines."""
+        walk = self.pipeline.walk
+        if walk is None or type(texts) is not list:
+            return [self.encode(text, allowed) for text in texts]
+        allowed_ids = self._allowed.get(allowed)
+        if allowed_ids is None:
+            allowed_ids = self._allowed_ids(allowed)
+        return [self.encode(text, allowed) if ids is None else ids
+                for text, ids in zip(texts, walk.ids_many(texts, allowed_ids))]
+
+    def encode_many_flat(self, texts: list, allowed: Optional[bytes] = None) -> tuple:
+        """:meth:`encode_many` as one ``array('I')`` of ids and where each
+        text's start, an ``array('Q')``."""
+        ids = array("I")
+        offsets = array("Q", [0])
+        for one in self.encode_many(texts, allowed):
+            ids.extend(one)
+            offsets.append(len(ids))
+        return ids, offsets
 
     def encoder(self, allowed: bytes) -> tuple:
         """The walk's own ``ids`` with the ids ``allowed`` selects (see

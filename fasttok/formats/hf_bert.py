@@ -113,7 +113,7 @@ class BertWalk(Walk):
     """
 
     __slots__ = ("_walk", "_walk_many", "rules", "_added", "_occurs", "_spelling", "_split",
-                 "_cores_of", "_may_start", "_ids")
+                 "_cores_of", "_may_start", "_entry", "_ids")
 
     def __init__(self, model: WordPiece, rules: CodePointRules, added: Any,
                  normalize: Optional[Callable[[str], str]] = None,
@@ -136,9 +136,10 @@ class BertWalk(Walk):
         # set's test (a fifth of a short line's time, with the calls it made)
         self._may_start = added.matcher(False).may_occur
         # ids: with no added token of the normalized pass, a compiled entry
-        # that walks a text holding none of their first characters at once
-        self._ids = (self._checked_ids if normalize is not None else
-                     TextEntry(self._walk, rules, self._may_start.firsts, self._cut_ids).ids)
+        # that walks a text holding none of the raw pass's texts at once
+        self._entry = (None if normalize is not None else
+                       TextEntry(self._walk, rules, added.matcher(False).by_text, self._cut_ids))
+        self._ids = self._checked_ids if self._entry is None else self._entry.ids
 
     def _cuts(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
         # the added tokens' matches in the raw text, or None for none (most texts)
@@ -188,8 +189,15 @@ class BertWalk(Walk):
         :class:`~fasttok.formats.hf_walks.Walk`); compiled (a
         :class:`~fasttok.models._wordpiece.TextEntry`'s) where no added token
         is matched in the normalized text, so that one bound call of it runs
-        no Python code for a text no added token starts in."""
+        no Python code for a text no added token occurs in."""
         return self._ids
+
+    def ids_many(self, texts: list, allowed: Optional[frozenset]) -> list:
+        """:meth:`ids` of each text (see :meth:`Walk.ids_many`): those no
+        added token occurs in walked together with the GIL released once."""
+        if self._entry is None:
+            return Walk.ids_many(self, texts, allowed)
+        return self._entry.ids_many(texts, allowed)
 
     def _cut_ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
         # the ids of a text an added token may start in, cut at the matches

@@ -33,6 +33,20 @@ class Walk:
         """The ids of ``text`` (no post-processor), or ``None``."""
         raise NotImplementedError
 
+    def ids_many(self, texts: list, allowed: Optional[frozenset]) -> list:
+        """:meth:`ids` of each ``str`` of ``texts``, in order, ``None`` for a
+        text it declines or that is no ``str`` (the caller's to encode); a
+        walk with a compiled batch call runs it. This default calls :meth:`ids`.
+
+        >>> class Chars(Walk):
+        ...     def ids(self, text, allowed):
+        ...         return None if text == "?" else [ord(c) for c in text]
+        >>> Chars().ids_many(["ab", "?", 1], None)
+        [[97, 98], None, None]
+        """
+        ids = self.ids
+        return [ids(text, allowed) if type(text) is str else None for text in texts]
+
     def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
         """``(ids, offsets, words)`` of ``text``, or ``None``: ``ids`` an
         ``array('I')``; ``offsets`` an ``array('i')`` of ``2 * len(ids)``

@@ -75,7 +75,10 @@ class TextEntry:
         self,
         walk: Callable[..., list[int] | tuple | None],
         rules: CodePointRules,
-        firsts: Iterable[str],
+        texts: Iterable[str],
         other: Callable[[str, frozenset[int] | None], list[int] | None],
     ) -> None: ...
     def ids(self, text: str, allowed: frozenset[int] | None) -> list[int] | None: ...
+    def ids_many(
+        self, texts: list[object], allowed: frozenset[int] | None
+    ) -> list[list[int] | None]: ...
