@@ -97,6 +97,11 @@ cdef class EncodeEntry:
         # CPython calls _entry_vectorcall; this is for callers of tp_call
         return encode(self.encoding, *args, **kwargs)
 
+    def __reduce__(self):
+        # pickled as a bound method is, the attribute read again from its
+        # encoding: a process pool's map of enc.encode pickles it
+        return getattr, (self.encoding, "encode")
+
     cdef object encode(self, text, allowed_special, disallowed_special, add_special_tokens,
                        sample, alpha, nbest_size, seed):
         cdef object ids

@@ -222,6 +222,16 @@ def test_an_encoding_unpickled_by_name_encodes_through_its_own_entry():
     assert copy.encode("hello world") == enc.encode("hello world")
 
 
+def test_enc_encode_pickles_as_a_bound_method_does():
+    # what a process pool's map(enc.encode, texts) and a partial of it send
+    enc = fasttok.get_encoding("r50k_base")
+    again = pickle.loads(pickle.dumps(enc.encode))
+    assert type(again).__name__ == "EncodeEntry"
+    assert again("hello world") == enc.encode("hello world")
+    every = pickle.loads(pickle.dumps(functools.partial(enc.encode, allowed_special="all")))
+    assert every("a<|endoftext|>") == enc.encode("a<|endoftext|>", allowed_special="all")
+
+
 def test_a_subclass_defining_encode_keeps_its_own():
     class Shouting(fasttok.Encoding):
         def encode(self, text, **options):
