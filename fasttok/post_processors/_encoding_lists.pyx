@@ -39,7 +39,8 @@ from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.object cimport Py_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.object cimport PyTypeObject
-from cpython.ref cimport PyObject, Py_INCREF
+from cpython.dict cimport PyDict_Next
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from libc.stdint cimport uint16_t, uint32_t
 
 from types import MemberDescriptorType
@@ -203,6 +204,25 @@ cdef class SingleWrap:
         self.added = self.lead + len(self.tails[IDS])
 
 
+cdef int _respell(list out, Py_ssize_t h, Py_ssize_t n, dict odd) except -1:
+    # out[h + index] = text for each {index: text} of odd, index below n (a
+    # Unigram line of unknown runs has several: the dict's items as tuples
+    # and an int sum each were half of reading its tokens)
+    cdef Py_ssize_t pos = 0, index
+    cdef PyObject* key
+    cdef PyObject* text
+    cdef PyObject* old
+    while PyDict_Next(odd, &pos, &key, &text):
+        index = <object>key
+        if not 0 <= index < n:
+            raise IndexError(f"token index {index} is not below {n}")
+        old = PyList_GET_ITEM(out, h + index)
+        Py_INCREF(<object>text)
+        PyList_SET_ITEM(out, h + index, <object>text)
+        Py_XDECREF(old)
+    return 0
+
+
 @cython.final  # (its cpdef methods called from C without a look for an override)
 cdef class WalkedFields:
     """What each field of a walked encoding is made from: the walk's arrays
@@ -296,8 +316,7 @@ cdef class WalkedFields:
                 raise IndexError(f"token id {at[i]} has no string")
             _set(out, h + i, <object>PyList_GET_ITEM(self.strings, at[i]))
         if self.odd:
-            for index, text in self.odd.items():
-                out[h + index] = text
+            _respell(out, h, n, self.odd)
         return out
 
     cdef list _offsets(self):
