@@ -109,8 +109,8 @@ faster (en.txt 0.25 s against 1.22 s), words 5-8x; gemma3 lines 4-7x, words
   ahead together (``_find_all``); the Python strings' ``merge_slots`` path
   was ~400 ms with its ``str.encode`` calls and first ``TokenTables``.
   Each probe hashed once (not once per prefetch pass) and each merge's
-  parts read once, a surrogate looked for only in a merge that fails:
-  Llama 2's 59k merges 57.4M -> 37.4M instructions (callgrind).
+  parts read once: Llama 2's 59k merges 57.4M -> 37.4M instructions
+  (callgrind).
 * What a load builds: only the merges' check and slots (a bad merge fails
   the load, as in tokenizers). ``HfBpeCore`` (its ``TokenTables``, seams,
   byte slots; ~10 ms for Llama 2) is built on the model's first use
@@ -384,7 +384,8 @@ def packed_merge_slots(PackedVocab vocab not None, PackedMerges merges not None,
     found with ``vocab.find`` in the packed UTF-8, no Python string made
     for an entry or a merge. The merges are in the legacy form when none is
     a pair, as :func:`merge_slots` is told; a failing merge gives the same
-    ``(index, part)``, a surrogate in a part failing that part first.
+    ``(index, part)`` (the reader refuses a document holding a surrogate,
+    so no part here holds one).
 
     >>> from fasttok.shared._json_reader import read_tokenizer_document
     >>> doc, m = read_tokenizer_document(
