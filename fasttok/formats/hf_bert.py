@@ -22,8 +22,10 @@ on a 2-core machine at load ~5): ``walk.encode`` 2.8 / 1.3 / 1.2 / 1.9 us a
 line, 9.8 / 13 / 15 / 12 times ``tokenizers``' ``encode`` (28 / 17 / 18 / 22
 us); ``walk.ids`` 1.4 / 0.9 / 0.8 / 1.3 us, where ``fasttok.load``'s
 ``encode`` (the same walk under its Encoding's layers) takes 1.7 / 1.3 / 1.1
-/ 1.9. The offsets cost the arrays' making (three, a text index a normalized
-byte). Before the walk, the stages gave offsets at 3-4 times ``tokenizers``'
+/ 1.9; with ``walk.ids`` compiled (:class:`~fasttok.models._wordpiece.TextEntry`),
+``fasttok.load``'s ``encode`` takes 0.90 / 0.54 / 0.84 / 1.35 us (load ~4.5,
+2026-12-04). The offsets cost the arrays' making (three, a text index a
+normalized byte). Before the walk, the stages gave offsets at 3-4 times ``tokenizers``'
 time, and a Python call a word gave ids at 0.7-1.4 times.
 
 >>> _is_bert(BertNormalizer(), BertPreTokenizer(), WordPiece({"[UNK]": 0, "a": 1}))
