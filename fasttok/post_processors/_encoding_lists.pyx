@@ -706,3 +706,23 @@ tokenizer_encode.__qualname__ = "Tokenizer.encode"
 # calls of a final class: reads 24.7M -> 19.7M, the whole 97.4M.
 # A walked encoding's fields read at its _walked slot's place (WalkedField's
 # fields), not looked up by name: reads 19.7M -> 16.5M, the whole 93.5M.
+#
+# The drop-in per call (session 6; callgrind of bench/test_hf_drop_in_bench.py's
+# cells, 5,000 lines, every field read, one thread). Llama 3 zh batch, 83.3M
+# instructions: the walk 26.5M, the arrays of its results 5.2M, make_many
+# 4.5M, the field reads 16.5M and freeing the lists read ~10M, the
+# surrogate check (the batch's text joined, then encoded to UTF-8) and
+# ByteLevelWalk.encode_many's _plain called a text; the rest the bench's
+# own Python. The surrogate check as a scan of the code points
+# (refuse_surrogates): 76.4M; no _plain a text where the core walks all:
+# 70.1M (other helpers' walk commits landed in between: part of these
+# steps may be theirs); the reads' framing and the encoding's slot stored
+# directly: 67.8M.
+# Llama 2 zh lines, 89.0M: Tokenizer.encode, _refuse_surrogates (a frame
+# and a UTF-8 copy of each non-ASCII line, ~460 instructions) and
+# HFPipeline.encode_single were three Python frames around the maker; as
+# tokenizer_encode and encode_single here, 78.1M; with the reads' changes
+# 75.8M. Left: a field read is ~600 instructions for a line's ~10 items
+# (~100 of them the attribute lookup of a Python class's slot) and freeing
+# its list ~400; releasing the GIL in the byte-level core's encode_offsets
+# costs ~200 a line (1.7% of Llama 3 zh lines).
