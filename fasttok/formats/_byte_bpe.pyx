@@ -1665,6 +1665,18 @@ cdef class BatchJob:
 #   21% of the time and saved no merging (the pieces that repeat are short
 #   ones that merge in a step), while each probe was a cache miss: 10% of
 #   the profile. The gate limits what text that does not repeat costs.
+#   Its first rule (closed for 15 windows after one of few hits, nothing
+#   kept meanwhile) closed itself again on reopening, since its own misses
+#   came first: one call a line, the bench's seven passes over 5,000 lines,
+#   llama3 en probed the cache in 3 of 7 passes and qwen3 en in 3 partial
+#   ones (probe counts of an instrumented build). Now a 1-in-8 sample by
+#   hash is always probed and kept and decides alone (ft_piece_cache.h):
+#   every pass after the second probes all. bench/test_hf_ids_peers_bench.py
+#   lines, quicktok-v1 / fasttok, base 7665035 -> 42f9993 (with the per-call
+#   cuts of that commit), two alternating pairs at load 5-6: llama3 en
+#   1.67/1.48 -> 1.91/2.07, code 1.41/1.32 -> 1.55/1.56, zh 1.27/1.35 ->
+#   1.40/1.45; qwen3 en 1.49/1.54 -> 2.01/1.94, code 1.18/1.21 -> 1.63/1.51,
+#   zh 1.34/1.13 -> 1.52/1.56.
 # * the probe's first load was 63% of _encode_segment's samples (llama3,
 #   en lines); with the next piece cut, hashed and its set prefetched
 #   before this one is encoded, 41%.
