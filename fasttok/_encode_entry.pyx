@@ -40,15 +40,21 @@ cycle collector. Measurements at the end.
 ([97, 256], [97, 60, 101, 62])
 """
 
+import weakref
+
 cimport cython
 from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
+
+from fasttok.errors import FasttokError
 
 
 cdef extern from "Python.h":
     ctypedef PyObject* (*vectorcallfunc)(PyObject* callable, PyObject* const* args,
                                          size_t nargsf, PyObject* kwnames)
     Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
+    object PyObject_Vectorcall(object callable, PyObject* const* args, size_t nargsf,
+                               PyObject* kwnames)
     unsigned long Py_TPFLAGS_HAVE_VECTORCALL
     ctypedef struct TypeSlots "PyTypeObject":
         Py_ssize_t tp_vectorcall_offset
@@ -169,12 +175,65 @@ cdef object _entry_vectorcall(object entry, PyObject* const* args, size_t nargsf
     return encode((<EncodeEntry>entry).encoding, *given, **keywords)
 
 
+@cython.final
+cdef class BoundEntry:
+    """A model's bound method set on its encoding (``enc.encode_ordinary``):
+    a call is the method's own vector call, with no Python frame; pickled,
+    it is the encoding's attribute read again, as a bound method of the
+    encoding pickles (the compiled model behind it does not). It holds the
+    encoding by a weak reference: the encoding holds it, and a cycle would
+    leave a dropped encoding to the collector.
+
+    >>> from fasttok.core import Encoding
+    >>> from fasttok.vocab import Vocabulary
+    >>> enc = Encoding.from_vocabulary(Vocabulary(
+    ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256)),
+    ...     special_tokens={"<e>": 256}))
+    >>> type(enc.encode_ordinary).__name__, enc.encode_ordinary("a<e>")
+    ('BoundEntry', [97, 60, 101, 62])
+    """
+
+    # first: what CPython calls for a vector of arguments (_bound_vectorcall)
+    cdef vectorcallfunc vectorcall
+    cdef readonly object call
+    cdef object encoding
+    cdef str name
+
+    def __cinit__(self):
+        self.vectorcall = <vectorcallfunc><void*>_bound_vectorcall
+
+    def __init__(self, call not None, encoding not None, str name not None):
+        self.call = call
+        self.encoding = weakref.ref(encoding)
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        """The bound method (for callers of tp_call; CPython calls _bound_vectorcall)."""
+        return self.call(*args, **kwargs)
+
+    def __reduce__(self):
+        encoding = self.encoding()
+        if encoding is None:
+            raise FasttokError(f"the encoding of this {self.name} is gone: pickle "
+                               f"enc.{self.name} while enc is alive")
+        return getattr, (encoding, self.name)
+
+
+cdef object _bound_vectorcall(object entry, PyObject* const* args, size_t nargsf,
+                              PyObject* kwnames):
+    return PyObject_Vectorcall((<BoundEntry>entry).call, args, nargsf, kwnames)
+
+
 cdef _enable_vectorcall():
     # CPython finds a vectorcall function at tp_vectorcall_offset in each
     # instance; Cython declares no such slot for a class, so it is set here
     cdef EncodeEntry probe = EncodeEntry.__new__(EncodeEntry)
+    cdef BoundEntry bound = BoundEntry.__new__(BoundEntry)
     cdef TypeSlots* slots = <TypeSlots*>EncodeEntry
     slots.tp_vectorcall_offset = <char*>&probe.vectorcall - <char*><PyObject*>probe
+    slots.tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL
+    slots = <TypeSlots*>BoundEntry
+    slots.tp_vectorcall_offset = <char*>&bound.vectorcall - <char*><PyObject*>bound
     slots.tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL
 
 

@@ -235,10 +235,15 @@ class Encoding:
         self._all_mask = bytes([1]) * len(self._order)
         self._masks: dict = {}
         self._max_token_value = max_token_value
+        self._bind_ordinary()
+
+    def _bind_ordinary(self) -> None:
         # encode_ordinary is the model's own, which it only called: its
-        # Python frame was 9% of a short line's instructions (cl100k_base)
+        # Python frame was 9% of a short line's instructions (cl100k_base);
+        # a BoundEntry, so that it pickles as the bound method did
         if type(self).encode_ordinary is Encoding.encode_ordinary:
-            self.encode_ordinary = model.encode_ordinary
+            self.encode_ordinary = _encode_entry.BoundEntry(self._core.encode_ordinary, self,
+                                                            "encode_ordinary")
 
     @functools.cached_property
     def vocabulary(self) -> Vocabulary:
@@ -910,6 +915,7 @@ class Encoding:
         if isinstance(state, str):
             other = registry.resolve("fasttok:get_encoding")(state)
             self.__dict__.update(other.__dict__)
+            self._bind_ordinary()  # other's holds other
             return
         assert isinstance(state, dict)
         self._setup(state["vocabulary"], None, False)

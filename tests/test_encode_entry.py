@@ -232,6 +232,15 @@ def test_enc_encode_pickles_as_a_bound_method_does():
     assert every("a<|endoftext|>") == enc.encode("a<|endoftext|>", allowed_special="all")
 
 
+def test_enc_encode_ordinary_pickles_as_a_bound_method_does():
+    # the model's bound method behind it does not pickle; the encoding does
+    enc = fasttok.get_encoding("r50k_base")
+    again = pickle.loads(pickle.dumps(enc.encode_ordinary))
+    assert again("a <|endoftext|>") == enc.encode_ordinary("a <|endoftext|>")
+    copy = pickle.loads(pickle.dumps(enc))  # by name: its own, not the cached encoding's
+    assert pickle.loads(pickle.dumps(copy.encode_ordinary))("hi") == enc.encode_ordinary("hi")
+
+
 def test_a_subclass_defining_encode_keeps_its_own():
     class Shouting(fasttok.Encoding):
         def encode(self, text, **options):
@@ -243,7 +252,7 @@ def test_a_subclass_defining_encode_keeps_its_own():
 
 def test_encode_ordinary_is_the_models_own():
     enc = fasttok.get_encoding("r50k_base")
-    assert enc.encode_ordinary == enc._core.encode_ordinary
+    assert enc.encode_ordinary.call == enc._core.encode_ordinary
     assert enc.encode_ordinary("a <|endoftext|>") == enc.encode("a <|endoftext|>",
                                                                 disallowed_special=())
 
