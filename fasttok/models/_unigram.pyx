@@ -1486,6 +1486,25 @@ cdef class TokenizersUnigram:
 #   default, above), the rest spread over charsmap, _piece, _segment and the
 #   cache probe (~15-20 instructions a character each). A squeeze folded
 #   into _piece was not tried (its alignment with the split is delicate).
+# * Session 6 (same callgrind driver; times tokie/fasttok, alternating
+#   processes, CPU best of 7 at load ~5): most of the "14% of segments
+#   miss" was the set index, not the cache's size: ft_pc_hash's low bits
+#   of a short key hang on its first five or six bytes ("▁" and a word's
+#   first letters); murmur3's finalizer over it (_segment_hash) took whole
+#   en.txt from 7.5k to 8.7k entries in use and spm en 44.1M -> 39.0M
+#   instructions. Code: long tokens are cut where no piece joins two ASCII
+#   bytes (_pair_cut), the quote-pair Replaces are memchr passes, the
+#   added-token check is LiteralCut's memchr search: albert code whole
+#   29.9M -> 24.2M, 0.92 -> 1.16-1.20 of tokie. Tried and narrowed: cuts
+#   inside every long segment (also Chinese): 3-6% fewer instructions on
+#   zh.txt but its parts seldom repeat, each a miss evicting another, and
+#   xlnet zh whole was 7% slower; cutting every segment, not just long
+#   ones (en.txt's distinct segments 10.1k -> 6.9k): 7% more instructions
+#   on spm en, 65% more on ja8000 en (its pieces join few Latin pairs).
+#   Left: spm/albert en whole are at tokie's instruction count (39.0M vs
+#   38.0M) but not yet 1.2x its time; the cache probes (~90 instructions
+#   a segment in _segments/_segment plus the header's) and _piece
+#   (~180 a word for split files) are the next costs.
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
