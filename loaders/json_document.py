@@ -58,7 +58,8 @@ def parse_tokenizer_json(data: Union[bytes, bytearray, FileBytes, str], source: 
     ``None``) holds them; ``packed.object()`` is the whole model object.
 
     A string holding a lone surrogate, anywhere, is refused, as tokenizers'
-    reader (serde_json) refuses it; ``json.loads`` would read it.
+    reader (serde_json) refuses it; ``json.loads`` would read it. So is a
+    UTF-8 byte order mark before the document, which ``json.loads`` skips.
 
     >>> doc, packed = parse_tokenizer_json(b'{"model": {"vocab": {"a": 0}}, "x": 1}', "t.json")
     >>> doc, packed.object()
@@ -70,6 +71,10 @@ def parse_tokenizer_json(data: Union[bytes, bytearray, FileBytes, str], source: 
     Traceback (most recent call last):
     fasttok.errors.VocabularyFileError: t.json: field '$.decoder.x[0]': "a\\ud800" holds a lone surrogate, which tokenizers refuses: pair it or remove it
     """
+    if data[:1] == "\ufeff" if isinstance(data, str) else bytes(memoryview(data)[:3]) == _BOM:
+        raise VocabularyFileError(source, "starts with a UTF-8 byte order mark, which tokenizers "
+                                  "refuses ('expected value at line 1 column 1'): save it without one",
+                                  offset=0)
     read: Optional[tuple] = None
     if isinstance(data, (bytes, bytearray, FileBytes)):
         # the compiled reader leaves a document with a lone surrogate to json.loads
@@ -83,6 +88,9 @@ def parse_tokenizer_json(data: Union[bytes, bytearray, FileBytes, str], source: 
             _refuse_lone_surrogates(doc, "$", source)
         return doc, None
     return read
+
+
+_BOM = b"\xef\xbb\xbf"
 
 
 def _encodes(text: str) -> bool:

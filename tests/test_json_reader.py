@@ -170,11 +170,20 @@ def test_lone_surrogate_leaves_the_reader_and_is_refused_naming_its_path(data, w
     b'{"model": {"vocab": [["a", -0], ["b", 1E400], ["c", 1e-5]], "vocab": [["d", 0.0]]}}',
     b'{"model": {"vocab": [["a", 0]], "vocab": {"b": 1}}, "x": [["c", 1]]}',
     b'{"model": {"vocab": {"b": 1}, "vocab": [["a", 0]]}}',
-    b'\xef\xbb\xbf{"model": {"vocab": {"a": 0}}}',
     b' [NaN, Infinity, -Infinity, -0, 0.5e-3, 1E400, 12345678901234567890123] ',
 ])
 def test_unusual_documents_read_as_json_loads(data):
     _same(_whole(data), json.loads(data))
+
+
+@pytest.mark.parametrize("data", [b'\xef\xbb\xbf{"model": {"vocab": {"a": 0}}}',
+                                  '\ufeff{"model": {"vocab": {"a": 0}}}'])
+def test_a_byte_order_mark_is_refused_as_tokenizers_refuses_it(data):
+    tokenizers = pytest.importorskip("tokenizers")
+    with pytest.raises(Exception, match="expected value at line 1 column 1"):
+        tokenizers.Tokenizer.from_str(data if isinstance(data, str) else data.decode("utf-8"))
+    with pytest.raises(VocabularyFileError, match="^t.json: .*byte order mark"):
+        parse_tokenizer_json(data, "t.json")
 
 
 def test_model_object_keeps_the_file_key_order():

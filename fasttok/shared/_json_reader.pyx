@@ -1190,7 +1190,7 @@ def read_tokenizer_document(data):
     cdef _Reader r = _Reader()
     r.n = view.shape[0]
     r.s = &view[0] if r.n else <const uint8_t*>b""
-    r.i = 3 if r.n >= 3 and memcmp(r.s, b"\xef\xbb\xbf", 3) == 0 else 0
+    r.i = 0
     r.memo = {}
     r.model = None
     r.depth = 0
