@@ -79,31 +79,37 @@ cdef inline bint _find_range(const uint32_t* r, Py_ssize_t n_ranges, uint32_t c,
     return False
 
 
+ctypedef fused unit_t:
+    uint8_t
+    uint16_t
+
+
+cdef inline bint _units_within(const unit_t* units, Py_ssize_t n, const uint32_t* r,
+                               Py_ssize_t n_ranges) noexcept:
+    # whether every unit lies in one of ranges r; the range of the last one
+    # is tried first, in registers (a line of Chinese stays in one)
+    cdef Py_ssize_t i
+    cdef uint32_t c, lo = 1, hi = 0
+    for i in range(n):
+        c = units[i]
+        if (c < lo or c > hi) and not _find_range(r, n_ranges, c, &lo, &hi):
+            return False
+    return True
+
+
 cdef bint _within(str text, bytes ranges):
     # whether every character of text lies in one of ranges (first and last
-    # code point of each, 32-bit words). The range of the last character is
-    # tried first, in registers (a line of Chinese stays in one); one unit
-    # width a loop, since reading a unit of any width was a switch a
-    # character and cost as much as the quick check it saves
+    # code point of each, 32-bit words); a loop compiled for each unit width,
+    # since reading a unit of any width was a switch a character and cost as
+    # much as the quick check it saves
     cdef const uint32_t* r = <const uint32_t*>PyBytes_AS_STRING(ranges)
-    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text), n_ranges = PyBytes_GET_SIZE(ranges) // 8
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), n_ranges = PyBytes_GET_SIZE(ranges) // 8
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
-    cdef const uint16_t* units2 = <const uint16_t*>data
-    cdef const uint8_t* units1 = <const uint8_t*>data
-    cdef uint32_t c, lo = 1, hi = 0
     if kind == 2:
-        for i in range(n):
-            c = units2[i]
-            if (c < lo or c > hi) and not _find_range(r, n_ranges, c, &lo, &hi):
-                return False
-        return True
+        return _units_within(<const uint16_t*>data, n, r, n_ranges)
     if kind == 1:
-        for i in range(n):
-            c = units1[i]
-            if (c < lo or c > hi) and not _find_range(r, n_ranges, c, &lo, &hi):
-                return False
-        return True
+        return _units_within(<const uint8_t*>data, n, r, n_ranges)
     return False
 
 
@@ -220,7 +226,8 @@ cdef class ModelBase:
         return [self.encode(t, allowed) for t in texts]
 
     def encode_many_flat(self, texts, allowed=None):
-        """All ids in one ``array('I')`` and where each text's start, ``array('Q')``.
+        """:meth:`encode_many`'s ids in one ``array('I')`` and where each
+        text's start, ``array('Q')``.
 
         >>> class Chars(ModelBase):
         ...     def encode(self, text, allowed):
@@ -230,8 +237,8 @@ cdef class ModelBase:
         """
         ids = array("I")
         offsets = array("Q", [0])
-        for t in texts:
-            ids.extend(self.encode(t, allowed))
+        for one in self.encode_many(texts, allowed):
+            ids.extend(one)
             offsets.append(len(ids))
         return ids, offsets
 
