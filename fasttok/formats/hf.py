@@ -33,7 +33,6 @@ The tiktoken-style API over a ``tokenizer.json``:
 from __future__ import annotations
 
 import functools
-from array import array
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -283,16 +282,6 @@ class HFModel(ModelBase):
             allowed_ids = self._allowed_ids(allowed)
         return [self.encode(text, allowed) if ids is None else ids
                 for text, ids in zip(texts, walk.ids_many(texts, allowed_ids))]
-
-    def encode_many_flat(self, texts: list, allowed: Optional[bytes] = None) -> tuple:
-        """:meth:`encode_many` as one ``array('I')`` of ids and where each
-        text's start, an ``array('Q')``."""
-        ids = array("I")
-        offsets = array("Q", [0])
-        for one in self.encode_many(texts, allowed):
-            ids.extend(one)
-            offsets.append(len(ids))
-        return ids, offsets
 
     def encoder(self, allowed: bytes) -> tuple:
         """The walk's own ``ids`` with the ids ``allowed`` selects (see
