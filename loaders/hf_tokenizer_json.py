@@ -60,6 +60,7 @@ from fasttok.shared._json_reader import PackedModel, PackedPieces, PackedVocab
 from fasttok.shared._tables import TokenTables
 from fasttok.shared.gc_pause import gc_paused
 from fasttok.shared.json_fields import BOOL, INTEGER, OBJECT, Fields, all_ints
+from fasttok.shared.surrogates import has_utf8
 from fasttok.vocab import MAX_ID, Vocabulary, ids_are_dense, token_layout
 
 __all__ = ["load_tokenizer_json", "tokenizer_json_record", "tokenizer_json_file_record",
@@ -696,7 +697,7 @@ def _tokenizer_json_record(doc: Any, source: str, name: Optional[str], config: O
     except UnicodeEncodeError:
         # a lone surrogate escape: tokenizers' reader (serde_json) refuses
         # the document, and such a text has no UTF-8 to match
-        text = next(t for t in model_ids if not t.isascii() and not _encodes(t))
+        text = next(t for t in model_ids if not has_utf8(t))
         raise r.fail(_entry(text), f"{text!r} holds a lone surrogate, which no UTF-8 text "
                      "can match (tokenizers refuses the file)") from None
     names = _template_ids(r, doc) | _config_ids(config, specials)
@@ -708,15 +709,6 @@ def _tokenizer_json_record(doc: Any, source: str, name: Optional[str], config: O
                       template_ids=template_ids,
                       bos_id=names.get("bos_id"), eos_id=names.get("eos_id"),
                       unk_id=unk if isinstance(unk, int) else None, metadata=metadata), None, None
-
-
-def _encodes(text: str) -> bool:
-    # whether text has UTF-8 (no lone surrogate)
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _listed_in_id_order(model_ids: dict) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Optional, Union
 
 from fasttok.errors import VocabularyFileError
+from fasttok.shared.surrogates import has_utf8
 from fasttok.shared._json_reader import FileBytes, read_tokenizer_document
 
 __all__ = ["parse_json_document", "parse_tokenizer_json"]
@@ -84,22 +85,13 @@ def parse_tokenizer_json(data: Union[bytes, bytearray, FileBytes, str], source: 
         # text holds one only as a \\u escape or a surrogate itself (which an
         # ASCII str cannot hold; isascii is a flag, encode a copy)
         if not isinstance(data, str) or "\\ud" in data or "\\uD" in data \
-                or not (data.isascii() or _encodes(data)):
+                or not has_utf8(data):
             _refuse_lone_surrogates(doc, "$", source)
         return doc, None
     return read
 
 
 _BOM = b"\xef\xbb\xbf"
-
-
-def _encodes(text: str) -> bool:
-    # whether text has UTF-8 (no lone surrogate)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _refuse_lone_surrogates(value: Any, where: str, source: str) -> None:
@@ -112,7 +104,7 @@ def _refuse_lone_surrogates(value: Any, where: str, source: str) -> None:
     while todo:
         value, where = todo.pop()
         if type(value) is str:
-            if not value.isascii() and not _encodes(value):
+            if not has_utf8(value):
                 raise VocabularyFileError(
                     source, f"{json.dumps(value)} holds a lone surrogate, which tokenizers "
                             "refuses: pair it or remove it", field=where)

@@ -11,7 +11,22 @@ format whose core does not do it already.
 
 from __future__ import annotations
 
-__all__ = ["repair_surrogates"]
+__all__ = ["has_utf8", "repair_surrogates"]
+
+
+def has_utf8(text: str) -> bool:
+    """Whether ``text`` has UTF-8: it holds no lone surrogate.
+
+    >>> has_utf8("\\u00e9\\U0001f600"), has_utf8("x\\ud800")
+    (True, False)
+    """
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def repair_surrogates(text: str) -> str:
@@ -22,9 +37,6 @@ def repair_surrogates(text: str) -> str:
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if not has_utf8(text):
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return text
