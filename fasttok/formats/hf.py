@@ -268,19 +268,22 @@ class HFModel(ModelBase):
             found = walk.ids(text, allowed_ids)
             if found is not None:
                 return found
+        return self._unwalked(text, allowed_ids)
+
+    def _unwalked(self, text: str, allowed_ids: frozenset) -> list:
+        # the stages' ids of a text the walk declined (or cannot take)
         return self.pipeline.encode_ids(repair_surrogates(text), allowed_ids)
 
     def encode_many(self, texts: list, allowed: Optional[bytes] = None) -> list:
         """:meth:`encode` of each text: the walk's batch call
         (:meth:`~fasttok.formats.walk.Walk.ids_many`, one compiled pass for
-        BERT's) where there is a walk, :meth:`encode` for what it declines."""
+        BERT's) where there is a walk, the stages for what it declines, not
+        walked a second time."""
         walk = self.pipeline.walk
         if walk is None or type(texts) is not list:
             return [self.encode(text, allowed) for text in texts]
-        allowed_ids = self._allowed.get(allowed)
-        if allowed_ids is None:
-            allowed_ids = self._allowed_ids(allowed)
-        return [self.encode(text, allowed) if ids is None else ids
+        allowed_ids = self._allowed_ids(allowed)
+        return [self._unwalked(text, allowed_ids) if ids is None else ids
                 for text, ids in zip(texts, walk.ids_many(texts, allowed_ids))]
 
     def encoder(self, allowed: bytes) -> tuple:
