@@ -19,6 +19,7 @@ from typing import AbstractSet, Any, Literal, Optional, Union
 from fasttok import _encode_entry, registry
 from fasttok.errors import FasttokError
 from fasttok.models.interface import Model, missing_members, run_batch
+from fasttok.shared.binding_arguments import as_instance
 from fasttok.shared.ragged import PaddedIds, RaggedIds, pad, require_numpy
 from fasttok.vocab import Vocabulary
 
@@ -281,10 +282,19 @@ class Encoding:
         return mask
 
     def _allowed_mask(self, allowed_special: AllowedSpecial,
-                      disallowed_special: DisallowedSpecial, text: Union[str, Sequence[str]]) -> bytes:
+                      disallowed_special: DisallowedSpecial, text: str) -> bytes:
+        # a text that is not a str is refused as tiktoken refuses it (PyO3's
+        # message: its core is a PyO3 extension), not searched for specials
+        # item by item as a batch's texts are
+        if not isinstance(text, str):
+            as_instance(text, str)
+        return self._batch_mask(allowed_special, disallowed_special, (text,))
+
+    def _batch_mask(self, allowed_special: AllowedSpecial,
+                    disallowed_special: DisallowedSpecial, texts: Iterable[str]) -> bytes:
         allowed, mask = self._special_masks(allowed_special, disallowed_special)
         if mask is not None:
-            for one in ([text] if isinstance(text, str) else text):
+            for one in texts:
                 found = self._core.find_special(one, mask)
                 if found >= 0:
                     _raise_disallowed(self._order[found])
@@ -393,7 +403,7 @@ class Encoding:
         >>> enc.encode_batch(["hi", "a"], ragged=True)[0]
         array('I', [104, 105])
         """
-        allowed = self._allowed_mask(allowed_special, disallowed_special, text)
+        allowed = self._batch_mask(allowed_special, disallowed_special, text)
         if ragged:
             return RaggedIds(*self._batch(text, num_threads, allowed, "encode_many_flat"))
         return self._batch(text, num_threads, allowed, "encode_many_flat" if flat else "encode_many")
@@ -483,7 +493,7 @@ class Encoding:
         >>> enc.count_batch(["hi", "abc"])
         [2, 3]
         """
-        allowed = self._allowed_mask(allowed_special, disallowed_special, text)
+        allowed = self._batch_mask(allowed_special, disallowed_special, text)
         return self._batch(text, num_threads, allowed, "count_many")
 
     def encode_to_array(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),

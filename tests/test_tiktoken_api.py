@@ -143,6 +143,21 @@ def test_encode_with_unstable_checks_disallowed_specials(data_dir):
         encoding_pair("cl100k_base").ours.encode_with_unstable("a<|endoftext|>")
 
 
+@pytest.mark.parametrize("text", [b"hi", bytearray(b"hi"), None, 1])
+def test_encode_of_a_non_str_is_tiktoken_type_error(data_dir, text):
+    # tiktoken's core (PyO3) refuses it so when no special is searched for
+    # first; its default call's regex search refuses it with re's message,
+    # an accident of the order, which fasttok does not copy
+    pair = encoding_pair("cl100k_base")
+    with pytest.raises(TypeError) as theirs:
+        pair.theirs.encode(text, allowed_special="all")
+    for call in (pair.ours.encode, pair.ours.count, pair.ours.encode_to_array):
+        for keywords in ({}, {"allowed_special": "all"}, {"disallowed_special": ()}):
+            with pytest.raises(TypeError) as ours:
+                call(text, **keywords)
+            assert str(ours.value) == str(theirs.value), (call, keywords)
+
+
 def test_encode_only_native_bpe_equals_encode_ordinary(pair, test_strings):
     enc = pair.ours
     for case in test_strings:
