@@ -47,6 +47,7 @@ from libc.string cimport memchr, memcmp, memcpy
 from fasttok.shared._document_encoder cimport DOCUMENT_ENCODER, DocumentEncoder
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._utf8 cimport Utf8Text, utf8_put, utf8_text
+from fasttok.shared._utf8_strict cimport ft_utf8_strict_length
 
 cdef extern from *:
     """
@@ -99,33 +100,12 @@ cdef enum:
     CHUNK_ENCODED = 1
 
 
-# Each lead byte's sequence: its length (0: no character starts with it),
-# and the range its second byte must fall in (Python's strict decoder's
-# rule: no overlong forms, surrogates or code points past U+10FFFF)
-cdef uint8_t _LEAD_LENGTH[256]
-cdef uint8_t _LEAD_LOW[256]  # the lowest second byte
-cdef uint8_t _LEAD_SPAN[256]  # how many second bytes from there
-
-
-cdef void _fill_leads() noexcept:
-    cdef int c
-    for c in range(256):
-        _LEAD_LENGTH[c] = 1 if c < 0x80 else 2 if 0xC2 <= c < 0xE0 else 3 if 0xE0 <= c < 0xF0 \
-            else 4 if 0xF0 <= c < 0xF5 else 0
-        _LEAD_LOW[c] = 0xA0 if c == 0xE0 else 0x90 if c == 0xF0 else 0x80
-        _LEAD_SPAN[c] = 0x20 if c == 0xE0 or c == 0xED else 0x30 if c == 0xF0 else \
-            0x10 if c == 0xF4 else 0x40
-
-
-_fill_leads()
-
-
 cdef Py_ssize_t invalid_utf8(const uint8_t* s, size_t n) noexcept nogil:
     # Where the first byte that is not part of valid UTF-8 is, or -1. An
     # ASCII run goes 16 bytes a step; a run of multi-byte characters goes a
-    # character a step by the lead byte's table, without the word test
-    # (checking a word before each character took 12 instructions a byte
-    # of Chinese text).
+    # character a step by the lead byte's table (ft_utf8_strict.h), without
+    # the word test (checking a word before each character took 12
+    # instructions a byte of Chinese text).
     cdef size_t i = 0, k
     cdef uint64_t w0, w1
     cdef uint8_t c
@@ -141,9 +121,8 @@ cdef Py_ssize_t invalid_utf8(const uint8_t* s, size_t n) noexcept nogil:
             while i < n and s[i] < 0x80:
                 i += 1
             continue
-        k = _LEAD_LENGTH[c]
-        if k == 0 or i + k > n or <uint8_t>(s[i + 1] - _LEAD_LOW[c]) >= _LEAD_SPAN[c] \
-                or (k > 2 and (s[i + 2] & 0xC0) != 0x80) or (k > 3 and (s[i + 3] & 0xC0) != 0x80):
+        k = ft_utf8_strict_length(s + i, n - i)
+        if k == 0:
             return <Py_ssize_t>i
         i += k
     return -1

@@ -69,6 +69,7 @@ cdef extern from "<string.h>":
 
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._tables cimport hash_bytes
+from fasttok.shared._utf8_strict cimport ft_utf8_strict_length
 
 import os
 from array import array
@@ -131,27 +132,6 @@ cdef inline size_t _put_utf8(uint8_t* out, uint32_t cp) noexcept nogil:
     return 4
 
 
-cdef inline size_t _utf8_valid_at(const uint8_t* s, size_t n) noexcept nogil:
-    # the length of the strict UTF-8 sequence (no surrogate, no overlong)
-    # starting with the non-ASCII byte s[0], n bytes left; 0 if invalid
-    cdef uint8_t b = s[0]
-    if 0xC2 <= b <= 0xDF:
-        return 2 if n >= 2 and (s[1] & 0xC0) == 0x80 else 0
-    if 0xE0 <= b <= 0xEF:
-        if n < 3 or (s[1] & 0xC0) != 0x80 or (s[2] & 0xC0) != 0x80:
-            return 0
-        if (b == 0xE0 and s[1] < 0xA0) or (b == 0xED and s[1] >= 0xA0):
-            return 0
-        return 3
-    if 0xF0 <= b <= 0xF4:
-        if n < 4 or (s[1] & 0xC0) != 0x80 or (s[2] & 0xC0) != 0x80 or (s[3] & 0xC0) != 0x80:
-            return 0
-        if (b == 0xF0 and s[1] < 0x90) or (b == 0xF4 and s[1] >= 0x90):
-            return 0
-        return 4
-    return 0
-
-
 cdef inline bint _may_end_run(uint64_t w) noexcept nogil:
     # whether one of the eight bytes of w is a quote, a backslash or a
     # control character (exact as to whether, not which: a byte loop follows)
@@ -181,7 +161,7 @@ cdef int _unescape(const uint8_t* s, size_t n, size_t* at, uint8_t** buf, size_t
                 # byte-level alphabet's two bytes, SentencePiece's three of
                 # U+2581 (Llama 2's strings left the run at each one: 16.6M
                 # of the document's 41M instructions went to _unescape)
-                length = _utf8_valid_at(s + i, n - i)
+                length = ft_utf8_strict_length(s + i, n - i)
                 if length == 0:
                     break
                 i += length
