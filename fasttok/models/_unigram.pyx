@@ -2352,7 +2352,7 @@ cdef class UnigramWalk:
         # Metaspace that splits ends the piece before its next space or
         # replacement (the split found as the piece is written: a loop of
         # its own was a twelfth of the walk). Returns where it ends. The
-        # cache set of a piece of one segment is fetched now, so the misses
+        # cache set of a piece of one short segment is fetched now, so the misses
         # of a stretch's pieces overlap (the model runs on them all after).
         # Where the replacement starts past the piece's first byte a segment
         # starts (see _segments), noted as it is written (a scan for it was
@@ -2422,7 +2422,8 @@ cdef class UnigramWalk:
         ref.end = <uint32_t>n
         ref.hash = 0
         ref.cuts_end = <uint32_t>w.n_cuts
-        if w.cache != NULL and n - first <= FT_PC_PAYLOAD and w.n_cuts == cuts:
+        if w.cache != NULL and n - first <= LONG_SEGMENT and w.n_cuts == cuts:
+            # one short segment (_segments cuts a longer one, and hashes its parts)
             ref.hash = _segment_hash(p + first, n - first)
             ft_pc_prefetch(w.cache, ref.hash)
         return hi
@@ -2536,7 +2537,8 @@ cdef class UnigramWalk:
                        size_t n_cuts, WalkOut* w) except -1 nogil:
         # The Viterbi nodes of the piece p[:n] (n > 0) into w.nodes, with the
         # thread's cache (see the notes above UnigramWalk); hash: the
-        # piece's when it is one segment (0: not known); cuts[:n_cuts]: where
+        # piece's when it is one segment of at most LONG_SEGMENT bytes (else
+        # 0); cuts[:n_cuts]: where
         # its segments after the first start (_piece notes them); 1 where
         # _segment put the ids in w.ids itself. Without a cache,
         # one Viterbi; with it, segment by segment: the piece is cut where
@@ -2557,7 +2559,7 @@ cdef class UnigramWalk:
         if w.cache == NULL or (hash and not ft_pc_open(w.cache, hash)):
             # no cache, or its gate keeps this piece out (too few hits of late)
             return self.model.core.viterbi_from(p, n, &w.nodes, &w.scratch, 0.0, NULL)
-        if hash and (n <= LONG_SEGMENT or _next_cut(self.joined, p, 0, n) == n):
+        if hash:
             segs[0].start = 0
             segs[0].end = n
             segs[0].hash = hash
@@ -2744,7 +2746,8 @@ cdef class UnigramWalk:
     cdef int _stretch(self, int kind, const void* data, Py_ssize_t a, Py_ssize_t b,
                       WalkOut* w, bint early_done) except -2 nogil:
         # text[a:b] between added tokens; 1: declined (a lone surrogate).
-        # early_done: the early stages ran already (see _run)
+        # early_done: the early stages ran already, or were found to leave
+        # the text as it is (see _stretch_of)
         cdef NCharBuf* src = &w.x
         cdef NCharBuf* dst = &w.y
         cdef NChar* c
@@ -2906,6 +2909,8 @@ cdef class UnigramWalk:
             source.data = data
             source.a = a
             source.n = b - a
+            # (idle or not, _stretch need not ask again: early_done)
+            early_done = True
             if not self._early_idle(&source):
                 if kind == 1 and self.early_latin1:
                     done = self._early_latin1(<const uint8_t*>data + a, <size_t>(b - a), w)
@@ -2920,7 +2925,6 @@ cdef class UnigramWalk:
                     data = PyUnicode_DATA(text)
                     a = 0
                     b = PyUnicode_GET_LENGTH(text)
-                early_done = True
         if b - a < NOGIL_CHARS:
             return self._stretch(kind, data, a, b, w, early_done)
         with nogil:
