@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -25,7 +23,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from conftest import DATA, REPO_ROOT, missing_data_reason
+from conftest import DATA, missing_data_reason
 from fuzzing import CHARSMAP_RULES, build_charsmap
 from fasttok.models.hf_bpe import BPE
 from fasttok.models.hf_fields import serde_f64
@@ -207,56 +205,6 @@ def test_a_unigram_model_is_built_once_by_its_first_use_whichever_thread_comes_f
     eager = TokenizersUnigram(pieces, [serde_f64(score) for _, score in spec["vocab"]],
                               spec["unk_id"], spec.get("byte_fallback", False))
     assert found == [eager.ids(text)] * 8
-
-
-_IMPORTS = r"""
-import sys, fasttok
-fasttok.load(sys.argv[1]).encode("Hello world")
-print(" ".join(sorted(m for m in sys.modules if m.startswith("fasttok."))))
-"""
-
-
-def test_loading_and_encoding_a_unigram_file_imports_no_other_model_types_modules():
-    _t5()
-    out = subprocess.run([sys.executable, "-c", _IMPORTS, str(T5)], capture_output=True,
-                         text=True, check=True, cwd=REPO_ROOT.parent,
-                         env={"FASTTOK_CACHE": "0", "PATH": "", "PYTHONPATH": str(REPO_ROOT)})
-    imported = set(out.stdout.split())
-    assert "fasttok.formats.hf_unigram_path" in imported
-    assert not imported & {"fasttok.formats.hf_byte_level", "fasttok.formats.hf_bert",
-                           "fasttok.formats.hf_bpe_path", "fasttok.models.hf_bpe",
-                           "fasttok.models.hf_wordpiece", "fasttok.normalizers.bert",
-                           "fasttok.models.unigram_sampling"}
-
-
-_LOAD_IMPORTS = r"""
-import sys, fasttok
-before = set(sys.modules)
-fasttok.load(sys.argv[1])
-print(" ".join(sorted(set(sys.modules) - before)))
-"""
-
-
-def test_loading_a_unigram_file_imports_only_the_stages_it_names():
-    # T5's: Precompiled, WhitespaceSplit then Metaspace, TemplateProcessing,
-    # a Metaspace decoder; the Unicode classes wait for the first encode
-    _t5()
-    out = subprocess.run([sys.executable, "-c", _LOAD_IMPORTS, str(T5)], capture_output=True,
-                         text=True, check=True, cwd=REPO_ROOT.parent,
-                         env={"FASTTOK_CACHE": "0", "PATH": "", "PYTHONPATH": str(REPO_ROOT)})
-    imported = set(out.stdout.split())
-    assert {"fasttok.normalizers.precompiled", "fasttok.pre_tokenizers.split",
-            "fasttok.pre_tokenizers.metaspace", "fasttok.post_processors.template",
-            "fasttok.decoders.hf_metaspace"} <= imported
-    others = {f"fasttok.decoders.{m}" for m in ("hf_bpe", "hf_byte_fallback", "hf_byte_level",
-                                                "hf_replace", "hf_simple", "hf_wordpiece",
-                                                "hf_starts", "hf_stream")}
-    others |= {f"fasttok.pre_tokenizers.{m}" for m in ("byte_level", "unicode_scripts")}
-    others |= {f"fasttok.post_processors.{m}" for m in ("bert", "roberta", "byte_level",
-                                                        "sequence")}
-    others |= {"fasttok.shared._bytemap", "fasttok.shared.regex_translate",
-               "fasttok.shared._unicode", "fasttok.formats.hf_unigram_path"}
-    assert not imported & others
 
 
 def test_a_bpe_vocabulary_listed_out_of_id_order_is_the_model_listed_in_order():

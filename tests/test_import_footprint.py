@@ -1,6 +1,10 @@
-"""What `import fasttok` and a first `fasttok.load` import: only what they use.
+"""What `import fasttok`, a first `fasttok.load` and its first encode import: only what they use.
 
-Each test runs one fresh interpreter. The interpreter's own start-up may have
+A load imports the modules of the stages its file names and of the ids face;
+the drop-in's `Encoding` side (`fasttok.formats.hf_pipeline`, the
+`Encoding` modules, post-processing) is imported by `fasttok.hf` alone, and
+a walk's module by the first encode. Each file's checks read one fresh
+interpreter. The interpreter's own start-up may have
 imported some of the named modules already (a `.pth` file can import certifi,
 and with it pathlib and tempfile), so the child first drops them from
 `sys.modules`: a module that comes back was imported again by fasttok.
@@ -8,6 +12,7 @@ and with it pathlib and tempfile), so the child first drops them from
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -17,6 +22,13 @@ import pytest
 from conftest import DATA, REPO_ROOT, missing_data_reason
 
 T5 = DATA / "vocab" / "hf" / "unigram" / "botchan_unigram_5000.v5.24.0.T5Tokenizer.json"
+# BERT's shape, with truncation, padding and a tokenizer_config.json beside it
+MINILM = DATA / "vocab" / "hf" / "all-MiniLM-L6-v2" / "tokenizer.json"
+
+# the drop-in's modules: the Encoding side of a tokenizer.json
+DROP_IN = {"fasttok.hf", "fasttok.formats.hf_pipeline", "fasttok.post_processors.encoding",
+           "fasttok.post_processors._encoding_lists", "fasttok.post_processors.pipeline",
+           "fasttok.decoders.hf_stream"}
 
 # the standard modules a program that only encodes never needs (each costs
 # from a few tenths of a ms to several ms to import)
@@ -35,9 +47,13 @@ import fasttok
 after_import = set(sys.modules)
 path = sys.argv[2]
 if path:
-    fasttok.load(path)
+    enc = fasttok.load(path)
+after_load = set(sys.modules)
+if path:
+    enc.encode("Hello world")
 print(json.dumps({"import": sorted(after_import - before),
-                  "load": sorted(set(sys.modules) - after_import)}))
+                  "load": sorted(after_load - after_import),
+                  "encode": sorted(set(sys.modules) - after_load)}))
 if path:
     # the drop-in, built after the ids face in the same process
     import fasttok.hf
@@ -46,6 +62,7 @@ if path:
 """
 
 
+@functools.cache
 def _run(path: str = "", heavy: tuple = HEAVY) -> list:
     out = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(heavy), path],
                          capture_output=True, text=True, check=True, cwd=REPO_ROOT.parent,
@@ -59,17 +76,56 @@ def test_import_fasttok_imports_none_of_the_heavy_standard_modules():
                 or m.startswith("importlib.resources")}
 
 
-def test_loading_a_unigram_tokenizer_json_imports_no_drop_in_module_and_the_drop_in_works_after():
+def _t5() -> list:
     if not T5.is_file():
         pytest.skip(missing_data_reason(T5))
+    return _run(str(T5))
+
+
+def test_loading_a_unigram_file_imports_only_the_stages_it_names():
+    # T5's: Precompiled, WhitespaceSplit then Metaspace, TemplateProcessing,
+    # a Metaspace decoder; the Unicode classes wait for the first encode
+    loaded = set(_t5()[0]["load"])
+    assert {"fasttok.models._unigram", "fasttok.normalizers.precompiled",
+            "fasttok.pre_tokenizers.split", "fasttok.pre_tokenizers.metaspace",
+            "fasttok.post_processors.template", "fasttok.decoders.hf_metaspace"} <= loaded
+    others = {f"fasttok.decoders.{m}" for m in ("hf_bpe", "hf_byte_fallback", "hf_byte_level",
+                                                "hf_replace", "hf_simple", "hf_wordpiece",
+                                                "hf_starts")}
+    others |= {f"fasttok.pre_tokenizers.{m}" for m in ("byte_level", "unicode_scripts")}
+    others |= {f"fasttok.post_processors.{m}" for m in ("bert", "roberta", "byte_level",
+                                                        "sequence", "padding", "truncation")}
+    others |= {"fasttok.shared._bytemap", "fasttok.shared.regex_translate",
+               "fasttok.shared._unicode", "fasttok.formats.hf_unigram_path"}
+    assert not loaded & (others | DROP_IN)
+    assert not loaded & {"json", "hashlib", "secrets", "numbers", "dataclasses"}
+
+
+def test_the_first_encode_of_a_unigram_file_imports_its_walk_and_no_other_model_types():
+    first = _t5()[0]
+    imported = set(first["load"]) | set(first["encode"])
+    assert "fasttok.formats.hf_unigram_path" in imported
+    assert not imported & {"fasttok.formats.hf_byte_level", "fasttok.formats.hf_bert",
+                           "fasttok.formats.hf_bpe_path", "fasttok.models.hf_bpe",
+                           "fasttok.models.hf_wordpiece", "fasttok.normalizers.bert",
+                           "fasttok.models.unigram_sampling"}
+    assert not imported & DROP_IN
+
+
+def test_loading_a_bert_file_with_settings_and_a_config_imports_no_drop_in_module_nor_json():
+    # its truncation and padding are checked at the load, its tokenizer_config.json
+    # read by the compiled JSON reader
+    if not MINILM.is_file():
+        pytest.skip(missing_data_reason(MINILM))
+    first = _run(str(MINILM))[0]
+    assert "fasttok.models.hf_wordpiece" in first["load"]
+    imported = set(first["load"]) | set(first["encode"])
+    assert not imported & (DROP_IN | {"json"})
+
+
+def test_the_drop_in_built_after_the_ids_face_in_one_process_gives_tokenizers_encoding():
     tokenizers = pytest.importorskip("tokenizers")
-    modules, drop_in = _run(str(T5))
-    loaded = set(modules["load"])
-    assert "fasttok.models._unigram" in loaded  # the load did build the file's stages
-    assert not loaded & {"fasttok.hf", "fasttok.post_processors.padding",
-                         "fasttok.post_processors.truncation", "fasttok.post_processors.pipeline",
-                         "fasttok.decoders.hf_stream", "json", "hashlib", "secrets",
-                         "numbers", "dataclasses"}
+    drop_in = _t5()[1]
     expected = tokenizers.Tokenizer.from_file(str(T5)).encode("Hello world, it's a test.")
     assert drop_in == {"ids": expected.ids, "tokens": expected.tokens,
                        "offsets": [list(o) for o in expected.offsets]}

@@ -2,7 +2,7 @@
 
 :func:`load_tokenizer_json_file` is :func:`fasttok.load`'s reader;
 :func:`build_hf_pipeline` builds what the Encoding calls, an
-:class:`HFModel`: the file's :class:`~fasttok.formats.hf_pipeline.HFPipeline`
+:class:`HFModel`: the file's :class:`~fasttok.formats.hf_stages.HFStages`
 and, where the file is the byte-level BPE configuration of GPT-2-style models,
 the fused compiled byte-level BPE of :mod:`fasttok.formats.hf_byte_level`,
 which then gives the ids (one Python call per text instead of one per piece).
@@ -38,7 +38,7 @@ from typing import Any, Optional
 
 from fasttok.added_tokens._literal_cut import LiteralCut
 from fasttok.errors import FasttokError
-from fasttok.formats.hf_pipeline import HFPipeline, pipeline_from_document
+from fasttok.formats.hf_stages import HFStages, stages_from_document
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json
 from fasttok.models.interface import ModelBase
 from fasttok.shared.surrogates import repair_surrogates
@@ -73,8 +73,8 @@ def build_hf_pipeline(vocab: Vocabulary, *, tables: Any = None,
     # fault (a Split regex that does not compile); the byte-level record has
     # checked the model's vocabulary and merges already
     byte_level = vocab.merges is not None
-    pipeline = pipeline_from_document(vocab, lazy_model=byte_level, model_document=model_document,
-                                      never=control_ids(vocab))
+    pipeline = stages_from_document(vocab, lazy_model=byte_level, model_document=model_document,
+                                    never=control_ids(vocab))
     decoder = vocab.metadata["document"].get("decoder")
     if byte_level:
         # imported for byte-level files only: the other kinds never use it
@@ -226,7 +226,7 @@ class HFModel(ModelBase):
     declared model interface), served by the file's pipeline: its walk where
     it has one, its stages otherwise."""
 
-    def __init__(self, pipeline: HFPipeline, special_order: tuple,
+    def __init__(self, pipeline: HFStages, special_order: tuple,
                  decoder_spec: Optional[dict] = None, template_ids: tuple = ()) -> None:
         self.pipeline = pipeline
         #: ids only the post-processor adds: no token holds them, they decode to nothing
@@ -472,7 +472,7 @@ class ByteLevelHFModel(HFModel):
     compiled core (:mod:`fasttok.formats.hf_byte_level`) serves ids, pieces
     and decoding, one Python call per text; the pipeline the rest."""
 
-    def __init__(self, pipeline: HFPipeline, core: Any, decoder_spec: Optional[dict] = None,
+    def __init__(self, pipeline: HFStages, core: Any, decoder_spec: Optional[dict] = None,
                  template_ids: tuple = ()) -> None:
         super().__init__(pipeline, core.special_order, decoder_spec, template_ids)
         self._core = core

@@ -58,7 +58,7 @@ from typing import Any, Optional
 
 from fasttok.decoders.hf_stream import HFDecodeStream
 from fasttok.errors import FasttokError
-from fasttok.formats.hf import HFPipeline, pipeline_from_document
+from fasttok.formats.hf_pipeline import HFPipeline, pipeline_from_document
 from fasttok.hf.added_token import AddedToken
 from fasttok.hf.added_vocabulary import AddedVocabulary
 from fasttok.shared.binding_arguments import (PADDING_DIRECTION, TRUNCATION_DIRECTION, as_bool,

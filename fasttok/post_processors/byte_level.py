@@ -15,9 +15,13 @@ the token, each one byte of the text in the byte-level alphabet.
 
 from __future__ import annotations
 
-from fasttok.post_processors.encoding import Encoding
+from typing import TYPE_CHECKING
+
 from fasttok.post_processors.processor import PostProcessor
 from fasttok.shared.byte_level_options import ByteLevelOptions
+
+if TYPE_CHECKING:
+    from fasttok.post_processors.encoding import Encoding
 
 __all__ = ["ByteLevel", "trim_offsets"]
 

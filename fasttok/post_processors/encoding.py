@@ -28,19 +28,7 @@ from fasttok.shared.binding_arguments import (ENCODING_TRUNCATE_DIRECTION, PADDI
                                               as_bool, as_direction, as_instance, as_sequence,
                                               as_str, as_u32, as_usize)
 
-__all__ = ["Encoding", "direction_of"]
-
-
-def direction_of(direction: str, what: str) -> str:
-    """``"left"`` or ``"right"`` from a user's spelling (any case), else a ``FasttokError``.
-
-    >>> direction_of("Left", "padding")
-    'left'
-    """
-    value = str(direction).lower()
-    if value not in ("left", "right"):
-        raise FasttokError(f"{what} direction must be 'left' or 'right', not {direction!r}")
-    return value
+__all__ = ["Encoding"]
 
 
 class Encoding:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from fasttok.errors import FasttokError
-from fasttok.post_processors.encoding import direction_of
+from fasttok.post_processors.truncation import direction_of
 
 __all__ = ["PaddingParams", "pad_encodings", "PADDED_POSITION_BYTES"]
 

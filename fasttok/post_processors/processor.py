@@ -15,11 +15,19 @@ tokenizer has no post-processor.
 
 from __future__ import annotations
 
-from fasttok.post_processors._encoding_lists import SingleWrap
-from fasttok.post_processors.encoding import Encoding
+from typing import TYPE_CHECKING
+
 from fasttok.post_processors.special_ids import AddSpecialIds
 
-__all__ = ["PostProcessor", "SingleWrap", "default_process", "surround"]
+if TYPE_CHECKING:
+    from fasttok.post_processors._encoding_lists import SingleWrap
+    from fasttok.post_processors.encoding import Encoding
+
+# A tokenizer.json load builds its post-processor for the ids face
+# (ids_only), which makes no Encoding: the Encoding modules (one of them
+# compiled, ~0.7 ms to import) are imported by the methods that make one.
+
+__all__ = ["PostProcessor", "default_process", "surround"]
 
 
 class PostProcessor:
@@ -74,6 +82,9 @@ class PostProcessor:
         """
         if not self.keeps_tokens:
             return None
+        from fasttok.post_processors._encoding_lists import SingleWrap
+        from fasttok.post_processors.encoding import Encoding
+
         out = self.process(Encoding([0], [""], [(0, 0)], [0]), None, add_special_tokens)
         found = [i for i, special in enumerate(out.special_tokens_mask) if not special]
         if len(found) != 1 or out.overflowing or out.sequence_ids[found[0]] != 0:
@@ -92,6 +103,8 @@ class PostProcessor:
         >>> PostProcessor().process(Encoding([5], ["a"], [(0, 1)], [0])).ids
         [5]
         """
+        from fasttok.post_processors.encoding import Encoding
+
         encodings = [encoding.view()] if pair is None else [encoding.view(), pair.view()]
         for i, e in enumerate(encodings):
             e.set_sequence_id(i)
@@ -111,6 +124,8 @@ def default_process(encoding: Encoding, pair: Encoding | None = None) -> Encodin
     """
     if pair is None:
         return encoding
+    from fasttok.post_processors.encoding import Encoding
+
     out = Encoding.empty()
     for i, e in enumerate((encoding, pair)):
         e = e.view()
@@ -130,6 +145,8 @@ def surround(encoding: Encoding, head: tuple | None, tail: tuple | None, head_ty
     >>> e.ids, e.special_tokens_mask, e.sequence_ids
     ([1, 5, 2], [1, 0, 1], [None, 0, None])
     """
+    from fasttok.post_processors.encoding import Encoding
+
     n = len(encoding.ids)
     before = [] if head is None else [head]
     after = [] if tail is None else [tail]

@@ -10,9 +10,13 @@
 
 from __future__ import annotations
 
-from fasttok.post_processors.encoding import Encoding
+from typing import TYPE_CHECKING
+
 from fasttok.post_processors.processor import PostProcessor
 from fasttok.post_processors.special_ids import AddSpecialIds
+
+if TYPE_CHECKING:
+    from fasttok.post_processors.encoding import Encoding
 
 __all__ = ["Sequence"]
 
@@ -89,6 +93,9 @@ class _ProcessedIds:
         self.processor = processor
 
     def __call__(self, ids: list) -> list:
+        # imported here: a load builds the processors for their ids only (processor's note)
+        from fasttok.post_processors.encoding import Encoding
+
         ids = list(ids)
         n = len(ids)
         encoding = Encoding(ids, [""] * n, [(0, 0)] * n, [None] * n)

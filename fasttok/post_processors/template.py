@@ -19,10 +19,14 @@ gives the ids-only function of the tiktoken-style API (:meth:`ids_only`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fasttok.errors import FasttokError
-from fasttok.post_processors.encoding import Encoding
 from fasttok.post_processors.processor import PostProcessor
 from fasttok.post_processors.special_ids import AddSpecialIds, SpecialIdsTemplate
+
+if TYPE_CHECKING:
+    from fasttok.post_processors.encoding import Encoding
 
 __all__ = ["TemplateProcessing", "parse_template", "parse_piece"]
 
@@ -160,6 +164,7 @@ class TemplateProcessing(PostProcessor):
         """The template's pieces as encodings: the inputs with the piece's type id, the
         special tokens (when ``add_special_tokens``) as encodings of their own.
 
+        >>> from fasttok.post_processors.encoding import Encoding
         >>> len(TemplateProcessing("[CLS] $A", "[CLS] $A $B", [("[CLS]", 1)]).process_encodings(
         ...     [Encoding([5], ["a"], [(0, 1)], [0])], True))
         2
@@ -167,6 +172,9 @@ class TemplateProcessing(PostProcessor):
         if len(encodings) not in (1, 2):
             raise FasttokError(f"TemplateProcessing takes one or two encodings, "
                                f"not {len(encodings)}")
+        # imported here: a load builds the template for its ids only (processor's note)
+        from fasttok.post_processors.encoding import Encoding
+
         template = self.pair if len(encodings) == 2 else self.single
         out = []
         for is_seq, name, type_id in template:

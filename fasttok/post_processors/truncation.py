@@ -15,12 +15,30 @@ windows that repeat ``stride`` tokens.
 
 from __future__ import annotations
 
-from fasttok.errors import FasttokError
-from fasttok.post_processors.encoding import Encoding, direction_of
+from typing import TYPE_CHECKING
 
-__all__ = ["TruncationParams", "truncate_encodings", "STRATEGIES"]
+from fasttok.errors import FasttokError
+
+if TYPE_CHECKING:
+    # the settings are read at every tokenizer.json load, the ids face's
+    # too: their modules do not import the drop-in's Encoding
+    from fasttok.post_processors.encoding import Encoding
+
+__all__ = ["TruncationParams", "truncate_encodings", "direction_of", "STRATEGIES"]
 
 STRATEGIES = ("longest_first", "only_first", "only_second")
+
+
+def direction_of(direction: str, what: str) -> str:
+    """``"left"`` or ``"right"`` from a user's spelling (any case), else a ``FasttokError``.
+
+    >>> direction_of("Left", "padding")
+    'left'
+    """
+    value = str(direction).lower()
+    if value not in ("left", "right"):
+        raise FasttokError(f"{what} direction must be 'left' or 'right', not {direction!r}")
+    return value
 
 
 class TruncationParams:

@@ -1,0 +1,346 @@
+"""The stages of one ``tokenizer.json`` and their ids: what :func:`fasttok.load` runs.
+
+:class:`HFStages` holds the file's stages in ``tokenizers``' order
+(``encode_single_sequence``) and gives the ids of a text without offsets
+(:meth:`HFStages.encode_ids`, what :class:`fasttok.Encoding` uses):
+
+1. **Added tokens** (:class:`~fasttok.added_tokens.hf_added.AddedTokens`):
+   those with ``normalized=false`` cut the raw text; each stretch between
+   them is normalized (``normalize_str``), then the ``normalized=true`` ones
+   cut it.
+2. **Pre-tokenizer** on the stretches that are not added tokens.
+3. **Model** on each piece: ``tokenize_ids`` (``tokenize_ids_many`` for all
+   the pieces of a stretch, where the model has it).
+
+Its compiled walk (:mod:`fasttok.formats.hf_walks`) takes those steps in one
+call where it can. The drop-in's ``Encoding`` side (offsets, words,
+post-processing, truncation, padding) is a subclass,
+:class:`~fasttok.formats.hf_pipeline.HFPipeline`, in its own module: a load
+of the ids face never imports it, nor the ``Encoding`` modules it needs.
+
+>>> import json
+>>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
+>>> doc = {"model": {"type": "WordLevel", "vocab": {"a": 0, "b": 1, "[UNK]": 2},
+...                  "unk_token": "[UNK]"},
+...        "pre_tokenizer": {"type": "WhitespaceSplit"},
+...        "added_tokens": [{"id": 3, "content": "<s>", "special": True, "single_word": False,
+...                          "lstrip": False, "rstrip": False, "normalized": False}]}
+>>> stages = stages_from_document(tokenizer_json_record(json.dumps(doc), "t.json"))
+>>> stages.encode_ids("a <s>b c", None), stages.encode_ids("a <s>b c", frozenset())
+([0, 3, 1, 2], [0, 2, 2])
+>>> stages.decode([0, 3, 1, 2], skip_special_tokens=True)
+'a b [UNK]'
+>>> stages.tokens("a <s>b")
+['a', '[UNK]']
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Optional
+
+from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
+from fasttok.decoders.hf_json import decoder_from_json
+from fasttok.errors import FasttokError
+from fasttok.loaders.hf_tokenizer_json import JsonPathError
+from fasttok.models.hf_json import model_from_json
+from fasttok.normalizers.hf_json import normalizer_from_json
+from fasttok.post_processors.hf_json import padding_from_json, post_processor_from_json, \
+    truncation_from_json
+from fasttok.pre_tokenizers.hf_json import pre_tokenizer_from_json
+from fasttok.shared.normalized import NormalizedString, PreTokenizedString
+from fasttok.vocab import Vocabulary
+
+if TYPE_CHECKING:
+    from fasttok.formats.walk import Walk
+
+__all__ = ["HFStages", "stages_from_document"]
+
+
+def _added_tokens(vocab: Vocabulary, normalize: Any) -> AddedTokens:
+    # the loader gave each added token the id tokenizers gives it
+    return AddedTokens([AddedToken(content, token_id, special=bool(flags["special"]),
+                                   single_word=bool(flags["single_word"]),
+                                   lstrip=bool(flags["lstrip"]), rstrip=bool(flags["rstrip"]),
+                                   normalized=flags["normalized"])
+                        for content, token_id, flags in vocab.metadata["added_tokens"]],
+                       normalize)
+
+
+def _looks_at_the_start(pre_tokenizer: Any) -> bool:
+    # whether a pre-tokenizer's pieces depend on where in the input they
+    # start (Metaspace's "first" prepend scheme), here or inside a Sequence
+    if pre_tokenizer is None:
+        return False
+    if getattr(pre_tokenizer, "prepend_scheme", None) == "first":
+        return True
+    return any(map(_looks_at_the_start, getattr(pre_tokenizer, "pretokenizers", ())))
+
+
+class HFStages:
+    """The stages of one ``tokenizer.json`` and the ids they give (see the module docstring)."""
+
+    def __init__(self, *, normalizer: Any, pre_tokenizer: Any, model: Any, post_processor: Any,
+                 decoder: Any, added: AddedTokens, truncation: Any = None, padding: Any = None,
+                 model_factory: Optional[Callable[[], Any]] = None, record: Any = None) -> None:
+        # model_factory (with model None) builds the model on first use: a
+        # byte-level file's ids come from the fused core, and its Python BPE
+        # model (half of Llama 3's load time) serves only offsets and pieces
+        self.normalizer = normalizer
+        self.pre_tokenizer = pre_tokenizer
+        self._model = model
+        self._model_factory = model_factory
+        self.post_processor = post_processor
+        self.decoder = decoder
+        #: the file's truncation and padding (read and checked at every load):
+        #: the drop-in's settings, which the ids face does not apply
+        self.truncation = truncation
+        self.padding = padding
+        #: the tokenizer.json record the stages were read from (what a walk is built for)
+        self.record = record
+        self._start_matters = _looks_at_the_start(pre_tokenizer)
+        self.set_added(added)
+
+    def set_added(self, added: AddedTokens, spelled_normalized: Optional[frozenset] = None) -> None:
+        """Match ``added`` from now on (``add_tokens`` of the drop-in);
+        ``spelled_normalized``: the ids whose token string is their content
+        normalized (default: those matched in the normalized text)."""
+        self.added = added
+        self._spelled_normalized = frozenset(t.id for t in added.tokens if t.normalized) \
+            if spelled_normalized is None else spelled_normalized
+        self.added_ids = frozenset(t.id for t in added.tokens)
+        # what was built knowing the added tokens: their strings, the walk
+        self.__dict__.pop("_added_strings", None)
+        self.__dict__.pop("walk", None)
+
+    @functools.cached_property
+    def walk(self) -> Optional[Walk]:
+        """The compiled walk of this configuration (:mod:`fasttok.formats.hf_walks`), or ``None``."""
+        if self.record is None:
+            return None
+        # the walks' module is imported by the first encode: a load never needs it
+        from fasttok.formats.hf_walks import walk_for
+
+        return walk_for(self.record, self)
+
+    @functools.cached_property
+    def _added_strings(self) -> dict:
+        # tokenizers gives an added token looked for in the normalized text
+        # its normalized spelling as its string (id_to_token, decode): with
+        # Llama 2's normalizer "<new>" decodes as "▁<new>", a space
+        return self._added_spelled(self._spelled_normalized)
+
+    def _added_spelled(self, normalized_ids: frozenset) -> dict:
+        # added token id -> its content, normalized for the ids normalized_ids
+        normalize = None if self.normalizer is None else self.normalizer.normalize_str
+        return {token_id: normalize(t.content) if normalize and token_id in normalized_ids
+                else t.content for token_id, t in self.added.by_id.items()}
+
+    @property
+    def model(self) -> Any:
+        """The model (built now if it was left for first use)."""
+        if self._model is None:
+            self._model = self._model_factory()
+        return self._model
+
+    @functools.cached_property
+    def _ids_many(self) -> Callable[[list], list]:
+        # a model with tokenize_ids_many takes a stretch's pieces in one call
+        # (a compiled loop, where a Python call a word was a fifth of the time)
+        return getattr(self.model, "tokenize_ids_many", None) or self._ids_piece_by_piece
+
+    # ------------------------------------------------------------ one sequence, staged
+    def _cut(self, piece: NormalizedString, normalized: bool,
+             allowed: Optional[frozenset]) -> list:
+        # one added-token pass over a piece: [(piece, token or None)], empty pieces dropped
+        out = []
+        for token_id, start, end in self.added.find_matches(piece.normalized,
+                                                            normalized=normalized,
+                                                            allowed=allowed):
+            part = piece.slice(start, end)
+            if part is None or not part.normalized:
+                continue
+            out.append((part, None if token_id is None else
+                        (token_id, part.normalized, (0, len(part.normalized)))))
+        return out
+
+    def _splits(self, text: str, allowed: Optional[frozenset]) -> list:
+        # steps 1 and 2: [(piece, added token or None)], in order; the pieces
+        # that are not added tokens normalized and then pre-tokenized
+        splits = []
+        for piece, found in self._cut(NormalizedString(text), False, allowed):
+            if found is not None:
+                splits.append((piece, found))
+                continue
+            if self.normalizer is not None:
+                self.normalizer.normalize(piece)
+            for part, token in self._cut(piece, True, allowed):
+                if token is not None or self.pre_tokenizer is None:
+                    splits.append((part, token))
+                    continue
+                pts = PreTokenizedString(part)
+                self.pre_tokenizer.pre_tokenize(pts)
+                splits.extend((word, None) for word in pts.splits)
+        return splits
+
+    def tokens(self, text: str) -> list:
+        """The token strings of ``text`` with no added token matched and no
+        post-processing (what :meth:`encode_ids` with nothing allowed gives
+        ids for), through the stages."""
+        tokenize = self.model.tokenize
+        return [value for piece, _ in self._splits(text, frozenset())
+                for _, value, _ in tokenize(piece.normalized)]
+
+    # ------------------------------------------------------------ ids only
+    def _pieces(self, part: str, at_start: bool) -> list:
+        # the pre-tokenizer's pieces of one normalized stretch, as strings
+        pre = self.pre_tokenizer
+        if pre is None:
+            return [part]
+        if at_start or not self._start_matters:
+            return pre.split_str(part)
+        # Metaspace's "first" scheme looks at where the piece starts in the
+        # input; a piece placed past the start says so through its offsets
+        pts = PreTokenizedString(NormalizedString(part, original_shift=1))
+        pre.pre_tokenize(pts)
+        return [ns.normalized for ns in pts.splits]
+
+    def _ids_piece_by_piece(self, pieces: list) -> list:
+        tokenize_ids = self.model.tokenize_ids
+        out: list = []
+        for piece in pieces:
+            if piece:
+                out += tokenize_ids(piece)
+        return out
+
+    def encode_ids(self, text: str, allowed: Optional[frozenset],
+                   sample: Optional[tuple] = None) -> list:
+        """The ids of ``text`` without post-processing; ``allowed``: the added
+        token ids matched (``None``: all, as ``tokenizers`` does). The same
+        steps as :meth:`encode` on plain strings: no alignment is kept.
+        ``sample``: ``(rate, rng)``, each piece drawn by the model's
+        ``sample_ids`` with a seed from ``rng``: BPE-dropout's rate, or a
+        Unigram model's ``(alpha, nbest_size)``."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        added = self.added
+        if sample is None and self.walk is not None:
+            found = self.walk.ids(text, allowed)
+            if found is not None:
+                return found
+        normalize = None if self.normalizer is None else self.normalizer.normalize_str
+        ids_many = self._ids_many
+        if sample is not None:
+            rate, rng = sample
+            sample_ids = self.model.sample_ids
+
+            def ids_many(pieces: list) -> list:
+                out: list = []
+                for piece in pieces:
+                    if piece:
+                        out += sample_ids(piece, rate, rng.getrandbits(64))
+                return out
+        out: list = []
+        for token_id, start, end in added.find_matches(text, normalized=False, allowed=allowed):
+            if token_id is not None:
+                out.append(token_id)
+                continue
+            stretch = text[start:end]
+            if normalize is not None:
+                stretch = normalize(stretch)
+            if not self.added.any_normalized:
+                if stretch:
+                    out += ids_many(self._pieces(stretch, start == 0))
+                continue
+            for token2, start2, end2 in added.find_matches(stretch, normalized=True,
+                                                           allowed=allowed):
+                if token2 is not None:
+                    out.append(token2)
+                elif end2 > start2:
+                    out += ids_many(self._pieces(stretch[start2:end2], start == 0 == start2))
+        return out
+
+    # ------------------------------------------------------------ decoding and vocabulary
+    def id_to_token(self, token_id: int) -> Optional[str]:
+        """The token string of ``token_id`` (added tokens first, in their
+        normalized spelling when they are matched in the normalized text), or ``None``."""
+        found = self._added_strings.get(token_id)
+        if found is not None:
+            return found
+        return self.model.id_to_token(token_id)
+
+    def token_to_id(self, token: str) -> Optional[int]:
+        """The id of ``token`` (added tokens first), or ``None``."""
+        found = self.added.by_content.get(token)
+        return found if found is not None else self.model.token_to_id(token)
+
+    def decode_tokens(self, ids: list, skip_special_tokens: bool) -> list:
+        """The token strings of ``ids`` that decoding joins (unknown ids dropped,
+        as ``tokenizers`` drops them)."""
+        out = []
+        special = self.added.special_contents
+        for token_id in ids:
+            if not isinstance(token_id, int) or token_id < 0:
+                raise FasttokError(f"invalid token id {token_id!r}")
+            token = self.id_to_token(token_id)
+            if token is None or (skip_special_tokens and token in special):
+                continue
+            out.append(token)
+        return out
+
+    def decode(self, ids: list, skip_special_tokens: bool) -> str:
+        """``tokenizers``' ``decode``."""
+        tokens = self.decode_tokens(ids, skip_special_tokens)
+        if self.decoder is None:
+            return " ".join(tokens)
+        return self.decoder.decode(tokens)
+
+    def get_vocab(self, with_added_tokens: bool) -> dict:
+        """Token string -> id, with the added tokens when asked."""
+        vocab = self.model.get_vocab()
+        if with_added_tokens:
+            vocab.update(self.added.by_content)
+        return vocab
+
+    def get_vocab_size(self, with_added_tokens: bool) -> int:
+        """The number of distinct tokens of :meth:`get_vocab`."""
+        if not with_added_tokens:
+            return self.model.get_vocab_size()
+        return len(self.get_vocab(True))
+
+
+def stages_from_document(vocab: Vocabulary, kind: type = HFStages, *, lazy_model: bool = False,
+                         model_document: Optional[Callable[[], dict]] = None,
+                         never: frozenset = frozenset()) -> HFStages:
+    """The stages of a ``tokenizer.json`` record (``metadata["document"]``)
+    as a ``kind`` (:class:`HFStages`, or the drop-in's
+    :class:`~fasttok.formats.hf_pipeline.HFPipeline`), every part checked by
+    its stage's factory; with ``lazy_model`` the model is built (and
+    checked) on first use, from ``model_document()`` when given (else the
+    document's ``model``); ``never``: ids the model never gives for text
+    (:func:`~fasttok.models.hf_json.model_from_json`)."""
+    doc = vocab.metadata["document"]
+    fail = JsonPathError(vocab.source or vocab.name)
+    version = doc.get("version", "1.0")
+    if version != "1.0":
+        raise fail("$.version", f"unknown tokenizer version {version!r} (tokenizers reads 1.0)")
+    normalizer = normalizer_from_json(doc.get("normalizer"), "$.normalizer", fail)
+    if model_document is None:
+        build_model = functools.partial(model_from_json, doc.get("model"), "$.model", fail, never)
+    else:
+        def build_model() -> Any:
+            return model_from_json(model_document(), "$.model", fail, never)
+    normalize = None if normalizer is None else normalizer.normalize_str
+    return kind(
+        normalizer=normalizer,
+        pre_tokenizer=pre_tokenizer_from_json(doc.get("pre_tokenizer"), "$.pre_tokenizer", fail),
+        model=None if lazy_model else build_model(),
+        model_factory=build_model if lazy_model else None,
+        post_processor=post_processor_from_json(doc.get("post_processor"), "$.post_processor",
+                                                fail),
+        decoder=decoder_from_json(doc.get("decoder"), "$.decoder", fail),
+        added=_added_tokens(vocab, normalize),
+        truncation=truncation_from_json(doc.get("truncation"), "$.truncation", fail),
+        padding=padding_from_json(doc.get("padding"), "$.padding", fail),
+        record=vocab)
