@@ -149,6 +149,23 @@ def test_walk_on_threads_equals_its_walk_text_by_text(name, threads, allowed):
     assert walk.encode_many(texts, allowed, threads) == [walk.encode(t, allowed) for t in texts]
 
 
+@pytest.mark.parametrize("name", ["llama3", "llama2"])
+def test_a_compiled_batch_gives_each_text_one_block_its_encoding_takes(name):
+    # the byte-level and SentencePiece-style BPE walks: each text's tokens in
+    # one object, read as encode's (ids, offsets, words) arrays, which the
+    # walked encoding holds as it is (no arrays made for a text of a batch)
+    tok = _tokenizer(name)
+    walk = tok._pipeline.walk
+    texts = list(_texts()[:2 * MIN_THREADED_TEXTS])
+    found = walk.encode_many(texts, None, 2)
+    for text, block in zip(texts, found):
+        assert type(block) is not tuple and len(block) == 3
+        assert tuple(block) == walk.encode(text, None)
+    made = tok._pipeline._makers[True].make_many(found, texts, tok.encode)
+    assert all(e._walked is block for e, block in zip(made, found))
+    assert _first_difference(made, [tok.encode(t) for t in texts], texts) is None
+
+
 @pytest.mark.parametrize("name", ["llama3", T5, "all-MiniLM-L6-v2"])
 def test_a_small_batch_starts_no_thread(monkeypatch, name):
     walk = _tokenizer(name)._pipeline.walk

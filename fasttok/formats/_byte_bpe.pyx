@@ -88,6 +88,7 @@ from fasttok.models._bpe cimport (Dropout, IdBuffer, PairMemo, bpe_encode_piece,
                                   bpe_piece_whole, bpe_prefetch_whole, bpe_sample_piece, ids_free,
                                   ids_push, ids_reserve, pair_memo_if_ready, pair_memo_init,
                                   pair_memo_release)
+from fasttok.post_processors._encoding_lists cimport walked_block
 from fasttok.pre_tokenizers._pretokenize cimport ScanFn, scanner_by_name
 from fasttok.shared._document_encoder cimport DOCUMENT_ENCODER, DocumentEncoder
 from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_count, ft_pc_entry, ft_pc_find,
@@ -223,11 +224,16 @@ cdef int append_ids(object ids, const uint32_t* codes, size_t n, size_t n_codes,
                     const uint32_t* code_ids) except -1:
     # Appends the ids of codes[:n] to the array('I') ids (code_ids as in ids_to_list).
     cdef carray.array out = ids
-    cdef size_t i, start = len(out)
-    cdef uint32_t* dst
-    _check_ids(codes, n, n_codes)
+    cdef size_t start = len(out)
     carray.resize_smart(out, start + n)
-    dst = <uint32_t*>out.data.as_uints + start
+    return write_ids(<uint32_t*>out.data.as_uints + start, codes, n, n_codes, code_ids)
+
+
+cdef int write_ids(uint32_t* dst, const uint32_t* codes, size_t n, size_t n_codes,
+                   const uint32_t* code_ids) except -1:
+    # The ids of codes[:n] at dst (code_ids as in ids_to_list).
+    cdef size_t i
+    _check_ids(codes, n, n_codes)
     if code_ids == NULL:
         memcpy(dst, codes, n * sizeof(uint32_t))
     else:
@@ -1561,9 +1567,12 @@ cdef class BatchJob:
 
     cdef int _build_offsets(self, const BatchChunk* chunk) except -1:
         # each text's (ids, offsets, words) as encode_offsets gives them, or None
+        # (one walked_block a text: no arrays, and no tuple of them)
         cdef size_t a = 0, b, n
         cdef Py_ssize_t i
-        cdef carray.array ids, offsets, words
+        cdef uint32_t* ids
+        cdef int32_t* offsets
+        cdef int32_t* words
         cdef const int32_t* spans
         for i in range(chunk.first, chunk.stop):
             b = self.ends[i]
@@ -1571,14 +1580,10 @@ cdef class BatchJob:
             if self.declined[i]:
                 found = None
             else:
-                ids = carray.clone(_UINT32S, 0, False)
-                append_ids(ids, chunk.out.data + a, n, self.core.n_ids, self.core.code_ids)
+                found = walked_block(n, &ids, &offsets, &words)
+                write_ids(ids, chunk.out.data + a, n, self.core.n_ids, self.core.code_ids)
                 spans = <const int32_t*>chunk.spans.data + 3 * a
-                offsets = carray.clone(_INT32S, 2 * n, False)
-                memcpy(offsets.data.as_ints, spans, 2 * n * sizeof(int32_t))
-                words = carray.clone(_INT32S, n, False)
-                memcpy(words.data.as_ints, spans + 2 * n, n * sizeof(int32_t))
-                found = (ids, offsets, words)
+                memcpy(offsets, spans, 3 * n * sizeof(int32_t))
             Py_INCREF(found)
             PyList_SET_ITEM(self.lists, i, found)
             a = b

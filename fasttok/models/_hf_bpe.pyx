@@ -28,8 +28,9 @@ What is computed, as ``BPE::merge_word`` and ``Word::merge_all`` do it:
   remembers the text's character it came from, so a token's offsets are
   those characters' (what tokenizers' alignment gives), with no Python
   object per stretch or per token. A batch (``encode_offsets_many``) cuts
-  its texts with the GIL held, walks them all without it, then makes their
-  arrays; the walk's buffers are kept for the next call.
+  its texts with the GIL held, walks them all without it, then makes each
+  one block of its tokens (``walked_block``); the walk's buffers are kept
+  for the next call.
 * **Spans and the pre-token cache.** Where positions are the text's bytes
   (no prefix or suffix, an unknown token, no dropout), a text is cut into
   spans before any part is made, between two characters that are tokens
@@ -138,6 +139,7 @@ import array
 from fasttok.errors import FasttokError
 
 from fasttok.models._bpe cimport Dropout, PairMemo, bpe_merge_parts, bpe_sample_parts, pair_memo_init, pair_memo_release
+from fasttok.post_processors._encoding_lists cimport walked_block
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._json_reader cimport KIND_PAIR, PackedMerges, PackedVocab
 from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_count, ft_pc_entry, ft_pc_find, ft_pc_fits,
@@ -1401,7 +1403,12 @@ cdef class HfBpeCore:
 
     cdef array.array _walk_ids_array(self, const WalkOut* o, size_t a, size_t b, size_t f):
         cdef array.array ids = array.clone(_U32, b - a, False)
-        cdef uint32_t* data = ids.data.as_uints
+        self._write_ids(o, a, b, f, ids.data.as_uints)
+        return ids
+
+    cdef void _write_ids(self, const WalkOut* o, size_t a, size_t b, size_t f,
+                         uint32_t* data) noexcept:
+        # the ids of o's tokens a..b (its added tokens' from o.found[f]) at data
         cdef size_t j
         for j in range(a, b):
             if o.out[j] == ADDED_MARK:
@@ -1411,7 +1418,17 @@ cdef class HfBpeCore:
                 data[j - a] = o.out[j]
             else:
                 data[j - a] = self.slot_ids[o.out[j]]
-        return ids
+
+    cdef object _walked_block(self, const WalkOut* o, size_t a, size_t b, size_t f):
+        # what _walked gives with offsets, as one walked_block
+        cdef uint32_t* ids
+        cdef int32_t* offsets
+        cdef int32_t* words
+        found = walked_block(b - a, &ids, &offsets, &words)
+        self._write_ids(o, a, b, f, ids)
+        memcpy(offsets, o.spans + 2 * a, 2 * (b - a) * sizeof(int32_t))
+        memcpy(words, o.words + a, (b - a) * sizeof(int32_t))
+        return found
 
     def sample_ids(self, str sequence not None, double rate, uint64_t seed):
         """The ids of ``sequence`` with BPE-dropout at ``rate``, drawn from
@@ -1591,7 +1608,8 @@ cdef class StretchWalker:
 
     def encode_offsets_many(self, list texts not None, allowed):
         """:meth:`encode` of each text, in order: the texts cut (in Python),
-        then all walked with the GIL released once, then their arrays made.
+        then all walked with the GIL released once, then each one
+        ``walked_block`` (read as the three arrays).
         Each thread walking a batch uses its own pre-token cache.
 
         >>> core = HfBpeCore([b"a", b"_", b"_a"], (0, 1, 2), [(1, 0, 2)])
@@ -1641,7 +1659,7 @@ cdef class StretchWalker:
                             ends[2 * i + 1] = o.n_found
                 for i in range(block):
                     if cuts[i] is not None and ends[2 * i] != SIZE_MAX:
-                        out[first + i] = core._walked(&o, a, ends[2 * i], f, True)
+                        out[first + i] = core._walked_block(&o, a, ends[2 * i], f)
                         a, f = ends[2 * i], ends[2 * i + 1]
             return out
         finally:

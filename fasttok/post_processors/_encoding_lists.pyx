@@ -1,5 +1,6 @@
 """Walked encodings: the :class:`~fasttok.post_processors.encoding.Encoding`
-of a compiled walk's arrays, made in C, its lists made in C when read.
+of a compiled walk's arrays (or, for a batch's text, one block of them),
+made in C, its lists made in C when read.
 
 A user reads every field of every encoding of a batch, one call per line:
 the Python layers around the walk (a ``walked_encoding`` call, the
@@ -41,7 +42,9 @@ from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.object cimport PyTypeObject
 from cpython.dict cimport PyDict_Next
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
-from libc.stdint cimport uint16_t, uint32_t
+from libc.stdint cimport int32_t, uint16_t, uint32_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 
 from types import MemberDescriptorType
 
@@ -227,6 +230,7 @@ cdef int _respell(list out, Py_ssize_t h, Py_ssize_t n, dict odd) except -1:
 cdef class WalkedFields:
     """What each field of a walked encoding is made from: the walk's arrays
     (``ids``; ``offsets``, start and end of each token in turn; ``words``),
+    or the same in one block of its own (:func:`walked_block`, a batch's),
     ``strings[id]`` as a token's string but where ``odd`` (``{index: string}``)
     says otherwise, the type id, ``word`` (replacing every word index, or
     ``None``) and the post-processor's ``wrap`` (a :class:`SingleWrap` or
@@ -241,6 +245,10 @@ cdef class WalkedFields:
     """
 
     cdef array.array ids, offsets, words
+    # or, made by walked_block: n tokens' ids, offsets and words in one
+    # block (no array, and no tuple of them, for each text of a batch)
+    cdef uint32_t* block
+    cdef Py_ssize_t n
     cdef list strings
     cdef dict odd
     cdef readonly dict kept  # name -> field; None until one is kept
@@ -252,6 +260,30 @@ cdef class WalkedFields:
                  array.array words not None, list strings not None, int type_id, word,
                  SingleWrap wrap, dict odd):
         _fill(self, ids, offsets, words, strings, type_id, word, wrap, odd)
+
+    def __dealloc__(self):
+        free(self.block)
+
+    def __len__(self):
+        return 3
+
+    def __getitem__(self, Py_ssize_t k):
+        # (ids, offsets, words) as arrays, as the walk's encode gives them:
+        # a batch's block read by a caller that takes the walk's arrays
+        cdef Py_ssize_t n = self._count()
+        if k == 0:
+            return _array_of(_U32, <const int32_t*>self._id_data(), n)
+        if k == 1:
+            return _array_of(_I32, self._offset_data(), 2 * n)
+        if k == 2:
+            return _array_of(_I32, self._word_data(), n)
+        raise IndexError("walked fields are (ids, offsets, words)")
+
+    def __eq__(self, other):
+        # as the walk's (ids, offsets, words) it stands for
+        if isinstance(other, (tuple, WalkedFields)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
 
     cpdef object read(self, int field):
         """Field number ``field`` (in :data:`FIELDS`' order): the kept one,
@@ -289,7 +321,20 @@ cdef class WalkedFields:
 
     cdef inline Py_ssize_t _count(self) noexcept:
         # how many tokens the walk gave (an array's size, its items)
-        return Py_SIZE(self.ids)
+        return self.n if self.block != NULL else Py_SIZE(self.ids)
+
+    cdef inline const uint32_t* _id_data(self) noexcept:
+        return self.block if self.block != NULL else <const uint32_t*>self.ids.data.as_uints
+
+    cdef inline const int32_t* _offset_data(self) noexcept:
+        if self.block != NULL:
+            return <const int32_t*>(self.block + self.n)
+        return <const int32_t*>self.offsets.data.as_ints
+
+    cdef inline const int32_t* _word_data(self) noexcept:
+        if self.block != NULL:
+            return <const int32_t*>(self.block + 3 * self.n)
+        return <const int32_t*>self.words.data.as_ints
 
     cdef list _repeated(self, int field, object value):
         cdef Py_ssize_t n = self._count(), h = self._start(), i
@@ -300,7 +345,7 @@ cdef class WalkedFields:
 
     cdef list _ids(self):
         cdef Py_ssize_t n = self._count(), h = self._start(), i
-        cdef unsigned int* at = self.ids.data.as_uints
+        cdef const uint32_t* at = self._id_data()
         cdef list out = self._framed(IDS, n)
         for i in range(n):
             _set(out, h + i, _id_int(at[i]))
@@ -309,7 +354,7 @@ cdef class WalkedFields:
     cdef list _tokens(self):
         cdef Py_ssize_t n = self._count(), h = self._start(), i
         cdef size_t size = len(self.strings)
-        cdef unsigned int* at = self.ids.data.as_uints
+        cdef const uint32_t* at = self._id_data()
         cdef list out = self._framed(TOKENS, n)
         for i in range(n):
             if at[i] >= size:
@@ -321,7 +366,7 @@ cdef class WalkedFields:
 
     cdef list _offsets(self):
         cdef Py_ssize_t n = self._count(), h = self._start(), i
-        cdef int* at = self.offsets.data.as_ints
+        cdef const int32_t* at = self._offset_data()
         cdef list out = self._framed(OFFSETS, n)
         for i in range(n):
             _set(out, h + i, _pair(at[2 * i], at[2 * i + 1]))
@@ -331,7 +376,7 @@ cdef class WalkedFields:
         if self.word is not None:
             return self._repeated(WORD_IDS, self.word)
         cdef Py_ssize_t n = self._count(), h = self._start(), i
-        cdef int* at = self.words.data.as_ints
+        cdef const int32_t* at = self._word_data()
         cdef list out = self._framed(WORD_IDS, n)
         for i in range(n):
             _set(out, h + i, _word_int(at[i]))
@@ -369,13 +414,45 @@ cdef class WalkedFields:
 cdef inline void _fill(WalkedFields fields, array.array ids, array.array offsets,
                        array.array words, list strings, int type_id, object word,
                        SingleWrap wrap, dict odd) noexcept:
-    fields.ids, fields.offsets, fields.words, fields.strings = ids, offsets, words, strings
+    fields.ids, fields.offsets, fields.words = ids, offsets, words
     # an array holds no object (see the module notes)
     _untrack(ids)
     _untrack(offsets)
     _untrack(words)
+    _fill_rest(fields, strings, type_id, word, wrap, odd)
+
+
+cdef inline void _fill_rest(WalkedFields fields, list strings, int type_id, object word,
+                            SingleWrap wrap, dict odd) noexcept:
+    fields.strings = strings
     fields.type_id = type_id if wrap is None else wrap.type_id
     fields.word, fields.wrap, fields.odd = word, wrap, odd
+
+
+cdef array.array _U32 = array.array("I")
+cdef array.array _I32 = array.array("i")
+
+
+cdef array.array _array_of(array.array kind, const int32_t* data, Py_ssize_t n):
+    cdef array.array out = array.clone(kind, n, False)
+    memcpy(out.data.as_ints, data, n * sizeof(int32_t))
+    return out
+
+
+cdef object walked_block(size_t n, uint32_t** ids, int32_t** offsets, int32_t** words):
+    # WalkedFields with a block for n tokens, whose ids, offsets (2n) and
+    # words the caller writes at the places given, for _new_walked to take
+    # as it would take a walk's arrays
+    cdef WalkedFields fields = WalkedFields.__new__(WalkedFields)
+    fields.block = <uint32_t*>malloc((4 * n if n else 1) * sizeof(uint32_t))
+    if fields.block == NULL:
+        raise MemoryError()
+    fields.n = <Py_ssize_t>n
+    ids[0] = fields.block
+    offsets[0] = <int32_t*>(fields.block + n)
+    words[0] = <int32_t*>(fields.block + 3 * n)
+    _untrack(fields)
+    return fields
 
 
 cdef Py_ssize_t _walked_at(object cls) except -1:
@@ -392,10 +469,16 @@ cdef object _new_walked(object cls, object found, list strings, int type_id, obj
     # made without a Python-level __new__ or __init__ call; at: where it
     # holds its _walked slot (_walked_at), stored there directly (setting
     # the attribute looked the slot up: a tenth of making an encoding)
-    cdef WalkedFields fields = WalkedFields.__new__(WalkedFields)
+    cdef WalkedFields fields
     cdef PyObject** slot
-    _fill(fields, found[0], found[1], found[2], strings, type_id, word, wrap,
-          found[3] if len(found) > 3 else None)
+    if type(found) is WalkedFields and (<WalkedFields>found).strings is None:
+        # walked_block's, taken as they are (each is made for one encoding)
+        fields = <WalkedFields>found
+        _fill_rest(fields, strings, type_id, word, wrap, None)
+    else:
+        fields = WalkedFields.__new__(WalkedFields)
+        _fill(fields, found[0], found[1], found[2], strings, type_id, word, wrap,
+              found[3] if len(found) > 3 else None)
     encoding = (<PyTypeObject*>cls).tp_new(<type>cls, <PyObject*>_NO_ARGS, NULL)
     if at:
         # (a new object's slot is empty: nothing to release)
@@ -726,3 +809,11 @@ tokenizer_encode.__qualname__ = "Tokenizer.encode"
 # (~100 of them the attribute lookup of a Python class's slot) and freeing
 # its list ~400; releasing the GIL in the byte-level core's encode_offsets
 # costs ~200 a line (1.7% of Llama 3 zh lines).
+#
+# A batch's texts each as one walked_block (session 7): the walks' batch
+# calls (StretchWalker's and the byte-level core's) wrote three arrays and a
+# tuple of them a text, each allocated, untracked and freed (~1,100
+# instructions a text); one block in the WalkedFields that the encoding
+# takes as it is. Callgrind, HFPipeline.encode_batch of the first 5,000
+# lines on one thread, every field read: gemma3 code 78.1M -> 72.5M, zh
+# 73.7M -> 68.6M; llama3 code 61.0M -> 54.9M, zh 68.2M -> 62.5M.
