@@ -22,7 +22,9 @@ still matched, as ``tokenizers`` matches them):
   fastest single-text call (its ``encode`` checks for special tokens first).
 
 Modes: ``lines`` is one call per line from Python (every line keeps its
-LF), ``whole`` one call on the lines joined. Each is timed steady (a warm-up
+LF) in a list comprehension written as the library's user writes it, the
+call in its body with no wrapper between; ``whole`` one call on the lines
+joined. Each is timed steady (a warm-up
 round, then the median of ``ROUNDS``) and cold, marked ``c-``: the first pass
 over the input on a tokenizer just loaded (the load is not timed; the median
 of ``COLD_ROUNDS`` fresh loads).
@@ -90,24 +92,33 @@ def _input(file: str, mode: str):
     return "".join(lines) if mode == "whole" else lines
 
 
-# ---------------------------------------------------------------- loaders: path -> encode
+# ------------------------------------------------- loaders: path -> (whole, lines)
+# Each gives ``whole(text) -> ids`` and ``lines(texts) -> [ids, ...]``, the
+# loop written as a user of the library writes it (the call in the loop's
+# body, no wrapper of the bench's between): a wrapper is a cost the user
+# does not pay, and not the same cost for every library (a
+# ``functools.partial`` with a keyword had CPython copy its dict and unpack
+# it into a vector a call, ~1,000 instructions a line; a lambda a frame).
 
 
 def _fasttok(path: str):
     enc = fasttok.load(path)
-    return functools.partial(enc.encode, allowed_special="all")
+    return (lambda text: enc.encode(text, allowed_special="all"),
+            lambda texts: [enc.encode(text, allowed_special="all") for text in texts])
 
 
 def _tokenizers(path: str):
     tok = pytest.importorskip("tokenizers").Tokenizer.from_file(path)
     tok.no_truncation()
     tok.no_padding()
-    return lambda text: tok.encode(text, add_special_tokens=False).ids
+    return (lambda text: tok.encode(text, add_special_tokens=False).ids,
+            lambda texts: [tok.encode(text, add_special_tokens=False).ids for text in texts])
 
 
 def _tokie(path: str):
     tok = pytest.importorskip("tokie").Tokenizer.from_json(path)
-    return lambda text: tok.encode(text, add_special_tokens=False).ids
+    return (lambda text: tok.encode(text, add_special_tokens=False).ids,
+            lambda texts: [tok.encode(text, add_special_tokens=False).ids for text in texts])
 
 
 def _kitoken(path: str):
@@ -116,7 +127,8 @@ def _kitoken(path: str):
     config["processing"] = [step for step in config.get("processing", [])
                             if not {"Pad", "Truncate"} & set(step)]
     tok.set_config(config)
-    return lambda text: tok.encode(text, True)
+    return (lambda text: tok.encode(text, True),
+            lambda texts: [tok.encode(text, True) for text in texts])
 
 
 @functools.lru_cache(maxsize=None)
@@ -134,7 +146,8 @@ def _quicktok_import(path: str) -> tuple:
 def _quicktok(path: str):
     quicktok = pytest.importorskip("quicktok")
     name, folder = _quicktok_import(path)
-    return quicktok.Tokenizer(name, folder.name).encode_ordinary
+    tok = quicktok.Tokenizer(name, folder.name)
+    return tok.encode_ordinary, lambda texts: [tok.encode_ordinary(text) for text in texts]
 
 
 LOADERS = {"fasttok": _fasttok, "tokenizers": _tokenizers, "tokie": _tokie,
@@ -143,7 +156,8 @@ REFUSED: dict = {}  # (impl, vocab) -> the error its load raised
 
 
 def _load(impl: str, vocab: str):
-    """``text -> ids`` of a freshly loaded ``impl``, or a skip naming why it cannot load."""
+    """``(whole, lines)`` of a freshly loaded ``impl`` (see the loaders), or a
+    skip naming why it cannot load."""
     path = _path(vocab)
     if (impl, vocab) not in REFUSED:
         try:
@@ -160,9 +174,10 @@ _loaded = functools.lru_cache(maxsize=None)(_load)
 
 
 def _run(mode: str):
+    # (whole, lines) of a loader, arg -> what the mode's call gives
     if mode == "whole":
-        return lambda encode, arg: encode(arg)
-    return lambda encode, arg: [encode(line) for line in arg]
+        return lambda calls, arg: calls[0](arg)
+    return lambda calls, arg: calls[1](arg)
 
 
 @functools.lru_cache(maxsize=None)
@@ -170,9 +185,9 @@ def _reference(vocab: str, file: str, mode: str) -> list:
     return [list(ids) for ids in _answers(_loaded("tokenizers", vocab), file, mode)]
 
 
-def _answers(encode, file: str, mode: str) -> list:
+def _answers(calls, file: str, mode: str) -> list:
     # a list of id lists: one for the whole text, or one a line
-    found = _run(mode)(encode, _input(file, mode))
+    found = _run(mode)(calls, _input(file, mode))
     return [found] if mode == "whole" else found
 
 
