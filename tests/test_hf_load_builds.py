@@ -129,35 +129,6 @@ def test_a_charsmap_is_decoded_as_b64decode_decodes_it_and_refused_where_it_refu
     assert found == expected
 
 
-def _rules_or_error(make, text):
-    try:
-        rules = make(text)
-    except CharsmapError as exc:
-        return "charsmap", exc.problem, exc.offset
-    except ValueError as exc:
-        return "base64", str(exc)
-    return "rules", [(c, _replacement(rules, c)) for c in rules.rule_chars()]
-
-
-def _replacement(rules, c):
-    try:
-        return rules.first_rule(c.encode("utf-8"))
-    except UnicodeDecodeError:  # a changed character may land in a replacement
-        return None
-
-
-@given(st.integers(0, 60), st.sampled_from("A/+=!"), st.sampled_from([0, 4, 8, 12, -4, -8]))
-def test_rules_decoded_in_place_from_base64_are_the_rules_of_the_decoded_blob(at, char, cut):
-    # a charsmap of the fuzzer's rules, a character changed near its start
-    # (the trie size) or its end (the padding), and cut short
-    text = base64.b64encode(build_charsmap(CHARSMAP_RULES)).decode()
-    at = at if at < 30 else len(text) - (at - 29)
-    text = text[:at] + char + text[at + 1:]
-    text = text[:len(text) + cut] if cut < 0 else text[:cut] if cut else text
-    assert _rules_or_error(CharsmapRules.from_base64, text) == \
-        _rules_or_error(lambda t: CharsmapRules(charsmap_from_base64(t)), text)
-
-
 def test_a_unigram_model_from_pieces_is_the_model_of_its_pairs():
     pairs = [("<unk>", 0.0), ("a", -1.0), ("b", -2.0), ("ab", -2.5), ("a", -3.0)]
     ours = Unigram.from_pieces([p for p, _ in pairs], [s for _, s in pairs], unk_id=0)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fasttok.errors import FasttokError
-from fasttok.shared._charsmap import CharsmapError
+from fasttok.shared._charsmap import CharsmapError, charsmap_from_base64
 from fasttok.shared.json_fields import Fields
 
 __all__ = ["normalizer_from_json"]
@@ -62,11 +62,11 @@ def _precompiled(f: Fields):
     if not text:
         raise f.fail(where, "the charsmap is empty")
     try:
-        # decoded into the rules' arrays and checked in compiled passes
-        # (base64.b64decode with validate=True ran a regex over T5's 320 kB
-        # first, then a decoder of ~24 instructions a byte: a third of the
-        # file's load; see fasttok/shared/_charsmap.pyx's notes)
-        return Precompiled.from_base64(text)
+        # decoded and checked in compiled passes (base64.b64decode with
+        # validate=True ran a regex over T5's 320 kB first, then a decoder of
+        # ~24 instructions a byte: a third of the file's load; see
+        # fasttok/shared/_charsmap.pyx's notes)
+        return Precompiled(charsmap_from_base64(text))
     except CharsmapError as exc:
         raise f.fail(where, exc.problem) from None
     except ValueError as exc:

@@ -171,25 +171,8 @@ class Precompiled:
     """
 
     def __init__(self, charsmap: bytes) -> None:
-        self._setup(CharsmapRules(bytes(charsmap)), len(charsmap))
-
-    @classmethod
-    def from_base64(cls, text: str) -> "Precompiled":
-        """The stage of a ``tokenizer.json`` ``precompiled_charsmap`` (base64
-        text), decoded into its rules with no blob made
-        (:meth:`~fasttok.shared._charsmap.CharsmapRules.from_base64`, whose
-        errors it raises).
-
-        >>> Precompiled.from_base64("")
-        Precompiled(<0 bytes>)
-        """
-        stage = cls.__new__(cls)
-        stage._setup(CharsmapRules.from_base64(text), 3 * len(text) // 4 - text[-2:].count("="))
-        return stage
-
-    def _setup(self, rules: CharsmapRules, size: int) -> None:
-        self._rules = rules
-        self._size = size
+        self._rules = CharsmapRules(bytes(charsmap))
+        self._size = len(charsmap)
         self._cache: dict = {}
         # normalize_str's plain runs, made by its first call: a file whose
         # compiled walk runs the charsmap never needs them, and making them

@@ -48,10 +48,21 @@ cdef void charsmap_free(Charsmap* m) noexcept nogil:
     m.n_strings = 0
 
 
-cdef int _charsmap_framed(size_t size, size_t trie_size, Charsmap* out) except -1:
-    # out's buffers for a blob of size bytes declaring a trie of trie_size
-    # (left empty, units unfilled), or CharsmapError for the framing
-    cdef size_t padded
+cdef int charsmap_load(bytes blob, Charsmap* out) except -1:
+    cdef size_t size = len(blob), trie_size, padded, i
+    cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(blob)
+    cdef const uint8_t* q
+    cdef uint32_t u, root
+    out.units = NULL
+    out.strings = NULL
+    out.n_units = 0
+    out.n_strings = 0
+    if size == 0:
+        return 0
+    if size < 4:
+        raise CharsmapError(f"precompiled_charsmap is {size} byte(s); it must start with a "
+                            "4-byte trie size", 0)
+    trie_size = p[0] | (<size_t>p[1] << 8) | (<size_t>p[2] << 16) | (<size_t>p[3] << 24)
     if trie_size == 0 or trie_size % 4 or trie_size > size - 4:
         raise CharsmapError(f"precompiled_charsmap declares a trie of {trie_size} bytes, "
                             "which is not a non-zero multiple of 4 within the "
@@ -65,21 +76,15 @@ cdef int _charsmap_framed(size_t size, size_t trie_size, Charsmap* out) except -
     if out.units == NULL or out.strings == NULL:
         charsmap_free(out)
         raise MemoryError()
-    return 0
-
-
-cdef int _charsmap_checked(Charsmap* out, size_t trie_size) except -1:
-    # out's units past the trie zeroed and read as little-endian, then every
-    # unit checked (CharsmapError, and nothing left allocated, at a fault)
-    cdef size_t padded = out.n_units, i
-    cdef uint32_t u, root
-    cdef const uint8_t* p = <const uint8_t*>out.units
-    out.strings[out.n_strings] = 0   # so every replacement ends inside the buffer
+    memcpy(out.units, p + 4, trie_size)
     memset(<uint8_t*>out.units + trie_size, 0, padded * 4 - trie_size)
     if not _LITTLE_ENDIAN:
+        q = p + 4
         for i in range(trie_size // 4):
-            out.units[i] = (p[4 * i] | (<uint32_t>p[4 * i + 1] << 8)
-                            | (<uint32_t>p[4 * i + 2] << 16) | (<uint32_t>p[4 * i + 3] << 24))
+            out.units[i] = (q[4 * i] | (<uint32_t>q[4 * i + 1] << 8)
+                            | (<uint32_t>q[4 * i + 2] << 16) | (<uint32_t>q[4 * i + 3] << 24))
+    memcpy(out.strings, p + 4 + trie_size, out.n_strings)
+    out.strings[out.n_strings] = 0   # so every replacement ends inside the buffer
     root = unit_offset(out.units[0])
     if root >= padded:
         charsmap_free(out)
@@ -101,25 +106,6 @@ cdef int _charsmap_checked(Charsmap* out, size_t trie_size) except -1:
             raise CharsmapError(f"precompiled_charsmap: trie unit {i} points outside the "
                                 f"trie ({padded} units)", 4 + 4 * i)
     return 0
-
-
-cdef int charsmap_load(bytes blob, Charsmap* out) except -1:
-    cdef size_t size = len(blob), trie_size
-    cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(blob)
-    out.units = NULL
-    out.strings = NULL
-    out.n_units = 0
-    out.n_strings = 0
-    if size == 0:
-        return 0
-    if size < 4:
-        raise CharsmapError(f"precompiled_charsmap is {size} byte(s); it must start with a "
-                            "4-byte trie size", 0)
-    trie_size = p[0] | (<size_t>p[1] << 8) | (<size_t>p[2] << 16) | (<size_t>p[3] << 24)
-    _charsmap_framed(size, trie_size, out)
-    memcpy(out.units, p + 4, trie_size)
-    memcpy(out.strings, p + 4 + trie_size, out.n_strings)
-    return _charsmap_checked(out, trie_size)
 
 
 def check_charsmap(charsmap):
@@ -144,20 +130,6 @@ cdef class CharsmapRules:
 
     def __dealloc__(self):
         charsmap_free(&self.m)
-
-    @staticmethod
-    def from_base64(text):
-        """The rules of ``CharsmapRules(charsmap_from_base64(text))``,
-        decoded straight into the rules' arrays (no blob made and copied:
-        240 kB for a T5 conversion's charsmap). ``ValueError`` names a
-        character that is not base64, :class:`CharsmapError` a bad blob.
-
-        >>> CharsmapRules.from_base64("").first_rule(b"a") is None
-        True
-        """
-        cdef CharsmapRules rules = CharsmapRules.__new__(CharsmapRules, b"")
-        charsmap_load_base64(text, &rules.m)
-        return rules
 
     cdef int64_t _first_leaf(self, const uint8_t* s, size_t n) noexcept nogil:
         # the value of the shortest rule that is a prefix of s[:n], or -1
@@ -355,7 +327,6 @@ def charsmap_from_base64(text):
     standard library's check and decoder made a third of a T5 conversion's
     load). It refuses what that refuses, and also a ``=`` after a whole last
     group of four, which no encoder writes. A ``ValueError`` names the fault.
-    (:meth:`CharsmapRules.from_base64` decodes into the rules' own arrays.)
 
     >>> charsmap_from_base64("aGk="), charsmap_from_base64("")
     (b'hi', b'')
@@ -378,53 +349,6 @@ def charsmap_from_base64(text):
     return blob
 
 
-cdef int charsmap_load_base64(text, Charsmap* out) except -1:
-    # charsmap_load(charsmap_from_base64(text)) with the blob decoded in
-    # place: the trie into the units, the rest moved to the strings. The
-    # first two groups hold the trie size and the units' first two bytes, so
-    # the groups after them land in the units as they are decoded.
-    cdef Py_ssize_t quads, done
-    cdef int pad
-    cdef const uint8_t* s = _base64_text(text, &quads, &pad)
-    cdef uint8_t head[6]
-    cdef size_t size, trie_size, room
-    cdef uint8_t* units
-    cdef void* grown
-    if quads < 3 or _decode_quads(s, 2, head) < 2:
-        # a tiny blob (no room for a trie and a string) or a fault early on
-        return charsmap_load(charsmap_from_base64(text), out)
-    size = 3 * quads - pad
-    trie_size = head[0] | (<size_t>head[1] << 8) | (<size_t>head[2] << 16) | (<size_t>head[3] << 24)
-    out.units = NULL
-    out.strings = NULL
-    try:
-        _charsmap_framed(size, trie_size, out)
-    except CharsmapError:
-        # the blob's path says what is wrong, a base64 fault first
-        return charsmap_load(charsmap_from_base64(text), out)
-    # the units' buffer holds the whole blob past its size while decoding
-    room = max(out.n_units * 4, size - 4)
-    grown = realloc(out.units, room)
-    if grown == NULL:
-        charsmap_free(out)
-        raise MemoryError()
-    out.units = <uint32_t*>grown
-    units = <uint8_t*>grown
-    units[0] = head[4]
-    units[1] = head[5]
-    done = 2 + _decode_quads(s + 8, quads - 3, units + 2)
-    if done < quads - 1 or _decode_last(s + 4 * (quads - 1), pad, units + 2 + 3 * (quads - 3)):
-        charsmap_free(out)
-        charsmap_from_base64(text)  # names the fault
-        raise AssertionError("unreachable: the decoder found a fault")
-    memcpy(out.strings, units + trie_size, out.n_strings)
-    if room > out.n_units * 4:
-        grown = realloc(out.units, out.n_units * 4)  # smaller: in place
-        if grown != NULL:
-            out.units = <uint32_t*>grown
-    return _charsmap_checked(out, trie_size)
-
-
 # Performance notes (T5 conversion's charsmap: 320,012 base64 characters,
 # a 240,007-byte blob; in-process, best of 30, 2-core VM at load ~5).
 #
@@ -433,8 +357,10 @@ cdef int charsmap_load_base64(text, Charsmap* out) except -1:
 #   0.70 ms) against 0.13 ms here: 0.56 ms, a third of the ~1.5 ms a Unigram
 #   file's whole load may take for issue 24's target (half of tokenizers'
 #   7 ms, imports included), so the decoder stays (session 6).
-# - CharsmapRules.from_base64 decodes into the units' own buffer and moves
-#   the strings out, instead of a 240 kB blob copied into the units: a warm
-#   load 16.6M -> 16.2M instructions (callgrind), a fresh process's first
-#   load 278 -> 234 page faults (~2 us each here); the timed difference
-#   (alternating fresh processes at load 6) was within the noise.
+# - Decoding the base64 straight into the units' buffer (the strings moved
+#   out after), instead of a 240 kB blob copied into the units, was a second
+#   decode-and-load path: a warm load 16.6M -> 16.2M instructions
+#   (callgrind), a fresh process's first load 278 -> 234 page faults (~2 us
+#   each here), and the timed difference (alternating fresh processes at
+#   load 6) within the noise; it was folded back into
+#   charsmap_load(charsmap_from_base64(text)) (session 7).
