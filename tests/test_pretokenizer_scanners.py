@@ -204,6 +204,7 @@ def _gguf_id(case) -> str:
 @example(text="x  \n  y \r\n\r\n z  \nw")
 @example(text="1234567 ٣٤٥٦ 12")
 @example(text="HTMLParser McDonald's iPhone é\u0301 a/b\n/ !\n/x")
+@example(text="\u4e8c\u5000\u9fff\u4dff \u5000x.\u9fa5\u3042 \u4e00\ua000a\u5000")  # lead bytes E4-EA
 def test_tiktoken_scanner_matches_regex(case, text):
     name, pattern = case
     text = _without_version_skew(text)
@@ -218,6 +219,7 @@ def test_tiktoken_scanner_matches_regex(case, text):
 @example(text="x  \n  y \r\n\r\n z  a  1\nw")
 @example(text="1234567 ٣٤٥٦ 12 \u1c89 \U00010d40")
 @example(text="HTMLParser McDonald's iPhone é\u0301 a/b\n/ !\n/x")
+@example(text="\u4e8c\u5000\u9fff\u4dff \u5000x.\u9fa5\u3042 \u4e00\ua000a\u5000")  # lead bytes E4-EA
 def test_gguf_scanner_matches_llama_cpp_pattern_list(case, text):
     name, regexes = case
     problem = first_divergence(split(name, text), llama_cpp_split(regexes, text), text)
@@ -266,6 +268,13 @@ def test_gguf_scanner_classifies_with_llama_cpp_tables():
     # U+1C89 is a letter in Unicode 16.0 and unassigned in llama.cpp's 15.1
     assert split("gpt2", "a\u1c89") == ["a\u1c89"]
     assert split("llama.cpp:gpt2", "a\u1c89") == ["a", "\u1c89"]
+
+
+def test_both_tables_make_u5000_to_u9fff_letters():
+    # the scanners class a character whose lead byte is E5-E9 from that byte
+    # alone, as a letter in either reading
+    assert {_unicode.general_category(cp) for cp in range(0x5000, 0xA000)} == {"Lo"}
+    assert set(lu.COLLAPSE[0x5000:0xA000]) == {lu.STAND_INS["letter"]}
 
 
 def test_gguf_contractions_fold_ascii_letters_only():

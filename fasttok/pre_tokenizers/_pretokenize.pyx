@@ -61,6 +61,9 @@ cdef uint16_t ASCII_CLASS[128]
 cdef int _i
 for _i in range(128):
     ASCII_CLASS[_i] = ft_class(_i)
+# the class of every code point U+5000-U+9FFF in both readings (see
+# _class_at; tests/test_pretokenizer_scanners.py checks both tables hold it)
+cdef uint16_t CJK_CLASS = FT_L | FT_LM_LO
 
 cdef enum Tables:
     UNICODE_16
@@ -121,11 +124,17 @@ cdef inline uint16_t _class_at(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, i
                                Tables tables) noexcept nogil:
     # The two readings agree on ASCII (letters A-Z a-z, digits 0-9,
     # whitespace \t-\r and space), so ASCII never leaves the small table.
+    # They agree too that U+5000-U+9FFF (lead bytes E5-E9, most of Chinese
+    # and Japanese kanji) are letters (Lo, every one assigned): that class
+    # is known from the lead byte, with no decoding and no table read.
     cdef uint8_t b = s[i]
     cdef uint32_t cp
     if b < 0x80:
         width[0] = 1
         return ASCII_CLASS[b]
+    if <uint8_t>(b - 0xE5) < 5 and end - i >= 3:
+        width[0] = 3
+        return CJK_CLASS
     cp = _decode(s, i, end, width)
     if tables == LLAMA_CPP:
         return LLAMA_CLASS[_llama_collapsed[cp]] if cp < _CODE_POINTS else 0
@@ -847,3 +856,9 @@ def split(str name, str text):
 # processes, steady protocol, load 3.6-3.9) code 0.95 (2 of 8 faster) and
 # 1.01 (7 of 14), en 0.99 (4 of 8): no gain to measure. The samples of the scanner sit on its entry
 # (an indirect call a piece), not on classifying bytes.
+#
+# A character whose lead byte is E5-E9 (U+5000-U+9FFF, every one a letter
+# in both readings) is classed from that byte, with no decoding and no
+# table read (_class_at). Callgrind, llama3 tokenizer.json, one encode a
+# line of the first 1,000 lines of zh.txt, steady: the scanner 945 -> 835
+# instructions a line, the whole call 6,449 -> 6,319.
