@@ -415,9 +415,9 @@ def _reread_tokenizer_json(path: str, source_sha256: bytes) -> Vocabulary:
     import hashlib
 
     from fasttok.loaders.hf_tokenizer_json import tokenizer_json_file_record
+    from fasttok.shared._json_reader import read_file
 
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_file(path)
     if hashlib.sha256(data).digest() != source_sha256:
         raise FasttokError(f"{path}: the file changed after this encoding was loaded from it; "
                            "load it again")

@@ -56,7 +56,7 @@ from typing import Any, Optional
 from fasttok.errors import VocabularyError, VocabularyFileError
 from fasttok.loaders.json_document import parse_json_document, parse_tokenizer_json
 from fasttok.loaders.sniff import looks_like_tokenizer_json
-from fasttok.shared._json_reader import PackedModel, PackedPieces, PackedVocab
+from fasttok.shared._json_reader import FileBytes, PackedModel, PackedPieces, PackedVocab
 from fasttok.shared._tables import TokenTables
 from fasttok.shared.gc_pause import gc_paused
 from fasttok.shared.json_fields import BOOL, INTEGER, OBJECT, Fields, all_ints
@@ -485,7 +485,7 @@ def load_tokenizer_json(path: str) -> Vocabulary:
     return tokenizer_json_file_record(data, path)
 
 
-def tokenizer_json_file_record(data: bytes, path: str) -> Vocabulary:
+def tokenizer_json_file_record(data: Any, path: str) -> Vocabulary:
     """The record of ``data``, the bytes read from the file ``path``: named
     after the file, with the ``tokenizer_config.json`` beside it.
 
@@ -632,8 +632,9 @@ def tokenizer_json_name(path: str) -> str:
 
 def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
                           config: Optional[dict] = None) -> Vocabulary:
-    """The record of a ``tokenizer.json`` document given as bytes, text or
-    already parsed; ``source`` names it in errors.
+    """The record of a ``tokenizer.json`` document given as bytes (or a
+    file's :class:`~fasttok.shared._json_reader.FileBytes`), text or already
+    parsed; ``source`` names it in errors.
 
     >>> tokenizer_json_record(b'{"model": 1}', "t.json")
     Traceback (most recent call last):
@@ -641,7 +642,7 @@ def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
     """
     with gc_paused():
         doc, packed = data, None
-        if isinstance(data, (bytes, bytearray)):
+        if isinstance(data, (bytes, bytearray, FileBytes)):
             doc, packed = parse_tokenizer_json(data, source)
             if packed is not None:
                 doc["model"] = _model_object(doc, packed)

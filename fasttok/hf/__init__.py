@@ -70,6 +70,7 @@ from fasttok.post_processors._encoding_lists import refuse_surrogates, tokenizer
 from fasttok.post_processors.encoding import Encoding
 from fasttok.post_processors.truncation import STRATEGIES
 from fasttok.shared.atomic_write import write_atomically
+from fasttok.shared._json_reader import read_file
 from fasttok.shared.gc_pause import gc_paused
 from fasttok.table_cache import read_tokenizer_json
 
@@ -143,8 +144,9 @@ class Tokenizer:
     """
 
     def __init__(self, pipeline: HFPipeline, document: Any) -> None:
-        # document: the JSON text read, for to_str (its stages as they were
-        # written, with the added tokens, truncation and padding of now)
+        # document: the JSON text read (str, bytes or a file's FileBytes),
+        # for to_str (its stages as they were written, with the added
+        # tokens, truncation and padding of now)
         self._pipeline = pipeline
         self._document = document
         self._added = AddedVocabulary([
@@ -158,8 +160,7 @@ class Tokenizer:
         """Load ``path`` (a ``tokenizer.json``): read as :func:`fasttok.load`
         reads it, through the table cache (:func:`fasttok.table_cache.read_tokenizer_json`)."""
         path = os.fspath(path)
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_file(path)  # filled in one go, not a page fault a page
         parts = read_tokenizer_json(path, data)
         return cls._build(parts.record, data, parts.model_document)
 
@@ -204,7 +205,8 @@ class Tokenizer:
         '<s>'
         """
         pretty = as_bool(pretty)
-        doc = json.loads(self._document)
+        document = self._document
+        doc = json.loads(document if isinstance(document, (str, bytes)) else bytes(document))
         pipeline = self._pipeline
         out = {"version": doc.get("version", "1.0"),
                "truncation": None if pipeline.truncation is None else pipeline.truncation.as_json(),
