@@ -696,8 +696,10 @@ def _tokenizer_json_record(doc: Any, source: str, name: Optional[str], config: O
     try:
         tokens, ids = _text_layout(model_ids, added_ids, in_order, packed_vocab)
     except UnicodeEncodeError:
-        # a lone surrogate escape: tokenizers' reader (serde_json) refuses
-        # the document, and such a text has no UTF-8 to match
+        # a token with a lone surrogate, which has no UTF-8 to match: only a
+        # document given parsed (a trainer's in-memory one) gets here, as
+        # parse_tokenizer_json refuses it in bytes and text (so does
+        # tokenizers' reader, serde_json)
         text = next(t for t in model_ids if not has_utf8(t))
         raise r.fail(_entry(text), f"{text!r} holds a lone surrogate, which no UTF-8 text "
                      "can match (tokenizers refuses the file)") from None

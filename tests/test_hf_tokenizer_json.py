@@ -304,6 +304,17 @@ def test_vocabulary_text_with_a_lone_surrogate_is_refused_naming_its_entry(tmp_p
         load(str(path))
 
 
+def test_a_document_given_parsed_with_a_lone_surrogate_token_is_refused_naming_its_entry():
+    # a trainer's in-memory document skips the reader's check of the bytes or text
+    from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
+
+    doc = {"model": {"type": "WordLevel", "vocab": {"a": 0, "b\ud800": 1, "[UNK]": 2},
+                     "unk_token": "[UNK]"}}
+    with pytest.raises(fasttok.VocabularyFileError,
+                       match=r"t\.json: field '\$\.model\.vocab\[.*lone surrogate, which no UTF-8"):
+        tokenizer_json_record(doc, "t.json")
+
+
 # tokenizers' reader (serde_json) refuses a lone surrogate wherever it stands;
 # each place: how to put one there, and the JSON path the error names
 _LONE_SURROGATE_PLACES = {
