@@ -130,7 +130,7 @@ from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND, \
     PyUnicode_READ
-from libc.stdint cimport INT32_MAX, SIZE_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport INT32_MAX, SIZE_MAX, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memchr, memcmp, memcpy, memmove, memset
 
@@ -146,7 +146,7 @@ from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_count, ft_pc_entr
                                           ft_pc_hash, ft_pc_ids, ft_pc_open, ft_pc_put, ft_pc_table,
                                           piece_cache_owner, piece_cache_table)
 from fasttok.shared._id_lists cimport PyObject_GC_UnTrack, ids_list
-from fasttok.shared._utf8 cimport Utf8Source, utf8_capacity, utf8_source, utf8_write
+from fasttok.shared._utf8 cimport Utf8Source, has_surrogate, utf8_capacity, utf8_source, utf8_write
 from fasttok.shared._tables cimport NO_TOKEN, SELF_NO, SELF_UNKNOWN, SELF_YES, ByteStrings, TokenTables, \
     TokenTablesView, bmp_token_ids, find_bytes, find_token, ft_load_byte, ft_store_byte, hash_bytes, \
     prefetch
@@ -208,27 +208,14 @@ cdef inline void _add_part(uint32_t* starts, uint32_t* slots, size_t* m, uint32_
     pos[0] += <uint32_t>length
 
 
-cdef bint _has_surrogate(const Utf8Source* src) noexcept:
-    # a lone surrogate spells no token (Python's UTF-8 refuses it), where
-    # utf8_write would write U+FFFD for it
-    cdef Py_ssize_t i
-    cdef uint32_t unit
-    if src.kind == 1:
-        return False
-    for i in range(src.length):
-        unit = (<const uint16_t*>src.data)[i] if src.kind == 2 else (<const uint32_t*>src.data)[i]
-        if 0xD800 <= unit <= 0xDFFF:
-            return True
-    return False
-
-
 cdef Py_ssize_t _put(str text, uint8_t** buf, size_t* cap, size_t at) except -2:
-    # text's UTF-8 at buf[0] + at (grown as needed); -1 if it holds a surrogate
+    # text's UTF-8 at buf[0] + at (grown as needed); -1 if it holds a
+    # surrogate (which spells no token)
     cdef Utf8Source src
     cdef size_t need
-    utf8_source(text, &src)
-    if _has_surrogate(&src):
+    if has_surrogate(text):
         return -1
+    utf8_source(text, &src)
     need = at + (<size_t>src.length if src.ascii else utf8_capacity(&src))
     grow_array(<void**>buf, cap, need, 1, 256)
     if src.ascii:

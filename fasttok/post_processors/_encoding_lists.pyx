@@ -42,19 +42,15 @@ from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.object cimport PyTypeObject
 from cpython.dict cimport PyDict_Next
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
-from libc.stdint cimport int32_t, uint16_t, uint32_t
+from libc.stdint cimport int32_t, uint32_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
+
+from fasttok.shared._utf8 cimport has_surrogate
 
 from types import MemberDescriptorType
 
 cdef extern from "Python.h":
-    int PyUnicode_KIND(object text)
-    void* PyUnicode_DATA(object text)
-    Py_ssize_t PyUnicode_GET_LENGTH(object text)
-    enum:
-        PyUnicode_2BYTE_KIND
-        PyUnicode_4BYTE_KIND
     ctypedef struct PyMemberDef:
         Py_ssize_t offset
     ctypedef struct PyMemberDescrObject:
@@ -544,7 +540,7 @@ cdef class WalkedField:
             self.owner = fields.__objclass__
             self.at = (<PyMemberDescrObject*><PyObject*>fields).d_member.offset
 
-    cdef WalkedFields _fields(self, encoding):
+    cdef inline WalkedFields _fields(self, encoding):
         cdef PyObject* found
         if type(encoding) is self.owner:
             found = (<PyObject**>(<char*><PyObject*>encoding + self.at))[0]
@@ -555,7 +551,10 @@ cdef class WalkedField:
     def __get__(self, encoding, owner):
         if encoding is None:
             return self
-        return self._fields(encoding).read(self.number)
+        cdef WalkedFields fields = self._fields(encoding)
+        if fields.kept is None:
+            return fields.make(self.number)
+        return fields.read(self.number)
 
     def __set__(self, encoding, value):
         _track(encoding)
@@ -628,27 +627,6 @@ cdef class EncodingMaker:
         return out
 
 
-cdef bint _has_surrogate(str text) noexcept:
-    # whether text holds a code point of U+D800..U+DFFF, which has no UTF-8
-    # (a str spells a surrogate pair as two such code points, not one
-    # character); a 1-byte str holds none
-    cdef int kind = PyUnicode_KIND(text)
-    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text)
-    cdef const uint16_t* two
-    cdef const uint32_t* four
-    if kind == PyUnicode_2BYTE_KIND:
-        two = <const uint16_t*>PyUnicode_DATA(text)
-        for i in range(n):
-            if (two[i] & 0xF800) == 0xD800:
-                return True
-    elif kind == PyUnicode_4BYTE_KIND:
-        four = <const uint32_t*>PyUnicode_DATA(text)
-        for i in range(n):
-            if (four[i] & 0xFFFFF800) == 0xD800:
-                return True
-    return False
-
-
 # what tokenizers says of text without UTF-8, by where it stands: a text,
 # a batch's input, the words of a pre-tokenized input
 _TEXT = "TextInputSequence must be str"
@@ -668,7 +646,7 @@ cdef enum:
 cdef int _refuse_surrogates(object value, str message, int depth) except -1:
     cdef object item
     if isinstance(value, str):
-        if _has_surrogate(value):
+        if has_surrogate(value):
             raise TypeError(message)
     elif depth > 0 and isinstance(value, (list, tuple)):
         for item in value:
@@ -744,7 +722,7 @@ def tokenizer_encode(self, sequence, pair=None, is_pretokenized=False, add_speci
     """
     if type(sequence) is str and pair is None and is_pretokenized is False \
             and type(add_special_tokens) is bool:
-        if _has_surrogate(sequence):
+        if has_surrogate(sequence):
             raise TypeError(_TEXT)
         return _encode_single(self._pipeline, sequence, self._allowed, add_special_tokens)
     return self._encode_any(sequence, pair, is_pretokenized, add_special_tokens)

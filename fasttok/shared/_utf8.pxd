@@ -34,6 +34,28 @@ cdef inline void utf8_source(str text, Utf8Source* src) noexcept:
     src.ascii = PyUnicode_IS_ASCII(text)
 
 
+cdef inline bint has_surrogate(str text) noexcept:
+    # whether text holds a code point of U+D800..U+DFFF, which has no UTF-8
+    # (Python's UTF-8 refuses it; utf8_write writes U+FFFD for it). A str
+    # spells a surrogate pair as two such code points, not one character;
+    # a 1-byte str holds none.
+    cdef int kind = PyUnicode_KIND(text)
+    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text)
+    cdef const uint16_t* two
+    cdef const uint32_t* four
+    if kind == 2:
+        two = <const uint16_t*>PyUnicode_DATA(text)
+        for i in range(n):
+            if (two[i] & 0xF800) == 0xD800:
+                return True
+    elif kind == 4:
+        four = <const uint32_t*>PyUnicode_DATA(text)
+        for i in range(n):
+            if (four[i] & 0xFFFFF800) == 0xD800:
+                return True
+    return False
+
+
 cdef inline size_t utf8_capacity(const Utf8Source* src) noexcept nogil:
     # Bytes utf8_write may need; 0 for ASCII text, which is used in place.
     if src.ascii:
