@@ -751,12 +751,15 @@ def _check_spells_every_text(r: _Reader, model: dict, model_ids: dict) -> None:
         byte_fallback = model.get("byte_fallback") is True
         if model.get("unk_id") is None and not (
                 byte_fallback and all(piece in model_ids for piece in _BYTE_PIECES)):
-            raise r.fail("$.model.unk_id", "null, and no byte pieces to fall back on: a "
-                                           "character the pieces lack could not be encoded")
+            raise r.fail("$.model.unk_id", "null, and no byte pieces to fall back on: "
+                                           "tokenizers loads the file and fails on the first "
+                                           "text holding a character the pieces lack")
         return
     unk = model.get("unk_token")
     if isinstance(unk, str) and unk not in model_ids:
-        raise r.fail("$.model.unk_token", f"{unk!r} is not in the model's vocabulary")
+        raise r.fail("$.model.unk_token", f"{unk!r} is not in the model's vocabulary: tokenizers "
+                     "loads the file and fails on the first text holding a character no token "
+                     f"spells; add {unk!r} to $.model.vocab")
 
 
 def _processor_ids(spec: Any) -> list:
@@ -825,8 +828,17 @@ def _model_token_ids(r: _Reader, model: dict) -> Any:
     if not all_ints(vocab.values(), MAX_ID + 1):
         for text, token_id in vocab.items():
             if not all_ints([token_id], MAX_ID + 1):
-                raise r.fail(_entry(text), f"id {token_id!r} is not an id (0..{MAX_ID})")
+                raise r.fail(_entry(text), _bad_id(token_id))
     return vocab
+
+
+def _bad_id(token_id: Any) -> str:
+    # why a vocabulary entry's id is refused: tokenizers reads any u32, and
+    # fasttok all but the largest, which its compiled models keep for "no token"
+    if type(token_id) is int and token_id == MAX_ID + 1:
+        return (f"id {token_id} (2**32 - 1) is the one u32 tokenizers takes that fasttok "
+                "cannot: its compiled models keep it to mean no token; number the entry lower")
+    return f"id {token_id!r} is not an id: ids are integers from 0 to {MAX_ID}"
 
 
 def _plain_added_flags(entry: Any) -> Optional[dict]:

@@ -499,10 +499,55 @@ def test_a_single_template_using_the_pair_is_refused(tmp_path):
     {"type": "Unigram", "vocab": [["a", -1.0]], "unk_id": None},
 ], ids=["wordlevel", "wordpiece", "bpe", "unigram"])
 def test_a_model_that_cannot_spell_every_text_is_refused_when_read(tmp_path, model):
+    # tokenizers loads it and fails on the first text it cannot spell (checked
+    # here); fasttok refuses the file, naming it, the field and what tokenizers does
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps({"model": model}), encoding="utf-8")
-    with pytest.raises(fasttok.VocabularyFileError, match=r"\$\.model\.unk_(token|id)"):
+    theirs = tokenizers.Tokenizer.from_file(str(path))
+    assert theirs.encode("a").ids == [0]
+    with pytest.raises(Exception):
+        theirs.encode("z")
+    for load in (fasttok.load, fasttok.hf.Tokenizer.from_file):
+        with pytest.raises(fasttok.VocabularyFileError,
+                           match=r"tokenizer\.json: field '\$\.model\.unk_(token|id)'.*"
+                                 r"tokenizers loads the file and fails on the first text"):
+            load(str(path))
+
+
+def _word_level(vocab: dict, added: list = ()) -> dict:
+    return {"added_tokens": [{"id": token_id, "content": content, "single_word": False,
+                              "lstrip": False, "rstrip": False, "normalized": False,
+                              "special": True} for token_id, content in added],
+            "pre_tokenizer": {"type": "WhitespaceSplit"},
+            "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}}
+
+
+@pytest.mark.parametrize("top", [2**31, 2**32 - 2], ids=["2**31", "2**32-2"])
+def test_ids_up_to_the_largest_but_one_u32_give_tokenizers_ids(tmp_path, top):
+    ours, theirs = _both(tmp_path, _word_level({"a": 0, "b": top, "[UNK]": 1}))
+    hf = fasttok.hf.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    for text in ["a b", "b c a"]:
+        assert ours.encode(text) == hf.encode(text).ids == theirs.encode(text).ids
+
+
+def test_the_largest_u32_id_is_refused_saying_why(tmp_path):
+    # tokenizers takes it; fasttok's compiled models keep it to mean no token
+    doc = _word_level({"a": 0, "b": 2**32 - 1, "[UNK]": 1})
+    assert tokenizers.Tokenizer.from_str(json.dumps(doc)).encode("b").ids == [2**32 - 1]
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(fasttok.VocabularyFileError,
+                       match=r"tokenizer\.json: field '\$\.model\.vocab\[\"b\"\]': id 4294967295 "
+                             r"\(2\*\*32 - 1\) is the one u32 tokenizers takes that fasttok cannot"):
         fasttok.load(str(path))
+
+
+def test_an_added_token_with_empty_content_is_never_matched_as_tokenizers_does(tmp_path):
+    ours, theirs = _both(tmp_path, _word_level({"a": 0, "[UNK]": 1}, [(2, "")]))
+    hf = fasttok.hf.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    for text in ["a", "a b", ""]:
+        assert ours.encode(text, allowed_special="all") == hf.encode(text).ids \
+            == theirs.encode(text).ids
 
 
 def test_null_inside_a_sequence_is_refused(tmp_path):
