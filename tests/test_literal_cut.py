@@ -101,3 +101,33 @@ def test_find_refuses_a_mask_shorter_than_the_strings():
 def test_find_is_the_regex_search_of_the_selected_strings(strings_and_mask, text):
     strings, mask = strings_and_mask
     assert LiteralCut(strings).find(text, mask) == _regex_find(strings, mask, text)
+
+
+# occurs: the test every compiled walk asks of a text before it walks it whole
+
+_WIDE = st.sampled_from(list("ab<>[\n é日ÿĀ") + ["\U0001f600", "\u0301", "\ud800", "\udfff", "\ud7ff"])
+
+
+def test_occurs_finds_a_string_in_a_text_of_each_width():
+    cut = LiteralCut(["<s>", "é!", "▁x"])
+    assert [cut.occurs(t) for t in ["a<s>", "aé!", "日▁x", "😀<s>"]] == [True] * 4
+    assert [cut.occurs(t) for t in ["a<s", "ée!", "日▁", "😀<"]] == [False] * 4
+
+
+def test_a_lone_surrogate_occurs_only_when_asked_for():
+    # the BPE walk leaves a text without UTF-8 to the cut, which declines it
+    assert not LiteralCut(["<s>"]).occurs("日\ud800")
+    assert LiteralCut(["<s>"]).occurs("日\ud800", True)
+    assert LiteralCut([]).occurs("\udfff", True)
+    assert LiteralCut(["\ud800"]).occurs("a\ud800")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(_WIDE, max_size=3), max_size=10), st.text(_WIDE, max_size=40),
+       st.booleans())
+def test_occurs_is_whether_some_string_is_in_the_text(strings, text, surrogates):
+    # (up to ten strings: memchr, the UCS-2 search eight units at a time
+    # and the unit-by-unit search each take some)
+    expected = any(s and s in text for s in strings) or (
+        surrogates and any(0xD800 <= ord(c) < 0xE000 for c in text))
+    assert LiteralCut(strings).occurs(text, surrogates) == expected

@@ -27,14 +27,58 @@ strings a mask selects: what a disallowed-special check asks of every text
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_GET_LENGTH
-from libc.stdint cimport SIZE_MAX, int32_t, uint8_t
+from libc.stdint cimport SIZE_MAX, int32_t, uint8_t, uint16_t, uint32_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memchr
+
+from fasttok.shared._utf8 cimport utf8_put
+
+
+cdef extern from *:
+    """
+    #if defined(__SSE2__) && defined(__GNUC__)
+    #include <emmintrin.h>
+    #endif
+    /* The first i' >= i below n where the 16-bit unit s[i'] is one of f[0..3],
+     * or a surrogate when surrogates; n if none. Eight units at a time with
+     * SSE2 (a unit at a time was ~10 instructions: a Chinese line's test). */
+    static inline Py_ssize_t lc_find16(const uint16_t* s, Py_ssize_t i, Py_ssize_t n,
+                                       const uint16_t* f, int surrogates) {
+    #if defined(__SSE2__) && defined(__GNUC__)
+        const __m128i f0 = _mm_set1_epi16((short)f[0]), f1 = _mm_set1_epi16((short)f[1]),
+                      f2 = _mm_set1_epi16((short)f[2]), f3 = _mm_set1_epi16((short)f[3]),
+                      high = _mm_set1_epi16((short)0xF800), sur = _mm_set1_epi16((short)0xD800),
+                      sur_on = _mm_set1_epi16(surrogates ? (short)-1 : 0);
+        for (; i + 8 <= n; i += 8) {
+            __m128i v = _mm_loadu_si128((const __m128i*)(s + i));
+            __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi16(v, f0), _mm_cmpeq_epi16(v, f1)),
+                                     _mm_or_si128(_mm_cmpeq_epi16(v, f2), _mm_cmpeq_epi16(v, f3)));
+            m = _mm_or_si128(m, _mm_and_si128(sur_on,
+                                              _mm_cmpeq_epi16(_mm_and_si128(v, high), sur)));
+            int bits = _mm_movemask_epi8(m);
+            if (bits)
+                return i + (__builtin_ctz((unsigned)bits) >> 1);
+        }
+    #endif
+        for (; i < n; i++) {
+            uint16_t u = s[i];
+            if (u == f[0] || u == f[1] || u == f[2] || u == f[3]
+                    || (surrogates && (u & 0xF800) == 0xD800))
+                return i;
+        }
+        return n;
+    }
+    """
+    Py_ssize_t lc_find16(const uint16_t* s, Py_ssize_t i, Py_ssize_t n, const uint16_t* f,
+                         int surrogates) noexcept
 
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
     bint PyUnicode_IS_ASCII(object text)
+    int PyUnicode_KIND(object text)
+    void* PyUnicode_DATA(object text)
+    Py_UCS4 PyUnicode_READ(int kind, const void* data, Py_ssize_t index) nogil
     object PyUnicode_Substring(object text, Py_ssize_t start, Py_ssize_t end)
 
 
@@ -47,13 +91,6 @@ cdef inline Py_ssize_t _chars(const uint8_t* s, size_t n) noexcept:
     return c
 
 
-cdef enum:
-    # strings starting with at most this many bytes are searched by the C
-    # library's memchr, each byte's next place kept (a table test each
-    # byte of the text was ~5 instructions a byte: ALBERT's "<" and "[")
-    FEW_FIRSTS = 4
-
-
 cdef class LiteralCut:
     """The leftmost-longest matches of ``strings`` (empty ones are never
     matched) in a text, compiled.
@@ -61,17 +98,6 @@ cdef class LiteralCut:
     >>> LiteralCut(["ab", "a"]).split("aab")
     ['', 'a', '', 'ab', '']
     """
-
-    cdef int32_t root[256]      # the root's child by byte, or -1
-    cdef int32_t* edge_start    # node i's edges are edge_start[i] .. edge_start[i + 1]
-    cdef uint8_t* edge_byte
-    cdef int32_t* edge_child
-    cdef int32_t* ends          # the index of the string ending at the node (its last
-                                # if repeated), or -1
-    cdef uint8_t firsts[FEW_FIRSTS]  # the bytes the strings start with, when they are
-    cdef int n_firsts           # at most FEW_FIRSTS of them (else 0)
-    cdef Py_ssize_t n_strings   # how many strings were given (empty ones too)
-    cdef tuple strings          # the strings until the trie is built from them
 
     def __cinit__(self):
         self.edge_start = NULL
@@ -116,6 +142,16 @@ cdef class LiteralCut:
         self.n_firsts = len(children[0]) if len(children[0]) <= FEW_FIRSTS else 0
         for i, b in enumerate(sorted(children[0]) if self.n_firsts else ()):
             self.firsts[i] = b
+        self.n_roots = len(children[0])
+        ascii_firsts = sorted(b for b in children[0] if b < 0x80)
+        self.n_ascii_firsts = len(ascii_firsts) if len(ascii_firsts) <= FEW_ASCII_FIRSTS else -1
+        for i, b in enumerate(ascii_firsts if self.n_ascii_firsts > 0 else ()):
+            self.ascii_firsts[i] = b
+        for i in range(2, 0x400):
+            # the block's first byte: 0xC0 | cp >> 6 below U+0800, 0xE0 | cp >> 12 from it
+            self.block_stop[i] = self.root[0xC0 | i if i < 0x20 else 0xE0 | (i >> 6)] >= 0
+        for i in range(0xD800 >> 6, 0xE000 >> 6):
+            self.block_stop[i] = 2
         e = 0
         for node in range(n_nodes):
             self.edge_start[node] = <int32_t>e
@@ -188,6 +224,124 @@ cdef class LiteralCut:
                     return found
             i += 1
         return -1
+
+    cdef bint _occurs_at(self, int kind, const void* data, Py_ssize_t n,
+                         Py_ssize_t i) noexcept:
+        # whether one of the strings starts at character i of a str (its
+        # kind, data and length), the trie walked along its characters'
+        # UTF-8, written as they are reached
+        cdef uint8_t b[4]
+        cdef size_t m, k
+        cdef int32_t node = -1, e, last
+        while i < n:
+            m = utf8_put(b, PyUnicode_READ(kind, data, i))
+            for k in range(m):
+                if node < 0:
+                    node = self.root[b[k]]
+                    if node < 0:
+                        return False
+                else:
+                    e = self.edge_start[node]
+                    last = self.edge_start[node + 1]
+                    while e < last and self.edge_byte[e] < b[k]:
+                        e += 1
+                    if e == last or self.edge_byte[e] != b[k]:
+                        return False
+                    node = self.edge_child[e]
+                if self.ends[node] >= 0:
+                    return True
+            i += 1
+        return False
+
+    cdef int occurs_in(self, str text, bint surrogates) except -1:
+        # :meth:`occurs` (surrogates: a lone surrogate counts as found), for
+        # the walks that ask it of every text before they walk it whole
+        # (WordPiece, BPE, Unigram): the text's own code units searched for
+        # those whose UTF-8 starts with a string's first byte (no UTF-8
+        # copy of the text made), each found one's place then walked down
+        # the trie. A Latin-1 text is searched with memchr for each ASCII
+        # first byte when there are few and no string starts with a
+        # character of U+0080-U+00FF; a UCS-2 text eight units at a time
+        # (lc_find16) when the strings start with at most four characters,
+        # all ASCII.
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
+        cdef int kind = PyUnicode_KIND(text), k
+        cdef const void* data = PyUnicode_DATA(text)
+        cdef const uint8_t* s = <const uint8_t*>data
+        cdef const uint8_t* hit
+        cdef uint16_t f[4]
+        cdef uint32_t u
+        cdef uint8_t stop
+        cdef size_t start, end
+        if self.ends == NULL:
+            self._build()
+        if kind == 1:
+            if self.n_ascii_firsts >= 0 and (
+                    PyUnicode_IS_ASCII(text) or (self.root[0xC2] < 0 and self.root[0xC3] < 0)):
+                for k in range(self.n_ascii_firsts):
+                    i = 0
+                    while i < n:
+                        hit = <const uint8_t*>memchr(s + i, self.ascii_firsts[k], <size_t>(n - i))
+                        if hit == NULL:
+                            break
+                        i = hit - s
+                        if self._occurs_at(1, data, n, i):
+                            return 1
+                        i += 1
+                return 0
+            if PyUnicode_IS_ASCII(text):
+                return self._find(s, <size_t>n, 0, NULL, &start, &end) >= 0
+            for i in range(n):
+                u = s[i]
+                if (self.root[u] >= 0 if u < 0x80 else self.block_stop[u >> 6]) and \
+                        self._occurs_at(1, data, n, i):
+                    return 1
+            return 0
+        if self.n_roots == 0 and not surrogates:
+            return 0
+        if kind == 2 and self.n_ascii_firsts == self.n_roots and self.n_roots <= 4:
+            for k in range(4):
+                # (a surrogate stands for no first: one is found as one)
+                f[k] = self.ascii_firsts[k] if k < self.n_roots else (
+                    self.ascii_firsts[0] if self.n_roots else 0xD800)
+            i = 0
+            while True:
+                i = lc_find16(<const uint16_t*>data, i, n, f, surrogates)
+                if i == n:
+                    return 0
+                if 0xD800 <= (<const uint16_t*>data)[i] < 0xE000 or \
+                        self._occurs_at(2, data, n, i):
+                    return 1
+                i += 1
+        for i in range(n):
+            u = (<const uint16_t*>data)[i] if kind == 2 else (<const uint32_t*>data)[i]
+            if u < 0x80:
+                stop = self.root[u] >= 0
+            elif u < 0x10000:
+                stop = self.block_stop[u >> 6]
+                if stop == 2:
+                    if surrogates:
+                        return 1
+                    stop = self.root[0xED] >= 0
+            else:
+                stop = self.root[0xF0 | (u >> 18)] >= 0
+            if stop and self._occurs_at(kind, data, n, i):
+                return 1
+        return 0
+
+    def occurs(self, str text not None, bint surrogates=False):
+        """Whether one of the strings is in ``text`` (a lone surrogate as
+        ``surrogatepass`` writes it), or with ``surrogates``, ``text``
+        holds a lone surrogate (it has no UTF-8: :meth:`split` gives
+        ``None`` for it), which a walk then leaves to the cut.
+
+        >>> cut = LiteralCut(["<s>", "é!", "▁x"])
+        >>> [cut.occurs(t) for t in ["a<s", "a<s>", "ée!", "aé!", "a▁x", "a▁", "\\ud800"]]
+        [False, True, False, True, True, False, False]
+        >>> cut.occurs("\\ud800", True)
+        True
+        """
+        return self.occurs_in(text, surrogates) == 1
 
     def split(self, str text not None):
         """``text`` cut as ``re.split`` with one group cuts it: the text

@@ -1514,6 +1514,7 @@ cdef extern from "Python.h":
 
 from cpython cimport array as carray
 
+from fasttok.added_tokens._literal_cut cimport LiteralCut
 from fasttok.shared._charsmap cimport CharsmapRules
 from fasttok.shared._growth cimport (ByteBuf, OffsetBuf, bytebuf_free, bytebuf_reserve,
                                      offsets_free, offsets_reserve)
@@ -1924,7 +1925,7 @@ cdef class UnigramWalk:
     cdef uint64_t joined[256]    # bit (a << 7) | b: some piece holds ASCII byte a then b
     cdef bint short_ids          # every id under 2 ** 16 (cached two to a word)
     cdef object added            # the pipeline's AddedTokens (raw-text pass)
-    cdef dict firsts             # allowed -> (its added tokens' first characters, their search)
+    cdef dict literals           # allowed -> its added tokens' search (LiteralCut)
     cdef tuple early_pairs       # the early stages as (pattern, string) pairs when all
                                  # are literals before a charsmap (see _run), else None
     cdef bint early_latin1       # early_pairs holds no character past U+00FF
@@ -1953,7 +1954,7 @@ cdef class UnigramWalk:
         if model.core is None or model.unk < 0:
             raise ValueError("the walk needs a model with pieces and an unknown id")
         self.added = added
-        self.firsts = {}
+        self.literals = {}
         self.owner = piece_cache_owner()
         self.model = model
         self.ints = tuple(range(max(n_ids, len(model.ints))))
@@ -2830,54 +2831,16 @@ cdef class UnigramWalk:
 
     cdef object _matches(self, str text, object allowed):
         # The added-token pass's matches, or None where no token is in the
-        # text: a C scan for the tokens' first characters, then the
-        # compiled search of their texts (code holds "<" often, ALBERT's
-        # "<s>" and "</s>" seldom: the regex of find_matches searching a
-        # whole code text for none was 3% of its walk). Asked of the pass's
+        # text: its matcher's compiled search (LiteralCut.occurs_in: code
+        # holds "<" often, ALBERT's "<s>" and "</s>" seldom), then, for the
+        # few texts that hold one, find_matches. The search is asked of the pass's
         # matcher once per allowed set, not a Python call a text.
-        cdef object found = self.firsts.get(allowed)
-        cdef object firsts
-        cdef const uint32_t* cps
-        cdef Py_ssize_t n, i, k, count
-        cdef int kind
-        cdef const void* data
-        cdef uint32_t cp
-        cdef bint maybe = False
+        cdef LiteralCut cut = self.literals.get(allowed)
         if self.added is None:
             return None
-        if found is None:
-            matcher = self.added.matcher(False, allowed)
-            chars = matcher.may_occur.firsts
-            found = self.firsts[allowed] = (
-                carray.array("I", sorted(map(ord, chars))) if len(chars) <= 16 else chars,
-                matcher.found_in)
-        firsts = found[0]
-        if not isinstance(firsts, carray.array):
-            maybe = not firsts.isdisjoint(text)
-        elif len(firsts):
-            count = len(firsts)
-            cps = <const uint32_t*>(<carray.array>firsts).data.as_voidptr
-            kind = PyUnicode_KIND(text)
-            data = PyUnicode_DATA(text)
-            n = PyUnicode_GET_LENGTH(text)
-            if kind == 1:
-                # the C library's search for each (a loop over the text
-                # testing each character against them was ~5 instructions
-                # a character)
-                for k in range(count):
-                    if cps[k] < 0x100 and memchr(data, cps[k], n) != NULL:
-                        maybe = True
-                        break
-            else:
-                for i in range(n):
-                    cp = PyUnicode_READ(kind, data, i)
-                    for k in range(count):
-                        if cp == cps[k]:
-                            maybe = True
-                            break
-                    if maybe:
-                        break
-        if maybe and found[1](text):
+        if cut is None:
+            cut = self.literals[allowed] = self.added.matcher(False, allowed).literal
+        if cut.occurs_in(text, False):
             return self.added.find_matches(text, normalized=False, allowed=allowed)
         return None
 
