@@ -19,7 +19,6 @@ from typing import AbstractSet, Any, Literal, Optional, Union
 from fasttok import _encode_entry, registry
 from fasttok.errors import FasttokError
 from fasttok.models.interface import Model, missing_members, run_batch
-from fasttok.shared.binding_arguments import as_instance
 from fasttok.shared.ragged import PaddedIds, RaggedIds, pad, require_numpy
 from fasttok.vocab import Vocabulary
 
@@ -287,7 +286,8 @@ class Encoding:
         # message: its core is a PyO3 extension), not searched for specials
         # item by item as a batch's texts are
         if not isinstance(text, str):
-            as_instance(text, str)
+            what = "'None'" if text is None else f"'{type(text).__name__}' object"
+            raise TypeError(f"{what} is not an instance of 'str'")
         return self._batch_mask(allowed_special, disallowed_special, (text,))
 
     def _batch_mask(self, allowed_special: AllowedSpecial,
