@@ -344,3 +344,26 @@ def stages_from_document(vocab: Vocabulary, kind: type = HFStages, *, lazy_model
         truncation=truncation_from_json(doc.get("truncation"), "$.truncation", fail),
         padding=padding_from_json(doc.get("padding"), "$.padding", fail),
         record=vocab)
+
+
+# Performance notes (issue 24: a load <= 0.5x tokenizers'; callgrind
+# instructions of a fresh process, FASTTOK_CACHE=0, minus `import fasttok`).
+#
+# - Load: the drop-in's Encoding side moved to HFPipeline's module (with
+#   the post-processors making Encodings only when asked) and the
+#   tokenizer_config.json read by the compiled reader (no json import):
+#   all-MiniLM-L6-v2 57.0M -> 54.1M, T5 conversion 51.8M -> 48.8M. Of the
+#   rest, importing this module and the stages' is ~18-19M; importing a
+#   compiled module is ~0.3-1.2M, of which the dynamic linker (symbol
+#   lookups, relocations) is ~13%, the rest the interpreter's module and
+#   type set-up: linker flags could save ~0.1M a module, so none were tried.
+# - The first encode of all-MiniLM-L6-v2 (~250M) is mostly compiling the
+#   BERT stages' Unicode classes with re: _optimize_charset fills a bitmap
+#   one BMP code point at a time, twice per class (body and prefix), so
+#   the CJK class alone is 27M, BertPreTokenizer's pieces 52M, the
+#   normalization-newer classes behind NFD 39M. An ASCII path in the two
+#   stages (the classes restricted to ASCII) was tried and gave nothing:
+#   the BERT walk asks its rule for the Latin-1 block whole on the first
+#   text (fasttok.models._wordpiece.CodePointRules.cover), and that block
+#   needs every class. What would help: a rule for that block that compiles
+#   no class, or classes compiled without re's per-code-point bitmap.
