@@ -177,6 +177,7 @@ from libc.stdint cimport SIZE_MAX, UINT32_MAX, UINT64_MAX, int32_t, int64_t, uin
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
+from fasttok.added_tokens._literal_cut cimport LiteralCut
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._json_reader cimport PackedVocab
 from fasttok.shared._id_lists cimport ids_list, ids_lists
@@ -210,10 +211,6 @@ cdef extern from *:
     unsigned wp_ctz64(uint64_t x) nogil
 
 cdef extern from "Python.h":
-    Py_ssize_t PyUnicode_FindChar(object text, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end,
-                                  int direction) except -2
-    Py_ssize_t PyUnicode_Find(object text, object sub, Py_ssize_t start, Py_ssize_t end,
-                              int direction) except -2
     int PyUnicode_KIND(object text)
     void* PyUnicode_DATA(object text)
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
@@ -2263,11 +2260,6 @@ cdef class WordPieceModel:
         return token
 
 
-cdef enum:
-    MAX_FIRSTS = 8             # first characters TextEntry searches a text for, one by one
-    MAX_TEXTS = 16             # added tokens' texts it searches a text for, one by one
-
-
 @cython.final
 cdef class TextEntry:
     """``ids(text, allowed)`` of a compiled walk with no Python frame on the
@@ -2275,11 +2267,8 @@ cdef class TextEntry:
     occurs is walked at once through ``walk`` (a
     :meth:`WordPieceModel.encode_with`) with ``rules`` and no cuts; any other
     call is ``other(text, allowed)``, which cuts at the added tokens. The
-    search is a C search for each first character of the texts, then, when
-    one is there (code's ``[``), for each text; with more than eight first
-    characters or sixteen texts, a text holding a first character is
-    ``other``'s, and with more than eight first characters every text is.
-    A short line's walk is ~1 us; the Python method this replaces (its frame,
+    search is the texts' :class:`~fasttok.added_tokens._literal_cut.LiteralCut`
+    (its compiled ``occurs_in``). A short line's walk is ~1 us; the Python method this replaces (its frame,
     the first-character test's, encode_with's argument parsing) cost a third
     of that again.
 
@@ -2293,42 +2282,19 @@ cdef class TextEntry:
     cdef WordPieceModel model
     cdef CodePointRules rules
     cdef object other
-    cdef Py_UCS4 firsts[MAX_FIRSTS]
-    cdef int n_firsts          # -1: too many to search for
-    cdef tuple texts           # None: too many to search for
+    cdef LiteralCut texts      # the search for the added tokens' texts
 
     def __init__(self, walk not None, CodePointRules rules not None, texts, other not None):
-        cdef Py_ssize_t k
-        cdef tuple found = tuple(sorted({t for t in texts if t}))
-        cdef list chars = sorted({t[0] for t in found})
         self.model = <WordPieceModel?>walk.__self__
         if walk != self.model.encode_with:
             raise ValueError("walk must be a WordPieceModel's encode_with")
         self.rules = rules
         self.other = other
-        self.texts = found if len(found) <= MAX_TEXTS else None
-        self.n_firsts = len(chars) if len(chars) <= MAX_FIRSTS else -1
-        for k in range(max(self.n_firsts, 0)):
-            self.firsts[k] = <Py_UCS4>ord(chars[k])
+        self.texts = LiteralCut(texts)
 
     cdef bint _may_occur(self, str text) except -1:
-        # whether an added token's text may be in text
-        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
-        cdef int k
-        cdef object token
-        if self.n_firsts < 0:
-            return True
-        for k in range(self.n_firsts):
-            if PyUnicode_FindChar(text, self.firsts[k], 0, n, 1) >= 0:
-                break
-        else:
-            return False
-        if self.texts is None:
-            return True
-        for token in self.texts:
-            if PyUnicode_Find(text, token, 0, n, 1) >= 0:
-                return True
-        return False
+        # whether an added token's text is in text
+        return self.texts.occurs_in(text, False)
 
     def ids(self, text, allowed):
         """The ids of ``text``, or ``None`` (a text the walk declines)."""
