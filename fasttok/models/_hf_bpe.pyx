@@ -128,8 +128,7 @@ from cpython cimport array
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM
-from cpython.unicode cimport PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND, \
-    PyUnicode_READ
+from cpython.unicode cimport PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH
 from libc.stdint cimport INT32_MAX, SIZE_MAX, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memchr, memcmp, memcpy, memmove, memset
@@ -137,6 +136,7 @@ from libc.string cimport memchr, memcmp, memcpy, memmove, memset
 import array
 
 from fasttok.errors import FasttokError
+from fasttok.added_tokens._literal_cut cimport LiteralCut
 
 from fasttok.models._bpe cimport Dropout, PairMemo, bpe_merge_parts, bpe_sample_parts, pair_memo_init, pair_memo_release
 from fasttok.post_processors._encoding_lists cimport walked_block
@@ -535,33 +535,10 @@ cdef int _fill_stretch(str text, StretchPart* part) except -1:
     return 0
 
 
-cdef bint _needs_cut(str text, array.array firsts):
-    # whether text holds one of the code points firsts (sorted), or a lone
-    # surrogate (which the cut declines: it has no UTF-8)
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, k
-    cdef Py_ssize_t count = len(firsts)
-    cdef const uint32_t* cps = firsts.data.as_uints
-    cdef int kind = PyUnicode_KIND(text)
-    cdef const void* data = PyUnicode_DATA(text)
-    cdef uint32_t cp
-    if n == 0 or (count == 0 and kind == 1):
-        return False
-    if kind == 1 and count <= 8:
-        # memchr for each (a Latin-1 text holds no code point past 0xFF)
-        for k in range(count):
-            if cps[k] < 0x100 and memchr(data, cps[k], <size_t>n) != NULL:
-                return True
-        return False
-    for i in range(n):
-        cp = PyUnicode_READ(kind, data, i)
-        if 0xD800 <= cp <= 0xDFFF:
-            return True
-        if count == 0 or cp < cps[0] or cp > cps[count - 1]:
-            continue
-        for k in range(count):
-            if cp == cps[k]:
-                return True
-    return False
+cdef bint _needs_cut(str text, LiteralCut tokens) except -1:
+    # whether text holds one of the added tokens' texts, or a lone surrogate
+    # (which the cut declines: it has no UTF-8)
+    return tokens.occurs_in(text, True)
 
 
 cdef int _rewrite(Rewrite* rw, bytes space_to, bytes prepend, int prepend_when) except -1:
@@ -1518,13 +1495,13 @@ cdef class StretchWalker:
     here: ``ids(text, allowed)`` and ``encode(text, allowed)`` in one call
     each (the Python layer above them was a tenth of a line's time).
     ``cuts_for(allowed)`` gives, once per ``allowed`` set, ``(cut, added,
-    may_occur, firsts)``: ``cut(text)`` the parts of a text as ``walk_stretches``
+    may_occur, tokens)``: ``cut(text)`` the parts of a text as ``walk_stretches``
     takes them (``None`` declines the text), ``added`` the added tokens'
     ids by text, ``may_occur(parts)`` (or ``None``) whether to decline the
-    parts, ``firsts`` the tokens' first characters (sorted code points in
-    an ``array('I')``, or ``None``): a text holding none of them is one
-    stretch, not cut (unless ``may_occur`` is given); or ``()`` to decline
-    every text.
+    parts, ``tokens`` the search for the tokens' texts (a
+    :class:`~fasttok.added_tokens._literal_cut.LiteralCut`, or ``None``): a
+    text holding none of them is one stretch, not cut (unless ``may_occur``
+    is given); or ``()`` to decline every text.
 
     >>> core = HfBpeCore([b"a", b"_", b"_a"], (0, 1, 2), [(1, 0, 2)])
     >>> walker = StretchWalker(core, b"_", b"", PREPEND_EACH,
@@ -1556,13 +1533,17 @@ cdef class StretchWalker:
             cut = self.cuts[allowed] = self.cuts_for(allowed)
         return cut
 
+    cdef bint _uncut(self, text, tuple cut):
+        # whether text is walked as one stretch, with no cut: no added
+        # token can start in it (and no test of the normalized pass asks)
+        return cut and cut[2] is None and cut[3] is not None and type(text) is str \
+            and not _needs_cut(text, cut[3])
+
     cdef list _parts(self, text, tuple cut):
-        # the parts of text as walk_stretches takes them, or None (declined)
+        # the parts of text as walk_stretches takes them, or None (declined),
+        # for a text that is not _uncut
         if not cut:
             return None
-        if cut[2] is None and cut[3] is not None and type(text) is str \
-                and not _needs_cut(text, cut[3]):
-            return [text]
         parts = cut[0](text)
         if parts is None:
             return None
@@ -1574,9 +1555,8 @@ cdef class StretchWalker:
     cdef object _run(self, text, allowed, bint offsets):
         cdef tuple cut = self._cut(allowed)
         cdef list parts
-        if cut and cut[2] is None and cut[3] is not None and type(text) is str \
-                and not _needs_cut(text, cut[3]):
-            # no added token can start in it: one stretch, no cut or list
+        if self._uncut(text, cut):
+            # one stretch, no cut or list
             return self.core._walk(&self.rw, offsets, None, None, text)
         parts = self._parts(text, cut)
         if parts is None:
@@ -1629,7 +1609,15 @@ cdef class StretchWalker:
                 o.n = o.n_found = 0
                 for i in range(block):
                     at[i] = n
-                    parts = self._parts(texts[first + i], cut)
+                    text = texts[first + i]
+                    if self._uncut(text, cut):
+                        # one stretch, no cut or list (kept alive by texts)
+                        grow_array(<void**>&o.parts, &o.parts_cap, n + 1, sizeof(StretchPart), 16)
+                        _fill_stretch(text, &o.parts[n])
+                        n += 1
+                        cuts[i] = text
+                        continue
+                    parts = self._parts(text, cut)
                     cuts[i] = parts
                     if parts is not None:
                         n += _fill_parts(parts, cut[1], &o, n)
