@@ -34,6 +34,9 @@ class WordPieceModel:
     n_units: int
     probes_left: int
     n_tokens: int
+    chunk_cache_entries: int
+    @property
+    def chunk_cache_size(self) -> int: ...
     def __init__(
         self,
         tokens: Sequence[bytes | None],

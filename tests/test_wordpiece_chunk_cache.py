@@ -1,0 +1,137 @@
+"""WordPiece with the model's chunk cache gives exactly what it gives without it.
+
+A whole-text walk of :mod:`fasttok.models._wordpiece` (a ``str`` of kind 1
+or 2, ids only) cuts the text at its ASCII SPACE units into chunks and keeps
+the ids of each chunk of at most 31 ASCII units in the model's chunk cache,
+keyed by the chunk's units as they are, before normalizing: a chunk's words
+are made of its units alone. These tests hold the ids with the cache on
+(``WordPieceModel.chunk_cache_entries``), off (0) and at one entry (every
+chunk evicts the last) to ``tokenizers`` on all-MiniLM-L6-v2, over corpus
+halves and texts built to end chunks at every place the cut treats apart
+(a control character inside a chunk, 15, 16, 31 and 32 units, the text's
+end inside a block of 16, non-ASCII units and non-ASCII spaces); check that
+two rules on one model never share an answer; and that the cache never
+holds more chunks than its entries.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fasttok
+from conftest import DATA, missing_data_reason, read_text
+from fasttok.models._wordpiece import APPEND, SPACE, CodePointRules, WordPieceModel
+
+tokenizers = pytest.importorskip("tokenizers")
+
+MINILM = DATA / "vocab" / "hf" / "all-MiniLM-L6-v2" / "tokenizer.json"
+SIZES = (1 << 16, 0, 1)
+WORD_START = "\u2581".encode()
+#: a text this long walks through the chunk cache (shorter ones, a line a call, do not)
+LONG = 256
+
+
+def _path(path):
+    if not path.is_file():
+        pytest.skip(missing_data_reason(path))
+    return path
+
+
+@functools.lru_cache(maxsize=None)
+def _minilm():
+    enc = fasttok.load(_path(MINILM))
+    return enc, enc._core.pipeline.walk._walk.__self__
+
+
+@functools.lru_cache(maxsize=None)
+def _reference():
+    tok = tokenizers.Tokenizer.from_file(str(_path(MINILM)))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+def _expected(text: str) -> list:
+    return _reference().encode(text, add_special_tokens=False).ids
+
+
+def _ids_at_each_size(texts) -> dict:
+    # each size walks the texts twice: the second pass meets the chunks the first one kept
+    enc, model = _minilm()
+    out = {}
+    try:
+        for size in SIZES:
+            model.chunk_cache_entries = size
+            out[size] = [[enc.encode(t, allowed_special="all") for t in texts] for _ in range(2)]
+    finally:
+        model.chunk_cache_entries = SIZES[0]
+    return out
+
+
+@pytest.mark.parametrize("file", ["en", "code", "multi", "zh", "adversarial"])
+def test_corpus_halves_are_tokenizers_with_the_chunk_cache_on_off_and_at_one_entry(file):
+    text = read_text(_path(DATA / "corpus" / f"{file}.txt"))
+    cut = text.find("\n", len(text) // 2) + 1
+    halves = [text[:cut], text[cut:]]
+    expected = [_expected(t) for t in halves]
+    for size, passes in _ids_at_each_size(halves).items():
+        for k, ids in enumerate(passes):
+            assert ids == expected, f"chunk cache of {size} entries, pass {k + 1}"
+
+
+#: units that end chunks, or chunks' ASCII, apart: letters either case,
+#: digits, punctuation, ASCII spaces, a control character BERT drops (no
+#: SPACE: it joins its neighbours), NUL, Latin-1 and CJK letters, a
+#: combining mark, non-ASCII spaces
+_UNITS = "aAbZz09.,#([ \t\n\r\x01\x00\u00e9\u00a0\u4e16\u3000\u0301"
+_RUNS = st.tuples(st.sampled_from(["a", "B", "1", ".", "x\x01y", "\u00e9", "\u4e16"]),
+                  st.sampled_from([1, 14, 15, 16, 17, 30, 31, 32, 33])).map(lambda r: r[0] * r[1])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(st.sampled_from(_UNITS), max_size=20) | _RUNS, min_size=1, max_size=40),
+       st.sampled_from([" ", "\n", "\t", ""]))
+def test_hypothesis_texts_give_tokenizers_ids_whatever_the_chunk_cache(parts, joiner):
+    text = joiner.join(parts)
+    # long enough for the chunk cache, ending anywhere in a block of 16
+    text = (text * (LONG // max(len(text), 1) + 1))[:LONG + len(parts) % 17]
+    expected = _expected(text)
+    for size, passes in _ids_at_each_size([text]).items():
+        assert passes == [[expected]] * 2, f"chunk cache of {size} entries"
+
+
+def _rules(lowercase: bool) -> CodePointRules:
+    return CodePointRules(lambda cps: [
+        (SPACE, cp) if cp == 32 else
+        (APPEND, cp + 32 if lowercase and 65 <= cp <= 90 else cp) for cp in cps])
+
+
+def test_two_rules_on_one_model_never_share_an_answer():
+    # "AB" is the token "ab" under rules that lowercase, [UNK] under rules that do not
+    m = WordPieceModel([b"[UNK]", WORD_START + b"ab"], 0)
+    text = "AB ab " * 50
+    lower, keep = _rules(True), _rules(False)
+    for _ in range(2):
+        assert m.encode_with(text, lower) == [1, 1] * 50
+        assert m.encode_with(text, keep) == [0, 1] * 50
+
+
+@pytest.mark.parametrize("entries", [1, 7, 64])
+def test_the_chunk_cache_never_holds_more_chunks_than_its_entries(entries):
+    m = WordPieceModel([b"[UNK]", WORD_START + b"w"] + [str(d).encode() for d in range(10)], 0)
+    m.chunk_cache_entries = entries
+    words = " ".join(f"w{i}" for i in range(5000))
+    assert m.encode_with(words, _rules(True)) == [x for i in range(5000)
+                                                  for x in [1] + [2 + int(d) for d in str(i)]]
+    assert 0 < m.chunk_cache_size <= entries
+
+
+def test_off_the_chunk_cache_holds_nothing():
+    m = WordPieceModel([b"[UNK]", WORD_START + b"w"], 0)
+    m.chunk_cache_entries = 0
+    m.encode_with("w " * 300, _rules(True))
+    assert m.chunk_cache_size == 0
