@@ -68,6 +68,13 @@ def test_rule_chars_of_a_t5_charsmap_are_every_character_with_a_rule_alone():
     assert charsmap.rule_chars() == _first_rule_chars(charsmap)
 
 
+@pytest.mark.parametrize("rules", [CHARSMAP_RULES, _PARTIAL_RULES], ids=["whole", "partial"])
+def test_char_rules_are_first_rule_of_each_rule_char(rules):
+    charsmap = CharsmapRules(build_charsmap(rules))
+    assert charsmap.char_rules() == {c: charsmap.first_rule(c.encode("utf-8"))
+                                     for c in charsmap.rule_chars()}
+
+
 def test_a_rule_on_a_lead_byte_covers_every_character_it_starts():
     found = CharsmapRules(build_charsmap({b"\xe3\x81": "y"})).rule_chars()
     assert found == "".join(map(chr, range(0x3040, 0x3080)))

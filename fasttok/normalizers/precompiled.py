@@ -199,8 +199,7 @@ class Precompiled:
         >>> Precompiled(b"").char_rules()
         {}
         """
-        rule = self._rules.first_rule
-        return {c: rule(c.encode("utf-8")) for c in self._rules.rule_chars()}
+        return self._rules.char_rules()
 
     def _rule(self, chunk: str):
         found = self._cache.get(chunk, self)

@@ -33,6 +33,8 @@ cdef class CharsmapRules:
     # the value (where its replacement starts in m.strings) of the shortest
     # rule that is a prefix of s[:n], or -1
     cdef int64_t _first_leaf(self, const uint8_t* s, size_t n) noexcept nogil
+    # the replacement string starting at byte start of m.strings
+    cdef str _replacement(self, size_t start)
     cdef int _step(self, uint32_t pos, uint32_t b, uint32_t* next_pos) noexcept nogil
     cdef int _rule_chars_after(self, uint32_t pos, bint every, uint32_t cp, int after,
                                uint32_t lo, uint32_t hi, list found) except -1
