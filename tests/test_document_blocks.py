@@ -83,6 +83,27 @@ def test_utf8_check_of_every_lead_and_second_byte_is_the_decoders():
                 assert first_invalid_utf8(data) == refused, data
 
 
+def test_utf8_check_of_cjk_runs_points_at_the_byte_python_refuses():
+    # a run of three-byte characters (CJK's, and the edges of their lead
+    # bytes' ranges) with each of its bytes broken, and cut before every
+    # kind of character
+    run = "\u4e2d\u6587\uff0c\u9fff\u1000\uefff".encode("utf-8")
+    for at in range(len(run)):
+        for byte in (0x00, 0x41, 0x80, 0xBF, 0xC0, 0xE0, 0xED, 0xF0, 0xFF):
+            data = run[:at] + bytes([byte]) + run[at + 1:]
+            try:
+                data.decode("utf-8")
+                refused = -1
+            except UnicodeDecodeError as exc:
+                refused = exc.start
+            assert first_invalid_utf8(data) == refused, data
+    for tail in (b"", b"a", b"\xc3\xa9", b"\xe0\xa0\x80", b"\xed\x9f\xbf", b"\xf0\x90\x80\x80",
+                 b"\xe0\x80\x80", b"\xed\xa0\x80", b"\xe4\xb8"):
+        for n in range(len(run) + 1):
+            data = run[:n] + tail
+            assert (first_invalid_utf8(data) < 0) == _decodes(data), data
+
+
 def _decodes(data: bytes) -> bool:
     try:
         data.decode("utf-8")
