@@ -182,6 +182,17 @@ def test_a_thread_never_holds_more_than_its_entries():
     assert info["bytes"] == 64 * 64
 
 
+def test_keys_that_differ_only_in_their_last_bytes_spread_over_the_sets():
+    # 64 words of 8 bytes sharing their first 6 (WordPiece keys a word's
+    # bytes): a set is taken from every byte of the key, so they land in
+    # many of the 64 sets (about 57 entries kept), not in one (2 kept)
+    fasttok.set_pretoken_cache(128)
+    letters = "abcdefgh"
+    _encoding("all-MiniLM-L6-v2").encode_ordinary(
+        " ".join(f"zqvwkb{x}{y}" for x in letters for y in letters))
+    assert _piece_cache.thread_info()["used"] > 40
+
+
 def _bytes_only() -> CoreBPE:
     # every piece of two bytes or more merges (no token but the 256 bytes),
     # so every piece of a word asks the gate

@@ -4,7 +4,7 @@ from cpython.object cimport PyObject
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 
 from fasttok.models._bpe cimport Dropout, IdBuffer, PairMemo
-from fasttok.models._model_base cimport ModelBase
+from fasttok.models._model_base cimport ModelBase, in_normal_form
 from fasttok.pre_tokenizers._pretokenize cimport ScanFn
 from fasttok.shared._piece_cache cimport ft_pc_table
 from fasttok.shared._tables cimport ByteStrings, TokenTables, TokenTablesView
@@ -141,7 +141,7 @@ cdef class BatchJob:
     # the codes of the ids the normalizer gave for it (count first; NULL for
     # a text encoded here)
     cdef object normalizer
-    cdef object is_normalized
+    cdef object stage
     cdef bytes allowed_bytes
     cdef uint32_t** given
     cdef void _plan_chunks(self, Py_ssize_t count, Py_ssize_t chunk_texts, int threads) noexcept

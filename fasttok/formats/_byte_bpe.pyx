@@ -96,9 +96,8 @@ from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_count, ft_pc_entr
                                           piece_cache_owner, piece_cache_table)
 from fasttok.shared._token_ids cimport token_id
 from fasttok.shared._utf8 cimport Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_write
-from fasttok.shared._tables cimport (BUCKET_SLOTS, NO_TOKEN, ByteStrings, TokenTables, TokenTablesView,
-                       _bucket, _head, find_bytes, fill_strings, free_strings, hash_bytes,
-                       prefetch)
+from fasttok.shared._tables cimport (NO_TOKEN, ByteStrings, TokenTables, TokenTablesView, _head,
+                       find_bytes, fill_strings, free_strings, hash_bytes, prefetch)
 
 
 cdef inline uint64_t _hot_key(const uint8_t* p, size_t n) noexcept nogil:
@@ -137,8 +136,6 @@ cdef inline int64_t _ahead(const TokenTablesView* view, const HotSlot* hot, cons
     if code < 0:
         h[0] = hash_bytes(p, n)
         bpe_prefetch_whole(view, h[0])
-        if n > 8:
-            prefetch(&view.index.tails[_bucket(h[0], view.index.n_buckets) * BUCKET_SLOTS])
         ft_pc_prefetch(pieces, h[0])
     return code
 
@@ -571,8 +568,8 @@ cdef class CoreBPE(ModelBase):
         # table read, a piece of 2 to HOT_MAX bytes is asked of the hot table
         # (_fill_hot), and every other piece up to FT_PC_PAYLOAD bytes is
         # hashed once and what its lookups read is fetched (its filter word
-        # and index bucket, the bucket's tails for a piece of more than 8
-        # bytes, its set of the thread's pre-token cache), so that the
+        # and index bucket, its set of the thread's pre-token cache; not the
+        # bucket's tails, see the performance notes), so that the
         # batch's cache misses overlap. Then each piece in turn is its
         # known code, else looked up whole (bpe_piece_whole: most pieces of
         # English), else asked of the cache while its gate is open
@@ -1231,10 +1228,10 @@ cdef class BatchJob:
     :meth:`work` waits for a :meth:`run` in another thread.
 
     ``normalizer`` (not with ``encode_offsets_many``), for a model whose text
-    is normalized first: an object whose ``is_normalized(text)`` is the quick
-    check of a non-ASCII text (ASCII text is in every normal form) and whose
-    ``respell(text, allowed)`` gives, for a text it fails, what to encode
-    instead: the normalized text, or the text's ids (a list) where the
+    is normalized first: an object whose ``stage`` is a Unicode form's
+    normalizer and whose ``respell(text, allowed)`` gives, for a text not in
+    that form (:func:`~fasttok.models._model_base.in_normal_form`), what to
+    encode instead: the normalized text, or the text's ids (a list) where the
     special tokens ``allowed`` selects cut it. :meth:`run` asks while it reads
     the texts, so the texts are still encoded without the GIL.
 
@@ -1272,7 +1269,7 @@ cdef class BatchJob:
         if kind == BATCH_OFFSETS and normalizer is not None:
             raise ValueError("a normalizer's batch gives no offsets (normalizing moves them)")
         self.normalizer = normalizer
-        self.is_normalized = None if normalizer is None else normalizer.is_normalized
+        self.stage = None if normalizer is None else normalizer.stage
         self.allowed_bytes = bytes(allowed) if normalizer is not None and self.use_specials \
             else None
         if normalizer is not None:
@@ -1326,8 +1323,8 @@ cdef class BatchJob:
         for i in range(chunk.first, chunk.stop):
             text = self.texts[i]
             utf8_source(<str?>text, &self.sources[i])
-            if self.is_normalized is not None and not self.sources[i].ascii \
-                    and not self.is_normalized(text):
+            if self.stage is not None and not self.sources[i].ascii \
+                    and not in_normal_form(text, self.stage):
                 text = self._respelled(i, text)
             Py_INCREF(text)
             self.refs[i] = <PyObject*>text
@@ -1682,6 +1679,12 @@ cdef class BatchJob:
 #   1.67/1.48 -> 1.91/2.07, code 1.41/1.32 -> 1.55/1.56, zh 1.27/1.35 ->
 #   1.40/1.45; qwen3 en 1.49/1.54 -> 2.01/1.94, code 1.18/1.21 -> 1.63/1.51,
 #   zh 1.34/1.13 -> 1.52/1.56.
+# * the sample at 1 in 16 or 1 in 32 pieces instead of 1 in 8, against
+#   qwen3 zh's steady regression (text seen once keeps its sample): 3,000
+#   unseen lines, callgrind, 44.58M -> 44.42M instructions at 1 in 16, D1
+#   read misses 295.6k -> 300.7k; CPU medians of 9 alternating processes
+#   (load 9-12) 29.1 / 30.7 / 30.5 ms; qwen3 code's lines one call each
+#   19.65M -> 19.60M instructions. Not kept: the sample is not the cost.
 # * the probe's first load was 63% of _encode_segment's samples (llama3,
 #   en lines); with the next piece cut, hashed and its set prefetched
 #   before this one is encoded, 41%.
@@ -1784,3 +1787,15 @@ cdef class BatchJob:
 # the first index slot ~12%, the pre-token cache probe ~7%), _merge_linear
 # 31-37%, the scanner 9-12%; code's: _encode_segment 40%, _merge_linear 22%,
 # the scanner 23%.
+# The bucket's tails are not fetched ahead with the bucket: a tail is read
+# only for a piece of 9 to 16 bytes whose slot word matched, and an extra
+# line in flight for every piece of more than 8 bytes cost more than it
+# hid. Builds fetching them / not, alternating fresh processes, the steady
+# protocol's CPU time (ms, best of 3 in a process, median of 7-9, load
+# 9-12 on 2 cores): cl100k en 22.0 -> 19.9 and 23.6 -> 20.9 (the builds in
+# either order), o200k en 24.4 -> 22.3, cl100k code 13.8 -> 11.8, llama3
+# zh 28.6 -> 26.3 and 23.4 -> 23.5. Fetching them only for pieces of 9 to
+# 16 bytes: cl100k en 22.3, llama3 zh 27.9. Not fetching the filter word
+# either: cl100k en 19.5 against 18.3, code 12.1 against 11.5; nor the
+# pre-token cache set: 19.8 and 11.3; qwen3 zh 24.6-24.8 all three: both
+# fetches kept.

@@ -49,7 +49,7 @@ from array import array
 from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
 from fasttok.formats._byte_bpe import CoreBPE
 from fasttok.formats.walk import MIN_THREADED_TEXTS, Walk
-from fasttok.models._model_base import normal_first
+from fasttok.models._model_base import in_normal_form, normal_first
 from fasttok.models.interface import ModelBase, run_batch
 from fasttok.formats.tiktoken import build_byte_bpe
 from fasttok.normalizers.one_for_one import one_for_one
@@ -138,9 +138,10 @@ class NormalizedBPE(ModelBase):
         #: the compiled core the normalized text goes to
         self.core = core
         self._core = core
-        self._stage = stage
-        #: the stage's quick check of a text (see :meth:`respell`)
-        self.is_normalized = stage.is_normalized
+        #: the Unicode form's stage; a text not in its form (see
+        #: :func:`~fasttok.models._model_base.in_normal_form`) is respelled
+        #: first (:meth:`respell`)
+        self.stage = stage
         self.special_order = core.special_order
         self.post_processor = core.post_processor
         self._special_res: dict = {}
@@ -150,13 +151,13 @@ class NormalizedBPE(ModelBase):
         # matched special token cuts text that normalizing would change
         if type(text) is not str:
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        if text.isascii() or self.is_normalized(text):
+        if in_normal_form(text, self.stage):
             return text
         return self.respell(text, allowed)
 
     def respell(self, text: str, allowed: Optional[bytes]) -> Any:
-        """What the core encodes in place of ``text``, which
-        :attr:`is_normalized` found not in normal form: the normalized text,
+        """What the core encodes in place of ``text``, which is not in
+        :attr:`stage`'s normal form: the normalized text,
         or, where a special token ``allowed`` selects cuts it, its ids
         (normalized stretch by stretch between the special tokens).
 
@@ -169,7 +170,7 @@ class NormalizedBPE(ModelBase):
         ('é', [195, 169, 256])
         """
         if allowed is None or self._core.find_special(text, allowed) < 0:
-            return self._stage.normalize_str(text)
+            return self.stage.normalize_str(text)
         return self._by_stretch(text, allowed)
 
     def _special_re(self, allowed: bytes) -> "re.Pattern[str]":
@@ -184,7 +185,7 @@ class NormalizedBPE(ModelBase):
         ids: list = []
         start = 0
         core = self._core
-        normalize = self._stage.normalize_str
+        normalize = self.stage.normalize_str
         for m in self._special_re(allowed).finditer(text):
             ids += core.encode_ordinary(normalize(text[start:m.start()]))
             ids += core.encode(m.group(), allowed)
@@ -212,8 +213,8 @@ class NormalizedBPE(ModelBase):
         """A text in normal form (the stage's quick check, compiled) straight
         to the core's ``encode``, other text to :meth:`encode` (see
         :func:`~fasttok.models._model_base.normal_first`)."""
-        return normal_first, (self._core.encode, allowed, self.encode, self.is_normalized,
-                              self._stage.stable_ranges)
+        return normal_first, (self._core.encode, allowed, self.encode, self.stage.is_normalized,
+                              self.stage.stable_ranges)
 
     def count(self, text: str, allowed: Optional[bytes]) -> int:
         """How many ids :meth:`encode` gives."""
@@ -225,7 +226,7 @@ class NormalizedBPE(ModelBase):
         """BPE-dropout of the normalized text (see ``CoreBPE.sample``)."""
         plain = self._plain(text, allowed)
         if type(plain) is list:
-            plain = self._stage.normalize_str(text)
+            plain = self.stage.normalize_str(text)
         return self._core.sample(plain, allowed, alpha, nbest_size, rng)
 
     # a batch: the core's, which asks respell for the texts the quick
@@ -484,8 +485,8 @@ class ByteLevelWalk(Walk):
         self._order_ids = order_ids
         self._normalizer = normalizer
         forms = type(normalizer) in FORMS.values()
-        #: a Unicode form's quick check (ASCII, which no form changes, before it)
-        self._is_normalized = normalizer.is_normalized if forms else None
+        #: the normalizer when it is a Unicode form (see in_normal_form)
+        self._form = normalizer if forms else None
         #: another normalizer's: its own output compared
         self._changes = None if forms or normalizer is None else normalizer.normalize_str
         self._respell = None if normalizer is None else one_for_one(normalizer.normalize_str)
@@ -515,8 +516,7 @@ class ByteLevelWalk(Walk):
         # where it may not meets _by_stretch, which declines what it must
         if type(text) is not str:
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        is_normalized = self._is_normalized
-        if is_normalized is not None and not (text.isascii() or is_normalized(text)):
+        if not in_normal_form(text, self._form):
             return False
         if self._changes is not None and self._changes(text) != text:
             return False
@@ -547,8 +547,7 @@ class ByteLevelWalk(Walk):
             # most files: the core's own walk unless the normalizer acts
             if type(text) is not str:
                 raise TypeError(f"text must be str, not {type(text).__name__}")
-            is_normalized = self._is_normalized
-            if is_normalized is None or text.isascii() or is_normalized(text):
+            if in_normal_form(text, self._form):
                 return self._encode_offsets(text, self._all if allowed is None else
                                             self._mask(allowed))
             return self._by_stretch(text, allowed)
@@ -562,7 +561,7 @@ class ByteLevelWalk(Walk):
         """The core's ``encode_offsets`` with the mask of ``allowed`` for a
         file the core walks whole with no normalizer (Llama 3), else
         :meth:`encode` (see :meth:`Walk.encoder`)."""
-        if self._fast and self._is_normalized is None:
+        if self._fast and self._form is None:
             return self._encode_offsets, self._all if allowed is None else self._mask(allowed)
         return self.encode, allowed
 
@@ -579,10 +578,10 @@ class ByteLevelWalk(Walk):
         if self._fast:
             # as encode: the core's walk but where the normalizer acts (a
             # call of _plain a text was a twentieth of Llama 3's zh batch)
-            is_normalized = self._is_normalized
-            if is_normalized is not None:
+            form = self._form
+            if form is not None:
                 for i, text in enumerate(texts):
-                    if not (text.isascii() or is_normalized(text)):
+                    if not in_normal_form(text, form):
                         found[i] = self._by_stretch(text, allowed)
             return found
         for i, text in enumerate(texts):

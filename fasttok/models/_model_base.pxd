@@ -4,3 +4,6 @@
 # no state.
 cdef class ModelBase:
     pass
+
+
+cpdef bint in_normal_form(str text, object stage) except -1

@@ -9,6 +9,7 @@ from fasttok.shared.batching import ChunkedBatchJob
 REQUIRED_METHODS: tuple[str, ...]
 REQUIRED_ATTRIBUTES: tuple[str, ...]
 
+def in_normal_form(text: str, stage: Any) -> bool: ...
 def normal_first(text: Any, entry: tuple[Callable[[str, Any], Any], Any,
                                          Callable[[Any, Any], Any], Callable[[str], bool],
                                          bytes]) -> Any: ...

@@ -46,7 +46,7 @@ from fasttok.errors import FasttokError
 from fasttok.shared.batching import ChunkedBatchJob
 
 __all__ = ["ModelBase", "TokenBytesStream", "REQUIRED_METHODS", "REQUIRED_ATTRIBUTES",
-           "normal_first"]
+           "in_normal_form", "normal_first"]
 
 
 cdef extern from "Python.h":
@@ -113,6 +113,26 @@ cdef bint _within(str text, bytes ranges):
     return False
 
 
+cdef inline bint _normal(str text, object is_normalized, bytes ranges) except -1:
+    return PyUnicode_IS_ASCII(text) or _within(text, ranges) or is_normalized(text)
+
+
+cpdef bint in_normal_form(str text, object stage) except -1:
+    """Whether ``text`` is in the normal form of ``stage``, a Unicode form's
+    normalizer (``None``: no form, so every text is): ASCII, made of the
+    stage's ``stable_ranges`` alone, or passing its quick check
+    ``is_normalized(text)``, in that order (the cheap tests first). What a
+    walk asks before it hands a text to the compiled core as it is.
+
+    >>> from fasttok.normalizers.unicode_forms import NFC
+    >>> in_normal_form("caf\\u00e9", NFC()), in_normal_form("cafe\\u0301", NFC())
+    (True, False)
+    >>> in_normal_form("cafe\\u0301", None)
+    True
+    """
+    return stage is None or _normal(text, stage.is_normalized, stage.stable_ranges)
+
+
 def normal_first(text, tuple entry):
     """``entry`` is ``(plain_call, argument, call, is_normalized, ranges)``:
     ``plain_call(text, argument)`` for a ``str`` in normal form (ASCII, all
@@ -131,8 +151,7 @@ def normal_first(text, tuple entry):
     >>> normal_first("caf\\u00e9", entry), normal_first("\\u0107", entry), normal_first("cafe\\u0301", entry)
     ('core', 'core', 'normalized first')
     """
-    if type(text) is str and (PyUnicode_IS_ASCII(text) or _within(text, entry[4])
-                              or entry[3](text)):
+    if type(text) is str and _normal(text, entry[3], entry[4]):
         return entry[0](text, entry[1])
     return entry[2](text, entry[1])
 

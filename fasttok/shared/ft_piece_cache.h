@@ -70,9 +70,8 @@ typedef struct {
  * is kept whatever the gate says, so its hit rate is the one the whole
  * table would have: text that starts to repeat (the same lines again, a
  * model's second pass) reopens the gate a window later, about a thousand
- * pieces. (It used to close for 15 windows and keep nothing meanwhile, so
- * on reopening its own misses closed it again: Qwen 3's lines of en.txt,
- * seen again and again, went past the cache most of the time.) A probe
+ * pieces. (A gate that kept nothing while closed would find its table
+ * stale on reopening, and its own misses would close it again.) A probe
  * that misses is a cache miss of its own (a random line of the table): on
  * Chinese text seen once, where the pieces that repeat are short ones that
  * merge in a step or two, a fifth of the probes hit and the cache cost a
@@ -110,7 +109,10 @@ static inline uint64_t ft_pc_word(const uint8_t* p) {
 
 /* The hash of a piece of n bytes (the set comes from its low bits,
  * the entry's check from its high half). Beyond 8 bytes it reads whole
- * words, the last one ending at the piece's end. */
+ * words, the last one ending at the piece's end. The shift before the last
+ * multiply brings the high bytes down: without it a set's bits came from
+ * a short key's first 5.5 bytes alone, and keys that share a prefix (a
+ * Metaspace piece's 3-byte mark, then "th") crowded a few sets. */
 static inline uint64_t ft_pc_hash(const uint8_t* p, size_t n) {
     uint64_t h = ft_pc_head(p, n) ^ (n * 0x9E3779B97F4A7C15ULL);
     size_t i;
@@ -118,6 +120,7 @@ static inline uint64_t ft_pc_hash(const uint8_t* p, size_t n) {
         for (i = 8; i + 8 < n; i += 8) h = (h ^ ft_pc_word(p + i)) * 0xC4CEB9FE1A85EC53ULL;
         h = (h ^ ft_pc_word(p + n - 8)) * 0xC4CEB9FE1A85EC53ULL;
     }
+    h ^= h >> 32;
     h *= 0xFF51AFD7ED558CCDULL;
     return h ^ (h >> 31);
 }
@@ -169,8 +172,7 @@ static inline void ft_pc_count(ft_pc_table* t, uint64_t h, int hit) {
  * Nothing for a piece the gate keeps out (no probe follows). */
 static inline void ft_pc_prefetch(const ft_pc_table* t, uint64_t h) {
 #if defined(__GNUC__) || defined(__clang__)
-    if (t != NULL && t->entries != NULL && (!t->closed || ft_pc_sampled(h)))
-        __builtin_prefetch(t->entries + (h & t->set_mask) * t->ways);
+    if (ft_pc_open(t, h)) __builtin_prefetch(t->entries + (h & t->set_mask) * t->ways);
 #else
     (void)t; (void)h;
 #endif
