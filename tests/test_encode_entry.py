@@ -154,8 +154,8 @@ def test_a_normalizing_file_asks_its_stages_quick_check_in_the_entry():
     enc = _enc("qwen3")
     model = enc._core._core  # the NormalizedBPE under the tokenizer.json model
     call, (core_call, _, general, quick, ranges) = enc._bind_entries()[:2]
-    assert call is normal_first and quick == model.is_normalized
-    assert ranges == model._stage.stable_ranges
+    assert call is normal_first and quick == model.stage.is_normalized
+    assert ranges == model.stage.stable_ranges
     assert core_call == model.core.encode and general == model.encode
     assert enc.encode("你好, caf\u00e9", allowed_special="all") == \
         core_call("你好, caf\u00e9", enc._bind_entries()[1][1])
