@@ -2,11 +2,10 @@
 
 A ``str`` in which none of the added tokens' texts occurs is walked at once
 (no Python code runs); any other call, a text that holds one or is no
-``str``, goes to the Python path that cuts at the added tokens, and so does
-every text holding a first character when there are more than sixteen
-texts, and every call when there are more than eight first characters. A
-BERT file without added tokens of the normalized pass binds it as
-``walk.ids``, and its batch calls walk their texts together.
+``str``, goes to the Python path that cuts at the added tokens, whatever the
+number of texts and of their first characters (the search is the texts'
+compiled ``LiteralCut``). A BERT file without added tokens of the normalized
+pass binds it as ``walk.ids``, and its batch calls walk their texts together.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ def _entry(texts, calls: list):
     def other(text, allowed):
         calls.append((text, allowed))
         return "other"
-    return TextEntry(_model().encode_with, _rules(), texts, other).ids
+    return TextEntry(_model(), _rules(), texts, other).ids
 
 
 def test_a_text_without_a_first_character_is_walked_without_the_python_path():
@@ -54,12 +53,11 @@ def test_a_first_character_without_its_text_is_walked_without_the_python_path():
     assert calls == [("[Y]", None)]
 
 
-def test_more_than_sixteen_texts_send_every_text_with_a_first_character_to_the_python_path():
+def test_any_number_of_texts_is_searched_for_before_the_python_path():
     calls: list = []
-    many = [f"[{i}]" for i in range(17)]
-    assert _entry(many, calls)("a [a]", None) == "other"
-    assert _entry(many, calls)("a a", None) == [1, 1]
-    assert _entry(many[:16], calls)("a [a]", None) == [1, 0]
+    many = [f"[{i}]" for i in range(40)]
+    assert _entry(many, calls)("a [a]", None) == [1, 0]
+    assert _entry(many, calls)("a [39]", None) == "other"
     assert len(calls) == 1
 
 
@@ -70,10 +68,10 @@ def test_a_first_character_past_latin1_is_found_in_a_wide_text():
     assert len(calls) == 1
 
 
-def test_more_than_eight_first_characters_send_every_text_to_the_python_path():
+def test_texts_of_many_first_characters_send_only_a_text_holding_one_to_the_python_path():
     calls: list = []
-    assert _entry("abcdefghi", calls)("zz", None) == "other"
-    assert _entry("abcdefgh", calls)("zz", None) == [0]
+    assert _entry("abcdefghi", calls)("zz", None) == [0]
+    assert _entry("abcdefghi", calls)("z i", None) == "other"
     assert len(calls) == 1
 
 
@@ -82,9 +80,9 @@ def test_a_text_that_is_no_str_goes_to_the_python_path():
     assert _entry("[", calls)(b"a", None) == "other"
 
 
-def test_walk_must_be_a_models_encode_with():
-    with pytest.raises(ValueError, match="encode_with"):
-        TextEntry(_model().encode_many_with, _rules(), "[", print)
+def test_the_model_must_be_a_compiled_wordpiece_model():
+    with pytest.raises(TypeError, match="WordPieceModel"):
+        TextEntry(_model().encode_with, _rules(), "[", print)
 
 
 @pytest.mark.skipif(not MINILM.exists(), reason="all-MiniLM-L6-v2 not found")
@@ -103,7 +101,7 @@ def test_minilm_binds_the_entry_and_matches_added_tokens_through_the_python_path
 
 def test_ids_many_walks_the_plain_texts_and_sends_the_others_to_the_python_path():
     calls: list = []
-    ids_many = TextEntry(_model().encode_with, _rules(), ["[X]"],
+    ids_many = TextEntry(_model(), _rules(), ["[X]"],
                          lambda text, allowed: calls.append(text) or "other").ids_many
     assert ids_many(["a a", "[X]", b"a", "b", "[a"], None) == \
         [[1, 1], "other", None, [0], [0]]

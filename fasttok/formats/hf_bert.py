@@ -115,7 +115,7 @@ class BertWalk(Walk):
     """
 
     __slots__ = ("_walk", "_walk_many", "rules", "_added", "_occurs", "_spelling", "_split",
-                 "_cores_of", "_may_start", "_entry", "_ids")
+                 "_cores_of", "_may_start", "_entry", "ids")
 
     def __init__(self, model: WordPiece, rules: CodePointRules, added: Any,
                  normalize: Optional[Callable[[str], str]] = None,
@@ -140,8 +140,15 @@ class BertWalk(Walk):
         # ids: with no added token of the normalized pass, a compiled entry
         # that walks a text holding none of the raw pass's texts at once
         self._entry = (None if normalize is not None else
-                       TextEntry(self._walk, rules, added.matcher(False).by_text, self._cut_ids))
-        self._ids = self._checked_ids if self._entry is None else self._entry.ids
+                       TextEntry(model.walk_model(), rules, added.matcher(False).by_text,
+                                 self._cut_ids))
+        #: ``ids(text, allowed)``: the ids of ``text``, or ``None`` (see
+        #: :class:`~fasttok.formats.hf_walks.Walk`); compiled (a
+        #: :class:`~fasttok.models._wordpiece.TextEntry`'s) where no added
+        #: token is matched in the normalized text, so that one bound call of
+        #: it runs no Python code for a text no added token occurs in (an
+        #: attribute: a property's getter ran at each read)
+        self.ids = self._checked_ids if self._entry is None else self._entry.ids
 
     def _cuts(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
         # the added tokens' matches in the raw text, or None for none (most texts)
@@ -184,15 +191,6 @@ class BertWalk(Walk):
             else:
                 return found
         return None if self._normalized_added(text, allowed) else found
-
-    @property
-    def ids(self) -> Callable[[str, Optional[frozenset]], Optional[list]]:
-        """``ids(text, allowed)``: the ids of ``text``, or ``None`` (see
-        :class:`~fasttok.formats.hf_walks.Walk`); compiled (a
-        :class:`~fasttok.models._wordpiece.TextEntry`'s) where no added token
-        is matched in the normalized text, so that one bound call of it runs
-        no Python code for a text no added token occurs in."""
-        return self._ids
 
     def ids_many(self, texts: list, allowed: Optional[frozenset]) -> list:
         """:meth:`ids` of each text (see :meth:`Walk.ids_many`): those no

@@ -76,7 +76,7 @@ class WordPieceModel:
 class TextEntry:
     def __init__(
         self,
-        walk: Callable[..., list[int] | tuple | None],
+        model: WordPieceModel,
         rules: CodePointRules,
         texts: Iterable[str],
         other: Callable[[str, frozenset[int] | None], list[int] | None],

@@ -2621,8 +2621,8 @@ cdef class WordPieceModel:
 cdef class TextEntry:
     """``ids(text, allowed)`` of a compiled walk with no Python frame on the
     way: a ``str`` in which none of ``texts`` (the added tokens' texts)
-    occurs is walked at once through ``walk`` (a
-    :meth:`WordPieceModel.encode_with`) with ``rules`` and no cuts; any other
+    occurs is walked at once by ``model``'s
+    :meth:`WordPieceModel.encode_with` with ``rules`` and no cuts; any other
     call is ``other(text, allowed)``, which cuts at the added tokens. The
     search is the texts' :class:`~fasttok.added_tokens._literal_cut.LiteralCut`
     (its compiled ``occurs_in``). A short line's walk is ~1 us; the Python method this replaces (its frame,
@@ -2631,7 +2631,7 @@ cdef class TextEntry:
 
     >>> m = WordPieceModel([b"[UNK]", b"\\xc0a"], 0, word_start=b"\\xc0")
     >>> rules = CodePointRules(lambda cps: [(SPACE if cp == 32 else APPEND, cp) for cp in cps])
-    >>> ids = TextEntry(m.encode_with, rules, ["[X]"], lambda text, allowed: "other").ids
+    >>> ids = TextEntry(m, rules, ["[X]"], lambda text, allowed: "other").ids
     >>> ids("a a", None), ids("a [a]", None), ids("a [X]", None)
     ([1, 1], [1, 0], 'other')
     """
@@ -2641,10 +2641,9 @@ cdef class TextEntry:
     cdef object other
     cdef LiteralCut texts      # the search for the added tokens' texts
 
-    def __init__(self, walk not None, CodePointRules rules not None, texts, other not None):
-        self.model = <WordPieceModel?>walk.__self__
-        if walk != self.model.encode_with:
-            raise ValueError("walk must be a WordPieceModel's encode_with")
+    def __init__(self, WordPieceModel model not None, CodePointRules rules not None, texts,
+                 other not None):
+        self.model = model
         self.rules = rules
         self.other = other
         self.texts = LiteralCut(texts)
@@ -2666,7 +2665,7 @@ cdef class TextEntry:
 
         >>> m = WordPieceModel([b"[UNK]", b"\\xc0a"], 0, word_start=b"\\xc0")
         >>> rules = CodePointRules(lambda cps: [(SPACE if cp == 32 else APPEND, cp) for cp in cps])
-        >>> TextEntry(m.encode_with, rules, ["[X]"], lambda text, allowed: "other").ids_many(
+        >>> TextEntry(m, rules, ["[X]"], lambda text, allowed: "other").ids_many(
         ...     ["a a", "[X]", b"a", "b"], None)
         [[1, 1], 'other', None, [0]]
         """

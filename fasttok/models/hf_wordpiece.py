@@ -75,7 +75,11 @@ class WordPiece:
 
     @functools.cached_property
     def vocab(self) -> dict:
-        """``{token: id}`` (made on first use from a packed vocabulary)."""
+        """``{token: id}`` (made on first use from a packed vocabulary).
+
+        >>> WordPiece({"[UNK]": 0, "a": 1}).vocab
+        {'[UNK]': 0, 'a': 1}
+        """
         return self._entries.to_dict()
 
     @built_once
@@ -199,6 +203,16 @@ class WordPiece:
         True
         """
         return None if self._unk_id is None else self._core.encode_with
+
+    def walk_model(self) -> WordPieceModel | None:
+        """The compiled model :meth:`text_walk` is a method of, or ``None``
+        when the vocabulary lacks the unknown token.
+
+        >>> m = WordPiece({"[UNK]": 0, "a": 1})
+        >>> m.walk_model().encode_with == m.text_walk(), WordPiece({"a": 1}).walk_model()
+        (True, None)
+        """
+        return None if self._unk_id is None else self._core
 
     def texts_walk(self) -> Callable | None:
         """:meth:`text_walk` with offsets (and no cuts) of each of a list of
