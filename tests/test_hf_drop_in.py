@@ -585,8 +585,9 @@ def test_post_process_leaves_the_encodings_it_is_given_as_they_were():
     assert ours == theirs
 
 
-@pytest.mark.parametrize("text", ["a\ud800b", "\U0001F600 \udfff", "\ud83d\ude00"],
-                         ids=["two-byte", "four-byte", "a-pair"])
+@pytest.mark.parametrize("text", ["a\ud800b", "\u4e2d\u6587" * 2 + "\u4e2d\udc00\u6587\u5b57",
+                                  "\U0001F600 \udfff", "\ud83d\ude00"],
+                         ids=["two-byte", "two-byte-past-four-units", "four-byte", "a-pair"])
 @pytest.mark.parametrize("call", [
     lambda tok, text: tok.encode(text),
     lambda tok, text: tok.encode("ok", text),
