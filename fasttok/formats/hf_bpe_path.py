@@ -38,7 +38,6 @@ beside it.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -165,24 +164,23 @@ def stretch_cuts(added: Any, normalize: Optional[Callable[[str], str]]) -> Calla
     ``normalize_str``). Tokens that are not plain (``single_word``,
     ``lstrip``, ``rstrip``: RoBERTa-style masks) decline the texts they
     occur in; in any other text the plain ones cut as all of them would.
-    ``()`` (every text declined) where one id is both. Last, the first
-    characters of all the tokens matched (``array('I')`` of code points): a
-    text holding none of them is one stretch, walked without the cut.
+    ``()`` (every text declined) where one id is both. Last, the search for
+    all the tokens matched (their :class:`~fasttok.added_tokens._literal_cut.LiteralCut`):
+    a text holding none of them is one stretch, walked without the cut.
 
     >>> from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
     >>> cuts_for = stretch_cuts(AddedTokens([AddedToken("<x>", 7, special=True),
     ...                                      AddedToken("<m>", 8, special=True, lstrip=True)]), None)
-    >>> cut, ids, may_occur, firsts = cuts_for(None)
-    >>> cut("a<x>"), cut("a <m>"), ids, may_occur, firsts
-    (['a', '<x>', ''], None, {'<x>': 7}, None, array('I', [60]))
+    >>> cut, ids, may_occur, tokens = cuts_for(None)
+    >>> cut("a<x>"), cut("a <m>"), ids, may_occur, tokens.occurs("a <m>"), tokens.occurs("a<")
+    (['a', '<x>', ''], None, {'<x>': 7}, None, True, False)
     """
 
     def cuts_for(allowed: Optional[frozenset]) -> tuple:
         matcher = added.matcher(False, allowed)
         may_occur = _normalized_test(added.matcher(True, allowed), normalize)
-        firsts = array("I", sorted(map(ord, matcher.may_occur.firsts)))
         if matcher.plain:
-            return matcher.cut, matcher.ids, may_occur, firsts
+            return matcher.cut, matcher.ids, may_occur, matcher.literal
         flagged = {t.id for t in matcher.by_text.values()
                    if t.single_word or t.lstrip or t.rstrip}
         if any(t.id in flagged for t in matcher.by_text.values()
@@ -194,7 +192,7 @@ def stretch_cuts(added: Any, normalize: Optional[Callable[[str], str]]) -> Calla
         def cut_unless_flagged(text: str) -> Optional[list]:
             return None if occurs(text) else cut(text)
 
-        return cut_unless_flagged, plain.ids, may_occur, firsts
+        return cut_unless_flagged, plain.ids, may_occur, matcher.literal
 
     return cuts_for
 
