@@ -795,3 +795,10 @@ tokenizer_encode.__qualname__ = "Tokenizer.encode"
 # takes as it is. Callgrind, HFPipeline.encode_batch of the first 5,000
 # lines on one thread, every field read: gemma3 code 78.1M -> 72.5M, zh
 # 73.7M -> 68.6M; llama3 code 61.0M -> 54.9M, zh 68.2M -> 62.5M.
+# A field read calls make directly when nothing is kept (llama3 zh 62.3M
+# -> 61.7M); the surrogate scan of a 2-byte str four units at a time
+# (shared._utf8.has_surrogate: 61.7M -> 61.4M). Seen and left: the
+# bench's own Python (its _consume, ~7.6M of a 5,000-line batch cell)
+# and the lists a read makes and frees (~150 + ~300 instructions a list
+# past its items) are most of what is left outside the walk; tokenizers'
+# reads of the same cell are ~72M (its tokens alone 37M: a new str a token).
