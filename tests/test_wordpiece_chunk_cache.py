@@ -9,7 +9,8 @@ are made of its units alone. These tests hold the ids with the cache on
 chunk evicts the last) to ``tokenizers`` on all-MiniLM-L6-v2, over corpus
 halves and texts built to end chunks at every place the cut treats apart
 (a control character inside a chunk, 15, 16, 31 and 32 units, the text's
-end inside a block of 16, non-ASCII units and non-ASCII spaces); check that
+end inside a block of 16, non-ASCII units and non-ASCII spaces, a unit from
+0x8000 on, which a signed narrowing would read as NUL); check that
 two rules on one model never share an answer; and that the cache never
 holds more chunks than its entries.
 """
@@ -135,3 +136,12 @@ def test_off_the_chunk_cache_holds_nothing():
     m.chunk_cache_entries = 0
     m.encode_with("w " * 300, _rules(True))
     assert m.chunk_cache_size == 0
+
+
+def test_a_unit_from_0x8000_on_is_no_ascii_unit_of_a_chunk():
+    # under rules where NUL ends a word, a unit read as a NUL would cut "a\u9869b"
+    rules = CodePointRules(lambda cps: [(SPACE if cp in (0, 32) else APPEND, cp) for cp in cps])
+    m = WordPieceModel([b"[UNK]", WORD_START + b"a", WORD_START + "a\u9869b".encode()], 0)
+    for size in SIZES:
+        m.chunk_cache_entries = size
+        assert m.encode_with("a\u9869b " * 100, rules) == [2] * 100, f"{size} entries"

@@ -249,9 +249,16 @@ cdef extern from *:
     static inline unsigned wp_pack16_u8(const uint8_t* s, uint64_t* lo, uint64_t* hi) {
         return wp_pack_bytes(_mm_loadu_si128((const __m128i*)s), lo, hi);
     }
+    static inline __m128i wp_to_byte(__m128i a) {
+        /* each unit past 0xFF made 0xFF (packus saturates as signed: a unit
+         * from 0x8000 on would become 0) */
+        __m128i wide = _mm_cmpeq_epi16(_mm_srli_epi16(a, 8), _mm_setzero_si128());
+        return _mm_and_si128(_mm_or_si128(a, _mm_xor_si128(wide, _mm_set1_epi16(-1))),
+                             _mm_set1_epi16(0xFF));
+    }
     static inline unsigned wp_pack16_u16(const uint16_t* s, uint64_t* lo, uint64_t* hi) {
         __m128i a = _mm_loadu_si128((const __m128i*)s), b = _mm_loadu_si128((const __m128i*)(s + 8));
-        return wp_pack_bytes(_mm_packus_epi16(a, b), lo, hi);
+        return wp_pack_bytes(_mm_packus_epi16(wp_to_byte(a), wp_to_byte(b)), lo, hi);
     }
     #else
     #define WP_PACK16(NAME, T)                                                    \
