@@ -1285,7 +1285,7 @@ cdef int _run_chunked(const narrow_t* text, size_t n, size_t base, const NormTab
                     starts[count] = start
                     ends[count] = start + p
                     count += 1
-                    i = start + p
+                    i = start + p + 1  # past the SPACE (or the end)
                     continue
             # anything else runs to the next ASCII SPACE unit, joined to a
             # stretch of such before it (hashes[k] UINT64_MAX marks one: a
