@@ -137,6 +137,12 @@ best of 7; whole corpus files, en / code / multi / zh):
   33.0 -> 29.6, code 27.5 -> 26.7, multi 33.5 -> 34.5, zh 12.1 -> 12.6.
   Entries (one model over en, code, multi in turn, ms): 16k en 15.0 /
   code 11.4 / multi 23.6, 64k 11.1 / 10.4 / 19.4, 256k 10.1 / 10.0 / 20.3.
+  CHUNK_AHEAD 64 against 32: even. Where en whole's second half goes now
+  (callgrind, after both halves, ~84M): the chunks' cut and lookup 41.0M
+  (the narrowing of units past 0xFF, SSE2's packus being signed, 3.8M of
+  it; going on past a chunk's SPACE saved 1.9M), the rules' cover 4.0M,
+  the added-token search 4.5M, the list 7M, the rest the misses' walk. A
+  table of the key masks by length instead of four shifts: 1M more.
 * A word no token starts (its first code point begins none: ``'├──...┤'``,
   219 bytes, took 438 automaton steps each time) is [UNK] at once
   (``Automaton.starts``).
