@@ -1,4 +1,4 @@
-from libc.stdint cimport int32_t, uint8_t
+from libc.stdint cimport int32_t, uint8_t, uint16_t
 
 
 cdef enum:
@@ -8,6 +8,8 @@ cdef enum:
     FEW_FIRSTS = 4
     # ASCII first bytes occurs_in searches a Latin-1 text for with memchr
     FEW_ASCII_FIRSTS = 8
+    # first characters it searches a UCS-2 text for eight units at a time
+    FEW_FIRST_CHARS = 8
 
 
 cdef class LiteralCut:
@@ -22,6 +24,9 @@ cdef class LiteralCut:
     cdef int n_roots            # how many bytes the strings start with
     cdef uint8_t ascii_firsts[FEW_ASCII_FIRSTS]  # the ASCII ones among them, when they
     cdef int n_ascii_firsts     # are at most FEW_ASCII_FIRSTS (else -1)
+    cdef uint16_t first_chars[FEW_FIRST_CHARS]  # the strings' first characters, when
+    cdef int n_first_chars      # at most FEW_FIRST_CHARS, none past U+FFFF or a
+                                # surrogate (else -1); the first repeated after them
     cdef uint8_t block_stop[0x400]  # by code unit >> 6 from 0x80 to 0xFFFF: 1 where a
                                 # string starts with a character of the block's first
                                 # byte, 2 for the surrogates' blocks

@@ -39,7 +39,7 @@ cdef extern from *:
     #if defined(__SSE2__) && defined(__GNUC__)
     #include <emmintrin.h>
     #endif
-    /* The first i' >= i below n where the 16-bit unit s[i'] is one of f[0..3],
+    /* The first i' >= i below n where the 16-bit unit s[i'] is one of f[0..7],
      * or a surrogate when surrogates; n if none. Eight units at a time with
      * SSE2 (a unit at a time was ~10 instructions: a Chinese line's test). */
     static inline Py_ssize_t lc_find16(const uint16_t* s, Py_ssize_t i, Py_ssize_t n,
@@ -47,12 +47,17 @@ cdef extern from *:
     #if defined(__SSE2__) && defined(__GNUC__)
         const __m128i f0 = _mm_set1_epi16((short)f[0]), f1 = _mm_set1_epi16((short)f[1]),
                       f2 = _mm_set1_epi16((short)f[2]), f3 = _mm_set1_epi16((short)f[3]),
+                      f4 = _mm_set1_epi16((short)f[4]), f5 = _mm_set1_epi16((short)f[5]),
+                      f6 = _mm_set1_epi16((short)f[6]), f7 = _mm_set1_epi16((short)f[7]),
                       high = _mm_set1_epi16((short)0xF800), sur = _mm_set1_epi16((short)0xD800),
                       sur_on = _mm_set1_epi16(surrogates ? (short)-1 : 0);
         for (; i + 8 <= n; i += 8) {
             __m128i v = _mm_loadu_si128((const __m128i*)(s + i));
             __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi16(v, f0), _mm_cmpeq_epi16(v, f1)),
                                      _mm_or_si128(_mm_cmpeq_epi16(v, f2), _mm_cmpeq_epi16(v, f3)));
+            m = _mm_or_si128(m, _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi16(v, f4), _mm_cmpeq_epi16(v, f5)),
+                _mm_or_si128(_mm_cmpeq_epi16(v, f6), _mm_cmpeq_epi16(v, f7))));
             m = _mm_or_si128(m, _mm_and_si128(sur_on,
                                               _mm_cmpeq_epi16(_mm_and_si128(v, high), sur)));
             int bits = _mm_movemask_epi8(m);
@@ -62,8 +67,8 @@ cdef extern from *:
     #endif
         for (; i < n; i++) {
             uint16_t u = s[i];
-            if (u == f[0] || u == f[1] || u == f[2] || u == f[3]
-                    || (surrogates && (u & 0xF800) == 0xD800))
+            if (u == f[0] || u == f[1] || u == f[2] || u == f[3] || u == f[4] || u == f[5]
+                    || u == f[6] || u == f[7] || (surrogates && (u & 0xF800) == 0xD800))
                 return i;
         }
         return n;
@@ -143,6 +148,13 @@ cdef class LiteralCut:
         for i, b in enumerate(sorted(children[0]) if self.n_firsts else ()):
             self.firsts[i] = b
         self.n_roots = len(children[0])
+        chars = sorted({ord(t[0]) for t in self.strings if t})
+        self.n_first_chars = len(chars) if len(chars) <= FEW_FIRST_CHARS and all(
+            c < 0xD800 or 0xE000 <= c < 0x10000 for c in chars) else -1
+        for i in range(FEW_FIRST_CHARS if self.n_first_chars >= 0 else 0):
+            # (the first repeated: the search compares with all eight; with
+            # none, a surrogate, which is found as one)
+            self.first_chars[i] = chars[i] if i < len(chars) else (chars[0] if chars else 0xD800)
         ascii_firsts = sorted(b for b in children[0] if b < 0x80)
         self.n_ascii_firsts = len(ascii_firsts) if len(ascii_firsts) <= FEW_ASCII_FIRSTS else -1
         for i, b in enumerate(ascii_firsts if self.n_ascii_firsts > 0 else ()):
@@ -262,14 +274,14 @@ cdef class LiteralCut:
         # the trie. A Latin-1 text is searched with memchr for each ASCII
         # first byte when there are few and no string starts with a
         # character of U+0080-U+00FF; a UCS-2 text eight units at a time
-        # (lc_find16) when the strings start with at most four characters,
-        # all ASCII.
+        # (lc_find16) when the strings start with at most eight characters,
+        # none past U+FFFF (a first-byte test stops at every character of a
+        # first character's block: Gemma 3's "▁" at every "’").
         cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
         cdef int kind = PyUnicode_KIND(text), k
         cdef const void* data = PyUnicode_DATA(text)
         cdef const uint8_t* s = <const uint8_t*>data
         cdef const uint8_t* hit
-        cdef uint16_t f[4]
         cdef uint32_t u
         cdef uint8_t stop
         cdef size_t start, end
@@ -285,7 +297,10 @@ cdef class LiteralCut:
                         if hit == NULL:
                             break
                         i = hit - s
-                        if self._occurs_at(1, data, n, i):
+                        # (a one-byte string there: no walk down the trie,
+                        # Gemma 3's "\n" ending every line)
+                        if self.ends[self.root[self.ascii_firsts[k]]] >= 0 or \
+                                self._occurs_at(1, data, n, i):
                             return 1
                         i += 1
                 return 0
@@ -299,14 +314,10 @@ cdef class LiteralCut:
             return 0
         if self.n_roots == 0 and not surrogates:
             return 0
-        if kind == 2 and self.n_ascii_firsts == self.n_roots and self.n_roots <= 4:
-            for k in range(4):
-                # (a surrogate stands for no first: one is found as one)
-                f[k] = self.ascii_firsts[k] if k < self.n_roots else (
-                    self.ascii_firsts[0] if self.n_roots else 0xD800)
+        if kind == 2 and self.n_first_chars >= 0:
             i = 0
             while True:
-                i = lc_find16(<const uint16_t*>data, i, n, f, surrogates)
+                i = lc_find16(<const uint16_t*>data, i, n, self.first_chars, surrogates)
                 if i == n:
                     return 0
                 if 0xD800 <= (<const uint16_t*>data)[i] < 0xE000 or \
