@@ -29,9 +29,9 @@ COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3"]
 
 # the compiled modules, by stage (see the README's "How it is built")
 MODULES = ["shared._unicode", "shared._bytemap", "shared._tables", "shared._json_reader", "shared._charsmap",
-           "shared._piece_cache", "shared._linear_regex", "shared._document_blocks",
+           "shared._piece_cache", "shared._literal_cut", "shared._linear_regex", "shared._document_blocks",
            "post_processors._encoding_lists",
-           "added_tokens._literal_cut", "normalizers._spm_normalizer", "pre_tokenizers._pretokenize",
+           "normalizers._spm_normalizer", "pre_tokenizers._pretokenize",
            "models._model_base", "models._bpe", "models._unigram", "models._wordpiece",
            "models._hf_bpe",
            "formats._byte_bpe", "formats._sentencepiece", "trainers._bpe_trainer",

@@ -149,11 +149,12 @@ def test_walk_on_threads_equals_its_walk_text_by_text(name, threads, allowed):
     assert walk.encode_many(texts, allowed, threads) == [walk.encode(t, allowed) for t in texts]
 
 
-@pytest.mark.parametrize("name", ["llama3", "llama2"])
+@pytest.mark.parametrize("name", ["llama3"])
 def test_a_compiled_batch_gives_each_text_one_block_its_encoding_takes(name):
-    # the byte-level and SentencePiece-style BPE walks: each text's tokens in
-    # one object, read as encode's (ids, offsets, words) arrays, which the
-    # walked encoding holds as it is (no arrays made for a text of a batch)
+    # the byte-level walk: each text's tokens in one object, read as encode's
+    # (ids, offsets, words) arrays, which the walked encoding holds as it is
+    # (no arrays made for a text of a batch); the SentencePiece-style walk is
+    # a model's, which may not make a post-processor's block
     tok = _tokenizer(name)
     walk = tok._pipeline.walk
     texts = list(_texts()[:2 * MIN_THREADED_TEXTS])

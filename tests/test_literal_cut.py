@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fasttok.added_tokens._literal_cut import LiteralCut
+from fasttok.shared._literal_cut import LiteralCut
 from fasttok.shared.literal_match import longest_first
 
 _ALPHABET = st.sampled_from(list("ab<>\n é日") + ["\U0001f600", "\u0301"])

@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Optional
 
-from fasttok.added_tokens._literal_cut import LiteralCut
+from fasttok.shared._literal_cut import LiteralCut
 from fasttok.shared.literal_match import first_char_test, longest_first
 
 __all__ = ["AddedToken", "AddedTokens", "is_word_char", "WHITE_SPACE"]

@@ -36,7 +36,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, Optional
 
-from fasttok.added_tokens._literal_cut import LiteralCut
+from fasttok.shared._literal_cut import LiteralCut
 from fasttok.errors import FasttokError
 from fasttok.formats.hf_stages import HFStages, stages_from_document
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json

@@ -165,7 +165,7 @@ def stretch_cuts(added: Any, normalize: Optional[Callable[[str], str]]) -> Calla
     ``lstrip``, ``rstrip``: RoBERTa-style masks) decline the texts they
     occur in; in any other text the plain ones cut as all of them would.
     ``()`` (every text declined) where one id is both. Last, the search for
-    all the tokens matched (their :class:`~fasttok.added_tokens._literal_cut.LiteralCut`):
+    all the tokens matched (their :class:`~fasttok.shared._literal_cut.LiteralCut`):
     a text holding none of them is one stretch, walked without the cut.
 
     >>> from fasttok.added_tokens.hf_added import AddedToken, AddedTokens

@@ -28,9 +28,8 @@ What is computed, as ``BPE::merge_word`` and ``Word::merge_all`` do it:
   remembers the text's character it came from, so a token's offsets are
   those characters' (what tokenizers' alignment gives), with no Python
   object per stretch or per token. A batch (``encode_offsets_many``) cuts
-  its texts with the GIL held, walks them all without it, then makes each
-  one block of its tokens (``walked_block``); the walk's buffers are kept
-  for the next call.
+  its texts with the GIL held, walks them all without it, then makes their
+  arrays; the walk's buffers are kept for the next call.
 * **Spans and the pre-token cache.** Where positions are the text's bytes
   (no prefix or suffix, an unknown token, no dropout), a text is cut into
   spans before any part is made, between two characters that are tokens
@@ -101,10 +100,12 @@ faster (en.txt 0.25 s against 1.22 s), words 5-8x; gemma3 lines 4-7x, words
   x2.2-3.0, gemma3 x2.0-2.6 -> x3.0-3.2 (CPU time unchanged, ~x3.5: the
   Encodings are made in Python, one thread at a time). A text no added
   token can start in goes into the block's parts as one stretch, with no
-  list (``_uncut``), and its tokens leave the walk as one ``walked_block``
-  each, not three arrays and a tuple (callgrind, ``encode_batch`` of the
-  bench's 5,000 lines on one thread, every field read: gemma3 code 78.1M ->
-  70.1M, zh 73.7M -> 66.0M, with the reads' own changes). Per call, a text
+  list (``_uncut``). Its tokens leave the walk as three arrays and a tuple:
+  one ``walked_block`` of ``post_processors._encoding_lists`` each, as the
+  byte-level core in ``formats`` makes them, gave ``encode_batch`` of the
+  bench's 5,000 lines on one thread, every field read, gemma3 code 78.1M ->
+  72.5M and zh 73.7M -> 68.6M (callgrind), but a model may not import a
+  post-processor (tests/test_layering.py), so it stays with the format. Per call, a text
   holding none of the added tokens' first characters skips the cut's Python
   call: llama2's ids call 9.9k -> 9.5k instructions.
 
@@ -141,10 +142,9 @@ from libc.string cimport memchr, memcmp, memcpy, memmove, memset
 import array
 
 from fasttok.errors import FasttokError
-from fasttok.added_tokens._literal_cut cimport LiteralCut
+from fasttok.shared._literal_cut cimport LiteralCut
 
 from fasttok.models._bpe cimport Dropout, PairMemo, bpe_merge_parts, bpe_sample_parts, pair_memo_init, pair_memo_release
-from fasttok.post_processors._encoding_lists cimport walked_block
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._json_reader cimport KIND_PAIR, PackedMerges, PackedVocab
 from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_count, ft_pc_entry, ft_pc_find, ft_pc_fits,
@@ -1388,17 +1388,6 @@ cdef class HfBpeCore:
             else:
                 data[j - a] = self.slot_ids[o.out[j]]
 
-    cdef object _walked_block(self, const WalkOut* o, size_t a, size_t b, size_t f):
-        # what _walked gives with offsets, as one walked_block
-        cdef uint32_t* ids
-        cdef int32_t* offsets
-        cdef int32_t* words
-        found = walked_block(b - a, &ids, &offsets, &words)
-        self._write_ids(o, a, b, f, ids)
-        memcpy(offsets, o.spans + 2 * a, 2 * (b - a) * sizeof(int32_t))
-        memcpy(words, o.words + a, (b - a) * sizeof(int32_t))
-        return found
-
     def sample_ids(self, str sequence not None, double rate, uint64_t seed):
         """The ids of ``sequence`` with BPE-dropout at ``rate``, drawn from
         ``seed`` (the model's own dropout and generator are left as they were).
@@ -1504,7 +1493,7 @@ cdef class StretchWalker:
     takes them (``None`` declines the text), ``added`` the added tokens'
     ids by text, ``may_occur(parts)`` (or ``None``) whether to decline the
     parts, ``tokens`` the search for the tokens' texts (a
-    :class:`~fasttok.added_tokens._literal_cut.LiteralCut`, or ``None``): a
+    :class:`~fasttok.shared._literal_cut.LiteralCut`, or ``None``): a
     text holding none of them is one stretch, not cut (unless ``may_occur``
     is given); or ``()`` to decline every text.
 
@@ -1580,8 +1569,7 @@ cdef class StretchWalker:
 
     def encode_offsets_many(self, list texts not None, allowed):
         """:meth:`encode` of each text, in order: the texts cut (in Python),
-        then all walked with the GIL released once, then each one
-        ``walked_block`` (read as the three arrays).
+        then all walked with the GIL released once, then their arrays made.
         Each thread walking a batch uses its own pre-token cache.
 
         >>> core = HfBpeCore([b"a", b"_", b"_a"], (0, 1, 2), [(1, 0, 2)])
@@ -1639,7 +1627,7 @@ cdef class StretchWalker:
                             ends[2 * i + 1] = o.n_found
                 for i in range(block):
                     if cuts[i] is not None and ends[2 * i] != SIZE_MAX:
-                        out[first + i] = core._walked_block(&o, a, ends[2 * i], f)
+                        out[first + i] = core._walked(&o, a, ends[2 * i], f, True)
                         a, f = ends[2 * i], ends[2 * i + 1]
             return out
         finally:

@@ -1522,7 +1522,7 @@ cdef extern from "Python.h":
 
 from cpython cimport array as carray
 
-from fasttok.added_tokens._literal_cut cimport LiteralCut
+from fasttok.shared._literal_cut cimport LiteralCut
 from fasttok.shared._charsmap cimport CharsmapRules
 from fasttok.shared._growth cimport (ByteBuf, OffsetBuf, bytebuf_free, bytebuf_reserve,
                                      offsets_free, offsets_reserve)

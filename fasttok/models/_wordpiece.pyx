@@ -204,7 +204,7 @@ from libc.stdint cimport SIZE_MAX, UINT32_MAX, UINT64_MAX, int32_t, int64_t, uin
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
-from fasttok.added_tokens._literal_cut cimport LiteralCut
+from fasttok.shared._literal_cut cimport LiteralCut
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._json_reader cimport PackedVocab
 from fasttok.shared._id_lists cimport ids_list, ids_lists
@@ -2642,7 +2642,7 @@ cdef class TextEntry:
     occurs is walked at once by ``model``'s
     :meth:`WordPieceModel.encode_with` with ``rules`` and no cuts; any other
     call is ``other(text, allowed)``, which cuts at the added tokens. The
-    search is the texts' :class:`~fasttok.added_tokens._literal_cut.LiteralCut`
+    search is the texts' :class:`~fasttok.shared._literal_cut.LiteralCut`
     (its compiled ``occurs_in``). A short line's walk is ~1 us; the Python method this replaces (its frame,
     the first-character test's, encode_with's argument parsing) cost a third
     of that again.
