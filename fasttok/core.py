@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import AbstractSet, Any, Literal, Optional, Union
 
 from fasttok import _encode_entry, registry
-from fasttok.errors import FasttokError
+from fasttok.errors import FasttokError, not_an_instance
 from fasttok.models.interface import Model, missing_members, run_batch
 from fasttok.shared.ragged import PaddedIds, RaggedIds, pad, require_numpy
 from fasttok.vocab import Vocabulary
@@ -286,8 +286,7 @@ class Encoding:
         # message: its core is a PyO3 extension), not searched for specials
         # item by item as a batch's texts are
         if not isinstance(text, str):
-            what = "'None'" if text is None else f"'{type(text).__name__}' object"
-            raise TypeError(f"{what} is not an instance of 'str'")
+            raise not_an_instance(text, "str")
         return self._batch_mask(allowed_special, disallowed_special, (text,))
 
     def _batch_mask(self, allowed_special: AllowedSpecial,

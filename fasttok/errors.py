@@ -11,7 +11,7 @@ catch ``ValueError`` around ``encode`` and loading.
 from __future__ import annotations
 
 __all__ = ["FasttokError", "VocabularyFileError", "DocumentFileError", "VocabularyError",
-           "UnknownEncodingError", "ReferenceFailsError"]
+           "UnknownEncodingError", "ReferenceFailsError", "not_an_instance"]
 
 
 class FasttokError(ValueError):
@@ -88,3 +88,15 @@ class UnknownEncodingError(FasttokError):
     >>> isinstance(UnknownEncodingError("nope"), ValueError)
     True
     """
+
+
+def not_an_instance(value: object, name: str) -> TypeError:
+    """The ``TypeError`` a Rust binding (PyO3) raises for an argument that is
+    not of the type ``name``, as tiktoken's and tokenizers' calls raise it; it
+    names ``None`` by itself.
+
+    >>> str(not_an_instance(b"x", "str")), str(not_an_instance(None, "str"))
+    ("'bytes' object is not an instance of 'str'", "'None' is not an instance of 'str'")
+    """
+    what = "'None'" if value is None else f"'{type(value).__name__}' object"
+    return TypeError(f"{what} is not an instance of '{name}'")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from fasttok.errors import FasttokError
+from fasttok.errors import FasttokError, not_an_instance
 
 __all__ = ["as_u32", "as_usize", "as_str", "as_bool", "as_instance", "as_sequence",
            "as_direction", "PADDING_DIRECTION", "TRUNCATION_DIRECTION",
@@ -68,12 +68,6 @@ def as_usize(value: Any) -> int:
     return number
 
 
-def _not_an_instance(value: Any, name: str) -> TypeError:
-    # PyO3's message for a failed downcast; it names None by itself
-    what = "'None'" if value is None else f"'{type(value).__name__}' object"
-    return TypeError(f"{what} is not an instance of '{name}'")
-
-
 def as_str(value: Any) -> str:
     """``value`` if it is a ``str`` of UTF-8, else PyO3's ``TypeError``. A lone
     surrogate (no UTF-8, so no Rust string) is a ``TypeError`` too, as for the
@@ -88,7 +82,7 @@ def as_str(value: Any) -> str:
     TypeError: 'a\\ud800' holds a lone surrogate, which has no UTF-8: remove it
     """
     if not isinstance(value, str):
-        raise _not_an_instance(value, "str")
+        raise not_an_instance(value, "str")
     if not value.isascii():
         try:
             value.encode("utf-8")
@@ -106,7 +100,7 @@ def as_bool(value: Any) -> bool:
     TypeError: 'int' object is not an instance of 'bool'
     """
     if not isinstance(value, bool):
-        raise _not_an_instance(value, "bool")
+        raise not_an_instance(value, "bool")
     return value
 
 
@@ -118,7 +112,7 @@ def as_instance(value: Any, cls: type) -> Any:
     TypeError: 'str' object is not an instance of 'int'
     """
     if not isinstance(value, cls):
-        raise _not_an_instance(value, cls.__name__)
+        raise not_an_instance(value, cls.__name__)
     return value
 
 
@@ -144,7 +138,7 @@ def as_sequence(value: Any) -> list:
 
     if (isinstance(value, (dict, numbers.Number))
             or not hasattr(type(value), "__getitem__")):
-        raise _not_an_instance(value, "Sequence")
+        raise not_an_instance(value, "Sequence")
     return list(value)
 
 
