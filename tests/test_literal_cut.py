@@ -6,6 +6,10 @@ disallowed-special check)."""
 
 from __future__ import annotations
 
+import gc
+import sys
+import threading
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -131,3 +135,42 @@ def test_occurs_is_whether_some_string_is_in_the_text(strings, text, surrogates)
     expected = any(s and s in text for s in strings) or (
         surrogates and any(0xD800 <= ord(c) < 0xE000 for c in text))
     assert LiteralCut(strings).occurs(text, surrogates) == expected
+
+
+def test_searches_on_threads_at_once_share_one_trie_built_by_the_first():
+    # a batch's first texts on a new tokenizer ask a new LiteralCut from
+    # every thread at once: each search sees no trie or the whole trie
+    # (tests/test_hf_tokenizer_json.py crashed on a half-built one); Python
+    # code run at each collection lets threads switch inside the build
+    strings = [f"<tok{i}>" for i in range(3000)] + ["ab", "a", "\u00e9t\u00e9", "\u4e16"]
+    texts = ["x<tok17>yab<tok2999>z" * 20, "\u00e9t\u00e9 \u4e16", "no token here", "\u00e9x"]
+    want = [(LiteralCut(strings).split(t), LiteralCut(strings).occurs(t)) for t in texts]
+    found = []
+
+    def switch_here(phase, info):
+        pass
+
+    interval, threshold = sys.getswitchinterval(), gc.get_threshold()
+    gc.callbacks.append(switch_here)
+    sys.setswitchinterval(1e-6)
+    gc.set_threshold(5)
+    try:
+        for _ in range(10):
+            cut = LiteralCut(strings)
+            start = threading.Barrier(6)
+
+            def search(k):
+                start.wait()
+                found.append([(cut.split(t), cut.occurs(t)) for t in texts[k % 2:] + texts[:k % 2]])
+
+            threads = [threading.Thread(target=search, args=(k,)) for k in range(6)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+    finally:
+        gc.callbacks.remove(switch_here)
+        sys.setswitchinterval(interval)
+        gc.set_threshold(*threshold)
+    assert len(found) == 60
+    assert all(sorted(f) == sorted(want) for f in found)

@@ -29,7 +29,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_GET_LENGTH
 from libc.stdint cimport SIZE_MAX, int32_t, uint8_t, uint16_t, uint32_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memchr
+from libc.string cimport memchr, memcpy
 
 from fasttok.shared._utf8 cimport utf8_put
 
@@ -117,10 +117,28 @@ cdef class LiteralCut:
         self.n_strings = len(self.strings)
 
     cdef int _build(self) except -1:
+        # Searches on other threads may ask at once (a batch's first texts
+        # on a new tokenizer), and the Python calls below may let them run:
+        # everything is made aside and set in one step with no Python call
+        # in it, ends last (what a search tests), and a trie another thread
+        # set meanwhile is kept.
         cdef list children = [{}]
         cdef list ends = [-1]
+        cdef tuple strings = self.strings
         cdef Py_ssize_t node, n_nodes, n_edges, e, i, k = 0
-        for text in self.strings:
+        cdef int32_t root[256]
+        cdef uint8_t firsts[FEW_FIRSTS]
+        cdef uint8_t ascii[FEW_ASCII_FIRSTS]
+        cdef uint16_t first_chars[FEW_FIRST_CHARS]
+        cdef uint8_t block_stop[0x400]
+        cdef int n_firsts, n_roots, n_first_chars, n_ascii_firsts
+        cdef int32_t* edge_start = NULL
+        cdef uint8_t* edge_byte = NULL
+        cdef int32_t* edge_child = NULL
+        cdef int32_t* node_ends = NULL
+        if self.ends != NULL:
+            return 0
+        for text in strings:
             node = 0
             for b in text.encode("utf-8", "surrogatepass"):
                 found = children[node].get(b)
@@ -135,44 +153,70 @@ cdef class LiteralCut:
             k += 1
         n_nodes = len(children)
         n_edges = sum(map(len, children))
-        self.edge_start = <int32_t*>malloc((n_nodes + 1) * sizeof(int32_t))
-        self.edge_byte = <uint8_t*>malloc(n_edges + 1)
-        self.edge_child = <int32_t*>malloc((n_edges + 1) * sizeof(int32_t))
-        self.ends = <int32_t*>malloc(n_nodes * sizeof(int32_t))
-        if (self.edge_start == NULL or self.edge_byte == NULL or self.edge_child == NULL
-                or self.ends == NULL):
-            raise MemoryError()
         for i in range(256):
-            self.root[i] = children[0].get(i, -1)
-        self.n_firsts = len(children[0]) if len(children[0]) <= FEW_FIRSTS else 0
-        for i, b in enumerate(sorted(children[0]) if self.n_firsts else ()):
-            self.firsts[i] = b
-        self.n_roots = len(children[0])
-        chars = sorted({ord(t[0]) for t in self.strings if t})
-        self.n_first_chars = len(chars) if len(chars) <= FEW_FIRST_CHARS and all(
+            root[i] = children[0].get(i, -1)
+        n_firsts = len(children[0]) if len(children[0]) <= FEW_FIRSTS else 0
+        for i, b in enumerate(sorted(children[0]) if n_firsts else ()):
+            firsts[i] = b
+        n_roots = len(children[0])
+        chars = sorted({ord(t[0]) for t in strings if t})
+        n_first_chars = len(chars) if len(chars) <= FEW_FIRST_CHARS and all(
             c < 0xD800 or 0xE000 <= c < 0x10000 for c in chars) else -1
-        for i in range(FEW_FIRST_CHARS if self.n_first_chars >= 0 else 0):
+        for i in range(FEW_FIRST_CHARS if n_first_chars >= 0 else 0):
             # (the first repeated: the search compares with all eight; with
             # none, a surrogate, which is found as one)
-            self.first_chars[i] = chars[i] if i < len(chars) else (chars[0] if chars else 0xD800)
+            first_chars[i] = chars[i] if i < len(chars) else (chars[0] if chars else 0xD800)
         ascii_firsts = sorted(b for b in children[0] if b < 0x80)
-        self.n_ascii_firsts = len(ascii_firsts) if len(ascii_firsts) <= FEW_ASCII_FIRSTS else -1
-        for i, b in enumerate(ascii_firsts if self.n_ascii_firsts > 0 else ()):
-            self.ascii_firsts[i] = b
+        n_ascii_firsts = len(ascii_firsts) if len(ascii_firsts) <= FEW_ASCII_FIRSTS else -1
+        for i, b in enumerate(ascii_firsts if n_ascii_firsts > 0 else ()):
+            ascii[i] = b
+        block_stop[0] = block_stop[1] = 0
         for i in range(2, 0x400):
             # the block's first byte: 0xC0 | cp >> 6 below U+0800, 0xE0 | cp >> 12 from it
-            self.block_stop[i] = self.root[0xC0 | i if i < 0x20 else 0xE0 | (i >> 6)] >= 0
+            block_stop[i] = root[0xC0 | i if i < 0x20 else 0xE0 | (i >> 6)] >= 0
         for i in range(0xD800 >> 6, 0xE000 >> 6):
-            self.block_stop[i] = 2
-        e = 0
-        for node in range(n_nodes):
-            self.edge_start[node] = <int32_t>e
-            self.ends[node] = <int32_t>ends[node]
-            for b, child in sorted(children[node].items()):
-                self.edge_byte[e] = b
-                self.edge_child[e] = child
-                e += 1
-        self.edge_start[n_nodes] = <int32_t>e
+            block_stop[i] = 2
+        edge_start = <int32_t*>malloc((n_nodes + 1) * sizeof(int32_t))
+        edge_byte = <uint8_t*>malloc(n_edges + 1)
+        edge_child = <int32_t*>malloc((n_edges + 1) * sizeof(int32_t))
+        node_ends = <int32_t*>malloc(n_nodes * sizeof(int32_t))
+        try:
+            if edge_start == NULL or edge_byte == NULL or edge_child == NULL or node_ends == NULL:
+                raise MemoryError()
+            e = 0
+            for node in range(n_nodes):
+                edge_start[node] = <int32_t>e
+                node_ends[node] = <int32_t>ends[node]
+                for b, child in sorted(children[node].items()):
+                    edge_byte[e] = b
+                    edge_child[e] = child
+                    e += 1
+            edge_start[n_nodes] = <int32_t>e
+            if self.ends != NULL:
+                return 0  # built on another thread meanwhile: the finally frees this one
+            memcpy(self.root, root, sizeof(root))
+            memcpy(self.firsts, firsts, sizeof(firsts))
+            memcpy(self.ascii_firsts, ascii, sizeof(ascii))
+            memcpy(self.first_chars, first_chars, sizeof(first_chars))
+            memcpy(self.block_stop, block_stop, sizeof(block_stop))
+            self.n_firsts = n_firsts
+            self.n_roots = n_roots
+            self.n_first_chars = n_first_chars
+            self.n_ascii_firsts = n_ascii_firsts
+            self.edge_start = edge_start
+            self.edge_byte = edge_byte
+            self.edge_child = edge_child
+            self.ends = node_ends
+            # now the trie's: not freed below
+            edge_start = NULL
+            edge_byte = NULL
+            edge_child = NULL
+            node_ends = NULL
+        finally:
+            free(edge_start)
+            free(edge_byte)
+            free(edge_child)
+            free(node_ends)
         self.strings = None
         return 0
 
