@@ -41,12 +41,7 @@ def _split(data: bytes, separator) -> list:
 @example(b"\xc0\xaf")  # overlong
 @example(b"abcdefgh\xe2\x82")  # cut short after an 8-byte ASCII run
 def test_utf8_check_accepts_what_python_decodes(data):
-    try:
-        data.decode("utf-8")
-        valid = True
-    except UnicodeDecodeError:
-        valid = False
-    assert (first_invalid_utf8(data) < 0) == valid
+    assert (first_invalid_utf8(data) < 0) == _decodes(data)
 
 
 @given(st.text(max_size=30).map(lambda t: t.encode("utf-8", "surrogatepass")))
@@ -61,11 +56,7 @@ def test_utf8_check_of_encoded_text(data):
 @example(b"0123456789abcdef\xc2\x80")  # a character after a whole 16-byte ASCII step
 @example(b"\xe0\xa0\x80\xed\x9f\xbf\xef\xbf\xbf")  # the ends of the 3-byte ranges
 def test_utf8_check_points_at_the_byte_python_refuses(data):
-    try:
-        data.decode("utf-8")
-        refused = -1
-    except UnicodeDecodeError as exc:
-        refused = exc.start
+    refused = _refused_at(data)
     assert first_invalid_utf8(data) == refused
 
 
@@ -75,11 +66,7 @@ def test_utf8_check_of_every_lead_and_second_byte_is_the_decoders():
         for second in range(0x100):
             for tail in (b"", b"\x80", b"\x80\x80"):
                 data = b"0123456789abcdefg" + bytes([lead, second]) + tail
-                try:
-                    data.decode("utf-8")
-                    refused = -1
-                except UnicodeDecodeError as exc:
-                    refused = exc.start
+                refused = _refused_at(data)
                 assert first_invalid_utf8(data) == refused, data
 
 
@@ -91,11 +78,7 @@ def test_utf8_check_of_cjk_runs_points_at_the_byte_python_refuses():
     for at in range(len(run)):
         for byte in (0x00, 0x41, 0x80, 0xBF, 0xC0, 0xE0, 0xED, 0xF0, 0xFF):
             data = run[:at] + bytes([byte]) + run[at + 1:]
-            try:
-                data.decode("utf-8")
-                refused = -1
-            except UnicodeDecodeError as exc:
-                refused = exc.start
+            refused = _refused_at(data)
             assert first_invalid_utf8(data) == refused, data
     for tail in (b"", b"a", b"\xc3\xa9", b"\xe0\xa0\x80", b"\xed\x9f\xbf", b"\xf0\x90\x80\x80",
                  b"\xe0\x80\x80", b"\xed\xa0\x80", b"\xe4\xb8"):
@@ -104,12 +87,17 @@ def test_utf8_check_of_cjk_runs_points_at_the_byte_python_refuses():
             assert (first_invalid_utf8(data) < 0) == _decodes(data), data
 
 
-def _decodes(data: bytes) -> bool:
+def _refused_at(data: bytes) -> int:
+    # where Python's decoder refuses data, or -1 where it decodes it
     try:
         data.decode("utf-8")
-        return True
-    except UnicodeDecodeError:
-        return False
+        return -1
+    except UnicodeDecodeError as exc:
+        return exc.start
+
+
+def _decodes(data: bytes) -> bool:
+    return _refused_at(data) < 0
 
 
 @pytest.mark.parametrize("separator", [b"\n", b"\r\n", b"aa", b"<|doc|>", None])
