@@ -123,8 +123,6 @@ cdef class HfBpeCore:
     # ones from o.found[f:]
     cdef list _walk_ids(self, const WalkOut* o, size_t a, size_t b, size_t f)
     cdef array.array _walk_ids_array(self, const WalkOut* o, size_t a, size_t b, size_t f)
-    cdef void _write_ids(self, const WalkOut* o, size_t a, size_t b, size_t f,
-                         uint32_t* data) noexcept
     # what a walk of o's tokens a..b-1 returns (ids, or the three arrays)
     cdef object _walked(self, const WalkOut* o, size_t a, size_t b, size_t f, bint offsets)
     # the tokens of parts[0:count] (one text) after o's; 1: declined

@@ -1372,12 +1372,7 @@ cdef class HfBpeCore:
 
     cdef array.array _walk_ids_array(self, const WalkOut* o, size_t a, size_t b, size_t f):
         cdef array.array ids = array.clone(_U32, b - a, False)
-        self._write_ids(o, a, b, f, ids.data.as_uints)
-        return ids
-
-    cdef void _write_ids(self, const WalkOut* o, size_t a, size_t b, size_t f,
-                         uint32_t* data) noexcept:
-        # the ids of o's tokens a..b (its added tokens' from o.found[f]) at data
+        cdef uint32_t* data = ids.data.as_uints
         cdef size_t j
         for j in range(a, b):
             if o.out[j] == ADDED_MARK:
@@ -1387,6 +1382,7 @@ cdef class HfBpeCore:
                 data[j - a] = o.out[j]
             else:
                 data[j - a] = self.slot_ids[o.out[j]]
+        return ids
 
     def sample_ids(self, str sequence not None, double rate, uint64_t seed):
         """The ids of ``sequence`` with BPE-dropout at ``rate``, drawn from
