@@ -98,6 +98,11 @@ def _raise_disallowed(token: str) -> None:
     raise FasttokError(_disallowed_message(token))
 
 
+def _listed(texts: Iterable[str]) -> list:
+    # a batch's texts as a list (itself when it is one): a generator is read once
+    return texts if isinstance(texts, list) else list(texts)
+
+
 # UTF-8 continuation bytes (0b10xxxxxx)
 _CONTINUATION = bytes(range(0x80, 0xC0))
 
@@ -378,8 +383,7 @@ class Encoding:
                how: str = "encode_many") -> Any:
         # how names the model's batch call: encode_many (lists of ids),
         # encode_many_flat (one array of ids and one of offsets) or count_many.
-        texts = texts if isinstance(texts, list) else list(texts)
-        return run_batch(self._core, texts, allowed, how, num_threads)
+        return run_batch(self._core, _listed(texts), allowed, how, num_threads)
 
     def encode_batch(self, text: Sequence[str], *, num_threads: int = 8,
                      allowed_special: AllowedSpecial = frozenset(),
@@ -402,6 +406,7 @@ class Encoding:
         >>> enc.encode_batch(["hi", "a"], ragged=True)[0]
         array('I', [104, 105])
         """
+        text = _listed(text)  # read twice: searched for specials, then encoded
         allowed = self._batch_mask(allowed_special, disallowed_special, text)
         if ragged:
             return RaggedIds(*self._batch(text, num_threads, allowed, "encode_many_flat"))
@@ -492,6 +497,7 @@ class Encoding:
         >>> enc.count_batch(["hi", "abc"])
         [2, 3]
         """
+        text = _listed(text)  # read twice: searched for specials, then counted
         allowed = self._batch_mask(allowed_special, disallowed_special, text)
         return self._batch(text, num_threads, allowed, "count_many")
 

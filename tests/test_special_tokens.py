@@ -375,6 +375,16 @@ def test_encode_batch_with_default_threads_matches_per_item(enc_pair, test_strin
     assert ours.encode_batch(texts) == [ours.encode(t) for t in texts]
 
 
+def test_batches_of_a_generator_are_the_batches_of_its_list(enc_pair, test_strings):
+    # the texts are searched for disallowed specials before they are encoded:
+    # a generator read by the search must not reach the encoder empty
+    ours, _ = enc_pair
+    texts = [c["text"] for c in test_strings if not any(s in c["text"] for s in ours.special_tokens_set)]
+    assert ours.encode_batch(t for t in texts) == ours.encode_batch(texts)
+    assert ours.count_batch(t for t in texts) == ours.count_batch(texts)
+    assert len(ours.count_batch(iter(texts))) == len(texts)
+
+
 def test_encode_ordinary_batch_matches_per_item(enc_pair, test_strings):
     ours, _ = enc_pair
     texts = [c["text"] for c in test_strings]
