@@ -130,7 +130,10 @@ cpdef bint in_normal_form(str text, object stage) except -1:
     >>> in_normal_form("cafe\\u0301", None)
     True
     """
-    return stage is None or _normal(text, stage.is_normalized, stage.stable_ranges)
+    # ASCII before the stage's two attributes are read (a bound method made
+    # each call): most texts a walk is given stop here
+    return stage is None or PyUnicode_IS_ASCII(text) or _normal(
+        text, stage.is_normalized, stage.stable_ranges)
 
 
 def normal_first(text, tuple entry):
