@@ -25,6 +25,7 @@ import operator
 from typing import Any
 
 from fasttok.errors import FasttokError, not_an_instance
+from fasttok.shared.surrogates import has_utf8
 
 __all__ = ["as_u32", "as_usize", "as_str", "as_bool", "as_instance", "as_sequence",
            "as_direction", "PADDING_DIRECTION", "TRUNCATION_DIRECTION",
@@ -83,12 +84,8 @@ def as_str(value: Any) -> str:
     """
     if not isinstance(value, str):
         raise not_an_instance(value, "str")
-    if not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise TypeError(f"{value!r} holds a lone surrogate, which has no UTF-8: "
-                            f"remove it") from None
+    if not has_utf8(value):
+        raise TypeError(f"{value!r} holds a lone surrogate, which has no UTF-8: remove it")
     return value
 
 
