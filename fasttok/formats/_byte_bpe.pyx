@@ -887,7 +887,8 @@ cdef class CoreBPE(ModelBase):
 
     def encode_offsets_many(self, list texts not None, const uint8_t[::1] allowed=None):
         """:meth:`encode_offsets` of each text, holding the GIL only to read
-        the texts and build the arrays.
+        the texts and make each one's block of tokens (read as the three
+        arrays).
 
         >>> from fasttok.shared._tables import TokenTables
         >>> core = CoreBPE(TokenTables([b"a", b"b", b"ab"]), {}, scanner="gpt2")
@@ -1563,8 +1564,8 @@ cdef class BatchJob:
         return 0
 
     cdef int _build_offsets(self, const BatchChunk* chunk) except -1:
-        # each text's (ids, offsets, words) as encode_offsets gives them, or None
-        # (one walked_block a text: no arrays, and no tuple of them)
+        # each text's ids, offsets and words in one walked_block (read as
+        # the three arrays encode_offsets gives), or None
         cdef size_t a = 0, b, n
         cdef Py_ssize_t i
         cdef uint32_t* ids

@@ -277,8 +277,9 @@ class HFModel(ModelBase):
     def encode_many(self, texts: list, allowed: Optional[bytes] = None) -> list:
         """:meth:`encode` of each text: the walk's batch call
         (:meth:`~fasttok.formats.walk.Walk.ids_many`, one compiled pass for
-        BERT's) where there is a walk, the stages for what it declines, not
-        walked a second time."""
+        BERT's) where there is a walk, then :meth:`encode`'s way for each text
+        it declines (its surrogates repaired and walked again, else the
+        stages)."""
         walk = self.pipeline.walk
         if walk is None or type(texts) is not list:
             return [self.encode(text, allowed) for text in texts]

@@ -16,7 +16,7 @@ fasttok.shared._charsmap.CharsmapError: precompiled_charsmap is 2 byte(s); it mu
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
 from fasttok.shared._utf8 cimport utf8_put
@@ -159,7 +159,7 @@ cdef class CharsmapRules:
 
     def char_rules(self):
         """``{c: first_rule(c's UTF-8)}`` for each character ``c`` of
-        :meth:`rule_chars`, in one compiled pass (a Python call a character
+        :meth:`rule_chars`, in one compiled call (a Python call a character
         was 13M of a T5 conversion's first encode's ~70M instructions).
 
         >>> CharsmapRules(b"").char_rules()

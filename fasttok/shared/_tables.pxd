@@ -70,7 +70,8 @@ cdef struct BytesIndex:
     # (else 0), slot for slot: a key of up to 16 bytes is then compared
     # whole without reading the token's bytes, which cost two cache misses
     # after the slot's (its offsets, its bytes) for a tenth of the pieces
-    # of English. A caller may fetch a bucket's tails with the bucket.
+    # of English. They are not fetched ahead with the bucket: few pieces
+    # read them (see _byte_bpe's performance notes).
     uint64_t* tails
 
 cdef struct PairIndex:
