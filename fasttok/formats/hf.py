@@ -341,7 +341,8 @@ class HFModel(ModelBase):
         return self.pipeline.model.tokenize_ids(text) if text else []
 
     def encode_as_pieces(self, text: str) -> list:
-        """The token strings ``tokenizers`` gives for ``text`` (added tokens matched)."""
+        """The token strings ``tokenizers`` gives for ``text``, with no added
+        token matched (one for each id of :meth:`encode` with none allowed)."""
         return self.pipeline.tokens(repair_surrogates(text))
 
     # ------------------------------------------------------------ decoding

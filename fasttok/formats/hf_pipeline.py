@@ -59,10 +59,9 @@ class HFPipeline(HFStages):
     side (see the module docstring)."""
 
     def set_added(self, added: AddedTokens, spelled_normalized: Optional[frozenset] = None) -> None:
-        """:meth:`HFStages.set_added`, and what was built knowing the added
-        tokens forgotten: their strings in encodings, the encoding makers."""
+        """:meth:`HFStages.set_added`, and the encoding makers, which hold
+        the added tokens' strings, forgotten."""
         super().set_added(added, spelled_normalized)
-        self.__dict__.pop("_token_strings", None)
         self.__dict__.pop("_makers", None)
 
     @property
@@ -84,35 +83,6 @@ class HFPipeline(HFStages):
     def padding(self, value: Optional[PaddingParams]) -> None:
         self._padding = value
         self.__dict__.pop("_makers", None)
-
-    @functools.cached_property
-    def _token_strings(self) -> list:
-        # id -> token string, for the tokens of walked encodings; a byte-level
-        # record spells its tokens without the Python BPE model (most of
-        # Llama 3's load, built for nothing else)
-        record = self.record
-        if record is None or record.merges is None:
-            # a BPE whose ids are its entries' places lists them by id (Gemma
-            # 3's get_vocab would make a dict of 262k entries for this)
-            by_id = getattr(self.model, "texts_by_id", None)
-            strings: list = list(by_id) if by_id is not None else []
-            for text, token_id in self.model.get_vocab().items() if by_id is None else ():
-                if token_id >= len(strings):
-                    strings += [None] * (token_id + 1 - len(strings))
-                strings[token_id] = text
-        else:
-            # imported for byte-level records only (the module is the
-            # byte-level walk's, which other files never import)
-            from fasttok.formats.hf_byte_level import byte_level_token_strings
-            strings = byte_level_token_strings(record)
-        # an added token in an encoding is spelled as it was matched: normalized
-        # only when it is looked for in the normalized text (the spelling
-        # add_tokens may give its id elsewhere is id_to_token's)
-        added = self._added_spelled(frozenset(t.id for t in self.added.tokens if t.normalized))
-        strings += [None] * (max(added, default=-1) + 1 - len(strings))
-        for token_id, text in added.items():
-            strings[token_id] = text
-        return strings
 
     @functools.cached_property
     def _wraps(self) -> dict:

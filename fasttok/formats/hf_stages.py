@@ -112,6 +112,7 @@ class HFStages:
         self.added_ids = frozenset(t.id for t in added.tokens)
         # what was built knowing the added tokens: their strings, the walk
         self.__dict__.pop("_added_strings", None)
+        self.__dict__.pop("_token_strings", None)
         self.__dict__.pop("walk", None)
 
     @functools.cached_property
@@ -136,6 +137,37 @@ class HFStages:
         normalize = None if self.normalizer is None else self.normalizer.normalize_str
         return {token_id: normalize(t.content) if normalize and token_id in normalized_ids
                 else t.content for token_id, t in self.added.by_id.items()}
+
+    @functools.cached_property
+    def _token_strings(self) -> list:
+        # id -> token string, for the tokens of walked encodings and of
+        # tokens(); a byte-level
+        # record spells its tokens without the Python BPE model (most of
+        # Llama 3's load, built for nothing else)
+        record = self.record
+        if record is None or record.merges is None:
+            # a BPE whose ids are its entries' places lists them by id (Gemma
+            # 3's get_vocab would make a dict of 262k entries for this)
+            by_id = getattr(self.model, "texts_by_id", None)
+            strings: list = list(by_id) if by_id is not None else []
+            for text, token_id in self.model.get_vocab().items() if by_id is None else ():
+                if token_id >= len(strings):
+                    strings += [None] * (token_id + 1 - len(strings))
+                strings[token_id] = text
+        else:
+            # imported for byte-level records only (the module is the
+            # byte-level walk's, which other files never import)
+            from fasttok.formats.hf_byte_level import byte_level_token_strings
+            strings = byte_level_token_strings(record)
+        # an added token in an encoding is spelled as it was matched: normalized
+        # only when it is looked for in the normalized text (the spelling
+        # add_tokens may give its id elsewhere is id_to_token's)
+        added = self._added_spelled(frozenset(t.id for t in self.added.tokens if t.normalized))
+        strings += [None] * (max(added, default=-1) + 1 - len(strings))
+        for token_id, text in added.items():
+            strings[token_id] = text
+        return strings
+
 
     @property
     def model(self) -> Any:
@@ -187,7 +219,16 @@ class HFStages:
     def tokens(self, text: str) -> list:
         """The token strings of ``text`` with no added token matched and no
         post-processing (what :meth:`encode_ids` with nothing allowed gives
-        ids for), through the stages."""
+        ids for): the walk's ids spelled, else the stages' tokens."""
+        walk = self.walk
+        if walk is not None:
+            found = walk.encode(text, frozenset())
+            if found is not None:
+                # imported by the first call: a load of the ids face never needs it
+                from fasttok.post_processors._encoding_lists import token_strings
+
+                return token_strings(self._token_strings, found[0],
+                                     found[3] if len(found) > 3 else None)
         tokenize = self.model.tokenize
         return [value for piece, _ in self._splits(text, frozenset())
                 for _, value, _ in tokenize(piece.normalized)]

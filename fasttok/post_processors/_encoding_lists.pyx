@@ -32,6 +32,8 @@ the encoding and its fields again.
 [(0, 2), (3, 5)]
 >>> token_strings(["a", "b", "c"], array("I", [2, 0]))
 ['c', 'a']
+>>> token_strings(["a"], array("I", [0, 0]), {1: "?"})
+['a', '?']
 """
 
 cimport cython
@@ -171,13 +173,6 @@ cdef int _check_ids(list strings, array.array ids) except -1:
     return 0
 
 
-def token_strings(list strings, array.array ids) -> list:
-    """``[strings[id] for id in ids]`` of an ``array('I')``."""
-    _check_ids(strings, ids)
-    cdef unsigned int* at = ids.data.as_uints
-    return [<object>PyList_GET_ITEM(strings, at[i]) for i in range(len(ids))]
-
-
 cdef class SingleWrap:
     """One input's processing as a wrapping: the special tokens before it
     (``head``, an Encoding), the type id its tokens get, the special tokens
@@ -220,6 +215,17 @@ cdef int _respell(list out, Py_ssize_t h, Py_ssize_t n, dict odd) except -1:
         PyList_SET_ITEM(out, h + index, <object>text)
         Py_XDECREF(old)
     return 0
+
+
+def token_strings(list strings, array.array ids, dict odd=None) -> list:
+    """``[strings[id] for id in ids]`` of an ``array('I')``, but ``odd[i]``
+    at each index ``i`` of ``odd`` (``{index: string}``, a walk's fourth item)."""
+    _check_ids(strings, ids)
+    cdef unsigned int* at = ids.data.as_uints
+    cdef list out = [<object>PyList_GET_ITEM(strings, at[i]) for i in range(len(ids))]
+    if odd:
+        _respell(out, 0, len(out), odd)
+    return out
 
 
 @cython.final  # (its cpdef methods called from C without a look for an override)
