@@ -119,3 +119,16 @@ def test_the_compiled_reading_of_a_files_number_is_serdes_digit_by_digit(negativ
         assert scores == 0
         return
     assert [(s, math.copysign(1, s)) for s in scores] == [(expected, math.copysign(1, expected))]
+
+
+def test_the_compiled_reading_scales_by_each_power_of_ten_rounded_once():
+    # 1eK and 1e-K for every K the table holds (float(10 ** K), made by the
+    # C compiler from the literal 1eK) and past it (two steps), read packed
+    from fasttok.models._unigram import tokenizers_scores
+    from fasttok.shared._json_reader import read_tokenizer_document
+
+    texts = [f"1e{k}" for k in range(309)] + [f"1e-{k}" for k in range(1, 330)] + [
+        f"3e-{k}" for k in range(300, 330)]
+    vocab = b",".join(b'["p%d", %s]' % (i, t.encode()) for i, t in enumerate(texts))
+    packed = read_tokenizer_document(b'{"model": {"vocab": [%s]}}' % vocab)[1]
+    assert list(tokenizers_scores(packed.vocab)) == [_serde_oracle(t) for t in texts]

@@ -3111,28 +3111,10 @@ cdef extern from "Python.h":
                                 int* type) except NULL
     void PyMem_Free(void* p)
     int Py_DTSF_ADD_DOT_0
-    double PyOS_string_to_double(const char* s, char** endptr,
-                                 void* overflow_exception) except? -1.0
 
-cdef extern from "<stdio.h>":
-    int snprintf(char* out, size_t size, const char* format, ...)
-
-# float(10 ** k): the powers serde_json scales a significand by, each read
-# from its text by Python's own correctly rounded reader (the same double as
-# float(10 ** k), without 309 big integers made at import)
-cdef double _POW10[309]
-
-
-cdef int _fill_pow10() except -1:
-    cdef char text[8]
-    cdef int k
-    for k in range(309):
-        snprintf(text, sizeof(text), "1e%d", k)
-        _POW10[k] = PyOS_string_to_double(text, NULL, NULL)
-    return 0
-
-
-_fill_pow10()
+# float(10 ** k) for k in 0..308: the powers serde_json scales a significand by
+cdef extern from "ft_pow10.h" nogil:
+    const double ft_pow10[309]
 
 
 cdef inline bint _u64_full(uint64_t significand, uint64_t digit) noexcept nogil:
@@ -3198,11 +3180,11 @@ cdef int _serde_text(const uint8_t* p, size_t n, double* out) noexcept nogil:
     while True:
         if -308 <= exponent <= 308:
             if exponent >= 0:
-                f *= _POW10[exponent]
+                f *= ft_pow10[exponent]
                 if f == INFINITY:
                     return 1
             else:
-                f /= _POW10[-exponent]
+                f /= ft_pow10[-exponent]
             break
         if f == 0.0:
             break
