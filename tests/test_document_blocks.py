@@ -87,6 +87,33 @@ def test_utf8_check_of_cjk_runs_points_at_the_byte_python_refuses():
             assert (first_invalid_utf8(data) < 0) == _decodes(data), data
 
 
+def test_utf8_check_across_the_32_byte_steps_points_at_the_byte_python_refuses():
+    # the 32-byte steps (AVX2) hand a step with a bad byte, and the last
+    # bytes, to the character-a-step check: every lead byte with every
+    # second byte placed on each side of a step's edge, after ASCII and
+    # after a run of CJK, with the input going on past the step or not
+    for pad in (b"a" * 29, b"a" * 30, b"a" * 31, b"a" * 32, "\u4e2d\u6587".encode() * 5 + b"ab",
+                "\u4e2d\u6587".encode() * 5 + b"a", "\U0001f600".encode() * 7 + b"ab"):
+        for lead in range(0x80, 0x100):
+            for second in range(0x100):
+                for tail in (b"", b"\x80", b"\x80\x80", b"z" * 40, b"\x80" + b"z" * 40,
+                             b"\x80\x80" + b"z" * 40):
+                    data = pad + bytes([lead, second]) + tail
+                    assert first_invalid_utf8(data) == _refused_at(data), data
+
+
+@settings(max_examples=300)
+@given(st.text(min_size=20, max_size=200).map(lambda t: t.encode("utf-8", "surrogatepass")),
+       st.lists(st.tuples(st.integers(0, 10 ** 6), st.sampled_from(
+           [0x00, 0x41, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xED,
+            0xEF, 0xF0, 0xF4, 0xF5, 0xFF])), max_size=3))
+def test_utf8_check_of_long_text_with_broken_bytes_points_at_the_byte_python_refuses(data, breaks):
+    broken = bytearray(data)
+    for at, byte in breaks:
+        broken[at % len(broken)] = byte
+    assert first_invalid_utf8(bytes(broken)) == _refused_at(bytes(broken))
+
+
 def _refused_at(data: bytes) -> int:
     # where Python's decoder refuses data, or -1 where it decodes it
     try:
