@@ -197,9 +197,24 @@ cdef inline size_t utf8_write(const Utf8Source* src, uint8_t* dst) noexcept nogi
                     w += 4
                     continue
             c = units2[i]
-            if c < 0xD800 or c >= 0xE000:
-                # not a surrogate (every unit of Chinese, Japanese, Cyrillic):
-                # written here, with no test of the kind or for a pair
+            if c >= 0x800 and <uint32_t>(c - 0xD800) >= 0x800:
+                # A run of three-byte characters (every unit of Chinese and
+                # Japanese text) in a loop of its own: no test for ASCII
+                # ahead or of utf8_put's lengths, a character at a time.
+                while True:
+                    dst[w] = <uint8_t>(0xE0 | (c >> 12))
+                    dst[w + 1] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+                    dst[w + 2] = <uint8_t>(0x80 | (c & 0x3F))
+                    w += 3
+                    i += 1
+                    if i == n:
+                        break
+                    c = units2[i]
+                    if c < 0x800 or <uint32_t>(c - 0xD800) < 0x800:
+                        break
+            elif c < 0xD800:
+                # not a surrogate (Latin, Cyrillic): written here, with no
+                # test of the kind or for a pair
                 w += utf8_put(dst + w, c)
                 i += 1
             else:
