@@ -508,10 +508,7 @@ cdef size_t _merge_heap(const TokenTablesView* t, const uint8_t* piece, size_t n
 
 cdef size_t bpe_merge_parts(const TokenTablesView* tables, const uint8_t* piece, size_t n,
                             uint32_t* starts, uint32_t* ids, size_t m, PairMemo* memo) except? 0 nogil:
-    cdef uint32_t start[LINEAR_MAX + 1]
-    cdef uint32_t part[LINEAR_MAX]
     cdef uint64_t vals[LINEAR_MAX]
-    cdef size_t i
     if m < 2:
         return m
     if m > LINEAR_MAX:
