@@ -76,12 +76,80 @@ cdef extern from *:
     #define FT_DB_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
     #define FT_DB_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
     #endif
+    #include <string.h>
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+    /* The pieces of s[start:end] before each byte c, appended to the growable
+     * (*data, *len, *cap) as start, end pairs; returns where the piece after
+     * the last c starts, or (size_t)-1 when memory ran out. 64 bytes a step
+     * by four SSE2 compares, each c of the step's mask a piece: a document is
+     * a line of a few dozen bytes, where a call of memchr a line cost more
+     * than the search. */
+    static size_t ft_db_cut_byte(const uint8_t* s, size_t start, size_t end, uint8_t c,
+                                 uint64_t** data, size_t* len, size_t* cap) {
+        size_t i = start, piece = start, used = *len, room;
+        const uint8_t* hit;
+        uint64_t* grown;
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__SSE2__)
+        const __m128i wanted = _mm_set1_epi8((char)c);
+        uint64_t mask;
+        for (; i + 64 <= end; i += 64) {
+            mask = (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+                       _mm_loadu_si128((const __m128i*)(s + i)), wanted))
+                | (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+                       _mm_loadu_si128((const __m128i*)(s + i + 16)), wanted)) << 16
+                | (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+                       _mm_loadu_si128((const __m128i*)(s + i + 32)), wanted)) << 32
+                | (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+                       _mm_loadu_si128((const __m128i*)(s + i + 48)), wanted)) << 48;
+            if (!mask)
+                continue;
+            if (used + 128 > *cap) {  /* room for the step's 64 pieces at most */
+                room = *cap * 2 > used + 128 ? *cap * 2 : used + 128;
+                grown = (uint64_t*)realloc(*data, room * sizeof(uint64_t));
+                if (grown == NULL)
+                    return (size_t)-1;
+                *data = grown;
+                *cap = room;
+            }
+            do {
+                (*data)[used] = piece;
+                piece = i + (size_t)__builtin_ctzll(mask);
+                (*data)[used + 1] = piece;
+                piece++;
+                used += 2;
+                mask &= mask - 1;
+            } while (mask);
+            *len = used;
+        }
+    #endif
+        while (i < end && (hit = (const uint8_t*)memchr(s + i, c, end - i)) != NULL) {
+            if (used + 2 > *cap) {
+                room = *cap * 2 > used + 2 ? *cap * 2 : used + 2;
+                grown = (uint64_t*)realloc(*data, room * sizeof(uint64_t));
+                if (grown == NULL)
+                    return (size_t)-1;
+                *data = grown;
+                *cap = room;
+            }
+            i = (size_t)(hit - s);
+            (*data)[used] = piece;
+            (*data)[used + 1] = i;
+            used += 2;
+            *len = used;
+            piece = ++i;
+        }
+        return piece;
+    }
     """
     long atomic_fetch_add "FT_DB_FETCH_ADD"(long* p, long v) nogil
     bint atomic_cas "FT_DB_CAS"(long* p, long expected, long value) nogil
     long atomic_load "FT_DB_LOAD"(long* p) nogil
     void atomic_store "FT_DB_STORE"(long* p, long v) nogil
     void short_pause "FT_DB_PAUSE"() nogil  # a few microseconds' sleep
+    size_t cut_byte "ft_db_cut_byte"(const uint8_t* s, size_t start, size_t end, uint8_t c,
+                                     uint64_t** data, size_t* len, size_t* cap) nogil
 
 cdef enum:
     # bytes of documents a chunk takes (it ends after the document that
@@ -168,12 +236,18 @@ cdef size_t _cut(const uint8_t* s, size_t start, size_t end, const uint8_t* sep,
     # separator starts (start when there is none).
     cdef size_t i = start, piece = start
     cdef const uint8_t* hit
+    if sep_len == 1:
+        piece = cut_byte(s, start, end, sep[0], &out.data, &out.len, &out.cap)
+        if piece == <size_t>-1:
+            with gil:
+                raise MemoryError()
+        return piece
     while i + sep_len <= end:
         hit = <const uint8_t*>memchr(s + i, sep[0], end - sep_len + 1 - i)
         if hit == NULL:
             break
         i = <size_t>(hit - s)
-        if sep_len > 1 and memcmp(hit + 1, sep + 1, sep_len - 1) != 0:
+        if memcmp(hit + 1, sep + 1, sep_len - 1) != 0:
             i += 1
             continue
         _bound(out, piece, i)
@@ -400,6 +474,7 @@ cdef class BlockReader:
     cdef Py_ssize_t line
     cdef Py_ssize_t offset
     cdef bint done
+    cdef size_t last_bounds  # the block before's bounds: room made for as many at once
 
     def __init__(self, file, str path not None, bytes separator, Py_ssize_t block_size):
         if separator is not None and not separator:
@@ -414,6 +489,7 @@ cdef class BlockReader:
         self.line = 1
         self.offset = 0
         self.done = False
+        self.last_bounds = 0
 
     def next(self):
         """The next :class:`Block`, or ``None`` after the last."""
@@ -436,6 +512,9 @@ cdef class BlockReader:
         if block.data == NULL:
             raise MemoryError()
         memcpy(block.data, <const char*>self.carry, filled)
+        # (grown from nothing, a block's bounds took a dozen reallocs)
+        grow_array(<void**>&block.bounds.data, &block.bounds.cap, self.last_bounds + 2,
+                   sizeof(uint64_t), self.last_bounds + 2)
         while True:
             got = self.file.readinto(<uint8_t[:cap - filled]>(block.data + filled)) or 0
             filled += got
@@ -470,6 +549,7 @@ cdef class BlockReader:
                 return None
         block.size = piece if end else piece - sep_len
         self.offset += <Py_ssize_t>piece
+        self.last_bounds = block.bounds.len
         return block
 
 
@@ -754,6 +834,7 @@ cdef class FileJob:
     cdef long collected  # chunks appended to the result (the calling thread's)
     cdef long closed  # no more chunks will be published; atomic
     cdef long failed  # a thread's encoding raised (or stop()); atomic
+    cdef long ids_per_kb  # in the chunk collected last: the next buffers' size; atomic
     cdef object error  # what a helper's encoding raised, raised again by the caller's thread
     cdef object blocks  # (block, number of its last chunk + 1), oldest first
     cdef carray.array ids
@@ -775,6 +856,7 @@ cdef class FileJob:
         if self.ring == NULL:
             raise MemoryError()
         self.published = self.next_claim = self.collected = self.closed = self.failed = 0
+        self.ids_per_kb = 256
         self.blocks = deque()
         self.error = None
         self.ids = array("I")
@@ -867,15 +949,16 @@ cdef class FileJob:
             atomic_store(&self.failed, 1)
 
     cdef int _encode(self, Chunk* chunk) except -1 nogil:
-        # room at the start for an id every four bytes, the chunk's own size
-        # (cl100k_base: en.txt 4.1 bytes an id; zh.txt, 2.2, grows once):
-        # grown from 64 ids, a chunk's buffer took ten reallocs, 1.4% of
-        # the walk's instructions (callgrind, the bench's corpus); room for
-        # an id every two bytes held more in every chunk waiting to be
-        # collected (peak RSS on two threads 201 -> 218 MB, the bench's
-        # 107 MB)
-        grow_array(<void**>&chunk.ids, &chunk.cap, chunk.size // 4 + 16, sizeof(uint32_t),
-                   chunk.size // 4 + 16)
+        # room at the start for as many ids a KiB as the chunk collected
+        # last had, and 32 more (cl100k_base: en.txt 4.1 bytes an id, zh.txt
+        # 2.2; text changes slowly along a file): room for an id every four
+        # bytes had two chunks of three reallocated (and copied) on the
+        # bench's corpus, 0.7% of the walk's instructions, and grown from 64
+        # ids ten times; room for an id every two bytes held more in every
+        # chunk waiting to be collected (peak RSS on two threads 201 -> 218
+        # MB, the bench's 107 MB)
+        cdef size_t need = chunk.size * (<size_t>atomic_load(&self.ids_per_kb) + 32) // 1024 + 16
+        grow_array(<void**>&chunk.ids, &chunk.cap, need, sizeof(uint32_t), need)
         self.encoder.encode(self.model_ptr, chunk.data, chunk.bounds, chunk.n_docs, self.allowed,
                             &chunk.ids, &chunk.n_ids, &chunk.cap, chunk.ends)
         atomic_store(&chunk.state, CHUNK_ENCODED)
@@ -929,6 +1012,8 @@ cdef class FileJob:
             for i in range(chunk.n_docs):
                 (<uint64_t*>self.offsets.data.as_voidptr)[n_offsets + i] = base + chunk.ends[i]
             chunk.state = CHUNK_READY
+            if chunk.size:
+                atomic_store(&self.ids_per_kb, <long>(chunk.n_ids * 1024 // chunk.size))
             self.collected += 1
             while self.blocks and self.blocks[0][1] <= self.collected:
                 self.blocks.popleft()
