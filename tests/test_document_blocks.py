@@ -144,6 +144,17 @@ def test_blocks_of_any_text_give_the_documents_of_split(parts, block_size):
         assert docs == _split(data, separator)
 
 
+@given(st.lists(st.sampled_from(["a", "bb", "\n", "\n\n", "x" * 20, "\u00e9", "\u4e2d" * 9]),
+                min_size=20, max_size=120), st.integers(1, 400))
+def test_long_blocks_cut_at_a_byte_give_the_documents_of_split(parts, block_size):
+    # a one-byte separator is cut 64 bytes a step: blocks of hundreds of
+    # bytes put separators on every side of a step's edges
+    data = "".join(parts).encode()
+    for separator in (b"\n", b"a"):
+        docs = [d for b in _blocks(data, separator, block_size) for d in b.docs]
+        assert docs == _split(data, separator)
+
+
 def test_each_block_names_the_line_of_each_document():
     data = b"one\ntwo\n\nfour\nfive"
     for block_size in (1, 3, 100):
