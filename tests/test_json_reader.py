@@ -135,6 +135,29 @@ def test_generated_unigram_pieces_pack_as_json_loads_reads_them(vocab, ascii_onl
     assert packed.vocab.in_order == (len(last) == len(vocab))
 
 
+# what ends a string's plain run, at each place of the first 16 bytes (the
+# reader takes ASCII eight bytes a step and finds the stop inside the word)
+_RUN_STOPS = ["", r"\n", r"\"", r"\u00e9", "\u00e9", "\u4e2d", "\U0001F600", "\u2581"]
+
+
+@pytest.mark.parametrize("stop", _RUN_STOPS)
+def test_a_keys_run_stops_where_json_loads_reads_it_to_at_every_place_of_a_word(stop):
+    vocab = ",".join(f'"{"abcdefghijklmnopq"[:k]}{stop}{"xyz"[:k % 4]}": {k}' for k in range(17))
+    data = ('{"model": {"vocab": {%s}}, "k": "%s"}' % (vocab, stop)).encode()
+    doc, packed = read_tokenizer_document(data)  # the compiled reader reads it itself
+    doc["model"] = packed.object()
+    _same(doc, json.loads(data))
+
+
+def test_a_control_character_at_every_place_of_a_word_is_refused_as_json_loads_refuses_it():
+    for k in range(17):
+        data = b'{"model": {"vocab": {"%s\x01": 0}}}' % (b"a" * k)
+        with pytest.raises(json.JSONDecodeError):
+            json.loads(data)
+        with pytest.raises(VocabularyFileError):
+            parse_tokenizer_json(data, "t.json")
+
+
 @pytest.mark.parametrize("text", [
     r'"\ud83d\ude00"', r'"a\/b\"\\\b\f\n\r\t"',
     '"\u00e9\u4e2d\U0001F600"', r'"\u00E9"'])
