@@ -5,6 +5,7 @@ was made, and declines to the stages text by text."""
 
 from __future__ import annotations
 
+import gc
 from array import array
 
 import pytest
@@ -76,13 +77,32 @@ def test_a_text_the_walk_declines_in_a_batch_is_encoded_by_the_stages():
 
 
 @pytest.mark.parametrize("spans", [[(0, 1), (2, 33)], [(511, 512), (512, 513)],
-                                   [(600, 700), (0, 0)], [(5, 36), (36, 37)]])
+                                   [(600, 700), (0, 0)], [(5, 36), (36, 37)],
+                                   [(600, 604), (604, 607), (604, 607), (607, 900), (1, 2),
+                                    (900, 901), (901, 901), (901, 901), (0, 1000)]])
 def test_offsets_read_equal_the_walks_whether_shared_or_made(spans):
+    # the last: made pairs that start where the one before ends, repeat
+    # the one before, follow a shared one
     flat = array("i", [x for span in spans for x in span])
     e = Encoding.walked(array("I", [1] * len(spans)), flat, array("i", [0] * len(spans)),
                         STRINGS)
     assert e.offsets == spans
     assert e.offsets == spans  # read again, the shared pairs unchanged
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_reading_offsets_leaves_the_collector_as_it_found_it(enabled):
+    n = 5_000  # made pairs enough to set off collections
+    flat = array("i", [x for i in range(n) for x in (1000 + 2 * i, 1001 + 2 * i)])
+    e = Encoding.walked(array("I", [1] * n), flat, array("i", [0] * n), STRINGS)
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        offsets = e.offsets
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert offsets[-1] == (1000 + 2 * (n - 1), 1001 + 2 * (n - 1))
 
 
 def test_a_walked_field_set_is_kept_and_read_back():
