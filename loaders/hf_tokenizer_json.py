@@ -290,7 +290,6 @@ def byte_level_record(doc: Any, source: str, *, name: Optional[str] = None,
         return None
 
 
-_SINGLE_BYTES = frozenset(bytes([b]) for b in range(256))
 
 
 def _byte_level_record(doc: Any, source: str, name: Optional[str], config: Optional[dict],
@@ -357,7 +356,7 @@ def _byte_level_record(doc: Any, source: str, name: Optional[str], config: Optio
         raise r.other_shape() from None
     tokens, ids = token_layout(list(zip(ids, raws)))
     tables = TokenTables(tokens)
-    if any(tables.find(b) < 0 for b in _SINGLE_BYTES):
+    if any(tables.find(bytes([b])) < 0 for b in range(256)):
         # tokenizers drops a character it has no token for (with no unk):
         # the fused core needs every byte, the pipeline does it as tokenizers
         raise r.other_shape()
@@ -740,9 +739,6 @@ def _text_layout(model_ids: dict, added_ids: set, in_order: bool,
     return token_layout([(i, t) for i, t in enumerate(tokens) if t is not None])
 
 
-_BYTE_PIECES = frozenset(f"<0x{b:02X}>" for b in range(256))
-
-
 def _check_spells_every_text(r: _Reader, model: dict, model_ids: dict) -> None:
     # tokenizers loads a model that names an unknown token it lacks (or a
     # Unigram with neither unk_id nor the byte pieces) and fails on the first
@@ -750,7 +746,7 @@ def _check_spells_every_text(r: _Reader, model: dict, model_ids: dict) -> None:
     if _is_piece_list(model.get("vocab")):
         byte_fallback = model.get("byte_fallback") is True
         if model.get("unk_id") is None and not (
-                byte_fallback and all(piece in model_ids for piece in _BYTE_PIECES)):
+                byte_fallback and all(f"<0x{b:02X}>" in model_ids for b in range(256))):
             raise r.fail("$.model.unk_id", "null, and no byte pieces to fall back on: "
                                            "tokenizers loads the file and fails on the first "
                                            "text holding a character the pieces lack")

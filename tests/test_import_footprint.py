@@ -123,6 +123,17 @@ def test_loading_a_bert_file_with_settings_and_a_config_imports_no_drop_in_modul
     assert not imported & (DROP_IN | {"json"})
 
 
+def test_a_bert_files_load_and_first_encode_leave_the_decoders_clean_up_to_a_decode():
+    # the WordPiece decoder's module is loaded; the clean-up's (which holds
+    # llama.cpp's passes too) waits for the first decode
+    if not MINILM.is_file():
+        pytest.skip(missing_data_reason(MINILM))
+    first = _run(str(MINILM))[0]
+    assert "fasttok.decoders.hf_wordpiece" in first["load"]
+    imported = set(first["load"]) | set(first["encode"])
+    assert not imported & {"fasttok.decoders.cleanup", "fasttok.decoders.joined"}
+
+
 def test_the_drop_in_built_after_the_ids_face_in_one_process_gives_tokenizers_encoding():
     tokenizers = pytest.importorskip("tokenizers")
     drop_in = _t5()[1]

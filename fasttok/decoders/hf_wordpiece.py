@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-from fasttok.decoders.cleanup import clean_up_tokenization
-
 __all__ = ["WordPiece", "CTC"]
 
 
@@ -40,6 +38,10 @@ class WordPiece:
         prefix, n = self.prefix, len(self.prefix)
         out = tokens[:1] + [t[n:] if t.startswith(prefix) else " " + t for t in tokens[1:]]
         if self.cleanup:
+            # imported by the first decode: a load (BERT's decoder is this
+            # one) need not import the module of llama.cpp's clean-up too
+            from fasttok.decoders.cleanup import clean_up_tokenization
+
             out = [clean_up_tokenization(t) for t in out]
         return out
 
@@ -78,6 +80,8 @@ class CTC:
         >>> CTC().decode_chain(["|", "|", "a", "<pad>"])
         [' ', 'a']
         """
+        from fasttok.decoders.cleanup import clean_up_tokenization
+
         out = []
         previous = None
         for token in tokens:
