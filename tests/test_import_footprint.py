@@ -101,6 +101,14 @@ def test_loading_a_unigram_file_imports_only_the_stages_it_names():
     assert not loaded & {"json", "hashlib", "secrets", "numbers", "dataclasses"}
 
 
+def test_loading_a_file_with_added_tokens_leaves_their_search_to_the_first_encode():
+    # the added tokens are read at the load; their matcher (and its module)
+    # is made when a text is first searched
+    loaded = set(_t5()[0]["load"])
+    assert "fasttok.added_tokens.hf_added" in loaded
+    assert "fasttok.shared.literal_match" not in loaded
+
+
 def test_the_first_encode_of_a_unigram_file_imports_its_walk_and_no_other_model_types():
     first = _t5()[0]
     imported = set(first["load"]) | set(first["encode"])

@@ -30,7 +30,6 @@ from collections.abc import Callable, Iterable
 from typing import Optional
 
 from fasttok.shared._literal_cut import LiteralCut
-from fasttok.shared.literal_match import first_char_test, longest_first
 
 __all__ = ["AddedToken", "AddedTokens", "is_word_char", "WHITE_SPACE"]
 
@@ -91,6 +90,9 @@ class _Matcher:
             if text and text not in by_text:
                 by_text[text] = token
         self.by_text = by_text
+        # imported by the first matcher (a first encode's): a load makes none
+        from fasttok.shared.literal_match import first_char_test
+
         self.may_occur = first_char_test(by_text)
         #: whether every token matches wherever its text is (no single_word,
         #: lstrip or rstrip), so that :meth:`split` cuts as find_matches does
@@ -106,6 +108,8 @@ class _Matcher:
         first use: a compiled walk cuts with :attr:`cut` alone, and Gemma 3's
         6,415 tokens take 0.1-0.2 s to compile, on its first encode.
         """
+        from fasttok.shared.literal_match import longest_first
+
         return longest_first(self.by_text, group=True)
 
     @functools.cached_property
