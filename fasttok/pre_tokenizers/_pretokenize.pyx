@@ -124,17 +124,15 @@ cdef inline uint16_t _class_at(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, i
                                Tables tables) noexcept nogil:
     # The two readings agree on ASCII (letters A-Z a-z, digits 0-9,
     # whitespace \t-\r and space), so ASCII never leaves the small table.
-    # They agree too that U+4000-U+9FFF but U+4DC0-U+4DFF (the Yijing
-    # hexagrams, So) are letters (Lo, every one assigned): lead bytes E5-E9,
-    # or E4 before any second byte but B7, which is most of Chinese and
-    # Japanese kanji. That class is known from the first two bytes, with no
-    # decoding and no table read.
+    # They agree too that U+5000-U+9FFF (lead bytes E5-E9, most of Chinese
+    # and Japanese kanji) are letters (Lo, every one assigned): that class
+    # is known from the lead byte, with no decoding and no table read.
     cdef uint8_t b = s[i]
     cdef uint32_t cp
     if b < 0x80:
         width[0] = 1
         return ASCII_CLASS[b]
-    if <uint8_t>(b - 0xE4) < 6 and end - i >= 3 and (b != 0xE4 or s[i + 1] != 0xB7):
+    if <uint8_t>(b - 0xE5) < 5 and end - i >= 3:
         width[0] = 3
         return CJK_CLASS
     cp = _decode(s, i, end, width)
@@ -864,7 +862,3 @@ def split(str name, str text):
 # table read (_class_at). Callgrind, llama3 tokenizer.json, one encode a
 # line of the first 1,000 lines of zh.txt, steady: the scanner 945 -> 835
 # instructions a line, the whole call 6,449 -> 6,319.
-# Lead byte E4 too, but before a second byte B7 (U+4DC0-U+4DFF, symbols):
-# 37.6k of the 260k characters of zh.txt's steady half (一, 上, 不, 中 ...)
-# took the decoding and the table before. Callgrind, cl100k_base, the bulk
-# bench's steady protocol on zh: 94.86M -> 94.07M instructions.
