@@ -862,3 +862,9 @@ def split(str name, str text):
 # table read (_class_at). Callgrind, llama3 tokenizer.json, one encode a
 # line of the first 1,000 lines of zh.txt, steady: the scanner 945 -> 835
 # instructions a line, the whole call 6,449 -> 6,319.
+# Lead byte E4 as well (U+4000-U+4FFF but U+4DC0-U+4DFF, the hexagrams,
+# whose second byte is B7; 37.6k of the 260k characters of zh.txt's steady
+# half) was tried and not kept: callgrind, cl100k_base, the bulk bench's
+# steady protocol, zh 94.86M -> 94.07M instructions but en 110.88M ->
+# 114.07M, since the longer test pushed _class_at and _whitespace out of
+# line in the general path (3.4M and 2.3M of calls on en).
