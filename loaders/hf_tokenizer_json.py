@@ -56,7 +56,8 @@ from typing import Any, Optional
 from fasttok.errors import VocabularyError, VocabularyFileError
 from fasttok.loaders.json_document import parse_json_document, parse_tokenizer_json
 from fasttok.loaders.sniff import looks_like_tokenizer_json
-from fasttok.shared._json_reader import FileBytes, PackedModel, PackedPieces, PackedVocab
+from fasttok.shared._json_reader import FileBytes, PackedModel, PackedPieces, PackedVocab, \
+    read_file
 from fasttok.shared._tables import TokenTables
 from fasttok.shared.gc_pause import gc_paused
 from fasttok.shared.json_fields import BOOL, INTEGER, OBJECT, Fields, all_ints
@@ -479,9 +480,7 @@ def load_tokenizer_json(path: str) -> Vocabulary:
     FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent/tokenizer.json'
     """
     path = os.fspath(path)
-    with open(path, "rb") as f:
-        data = f.read()
-    return tokenizer_json_file_record(data, path)
+    return tokenizer_json_file_record(read_file(path), path)
 
 
 def tokenizer_json_file_record(data: Any, path: str) -> Vocabulary:

@@ -99,7 +99,6 @@ class _Matcher:
         self.plain = not any(t.single_word or t.lstrip or t.rstrip for t in by_text.values())
         #: each token's id by its matched text
         self.ids = {text: token.id for text, token in by_text.items()}
-        self._every = b"\x01" * len(by_text)  # the compiled search's mask: all of them
 
     @functools.cached_property
     def regex(self) -> Optional["re.Pattern[str]"]:
@@ -124,15 +123,6 @@ class _Matcher:
         lone surrogate."""
         return self.literal.split
 
-    def found_in(self, text: str) -> bool:
-        """Whether some token's text is in ``text``: :meth:`occurs` without
-        its first-character test, for a caller that made its own.
-
-        >>> AddedTokens([AddedToken("<m>", 3)]).matcher(False).found_in("<x <m")
-        False
-        """
-        return self.literal.find(text, self._every) >= 0
-
     def split(self, text: str) -> list:
         """``text`` cut at the tokens, as ``re.split`` with a group cuts it:
         the text between tokens at even places, the tokens' texts at odd ones."""
@@ -142,8 +132,13 @@ class _Matcher:
         return self.regex.split(text) if parts is None else parts
 
     def occurs(self, text: str) -> bool:
-        """Whether some token's text is in ``text``."""
-        return bool(self.by_text) and self.may_occur(text) and self.found_in(text)
+        """Whether some token's text is in ``text`` (one compiled search).
+
+        >>> matcher = AddedTokens([AddedToken("<m>", 3, normalized=False)]).matcher(False)
+        >>> matcher.occurs("<x <m"), matcher.occurs("a<m>")
+        (False, True)
+        """
+        return bool(self.by_text) and self.literal.occurs(text)
 
     def finditer(self, text: str) -> Iterable:
         if self.regex is None:

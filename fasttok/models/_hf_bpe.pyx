@@ -540,12 +540,6 @@ cdef int _fill_stretch(str text, StretchPart* part) except -1:
     return 0
 
 
-cdef bint _needs_cut(str text, LiteralCut tokens) except -1:
-    # whether text holds one of the added tokens' texts, or a lone surrogate
-    # (which the cut declines: it has no UTF-8)
-    return tokens.occurs_in(text, True)
-
-
 cdef int _rewrite(Rewrite* rw, bytes space_to, bytes prepend, int prepend_when) except -1:
     # rw for walk_stretches' first arguments (the bytes kept by the caller)
     rw.space = NULL if space_to is None else <const char*>space_to
@@ -1525,9 +1519,10 @@ cdef class StretchWalker:
 
     cdef bint _uncut(self, text, tuple cut):
         # whether text is walked as one stretch, with no cut: no added
-        # token can start in it (and no test of the normalized pass asks)
+        # token's text is in it, nor a lone surrogate (which the cut
+        # declines: it has no UTF-8), and no test of the normalized pass asks
         return cut and cut[2] is None and cut[3] is not None and type(text) is str \
-            and not _needs_cut(text, cut[3])
+            and not (<LiteralCut?>cut[3]).occurs_in(text, True)
 
     cdef list _parts(self, text, tuple cut):
         # the parts of text as walk_stretches takes them, or None (declined),
