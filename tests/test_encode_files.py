@@ -268,6 +268,16 @@ def test_every_vocabulary_kind_encodes_files(kind, tmp_path):
         [kind_enc.encode(d) for d in DOCS]
 
 
+@pytest.mark.parametrize("kind", sorted(ONE_FILE_PER_KIND))
+def test_every_vocabulary_kind_encodes_special_text_as_plain_text_when_none_is_allowed(kind, tmp_path):
+    # no special allowed: the walk gets no mask and searches for none
+    kind_enc = fasttok.load(str(ONE_FILE_PER_KIND[kind]))
+    docs = [f"a {special} b" for special in sorted(kind_enc.special_tokens_set)[:20]] + DOCS
+    path = _write(tmp_path, "d.txt", "\n".join(docs))
+    assert kind_enc.encode_files(path, disallowed_special=()).to_lists() == \
+        [kind_enc.encode(d, disallowed_special=()) for d in docs]
+
+
 def test_a_document_file_error_is_caught_from_the_package_and_as_a_vocabulary_file_error():
     assert fasttok.DocumentFileError is DocumentFileError
     assert issubclass(fasttok.DocumentFileError, fasttok.VocabularyFileError)
