@@ -140,6 +140,24 @@ def test_generated_unigram_pieces_pack_as_json_loads_reads_them(vocab, ascii_onl
 _RUN_STOPS = ["", r"\n", r"\"", r"\u00e9", "\u00e9", "\u4e2d", "\U0001F600", "\u2581"]
 
 
+@pytest.mark.parametrize("run", [" " * k for k in range(18)] + ["\n" + " " * k for k in range(18)]
+                         + [" " * k + "\t\r\n " for k in range(10)])
+def test_whitespace_runs_of_every_length_are_skipped_as_json_loads_skips_them(run):
+    # indentation is read eight spaces a step up to the first other byte
+    r = run
+    data = (f'{r}{{{r}"model"{r}:{r}{{{r}"vocab"{r}:{r}[{r}[{r}"a"{r},{r}-1.5{r}]{r},{r}'
+            f'[{r}"b"{r},{r}2{r}]{r}]{r}}}{r},{r}"v"{r}:{r}{{{r}"x"{r}:{r}[{r}1{r},{r}'
+            f'"y"{r}]{r}}}{r}}}{r}').encode()
+    doc, packed = read_tokenizer_document(data)  # the compiled reader reads it itself
+    doc["model"] = packed.object()
+    _same(doc, json.loads(data))
+    data = (f'{{"model":{r}{{"vocab":{r}{{{r}"a"{r}:{r}0{r},{r}"b"{r}:{r}1{r}}}{r},{r}'
+            f'"merges"{r}:{r}[{r}"a b"{r}]{r}}}}}').encode()
+    doc, packed = read_tokenizer_document(data)
+    doc["model"] = packed.object()
+    _same(doc, json.loads(data))
+
+
 @pytest.mark.parametrize("stop", _RUN_STOPS)
 def test_a_keys_run_stops_where_json_loads_reads_it_to_at_every_place_of_a_word(stop):
     vocab = ",".join(f'"{"abcdefghijklmnopq"[:k]}{stop}{"xyz"[:k % 4]}": {k}' for k in range(17))

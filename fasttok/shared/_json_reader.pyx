@@ -254,10 +254,38 @@ cdef int _unescape(const uint8_t* s, size_t n, size_t* at, uint8_t** buf, size_t
         used[0] += 1
 
 
+cdef inline uint64_t _not_spaces(uint64_t w) noexcept nogil:
+    # the high bit of each of the eight bytes of w that is not a space, and
+    # of no other (seven bits plus 0x7F never carry into the next byte)
+    cdef uint64_t lows = 0x7F7F7F7F7F7F7F7FULL, x = w ^ 0x2020202020202020ULL
+    return (((x & lows) + lows) | x) & ~lows
+
+
 cdef inline size_t _skip_space(const uint8_t* s, size_t n, size_t i) noexcept nogil:
     while i < n and _is_space(s[i]):
+        if s[i] == 0x0A:
+            return _skip_indent(s, n, i + 1)
         i += 1
     return i
+
+
+cdef size_t _skip_indent(const uint8_t* s, size_t n, size_t i) noexcept nogil:
+    # the rest of a run of whitespace after a newline: a pretty-printed
+    # file's indentation (a Unigram piece list's 6 to 8 spaces) eight spaces
+    # a step, to the first other byte (out of line: a compact file has none)
+    cdef uint64_t w, other
+    while True:
+        while FT_JSON_SWAR and i + 8 <= n:
+            memcpy(&w, s + i, 8)
+            other = _not_spaces(w)
+            if other:
+                i += ft_json_ctz64(other) >> 3
+                break
+            i += 8
+        if i < n and _is_space(s[i]):
+            i += 1
+        else:
+            return i
 
 
 cdef inline int _after_item(const uint8_t* s, size_t n, size_t* i, uint8_t close) noexcept nogil:
