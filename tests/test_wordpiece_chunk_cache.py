@@ -1,7 +1,7 @@
 """WordPiece with the model's chunk cache gives exactly what it gives without it.
 
-A whole-text walk of :mod:`fasttok.models._wordpiece` (a ``str`` of kind 1
-or 2, ids only) cuts the text at its ASCII SPACE units into chunks and keeps
+A walk of :mod:`fasttok.models._wordpiece` giving ids only (a ``str`` of kind 1
+or 2) cuts the text at its ASCII SPACE units into chunks and keeps
 the ids of each chunk of at most 31 ASCII units in the model's chunk cache,
 keyed by the chunk's units as they are, before normalizing: a chunk's words
 are made of its units alone. These tests hold the ids with the cache on
@@ -10,7 +10,9 @@ chunk evicts the last) to ``tokenizers`` on all-MiniLM-L6-v2, over corpus
 halves and texts built to end chunks at every place the cut treats apart
 (a control character inside a chunk, 15, 16, 31 and 32 units, the text's
 end inside a block of 16, non-ASCII units and non-ASCII spaces, a unit from
-0x8000 on, which a signed narrowing would read as NUL); check that
+0x8000 on, which a signed narrowing would read as NUL, chunks across the
+ends of the walk's blocks of 1,024 units and stretches longer than a
+block, short texts and long ones); check that
 two rules on one model never share an answer; and that the cache never
 holds more chunks than its entries.
 """
@@ -32,8 +34,8 @@ tokenizers = pytest.importorskip("tokenizers")
 MINILM = DATA / "vocab" / "hf" / "all-MiniLM-L6-v2" / "tokenizer.json"
 SIZES = (1 << 16, 0, 1)
 WORD_START = "\u2581".encode()
-#: a text this long walks through the chunk cache (shorter ones, a line a call, do not)
-LONG = 256
+#: the code units of a block of the chunk cache's walk (_wordpiece.CHUNK_BLOCK)
+BLOCK = 1024
 
 
 def _path(path):
@@ -95,11 +97,12 @@ _RUNS = st.tuples(st.sampled_from(["a", "B", "1", ".", "x\x01y", "\u00e9", "\u4e
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(st.sampled_from(_UNITS), max_size=20) | _RUNS, min_size=1, max_size=40),
-       st.sampled_from([" ", "\n", "\t", ""]))
-def test_hypothesis_texts_give_tokenizers_ids_whatever_the_chunk_cache(parts, joiner):
+       st.sampled_from([" ", "\n", "\t", ""]), st.sampled_from([0, 40, BLOCK - 40, 2 * BLOCK + 80]))
+def test_hypothesis_texts_give_tokenizers_ids_whatever_the_chunk_cache(parts, joiner, size):
     text = joiner.join(parts)
-    # long enough for the chunk cache, ending anywhere in a block of 16
-    text = (text * (LONG // max(len(text), 1) + 1))[:LONG + len(parts) % 17]
+    # as it is or repeated past a block's end, ending anywhere in 64 units
+    if size:
+        text = (text * (size // max(len(text), 1) + 1))[:size + len(parts) % 65]
     expected = _expected(text)
     for size, passes in _ids_at_each_size([text]).items():
         assert passes == [[expected]] * 2, f"chunk cache of {size} entries"
@@ -136,6 +139,23 @@ def test_off_the_chunk_cache_holds_nothing():
     m.chunk_cache_entries = 0
     m.encode_with("w " * 300, _rules(True))
     assert m.chunk_cache_size == 0
+
+
+@pytest.mark.parametrize("at", range(BLOCK - 40, BLOCK + 8))
+def test_a_chunk_across_a_blocks_end_gives_tokenizers_ids(at):
+    text = "x" * (at % 7) + " " + "unaffable walks " * (at // 16) + "héllo wörld " + "ab " * 200
+    expected = _expected(text)
+    for size, passes in _ids_at_each_size([text]).items():
+        assert passes == [[expected]] * 2, f"chunk cache of {size} entries"
+
+
+@pytest.mark.parametrize("stretch", ["a" * 1500, "\u00e9" * 1500, "\u4e16" * 1500,
+                                     "ab\x01" * 500, "a" * (BLOCK + 63)])
+def test_a_stretch_longer_than_a_block_gives_tokenizers_ids(stretch):
+    text = "one two " + stretch + " three " + stretch + "\n" + "four " * 300
+    expected = _expected(text)
+    for size, passes in _ids_at_each_size([text]).items():
+        assert passes == [[expected]] * 2, f"chunk cache of {size} entries"
 
 
 def test_a_unit_from_0x8000_on_is_no_ascii_unit_of_a_chunk():

@@ -116,33 +116,42 @@ best of 7; whole corpus files, en / code / multi / zh):
   and digits 8 code units at a time (SWAR class test and lowercasing)
   into the word: en whole 131.9M -> 149.4M instructions (4 units a step
   of a str of kind 2, words of ~5 letters), code even.
-* Kept (2026-12-04): a whole-text walk (ids only, a ``str`` of kind 1 or 2
-  of at least NOGIL_MIN_TEXT units) goes through the model's chunk cache
-  (``_run_chunked``): chunks of up to 31 ASCII units, cut and packed 16
-  units at a time (SSE2), keyed by their units as they are, their ids (up
-  to 7) in the same 64-byte slot; CHUNK_AHEAD chunks cut and their slots
-  prefetched before the first is looked up; a full cache evicts one of a
-  chunk's two slots. all-MiniLM-L6-v2, second half after the first:
-  callgrind en whole 129.6M -> 104.9M instructions, code 119.6M -> 98.9M;
-  CPU best of 7, processes of both builds taking turns, load 10-13, ms: en
-  18.4 -> 13.9, code 14.3 -> 12.2, multi 19.3 -> 19.4, zh 7.3 -> 8.0. What
-  the two tables above lacked: the prefetch, one line a probe, eviction (a
-  cache that stopped taking chunks when full, as nanotoken's does at 1M,
-  kept en.txt's and made code whole after it 15 -> 17 ms). 16-byte keys
-  of up to 3 ids (32-byte slots): en 98.4M, code 107.0M (code's chunks are
-  longer). A line a call does not use it: en / code / multi lines were even
-  to 20% slower with it (a line's few chunks). A batch's lines do
-  (``encode_many_with``; one model with the cache off beside one with it
-  on, encode_ordinary_batch flat, 1 thread, CPU best of 7, load ~6, ms): en
-  33.0 -> 29.6, code 27.5 -> 26.7, multi 33.5 -> 34.5, zh 12.1 -> 12.6.
-  Entries (one model over en, code, multi in turn, ms): 16k en 15.0 /
-  code 11.4 / multi 23.6, 64k 11.1 / 10.4 / 19.4, 256k 10.1 / 10.0 / 20.3.
-  CHUNK_AHEAD 64 against 32: even. Where en whole's second half goes now
-  (callgrind, after both halves, ~84M): the chunks' cut and lookup 41.0M
-  (the narrowing of units past 0xFF, SSE2's packus being signed, 3.8M of
-  it; going on past a chunk's SPACE saved 1.9M), the rules' cover 4.0M,
-  the added-token search 4.5M, the list 7M, the rest the misses' walk. A
-  table of the key masks by length instead of four shifts: 1M more.
+* Kept (2026-12-04): a walk of ids only (a ``str`` of kind 1 or 2) goes
+  through the model's chunk cache (``_run_chunked``): chunks of up to 31
+  ASCII units, keyed by their units as they are, their ids (up to 7) in
+  the same 64-byte slot; CHUNK_AHEAD chunks cut and their slots prefetched
+  before the first is looked up; a full cache evicts one of a chunk's two
+  slots. The text is read a block of 1,024 units at a time into bytes and
+  two bitmaps (SSE2, 16 units a step: where ASCII stops, where a SPACE
+  is), so a chunk's end is a count of trailing zeros, a run of spaces one
+  step, its key two masked loads. all-MiniLM-L6-v2, callgrind, the second
+  half after both halves (``fasttok.load(...).encode(text,
+  allowed_special="all")``): en whole 84.2M -> 72.1M instructions (the
+  cut and lookup 41.0M -> 34M with the slots' compare in SSE2 and the
+  bitmaps read by unaligned loads; the rules' cover 4.0M -> 2.4M, 32
+  units a step; the list 9.8M -> 5.9M, shared/_id_lists.pxd), code 77.4M
+  -> 69.5M, multi 134.8M -> 129.2M. One call a line of the second half
+  (5,000 lines) goes through the cache too now (cutting a chunk costs less
+  than walking it): en 15.1M -> 15.2M, code 23.0M -> 19.3M, multi 26.3M
+  -> 25.5M, zh 64.8M -> 67.5M (its lines are stretches with no SPACE).
+  Before the bitmaps (units packed 16 at a time, each chunk's key masked
+  word by word) a chunk cost ~190 instructions and a line a call lost
+  with the cache. Entries, en whole (callgrind): 64k 71.8M, 128k 67.1M,
+  1M 63.1M (conflict misses: ~14k of 216k chunks); timed, 1M was slower.
+  Earlier figures (a chunk packed 16 units a step), CPU best of 7, load
+  10-13, ms: en 18.4 -> 13.9, code 14.3 -> 12.2, multi 19.3 -> 19.4, zh
+  7.3 -> 8.0. What the two tables above lacked: the prefetch, one line a
+  probe, eviction (a cache that stopped taking chunks when full, as
+  nanotoken's does at 1M, kept en.txt's and made code whole after it 15
+  -> 17 ms). 16-byte keys of up to 3 ids (32-byte slots): en 98.4M, code
+  107.0M (code's chunks are longer). A batch's lines (``encode_many_with``;
+  one model with the cache off beside one with it on, encode_ordinary_batch
+  flat, 1 thread, CPU best of 7, load ~6, ms): en 33.0 -> 29.6, code 27.5
+  -> 26.7, multi 33.5 -> 34.5, zh 12.1 -> 12.6. Entries (one model over
+  en, code, multi in turn, ms): 16k en 15.0 / code 11.4 / multi 23.6, 64k
+  11.1 / 10.4 / 19.4, 256k 10.1 / 10.0 / 20.3. CHUNK_AHEAD 64 against 32:
+  even. A table of the key masks by length instead of four shifts: 1M
+  more.
 * A word no token starts (its first code point begins none: ``'├──...┤'``,
   219 bytes, took 438 automaton steps each time) is [UNK] at once
   (``Automaton.starts``).
@@ -239,22 +248,15 @@ cdef extern from *:
 
 cdef extern from *:
     """
-    /* Sixteen code units of a str of kind 1 or 2 as sixteen bytes (a unit
-     * past 0xFF becomes 0xFF) in *lo and *hi, and two masks (bit j: byte j):
-     * in bits 0-15 the bytes below 0x21 or from 0x80 on (where a chunk of
-     * ASCII units ends or stops being ASCII), in bits 16-31 those from 0x80 on. */
+    /* The chunk cache's view of a block of a str of kind 1 or 2: its code
+     * units as bytes (a unit past 0xFF becomes 0xFF, so every unit from 0x80
+     * on stays a byte from 0x80 on and the ASCII ones are themselves), and
+     * two bits a unit: stop, a byte below 0x21 or from 0x80 on (where a
+     * chunk of ASCII units ends or stops being ASCII), and sep, a byte b
+     * below 0x21 with bit b of the rules' SPACE set. A place past the text
+     * has both bits set. */
     #if defined(__SSE2__)
     #include <emmintrin.h>
-    static inline unsigned wp_pack_bytes(__m128i b, uint64_t* lo, uint64_t* hi) {
-        _mm_storel_epi64((__m128i*)lo, b);
-        _mm_storel_epi64((__m128i*)hi, _mm_unpackhi_epi64(b, b));
-        /* signed: 0x80..0xFF are negative, so below 0x21 too */
-        return (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(b, _mm_set1_epi8(0x21)))
-               | ((unsigned)_mm_movemask_epi8(b) << 16);
-    }
-    static inline unsigned wp_pack16_u8(const uint8_t* s, uint64_t* lo, uint64_t* hi) {
-        return wp_pack_bytes(_mm_loadu_si128((const __m128i*)s), lo, hi);
-    }
     static inline __m128i wp_to_byte(__m128i a) {
         /* each unit past 0xFF made 0xFF (packus saturates as signed: a unit
          * from 0x8000 on would become 0) */
@@ -262,27 +264,124 @@ cdef extern from *:
         return _mm_and_si128(_mm_or_si128(a, _mm_xor_si128(wide, _mm_set1_epi16(-1))),
                              _mm_set1_epi16(0xFF));
     }
-    static inline unsigned wp_pack16_u16(const uint16_t* s, uint64_t* lo, uint64_t* hi) {
-        __m128i a = _mm_loadu_si128((const __m128i*)s), b = _mm_loadu_si128((const __m128i*)(s + 8));
-        return wp_pack_bytes(_mm_packus_epi16(wp_to_byte(a), wp_to_byte(b)), lo, hi);
-    }
-    #else
-    #define WP_PACK16(NAME, T)                                                    \
-    static inline unsigned wp_pack16_##NAME(const T* s, uint64_t* lo, uint64_t* hi) { \
-        unsigned mask = 0, j, b;                                                \
-        *lo = *hi = 0;                                                          \
-        for (j = 0; j < 16; j++) {                                              \
-            b = s[j] > 0xFF ? 0xFF : (unsigned)s[j];                            \
-            mask |= (unsigned)(b < 0x21 || b >= 0x80) << j;                     \
-            mask |= (unsigned)(b >= 0x80) << (16 + j);                          \
-            if (j < 8) *lo |= (uint64_t)b << (8 * j);                           \
-            else *hi |= (uint64_t)b << (8 * (j - 8));                           \
-        }                                                                       \
-        return mask;                                                            \
-    }
-    WP_PACK16(u8, uint8_t)
-    WP_PACK16(u16, uint16_t)
     #endif
+
+    static inline void wp_narrow_u16(const uint16_t* s, size_t m, uint8_t* out) {
+        size_t j = 0;
+    #if defined(__SSE2__)
+        for (; j + 16 <= m; j += 16) {
+            __m128i a = _mm_loadu_si128((const __m128i*)(s + j));
+            __m128i b = _mm_loadu_si128((const __m128i*)(s + j + 8));
+            _mm_storeu_si128((__m128i*)(out + j), _mm_packus_epi16(wp_to_byte(a), wp_to_byte(b)));
+        }
+    #endif
+        for (; j < m; j++)
+            out[j] = s[j] > 0xFF ? 0xFF : (uint8_t)s[j];
+    }
+
+    /* stop and sep of out[0:len] (len a multiple of 64, out[m:len] zeros) */
+    static inline void wp_block_bits(const uint8_t* out, size_t m, size_t len, uint64_t sepset,
+                                     uint64_t* stop, uint64_t* sep) {
+        size_t w, j;
+        /* a space and a newline, most of the SPACE units met, tested at once */
+        uint64_t both = ((sepset >> 32) & (sepset >> 10) & 1) ? ~(uint64_t)0 : 0;
+        for (w = 0; w < len / 64; w++) {
+            const uint8_t* b = out + 64 * w;
+            uint64_t st = 0, ctl = 0, sp = 0, rest, past;
+    #if defined(__SSE2__)
+            int k;
+            for (k = 0; k < 4; k++) {
+                __m128i x = _mm_loadu_si128((const __m128i*)(b + 16 * k));
+                /* signed: 0x80..0xFF are negative, so below 0x21 too */
+                uint64_t s16 = (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(x, _mm_set1_epi8(0x21)));
+                st |= s16 << (16 * k);
+                ctl |= (s16 & ~(unsigned)_mm_movemask_epi8(x)) << (16 * k);
+                sp |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_or_si128(
+                    _mm_cmpeq_epi8(x, _mm_set1_epi8(32)), _mm_cmpeq_epi8(x, _mm_set1_epi8(10))))
+                    << (16 * k);
+            }
+    #else
+            for (j = 0; j < 64; j++) {
+                st |= (uint64_t)(b[j] < 0x21 || b[j] >= 0x80) << j;
+                ctl |= (uint64_t)(b[j] < 0x21) << j;
+                sp |= (uint64_t)(b[j] == 32 || b[j] == 10) << j;
+            }
+    #endif
+            past = 64 * w + 64 <= m ? 0 : m <= 64 * w ? ~(uint64_t)0 : ~(uint64_t)0 << (m - 64 * w);
+            sp &= both;
+            for (rest = ctl & ~sp & ~past; rest; rest &= rest - 1) {
+                j = wp_ctz64(rest);
+                sp |= ((sepset >> b[j]) & 1) << j;
+            }
+            st |= past;
+            sp |= past;
+            stop[w] = st;
+            sep[w] = sp;
+        }
+    }
+
+    /* key[0:4] of the chunk of p (1..31) ASCII units at s: its bytes, zero
+     * padded, and p in the last byte */
+    static inline void wp_chunk_key(const uint8_t* s, unsigned p, uint64_t* key) {
+    #if defined(__SSE2__)
+        static const uint8_t ones[64] = {
+            255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+            255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255};
+        __m128i lo = _mm_and_si128(_mm_loadu_si128((const __m128i*)s),
+                                   _mm_loadu_si128((const __m128i*)(ones + 32 - p)));
+        __m128i hi = _mm_and_si128(_mm_loadu_si128((const __m128i*)(s + 16)),
+                                   _mm_loadu_si128((const __m128i*)(ones + 48 - p)));
+        hi = _mm_or_si128(hi, _mm_slli_si128(_mm_cvtsi32_si128((int)p), 15));
+        _mm_storeu_si128((__m128i*)key, lo);
+        _mm_storeu_si128((__m128i*)(key + 2), hi);
+    #else
+        unsigned j;
+        key[0] = key[1] = key[2] = key[3] = 0;
+        for (j = 0; j < p; j++)
+            key[j >> 3] |= (uint64_t)s[j] << (8 * (j & 7));
+        key[3] |= (uint64_t)p << 56;
+    #endif
+    }
+
+    /* the first place from j on of s[0:n] holding a unit past 0xFF, or n */
+    static inline size_t wp_next_wide(const uint16_t* s, size_t j, size_t n) {
+    #if defined(__SSE2__)
+        const __m128i zero = _mm_setzero_si128();
+        for (; j + 32 <= n; j += 32) {
+            __m128i x = _mm_or_si128(
+                _mm_or_si128(_mm_loadu_si128((const __m128i*)(s + j)),
+                             _mm_loadu_si128((const __m128i*)(s + j + 8))),
+                _mm_or_si128(_mm_loadu_si128((const __m128i*)(s + j + 16)),
+                             _mm_loadu_si128((const __m128i*)(s + j + 24))));
+            if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_srli_epi16(x, 8), zero)) != 0xFFFF)
+                break;
+        }
+    #endif
+        for (; j < n; j++)
+            if (s[j] > 0xFF)
+                return j;
+        return n;
+    }
+
+    /* whether the 32-byte keys a and b are equal */
+    static inline int wp_same_key(const uint64_t* a, const uint64_t* b) {
+    #if defined(__SSE2__)
+        __m128i lo = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i*)a), _mm_loadu_si128((const __m128i*)b));
+        __m128i hi = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i*)(a + 2)),
+                                    _mm_loadu_si128((const __m128i*)(b + 2)));
+        return _mm_movemask_epi8(_mm_and_si128(lo, hi)) == 0xFFFF;
+    #else
+        return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3])) == 0;
+    #endif
+    }
+
+    /* bits j.. of a bitmap, at least 57 of them (one unaligned load: the
+     * bitmap has 8 bytes from byte j >> 3 on) */
+    static inline uint64_t wp_bits_from(const uint64_t* bits, size_t j) {
+        uint64_t x;
+        memcpy(&x, (const uint8_t*)bits + (j >> 3), 8);
+        return x >> (j & 7);
+    }
 
     static inline void wp_prefetch(const void* p) {
     #if defined(__GNUC__) || defined(__clang__)
@@ -290,8 +389,13 @@ cdef extern from *:
     #endif
     }
     """
-    unsigned wp_pack16_u8(const uint8_t* s, uint64_t* lo, uint64_t* hi) noexcept nogil
-    unsigned wp_pack16_u16(const uint16_t* s, uint64_t* lo, uint64_t* hi) noexcept nogil
+    void wp_narrow_u16(const uint16_t* s, size_t m, uint8_t* out) noexcept nogil
+    void wp_block_bits(const uint8_t* out, size_t m, size_t length, uint64_t sepset,
+                       uint64_t* stop, uint64_t* sep) noexcept nogil
+    void wp_chunk_key(const uint8_t* s, unsigned p, uint64_t* key) noexcept nogil
+    size_t wp_next_wide(const uint16_t* s, size_t j, size_t n) noexcept nogil
+    bint wp_same_key(const uint64_t* a, const uint64_t* b) noexcept nogil
+    uint64_t wp_bits_from(const uint64_t* bits, size_t j) noexcept nogil
     void wp_prefetch(const void* p) noexcept nogil
 
 cdef extern from "Python.h":
@@ -683,17 +787,13 @@ cdef inline uint64_t _chunk_hash(const uint64_t* k) noexcept nogil:
     return (x * 0xC2B2AE3D27D4EB4FULL) >> 20
 
 
-cdef inline bint _same_key(const uint64_t* a, const uint64_t* b) noexcept nogil:
-    return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3])) == 0
-
-
 cdef inline const ChunkSlot* _chunk_find(const ChunkCache* c, const uint64_t* key,
                                          uint64_t h) noexcept nogil:
     cdef const ChunkSlot* s
     cdef int k
     for k in range(CHUNK_WAYS):
         s = &c.slots[(h + k) & c.mask]
-        if _same_key(s.key, key):
+        if wp_same_key(s.key, key):
             return s
     return NULL
 
@@ -717,19 +817,6 @@ cdef inline void _chunk_put(ChunkCache* c, const uint64_t* key, uint64_t h,
     for j in range(n):
         s.ids[j] = ids[j]
     c.used += 1
-
-
-cdef inline uint64_t _low_bytes(int k) noexcept nogil:
-    # the mask of the k low bytes of a word (k may be out of 0..8)
-    if k <= 0:
-        return 0
-    if k >= 8:
-        return UINT64_MAX
-    return ((<uint64_t>1) << (8 * k)) - 1
-
-
-cdef inline uint64_t _byte_at(const uint64_t* words, size_t p) noexcept nogil:
-    return (words[p >> 3] >> (8 * (p & 7))) & 0xFF
 
 
 # ------------------------------------------------------------------ one call's buffers
@@ -1218,22 +1305,27 @@ ctypedef fused narrow_t:
     uint16_t
 
 
-cdef inline unsigned _pack16(const narrow_t* s, uint64_t* lo, uint64_t* hi) noexcept nogil:
+cdef enum:
+    CHUNK_BLOCK = 1024         # code units a block of _run_chunked starts chunks in
+    CHUNK_VIEW = CHUNK_BLOCK + 64   # its view's units: a chunk starting in it ends in it
+    CHUNK_WORDS = CHUNK_VIEW >> 6   # the view's bitmaps' words
+
+
+cdef inline void _view(const narrow_t* text, size_t m, uint64_t sepset, uint8_t* units,
+                       uint64_t* stop, uint64_t* sep) noexcept nogil:
+    # the block view (wp_block_bits) of text[0:m], m at most CHUNK_VIEW: its
+    # bitmaps' words up to the one after m's (all a place reads: a place
+    # before m reads 64 bits from it on, and the bits past m are set), and
+    # the 32 units from m on zeros (a key loads 32 from its chunk's start)
+    cdef size_t length = ((m >> 6) + 2) << 6
+    if length > CHUNK_VIEW:
+        length = CHUNK_VIEW
     if narrow_t is uint8_t:
-        return wp_pack16_u8(s, lo, hi)
+        memcpy(units, text, m)
     else:
-        return wp_pack16_u16(s, lo, hi)
-
-
-cdef inline unsigned _pack_at(const narrow_t* text, size_t i, size_t n, uint64_t* lo,
-                              uint64_t* hi) noexcept nogil:
-    # _pack16 of text[i:i + 16], past text[n - 1] zeros with their bits set
-    cdef narrow_t tail[16]
-    if i + 16 <= n:
-        return _pack16(text + i, lo, hi)
-    memset(tail, 0, sizeof(tail))
-    memcpy(tail, text + i, (n - i) * sizeof(narrow_t))
-    return _pack16(tail, lo, hi) | ((0xFFFF << (n - i)) & 0xFFFF)
+        wp_narrow_u16(text, m, units)
+    memset(units + m, 0, length + 32 - m)
+    wp_block_bits(units, m, length, sepset, stop, sep)
 
 
 cdef int _run_chunked(const narrow_t* text, size_t n, size_t base, const NormTable* norm,
@@ -1243,72 +1335,61 @@ cdef int _run_chunked(const narrow_t* text, size_t n, size_t base, const NormTab
     # units: a chunk's ids are those of its words, and its words those of
     # its units alone (a SPACE ends a word), so a chunk met before needs no
     # normalizing, no word cut and no token lookup. Other stretches go to
-    # _run whole. CHUNK_AHEAD chunks are cut and their slots prefetched
-    # before the first is looked up, so the loads of rare chunks' slots
-    # (past the L2 cache) overlap.
+    # _run whole. The text is read a block at a time as bytes and two
+    # bitmaps (_view), where a chunk is a count of trailing zeros and its
+    # key two masked loads; CHUNK_AHEAD chunks are cut and their slots
+    # prefetched before the first is looked up, so the loads of rare
+    # chunks' slots (past the L2 cache) overlap.
     cdef ChunkCache* c = w.chunks
-    cdef uint64_t sep = c.sep
-    cdef size_t i = 0, start, end, count, k, first, p
+    cdef size_t i = 0, j, start, end, count, k, first, p, blk = 0, lim = 0, m
     cdef size_t starts[CHUNK_AHEAD]
     cdef size_t ends[CHUNK_AHEAD]
     cdef uint64_t keys[CHUNK_AHEAD][4]
     cdef uint64_t hashes[CHUNK_AHEAD]
-    cdef uint64_t unit
-    cdef uint64_t* key
-    cdef uint64_t scan[2]
-    cdef unsigned mask
+    cdef uint8_t units[CHUNK_VIEW + 32]
+    cdef uint64_t stop[CHUNK_WORDS]
+    cdef uint64_t sep[CHUNK_WORDS]
+    cdef uint64_t seps, stops
     cdef const ChunkSlot* slot
-    cdef uint32_t* out
     cdef int done
     while i < n:
         count = 0
         while count < CHUNK_AHEAD and i < n:
-            unit = text[i]
-            if unit < 0x21 and (sep >> unit) & 1:
-                i += 1
+            if i >= lim:
+                blk = i
+                lim = i + CHUNK_BLOCK
+                m = n - i if n - i < CHUNK_VIEW else CHUNK_VIEW
+                _view(text + i, m, c.sep, units, stop, sep)
+            j = i - blk
+            seps = wp_bits_from(sep, j)
+            if seps & 1:
+                # a run of SPACE units, up to 57 of them at once
+                i += wp_ctz64(~seps) if ~seps else 64
                 continue
+            stops = wp_bits_from(stop, j)
+            p = wp_ctz64(stops) if stops else 64
+            if p <= CHUNK_MAX and (seps >> p) & 1:
+                # a chunk of p ASCII units, ended by a SPACE or the text's end
+                wp_chunk_key(units + j, <unsigned>p, keys[count])
+                hashes[count] = _chunk_hash(keys[count])
+                wp_prefetch(&c.slots[hashes[count] & c.mask])
+                wp_prefetch(&c.slots[(hashes[count] + 1) & c.mask])
+                starts[count] = i
+                ends[count] = i + p
+                count += 1
+                i += p + 1  # past the SPACE (or the end)
+                continue
+            # anything else runs to the next SPACE unit, joined to a stretch
+            # of such before it (hashes[k] UINT64_MAX marks one: a chunk's
+            # hash is below 2 ** 44)
             start = i
-            key = keys[count]
-            key[2] = key[3] = 0
-            mask = _pack_at(text, i, n, &key[0], &key[1]) & 0xFFFF
-            if mask:
-                p = wp_ctz64(mask)
+            end = _next_sep(sep, j + 1)
+            if end < CHUNK_VIEW:
+                end += blk
             else:
-                # sixteen ASCII units, none a SPACE: the next sixteen
-                mask = _pack_at(text, i + 16, n, &key[2], &key[3]) & 0xFFFF
-                p = 16 + wp_ctz64(mask) if mask else 32
-            if 0 < p <= CHUNK_MAX:
-                unit = _byte_at(key, p)
-                if start + p >= n or (unit < 0x21 and (sep >> unit) & 1):
-                    # a chunk of p ASCII units, ended by a SPACE or the text's end
-                    key[0] &= _low_bytes(<int>p)
-                    key[1] &= _low_bytes(<int>p - 8)
-                    key[2] &= _low_bytes(<int>p - 16)
-                    key[3] = (key[3] & _low_bytes(<int>p - 24)) | (<uint64_t>p << 56)
-                    hashes[count] = _chunk_hash(key)
-                    wp_prefetch(&c.slots[hashes[count] & c.mask])
-                    wp_prefetch(&c.slots[(hashes[count] + 1) & c.mask])
-                    starts[count] = start
-                    ends[count] = start + p
-                    count += 1
-                    i = start + p + 1  # past the SPACE (or the end)
-                    continue
-            # anything else runs to the next ASCII SPACE unit, joined to a
-            # stretch of such before it (hashes[k] UINT64_MAX marks one: a
-            # chunk's hash is below 2 ** 44)
-            end = start + 1
-            while end < n:
-                mask = _pack_at(text, end, n, &scan[0], &scan[1])
-                mask &= ~(mask >> 16) & 0xFFFF  # below 0x21 and not past 0x7F, or past the end
-                while mask:
-                    p = wp_ctz64(mask)
-                    if end + p >= n or (sep >> _byte_at(scan, p)) & 1:
-                        break
-                    mask &= mask - 1
-                if mask:
-                    end += p
-                    break
-                end += 16
+                end = blk + CHUNK_VIEW
+                while end < n and not (text[end] < 0x21 and (c.sep >> text[end]) & 1):
+                    end += 1
             if end > n:
                 end = n
             if count and hashes[count - 1] == UINT64_MAX:
@@ -1327,8 +1408,7 @@ cdef int _run_chunked(const narrow_t* text, size_t n, size_t base, const NormTab
                     if w.n_ids + CHUNK_IDS > w.ids_cap:
                         grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + CHUNK_IDS,
                                    sizeof(uint32_t), 1024)
-                    out = w.ids + w.n_ids
-                    memcpy(out, slot.ids, CHUNK_IDS * sizeof(uint32_t))
+                    memcpy(w.ids + w.n_ids, slot.ids, CHUNK_IDS * sizeof(uint32_t))
                     w.n_ids += slot.n_ids
                     continue
             first = w.n_ids
@@ -1338,6 +1418,24 @@ cdef int _run_chunked(const narrow_t* text, size_t n, size_t base, const NormTab
             if hashes[k] != UINT64_MAX:
                 _chunk_put(c, keys[k], hashes[k], w.ids + first, w.n_ids - first)
     return 0
+
+
+cdef inline size_t _next_sep(const uint64_t* sep, size_t j) noexcept nogil:
+    # the first place from j on with its sep bit set, or CHUNK_VIEW (a view
+    # of fewer words holds a set bit: the places past its text)
+    cdef size_t word = j >> 6
+    cdef uint64_t bits
+    if j >= CHUNK_VIEW:
+        return CHUNK_VIEW
+    bits = sep[word] >> (j & 63)
+    if bits:
+        return j + wp_ctz64(bits)
+    word += 1
+    while word < CHUNK_WORDS:
+        if sep[word]:
+            return (word << 6) + wp_ctz64(sep[word])
+        word += 1
+    return CHUNK_VIEW
 
 
 cdef struct TextRef:
@@ -1568,8 +1666,6 @@ cdef class CodePointRules:
         cdef Py_ssize_t i
         cdef size_t j
         cdef uint32_t cp, pair
-        cdef uint64_t four
-        cdef uint64_t words[4]
         cdef const TextRef* t
         cdef NormTable table = self.table()
         cdef set missing = None
@@ -1585,20 +1681,13 @@ cdef class CodePointRules:
                 continue
             j = 0
             while j < t.length:
-                if t.kind == 2 and j + 16 <= t.length:
-                    # sixteen code units of Latin-1 (computed above: most of
-                    # a text's) skipped at once, then four; one at a time
-                    # this was an eighth of en.txt's whole walk, four at a
-                    # time 6.6M of its second half's 132M instructions
-                    memcpy(words, <const uint16_t*>t.data + j, 32)
-                    if not (words[0] | words[1] | words[2] | words[3]) & 0xFF00FF00FF00FF00ULL:
-                        j += 16
-                        continue
-                if t.kind == 2 and j + 4 <= t.length:
-                    memcpy(&four, <const uint16_t*>t.data + j, 8)
-                    if not four & 0xFF00FF00FF00FF00ULL:
-                        j += 4
-                        continue
+                if t.kind == 2:
+                    # Latin-1 units (computed above: most of a text's)
+                    # skipped 32 at a time (one at a time this was an eighth
+                    # of en.txt's whole walk)
+                    j = wp_next_wide(<const uint16_t*>t.data, j, t.length)
+                    if j >= t.length:
+                        break
                 cp = _unit(t, j)
                 j += 1
                 if cp < 256:
@@ -2327,9 +2416,7 @@ cdef class WordPieceModel:
             if ref.kind != 1:
                 self._need_bmp()
             _use_cache(w, self.owner, self.probes_left)
-            if not offsets and not words and ref.length >= NOGIL_MIN_TEXT:
-                # (a line a call: even at best, its few chunks, cut and
-                # looked up, saved little of what a call costs)
+            if not offsets and not words:
                 self._take_chunks(w, rules.owner, &table)
             while True:
                 if ref.length < NOGIL_MIN_TEXT:
