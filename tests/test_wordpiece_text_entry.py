@@ -14,6 +14,7 @@ import pytest
 
 from conftest import DATA
 from fasttok.models._wordpiece import APPEND, SPACE, CodePointRules, TextEntry, WordPieceModel
+from fasttok.shared._literal_cut import LiteralCut
 
 MINILM = DATA / "vocab" / "hf" / "all-MiniLM-L6-v2" / "tokenizer.json"
 
@@ -30,7 +31,7 @@ def _entry(texts, calls: list):
     def other(text, allowed):
         calls.append((text, allowed))
         return "other"
-    return TextEntry(_model(), _rules(), texts, other).ids
+    return TextEntry(_model(), _rules(), LiteralCut(texts), other).ids
 
 
 def test_a_text_without_a_first_character_is_walked_without_the_python_path():
@@ -82,7 +83,7 @@ def test_a_text_that_is_no_str_goes_to_the_python_path():
 
 def test_the_model_must_be_a_compiled_wordpiece_model():
     with pytest.raises(TypeError, match="WordPieceModel"):
-        TextEntry(_model().encode_with, _rules(), "[", print)
+        TextEntry(_model().encode_with, _rules(), LiteralCut("["), print)
 
 
 @pytest.mark.skipif(not MINILM.exists(), reason="all-MiniLM-L6-v2 not found")
@@ -101,7 +102,7 @@ def test_minilm_binds_the_entry_and_matches_added_tokens_through_the_python_path
 
 def test_ids_many_walks_the_plain_texts_and_sends_the_others_to_the_python_path():
     calls: list = []
-    ids_many = TextEntry(_model(), _rules(), ["[X]"],
+    ids_many = TextEntry(_model(), _rules(), LiteralCut(["[X]"]),
                          lambda text, allowed: calls.append(text) or "other").ids_many
     assert ids_many(["a a", "[X]", b"a", "b", "[a"], None) == \
         [[1, 1], "other", None, [0], [0]]

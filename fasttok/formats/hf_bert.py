@@ -140,7 +140,7 @@ class BertWalk(Walk):
         # ids: with no added token of the normalized pass, a compiled entry
         # that walks a text holding none of the raw pass's texts at once
         self._entry = (None if normalize is not None else
-                       TextEntry(model.walk_model(), rules, added.matcher(False).by_text,
+                       TextEntry(model.walk_model(), rules, added.matcher(False).literal,
                                  self._cut_ids))
         #: ``ids(text, allowed)``: the ids of ``text``, or ``None`` (see
         #: :class:`~fasttok.formats.hf_walks.Walk`); compiled (a

@@ -4,6 +4,7 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 
 from fasttok.shared._json_reader import PackedVocab
+from fasttok.shared._literal_cut import LiteralCut
 
 class BertNormalizer:
     lowercase: bool
@@ -78,7 +79,7 @@ class TextEntry:
         self,
         model: WordPieceModel,
         rules: CodePointRules,
-        texts: Iterable[str],
+        texts: LiteralCut,
         other: Callable[[str, frozenset[int] | None], list[int] | None],
     ) -> None: ...
     def ids(self, text: str, allowed: frozenset[int] | None) -> list[int] | None: ...

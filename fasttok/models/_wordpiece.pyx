@@ -2725,18 +2725,19 @@ cdef class WordPieceModel:
 @cython.final
 cdef class TextEntry:
     """``ids(text, allowed)`` of a compiled walk with no Python frame on the
-    way: a ``str`` in which none of ``texts`` (the added tokens' texts)
-    occurs is walked at once by ``model``'s
+    way: a ``str`` in which ``texts`` (the added tokens' texts'
+    :class:`~fasttok.shared._literal_cut.LiteralCut`, the one their matcher
+    searches with) finds none is walked at once by ``model``'s
     :meth:`WordPieceModel.encode_with` with ``rules`` and no cuts; any other
-    call is ``other(text, allowed)``, which cuts at the added tokens. The
-    search is the texts' :class:`~fasttok.shared._literal_cut.LiteralCut`
-    (its compiled ``occurs_in``). A short line's walk is ~1 us; the Python method this replaces (its frame,
+    call is ``other(text, allowed)``, which cuts at the added tokens. A
+    short line's walk is ~1 us; the Python method this replaces (its frame,
     the first-character test's, encode_with's argument parsing) cost a third
     of that again.
 
     >>> m = WordPieceModel([b"[UNK]", b"\\xc0a"], 0, word_start=b"\\xc0")
     >>> rules = CodePointRules(lambda cps: [(SPACE if cp == 32 else APPEND, cp) for cp in cps])
-    >>> ids = TextEntry(m, rules, ["[X]"], lambda text, allowed: "other").ids
+    >>> from fasttok.shared._literal_cut import LiteralCut
+    >>> ids = TextEntry(m, rules, LiteralCut(["[X]"]), lambda text, allowed: "other").ids
     >>> ids("a a", None), ids("a [a]", None), ids("a [X]", None)
     ([1, 1], [1, 0], 'other')
     """
@@ -2746,12 +2747,12 @@ cdef class TextEntry:
     cdef object other
     cdef LiteralCut texts      # the search for the added tokens' texts
 
-    def __init__(self, WordPieceModel model not None, CodePointRules rules not None, texts,
-                 other not None):
+    def __init__(self, WordPieceModel model not None, CodePointRules rules not None,
+                 LiteralCut texts not None, other not None):
         self.model = model
         self.rules = rules
         self.other = other
-        self.texts = LiteralCut(texts)
+        self.texts = texts
 
     cdef bint _may_occur(self, str text) except -1:
         # whether an added token's text is in text
@@ -2770,7 +2771,8 @@ cdef class TextEntry:
 
         >>> m = WordPieceModel([b"[UNK]", b"\\xc0a"], 0, word_start=b"\\xc0")
         >>> rules = CodePointRules(lambda cps: [(SPACE if cp == 32 else APPEND, cp) for cp in cps])
-        >>> TextEntry(m, rules, ["[X]"], lambda text, allowed: "other").ids_many(
+        >>> from fasttok.shared._literal_cut import LiteralCut
+        >>> TextEntry(m, rules, LiteralCut(["[X]"]), lambda text, allowed: "other").ids_many(
         ...     ["a a", "[X]", b"a", "b"], None)
         [[1, 1], 'other', None, [0]]
         """
