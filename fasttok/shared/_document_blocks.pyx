@@ -1050,8 +1050,14 @@ cdef class FileJob:
 #   read outlasts what is left. Each slot of the ring kept its chunk's id
 #   buffer at first: 256 of them were 16 MB of the peak RSS.
 # * The pre-token cache at 64k or 256k entries instead of 16k for a file's
-#   whole run: 42.4 and 45.5 against 44.6 MB/s (noise), so encode_files
-#   leaves the process's setting alone.
+#   whole run: 42.4 and 45.5 against 44.6 MB/s on the 29 MB corpus (noise).
+#   On the bench's 107 MB (the four files repeated, so every piece comes
+#   back after 9.75 MB), user + system CPU, three alternating processes each
+#   (FASTTOK_PRETOKEN_CACHE, load 10): one thread 1.64-1.73 s at 16k,
+#   1.51-1.55 at 64k, 1.32-1.44 at 256k (gigatoken 1.46-1.73, median 1.47);
+#   two threads 1.69-1.71 against 1.48-1.54 at 256k (16 MB a thread). The
+#   setting is the process's (every thread's table; a change empties them
+#   all), so encode_files leaves it alone.
 # * Two threads against one (the bench's 9.75 MB corpus, one copy of each
 #   file; callgrind --separate-threads): the walk took 985.6M instructions
 #   on one thread, 443.2M + 572.9M = 1016.2M on two (+3%: the helper starts
