@@ -12,7 +12,8 @@ halves and texts built to end chunks at every place the cut treats apart
 end inside a block of 16, non-ASCII units and non-ASCII spaces, a unit from
 0x8000 on, which a signed narrowing would read as NUL, chunks across the
 ends of the walk's blocks of 1,024 units and stretches longer than a
-block, short texts and long ones); check that
+block, short texts and long ones), and GGUF ``bert``'s walk (llama.cpp's
+rule) to itself with the cache off; check that
 two rules on one model never share an answer; and that the cache never
 holds more chunks than its entries.
 """
@@ -32,6 +33,7 @@ from fasttok.models._wordpiece import APPEND, SPACE, CodePointRules, WordPieceMo
 tokenizers = pytest.importorskip("tokenizers")
 
 MINILM = DATA / "vocab" / "hf" / "all-MiniLM-L6-v2" / "tokenizer.json"
+BERT_GGUF = DATA / "vocab" / "gguf" / "ggml-vocab-bert-bge.gguf"
 SIZES = (1 << 16, 0, 1)
 WORD_START = "\u2581".encode()
 #: the code units of a block of the chunk cache's walk (_wordpiece.CHUNK_BLOCK)
@@ -112,6 +114,22 @@ def _rules(lowercase: bool) -> CodePointRules:
     return CodePointRules(lambda cps: [
         (SPACE, cp) if cp == 32 else
         (APPEND, cp + 32 if lowercase and 65 <= cp <= 90 else cp) for cp in cps])
+
+
+@pytest.mark.parametrize("file", ["en", "code", "multi"])
+def test_the_gguf_bert_walk_gives_the_same_ids_with_the_chunk_cache_on_off_and_at_one_entry(file):
+    # llama.cpp's rule (no tokenizers reference: its normalizer differs):
+    # the walk with no chunk cache is the reference
+    enc = fasttok.load(_path(BERT_GGUF))
+    model = enc._core.core
+    text = read_text(_path(DATA / "corpus" / f"{file}.txt"))[:200_000]
+    lines = text.splitlines()[:300]
+    got = {}
+    for size in (0, 1, 1 << 16):
+        model.chunk_cache_entries = size
+        got[size] = [[enc.encode_ordinary(text), enc.encode_ordinary_batch(lines)]
+                     for _ in range(2)]
+    assert got[1] == got[0] and got[1 << 16] == got[0]
 
 
 def test_two_rules_on_one_model_never_share_an_answer():
