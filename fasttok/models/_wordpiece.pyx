@@ -2424,7 +2424,9 @@ cdef class WordPieceModel:
                 added = []
                 parts = self._cuts(<list?>cuts, ref.length, added)
                 n_parts = len(cuts)
-            rules.cover(&ref, 1)
+            if ref.kind != 1 or not rules.latin1:
+                # (a str of kind 1 needs no more than Latin-1: no call a line)
+                rules.cover(&ref, 1)
             table = rules.table()
             if ref.kind != 1:
                 self._need_bmp()
