@@ -1490,9 +1490,9 @@ cdef class TokenizersUnigram:
 #   processes, CPU best of 7 at load ~5): most of the "14% of segments
 #   miss" was the set index, not the cache's size: ft_pc_hash's low bits
 #   of a short key hang on its first five or six bytes ("▁" and a word's
-#   first letters); murmur3's finalizer over it (_segment_hash) took whole
-#   en.txt from 7.5k to 8.7k entries in use and spm en 44.1M -> 39.0M
-#   instructions. Code: long tokens are cut where no piece joins two ASCII
+#   first letters); murmur3's finalizer over it (in ft_pc_hash since, see
+#   session 8) took whole en.txt from 7.5k to 8.7k entries in use and spm
+#   en 44.1M -> 39.0M instructions. Code: long tokens are cut where no piece joins two ASCII
 #   bytes (_pair_cut), the quote-pair Replaces are memchr passes, the
 #   added-token check is LiteralCut's memchr search: albert code whole
 #   29.9M -> 24.2M, 0.92 -> 1.16-1.20 of tokie. Tried and narrowed: cuts
@@ -1513,6 +1513,12 @@ cdef class TokenizersUnigram:
 #   test is LiteralCut.occurs_in, shared with the WordPiece and BPE walks
 #   (xlnet zh lines 46.5M -> 45.7M). Left: _segment and the cache probes
 #   (~28% of spm en), _piece (14%), the charsmap (13%).
+# Session 8 (callgrind, 5,000 lines joined, the second and third encode):
+#   the segments' own murmur3 finalizer over ft_pc_hash (session 6's fix of
+#   the set index) went: ft_pc_hash mixes every byte and ends in such a
+#   finalizer itself (5a5c9e7). Viterbi runs (the cache's misses) 18,350
+#   with it, 18,387 without; albert en 42.18M -> 41.83M, spm en 36.99M ->
+#   36.63M, albert code 22.94M -> 22.55M, ja8000 en 53.66M -> 53.25M.
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
@@ -1844,19 +1850,6 @@ cdef void _join_bits(const PieceTrie* t, uint64_t* joined) noexcept:
         b = <uint32_t>(<int32_t>u - t.steps[parent].base)
         if a < 0x80 and b < 0x80:
             joined[((a << 7) | b) >> 6] |= (<uint64_t>1) << (b & 63)
-
-
-cdef inline uint64_t _segment_hash(const uint8_t* p, size_t n) noexcept nogil:
-    # ft_pc_hash mixed once more (murmur3's finalizer): the cache takes a
-    # set from the hash's low bits, and ft_pc_hash's low bits of a short
-    # key come from its first five or six bytes, here "▁" and the word's
-    # first letters, so words alike at their start and of one length
-    # shared a set (whole en.txt: 16% of its segments missed, one in six
-    # sets left empty)
-    cdef uint64_t h = ft_pc_hash(p, n)
-    h ^= h >> 33
-    h *= <uint64_t>0xFF51AFD7ED558CCD
-    return h ^ (h >> 33)
 
 
 cdef inline bint _pair_cut(const uint64_t* joined, uint8_t a, uint8_t b) noexcept nogil:
@@ -2438,7 +2431,7 @@ cdef class UnigramWalk:
         ref.cuts_end = <uint32_t>w.n_cuts
         if w.cache != NULL and n - first <= LONG_SEGMENT and w.n_cuts == cuts:
             # one short segment (_segments cuts a longer one, and hashes its parts)
-            ref.hash = _segment_hash(p + first, n - first)
+            ref.hash = ft_pc_hash(p + first, n - first)
             ft_pc_prefetch(w.cache, ref.hash)
         return hi
 
@@ -2590,7 +2583,7 @@ cdef class UnigramWalk:
                 if b == e:
                     c += 1
                 # (the gate is asked segment by segment: it samples pieces by hash)
-                h = _segment_hash(p + a, b - a) if b - a <= FT_PC_PAYLOAD else 0
+                h = ft_pc_hash(p + a, b - a) if b - a <= FT_PC_PAYLOAD else 0
                 cached = h != 0 and ft_pc_open(w.cache, h)
                 if not cached and count and segs[count - 1].hash == 0:
                     # segments the cache does not keep, one after another:
