@@ -140,7 +140,11 @@ best of 7; whole corpus files, en / code / multi / zh):
   Before the bitmaps (units packed 16 at a time, each chunk's key masked
   word by word) a chunk cost ~190 instructions and a line a call lost
   with the cache. Entries, en whole (callgrind): 64k 71.8M, 128k 67.1M,
-  1M 63.1M (conflict misses: ~14k of 216k chunks); timed, 1M was slower.
+  1M 63.1M (conflict misses: ~14k of 216k chunks); timed, 1M was slower;
+  128k (kept) against 64k, CPU best of 5, 4 processes each alternating,
+  load 5-7, ms: en 9.0-9.4 / 8.2-8.5, code 7.4-7.7 / 7.4-7.6, multi
+  16.8-17.4 / 17.3-17.6. The table is calloc'd (its pages touched as
+  chunks reach them), not zeroed at once.
   Earlier figures (a chunk packed 16 units a step), CPU best of 7, load
   10-13, ms: en 18.4 -> 13.9, code 14.3 -> 12.2, multi 19.3 -> 19.4, zh
   7.3 -> 8.0. What the two tables above lacked: the prefetch, one line a
@@ -759,15 +763,12 @@ cdef inline Edge* _edge_slot(Edge* edges, uint64_t mask, uint64_t key) noexcept 
 
 # ------------------------------------------------------------------ chunk cache
 
-cdef extern from "stdlib.h":
-    void* aligned_alloc(size_t alignment, size_t size) nogil
-
 cdef enum:
     CHUNK_IDS = 7              # ids a slot holds: a chunk of more is not kept
     CHUNK_MAX = 31             # code units of the longest chunk kept (the 32nd key byte: its length)
     CHUNK_WAYS = 2             # slots a key may be in: its own and the next
     CHUNK_AHEAD = 32           # chunks cut (their slots prefetched) before the first is looked up
-    CHUNK_ENTRIES = 1 << 16    # WordPieceModel.chunk_cache_entries of a new model
+    CHUNK_ENTRIES = 1 << 17    # WordPieceModel.chunk_cache_entries of a new model (8 MiB)
 
 cdef struct ChunkSlot:
     # A chunk's ids, in one cache line: its units as bytes, zero-padded, in
@@ -779,6 +780,7 @@ cdef struct ChunkSlot:
 
 cdef struct ChunkCache:
     ChunkSlot* slots           # a power of two of them, or NULL
+    void* memory               # what slots was cut from (the allocation)
     uint64_t mask              # the slots, less one
     size_t used                # slots holding a chunk
     size_t limit               # WordPieceModel.chunk_cache_entries it was made for
@@ -1852,7 +1854,7 @@ cdef class WordPieceModel:
         free(self.text_ids)
         free(self.bmp)
         free(self.starts)
-        free(self.chunks.slots)
+        free(self.chunks.memory)
         _work_free(&self.kept)
 
     def __init__(self, tokens, unk_id=None, *, bint lowercase=True, bint strip_accents=True,
@@ -2218,15 +2220,18 @@ cdef class WordPieceModel:
         if self.chunks_busy or self.chunk_cache_entries == 0:
             return 0
         if c.slots == NULL or c.limit != self.chunk_cache_entries:
-            free(c.slots)
+            free(c.memory)
+            c.memory = NULL
             c.slots = NULL
             while 2 * slots <= self.chunk_cache_entries:
                 slots *= 2
-            # one slot a cache line
-            c.slots = <ChunkSlot*>aligned_alloc(64, slots * sizeof(ChunkSlot))
-            if c.slots == NULL:
+            # one slot a cache line; calloc, so that the pages of slots no
+            # chunk has reached are never touched (a table of 8 MiB zeroed
+            # at once would be a first text's cost)
+            c.memory = calloc(slots * sizeof(ChunkSlot) + 64, 1)
+            if c.memory == NULL:
                 raise MemoryError()
-            memset(c.slots, 0, slots * sizeof(ChunkSlot))
+            c.slots = <ChunkSlot*>((<size_t>c.memory + 63) & ~(<size_t>63))
             c.mask = slots - 1
             c.limit = self.chunk_cache_entries
             c.used = 0
