@@ -141,9 +141,8 @@ class HFStages:
     @functools.cached_property
     def _token_strings(self) -> list:
         # id -> token string, for the tokens of walked encodings and of
-        # tokens(); a byte-level
-        # record spells its tokens without the Python BPE model (most of
-        # Llama 3's load, built for nothing else)
+        # tokens(); a byte-level record spells its tokens without the Python
+        # BPE model (most of Llama 3's load, built for nothing else)
         record = self.record
         if record is None or record.merges is None:
             # a BPE whose ids are its entries' places lists them by id (Gemma
@@ -167,7 +166,6 @@ class HFStages:
         for token_id, text in added.items():
             strings[token_id] = text
         return strings
-
 
     @property
     def model(self) -> Any:
