@@ -220,14 +220,15 @@ from libc.stdint cimport SIZE_MAX, UINT32_MAX, UINT64_MAX, int32_t, int64_t, uin
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
-from fasttok.shared._literal_cut cimport LiteralCut
+from fasttok.shared._bits cimport ft_ctz64
 from fasttok.shared._growth cimport grow_array
+from fasttok.shared._literal_cut cimport LiteralCut
 from fasttok.shared._json_reader cimport PackedVocab
 from fasttok.shared._id_lists cimport ids_list, ids_lists
 from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_entry, ft_pc_find, ft_pc_hash,
                                           ft_pc_ids, ft_pc_put, ft_pc_table, piece_cache_owner,
                                           piece_cache_table)
-from fasttok.shared._tables cimport ByteStrings, TokenTables, TokenTablesView, find_token
+from fasttok.shared._tables cimport ByteStrings, TokenTables, TokenTablesView, find_token, prefetch
 from fasttok.shared._utf8 cimport utf8_put, utf8_size
 
 cdef extern from *:
@@ -244,17 +245,8 @@ cdef extern from *:
 
 cdef extern from *:
     """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define wp_ctz64(x) ((unsigned)__builtin_ctzll(x))
-    #else
-    static unsigned wp_ctz64(uint64_t x) { unsigned n = 0; while (!(x & 1)) { x >>= 1; n++; } return n; }
-    #endif
+    #include "ft_bits.h"
 
-    """
-    unsigned wp_ctz64(uint64_t x) nogil
-
-cdef extern from *:
-    """
     /* The chunk cache's view of a block of a str of kind 1 or 2: its code
      * units as bytes (a unit past 0xFF becomes 0xFF, so every unit from 0x80
      * on stays a byte from 0x80 on and the ASCII ones are themselves), and
@@ -317,7 +309,7 @@ cdef extern from *:
             past = 64 * w + 64 <= m ? 0 : m <= 64 * w ? ~(uint64_t)0 : ~(uint64_t)0 << (m - 64 * w);
             sp &= both;
             for (rest = ctl & ~sp & ~past; rest; rest &= rest - 1) {
-                j = wp_ctz64(rest);
+                j = ft_ctz64(rest);
                 sp |= ((sepset >> b[j]) & 1) << j;
             }
             st |= past;
@@ -390,11 +382,6 @@ cdef extern from *:
         return x >> (j & 7);
     }
 
-    static inline void wp_prefetch(const void* p) {
-    #if defined(__GNUC__) || defined(__clang__)
-        __builtin_prefetch(p);
-    #endif
-    }
     """
     void wp_narrow_u16(const uint16_t* s, size_t m, uint8_t* out) noexcept nogil
     void wp_block_bits(const uint8_t* out, size_t m, size_t length, uint64_t sepset,
@@ -403,7 +390,6 @@ cdef extern from *:
     size_t wp_next_wide(const uint16_t* s, size_t j, size_t n) noexcept nogil
     bint wp_same_key(const uint64_t* a, const uint64_t* b) noexcept nogil
     uint64_t wp_bits_from(const uint64_t* bits, size_t j) noexcept nogil
-    void wp_prefetch(const void* p) noexcept nogil
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
@@ -1375,16 +1361,16 @@ cdef int _run_chunked(const narrow_t* text, size_t n, size_t base, const NormTab
             seps = wp_bits_from(sep, j)
             if seps & 1:
                 # a run of SPACE units, up to 57 of them at once
-                i += wp_ctz64(~seps) if ~seps else 64
+                i += ft_ctz64(~seps) if ~seps else 64
                 continue
             stops = wp_bits_from(stop, j)
-            p = wp_ctz64(stops) if stops else 64
+            p = ft_ctz64(stops) if stops else 64
             if p <= CHUNK_MAX and (seps >> p) & 1:
                 # a chunk of p ASCII units, ended by a SPACE or the text's end
                 wp_chunk_key(units + j, <unsigned>p, keys[count])
                 hashes[count] = _chunk_hash(keys[count])
-                wp_prefetch(&c.slots[hashes[count] & c.mask])
-                wp_prefetch(&c.slots[(hashes[count] + 1) & c.mask])
+                prefetch(&c.slots[hashes[count] & c.mask])
+                prefetch(&c.slots[(hashes[count] + 1) & c.mask])
                 starts[count] = i
                 ends[count] = i + p
                 count += 1
@@ -1440,11 +1426,11 @@ cdef inline size_t _next_sep(const uint64_t* sep, size_t j) noexcept nogil:
         return CHUNK_VIEW
     bits = sep[word] >> (j & 63)
     if bits:
-        return j + wp_ctz64(bits)
+        return j + ft_ctz64(bits)
     word += 1
     while word < CHUNK_WORDS:
         if sep[word]:
-            return (word << 6) + wp_ctz64(sep[word])
+            return (word << 6) + ft_ctz64(sep[word])
         word += 1
     return CHUNK_VIEW
 
@@ -2141,7 +2127,7 @@ cdef class WordPieceModel:
                         fit &= ~_bits64(used, <size_t>base + label[u])
                         u = next_sibling[u]
                     if fit:
-                        base += wp_ctz64(fit)
+                        base += ft_ctz64(fit)
                         break
                     base += 64
                     blocks += 1

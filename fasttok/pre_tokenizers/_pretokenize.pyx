@@ -48,6 +48,7 @@ Known patterns map to scanners in :mod:`fasttok.pre_tokenizers.patterns` (tiktok
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
+from fasttok.shared._bits cimport FT_SWAR, ft_ctz64
 from fasttok.shared._unicode cimport (FT_L, FT_LL, FT_LM_LO, FT_LU_LT, FT_M, FT_N, FT_P, FT_S,
                         FT_WS, ft_class, ft_simple_fold_to_ascii_lower)
 from fasttok.shared._utf8 cimport utf8_get
@@ -157,23 +158,6 @@ cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint
     return i
 
 
-cdef extern from *:
-    """
-    /* Reading 8 text bytes as one word needs a little-endian word and a
-     * count of trailing zeros; elsewhere _run_letters is the byte loop. */
-    #if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) \
-        && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    #define FT_SWAR_LETTERS 1
-    #define ft_ctz64(x) ((int)__builtin_ctzll(x))
-    #else
-    #define FT_SWAR_LETTERS 0
-    #define ft_ctz64(x) 0
-    #endif
-    """
-    const bint FT_SWAR_LETTERS
-    int ft_ctz64(uint64_t x) noexcept nogil
-
-
 cdef inline Py_ssize_t _run_letters(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint16_t letters,
                                     Tables tables) noexcept nogil:
     # _run(letters) for a mask whose ASCII members are exactly [A-Za-z] (FT_L,
@@ -184,7 +168,7 @@ cdef inline Py_ssize_t _run_letters(const uint8_t* s, Py_ssize_t i, Py_ssize_t e
     # not (<= 'z'); no sum carries into the next byte. A byte with its high
     # bit set is no ASCII letter and goes, with the rest, to _run.
     cdef uint64_t w, t, letter
-    if FT_SWAR_LETTERS:
+    if FT_SWAR:
         while end - i >= 8:
             memcpy(&w, s + i, 8)
             t = (w | 0x2020202020202020ULL) & 0x7F7F7F7F7F7F7F7FULL

@@ -67,6 +67,7 @@ cdef extern from "Python.h":
 cdef extern from "<string.h>":
     void* memmem(const void* haystack, size_t n, const void* needle, size_t m) nogil
 
+from fasttok.shared._bits cimport FT_SWAR, ft_ctz64
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._tables cimport hash_bytes
 from fasttok.shared._utf8_strict cimport ft_utf8_strict_length
@@ -132,24 +133,6 @@ cdef inline size_t _put_utf8(uint8_t* out, uint32_t cp) noexcept nogil:
     return 4
 
 
-cdef extern from *:
-    """
-    /* The first byte a run stops at, read from a word of 8 bytes, needs a
-     * little-endian word and a count of trailing zeros; elsewhere the byte
-     * loop finds it. */
-    #if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) \
-        && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    #define FT_JSON_SWAR 1
-    #define ft_json_ctz64(x) ((size_t)__builtin_ctzll(x))
-    #else
-    #define FT_JSON_SWAR 0
-    #define ft_json_ctz64(x) ((size_t)0)
-    #endif
-    """
-    const bint FT_JSON_SWAR
-    size_t ft_json_ctz64(uint64_t x) noexcept nogil
-
-
 cdef inline uint64_t _run_ends(uint64_t w) noexcept nogil:
     # the high bit of each of the eight bytes of w that is a quote, a
     # backslash or a control character, and perhaps of bytes after the first
@@ -177,12 +160,12 @@ cdef int _unescape(const uint8_t* s, size_t n, size_t* at, uint8_t** buf, size_t
             # ASCII eight bytes a step, to the byte the run stops at (a key of
             # a vocabulary, ~7 bytes, is one step instead of a byte loop); a
             # word holding a byte from 0x80 on takes one character the byte way
-            if FT_JSON_SWAR and i + 8 <= n:
+            if FT_SWAR and i + 8 <= n:
                 memcpy(&w, s + i, 8)
                 if not w & 0x8080808080808080ULL:
                     ends = _run_ends(w)
                     if ends:
-                        i += ft_json_ctz64(ends) >> 3
+                        i += ft_ctz64(ends) >> 3
                         break
                     i += 8
                     continue
@@ -275,11 +258,11 @@ cdef size_t _skip_indent(const uint8_t* s, size_t n, size_t i) noexcept nogil:
     # a step, to the first other byte (out of line: a compact file has none)
     cdef uint64_t w, other
     while True:
-        while FT_JSON_SWAR and i + 8 <= n:
+        while FT_SWAR and i + 8 <= n:
             memcpy(&w, s + i, 8)
             other = _not_spaces(w)
             if other:
-                i += ft_json_ctz64(other) >> 3
+                i += ft_ctz64(other) >> 3
                 break
             i += 8
         if i < n and _is_space(s[i]):
