@@ -61,6 +61,23 @@ def missing_data_reason(path: Path) -> str:
             f"(or set FASTTOK_DATA to a folder that holds it)")
 
 
+def data_file(path: Path) -> Path:
+    """``path``, or the calling test skipped with :func:`missing_data_reason`
+    when there is no such file."""
+    if not path.is_file():
+        pytest.skip(missing_data_reason(path))
+    return path
+
+
+def without_truncation_or_padding(tokenizer):
+    """``tokenizer`` (a ``tokenizers.Tokenizer``) with the truncation and
+    padding its file sets turned off: the reference for the ids of whole
+    texts."""
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
 MISSING_DATA_REASON = missing_data_reason(DATA)
 VOCAB_DIR = DATA / "vocab" / "tiktoken"
 

@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fasttok
-from conftest import DATA, DATA_MISSING, missing_data_reason, read_text
+from conftest import DATA, DATA_MISSING, data_file, missing_data_reason, read_text, \
+    without_truncation_or_padding
 from fasttok.models.hf_bert_rule import bert_rule
 from fasttok.models._wordpiece import ALONE, APPEND, OTHER, SKIP, SPACE
 from fasttok.normalizers.bert import BertNormalizer
@@ -39,12 +40,8 @@ TEXT = st.text(st.sampled_from(HARD), max_size=40) | st.text(
 
 @functools.lru_cache(maxsize=None)
 def _minilm() -> tuple:
-    if not MINILM.is_file():
-        pytest.skip(missing_data_reason(MINILM))
-    ours, theirs = fasttok.load(str(MINILM)), tokenizers.Tokenizer.from_file(str(MINILM))
-    theirs.no_truncation()
-    theirs.no_padding()
-    return ours, theirs
+    path = str(data_file(MINILM))
+    return fasttok.load(path), without_truncation_or_padding(tokenizers.Tokenizer.from_file(path))
 
 
 def _ids(theirs, text: str) -> list:

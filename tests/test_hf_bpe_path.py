@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fasttok
-from conftest import DATA, DATA_MISSING, describe_mismatch, missing_data_reason, read_text
+from conftest import DATA, DATA_MISSING, data_file, describe_mismatch, missing_data_reason, read_text, \
+    without_truncation_or_padding
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -26,13 +27,8 @@ SHARED = ("gemma3", "llama2")
 
 @functools.lru_cache(maxsize=None)
 def _shared(name: str) -> tuple:
-    path = DATA / "vocab" / "hf" / name / "tokenizer.json"
-    if not path.is_file():
-        pytest.skip(missing_data_reason(path))
-    theirs = tokenizers.Tokenizer.from_file(str(path))
-    theirs.no_truncation()
-    theirs.no_padding()
-    return fasttok.load(str(path)), theirs
+    path = str(data_file(DATA / "vocab" / "hf" / name / "tokenizer.json"))
+    return fasttok.load(path), without_truncation_or_padding(tokenizers.Tokenizer.from_file(path))
 
 
 @pytest.fixture(scope="module", params=SHARED)

@@ -11,7 +11,7 @@ import json
 import pytest
 
 import fasttok
-from conftest import DATA, missing_data_reason
+from conftest import DATA, data_file, without_truncation_or_padding
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -24,17 +24,11 @@ SURROGATE_TEXTS = ["a\ud800b", "\udfff", "x \udc80 y\n"]
 
 
 def _path(name: str) -> str:
-    path = HF / name
-    if not path.is_file():
-        pytest.skip(missing_data_reason(path))
-    return str(path)
+    return str(data_file(HF / name))
 
 
 def _reference(document: str):
-    tok = tokenizers.Tokenizer.from_str(document)
-    tok.no_truncation()
-    tok.no_padding()
-    return tok
+    return without_truncation_or_padding(tokenizers.Tokenizer.from_str(document))
 
 
 def _repaired(text: str) -> str:

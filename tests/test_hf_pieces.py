@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fasttok
-from conftest import DATA, DATA_MISSING, HF_OTHER, MISSING_DATA_REASON, Mismatches, \
-    missing_data_reason, read_jsonl, read_text
+from conftest import DATA, DATA_MISSING, HF_OTHER, MISSING_DATA_REASON, Mismatches, data_file, \
+    read_jsonl, read_text, without_truncation_or_padding
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -37,13 +37,8 @@ SAMPLE_EVERY = 40  # corpus lines per file: one in this many
 
 @functools.lru_cache(maxsize=None)
 def _pair(name: str) -> tuple:
-    path = HF / name
-    if not path.is_file():
-        pytest.skip(missing_data_reason(path))
-    theirs = tokenizers.Tokenizer.from_file(str(path))
-    theirs.no_truncation()
-    theirs.no_padding()
-    return fasttok.load(str(path)), theirs
+    path = str(data_file(HF / name))
+    return fasttok.load(path), without_truncation_or_padding(tokenizers.Tokenizer.from_file(path))
 
 
 def _compare(name: str, texts: list, what: str) -> None:
@@ -71,9 +66,7 @@ def _utf8(text: str) -> bool:
 
 @pytest.mark.parametrize("name", FILES)
 def test_pieces_equal_tokenizers_tokens_on_every_shared_test_line(name):
-    path = DATA / "testcases" / "lines.jsonl"
-    if not path.is_file():
-        pytest.skip(missing_data_reason(path))
+    path = data_file(DATA / "testcases" / "lines.jsonl")
     _compare(name, [c["text"] for c in read_jsonl(path) if _utf8(c["text"])], "lines.jsonl")
 
 

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import DATA, missing_data_reason, read_jsonl, read_text
+from conftest import DATA, missing_data_reason, read_jsonl, read_text, without_truncation_or_padding
 from fasttok.formats.hf import control_ids
 from fasttok.formats.hf_bert import BertWalk, bert_walk
 from fasttok.formats.hf_pipeline import pipeline_from_document
@@ -84,9 +84,7 @@ def _minilm() -> tuple:
     if not MINILM.is_file():
         pytest.skip(missing_data_reason(MINILM))
     record = load_tokenizer_json(str(MINILM))
-    theirs = tokenizers.Tokenizer.from_file(str(MINILM))
-    theirs.no_truncation()
-    theirs.no_padding()
+    theirs = without_truncation_or_padding(tokenizers.Tokenizer.from_file(str(MINILM)))
     return walk_for(record, pipeline_from_document(record)), theirs
 
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import DATA, missing_data_reason, read_jsonl, read_text
+from conftest import DATA, missing_data_reason, read_jsonl, read_text, without_truncation_or_padding
 from fasttok.formats.hf import control_ids
 from fasttok.formats.hf_byte_level import ByteLevelWalk, build_hf_byte_bpe, byte_level_walk
 from fasttok.formats.hf_pipeline import pipeline_from_document
@@ -47,9 +47,7 @@ def _file(name: str) -> tuple:
         # the stages' Python BPE model is built when a test runs them
         pipeline = pipeline_from_document(record, lazy_model=True, never=never)
         faces[face] = (pipeline, byte_level_walk(record, pipeline, model))
-    theirs = tokenizers.Tokenizer.from_file(path)
-    theirs.no_truncation()
-    theirs.no_padding()
+    theirs = without_truncation_or_padding(tokenizers.Tokenizer.from_file(path))
     return record, faces, theirs
 
 

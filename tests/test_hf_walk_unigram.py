@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import DATA, missing_data_reason, read_jsonl, read_text
+from conftest import DATA, missing_data_reason, read_jsonl, read_text, without_truncation_or_padding
 from fasttok.formats import hf_walks
 from fasttok.formats.hf import control_ids
 from fasttok.formats.hf_pipeline import pipeline_from_document
@@ -107,9 +107,7 @@ def _walked(name: str, face: str) -> tuple:
 
 @functools.lru_cache(maxsize=None)
 def _reference(name: str):
-    theirs = tokenizers.Tokenizer.from_str(_document(name))
-    theirs.no_truncation()
-    theirs.no_padding()
+    theirs = without_truncation_or_padding(tokenizers.Tokenizer.from_str(_document(name)))
     return theirs
 
 

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fasttok
-from conftest import DATA, missing_data_reason, read_jsonl, read_text
+from conftest import DATA, missing_data_reason, read_jsonl, read_text, without_truncation_or_padding
 from test_hf_walk_unigram import SHARED, UNIGRAM_DIR
 from fasttok.formats import hf_walks
 from fasttok.formats.hf_pipeline import pipeline_from_document
@@ -79,9 +79,7 @@ def _walk(document: str):
 
 @functools.lru_cache(maxsize=None)
 def _reference(document: str):
-    theirs = tokenizers.Tokenizer.from_str(document)
-    theirs.no_truncation()
-    theirs.no_padding()
+    theirs = without_truncation_or_padding(tokenizers.Tokenizer.from_str(document))
     return theirs
 
 

@@ -22,6 +22,7 @@ import json
 import pytest
 
 import fasttok
+from conftest import without_truncation_or_padding
 from test_hf_walk_unigram import SHARED, _corpus, _shared, _answer
 from fasttok.formats import hf_walks
 from fasttok.formats.hf_pipeline import pipeline_from_document
@@ -61,9 +62,7 @@ def _pair(name: str) -> tuple:
     text = json.dumps(doc)
     record = tokenizer_json_record(text, f"{name}.json")
     walk = hf_walks.walk_for(record, pipeline_from_document(record))
-    theirs = tokenizers.Tokenizer.from_str(text)
-    theirs.no_truncation()
-    theirs.no_padding()
+    theirs = without_truncation_or_padding(tokenizers.Tokenizer.from_str(text))
     return walk, theirs
 
 

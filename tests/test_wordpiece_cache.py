@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fasttok
-from conftest import DATA, missing_data_reason, read_text
+from conftest import DATA, data_file, read_text, without_truncation_or_padding
 from fasttok.models._wordpiece import APPEND, SPACE, CodePointRules, WordPieceModel
 from fasttok.shared import _piece_cache
 
@@ -42,28 +42,20 @@ def cache_size():
     _piece_cache.set_entries(previous)
 
 
-def _path(path):
-    if not path.is_file():
-        pytest.skip(missing_data_reason(path))
-    return path
-
-
 @functools.lru_cache(maxsize=None)
 def _minilm():
-    return fasttok.load(_path(MINILM))
+    return fasttok.load(data_file(MINILM))
 
 
 @functools.lru_cache(maxsize=None)
 def _reference():
-    tok = tokenizers.Tokenizer.from_file(str(_path(MINILM)))
-    tok.no_truncation()
-    tok.no_padding()
+    tok = without_truncation_or_padding(tokenizers.Tokenizer.from_file(str(data_file(MINILM))))
     return tok
 
 
 @functools.lru_cache(maxsize=None)
 def _lines(file: str) -> tuple:
-    path = _path(DATA / "corpus" / f"{file}.txt")
+    path = data_file(DATA / "corpus" / f"{file}.txt")
     return tuple(read_text(path).splitlines(True)[:LINES])
 
 
@@ -100,7 +92,7 @@ def test_minilm_whole_text_is_tokenizers_with_cache_on_off_and_one_entry(file, c
 
 @pytest.mark.parametrize("file", ["en", "multi"])
 def test_llama_cpp_bert_ids_equal_with_cache_on_off_and_one_entry(file, cache_size):
-    enc = fasttok.load(_path(BERT_GGUF))
+    enc = fasttok.load(data_file(BERT_GGUF))
     found = _ids_at_each_size(enc.encode_ordinary, _lines(file), cache_size)
     first = found[SIZES[0]][0]
     assert all(passes == [first, first] for passes in found.values())

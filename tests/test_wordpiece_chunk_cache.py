@@ -27,7 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fasttok
-from conftest import DATA, missing_data_reason, read_text
+from conftest import DATA, data_file, read_text, without_truncation_or_padding
 from fasttok.models._wordpiece import APPEND, SPACE, CodePointRules, WordPieceModel
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -40,23 +40,15 @@ WORD_START = "\u2581".encode()
 BLOCK = 1024
 
 
-def _path(path):
-    if not path.is_file():
-        pytest.skip(missing_data_reason(path))
-    return path
-
-
 @functools.lru_cache(maxsize=None)
 def _minilm():
-    enc = fasttok.load(_path(MINILM))
+    enc = fasttok.load(data_file(MINILM))
     return enc, enc._core.pipeline.walk._walk.__self__
 
 
 @functools.lru_cache(maxsize=None)
 def _reference():
-    tok = tokenizers.Tokenizer.from_file(str(_path(MINILM)))
-    tok.no_truncation()
-    tok.no_padding()
+    tok = without_truncation_or_padding(tokenizers.Tokenizer.from_file(str(data_file(MINILM))))
     return tok
 
 
@@ -79,7 +71,7 @@ def _ids_at_each_size(texts) -> dict:
 
 @pytest.mark.parametrize("file", ["en", "code", "multi", "zh", "adversarial"])
 def test_corpus_halves_are_tokenizers_with_the_chunk_cache_on_off_and_at_one_entry(file):
-    text = read_text(_path(DATA / "corpus" / f"{file}.txt"))
+    text = read_text(data_file(DATA / "corpus" / f"{file}.txt"))
     cut = text.find("\n", len(text) // 2) + 1
     halves = [text[:cut], text[cut:]]
     expected = [_expected(t) for t in halves]
@@ -120,9 +112,9 @@ def _rules(lowercase: bool) -> CodePointRules:
 def test_the_gguf_bert_walk_gives_the_same_ids_with_the_chunk_cache_on_off_and_at_one_entry(file):
     # llama.cpp's rule (no tokenizers reference: its normalizer differs):
     # the walk with no chunk cache is the reference
-    enc = fasttok.load(_path(BERT_GGUF))
+    enc = fasttok.load(data_file(BERT_GGUF))
     model = enc._core.core
-    text = read_text(_path(DATA / "corpus" / f"{file}.txt"))[:200_000]
+    text = read_text(data_file(DATA / "corpus" / f"{file}.txt"))[:200_000]
     lines = text.splitlines()[:300]
     got = {}
     for size in (0, 1, 1 << 16):
