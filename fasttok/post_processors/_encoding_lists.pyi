@@ -3,7 +3,6 @@ from typing import Any, Callable, Optional
 
 FIELDS: tuple[str, ...]
 
-def offset_pairs(offsets: array) -> list[tuple[int, int]]: ...
 def token_strings(strings: list[str], ids: array,
                   odd: Optional[dict[int, str]] = None) -> list[str]: ...
 

@@ -28,8 +28,6 @@ collector nothing; a kept field may hold anything, so keeping one tracks
 the encoding and its fields again.
 
 >>> from array import array
->>> offset_pairs(array("i", [0, 2, 3, 5]))
-[(0, 2), (3, 5)]
 >>> token_strings(["a", "b", "c"], array("I", [2, 0]))
 ['c', 'a']
 >>> token_strings(["a"], array("I", [0, 0]), {1: "?"})
@@ -189,12 +187,6 @@ cdef list _around(list head, Py_ssize_t n, list tail):
     for i in range(t):
         _set(out, h + n + i, <object>PyList_GET_ITEM(tail, i))
     return out
-
-
-def offset_pairs(array.array offsets) -> list:
-    """``[(start, end), ...]`` of a flat ``array('i')`` of starts and ends."""
-    cdef Py_ssize_t n = len(offsets) // 2
-    return _set_pairs(PyList_New(n), 0, <const int32_t*>offsets.data.as_ints, n)
 
 
 cdef int _check_ids(list strings, array.array ids) except -1:
