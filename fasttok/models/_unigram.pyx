@@ -797,10 +797,12 @@ cdef class UnigramModel:
         # texts (a tokenizer.json's PackedPieces), placed from its buffer;
         # types None: every piece NORMAL
         cdef Py_ssize_t n = len(tokens), i, kept = 0
-        cdef const double[::1] given = scores if isinstance(scores, array) and \
+        cdef carray.array given = scores if isinstance(scores, array) and \
             scores.typecode == "d" else array("d", scores)
-        cdef const uint8_t[::1] kind_of = None if types is None else array("B", types)
+        cdef carray.array kind_of = None if types is None else array("B", types)
         cdef bint typed = types is not None
+        cdef const double* score_of = given.data.as_doubles
+        cdef const uint8_t* kind_at = kind_of.data.as_uchars if typed else NULL
         cdef const uint8_t* data
         cdef const uint64_t* text_offs
         cdef uint64_t* owned_offs = NULL
@@ -855,8 +857,8 @@ cdef class UnigramModel:
             with nogil:
                 for i in range(n):
                     # sentencepiece and llama.cpp keep float scores, tokenizers f64
-                    score = given[i] if tokenizers else <float>given[i]
-                    kind = kind_of[i] if typed else T_NORMAL
+                    score = score_of[i] if tokenizers else <float>score_of[i]
+                    kind = kind_at[i] if typed else T_NORMAL
                     self.scores[i] = score
                     self.kinds[i] = KIND_NORMAL
                     if kind == T_NORMAL:

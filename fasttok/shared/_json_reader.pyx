@@ -30,6 +30,8 @@ id above 2**32 - 2, another shape) is read as Python objects and stays in
 the document.
 """
 
+from cpython cimport array as carray
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_SetItem
 from cpython.long cimport PyLong_FromLongLong
@@ -415,10 +417,9 @@ cdef class PackedVocab(PackedTexts):
     @property
     def ids(self):
         """The ids in file order, an ``array('q')``."""
-        out = array("q", bytes(8 * self.n))
-        cdef int64_t[::1] view = out
+        cdef carray.array out = array("q", bytes(8 * self.n))
         if self.n:
-            memcpy(&view[0], self.entry_ids, 8 * self.n)
+            memcpy(out.data.as_voidptr, self.entry_ids, 8 * self.n)
         return out
 
     @property
@@ -1208,12 +1209,13 @@ def read_tokenizer_document(data):
     >>> read_tokenizer_document(b'{"a": [1, 2}') is None
     True
     """
-    # any buffer (bytes, bytearray, a FileBytes), read in place: the view
-    # keeps it alive, and a bytearray from being resized, while it is read
-    cdef const uint8_t[::1] view = data
+    # any buffer (bytes, bytearray, a FileBytes), read in place: the buffer
+    # held keeps it alive, and a bytearray from being resized, while it is read
+    cdef Py_buffer view
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     cdef _Reader r = _Reader()
-    r.n = view.shape[0]
-    r.s = &view[0] if r.n else <const uint8_t*>b""
+    r.n = view.len
+    r.s = <const uint8_t*>view.buf if r.n else <const uint8_t*>b""
     r.i = 0
     r.memo = {}
     r.model = None
@@ -1226,6 +1228,8 @@ def read_tokenizer_document(data):
             raise _Fallback()
     except (_Fallback, UnicodeDecodeError, ValueError):
         return None
+    finally:
+        PyBuffer_Release(&view)
     model = r.model
     if model is None or not isinstance(doc, dict) or doc.get("model") is not model.rest:
         return doc, None
