@@ -14,8 +14,9 @@ end inside a block of 16, non-ASCII units and non-ASCII spaces, a unit from
 ends of the walk's blocks of 1,024 units and stretches longer than a
 block, short texts and long ones), and GGUF ``bert``'s walk (llama.cpp's
 rule) to itself with the cache off; check that
-two rules on one model never share an answer; and that the cache never
-holds more chunks than its entries.
+two rules on one model never share an answer; that the cache never
+holds more chunks than its entries; and that a chunk of up to 14 ids is kept
+by a model whose text indices fit 16 bits, of up to 7 by any other.
 """
 
 from __future__ import annotations
@@ -175,3 +176,19 @@ def test_a_unit_from_0x8000_on_is_no_ascii_unit_of_a_chunk():
     for size in SIZES:
         m.chunk_cache_entries = size
         assert m.encode_with("a\u9869b " * 100, rules) == [2] * 100, f"{size} entries"
+
+
+@pytest.mark.parametrize("texts", [3, 70_000])
+def test_a_chunk_is_kept_with_up_to_14_ids_when_every_text_index_fits_16_bits_else_7(texts):
+    # "a" * k is k ids ("▁a", then the continuation "a", the last two texts):
+    # a slot keeps them as uint16 (14 fit) for a model of at most 0xFFFF
+    # texts, else as uint32 (7)
+    tokens = [b"[UNK]"] + [b"t%d" % i for i in range(texts - 3)] + [WORD_START + b"a", b"a"]
+    first, rest = texts - 2, texts - 1
+    kept = 14 if texts <= 0xFFFF else 7
+    for k in range(1, 18):
+        m = WordPieceModel(tokens, 0)
+        text = ("a" * k + " ") * 3
+        for _ in range(2):
+            assert m.encode_with(text, _rules(True)) == ([first] + [rest] * (k - 1)) * 3, k
+        assert m.chunk_cache_size == (1 if k <= kept else 0), f"{k} units"

@@ -159,6 +159,14 @@ best of 7; whole corpus files, en / code / multi / zh):
   11.1 / 10.4 / 19.4, 256k 10.1 / 10.0 / 20.3. CHUNK_AHEAD 64 against 32:
   even. A table of the key masks by length instead of four shifts: 1M
   more.
+* Kept: a chunk's slot from its hash's top bits (the low bits of the
+  product, used before, hung on the key's first five bytes and length:
+  'people,' and 'people.' shared two slots; en.txt's steady half missed
+  12.7k of 216.6k chunks, now ~4.5k), and its ids as uint16, 14 a slot, in
+  a model of at most 0xFFFF texts (code.txt's 'self._nframeswritten' is
+  8 to 14 ids: 11.8k of its 140k chunks were never kept). Callgrind, the
+  second half after both halves: en whole 66.05M -> 63.42M instructions,
+  code 66.85M -> 46.42M.
 * A word no token starts (its first code point begins none: ``'├──...┤'``,
   219 bytes, took 438 automaton steps each time) is [UNK] at once
   (``Automaton.starts``).
@@ -374,6 +382,23 @@ cdef extern from *:
     #endif
     }
 
+    /* out[0:14] = s[0:14], each uint16 made a uint32 */
+    static inline void wp_widen14(const uint16_t* s, uint32_t* out) {
+    #if defined(__SSE2__)
+        __m128i lo = _mm_loadu_si128((const __m128i*)s);
+        __m128i hi = _mm_loadu_si128((const __m128i*)(s + 6));
+        __m128i zero = _mm_setzero_si128();
+        _mm_storeu_si128((__m128i*)out, _mm_unpacklo_epi16(lo, zero));
+        _mm_storeu_si128((__m128i*)(out + 4), _mm_unpackhi_epi16(lo, zero));
+        _mm_storeu_si128((__m128i*)(out + 6), _mm_unpacklo_epi16(hi, zero));
+        _mm_storeu_si128((__m128i*)(out + 10), _mm_unpackhi_epi16(hi, zero));
+    #else
+        int j;
+        for (j = 0; j < 14; j++)
+            out[j] = s[j];
+    #endif
+    }
+
     /* bits j.. of a bitmap, at least 57 of them (one unaligned load: the
      * bitmap has 8 bytes from byte j >> 3 on) */
     static inline uint64_t wp_bits_from(const uint64_t* bits, size_t j) {
@@ -390,6 +415,7 @@ cdef extern from *:
     size_t wp_next_wide(const uint16_t* s, size_t j, size_t n) noexcept nogil
     bint wp_same_key(const uint64_t* a, const uint64_t* b) noexcept nogil
     uint64_t wp_bits_from(const uint64_t* bits, size_t j) noexcept nogil
+    void wp_widen14(const uint16_t* s, uint32_t* out) noexcept nogil
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
@@ -750,7 +776,8 @@ cdef inline Edge* _edge_slot(Edge* edges, uint64_t mask, uint64_t key) noexcept 
 # ------------------------------------------------------------------ chunk cache
 
 cdef enum:
-    CHUNK_IDS = 7              # ids a slot holds: a chunk of more is not kept
+    CHUNK_IDS = 7              # ids a slot holds as uint32: a chunk of more is not kept
+    CHUNK_IDS16 = 14           # ids a slot holds as uint16 (a model of at most 0xFFFF texts)
     CHUNK_MAX = 31             # code units of the longest chunk kept (the 32nd key byte: its length)
     CHUNK_WAYS = 2             # slots a key may be in: its own and the next
     CHUNK_AHEAD = 32           # chunks cut (their slots prefetched) before the first is looked up
@@ -759,7 +786,8 @@ cdef enum:
 cdef struct ChunkSlot:
     # A chunk's ids, in one cache line: its units as bytes, zero-padded, in
     # key (the last byte the chunk's length, so a slot in use never has
-    # key[3] 0)
+    # key[3] 0); ids as uint32, or as CHUNK_IDS16 uint16 (ChunkCache.narrow:
+    # code.txt's names and calls, 'self._nframeswritten', are 8 to 14 ids)
     uint64_t key[4]
     uint32_t n_ids
     uint32_t ids[CHUNK_IDS]
@@ -768,6 +796,8 @@ cdef struct ChunkCache:
     ChunkSlot* slots           # a power of two of them, or NULL
     void* memory               # what slots was cut from (the allocation)
     uint64_t mask              # the slots, less one
+    unsigned shift             # a chunk's slot: its hash >> shift (the hash's top bits)
+    bint narrow                # ids kept as uint16 (every text index fits)
     size_t used                # slots holding a chunk
     size_t limit               # WordPieceModel.chunk_cache_entries it was made for
     uint64_t tag               # the rules its ids were made by (0: none yet)
@@ -775,17 +805,23 @@ cdef struct ChunkCache:
 
 
 cdef inline uint64_t _chunk_hash(const uint64_t* k) noexcept nogil:
-    cdef uint64_t x = (k[0] ^ ((k[1] << 29) | (k[1] >> 35))) * 0x9E3779B97F4A7C15ULL
-    x ^= k[2] ^ ((k[3] << 17) | (k[3] >> 47))
-    return (x * 0xC2B2AE3D27D4EB4FULL) >> 20
+    # 44 bits, whose top ones pick the slot: every key bit reaches them
+    # through the sum and the product. (The low bits of a product, which
+    # the slot was once taken from, hang on the key's low bits only: chunks
+    # alike in their first five bytes and length, 'people,' and 'people.',
+    # shared two slots, and ~12k of en.txt's 216k chunks missed.)
+    cdef uint64_t x = (k[0] + ((k[1] << 21) | (k[1] >> 43)) + ((k[2] << 42) | (k[2] >> 22))
+                       + k[3])
+    return (x * 0x9E3779B97F4A7C15ULL) >> 20
 
 
 cdef inline const ChunkSlot* _chunk_find(const ChunkCache* c, const uint64_t* key,
                                          uint64_t h) noexcept nogil:
     cdef const ChunkSlot* s
+    cdef uint64_t at = h >> c.shift
     cdef int k
     for k in range(CHUNK_WAYS):
-        s = &c.slots[(h + k) & c.mask]
+        s = &c.slots[(at + k) & c.mask]
         if wp_same_key(s.key, key):
             return s
     return NULL
@@ -796,19 +832,26 @@ cdef inline void _chunk_put(ChunkCache* c, const uint64_t* key, uint64_t h,
     # keeps ids as the chunk's in a free slot of its two, else in one of
     # them (by a bit of the hash): a cache that stopped taking chunks when
     # full kept the first text's and missed on every later one of others
-    cdef ChunkSlot* s = &c.slots[h & c.mask]
+    cdef uint64_t at = h >> c.shift
+    cdef ChunkSlot* s = &c.slots[at & c.mask]
+    cdef uint16_t* narrow
     cdef size_t j
-    if n > CHUNK_IDS:
+    if n > (CHUNK_IDS16 if c.narrow else CHUNK_IDS):
         return
     if s.key[3] != 0:
-        s = &c.slots[(h + 1) & c.mask]
+        s = &c.slots[(at + 1) & c.mask]
         if s.key[3] != 0:
-            s = &c.slots[(h + ((h >> 40) & 1)) & c.mask]
+            s = &c.slots[(at + (h & 1)) & c.mask]
             c.used -= 1
     memcpy(s.key, key, 4 * sizeof(uint64_t))
     s.n_ids = <uint32_t>n
-    for j in range(n):
-        s.ids[j] = ids[j]
+    if c.narrow:
+        narrow = <uint16_t*>s.ids
+        for j in range(n):
+            narrow[j] = <uint16_t>ids[j]
+    else:
+        for j in range(n):
+            s.ids[j] = ids[j]
     c.used += 1
 
 
@@ -1348,7 +1391,7 @@ cdef int _run_chunked(const narrow_t* text, size_t n, size_t base, const NormTab
     # room for the ids of most texts at once (en / code / multi.txt give
     # 0.23 / 0.34 / 0.67 ids a unit): growing it from small cost ~2M
     # instructions of en.txt's half in copies
-    grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + n // 2 + CHUNK_IDS, sizeof(uint32_t), 1024)
+    grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + n // 2 + CHUNK_IDS16, sizeof(uint32_t), 1024)
     while i < n:
         count = 0
         while count < CHUNK_AHEAD and i < n:
@@ -1369,8 +1412,8 @@ cdef int _run_chunked(const narrow_t* text, size_t n, size_t base, const NormTab
                 # a chunk of p ASCII units, ended by a SPACE or the text's end
                 wp_chunk_key(units + j, <unsigned>p, keys[count])
                 hashes[count] = _chunk_hash(keys[count])
-                prefetch(&c.slots[hashes[count] & c.mask])
-                prefetch(&c.slots[(hashes[count] + 1) & c.mask])
+                prefetch(&c.slots[hashes[count] >> c.shift])
+                prefetch(&c.slots[((hashes[count] >> c.shift) + 1) & c.mask])
                 starts[count] = i
                 ends[count] = i + p
                 count += 1
@@ -1402,10 +1445,13 @@ cdef int _run_chunked(const narrow_t* text, size_t n, size_t base, const NormTab
             if hashes[k] != UINT64_MAX:
                 slot = _chunk_find(c, keys[k], hashes[k])
                 if slot != NULL:
-                    if w.n_ids + CHUNK_IDS > w.ids_cap:
-                        grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + CHUNK_IDS,
+                    if w.n_ids + CHUNK_IDS16 > w.ids_cap:
+                        grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + CHUNK_IDS16,
                                    sizeof(uint32_t), 1024)
-                    memcpy(w.ids + w.n_ids, slot.ids, CHUNK_IDS * sizeof(uint32_t))
+                    if c.narrow:
+                        wp_widen14(<const uint16_t*>slot.ids, w.ids + w.n_ids)
+                    else:
+                        memcpy(w.ids + w.n_ids, slot.ids, CHUNK_IDS * sizeof(uint32_t))
                     w.n_ids += slot.n_ids
                     continue
             first = w.n_ids
@@ -2219,9 +2265,13 @@ cdef class WordPieceModel:
                 raise MemoryError()
             c.slots = <ChunkSlot*>((<size_t>c.memory + 63) & ~(<size_t>63))
             c.mask = slots - 1
+            c.shift = 44
+            while (<uint64_t>1) << (44 - c.shift) < slots:
+                c.shift -= 1
             c.limit = self.chunk_cache_entries
             c.used = 0
             c.tag = 0
+            c.narrow = self.n_tokens <= 0xFFFF
         if c.tag != tag:
             if c.used:
                 memset(c.slots, 0, (c.mask + 1) * sizeof(ChunkSlot))
