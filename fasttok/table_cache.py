@@ -87,7 +87,6 @@ import re
 import stat
 import struct
 import zlib
-from collections import namedtuple
 from typing import Any, Optional
 
 from fasttok import registry
@@ -261,9 +260,9 @@ def _cached_encoding(name: str, spec: registry.EncodingSpec, path: str,
                                by_name=True)
 
 
-# collections.namedtuple: typing.NamedTuple would compile each field's
-# (postponed) annotation at import, on every tokenizer.json load's path
-class TokenizerJson(namedtuple("TokenizerJson", "record model_document whole max_token_value")):
+# a plain class: collections.namedtuple makes its class by exec of
+# generated source (~0.1 ms) on every tokenizer.json load's path
+class TokenizerJson:
     """One reading of a ``tokenizer.json`` file, which :func:`fasttok.load`
     and :meth:`fasttok.hf.Tokenizer.from_file` both build on.
 
@@ -283,7 +282,13 @@ class TokenizerJson(namedtuple("TokenizerJson", "record model_document whole max
     (128000, 'llama3')
     """
 
-    __slots__ = ()
+    __slots__ = ("record", "model_document", "whole", "max_token_value")
+
+    def __init__(self, record: Any, model_document: Any, whole: Any, max_token_value: int) -> None:
+        self.record = record
+        self.model_document = model_document
+        self.whole = whole
+        self.max_token_value = max_token_value
 
 
 def read_tokenizer_json(path: str, data: Optional[bytes] = None, *,

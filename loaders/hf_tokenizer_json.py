@@ -50,7 +50,6 @@ from __future__ import annotations
 import functools
 import math
 import os
-from collections import namedtuple
 from typing import Any, Optional
 
 from fasttok.errors import VocabularyError, VocabularyFileError
@@ -495,10 +494,9 @@ def tokenizer_json_file_record(data: Any, path: str) -> Vocabulary:
                                  config=read_tokenizer_config(path))
 
 
-# collections.namedtuple: typing.NamedTuple would compile each field's
-# (postponed) annotation at import, on every tokenizer.json load's path
-class TokenizerJsonReading(namedtuple("TokenizerJsonReading",
-                                      "record tables whole model_document max_token_value")):
+# a plain class: collections.namedtuple makes its class by exec of
+# generated source (~0.1 ms) on every tokenizer.json load's path
+class TokenizerJsonReading:
     """What :func:`tokenizer_json_file_reading` gives.
 
     ``record``: the file's record; for a byte-level BPE model read packed
@@ -510,7 +508,15 @@ class TokenizerJsonReading(namedtuple("TokenizerJsonReading",
     it (made on first call). ``max_token_value``: the largest id in use.
     """
 
-    __slots__ = ()
+    __slots__ = ("record", "tables", "whole", "model_document", "max_token_value")
+
+    def __init__(self, record: Any, tables: Any, whole: Any, model_document: Any,
+                 max_token_value: int) -> None:
+        self.record = record
+        self.tables = tables
+        self.whole = whole
+        self.model_document = model_document
+        self.max_token_value = max_token_value
 
 
 def tokenizer_json_file_reading(data: bytes, path: str) -> TokenizerJsonReading:
