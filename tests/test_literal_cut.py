@@ -137,6 +137,16 @@ def test_occurs_is_whether_some_string_is_in_the_text(strings, text, surrogates)
     assert LiteralCut(strings).occurs(text, surrogates) == expected
 
 
+@pytest.mark.parametrize("at", range(0, 80))
+def test_strings_of_one_first_character_are_found_at_every_place_of_a_ucs2_text(at):
+    # (one first character is searched 32 units a step, then 8 at a time)
+    cut = LiteralCut(["[CLS]", "[SEP]"])
+    for n in (at + 5, at + 6, 100):
+        text = ("日" * at + "[SEP]" + "x" * n)[:n]
+        assert cut.occurs(text) == ("[SEP]" in text), (at, n)
+        assert cut.occurs(text.replace("[SEP]", "[SEx]")) is False, (at, n)
+
+
 def test_searches_on_threads_at_once_share_one_trie_built_by_the_first():
     # a batch's first texts on a new tokenizer ask a new LiteralCut from
     # every thread at once: each search sees no trie or the whole trie

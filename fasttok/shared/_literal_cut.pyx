@@ -51,6 +51,19 @@ cdef extern from *:
                       f6 = _mm_set1_epi16((short)f[6]), f7 = _mm_set1_epi16((short)f[7]),
                       high = _mm_set1_epi16((short)0xF800), sur = _mm_set1_epi16((short)0xD800),
                       sur_on = _mm_set1_epi16(surrogates ? (short)-1 : 0);
+        if (!surrogates && f[1] == f[0] && f[2] == f[0] && f[3] == f[0] && f[4] == f[0]
+                && f[5] == f[0] && f[6] == f[0] && f[7] == f[0]) {
+            /* one first character (BERT's '['): 32 units a step to the step
+             * holding it, which the loop below takes again */
+            for (; i + 32 <= n; i += 32) {
+                __m128i a = _mm_or_si128(_mm_cmpeq_epi16(_mm_loadu_si128((const __m128i*)(s + i)), f0),
+                                         _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i*)(s + i + 8)), f0));
+                __m128i b = _mm_or_si128(_mm_cmpeq_epi16(_mm_loadu_si128((const __m128i*)(s + i + 16)), f0),
+                                         _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i*)(s + i + 24)), f0));
+                if (_mm_movemask_epi8(_mm_or_si128(a, b)))
+                    break;
+            }
+        }
         for (; i + 8 <= n; i += 8) {
             __m128i v = _mm_loadu_si128((const __m128i*)(s + i));
             __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi16(v, f0), _mm_cmpeq_epi16(v, f1)),
