@@ -320,6 +320,62 @@ def test_the_job_gives_the_ids_of_one_call_per_document(threads, chunk_bytes):
     assert (ids, offsets) == (flat, ends)
 
 
+@pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("cache_entries", [1, 2, 4096])
+def test_the_jobs_own_caches_of_any_size_give_the_ids_of_one_call(threads, cache_entries):
+    # a table of one entry, or one set, evicts at every piece
+    import threading
+
+    enc = fasttok.get_encoding("cl100k_base")
+    data = (DATA / "corpus" / "code.txt").read_bytes()[:60_000]
+    data = data[:data.rindex(b"\n") + 1]
+    job = FileJob(enc._core, None, threads, 4096, cache_entries)
+    helpers = [threading.Thread(target=job.work) for _ in range(threads - 1)]
+    for h in helpers:
+        h.start()
+    try:
+        for block in _blocks(data, b"\n", 20_000):
+            job.add(block)
+        ids, offsets = job.finish()
+    finally:
+        job.stop()
+        for h in helpers:
+            h.join()
+    flat, ends = enc.encode_ordinary_batch(data.decode().split("\n")[:-1], num_threads=1,
+                                           flat=True)
+    assert (ids, offsets) == (flat, ends)
+
+
+def test_the_jobs_caches_take_a_power_of_two_entries():
+    from fasttok.formats._byte_bpe import CoreBPE
+    from fasttok.shared._tables import TokenTables
+
+    core = CoreBPE(TokenTables([bytes([i]) for i in range(256)]), {}, scanner="gpt2")
+    with pytest.raises(ValueError, match="power of two, not 3"):
+        FileJob(core, None, 1, 4096, 3)
+
+
+@pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
+def test_a_big_files_pieces_go_to_the_jobs_cache_and_a_small_ones_to_the_threads(tmp_path):
+    from fasttok.shared import _piece_cache
+
+    enc = fasttok.get_encoding("cl100k_base")
+    text = (DATA / "corpus" / "en.txt").read_bytes()
+    text = text[:text.rindex(b"\n", 0, 40_000) + 1]
+    small, big = tmp_path / "small.txt", tmp_path / "big.txt"
+    small.write_bytes(text[:500])
+    big.write_bytes(text)
+    previous = fasttok.set_pretoken_cache(64)  # a job over 40 kB gets 512 entries
+    try:
+        enc.encode_files(big, num_threads=1)
+        assert _piece_cache.thread_info()["used"] == 0
+        enc.encode_files(small, num_threads=1)
+        assert _piece_cache.thread_info()["used"] > 0
+    finally:
+        fasttok.set_pretoken_cache(previous)
+
+
 def test_a_chunk_with_more_ids_than_the_room_made_for_them_keeps_them_all():
     # one id a byte: four times the ids a chunk's buffer has room for at first
     from fasttok.formats._byte_bpe import CoreBPE

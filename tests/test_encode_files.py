@@ -12,7 +12,7 @@ import pytest
 import fasttok
 from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON, ONE_FILE_PER_KIND
 from fasttok.errors import DocumentFileError, FasttokError
-from fasttok.shared.document_files import read_ahead, read_documents
+from fasttok.shared.document_files import job_cache_entries, read_ahead, read_documents
 
 pytestmark = pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
 
@@ -145,6 +145,19 @@ def test_read_ahead_stops_making_when_the_caller_stops():
     next(items)
     items.close()
     assert len(made) <= 3
+
+
+@pytest.mark.parametrize("size, setting, entries", [
+    (100_000, 1024, 0),  # no more than the setting: the thread's own table
+    (100_000, 16, 256),  # at most 16 times the setting
+    (100_000, 128, 1024),  # an entry every 64 bytes, rounded down to a power of two
+    (100_000, 0, 0),  # a cache turned off stays off
+    (0, 16, 0),
+])
+def test_a_file_job_gets_a_cache_by_its_files_size_and_the_setting(tmp_path, size, setting,
+                                                                   entries):
+    path = _write(tmp_path, "d.txt", b"x" * size)
+    assert job_cache_entries([path, tmp_path / "missing.txt"], setting) == entries
 
 
 @pytest.mark.parametrize("num_threads", [1, 2, 3])

@@ -1132,10 +1132,11 @@ cdef class CoreBPE(ModelBase):
 
 cdef int _encode_documents(void* model, const uint8_t* data, const uint64_t* bounds,
                            size_t n_docs, const uint8_t* allowed, uint32_t** ids, size_t* n_ids,
-                           size_t* cap, uint64_t* ends) except -1 nogil:
+                           size_t* cap, uint64_t* ends, ft_pc_table* pieces) except -1 nogil:
     # DocumentEncoder.encode: each document through _encode_utf8, as a
     # batch chunk encodes its texts (one scratch for the run, so the
-    # thread's pre-token cache serves them all), ids from codes at the end
+    # pre-token cache, pieces or the thread's, serves them all), ids from
+    # codes at the end
     # (<CoreBPE>model: a borrowed reference, no count taken without the GIL)
     cdef IdBuffer out = IdBuffer(ids[0], n_ids[0], cap[0])
     cdef size_t i, first = n_ids[0]
@@ -1147,6 +1148,8 @@ cdef int _encode_documents(void* model, const uint8_t* data, const uint64_t* bou
     scratch.memo.owned = 0
     try:
         scratch_init(&scratch, (<CoreBPE>model).view, True)
+        if pieces != NULL:
+            scratch.pieces = pieces
         for i in range(n_docs):
             (<CoreBPE>model)._encode_utf8(data + bounds[2 * i],
                                           <Py_ssize_t>(bounds[2 * i + 1] - bounds[2 * i]),

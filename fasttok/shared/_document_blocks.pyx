@@ -46,6 +46,7 @@ from libc.string cimport memchr, memcmp, memcpy
 
 from fasttok.shared._document_encoder cimport DOCUMENT_ENCODER, DocumentEncoder
 from fasttok.shared._growth cimport grow_array
+from fasttok.shared._piece_cache cimport ft_pc_table, ft_pc_table_free, ft_pc_table_init
 from fasttok.shared._utf8 cimport Utf8Text, utf8_put, utf8_text
 from fasttok.shared._utf8_strict cimport ft_utf8_strict_length
 
@@ -806,7 +807,9 @@ cdef class FileJob:
     """Blocks of documents encoded on ``threads`` threads through a compiled
     model's document encoder (``model.document_encoder()``), ``allowed`` the
     special tokens matched as specials (``None``: none), in chunks of about
-    ``chunk_bytes`` bytes of documents. The calling thread
+    ``chunk_bytes`` bytes of documents; each thread's pre-token cache is a
+    table of ``cache_entries`` (a power of two) made for the job and freed
+    with it (0: the thread's own). The calling thread
     calls :meth:`add` for each block, then :meth:`finish` for ``(ids,
     offsets)``; each helper thread calls :meth:`work` meanwhile, and
     :meth:`stop` ends them should the caller stop early.
@@ -829,6 +832,8 @@ cdef class FileJob:
     cdef int threads
     cdef size_t chunk_bytes
     cdef Chunk* ring
+    cdef ft_pc_table* tables  # the job's pre-token caches: the caller's, then a helper's each
+    cdef long helpers  # helpers that took a table; atomic
     cdef long published  # chunks published; written by the calling thread
     cdef long next_claim  # the next chunk to claim; atomic
     cdef long collected  # chunks appended to the result (the calling thread's)
@@ -842,9 +847,10 @@ cdef class FileJob:
 
     def __cinit__(self):
         self.ring = NULL
+        self.tables = NULL
 
     def __init__(self, model, const uint8_t[::1] allowed, int threads,
-                 Py_ssize_t chunk_bytes=CHUNK_BYTES):
+                 Py_ssize_t chunk_bytes=CHUNK_BYTES, Py_ssize_t cache_entries=0):
         self.capsule = model.document_encoder()
         self.encoder = <const DocumentEncoder*>PyCapsule_GetPointer(self.capsule, DOCUMENT_ENCODER)
         self.model_ptr = PyCapsule_GetContext(self.capsule)
@@ -855,6 +861,15 @@ cdef class FileJob:
         self.ring = <Chunk*>calloc(RING, sizeof(Chunk))
         if self.ring == NULL:
             raise MemoryError()
+        if cache_entries > 0:
+            if cache_entries & (cache_entries - 1):
+                raise ValueError(f"cache_entries must be a power of two, not {cache_entries}")
+            self.tables = <ft_pc_table*>calloc(self.threads, sizeof(ft_pc_table))
+            if self.tables == NULL:
+                raise MemoryError()
+            for k in range(self.threads):
+                ft_pc_table_init(&self.tables[k], <size_t>cache_entries)
+        self.helpers = 0
         self.published = self.next_claim = self.collected = self.closed = self.failed = 0
         self.ids_per_kb = 256
         self.blocks = deque()
@@ -868,6 +883,10 @@ cdef class FileJob:
             for k in range(RING):
                 free(self.ring[k].ids)
         free(self.ring)
+        if self.tables != NULL:
+            for k in range(self.threads):
+                ft_pc_table_free(&self.tables[k])
+        free(self.tables)
 
     def find_special(self, Block block not None, const uint8_t[::1] mask not None,
                      Py_ssize_t index=-1):
@@ -935,6 +954,7 @@ cdef class FileJob:
         :meth:`stop` (for the helper threads). An error is raised in the
         caller's thread, by :meth:`add` or :meth:`finish`."""
         cdef long k
+        cdef ft_pc_table* table = self._table(atomic_fetch_add(&self.helpers, 1) + 1)
         try:
             with nogil:
                 while True:
@@ -943,12 +963,19 @@ cdef class FileJob:
                         short_pause()
                     if atomic_load(&self.published) <= k or atomic_load(&self.failed):
                         break
-                    self._encode(&self.ring[k % RING])
+                    self._encode(&self.ring[k % RING], table)
         except BaseException as exc:
             self.error = exc
             atomic_store(&self.failed, 1)
 
-    cdef int _encode(self, Chunk* chunk) except -1 nogil:
+    cdef ft_pc_table* _table(self, long index) noexcept nogil:
+        # The job's table for the caller (0) or a helper, or NULL: the
+        # thread's own (no job tables, or one that could not be had)
+        if self.tables == NULL or index >= self.threads or self.tables[index].n_entries == 0:
+            return NULL
+        return &self.tables[index]
+
+    cdef int _encode(self, Chunk* chunk, ft_pc_table* table) except -1 nogil:
         # room at the start for as many ids a KiB as the chunk collected
         # last had, and 32 more (cl100k_base: en.txt 4.1 bytes an id, zh.txt
         # 2.2; text changes slowly along a file): room for an id every four
@@ -960,7 +987,7 @@ cdef class FileJob:
         cdef size_t need = chunk.size * (<size_t>atomic_load(&self.ids_per_kb) + 32) // 1024 + 16
         grow_array(<void**>&chunk.ids, &chunk.cap, need, sizeof(uint32_t), need)
         self.encoder.encode(self.model_ptr, chunk.data, chunk.bounds, chunk.n_docs, self.allowed,
-                            &chunk.ids, &chunk.n_ids, &chunk.cap, chunk.ends)
+                            &chunk.ids, &chunk.n_ids, &chunk.cap, chunk.ends, table)
         atomic_store(&chunk.state, CHUNK_ENCODED)
         return 0
 
@@ -980,7 +1007,7 @@ cdef class FileJob:
                 if atomic_cas(&self.next_claim, k, k + 1):
                     try:
                         with nogil:
-                            self._encode(&self.ring[k % RING])
+                            self._encode(&self.ring[k % RING], self._table(0))
                     except BaseException:
                         atomic_store(&self.failed, 1)
                         raise
@@ -1057,7 +1084,13 @@ cdef class FileJob:
 #   1.51-1.55 at 64k, 1.32-1.44 at 256k (gigatoken 1.46-1.73, median 1.47);
 #   two threads 1.69-1.71 against 1.48-1.54 at 256k (16 MB a thread). The
 #   setting is the process's (every thread's table; a change empties them
-#   all), so encode_files leaves it alone.
+#   all), so encode_files leaves it alone and gives each of its threads a
+#   table of its own for the call instead (document_files.job_cache_entries:
+#   16 times the setting for a file of 16 MB or more). Same 107 MB, CPU
+#   medians of four alternating processes (load 11): one thread 1.417 ->
+#   1.269 s (gigatoken 1.390), two threads 1.649 -> 1.368 s (gigatoken
+#   1.651); 1M entries instead of 256k, no better (1.24-1.29 s) and 25k
+#   more page faults.
 # * Two threads against one (the bench's 9.75 MB corpus, one copy of each
 #   file; callgrind --separate-threads): the walk took 985.6M instructions
 #   on one thread, 443.2M + 572.9M = 1016.2M on two (+3%: the helper starts

@@ -22,6 +22,8 @@ cdef extern from "ft_piece_cache.h" nogil:
                                   size_t n, uint64_t h)
     void ft_pc_put(ft_pc_table* t, uint64_t owner, const uint8_t* key, size_t n, uint64_t h,
                    const uint32_t* ids, size_t n_ids)
+    void ft_pc_table_init(ft_pc_table* t, size_t n)
+    void ft_pc_table_free(ft_pc_table* t)
 
 # The calling thread's table, or NULL when the cache is off: take it once
 # per call (it stays valid until the thread takes it again).

@@ -17,7 +17,9 @@
  * cache off). An entry holds its key and its ids inline: a piece whose bytes
  * (rounded up to 4) and ids (4 bytes each) do not fit in FT_PC_PAYLOAD bytes
  * is never cached (ft_pc_fits). Nothing else is allocated, so a thread's
- * cache is at most entries * 64 bytes, whatever it sees.
+ * cache is at most entries * 64 bytes, whatever it sees. A caller running
+ * one long job on its threads may give each a bounded table of its own for
+ * the job instead (ft_pc_table_init; encode_files does, sized by the files).
  *
  * Eviction: the table is 2-way set associative (direct mapped at 1 entry).
  * A piece goes to the set its hash names; an insertion moves the set's
@@ -213,6 +215,31 @@ static inline void ft_pc_put(ft_pc_table* t, uint64_t owner, const uint8_t* key,
     memcpy(e->payload + key_room, ids, 4 * n_ids);
 }
 
+/* Lets t's memory go (t is then off). */
+static inline void ft_pc_table_free(ft_pc_table* t) {
+    free(t->block);
+    t->block = NULL;
+    t->entries = NULL;
+    t->n_entries = 0;
+}
+
+/* Makes t an empty table of n entries, a power of two (entries NULL when n
+ * is 0 or memory ran out: the cache is then skipped, never an error). Its
+ * pages are touched as entries are used. */
+static inline void ft_pc_table_init(ft_pc_table* t, size_t n) {
+    ft_pc_table_free(t);
+    t->probes = t->hits = t->closed = 0;
+    if (n == 0) return;
+    t->block = calloc(n + 1, FT_PC_ENTRY_BYTES);
+    if (t->block == NULL) return;
+    /* whole cache lines: a probe of a set reads one or two lines */
+    t->entries = (ft_pc_entry*)(((uintptr_t)t->block + FT_PC_ENTRY_BYTES - 1)
+                                & ~(uintptr_t)(FT_PC_ENTRY_BYTES - 1));
+    t->n_entries = n;
+    t->ways = n >= 2 ? 2 : 1;
+    t->set_mask = n / t->ways - 1;
+}
+
 /* How many of t's entries hold a piece. */
 static inline size_t ft_pc_used(const ft_pc_table* t) {
     size_t i, used = 0;
@@ -258,30 +285,12 @@ static void ft_pc_set_entries(unsigned long long entries) {
 
 static unsigned long long ft_pc_entries(void) { return FT_PC_LOAD(&ft_pc_entries_set); }
 
-static void ft_pc_table_free(ft_pc_table* t) {
-    free(t->block);
-    t->block = NULL;
-    t->entries = NULL;
-    t->n_entries = 0;
-}
-
 /* Makes t an empty table of the current setting (entries NULL when off or
  * out of memory: the cache is then skipped, never an error). */
 static void ft_pc_table_make(ft_pc_table* t) {
     unsigned long long epoch = FT_PC_LOAD(&ft_pc_epoch);
-    size_t n = (size_t)ft_pc_entries();
-    ft_pc_table_free(t);
+    ft_pc_table_init(t, (size_t)ft_pc_entries());
     t->epoch = epoch;
-    t->probes = t->hits = t->closed = 0;
-    if (n == 0) return;
-    t->block = calloc(n + 1, FT_PC_ENTRY_BYTES);
-    if (t->block == NULL) return;
-    /* whole cache lines: a probe of a set reads one or two lines */
-    t->entries = (ft_pc_entry*)(((uintptr_t)t->block + FT_PC_ENTRY_BYTES - 1)
-                                & ~(uintptr_t)(FT_PC_ENTRY_BYTES - 1));
-    t->n_entries = n;
-    t->ways = n >= 2 ? 2 : 1;
-    t->set_mask = n / t->ways - 1;
 }
 
 #if defined(__unix__) || defined(__APPLE__)
