@@ -51,3 +51,23 @@ runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fasttok
 
 setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, annotate=False,
                                 include_path=["."]))
+
+# Performance notes
+#
+# - Cython's shared utility module (cythonize(..., shared_utility_qualified_name=
+#   "fasttok._cyutility") and Extension("fasttok._cyutility", sources=[])),
+#   tried in session 9: the memoryview machinery and CyFunction code of every
+#   module move into one more compiled module. The CyFunction and other
+#   common types were already shared through Cython's ABI module, so only
+#   modules with typed memoryviews init less, and importing the shared
+#   module costs more than that saves. Callgrind, fresh process, HEAD
+#   971e3d1 built both ways: `import fasttok` 164.65M -> 165.53M
+#   instructions, `import fasttok; fasttok.load(T5 conversion)` 209.39M ->
+#   209.74M; CPU time, 12 alternating fresh processes at load 6-8 (min /
+#   median ms): import 4.13 / 4.27 -> 4.43 / 4.52, load 9.87 / 10.41 ->
+#   9.59 / 9.98, both 14.04 / 14.75 -> 14.09 / 14.61. Not kept. What a
+#   load's modules save instead is not to use typed memoryviews (a
+#   module without one carries none of that machinery): _json_reader and
+#   _unigram read buffers through PyObject_GetBuffer and cpython.array.
+#   It also needs structmember.h for _encoding_lists' PyMemberDef (the
+#   shared build no longer includes it in each module).
