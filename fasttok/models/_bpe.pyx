@@ -22,8 +22,10 @@ A long piece (a megabyte of random letters, of "=", of CJK) first gets cheaper:
 * it is cut where no token can span two neighbouring bytes (``_crossable``:
   no token holds the two, none starts or ends with them and none holds the
   four bytes around them): no merge can cross such a point, so each side is
-  an independent piece. (Short pieces that start from whole characters are
-  cut the same way: a Chinese piece falls apart into single characters.) Random letters, CJK and byte soup fall apart into spans
+  an independent piece. (Short pieces are cut the same way, a character at
+  a time: a Chinese piece falls apart into single characters, and a
+  character between two cuts is a read of ``char_ids``, the encoding of
+  its bytes on their own.) Random letters, CJK and byte soup fall apart into spans
   of a few bytes (1 MB of random letters: 8x the time of 1 MB of English
   through the queue, 2.5x cut);
 * a span that is still long is encoded a 4 KB chunk at a time, and two
@@ -71,8 +73,9 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
 from fasttok.shared._growth cimport grow_array
-from fasttok.shared._tables cimport NO_PAIR, NO_TOKEN, SELF_NO, SELF_UNKNOWN, SELF_YES, ByteStrings, \
-    TokenTablesView, find_token, ft_load_byte, ft_store_byte, pair_value, prefetch, window_bit
+from fasttok.shared._tables cimport CHAR_COUNT_SHIFT, CHAR_ID_BITS, NO_PAIR, NO_TOKEN, SELF_NO, SELF_UNKNOWN, \
+    SELF_YES, ByteStrings, TokenTablesView, find_token, ft_load_byte, ft_load_word, ft_store_byte, ft_store_word, \
+    pair_value, prefetch, window_bit
 
 
 cdef enum:
@@ -607,9 +610,124 @@ cdef size_t _char_parts(const TokenTablesView* t, const uint8_t* piece, size_t n
     return m
 
 
-cdef int _encode_short(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+cdef inline size_t _unit(const uint8_t* p, size_t left, size_t* slot) noexcept nogil:
+    # The width of the character at p when it is a lead byte and its 1 or 2
+    # continuation bytes (then slot is its char_ids entry), else 1. Any such
+    # bytes will do, canonical or not: slots are the bytes, not code points.
+    cdef uint8_t b = p[0]
+    if b >= 0xE0:
+        if b < 0xF0 and left >= 3 and (p[1] & 0xC0) == 0x80 and (p[2] & 0xC0) == 0x80:
+            slot[0] = ((<size_t>b & 0x0F) << 12) | ((<size_t>p[1] & 0x3F) << 6) | (p[2] & 0x3F)
+            return 3
+    elif b >= 0xC0:
+        if left >= 2 and (p[1] & 0xC0) == 0x80:
+            slot[0] = 0x10000 | ((<size_t>b & 0x1F) << 6) | (p[1] & 0x3F)
+            return 2
+    return 1
+
+
+cdef inline int _emit_char(const TokenTablesView* t, const uint8_t* p, size_t w, size_t slot,
+                           IdBuffer* out, PairMemo* memo) except -1 nogil:
+    # BPE of one character's w bytes on their own: its char_ids entry (the
+    # first time _learn_char's). out has room for 3 more ids.
+    cdef uint64_t e = ft_load_word(&t.char_ids[slot])
+    cdef uint64_t mask = (1ULL << CHAR_ID_BITS) - 1
+    if e == 0:
+        return _learn_char(t, p, w, slot, out, memo)
+    out.data[out.len] = <uint32_t>(e & mask)
+    out.data[out.len + 1] = <uint32_t>((e >> CHAR_ID_BITS) & mask)
+    out.data[out.len + 2] = <uint32_t>((e >> (2 * CHAR_ID_BITS)) & mask)
+    out.len += e >> CHAR_COUNT_SHIFT
+    return 0
+
+
+cdef int _learn_char(const TokenTablesView* t, const uint8_t* p, size_t w, size_t slot,
+                     IdBuffer* out, PairMemo* memo) except -1 nogil:
+    # _emit_char of a character whose entry is unknown: merged, and kept.
+    cdef size_t before = out.len, k
+    cdef uint64_t e
+    _encode_parts(t, p, w, out, memo)
+    e = <uint64_t>(out.len - before) << CHAR_COUNT_SHIFT
+    for k in range(out.len - before):
+        if out.data[before + k] >> CHAR_ID_BITS:
+            return 0  # (NO_TOKEN: a byte that is no token) not kept
+        e |= <uint64_t>out.data[before + k] << (CHAR_ID_BITS * k)
+    ft_store_word(&t.char_ids[slot], e)
+    return 0
+
+
+cdef inline int _emit_stretch(const TokenTablesView* t, const uint8_t* piece, size_t start, size_t end,
+                              size_t units, size_t slot, IdBuffer* out, PairMemo* memo) except -1 nogil:
+    # BPE of piece[start:end], units characters or bytes between two cuts
+    # (slot: the last one's, when a character). out has room for 3 more ids
+    # than bytes are left.
+    if units > 1:
+        return _encode_parts(t, piece + start, end - start, out, memo)
+    if end - start == 1:
+        out.data[out.len] = t.byte_ids[piece[start]]
+        out.len += 1
+        return 0
+    return _emit_char(t, piece + start, end - start, slot, out, memo)
+
+
+cdef int _encode_short(const TokenTablesView* t, const uint8_t* piece, size_t n,
                        IdBuffer* out, PairMemo* memo) except -1 nogil:
-    # BPE of 2..LINEAR_MAX bytes on the stack.
+    # BPE of 2..LINEAR_MAX bytes. A piece of no 2- or 3-byte character
+    # starts from its bytes (_encode_bytes). Else, with char_ids, it is
+    # walked a character (or a byte) at a time and cut where no token
+    # crosses (_crossable); a stretch between cuts that is one character is
+    # that character's char_ids entry, one byte that byte's id, and only
+    # longer stretches are merged (_encode_parts). A Chinese piece is then
+    # a table read a character, where merging from its parts asked whether
+    # each character is atomic where it stands and then merged the bytes
+    # of those that are not.
+    cdef size_t i = 0, w, run = 0, units = 0, slot = 0, run_slot = 0
+    while i < n and piece[i] < 0xC0:
+        i += 1
+    if i == n:
+        return _encode_bytes(t, piece, n, out, memo)
+    if t.char_ids == NULL:
+        return _encode_parts(t, piece, n, out, memo)
+    if out.len + n + 3 > out.cap:
+        ids_reserve(out, n + 3)
+    i = 0
+    while i < n:
+        w = _unit(piece + i, n - i, &slot)
+        if i > run and not _crossable(t, piece, n, i):
+            _emit_stretch(t, piece, run, i, units, run_slot, out, memo)
+            run = i
+            units = 0
+        units += 1
+        run_slot = slot
+        i += w
+    return _emit_stretch(t, piece, run, n, units, run_slot, out, memo)
+
+
+cdef int _encode_bytes(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                       IdBuffer* out, PairMemo* memo) except -1 nogil:
+    # BPE of 2..LINEAR_MAX bytes from one part a byte.
+    cdef uint32_t start[LINEAR_MAX + 1]
+    cdef uint32_t ids[LINEAR_MAX]
+    cdef uint64_t vals[LINEAR_MAX]
+    cdef size_t i, m
+    for i in range(n):
+        start[i] = <uint32_t>i
+        ids[i] = tables.byte_ids[piece[i]]
+    start[n] = <uint32_t>n
+    for i in range(n - 1):
+        vals[i] = tables.byte_pairs[(<uint32_t>piece[i] << 8) | piece[i + 1]]
+    m = _merge_linear(tables, piece, start, ids, vals, n, memo)
+    if out.len + m > out.cap:  # (the call, with nothing to grow, was 50 instructions a piece)
+        ids_reserve(out, m)
+    memcpy(out.data + out.len, ids, m * sizeof(uint32_t))
+    out.len += m
+    return 0
+
+
+cdef int _encode_parts(const TokenTablesView* tables, const uint8_t* piece, size_t n,
+                       IdBuffer* out, PairMemo* memo) except -1 nogil:
+    # BPE of 2..LINEAR_MAX bytes on the stack, from atomic characters whole
+    # (_char_parts) where the tables have them.
     cdef uint32_t start[LINEAR_MAX + 1]
     cdef uint32_t ids[LINEAR_MAX]
     cdef uint64_t vals[LINEAR_MAX]
@@ -618,48 +736,39 @@ cdef int _encode_short(const TokenTablesView* tables, const uint8_t* piece, size
     cdef uint64_t v
     if tables.atomic_chars != NULL:
         m = _char_parts(tables, piece, n, start, ids)
-    if m < n:
-        # Merged one run of parts at a time between the points no token
-        # crosses (_crossable): a Chinese piece falls apart into characters
-        # that are tokens already, and merging sees only the few runs left.
-        k = 0
-        seg = 0
-        for i in range(1, m + 1):
-            if i < m and _crossable(tables, piece, n, start[i]):
-                continue
-            if i - seg == 1:
-                ids[k] = ids[seg]
-                k += 1
-            elif i - seg == 2:
-                # two parts (two characters, or a character's two parts): one lookup
-                left = ids[seg]
-                right = ids[seg + 1]
-                v = _value(tables, piece, start[seg], start[i], left, right, memo)
-                if v == NO_PAIR:
-                    ids[k] = left
-                    ids[k + 1] = right
-                    k += 2
-                else:
-                    ids[k] = <uint32_t>v
-                    k += 1
+    if m == n:
+        return _encode_bytes(tables, piece, n, out, memo)
+    # Merged one run of parts at a time between the points no token
+    # crosses (_crossable): a Chinese piece falls apart into characters
+    # that are tokens already, and merging sees only the few runs left.
+    k = 0
+    seg = 0
+    for i in range(1, m + 1):
+        if i < m and _crossable(tables, piece, n, start[i]):
+            continue
+        if i - seg == 1:
+            ids[k] = ids[seg]
+            k += 1
+        elif i - seg == 2:
+            # two parts (two characters, or a character's two parts): one lookup
+            left = ids[seg]
+            right = ids[seg + 1]
+            v = _value(tables, piece, start[seg], start[i], left, right, memo)
+            if v == NO_PAIR:
+                ids[k] = left
+                ids[k + 1] = right
+                k += 2
             else:
-                _first_values(tables, piece, start + seg, ids + seg, vals, i - seg, memo)
-                m_run = _merge_linear(tables, piece, start + seg, ids + seg, vals, i - seg, memo)
-                if k < seg:
-                    memmove(ids + k, ids + seg, m_run * sizeof(uint32_t))
-                k += m_run
-            seg = i
-        m = k
-    else:
-        if tables.atomic_chars == NULL:
-            # (else _char_parts, finding no character whole, wrote the same)
-            for i in range(n):
-                start[i] = <uint32_t>i
-                ids[i] = tables.byte_ids[piece[i]]
-            start[n] = <uint32_t>n
-        for i in range(n - 1):
-            vals[i] = tables.byte_pairs[(<uint32_t>piece[i] << 8) | piece[i + 1]]
-        m = _merge_linear(tables, piece, start, ids, vals, n, memo)
+                ids[k] = <uint32_t>v
+                k += 1
+        else:
+            _first_values(tables, piece, start + seg, ids + seg, vals, i - seg, memo)
+            m_run = _merge_linear(tables, piece, start + seg, ids + seg, vals, i - seg, memo)
+            if k < seg:
+                memmove(ids + k, ids + seg, m_run * sizeof(uint32_t))
+            k += m_run
+        seg = i
+    m = k
     if out.len + m > out.cap:  # (the call, with nothing to grow, was 50 instructions a piece)
         ids_reserve(out, m)
     memcpy(out.data + out.len, ids, m * sizeof(uint32_t))
@@ -1119,3 +1228,12 @@ cdef int bpe_sample_piece(const TokenTablesView* tables, const uint8_t* piece, s
 # side adds to atomic_contexts' bit) instead of the comparisons: steady
 # protocol, callgrind, cl100k zh 93.26M -> 93.06M, llama3 zh 98.10M ->
 # 97.68M, en unchanged; not kept for 0.2-0.4%.
+# Short pieces walked a character at a time (_encode_short), a character
+# between cuts read from char_ids, longer stretches merged from their parts
+# as before; pieces of no 2- or 3-byte character start from their bytes
+# without _char_parts. Steady protocol, callgrind, zh: cl100k 131.7M ->
+# 109.2M instructions, o200k 149.7M -> 122.8M, llama3 140.8M -> 126.5M,
+# qwen3 151.4M -> 142.0M; cl100k en 107.2M -> 101.1M, multi 171.5M ->
+# 173.6M. Per character of zh before: _atomic_char ~44 instructions, the
+# part loop ~29, the cut test ~28, the run loop ~47, merging a character
+# that is no token ~50 (cl100k_base: half of zh's characters are none).

@@ -15,10 +15,14 @@ cdef extern from *:
     #define FT_PREFETCH(p) __builtin_prefetch(p)
     #define ft_load_byte(p) __atomic_load_n((p), __ATOMIC_RELAXED)
     #define ft_store_byte(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+    #define ft_load_word(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+    #define ft_store_word(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
     #else
     #define FT_PREFETCH(p) ((void)(p))
     #define ft_load_byte(p) (*(volatile unsigned char*)(p))
     #define ft_store_byte(p, v) (*(volatile unsigned char*)(p) = (v))
+    #define ft_load_word(p) (*(volatile unsigned long long*)(p))
+    #define ft_store_word(p, v) (*(volatile unsigned long long*)(p) = (v))
     #endif
     """
     const uint64_t NO_PAIR "FT_NO_PAIR"
@@ -28,6 +32,15 @@ cdef extern from *:
     # same value, so relaxed order is enough (and a plain access a data race).
     uint8_t ft_load_byte(const uint8_t* p) noexcept nogil
     void ft_store_byte(uint8_t* p, uint8_t v) noexcept nogil
+    # The same for a 64-bit word (char_ids' entries).
+    uint64_t ft_load_word(const uint64_t* p) noexcept nogil
+    void ft_store_word(uint64_t* p, uint64_t v) noexcept nogil
+
+cdef enum:
+    CHAR_ID_BITS = 20
+    CHAR_COUNT_SHIFT = 60
+    # char_ids' entries: 65536 3-byte sequences (lead E0-EF), then 2048 2-byte (lead C0-DF)
+    CHAR_SLOTS = 0x10800
 
 cdef enum:
     # merges_to_self[t]: whether BPE of token t's bytes gives t back
@@ -132,6 +145,14 @@ cdef struct TokenTablesView:
     # without the whole-piece shortcut (merge lists without ignore_merges)
     # would merge it again each time. Written while encoding (ft_store_byte).
     uint8_t* merges_to_self
+    # The BPE of each 2- or 3-byte character's bytes on their own (char_slot
+    # is its entry), found the first time a piece needs it: up to three ids
+    # of CHAR_ID_BITS bits and their count (CHAR_COUNT_SHIFT), 0 while
+    # unknown. Where no token crosses either edge of a character in a piece
+    # its ids are these (a Chinese piece is mostly such characters). Written
+    # while encoding (ft_store_word); NULL where atomic_chars is, or ids need
+    # more bits.
+    uint64_t* char_ids
     bint use_pairs
     uint32_t byte_ids[256]
 
@@ -328,6 +349,7 @@ cdef class TokenTables:
     cdef uint64_t* token_windows
     cdef uint64_t* token_filter
     cdef uint8_t* merges_to_self
+    cdef uint64_t* char_ids
     cdef int _fill_token_filter(self) except -1
     cdef int _fill_token_windows(self) except -1
     cdef int _fill_pair_filter(self) except -1

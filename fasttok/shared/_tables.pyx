@@ -209,6 +209,7 @@ cdef class TokenTables:
         self.token_windows = NULL
         self.token_filter = NULL
         self.merges_to_self = NULL
+        self.char_ids = NULL
 
     def __init__(self, tokens, priorities=None, merges=None, merge_tokens=None, *,
                  bint later_merge_wins=False):
@@ -435,6 +436,7 @@ cdef class TokenTables:
         self.view.byte_pairs = self.byte_pairs
         self.view.atomic_chars = NULL
         self.view.atomic_contexts = NULL
+        self.view.char_ids = NULL
         # without a byte that starts a 2- or 3-byte character (the special
         # tokens' tables) there is nothing atomic, and the search's 1.4 MB of
         # scratch would cost more than everything else here
@@ -452,6 +454,12 @@ cdef class TokenTables:
                 free(first_merge)
         self.view.atomic_chars = self.atomic_chars
         self.view.atomic_contexts = self.atomic_contexts
+        if self.strings.n <= (1 << CHAR_ID_BITS):
+            # calloc'd: pages are touched as characters reach them
+            self.char_ids = <uint64_t*>calloc(CHAR_SLOTS, sizeof(uint64_t))
+            if not self.char_ids:
+                raise MemoryError()
+            self.view.char_ids = self.char_ids
         return 0
 
     cdef uint32_t* _first_merges(self, bint check_spelling) except? NULL:
@@ -772,6 +780,7 @@ cdef class TokenTables:
         free(self.token_edges)
         free(self.token_windows)
         free(self.merges_to_self)
+        free(self.char_ids)
         free(self.token_filter)
 
     def __len__(self):
