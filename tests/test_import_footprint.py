@@ -131,6 +131,23 @@ def test_loading_a_bert_file_with_settings_and_a_config_imports_no_drop_in_modul
     assert not imported & (DROP_IN | {"json"})
 
 
+def test_a_bert_files_load_imports_no_charsmap_reader():
+    # the charsmap's module serves Precompiled normalizers, which BERT's has not
+    if not MINILM.is_file():
+        pytest.skip(missing_data_reason(MINILM))
+    first = _run(str(MINILM))[0]
+    assert "fasttok.shared._charsmap" not in set(first["load"]) | set(first["encode"])
+
+
+def test_a_bert_files_load_leaves_the_special_tokens_search_to_the_first_encode():
+    # the search (and its compiled module) is made when a text is first encoded
+    if not MINILM.is_file():
+        pytest.skip(missing_data_reason(MINILM))
+    first = _run(str(MINILM))[0]
+    assert "fasttok.shared._literal_cut" not in first["load"]
+    assert "fasttok.shared._literal_cut" in first["encode"]
+
+
 def test_a_bert_files_load_and_first_encode_leave_the_decoders_clean_up_to_a_decode():
     # the WordPiece decoder's module is loaded; the clean-up's (which holds
     # llama.cpp's passes too) waits for the first decode

@@ -27,9 +27,11 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from fasttok.shared._literal_cut import LiteralCut
+if TYPE_CHECKING:
+    from fasttok.shared._literal_cut import LiteralCut
+
 
 __all__ = ["AddedToken", "AddedTokens", "is_word_char", "WHITE_SPACE"]
 
@@ -113,8 +115,10 @@ class _Matcher:
 
     @functools.cached_property
     def literal(self) -> LiteralCut:
-        """The tokens' texts as one compiled search (built on first use:
-        Gemma 3's trie takes milliseconds)."""
+        """The tokens' texts as one compiled search (built, and its module
+        imported, on first use: Gemma 3's trie takes milliseconds)."""
+        from fasttok.shared._literal_cut import LiteralCut
+
         return LiteralCut(self.by_text)
 
     @functools.cached_property

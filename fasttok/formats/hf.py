@@ -36,7 +36,6 @@ import functools
 from collections.abc import Callable
 from typing import Any, Optional
 
-from fasttok.shared._literal_cut import LiteralCut
 from fasttok.errors import FasttokError
 from fasttok.formats.hf_stages import HFStages, stages_from_document
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json
@@ -238,15 +237,23 @@ class HFModel(ModelBase):
         self._order_ids = [by_content[c.decode("utf-8")] for c in self.special_order]
         #: allowed mask (None: none allowed) -> the added token ids it allows
         self._allowed: dict = {None: frozenset()}
-        #: (text, mask) -> the index in special_order of the first added
-        #: token mask selects in text (leftmost, then longest), or -1: one
-        #: compiled search, what Encoding.encode's default call asks first
-        self.find_special = LiteralCut(c.decode("utf-8") for c in special_order).find
         post = pipeline.post_processor
         #: ids -> ids with what the file's post-processor adds to one sequence
         self.post_processor = post.ids_only() if post is not None else list
 
     # ------------------------------------------------------------ ids
+    @functools.cached_property
+    def find_special(self) -> Callable[[str, bytes], int]:
+        """``(text, mask)`` -> the index in ``special_order`` of the first
+        added token ``mask`` selects in ``text`` (leftmost, then longest), or
+        -1: one compiled search, what ``Encoding.encode``'s default call asks
+        first. Built by that first call, so a load imports no search (a BERT
+        file's compiled walk, which cimports it too, waits for the first
+        encode as well)."""
+        from fasttok.shared._literal_cut import LiteralCut
+
+        return LiteralCut(c.decode("utf-8") for c in self.special_order).find
+
     def _allowed_ids(self, allowed: Optional[bytes]) -> frozenset:
         found = self._allowed.get(allowed)
         if found is None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fasttok.errors import FasttokError
-from fasttok.shared._charsmap import CharsmapError, charsmap_from_base64
 from fasttok.shared.json_fields import Fields
 
 __all__ = ["normalizer_from_json"]
@@ -57,6 +56,7 @@ def _replace(f: Fields):
 
 def _precompiled(f: Fields):
     from fasttok.normalizers.precompiled import Precompiled
+    from fasttok.shared._charsmap import CharsmapError, charsmap_from_base64
     text = f.str("precompiled_charsmap")
     where = f.at("precompiled_charsmap")
     if not text:
