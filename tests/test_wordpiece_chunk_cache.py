@@ -15,8 +15,10 @@ ends of the walk's blocks of 1,024 units and stretches longer than a
 block, short texts and long ones), and GGUF ``bert``'s walk (llama.cpp's
 rule) to itself with the cache off; check that
 two rules on one model never share an answer; that the cache never
-holds more chunks than its entries; and that a chunk of up to 14 ids is kept
-by a model whose text indices fit 16 bits, of up to 7 by any other.
+holds more chunks than its entries; that a chunk of up to 14 ids is kept
+by a model whose text indices fit 16 bits, of up to 7 by any other; and that
+a chunk holding units past ASCII is kept up to 31 units of a ``str`` of kind
+1, 15 of one of kind 2.
 """
 
 from __future__ import annotations
@@ -192,3 +194,17 @@ def test_a_chunk_is_kept_with_up_to_14_ids_when_every_text_index_fits_16_bits_el
         for _ in range(2):
             assert m.encode_with(text, _rules(True)) == ([first] + [rest] * (k - 1)) * 3, k
         assert m.chunk_cache_size == (1 if k <= kept else 0), f"{k} units"
+
+
+@pytest.mark.parametrize("unit, longest", [("\u00e9", 31), ("\u4e16", 15)])
+def test_a_chunk_past_ascii_is_kept_up_to_31_units_of_a_1_byte_str_and_15_of_a_2_byte_one(
+        unit, longest):
+    # (a str of kind 1 keyed by its bytes, of kind 2 by its uint16s)
+    lengths = (1, longest, longest + 1)
+    tokens = [b"[UNK]"] + [WORD_START + (unit * k).encode() for k in lengths]
+    for i, k in enumerate(lengths):
+        m = WordPieceModel(tokens, 0)
+        text = (unit * k + " ") * 3
+        for _ in range(2):
+            assert m.encode_with(text, _rules(True)) == [1 + i] * 3, f"{k} units"
+        assert m.chunk_cache_size == (1 if k <= longest else 0), f"{k} units"

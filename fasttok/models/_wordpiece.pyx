@@ -166,7 +166,11 @@ best of 7; whole corpus files, en / code / multi / zh):
   a model of at most 0xFFFF texts (code.txt's 'self._nframeswritten' is
   8 to 14 ids: 11.8k of its 140k chunks were never kept). Callgrind, the
   second half after both halves: en whole 66.05M -> 63.42M instructions,
-  code 66.85M -> 46.42M.
+  code 66.85M -> 46.42M. Then chunks of other units kept too (a str of
+  kind 1 by its bytes, up to 31; of kind 2 by its uint16s, up to 15): en
+  whole 57.74M -> 54.85M (its curly quotes and box drawing), code 46.42M
+  -> 46.71M; 5,000 lines a call: multi 25.39M -> 20.31M, zh 67.62M ->
+  64.84M.
 * A word no token starts (its first code point begins none: ``'├──...┤'``,
   219 bytes, took 438 automaton steps each time) is [UNK] at once
   (``Automaton.starts``).
@@ -382,6 +386,15 @@ cdef extern from *:
     #endif
     }
 
+    /* key[0:4] of a chunk of p (1..15) units of a str of kind 2 holding
+     * one past ASCII: its units, zero padded, and 0x80 | p in the last
+     * byte (no chunk of bytes has that length byte) */
+    static inline void wp_wide_key(const uint16_t* s, unsigned p, uint64_t* key) {
+        key[0] = key[1] = key[2] = key[3] = 0;
+        memcpy(key, s, 2 * (size_t)p);
+        key[3] |= (uint64_t)(0x80 | p) << 56;
+    }
+
     /* out[0:14] = s[0:14], each uint16 made a uint32 */
     static inline void wp_widen14(const uint16_t* s, uint32_t* out) {
     #if defined(__SSE2__)
@@ -416,6 +429,7 @@ cdef extern from *:
     bint wp_same_key(const uint64_t* a, const uint64_t* b) noexcept nogil
     uint64_t wp_bits_from(const uint64_t* bits, size_t j) noexcept nogil
     void wp_widen14(const uint16_t* s, uint32_t* out) noexcept nogil
+    void wp_wide_key(const uint16_t* s, unsigned p, uint64_t* key) noexcept nogil
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
@@ -779,6 +793,7 @@ cdef enum:
     CHUNK_IDS = 7              # ids a slot holds as uint32: a chunk of more is not kept
     CHUNK_IDS16 = 14           # ids a slot holds as uint16 (a model of at most 0xFFFF texts)
     CHUNK_MAX = 31             # code units of the longest chunk kept (the 32nd key byte: its length)
+    CHUNK_WIDE_MAX = 15        # of one holding a unit past ASCII in a str of kind 2 (as uint16)
     CHUNK_WAYS = 2             # slots a key may be in: its own and the next
     CHUNK_AHEAD = 32           # chunks cut (their slots prefetched) before the first is looked up
     CHUNK_ENTRIES = 1 << 17    # WordPieceModel.chunk_cache_entries of a new model (8 MiB)
@@ -1388,6 +1403,9 @@ cdef int _run_chunked(const narrow_t* text, size_t n, size_t base, const NormTab
     cdef uint64_t seps, stops
     cdef const ChunkSlot* slot
     cdef int done
+    cdef size_t longest = CHUNK_WIDE_MAX  # units of a chunk of other units kept
+    if narrow_t is uint8_t:
+        longest = CHUNK_MAX
     # room for the ids of most texts at once (en / code / multi.txt give
     # 0.23 / 0.34 / 0.67 ids a unit): growing it from small cost ~2M
     # instructions of en.txt's half in copies
@@ -1419,9 +1437,10 @@ cdef int _run_chunked(const narrow_t* text, size_t n, size_t base, const NormTab
                 count += 1
                 i += p + 1  # past the SPACE (or the end)
                 continue
-            # anything else runs to the next SPACE unit, joined to a stretch
-            # of such before it (hashes[k] UINT64_MAX marks one: a chunk's
-            # hash is below 2 ** 44)
+            # anything else runs to the next SPACE unit; past CHUNK_MAX
+            # units (CHUNK_WIDE_MAX of a str of kind 2) it is walked,
+            # joined to a stretch of such before it (hashes[k] UINT64_MAX
+            # marks one: a chunk's hash is below 2 ** 44)
             start = i
             end = _next_sep(sep, j + 1)
             if end < CHUNK_VIEW:
@@ -1432,6 +1451,23 @@ cdef int _run_chunked(const narrow_t* text, size_t n, size_t base, const NormTab
                     end += 1
             if end > n:
                 end = n
+            if end - start <= longest:
+                # a chunk of other units (en.txt's curly quotes and box
+                # drawing, multi.txt's words) keyed by its units as they
+                # are: a str of kind 1 by its bytes (its view), of kind 2
+                # by its uint16s (wp_wide_key)
+                if narrow_t is uint8_t:
+                    wp_chunk_key(units + j, <unsigned>(end - start), keys[count])
+                else:
+                    wp_wide_key(text + start, <unsigned>(end - start), keys[count])
+                hashes[count] = _chunk_hash(keys[count])
+                prefetch(&c.slots[hashes[count] >> c.shift])
+                prefetch(&c.slots[((hashes[count] >> c.shift) + 1) & c.mask])
+                starts[count] = start
+                ends[count] = end
+                count += 1
+                i = end
+                continue
             if count and hashes[count - 1] == UINT64_MAX:
                 ends[count - 1] = end
             else:
