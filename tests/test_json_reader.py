@@ -116,6 +116,18 @@ def test_generated_model_packs_as_json_loads_reads_it(vocab, merges, ascii_only)
     assert all(packed.vocab.get(text) == i for text, i in vocab.items())
 
 
+@pytest.mark.parametrize("separators", [(",", ":"), (", ", ": ")])
+def test_vocab_keys_of_every_length_pack_as_json_loads_reads_them(separators):
+    # keys of 0 to 40 bytes, the file ending a few bytes after the last (a
+    # compact file's short key is copied in one fixed-size move)
+    vocab = {"k" * n + "\u00e9" * (n % 3) + "\\" * (n % 5 == 4): i for i, n in enumerate(range(41))}
+    for keys in (vocab, {"ab": 0}, {"": 0, "a": 1}):
+        model = {"type": "BPE", "merges": [], "vocab": keys}
+        data = json.dumps({"model": model}, separators=separators, ensure_ascii=False).encode()
+        doc, packed = parse_tokenizer_json(data, "t.json")
+        assert packed.vocab.to_dict() == keys
+
+
 _score = st.integers(-2**70, 2**70) | st.floats(allow_nan=False, allow_infinity=False)
 
 

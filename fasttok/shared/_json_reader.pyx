@@ -187,8 +187,14 @@ cdef int _unescape(const uint8_t* s, size_t n, size_t* at, uint8_t** buf, size_t
             i += 1
         length = i - start
         if length:
-            grow_array(<void**>buf, cap, used[0] + length, 1, 4096)
-            memcpy(buf[0] + used[0], s + start, length)
+            # 16 bytes of room more than the run: a run of up to 16 (a
+            # vocabulary's key) is one fixed-size copy, two moves instead
+            # of a call of memcpy (what follows it is written over)
+            grow_array(<void**>buf, cap, used[0] + length + 16, 1, 4096)
+            if length <= 16 and start + 16 <= n:
+                memcpy(buf[0] + used[0], s + start, 16)
+            else:
+                memcpy(buf[0] + used[0], s + start, length)
             used[0] += length
         if i >= n:
             return 1
@@ -586,7 +592,8 @@ cdef class PackedMerges(PackedTexts):
 
 
 cdef int _vocab_room(PackedVocab v, Py_ssize_t e) except -1 nogil:
-    # room for entry e and the offset after it (the arrays grow together)
+    # room for entry e and the offset after it (the arrays grow together);
+    # the packing loop calls it only when they are full
     cdef void* grown
     if <size_t>e + 2 <= v.entry_cap:
         return 0
@@ -616,10 +623,13 @@ cdef int _pack_vocab(PackedVocab v, const uint8_t* s, size_t n, size_t* at) exce
             return 1
         if _unescape(s, n, &i, &v.data, &v.data_cap, &used):
             return 1
-        i = _skip_space(s, n, i)
-        if i >= n or s[i] != 0x3A:
-            return 1
-        i = _skip_space(s, n, i + 1)
+        if i + 1 < n and s[i] == 0x3A and 0x30 <= s[i + 1] <= 0x39:
+            i += 1  # a compact file's "key":id (no call to skip nothing)
+        else:
+            i = _skip_space(s, n, i)
+            if i >= n or s[i] != 0x3A:
+                return 1
+            i = _skip_space(s, n, i + 1)
         value = 0
         digits = 0
         while i < n and 0x30 <= s[i] <= 0x39:
@@ -632,7 +642,8 @@ cdef int _pack_vocab(PackedVocab v, const uint8_t* s, size_t n, size_t* at) exce
             return 1
         if i < n and (s[i] == 0x2E or s[i] == 0x65 or s[i] == 0x45):
             return 1  # a float
-        _vocab_room(v, e)
+        if <size_t>e + 2 > v.entry_cap:
+            _vocab_room(v, e)
         v.entry_ids[e] = value
         e += 1
         v.offsets[e] = used
