@@ -155,6 +155,16 @@ def test_long_blocks_cut_at_a_byte_give_the_documents_of_split(parts, block_size
         assert docs == _split(data, separator)
 
 
+def test_a_files_first_blocks_grow_from_256_kib_to_the_block_size():
+    # (the threads that encode wait for the first block only)
+    data = b"".join(b"line %7d\n" % i for i in range(400_000))  # 5.2 MB of 13-byte lines
+    blocks = _blocks(data, b"\n", 2 << 20)
+    read = [len(b.raw()) + 1 for b in blocks]
+    limits = [256 << 10, 512 << 10, 1 << 20] + [2 << 20] * (len(read) - 3)
+    assert all(abs(n - limit) < 13 for n, limit in zip(read[:-1], limits))  # a line carried
+    assert [d for b in blocks for d in b.docs] == _split(data, b"\n")
+
+
 def test_each_block_names_the_line_of_each_document():
     data = b"one\ntwo\n\nfour\nfive"
     for block_size in (1, 3, 100):
