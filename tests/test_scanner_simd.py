@@ -5,8 +5,9 @@ NEON where the build has them) and once after ``use_simd(False)``; the
 pieces must be the same. The texts put the 16-byte windows' edges
 everywhere: ASCII words of 1-40 letters after 0-40 bytes of lead-in (so a
 run starts and ends at every offset of a window), a non-ASCII letter, mark,
-space or punctuation at every offset, texts of 15-17 bytes around the
-16-byte minimum, and hypothesis text that is mostly ASCII. That the byte
+space or punctuation at every offset, runs of ASCII punctuation, digits and
+whitespace followed by every kind of character or the end, texts of 15-17
+bytes around the 16-byte minimum, and hypothesis text that is mostly ASCII. That the byte
 path splits as the regexes do is test_pretokenizer_scanners.py's job.
 """
 
@@ -58,6 +59,32 @@ def test_a_non_ascii_character_at_every_offset_is_read_alike(char):
         assert_same_pieces(word[:offset] + char + word[offset:] + " and more words here")
         assert_same_pieces(" " + word[:offset] + char + " x " * 8)
         assert_same_pieces("!" * offset + char + "abc" * 10)
+
+
+# pieces of ASCII punctuation, digits and whitespace (ft_ascii_other)
+RUNS = [",", "!!", ".)", " (", " '", "'", "/", ".../", "1", "12", "123", "1234", " ", "  ", "   ",
+        "\t", " \t ", "\n", "\n\n", " \n", "  \n  ", "\r\n", ".\n", ",/\n", ", ", " 1", "  1"]
+AFTER = NON_ASCII + ["a", "A", "1", " ", "\n", "'", "/", ".", ""]
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_ascii_punctuation_digit_and_space_runs_end_alike_whatever_follows(run):
+    for after in AFTER:
+        for lead_in in ("", "word", "x" * 20 + " "):
+            text = lead_in + run + after
+            assert_same_pieces(text + " tail of sixteen bytes")
+            assert_same_pieces(("y" * 16 + " " + text)[-max(16, len(text)):])
+            assert_same_pieces("z" * 16 + text)  # the run at the text's end
+            assert_same_pieces(text)  # under 16 bytes: no window
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(text=st.text(alphabet=st.sampled_from(list(" \t\n\r.,;:!?()'/-_1234567890") + ["a", "Z"]
+                                             + NON_ASCII), max_size=80))
+def test_punctuation_digit_and_space_text_is_read_alike(text):
+    assert_same_pieces("w" * 16 + text)
+    assert_same_pieces(text + "w" * 16)
+    assert_same_pieces(text[:15])
 
 
 def test_texts_around_sixteen_bytes_are_read_alike():

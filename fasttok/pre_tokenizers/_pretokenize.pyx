@@ -32,8 +32,9 @@ Two readings of the character classes ("tables"):
   files, 2-core VM, CPU time).
 
 The scanners but DeepSeek-V3's are handed out in a second form that reads
-the pieces made of ASCII letters 16 bytes at a time (``ft_scan.h``) and hands
-every other piece to the byte-at-a-time form; :func:`use_simd` chooses which form
+the pieces made of ASCII letters 16 bytes at a time (``ft_scan.h``), in the
+cl100k and o200k shapes the other all-ASCII pieces too (punctuation, digits,
+whitespace), and hands every other piece to the byte-at-a-time form; :func:`use_simd` chooses which form
 :func:`scanner_by_name` hands out, and ``tests/test_scanner_simd.py`` checks
 the two split alike.
 
@@ -58,7 +59,10 @@ cdef extern from "Python.h":
     void* PyUnicode_DATA(object text)
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
 
-cdef uint16_t ASCII_CLASS[128]
+cdef extern from "ft_scan.h":
+    # ft_class of each ASCII byte, which ft_scan.h's pieces read too
+    uint16_t ASCII_CLASS "ft_ascii_class"[128]
+
 cdef int _i
 for _i in range(128):
     ASCII_CLASS[_i] = ft_class(_i)
@@ -361,7 +365,10 @@ cdef inline Py_ssize_t _cl100k_rest(const uint8_t* s, Py_ssize_t i, Py_ssize_t e
         if r:
             return r
     if cls & letters:
-        return _run_letters(s, i, end, letters, tables)
+        # a run from a character past ASCII (Chinese, most of what reaches
+        # here since ft_scan.h takes ASCII's pieces) goes on as _run reads it
+        return _run(s, i + w, end, letters, tables) if b >= 0x80 else \
+            _run_letters(s, i, end, letters, tables)
     if b != 0x0D and b != 0x0A and not (cls & FT_N):
         # one character of anything else may lead a run of letters
         if i + w < end and _class_at(s, i + w, end, &w2, tables) & letters:
@@ -640,18 +647,25 @@ SCANNERS = ("gpt2", "cl100k", "cl100k_legacy", "qwen2", "o200k", "tekken", "gpt2
             "llama.cpp:qwen35", "llama.cpp:seed-coder", "llama.cpp:gpt-4o", "llama.cpp:tekken",
             "llama.cpp:deepseek-v3")
 # The scanners of the gpt2, cl100k and o200k shapes again, reading the
-# pieces that are runs of ASCII letters 16 bytes at a time (ft_scan.h) and
-# handing the rest to the scanners above; _letters_* go on with a run that
-# a non-ASCII byte ends.
+# pieces that are runs of ASCII letters 16 bytes at a time (ft_scan.h), and
+# in the cl100k and o200k shapes the other ASCII pieces (with the digits
+# and the trail after punctuation of their pattern), and handing the rest
+# to the scanners above; _letters_* go on with a run that a non-ASCII byte
+# ends.
 
 cdef extern from "ft_scan.h":
     const bint FT_SCAN_SIMD  # 1 where the build has SSE2 or NEON
     cdef enum ft_shape:
         FT_CL100K
         FT_GPT2
+    cdef enum ft_trail:
+        FT_TRAIL_NONE
+        FT_TRAIL_NEWLINES
     Py_ssize_t ft_letters_piece(ft_shape shape, const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
-                                ScanFn letters_from, ScanFn general) noexcept nogil
-    Py_ssize_t ft_o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, ScanFn general) noexcept nogil
+                                ScanFn letters_from, ScanFn general, int digits,
+                                ft_trail trail) noexcept nogil
+    Py_ssize_t ft_o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, ScanFn general,
+                        int digits) noexcept nogil
 
 cdef Py_ssize_t _letters_unicode16(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     return _run(s, i, end, FT_L, UNICODE_16)
@@ -669,49 +683,58 @@ cdef Py_ssize_t _letters_or_marks_llama(const uint8_t* s, Py_ssize_t i, Py_ssize
 cdef ScanFn[3] _LETTERS_FROM = [_letters_unicode16, _letters_llama, _letters_or_marks_llama]
 
 cdef Py_ssize_t simd_gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_letters_piece(FT_GPT2, s, i, end, _LETTERS_FROM[0], scan_gpt2)
+    return ft_letters_piece(FT_GPT2, s, i, end, _LETTERS_FROM[0], scan_gpt2, 0, FT_TRAIL_NONE)
 
 cdef Py_ssize_t simd_gpt2_digits(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_letters_piece(FT_GPT2, s, i, end, _LETTERS_FROM[0], scan_gpt2_digits)
+    return ft_letters_piece(FT_GPT2, s, i, end, _LETTERS_FROM[0], scan_gpt2_digits, 0,
+                            FT_TRAIL_NONE)
 
 cdef Py_ssize_t simd_cl100k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[0], scan_cl100k)
+    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[0], scan_cl100k, 3,
+                            FT_TRAIL_NEWLINES)
 
 cdef Py_ssize_t simd_cl100k_legacy(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[0], scan_cl100k_legacy)
+    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[0], scan_cl100k_legacy, 3,
+                            FT_TRAIL_NEWLINES)
 
 cdef Py_ssize_t simd_qwen2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[0], scan_qwen2)
+    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[0], scan_qwen2, 1, FT_TRAIL_NEWLINES)
 
 cdef Py_ssize_t simd_o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_o200k(s, i, end, scan_o200k)
+    return ft_o200k(s, i, end, scan_o200k, 3)
 
 cdef Py_ssize_t simd_tekken(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_o200k(s, i, end, scan_tekken)
+    return ft_o200k(s, i, end, scan_tekken, 1)
 
 cdef Py_ssize_t simd_llama_gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_letters_piece(FT_GPT2, s, i, end, _LETTERS_FROM[1], scan_llama_gpt2)
+    return ft_letters_piece(FT_GPT2, s, i, end, _LETTERS_FROM[1], scan_llama_gpt2, 0,
+                            FT_TRAIL_NONE)
 
 cdef Py_ssize_t simd_llama_starcoder(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_letters_piece(FT_GPT2, s, i, end, _LETTERS_FROM[1], scan_llama_starcoder)
+    return ft_letters_piece(FT_GPT2, s, i, end, _LETTERS_FROM[1], scan_llama_starcoder, 0,
+                            FT_TRAIL_NONE)
 
 cdef Py_ssize_t simd_llama_llama3(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[1], scan_llama_llama3)
+    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[1], scan_llama_llama3, 3,
+                            FT_TRAIL_NEWLINES)
 
 cdef Py_ssize_t simd_llama_qwen2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[1], scan_llama_qwen2)
+    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[1], scan_llama_qwen2, 1,
+                            FT_TRAIL_NEWLINES)
 
 cdef Py_ssize_t simd_llama_qwen35(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[2], scan_llama_qwen35)
+    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[2], scan_llama_qwen35, 1,
+                            FT_TRAIL_NEWLINES)
 
 cdef Py_ssize_t simd_llama_seed_coder(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[1], scan_llama_seed_coder)
+    return ft_letters_piece(FT_CL100K, s, i, end, _LETTERS_FROM[1], scan_llama_seed_coder, 1,
+                            FT_TRAIL_NONE)
 
 cdef Py_ssize_t simd_llama_gpt4o(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_o200k(s, i, end, scan_llama_gpt4o)
+    return ft_o200k(s, i, end, scan_llama_gpt4o, 3)
 
 cdef Py_ssize_t simd_llama_tekken(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    return ft_o200k(s, i, end, scan_llama_tekken)
+    return ft_o200k(s, i, end, scan_llama_tekken, 1)
 
 
 cdef ScanFn[17] _SCAN = [scan_gpt2, scan_cl100k, scan_cl100k_legacy, scan_qwen2, scan_o200k,
@@ -840,6 +863,30 @@ def split(str name, str text):
 # processes, steady protocol, load 3.6-3.9) code 0.95 (2 of 8 faster) and
 # 1.01 (7 of 14), en 0.99 (4 of 8): no gain to measure. The samples of the scanner sit on its entry
 # (an indirect call a piece), not on classifying bytes.
+#
+# The ASCII pieces that are no letter run (ft_scan.h's ft_ascii_other):
+# punctuation (after a space or not) with its trailing newlines, up to
+# `digits` digits, and whitespace runs ended by an ASCII byte, read with
+# ft_ascii_class in the cl100k and o200k shapes instead of through the
+# general scanner (an out-of-line call, _class_at and the whole
+# alternative ladder: ~140 instructions a piece, and a third of English's
+# pieces, half of code's); texts under 16 bytes too. Callgrind, the bulk
+# bench's steady protocol (one thread, the unseen second half after the
+# first), whole walk, base -> this: cl100k en 110.87M -> 104.40M (general
+# calls 108,075 -> ~34k; the scanner 29.4M -> 23.0M), code 95.80M ->
+# 79.99M (scanner 38.0M -> 22.2M), multi 152.30M -> 150.55M; o200k en
+# 129.91M -> 120.96M, code 97.50M -> 77.64M; llama3 en 109.14M ->
+# 102.77M, code 95.42M -> 79.62M; qwen3 en 128.80M -> 121.95M, code
+# 100.59M -> 83.28M. Chinese pays: the scanner of cl100k zh 14.89M ->
+# 15.72M, o200k zh 13.76M -> 14.89M, qwen3 zh 14.89M -> 15.72M, since GCC
+# (-O3) now leaves _run_letters/_run and _class_at out of line in the
+# general path, which zh's pieces take. Tried against that and not kept:
+# ft_ascii_other out of line, one copy (zh the same, en +0.7M, code
+# +1.3M); the general scanners handed in through _SCAN, so no wrapper
+# inlines them (zh the same); a piece from a CJK lead byte sent straight
+# to letters_from (zh scanner -0.3M, en +0.25M). Session 8's version of
+# the same pieces from four more 16-byte masks a piece had saved a seventh
+# of code's scanner; a byte loop over one to three bytes is cheaper.
 #
 # A character whose lead byte is E5-E9 (U+5000-U+9FFF, every one a letter
 # in both readings) is classed from that byte, with no decoding and no

@@ -1,13 +1,14 @@
-/* ft_scan.h -- runs of ASCII letters read 16 bytes at a time, for the
- * scanners of _pretokenize.pyx.
+/* ft_scan.h -- runs of ASCII letters read 16 bytes at a time, and the
+ * other ASCII pieces, for the scanners of _pretokenize.pyx.
  *
  * ft_letters_piece and ft_o200k find the pieces that are a run of ASCII
  * letters, or one ASCII character and such a run (most pieces of English
- * and code), with one 16-byte classification a step, and hand every other
- * piece to the byte-at-a-time scanner they are given; so the scanners'
- * behaviour is that scanner's, which the differential tests check against
- * the regexes, and a test checks the two give the same pieces
- * (_pretokenize.use_simd).
+ * and code), with one 16-byte classification a step; in the cl100k and
+ * o200k shapes, the ASCII runs of punctuation, digits and whitespace with
+ * a loop over ft_ascii_class (ft_ascii_other); and hand every other piece
+ * to the byte-at-a-time scanner they are given, whose derivation they
+ * follow: the differential tests check that scanner against the regexes,
+ * and a test checks the two give the same pieces (_pretokenize.use_simd).
  *
  * SSE2 is part of x86-64, so it needs no run-time dispatch; aarch64 always
  * has NEON. Elsewhere FT_SCAN_SIMD is 0 and these are the byte-at-a-time
@@ -25,8 +26,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "unicode_tables.h"
+
 /* A scanner of _pretokenize.pyx: the end of the piece starting at s + i. */
 typedef ptrdiff_t (*ft_scanner)(const uint8_t* s, ptrdiff_t i, ptrdiff_t end);
+
+/* ft_class of each ASCII byte (FT_L, FT_N, FT_WS, ...), filled by
+ * _pretokenize.pyx at import: its scanners and the ones here read it. */
+static uint16_t ft_ascii_class[128];
+
+/* What the cl100k and o200k shapes take after a run of punctuation:
+ * nothing (llama.cpp's seed-coder), [\r\n]* (cl100k) or [\r\n/]* (o200k). */
+enum ft_trail { FT_TRAIL_NONE, FT_TRAIL_NEWLINES, FT_TRAIL_NEWLINES_SLASH };
 
 /* The pattern shapes of _pretokenize.pyx read here. */
 enum ft_shape { FT_CL100K, FT_GPT2, FT_O200K };
@@ -111,27 +122,102 @@ FT_INLINE int ft_leads_letters(enum ft_shape shape, uint8_t b) {
     return !(b < 64 && (((shape == FT_CL100K ? FT_CL100K_NO_LEAD : FT_O200K_NO_LEAD) >> b) & 1));
 }
 
+#define FT_IS_NEWLINE(b) ((b) == '\n' || (b) == '\r')
+
+/* The piece at i of the cl100k and o200k shapes when it starts with an
+ * ASCII byte that is no letter and leads no run of ASCII letters (the
+ * caller has tried those), and the bytes that decide it are ASCII: a run of
+ * up to `digits` digits, a run of punctuation (after one space or not) and
+ * its trail, or a run of whitespace ended by a byte that is not. Both
+ * patterns read these alike:
+ *   \p{N}{1,digits}                a digit starts a number
+ *   " ?[^\s\p{L}\p{N}]++" + trail  one space may lead punctuation
+ *   \s*[\r\n]                    whitespace holding a newline ends after its last one
+ *   \s+(?!\S) | \s               else it gives its last character to the next piece
+ * A non-ASCII byte where it could change the answer (a letter after the
+ * first byte, or continuing a run), a run reaching the end (\s++$) and "'"
+ * (cl100k's contractions) go to general(s, i, end),
+ * whose derivation these follow (tests/test_scanner_simd.py). Whitespace and
+ * punctuation were a third of English's pieces and half of code's, at
+ * ~140 instructions each through general. */
+FT_INLINE ptrdiff_t ft_ascii_other(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, int digits,
+                                   enum ft_trail trail, ft_scanner general) {
+    uint8_t b = s[i];
+    uint16_t cls = ft_ascii_class[b];
+    ptrdiff_t r = i + 1, after_newline = -1;
+    if (r == end)  /* whatever it is, every alternative takes it alone */
+        return r;
+    /* a non-ASCII letter there would join a leading character, a non-ASCII
+     * digit, punctuation or whitespace the run */
+    if (s[r] >= 0x80 || b == '\'')
+        return general(s, i, end);
+    if (cls & FT_N) {
+        while (r - i < digits && r < end && (uint8_t)(s[r] - '0') < 10) r++;
+        return r - i < digits && r < end && s[r] >= 0x80 ? general(s, i, end) : r;
+    }
+    if (b == ' ' && !(ft_ascii_class[s[r]] & (FT_WS | FT_L | FT_N)))
+        cls = ft_ascii_class[s[r++]];  /* " ?" then the run */
+    if (!(cls & FT_WS)) {
+        while (r < end && s[r] < 0x80 && !(ft_ascii_class[s[r]] & (FT_WS | FT_L | FT_N))) r++;
+        if (r < end && s[r] >= 0x80)
+            return general(s, i, end);
+        if (trail != FT_TRAIL_NONE)
+            while (r < end && (FT_IS_NEWLINE(s[r]) || (trail == FT_TRAIL_NEWLINES_SLASH
+                                                        && s[r] == '/')))
+                r++;
+        return r;
+    }
+    r = i;
+    while (r < end && s[r] < 0x80 && (ft_ascii_class[s[r]] & FT_WS)) {
+        if (FT_IS_NEWLINE(s[r])) after_newline = r + 1;
+        r++;
+    }
+    if (r == end || s[r] >= 0x80)
+        return general(s, i, end);
+    if (after_newline >= 0)
+        return after_newline;
+    return r - i >= 2 ? r - 1 : r;
+}
+
+/* Whether the piece at i, an ASCII byte, is no run of ASCII letters, alone
+ * or led by that byte: the test of a text under 16 bytes, read a byte at a
+ * time (there is no 16-byte window in it). */
+FT_INLINE int ft_no_letters_at(enum ft_shape shape, const uint8_t* s, ptrdiff_t i, ptrdiff_t end) {
+    uint8_t b = s[i];
+    if (ft_ascii_class[b] & FT_L)
+        return 0;
+    return !(i + 1 < end && s[i + 1] < 0x80 && (ft_ascii_class[s[i + 1]] & FT_L)
+             && ft_leads_letters(shape, b));
+}
+
 /* A scanner of _pretokenize.pyx's cl100k or gpt2 shape: the piece at i when
  * it is a run of ASCII letters, or one ASCII character that leads them and
  * such a run, ended by ASCII or the end; letters_from(s, r, end) when a
- * non-ASCII byte at r ends the ASCII run (the run may go on there);
- * general(s, i, end) for every other piece and in texts under 16 bytes.
+ * non-ASCII byte at r ends the ASCII run (the run may go on there); in the
+ * cl100k shape (digits, trail: its pattern's), ft_ascii_other's pieces,
+ * in texts under 16 bytes too; general(s, i, end) for every other piece.
  * Out-of-line calls only, so the common path needs no register saves. */
 FT_INLINE ptrdiff_t ft_letters_piece(enum ft_shape shape, const uint8_t* s, ptrdiff_t i,
-                                     ptrdiff_t end, ft_scanner letters_from, ft_scanner general) {
+                                     ptrdiff_t end, ft_scanner letters_from, ft_scanner general,
+                                     int digits, enum ft_trail trail) {
     uint8_t b = s[i];
     uint32_t letters;
     ptrdiff_t r;
-    int e;
-    if (end < 16 || b >= 0x80)
+    int e = -1;
+    if (b >= 0x80)
         return general(s, i, end);
-    letters = ft_letters(s, i, end);
-    if (letters & 1)
-        e = ft_run_end(letters, 0);
-    else if ((letters & 2) && ft_leads_letters(shape, b))
-        e = ft_run_end(letters, 1);
-    else
+    if (end >= 16) {
+        letters = ft_letters(s, i, end);
+        if (letters & 1)
+            e = ft_run_end(letters, 0);
+        else if ((letters & 2) && ft_leads_letters(shape, b))
+            e = ft_run_end(letters, 1);
+    } else if (!ft_no_letters_at(shape, s, i, end)) {
         return general(s, i, end);
+    }
+    if (e < 0)  /* one place, so each scanner holds one copy of it */
+        return shape == FT_CL100K ? ft_ascii_other(s, i, end, digits, trail, general)
+                                  : general(s, i, end);
     r = i + e;
     while (e == 16) {
         /* at r == end the window is the last 16 bytes, all shifted out */
@@ -144,26 +230,31 @@ FT_INLINE ptrdiff_t ft_letters_piece(enum ft_shape shape, const uint8_t* s, ptrd
 /* A scanner of _pretokenize.pyx's o200k shape: the piece at i when it is
  * [A-Z]*[a-z]* (one letter at least), alone or led by one ASCII character,
  * and ended by ASCII other than "'" (a contraction may follow) or the end:
- * in ASCII no letter is both cases, so P?U*W+ and P?U+W* both end there.
- * general(s, i, end) for every other piece, runs reaching 16 bytes and
- * texts under 16 bytes. */
-FT_INLINE ptrdiff_t ft_o200k(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, ft_scanner general) {
+ * in ASCII no letter is both cases, so P?U*W+ and P?U+W* both end there;
+ * ft_ascii_other's pieces (digits: the pattern's), in texts under 16 bytes
+ * too. general(s, i, end) for every other piece and runs reaching 16 bytes. */
+FT_INLINE ptrdiff_t ft_o200k(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, ft_scanner general,
+                             int digits) {
     uint8_t b = s[i];
     uint32_t upper, lower;
     ptrdiff_t r;
-    int shift, start, e;
+    int shift, start = -1, e;
     ft_v16 v;
-    if (end < 16 || b >= 0x80)
+    if (b >= 0x80)
         return general(s, i, end);
-    v = ft_window(s, i, end, &shift);
-    upper = ft_bits16(ft_range16(v, 'A', 26)) >> shift;
-    lower = ft_bits16(ft_range16(v, 'a', 26)) >> shift;
-    if ((upper | lower) & 1)
-        start = 0;
-    else if (((upper | lower) & 2) && ft_leads_letters(FT_O200K, b))
-        start = 1;
-    else
+    if (end >= 16) {
+        v = ft_window(s, i, end, &shift);
+        upper = ft_bits16(ft_range16(v, 'A', 26)) >> shift;
+        lower = ft_bits16(ft_range16(v, 'a', 26)) >> shift;
+        if ((upper | lower) & 1)
+            start = 0;
+        else if (((upper | lower) & 2) && ft_leads_letters(FT_O200K, b))
+            start = 1;
+    } else if (!ft_no_letters_at(FT_O200K, s, i, end)) {
         return general(s, i, end);
+    }
+    if (start < 0)
+        return ft_ascii_other(s, i, end, digits, FT_TRAIL_NEWLINES_SLASH, general);
     e = ft_run_end(lower, ft_run_end(upper, start));
     r = i + e;
     if (e == 16 || (r < end && (s[r] >= 0x80 || s[r] == '\'')))
@@ -172,9 +263,9 @@ FT_INLINE ptrdiff_t ft_o200k(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, ft_sc
 }
 
 #else
-#define ft_letters_piece(shape, s, i, end, letters_from, general) \
+#define ft_letters_piece(shape, s, i, end, letters_from, general, digits, trail) \
     ((void)(letters_from), (general)((s), (i), (end)))
-#define ft_o200k(s, i, end, general) ((general)((s), (i), (end)))
+#define ft_o200k(s, i, end, general, digits) ((general)((s), (i), (end)))
 #endif
 
 #endif
