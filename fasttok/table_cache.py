@@ -272,8 +272,10 @@ class TokenizerJson:
     the cache, its ``tokens`` are empty and its document lacks the model's
     ``vocab`` and ``merges``: the tables hold them, and ``model_document()``
     gives the document's ``model`` object (the file read again), which is
-    ``None`` otherwise. ``whole()``: the whole record without its tables
-    (picklable; the file read again when ``record`` came from the cache).
+    ``None`` otherwise. Any other file's record lists no tokens (the stages
+    never read them). ``whole()``: the whole record, tokens included and
+    without tables (picklable; the file read again when ``record`` came
+    from the cache).
     ``max_token_value``: the largest id in use, which a record without
     tokens cannot count.
 
@@ -351,10 +353,9 @@ def load_tokenizer_json_encoding(path: str, *, cache: Optional[bool] = None) -> 
     with gc_paused():
         parts = read_tokenizer_json(path, cache=cache)
         record = parts.record
-        if record.merges is None:
-            return Encoding.from_vocabulary(record)
-        # the Encoding's own record is the whole one without the tables:
-        # made (read again, after the cache) the first time someone asks
+        # the Encoding's own record is the whole one (with its tokens, and
+        # without a byte-level file's tables): made (the file read again,
+        # after the cache) the first time someone asks
         return Encoding.from_model(build_hf_pipeline(record, model_document=parts.model_document),
                                    parts.whole, name=record.name, pattern=record.pattern,
                                    special_tokens=record.special_tokens,

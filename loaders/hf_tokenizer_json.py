@@ -503,7 +503,8 @@ class TokenizerJsonReading:
     it lists no tokens or merges and its document's ``model`` lacks
     ``vocab`` and ``merges``: ``tables`` (the byte-level core's
     ``TokenTables``) hold them and ``model_document()`` gives the whole
-    ``model`` object. Else ``tables`` and ``model_document`` are ``None``.
+    ``model`` object. Else ``tables`` and ``model_document`` are ``None``
+    and the record lists no tokens nor ids (the stages never read them).
     ``whole()``: the whole record, as :func:`tokenizer_json_record` reads
     it (made on first call). ``max_token_value``: the largest id in use.
     """
@@ -546,8 +547,21 @@ def tokenizer_json_file_reading(data: bytes, path: str) -> TokenizerJsonReading:
                                                  *record.template_ids]))
         if packed is not None:
             doc["model"] = _model_object(doc, packed)
-        record = _tokenizer_json_record(doc, path, name, config, packed, lean=False)[0]
-    return TokenizerJsonReading(record, None, lambda: record, None, record.max_token_value)
+        # the record without its tokens: the stages never read them, and one
+        # bytes object an entry (and their tuple) was a sixth of
+        # all-MiniLM-L6-v2's load; whole() lays them out when asked
+        record, _, top = _tokenizer_json_record(doc, path, name, config, packed, lean=False,
+                                                with_tokens=False)
+        whole = functools.cache(functools.partial(
+            _tokenizer_json_record_whole, doc, path, name, config, packed))
+    return TokenizerJsonReading(record, None, whole, None, top)
+
+
+def _tokenizer_json_record_whole(doc: dict, source: str, name: str, config: Optional[dict],
+                                 packed: Optional[PackedModel]) -> Vocabulary:
+    # the whole record of a document read with its model object in place
+    with gc_paused():
+        return _tokenizer_json_record(doc, source, name, config, packed, lean=False)[0]
 
 
 #: the model types that take a PackedVocab as it is (hf_bpe, hf_wordpiece): their
@@ -656,12 +670,15 @@ def tokenizer_json_record(data: Any, source: str, *, name: Optional[str] = None,
 
 
 def _tokenizer_json_record(doc: Any, source: str, name: Optional[str], config: Optional[dict],
-                           packed: Optional[PackedModel] = None, *, lean: bool = True) -> tuple:
+                           packed: Optional[PackedModel] = None, *, lean: bool = True,
+                           with_tokens: bool = True) -> tuple:
     # (record, tables, top): with packed and lean (a BPE model whose vocab
     # and merges are packed and left out of doc), the record of a byte-level
     # file without its tokens and merges, its TokenTables and its largest
     # ordinary id, or _Unpacked for any other file; else (record, None,
-    # None), packed (if given) what doc's model was made from
+    # None), packed (if given) what doc's model was made from; with_tokens
+    # False: (the record, without tokens or ids unless byte-level, None, the
+    # largest id in use, which the whole record's max_token_value gives)
     r = _Reader(source)
     model = r.fields(doc, "$").get("model", OBJECT)
     packed_vocab = None
@@ -695,10 +712,19 @@ def _tokenizer_json_record(doc: Any, source: str, name: Optional[str], config: O
         i for i in _processor_ids(doc.get("post_processor"))
         if i not in added_ids and not (i < len(model_ids) if in_order else i in model_id_set)}))
     if fast is not None:
-        return fast.replace(model="hf_pipeline", template_ids=template_ids,
-                            metadata=dict(fast.metadata) | metadata), tables, top
+        fast = fast.replace(model="hf_pipeline", template_ids=template_ids,
+                            metadata=dict(fast.metadata) | metadata)
+        # read unpacked, a byte-level record has its tokens (its core's own)
+        return fast, tables, top if with_tokens else fast.max_token_value
+    if not with_tokens:
+        # the whole record's max_token_value, its tokens not laid out: an
+        # entry under an added token's id is left out of them, but the id
+        # stays in use as the added token's
+        top = max([len(model_ids) - 1 if in_order else max(model_id_set, default=-1),
+                   *specials.values(), *template_ids])
     try:
-        tokens, ids = _text_layout(model_ids, added_ids, in_order, packed_vocab)
+        tokens, ids = _text_layout(model_ids, added_ids, in_order, packed_vocab) \
+            if with_tokens else ((), None)
     except UnicodeEncodeError:
         # a token with a lone surrogate, which has no UTF-8 to match: only a
         # document given parsed (a trainer's in-memory one) gets here, as
@@ -715,7 +741,8 @@ def _tokenizer_json_record(doc: Any, source: str, name: Optional[str], config: O
                       special_tokens=specials, source=source, byte_level=False,
                       template_ids=template_ids,
                       bos_id=names.get("bos_id"), eos_id=names.get("eos_id"),
-                      unk_id=unk if isinstance(unk, int) else None, metadata=metadata), None, None
+                      unk_id=unk if isinstance(unk, int) else None, metadata=metadata), None, \
+        None if with_tokens else top
 
 
 def _listed_in_id_order(model_ids: dict) -> bool:

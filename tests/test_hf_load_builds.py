@@ -5,7 +5,8 @@ A load builds the stages the file names and imports their modules only: the
 Precompiled normalizer's plain-run pattern waits for its first
 ``normalize_str`` (a compiled walk never needs it), a Unigram model's
 ``vocab`` list and piece map for their first use, a walk's module for the
-first encode of a file of its model type. The charsmap's rule characters
+first encode of a file of its model type, the record's tokens for the first
+use of the Encoding's vocabulary. The charsmap's rule characters
 come from a walk of its trie along UTF-8 (not of every code point), the
 cluster classes from one sweep of the Unicode tables per class; each is
 checked here against the definition it replaced.
@@ -23,8 +24,10 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+import fasttok
 from conftest import DATA, missing_data_reason
 from fuzzing import CHARSMAP_RULES, build_charsmap
+from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
 from fasttok.models.hf_bpe import BPE
 from fasttok.models.hf_fields import serde_f64
 from fasttok.models._unigram import TokenizersUnigram
@@ -32,6 +35,7 @@ from fasttok.models.hf_unigram import Unigram, unigram_from_json
 from fasttok.normalizers import precompiled
 from fasttok.shared._charsmap import CharsmapRules, charsmap_from_base64
 from fasttok.shared._unicode import code_point_ranges, code_points
+from fasttok.table_cache import read_tokenizer_json
 
 T5 = DATA / "vocab" / "hf" / "unigram" / "botchan_unigram_5000.v5.24.0.T5Tokenizer.json"
 
@@ -200,3 +204,20 @@ def test_a_bpe_id_under_two_strings_is_named_by_the_first():
     bpe = BPE({"a": 0, "b": 1, "x": 1}, [])
     assert bpe.id_to_token(1) == "b"
     assert bpe.tokenize("ax") == [(0, "a", (0, 1)), (1, "b", (1, 2))]
+
+
+@pytest.mark.parametrize("name", ["unigram/botchan_unigram_5000.v5.24.0.T5Tokenizer.json",
+                                  "all-MiniLM-L6-v2/tokenizer.json"])
+def test_a_loads_record_lists_no_tokens_and_the_encodings_vocabulary_all_of_them(name):
+    # the stages never read the tokens (one bytes object an entry and their
+    # tuple were a sixth of a BERT file's load): the Encoding's record lays
+    # them out when first asked for, the file's record as the loader reads it
+    path = DATA / "vocab" / "hf" / name
+    if not path.is_file():
+        pytest.skip(missing_data_reason(path))
+    parts = read_tokenizer_json(str(path), cache=False)
+    enc = fasttok.load(path)
+    assert parts.record.tokens == ()
+    whole = tokenizer_json_record(path.read_bytes(), str(path), name=parts.record.name)
+    assert (enc.vocabulary.tokens, enc.vocabulary.ids) == (whole.tokens, whole.ids)
+    assert enc.n_vocab == whole.n_vocab == parts.max_token_value + 1

@@ -348,7 +348,13 @@ def test_packed_byte_level_hands_unusual_models_to_the_python_path(model):
     doc = _byte_level_doc(**model)
     reading = tokenizer_json_file_reading(json.dumps(doc).encode(), "/nonexistent/t.json")
     assert reading.tables is None
-    assert reading.record == tokenizer_json_record(doc, "/nonexistent/t.json", name="t")
+    whole = tokenizer_json_record(doc, "/nonexistent/t.json", name="t")
+    assert reading.whole() == whole
+    # the record the stages are built from lists no tokens but a byte-level
+    # model's (which its core is built from)
+    assert reading.record == (whole if whole.merges is not None
+                              else whole.replace(tokens=(), ids=None))
+    assert reading.max_token_value == whole.max_token_value
 
 
 _SMALL = json.dumps(_byte_level_doc() | {"x": [1.5, -2, "\\ud83d", None, True]}).encode()
