@@ -1,8 +1,8 @@
 """WordPiece with the model's chunk cache gives exactly what it gives without it.
 
-A walk of :mod:`fasttok.models._wordpiece` giving ids only (a ``str`` of kind 1
-or 2) cuts the text at its ASCII SPACE units into chunks and keeps
-the ids of each chunk of at most 31 ASCII units in the model's chunk cache,
+A walk of :mod:`fasttok.models._wordpiece` giving ids only cuts the text at
+its ASCII SPACE units into chunks and keeps the ids of each chunk of at most
+31 ASCII units in the model's chunk cache,
 keyed by the chunk's units as they are, before normalizing: a chunk's words
 are made of its units alone. These tests hold the ids with the cache on
 (``WordPieceModel.chunk_cache_entries``), off (0) and at one entry (every
@@ -18,7 +18,8 @@ two rules on one model never share an answer; that the cache never
 holds more chunks than its entries; that a chunk of up to 14 ids is kept
 by a model whose text indices fit 16 bits, of up to 7 by any other; and that
 a chunk holding units past ASCII is kept up to 31 units of a ``str`` of kind
-1, 15 of one of kind 2.
+1, 15 of one of kind 2 or 4 (of kind 4 unless it holds a character past
+U+FFFF).
 """
 
 from __future__ import annotations
@@ -86,9 +87,9 @@ def test_corpus_halves_are_tokenizers_with_the_chunk_cache_on_off_and_at_one_ent
 #: units that end chunks, or chunks' ASCII, apart: letters either case,
 #: digits, punctuation, ASCII spaces, a control character BERT drops (no
 #: SPACE: it joins its neighbours), NUL, Latin-1 and CJK letters, a
-#: combining mark, non-ASCII spaces
-_UNITS = "aAbZz09.,#([ \t\n\r\x01\x00\u00e9\u00a0\u4e16\u3000\u0301"
-_RUNS = st.tuples(st.sampled_from(["a", "B", "1", ".", "x\x01y", "\u00e9", "\u4e16"]),
+#: combining mark, non-ASCII spaces, a character past U+FFFF (a str of kind 4)
+_UNITS = "aAbZz09.,#([ \t\n\r\x01\x00\u00e9\u00a0\u4e16\u3000\u0301\U0001f600"
+_RUNS = st.tuples(st.sampled_from(["a", "B", "1", ".", "x\x01y", "\u00e9", "\u4e16", "\U0001f600"]),
                   st.sampled_from([1, 14, 15, 16, 17, 30, 31, 32, 33])).map(lambda r: r[0] * r[1])
 
 
@@ -208,3 +209,14 @@ def test_a_chunk_past_ascii_is_kept_up_to_31_units_of_a_1_byte_str_and_15_of_a_2
         for _ in range(2):
             assert m.encode_with(text, _rules(True)) == [1 + i] * 3, f"{k} units"
         assert m.chunk_cache_size == (1 if k <= longest else 0), f"{k} units"
+
+
+def test_a_chunk_of_a_4_byte_str_is_kept_unless_it_holds_a_character_past_u_ffff():
+    m = WordPieceModel([b"[UNK]", WORD_START + "\u4e16".encode(), WORD_START + b"a"], 0)
+    for text, kept in [("\u4e16 a " * 3 + "\U0001f600", 2), ("\U0001f600\u4e16 " * 3, 0)]:
+        m.chunk_cache_entries = 0
+        m.chunk_cache_entries = 1 << 10
+        expected = [1, 2] * 3 + [0] if kept else [0] * 3
+        for _ in range(2):
+            assert m.encode_with(text, _rules(True)) == expected, text
+        assert m.chunk_cache_size == kept, text

@@ -116,7 +116,7 @@ best of 7; whole corpus files, en / code / multi / zh):
   and digits 8 code units at a time (SWAR class test and lowercasing)
   into the word: en whole 131.9M -> 149.4M instructions (4 units a step
   of a str of kind 2, words of ~5 letters), code even.
-* Kept (2026-12-04): a walk of ids only (a ``str`` of kind 1 or 2) goes
+* Kept (2026-12-04): a walk of ids only (a ``str`` of any kind since) goes
   through the model's chunk cache (``_run_chunked``): chunks of up to 31
   ASCII units, keyed by their units as they are, their ids (up to 7) in
   the same 64-byte slot; CHUNK_AHEAD chunks cut and their slots prefetched
@@ -170,7 +170,9 @@ best of 7; whole corpus files, en / code / multi / zh):
   kind 1 by its bytes, up to 31; of kind 2 by its uint16s, up to 15): en
   whole 57.74M -> 54.85M (its curly quotes and box drawing), code 46.42M
   -> 46.71M; 5,000 lines a call: multi 25.39M -> 20.31M, zh 67.62M ->
-  64.84M.
+  64.84M. And a str of kind 4 (multi.txt whole: it holds emoji) goes
+  through the cache too, its chunks past ASCII keyed as uint16s unless
+  they hold a unit past U+FFFF: multi whole 129.60M -> 80.76M.
 * A word no token starts (its first code point begins none: ``'├──...┤'``,
   219 bytes, took 438 automaton steps each time) is [UNK] at once
   (``Automaton.starts``).
@@ -259,7 +261,7 @@ cdef extern from *:
     """
     #include "ft_bits.h"
 
-    /* The chunk cache's view of a block of a str of kind 1 or 2: its code
+    /* The chunk cache's view of a block of a str: its code
      * units as bytes (a unit past 0xFF becomes 0xFF, so every unit from 0x80
      * on stays a byte from 0x80 on and the ASCII ones are themselves), and
      * two bits a unit: stop, a byte below 0x21 or from 0x80 on (where a
@@ -395,6 +397,43 @@ cdef extern from *:
         key[3] |= (uint64_t)(0x80 | p) << 56;
     }
 
+    /* wp_wide_key of a chunk of a str of kind 4, or 0 when a unit is past
+     * U+FFFF (the key is then not made whole) */
+    static inline int wp_wide_key32(const uint32_t* s, unsigned p, uint64_t* key) {
+        uint16_t k16[16] = {0};  /* (copied: key's words read through uint16s may not alias) */
+        unsigned j;
+        for (j = 0; j < p; j++) {
+            if (s[j] > 0xFFFF)
+                return 0;
+            k16[j] = (uint16_t)s[j];
+        }
+        memcpy(key, k16, sizeof(k16));
+        key[3] |= (uint64_t)(0x80 | p) << 56;
+        return 1;
+    }
+
+    /* wp_narrow_u16 of a str of kind 4 */
+    static inline void wp_narrow_u32(const uint32_t* s, size_t m, uint8_t* out) {
+        size_t j = 0;
+    #if defined(__SSE2__)
+        const __m128i ff = _mm_set1_epi32(0xFF);
+        for (; j + 16 <= m; j += 16) {
+            __m128i v[4];
+            int k;
+            for (k = 0; k < 4; k++) {
+                /* units are below 0x110000: a signed compare is right */
+                __m128i x = _mm_loadu_si128((const __m128i*)(s + j + 4 * k));
+                __m128i wide = _mm_cmpgt_epi32(x, ff);
+                v[k] = _mm_or_si128(_mm_andnot_si128(wide, x), _mm_and_si128(wide, ff));
+            }
+            _mm_storeu_si128((__m128i*)(out + j),
+                             _mm_packus_epi16(_mm_packs_epi32(v[0], v[1]), _mm_packs_epi32(v[2], v[3])));
+        }
+    #endif
+        for (; j < m; j++)
+            out[j] = s[j] > 0xFF ? 0xFF : (uint8_t)s[j];
+    }
+
     /* out[0:14] = s[0:14], each uint16 made a uint32 */
     static inline void wp_widen14(const uint16_t* s, uint32_t* out) {
     #if defined(__SSE2__)
@@ -430,6 +469,8 @@ cdef extern from *:
     uint64_t wp_bits_from(const uint64_t* bits, size_t j) noexcept nogil
     void wp_widen14(const uint16_t* s, uint32_t* out) noexcept nogil
     void wp_wide_key(const uint16_t* s, unsigned p, uint64_t* key) noexcept nogil
+    bint wp_wide_key32(const uint32_t* s, unsigned p, uint64_t* key) noexcept nogil
+    void wp_narrow_u32(const uint32_t* s, size_t m, uint8_t* out) noexcept nogil
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
@@ -798,6 +839,10 @@ cdef enum:
     CHUNK_AHEAD = 32           # chunks cut (their slots prefetched) before the first is looked up
     CHUNK_ENTRIES = 1 << 17    # WordPieceModel.chunk_cache_entries of a new model (8 MiB)
 
+cdef union SlotIds:
+    uint32_t wide[CHUNK_IDS]
+    uint16_t narrow[CHUNK_IDS16]
+
 cdef struct ChunkSlot:
     # A chunk's ids, in one cache line: its units as bytes, zero-padded, in
     # key (the last byte the chunk's length, so a slot in use never has
@@ -805,7 +850,7 @@ cdef struct ChunkSlot:
     # code.txt's names and calls, 'self._nframeswritten', are 8 to 14 ids)
     uint64_t key[4]
     uint32_t n_ids
-    uint32_t ids[CHUNK_IDS]
+    SlotIds ids
 
 cdef struct ChunkCache:
     ChunkSlot* slots           # a power of two of them, or NULL
@@ -849,7 +894,6 @@ cdef inline void _chunk_put(ChunkCache* c, const uint64_t* key, uint64_t h,
     # full kept the first text's and missed on every later one of others
     cdef uint64_t at = h >> c.shift
     cdef ChunkSlot* s = &c.slots[at & c.mask]
-    cdef uint16_t* narrow
     cdef size_t j
     if n > (CHUNK_IDS16 if c.narrow else CHUNK_IDS):
         return
@@ -861,12 +905,11 @@ cdef inline void _chunk_put(ChunkCache* c, const uint64_t* key, uint64_t h,
     memcpy(s.key, key, 4 * sizeof(uint64_t))
     s.n_ids = <uint32_t>n
     if c.narrow:
-        narrow = <uint16_t*>s.ids
         for j in range(n):
-            narrow[j] = <uint16_t>ids[j]
+            s.ids.narrow[j] = <uint16_t>ids[j]
     else:
         for j in range(n):
-            s.ids[j] = ids[j]
+            s.ids.wide[j] = ids[j]
     c.used += 1
 
 
@@ -1350,19 +1393,13 @@ cdef int _run(const unit_t* text, size_t n, size_t base, const NormTable* norm,
     return 0
 
 
-ctypedef fused narrow_t:
-    # the code units of a str of kind 1 or 2, which the chunk cache reads
-    uint8_t
-    uint16_t
-
-
 cdef enum:
     CHUNK_BLOCK = 1024         # code units a block of _run_chunked starts chunks in
     CHUNK_VIEW = CHUNK_BLOCK + 64   # its view's units: a chunk starting in it ends in it
     CHUNK_WORDS = CHUNK_VIEW >> 6   # the view's bitmaps' words
 
 
-cdef inline void _view(const narrow_t* text, size_t m, uint64_t sepset, uint8_t* units,
+cdef inline void _view(const unit_t* text, size_t m, uint64_t sepset, uint8_t* units,
                        uint64_t* stop, uint64_t* sep) noexcept nogil:
     # the block view (wp_block_bits) of text[0:m], m at most CHUNK_VIEW: its
     # bitmaps' words up to the one after m's (all a place reads: a place
@@ -1371,15 +1408,17 @@ cdef inline void _view(const narrow_t* text, size_t m, uint64_t sepset, uint8_t*
     cdef size_t length = ((m >> 6) + 2) << 6
     if length > CHUNK_VIEW:
         length = CHUNK_VIEW
-    if narrow_t is uint8_t:
+    if unit_t is uint8_t:
         memcpy(units, text, m)
-    else:
+    elif unit_t is uint16_t:
         wp_narrow_u16(text, m, units)
+    else:
+        wp_narrow_u32(text, m, units)
     memset(units + m, 0, length + 32 - m)
     wp_block_bits(units, m, length, sepset, stop, sep)
 
 
-cdef int _run_chunked(const narrow_t* text, size_t n, size_t base, const NormTable* norm,
+cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable* norm,
                       const Automaton* a, Work* w) except -1 nogil:
     # _run of text[0:n], each chunk (the units between ASCII SPACE units)
     # of at most CHUNK_MAX ASCII units looked up in w.chunks first, by its
@@ -1403,8 +1442,9 @@ cdef int _run_chunked(const narrow_t* text, size_t n, size_t base, const NormTab
     cdef uint64_t seps, stops
     cdef const ChunkSlot* slot
     cdef int done
+    cdef bint keyed
     cdef size_t longest = CHUNK_WIDE_MAX  # units of a chunk of other units kept
-    if narrow_t is uint8_t:
+    if unit_t is uint8_t:
         longest = CHUNK_MAX
     # room for the ids of most texts at once (en / code / multi.txt give
     # 0.23 / 0.34 / 0.67 ids a unit): growing it from small cost ~2M
@@ -1438,7 +1478,7 @@ cdef int _run_chunked(const narrow_t* text, size_t n, size_t base, const NormTab
                 i += p + 1  # past the SPACE (or the end)
                 continue
             # anything else runs to the next SPACE unit; past CHUNK_MAX
-            # units (CHUNK_WIDE_MAX of a str of kind 2) it is walked,
+            # units (CHUNK_WIDE_MAX of a str of kind 2 or 4) it is walked,
             # joined to a stretch of such before it (hashes[k] UINT64_MAX
             # marks one: a chunk's hash is below 2 ** 44)
             start = i
@@ -1451,15 +1491,20 @@ cdef int _run_chunked(const narrow_t* text, size_t n, size_t base, const NormTab
                     end += 1
             if end > n:
                 end = n
-            if end - start <= longest:
+            keyed = end - start <= longest
+            if keyed:
                 # a chunk of other units (en.txt's curly quotes and box
                 # drawing, multi.txt's words) keyed by its units as they
                 # are: a str of kind 1 by its bytes (its view), of kind 2
-                # by its uint16s (wp_wide_key)
-                if narrow_t is uint8_t:
+                # or 4 by its units as uint16s (wp_wide_key; a unit past
+                # U+FFFF of a str of kind 4 leaves the chunk to the walk)
+                if unit_t is uint8_t:
                     wp_chunk_key(units + j, <unsigned>(end - start), keys[count])
-                else:
+                elif unit_t is uint16_t:
                     wp_wide_key(text + start, <unsigned>(end - start), keys[count])
+                else:
+                    keyed = wp_wide_key32(text + start, <unsigned>(end - start), keys[count])
+            if keyed:
                 hashes[count] = _chunk_hash(keys[count])
                 prefetch(&c.slots[hashes[count] >> c.shift])
                 prefetch(&c.slots[((hashes[count] >> c.shift) + 1) & c.mask])
@@ -1485,9 +1530,9 @@ cdef int _run_chunked(const narrow_t* text, size_t n, size_t base, const NormTab
                         grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + CHUNK_IDS16,
                                    sizeof(uint32_t), 1024)
                     if c.narrow:
-                        wp_widen14(<const uint16_t*>slot.ids, w.ids + w.n_ids)
+                        wp_widen14(slot.ids.narrow, w.ids + w.n_ids)
                     else:
-                        memcpy(w.ids + w.n_ids, slot.ids, CHUNK_IDS * sizeof(uint32_t))
+                        memcpy(w.ids + w.n_ids, slot.ids.wide, CHUNK_IDS * sizeof(uint32_t))
                     w.n_ids += slot.n_ids
                     continue
             first = w.n_ids
@@ -1546,6 +1591,8 @@ cdef int _run_span(const TextRef* t, size_t start, size_t end, const NormTable* 
         if w.chunks != NULL:
             return _run_chunked(<const uint16_t*>t.data + start, end - start, start, norm, a, w)
         return _run(<const uint16_t*>t.data + start, end - start, start, norm, a, w)
+    if w.chunks != NULL:
+        return _run_chunked(<const uint32_t*>t.data + start, end - start, start, norm, a, w)
     return _run(<const uint32_t*>t.data + start, end - start, start, norm, a, w)
 
 
