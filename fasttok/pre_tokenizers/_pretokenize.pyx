@@ -887,6 +887,12 @@ def split(str name, str text):
 # to letters_from (zh scanner -0.3M, en +0.25M). Session 8's version of
 # the same pieces from four more 16-byte masks a piece had saved a seventh
 # of code's scanner; a byte loop over one to three bytes is cheaper.
+# A scanner that cuts a batch of pieces a call (simd_cl100k in a loop
+# filling an array of ends, for _byte_bpe's batches of AHEAD pieces, so no
+# indirect call a piece) was tried after this and not kept: the walk's own
+# instructions fell 2.78M but the scanner's rose 4.0M (GCC kept the call to
+# simd_cl100k in the loop, which now also carried the count and the
+# array), cl100k en 104.40M -> 105.64M.
 #
 # A character whose lead byte is E5-E9 (U+5000-U+9FFF, every one a letter
 # in both readings) is classed from that byte, with no decoding and no
