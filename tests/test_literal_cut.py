@@ -138,11 +138,13 @@ def test_occurs_is_whether_some_string_is_in_the_text(strings, text, surrogates)
 
 
 @pytest.mark.parametrize("at", range(0, 80))
-def test_strings_of_one_first_character_are_found_at_every_place_of_a_ucs2_text(at):
-    # (one first character is searched 32 units a step, then 8 at a time)
+@pytest.mark.parametrize("wide", ["日", "\U0001f600"])
+def test_strings_of_one_first_character_are_found_at_every_place_of_a_ucs2_or_ucs4_text(at, wide):
+    # (one first character is searched 32 units a step of a 2-byte str, 16
+    # of a 4-byte one, then unit by unit)
     cut = LiteralCut(["[CLS]", "[SEP]"])
     for n in (at + 5, at + 6, 100):
-        text = ("日" * at + "[SEP]" + "x" * n)[:n]
+        text = (wide + "日" * at + "[SEP]" + "x" * n)[:n + 1]
         assert cut.occurs(text) == ("[SEP]" in text), (at, n)
         assert cut.occurs(text.replace("[SEP]", "[SEx]")) is False, (at, n)
 
