@@ -1562,6 +1562,29 @@ cdef inline size_t _next_sep(const uint64_t* sep, size_t j) noexcept nogil:
     return CHUNK_VIEW
 
 
+cdef inline size_t _next_uncovered(const unit_t* s, size_t j, size_t n,
+                                   const NormTable* t) noexcept nogil:
+    # the first place from j on of s[0:n] holding a unit past Latin-1 whose
+    # entry is not computed yet, or a surrogate (CodePointRules.cover's
+    # cases), or n: Latin-1 units (computed first: most of a text's) are
+    # skipped 32 at a time in a 2-byte str (one at a time this was an
+    # eighth of en.txt's whole walk), covered ones in a tight loop (a
+    # unit a step of cover's was ~16 instructions: multi.txt's)
+    cdef uint32_t cp
+    while j < n:
+        cp = s[j]
+        if cp < 256:
+            if unit_t is uint16_t:
+                j = wp_next_wide(s, j, n)
+            else:
+                j += 1
+            continue
+        if 0xD800 <= cp <= 0xDFFF or _entry(t, cp) == 0:
+            return j
+        j += 1
+    return n
+
+
 cdef struct TextRef:
     # A str's code units, read with the GIL held; the str must stay alive.
     const void* data
@@ -1807,17 +1830,12 @@ cdef class CodePointRules:
                 continue
             j = 0
             while j < t.length:
-                if t.kind == 2:
-                    # Latin-1 units (computed above: most of a text's)
-                    # skipped 32 at a time (one at a time this was an eighth
-                    # of en.txt's whole walk)
-                    j = wp_next_wide(<const uint16_t*>t.data, j, t.length)
-                    if j >= t.length:
-                        break
+                j = (_next_uncovered(<const uint16_t*>t.data, j, t.length, &table) if t.kind == 2
+                     else _next_uncovered(<const uint32_t*>t.data, j, t.length, &table))
+                if j >= t.length:
+                    break
                 cp = _unit(t, j)
                 j += 1
-                if cp < 256:
-                    continue
                 if missing is None:
                     missing = set()
                 if _entry(&table, cp) == 0:
