@@ -155,6 +155,37 @@ def test_long_blocks_cut_at_a_byte_give_the_documents_of_split(parts, block_size
         assert docs == _split(data, separator)
 
 
+@given(st.lists(st.sampled_from(["a", "bb", "\n", "\n\n", "x" * 50, "\u4e2d" * 9]), max_size=80),
+       st.integers(1, 200))
+def test_blocks_let_go_as_they_are_read_give_the_documents_of_split(parts, block_size):
+    # each block read takes the buffers of the one let go before it, of any
+    # size (a document longer than a block grew it)
+    data = "".join(parts).encode()
+    for separator in (b"\n", b"ab"):
+        reader = BlockReader(io.BytesIO(data), "f", separator, block_size)
+        docs = []
+        for block in iter(reader.next, None):
+            docs += block.docs
+            del block
+        assert docs == _split(data, separator)
+
+
+@given(st.lists(st.sampled_from(['{"text": "one"}', '{"text": "%s"}' % ("\\u4e2d" * 40),
+                                 '{"te\\u0078t": "escaped key"}', "", '{"text": "x", "n": [1]}']),
+                max_size=40), st.integers(1, 300))
+def test_json_blocks_let_go_as_they_are_read_give_what_json_loads_gives(lines, block_size):
+    # read_json and set_document replace a block's bytes before they go back
+    data = "\n".join(lines).encode() + b"\n"
+    reader = BlockReader(io.BytesIO(data), "f", b"\n", block_size)
+    docs = []
+    for block in iter(reader.next, None):
+        for index, _, line in block.read_json(b"text"):
+            block.set_document(index, json.loads(line)["text"])
+        docs += block.docs
+        del block
+    assert docs == _loads_docs(lines)
+
+
 def test_a_files_first_blocks_grow_from_256_kib_to_the_block_size():
     # (the threads that encode wait for the first block only)
     data = b"".join(b"line %7d\n" % i for i in range(400_000))  # 5.2 MB of 13-byte lines
