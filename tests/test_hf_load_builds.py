@@ -160,7 +160,8 @@ def test_a_unigram_tokenizer_json_model_keeps_its_entries_by_id():
 
 
 def test_a_unigram_model_is_built_once_by_its_first_use_whichever_thread_comes_first(monkeypatch):
-    from fasttok.models import hf_unigram
+    # the build imports the compiled class when it runs
+    from fasttok.models import _unigram
 
     spec = _t5()["model"]
     builds = []
@@ -170,7 +171,7 @@ def test_a_unigram_model_is_built_once_by_its_first_use_whichever_thread_comes_f
         time.sleep(0.01)  # a slow build: every thread arrives while it runs
         return TokenizersUnigram(*args, **kwargs)
 
-    monkeypatch.setattr(hf_unigram, "TokenizersUnigram", counted)
+    monkeypatch.setattr(_unigram, "TokenizersUnigram", counted)
     model = unigram_from_json(spec, "$.model", ValueError)
     assert model.get_vocab_size() == len(spec["vocab"]) and not builds
     text = "\u2581The\u2581quick\u2581brown\u2581fox\u2581jumps\u2581over\u2581\u00e9t\u00e9"

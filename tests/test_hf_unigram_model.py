@@ -296,10 +296,11 @@ def test_model_class_direct_use():
 
 
 def test_scores_in_range_are_read_by_the_first_use_not_the_load(monkeypatch):
-    from fasttok.models import hf_unigram
+    # the model imports the compiled reader when it reads them
+    from fasttok.models import _unigram
     calls = []
-    read = hf_unigram.tokenizers_scores
-    monkeypatch.setattr(hf_unigram, "tokenizers_scores", lambda vocab: calls.append(1) or read(vocab))
+    read = _unigram.tokenizers_scores
+    monkeypatch.setattr(_unigram, "tokenizers_scores", lambda vocab: calls.append(1) or read(vocab))
     spec = {"type": "Unigram", "unk_id": 0, "vocab": ABC}
     ours = unigram_from_json(read_packed(spec), "$.model", fail)
     assert calls == []

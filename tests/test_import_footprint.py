@@ -86,7 +86,7 @@ def test_loading_a_unigram_file_imports_only_the_stages_it_names():
     # T5's: Precompiled, WhitespaceSplit then Metaspace, TemplateProcessing,
     # a Metaspace decoder; the Unicode classes wait for the first encode
     loaded = set(_t5()[0]["load"])
-    assert {"fasttok.models._unigram", "fasttok.normalizers.precompiled",
+    assert {"fasttok.models.hf_unigram", "fasttok.normalizers.precompiled",
             "fasttok.pre_tokenizers.split", "fasttok.pre_tokenizers.metaspace",
             "fasttok.post_processors.template", "fasttok.decoders.hf_metaspace"} <= loaded
     others = {f"fasttok.decoders.{m}" for m in ("hf_bpe", "hf_byte_fallback", "hf_byte_level",
@@ -99,6 +99,16 @@ def test_loading_a_unigram_file_imports_only_the_stages_it_names():
                "fasttok.shared._unicode", "fasttok.formats.hf_unigram_path"}
     assert not loaded & (others | DROP_IN)
     assert not loaded & {"json", "hashlib", "secrets", "numbers", "dataclasses"}
+
+
+def test_a_unigram_files_load_leaves_its_compiled_model_to_the_first_encode():
+    # the model's compiled core (and the modules it cimports) is built, and
+    # imported, by the first call that needs it
+    first = _t5()[0]
+    compiled = {"fasttok.models._unigram", "fasttok.shared._piece_cache",
+                "fasttok.shared._literal_cut"}
+    assert not set(first["load"]) & compiled
+    assert compiled <= set(first["encode"])
 
 
 def test_loading_a_file_with_added_tokens_leaves_their_search_to_the_first_encode():

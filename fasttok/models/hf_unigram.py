@@ -22,12 +22,14 @@ to rounding (``"00" + "0"`` or ``"0" + "00"``) that step decides.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fasttok.models._unigram import TokenizersUnigram, tokenizers_scores
 from fasttok.models.hf_fields import is_int, model_object
 from fasttok.shared._json_reader import PackedPieces
 from fasttok.shared.built_once import built_once
+
+if TYPE_CHECKING:
+    from fasttok.models._unigram import TokenizersUnigram
 
 
 class Unigram:
@@ -98,7 +100,11 @@ class Unigram:
         [1, 0]
         """
         # under built_once's lock: the build gives up the GIL while it
-        # places the pieces, so a second thread would otherwise build its own
+        # places the pieces, so a second thread would otherwise build its own;
+        # the compiled module (and the ones it cimports) imported by the
+        # first use too, not by a load
+        from fasttok.models._unigram import TokenizersUnigram, tokenizers_scores
+
         pieces, scores, never = self._parts
         if scores is None:
             # a packed vocabulary whose numbers are all in range: read here
@@ -222,7 +228,12 @@ def unigram_from_json(spec: dict | None, where: str, fail,
         raise fail(f"{where}.vocab", "expected a list of [piece, score] pairs")
     # scores that cannot fail are read by the model's build, on first use
     # (5,000 of them were a tenth of a T5 conversion's load)
-    scores = None if packed and vocab.numbers_in_range() else tokenizers_scores(vocab)
+    if packed and vocab.numbers_in_range():
+        scores = None
+    else:
+        from fasttok.models._unigram import tokenizers_scores
+
+        scores = tokenizers_scores(vocab)
     if type(scores) is int:
         entry = vocab.to_list()[scores] if packed else vocab[scores]
         if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
