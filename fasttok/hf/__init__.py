@@ -49,6 +49,7 @@ the same file, which runs the fused compiled path.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import operator
 import os
@@ -149,11 +150,18 @@ class Tokenizer:
         # tokens, truncation and padding of now)
         self._pipeline = pipeline
         self._document = document
-        self._added = AddedVocabulary([
+        self._allowed: Optional[frozenset] = None
+
+    @functools.cached_property
+    def _added(self) -> AddedVocabulary:
+        # the added tokens as the drop-in's API gives and takes them, made
+        # from the stages' when first asked for (add_tokens, to_str and the
+        # decoder map ask; an encode never does): a T5 conversion's 104 were
+        # a tenth of its load
+        return AddedVocabulary([
             (t.id, AddedToken(t.content, single_word=t.single_word, lstrip=t.lstrip,
                               rstrip=t.rstrip, normalized=t.normalized, special=t.special))
-            for t in pipeline.added.tokens])
-        self._allowed: Optional[frozenset] = None
+            for t in self._pipeline.added.tokens])
 
     @classmethod
     def from_file(cls, path: Any) -> "Tokenizer":
