@@ -78,6 +78,14 @@ def test_ascii_punctuation_digit_and_space_runs_end_alike_whatever_follows(run):
             assert_same_pieces(text)  # under 16 bytes: no window
 
 
+@pytest.mark.parametrize("word", ["a", "ab", "Ab", "AB", "aB", "ABc", "abC", "It's", "DON'T", "x1"])
+def test_words_in_texts_under_sixteen_bytes_end_alike(word):
+    for lead in ("", " ", ".", "'", "\n", "1", "é"):
+        for after in AFTER:
+            assert_same_pieces(lead + word + after)
+            assert_same_pieces(lead + word + after + " " + word)
+
+
 @settings(max_examples=300, deadline=None, derandomize=True, database=None)
 @given(text=st.text(alphabet=st.sampled_from(list(" \t\n\r.,;:!?()'/-_1234567890") + ["a", "Z"]
                                              + NON_ASCII), max_size=80))

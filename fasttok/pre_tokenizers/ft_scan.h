@@ -179,23 +179,25 @@ FT_INLINE ptrdiff_t ft_ascii_other(const uint8_t* s, ptrdiff_t i, ptrdiff_t end,
     return r - i >= 2 ? r - 1 : r;
 }
 
-/* Whether the piece at i, an ASCII byte, is no run of ASCII letters, alone
- * or led by that byte: the test of a text under 16 bytes, read a byte at a
- * time (there is no 16-byte window in it). */
-FT_INLINE int ft_no_letters_at(enum ft_shape shape, const uint8_t* s, ptrdiff_t i, ptrdiff_t end) {
+/* Where the run of ASCII letters of the piece at i (an ASCII byte) starts:
+ * 0 at a letter, 1 after one character that leads letters, -1 when the
+ * piece is no such run; byte by byte, for a text under 16 bytes (which has
+ * no 16-byte window). */
+FT_INLINE int ft_letters_start(enum ft_shape shape, const uint8_t* s, ptrdiff_t i, ptrdiff_t end) {
     uint8_t b = s[i];
     if (ft_ascii_class[b] & FT_L)
         return 0;
-    return !(i + 1 < end && s[i + 1] < 0x80 && (ft_ascii_class[s[i + 1]] & FT_L)
-             && ft_leads_letters(shape, b));
+    return i + 1 < end && s[i + 1] < 0x80 && (ft_ascii_class[s[i + 1]] & FT_L)
+        && ft_leads_letters(shape, b) ? 1 : -1;
 }
 
 /* A scanner of _pretokenize.pyx's cl100k or gpt2 shape: the piece at i when
  * it is a run of ASCII letters, or one ASCII character that leads them and
  * such a run, ended by ASCII or the end; letters_from(s, r, end) when a
  * non-ASCII byte at r ends the ASCII run (the run may go on there); in the
- * cl100k shape (digits, trail: its pattern's), ft_ascii_other's pieces,
- * in texts under 16 bytes too; general(s, i, end) for every other piece.
+ * cl100k shape (digits, trail: its pattern's), ft_ascii_other's pieces;
+ * general(s, i, end) for every other piece. A text under 16 bytes is read
+ * a byte at a time, with the same outcomes.
  * Out-of-line calls only, so the common path needs no register saves. */
 FT_INLINE ptrdiff_t ft_letters_piece(enum ft_shape shape, const uint8_t* s, ptrdiff_t i,
                                      ptrdiff_t end, ft_scanner letters_from, ft_scanner general,
@@ -212,8 +214,8 @@ FT_INLINE ptrdiff_t ft_letters_piece(enum ft_shape shape, const uint8_t* s, ptrd
             e = ft_run_end(letters, 0);
         else if ((letters & 2) && ft_leads_letters(shape, b))
             e = ft_run_end(letters, 1);
-    } else if (!ft_no_letters_at(shape, s, i, end)) {
-        return general(s, i, end);
+    } else if ((e = ft_letters_start(shape, s, i, end)) >= 0) {
+        while (i + e < end && s[i + e] < 0x80 && (ft_ascii_class[s[i + e]] & FT_L)) e++;
     }
     if (e < 0)  /* one place, so each scanner holds one copy of it */
         return shape == FT_CL100K ? ft_ascii_other(s, i, end, digits, trail, general)
@@ -231,14 +233,15 @@ FT_INLINE ptrdiff_t ft_letters_piece(enum ft_shape shape, const uint8_t* s, ptrd
  * [A-Z]*[a-z]* (one letter at least), alone or led by one ASCII character,
  * and ended by ASCII other than "'" (a contraction may follow) or the end:
  * in ASCII no letter is both cases, so P?U*W+ and P?U+W* both end there;
- * ft_ascii_other's pieces (digits: the pattern's), in texts under 16 bytes
- * too. general(s, i, end) for every other piece and runs reaching 16 bytes. */
+ * ft_ascii_other's pieces (digits: the pattern's). general(s, i, end) for
+ * every other piece and runs reaching 16 bytes. A text under 16 bytes is
+ * read a byte at a time, with the same outcomes. */
 FT_INLINE ptrdiff_t ft_o200k(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, ft_scanner general,
                              int digits) {
     uint8_t b = s[i];
     uint32_t upper, lower;
     ptrdiff_t r;
-    int shift, start = -1, e;
+    int shift, start = -1, e = 0;
     ft_v16 v;
     if (b >= 0x80)
         return general(s, i, end);
@@ -250,12 +253,14 @@ FT_INLINE ptrdiff_t ft_o200k(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, ft_sc
             start = 0;
         else if (((upper | lower) & 2) && ft_leads_letters(FT_O200K, b))
             start = 1;
-    } else if (!ft_no_letters_at(FT_O200K, s, i, end)) {
-        return general(s, i, end);
+        if (start >= 0)
+            e = ft_run_end(lower, ft_run_end(upper, start));
+    } else if ((start = ft_letters_start(FT_O200K, s, i, end)) >= 0) {
+        for (e = start; i + e < end && (uint8_t)(s[i + e] - 'A') < 26; e++) {}
+        for (; i + e < end && (uint8_t)(s[i + e] - 'a') < 26; e++) {}
     }
     if (start < 0)
         return ft_ascii_other(s, i, end, digits, FT_TRAIL_NEWLINES_SLASH, general);
-    e = ft_run_end(lower, ft_run_end(upper, start));
     r = i + e;
     if (e == 16 || (r < end && (s[r] >= 0x80 || s[r] == '\'')))
         return general(s, i, end);
