@@ -7,8 +7,9 @@ none holds the four bytes around the point (``token_windows``). Each rule
 below has a vocabulary where leaving it out would cut where a token crosses;
 A character between two cuts is looked up in a table of each character's own
 encoding (``char_ids`` in ``fasttok/shared/_tables.pxd``), learned the first
-time; the tests here encode each text twice, so both the learning and the
-table give the ids. The property tests run Chinese and mixed text, short and
+time, and a stretch of up to 16 bytes between cuts in the thread's memo
+(``StretchEntry`` in ``fasttok/models/_bpe.pxd``); the tests here encode each
+text twice, so both the learning and the reading give the ids. The property tests run Chinese and mixed text, short and
 long pieces and runs of one character, against tiktoken and tokenizers.
 """
 
@@ -30,11 +31,15 @@ E_ACUTE = "é".encode("utf-8")  # a character that is a token: the parts start f
 
 
 def _encode(tokens: list, text: str) -> list:
-    # ranks by position; every piece goes through the merges; each text is
-    # encoded twice (a character's table entry learned, then read)
+    # ranks by position; every piece goes through the merges; each text (no
+    # spaces) is encoded twice (a character's table entry learned, then
+    # read), then many times in a text long enough to take the thread's memo
+    # (a stretch of characters kept there, then read)
     model = byte_bpe_model(TokenTables(tokens), {}, r"\S+|\s+", whole_piece_lookup=False)
     first = model.encode_ordinary(text)
     assert model.encode_ordinary(text) == first
+    copies = 4096 // len(text.encode("utf-8"))
+    assert model.encode_ordinary(" ".join([text] * copies)) == ([*first, ord(" ")] * copies)[:-1]
     return first
 
 
@@ -77,6 +82,19 @@ def test_a_token_across_two_characters_keeps_them_merged_together():
     tokens = BYTES + [ZHONG[:2], ZHONG[2:] + WEN[:1]]
     assert _encode(tokens, "中文") == [256, 257, WEN[1], WEN[2]]
     assert _encode(tokens, "文中文中") == [WEN[0], WEN[1], WEN[2], 256, 257, WEN[1], WEN[2], 256, ZHONG[2]]
+
+
+def test_stretches_that_differ_only_past_their_eighth_byte_keep_their_own_ids():
+    # both boundaries are crossed by a token: each piece is one stretch of
+    # 9 bytes, and 中 and 丰 share their first two bytes
+    feng = "丰".encode("utf-8")
+    tokens = BYTES + [ZHONG[2:] + WEN[:1], WEN[2:] + ZHONG[:1]]
+    one = [ZHONG[0], ZHONG[1], 256, WEN[1], 257, ZHONG[1], ZHONG[2]]
+    other = one[:-1] + [feng[2]]
+    assert _encode(tokens, "中文中") == one
+    assert _encode(tokens, "中文丰") == other
+    model = byte_bpe_model(TokenTables(tokens), {}, r"\S+|\s+", whole_piece_lookup=False)
+    assert model.encode_ordinary("中文中 中文丰 " * 300) == [*one, ord(" "), *other, ord(" ")] * 300
 
 
 def test_a_token_across_two_characters_ranked_first_takes_the_bytes_from_them():

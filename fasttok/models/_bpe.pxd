@@ -126,6 +126,14 @@ cdef struct MemoEntry:
     uint64_t key1   # (left << 32 | right) + 1; 0 is an empty slot
     uint64_t value
 
+cdef struct StretchEntry:
+    # The ids of a stretch of 2 to 16 bytes between two cuts (Chinese
+    # characters that a token may join), keyed by its bytes (zero padded)
+    # and length: one cache line.
+    uint64_t key[2]
+    uint32_t shape  # length | count << 8; 0 is an empty slot
+    uint32_t ids[11]
+
 cdef struct PairMemo:
     # A direct-mapped memo of pair values: the same pairs recur across a
     # text, most of all in CJK text and long runs, and the token index they
@@ -137,6 +145,9 @@ cdef struct PairMemo:
     # by their generation number, so threads never share one.
     MemoEntry* entries
     uint32_t shift  # 64 - bits
+    # After the entries, in the same memory: 2**14 StretchEntry (1 MB),
+    # which _bpe asks before merging a stretch of more than one character.
+    StretchEntry* stretches
     int owned  # 1 where threads keep no memory (the memo is then this call's)
 
 cdef int pair_memo_init(PairMemo* memo, const TokenTablesView* tables) except -1 nogil
