@@ -381,3 +381,8 @@ def charsmap_from_base64(text):
 #   each here), and the timed difference (alternating fresh processes at
 #   load 6) within the noise; it was folded back into
 #   charsmap_load(charsmap_from_base64(text)) (session 7).
+# - Two groups a step, their six bytes stored as one 8-byte word (the
+#   sextets or-ed for the fault test, then combined in 64 bits): 2.24M ->
+#   3.32M instructions a T5 charsmap (callgrind, ten decodes in one
+#   process), against the loop of one group and three byte stores that GCC
+#   compiles well; not kept (session 9).
