@@ -5,28 +5,50 @@ from libc.stdint cimport UINT64_MAX, uint32_t, uint64_t
 
 cdef extern from "Python.h":
     """
-    /* out[i] = ints[ids[i]] for i < n, each taking a reference, up to the
-     * first id not below n_ints: the places written (n, or that id's; the
-     * rest left NULL). Raw pointers: a Cython object variable made three
-     * reference count changes an id, where one is needed. */
-    static inline size_t ft_ids_items(PyObject** out, const uint32_t* ids, size_t n,
-                                      PyObject* const* ints, size_t n_ints) {
+    /* the largest of ids[0:n], 0 for none (no early exit: GCC vectorizes it) */
+    static inline uint32_t ft_ids_max(const uint32_t* ids, size_t n) {
+        uint32_t top = 0;
+        size_t i;
+        for (i = 0; i < n; i++)
+            top = ids[i] > top ? ids[i] : top;
+        return top;
+    }
+    /* out[i] = ints[ids[i]] for i < n, each taking a reference; every id
+     * below len(ints) (ft_ids_max): no test an id. Raw pointers: a Cython
+     * object variable made three reference count changes an id, where one
+     * is needed. */
+    static inline void ft_ids_items(PyObject** out, const uint32_t* ids, size_t n,
+                                    PyObject* const* ints) {
         size_t i;
         for (i = 0; i < n; i++) {
-            PyObject* item;
-            if (ids[i] >= n_ints)
-                return i;
-            item = ints[ids[i]];
+            PyObject* item = ints[ids[i]];
             Py_INCREF(item);
             out[i] = item;
         }
-        return n;
+    }
+    /* a list of n items the caller sets at once, before any Python code
+     * runs: its item array not zeroed first (PyList_New's is, ~8 bytes an
+     * id written twice) */
+    static inline PyObject* ft_list_unset(size_t n) {
+        PyListObject* op = (PyListObject*)PyList_New(0);
+        if (op == NULL || n == 0)
+            return (PyObject*)op;
+        op->ob_item = n > (size_t)PY_SSIZE_T_MAX / sizeof(PyObject*) ? NULL
+                      : (PyObject**)PyMem_Malloc(n * sizeof(PyObject*));
+        if (op->ob_item == NULL) {
+            Py_DECREF(op);
+            return PyErr_NoMemory();
+        }
+        op->allocated = (Py_ssize_t)n;
+        Py_SET_SIZE(op, (Py_ssize_t)n);
+        return (PyObject*)op;
     }
     #define ft_list_items(list) (((PyListObject*)(list))->ob_item)
     #define ft_tuple_items(tuple) (((PyTupleObject*)(tuple))->ob_item)
     """
-    size_t ft_ids_items(PyObject** out, const uint32_t* ids, size_t n, PyObject** ints,
-                        size_t n_ints) noexcept
+    uint32_t ft_ids_max(const uint32_t* ids, size_t n) noexcept
+    void ft_ids_items(PyObject** out, const uint32_t* ids, size_t n, PyObject** ints) noexcept
+    list ft_list_unset(size_t n)
     PyObject** ft_list_items(list items) noexcept
     PyObject** ft_tuple_items(tuple items) noexcept
     void PyObject_GC_UnTrack(object op)
@@ -38,10 +60,15 @@ cdef inline list ids_list(const uint32_t* ids, size_t n, tuple ints):
     # ints[i] is the int i for every id: the list only takes references, and,
     # holding only ints, it cannot be part of a reference cycle, so the cycle
     # collector is not told about it.
-    cdef list out = PyList_New(n)
-    cdef size_t i = ft_ids_items(ft_list_items(out), ids, n, ft_tuple_items(ints), len(ints))
-    if i < n:
+    cdef list out
+    cdef size_t i
+    if n and ft_ids_max(ids, n) >= <size_t>len(ints):
+        i = 0
+        while ids[i] < <size_t>len(ints):
+            i += 1
         raise ValueError(f"internal error: token id {ids[i]} out of range")
+    out = ft_list_unset(n)
+    ft_ids_items(ft_list_items(out), ids, n, ft_tuple_items(ints))
     PyObject_GC_UnTrack(out)
     return out
 
