@@ -179,6 +179,13 @@ best of 7; whole corpus files, en / code / multi / zh):
   Latin-1 it holds computed) only when the walk meets one not computed
   yet (WALK_UNCOVERED: cover, then walk again), not before every walk.
   Callgrind as above: multi whole 69.63M -> 60.30M, en 54.25M -> 52.23M.
+  What is left of en whole (49.9M with shared/_id_lists' leaner list):
+  the cut and lookup, ~160 instructions a chunk of its 227k (the view
+  ~20, the two bitmaps' reads and tests ~35, key ~16, hash ~14, two
+  prefetches ~10, the slot compare ~20, the copy ~20), 36.5M; the walk
+  of misses and stretches ~6M; the list and its freeing ~6M. Tried and
+  not kept: the copies' room made once a batch, the cache's fields in
+  locals (52.23M -> 52.43M).
 * A word no token starts (its first code point begins none: ``'├──...┤'``,
   219 bytes, took 438 automaton steps each time) is [UNK] at once
   (``Automaton.starts``).
