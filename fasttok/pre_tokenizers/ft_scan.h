@@ -124,9 +124,9 @@ FT_INLINE int ft_leads_letters(enum ft_shape shape, uint8_t b) {
 
 #define FT_IS_NEWLINE(b) ((b) == '\n' || (b) == '\r')
 
-/* The piece at i of the cl100k and o200k shapes when it starts with an
- * ASCII byte that is no letter and leads no run of ASCII letters (the
- * caller has tried those), and the bytes that decide it are ASCII: a run of
+/* The end of the piece at i of the cl100k and o200k shapes when it starts
+ * with an ASCII byte that is no letter and leads no run of ASCII letters
+ * (the caller has tried those), and the bytes that decide it are ASCII: a run of
  * up to `digits` digits, a run of punctuation (after one space or not) and
  * its trail, or a run of whitespace ended by a byte that is not. Both
  * patterns read these alike:
@@ -136,12 +136,13 @@ FT_INLINE int ft_leads_letters(enum ft_shape shape, uint8_t b) {
  *   \s+(?!\S) | \s               else it gives its last character to the next piece
  * A non-ASCII byte where it could change the answer (a letter after the
  * first byte, or continuing a run), a run reaching the end (\s++$) and "'"
- * (cl100k's contractions) go to general(s, i, end),
- * whose derivation these follow (tests/test_scanner_simd.py). Whitespace and
+ * (cl100k's contractions) give -1, and the caller's general scanner, whose
+ * derivation these follow (tests/test_scanner_simd.py), decides them from
+ * its one call site. Whitespace and
  * punctuation were a third of English's pieces and half of code's, at
  * ~140 instructions each through general. */
 FT_INLINE ptrdiff_t ft_ascii_other(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, int digits,
-                                   enum ft_trail trail, ft_scanner general) {
+                                   enum ft_trail trail) {
     uint8_t b = s[i];
     uint16_t cls = ft_ascii_class[b];
     ptrdiff_t r = i + 1, after_newline = -1;
@@ -150,17 +151,17 @@ FT_INLINE ptrdiff_t ft_ascii_other(const uint8_t* s, ptrdiff_t i, ptrdiff_t end,
     /* a non-ASCII letter there would join a leading character, a non-ASCII
      * digit, punctuation or whitespace the run */
     if (s[r] >= 0x80 || b == '\'')
-        return general(s, i, end);
+        return -1;
     if (cls & FT_N) {
         while (r - i < digits && r < end && (uint8_t)(s[r] - '0') < 10) r++;
-        return r - i < digits && r < end && s[r] >= 0x80 ? general(s, i, end) : r;
+        return r - i < digits && r < end && s[r] >= 0x80 ? -1 : r;
     }
     if (b == ' ' && !(ft_ascii_class[s[r]] & (FT_WS | FT_L | FT_N)))
         cls = ft_ascii_class[s[r++]];  /* " ?" then the run */
     if (!(cls & FT_WS)) {
         while (r < end && s[r] < 0x80 && !(ft_ascii_class[s[r]] & (FT_WS | FT_L | FT_N))) r++;
         if (r < end && s[r] >= 0x80)
-            return general(s, i, end);
+            return -1;
         if (trail != FT_TRAIL_NONE)
             while (r < end && (FT_IS_NEWLINE(s[r]) || (trail == FT_TRAIL_NEWLINES_SLASH
                                                         && s[r] == '/')))
@@ -173,7 +174,7 @@ FT_INLINE ptrdiff_t ft_ascii_other(const uint8_t* s, ptrdiff_t i, ptrdiff_t end,
         r++;
     }
     if (r == end || s[r] >= 0x80)
-        return general(s, i, end);
+        return -1;
     if (after_newline >= 0)
         return after_newline;
     return r - i >= 2 ? r - 1 : r;
@@ -217,9 +218,10 @@ FT_INLINE ptrdiff_t ft_letters_piece(enum ft_shape shape, const uint8_t* s, ptrd
     } else if ((e = ft_letters_start(shape, s, i, end)) >= 0) {
         while (i + e < end && s[i + e] < 0x80 && (ft_ascii_class[s[i + e]] & FT_L)) e++;
     }
-    if (e < 0)  /* one place, so each scanner holds one copy of it */
-        return shape == FT_CL100K ? ft_ascii_other(s, i, end, digits, trail, general)
-                                  : general(s, i, end);
+    if (e < 0) {  /* one place, so each scanner holds one copy of it */
+        r = shape == FT_CL100K ? ft_ascii_other(s, i, end, digits, trail) : -1;
+        return r >= 0 ? r : general(s, i, end);
+    }
     r = i + e;
     while (e == 16) {
         /* at r == end the window is the last 16 bytes, all shifted out */
@@ -259,8 +261,10 @@ FT_INLINE ptrdiff_t ft_o200k(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, ft_sc
         for (e = start; i + e < end && (uint8_t)(s[i + e] - 'A') < 26; e++) {}
         for (; i + e < end && (uint8_t)(s[i + e] - 'a') < 26; e++) {}
     }
-    if (start < 0)
-        return ft_ascii_other(s, i, end, digits, FT_TRAIL_NEWLINES_SLASH, general);
+    if (start < 0) {
+        r = ft_ascii_other(s, i, end, digits, FT_TRAIL_NEWLINES_SLASH);
+        return r >= 0 ? r : general(s, i, end);
+    }
     r = i + e;
     if (e == 16 || (r < end && (s[r] >= 0x80 || s[r] == '\'')))
         return general(s, i, end);
