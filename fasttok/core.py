@@ -451,9 +451,10 @@ class Encoding:
         cut only between documents, and the
         blocks encoded on ``num_threads`` threads (at most one a CPU)
         without the GIL while the next block is read, so memory holds two or
-        three blocks besides the result, whatever the file's size, and each
-        thread's pre-token cache for the call (16 MiB at most at the default
-        setting; see :func:`~fasttok.shared.document_files.job_cache_entries`).
+        three blocks besides the result, whatever the file's size, and the
+        threads' pre-token caches for the call (16 MiB at most together at
+        the default setting; see
+        :func:`~fasttok.shared.document_files.job_cache_entries`).
         A malformed line, bytes that are not UTF-8 (``errors="replace"``
         reads them as U+FFFD) and a disallowed special token raise
         :class:`~fasttok.errors.DocumentFileError` naming the file and line

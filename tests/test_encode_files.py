@@ -160,6 +160,12 @@ def test_a_file_job_gets_a_cache_by_its_files_size_and_the_setting(tmp_path, siz
     assert job_cache_entries([path, tmp_path / "missing.txt"], setting) == entries
 
 
+@pytest.mark.parametrize("threads, entries", [(1, 256), (2, 128), (3, 64), (16, 0)])
+def test_a_file_jobs_threads_share_the_bound_of_its_caches(tmp_path, threads, entries):
+    path = _write(tmp_path, "d.txt", b"x" * 100_000)
+    assert job_cache_entries([path], 16, threads) == entries
+
+
 @pytest.mark.parametrize("num_threads", [1, 2, 3])
 def test_threads_give_the_ids_of_one_thread(enc, num_threads):
     path = DATA / "corpus" / "multi.txt"

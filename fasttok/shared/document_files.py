@@ -16,8 +16,9 @@ being encoded and the one being read (each ``block_size`` plus the longest
 document, and for JSON Lines its decoded documents as much again), and a
 ring of chunk buffers (a few MB): with the default 4 MiB blocks, about 20
 MB besides the result, whatever the file's size, and each thread's
-pre-token cache for the call (:func:`job_cache_entries`: at most 16 MiB a
-thread at the default setting, its pages touched as it fills). Any other
+pre-token cache for the call (:func:`job_cache_entries`: 16 MiB at most
+for all the threads at the default setting, its pages touched as it
+fills). Any other
 model takes each block's documents as str (two to four times their UTF-8
 for text that is not ASCII) through its batch call, the next block read
 meanwhile on a thread of its own (:func:`read_ahead`), so three blocks are
@@ -78,11 +79,14 @@ FORMATS = ("text", "jsonl")
 _ERRORS = ("strict", "replace", "ignore")
 
 #: a file job's threads each get a pre-token cache of their own for the
-#: call, of up to this many times the process's setting (256k entries, 16
-#: MiB, at the default 16k) and one entry for every this many bytes of the
-#: files: a long run sees far more pieces again than a thread's table for
-#: every call holds (the bench's 107 MB on one thread, CPU: 1.41-1.43 s
-#: with 16k entries, 1.24-1.30 s with 256k, 1.24-1.29 s with 1M)
+#: call, together of up to this many times the process's setting (256k
+#: entries, 16 MiB, at the default 16k) and one entry for every this many
+#: bytes of the files: a long run sees far more pieces again than a
+#: thread's table for every call holds (the bench's 107 MB on one thread,
+#: CPU: 1.41-1.43 s with 16k entries, 1.24-1.30 s with 256k, 1.24-1.29 s
+#: with 1M; on two threads, quiet machine, wall 0.656 s with 256k each,
+#: 0.628 s with 128k: twice 16 MiB filled the shared 32 MiB L3 and took
+#: twice the page faults)
 JOB_CACHE_SCALE = 16
 JOB_CACHE_BYTES = 64
 
@@ -224,12 +228,13 @@ def _json_document(line: str, path: str, number: int, field: str) -> str:
     return text
 
 
-def job_cache_entries(paths: list, setting: int) -> int:
-    """The pre-token cache entries each thread of a file job over ``paths``
-    gets for the call (a power of two), ``setting`` being the process's; 0
-    when that is not more than ``setting`` (the thread's own table serves):
-    one entry every :data:`JOB_CACHE_BYTES` bytes of the files, at most
-    :data:`JOB_CACHE_SCALE` times ``setting``.
+def job_cache_entries(paths: list, setting: int, threads: int = 1) -> int:
+    """The pre-token cache entries each of the ``threads`` threads of a file
+    job over ``paths`` gets for the call (a power of two), ``setting`` being
+    the process's; 0 when that is not more than ``setting`` (the thread's
+    own table serves): one entry every :data:`JOB_CACHE_BYTES` bytes of the
+    files, at most :data:`JOB_CACHE_SCALE` times ``setting`` for all the
+    threads together.
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "d.txt")
@@ -237,6 +242,8 @@ def job_cache_entries(paths: list, setting: int) -> int:
     ...     _ = f.write(b"x" * 100_000)
     >>> job_cache_entries([path], 1024), job_cache_entries([path], 16), job_cache_entries([path], 0)
     (0, 256, 0)
+    >>> job_cache_entries([path], 16, threads=2)
+    128
     """
     size = 0
     for path in paths:
@@ -244,7 +251,7 @@ def job_cache_entries(paths: list, setting: int) -> int:
             size += os.stat(path).st_size
         except (OSError, ValueError):
             pass  # the reader names what is wrong with it
-    wanted = min(size // JOB_CACHE_BYTES, JOB_CACHE_SCALE * setting)
+    wanted = min(size // JOB_CACHE_BYTES, JOB_CACHE_SCALE * setting // max(1, threads))
     entries = 1 << (wanted.bit_length() - 1) if wanted else 0
     return entries if entries > setting else 0
 
@@ -304,7 +311,8 @@ def encode_files(model: Any, paths: Union[str, os.PathLike, Iterable], *,
     from fasttok.shared._piece_cache import entries
 
     threads = max(1, min(num_threads, os.cpu_count() or 1))
-    job = FileJob(model, allowed, threads, cache_entries=job_cache_entries(paths, entries()))
+    job = FileJob(model, allowed, threads,
+                  cache_entries=job_cache_entries(paths, entries(), threads))
     done: list = []
 
     def run() -> None:
