@@ -334,31 +334,36 @@ def test_a_disallowed_special_in_json_lines_names_its_line(tmp_path):
 
 # ---------------------------------------------------------------- the threaded job
 
-@pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
-@pytest.mark.parametrize("threads, chunk_bytes", [(1, 1), (2, 1), (2, 50), (3, 1 << 16)])
-def test_the_job_gives_the_ids_of_one_call_per_document(threads, chunk_bytes):
-    # chunks of one document make a 600-line block more chunks than the
-    # ring holds, so publishing waits for room and slots are reused
+def _run(job, threads: int, data: bytes) -> tuple:
+    # job's (ids, offsets) of data's lines, handed in blocks of 20,000 bytes,
+    # with threads - 1 helpers working beside the caller
     import threading
 
-    enc = fasttok.get_encoding("cl100k_base")
-    data = (DATA / "corpus" / "multi.txt").read_bytes()[:60_000]
-    data = data[:data.rindex(b"\n") + 1]
-    docs = data.decode().split("\n")[:-1]
-    job = FileJob(enc._core, None, threads, chunk_bytes)
     helpers = [threading.Thread(target=job.work) for _ in range(threads - 1)]
     for h in helpers:
         h.start()
     try:
         for block in _blocks(data, b"\n", 20_000):
             job.add(block)
-        ids, offsets = job.finish()
+        return job.finish()
     finally:
         job.stop()
         for h in helpers:
             h.join()
+
+
+@pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
+@pytest.mark.parametrize("threads, chunk_bytes", [(1, 1), (2, 1), (2, 50), (3, 1 << 16)])
+def test_the_job_gives_the_ids_of_one_call_per_document(threads, chunk_bytes):
+    # chunks of one document make a 600-line block more chunks than the
+    # ring holds, so publishing waits for room and slots are reused
+    enc = fasttok.get_encoding("cl100k_base")
+    data = (DATA / "corpus" / "multi.txt").read_bytes()[:60_000]
+    data = data[:data.rindex(b"\n") + 1]
+    docs = data.decode().split("\n")[:-1]
+    job = FileJob(enc._core, None, threads, chunk_bytes)
     flat, ends = enc.encode_ordinary_batch(docs, num_threads=1, flat=True)
-    assert (ids, offsets) == (flat, ends)
+    assert _run(job, threads, data) == (flat, ends)
 
 
 @pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
@@ -366,26 +371,13 @@ def test_the_job_gives_the_ids_of_one_call_per_document(threads, chunk_bytes):
 @pytest.mark.parametrize("cache_entries", [1, 2, 4096])
 def test_the_jobs_own_caches_of_any_size_give_the_ids_of_one_call(threads, cache_entries):
     # a table of one entry, or one set, evicts at every piece
-    import threading
-
     enc = fasttok.get_encoding("cl100k_base")
     data = (DATA / "corpus" / "code.txt").read_bytes()[:60_000]
     data = data[:data.rindex(b"\n") + 1]
     job = FileJob(enc._core, None, threads, 4096, cache_entries)
-    helpers = [threading.Thread(target=job.work) for _ in range(threads - 1)]
-    for h in helpers:
-        h.start()
-    try:
-        for block in _blocks(data, b"\n", 20_000):
-            job.add(block)
-        ids, offsets = job.finish()
-    finally:
-        job.stop()
-        for h in helpers:
-            h.join()
     flat, ends = enc.encode_ordinary_batch(data.decode().split("\n")[:-1], num_threads=1,
                                            flat=True)
-    assert (ids, offsets) == (flat, ends)
+    assert _run(job, threads, data) == (flat, ends)
 
 
 def test_the_jobs_caches_take_a_power_of_two_entries():

@@ -101,6 +101,16 @@ cdef int ids_reserve(IdBuffer* buf, size_t extra) except -1 nogil:
     return grow_array(<void**>&buf.data, &buf.cap, buf.len + extra, sizeof(uint32_t), 64)
 
 
+cdef inline int ids_extend(IdBuffer* buf, const uint32_t* ids, size_t m) except -1 nogil:
+    # buf += ids[:m], grown only when full (the call, with nothing to grow,
+    # was 50 instructions a piece)
+    if buf.len + m > buf.cap:
+        ids_reserve(buf, m)
+    memcpy(buf.data + buf.len, ids, m * sizeof(uint32_t))
+    buf.len += m
+    return 0
+
+
 cdef int ids_push(IdBuffer* buf, uint32_t token) except -1 nogil:
     if buf.len == buf.cap:
         ids_reserve(buf, 1)
@@ -753,10 +763,7 @@ cdef int _encode_bytes(const TokenTablesView* tables, const uint8_t* piece, size
     for i in range(n - 1):
         vals[i] = tables.byte_pairs[(<uint32_t>piece[i] << 8) | piece[i + 1]]
     m = _merge_linear(tables, piece, start, ids, vals, n, memo)
-    if out.len + m > out.cap:  # (the call, with nothing to grow, was 50 instructions a piece)
-        ids_reserve(out, m)
-    memcpy(out.data + out.len, ids, m * sizeof(uint32_t))
-    out.len += m
+    ids_extend(out, ids, m)
     return 0
 
 
@@ -805,10 +812,7 @@ cdef int _encode_parts(const TokenTablesView* tables, const uint8_t* piece, size
             k += m_run
         seg = i
     m = k
-    if out.len + m > out.cap:  # (the call, with nothing to grow, was 50 instructions a piece)
-        ids_reserve(out, m)
-    memcpy(out.data + out.len, ids, m * sizeof(uint32_t))
-    out.len += m
+    ids_extend(out, ids, m)
     return 0
 
 
@@ -831,9 +835,7 @@ cdef int _encode_long(const TokenTablesView* tables, const uint8_t* piece, size_
             starts[n] = <uint32_t>n
             m = n
         m = bpe_merge_parts(tables, piece, n, starts, parts, m, memo)
-        ids_reserve(out, m)
-        memcpy(out.data + out.len, parts, m * sizeof(uint32_t))
-        out.len += m
+        ids_extend(out, parts, m)
     finally:
         free(starts)
         free(parts)
@@ -938,9 +940,7 @@ cdef int _encode_chunked(const TokenTablesView* tables, const uint8_t* piece, si
             if end > frontier:
                 frontier = end
                 failed = 0
-            ids_reserve(out, chunk.len)
-            memcpy(out.data + out.len, chunk.data, chunk.len * sizeof(uint32_t))
-            out.len += chunk.len
+            ids_extend(out, chunk.data, chunk.len)
             pos = end
     finally:
         ids_free(&chunk)
@@ -1161,9 +1161,7 @@ cdef int bpe_sample_piece(const TokenTablesView* tables, const uint8_t* piece, s
             ids[i] = tables.byte_ids[piece[i]]
         starts[n] = <uint32_t>n
         m = bpe_sample_parts(tables, piece, n, starts, ids, n, drop)
-        ids_reserve(out, m)
-        memcpy(out.data + out.len, ids, m * sizeof(uint32_t))
-        out.len += m
+        ids_extend(out, ids, m)
     finally:
         free(starts)
         free(ids)
