@@ -130,12 +130,16 @@ def test_the_first_encode_of_a_unigram_file_imports_its_walk_and_no_other_model_
     assert not imported & DROP_IN
 
 
+def _minilm() -> list:
+    if not MINILM.is_file():
+        pytest.skip(missing_data_reason(MINILM))
+    return _run(str(MINILM))
+
+
 def test_loading_a_bert_file_with_settings_and_a_config_imports_no_drop_in_module_nor_json():
     # its truncation and padding are checked at the load, its tokenizer_config.json
     # read by the compiled JSON reader
-    if not MINILM.is_file():
-        pytest.skip(missing_data_reason(MINILM))
-    first = _run(str(MINILM))[0]
+    first = _minilm()[0]
     assert "fasttok.models.hf_wordpiece" in first["load"]
     imported = set(first["load"]) | set(first["encode"])
     assert not imported & (DROP_IN | {"json"})
@@ -143,17 +147,13 @@ def test_loading_a_bert_file_with_settings_and_a_config_imports_no_drop_in_modul
 
 def test_a_bert_files_load_imports_no_charsmap_reader():
     # the charsmap's module serves Precompiled normalizers, which BERT's has not
-    if not MINILM.is_file():
-        pytest.skip(missing_data_reason(MINILM))
-    first = _run(str(MINILM))[0]
+    first = _minilm()[0]
     assert "fasttok.shared._charsmap" not in set(first["load"]) | set(first["encode"])
 
 
 def test_a_bert_files_load_leaves_the_special_tokens_search_to_the_first_encode():
     # the search (and its compiled module) is made when a text is first encoded
-    if not MINILM.is_file():
-        pytest.skip(missing_data_reason(MINILM))
-    first = _run(str(MINILM))[0]
+    first = _minilm()[0]
     assert "fasttok.shared._literal_cut" not in first["load"]
     assert "fasttok.shared._literal_cut" in first["encode"]
 
@@ -161,9 +161,7 @@ def test_a_bert_files_load_leaves_the_special_tokens_search_to_the_first_encode(
 def test_a_bert_files_load_and_first_encode_leave_the_decoders_clean_up_to_a_decode():
     # the WordPiece decoder's module is loaded; the clean-up's (which holds
     # llama.cpp's passes too) waits for the first decode
-    if not MINILM.is_file():
-        pytest.skip(missing_data_reason(MINILM))
-    first = _run(str(MINILM))[0]
+    first = _minilm()[0]
     assert "fasttok.decoders.hf_wordpiece" in first["load"]
     imported = set(first["load"]) | set(first["encode"])
     assert not imported & {"fasttok.decoders.cleanup", "fasttok.decoders.joined"}
