@@ -256,10 +256,12 @@ cdef enum:
     NOGIL_MIN_BYTES = 256
 
 
-cdef int scratch_init(Scratch* scratch, const TokenTablesView* tables, bint take_memo) except -1 nogil:
-    # The thread's pre-token cache and pair memo for one call or batch chunk
-    # (scratch_free gives the memo back).
-    scratch.pieces = piece_cache_table()
+cdef int scratch_init(Scratch* scratch, const TokenTablesView* tables, bint take_memo,
+                      ft_pc_table* pieces=NULL) except -1 nogil:
+    # The pre-token cache (pieces, a table the caller owns, else the
+    # thread's own, made on its first use) and the thread's pair memo for
+    # one call or batch chunk (scratch_free gives the memo back).
+    scratch.pieces = pieces if pieces != NULL else piece_cache_table()
     if take_memo:
         pair_memo_init(&scratch.memo, tables)
     else:
@@ -1147,9 +1149,7 @@ cdef int _encode_documents(void* model, const uint8_t* data, const uint64_t* bou
     scratch.memo.entries = NULL
     scratch.memo.owned = 0
     try:
-        scratch_init(&scratch, (<CoreBPE>model).view, True)
-        if pieces != NULL:
-            scratch.pieces = pieces
+        scratch_init(&scratch, (<CoreBPE>model).view, True, pieces)
         for i in range(n_docs):
             (<CoreBPE>model)._encode_utf8(data + bounds[2 * i],
                                           <Py_ssize_t>(bounds[2 * i + 1] - bounds[2 * i]),
