@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from fasttok.shared.normalized import NormalizedString, find_matches
@@ -29,12 +30,16 @@ class Replace:
         self.regex = regex
         if regex:
             # imported for a regex only (~1 ms of a load, Llama 2's, whose
-            # Replace is of a string)
+            # Replace is of a string); compiled here, as it checks the pattern
             from fasttok.shared.regex_translate import compile_onig
 
             self._compiled = compile_onig(pattern)
-        else:
-            self._compiled = re.compile(re.escape(pattern))
+
+    @functools.cached_property
+    def _compiled(self):
+        # a string's matcher, compiled on first use: normalize_str replaces
+        # it without one, and a cold re.compile was ~0.1 ms of a load
+        return re.compile(re.escape(self.pattern))
 
     def __repr__(self) -> str:
         kind = "Regex" if self.regex else "String"

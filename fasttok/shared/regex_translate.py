@@ -43,7 +43,11 @@ import functools
 import re
 
 from fasttok.errors import FasttokError
-from fasttok.shared import _hf_unicode_data, _linear_regex, _unicode
+from fasttok.shared import _linear_regex
+
+# _unicode and _hf_unicode_data are imported by the classes that read them:
+# a Unigram conversion's patterns (' {2,}', '\\A +| +\\z') name no class, and
+# the two were ~0.3 ms of its load
 
 __all__ = ["compile_generic", "compile_onig", "translate_for_re", "char_class", "MAX_PROGRAM"]
 
@@ -56,6 +60,8 @@ def _onig_word_body() -> str:
 
 
 def _class_body(specs: tuple) -> str:
+    from fasttok.shared import _unicode
+
     out = []
     for spec in specs:
         for lo, hi in _unicode.code_point_ranges(spec):
@@ -89,7 +95,6 @@ def _escape(cp: int) -> str:
     return f"\\U{cp:08x}"
 
 
-_PROPERTY = re.compile(r"\\([pP])\{\^?([A-Za-z_]+)\}|\\([pP])([A-Z])")
 _SHORTHAND = {"s": ("White_Space",), "d": ("Nd",)}
 # Oniguruma's \w is Unicode's word property (Alphabetic, marks, decimal
 # digits, connector punctuation, Join_Control): a class of its own
@@ -145,7 +150,7 @@ def _compile(pat_str: str, onig: bool) -> "re.Pattern[str]":
     while i < n:
         c = pat_str[i]
         if c == "\\" and i + 1 < n:
-            m = _PROPERTY.match(pat_str, i)
+            m = pat_str[i + 1] in "pP" and _syntax("property").match(pat_str, i)
             if m:
                 negated = (m.group(1) or m.group(3)) == "P"
                 spec = m.group(2) or m.group(4)
@@ -281,12 +286,16 @@ def _intersects(a: tuple, b: tuple) -> bool:
 def _word() -> tuple:
     # Oniguruma's \w as tokenizers has it; Rust's \w is the same Unicode
     # word class (Alphabetic, marks, Nd, Pc, Join_Control)
+    from fasttok.shared import _hf_unicode_data
+
     items = (item.partition("-") for item in _hf_unicode_data.ONIG_WORD.split())
     return _normalize((int(lo, 16), int(hi or lo, 16)) for lo, _, hi in items)
 
 
 @functools.cache
 def _property(spec: str) -> tuple:
+    from fasttok.shared import _unicode
+
     return tuple(_unicode.code_point_ranges(spec))
 
 
@@ -390,7 +399,7 @@ class _Parser:
                     raise self.fail("multiple repeat; put the repeated part in a group (?:...)")
 
     def bounds(self, peek: bool = False):
-        m = _BOUNDS.match(self.p, self.i)
+        m = _syntax("bounds").match(self.p, self.i)
         if m is None or (m.group(1) is None and m.group(2) is None):
             return None
         lo = int(m.group(1) or 0)
@@ -454,13 +463,13 @@ class _Parser:
             if inner[0] == "rep" and inner[4] == "greedy" and _single(inner[1])[0] == "set":
                 return ("rep", _single(inner[1]), inner[2], inner[3], "possessive")
             raise self.refuse("an atomic group (?>...) of more than a repeated character class")
-        m = _GROUP_NAME.match(p, start)
+        m = _syntax("group_name").match(p, start)
         if m is not None or not p.startswith("(?", start):
             self.i = m.end() if m is not None else start + 1
             node = self.alternation(flags)
             self.close(start)
             return ("cat", [node])  # a group: never unwrapped into a bare assertion's repeat
-        m = _FLAGS.match(p, start)
+        m = _syntax("flags").match(p, start)
         if m is None:
             raise self.fail(f"unknown group syntax {p[start:start + 4]!r}")
         on, off = set(m.group(1)), set(m.group(2) or "")
@@ -552,7 +561,7 @@ class _Parser:
         p, at = self.p, self.i
         if at + 1 >= len(p):
             raise self.fail("pattern ends with a backslash")
-        m = _PROPERTY.match(p, at)
+        m = p[at + 1] in "pP" and _syntax("property").match(p, at)
         if m:
             negated = (m.group(1) or m.group(3)) == "P"
             if p[at + 2:at + 4] == "{^":
@@ -729,6 +738,16 @@ def _single(node: tuple) -> tuple:
     return node
 
 
-_BOUNDS = re.compile(r"\{(\d+)?(?:,(\d+)?)?\}")
-_GROUP_NAME = re.compile(r"\(\?P?<(?![=!])\w+>|\(\?'\w+'")
-_FLAGS = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
+# the pattern syntax read with re, each compiled when a pattern first has it:
+# the four compiled at import were ~0.4 ms of a load with a regex Replace
+_SYNTAX = {
+    "property": r"\\([pP])\{\^?([A-Za-z_]+)\}|\\([pP])([A-Z])",
+    "bounds": r"\{(\d+)?(?:,(\d+)?)?\}",
+    "group_name": r"\(\?P?<(?![=!])\w+>|\(\?'\w+'",
+    "flags": r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])",
+}
+
+
+@functools.cache
+def _syntax(name: str) -> "re.Pattern[str]":
+    return re.compile(_SYNTAX[name])
