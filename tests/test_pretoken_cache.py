@@ -270,6 +270,20 @@ def test_without_the_whole_piece_lookup_a_token_merging_back_into_itself_is_not_
     assert _piece_cache.thread_info()["used"] == 1  # " ab" merges: kept
 
 
+def test_without_the_whole_piece_lookup_a_token_not_merging_back_into_itself_is_merged():
+    # "abcdefgh" is a token that no merge builds (no token holds two of its
+    # letters): its BPE is its letters, when first learned, when kept, read
+    # back, thrashed and with the cache off. (Over HOT_MAX bytes: the hot
+    # table, built with the model, has not learned it.)
+    core = CoreBPE(TokenTables([bytes([c]) for c in b"abcdefgh-"] + [b"abcdefgh"]), {},
+                   scanner="gpt2", whole_piece_lookup=False)
+    expected = list(range(9)) * 300
+    for size in SIZES.values():
+        fasttok.set_pretoken_cache(size)
+        assert core.encode_ordinary("abcdefgh-" * 300) == expected, size
+        assert core.encode_ordinary("abcdefgh") == expected[:8], size
+
+
 def test_a_piece_of_one_byte_is_not_kept():
     # one read of the byte's token
     _encoding("cl100k_base").encode_ordinary("a\nb")

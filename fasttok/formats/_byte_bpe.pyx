@@ -587,7 +587,7 @@ cdef class CoreBPE(ModelBase):
         cdef int64_t codes[AHEAD]
         cdef uint64_t hashes[AHEAD]
         cdef int k, count
-        cdef int64_t code
+        cdef int64_t code, token
         cdef const ft_pc_entry* e
         cdef size_t before
         cdef uint64_t h
@@ -619,10 +619,10 @@ cdef class CoreBPE(ModelBase):
                     bpe_sample_piece(view, s + i, n, whole, drop, out)
                 elif scratch == NULL or n > FT_PC_PAYLOAD:
                     bpe_encode_piece(view, s + i, n, whole, out, memo)
-                elif bpe_piece_whole(view, s + i, n, h, whole, out):
+                elif bpe_piece_whole(view, s + i, n, h, whole, out, &token):
                     pass
                 elif not ft_pc_open(pieces, h):
-                    bpe_merge_piece(view, s + i, n, whole, out, memo)
+                    bpe_merge_piece(view, s + i, n, token, out, memo)
                 else:
                     e = ft_pc_find(pieces, self.cache_owner, s + i, n, h)
                     ft_pc_count(pieces, h, e != NULL)
@@ -633,7 +633,7 @@ cdef class CoreBPE(ModelBase):
                         out.len += e.n_ids
                     else:
                         before = out.len
-                        bpe_merge_piece(view, s + i, n, whole, out, memo)
+                        bpe_merge_piece(view, s + i, n, token, out, memo)
                         ft_pc_put(pieces, self.cache_owner, s + i, n, h, out.data + before,
                                   out.len - before)
                 if marks != NULL:

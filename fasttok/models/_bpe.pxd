@@ -168,9 +168,11 @@ cdef size_t bpe_merge_parts(const TokenTablesView* tables, const uint8_t* piece,
 
 cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
                           bint whole_piece_lookup, IdBuffer* out, PairMemo* memo) except -1 nogil
-# bpe_encode_piece of a piece of 2 or more bytes that bpe_piece_whole did not take
+# bpe_encode_piece of a piece of 2 or more bytes that bpe_piece_whole did not
+# take, given the token it found (its token of the piece's bytes, else -1),
+# so that the index is not probed twice for the piece
 cdef int bpe_merge_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
-                         bint whole_piece_lookup, IdBuffer* out, PairMemo* memo) except -1 nogil
+                         int64_t token, IdBuffer* out, PairMemo* memo) except -1 nogil
 
 
 # The first step of bpe_encode_piece for a caller that hashed the piece
@@ -178,17 +180,22 @@ cdef int bpe_merge_piece(const TokenTablesView* tables, const uint8_t* piece, si
 # what the lookup reads (bpe_prefetch_whole): a piece that is a token and
 # needs no merging (a token whole under the whole-piece lookup; without it,
 # a token known to merge back into itself) gets its id pushed: 1. Else 0,
-# and bpe_merge_piece encodes it. Inline: it is most pieces of English.
+# with token[0] the piece's token that still needs BPE once (without the
+# whole-piece lookup), else -1, for bpe_merge_piece. Inline: it is most
+# pieces of English.
 cdef inline int bpe_piece_whole(const TokenTablesView* t, const uint8_t* piece, size_t n,
                                 uint64_t h, bint whole_piece_lookup,
-                                IdBuffer* out) except -1 nogil:
+                                IdBuffer* out, int64_t* token) except -1 nogil:
     cdef uint64_t bit = h & t.filter_mask
     cdef int64_t found
+    token[0] = -1
     if n > t.max_len or not (t.token_filter[bit >> 6] >> (bit & 63)) & 1:
         return 0
     found = find_hashed(t.index, t.strings, piece, n, h)
-    if found < 0 or (not whole_piece_lookup
-                     and ft_load_byte(&t.merges_to_self[found]) != SELF_YES):
+    if found < 0:
+        return 0
+    if not whole_piece_lookup and ft_load_byte(&t.merges_to_self[found]) != SELF_YES:
+        token[0] = found
         return 0
     if out.len == out.cap:
         ids_reserve(out, 1)

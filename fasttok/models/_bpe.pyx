@@ -964,31 +964,34 @@ cdef inline int _emit_whole(const TokenTablesView* tables, const uint8_t* piece,
 
 cdef int bpe_encode_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
                           bint whole_piece_lookup, IdBuffer* out, PairMemo* memo) except -1 nogil:
-    if _emit_whole(tables, piece, n, whole_piece_lookup, out):
+    cdef int64_t token = -1
+    if n == 0:
         return 0
-    return bpe_merge_piece(tables, piece, n, whole_piece_lookup, out, memo)
+    if n > 1:
+        token = find_token(tables, piece, n)
+        if token >= 0 and (whole_piece_lookup
+                           or ft_load_byte(&tables.merges_to_self[token]) == SELF_YES):
+            return ids_push(out, <uint32_t>token)
+    return bpe_merge_piece(tables, piece, n, token, out, memo)
 
 
 cdef int bpe_merge_piece(const TokenTablesView* tables, const uint8_t* piece, size_t n,
-                         bint whole_piece_lookup, IdBuffer* out, PairMemo* memo) except -1 nogil:
-    cdef int64_t whole
+                         int64_t token, IdBuffer* out, PairMemo* memo) except -1 nogil:
     cdef uint8_t known
     cdef size_t start
-    if not whole_piece_lookup and n > 1:
-        # without the shortcut, a piece that is a token still needs BPE once
-        # to learn whether it merges back into that token
-        whole = find_token(tables, piece, n)
-        if whole >= 0:
-            known = ft_load_byte(&tables.merges_to_self[whole])
-            if known == SELF_YES:
-                return ids_push(out, <uint32_t>whole)
-            if known == SELF_UNKNOWN:
-                start = out.len
-                _encode_merged(tables, piece, n, out, memo)
-                ft_store_byte(&tables.merges_to_self[whole],
-                              SELF_YES if out.len == start + 1 and out.data[start] == whole
-                              else SELF_NO)
-                return 0
+    if token >= 0:
+        # without the whole-piece shortcut, a piece that is a token still
+        # needs BPE once to learn whether it merges back into that token
+        known = ft_load_byte(&tables.merges_to_self[token])
+        if known == SELF_YES:
+            return ids_push(out, <uint32_t>token)
+        if known == SELF_UNKNOWN:
+            start = out.len
+            _encode_merged(tables, piece, n, out, memo)
+            ft_store_byte(&tables.merges_to_self[token],
+                          SELF_YES if out.len == start + 1 and out.data[start] == token
+                          else SELF_NO)
+            return 0
     return _encode_merged(tables, piece, n, out, memo)
 
 
