@@ -7,7 +7,9 @@ everywhere: ASCII words of 1-40 letters after 0-40 bytes of lead-in (so a
 run starts and ends at every offset of a window), a non-ASCII letter, mark,
 space or punctuation at every offset, runs of ASCII punctuation, digits and
 whitespace followed by every kind of character or the end, texts of 15-17
-bytes around the 16-byte minimum, and hypothesis text that is mostly ASCII. That the byte
+bytes around the 16-byte minimum, hypothesis text that is mostly ASCII, and words and hypothesis text of
+two-byte letters of each case, marks and non-letters (mixed scripts,
+accents, case changes, a letter at the end of a text or of 16 bytes). That the byte
 path splits as the regexes do is test_pretokenizer_scanners.py's job.
 """
 
@@ -107,6 +109,34 @@ def test_texts_around_sixteen_bytes_are_read_alike():
                                              + NON_ASCII), max_size=120))
 def test_mostly_ascii_text_is_read_alike(text):
     assert_same_pieces(text)
+
+
+# two-byte characters (ft_scan.h's ft_class_2byte): letters of each case
+# (o200k's U and W), Lm and Lo (in both), marks, letters folding to ASCII,
+# and non-letters: space, punctuation, a symbol, digits
+TWO_BYTE_LETTERS = ["é", "É", "ß", "ǅ", "Ω", "ω", "Ж", "ж", "Ա", "ա", "א", "ب", "ʰ", "ſ"]
+TWO_BYTE_OTHER = ["\u0301", "\u064e", "\u00a0", "«", "×", "¹", "\u0663"]
+WORDS = ["Привет", "мир", "ΑΘΗΝΑ", "Ἀθῆναι"[1:], "Straße", "ÉCOLE", "façade", "ǅemal", "ՀայերԷն",
+         "مرحبا", "مَرْحَبًا", "שלום", "ʰello", "Stop", "ДОМdom", "domДОМ", "Café", "naïve", "ЖжЖж"]
+
+
+@pytest.mark.parametrize("word", WORDS)
+def test_words_of_two_byte_letters_end_alike_after_every_lead(word):
+    for lead in ("", " ", ".", "'", "\n", "1", "é", "\u0301", "日", "\u00a0", "x"):
+        for after in AFTER + TWO_BYTE_LETTERS + TWO_BYTE_OTHER:
+            text = lead + word + after
+            assert_same_pieces(text)  # under 16 bytes, or with no room after
+            assert_same_pieces("w" * 16 + " " + text + " tail")
+            assert_same_pieces(text + " " + word.swapcase() + after + " tail")
+
+
+@settings(max_examples=400, deadline=None, derandomize=True, database=None)
+@given(text=st.text(alphabet=st.sampled_from(TWO_BYTE_LETTERS * 3 + TWO_BYTE_OTHER + NON_ASCII
+                                             + list(" .'\n1aZ")), max_size=60))
+def test_text_of_two_byte_characters_is_read_alike(text):
+    assert_same_pieces(text)
+    assert_same_pieces(" " + text)
+    assert_same_pieces(text + " " + "x" * 16)
 
 
 def test_use_simd_returns_the_previous_setting():

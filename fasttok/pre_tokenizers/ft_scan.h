@@ -35,6 +35,13 @@ typedef ptrdiff_t (*ft_scanner)(const uint8_t* s, ptrdiff_t i, ptrdiff_t end);
  * _pretokenize.pyx at import: its scanners and the ones here read it. */
 static uint16_t ft_ascii_class[128];
 
+/* ft_class of each code point below U+0800 (ASCII and the two-byte
+ * characters: Latin-1, Latin Extended, Greek, Cyrillic, Armenian, Hebrew,
+ * Arabic...), filled by _pretokenize.pyx at import from the Unicode 16
+ * tables: one load classes a two-byte character where ft_class takes
+ * three, and the scanners here read it for the tables' exact class. */
+static uint16_t ft_class_2byte[0x800];
+
 /* What the cl100k and o200k shapes take after a run of punctuation:
  * nothing (llama.cpp's seed-coder), [\r\n]* (cl100k) or [\r\n/]* (o200k). */
 enum ft_trail { FT_TRAIL_NONE, FT_TRAIL_NEWLINES, FT_TRAIL_NEWLINES_SLASH };
@@ -124,6 +131,130 @@ FT_INLINE int ft_leads_letters(enum ft_shape shape, uint8_t b) {
 
 #define FT_IS_NEWLINE(b) ((b) == '\n' || (b) == '\r')
 
+#define FT_NOINLINE static __attribute__((noinline))
+
+/* The class of the character at r when it is ASCII or two bytes (lead
+ * C2-DF, decoded as _pretokenize's utf8_get decodes it), its length in *w;
+ * -1 for any other (a three- or four-byte character, or a lead cut by the
+ * end), which the caller's general scanner decides. */
+FT_INLINE int ft_class_short(const uint8_t* s, ptrdiff_t r, ptrdiff_t end, int* w) {
+    uint8_t b = s[r];
+    if (b < 0x80) {
+        *w = 1;
+        return ft_ascii_class[b];
+    }
+    if ((uint8_t)(b - 0xC2) < 30 && r + 1 < end) {
+        *w = 2;
+        return ft_class_2byte[((b & 0x1F) << 6) | (s[r + 1] & 0x3F)];
+    }
+    return -1;
+}
+
+/* The end of the run of letters (FT_L) from r, reading ASCII and two-byte
+ * characters from the tables and going on through letters_from at any
+ * other character: the non-ASCII letters of Latin, Greek, Cyrillic,
+ * Arabic... text, which otherwise took the general scanner and its
+ * decoding (~2.5 times the instructions a byte). Out of line, so the ASCII
+ * path that calls it needs no register saves. */
+FT_NOINLINE ptrdiff_t ft_letters_on(const uint8_t* s, ptrdiff_t r, ptrdiff_t end,
+                                    const ft_scanner* letters_from) {
+    int w, cls;
+    while (r < end) {
+        cls = ft_class_short(s, r, end, &w);
+        if (cls < 0)
+            return (*letters_from)(s, r, end);
+        if (!(cls & FT_L))
+            return r;
+        r += w;
+    }
+    return r;
+}
+
+/* The piece at i of the cl100k or gpt2 shape whose run of letters starts
+ * with a two-byte letter: at i (lead < 0), or at i + 1 after an ASCII
+ * character that leads letters in the shape lead. ft_letters_on's run;
+ * general(s, i, end) for any other piece. (Six arguments: a seventh went
+ * on the stack, and its caller, every piece's scanner, paid for the room.) */
+FT_NOINLINE ptrdiff_t ft_letters_short(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, int lead,
+                                       const ft_scanner* letters_from, ft_scanner general) {
+    ptrdiff_t j = lead < 0 ? i : i + 1;
+    uint8_t b = s[j];
+    if ((lead < 0 || ft_leads_letters((enum ft_shape)lead, s[i])) && (uint8_t)(b - 0xC2) < 30
+        && j + 1 < end
+        && (ft_class_2byte[((b & 0x1F) << 6) | (s[j + 1] & 0x3F)] & FT_L))
+        return ft_letters_on(s, j + 2, end, letters_from);
+    return general(s, i, end);
+}
+
+/* o200k's letter classes: U = [Lu Lt Lm Lo M], W = [Ll Lm Lo M]. */
+#define FT_O200K_U (FT_LU_LT | FT_LM_LO | FT_M)
+#define FT_O200K_W (FT_LL | FT_LM_LO | FT_M)
+
+/* The end of the run of characters having a bit of mask from r, ASCII and
+ * two-byte characters only: -2 at any other character. */
+FT_INLINE ptrdiff_t ft_run_short(const uint8_t* s, ptrdiff_t r, ptrdiff_t end, int mask) {
+    int w, cls;
+    for (; r < end; r += w) {
+        cls = ft_class_short(s, r, end, &w);
+        if (cls < 0)
+            return -2;
+        if (!(cls & mask))
+            break;
+    }
+    return r;
+}
+
+/* o200k's U*W+ at q as _pretokenize's _lower_after_upper reads it (U* takes
+ * the run of U; W+ runs on from a W after it, else U* gives back to its
+ * last character that is also a W), over ASCII and two-byte characters:
+ * the end, -1 when it fails, -2 at any other character. */
+FT_INLINE ptrdiff_t ft_o200k_lower_after_upper(const uint8_t* s, ptrdiff_t q, ptrdiff_t end) {
+    ptrdiff_t last_both = -1;
+    int w, cls;
+    for (; q < end; q += w) {
+        cls = ft_class_short(s, q, end, &w);
+        if (cls < 0)
+            return -2;
+        if (!(cls & FT_O200K_U))
+            return cls & FT_O200K_W ? ft_run_short(s, q, end, FT_O200K_W) : last_both;
+        if (cls & FT_O200K_W)
+            last_both = q + w;
+    }
+    return last_both;
+}
+
+/* The piece at i of the o200k shape when its letters (two-byte ones among
+ * them) start at i, or at i + 1 after an ASCII character that leads them:
+ * P?U*W+ then P?U+W* (_pretokenize's _o200k, whose lead P is taken first:
+ * here only an ASCII one, and a letter at i leads nothing). general(s, i,
+ * end) for every other piece, a character past two bytes met on the way
+ * and a "'" after the letters (a contraction may follow). Out of line, as
+ * ft_letters_on. */
+FT_NOINLINE ptrdiff_t ft_o200k_short(const uint8_t* s, ptrdiff_t i, ptrdiff_t end,
+                                     ft_scanner general) {
+    int w, cls = ft_class_short(s, i, end, &w);
+    ptrdiff_t q = i, e;
+    if (cls < 0)
+        return general(s, i, end);
+    if (!(cls & FT_L)) {
+        if (w != 1 || !ft_leads_letters(FT_O200K, s[i]))
+            return general(s, i, end);
+        q = i + 1;
+    }
+    e = ft_o200k_lower_after_upper(s, q, end);
+    if (e == -1) {  /* U+W*: one U, then the runs */
+        e = q < end ? ft_class_short(s, q, end, &w) : 0;
+        if (e < 0)
+            return general(s, i, end);
+        e = e & FT_O200K_U ? ft_run_short(s, q, end, FT_O200K_U) : -1;
+        if (e >= 0)
+            e = ft_run_short(s, e, end, FT_O200K_W);
+    }
+    if (e < 0 || (e < end && s[e] == '\''))
+        return general(s, i, end);
+    return e;
+}
+
 /* The end of the piece at i of the cl100k and o200k shapes when it starts
  * with an ASCII byte that is no letter and leads no run of ASCII letters
  * (the caller has tried those), and the bytes that decide it are ASCII: a run of
@@ -194,21 +325,27 @@ FT_INLINE int ft_letters_start(enum ft_shape shape, const uint8_t* s, ptrdiff_t 
 
 /* A scanner of _pretokenize.pyx's cl100k or gpt2 shape: the piece at i when
  * it is a run of ASCII letters, or one ASCII character that leads them and
- * such a run, ended by ASCII or the end; letters_from(s, r, end) when a
+ * such a run, ended by ASCII or the end; *letters_from(s, r, end) when a
  * non-ASCII byte at r ends the ASCII run (the run may go on there); in the
  * cl100k shape (digits, trail: its pattern's), ft_ascii_other's pieces;
- * general(s, i, end) for every other piece. A text under 16 bytes is read
+ * general(s, i, end) for every other piece. With short_classes (the
+ * Unicode 16 tables' scanners) a run meeting or starting with two-byte
+ * letters goes on through ft_letters_on. A text under 16 bytes is read
  * a byte at a time, with the same outcomes.
- * Out-of-line calls only, so the common path needs no register saves. */
+ * Out-of-line calls only, so the common path needs no register saves;
+ * letters_from is the address of the scanner, not the scanner, so that
+ * the load of it is not hoisted into every piece's path. */
 FT_INLINE ptrdiff_t ft_letters_piece(enum ft_shape shape, const uint8_t* s, ptrdiff_t i,
-                                     ptrdiff_t end, ft_scanner letters_from, ft_scanner general,
-                                     int digits, enum ft_trail trail) {
+                                     ptrdiff_t end, const ft_scanner* letters_from,
+                                     ft_scanner general, int digits, enum ft_trail trail,
+                                     int short_classes) {
     uint8_t b = s[i];
     uint32_t letters;
     ptrdiff_t r;
     int e = -1;
     if (b >= 0x80)
-        return general(s, i, end);
+        return short_classes ? ft_letters_short(s, i, end, -1, letters_from, general)
+                             : general(s, i, end);
     if (end >= 16) {
         letters = ft_letters(s, i, end);
         if (letters & 1)
@@ -219,6 +356,9 @@ FT_INLINE ptrdiff_t ft_letters_piece(enum ft_shape shape, const uint8_t* s, ptrd
         while (i + e < end && s[i + e] < 0x80 && (ft_ascii_class[s[i + e]] & FT_L)) e++;
     }
     if (e < 0) {  /* one place, so each scanner holds one copy of it */
+        /* ft_ascii_other would leave the piece to general */
+        if (short_classes && i + 1 < end && s[i + 1] >= 0x80)
+            return ft_letters_short(s, i, end, shape, letters_from, general);
         r = shape == FT_CL100K ? ft_ascii_other(s, i, end, digits, trail) : -1;
         return r >= 0 ? r : general(s, i, end);
     }
@@ -228,25 +368,29 @@ FT_INLINE ptrdiff_t ft_letters_piece(enum ft_shape shape, const uint8_t* s, ptrd
         e = ft_run_end(ft_letters(s, r, end), 0);
         r += e;
     }
-    return r == end || s[r] < 0x80 ? r : letters_from(s, r, end);
+    if (r == end || s[r] < 0x80)
+        return r;
+    return short_classes ? ft_letters_on(s, r, end, letters_from) : (*letters_from)(s, r, end);
 }
 
 /* A scanner of _pretokenize.pyx's o200k shape: the piece at i when it is
  * [A-Z]*[a-z]* (one letter at least), alone or led by one ASCII character,
  * and ended by ASCII other than "'" (a contraction may follow) or the end:
  * in ASCII no letter is both cases, so P?U*W+ and P?U+W* both end there;
- * ft_ascii_other's pieces (digits: the pattern's). general(s, i, end) for
- * every other piece and runs reaching 16 bytes. A text under 16 bytes is
- * read a byte at a time, with the same outcomes. */
+ * ft_ascii_other's pieces (digits: the pattern's). With short_classes (the
+ * Unicode 16 tables' scanners) a piece starting with a two-byte character,
+ * or whose first or second byte starts one, is ft_o200k_short's. general(s, i,
+ * end) for every other piece and runs reaching 16 bytes. A text under 16
+ * bytes is read a byte at a time, with the same outcomes. */
 FT_INLINE ptrdiff_t ft_o200k(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, ft_scanner general,
-                             int digits) {
+                             int digits, int short_classes) {
     uint8_t b = s[i];
     uint32_t upper, lower;
     ptrdiff_t r;
     int shift, start = -1, e = 0;
     ft_v16 v;
     if (b >= 0x80)
-        return general(s, i, end);
+        return short_classes ? ft_o200k_short(s, i, end, general) : general(s, i, end);
     if (end >= 16) {
         v = ft_window(s, i, end, &shift);
         upper = ft_bits16(ft_range16(v, 'A', 26)) >> shift;
@@ -263,18 +407,23 @@ FT_INLINE ptrdiff_t ft_o200k(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, ft_sc
     }
     if (start < 0) {
         r = ft_ascii_other(s, i, end, digits, FT_TRAIL_NEWLINES_SLASH);
-        return r >= 0 ? r : general(s, i, end);
+        if (r >= 0)
+            return r;
+        r = i + 1;  /* ft_o200k_short's when two-byte letters may follow */
+    } else {
+        r = i + e;
+        if (e < 16 && (r == end || (s[r] < 0x80 && s[r] != '\'')))
+            return r;
     }
-    r = i + e;
-    if (e == 16 || (r < end && (s[r] >= 0x80 || s[r] == '\'')))
-        return general(s, i, end);
-    return r;
+    if (short_classes && e < 16 && r < end && s[r] >= 0x80)
+        return ft_o200k_short(s, i, end, general);
+    return general(s, i, end);
 }
 
 #else
-#define ft_letters_piece(shape, s, i, end, letters_from, general, digits, trail) \
+#define ft_letters_piece(shape, s, i, end, letters_from, general, digits, trail, short_classes) \
     ((void)(letters_from), (general)((s), (i), (end)))
-#define ft_o200k(s, i, end, general, digits) ((general)((s), (i), (end)))
+#define ft_o200k(s, i, end, general, digits, short_classes) ((general)((s), (i), (end)))
 #endif
 
 #endif
