@@ -346,9 +346,38 @@ cdef extern from *:
         }
     }
 
+    /* a chunk's hash from its key's words: 44 bits, whose top ones pick
+     * its slot. Each key bit reaches them through the xor, the sum and the
+     * product; a key of up to 8 bytes (its last word holds just the
+     * length) is one multiply of its bytes. (The low bits of a product,
+     * which the slot was once taken from, hang on the key's low bits
+     * only: 'people,' and 'people.' shared two slots.) */
+    static inline uint64_t wp_hash_words(uint64_t a, uint64_t b) {
+        return ((a + ((b << 21) | (b >> 43))) * 0x9E3779B97F4A7C15ULL) >> 20;
+    }
+    #if defined(__SSE2__)
+    static inline uint64_t wp_hash_halves(__m128i lo, __m128i hi) {
+        /* (key[0] ^ key[3], key[1] ^ key[2]) */
+        __m128i x = _mm_xor_si128(lo, _mm_shuffle_epi32(hi, 0x4E));
+        return wp_hash_words((uint64_t)_mm_cvtsi128_si64(x),
+                             (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x)));
+    }
+    #endif
+
+    /* the hash of the key key[0:4] */
+    static inline uint64_t wp_key_hash(const uint64_t* key) {
+    #if defined(__SSE2__)
+        return wp_hash_halves(_mm_loadu_si128((const __m128i*)key),
+                              _mm_loadu_si128((const __m128i*)(key + 2)));
+    #else
+        return wp_hash_words(key[0] ^ key[3], key[1] ^ key[2]);
+    #endif
+    }
+
     /* key[0:4] of the chunk of p (1..31) ASCII units at s: its bytes, zero
-     * padded, and p in the last byte */
-    static inline void wp_chunk_key(const uint8_t* s, unsigned p, uint64_t* key) {
+     * padded, and p in the last byte; returns its hash (wp_key_hash),
+     * made from the key's registers */
+    static inline uint64_t wp_chunk_key(const uint8_t* s, unsigned p, uint64_t* key) {
     #if defined(__SSE2__)
         static const uint8_t ones[64] = {
             255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
@@ -360,12 +389,14 @@ cdef extern from *:
         hi = _mm_or_si128(hi, _mm_slli_si128(_mm_cvtsi32_si128((int)p), 15));
         _mm_storeu_si128((__m128i*)key, lo);
         _mm_storeu_si128((__m128i*)(key + 2), hi);
+        return wp_hash_halves(lo, hi);
     #else
         unsigned j;
         key[0] = key[1] = key[2] = key[3] = 0;
         for (j = 0; j < p; j++)
             key[j >> 3] |= (uint64_t)s[j] << (8 * (j & 7));
         key[3] |= (uint64_t)p << 56;
+        return wp_key_hash(key);
     #endif
     }
 
@@ -476,7 +507,8 @@ cdef extern from *:
     void wp_narrow_u16(const uint16_t* s, size_t m, uint8_t* out) noexcept nogil
     void wp_block_bits(const uint8_t* out, size_t m, size_t length, uint64_t sepset,
                        uint64_t* stop, uint64_t* sep) noexcept nogil
-    void wp_chunk_key(const uint8_t* s, unsigned p, uint64_t* key) noexcept nogil
+    uint64_t wp_chunk_key(const uint8_t* s, unsigned p, uint64_t* key) noexcept nogil
+    uint64_t wp_key_hash(const uint64_t* key) noexcept nogil
     size_t wp_next_wide(const uint16_t* s, size_t j, size_t n) noexcept nogil
     bint wp_same_key(const uint64_t* a, const uint64_t* b) noexcept nogil
     uint64_t wp_bits_from(const uint64_t* bits, size_t j) noexcept nogil
@@ -848,7 +880,6 @@ cdef enum:
     CHUNK_IDS16 = 14           # ids a slot holds as uint16 (a model of at most 0xFFFF texts)
     CHUNK_MAX = 31             # code units of the longest chunk kept (the 32nd key byte: its length)
     CHUNK_WIDE_MAX = 15        # of one holding a unit past ASCII in a str of kind 2 (as uint16)
-    CHUNK_WAYS = 2             # slots a key may be in: its own and the next
     CHUNK_AHEAD = 32           # chunks cut (their slots prefetched) before the first is looked up
     CHUNK_ENTRIES = 1 << 17    # WordPieceModel.chunk_cache_entries of a new model (8 MiB)
 
@@ -877,26 +908,24 @@ cdef struct ChunkCache:
     uint64_t sep               # bit u: the ASCII unit u (< 0x21) ends a word (SPACE)
 
 
-cdef inline uint64_t _chunk_hash(const uint64_t* k) noexcept nogil:
-    # 44 bits, whose top ones pick the slot: every key bit reaches them
-    # through the sum and the product. (The low bits of a product, which
-    # the slot was once taken from, hang on the key's low bits only: chunks
-    # alike in their first five bytes and length, 'people,' and 'people.',
-    # shared two slots, and ~12k of en.txt's 216k chunks missed.)
-    cdef uint64_t x = (k[0] + ((k[1] << 21) | (k[1] >> 43)) + ((k[2] << 42) | (k[2] >> 22))
-                       + k[3])
-    return (x * 0x9E3779B97F4A7C15ULL) >> 20
-
-
-cdef inline const ChunkSlot* _chunk_find(const ChunkCache* c, const uint64_t* key,
-                                         uint64_t h) noexcept nogil:
-    cdef const ChunkSlot* s
+cdef inline const ChunkSlot* _chunk_home(const ChunkCache* c, uint64_t h) noexcept nogil:
+    # the first of the two slots of a chunk of hash h, both prefetched (a
+    # batch cuts its chunks before it looks the first one up)
     cdef uint64_t at = h >> c.shift
-    cdef int k
-    for k in range(CHUNK_WAYS):
-        s = &c.slots[(at + k) & c.mask]
-        if wp_same_key(s.key, key):
-            return s
+    prefetch(&c.slots[at])
+    prefetch(&c.slots[(at + 1) & c.mask])
+    return &c.slots[at]
+
+
+cdef inline const ChunkSlot* _chunk_find(const ChunkCache* c, const ChunkSlot* home,
+                                         const uint64_t* key, uint64_t h) noexcept nogil:
+    # the slot holding key (hash h, first slot home), or NULL
+    cdef const ChunkSlot* s
+    if wp_same_key(home.key, key):
+        return home
+    s = &c.slots[((h >> c.shift) + 1) & c.mask]
+    if wp_same_key(s.key, key):
+        return s
     return NULL
 
 
@@ -1448,18 +1477,21 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
     # prefetched before the first is looked up, so the loads of rare
     # chunks' slots (past the L2 cache) overlap.
     cdef ChunkCache* c = w.chunks
-    cdef size_t i = 0, j, start, end, count, k, first, p, blk = 0, lim = 0, m
+    cdef size_t j = 0, start, end, count, k, p, blk = 0, lim = 0, m
     cdef size_t starts[CHUNK_AHEAD]
     cdef size_t ends[CHUNK_AHEAD]
     cdef uint64_t keys[CHUNK_AHEAD][4]
     cdef uint64_t hashes[CHUNK_AHEAD]
+    cdef const ChunkSlot* homes[CHUNK_AHEAD]
     cdef uint8_t units[CHUNK_VIEW + 32]
     cdef uint64_t stop[CHUNK_WORDS]
     cdef uint64_t sep[CHUNK_WORDS]
     cdef uint64_t seps, stops
     cdef const ChunkSlot* slot
     cdef int done
-    cdef bint keyed
+    cdef bint keyed, narrow = c.narrow
+    cdef uint32_t* out
+    cdef size_t n_ids
     cdef size_t longest = CHUNK_WIDE_MAX  # units of a chunk of other units kept
     if unit_t is uint8_t:
         longest = CHUNK_MAX
@@ -1467,38 +1499,40 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
     # 0.23 / 0.34 / 0.67 ids a unit): growing it from small cost ~2M
     # instructions of en.txt's half in copies
     grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + n // 2 + CHUNK_IDS16, sizeof(uint32_t), 1024)
-    while i < n:
+    # the place is blk + j: j in the block's view, one test a chunk for
+    # both the block's end and the text's (lim: the block's units, fewer
+    # at the text's end)
+    while blk + j < n:
         count = 0
-        while count < CHUNK_AHEAD and i < n:
-            if i >= lim:
-                blk = i
-                lim = i + CHUNK_BLOCK
-                m = n - i if n - i < CHUNK_VIEW else CHUNK_VIEW
-                _view(text + i, m, c.sep, units, stop, sep)
-            j = i - blk
+        while count < CHUNK_AHEAD:
+            if j >= lim:
+                blk += j
+                j = 0
+                if blk >= n:
+                    break
+                lim = n - blk if n - blk < CHUNK_BLOCK else CHUNK_BLOCK
+                m = n - blk if n - blk < CHUNK_VIEW else CHUNK_VIEW
+                _view(text + blk, m, c.sep, units, stop, sep)
             seps = wp_bits_from(sep, j)
             if seps & 1:
                 # a run of SPACE units, up to 57 of them at once
-                i += ft_ctz64(~seps) if ~seps else 64
+                j += ft_ctz64(~seps) if ~seps else 64
                 continue
             stops = wp_bits_from(stop, j)
             p = ft_ctz64(stops) if stops else 64
             if p <= CHUNK_MAX and (seps >> p) & 1:
                 # a chunk of p ASCII units, ended by a SPACE or the text's end
-                wp_chunk_key(units + j, <unsigned>p, keys[count])
-                hashes[count] = _chunk_hash(keys[count])
-                prefetch(&c.slots[hashes[count] >> c.shift])
-                prefetch(&c.slots[((hashes[count] >> c.shift) + 1) & c.mask])
-                starts[count] = i
-                ends[count] = i + p
+                hashes[count] = wp_chunk_key(units + j, <unsigned>p, keys[count])
+                homes[count] = _chunk_home(c, hashes[count])
+                starts[count] = blk + j
+                ends[count] = blk + j + p
                 count += 1
-                i += p + 1  # past the SPACE (or the end)
+                j += p + 1  # past the SPACE (or the end)
                 continue
             # anything else runs to the next SPACE unit; past CHUNK_MAX
             # units (CHUNK_WIDE_MAX of a str of kind 2 or 4) it is walked,
-            # joined to a stretch of such before it (hashes[k] UINT64_MAX
-            # marks one: a chunk's hash is below 2 ** 44)
-            start = i
+            # joined to a stretch of such before it (homes[k] NULL marks one)
+            start = blk + j
             end = _next_sep(sep, j + 1)
             if end < CHUNK_VIEW:
                 end += blk
@@ -1522,42 +1556,53 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
                 else:
                     keyed = wp_wide_key32(text + start, <unsigned>(end - start), keys[count])
             if keyed:
-                hashes[count] = _chunk_hash(keys[count])
-                prefetch(&c.slots[hashes[count] >> c.shift])
-                prefetch(&c.slots[((hashes[count] >> c.shift) + 1) & c.mask])
+                hashes[count] = wp_key_hash(keys[count])
+                homes[count] = _chunk_home(c, hashes[count])
                 starts[count] = start
                 ends[count] = end
                 count += 1
-                i = end
+                j = end - blk
                 continue
-            if count and hashes[count - 1] == UINT64_MAX:
+            if count and homes[count - 1] == NULL:
                 ends[count - 1] = end
             else:
                 starts[count] = start
                 ends[count] = end
-                hashes[count] = UINT64_MAX
+                homes[count] = NULL
                 count += 1
-            i = end
-        for k in range(count):
+            j = end - blk
+        # room for a slot's whole ids (a copy writes them all) of every
+        # chunk left in the batch, made once a batch and again after a
+        # walk (which grows w.ids as it needs); the hits' count in a local
+        k = 0
+        while k < count:
+            if w.n_ids + (count - k) * CHUNK_IDS16 > w.ids_cap:
+                grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + (count - k) * CHUNK_IDS16,
+                           sizeof(uint32_t), 1024)
+            out = w.ids
+            n_ids = w.n_ids
+            while k < count:
+                if homes[k] != NULL:
+                    slot = _chunk_find(c, homes[k], keys[k], hashes[k])
+                    if slot != NULL:
+                        if narrow:
+                            wp_widen14(slot.ids.narrow, out + n_ids)
+                        else:
+                            memcpy(out + n_ids, slot.ids.wide, CHUNK_IDS * sizeof(uint32_t))
+                        n_ids += slot.n_ids
+                        k += 1
+                        continue
+                break
+            w.n_ids = n_ids
+            if k == count:
+                break
             start = starts[k]
-            if hashes[k] != UINT64_MAX:
-                slot = _chunk_find(c, keys[k], hashes[k])
-                if slot != NULL:
-                    if w.n_ids + CHUNK_IDS16 > w.ids_cap:
-                        grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + CHUNK_IDS16,
-                                   sizeof(uint32_t), 1024)
-                    if c.narrow:
-                        wp_widen14(slot.ids.narrow, w.ids + w.n_ids)
-                    else:
-                        memcpy(w.ids + w.n_ids, slot.ids.wide, CHUNK_IDS * sizeof(uint32_t))
-                    w.n_ids += slot.n_ids
-                    continue
-            first = w.n_ids
             done = _run(text + start, ends[k] - start, base + start, norm, a, w)
             if done:
                 return done
-            if hashes[k] != UINT64_MAX:
-                _chunk_put(c, keys[k], hashes[k], w.ids + first, w.n_ids - first)
+            if homes[k] != NULL:
+                _chunk_put(c, keys[k], hashes[k], w.ids + n_ids, w.n_ids - n_ids)
+            k += 1
     return 0
 
 
