@@ -60,7 +60,6 @@ from fasttok.shared._json_reader import FileBytes, PackedModel, PackedPieces, Pa
 from fasttok.shared._tables import TokenTables
 from fasttok.shared.gc_pause import gc_paused
 from fasttok.shared.json_fields import BOOL, INTEGER, OBJECT, Fields, all_ints
-from fasttok.shared.surrogates import has_utf8
 from fasttok.vocab import MAX_ID, Vocabulary, ids_are_dense, token_layout
 
 __all__ = ["load_tokenizer_json", "tokenizer_json_record", "tokenizer_json_file_record",
@@ -730,6 +729,8 @@ def _tokenizer_json_record(doc: Any, source: str, name: Optional[str], config: O
         # document given parsed (a trainer's in-memory one) gets here, as
         # parse_tokenizer_json refuses it in bytes and text (so does
         # tokenizers' reader, serde_json)
+        from fasttok.shared.surrogates import has_utf8
+
         text = next(t for t in model_ids if not has_utf8(t))
         raise r.fail(_entry(text), f"{text!r} holds a lone surrogate, which no UTF-8 text "
                      "can match (tokenizers refuses the file)") from None

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any, Optional, Union
 
 from fasttok.errors import VocabularyFileError
-from fasttok.shared.surrogates import has_utf8
 from fasttok.shared._json_reader import FileBytes, read_tokenizer_document
 
 __all__ = ["parse_json_document", "parse_tokenizer_json"]
@@ -88,6 +87,10 @@ def parse_tokenizer_json(data: Union[bytes, bytearray, FileBytes, str], source: 
         # the compiled reader leaves a document with a lone surrogate to json.loads
         read = read_tokenizer_document(data)
     if read is None:
+        # the surrogates' module is imported here and by the error paths:
+        # the compiled reader's documents need no such check
+        from fasttok.shared.surrogates import has_utf8
+
         doc = parse_json_document(bytes(data) if type(data) is FileBytes else data, source)
         # text holds one only as a \\u escape or a surrogate itself (which an
         # ASCII str cannot hold; isascii is a flag, encode a copy)
@@ -106,6 +109,8 @@ def _refuse_lone_surrogates(value: Any, where: str, source: str) -> None:
     # where, that holds a lone surrogate; an iterative walk, as the document
     # may be nested as deeply as json.loads reads
     import json
+
+    from fasttok.shared.surrogates import has_utf8
 
     todo = [(value, where)]
     while todo:

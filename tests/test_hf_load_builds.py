@@ -25,6 +25,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import fasttok
+import fasttok.hf
 from conftest import DATA, missing_data_reason
 from fuzzing import CHARSMAP_RULES, build_charsmap
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
@@ -222,3 +223,48 @@ def test_a_loads_record_lists_no_tokens_and_the_encodings_vocabulary_all_of_them
     whole = tokenizer_json_record(path.read_bytes(), str(path), name=parts.record.name)
     assert (enc.vocabulary.tokens, enc.vocabulary.ids) == (whole.tokens, whole.ids)
     assert enc.n_vocab == whole.n_vocab == parts.max_token_value + 1
+
+
+def _t5_file(tmp_path, **stages) -> str:
+    # the T5 conversion with some of its stages replaced
+    doc = _t5()
+    doc.update(stages)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return str(path)
+
+
+def test_a_load_and_its_first_encode_build_no_decoder_nor_post_processor():
+    # both are read and checked at load, and built by the first call that
+    # asks: a decode, add_special_tokens
+    if not T5.is_file():
+        pytest.skip(missing_data_reason(T5))
+    enc = fasttok.load(T5)
+    ids = enc.encode("Hello world")
+    pipeline = enc._core.pipeline
+    assert not {"decoder", "post_processor"} & set(vars(pipeline))
+    assert enc.decode(ids) == "Hello world"
+    assert "decoder" in vars(pipeline) and "post_processor" not in vars(pipeline)
+    end = enc.encode("</s>", allowed_special="all")
+    assert enc.encode("Hello world", add_special_tokens=True) == ids + end
+    assert type(pipeline.post_processor).__name__ == "TemplateProcessing"
+
+
+@pytest.mark.parametrize("load", [fasttok.load, fasttok.hf.Tokenizer.from_file])
+@pytest.mark.parametrize("stage, spec, where", [
+    ("decoder", {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "sometimes"},
+     r"\$\.decoder\.prepend_scheme"),
+    ("decoder", {"type": "Sequence", "decoders": [{"type": "Strip", "content": "ab",
+                                                   "start": 1, "stop": 0}]},
+     r"\$\.decoder\.decoders\[0\]\.content"),
+    ("post_processor", {"type": "TemplateProcessing", "single": [
+        {"SpecialToken": {"id": "</s>", "type_id": 0}}], "pair": [], "special_tokens": {}},
+     r"\$\.post_processor\.single\[0\]\.SpecialToken\.id"),
+    ("post_processor", {"type": "BertProcessing", "sep": ["[SEP]"], "cls": ["[CLS]", 1]},
+     r"\$\.post_processor\.sep"),
+])
+def test_a_faulty_decoder_or_post_processor_is_refused_at_load_naming_the_file_and_field(
+        tmp_path, load, stage, spec, where):
+    path = _t5_file(tmp_path, **{stage: spec})
+    with pytest.raises(fasttok.VocabularyFileError, match=r"tokenizer\.json.*" + where):
+        load(path)

@@ -82,13 +82,17 @@ def _t5() -> list:
     return _run(str(T5))
 
 
-def test_loading_a_unigram_file_imports_only_the_stages_it_names():
-    # T5's: Precompiled, WhitespaceSplit then Metaspace, TemplateProcessing,
-    # a Metaspace decoder; the Unicode classes wait for the first encode
-    loaded = set(_t5()[0]["load"])
-    assert {"fasttok.models.hf_unigram", "fasttok.normalizers.precompiled",
-            "fasttok.pre_tokenizers.split", "fasttok.pre_tokenizers.metaspace",
-            "fasttok.post_processors.template", "fasttok.decoders.hf_metaspace"} <= loaded
+def test_loading_a_unigram_file_imports_its_model_and_no_stage_its_first_encode_those_it_names():
+    # T5's: Precompiled (its charsmap read and checked at load), WhitespaceSplit
+    # then Metaspace; the stages are built, their modules imported, by the
+    # first encode, which walks them; the Unicode classes wait for it too
+    first = _t5()[0]
+    loaded = set(first["load"])
+    stages = {"fasttok.normalizers.precompiled", "fasttok.pre_tokenizers.split",
+              "fasttok.pre_tokenizers.metaspace", "fasttok.pre_tokenizers.sequence"}
+    assert {"fasttok.models.hf_unigram", "fasttok.shared._charsmap"} <= loaded
+    assert not loaded & (stages | {"fasttok.shared.normalized", "fasttok.shared.surrogates"})
+    assert stages <= set(first["encode"])
     others = {f"fasttok.decoders.{m}" for m in ("hf_bpe", "hf_byte_fallback", "hf_byte_level",
                                                 "hf_replace", "hf_simple", "hf_wordpiece",
                                                 "hf_starts")}
@@ -99,6 +103,16 @@ def test_loading_a_unigram_file_imports_only_the_stages_it_names():
                "fasttok.shared._unicode", "fasttok.formats.hf_unigram_path"}
     assert not loaded & (others | DROP_IN)
     assert not loaded & {"json", "hashlib", "secrets", "numbers", "dataclasses"}
+
+
+def test_a_unigram_files_load_and_first_encode_leave_its_decoder_and_post_processor_unbuilt():
+    # read and checked at load, built (their modules imported) by a decode
+    # or add_special_tokens
+    first = _t5()[0]
+    imported = set(first["load"]) | set(first["encode"])
+    assert not imported & {"fasttok.post_processors.template", "fasttok.post_processors.processor",
+                           "fasttok.post_processors.special_ids",
+                           "fasttok.decoders.hf_metaspace"}
 
 
 def test_a_unigram_files_load_leaves_its_compiled_model_to_the_first_encode():
@@ -158,13 +172,14 @@ def test_a_bert_files_load_leaves_the_special_tokens_search_to_the_first_encode(
     assert "fasttok.shared._literal_cut" in first["encode"]
 
 
-def test_a_bert_files_load_and_first_encode_leave_the_decoders_clean_up_to_a_decode():
-    # the WordPiece decoder's module is loaded; the clean-up's (which holds
-    # llama.cpp's passes too) waits for the first decode
+def test_a_bert_files_load_and_first_encode_leave_the_decoder_to_a_decode():
+    # the WordPiece decoder is read and checked at load; its module and the
+    # clean-up's (which holds llama.cpp's passes too) wait for the first decode
     first = _minilm()[0]
-    assert "fasttok.decoders.hf_wordpiece" in first["load"]
+    assert "fasttok.decoders.hf_json" in first["load"]
     imported = set(first["load"]) | set(first["encode"])
-    assert not imported & {"fasttok.decoders.cleanup", "fasttok.decoders.joined"}
+    assert not imported & {"fasttok.decoders.hf_wordpiece", "fasttok.decoders.cleanup",
+                           "fasttok.decoders.joined"}
 
 
 def test_the_drop_in_built_after_the_ids_face_in_one_process_gives_tokenizers_encoding():

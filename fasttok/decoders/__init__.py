@@ -20,3 +20,8 @@ builds them from a ``tokenizer.json``, ``hf_stream`` is tokenizers'
 >>> clean_up_spaces(b"Hi , there 's")
 b"Hi, there's"
 """
+
+#: Metaspace's prepend schemes, in the order its errors list them: here, so
+#: that the ``tokenizer.json`` reader checks the field at load without
+#: importing the stage's module
+PREPEND_SCHEMES = ("always", "never", "first")

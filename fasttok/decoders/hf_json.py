@@ -22,15 +22,20 @@ ValueError: $.decoder.type: unknown decoder type 'Cyrillic'; known: BPEDecoder, 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Optional
 
+from fasttok.decoders import PREPEND_SCHEMES
 from fasttok.errors import FasttokError
+from fasttok.shared.built_once import made_later
 from fasttok.shared.json_fields import MISSING, Fields
 
-__all__ = ["decoder_from_json"]
+__all__ = ["decoder_from_json", "decoder_maker"]
 
-# Each builder imports its decoder's module: a file imports the decoders it
-# names, not all of them (ByteLevel's and Replace's brought two compiled
-# modules and the regex translator into every Unigram file's load).
+# Each reader checks its fields and gives what builds its decoder
+# (made_later): the decoder's module is imported, and the object built, when
+# something first decodes (a load and an encode never do; ByteLevel's and
+# Replace's modules brought two compiled modules and the regex translator
+# into every Unigram file's load).
 
 
 def decoder_from_json(spec, where: str, fail: Callable):
@@ -40,6 +45,18 @@ def decoder_from_json(spec, where: str, fail: Callable):
     >>> decoder_from_json({"type": "WordPiece", "prefix": "##", "cleanup": True},
     ...                   "$.decoder", lambda w, p: ValueError(w + ": " + p))
     WordPiece(prefix='##', cleanup=True)
+    """
+    make = decoder_maker(spec, where, fail)
+    return None if make is None else make()
+
+
+def decoder_maker(spec, where: str, fail: Callable) -> Optional[Callable]:
+    """What builds the decoder ``spec`` describes when called (``None`` for
+    ``None``), every field checked now, as :func:`decoder_from_json` checks it.
+
+    >>> make = decoder_maker({"type": "Fuse"}, "$.decoder", None)
+    >>> make().decode(["a", "b"])
+    'ab'
     """
     if spec is None:
         return None
@@ -54,33 +71,28 @@ def decoder_from_json(spec, where: str, fail: Callable):
 
 
 def _bpe(f: Fields):
-    from fasttok.decoders.hf_bpe import BPEDecoder
-    return BPEDecoder(f.str("suffix"))
+    return made_later("fasttok.decoders.hf_bpe", "BPEDecoder", f.str("suffix"))
 
 
 def _byte_fallback(f: Fields):
-    from fasttok.decoders.hf_byte_fallback import ByteFallback
-    return ByteFallback()
+    return made_later("fasttok.decoders.hf_byte_fallback", "ByteFallback")
 
 
 def _byte_level(f: Fields):
-    from fasttok.decoders.hf_byte_level import ByteLevel
-    return ByteLevel(f.bool("add_prefix_space"), f.bool("trim_offsets"),
-                     f.bool("use_regex", default=True))
+    return made_later("fasttok.decoders.hf_byte_level", "ByteLevel", f.bool("add_prefix_space"),
+                      f.bool("trim_offsets"), f.bool("use_regex", default=True))
 
 
 def _ctc(f: Fields):
-    from fasttok.decoders.hf_wordpiece import CTC
-    return CTC(f.str("pad_token"), f.str("word_delimiter_token"), f.bool("cleanup"))
+    return made_later("fasttok.decoders.hf_wordpiece", "CTC", f.str("pad_token"),
+                      f.str("word_delimiter_token"), f.bool("cleanup"))
 
 
 def _fuse(f: Fields):
-    from fasttok.decoders.hf_simple import Fuse
-    return Fuse()
+    return made_later("fasttok.decoders.hf_simple", "Fuse")
 
 
 def _metaspace(f: Fields):
-    from fasttok.decoders.hf_metaspace import PREPEND_SCHEMES, Metaspace
     replacement = f.char("replacement")
     scheme = f.choice("prepend_scheme", PREPEND_SCHEMES, default="always")
     f.str("str_rep", default=None, nullable=True)
@@ -88,34 +100,42 @@ def _metaspace(f: Fields):
         raise f.fail(f.at("add_prefix_space"),
                      f'false does not match prepend_scheme {scheme!r} (false needs "never")')
     split = f.bool("split", default=True, nullable=True)
-    return Metaspace(replacement, scheme, True if split is None else split)
+    return made_later("fasttok.decoders.hf_metaspace", "Metaspace", replacement, scheme,
+                      True if split is None else split)
 
 
 def _replace(f: Fields):
-    from fasttok.decoders.hf_replace import Replace
     pattern, regex = f.pattern()
     content = f.str("content")
     if not regex:
-        return Replace(pattern, content)
+        return made_later("fasttok.decoders.hf_replace", "Replace", pattern, content)
+    # a regex is compiled now: compiling it is its check
+    from fasttok.decoders.hf_replace import Replace
     try:
-        return Replace(regex=pattern, content=content)
+        built = Replace(regex=pattern, content=content)
     except FasttokError as exc:
         raise f.fail(f.at("pattern.Regex"), str(exc)) from None
+    return lambda: built
 
 
 def _sequence(f: Fields):
-    from fasttok.decoders.hf_simple import Sequence
-    return Sequence(f.stages("decoders", decoder_from_json))
+    makers = f.stages("decoders", decoder_maker)
+
+    def make():
+        from fasttok.decoders.hf_simple import Sequence
+        return Sequence([m() for m in makers])
+
+    return make
 
 
 def _strip(f: Fields):
-    from fasttok.decoders.hf_simple import Strip
-    return Strip(f.char("content"), f.int("start"), f.int("stop"))
+    return made_later("fasttok.decoders.hf_simple", "Strip", f.char("content"), f.int("start"),
+                      f.int("stop"))
 
 
 def _wordpiece(f: Fields):
-    from fasttok.decoders.hf_wordpiece import WordPiece
-    return WordPiece(f.str("prefix"), f.bool("cleanup"))
+    return made_later("fasttok.decoders.hf_wordpiece", "WordPiece", f.str("prefix"),
+                      f.bool("cleanup"))
 
 
 _BUILDERS = {

@@ -10,9 +10,9 @@ where unless ``prepend_scheme`` is ``"never"`` every one of them is dropped
 
 from __future__ import annotations
 
-__all__ = ["Metaspace", "PREPEND_SCHEMES"]
+from fasttok.decoders import PREPEND_SCHEMES
 
-PREPEND_SCHEMES = ("always", "never", "first")
+__all__ = ["Metaspace", "PREPEND_SCHEMES"]
 
 
 class Metaspace:

@@ -40,7 +40,6 @@ from fasttok.errors import FasttokError
 from fasttok.formats.hf_stages import HFStages, stages_from_document
 from fasttok.loaders.hf_tokenizer_json import load_tokenizer_json
 from fasttok.models.interface import ModelBase
-from fasttok.shared.surrogates import repair_surrogates
 from fasttok.vocab import Vocabulary
 
 __all__ = ["load_tokenizer_json_file", "build_hf_pipeline", "control_ids", "HFModel",
@@ -220,6 +219,14 @@ def _token_int(token: Any) -> int:
     return token_int(token)
 
 
+def _repaired(text: str) -> str:
+    # text with its lone surrogates repaired (the surrogates' module imported
+    # by the first text that needs it: a walk takes any text without one)
+    from fasttok.shared.surrogates import repair_surrogates
+
+    return repair_surrogates(text)
+
+
 class HFModel(ModelBase):
     """What :class:`fasttok.Encoding` calls for a ``tokenizer.json`` (the
     declared model interface), served by the file's pipeline: its walk where
@@ -237,9 +244,14 @@ class HFModel(ModelBase):
         self._order_ids = [by_content[c.decode("utf-8")] for c in self.special_order]
         #: allowed mask (None: none allowed) -> the added token ids it allows
         self._allowed: dict = {None: frozenset()}
-        post = pipeline.post_processor
-        #: ids -> ids with what the file's post-processor adds to one sequence
-        self.post_processor = post.ids_only() if post is not None else list
+
+    @functools.cached_property
+    def post_processor(self) -> Callable[[list], list]:
+        """ids -> ids with what the file's post-processor adds to one
+        sequence: made when first asked for (``add_special_tokens=True``), as
+        the pipeline builds its post-processor then."""
+        post = self.pipeline.post_processor
+        return post.ids_only() if post is not None else list
 
     # ------------------------------------------------------------ ids
     @functools.cached_property
@@ -279,7 +291,7 @@ class HFModel(ModelBase):
 
     def _unwalked(self, text: str, allowed_ids: frozenset) -> list:
         # the stages' ids of a text the walk declined (or cannot take)
-        return self.pipeline.encode_ids(repair_surrogates(text), allowed_ids)
+        return self.pipeline.encode_ids(_repaired(text), allowed_ids)
 
     def encode_many(self, texts: list, allowed: Optional[bytes] = None) -> list:
         """:meth:`encode` of each text: the walk's batch call
@@ -322,7 +334,7 @@ class HFModel(ModelBase):
             raise FasttokError(f"this tokenizer.json's {type(model).__name__} model cannot "
                                "sample (one segmentation per word); sampling needs a BPE or "
                                "Unigram model")
-        return self.pipeline.encode_ids(repair_surrogates(text), self._allowed_ids(allowed),
+        return self.pipeline.encode_ids(_repaired(text), self._allowed_ids(allowed),
                                         sample=(rate, rng))
 
     # ------------------------------------------------------------ added tokens and pieces
@@ -350,7 +362,7 @@ class HFModel(ModelBase):
     def encode_as_pieces(self, text: str) -> list:
         """The token strings ``tokenizers`` gives for ``text``, with no added
         token matched (one for each id of :meth:`encode` with none allowed)."""
-        return self.pipeline.tokens(repair_surrogates(text))
+        return self.pipeline.tokens(_repaired(text))
 
     # ------------------------------------------------------------ decoding
     def _check(self, tokens: Any) -> list:

@@ -41,19 +41,23 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional
 
 from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
-from fasttok.decoders.hf_json import decoder_from_json
+from fasttok.decoders.hf_json import decoder_maker
 from fasttok.errors import FasttokError
 from fasttok.loaders.hf_tokenizer_json import JsonPathError
 from fasttok.models.hf_json import model_from_json
-from fasttok.normalizers.hf_json import normalizer_from_json
-from fasttok.post_processors.hf_json import padding_from_json, post_processor_from_json, \
+from fasttok.normalizers.hf_json import normalizer_maker
+from fasttok.post_processors.hf_json import padding_from_json, post_processor_maker, \
     truncation_from_json
-from fasttok.pre_tokenizers.hf_json import pre_tokenizer_from_json
-from fasttok.shared.normalized import NormalizedString, PreTokenizedString
+from fasttok.pre_tokenizers.hf_json import pre_tokenizer_maker
+from fasttok.shared.built_once import built_once
 from fasttok.vocab import Vocabulary
 
 if TYPE_CHECKING:
     from fasttok.formats.walk import Walk
+    from fasttok.shared.normalized import NormalizedString
+
+# the staged steps import shared.normalized when they first run: a walked
+# file never needs it (~0.2 ms of importing at a Unigram file's load)
 
 __all__ = ["HFStages", "stages_from_document"]
 
@@ -81,25 +85,30 @@ def _looks_at_the_start(pre_tokenizer: Any) -> bool:
 class HFStages:
     """The stages of one ``tokenizer.json`` and the ids they give (see the module docstring)."""
 
-    def __init__(self, *, normalizer: Any, pre_tokenizer: Any, model: Any, post_processor: Any,
-                 decoder: Any, added: AddedTokens, truncation: Any = None, padding: Any = None,
+    def __init__(self, *, make_normalizer: Optional[Callable[[], Any]],
+                 make_pre_tokenizer: Optional[Callable[[], Any]],
+                 model: Any, make_post_processor: Optional[Callable[[], Any]],
+                 make_decoder: Optional[Callable[[], Any]], added: AddedTokens,
+                 truncation: Any = None, padding: Any = None,
                  model_factory: Optional[Callable[[], Any]] = None, record: Any = None) -> None:
         # model_factory (with model None) builds the model on first use: a
         # byte-level file's ids come from the fused core, and its Python BPE
-        # model (half of Llama 3's load time) serves only offsets and pieces
-        self.normalizer = normalizer
-        self.pre_tokenizer = pre_tokenizer
+        # model (half of Llama 3's load time) serves only offsets and pieces;
+        # make_normalizer, make_pre_tokenizer, make_post_processor and
+        # make_decoder (None: no such stage) build those stages when first
+        # asked for (their fields checked already): a load builds none
+        self._make_normalizer = make_normalizer
+        self._make_pre_tokenizer = make_pre_tokenizer
         self._model = model
         self._model_factory = model_factory
-        self.post_processor = post_processor
-        self.decoder = decoder
+        self._make_post_processor = make_post_processor
+        self._make_decoder = make_decoder
         #: the file's truncation and padding (read and checked at every load):
         #: the drop-in's settings, which the ids face does not apply
         self.truncation = truncation
         self.padding = padding
         #: the tokenizer.json record the stages were read from (what a walk is built for)
         self.record = record
-        self._start_matters = _looks_at_the_start(pre_tokenizer)
         self.set_added(added)
 
     def set_added(self, added: AddedTokens, spelled_normalized: Optional[frozenset] = None) -> None:
@@ -167,6 +176,36 @@ class HFStages:
             strings[token_id] = text
         return strings
 
+    @built_once
+    def normalizer(self) -> Any:
+        """The normalizer, or ``None``: built when first asked for (the first encode)."""
+        make = self._make_normalizer
+        return None if make is None else make()
+
+    @built_once
+    def pre_tokenizer(self) -> Any:
+        """The pre-tokenizer, or ``None``: built when first asked for (the
+        first encode)."""
+        make = self._make_pre_tokenizer
+        return None if make is None else make()
+
+    @functools.cached_property
+    def _start_matters(self) -> bool:
+        return _looks_at_the_start(self.pre_tokenizer)
+
+    @built_once
+    def post_processor(self) -> Any:
+        """The post-processor, or ``None``: built when first asked for (a
+        load and an encode of ids never ask)."""
+        make = self._make_post_processor
+        return None if make is None else make()
+
+    @built_once
+    def decoder(self) -> Any:
+        """The decoder, or ``None``: built when first asked for (decoding)."""
+        make = self._make_decoder
+        return None if make is None else make()
+
     @property
     def model(self) -> Any:
         """The model (built now if it was left for first use)."""
@@ -198,6 +237,8 @@ class HFStages:
     def _splits(self, text: str, allowed: Optional[frozenset]) -> list:
         # steps 1 and 2: [(piece, added token or None)], in order; the pieces
         # that are not added tokens normalized and then pre-tokenized
+        from fasttok.shared.normalized import NormalizedString, PreTokenizedString
+
         splits = []
         for piece, found in self._cut(NormalizedString(text), False, allowed):
             if found is not None:
@@ -241,6 +282,8 @@ class HFStages:
             return pre.split_str(part)
         # Metaspace's "first" scheme looks at where the piece starts in the
         # input; a piece placed past the start says so through its offsets
+        from fasttok.shared.normalized import NormalizedString, PreTokenizedString
+
         pts = PreTokenizedString(NormalizedString(part, original_shift=1))
         pre.pre_tokenize(pts)
         return [ns.normalized for ns in pts.splits]
@@ -355,7 +398,8 @@ def stages_from_document(vocab: Vocabulary, kind: type = HFStages, *, lazy_model
     """The stages of a ``tokenizer.json`` record (``metadata["document"]``)
     as a ``kind`` (:class:`HFStages`, or the drop-in's
     :class:`~fasttok.formats.hf_pipeline.HFPipeline`), every part checked by
-    its stage's factory; with ``lazy_model`` the model is built (and
+    its stage's factory now and the four stages around the model built when
+    first asked for (the compiled walk asks at the first encode); with ``lazy_model`` the model is built (and
     checked) on first use, from ``model_document()`` when given (else the
     document's ``model``); ``never``: ids the model never gives for text
     (:func:`~fasttok.models.hf_json.model_from_json`)."""
@@ -364,25 +408,31 @@ def stages_from_document(vocab: Vocabulary, kind: type = HFStages, *, lazy_model
     version = doc.get("version", "1.0")
     if version != "1.0":
         raise fail("$.version", f"unknown tokenizer version {version!r} (tokenizers reads 1.0)")
-    normalizer = normalizer_from_json(doc.get("normalizer"), "$.normalizer", fail)
+    make_normalizer = normalizer_maker(doc.get("normalizer"), "$.normalizer", fail)
     if model_document is None:
         build_model = functools.partial(model_from_json, doc.get("model"), "$.model", fail, never)
     else:
         def build_model() -> Any:
             return model_from_json(model_document(), "$.model", fail, never)
-    normalize = None if normalizer is None else normalizer.normalize_str
-    return kind(
-        normalizer=normalizer,
-        pre_tokenizer=pre_tokenizer_from_json(doc.get("pre_tokenizer"), "$.pre_tokenizer", fail),
+
+    def normalize(text: str) -> str:
+        # the added tokens' normalizer: the stage, built when they first need it
+        return stages.normalizer.normalize_str(text)
+
+    stages = kind(
+        make_normalizer=make_normalizer,
+        make_pre_tokenizer=pre_tokenizer_maker(doc.get("pre_tokenizer"), "$.pre_tokenizer",
+                                               fail),
         model=None if lazy_model else build_model(),
         model_factory=build_model if lazy_model else None,
-        post_processor=post_processor_from_json(doc.get("post_processor"), "$.post_processor",
-                                                fail),
-        decoder=decoder_from_json(doc.get("decoder"), "$.decoder", fail),
-        added=_added_tokens(vocab, normalize),
+        make_post_processor=post_processor_maker(doc.get("post_processor"), "$.post_processor",
+                                                 fail),
+        make_decoder=decoder_maker(doc.get("decoder"), "$.decoder", fail),
+        added=_added_tokens(vocab, None if make_normalizer is None else normalize),
         truncation=truncation_from_json(doc.get("truncation"), "$.truncation", fail),
         padding=padding_from_json(doc.get("padding"), "$.padding", fail),
         record=vocab)
+    return stages
 
 
 # Performance notes (issue 24: a load <= 0.5x tokenizers'; callgrind

@@ -170,8 +170,10 @@ class Precompiled:
     ''
     """
 
-    def __init__(self, charsmap: bytes) -> None:
-        self._rules = CharsmapRules(bytes(charsmap))
+    def __init__(self, charsmap: bytes, rules: "CharsmapRules | None" = None) -> None:
+        # rules: charsmap's, read already (a load reads them to check the
+        # file, and builds this stage on first use)
+        self._rules = CharsmapRules(bytes(charsmap)) if rules is None else rules
         self._size = len(charsmap)
         self._cache: dict = {}
         # normalize_str's plain runs, made by its first call: a file whose

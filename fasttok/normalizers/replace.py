@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Any
 
 from fasttok.shared.normalized import NormalizedString, find_matches
 
@@ -24,16 +25,21 @@ class Replace:
     '_a_b_'
     """
 
-    def __init__(self, pattern: str, content: str, *, regex: bool = False) -> None:
+    def __init__(self, pattern: str, content: str, *, regex: bool = False,
+                 compiled: Any = None) -> None:
+        # compiled: the regex's compile_onig, made already (a load compiles
+        # it to check the file, and builds this stage on first use)
         self.pattern = pattern
         self.content = content
         self.regex = regex
         if regex:
-            # imported for a regex only (~1 ms of a load, Llama 2's, whose
-            # Replace is of a string); compiled here, as it checks the pattern
-            from fasttok.shared.regex_translate import compile_onig
+            if compiled is None:
+                # imported for a regex only (~1 ms of a load, Llama 2's, whose
+                # Replace is of a string); compiled here, as it checks the pattern
+                from fasttok.shared.regex_translate import compile_onig
 
-            self._compiled = compile_onig(pattern)
+                compiled = compile_onig(pattern)
+            self._compiled = compiled
 
     @functools.cached_property
     def _compiled(self):

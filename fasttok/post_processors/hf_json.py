@@ -26,15 +26,18 @@ ids than token strings.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Optional
 
+from fasttok.shared.built_once import made_later
 from fasttok.shared.json_fields import OBJECT, STR, U32, U64, Fields, check, describe
 
 if TYPE_CHECKING:
     from fasttok.post_processors.padding import PaddingParams
     from fasttok.post_processors.truncation import TruncationParams
 
-__all__ = ["post_processor_from_json", "truncation_from_json", "padding_from_json"]
+__all__ = ["post_processor_from_json", "post_processor_maker", "truncation_from_json",
+           "padding_from_json"]
 
 _TYPES = ("RobertaProcessing", "BertProcessing", "ByteLevel", "TemplateProcessing", "Sequence")
 # the variants tokenizers reads only under their own "type" (impl_serde_type)
@@ -61,25 +64,24 @@ def _token(f: Fields, name: str) -> tuple:
             check(value[1], U32, f"{f.at(name)}[1]", _Mismatch))
 
 
-# Each reader imports its post-processor's module once the fields have read
-# (the variants are tried in turn): a file imports the one it names, not all five.
+# Each reader checks its variant's fields (the variants are tried in turn)
+# and gives what builds its post-processor (made_later): the module is
+# imported, and the object built, when something first asks for it
+# (add_special_tokens; a load and an encode of ids do not).
 def _roberta(f: Fields, fail):
-    fields = (_token(f, "sep"), _token(f, "cls"), f.bool("trim_offsets"),
-              f.bool("add_prefix_space"))
-    from fasttok.post_processors.roberta import RobertaProcessing
-    return RobertaProcessing(*fields)
+    return made_later("fasttok.post_processors.roberta", "RobertaProcessing", _token(f, "sep"),
+                      _token(f, "cls"), f.bool("trim_offsets"), f.bool("add_prefix_space"))
 
 
 def _bert(f: Fields, fail):
-    fields = (_token(f, "sep"), _token(f, "cls"))
-    from fasttok.post_processors.bert import BertProcessing
-    return BertProcessing(*fields)
+    return made_later("fasttok.post_processors.bert", "BertProcessing", _token(f, "sep"),
+                      _token(f, "cls"))
 
 
 def _byte_level(f: Fields, fail):
-    from fasttok.post_processors.byte_level import ByteLevel
-    return ByteLevel(f.bool("add_prefix_space"), f.bool("trim_offsets"),
-                     f.bool("use_regex", default=True))
+    return made_later("fasttok.post_processors.byte_level", "ByteLevel",
+                      f.bool("add_prefix_space"), f.bool("trim_offsets"),
+                      f.bool("use_regex", default=True))
 
 
 def _piece(value, where: str) -> tuple:
@@ -96,7 +98,6 @@ def _piece(value, where: str) -> tuple:
 
 
 def _template(f: Fields, fail):
-    from fasttok.post_processors.template import TemplateProcessing
     templates = [[_piece(p, f"{f.at(key)}[{i}]") for i, p in enumerate(f.list(key))]
                  for key in ("single", "pair")]
     specials = []
@@ -120,18 +121,23 @@ def _template(f: Fields, fail):
             if not is_seq and name not in defined:
                 raise fail(f"{f.at(key)}[{i}].SpecialToken.id",
                            f"special token {name!r} is not in special_tokens")
-    return TemplateProcessing(templates[0], templates[1], specials, require_pair=False)
+    return made_later("fasttok.post_processors.template", "TemplateProcessing", templates[0],
+                      templates[1], specials, require_pair=False)
 
 
 def _sequence(f: Fields, fail):
-    from fasttok.post_processors.sequence import Sequence
-    out = []
+    makers = []
     for i, item in enumerate(f.list("processors")):
         at = f"{f.at('processors')}[{i}]"
         if item is None:
             raise _Mismatch(at, "expected a post-processor, got null")
-        out.append(post_processor_from_json(item, at, fail))
-    return Sequence(out)
+        makers.append(post_processor_maker(item, at, fail))
+
+    def make():
+        from fasttok.post_processors.sequence import Sequence
+        return Sequence([m() for m in makers])
+
+    return make
 
 
 _READERS = {"RobertaProcessing": _roberta, "BertProcessing": _bert, "ByteLevel": _byte_level,
@@ -145,6 +151,20 @@ def post_processor_from_json(spec: dict | None, where: str, fail):
     >>> post_processor_from_json({"type": "ByteLevel", "add_prefix_space": True,
     ...                           "trim_offsets": False}, "$.post_processor", fail)
     ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True)
+    """
+    make = post_processor_maker(spec, where, fail)
+    return None if make is None else make()
+
+
+def post_processor_maker(spec: dict | None, where: str, fail) -> Optional[Callable]:
+    """What builds the post-processor of ``spec`` when called (``None`` for
+    ``null``), every field checked now, as :func:`post_processor_from_json`
+    checks it.
+
+    >>> make = post_processor_maker({"type": "BertProcessing", "sep": ["[SEP]", 1],
+    ...                              "cls": ["[CLS]", 0]}, "$.post_processor", None)
+    >>> make().added_tokens(False)
+    2
     """
     if spec is None:
         return None

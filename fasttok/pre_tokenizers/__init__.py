@@ -14,3 +14,8 @@ function per pattern family, no regex engine on the hot path). The
 >>> scanner_for(CL100K)
 'cl100k'
 """
+
+#: Metaspace's prepend schemes, in the order its errors list them: here, so
+#: that the ``tokenizer.json`` reader checks the field at load without
+#: importing the stage's module
+PREPEND_SCHEMES = ("always", "first", "never")

@@ -14,11 +14,10 @@ import functools
 import re
 
 from fasttok.pre_tokenizers.base import PreTokenizer
+from fasttok.pre_tokenizers import PREPEND_SCHEMES
 from fasttok.shared.normalized import NormalizedString
 
 __all__ = ["Metaspace", "PREPEND_SCHEMES"]
-
-PREPEND_SCHEMES = ("always", "first", "never")
 _SPACE = re.compile(" ")
 
 

@@ -6,15 +6,18 @@ built when first asked for. ``functools.cached_property`` would do, but since
 Python 3.12 it holds no lock: threads meeting it unbuilt would each build
 one. One reentrant lock serves every such attribute (a build may ask for
 another); once built, the value is an instance attribute, read without it.
+:func:`made_later` is the same idea for a value that is no attribute: a
+stage read and checked at load, built when first asked for.
 """
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Callable
 from typing import Any, Generic, Optional, TypeVar
 
-__all__ = ["built_once"]
+__all__ = ["built_once", "made_later"]
 
 T = TypeVar("T")
 
@@ -55,3 +58,20 @@ class built_once(Generic[T]):
             if found is _MISSING:
                 found = instance.__dict__[self.name] = self.func(instance)
         return found
+
+
+def made_later(module: str, name: str, *args: Any, **kwargs: Any) -> Callable[[], Any]:
+    """What calls ``module.name(*args, **kwargs)`` when called, importing
+    ``module`` then: a ``tokenizer.json`` stage whose fields were read and
+    checked at load, and whose module is imported and object built only when
+    something asks for it (a load and its first encode of ids never ask for
+    the decoder or the post-processor).
+
+    >>> make = made_later("fractions", "Fraction", 1, 3)
+    >>> make()
+    Fraction(1, 3)
+    """
+    def make() -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    return make
