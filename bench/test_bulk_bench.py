@@ -47,8 +47,9 @@ threads, with the process's peak RSS (``resource.getrusage``) before and
 after. gigatoken drops empty lines where fasttok keeps them as empty
 documents, so their ids are compared with empty documents left out. Under
 the table: each library's 2-thread speed over its 1-thread speed, and what
-two threads of plain compute-bound work cost each other on this machine
-(:func:`machine_scaling`), the bound on any library's scaling.
+two threads of plain compute-bound work, and of reads at random places of a
+table of 8 MiB each, cost each other on this machine
+(:func:`machine_scaling`), the bounds on any library's scaling.
 ``--jsonl`` also times the same corpus as JSON Lines (each line
 ``{"text": line}``, non-ASCII as ``\\u`` escapes): ``encode_files(path,
 format="jsonl")`` against gigatoken's ``JsonlFileSource([path])``.
@@ -355,31 +356,47 @@ def print_batches(results: dict, vocabs, corpora, thread_counts) -> None:
         print("-", note)
 
 
-def machine_scaling(rounds: int = 5) -> float:
-    """The CPU a unit of compute-bound work (sha256 of a buffer that stays
-    in L1, the GIL released) takes on each of two threads at once over what
-    it takes on one alone, best of ``rounds``: 1.0 on two free cores, up to
-    2 where the two CPUs are one core's hardware threads or other work takes
-    turns with them. No encoder's two threads scale better than this lets
-    them."""
+def machine_scaling(rounds: int = 5, table_mib: int = 0) -> float:
+    """The CPU a unit of work takes on each of two threads at once over what
+    it takes on one alone, best of ``rounds``, the GIL released. With
+    ``table_mib`` 0 the work is compute-bound (sha256 of a buffer that stays
+    in L1): 1.0 on two free cores, up to 2 where the two CPUs are one core's
+    hardware threads or other work takes turns with them. Otherwise it reads
+    a table of ``table_mib`` MiB of each thread's own at random places
+    (numpy's ``take``), as encode_files' threads read their pre-token caches:
+    above the first figure where the caches the cores share do not hold both
+    tables. No encoder's two threads scale better than these let them."""
     import hashlib
     import threading
 
-    data = b"x" * 16384
+    if table_mib:
+        import numpy as np
 
-    def work(spent: list) -> None:
+        tables = [np.arange((table_mib << 20) // 8, dtype=np.int64) for _ in range(2)]
+        places = np.random.default_rng(0).integers(0, len(tables[0]) // 8, 1 << 20) * 8
+
+        def unit(k: int) -> None:
+            for _ in range(8):
+                tables[k].take(places).sum()
+    else:
+        data = b"x" * 16384
+
+        def unit(k: int) -> None:
+            for _ in range(3000):
+                hashlib.sha256(data).digest()
+
+    def work(k: int, spent: list) -> None:
         start = time.thread_time()
-        for _ in range(3000):
-            hashlib.sha256(data).digest()
+        unit(k)
         spent.append(time.thread_time() - start)
 
     one = two = float("inf")
     for _ in range(rounds):
         spent: list = []
-        work(spent)
+        work(0, spent)
         one = min(one, spent[0])
         spent = []
-        pair = [threading.Thread(target=work, args=(spent,)) for _ in range(2)]
+        pair = [threading.Thread(target=work, args=(k, spent)) for k in range(2)]
         for t in pair:
             t.start()
         for t in pair:
@@ -437,7 +454,9 @@ def files(thread_counts, rounds, jsonl: bool) -> None:
             if None not in walls:
                 print(f"- {kind}, {lib}: 2 threads {walls[0] / walls[1]:.2f}x one thread (wall)")
     print(f"- this machine: two threads of a compute-bound loop at once take "
-          f"{machine_scaling():.2f}x the CPU a unit of one alone (1.00: two free cores)")
+          f"{machine_scaling():.2f}x the CPU a unit of one alone (1.00: two free cores); "
+          f"reading tables of 8 MiB each at random places (fasttok's pre-token caches on two "
+          f"threads), {machine_scaling(table_mib=8):.2f}x")
 
 
 def main() -> None:
