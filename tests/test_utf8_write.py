@@ -36,3 +36,11 @@ def test_a_lone_surrogate_ending_a_three_byte_run_reads_as_the_replacement_chara
 
 def test_a_surrogate_pair_after_a_three_byte_run_reads_as_its_code_point():
     assert utf8_read("中\ud83d\ude00") == "中\U0001f600".encode("utf-8")
+
+
+def test_a_run_of_two_byte_characters_ends_at_any_other_character_or_the_end():
+    for after in ("", "x", "中", "\ud800", "\ud83d\ude00", "\u0800", "\x7f"):
+        for run in ("Ж", "Привет", "\u0080\u07ff" * 5):
+            text = run + after + run
+            repaired = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+            assert utf8_read(text) == repaired.encode("utf-8"), ascii(text)
