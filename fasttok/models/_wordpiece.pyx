@@ -914,10 +914,10 @@ cdef inline const ChunkSlot* _chunk_home(const ChunkCache* c, uint64_t h) noexce
     # the first of the CHUNK_WAYS slots of a chunk of hash h, it and the
     # next prefetched (a batch cuts its chunks before it looks the first
     # one up; en.txt's steady half finds 7% of its chunks in the last two)
-    cdef uint64_t at = h >> c.shift
-    prefetch(&c.slots[at])
-    prefetch(&c.slots[(at + 1) & c.mask])
-    return &c.slots[at]
+    cdef const ChunkSlot* home = &c.slots[h >> c.shift]
+    prefetch(home)
+    prefetch(home + 1)  # (past the last slot: a prefetch never faults)
+    return home
 
 
 cdef inline const ChunkSlot* _chunk_find(const ChunkCache* c, const ChunkSlot* home,
@@ -1489,7 +1489,7 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
     cdef ChunkCache* c = w.chunks
     cdef size_t j = 0, start, end, count, k, p, blk = 0, lim = 0, m
     cdef size_t starts[CHUNK_AHEAD]
-    cdef size_t ends[CHUNK_AHEAD]
+    cdef size_t ends[CHUNK_AHEAD]     # a walked stretch's (homes[k] NULL)
     cdef uint64_t keys[CHUNK_AHEAD][4]
     cdef uint64_t hashes[CHUNK_AHEAD]
     cdef const ChunkSlot* homes[CHUNK_AHEAD]
@@ -1535,7 +1535,6 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
                 hashes[count] = wp_chunk_key(units + j, <unsigned>p, keys[count])
                 homes[count] = _chunk_home(c, hashes[count])
                 starts[count] = blk + j
-                ends[count] = blk + j + p
                 count += 1
                 j += p + 1  # past the SPACE (or the end)
                 continue
@@ -1569,7 +1568,6 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
                 hashes[count] = wp_key_hash(keys[count])
                 homes[count] = _chunk_home(c, hashes[count])
                 starts[count] = start
-                ends[count] = end
                 count += 1
                 j = end - blk
                 continue
@@ -1607,7 +1605,9 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
             if k == count:
                 break
             start = starts[k]
-            done = _run(text + start, ends[k] - start, base + start, norm, a, w)
+            # a chunk's end from its key's length byte, a stretch's kept
+            end = start + ((keys[k][3] >> 56) & 0x7F) if homes[k] != NULL else ends[k]
+            done = _run(text + start, end - start, base + start, norm, a, w)
             if done:
                 return done
             if homes[k] != NULL:
