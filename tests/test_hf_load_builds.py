@@ -1,9 +1,11 @@
 """What loading a non-byte-level ``tokenizer.json`` builds, and that what it
 now builds later, or faster, is what it built before.
 
-A load builds the stages the file names and imports their modules only: the
-Precompiled normalizer's plain-run pattern waits for its first
-``normalize_str`` (a compiled walk never needs it), a Unigram model's
+A load reads and checks the stages the file names and builds none of them
+(the first encode builds the normalizer and pre-tokenizer it walks, a decode
+the decoder, ``add_special_tokens`` the post-processor), while a fault in any
+of them is still refused at load; the Precompiled normalizer's plain-run
+pattern waits for its first ``normalize_str`` (a compiled walk never needs it), a Unigram model's
 ``vocab`` list and piece map for their first use, a walk's module for the
 first encode of a file of its model type, the record's tokens for the first
 use of the Encoding's vocabulary. The charsmap's rule characters

@@ -1,6 +1,7 @@
 """What `import fasttok`, a first `fasttok.load` and its first encode import: only what they use.
 
-A load imports the modules of the stages its file names and of the ids face;
+A load imports the modules that read and check its file's stages and those
+of the ids face, and no stage's own module (its first encode imports those it walks);
 the drop-in's `Encoding` side (`fasttok.formats.hf_pipeline`, the
 `Encoding` modules, post-processing) is imported by `fasttok.hf` alone, and
 a walk's module by the first encode. Each file's checks read one fresh
