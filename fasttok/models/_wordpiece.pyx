@@ -179,13 +179,22 @@ best of 7; whole corpus files, en / code / multi / zh):
   Latin-1 it holds computed) only when the walk meets one not computed
   yet (WALK_UNCOVERED: cover, then walk again), not before every walk.
   Callgrind as above: multi whole 69.63M -> 60.30M, en 54.25M -> 52.23M.
-  What is left of en whole (49.9M with shared/_id_lists' leaner list):
-  the cut and lookup, ~160 instructions a chunk of its 227k (the view
-  ~20, the two bitmaps' reads and tests ~35, key ~16, hash ~14, two
-  prefetches ~10, the slot compare ~20, the copy ~20), 36.5M; the walk
-  of misses and stretches ~6M; the list and its freeing ~6M. Tried and
-  not kept: the copies' room made once a batch, the cache's fields in
-  locals (52.23M -> 52.43M).
+  Then (2026-12-05) the batch's lookups with the ids' room made once and
+  the hits counted in a local, the hash made from the key's registers,
+  the first slot kept from the cut, one test a chunk for the block's and
+  the text's end, four slots a chunk instead of two (en.txt's steady half
+  missed 5.5k of its 224k chunks with two, 1.7k with four, each miss a
+  walk of ~1,000 instructions), a chunk's end from its key: en whole
+  49.9M -> 41.2M, code 43.8M -> 38.5M. What is left of en whole, per
+  chunk of its 224k (an ASCII one found in the cache): the cut ~55 (the
+  two bitmaps' reads and tests ~15, the key ~16, the hash ~10, the slot
+  and its prefetches ~8, the stores ~6), the view ~20 a chunk (a 2-byte
+  str narrowed ~8, the bitmaps ~11), the slot compare ~15, the copy ~20:
+  ~30M; the walk of misses and of stretches past CHUNK_WIDE_MAX (its box
+  drawing lines, a word a character) ~4M; the list and its freeing ~6M.
+  Tried and not kept: slots paired in their 128 bytes (the second
+  ``at ^ 1``, one line's neighbour): more conflict misses, en 47.10M ->
+  48.45M.
 * A word no token starts (its first code point begins none: ``'├──...┤'``,
   219 bytes, took 438 automaton steps each time) is [UNK] at once
   (``Automaton.starts``).
@@ -921,10 +930,10 @@ cdef inline const ChunkSlot* _chunk_home(const ChunkCache* c, uint64_t h) noexce
 
 
 cdef inline const ChunkSlot* _chunk_find(const ChunkCache* c, const ChunkSlot* home,
-                                         const uint64_t* key, uint64_t h) noexcept nogil:
-    # the slot holding key (hash h, first slot home), or NULL
+                                         const uint64_t* key) noexcept nogil:
+    # the slot holding key (its first slot home), or NULL
     cdef const ChunkSlot* s
-    cdef uint64_t at = h >> c.shift
+    cdef size_t at = <size_t>(home - c.slots)
     cdef int k
     if wp_same_key(home.key, key):
         return home
@@ -935,18 +944,20 @@ cdef inline const ChunkSlot* _chunk_find(const ChunkCache* c, const ChunkSlot* h
     return NULL
 
 
-cdef inline void _chunk_put(ChunkCache* c, const uint64_t* key, uint64_t h,
-                            const uint32_t* ids, size_t n) noexcept nogil:
+cdef inline void _chunk_put(ChunkCache* c, const uint64_t* key, const uint32_t* ids,
+                            size_t n) noexcept nogil:
     # keeps ids as the chunk's in the first free slot of its CHUNK_WAYS,
     # else in one of them (by two bits of the hash): a cache that stopped
     # taking chunks when full kept the first text's and missed on every
     # later one of others
-    cdef uint64_t at = h >> c.shift
+    cdef uint64_t h, at
     cdef ChunkSlot* s
     cdef size_t j
     cdef int k
     if n > (CHUNK_IDS16 if c.narrow else CHUNK_IDS):
         return
+    h = wp_key_hash(key)
+    at = h >> c.shift
     for k in range(CHUNK_WAYS):
         s = &c.slots[(at + k) & c.mask]
         if s.key[3] == 0:
@@ -1491,7 +1502,6 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
     cdef size_t starts[CHUNK_AHEAD]
     cdef size_t ends[CHUNK_AHEAD]     # a walked stretch's (homes[k] NULL)
     cdef uint64_t keys[CHUNK_AHEAD][4]
-    cdef uint64_t hashes[CHUNK_AHEAD]
     cdef const ChunkSlot* homes[CHUNK_AHEAD]
     cdef uint8_t units[CHUNK_VIEW + 32]
     cdef uint64_t stop[CHUNK_WORDS]
@@ -1532,8 +1542,7 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
             p = ft_ctz64(stops) if stops else 64
             if p <= CHUNK_MAX and (seps >> p) & 1:
                 # a chunk of p ASCII units, ended by a SPACE or the text's end
-                hashes[count] = wp_chunk_key(units + j, <unsigned>p, keys[count])
-                homes[count] = _chunk_home(c, hashes[count])
+                homes[count] = _chunk_home(c, wp_chunk_key(units + j, <unsigned>p, keys[count]))
                 starts[count] = blk + j
                 count += 1
                 j += p + 1  # past the SPACE (or the end)
@@ -1565,8 +1574,7 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
                 else:
                     keyed = wp_wide_key32(text + start, <unsigned>(end - start), keys[count])
             if keyed:
-                hashes[count] = wp_key_hash(keys[count])
-                homes[count] = _chunk_home(c, hashes[count])
+                homes[count] = _chunk_home(c, wp_key_hash(keys[count]))
                 starts[count] = start
                 count += 1
                 j = end - blk
@@ -1591,7 +1599,7 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
             n_ids = w.n_ids
             while k < count:
                 if homes[k] != NULL:
-                    slot = _chunk_find(c, homes[k], keys[k], hashes[k])
+                    slot = _chunk_find(c, homes[k], keys[k])
                     if slot != NULL:
                         if narrow:
                             wp_widen14(slot.ids.narrow, out + n_ids)
@@ -1611,7 +1619,7 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
             if done:
                 return done
             if homes[k] != NULL:
-                _chunk_put(c, keys[k], hashes[k], w.ids + n_ids, w.n_ids - n_ids)
+                _chunk_put(c, keys[k], w.ids + n_ids, w.n_ids - n_ids)
             k += 1
     return 0
 
