@@ -85,9 +85,13 @@ def set_pretoken_cache(entries: int) -> int:
     by the encoding and the piece's bytes, so the ids never depend on it.
     A piece is kept when its bytes (rounded up to 4) and ids (4 bytes each)
     fit in 48 bytes; the table is 2-way set associative, and a new piece
-    replaces the older of its set's two. ``0`` turns the cache off. The new
-    size empties every thread's table at its next call. The environment
-    variable ``FASTTOK_PRETOKEN_CACHE`` (entries) sets it at import.
+    replaces the older of its set's two. A longer piece whose bytes and ids
+    fit in 1,008 bytes is kept in one of the thread's long entries (1 KiB
+    each, one per 256 entries, 1 to 64: 64 KiB at the default, allocated
+    when the first is kept), each replacing what its entry held. ``0``
+    turns the cache off. The new size empties every thread's table at its
+    next call. The environment variable ``FASTTOK_PRETOKEN_CACHE``
+    (entries) sets it at import.
 
     >>> previous = set_pretoken_cache(0)
     >>> set_pretoken_cache(previous)

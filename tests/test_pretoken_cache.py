@@ -141,6 +141,16 @@ def test_two_models_alternating_in_one_thread_each_get_their_own_ids(size):
         assert second.encode_ordinary("aab aab") == [1, 1, 0, 3, 1, 1, 0]
 
 
+@pytest.mark.parametrize("size", ["on", "one entry"])
+def test_two_models_alternating_on_a_long_piece_each_get_their_own_ids(size):
+    # 60 bytes: the piece goes to a long entry, the same one for both
+    fasttok.set_pretoken_cache(SIZES[size])
+    first, second = _two_models()
+    for _ in range(3):
+        assert first.encode_ordinary("ab" * 30) == [2] * 30
+        assert second.encode_ordinary("ab" * 30) == [1] + [2] * 29 + [0]
+
+
 def test_two_vocabularies_alternating_line_by_line_each_give_their_own_ids():
     lines = [t for t in _corpus_texts() if len(t) < 2000][:300]
     cl100k, o200k = _encoding("cl100k_base"), _encoding("o200k_base")
@@ -175,11 +185,25 @@ def _distinct_words(count: int) -> str:
 
 def test_a_thread_never_holds_more_than_its_entries():
     fasttok.set_pretoken_cache(64)
-    _encoding("cl100k_base").encode_ordinary(_distinct_words(5000))
+    enc = _encoding("cl100k_base")
+    enc.encode_ordinary(_distinct_words(5000))
+    for word in _distinct_words(50).split():
+        enc.encode_ordinary(" " + word * 6)  # 49 bytes: a long entry each
     info = _piece_cache.thread_info()
-    assert info["entries"] == 64
-    assert info["used"] == 64
-    assert info["bytes"] == 64 * 64
+    assert info["entries"] == 64 and info["long_entries"] == 1
+    assert info["used"] == 64 and info["long_used"] == 1
+    assert info["bytes"] == 64 * 64 + 1024
+
+
+@pytest.mark.parametrize("entries, long_entries",
+                         [(1, 1), (2, 1), (256, 1), (512, 2), (16384, 64), (1 << 20, 64)])
+def test_the_long_entries_are_one_per_256_entries_from_1_to_64(entries, long_entries):
+    fasttok.set_pretoken_cache(entries)
+    enc = _encoding("cl100k_base")
+    enc.encode_ordinary(" zqxvzqxv")
+    assert _piece_cache.thread_info()["long_entries"] == 0  # until a long piece is kept
+    enc.encode_ordinary(" " + "zqxv" * 12)
+    assert _piece_cache.thread_info()["long_entries"] == long_entries
 
 
 def test_keys_that_differ_only_in_their_last_bytes_spread_over_the_sets():
@@ -228,8 +252,9 @@ def test_the_entries_are_rounded_down_to_a_power_of_two():
 
 def test_zero_entries_keep_nothing():
     fasttok.set_pretoken_cache(0)
-    _encoding("cl100k_base").encode_ordinary(_distinct_words(100))
-    assert _piece_cache.thread_info() == {"entries": 0, "used": 0, "bytes": 0, "payload": 48}
+    _encoding("cl100k_base").encode_ordinary(_distinct_words(100) + " " + "zqxv" * 12)
+    assert _piece_cache.thread_info() == {"entries": 0, "used": 0, "long_entries": 0,
+                                          "long_used": 0, "bytes": 0, "payload": 48}
 
 
 def test_a_new_setting_empties_the_table():
@@ -240,13 +265,22 @@ def test_a_new_setting_empties_the_table():
     assert _piece_cache.thread_info()["used"] == 0
 
 
-def test_a_piece_too_long_for_an_entry_is_not_kept():
+def test_a_piece_too_long_for_an_entry_is_kept_in_a_long_entry():
     fasttok.set_pretoken_cache(ON)
     enc = _encoding("cl100k_base")
-    enc.encode_ordinary(" " + "zqxv" * 12)  # 49 bytes
-    assert _piece_cache.thread_info()["used"] == 0
+    ids = enc.encode_ordinary(" " + "zqxv" * 12)  # 49 bytes
+    info = _piece_cache.thread_info()
+    assert (info["used"], info["long_used"]) == (0, 1)
+    assert enc.encode_ordinary(" " + "zqxv" * 12) == ids
     enc.encode_ordinary(" zqxvzqxv")
     assert _piece_cache.thread_info()["used"] == 1
+
+
+def test_a_piece_too_long_for_a_long_entry_is_not_kept():
+    # 1,009 bytes: its key alone fills the 1,008 bytes of a long entry's room
+    fasttok.set_pretoken_cache(ON)
+    _encoding("cl100k_base").encode_ordinary(" " + "zqxv" * 252)
+    assert _piece_cache.thread_info()["long_used"] == 0
 
 
 def test_a_piece_that_is_a_token_whole_is_not_kept():

@@ -98,6 +98,8 @@ cdef class CoreBPE(ModelBase):
     cdef int _encode_segment(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
                              IdBuffer* out, Scratch* scratch, Dropout* drop,
                              IdBuffer* marks) except -1 nogil
+    cdef int _encode_long_piece(self, const uint8_t* p, size_t n, IdBuffer* out,
+                                ft_pc_table* pieces, PairMemo* memo) except -1 nogil
     cdef int _encode_segment_generic(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
                                      IdBuffer* out, Dropout* drop) except -1
     cdef int _encode_utf8(self, const uint8_t* s, Py_ssize_t n, const uint8_t* allowed,

@@ -92,8 +92,10 @@ from fasttok.post_processors._encoding_lists cimport walked_block
 from fasttok.pre_tokenizers._pretokenize cimport ScanFn, scanner_by_name
 from fasttok.shared._document_encoder cimport DOCUMENT_ENCODER, DocumentEncoder
 from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_count, ft_pc_entry, ft_pc_find,
-                                          ft_pc_ids, ft_pc_open, ft_pc_prefetch, ft_pc_put,
-                                          piece_cache_owner, piece_cache_table)
+                                          ft_pc_hash, ft_pc_ids, ft_pc_long, ft_pc_long_find,
+                                          ft_pc_long_ids, ft_pc_long_put, ft_pc_open,
+                                          ft_pc_prefetch, ft_pc_put, piece_cache_owner,
+                                          piece_cache_table)
 from fasttok.shared._token_ids cimport token_id
 from fasttok.shared._utf8 cimport Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_write
 from fasttok.shared._tables cimport (NO_TOKEN, ByteStrings, TokenTables, TokenTablesView, _head,
@@ -580,8 +582,10 @@ cdef class CoreBPE(ModelBase):
         # batch's cache misses overlap. Then each piece in turn is its
         # known code, else looked up whole (bpe_piece_whole: most pieces of
         # English), else asked of the cache while its gate is open
-        # (ft_pc_open), else merged and kept there. The cache holds only
-        # pieces that merge (see the performance notes).
+        # (ft_pc_open), else merged and kept there; a piece over
+        # FT_PC_PAYLOAD bytes is asked of the cache's long entries
+        # (_encode_long_piece). The cache holds only pieces that merge (see
+        # the performance notes).
         cdef Py_ssize_t i = start, j, n, q
         cdef Py_ssize_t ends[AHEAD]
         cdef int64_t codes[AHEAD]
@@ -617,8 +621,10 @@ cdef class CoreBPE(ModelBase):
                     out.len += 1
                 elif drop != NULL:
                     bpe_sample_piece(view, s + i, n, whole, drop, out)
-                elif scratch == NULL or n > FT_PC_PAYLOAD:
+                elif scratch == NULL:
                     bpe_encode_piece(view, s + i, n, whole, out, memo)
+                elif n > FT_PC_PAYLOAD:
+                    self._encode_long_piece(s + i, n, out, pieces, memo)
                 elif bpe_piece_whole(view, s + i, n, h, whole, out, &token):
                     pass
                 elif not ft_pc_open(pieces, h):
@@ -639,6 +645,25 @@ cdef class CoreBPE(ModelBase):
                 if marks != NULL:
                     _mark(marks, out.len, j)
                 i = j
+        return 0
+
+    cdef int _encode_long_piece(self, const uint8_t* p, size_t n, IdBuffer* out,
+                                ft_pc_table* pieces, PairMemo* memo) except -1 nogil:
+        # _encode_segment's piece of more than FT_PC_PAYLOAD bytes, through
+        # the cache's long entries (pieces may be NULL: off). Pieces this long
+        # are few, but one that repeats (a table's ruled line) merges through
+        # the queue at ~70 instructions a byte.
+        cdef uint64_t h = ft_pc_hash(p, n)
+        cdef const ft_pc_long* e = ft_pc_long_find(pieces, self.cache_owner, p, n, h)
+        cdef size_t before = out.len
+        if e != NULL:
+            ids_reserve(out, e.n_ids)
+            memcpy(out.data + out.len, ft_pc_long_ids(e), e.n_ids * sizeof(uint32_t))
+            out.len += e.n_ids
+            return 0
+        bpe_encode_piece(self.view, p, n, self.whole_piece_lookup, out, memo)
+        if out.len - before > 1:
+            ft_pc_long_put(pieces, self.cache_owner, p, n, h, out.data + before, out.len - before)
         return 0
 
     cdef int _encode_segment_generic(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,

@@ -16,8 +16,16 @@
  * the same for every thread and every model (ft_pc_set_entries; 0 turns the
  * cache off). An entry holds its key and its ids inline: a piece whose bytes
  * (rounded up to 4) and ids (4 bytes each) do not fit in FT_PC_PAYLOAD bytes
- * is never cached (ft_pc_fits). Nothing else is allocated, so a thread's
- * cache is at most entries * 64 bytes, whatever it sees. A caller running
+ * is never cached there (ft_pc_fits). A longer piece (a ruled line of a
+ * table, a run of indentation) is kept in one of the table's long entries
+ * instead, a direct-mapped array of FT_PC_LONG_BYTES each (ft_pc_long_slots:
+ * one per 256 entries, at least 1, at most FT_PC_LONG_MAX; allocated when
+ * the first such piece is kept, so a model whose pieces never get that long
+ * never has them) when its bytes and ids fit in one (ft_pc_long_fits);
+ * each such piece merged again cost
+ * ~15k instructions (en.txt's box-drawing rules of 220 bytes: 6.7% of its
+ * steady half). Nothing else is allocated, so a thread's cache is at most
+ * entries * 64 bytes plus its long entries, whatever it sees. A caller running
  * one long job on its threads may give each a bounded table of its own for
  * the job instead (ft_pc_table_init; encode_files does, sized by the files).
  *
@@ -41,6 +49,9 @@
 
 #define FT_PC_ENTRY_BYTES 64
 #define FT_PC_PAYLOAD 48  /* key bytes (rounded up to 4), then the ids */
+#define FT_PC_LONG_BYTES 1024
+#define FT_PC_LONG_PAYLOAD (FT_PC_LONG_BYTES - 16)
+#define FT_PC_LONG_MAX 64
 
 typedef struct {
     uint64_t owner;  /* 0: empty */
@@ -52,12 +63,22 @@ typedef struct {
 } ft_pc_entry;
 
 typedef struct {
+    uint64_t owner;  /* 0: empty */
+    uint32_t check;  /* the low half of the key's hash (its slot: the high half) */
+    uint16_t length;
+    uint16_t n_ids;
+    uint8_t payload[FT_PC_LONG_PAYLOAD];  /* as an entry's */
+} ft_pc_long;
+
+typedef struct {
     ft_pc_entry* entries;  /* NULL when off */
     size_t n_entries;      /* a power of two */
     size_t set_mask;       /* sets - 1 */
     size_t ways;           /* 2, or 1 for a table of 1 entry */
     unsigned long long epoch;  /* of the setting it was made for */
     void* block;           /* what was allocated (entries is aligned in it) */
+    ft_pc_long* longs;     /* NULL until the first long piece is kept */
+    size_t long_mask;      /* long entries - 1 */
     /* the gate (ft_pc_open): its sample's probes and hits in the current
      * window, and whether the last window closed it */
     uint32_t probes, hits, closed;
@@ -145,6 +166,53 @@ static inline int ft_pc_fits(size_t n, size_t n_ids) {
     return n > 0 && ((n + 3) & ~(size_t)3) + 4 * n_ids <= FT_PC_PAYLOAD;
 }
 
+/* Whether a piece of n bytes with n_ids ids can be kept in a long entry. */
+static inline int ft_pc_long_fits(size_t n, size_t n_ids) {
+    return ((n + 3) & ~(size_t)3) + 4 * n_ids <= FT_PC_LONG_PAYLOAD;
+}
+
+/* The long entries of a table of n entries. */
+static inline size_t ft_pc_long_slots(size_t n) {
+    if (n == 0) return 0;
+    return n >= 256 * FT_PC_LONG_MAX ? FT_PC_LONG_MAX : (n >= 256 ? n / 256 : 1);
+}
+
+static inline const uint32_t* ft_pc_long_ids(const ft_pc_long* e) {
+    return (const uint32_t*)(const void*)(e->payload + ((e->length + 3) & ~3));
+}
+
+/* The long entry of (owner, key[:n]) with hash h (n > FT_PC_PAYLOAD), or
+ * NULL. t may be NULL (off). */
+static inline const ft_pc_long* ft_pc_long_find(const ft_pc_table* t, uint64_t owner,
+                                                const uint8_t* key, size_t n, uint64_t h) {
+    const ft_pc_long* e;
+    if (t == NULL || t->longs == NULL) return NULL;
+    e = t->longs + ((h >> 32) & t->long_mask);
+    if (e->owner == owner && e->check == (uint32_t)h && e->length == n
+            && memcmp(e->payload, key, n) == 0)
+        return e;
+    return NULL;
+}
+
+/* Keeps ids[:n_ids] for (owner, key[:n]) with hash h in its long entry,
+ * replacing what it held; nothing when t is NULL or they do not fit. */
+static inline void ft_pc_long_put(ft_pc_table* t, uint64_t owner, const uint8_t* key, size_t n,
+                                  uint64_t h, const uint32_t* ids, size_t n_ids) {
+    ft_pc_long* e;
+    if (t == NULL || t->entries == NULL || !ft_pc_long_fits(n, n_ids)) return;
+    if (t->longs == NULL) {
+        t->longs = (ft_pc_long*)calloc(t->long_mask + 1, sizeof(ft_pc_long));
+        if (t->longs == NULL) return;
+    }
+    e = t->longs + ((h >> 32) & t->long_mask);
+    e->owner = owner;
+    e->check = (uint32_t)h;
+    e->length = (uint16_t)n;
+    e->n_ids = (uint16_t)n_ids;
+    memcpy(e->payload, key, n);
+    memcpy(e->payload + ((n + 3) & ~(size_t)3), ids, 4 * n_ids);
+}
+
 static inline const uint32_t* ft_pc_ids(const ft_pc_entry* e) {
     return (const uint32_t*)(const void*)(e->payload + ((e->length + 3) & ~3));
 }
@@ -218,9 +286,12 @@ static inline void ft_pc_put(ft_pc_table* t, uint64_t owner, const uint8_t* key,
 /* Lets t's memory go (t is then off). */
 static inline void ft_pc_table_free(ft_pc_table* t) {
     free(t->block);
+    free(t->longs);
     t->block = NULL;
     t->entries = NULL;
     t->n_entries = 0;
+    t->longs = NULL;
+    t->long_mask = 0;
 }
 
 /* Makes t an empty table of n entries, a power of two (entries NULL when n
@@ -238,6 +309,7 @@ static inline void ft_pc_table_init(ft_pc_table* t, size_t n) {
     t->n_entries = n;
     t->ways = n >= 2 ? 2 : 1;
     t->set_mask = n / t->ways - 1;
+    t->long_mask = ft_pc_long_slots(n) - 1;
 }
 
 /* How many of t's entries hold a piece. */
@@ -245,6 +317,14 @@ static inline size_t ft_pc_used(const ft_pc_table* t) {
     size_t i, used = 0;
     if (t == NULL) return 0;
     for (i = 0; i < t->n_entries; i++) used += t->entries[i].owner != 0;
+    return used;
+}
+
+/* How many of t's long entries hold a piece. */
+static inline size_t ft_pc_long_used(const ft_pc_table* t) {
+    size_t i, used = 0;
+    if (t == NULL || t->longs == NULL) return 0;
+    for (i = 0; i <= t->long_mask; i++) used += t->longs[i].owner != 0;
     return used;
 }
 
