@@ -447,7 +447,7 @@ class Encoding:
         ``separator`` (``None``: each file is one document); ``"jsonl"``: one
         per non-blank line, the string in ``field``. Each file is read
         ``block_size`` bytes at a time (default
-        :data:`~fasttok.shared.document_files.DEFAULT_BLOCK_SIZE`, 4 MiB),
+        :data:`~fasttok.shared.document_files.DEFAULT_BLOCK_SIZE`, 1 MiB),
         cut only between documents, and the
         blocks encoded on ``num_threads`` threads (at most one a CPU)
         without the GIL while the next block is read, so memory holds two or

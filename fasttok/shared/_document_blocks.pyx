@@ -179,14 +179,14 @@ cdef extern from *:
 
 cdef enum:
     # bytes of documents a chunk takes (it ends after the document that
-    # reaches it): a few milliseconds of encoding, so a 4 MiB block is ~64
+    # reaches it): under a millisecond of encoding, so a 1 MiB block is 16
     # chunks that threads share evenly and the per-chunk costs vanish
     CHUNK_BYTES = 64 << 10
     # a file's first block: reading, checking and cutting 4 MiB took 7 ms
     # while the helpers waited, 256 KiB 0.4 ms (then each block's read is
     # shorter than encoding the one before)
     FIRST_BLOCK = 256 << 10
-    # chunks published and not yet collected, at most: two blocks' worth
+    # chunks published and not yet collected, at most: 16 MiB of documents
     RING = 256
     # JSON: objects and arrays nested deeper, and numbers longer (the least
     # sys.set_int_max_str_digits allows), go to json.loads
@@ -1269,3 +1269,36 @@ cdef class FileJob:
 #   ~18% more while both cores run (the bench's sha256 loop, in L1: 4%;
 #   the two share the 32 MiB L3, and each thread's caches and memo are ~10
 #   MiB). gigatoken scales 1.66x on the same run.
+# * Two threads against one in callgrind's cache simulation (32 KiB D1, a
+#   32 MiB LL that the threads share as valgrind runs them in turns; the
+#   bench's 107 MB): the encoding's LL read misses were 1.72M on one thread
+#   and 3.94M on two with 4 MiB blocks. The pre-token cache's probes 1.30M
+#   -> 1.57M (each thread's table holds the pieces both meet); the block's
+#   text read again from memory by the scanner (0.83M) and its bounds and
+#   ends by the walk (0.36M): between a block's read and the encoding of
+#   its last chunks, the next block is read and both threads' tables and
+#   ids pass through the cache. With 1 MiB blocks: 1.74M (0.85M + 0.89M;
+#   the probes 1.25M, the text's ~0), as one thread's. Alternating
+#   processes (load 7, medians of six):
+#   minor faults 59.5k -> 52.8k on two threads and 50.9k -> 48.2k on one,
+#   peak RSS 227-231 -> 207-208 MB and 212 -> 201 MB, CPU the same within
+#   the noise (1.230 / 1.233 s and 1.073 / 1.066 s).
+# * What two busy cores cost a read of a table of each thread's own at
+#   random places here (a dependent walk in C; the bench's
+#   machine_scaling(table_mib=...), numpy gathers; load 8): 1.02-1.04x at 1
+#   MiB, 1.10-1.24x at 2-4 MiB, 1.6x (gathers) to 2.9x (the walk) at 8 MiB:
+#   one 8 MiB table stays in the caches the cores share, two do not. Two
+#   threads' job tables are 8 MiB each and hold the same common pieces;
+#   smaller ones lose more in hits than they save (CPU medians of five
+#   alternating processes, load 6, 32k / 64k / 128k / 256k entries a
+#   thread: two threads 1.373 / 1.330 / 1.249 / 1.221 s, one 1.272 / 1.221
+#   / 1.149 / 1.121 s; two over one 1.08-1.10x at every size). What would
+#   cut it is in ft_piece_cache.h: one table the threads share (read
+#   without a lock, an entry's sequence number checked around the read) or
+#   entries of fewer bytes.
+# * Ids copied into the result with non-temporal stores (SSE2
+#   _mm_stream_si128, 64 bytes a step): CPU unchanged within the noise in
+#   three sets of alternating processes (two threads -5%, -2%, +2%; one
+#   thread 0, 0, -1%; load 5-7). The kernel zeroes the result's pages
+#   through the caches as it maps them (MADV_POPULATE_WRITE or a first
+#   touch), so the copy finds the lines there anyway. Not kept.

@@ -14,7 +14,7 @@ document, on threads that live for the whole call
 and offsets made so far (4 and 8 bytes a token and a document), the block
 being encoded and the one being read (each ``block_size`` plus the longest
 document, and for JSON Lines its decoded documents as much again), and a
-ring of chunk buffers (a few MB): with the default 4 MiB blocks, about 20
+ring of chunk buffers (a few MB): with the default 1 MiB blocks, under 10
 MB besides the result, whatever the file's size, and each thread's
 pre-token cache for the call (:func:`job_cache_entries`: 16 MiB at most
 for all the threads at the default setting, its pages touched as it
@@ -72,8 +72,11 @@ __all__ = ["read_documents", "read_ahead", "encode_files", "job_cache_entries",
 #: bytes read at a time: large enough that the per-block costs (a Python
 #: call or two, the cut) vanish, small enough to stay in memory beside the
 #: output and that a thread reading the next one finishes before the
-#: others run out of its chunks
-DEFAULT_BLOCK_SIZE = 4 << 20
+#: others run out of its chunks; and small enough that a block's text is
+#: still in the shared cache when the threads encode it after the read of
+#: the next (4 MiB blocks on two threads: the scanner read half of the
+#: text again from memory, in callgrind's cache simulation)
+DEFAULT_BLOCK_SIZE = 1 << 20
 
 FORMATS = ("text", "jsonl")
 _ERRORS = ("strict", "replace", "ignore")
