@@ -398,10 +398,11 @@ def stages_from_document(vocab: Vocabulary, kind: type = HFStages, *, lazy_model
     """The stages of a ``tokenizer.json`` record (``metadata["document"]``)
     as a ``kind`` (:class:`HFStages`, or the drop-in's
     :class:`~fasttok.formats.hf_pipeline.HFPipeline`), every part checked by
-    its stage's factory now and the four stages around the model built when
-    first asked for (the compiled walk asks at the first encode); with ``lazy_model`` the model is built (and
-    checked) on first use, from ``model_document()`` when given (else the
-    document's ``model``); ``never``: ids the model never gives for text
+    its stage's reader now and the four stages around the model built when
+    first asked for (the compiled walk asks at the first encode); with
+    ``lazy_model`` the model is built (and checked) on first use, from
+    ``model_document()`` when given (else the document's ``model``);
+    ``never``: ids the model never gives for text
     (:func:`~fasttok.models.hf_json.model_from_json`)."""
     doc = vocab.metadata["document"]
     fail = JsonPathError(vocab.source or vocab.name)
