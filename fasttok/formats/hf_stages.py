@@ -447,6 +447,15 @@ def stages_from_document(vocab: Vocabulary, kind: type = HFStages, *, lazy_model
 #   compiled module is ~0.3-1.2M, of which the dynamic linker (symbol
 #   lookups, relocations) is ~13%, the rest the interpreter's module and
 #   type set-up: linker flags could save ~0.1M a module, so none were tried.
+# - Where a Unigram conversion's load stands with no stage built at load
+#   (T5, callgrind of the load call after its face's import): the drop-in
+#   15.2M, of which the JSON reading 6.0M, the charsmap's base64 2.2M and
+#   its trie check 0.8M, four module imports the rest; fasttok.load 30.5M,
+#   of which the same load in a process that has its modules 13.8M and the
+#   ~26 modules it imports (the stages' readers, the loaders, this module,
+#   formats.hf, two compiled modules) ~16.7M, ~0.14 ms of CPU each: that
+#   face's 0.83-0.97x of tokenizers' load is those imports, which `import
+#   fasttok` must not take on for every tiktoken user.
 # - The first encode of all-MiniLM-L6-v2 (~250M) is mostly compiling the
 #   BERT stages' Unicode classes with re: _optimize_charset fills a bitmap
 #   one BMP code point at a time, twice per class (body and prefix), so
