@@ -1277,9 +1277,10 @@ cdef class FileJob:
 #   text read again from memory by the scanner (0.83M) and its bounds and
 #   ends by the walk (0.36M): between a block's read and the encoding of
 #   its last chunks, the next block is read and both threads' tables and
-#   ids pass through the cache. With 1 MiB blocks: 1.74M (0.85M + 0.89M;
-#   the probes 1.25M, the text's ~0), as one thread's. Alternating
-#   processes (load 7, medians of six):
+#   ids pass through the cache. With 1 MiB blocks: 1.74M on two threads
+#   (0.85M + 0.89M; the probes 1.25M, the text's ~0) and 0.67M on one (the
+#   probes 0.56M): what is left between them is the two tables of the same
+#   pieces (below). Alternating processes (load 7, medians of six):
 #   minor faults 59.5k -> 52.8k on two threads and 50.9k -> 48.2k on one,
 #   peak RSS 227-231 -> 207-208 MB and 212 -> 201 MB, CPU the same within
 #   the noise (1.230 / 1.233 s and 1.073 / 1.066 s).
