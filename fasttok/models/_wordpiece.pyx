@@ -185,13 +185,16 @@ best of 7; whole corpus files, en / code / multi / zh):
   the text's end, four slots a chunk instead of two (en.txt's steady half
   missed 5.5k of its 224k chunks with two, 1.7k with four, each miss a
   walk of ~1,000 instructions), a chunk's end from its key: en whole
-  49.9M -> 41.2M, code 43.8M -> 38.5M. What is left of en whole, per
-  chunk of its 224k (an ASCII one found in the cache): the cut ~55 (the
-  two bitmaps' reads and tests ~15, the key ~16, the hash ~10, the slot
-  and its prefetches ~8, the stores ~6), the view ~20 a chunk (a 2-byte
-  str narrowed ~8, the bitmaps ~11), the slot compare ~15, the copy ~20:
-  ~30M; the walk of misses and of stretches past CHUNK_WIDE_MAX (its box
-  drawing lines, a word a character) ~4M; the list and its freeing ~6M.
+  49.9M -> 41.2M, code 43.8M -> 38.5M; a slot of up to 7 ids keeping
+  them as uint32 (copied in two moves, not widened): en 39.7M, code 37.4M
+  (code.txt finds 8% of its chunks in a slot of uint16s). What is left of
+  en whole, per chunk of its 224k (an ASCII one found in the cache): the
+  cut ~55 (the two bitmaps' reads and tests ~15, the key ~16, the hash
+  ~10, the slot and its prefetches ~8, the stores ~6), the view ~20 (a
+  2-byte str narrowed ~8, the bitmaps ~11), the slot compare ~15, the
+  copy ~12: ~28M; the walk of misses and of stretches past CHUNK_WIDE_MAX
+  (its box drawing lines, a word a character) ~4M; the list and its
+  freeing ~6M.
   Tried and not kept: slots paired in their 128 bytes (the second
   ``at ^ 1``, one line's neighbour): more conflict misses, en 47.10M ->
   48.45M.
@@ -893,6 +896,7 @@ cdef enum:
                                # two; two ways missed 5.5k of en.txt's 224k chunks, four 1.7k)
     CHUNK_AHEAD = 32           # chunks cut (their slots prefetched) before the first is looked up
     CHUNK_ENTRIES = 1 << 17    # WordPieceModel.chunk_cache_entries of a new model (8 MiB)
+    SLOT_NARROW = 0x100        # ChunkSlot.n_ids: the ids are kept as uint16
 
 cdef union SlotIds:
     uint32_t wide[CHUNK_IDS]
@@ -901,10 +905,12 @@ cdef union SlotIds:
 cdef struct ChunkSlot:
     # A chunk's ids, in one cache line: its units as bytes, zero-padded, in
     # key (the last byte the chunk's length, so a slot in use never has
-    # key[3] 0); ids as uint32, or as CHUNK_IDS16 uint16 (ChunkCache.narrow:
-    # code.txt's names and calls, 'self._nframeswritten', are 8 to 14 ids)
+    # key[3] 0); up to CHUNK_IDS ids as uint32, more (up to CHUNK_IDS16,
+    # in a ChunkCache.narrow) as uint16 (code.txt's names and calls,
+    # 'self._nframeswritten', are 8 to 14 ids): most chunks are a few ids,
+    # whose copy as uint32 is two moves, where widening is eight
     uint64_t key[4]
-    uint32_t n_ids
+    uint32_t n_ids             # | SLOT_NARROW when kept as uint16
     SlotIds ids
 
 cdef struct ChunkCache:
@@ -954,7 +960,7 @@ cdef inline void _chunk_put(ChunkCache* c, const uint64_t* key, const uint32_t* 
     cdef ChunkSlot* s
     cdef size_t j
     cdef int k
-    if n > (CHUNK_IDS16 if c.narrow else CHUNK_IDS):
+    if n > CHUNK_IDS and not (c.narrow and n <= CHUNK_IDS16):
         return
     h = wp_key_hash(key)
     at = h >> c.shift
@@ -966,13 +972,14 @@ cdef inline void _chunk_put(ChunkCache* c, const uint64_t* key, const uint32_t* 
         s = &c.slots[(at + (h & (CHUNK_WAYS - 1))) & c.mask]
         c.used -= 1
     memcpy(s.key, key, 4 * sizeof(uint64_t))
-    s.n_ids = <uint32_t>n
-    if c.narrow:
-        for j in range(n):
-            s.ids.narrow[j] = <uint16_t>ids[j]
-    else:
+    if n <= CHUNK_IDS:
+        s.n_ids = <uint32_t>n
         for j in range(n):
             s.ids.wide[j] = ids[j]
+    else:
+        s.n_ids = <uint32_t>n | SLOT_NARROW
+        for j in range(n):
+            s.ids.narrow[j] = <uint16_t>ids[j]
     c.used += 1
 
 
@@ -1509,7 +1516,7 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
     cdef uint64_t seps, stops
     cdef const ChunkSlot* slot
     cdef int done
-    cdef bint keyed, narrow = c.narrow
+    cdef bint keyed
     cdef uint32_t* out
     cdef size_t n_ids
     cdef size_t longest = CHUNK_WIDE_MAX  # units of a chunk of other units kept
@@ -1601,11 +1608,11 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
                 if homes[k] != NULL:
                     slot = _chunk_find(c, homes[k], keys[k])
                     if slot != NULL:
-                        if narrow:
+                        if slot.n_ids & SLOT_NARROW:
                             wp_widen14(slot.ids.narrow, out + n_ids)
                         else:
                             memcpy(out + n_ids, slot.ids.wide, CHUNK_IDS * sizeof(uint32_t))
-                        n_ids += slot.n_ids
+                        n_ids += slot.n_ids & (SLOT_NARROW - 1)
                         k += 1
                         continue
                 break
