@@ -918,7 +918,7 @@ cdef struct ChunkCache:
     void* memory               # what slots was cut from (the allocation)
     uint64_t mask              # the slots, less one
     unsigned shift             # a chunk's slot: its hash >> shift (the hash's top bits)
-    bint narrow                # ids kept as uint16 (every text index fits)
+    bint narrow                # 8 to 14 ids may be kept as uint16 (every text index fits)
     size_t used                # slots holding a chunk
     size_t limit               # WordPieceModel.chunk_cache_entries it was made for
     uint64_t tag               # the rules its ids were made by (0: none yet)
