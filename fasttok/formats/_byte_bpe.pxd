@@ -1,7 +1,7 @@
 # Byte-level BPE encoding and decoding (CoreBPE) and its threaded batches,
 # for the Cython modules that cimport them.
 from cpython.object cimport PyObject
-from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from fasttok.models._bpe cimport Dropout, IdBuffer, PairMemo
 from fasttok.models._model_base cimport ModelBase, in_normal_form
@@ -98,6 +98,10 @@ cdef class CoreBPE(ModelBase):
     cdef int _encode_segment(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
                              IdBuffer* out, Scratch* scratch, Dropout* drop,
                              IdBuffer* marks) except -1 nogil
+    cdef int _encode_segment_plain(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
+                                   IdBuffer* out, Dropout* drop, IdBuffer* marks) except -1 nogil
+    cdef int _merge_kept(self, const uint8_t* p, size_t n, uint64_t h, int64_t token,
+                         IdBuffer* out, ft_pc_table* pieces, PairMemo* memo) except -1 nogil
     cdef int _encode_long_piece(self, const uint8_t* p, size_t n, IdBuffer* out,
                                 ft_pc_table* pieces, PairMemo* memo) except -1 nogil
     cdef int _encode_segment_generic(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,

@@ -122,17 +122,15 @@ cdef inline int64_t _hot_code(const HotSlot* hot, const uint8_t* p, size_t n) no
 
 
 cdef inline int64_t _ahead(const TokenTablesView* view, const HotSlot* hot, const uint8_t* p,
-                           size_t n, bint sampling, bint lookups, ft_pc_table* pieces,
-                           uint64_t* h) noexcept nogil:
+                           size_t n, ft_pc_table* pieces, uint64_t* h) noexcept nogil:
     # What CoreBPE._encode_segment does for piece p[:n] before its turn,
-    # as its batch is cut: the one code of a byte (unless sampling) or of a
-    # hot piece, or -1; then, for a piece the walk looks up (lookups, up to
-    # FT_PC_PAYLOAD bytes) and the hot table lacks, its hash in h and what
-    # its lookups will read fetched.
+    # as its batch is cut: the one code of a byte or of a hot piece, or -1;
+    # then, for a piece up to FT_PC_PAYLOAD bytes that the hot table lacks,
+    # its hash in h and what its lookups will read fetched.
     cdef int64_t code
     if n == 1:
-        return -1 if sampling else view.byte_ids[p[0]]
-    if not lookups or n > FT_PC_PAYLOAD:
+        return view.byte_ids[p[0]]
+    if n > FT_PC_PAYLOAD:
         return -1
     code = _hot_code(hot, p, n)
     if code < 0:
@@ -571,7 +569,9 @@ cdef class CoreBPE(ModelBase):
                              IdBuffer* marks) except -1 nogil:
         # drop: BPE-dropout's draw when sampling, else NULL; scratch: NULL
         # when sampling (the draws make a piece's ids vary); marks: as in
-        # _encode_utf8. The segment goes in batches of up to AHEAD pieces:
+        # _encode_utf8. Either of those goes to _encode_segment_plain, so
+        # the loop below tests neither a piece. The segment goes in
+        # batches of up to AHEAD pieces:
         # a batch is cut first, and each of its pieces asked of what it can
         # be asked before its turn (_ahead): a piece of one byte is one
         # table read, a piece of 2 to HOT_MAX bytes is asked of the hot table
@@ -593,19 +593,21 @@ cdef class CoreBPE(ModelBase):
         cdef int k, count
         cdef int64_t code, token
         cdef const ft_pc_entry* e
-        cdef size_t before
         cdef uint64_t h
         cdef const TokenTablesView* view = self.view
         cdef bint whole = self.whole_piece_lookup
-        cdef ft_pc_table* pieces = scratch.pieces if scratch != NULL else NULL
-        cdef PairMemo* memo = &scratch.memo if scratch != NULL else NULL
+        cdef ft_pc_table* pieces
+        cdef PairMemo* memo
+        if drop != NULL or scratch == NULL:
+            return self._encode_segment_plain(s, start, end, out, drop, marks)
+        pieces = scratch.pieces
+        memo = &scratch.memo
         while i < end:
             count = 0
             q = i
             while count < AHEAD and q < end:
                 j = self.scan(s, q, end)
-                codes[count] = _ahead(view, self.hot, s + q, j - q, drop != NULL, scratch != NULL,
-                                      pieces, &hashes[count])
+                codes[count] = _ahead(view, self.hot, s + q, j - q, pieces, &hashes[count])
                 ends[count] = j
                 count += 1
                 q = j
@@ -619,10 +621,6 @@ cdef class CoreBPE(ModelBase):
                         ids_reserve(out, 1)
                     out.data[out.len] = <uint32_t>code
                     out.len += 1
-                elif drop != NULL:
-                    bpe_sample_piece(view, s + i, n, whole, drop, out)
-                elif scratch == NULL:
-                    bpe_encode_piece(view, s + i, n, whole, out, memo)
                 elif n > FT_PC_PAYLOAD:
                     self._encode_long_piece(s + i, n, out, pieces, memo)
                 elif bpe_piece_whole(view, s + i, n, h, whole, out, &token):
@@ -638,13 +636,36 @@ cdef class CoreBPE(ModelBase):
                         memcpy(out.data + out.len, ft_pc_ids(e), e.n_ids * sizeof(uint32_t))
                         out.len += e.n_ids
                     else:
-                        before = out.len
-                        bpe_merge_piece(view, s + i, n, token, out, memo)
-                        ft_pc_put(pieces, self.cache_owner, s + i, n, h, out.data + before,
-                                  out.len - before)
+                        self._merge_kept(s + i, n, h, token, out, pieces, memo)
                 if marks != NULL:
                     _mark(marks, out.len, j)
                 i = j
+        return 0
+
+    cdef int _encode_segment_plain(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
+                                   IdBuffer* out, Dropout* drop, IdBuffer* marks) except -1 nogil:
+        # _encode_segment with no scratch (no cache, no memo) or sampling:
+        # each piece as it is cut
+        cdef Py_ssize_t i = start, j
+        while i < end:
+            j = self.scan(s, i, end)
+            if drop != NULL:
+                bpe_sample_piece(self.view, s + i, j - i, self.whole_piece_lookup, drop, out)
+            else:
+                bpe_encode_piece(self.view, s + i, j - i, self.whole_piece_lookup, out, NULL)
+            if marks != NULL:
+                _mark(marks, out.len, j)
+            i = j
+        return 0
+
+    cdef int _merge_kept(self, const uint8_t* p, size_t n, uint64_t h, int64_t token,
+                         IdBuffer* out, ft_pc_table* pieces, PairMemo* memo) except -1 nogil:
+        # _encode_segment's piece that the cache missed: merged, and kept.
+        # Out of line, as the other rare paths: the loop's own registers
+        # then hold across the common ones.
+        cdef size_t before = out.len
+        bpe_merge_piece(self.view, p, n, token, out, memo)
+        ft_pc_put(pieces, self.cache_owner, p, n, h, out.data + before, out.len - before)
         return 0
 
     cdef int _encode_long_piece(self, const uint8_t* p, size_t n, IdBuffer* out,
