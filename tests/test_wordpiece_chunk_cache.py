@@ -19,7 +19,8 @@ holds more chunks than its entries; that a chunk of up to 14 ids is kept
 by a model whose text indices fit 16 bits, of up to 7 by any other; and that
 a chunk holding units past ASCII is kept up to 31 units of a ``str`` of kind
 1, 15 of one of kind 2 or 4 (of kind 4 unless it holds a character past
-U+FFFF).
+U+FFFF); and that a longer run of ASCII units is cut into chunks after the
+last unit of its first 31 that is a word by itself (punctuation).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from hypothesis import strategies as st
 
 import fasttok
 from conftest import DATA, data_file, read_text, without_truncation_or_padding
-from fasttok.models._wordpiece import APPEND, SPACE, CodePointRules, WordPieceModel
+from fasttok.models._wordpiece import ALONE, APPEND, SPACE, CodePointRules, WordPieceModel
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -220,3 +221,29 @@ def test_a_chunk_of_a_4_byte_str_is_kept_unless_it_holds_a_character_past_u_ffff
         for _ in range(2):
             assert m.encode_with(text, _rules(True)) == expected, text
         assert m.chunk_cache_size == kept, text
+
+
+@pytest.mark.parametrize("at", range(0, 45))
+def test_a_run_of_ascii_units_past_31_gives_tokenizers_ids_wherever_its_punctuation_is(at):
+    # the run is cut after its last punctuation among its first 31 units
+    # (none, one or two of them there), and the rest read again from there
+    for mark in ".(":
+        run = "ab" * 25
+        run = run[:at] + mark + run[at:] + ("," + run[:at % 13] if at % 3 else "")
+        text = "x " + run + " " + (run + "\n") * 3 + run.upper()
+        expected = _expected(text)
+        for size, passes in _ids_at_each_size([text]).items():
+            assert passes == [[expected]] * 2, f"{at}, {mark!r}, chunk cache of {size} entries"
+
+
+def test_a_run_of_ascii_units_past_31_is_kept_as_chunks_cut_after_punctuation():
+    # 'aaa.' * 9: 36 units, cut after the last '.' of the first 31 (28
+    # units, 14 ids) and the rest (8 units): two chunks kept, where a run
+    # of over 31 units was walked each time
+    rules = CodePointRules(lambda cps: [(SPACE if cp == 32 else ALONE if cp == 46 else APPEND, cp)
+                                        for cp in cps])
+    m = WordPieceModel([b"[UNK]", WORD_START + b"aaa", WORD_START + b"."], 0)
+    text = ("aaa." * 9 + " ") * 3
+    for _ in range(2):
+        assert m.encode_with(text, rules) == [1, 2] * 27
+    assert m.chunk_cache_size == 2

@@ -195,6 +195,11 @@ best of 7; whole corpus files, en / code / multi / zh):
   copy ~12: ~28M; the walk of misses and of stretches past CHUNK_WIDE_MAX
   (its box drawing lines, a word a character) ~4M; the list and its
   freeing ~6M.
+  A run of over CHUNK_MAX ASCII units cut into chunks after the last
+  punctuation (ALONE) of its first CHUNK_MAX, where it was walked each
+  time (code.txt's 2.3k such runs, 90k units, took 11M of its 37.4M in the
+  walk and the probes of their words): code whole 37.44M -> 30.69M, en
+  39.69M -> 39.40M.
   Tried and not kept: slots paired in their 128 bytes (the second
   ``at ^ 1``, one line's neighbour): more conflict misses, en 47.10M ->
   48.45M.
@@ -923,6 +928,7 @@ cdef struct ChunkCache:
     size_t limit               # WordPieceModel.chunk_cache_entries it was made for
     uint64_t tag               # the rules its ids were made by (0: none yet)
     uint64_t sep               # bit u: the ASCII unit u (< 0x21) ends a word (SPACE)
+    uint64_t alone[2]          # bit u: the ASCII unit u is a word by itself (ACT_ALONE)
 
 
 cdef inline const ChunkSlot* _chunk_home(const ChunkCache* c, uint64_t h) noexcept nogil:
@@ -1498,7 +1504,8 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
     # of at most CHUNK_MAX ASCII units looked up in w.chunks first, by its
     # units: a chunk's ids are those of its words, and its words those of
     # its units alone (a SPACE ends a word), so a chunk met before needs no
-    # normalizing, no word cut and no token lookup. Other stretches go to
+    # normalizing, no word cut and no token lookup. A longer ASCII run is
+    # cut after a unit that is a word by itself; other stretches go to
     # _run whole. The text is read a block at a time as bytes and two
     # bitmaps (_view), where a chunk is a count of trailing zeros and its
     # key two masked loads; CHUNK_AHEAD chunks are cut and their slots
@@ -1554,6 +1561,19 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
                 count += 1
                 j += p + 1  # past the SPACE (or the end)
                 continue
+            if p > CHUNK_MAX:
+                # a longer run of ASCII units (code.txt's 'https://...',
+                # 'FindMatchLengthWithLimit(&data[prev_ix],') is a chunk up
+                # to and with the last of its first CHUNK_MAX units that is
+                # a word by itself (a word ends on either side of it, so
+                # the ids of the units before and after are their own)
+                p = _last_alone(units + j, c.alone)
+                if p:
+                    homes[count] = _chunk_home(c, wp_chunk_key(units + j, <unsigned>p, keys[count]))
+                    starts[count] = blk + j
+                    count += 1
+                    j += p
+                    continue
             # anything else runs to the next SPACE unit; past CHUNK_MAX
             # units (CHUNK_WIDE_MAX of a str of kind 2 or 4) it is walked,
             # joined to a stretch of such before it (homes[k] NULL marks one)
@@ -1628,6 +1648,17 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
             if homes[k] != NULL:
                 _chunk_put(c, keys[k], w.ids + n_ids, w.n_ids - n_ids)
             k += 1
+    return 0
+
+
+cdef inline size_t _last_alone(const uint8_t* s, const uint64_t* alone) noexcept nogil:
+    # 1 + the place of the last of s[0:CHUNK_MAX] (ASCII units) that is a
+    # word by itself, or 0: none is
+    cdef size_t q = CHUNK_MAX
+    while q:
+        if (alone[s[q - 1] >> 6] >> (s[q - 1] & 63)) & 1:
+            return q
+        q -= 1
     return 0
 
 
@@ -2466,9 +2497,12 @@ cdef class WordPieceModel:
             c.used = 0
             c.tag = tag
             c.sep = 0
-            for u in range(0x21):
-                if _entry(norm, u) & 3 == ACT_SPACE:
+            c.alone[0] = c.alone[1] = 0
+            for u in range(0x80):
+                if u < 0x21 and _entry(norm, u) & 3 == ACT_SPACE:
                     c.sep |= (<uint64_t>1) << u
+                if _entry(norm, u) & 3 == ACT_ALONE:
+                    c.alone[u >> 6] |= (<uint64_t>1) << (u & 63)
         self.chunks_busy = True
         w.chunks = c
         return 0
