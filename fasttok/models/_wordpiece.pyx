@@ -193,7 +193,7 @@ best of 7; whole corpus files, en / code / multi / zh):
   ~10, the slot and its prefetches ~8, the stores ~6), the view ~20 (a
   2-byte str narrowed ~8, the bitmaps ~11), the slot compare ~15, the
   copy ~12: ~28M; the walk of misses and of stretches past CHUNK_WIDE_MAX
-  (its box drawing lines, a word a character) ~4M; the list and its
+  (its box drawing lines, one [UNK] word each) ~4M; the list and its
   freeing ~6M.
   A run of over CHUNK_MAX ASCII units cut into chunks after the last
   punctuation (ALONE) of its first CHUNK_MAX, where it was walked each
