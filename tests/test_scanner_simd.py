@@ -8,8 +8,9 @@ run starts and ends at every offset of a window), a non-ASCII letter, mark,
 space or punctuation at every offset, runs of ASCII punctuation, digits and
 whitespace followed by every kind of character or the end, texts of 15-17
 bytes around the 16-byte minimum, hypothesis text that is mostly ASCII, and words and hypothesis text of
-two-byte letters of each case, marks and non-letters (mixed scripts,
-accents, case changes, a letter at the end of a text or of 16 bytes). That the byte
+two- and three-byte letters of each case, marks and non-letters (mixed
+scripts, accents, case changes, a letter at the end of a text or of 16
+bytes). That the byte
 path splits as the regexes do is test_pretokenizer_scanners.py's job.
 """
 
@@ -111,17 +112,21 @@ def test_mostly_ascii_text_is_read_alike(text):
     assert_same_pieces(text)
 
 
-# two-byte characters (ft_scan.h's ft_class_2byte): letters of each case
-# (o200k's U and W), Lm and Lo (in both), marks, letters folding to ASCII,
-# and non-letters: space, punctuation, a symbol, digits
-TWO_BYTE_LETTERS = ["é", "É", "ß", "ǅ", "Ω", "ω", "Ж", "ж", "Ա", "ա", "א", "ب", "ʰ", "ſ"]
-TWO_BYTE_OTHER = ["\u0301", "\u064e", "\u00a0", "«", "×", "¹", "\u0663"]
+# two- and three-byte characters (ft_scan.h's ft_class_short): letters of
+# each case (o200k's U and W), Lm and Lo (in both; U+5000-U+9FFF read from
+# the lead byte, U+4E00 not), marks, letters folding to ASCII, and
+# non-letters: spaces, punctuation, symbols, digits
+TWO_BYTE_LETTERS = ["é", "É", "ß", "ǅ", "Ω", "ω", "Ж", "ж", "Ա", "ա", "א", "ب", "ʰ", "ſ",
+                    "Ა", "ა", "ꭰ", "Ａ", "ａ", "क", "ก", "가", "あ", "ー", "一", "中", "\u9fff", "ꀀ"]
+TWO_BYTE_OTHER = ["\u0301", "\u064e", "\u00a0", "«", "×", "¹", "\u0663", "\u093f", "\u094d",
+                  "\u0e31", "\u2028", "\u3000", "Ⅰ", "①", "。", "，", "\u212a"]
 WORDS = ["Привет", "мир", "ΑΘΗΝΑ", "Ἀθῆναι"[1:], "Straße", "ÉCOLE", "façade", "ǅemal", "ՀայերԷն",
-         "مرحبا", "مَرْحَبًا", "שלום", "ʰello", "Stop", "ДОМdom", "domДОМ", "Café", "naïve", "ЖжЖж"]
+         "مرحبا", "مَرْحَبًا", "שלום", "ʰello", "Stop", "ДОМdom", "domДОМ", "Café", "naïve", "ЖжЖж",
+         "हिन्दी", "ภาษาไทย", "한국어", "ひらがなカタカナ", "中文字", "ᲐᲑა", "ＡＢａｂ"]
 
 
 @pytest.mark.parametrize("word", WORDS)
-def test_words_of_two_byte_letters_end_alike_after_every_lead(word):
+def test_words_of_non_ascii_letters_end_alike_after_every_lead(word):
     for lead in ("", " ", ".", "'", "\n", "1", "é", "\u0301", "日", "\u00a0", "x"):
         for after in AFTER + TWO_BYTE_LETTERS + TWO_BYTE_OTHER:
             text = lead + word + after
@@ -133,7 +138,7 @@ def test_words_of_two_byte_letters_end_alike_after_every_lead(word):
 @settings(max_examples=400, deadline=None, derandomize=True, database=None)
 @given(text=st.text(alphabet=st.sampled_from(TWO_BYTE_LETTERS * 3 + TWO_BYTE_OTHER + NON_ASCII
                                              + list(" .'\n1aZ")), max_size=60))
-def test_text_of_two_byte_characters_is_read_alike(text):
+def test_text_of_two_and_three_byte_characters_is_read_alike(text):
     assert_same_pieces(text)
     assert_same_pieces(" " + text)
     assert_same_pieces(text + " " + "x" * 16)

@@ -133,10 +133,11 @@ FT_INLINE int ft_leads_letters(enum ft_shape shape, uint8_t b) {
 
 #define FT_NOINLINE static __attribute__((noinline))
 
-/* The class of the character at r when it is ASCII or two bytes (lead
- * C2-DF, decoded as _pretokenize's utf8_get decodes it), its length in *w;
- * -1 for any other (a three- or four-byte character, or a lead cut by the
- * end), which the caller's general scanner decides. */
+/* The class of the character at r when it is ASCII, two bytes (lead
+ * C2-DF: ft_class_2byte) or three (lead E0-EF: ft_class), decoded as
+ * _pretokenize's utf8_get decodes it, and its length in *w; -1 for any
+ * other (a four-byte character, or a lead cut by the end), which the
+ * caller's general scanner decides. */
 FT_INLINE int ft_class_short(const uint8_t* s, ptrdiff_t r, ptrdiff_t end, int* w) {
     uint8_t b = s[r];
     if (b < 0x80) {
@@ -147,15 +148,23 @@ FT_INLINE int ft_class_short(const uint8_t* s, ptrdiff_t r, ptrdiff_t end, int* 
         *w = 2;
         return ft_class_2byte[((b & 0x1F) << 6) | (s[r + 1] & 0x3F)];
     }
+    if ((uint8_t)(b - 0xE0) < 16 && r + 2 < end) {
+        *w = 3;
+        /* U+5000-U+9FFF are all Lo (_pretokenize's _class_at) */
+        if ((uint8_t)(b - 0xE5) < 5)
+            return FT_L | FT_LM_LO;
+        return ft_class(((uint32_t)(b & 0x0F) << 12) | ((uint32_t)(s[r + 1] & 0x3F) << 6)
+                        | (s[r + 2] & 0x3F));
+    }
     return -1;
 }
 
-/* The end of the run of letters (FT_L) from r, reading ASCII and two-byte
- * characters from the tables and going on through letters_from at any
- * other character: the non-ASCII letters of Latin, Greek, Cyrillic,
- * Arabic... text, which otherwise took the general scanner and its
- * decoding (~2.5 times the instructions a byte). Out of line, so the ASCII
- * path that calls it needs no register saves. */
+/* The end of the run of letters (FT_L) from r, reading the characters of
+ * up to three bytes with ft_class_short and going on through letters_from
+ * at any other: the non-ASCII letters of Latin, Greek, Cyrillic, Arabic,
+ * Devanagari, Chinese... text, which otherwise took the general scanner
+ * (~2.5 times the instructions a byte on multi.txt). Out of line, so the
+ * ASCII path that calls it needs no register saves. */
 FT_NOINLINE ptrdiff_t ft_letters_on(const uint8_t* s, ptrdiff_t r, ptrdiff_t end,
                                     const ft_scanner* letters_from) {
     int w, cls;
@@ -171,27 +180,28 @@ FT_NOINLINE ptrdiff_t ft_letters_on(const uint8_t* s, ptrdiff_t r, ptrdiff_t end
 }
 
 /* The piece at i of the cl100k or gpt2 shape whose run of letters starts
- * with a two-byte letter: at i (lead < 0), or at i + 1 after an ASCII
+ * with a non-ASCII letter: at i (lead < 0), or at i + 1 after an ASCII
  * character that leads letters in the shape lead. ft_letters_on's run;
  * general(s, i, end) for any other piece. (Six arguments: a seventh went
  * on the stack, and its caller, every piece's scanner, paid for the room.) */
 FT_NOINLINE ptrdiff_t ft_letters_short(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, int lead,
                                        const ft_scanner* letters_from, ft_scanner general) {
     ptrdiff_t j = lead < 0 ? i : i + 1;
-    uint8_t b = s[j];
-    if ((lead < 0 || ft_leads_letters((enum ft_shape)lead, s[i])) && (uint8_t)(b - 0xC2) < 30
-        && j + 1 < end
-        && (ft_class_2byte[((b & 0x1F) << 6) | (s[j + 1] & 0x3F)] & FT_L))
-        return ft_letters_on(s, j + 2, end, letters_from);
-    return general(s, i, end);
+    int w, cls;
+    if (lead >= 0 && !ft_leads_letters((enum ft_shape)lead, s[i]))
+        return general(s, i, end);
+    cls = ft_class_short(s, j, end, &w);
+    if (cls < 0 || !(cls & FT_L))
+        return general(s, i, end);
+    return ft_letters_on(s, j + w, end, letters_from);
 }
 
 /* o200k's letter classes: U = [Lu Lt Lm Lo M], W = [Ll Lm Lo M]. */
 #define FT_O200K_U (FT_LU_LT | FT_LM_LO | FT_M)
 #define FT_O200K_W (FT_LL | FT_LM_LO | FT_M)
 
-/* The end of the run of characters having a bit of mask from r, ASCII and
- * two-byte characters only: -2 at any other character. */
+/* The end of the run of characters having a bit of mask from r, characters
+ * of up to three bytes only: -2 at any other character. */
 FT_INLINE ptrdiff_t ft_run_short(const uint8_t* s, ptrdiff_t r, ptrdiff_t end, int mask) {
     int w, cls;
     for (; r < end; r += w) {
@@ -206,7 +216,7 @@ FT_INLINE ptrdiff_t ft_run_short(const uint8_t* s, ptrdiff_t r, ptrdiff_t end, i
 
 /* o200k's U*W+ at q as _pretokenize's _lower_after_upper reads it (U* takes
  * the run of U; W+ runs on from a W after it, else U* gives back to its
- * last character that is also a W), over ASCII and two-byte characters:
+ * last character that is also a W), over characters of up to three bytes:
  * the end, -1 when it fails, -2 at any other character. */
 FT_INLINE ptrdiff_t ft_o200k_lower_after_upper(const uint8_t* s, ptrdiff_t q, ptrdiff_t end) {
     ptrdiff_t last_both = -1;
@@ -223,11 +233,11 @@ FT_INLINE ptrdiff_t ft_o200k_lower_after_upper(const uint8_t* s, ptrdiff_t q, pt
     return last_both;
 }
 
-/* The piece at i of the o200k shape when its letters (two-byte ones among
+/* The piece at i of the o200k shape when its letters (non-ASCII ones among
  * them) start at i, or at i + 1 after an ASCII character that leads them:
  * P?U*W+ then P?U+W* (_pretokenize's _o200k, whose lead P is taken first:
  * here only an ASCII one, and a letter at i leads nothing). general(s, i,
- * end) for every other piece, a character past two bytes met on the way
+ * end) for every other piece, a character past three bytes met on the way
  * and a "'" after the letters (a contraction may follow). Out of line, as
  * ft_letters_on. */
 FT_NOINLINE ptrdiff_t ft_o200k_short(const uint8_t* s, ptrdiff_t i, ptrdiff_t end,
@@ -329,7 +339,7 @@ FT_INLINE int ft_letters_start(enum ft_shape shape, const uint8_t* s, ptrdiff_t 
  * non-ASCII byte at r ends the ASCII run (the run may go on there); in the
  * cl100k shape (digits, trail: its pattern's), ft_ascii_other's pieces;
  * general(s, i, end) for every other piece. With short_classes (the
- * Unicode 16 tables' scanners) a run meeting or starting with two-byte
+ * Unicode 16 tables' scanners) a run meeting or starting with non-ASCII
  * letters goes on through ft_letters_on. A text under 16 bytes is read
  * a byte at a time, with the same outcomes.
  * Out-of-line calls only, so the common path needs no register saves;
@@ -378,8 +388,8 @@ FT_INLINE ptrdiff_t ft_letters_piece(enum ft_shape shape, const uint8_t* s, ptrd
  * and ended by ASCII other than "'" (a contraction may follow) or the end:
  * in ASCII no letter is both cases, so P?U*W+ and P?U+W* both end there;
  * ft_ascii_other's pieces (digits: the pattern's). With short_classes (the
- * Unicode 16 tables' scanners) a piece starting with a two-byte character,
- * or whose first or second byte starts one, is ft_o200k_short's. general(s, i,
+ * Unicode 16 tables' scanners) a piece starting with a non-ASCII character,
+ * or whose ASCII letters meet one, is ft_o200k_short's. general(s, i,
  * end) for every other piece and runs reaching 16 bytes. A text under 16
  * bytes is read a byte at a time, with the same outcomes. */
 FT_INLINE ptrdiff_t ft_o200k(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, ft_scanner general,
@@ -409,7 +419,7 @@ FT_INLINE ptrdiff_t ft_o200k(const uint8_t* s, ptrdiff_t i, ptrdiff_t end, ft_sc
         r = ft_ascii_other(s, i, end, digits, FT_TRAIL_NEWLINES_SLASH);
         if (r >= 0)
             return r;
-        r = i + 1;  /* ft_o200k_short's when two-byte letters may follow */
+        r = i + 1;  /* ft_o200k_short's when non-ASCII letters may follow */
     } else {
         r = i + e;
         if (e < 16 && (r == end || (s[r] < 0x80 && s[r] != '\'')))
