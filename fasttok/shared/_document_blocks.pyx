@@ -997,7 +997,9 @@ cdef class FileJob:
         of the blocks before it that no thread has claimed (on one thread,
         every chunk): the helpers have the new block to encode while the
         caller reads the next one."""
-        cdef size_t n_docs = block.bounds.len // 2, first = 0, stop, size
+        cdef size_t n_docs = block.bounds.len // 2, first = 0, stop, size, four
+        cdef size_t limit = self.chunk_bytes
+        cdef const uint64_t* b = block.bounds.data
         cdef long block_start = self.published
         cdef Chunk* chunk
         if n_docs == 0:
@@ -1005,8 +1007,18 @@ cdef class FileJob:
         grow_array(<void**>&block.ends, &block.ends_cap, n_docs, sizeof(uint64_t), n_docs)
         while first < n_docs:
             stop, size = first, 0
-            while stop < n_docs and size < self.chunk_bytes:
-                size += block.bounds.data[2 * stop + 1] - block.bounds.data[2 * stop] + 1
+            # four documents at a time while all four fit under the limit (a
+            # document counts 1 at least, so none of them reaches it): one
+            # at a time took ~12 instructions a document, four ~4
+            while stop + 4 <= n_docs:
+                four = (b[2 * stop + 1] - b[2 * stop]) + (b[2 * stop + 3] - b[2 * stop + 2]) \
+                    + (b[2 * stop + 5] - b[2 * stop + 4]) + (b[2 * stop + 7] - b[2 * stop + 6]) + 4
+                if size + four >= limit:
+                    break
+                size += four
+                stop += 4
+            while stop < n_docs and size < limit:
+                size += b[2 * stop + 1] - b[2 * stop] + 1
                 stop += 1
             if self.published - self.collected >= RING:
                 self._help(self.published, self.published - RING + 1)
@@ -1109,6 +1121,8 @@ cdef class FileJob:
         cdef Chunk* chunk
         cdef size_t at, i, n_offsets
         cdef uint64_t base
+        cdef uint64_t* out
+        cdef const uint64_t* ends
         cdef char* end
         while self.collected < self.published:
             chunk = &self.ring[self.collected % RING]
@@ -1135,8 +1149,12 @@ cdef class FileJob:
             chunk.ids, chunk.cap = NULL, 0
             n_offsets = len(self.offsets)
             carray.resize_smart(self.offsets, n_offsets + chunk.n_docs)
+            # (through locals: the array's pointer read again for each
+            # document took ~13 instructions a document, these ~3)
+            out = <uint64_t*>self.offsets.data.as_voidptr + n_offsets
+            ends = chunk.ends
             for i in range(chunk.n_docs):
-                (<uint64_t*>self.offsets.data.as_voidptr)[n_offsets + i] = base + chunk.ends[i]
+                out[i] = base + ends[i]
             chunk.state = CHUNK_READY
             if chunk.size:
                 atomic_store(&self.ids_per_kb, <long>(chunk.n_ids * 1024 // chunk.size))
