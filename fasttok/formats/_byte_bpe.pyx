@@ -1509,9 +1509,12 @@ cdef class BatchJob:
             for i in range(chunk.first, chunk.stop):
                 capacity += utf8_capacity(&self.sources[i])
                 text_units += <size_t>self.sources[i].length
-            # about a token per 4 characters in most text: the buffer then
-            # rarely grows (each growth copies it)
-            ids_reserve(&chunk.out, text_units // 3 + 64)
+            # about a token per 4 characters of ASCII text, and up to one and
+            # a half per character of Chinese (cl100k_base): a third of a
+            # token per character, and per byte that a text past ASCII may
+            # transcode to, so that the buffer seldom grows (each growth
+            # copies it; at a third per character zh.txt's grew three times)
+            ids_reserve(&chunk.out, (text_units + capacity) // 3 + 64)
             buffer = <uint8_t*>malloc(capacity + 1)
             if buffer == NULL:
                 with gil:
