@@ -1,20 +1,22 @@
 # Python lists of token ids, built without an int allocated per token.
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport PyObject, Py_INCREF
-from libc.stdint cimport UINT64_MAX, uint32_t, uint64_t
+from libc.stdint cimport UINT32_MAX, UINT64_MAX, uint32_t, uint64_t
 
 cdef extern from "Python.h":
     """
-    /* the largest of ids[0:n], 0 for none (no early exit: GCC vectorizes it) */
-    static inline uint32_t ft_ids_max(const uint32_t* ids, size_t n) {
-        uint32_t top = 0;
+    /* whether every one of ids[0:n] is below limit (no early exit: GCC
+     * vectorizes it as a compare and an or, where an unsigned maximum
+     * without SSE4.1 took ~2.75 instructions an id) */
+    static inline int ft_ids_below(const uint32_t* ids, size_t n, uint32_t limit) {
+        uint32_t over = 0;
         size_t i;
         for (i = 0; i < n; i++)
-            top = ids[i] > top ? ids[i] : top;
-        return top;
+            over |= ids[i] >= limit;
+        return over == 0;
     }
     /* out[i] = ints[ids[i]] for i < n, each taking a reference; every id
-     * below len(ints) (ft_ids_max): no test an id. Raw pointers: a Cython
+     * below len(ints) (ft_ids_below): no test an id. Raw pointers: a Cython
      * object variable made three reference count changes an id, where one
      * is needed. */
     static inline void ft_ids_items(PyObject** out, const uint32_t* ids, size_t n,
@@ -46,7 +48,7 @@ cdef extern from "Python.h":
     #define ft_list_items(list) (((PyListObject*)(list))->ob_item)
     #define ft_tuple_items(tuple) (((PyTupleObject*)(tuple))->ob_item)
     """
-    uint32_t ft_ids_max(const uint32_t* ids, size_t n) noexcept
+    bint ft_ids_below(const uint32_t* ids, size_t n, uint32_t limit) noexcept
     void ft_ids_items(PyObject** out, const uint32_t* ids, size_t n, PyObject** ints) noexcept
     list ft_list_unset(size_t n)
     PyObject** ft_list_items(list items) noexcept
@@ -62,7 +64,7 @@ cdef inline list ids_list(const uint32_t* ids, size_t n, tuple ints):
     # collector is not told about it.
     cdef list out
     cdef size_t i
-    if n and ft_ids_max(ids, n) >= <size_t>len(ints):
+    if len(ints) <= UINT32_MAX and not ft_ids_below(ids, n, <uint32_t>len(ints)):
         i = 0
         while ids[i] < <size_t>len(ints):
             i += 1
