@@ -115,6 +115,15 @@ def test_encoding_defaults_follow_encode():
     assert m.encode_to_array("cab", None) == array("I", [3, 1, 2])
 
 
+def test_encode_many_flat_takes_each_texts_ids_as_a_list_or_any_other_sequence():
+    class Mixed(Letters):
+        def encode_many(self, texts, allowed=None):
+            return [[1, 2], array("I", [3]), (4, 5), [], range(6, 8)]
+
+    assert Mixed().encode_many_flat(["x"] * 5, None) == (array("I", [1, 2, 3, 4, 5, 6, 7]),
+                                                       array("Q", [0, 2, 3, 5, 5, 7]))
+
+
 @pytest.mark.parametrize("how", ["encode_many", "encode_many_flat", "count_many"])
 def test_the_default_batch_job_gives_the_batch_call(how):
     m = Letters()
