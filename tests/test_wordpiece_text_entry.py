@@ -10,10 +10,13 @@ pass binds it as ``walk.ids``, and its batch calls walk their texts together.
 
 from __future__ import annotations
 
+from array import array
+
 import pytest
 
 from conftest import DATA
-from fasttok.models._wordpiece import APPEND, SPACE, CodePointRules, TextEntry, WordPieceModel
+from fasttok.models._wordpiece import (APPEND, OTHER, SPACE, CodePointRules, TextEntry,
+                                       WordPieceModel)
 from fasttok.shared._literal_cut import LiteralCut
 
 MINILM = DATA / "vocab" / "hf" / "all-MiniLM-L6-v2" / "tokenizer.json"
@@ -140,3 +143,42 @@ def test_minilm_batch_matches_added_tokens_and_encodes_declined_texts_alone():
         [enc.encode(t, allowed_special="all") for t in lines]
     assert enc.encode_batch(lines[::2], allowed_special="all", num_threads=1) == \
         [reference.encode(t, add_special_tokens=False).ids for t in lines[::2]]
+
+
+def _flat_entry(calls: list):
+    rules = CodePointRules(lambda cps: [(SPACE if cp == 32 else OTHER if cp == 63 else APPEND, cp)
+                                        for cp in cps])
+    def other(text, allowed):
+        calls.append(text)
+        return [7, 7] if text == "[X]" else None
+    return TextEntry(_model(), rules, LiteralCut(["[X]"]), other)
+
+
+def test_ids_many_flat_puts_walked_other_and_filled_texts_in_order_in_one_array():
+    calls: list = []
+    filled: list = []
+    got = _flat_entry(calls).ids_many_flat(
+        ["a a", "[X]", "?", b"a", "", "b", "[X] ?"], None, lambda text: filled.append(text) or [9])
+    assert got == (array("I", [1, 1, 7, 7, 9, 9, 0, 9]), array("Q", [0, 2, 4, 5, 6, 6, 7, 8]))
+    assert calls == ["[X]", b"a", "[X] ?"] and filled == [b"a", "[X] ?", "?"]
+
+
+def test_ids_many_flat_of_walked_texts_alone_fills_none():
+    got = _flat_entry([]).ids_many_flat(["a a", "", "b"], None, lambda text: 1 / 0)
+    assert got == (array("I", [1, 1, 0]), array("Q", [0, 2, 2, 3]))
+
+
+@pytest.mark.skipif(not MINILM.exists(), reason="all-MiniLM-L6-v2 not found")
+@pytest.mark.parametrize("at", [0, 3, 7])
+def test_minilm_flat_batch_is_the_walks_arrays_with_declined_and_added_token_texts_anywhere(
+        at, monkeypatch):
+    enc, reference = _minilm()
+    lines = ["Hello world!", "Ünïcödé, 世界 ok", "", "tabs\tand  spaces", "x[i] = [SEP",
+             "naïve café", "emoji \U0001f600 here"]
+    plain = [list(reference.encode(t, add_special_tokens=False).ids) for t in lines]
+    lines[at:at] = ["lone \ud800 surrogate", "a [SEP] b"]
+    plain[at:at] = [enc.encode("lone \ud800 surrogate"), enc.encode("a [SEP] b", allowed_special="all")]
+    monkeypatch.setattr(enc._core, "encode_many", lambda *a: 1 / 0)
+    flat, offsets = enc.encode_batch(lines, allowed_special="all", num_threads=1, flat=True)
+    assert type(flat) is array and len(offsets) == len(lines) + 1
+    assert [list(flat[offsets[i]:offsets[i + 1]]) for i in range(len(lines))] == plain

@@ -306,6 +306,19 @@ class HFModel(ModelBase):
         return [self._unwalked(text, allowed_ids) if ids is None else ids
                 for text, ids in zip(texts, walk.ids_many(texts, allowed_ids))]
 
+    def encode_many_flat(self, texts: list, allowed: Optional[bytes] = None) -> tuple:
+        """:meth:`encode_many`'s ids as ``(ids, offsets)`` (see
+        :meth:`~fasttok.models.interface.Model.encode_many_flat`): the walk's
+        own flat call where it has one (BERT's, no list a text), a text it
+        declines by :meth:`encode`'s way."""
+        many_flat = getattr(self.pipeline.walk, "ids_many_flat", None)
+        if many_flat is not None and type(texts) is list:
+            allowed_ids = self._allowed_ids(allowed)
+            found = many_flat(texts, allowed_ids, lambda text: self._unwalked(text, allowed_ids))
+            if found is not None:
+                return found
+        return ModelBase.encode_many_flat(self, texts, allowed)
+
     def encoder(self, allowed: bytes) -> tuple:
         """The walk's own ``ids`` with the ids ``allowed`` selects (see
         :meth:`~fasttok.models.interface.Model.encoder`); with no walk,

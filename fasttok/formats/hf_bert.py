@@ -199,6 +199,16 @@ class BertWalk(Walk):
             return Walk.ids_many(self, texts, allowed)
         return self._entry.ids_many(texts, allowed)
 
+    def ids_many_flat(self, texts: list, allowed: Optional[frozenset],
+                      fill: Callable[[Any], list]) -> Optional[tuple]:
+        """:meth:`ids_many` as ``(ids, offsets)``, one ``array('I')`` and one
+        ``array('Q')`` (see :meth:`TextEntry.ids_many_flat`; a text it gives
+        ``None`` for has ``fill(text)``'s ids), or ``None`` with no compiled
+        entry (a normalized pass of added tokens: text by text)."""
+        if self._entry is None:
+            return None
+        return self._entry.ids_many_flat(texts, allowed, fill)
+
     def _cut_ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
         # the ids of a text an added token may start in, cut at the matches
         return self._walk(text, self.rules, self._cuts(text, allowed), False)

@@ -2,6 +2,7 @@
 
 from array import array
 from collections.abc import Callable, Iterable, Sequence
+from typing import Literal, overload
 
 from fasttok.shared._json_reader import PackedVocab
 from fasttok.shared._literal_cut import LiteralCut
@@ -60,9 +61,14 @@ class WordPieceModel:
     def encode_offsets_many_with(
         self, texts: list[str], rules: CodePointRules
     ) -> list[tuple[array[int], array[int], array[int]] | None]: ...
+    @overload
     def encode_many_with(
-        self, texts: Iterable[str], rules: CodePointRules
+        self, texts: Iterable[str], rules: CodePointRules, flat: Literal[False] = ...
     ) -> list[list[int] | None]: ...
+    @overload
+    def encode_many_with(
+        self, texts: Iterable[str], rules: CodePointRules, flat: Literal[True]
+    ) -> tuple[array[int], array[int], list[int]]: ...
     def encode(self, text: str) -> list[int]: ...
     def count(self, text: str) -> int: ...
     def encode_many(self, texts: Iterable[str]) -> list[list[int]]: ...
@@ -86,3 +92,9 @@ class TextEntry:
     def ids_many(
         self, texts: list[object], allowed: frozenset[int] | None
     ) -> list[list[int] | None]: ...
+    def ids_many_flat(
+        self,
+        texts: list[object],
+        allowed: frozenset[int] | None,
+        fill: Callable[[object], Sequence[int]],
+    ) -> tuple[array[int], array[int]]: ...

@@ -1806,6 +1806,32 @@ cdef Py_ssize_t _walk_texts(const TextRef* refs, Py_ssize_t i, Py_ssize_t n,
 # empty arrays of encode_with's types, to clone
 cdef carray.array _UINT32S = array("I")
 cdef carray.array _INT32S = array("i")
+cdef carray.array _UINT64S = array("Q")
+
+
+cdef tuple _ids_flat(const uint32_t* ids, const uint64_t* ends, Py_ssize_t n,
+                     const uint32_t* text_ids):
+    # (ids, offsets, left): the n texts' ids (text_ids of the walk's token
+    # texts) in one array('I'), text i's at
+    # ids[offsets[i]:offsets[i + 1]] (offsets an array('Q')); left, the
+    # indices of the texts with no ids to give (an end of UINT64_MAX), whose
+    # stretch is empty
+    cdef carray.array offsets = carray.clone(_UINT64S, n + 1, False)
+    cdef carray.array out
+    cdef list left = []
+    cdef uint64_t a = 0
+    cdef Py_ssize_t i
+    offsets.data.as_ulonglongs[0] = 0
+    for i in range(n):
+        if ends[i] == UINT64_MAX:
+            left.append(i)
+        else:
+            a = ends[i]
+        offsets.data.as_ulonglongs[i + 1] = a
+    out = carray.clone(_UINT32S, a, False)
+    for i in range(<Py_ssize_t>a):
+        out.data.as_uints[i] = text_ids[ids[i]]
+    return out, offsets, left
 
 
 #: the actions a :class:`CodePointRules` rule gives a code point (OTHER:
@@ -2845,14 +2871,19 @@ cdef class WordPieceModel:
             free(ends)
             _work_free(&w)
 
-    def encode_many_with(self, texts, CodePointRules rules not None):
+    def encode_many_with(self, texts, CodePointRules rules not None, bint flat=False):
         """:meth:`encode_with` of each text, with the GIL released once for all of them.
+        With ``flat``, ``(ids, offsets, left)``: the ids in one ``array('I')``,
+        text i's at ``ids[offsets[i]:offsets[i + 1]]`` (an ``array('Q')``),
+        and the indices of the texts given ``None`` (their stretch empty).
 
         >>> m = WordPieceModel([b"[UNK]", b"\\xc0a"], 0, word_start=b"\\xc0")
-        >>> m.encode_many_with(["a a", "b", "?"], CodePointRules(
-        ...     lambda cps: [(SPACE if cp == 32 else OTHER if cp == 63 else APPEND, cp)
-        ...                  for cp in cps]))
+        >>> rules = CodePointRules(lambda cps: [(SPACE if cp == 32 else OTHER if cp == 63
+        ...                                      else APPEND, cp) for cp in cps])
+        >>> m.encode_many_with(["a a", "b", "?"], rules)
         [[1, 1], [0], None]
+        >>> m.encode_many_with(["a a", "?", "b"], rules, flat=True)
+        (array('I', [1, 1, 0]), array('Q', [0, 2, 2, 3]), [1])
         """
         cdef tuple items = tuple(texts)
         cdef Py_ssize_t n = len(items), i
@@ -2885,6 +2916,8 @@ cdef class WordPieceModel:
                     break
                 self._need_automaton()
             self._give_chunks(&w)
+            if flat:
+                return _ids_flat(w.ids, ends, n, self.text_ids)
             return ids_lists(w.ids, ends, n, self.ints)
         finally:
             self._give_chunks(&w)
@@ -3081,3 +3114,61 @@ cdef class TextEntry:
         for i, found in zip(at, self.model.encode_many_with(plain, self.rules)):
             out[i] = found
         return out
+
+    def ids_many_flat(self, list texts not None, allowed, fill not None):
+        """:meth:`ids_many` as ``(ids, offsets)``: every text's ids in one
+        ``array('I')``, text i's at ``ids[offsets[i]:offsets[i + 1]]`` (an
+        ``array('Q')``), with no list made for a walked text; a text
+        :meth:`ids_many` gives ``None`` for has ``fill(text)``'s ids.
+
+        >>> m = WordPieceModel([b"[UNK]", b"\\xc0a"], 0, word_start=b"\\xc0")
+        >>> rules = CodePointRules(lambda cps: [(SPACE if cp == 32 else OTHER if cp == 63
+        ...                                      else APPEND, cp) for cp in cps])
+        >>> from fasttok.shared._literal_cut import LiteralCut
+        >>> TextEntry(m, rules, LiteralCut(["[X]"]), lambda text, allowed: [7, 7]).ids_many_flat(
+        ...     ["a a", "[X]", "?", "b"], None, lambda text: [9])
+        (array('I', [1, 1, 7, 7, 9, 0]), array('Q', [0, 2, 4, 5, 6]))
+        """
+        cdef Py_ssize_t n = len(texts), i, k = 0, n_plain, total, pos = 0
+        cdef list given = [None] * n, plain = [], at = []
+        cdef object text, found
+        cdef carray.array ids, offsets, out, out_offsets
+        cdef uint64_t a, b
+        cdef uint32_t v
+        for i in range(n):
+            text = texts[i]
+            if type(text) is str and not self._may_occur(<str>text):
+                plain.append(text)
+                at.append(i)
+                continue
+            found = self.other(text, allowed)
+            given[i] = fill(text) if found is None else found
+        ids, offsets, left = self.model.encode_many_with(plain, self.rules, True)
+        n_plain = len(plain)
+        if n_plain == n and not left:
+            return ids, offsets
+        for i in left:
+            given[at[i]] = fill(plain[i])
+        total = len(ids)
+        for found in given:
+            if found is not None:
+                total += len(found)
+        out = carray.clone(_UINT32S, total, False)
+        out_offsets = carray.clone(_UINT64S, n + 1, False)
+        out_offsets.data.as_ulonglongs[0] = 0
+        for i in range(n):
+            found = given[i]
+            if k < n_plain and at[k] == i:
+                if found is None:
+                    a = offsets.data.as_ulonglongs[k]
+                    b = offsets.data.as_ulonglongs[k + 1]
+                    memcpy(out.data.as_uints + pos, ids.data.as_uints + a,
+                           (b - a) * sizeof(uint32_t))
+                    pos += b - a
+                k += 1
+            if found is not None:
+                for v in found:
+                    out.data.as_uints[pos] = v
+                    pos += 1
+            out_offsets.data.as_ulonglongs[i + 1] = pos
+        return out, out_offsets
