@@ -214,7 +214,19 @@ best of 7; whole corpus files, en / code / multi / zh):
   ~60 ms, once per process and setting.
 * Batches release the GIL once for all their texts and build the lists with
   the cycle collector paused; lists take references to a tuple of the ids'
-  ints instead of allocating one per token.
+  ints instead of allocating one per token. A flat batch
+  (``TextEntry.ids_many_flat``) makes no list: making lists and copying
+  them into the array was 60% of en.txt's 1.5 MB of lines a call
+  (callgrind, all-MiniLM-L6-v2, the second call: 187.0M -> 56.3M).
+* Where a fresh process's first flat batch goes (en.txt's first 1.5 MB of
+  lines, CPU ms, quiet machine, 2026-12-05; ~90 ms against ~7 the second
+  time): the walk made on first use (the model's tables, ``_core``) ~15,
+  with 3.2k page faults; the rule's first code points ~16 (the stages'
+  Unicode classes compiled by ``re``, imports: 167M of the call's 389M
+  instructions; zh.txt's thousands of code points, 607M of 986M); the
+  automaton ~28, with 8.9k page faults (its ~900k units, 14 MB, touched
+  as placed); the rest of the call ~22 against 7, with 5.8k faults (the
+  8 MiB chunk table filling, misses walked).
 * ``encode_with`` (a ``tokenizer.json`` BERT file's rules, a
   :class:`CodePointRules`) is also the walk with offsets: the same loop, a
   flag on, notes the text index of the character each byte of a word is of
