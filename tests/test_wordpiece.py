@@ -145,6 +145,13 @@ def test_batch_calls_equal_one_call_per_text(texts):
     assert model.count_many(texts) == [len(one) for one in one_by_one]
 
 
+def test_encode_many_flat_gives_the_ids_given_for_the_texts():
+    model = WordPieceModel([b"[UNK]", PREFIX + b"a", b"b"], UNK, ids=[5, 9, 7])
+    ids, offsets = model.encode_many_flat(["a ab", "c"])
+    assert (ids.tolist(), offsets.tolist()) == ([9, 9, 7, 5], [0, 3, 4])
+    assert model.encode_many(["a ab", "c"]) == [[9, 9, 7], [5]]
+
+
 def test_bert_gguf_batches_on_threads_equal_serial_calls():
     from conftest import DATA, missing_data_reason
     import fasttok

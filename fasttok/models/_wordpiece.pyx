@@ -2648,7 +2648,7 @@ cdef class WordPieceModel:
         (array('I', [1, 1, 0]), array('Q', [0, 2, 3]))
         """
         cdef tuple items = tuple(texts)
-        cdef Py_ssize_t n = len(items), i
+        cdef Py_ssize_t n = len(items)
         cdef uint64_t* ends = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
         cdef Work w
         memset(&w, 0, sizeof(Work))
@@ -2656,12 +2656,7 @@ cdef class WordPieceModel:
             if ends == NULL:
                 raise MemoryError()
             self._encode_many(items, &w, ends)
-            ids = array("I")
-            if w.n_ids:
-                ids.frombytes(PyBytes_FromStringAndSize(<char*>w.ids, w.n_ids * sizeof(uint32_t)))
-            offsets = array("Q", [0])
-            offsets.extend([ends[i] for i in range(n)])
-            return ids, offsets
+            return _ids_flat(w.ids, ends, n, self.text_ids)[:2]
         finally:
             free(ends)
             _work_free(&w)
