@@ -100,6 +100,8 @@ cdef class CoreBPE(ModelBase):
                              IdBuffer* marks) except -1 nogil
     cdef int _encode_segment_plain(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
                                    IdBuffer* out, Dropout* drop, IdBuffer* marks) except -1 nogil
+    cdef int _encode_bare_piece(self, const uint8_t* p, size_t n, IdBuffer* out,
+                                Dropout* drop) except -1 nogil
     cdef int _merge_kept(self, const uint8_t* p, size_t n, uint64_t h, int64_t token,
                          IdBuffer* out, ft_pc_table* pieces, PairMemo* memo) except -1 nogil
     cdef int _encode_long_piece(self, const uint8_t* p, size_t n, IdBuffer* out,

@@ -649,14 +649,18 @@ cdef class CoreBPE(ModelBase):
         cdef Py_ssize_t i = start, j
         while i < end:
             j = self.scan(s, i, end)
-            if drop != NULL:
-                bpe_sample_piece(self.view, s + i, j - i, self.whole_piece_lookup, drop, out)
-            else:
-                bpe_encode_piece(self.view, s + i, j - i, self.whole_piece_lookup, out, NULL)
+            self._encode_bare_piece(s + i, j - i, out, drop)
             if marks != NULL:
                 _mark(marks, out.len, j)
             i = j
         return 0
+
+    cdef int _encode_bare_piece(self, const uint8_t* p, size_t n, IdBuffer* out,
+                                Dropout* drop) except -1 nogil:
+        # a piece with no cache or memo: sampled when drop is given
+        if drop != NULL:
+            return bpe_sample_piece(self.view, p, n, self.whole_piece_lookup, drop, out)
+        return bpe_encode_piece(self.view, p, n, self.whole_piece_lookup, out, NULL)
 
     cdef int _merge_kept(self, const uint8_t* p, size_t n, uint64_t h, int64_t token,
                          IdBuffer* out, ft_pc_table* pieces, PairMemo* memo) except -1 nogil:
@@ -693,12 +697,7 @@ cdef class CoreBPE(ModelBase):
         cdef str segment = (<const char*>s)[start:end].decode("utf-8")
         for text in self.splitter(segment):
             piece = text.encode("utf-8")
-            if drop != NULL:
-                bpe_sample_piece(self.view, <const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
-                                 self.whole_piece_lookup, drop, out)
-            else:
-                bpe_encode_piece(self.view, <const uint8_t*>PyBytes_AS_STRING(piece), len(piece),
-                                 self.whole_piece_lookup, out, NULL)
+            self._encode_bare_piece(<const uint8_t*>PyBytes_AS_STRING(piece), len(piece), out, drop)
         return 0
 
     cdef int _encode_utf8(self, const uint8_t* s, Py_ssize_t n, const uint8_t* allowed,
