@@ -30,6 +30,7 @@ COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3"]
 # the compiled modules, by stage (see the README's "How it is built")
 MODULES = ["shared._unicode", "shared._bytemap", "shared._tables", "shared._json_reader", "shared._charsmap",
            "shared._piece_cache", "shared._literal_cut", "shared._linear_regex", "shared._document_blocks",
+           "shared._offset_units",
            "post_processors._encoding_lists",
            "normalizers._spm_normalizer", "pre_tokenizers._pretokenize",
            "models._model_base", "models._bpe", "models._unigram", "models._wordpiece",

@@ -18,7 +18,7 @@ from typing import AbstractSet, Any, Literal, Optional, Union
 
 from fasttok import _encode_entry, registry
 from fasttok.errors import FasttokError, not_an_instance
-from fasttok.models.interface import Model, missing_members, run_batch
+from fasttok.models.interface import Model, missing_members, run_batch, spans_in
 from fasttok.shared.ragged import PaddedIds, RaggedIds, pad, require_numpy
 from fasttok.vocab import Vocabulary
 
@@ -820,6 +820,37 @@ class Encoding:
         """The bytes of each id, as a list (ids as in :meth:`decode_single_token_bytes`)."""
         token_bytes = self._core.token_bytes
         return [token_bytes(operator.index(t)) for t in tokens]
+
+    def encode_with_offsets(self, text: str, *, unit: str = "chars",
+                            allowed_special: AllowedSpecial = frozenset(),
+                            disallowed_special: DisallowedSpecial = "all") -> tuple:
+        """``(ids, spans)``: :meth:`encode`'s ids (same special-token
+        arguments) and, for each, the ``(start, end)`` of the original
+        ``text`` it came from, through normalization, counted in ``unit``:
+        ``"chars"`` (code points, Python's indices), ``"bytes"`` (of the
+        UTF-8) or ``"utf16"`` (code units, as JavaScript and Java count).
+        The ids and spans come from one walk of the text.
+
+        Spans cover whole characters: a token holding part of a character
+        (a byte-level token of half an emoji) spans the whole character, as
+        ``tokenizers`` does; SentencePiece's byte pieces of one character
+        give the last of them the character and the others an empty span at
+        its start, as ``sentencepiece`` does. A token that covers no text (a
+        dummy-prefix ``▁`` of its own) gets an empty span where it stands.
+        Spans equal ``tokenizers``' offsets for a ``tokenizer.json`` (with
+        ``allowed_special="all"``, its ``add_special_tokens=False``) and
+        ``sentencepiece``'s byte ``begin``/``end`` for a ``.model``.
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=r"\\S+|\\s+",
+        ...     tokens=tuple(bytes([i]) for i in range(256)) + (b"hi",)))
+        >>> enc.encode_with_offsets("hi \U0001f600")
+        ([256, 32, 240, 159, 152, 128], [(0, 2), (2, 3), (3, 4), (3, 4), (3, 4), (3, 4)])
+        >>> enc.encode_with_offsets("hi \U0001f600", unit="utf16")[1][2:]
+        [(3, 5), (3, 5), (3, 5), (3, 5)]
+        """
+        allowed = self._allowed_mask(allowed_special, disallowed_special, text)
+        return spans_in(self._core, text, allowed, unit)
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple:
         """``(text, offsets)``: ``text`` is :meth:`decode` of the ids (strict

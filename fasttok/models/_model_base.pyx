@@ -282,6 +282,39 @@ cdef class ModelBase:
         """:meth:`encode` as an ``array('I')``."""
         return array("I", self.encode(text, allowed))
 
+    def encode_with_offsets(self, text, allowed):
+        """``(ids, spans, unit)``: :meth:`encode`'s ids with each one's span of
+        ``text``, start and end in turn in one flat sequence, counted in
+        ``unit`` (``"bytes"`` of its UTF-8 or ``"chars"``), from the walk
+        that gives the ids. This default serves a model whose tokens' bytes,
+        joined, are ``text``'s UTF-8 (byte-level BPE): each id spans its own
+        bytes, the running sum of their lengths. Any other model refuses.
+
+        >>> class Two(ModelBase):
+        ...     def encode(self, text, allowed):
+        ...         return [1, 0] if text == "bca" else [0]
+        ...     def token_bytes(self, token):
+        ...         return [b"a", b"bc"][token]
+        >>> Two().encode_with_offsets("bca", None)
+        ([1, 0], array('q', [0, 2, 2, 3]), 'bytes')
+        >>> Two().encode_with_offsets("x", None)
+        Traceback (most recent call last):
+        fasttok.errors.FasttokError: offsets need the walk's spans: Two's tokens do not spell the text
+        """
+        cdef Py_ssize_t pos = 0
+        ids = self.encode(text, allowed)
+        spans = array("q")
+        pieces = []
+        for token in ids:
+            piece = self.token_bytes(token)
+            spans.append(pos)
+            pos += len(piece)
+            spans.append(pos)
+            pieces.append(piece)
+        if b"".join(pieces) != text.encode("utf-8", "surrogatepass"):
+            raise self._refusal("offsets need the walk's spans: {}'s tokens do not spell the text")
+        return ids, spans, "bytes"
+
     # ------------------------------------------------------------ what a model may lack
 
     def _refusal(self, str reason):

@@ -16,7 +16,8 @@ A model derives from :class:`ModelBase` and writes only what it must:
   ``post_processor``;
 * defaults, written once in the base: ``tiktoken_pieces`` (False),
   ``encode_ordinary`` (``encode(text, None)``), ``encoder`` (``encode``
-  itself, with its mask), ``count`` (a length),
+  itself, with its mask), ``count`` (a length), ``encode_with_offsets``
+  (each token's bytes where they spell the text),
   ``encode_many``, ``encode_many_flat``, ``count_many``, ``encode_to_array``
   (text by text), ``batch_job`` (chunks for threads), ``decode_bytes``
   (the tokens' bytes joined), ``decode_with_offsets`` (their running sum),
@@ -47,7 +48,7 @@ from fasttok.models._model_base import REQUIRED_ATTRIBUTES, REQUIRED_METHODS, Mo
 from fasttok.shared.batching import default_threads, on_threads
 
 __all__ = ["Model", "ModelBase", "BatchJob", "StreamPieces", "REQUIRED_METHODS",
-           "REQUIRED_ATTRIBUTES", "MEMBERS", "missing_members", "run_batch"]
+           "REQUIRED_ATTRIBUTES", "MEMBERS", "missing_members", "run_batch", "spans_in"]
 
 
 @runtime_checkable
@@ -97,6 +98,26 @@ def run_batch(model: Any, texts: list, allowed: Any, how: str, num_threads: Opti
     return job.finish()
 
 
+def spans_in(model: Any, text: str, allowed: Optional[bytes], unit: str) -> tuple:
+    """``(ids, spans)``: ``model.encode_with_offsets(text, allowed)``'s ids
+    (a list) and each one's ``(start, end)`` in ``text`` counted in ``unit``
+    (``"bytes"``, ``"chars"`` or ``"utf16"``), converted from the model's
+    unit by :func:`fasttok.shared._offset_units.spans_in_unit`.
+
+    >>> class Letters(ModelBase):
+    ...     def encode(self, text, allowed):
+    ...         return [ord(c) for c in text]
+    ...     def token_bytes(self, token):
+    ...         return chr(token).encode()
+    >>> spans_in(Letters(), "h\u00e9", None, "bytes")
+    ([104, 233], [(0, 1), (1, 3)])
+    """
+    from fasttok.shared._offset_units import spans_in_unit  # here: offsets' own, not a load's
+
+    ids, spans, source = model.encode_with_offsets(text, allowed)
+    return list(ids), spans_in_unit(text, spans, source, unit)
+
+
 @runtime_checkable
 class Model(Protocol):
     """A compiled model with its added tokens, post-processor and decoder
@@ -117,6 +138,13 @@ class Model(Protocol):
     def encode(self, text: str, allowed: Optional[bytes]) -> list: ...
 
     def encode_ordinary(self, text: str) -> list: ...
+
+    def encode_with_offsets(self, text: str, allowed: Optional[bytes]) -> tuple:
+        """``(ids, spans, unit)``: ``encode(text, allowed)`` with each id's
+        span of ``text`` (start and end in turn, one flat sequence) counted
+        in ``unit``, ``"bytes"`` (of its UTF-8) or ``"chars"``, from the same
+        walk; spans follow :mod:`fasttok.shared._offset_units`' contract."""
+        ...
 
     def encoder(self, allowed: bytes) -> tuple:
         """``(call, argument)``: ``call(text, argument)`` is ``encode(text,

@@ -1,0 +1,8 @@
+"""Token spans from one unit of a text into another (private; use
+:meth:`fasttok.Encoding.encode_with_offsets`)."""
+
+from typing import Any
+
+UNITS: tuple[str, str, str]
+
+def spans_in_unit(text: str, spans: Any, source: str, unit: str) -> list[tuple[int, int]]: ...
