@@ -656,22 +656,105 @@ class Encoding:
         return ids
 
     @functools.cached_property
-    def _sorted_token_bytes(self) -> list:
-        return self.token_byte_values()
+    def _prefix_table(self) -> Any:
+        # every ordinary token's bytes with its id, sorted once: healing's
+        # masks and encode_with_unstable's completions ask it
+        from fasttok.inference.prefix_table import PrefixTable
 
-    @functools.cached_property
+        token_bytes = self._core.token_bytes
+        special = self._special_ids
+
+        def pairs() -> Iterable:
+            for token in range(self._max_token_value + 1):
+                if token not in special:
+                    try:
+                        yield token_bytes(token), token
+                    except KeyError:  # an id no token has (a gap in the ranks)
+                        continue
+
+        return PrefixTable(pairs())
+
+    @property
     def _longest_token(self) -> int:
-        return max(map(len, self._sorted_token_bytes), default=0)
+        return self._prefix_table.longest
 
     def _tokens_starting_with(self, prefix: bytes) -> list:
         # the ordinary tokens whose bytes start with prefix, in byte order
-        tokens = self._sorted_token_bytes
-        i = bisect.bisect_left(tokens, prefix)
-        found = []
-        while i < len(tokens) and tokens[i].startswith(prefix):
-            found.append(tokens[i])
-            i += 1
-        return found
+        return self._prefix_table.bytes_extending(prefix)
+
+    def tokens_extending(self, prefix: Union[str, bytes], *, prefixes_too: bool = False) -> list:
+        """The ordinary ids whose bytes start with ``prefix``, in byte order:
+        after :meth:`heal`, the ids a first generated token may take. With
+        ``prefixes_too``, first the ids whose bytes are a proper prefix of
+        ``prefix`` (shortest first), which cover a first step shorter than it.
+        The table is built once per encoding, on first use.
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=".",
+        ...     tokens=tuple(bytes([i]) for i in range(256)) + (b" q", b" qu", b" que")))
+        >>> enc.tokens_extending(b" qu"), enc.tokens_extending(" qu", prefixes_too=True)
+        ([257, 258], [32, 256, 257, 258])
+        """
+        return self._prefix_table.extending(_token_text(prefix, "tokens_extending"),
+                                            prefixes_too=prefixes_too)
+
+    def heal(self, text: Union[str, bytes], recent_ids: Sequence[int] = (), *,
+             allowed_special: AllowedSpecial = frozenset(),
+             disallowed_special: DisallowedSpecial = "all") -> tuple:
+        """Token healing: ``(ids, suffix)``, the ids of the prompt ``text``
+        to generate after and the bytes generation must reproduce first
+        (:meth:`tokens_extending` of them is the first step's mask).
+
+        The rule is llguidance 1.9.1's ``tokenize_partial(text, recent_ids)``
+        (see :mod:`fasttok.inference.healing`), and no id is kept that a
+        continuation can change: ``encode(text + more)`` begins with ``ids``
+        for any ``more``, and ``decode_bytes(ids) + suffix`` is ``text``'s
+        bytes where the vocabulary spells its text unchanged. ``recent_ids``
+        are ids before ``text`` (the last one is re-encoded with it, and
+        kept when the encoding begins with it; it is not returned).
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=r" ?\\w+| ",
+        ...     tokens=tuple(bytes([i]) for i in range(256)) + (b"The", b" q", b" qu", b" que")))
+        >>> enc.heal("The qu")
+        ([256], b' qu')
+        """
+        from fasttok.inference import healing
+
+        def encode(part: str) -> list:
+            return self.encode(part, allowed_special=allowed_special,
+                               disallowed_special=disallowed_special)
+
+        return healing.heal(encode, self._core.token_bytes, self.is_special_token,
+                            self._prefix_table, _token_text(text, "heal"),
+                            [operator.index(i) for i in recent_ids])
+
+    def appender(self, *, allowed_special: AllowedSpecial = frozenset(),
+                 disallowed_special: DisallowedSpecial = "all") -> Any:
+        """An :class:`~fasttok.inference.appender.Appender`: text pushed a
+        piece at a time, each push encoding the new text and the unstable
+        tail only. ``push(text)`` returns the ids that became final,
+        ``pending`` is the text whose ids may still change, ``ids`` the final
+        ids, ``count()`` the number of ids of everything pushed and
+        ``flush()`` all of them: ``encode`` of the pushed text joined, with
+        these special-token arguments, however it was split.
+
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=r" ?\\w+| ",
+        ...     tokens=tuple(bytes([i]) for i in range(256)) + (b" t", b" th")))
+        >>> a = enc.appender()
+        >>> a.push("hi th"), a.push("ere you"), a.pending
+        ([104, 105], [257, 101, 114, 101, 32], 'you')
+        >>> a.flush() == enc.encode("hi there you")
+        True
+        """
+        from fasttok.inference.appender import Appender
+
+        def encode(part: str) -> list:
+            return self.encode(part, allowed_special=allowed_special,
+                               disallowed_special=disallowed_special)
+
+        return Appender(encode)
 
     def encode_with_unstable(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                              disallowed_special: DisallowedSpecial = "all") -> tuple:

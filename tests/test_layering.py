@@ -6,7 +6,8 @@ only the record; stages import only the shared core (and their
 own stage); formats compose stages, and so do trainers (a trainer runs a
 pre-tokenizer and builds what a model reads); the registry names components by string;
 ``Encoding`` sees only the model interface, the registry and the bulk helpers
-(files read in blocks, ragged and padded id arrays). Every import
+(files read in blocks, ragged and padded id arrays) and the inference
+helpers, which see only each other (an encoding hands them its calls). Every import
 counts, including those inside functions, and ``cimport`` lines of the
 compiled modules. No module may import itself back through others, and none
 reaches into another module's private names.
@@ -93,7 +94,8 @@ def _layer(name: str) -> str:
     if name in API or name.startswith("fasttok.hf."):
         return "api"
     parts = name.split(".")
-    if len(parts) >= 2 and parts[1] in ("loaders", "shared", "formats", "trainers") + STAGES:
+    if len(parts) >= 2 and parts[1] in ("loaders", "shared", "formats", "trainers",
+                                        "inference") + STAGES:
         return "stage" if parts[1] in STAGES else parts[1]
     return {"fasttok.registry": "registry", "fasttok.core": "encoding",
             "fasttok._encode_entry": "encoding"}[name]
@@ -110,7 +112,10 @@ def _allowed(name: str, target: str) -> bool:
     if layer == "trainers":
         return other in ("shared", "stage", "loaders", "trainers")
     if layer == "encoding":
-        return other == "encoding" or target in ("fasttok.registry", "fasttok.models.interface") + BULK
+        return (other in ("encoding", "inference")
+                or target in ("fasttok.registry", "fasttok.models.interface") + BULK)
+    if layer == "inference":
+        return other == "inference"
     if layer == "loaders":
         return other in ("shared", "loaders")
     return other == layer == "shared"

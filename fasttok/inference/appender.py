@@ -1,0 +1,96 @@
+"""An encoder that text is appended to: each push encodes the new text and
+the unstable tail, not the whole text again.
+
+The appender keeps the final ids, the text after them (``pending``, whose
+ids may still change) and a short context: the last words before
+``pending``, as encoded alone, whose ids are the last final ids. A push
+encodes the context and the pending text (the new text appended), checks
+that the result begins with the context's ids (so the pending text's ids
+are the ones it has in the whole text), and asks
+:func:`~fasttok.inference.stability.split_stable` where the ids stop being
+final. When the check fails -- an encoding whose context does not encode
+alone to the same ids -- the whole text is encoded instead: slower, never
+wrong. ``flush`` gives the final ids and the pending text's ids together:
+``encode`` of everything pushed.
+
+>>> encode = lambda s: [ord(ch) for ch in s]          # one id a character
+>>> a = Appender(encode)
+>>> a.push("ab c"), a.pending, a.flush()
+([97, 98, 32], 'c', [97, 98, 32, 99])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fasttok.inference.stability import split_stable
+
+__all__ = ["Appender"]
+
+
+class Appender:
+    """Text appended piece by piece; ids out as they become final.
+
+    ``encode`` is the encoding's encode with the caller's special-token
+    arguments.
+
+    >>> a = Appender(lambda s: [ord(ch) for ch in s])
+    >>> a.push("x "), a.push("y z"), a.ids, a.count()
+    ([120], [32, 121, 32], [120, 32, 121, 32], 5)
+    """
+
+    def __init__(self, encode: Callable[[str], list]) -> None:
+        self._encode = encode
+        self._final: list = []
+        self._context = ""
+        self._context_ids: list = []
+        self._text: list = []  # everything pushed, for the fallback
+        self.pending = ""
+        #: characters encoded by the pushes and the flush so far (the cost
+        #: of appending, which the whole text's length does not bound)
+        self.encoded_chars = 0
+
+    @property
+    def ids(self) -> list:
+        """The final ids so far (a copy); :meth:`flush` adds the pending text's."""
+        return list(self._final)
+
+    def push(self, text: str) -> list:
+        """Append ``text``; return the ids it made final (possibly none)."""
+        if not isinstance(text, str):
+            raise TypeError(f"push takes a str, not {type(text).__name__}")
+        self._text.append(text)
+        self.pending += text
+        window, ids = self._window_ids()
+        found = split_stable(self._encode, window, ids, len(self._context))
+        if found is None:
+            return []
+        cut, k, segment, segment_ids = found
+        new = ids[len(self._context_ids):k]
+        self._final += new
+        self.pending = window[cut:]
+        self._context, self._context_ids = segment, segment_ids
+        return new
+
+    def _window_ids(self) -> tuple:
+        # the context and pending text, and their ids (the context's first)
+        window = self._context + self.pending
+        self.encoded_chars += len(window)
+        ids = self._encode(window)
+        if ids[:len(self._context_ids)] == self._context_ids:
+            return window, ids
+        # the context's ids change after it: the whole text is the context
+        whole = "".join(self._text)
+        self._context = whole[:len(whole) - len(self.pending)]
+        self._context_ids = list(self._final)
+        self.encoded_chars += len(whole)
+        return whole, self._encode(whole)
+
+    def count(self) -> int:
+        """How many ids everything pushed encodes to (final and pending)."""
+        return len(self.flush())
+
+    def flush(self) -> list:
+        """Every id of everything pushed: ``encode`` of the whole text."""
+        ids = self._window_ids()[1]
+        return self._final + ids[len(self._context_ids):]
