@@ -117,21 +117,34 @@ class SpecialTokenPartition:
         ASCII whitespace beside them."""
         if not entries or not text:
             return [text] if text else []
+        return [text[f[0]:f[1]] if len(f) == 2 else f[0] for f in self.partition_spans(text, entries)]
+
+    def partition_spans(self, text: str, entries: list) -> list:
+        """:meth:`partition`'s fragments as where they are in ``text``:
+        ``(start, end)`` for text, ``(id, start, end)`` for a token, whose
+        span holds the whitespace an LSTRIP/RSTRIP token takes.
+
+        >>> p = SpecialTokenPartition([(1, "<s>", ATTR_CONTROL | ATTR_RSTRIP)])
+        >>> p.partition_spans("a<s>  b", p.entries)
+        [(0, 1), (1, 1, 6), (6, 7)]
+        """
+        if not entries or not text:
+            return [(0, len(text))] if text else []
         # any other list of entries is a part of all of them
         search = self.search_always if entries is self.always else self.search_all
         if not search.may_occur(text):
-            return [text]
+            return [(0, len(text))]
         found = search.occurring(text)
         active = [e for e in entries if e[1] in found]
         if not active:
-            return [text]
+            return [(0, len(text))]
         frags: list = [(0, len(text))]
         for sid, needle, attr in active:
             lstrip, rstrip = attr & ATTR_LSTRIP, attr & ATTR_RSTRIP
             size = len(needle)
             out: list = []
             for frag in frags:
-                if type(frag) is int:
+                if len(frag) == 3:
                     out.append(frag)
                     continue
                 pos, end = frag
@@ -145,12 +158,12 @@ class SpecialTokenPartition:
                             left -= 1
                     if left > pos:
                         out.append((pos, left))
-                    out.append(sid)
                     pos = at + size
                     if rstrip:
                         while pos < end and text[pos] in _ASCII_SPACE:
                             pos += 1
+                    out.append((sid, left, pos))
                 if pos < end:
                     out.append((pos, end))
             frags = out
-        return [f if type(f) is int else text[f[0]:f[1]] for f in frags]
+        return frags

@@ -123,7 +123,7 @@ from fasttok.models._bpe cimport (ItemHeap, bpe_merge_parts, heap_pop, heap_push
                     pair_memo_release, uniform01)
 from fasttok.shared._id_lists cimport ids_list, ids_lists
 from fasttok.shared._token_ids cimport token_id
-from fasttok.normalizers._spm_normalizer cimport (Normalizer, SymbolMatcher, char_index,
+from fasttok.normalizers._spm_normalizer cimport (Normalizer, SymbolMatcher,
                                                   valid_utf8_len)
 from fasttok.shared._growth cimport ByteBuf, OffsetBuf, bytebuf_free, bytebuf_reserve, offsets_free
 from fasttok.shared._tables cimport (NO_PAIR, NO_TOKEN, TokenTables, bmp_token_ids, fill_strings, find_bytes,
@@ -1192,42 +1192,61 @@ cdef class SentencePieceCore(ModelBase):
             spans_free(&toks)
             bytebuf_free(&norm)
 
-    def encode_with_offsets(self, str text not None):
-        """``[(id, start, end)]``: each token with the span of ``text`` (in
-        characters) it came from, through the normalizer's alignment; a byte
-        fallback token that is not the last of its character gets an empty
-        span at the character's start, as sentencepiece gives it."""
+    def encode_with_offsets(self, str text not None, allowed=None, bint first=True):
+        """``(ids, spans, "bytes")``: the ids of ``text`` (``allowed`` unused,
+        as in :meth:`encode`; ``first`` as in :meth:`encode_fragment`) with
+        each one's span of ``text``'s UTF-8, start and end in turn in an
+        ``array('q')``, from the same walk, through the normalizer's
+        alignment: sentencepiece's ``begin`` and ``end``. A byte fallback
+        token that is not the last of its character gets an empty span at
+        the character's start, as sentencepiece gives it; a dummy prefix of
+        its own an empty one where it stands.
+
+        >>> from fasttok.vocab import Vocabulary
+        >>> v = Vocabulary(name="u", model="unigram", byte_level=False, unk_id=0,
+        ...                add_dummy_prefix=True, escape_whitespaces=True,
+        ...                tokens=(b"<unk>", "\u2581a".encode(), b"b"), scores=(0.0, -1.0, -2.0),
+        ...                token_types=(2, 1, 1))
+        >>> ids, spans, unit = SentencePieceCore(v).encode_with_offsets("a\u00e9b")
+        >>> ids, list(spans), unit
+        ([1, 0, 2], [0, 1, 1, 3, 3, 4], 'bytes')
+        """
         cdef Utf8Text u
-        cdef const uint8_t* s
-        cdef size_t size
         cdef SpanBuf toks = SpanBuf(NULL, 0, 0)
         cdef SpanBuf spans = SpanBuf(NULL, 0, 0)
         cdef ByteBuf norm = ByteBuf(NULL, 0, 0)
         cdef OffsetBuf n2o = OffsetBuf(NULL, 0, 0)
         cdef size_t i
+        cdef uint32_t* ids = NULL
+        cdef int64_t* out = NULL
         cdef Span* t
         cdef Scratch sc
         memset(&sc, 0, sizeof(Scratch))
-        utf8_text(text, &u)
-        s = u.data
-        size = u.size
+        utf8_text(text, &u)    # lone surrogates repaired as tiktoken does
         try:
             with nogil:
-                self._encode_fragment(s, size, True, &norm, &n2o, &spans, &toks, &sc)
-            char_at = char_index(s, size)
-            c = char_at[size]
-            out = []
-            for i in range(toks.len):
-                t = &toks.data[i]
-                a = char_at.get(n2o.data[t.start], c) if n2o.len else 0
-                b = char_at.get(n2o.data[t.end], c) if n2o.len else 0
-                if t.flags & FLAG_VOCAB_PIECE and i + 1 < toks.len and \
-                        toks.data[i + 1].flags & FLAG_VOCAB_PIECE and \
-                        n2o.data[toks.data[i + 1].start] == n2o.data[t.start]:
-                    b = a
-                out.append((t.id, a, b))
-            return out
+                self._encode_fragment(u.data, u.size, first, &norm, &n2o, &spans, &toks, &sc)
+                ids = <uint32_t*>malloc((toks.len + 1) * sizeof(uint32_t))
+                out = <int64_t*>malloc((2 * toks.len + 1) * sizeof(int64_t))
+                if ids == NULL or out == NULL:
+                    with gil:
+                        raise MemoryError()
+                for i in range(toks.len):
+                    t = &toks.data[i]
+                    ids[i] = t.id
+                    out[2 * i] = n2o.data[t.start] if n2o.len else 0
+                    out[2 * i + 1] = n2o.data[t.end] if n2o.len else 0
+                    # the byte pieces of one character: all but the last empty
+                    if t.flags & FLAG_VOCAB_PIECE and i + 1 < toks.len and \
+                            toks.data[i + 1].flags & FLAG_VOCAB_PIECE and \
+                            n2o.data[toks.data[i + 1].start] == n2o.data[t.start]:
+                        out[2 * i + 1] = out[2 * i]
+            offsets = array("q")
+            offsets.frombytes((<char*>out)[:2 * toks.len * sizeof(int64_t)])
+            return ids_list(ids, toks.len, self.ints), offsets, "bytes"
         finally:
+            free(ids)
+            free(out)
             spans_free(&toks)
             spans_free(&spans)
             bytebuf_free(&norm)

@@ -72,6 +72,7 @@ vocabulary leaves either ambiguous, fasttok takes the lower id first.
 from __future__ import annotations
 
 import dataclasses
+from array import array
 from typing import Any, Optional
 
 from fasttok.added_tokens.partition import (ATTR_BYTE, ATTR_CONTROL, ATTR_LSTRIP, ATTR_NORMAL,
@@ -82,6 +83,7 @@ from fasttok.decoders.cleanup import clean_up_spaces, clean_up_spaces_kept
 from fasttok.decoders.joined import join_bytes
 from fasttok.decoders.stream import CleanUpStream, token_int
 from fasttok.errors import FasttokError, UnknownEncodingError, VocabularyFileError
+from fasttok.models._model_base import spelled_spans
 from fasttok.models.interface import ModelBase
 from fasttok.post_processors.special_ids import cls_sep, from_flags
 from fasttok.pre_tokenizers.gguf import pre_tokenizer
@@ -340,6 +342,46 @@ class GGUFModel(ModelBase):
         """:meth:`encode` of each text, the special tokens to match picked once."""
         entries = self._entries_for(allowed)
         return [self._encode(t, entries) for t in texts]
+
+    def encode_with_offsets(self, text: str, allowed: Any) -> tuple:
+        """:meth:`encode`'s ids with their spans of ``text``'s UTF-8 (see
+        :meth:`fasttok.models.interface.Model.encode_with_offsets`): a
+        special token spans its text and the whitespace an LSTRIP/RSTRIP
+        token takes, a fragment's tokens what :meth:`_fragment_offsets` gives."""
+        repaired = repair_surrogates(text)
+        if len(repaired) != len(text):
+            raise FasttokError(f"{self.label}: offsets need a text without surrogate pairs "
+                               "(join each pair into its character first)")
+        ids: list = []
+        spans = array("q")
+        first, done, at = True, 0, 0   # at: the UTF-8 length of repaired[:done]
+        for frag in self._specials.partition_spans(repaired, self._entries_for(allowed)):
+            start, end = frag[-2], frag[-1]
+            at += len(repaired[done:start].encode("utf-8"))
+            size = len(repaired[start:end].encode("utf-8"))
+            if len(frag) == 3:
+                ids.append(frag[0])
+                spans += array("q", (at, at + size))
+                first = True
+            else:
+                found, found_spans = self._fragment_offsets(repaired[start:end], first)
+                ids += found
+                spans += array("q", [at + x for x in found_spans])
+                first = False
+            at += size
+            done = end
+        return ids, spans, "bytes"
+
+    def _fragment_offsets(self, fragment: str, first: bool) -> tuple:
+        # (ids, spans of fragment's UTF-8) of text between special tokens:
+        # here where the tokens' bytes spell it (byte-level BPE), each token
+        # its own bytes
+        ids = self._encode_text(fragment)
+        spans = spelled_spans(ids, self.token_bytes, fragment)
+        if spans is None:
+            raise self._refusal("offsets need the walk's spans: {}'s tokens do not spell the "
+                                "text (a byte without a token of its own is dropped)")
+        return ids, spans
 
     def find_special(self, text: str, mask: Any) -> int:
         """Index in ``special_order`` of a masked special token that ``text`` contains, or -1."""

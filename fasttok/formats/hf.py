@@ -33,6 +33,7 @@ The tiktoken-style API over a ``tokenizer.json``:
 from __future__ import annotations
 
 import functools
+from array import array
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -288,6 +289,19 @@ class HFModel(ModelBase):
             if found is not None:
                 return found
         return self._unwalked(text, allowed_ids)
+
+    def encode_with_offsets(self, text: str, allowed: Optional[bytes]) -> tuple:
+        """:meth:`encode`'s ids with each one's span of ``text`` in
+        characters, ``tokenizers``' offsets before post-processing: the
+        walk's, with the same flag it gives ids with, or the stages'."""
+        allowed_ids = self._allowed_ids(allowed) if allowed is not None else frozenset()
+        walk = self.pipeline.walk
+        if walk is not None and type(text) is str:
+            found = walk.encode(text, allowed_ids)
+            if found is not None:
+                return found[0].tolist(), found[1], "chars"
+        found = self.pipeline.staged_tokens(_repaired(text), allowed_ids)
+        return [t[1] for t in found], array("q", [x for t in found for x in t[3]]), "chars"
 
     def _unwalked(self, text: str, allowed_ids: frozenset) -> list:
         # the stages' ids of a text the walk declined (or cannot take)

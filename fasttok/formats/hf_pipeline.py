@@ -122,20 +122,10 @@ class HFPipeline(HFStages):
     def _encode_staged(self, text: str, type_id: int, word: Optional[int],
                        allowed: Optional[frozenset] = None) -> Encoding:
         # the stages one by one: the test oracle of every walk
-        ids: list = []
-        tokens: list = []
-        offsets: list = []
-        words: list = []
-        tokenize = self.model.tokenize
-        for index, (piece, token) in enumerate(self._splits(text, allowed)):
-            found = tokenize(piece.normalized) if token is None else (token,)
-            for token_id, value, (start, end) in found:
-                span = piece.offsets_of(start, end)
-                ids.append(token_id)
-                tokens.append(value)
-                offsets.append((start, end) if span is None else span)
-                words.append(index if word is None else word)
-        return Encoding(ids, tokens, offsets, words, type_ids=[type_id] * len(ids))
+        found = self.staged_tokens(text, allowed)
+        return Encoding([t[1] for t in found], [t[2] for t in found], [t[3] for t in found],
+                        [t[0] if word is None else word for t in found],
+                        type_ids=[type_id] * len(found))
 
     def _encode_ids_only(self, text: str, allowed: Optional[frozenset]) -> Encoding:
         # tokenizers' OffsetType::None: no token strings, offsets or words,

@@ -255,6 +255,20 @@ class HFStages:
                 splits.extend((word, None) for word in pts.splits)
         return splits
 
+    def staged_tokens(self, text: str, allowed: Optional[frozenset]) -> list:
+        """``[(split, id, token string, (start, end))]`` of ``text`` through
+        the stages one by one (the oracle of every walk): each token with the
+        index of its pre-tokenizer split (added tokens count as splits) and
+        its span of ``text`` in characters, back through the split's alignment."""
+        out = []
+        tokenize = self.model.tokenize
+        for index, (piece, token) in enumerate(self._splits(text, allowed)):
+            found = tokenize(piece.normalized) if token is None else (token,)
+            for token_id, value, (start, end) in found:
+                span = piece.offsets_of(start, end)
+                out.append((index, token_id, value, (start, end) if span is None else span))
+        return out
+
     def tokens(self, text: str) -> list:
         """The token strings of ``text`` with no added token matched and no
         post-processing (what :meth:`encode_ids` with nothing allowed gives

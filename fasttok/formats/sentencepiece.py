@@ -140,6 +140,10 @@ class GGUFSentencePiece(GGUFModel):
     def _encode_text(self, text: str) -> list:
         return self.core.encode_fragment(text, True)
 
+    def _fragment_offsets(self, fragment: str, first: bool) -> tuple:
+        found, spans, _ = self.core.encode_with_offsets(fragment, None, first)
+        return found, spans
+
     def sample(self, text: str, allowed: Any, alpha: float, nbest_size: int,
                rng: random.Random) -> list:
         """One segmentation drawn at random: BPE-dropout of each fragment

@@ -46,7 +46,7 @@ from fasttok.errors import FasttokError
 from fasttok.shared.batching import ChunkedBatchJob
 
 __all__ = ["ModelBase", "TokenBytesStream", "REQUIRED_METHODS", "REQUIRED_ATTRIBUTES",
-           "in_normal_form", "normal_first"]
+           "in_normal_form", "normal_first", "spelled_spans"]
 
 
 cdef extern from "Python.h":
@@ -60,6 +60,29 @@ REQUIRED_METHODS = ("encode", "token_bytes", "find_special", "find_token", "enco
                     "token_byte_values")
 #: the attributes every model sets (the base has none)
 REQUIRED_ATTRIBUTES = ("special_order", "post_processor")
+
+
+def spelled_spans(tokens, token_bytes, str text):
+    """Each token's span of ``text``'s UTF-8, start and end in turn (an
+    ``array('q')``), where the tokens' bytes (``token_bytes(token)``),
+    joined, are that UTF-8: the running sum of their lengths; ``None``
+    where they spell another text.
+
+    >>> spelled_spans([1, 0], [b"a", b"bc"].__getitem__, "bca")
+    array('q', [0, 2, 2, 3])
+    >>> spelled_spans([1], [b"a", b"bc"].__getitem__, "a") is None
+    True
+    """
+    cdef Py_ssize_t pos = 0
+    spans = array("q")
+    pieces = []
+    for token in tokens:
+        piece = token_bytes(token)
+        spans.append(pos)
+        pos += len(piece)
+        spans.append(pos)
+        pieces.append(piece)
+    return spans if b"".join(pieces) == text.encode("utf-8", "surrogatepass") else None
 
 
 def _required(model, str name):
@@ -301,17 +324,9 @@ cdef class ModelBase:
         Traceback (most recent call last):
         fasttok.errors.FasttokError: offsets need the walk's spans: Two's tokens do not spell the text
         """
-        cdef Py_ssize_t pos = 0
         ids = self.encode(text, allowed)
-        spans = array("q")
-        pieces = []
-        for token in ids:
-            piece = self.token_bytes(token)
-            spans.append(pos)
-            pos += len(piece)
-            spans.append(pos)
-            pieces.append(piece)
-        if b"".join(pieces) != text.encode("utf-8", "surrogatepass"):
+        spans = spelled_spans(ids, self.token_bytes, text)
+        if spans is None:
             raise self._refusal("offsets need the walk's spans: {}'s tokens do not spell the text")
         return ids, spans, "bytes"
 
