@@ -725,7 +725,7 @@ class Encoding:
             return self.encode(part, allowed_special=allowed_special,
                                disallowed_special=disallowed_special)
 
-        return healing.heal(encode, self._core.token_bytes, self.is_special_token,
+        return healing.heal(encode, self._core.token_bytes, self.decode_bytes, self.is_special_token,
                             self._prefix_table, _token_text(text, "heal"),
                             [operator.index(i) for i in recent_ids])
 

@@ -40,15 +40,19 @@ class Appender:
     """
 
     def __init__(self, encode: Callable[[str], list]) -> None:
-        self._encode = encode
+        self._given = encode
         self._final: list = []
         self._context = ""
         self._context_ids: list = []
         self._text: list = []  # everything pushed, for the fallback
         self.pending = ""
-        #: characters encoded by the pushes and the flush so far (the cost
-        #: of appending, which the whole text's length does not bound)
+        #: characters encoded so far by the pushes, their checks and the
+        #: flushes: what appending costs, proportional to the text pushed
         self.encoded_chars = 0
+
+    def _encode(self, text: str) -> list:
+        self.encoded_chars += len(text)
+        return self._given(text)
 
     @property
     def ids(self) -> list:
@@ -75,7 +79,6 @@ class Appender:
     def _window_ids(self) -> tuple:
         # the context and pending text, and their ids (the context's first)
         window = self._context + self.pending
-        self.encoded_chars += len(window)
         ids = self._encode(window)
         if ids[:len(self._context_ids)] == self._context_ids:
             return window, ids
@@ -83,7 +86,6 @@ class Appender:
         whole = "".join(self._text)
         self._context = whole[:len(whole) - len(self.pending)]
         self._context_ids = list(self._final)
-        self.encoded_chars += len(whole)
         return whole, self._encode(whole)
 
     def count(self) -> int:

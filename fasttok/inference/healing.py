@@ -14,13 +14,17 @@ token starts with, and back off the fewest ids that cover it. That rule
 looks only at the vocabulary, so a continuation can still change ids it
 keeps; here the ids kept are also at most those that the encoding of the
 text followed by each of :data:`~fasttok.inference.stability.PROBES` (one
-character of each kind that moves a boundary) begins with.
+character of each kind that moves a boundary), by its own last characters
+and by the rest of a few tokens extending the bytes backed off, begins
+with.
 
 >>> from fasttok.inference.prefix_table import PrefixTable
 >>> tokens = {0: b"T", 1: b"he", 2: b" q", 3: b" qu", 4: b"u"}
 >>> table = PrefixTable((b, i) for i, b in tokens.items())
 >>> encode = lambda s: {"The qu": [0, 1, 3]}.get(s) or [0, 1, 2, 4][:len(s)]
->>> heal(encode, tokens.__getitem__, lambda i: False, table, "The qu".encode(), ())
+>>> spell = tokens.__getitem__
+>>> heal(encode, spell, lambda ids: b"".join(map(spell, ids)), lambda i: False, table,
+...      "The qu".encode(), ())
 ([0, 1], b' qu')
 """
 
@@ -35,6 +39,10 @@ __all__ = ["heal", "LOOKBACK"]
 
 #: How many ids llguidance looks back over.
 LOOKBACK = 4
+# how many tokens extending the backed-off bytes are tried as continuations
+_EXTENSIONS = 8
+# how many characters from the end the text the kept ids encode is looked for
+_SEARCH = 64
 
 
 def _chop(token_bytes: Callable[[int], bytes], table: PrefixTable, ids: list) -> int:
@@ -52,17 +60,23 @@ def _chop(token_bytes: Callable[[int], bytes], table: PrefixTable, ids: list) ->
 
 
 def heal(encode: Callable[[str], list], token_bytes: Callable[[int], bytes],
-         is_special: Callable[[int], bool], table: PrefixTable, data: bytes,
-         recent_ids: Sequence[int]) -> tuple:
+         decode_bytes: Callable[[list], bytes], is_special: Callable[[int], bool],
+         table: PrefixTable, data: bytes, recent_ids: Sequence[int]) -> tuple:
     """``(ids, suffix)`` for the prompt bytes ``data`` after ``recent_ids``
     (see the module doc); ``encode`` is the encoding's with the caller's
-    special-token arguments. Bytes that are not UTF-8 from the first
-    invalid one on go to the suffix.
+    special-token arguments, ``token_bytes`` an id's bytes and
+    ``decode_bytes`` the text ids spell. The suffix is the text after what
+    the ids kept spell; where they spell another text (a normalizer, a
+    decoder's clean-up), the text after the longest start of the text they
+    are the encoding of (else as many bytes from the end of the text as the
+    ids backed off have, as llguidance counts them). Bytes that are not UTF-8 from the first invalid
+    one on go to the suffix.
 
     >>> from fasttok.inference.prefix_table import PrefixTable
     >>> table = PrefixTable([(b"a", 0), (b"b", 1), (b"ab", 2)])
     >>> encode = lambda s: [{"a": 0, "b": 1}.get(ch, 9) for ch in s]
-    >>> heal(encode, [b"a", b"b", b"ab"].__getitem__, lambda i: False, table, b"ba", ())
+    >>> spell = [b"a", b"b", b"ab"].__getitem__
+    >>> heal(encode, spell, lambda ids: b"".join(map(spell, ids)), lambda i: False, table, b"ba", ())
     ([1], b'a')
     """
     if not data:
@@ -85,14 +99,34 @@ def heal(encode: Callable[[str], list], token_bytes: Callable[[int], bytes],
             fixed = i + 1
             break
     k = len(ids) - _chop(token_bytes, table, ids[fixed:])
-    for probe in PROBES:
+    for probe in PROBES + _echoes(text, token_bytes, table, ids[k:]):
         k = min(k, _common(ids, encode(text + probe)))
     k = max(k, len(kept))
-    # the bytes backed off, counted as the ids spell them and taken from the
-    # end of the text given (where a normalizer changed them, the text's)
     spelled = text.encode("utf-8")
+    kept_bytes = decode_bytes(ids[:k])
+    if spelled.startswith(kept_bytes):
+        return ids[len(kept):k], spelled[len(kept_bytes):] + rest
+    # the ids spell another text (a normalizer, a decoder's clean-up): the
+    # text whose encoding they are, found from the end
+    for cut in range(len(text), max(len(context), len(text) - _SEARCH) - 1, -1):
+        if encode(text[:cut]) == ids[:k]:
+            return ids[len(kept):k], text[cut:].encode("utf-8") + rest
+    # none so near: llguidance's count, the backed-off ids' bytes taken
+    # from the end of the text given
     backed = sum(len(token_bytes(i)) for i in ids[k:])
     return ids[len(kept):k], spelled[max(len(spelled) - backed, len(context.encode("utf-8"))):] + rest
+
+def _echoes(text: str, token_bytes: Callable[[int], bytes], table: PrefixTable,
+            backed: list) -> tuple:
+    # continuations drawn from the text itself: its last characters again
+    # (a Unigram word re-segments when it grows by what it ends with), and
+    # the rest of a few tokens that extend the bytes backed off (what
+    # generation would write next)
+    echoes = [text[-1:], text[-2:], text[-1:] * 2]
+    spelled = b"".join(map(token_bytes, backed))
+    for raw in table.bytes_extending(spelled)[:_EXTENSIONS] if spelled else ():
+        echoes.append(raw[len(spelled):].decode("utf-8", "ignore"))
+    return tuple(e for e in echoes if e)
 
 
 def _common(ids: list, other: list) -> int:

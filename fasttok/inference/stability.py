@@ -26,8 +26,9 @@ such place ``a`` on (a few words, not the whole text):
   boundary of this text's ids);
 * and they still begin them after each of :data:`PROBES` is appended: a
   letter, a digit, an apostrophe and ``s``, punctuation, spaces, a newline,
-  a tab, a combining mark, a CJK character -- one of each kind of
-  character that moves a boundary.
+  a tab, a combining mark, a CJK character, an emoji (a character a
+  WordPiece vocabulary lacks makes its whole word unknown) -- one of each
+  kind of character that moves a boundary.
 
 SentencePiece's dummy prefix makes ``text[a:]`` alone begin with a ``▁``
 the whole text does not have there; the text from ``a`` without its first
@@ -49,7 +50,7 @@ __all__ = ["PROBES", "split_stable", "cuts"]
 
 #: One continuation of each kind that moves a boundary (see the module doc).
 PROBES = ("a", "A", "1", "s", "'", "'s", ".", ",", " ", "  ", " a", "\n", "\r\n", "\t",
-          "\u0301", "\u4e2d", "_", "-", "<")
+          "\u0301", "\u4e2d", "_", "-", "<", "\U0001f389")
 
 # a place where whitespace starts or ends
 _EDGE = re.compile(r"(?<=\S)(?=\s)|(?<=\s)(?=\S)")

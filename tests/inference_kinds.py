@@ -1,0 +1,52 @@
+"""The vocabularies the inference tests run on: one of every kind fasttok
+reads (tiktoken, GGUF gpt2/llama/bert/t5, SentencePiece ``.model`` Unigram
+and BPE, ``tokenizer.json`` byte-level, Metaspace BPE, WordPiece and
+Unigram, ``tekken.json``), and hypothesis text made of what moves token
+boundaries: words, runs of spaces and newlines, digits, contractions,
+punctuation, accents composed and combining, CJK, emoji."""
+
+from __future__ import annotations
+
+import importlib.resources
+
+from hypothesis import strategies as st
+
+import fasttok
+from conftest import DATA, ONE_FILE_PER_KIND
+
+HF = DATA / "vocab" / "hf"
+FILES = dict(ONE_FILE_PER_KIND) | {
+    "hf_metaspace_bpe": HF / "llama2" / "tokenizer.json",
+    "hf_wordpiece": HF / "all-MiniLM-L6-v2" / "tokenizer.json",
+    "hf_unigram": HF / "unigram" / "botchan_unigram_5000.v5.24.0.T5Tokenizer.json",
+}
+
+
+def _tekken() -> str | None:
+    try:
+        data = importlib.resources.files("mistral_common") / "data" / "tekken_240911.json"
+    except ModuleNotFoundError:
+        return None
+    return str(data) if data.is_file() else None
+
+
+if _tekken():
+    FILES["tekken"] = _tekken()
+
+_LOADED: dict = {}
+
+
+def load(kind: str):
+    """The encoding of ``kind``'s file, loaded once."""
+    if kind not in _LOADED:
+        _LOADED[kind] = fasttok.load(str(FILES[kind]))
+    return _LOADED[kind]
+
+
+PIECES = st.sampled_from([
+    "the", "The", "qu", "quick", "unbelievable", "don", "'t", "'s", "I'm", " ", "  ", "   ",
+    "\n", "\n\n", "\t", " \n", "\r\n", "0", "12", "1234", ".", ",", "!", "?", "(", ")", "=",
+    "é", "e\u0301", "\u0301", "ñ", "ß", "Straße", "你好", "中", "日本語", "🎉", "\u00a0", "\u3000",
+    "x", "a", "b", "-", "_", "<", "|", "<|endoftext|>",
+])
+TEXTS = st.lists(PIECES, max_size=14).map("".join)

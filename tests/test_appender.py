@@ -1,0 +1,100 @@
+"""``Encoding.appender``: text pushed in any pieces gives ``encode`` of the
+whole, on every vocabulary kind, and a push re-encodes the new text and the
+unstable tail, not the text before it."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fasttok
+from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON
+
+pytestmark = pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
+
+if not DATA_MISSING:
+    from inference_kinds import FILES, TEXTS, load
+else:
+    FILES, TEXTS = {}, st.just("")
+
+KINDS = sorted(FILES)
+
+
+def _pushed(enc, text: str, cuts: list, **special):
+    a = enc.appender(**special)
+    stable: list = []
+    start = 0
+    for cut in sorted(set(cuts)) + [len(text)]:
+        stable += a.push(text[start:cut])
+        start = cut
+    return a, stable
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=TEXTS, data=st.data())
+def test_flush_is_encode_of_the_whole_text_however_it_was_split(kind, text, data):
+    enc = load(kind)
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=6))
+    a, stable = _pushed(enc, text, cuts, allowed_special="all")
+    whole = enc.encode(text, allowed_special="all")
+    assert a.flush() == whole
+    assert a.count() == len(whole)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=TEXTS, data=st.data())
+def test_the_ids_pushes_return_are_the_final_ids_and_begin_the_encoding(kind, text, data):
+    enc = load(kind)
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=6))
+    more = data.draw(TEXTS)
+    a, stable = _pushed(enc, text, cuts, allowed_special="all")
+    assert a.ids == stable
+    assert enc.encode(text + more, allowed_special="all")[:len(stable)] == stable
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_special_token_arguments_are_encodes(kind):
+    enc = load(kind)
+    text = "say <|endoftext|> and more words after it"
+    a, _ = _pushed(enc, text, [5, 9, 14, 20], allowed_special="all")
+    assert a.flush() == enc.encode(text, allowed_special="all")
+    a, _ = _pushed(enc, text, [5, 9, 14, 20], disallowed_special=())
+    assert a.flush() == enc.encode(text, disallowed_special=())
+
+
+@pytest.mark.parametrize("kind", ["tiktoken", "hf_byte_bpe"])
+def test_a_disallowed_special_token_split_between_pushes_is_refused_as_encode_refuses_it(kind):
+    a = load(kind).appender()
+    a.push("text <|endof")
+    with pytest.raises(fasttok.FasttokError, match="disallowed special token"):
+        a.push("text|> more")
+
+
+def _chat(words: int) -> str:
+    corpus = (DATA / "corpus" / "en.txt").read_text(encoding="utf-8")
+    return " ".join(corpus.split(" ")[:words])
+
+
+@pytest.mark.parametrize("kind", ["tiktoken", "spm_unigram", "gguf_bert", "hf_metaspace_bpe"])
+def test_pushing_twice_the_text_costs_twice_the_characters(kind):
+    enc = load(kind)
+    costs = []
+    for words in (2_000, 4_000):
+        text = _chat(words)
+        a, _ = _pushed(enc, text, list(range(0, len(text), 80)))
+        assert a.flush() == enc.encode(text)
+        costs.append(a.encoded_chars / len(text))
+    # re-encoding the whole text each push would make the second ratio twice the first
+    assert costs[1] <= costs[0] * 1.25 and costs[1] < 40
+
+
+def test_pending_is_the_text_after_the_final_ids():
+    enc = load("tiktoken")
+    a = enc.appender()
+    assert a.push("Hello wor") == enc.encode("Hello")
+    assert a.pending == " wor"
+    assert a.push("ld and") == enc.encode(" world")
+    assert a.pending == " and"
