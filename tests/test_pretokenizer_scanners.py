@@ -277,6 +277,12 @@ def test_both_tables_make_u5000_to_u9fff_letters():
     assert set(lu.COLLAPSE[0x5000:0xA000]) == {lu.STAND_INS["letter"]}
 
 
+def test_unicode_16_makes_ub000_to_ucfff_letters():
+    # ft_scan.h's Unicode 16 scanners class a character whose lead byte is
+    # EB or EC (Hangul syllables) from that byte alone, as a letter
+    assert {_unicode.general_category(cp) for cp in range(0xB000, 0xD000)} == {"Lo"}
+
+
 def test_gguf_contractions_fold_ascii_letters_only():
     # the regex engine folds U+017F to "s"; llama.cpp lowercases, which leaves it
     assert split("cl100k_legacy", "x'ſt") == ["x", "'ſ", "t"]

@@ -10,7 +10,9 @@ whitespace followed by every kind of character or the end, texts of 15-17
 bytes around the 16-byte minimum, hypothesis text that is mostly ASCII, and words and hypothesis text of
 two- and three-byte letters of each case, marks and non-letters (mixed
 scripts, accents, case changes, a letter at the end of a text or of 16
-bytes). That the byte
+bytes), and o200k's pieces led by a non-ASCII character that is no letter
+(quotes, CJK punctuation, spaces, symbols) or by ASCII, whatever follows
+(letters of each case, punctuation, four-byte characters). That the byte
 path splits as the regexes do is test_pretokenizer_scanners.py's job.
 """
 
@@ -149,3 +151,24 @@ def test_use_simd_returns_the_previous_setting():
     assert use_simd(first) is False
     assert use_simd(first) == first
 
+
+
+# pieces led by a character that is no letter, digit or mark (o200k's P,
+# which ft_o200k_short takes when it is non-ASCII), and what may follow:
+# letters of each case (U*W+ and U+W*), letters and symbols past U+FFFF,
+# a run of punctuation and its trail of newlines and "/" (" ?[^\s\p{L}\p{N}]+"
+# when the lead takes no letters), whitespace, digits and contractions
+LEADS = ["“", "«", "。", "、", "「", "€", "\u200c", "\u00a0", "\u3000", "😀", "𠀀", "\u0301", "١",
+         "'", " ", "(", "\t", " “", "“ ", "x", "日"]
+FOLLOWERS = ["Hello", "привет", "Привет", "ΑΘΗΝΑ", "ΑΘΗΝΑς", "日本", "한국", "ひらがな", "𠀀𠀁",
+             "😀😁", "%(", "”", "」", "\n", "/\n", "'s", "'가", "’", " x", "1", "١", "\u0301", ""]
+
+
+@pytest.mark.parametrize("lead", LEADS)
+def test_non_letter_leads_and_what_follows_them_are_read_alike(lead):
+    for after in FOLLOWERS:
+        for follow in ("", "”", ".\n", "'ll", "😀"):
+            text = lead + after + follow
+            assert_same_pieces(text)
+            assert_same_pieces("w" * 16 + " " + text + " tail")
+            assert_same_pieces(text + " " + "x" * 16)

@@ -134,9 +134,9 @@ FT_INLINE int ft_leads_letters(enum ft_shape shape, uint8_t b) {
 #define FT_NOINLINE static __attribute__((noinline))
 
 /* The class of the character at r when it is ASCII, two bytes (lead
- * C2-DF: ft_class_2byte) or three (lead E0-EF: ft_class), decoded as
- * _pretokenize's utf8_get decodes it, and its length in *w; -1 for any
- * other (a four-byte character, or a lead cut by the end), which the
+ * C2-DF: ft_class_2byte), three (lead E0-EF) or four (lead F0-F7: ft_class),
+ * decoded as _pretokenize's utf8_get decodes it, and its length in *w; -1
+ * for any other (a continuation byte, or a lead cut by the end), which the
  * caller's general scanner decides. */
 FT_INLINE int ft_class_short(const uint8_t* s, ptrdiff_t r, ptrdiff_t end, int* w) {
     uint8_t b = s[r];
@@ -150,11 +150,17 @@ FT_INLINE int ft_class_short(const uint8_t* s, ptrdiff_t r, ptrdiff_t end, int* 
     }
     if ((uint8_t)(b - 0xE0) < 16 && r + 2 < end) {
         *w = 3;
-        /* U+5000-U+9FFF are all Lo (_pretokenize's _class_at) */
-        if ((uint8_t)(b - 0xE5) < 5)
+        /* U+5000-U+9FFF are all Lo (_pretokenize's _class_at), and so are
+         * U+B000-U+CFFF (Hangul syllables, U+AC00-U+D7A3): leads E5-E9, EB, EC */
+        if ((0x1BE0u >> (b & 0x0F)) & 1)
             return FT_L | FT_LM_LO;
         return ft_class(((uint32_t)(b & 0x0F) << 12) | ((uint32_t)(s[r + 1] & 0x3F) << 6)
                         | (s[r + 2] & 0x3F));
+    }
+    if ((uint8_t)(b - 0xF0) < 8 && r + 3 < end) {
+        *w = 4;
+        return ft_class(((uint32_t)(b & 0x07) << 18) | ((uint32_t)(s[r + 1] & 0x3F) << 12)
+                        | ((uint32_t)(s[r + 2] & 0x3F) << 6) | (s[r + 3] & 0x3F));
     }
     return -1;
 }
@@ -200,15 +206,16 @@ FT_NOINLINE ptrdiff_t ft_letters_short(const uint8_t* s, ptrdiff_t i, ptrdiff_t 
 #define FT_O200K_U (FT_LU_LT | FT_LM_LO | FT_M)
 #define FT_O200K_W (FT_LL | FT_LM_LO | FT_M)
 
-/* The end of the run of characters having a bit of mask from r, characters
- * of up to three bytes only: -2 at any other character. */
-FT_INLINE ptrdiff_t ft_run_short(const uint8_t* s, ptrdiff_t r, ptrdiff_t end, int mask) {
+/* The end of the run of characters having a bit of mask from r (without:
+ * having none), characters ft_class_short reads only: -2 at any other. */
+FT_INLINE ptrdiff_t ft_run_short(const uint8_t* s, ptrdiff_t r, ptrdiff_t end, int mask,
+                                 int without) {
     int w, cls;
     for (; r < end; r += w) {
         cls = ft_class_short(s, r, end, &w);
         if (cls < 0)
             return -2;
-        if (!(cls & mask))
+        if (without ? (cls & mask) != 0 : !(cls & mask))
             break;
     }
     return r;
@@ -217,7 +224,7 @@ FT_INLINE ptrdiff_t ft_run_short(const uint8_t* s, ptrdiff_t r, ptrdiff_t end, i
 /* o200k's U*W+ at q as _pretokenize's _lower_after_upper reads it (U* takes
  * the run of U; W+ runs on from a W after it, else U* gives back to its
  * last character that is also a W), over characters of up to three bytes:
- * the end, -1 when it fails, -2 at any other character. */
+ * the end, -1 when it fails, -2 at a character ft_class_short does not read. */
 FT_INLINE ptrdiff_t ft_o200k_lower_after_upper(const uint8_t* s, ptrdiff_t q, ptrdiff_t end) {
     ptrdiff_t last_both = -1;
     int w, cls;
@@ -226,39 +233,60 @@ FT_INLINE ptrdiff_t ft_o200k_lower_after_upper(const uint8_t* s, ptrdiff_t q, pt
         if (cls < 0)
             return -2;
         if (!(cls & FT_O200K_U))
-            return cls & FT_O200K_W ? ft_run_short(s, q, end, FT_O200K_W) : last_both;
+            return cls & FT_O200K_W ? ft_run_short(s, q + w, end, FT_O200K_W, 0) : last_both;
         if (cls & FT_O200K_W)
             last_both = q + w;
     }
     return last_both;
 }
 
-/* The piece at i of the o200k shape when its letters (non-ASCII ones among
- * them) start at i, or at i + 1 after an ASCII character that leads them:
- * P?U*W+ then P?U+W* (_pretokenize's _o200k, whose lead P is taken first:
- * here only an ASCII one, and a letter at i leads nothing). general(s, i,
- * end) for every other piece, a character past three bytes met on the way
+/* What [^\s\p{L}\p{N}] excludes. */
+#define FT_NOT_OTHER (FT_WS | FT_L | FT_N)
+
+/* The piece at i of the o200k shape (_pretokenize's _o200k) when it holds a
+ * non-ASCII character, starting at i or after the first character there:
+ *   P?U*W+ then P?U+W*  a run of letters, at i or after a lead P at i (P =
+ *                       [^\r\n\p{L}\p{N}]: ASCII that ft_leads_letters says,
+ *                       or a non-ASCII character that is no letter, digit
+ *                       or mark); the lead is tried taken first
+ *   " ?[^\s\p{L}\p{N}]+[\r\n/]*"  when a lead P takes no letters
+ * general(s, i, end) for every other piece: a mark or a digit at i,
+ * whitespace, a character ft_class_short does not read met on the way,
  * and a "'" after the letters (a contraction may follow). Out of line, as
  * ft_letters_on. */
 FT_NOINLINE ptrdiff_t ft_o200k_short(const uint8_t* s, ptrdiff_t i, ptrdiff_t end,
                                      ft_scanner general) {
-    int w, cls = ft_class_short(s, i, end, &w);
+    int w, w2, cls = ft_class_short(s, i, end, &w), c2;
     ptrdiff_t q = i, e;
     if (cls < 0)
         return general(s, i, end);
     if (!(cls & FT_L)) {
-        if (w != 1 || !ft_leads_letters(FT_O200K, s[i]))
+        if (w == 1 ? !ft_leads_letters(FT_O200K, s[i]) : (cls & (FT_N | FT_M)) != 0)
             return general(s, i, end);
-        q = i + 1;
+        q = i + w;
     }
     e = ft_o200k_lower_after_upper(s, q, end);
     if (e == -1) {  /* U+W*: one U, then the runs */
-        e = q < end ? ft_class_short(s, q, end, &w) : 0;
+        c2 = q < end ? ft_class_short(s, q, end, &w2) : 0;
+        if (c2 < 0)
+            return general(s, i, end);
+        e = c2 & FT_O200K_U ? ft_run_short(s, q + w2, end, FT_O200K_U, 0) : -1;
+        if (e >= 0)
+            e = ft_run_short(s, e, end, FT_O200K_W, 0);
+    }
+    if (e == -1) {  /* no letters after the lead: " ?" then the run of others */
+        if (s[i] == ' ' && q < end && (c2 = ft_class_short(s, q, end, &w2)) >= 0
+            && !(c2 & FT_NOT_OTHER))
+            e = ft_run_short(s, q + w2, end, FT_NOT_OTHER, 1);
+        else if (!(cls & FT_NOT_OTHER))
+            e = ft_run_short(s, q, end, FT_NOT_OTHER, 1);
+        else
+            return general(s, i, end);
         if (e < 0)
             return general(s, i, end);
-        e = e & FT_O200K_U ? ft_run_short(s, q, end, FT_O200K_U) : -1;
-        if (e >= 0)
-            e = ft_run_short(s, e, end, FT_O200K_W);
+        while (e < end && (FT_IS_NEWLINE(s[e]) || s[e] == '/'))
+            e++;
+        return e;
     }
     if (e < 0 || (e < end && s[e] == '\''))
         return general(s, i, end);
