@@ -796,6 +796,23 @@ cdef class CoreBPE(ModelBase):
             cursor += 1
         return chars
 
+    def encode_with_offsets(self, str text not None, bytes allowed=None):
+        """``(ids, spans, "chars")``, the model interface's offsets: the ids and
+        character spans of :meth:`encode_offsets`' walk; a text it declines
+        (a surrogate pair, 2**31 characters) or a model splitting with a
+        Python splitter gets each token's own bytes, as the base class gives them.
+
+        >>> from fasttok.shared._tables import TokenTables
+        >>> core = CoreBPE(TokenTables([bytes([i]) for i in range(256)]), {}, scanner="gpt2")
+        >>> ids, spans, unit = core.encode_with_offsets("h\\xe9")
+        >>> list(ids), list(spans), unit
+        ([104, 195, 169], [0, 1, 1, 2, 1, 2], 'chars')
+        """
+        found = self.encode_offsets(text, allowed) if self.scan != NULL else None
+        if found is None:
+            return ModelBase.encode_with_offsets(self, text, allowed)
+        return found[0], found[1], "chars"
+
     def encode_offsets(self, str text not None, bytes allowed=None):
         """The ids of ``text`` (``allowed`` as in :meth:`count`) with each
         one's character span and the index of its pre-tokenizer piece (a

@@ -72,6 +72,7 @@ vocabulary leaves either ambiguous, fasttok takes the lower id first.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from array import array
 from typing import Any, Optional
 
@@ -698,6 +699,25 @@ class GGUFWordPiece(GGUFModel):
 
     def _encode_text(self, text: str) -> list:
         return self.core.encode(text)
+
+    @functools.cached_property
+    def _offset_rules(self) -> Any:
+        # llama.cpp's rule (the core's normalizer's table, made by a first
+        # encode) as the rules the core's walk with offsets runs
+        from fasttok.models._wordpiece import CodePointRules
+
+        self.core.encode("a")
+        normalizer = self.core.normalizer
+        return CodePointRules(lambda cps: [normalizer.map_code_point(cp) for cp in cps])
+
+    def _fragment_offsets(self, fragment: str, first: bool) -> tuple:
+        # the walk's character spans (each normalized character is of one
+        # character; [UNK] spans its word) as spans of fragment's UTF-8
+        from fasttok.shared._offset_units import spans_in_unit
+
+        found = self.core.encode_with(fragment, self._offset_rules, None, True)
+        spans = spans_in_unit(fragment, found[1], "chars", "bytes")
+        return found[0].tolist(), array("q", [x for span in spans for x in span])
 
     def encode_many(self, texts: list, allowed: Any = None) -> list:
         if self._entries_for(allowed):

@@ -36,6 +36,8 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int32_t, int64_t, uint32_t
 from libc.stdlib cimport free, malloc
 
+from fasttok.shared.gc_pause import gc_paused
+
 __all__ = ["spans_in_unit", "UNITS"]
 
 #: the units a span may be counted in
@@ -125,19 +127,25 @@ cdef int convert_offsets(Cursor* c, int64_t* offsets, Py_ssize_t n, int source,
 
 
 cdef list _pairs(const int64_t* offsets, Py_ssize_t n):
+    # the (start, end) tuples; a token's start is most often the last one's
+    # end, whose int it then shares (half the ints to make)
     cdef list out = PyList_New(n // 2)
     cdef Py_ssize_t i
+    cdef int64_t last = -1
     cdef tuple pair
-    for i in range(n // 2):
-        pair = PyTuple_New(2)
-        a = PyLong_FromLongLong(offsets[2 * i])
-        Py_INCREF(a)
-        PyTuple_SET_ITEM(pair, 0, a)
-        b = PyLong_FromLongLong(offsets[2 * i + 1])
-        Py_INCREF(b)
-        PyTuple_SET_ITEM(pair, 1, b)
-        Py_INCREF(pair)
-        PyList_SET_ITEM(out, i, pair)
+    cdef object a, b = None
+    with gc_paused():   # tuples by the million: no collection in between
+        for i in range(n // 2):
+            a = b if offsets[2 * i] == last else PyLong_FromLongLong(offsets[2 * i])
+            last = offsets[2 * i + 1]
+            b = a if last == offsets[2 * i] else PyLong_FromLongLong(last)
+            pair = PyTuple_New(2)
+            Py_INCREF(a)
+            PyTuple_SET_ITEM(pair, 0, a)
+            Py_INCREF(b)
+            PyTuple_SET_ITEM(pair, 1, b)
+            Py_INCREF(pair)
+            PyList_SET_ITEM(out, i, pair)
     return out
 
 
