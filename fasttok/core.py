@@ -906,7 +906,8 @@ class Encoding:
 
     def encode_with_offsets(self, text: str, *, unit: str = "chars",
                             allowed_special: AllowedSpecial = frozenset(),
-                            disallowed_special: DisallowedSpecial = "all") -> tuple:
+                            disallowed_special: DisallowedSpecial = "all",
+                            add_special_tokens: bool = False) -> tuple:
         """``(ids, spans)``: :meth:`encode`'s ids (same special-token
         arguments) and, for each, the ``(start, end)`` of the original
         ``text`` it came from, through normalization, counted in ``unit``:
@@ -919,10 +920,11 @@ class Encoding:
         ``tokenizers`` does; SentencePiece's byte pieces of one character
         give the last of them the character and the others an empty span at
         its start, as ``sentencepiece`` does. A token that covers no text (a
-        dummy-prefix ``▁`` of its own) gets an empty span where it stands.
-        Spans equal ``tokenizers``' offsets for a ``tokenizer.json`` (with
-        ``allowed_special="all"``, its ``add_special_tokens=False``) and
-        ``sentencepiece``'s byte ``begin``/``end`` for a ``.model``.
+        dummy-prefix ``▁`` of its own) gets an empty span where it stands;
+        one that ``add_special_tokens=True`` adds (BOS, ``[CLS]``) gets
+        ``(0, 0)``, as ``tokenizers`` gives it. Spans equal ``tokenizers``'
+        offsets for a ``tokenizer.json`` (with ``allowed_special="all"``)
+        and ``sentencepiece``'s byte ``begin``/``end`` for a ``.model``.
 
         >>> enc = Encoding.from_vocabulary(Vocabulary(
         ...     name="b", model="byte_bpe", pattern=r"\\S+|\\s+",
@@ -933,7 +935,7 @@ class Encoding:
         [(3, 5), (3, 5), (3, 5), (3, 5)]
         """
         allowed = self._allowed_mask(allowed_special, disallowed_special, text)
-        return spans_in(self._core, text, allowed, unit)
+        return spans_in(self._core, text, allowed, unit, add_special_tokens)
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple:
         """``(text, offsets)``: ``text`` is :meth:`decode` of the ids (strict

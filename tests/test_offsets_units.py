@@ -88,6 +88,19 @@ def test_char_spans_equal_tokenizers_offsets_on_every_shared_tokenizer_json(name
     bad.assert_none()
 
 
+@pytest.mark.parametrize("name", [f"{name}/tokenizer.json" for name in HF_BYTE_LEVEL + HF_OTHER])
+def test_the_tokens_add_special_tokens_adds_span_nothing_as_in_tokenizers(name):
+    import tokenizers
+
+    path = DATA / "vocab" / "hf" / name
+    enc = _load(path)
+    tk = without_truncation_or_padding(tokenizers.Tokenizer.from_file(str(path)))
+    for text in MIXED + lines()[:40]:
+        theirs = tk.encode(text)
+        assert enc.encode_with_offsets(text, allowed_special="all", add_special_tokens=True) \
+            == (theirs.ids, theirs.offsets)
+
+
 @pytest.mark.parametrize("name", ["llama3/tokenizer.json", "gemma3/tokenizer.json",
                                   "all-MiniLM-L6-v2/tokenizer.json", HF_FILES[-1]])
 def test_char_spans_equal_tokenizers_offsets_on_hypothesis_text(name):

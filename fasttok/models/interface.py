@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Optional, Protocol, runtime_checkable
 
+from fasttok.errors import FasttokError
 from fasttok.models._model_base import REQUIRED_ATTRIBUTES, REQUIRED_METHODS, ModelBase
 from fasttok.shared.batching import default_threads, on_threads
 
@@ -98,24 +99,39 @@ def run_batch(model: Any, texts: list, allowed: Any, how: str, num_threads: Opti
     return job.finish()
 
 
-def spans_in(model: Any, text: str, allowed: Optional[bytes], unit: str) -> tuple:
+def spans_in(model: Any, text: str, allowed: Optional[bytes], unit: str,
+             add_special_tokens: bool = False) -> tuple:
     """``(ids, spans)``: ``model.encode_with_offsets(text, allowed)``'s ids
     (a list) and each one's ``(start, end)`` in ``text`` counted in ``unit``
     (``"bytes"``, ``"chars"`` or ``"utf16"``), converted from the model's
-    unit by :func:`fasttok.shared._offset_units.spans_in_unit`.
+    unit by :func:`fasttok.shared._offset_units.spans_in_unit`. With
+    ``add_special_tokens``, the ids the model's post-processor puts around
+    them span ``(0, 0)``, as ``tokenizers`` gives a template's tokens.
 
     >>> class Letters(ModelBase):
+    ...     post_processor = staticmethod(lambda ids: [1] + ids + [2])
     ...     def encode(self, text, allowed):
     ...         return [ord(c) for c in text]
     ...     def token_bytes(self, token):
     ...         return chr(token).encode()
     >>> spans_in(Letters(), "h\u00e9", None, "bytes")
     ([104, 233], [(0, 1), (1, 3)])
+    >>> spans_in(Letters(), "h\u00e9", None, "chars", add_special_tokens=True)
+    ([1, 104, 233, 2], [(0, 0), (0, 1), (1, 2), (0, 0)])
     """
     from fasttok.shared._offset_units import spans_in_unit  # here: offsets' own, not a load's
 
     ids, spans, source = model.encode_with_offsets(text, allowed)
-    return list(ids), spans_in_unit(text, spans, source, unit)
+    ids, spans = list(ids), spans_in_unit(text, spans, source, unit)
+    if not add_special_tokens:
+        return ids, spans
+    wrapped = model.post_processor(ids)
+    added = len(wrapped) - len(ids)
+    for before in range(max(added, 0) + 1):
+        if wrapped[before:before + len(ids)] == ids:
+            return wrapped, [(0, 0)] * before + spans + [(0, 0)] * (added - before)
+    raise FasttokError("offsets with add_special_tokens=True need a post-processor that "
+                       "puts tokens around the text's, not one that changes them")
 
 
 @runtime_checkable
