@@ -9,7 +9,8 @@ of the corpus files (ids only), hypothesis
 text, with ``all-MiniLM-L6-v2``'s vocabulary; small hand-made vocabularies
 pin the rules: unknown words, ``max_input_chars_per_word`` at and past the
 limit, prefix-only tokens, prefixed tokens at a word's start, another prefix
-or none, a missing unknown token, the JSON fields.
+or none, a missing unknown token, the JSON fields; and the token strings
+made only when ``tokenize`` first asks for them (an encode reads none).
 """
 
 from __future__ import annotations
@@ -289,3 +290,19 @@ def test_the_automaton_texts_of_a_packed_vocabulary_are_those_of_its_dict(never)
     doc, packed = read_tokenizer_document(json.dumps({"model": {"vocab": vocab}}).encode())
     assert wordpiece_texts(packed.vocab, "##", never, b"\xc0") == \
         wordpiece_texts(vocab, "##", never, b"\xc0")
+
+
+@pytest.mark.parametrize("packed", [False, True], ids=["dict", "packed"])
+def test_token_strings_are_made_when_tokenize_first_asks_for_them(packed):
+    # the automaton's texts keep their places in the vocabulary; an encode
+    # (match_word) reads no token string, tokenize spells them from there
+    from fasttok.shared._json_reader import read_tokenizer_document
+
+    vocab = {"[UNK]": 0, "": 1, "##b": 2, "a": 3, "##": 4, "é": 5, "##é": 6}
+    if packed:
+        vocab = read_tokenizer_document(json.dumps({"model": {"vocab": vocab}}).encode())[1].vocab
+    model = WordPiece(vocab)
+    assert model.tokenize_ids("abéb") == [3, 2, 6, 2]
+    assert "_values" not in vars(model)
+    assert model.tokenize("abéb") == [(3, "a", (0, 1)), (2, "##b", (1, 2)), (6, "##é", (2, 3)),
+                                      (2, "##b", (3, 4))]

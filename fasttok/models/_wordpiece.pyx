@@ -226,7 +226,27 @@ best of 7; whole corpus files, en / code / multi / zh):
   instructions; zh.txt's thousands of code points, 607M of 986M); the
   automaton ~28, with 8.9k page faults (its ~900k units, 14 MB, touched
   as placed); the rest of the call ~22 against 7, with 5.8k faults (the
-  8 MiB chunk table filling, misses walked).
+  8 MiB chunk table filling, misses walked). Callgrind, the bench's cold
+  whole text (a second model loaded in a process whose first encoded
+  the first half; the second half, /tmp/b2s11/cold.py, 2026-12-05): code
+  132.4M instructions, of which the model made on first use ~68M
+  (``wordpiece_texts`` 30M, :class:`TokenTables` 25M, the rest of
+  ``__init__`` 11M) and the walk 63M; a ``str`` per token and the
+  texts' indices as ints made only when asked for: 117.9M (en 178.9M ->
+  164.3M).
+* Rejected (2026-12-05): short chunks (up to 8 ASCII units, up to 3
+  ids) in 16-byte slots, four to a cache line (a 1 MiB table beside the
+  4 MiB of ChunkSlots for the rest), so that en.txt's ~24k distinct short
+  chunks fit the L2 cache. Callgrind, en whole steady: 36.6M -> 34.4M
+  instructions, L2-sized (1 MiB) last-level misses 250k -> 233k, but
+  branch mispredicts 178k -> 323k (the way of a bucket's key, the short
+  or long path a chunk takes: 14% of en.txt's are longer); with the
+  bucket compared without a branch, 220k mispredicts and 36.5M
+  instructions. CPU, medians of 8 alternating processes beside
+  nanotoken (load 7-8): 6.28 -> 6.68 ms. Also even and not kept:
+  skipping the SPACE run after a chunk in one count of trailing zeros
+  (en mispredicts 178k -> 153k, instructions 36.6M -> 37.3M; CPU 6.23 ->
+  6.14 ms, within the noise).
 * ``encode_with`` (a ``tokenizer.json`` BERT file's rules, a
   :class:`CodePointRules`) is also the walk with offsets: the same loop, a
   flag on, notes the text index of the character each byte of a word is of
@@ -732,40 +752,46 @@ cdef class BertNormalizer:
 
 def wordpiece_texts(vocab not None, str prefix not None, frozenset never not None,
                     bytes start not None):
-    """``(texts, ids, values, rests)`` of a ``tokenizer.json`` WordPiece
+    """``(texts, ids, entries, rests)`` of a ``tokenizer.json`` WordPiece
     vocabulary (a ``dict``, or the :class:`PackedVocab` of fasttok's reader)
     for :class:`WordPieceModel`: each token (ids in ``never`` left out) as
     ``start`` + its UTF-8, where it is not empty, and after it, if it starts
     with ``prefix`` and is longer, the UTF-8 of what follows ``prefix``;
-    with each text's token id and token, and the indices of the texts of
-    the second kind. (Compiled: the same loop in Python was ~8 ms of
-    bert-base's load.)
+    with each text's token id, the place of its token in the vocabulary (an
+    ``array('I')``: a token's ``str`` is made when asked for, and an encode
+    asks for none), and the indices of the texts of the second kind.
+    (Compiled: the same loop in Python was ~8 ms of bert-base's load.)
 
     >>> wordpiece_texts({"[UNK]": 0, "a": 1, "##b": 2}, "##", frozenset({0}), b"\\xc0")
-    ([b'\\xc0a', b'\\xc0##b', b'b'], [1, 2, 2], ['a', '##b', '##b'], [2])
+    ([b'\\xc0a', b'\\xc0##b', b'b'], [1, 2, 2], array('I', [1, 2, 2]), [2])
     """
-    cdef list texts = [], ids = [], values = [], rests = []
-    cdef Py_ssize_t cut = len(prefix)
+    cdef list texts = [], ids = [], rests = []
+    cdef carray.array entries
+    cdef Py_ssize_t cut = len(prefix), e = 0, k = 0
     cdef str token
     cdef bint check = len(never) > 0
     if type(vocab) is PackedVocab:
         return _packed_texts(<PackedVocab>vocab, prefix.encode("utf-8"), never, start)
     if type(vocab) is not dict:
         raise TypeError(f"vocab must be a dict or a PackedVocab, not {type(vocab).__name__}")
+    entries = carray.clone(_UINT32S, 2 * len(<dict>vocab), False)
     for key, i in (<dict>vocab).items():
         token = key
-        if check and i in never:
-            continue
-        if token:
-            texts.append(start + token.encode("utf-8"))
-            ids.append(i)
-            values.append(token)
-        if len(token) > cut and token.startswith(prefix):
-            rests.append(len(texts))
-            texts.append(token[cut:].encode("utf-8"))
-            ids.append(i)
-            values.append(token)
-    return texts, ids, values, rests
+        if not (check and i in never):
+            if token:
+                texts.append(start + token.encode("utf-8"))
+                ids.append(i)
+                entries.data.as_uints[k] = <uint32_t>e
+                k += 1
+            if len(token) > cut and token.startswith(prefix):
+                rests.append(len(texts))
+                texts.append(token[cut:].encode("utf-8"))
+                ids.append(i)
+                entries.data.as_uints[k] = <uint32_t>e
+                k += 1
+        e += 1
+    carray.resize(entries, k)
+    return texts, ids, entries, rests
 
 
 cdef tuple _packed_texts(PackedVocab vocab, bytes prefix, frozenset never, bytes start):
@@ -773,12 +799,12 @@ cdef tuple _packed_texts(PackedVocab vocab, bytes prefix, frozenset never, bytes
     # of it made (all-MiniLM-L6-v2's took ~5 ms). A UTF-8 text starts with
     # the prefix's UTF-8 exactly when the token starts with the prefix, and
     # is then longer in bytes exactly when longer in characters
-    cdef list texts = [], ids = [], values = [], rests = []
+    cdef list texts = [], ids = [], rests = []
+    cdef carray.array entries = carray.clone(_UINT32S, 2 * vocab.n, False)
     cdef size_t cut = len(prefix), n_start = len(start), size
     cdef const uint8_t* text
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, k = 0
     cdef bytes out
-    cdef str token
     cdef bint check = len(never) > 0
     for i in range(vocab.n):
         token_id = vocab.entry_ids[i]
@@ -788,19 +814,21 @@ cdef tuple _packed_texts(PackedVocab vocab, bytes prefix, frozenset never, bytes
         size = vocab.offsets[i + 1] - vocab.offsets[i]
         if size == 0:
             continue  # the empty token: neither a word's start nor after the prefix
-        token = PyUnicode_DecodeUTF8(<const char*>text, size, NULL)
         out = PyBytes_FromStringAndSize(NULL, n_start + size)
         memcpy(PyBytes_AS_STRING(out), PyBytes_AS_STRING(start), n_start)
         memcpy(PyBytes_AS_STRING(out) + n_start, text, size)
         texts.append(out)
         ids.append(token_id)
-        values.append(token)
+        entries.data.as_uints[k] = <uint32_t>i
+        k += 1
         if size > cut and memcmp(text, PyBytes_AS_STRING(prefix), cut) == 0:
             rests.append(len(texts))
             texts.append(PyBytes_FromStringAndSize(<const char*>text + cut, size - cut))
             ids.append(token_id)
-            values.append(token)
-    return texts, ids, values, rests
+            entries.data.as_uints[k] = <uint32_t>i
+            k += 1
+    carray.resize(entries, k)
+    return texts, ids, entries, rests
 
 
 _normalizers = {}
@@ -2187,9 +2215,11 @@ cdef class WordPieceModel:
         self.auto.max_chars = SIZE_MAX if max_word_chars is None else <size_t>max_word_chars
         self.lowercase = lowercase
         self.strip_accents = strip_accents
-        # the id of each text, as the int object the lists take
-        self._texts = tuple(range(n_tokens))
-        self.ints = self._texts if ids is None else ids
+        # the id of each text, as the int object the lists take; the
+        # texts' indices (match_word_texts', tokenize's) made when first
+        # asked for where they are not the ids (an encode never asks)
+        self.ints = tuple(range(n_tokens)) if ids is None else ids
+        self._texts = self.ints if ids is None else None
         self.text_ids = <uint32_t*>malloc((n_tokens + 1) * sizeof(uint32_t))
         if self.text_ids == NULL:
             raise MemoryError()
@@ -3011,6 +3041,8 @@ cdef class WordPieceModel:
         >>> m.match_word(b"abcd"), m.match_word_texts(b"abcd")
         ([9, 9], [2, 3])
         """
+        if self._texts is None:
+            self._texts = tuple(range(self.n_tokens))
         return self._match_word(piece, self._texts)
 
     cdef list _match_word(self, bytes piece, tuple ints):

@@ -93,7 +93,7 @@ class WordPiece:
         # is imported here: a load that never encodes needs none of it
         from fasttok.models._wordpiece import WordPieceModel, wordpiece_texts
 
-        texts, ids, self._values, self._rests = wordpiece_texts(
+        texts, ids, self._text_entries, self._rests = wordpiece_texts(
             self._entries, self.continuing_subword_prefix, self._never, _START)
         self._unk_text = None
         if self._unk_id is not None:
@@ -116,6 +116,15 @@ class WordPiece:
         return entries.texts() if type(entries) is PackedVocab and entries.in_order else None
 
     # made on first use: a file whose walk encodes (BERT's) never asks for them
+    @functools.cached_property
+    def _values(self) -> list:
+        # per text: its token, from the texts' places in the vocabulary
+        # (made with the core, built first)
+        self._core
+        entries = self._entries
+        names = entries.texts() if type(entries) is PackedVocab else list(entries)
+        return [names[e] for e in self._text_entries]
+
     @functools.cached_property
     def _tokens(self) -> dict:
         return {i: token for token, i in self.vocab.items()}
