@@ -88,6 +88,7 @@ from fasttok.models._model_base import spelled_spans
 from fasttok.models.interface import ModelBase
 from fasttok.post_processors.special_ids import cls_sep, from_flags
 from fasttok.pre_tokenizers.gguf import pre_tokenizer
+from fasttok.shared._offset_units import spans_in_unit
 from fasttok.shared.surrogates import repair_surrogates
 from fasttok.vocab import Vocabulary
 
@@ -353,10 +354,13 @@ class GGUFModel(ModelBase):
         if len(repaired) != len(text):
             raise FasttokError(f"{self.label}: offsets need a text without surrogate pairs "
                                "(join each pair into its character first)")
+        frags = self._specials.partition_spans(repaired, self._entries_for(allowed))
+        if len(frags) == 1 and len(frags[0]) == 2:
+            return self._fragment_offsets(repaired, True)   # no special token: in its unit
         ids: list = []
         spans = array("q")
         first, done, at = True, 0, 0   # at: the UTF-8 length of repaired[:done]
-        for frag in self._specials.partition_spans(repaired, self._entries_for(allowed)):
+        for frag in frags:
             start, end = frag[-2], frag[-1]
             at += len(repaired[done:start].encode("utf-8"))
             size = len(repaired[start:end].encode("utf-8"))
@@ -365,7 +369,11 @@ class GGUFModel(ModelBase):
                 spans += array("q", (at, at + size))
                 first = True
             else:
-                found, found_spans = self._fragment_offsets(repaired[start:end], first)
+                fragment = repaired[start:end]
+                found, found_spans, unit = self._fragment_offsets(fragment, first)
+                if unit != "bytes":
+                    found_spans = [x for span in spans_in_unit(fragment, found_spans, unit, "bytes")
+                                   for x in span]
                 ids += found
                 spans += array("q", [at + x for x in found_spans])
                 first = False
@@ -374,15 +382,16 @@ class GGUFModel(ModelBase):
         return ids, spans, "bytes"
 
     def _fragment_offsets(self, fragment: str, first: bool) -> tuple:
-        # (ids, spans of fragment's UTF-8) of text between special tokens:
-        # here where the tokens' bytes spell it (byte-level BPE), each token
-        # its own bytes
+        # (ids, spans, unit) of text between special tokens (first: at the
+        # start or after one), as Model.encode_with_offsets gives them: here
+        # where the tokens' bytes spell it (byte-level BPE), each token its
+        # own bytes
         ids = self._encode_text(fragment)
         spans = spelled_spans(ids, self.token_bytes, fragment)
         if spans is None:
             raise self._refusal("offsets need the walk's spans: {}'s tokens do not spell the "
                                 "text (a byte without a token of its own is dropped)")
-        return ids, spans
+        return ids, spans, "bytes"
 
     def find_special(self, text: str, mask: Any) -> int:
         """Index in ``special_order`` of a masked special token that ``text`` contains, or -1."""
@@ -712,12 +721,9 @@ class GGUFWordPiece(GGUFModel):
 
     def _fragment_offsets(self, fragment: str, first: bool) -> tuple:
         # the walk's character spans (each normalized character is of one
-        # character; [UNK] spans its word) as spans of fragment's UTF-8
-        from fasttok.shared._offset_units import spans_in_unit
-
+        # character; [UNK] spans its word)
         found = self.core.encode_with(fragment, self._offset_rules, None, True)
-        spans = spans_in_unit(fragment, found[1], "chars", "bytes")
-        return found[0].tolist(), array("q", [x for span in spans for x in span])
+        return found[0], found[1], "chars"
 
     def encode_many(self, texts: list, allowed: Any = None) -> list:
         if self._entries_for(allowed):

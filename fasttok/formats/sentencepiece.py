@@ -141,8 +141,7 @@ class GGUFSentencePiece(GGUFModel):
         return self.core.encode_fragment(text, True)
 
     def _fragment_offsets(self, fragment: str, first: bool) -> tuple:
-        found, spans, _ = self.core.encode_with_offsets(fragment, None, first)
-        return found, spans
+        return self.core.encode_with_offsets(fragment, None, first)
 
     def sample(self, text: str, allowed: Any, alpha: float, nbest_size: int,
                rng: random.Random) -> list:
