@@ -40,7 +40,7 @@ from typing import Optional
 from fasttok.decoders.hf_byte_fallback import ByteFallback
 from fasttok.decoders.hf_simple import Fuse, Sequence, Strip
 
-__all__ = ["token_starts", "common_prefix"]
+__all__ = ["token_starts", "common_prefix", "decoder_stages"]
 
 _FFFD = "\ufffd".encode("utf-8")
 
@@ -64,15 +64,20 @@ def common_prefix(a: bytes, b: bytes) -> int:
     return lo
 
 
-def _stages(decoder) -> list:
+def decoder_stages(decoder) -> list:
+    """The stages of a decoder chain in order, nested ``Sequence``\\s flattened.
+
+    >>> decoder_stages(Sequence([Fuse(), Sequence([Strip(" ", 1, 0)])]))
+    [Fuse(), Strip(content=' ', start=1, stop=0)]
+    """
     if isinstance(decoder, Sequence):
-        return [s for d in decoder.decoders for s in _stages(d)]
+        return [s for d in decoder.decoders for s in decoder_stages(d)]
     return [decoder]
 
 
 def _plan(decoder) -> Optional[tuple]:
     # (token-local stages, ByteFallback or None, the leading Strip after Fuse or None)
-    stages = _stages(decoder)
+    stages = decoder_stages(decoder)
     k = 0
     while k < len(stages) and getattr(stages[k], "token_local", False):
         k += 1

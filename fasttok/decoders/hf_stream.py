@@ -8,6 +8,15 @@ short. This is the rule of tokenizers' ``step_decode_stream``, step for
 step: the same ``None``\\s, the same chunks, and the same error where a
 decoder rewrites text it had already given out.
 
+That rule gives text a later id can still change in one case among the
+decoders: a ``ByteFallback`` stage gives a run of byte tokens its text only
+when the whole run is valid UTF-8, else one U+FFFD per byte, so
+``<0x25>`` (``%``) then ``<0x8E>`` is ``"��"``. :func:`holds_byte_runs`
+says when a stream that must only give settled text (``Encoding.decode_stream``)
+holds the trailing run of byte tokens back until another token ends it: the
+worst-case holdback of that rule is the whole run, every other stage holds
+nothing beyond tokenizers' rule (an incomplete character at the end).
+
 >>> from fasttok.decoders.hf_metaspace import Metaspace
 >>> stream = HFDecodeStream(Metaspace())
 >>> token_of = lambda i, skip_special_tokens: {0: "▁Hello", 1: "▁world"}.get(i)
@@ -22,7 +31,7 @@ from typing import Optional, Union
 
 from fasttok.errors import FasttokError
 
-__all__ = ["HFDecodeStream"]
+__all__ = ["HFDecodeStream", "holds_byte_runs"]
 
 
 class HFDecodeStream:
@@ -96,6 +105,25 @@ class HFDecodeStream:
         if self.decoder is None:
             return " ".join(tokens)
         return self.decoder.decode(tokens)
+
+
+def holds_byte_runs(decoder) -> bool:
+    """Whether ``decoder`` (a chain, or ``None``) has a ``ByteFallback``
+    stage: then a run of byte tokens is settled only once a token that is not
+    one follows it (a later byte token can make the run invalid UTF-8).
+
+    >>> from fasttok.decoders.hf_byte_fallback import ByteFallback
+    >>> from fasttok.decoders.hf_simple import Fuse, Sequence
+    >>> holds_byte_runs(Sequence([ByteFallback(), Fuse()])), holds_byte_runs(None)
+    (True, False)
+    >>> ByteFallback().decode(["<0x25>"]), ByteFallback().decode(["<0x25>", "<0x8E>"])
+    ('%', '��')
+    """
+    # the stages' modules here: the drop-in face imports this module with its own
+    from fasttok.decoders.hf_byte_fallback import ByteFallback
+    from fasttok.decoders.hf_starts import decoder_stages
+
+    return decoder is not None and any(isinstance(s, ByteFallback) for s in decoder_stages(decoder))
 
 
 def _longer_in_utf8(text: str, prefix: str) -> bool:

@@ -176,17 +176,24 @@ def _prefix_agreements(decode: Callable[[list], str], ids: list, whole: bytes,
 
 class _TextStream:
     # Ids one at a time as tokenizers' DecodeStream gives their text (which
-    # holds back text ending in U+FFFD, an incomplete character); the end of
-    # the stream gives whatever the whole decode has beyond what was given.
-    # Each id is checked as decode checks it (KeyError, TypeError).
+    # holds back text ending in U+FFFD, an incomplete character), except that
+    # a trailing run of byte tokens is held until a token that is not one
+    # ends it where the decoder has a ByteFallback stage (a later byte token
+    # could turn the run into U+FFFDs: hf_stream.holds_byte_runs); so the
+    # text given is settled and the end of the stream gives whatever the
+    # whole decode has beyond it. Each id is checked as decode checks it
+    # (KeyError, TypeError).
     def __init__(self, model: "HFModel") -> None:
-        from fasttok.decoders.hf_stream import HFDecodeStream
+        from fasttok.decoders.hf_byte_fallback import ByteFallback
+        from fasttok.decoders.hf_stream import HFDecodeStream, holds_byte_runs
 
         self._new_stream = HFDecodeStream
         self._check = model._check
         self._pipeline = pipeline = model.pipeline
         self._stream = HFDecodeStream(pipeline.decoder)
+        self._byte_of = ByteFallback.byte_of if holds_byte_runs(pipeline.decoder) else None
         self._ids: list = []
+        self._run: list = []
         self._given = 0
 
     def _token(self, token_id: int, skip_special_tokens: bool) -> Optional[str]:
@@ -198,7 +205,11 @@ class _TextStream:
             return b""  # an id only the post-processor adds decodes to nothing
         token = kept[0]
         self._ids.append(token)
-        text = self._stream.step(self._token, token)
+        self._run.append(token)
+        if self._byte_of is not None and self._byte_of(self._pipeline.id_to_token(token)) is not None:
+            return b""
+        text = self._stream.step(self._token, self._run)
+        self._run = []
         if text is None:
             return b""
         self._given += len(text)
@@ -208,6 +219,7 @@ class _TextStream:
         rest = self._pipeline.decode(self._ids, False)[self._given:]
         self._stream = self._new_stream(self._pipeline.decoder)
         self._ids = []
+        self._run = []
         self._given = 0
         return rest.encode("utf-8")
 
