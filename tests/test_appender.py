@@ -91,10 +91,11 @@ def test_pushing_twice_the_text_costs_twice_the_characters(kind):
     assert costs[1] <= costs[0] * 1.25 and costs[1] < 40
 
 
-def test_pending_is_the_text_after_the_final_ids():
+def test_pending_keeps_the_last_word_and_the_one_before_it():
     enc = load("tiktoken")
     a = enc.appender()
-    assert a.push("Hello wor") == enc.encode("Hello")
-    assert a.pending == " wor"
-    assert a.push("ld and") == enc.encode(" world")
-    assert a.pending == " and"
+    assert a.push("Hello wor") == []
+    assert a.pending == "Hello wor"
+    assert a.push("ld and then some") == enc.encode("Hello world and")
+    assert a.pending == " then some"
+    assert a.ids + a.pending_ids() == a.flush() == enc.encode("Hello world and then some")

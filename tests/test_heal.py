@@ -6,8 +6,8 @@ Where heal and llguidance differ, the difference is llguidance's rule and
 is shown here: its back-off looks at the vocabulary only, so a
 continuation can change ids it keeps (heal keeps fewer, and the test finds
 the continuation: a probe of :data:`fasttok.inference.stability.PROBES`,
-the text's last characters again, or the rest of a token extending the
-suffix). The whole comparison, every line of testcases/lines.jsonl
+the text's last characters again, an ASCII letter or digit, or the rest of
+a token extending the suffix). The whole comparison, every line of testcases/lines.jsonl
 cut at every position, runs with ``-m slow``; the default run takes every
 seventh position.
 """
@@ -15,6 +15,7 @@ seventh position.
 from __future__ import annotations
 
 import json
+import string
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -85,7 +86,8 @@ def _changed_by_a_continuation(enc, data: bytes, ids: list, suffix: bytes) -> bo
     # probe, the text's last characters again, or the rest of a token that
     # extends the suffix
     text = data.decode("utf-8")
-    tries = list(PROBES) + [text[-1:], text[-2:], text[-1:] * 2]
+    tries = list(PROBES) + [text[-1:], text[-2:], text[-1:] * 2] + list(string.ascii_letters
+                                                                       + string.digits)
     for token in enc.tokens_extending(suffix)[:8]:
         tries.append(enc.decode_single_token_bytes(token)[len(suffix):].decode("utf-8", "ignore"))
     return any(enc.encode(text + more, allowed_special="all")[:len(ids)] != ids for more in tries)

@@ -2,7 +2,8 @@
 the unstable tail, not the whole text again.
 
 The appender keeps the final ids, the text after them (``pending``, whose
-ids may still change) and a short context: the last words before
+ids may still change: at least its last word and the whitespace around
+it) and a short context: the last words before
 ``pending``, as encoded alone, whose ids are the last final ids. A push
 encodes the context and the pending text (the new text appended), checks
 that the result begins with the context's ids (so the pending text's ids
@@ -15,8 +16,8 @@ wrong. ``flush`` gives the final ids and the pending text's ids together:
 
 >>> encode = lambda s: [ord(ch) for ch in s]          # one id a character
 >>> a = Appender(encode)
->>> a.push("ab c"), a.pending, a.flush()
-([97, 98, 32], 'c', [97, 98, 32, 99])
+>>> a.push("ab cd ef"), a.pending, a.flush()
+([97, 98], ' cd ef', [97, 98, 32, 99, 100, 32, 101, 102])
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ class Appender:
     arguments.
 
     >>> a = Appender(lambda s: [ord(ch) for ch in s])
-    >>> a.push("x "), a.push("y z"), a.ids, a.count()
-    ([120], [32, 121, 32], [120, 32, 121, 32], 5)
+    >>> a.push("x y "), a.push("z w"), a.ids, a.pending_ids(), a.count()
+    ([], [120, 32, 121], [120, 32, 121], [32, 122, 32, 119], 7)
     """
 
     def __init__(self, encode: Callable[[str], list]) -> None:
@@ -66,7 +67,7 @@ class Appender:
         self._text.append(text)
         self.pending += text
         window, ids = self._window_ids()
-        found = split_stable(self._encode, window, ids, len(self._context))
+        found = split_stable(self._encode, window, ids, len(self._context), settled=True)
         if found is None:
             return []
         cut, k, segment, segment_ids = found
@@ -91,6 +92,16 @@ class Appender:
     def count(self) -> int:
         """How many ids everything pushed encodes to (final and pending)."""
         return len(self.flush())
+
+    def pending_ids(self) -> list:
+        """The ids of the pending text, as it encodes after the final ids
+        (``ids + pending_ids()`` is :meth:`flush`, without copying ``ids``).
+
+        >>> a = Appender(lambda s: [ord(ch) for ch in s])
+        >>> a.push("a b c d"), a.pending_ids()
+        ([97, 32, 98], [32, 99, 32, 100])
+        """
+        return self._window_ids()[1][len(self._context_ids):]
 
     def flush(self) -> list:
         """Every id of everything pushed: ``encode`` of the whole text."""

@@ -14,9 +14,9 @@ token starts with, and back off the fewest ids that cover it. That rule
 looks only at the vocabulary, so a continuation can still change ids it
 keeps; here the ids kept are also at most those that the encoding of the
 text followed by each of :data:`~fasttok.inference.stability.PROBES` (one
-character of each kind that moves a boundary), by its own last characters
-and by the rest of a few tokens extending the bytes backed off, begins
-with.
+character of each kind that moves a boundary), by its own last characters,
+by each ASCII letter and digit and by the rest of a few tokens extending
+the bytes backed off, begins with.
 
 >>> from fasttok.inference.prefix_table import PrefixTable
 >>> tokens = {0: b"T", 1: b"he", 2: b" q", 3: b" qu", 4: b"u"}
@@ -39,6 +39,9 @@ __all__ = ["heal", "LOOKBACK"]
 
 #: How many ids llguidance looks back over.
 LOOKBACK = 4
+# a BPE piece that grows by one letter or digit can re-merge its last tokens
+# ("ququ" is qu|qu, "ququt" quq|ut): every one is tried
+_ALNUM = tuple("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 # how many tokens extending the backed-off bytes are tried as continuations
 _EXTENSIONS = 8
 # how many characters from the end the text the kept ids encode is looked for
@@ -119,10 +122,10 @@ def heal(encode: Callable[[str], list], token_bytes: Callable[[int], bytes],
 def _echoes(text: str, token_bytes: Callable[[int], bytes], table: PrefixTable,
             backed: list) -> tuple:
     # continuations drawn from the text itself: its last characters again
-    # (a Unigram word re-segments when it grows by what it ends with), and
-    # the rest of a few tokens that extend the bytes backed off (what
+    # (a Unigram word re-segments when it grows by what it ends with), every
+    # ASCII letter and digit, and the rest of a few tokens that extend the bytes backed off (what
     # generation would write next)
-    echoes = [text[-1:], text[-2:], text[-1:] * 2]
+    echoes = [text[-1:], text[-2:], text[-1:] * 2, *_ALNUM]
     spelled = b"".join(map(token_bytes, backed))
     for raw in table.bytes_extending(spelled)[:_EXTENSIONS] if spelled else ():
         echoes.append(raw[len(spelled):].decode("utf-8", "ignore"))

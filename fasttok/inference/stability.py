@@ -38,6 +38,8 @@ on is the unstable tail.
 >>> encode = lambda s: [ord(ch) for ch in s]          # one id a character
 >>> split_stable(encode, "ab cd", encode("ab cd"), 0)[:2]
 (3, 3)
+>>> split_stable(encode, "ab cd ef gh", encode("ab cd ef gh"), 0, settled=True)[:2]
+(5, 5)
 """
 
 from __future__ import annotations
@@ -52,13 +54,18 @@ __all__ = ["PROBES", "split_stable", "cuts"]
 PROBES = ("a", "A", "1", "s", "'", "'s", ".", ",", " ", "  ", " a", "\n", "\r\n", "\t",
           "\u0301", "\u4e2d", "_", "-", "<", "\U0001f389")
 
-# a place where whitespace starts or ends
-_EDGE = re.compile(r"(?<=\S)(?=\s)|(?<=\s)(?=\S)")
+# a whitespace run: where it starts and ends are the places
+_SPACES = re.compile(r"\s+")
 
 # how far back from the end places are looked for, and how many are tried
 _SEARCH = 512
 _TRIES = 6
 _ANCHORS = 3
+# how many places a settled cut leaves after it: the end of a whitespace run,
+# the end of the word after it, and the whitespace's start before that
+_SETTLED = 3
+# how many places the tries need (settled places, the tries, their anchors)
+_ENOUGH = 3 + 6 + 2 + 3
 # a window this short may be its own anchor (the whole of it encoded per probe)
 _WHOLE = 1024
 
@@ -70,9 +77,19 @@ def cuts(text: str, lo: int) -> list:
     >>> cuts("ab cd  e", 0)
     [7, 5, 3, 2]
     """
-    start = max(lo, len(text) - _SEARCH)
-    found = [m.start() for m in _EDGE.finditer(text, start)]
-    return [c for c in reversed(found) if c > lo]
+    # the last stretch first: a few places are all a cut needs
+    for back in (_SEARCH // 4, _SEARCH):
+        start = max(lo, len(text) - back)
+        found = []
+        for m in _SPACES.finditer(text, start):
+            if m.start() > start or (m.start() > 0 and not text[m.start() - 1].isspace()):
+                found.append(m.start())
+            if m.end() < len(text):
+                found.append(m.end())
+        found = [c for c in reversed(found) if lo < c]
+        if len(found) >= _ENOUGH or start == lo:
+            return found
+    return found
 
 
 def _variants(local: str, whole: bool) -> tuple:
@@ -84,14 +101,17 @@ def _variants(local: str, whole: bool) -> tuple:
 
 
 def split_stable(encode: Callable[[str], list], text: str, ids: list,
-                 lo: int) -> Optional[tuple]:
+                 lo: int, *, settled: bool = False) -> Optional[tuple]:
     """``(c, k, segment, segment_ids)``: ``ids[:k]`` (the ids of ``text``,
     which starts where its encoding starts) cannot change whatever follows
     ``text``, and are the ids of ``text[:c]``; ``segment`` is the text
     before ``c`` from an earlier such place, as encoded alone to
     ``segment_ids`` (the last ids of ``ids[:k]``), the context an
     appender re-encodes its tail after. Only places after ``lo`` are
-    tried; ``None`` when none is confirmed.
+    tried; ``None`` when none is confirmed. ``settled``: only places with a
+    whole word and the whitespace on both sides of it after them, which no
+    continuation reaches back over, so no probe is tried (an appender's
+    cut: two encodes of a few words a push).
 
     >>> encode = lambda s: [ord(ch) for ch in s]
     >>> c, k, segment, segment_ids = split_stable(encode, "ab cd ef", encode("ab cd ef"), 0)
@@ -99,21 +119,22 @@ def split_stable(encode: Callable[[str], list], text: str, ids: list,
     (6, 6, 'cd ')
     """
     places = cuts(text, lo)
-    for i, c in enumerate(places[:_TRIES]):
+    first = _SETTLED if settled else 0
+    for i, c in enumerate(places[first:first + _TRIES], first):
         anchors = places[i + 2:i + 2 + _ANCHORS]
         if len(text) <= _WHOLE or not anchors:
             anchors.append(0)
         for a in anchors:
             if a == 0 and len(text) > _WHOLE:
                 continue
-            found = _confirmed(encode, text, ids, a, c)
+            found = _confirmed(encode, text, ids, a, c, () if settled else PROBES)
             if found is not None:
                 return found
     return None
 
 
 def _confirmed(encode: Callable[[str], list], text: str, ids: list, a: int,
-               c: int) -> Optional[tuple]:
+               c: int, probes: tuple) -> Optional[tuple]:
     local = text[a:]
     for v in _variants(local, a == 0):
         tail = ids if a == 0 else encode(v)
@@ -123,6 +144,6 @@ def _confirmed(encode: Callable[[str], list], text: str, ids: list, a: int,
         head = encode(head_text)
         if tail[:len(head)] != head:
             continue
-        if all(encode(v + p)[:len(head)] == head for p in PROBES):
+        if all(encode(v + p)[:len(head)] == head for p in probes):
             return c, len(ids) - len(tail) + len(head), head_text, head
     return None
