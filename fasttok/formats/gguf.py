@@ -610,6 +610,14 @@ class GGUFByteBPE(GGUFModel):
     def _encode_text(self, text: str) -> list:
         return self._known((self._fast or self._exact).encode_ordinary(text))
 
+    def _fragment_offsets(self, fragment: str, first: bool) -> tuple:
+        # the compiled walk's character spans where it gives every id (a
+        # scanner, every byte a token), else each token's own bytes
+        found = None if self._plain is None else self._fast.encode_offsets(fragment, None)
+        if found is None:
+            return super()._fragment_offsets(fragment, first)
+        return found[0], found[1], "chars"
+
     def _known(self, ids: list) -> list:
         # the stand-ins of bytes without a token dropped, as llama.cpp drops them
         if self.missing_bytes and ids and max(ids) >= self._n:
