@@ -44,6 +44,7 @@ import weakref
 
 cimport cython
 from cpython.object cimport PyObject
+from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 
 from fasttok.errors import FasttokError
@@ -180,14 +181,21 @@ cdef object _entry_vectorcall(object entry, PyObject* const* args, size_t nargsf
     return encode((<EncodeEntry>entry).encoding, *given, **keywords)
 
 
+# A model's compiled call of one str (the C function its text_call gives)
+ctypedef object (*TextCall)(object model, object text)
+
+
 @cython.final
 cdef class BoundEntry:
     """A model's bound method set on its encoding (``enc.encode_ordinary``):
-    a call is the method's own vector call, with no Python frame; pickled,
-    it is the encoding's attribute read again, as a bound method of the
-    encoding pickles (the compiled model behind it does not). It holds the
-    encoding by a weak reference: the encoding holds it, and a cycle would
-    leave a dropped encoding to the collector.
+    a call is the method's own vector call, with no Python frame, or, for a
+    ``str`` alone when the model gives one (its ``text_call(name)``), its C
+    function, with no call layer between (the method object's, the
+    function's, its argument parsing: ~200 instructions of a one-line
+    call's ~4,700); pickled, it is the encoding's attribute read again, as
+    a bound method of the encoding pickles (the compiled model behind it
+    does not). It holds the encoding by a weak reference: the encoding
+    holds it, and a cycle would leave a dropped encoding to the collector.
 
     >>> from fasttok.core import Encoding
     >>> from fasttok.vocab import Vocabulary
@@ -203,6 +211,9 @@ cdef class BoundEntry:
     cdef readonly object call
     cdef object encoding
     cdef str name
+    # the model's C call of a str and the model (call's __self__), or NULL
+    cdef TextCall text_call
+    cdef object model
 
     def __cinit__(self):
         self.vectorcall = <vectorcallfunc><void*>_bound_vectorcall
@@ -211,6 +222,26 @@ cdef class BoundEntry:
         self.call = call
         self.encoding = weakref.ref(encoding)
         self.name = name
+        model = getattr(call, "__self__", None)
+        text_call = getattr(model, "text_call", None)
+        capsule = text_call(name) if getattr(call, "__name__", None) == name \
+            and text_call is not None else None
+        if capsule is not None:
+            self.model = model
+            self.text_call = <TextCall>PyCapsule_GetPointer(capsule, "fasttok.text_call")
+
+    @property
+    def compiled(self):
+        """Whether a ``str`` alone goes to the model's C call (see the class).
+
+        >>> from fasttok.core import Encoding
+        >>> from fasttok.vocab import Vocabulary
+        >>> enc = Encoding.from_vocabulary(Vocabulary(
+        ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))
+        >>> enc.encode_ordinary.compiled, BoundEntry(len, enc, "len").compiled
+        (True, False)
+        """
+        return self.text_call != NULL
 
     def __call__(self, *args, **kwargs):
         """The bound method (for callers of tp_call; CPython calls _bound_vectorcall)."""
@@ -226,7 +257,11 @@ cdef class BoundEntry:
 
 cdef object _bound_vectorcall(object entry, PyObject* const* args, size_t nargsf,
                               PyObject* kwnames):
-    return PyObject_Vectorcall((<BoundEntry>entry).call, args, nargsf, kwnames)
+    cdef BoundEntry bound = <BoundEntry>entry
+    if bound.text_call != NULL and kwnames is NULL and PyVectorcall_NARGS(nargsf) == 1 \
+            and type(<object>args[0]) is str:
+        return bound.text_call(bound.model, <object>args[0])
+    return PyObject_Vectorcall(bound.call, args, nargsf, kwnames)
 
 
 cdef _enable_vectorcall():

@@ -266,6 +266,39 @@ def test_a_subclass_defining_encode_ordinary_keeps_its_own():
     assert enc.encode_ordinary("hi") == fasttok.get_encoding("r50k_base").encode_ordinary("HI")
 
 
+def test_encode_ordinary_of_a_str_goes_to_the_models_compiled_call():
+    # the byte-level core gives BoundEntry its C call (text_call), taken
+    # with no Python call between: the method's ids
+    enc = fasttok.get_encoding("r50k_base")
+    assert enc.encode_ordinary.compiled
+    for text in ("", "hi", "a <|endoftext|>", "h\xe9llo w\xf6rld \u65e5\u672c \U0001f600", "\ud800x",
+                 "x " * 3000):
+        assert enc.encode_ordinary(text) == enc._core.encode_ordinary(text)
+
+
+def test_encode_ordinary_by_keyword_or_of_a_non_str_takes_the_method():
+    enc = fasttok.get_encoding("r50k_base")
+    assert enc.encode_ordinary(text="hi") == enc.encode_ordinary("hi")
+    with pytest.raises(TypeError, match="expected str, got bytes"):
+        enc.encode_ordinary(b"hi")
+
+
+def test_a_model_redefining_encode_ordinary_gives_no_compiled_call():
+    from fasttok import _encode_entry
+    from fasttok.formats._byte_bpe import CoreBPE
+    from fasttok.shared._tables import TokenTables
+
+    class Zeros(CoreBPE):
+        def encode_ordinary(self, text):
+            return [0] * len(text)
+
+    core = Zeros(TokenTables([bytes([i]) for i in range(256)]), {}, scanner="gpt2")
+    assert core.text_call("encode_ordinary") is None
+    entry = _encode_entry.BoundEntry(core.encode_ordinary, fasttok.get_encoding("r50k_base"),
+                                     "encode_ordinary")
+    assert not entry.compiled and entry("hi") == [0, 0]
+
+
 def test_an_encoding_that_encoded_is_freed_without_the_cycle_collector():
     # enc.encode is made at each read, as a bound method is: an entry kept
     # on the instance would hold the encoding in a cycle

@@ -194,6 +194,17 @@ cdef PyObject* _new_int(uint32_t i) except NULL:
     return _ints[i]
 
 
+cdef object _encode_ordinary_call(object core, object text):
+    # CoreBPE.encode_ordinary of a str (its text_call)
+    cdef CoreBPE model = <CoreBPE>core
+    cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+    try:
+        model._encode_text(<str>text, NULL, False, &out)
+        return ids_to_list(out.data, out.len, model.n_ids, model.code_ids)
+    finally:
+        ids_free(&out)
+
+
 cdef list ids_to_list(const uint32_t* ids, size_t n, size_t n_ids, const uint32_t* code_ids):
     # code_ids: the id of each code for a sparse id space (NULL: codes are ids)
     cdef list out
@@ -864,12 +875,22 @@ cdef class CoreBPE(ModelBase):
 
     def encode_ordinary(self, str text not None):
         """Ids of ``text`` with special token strings treated as plain text."""
-        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        try:
-            self._encode_text(text, NULL, False, &out)
-            return ids_to_list(out.data, out.len, self.n_ids, self.code_ids)
-        finally:
-            ids_free(&out)
+        return _encode_ordinary_call(self, text)
+
+    def text_call(self, str name not None):
+        """The capsule (``"fasttok.text_call"``) of a C function ``f(self,
+        text)`` that is ``getattr(self, name)(text)`` for a ``str``, which
+        :class:`fasttok._encode_entry.BoundEntry` calls with no Python call
+        between; ``None`` for another name, or a subclass's own method.
+
+        >>> from fasttok.shared._tables import TokenTables
+        >>> core = CoreBPE(TokenTables([bytes([i]) for i in range(256)]), {}, scanner="gpt2")
+        >>> core.text_call("encode_ordinary") is not None, core.text_call("encode")
+        (True, None)
+        """
+        if name == "encode_ordinary" and type(self).encode_ordinary is CoreBPE.encode_ordinary:
+            return PyCapsule_New(<void*>_encode_ordinary_call, "fasttok.text_call", NULL)
+        return None
 
     def encode(self, str text not None, bytes allowed not None):
         """Ids of ``text``; ``allowed[i]`` says whether ``special_order[i]`` is a special here."""
