@@ -242,6 +242,25 @@ def test_decode_with_offsets_starts_each_token_where_its_span_starts(spelling):
     assert given_back > 300
 
 
+def test_tekken_spans_are_its_walks_as_on_tiktoken_vocabularies():
+    # a tekken.json is a byte-level BPE vocabulary (mistral_common ships them)
+    pytest.importorskip("mistral_common")
+    import importlib.resources
+
+    shipped = sorted(p for p in (importlib.resources.files("mistral_common") / "data").iterdir()
+                     if p.name.startswith("tekken_") and p.name.endswith(".json"))
+    if not shipped:
+        pytest.skip("mistral_common ships no tekken.json")
+    enc = _load(shipped[-1])
+    for text in lines() + MIXED:
+        ids, spans = enc.encode_with_offsets(text, disallowed_special=())
+        assert ids == enc.encode(text, disallowed_special=())
+        assert enc.decode_with_offsets(ids)[1] == [a for a, _ in spans]
+        bytes_spans = enc.encode_with_offsets(text, unit="bytes", disallowed_special=())[1]
+        for token, (a, b) in zip(ids, bytes_spans):
+            assert enc.decode_single_token_bytes(token) in text.encode("utf-8")[a:b]
+
+
 def test_a_byte_level_token_of_half_an_emoji_spans_the_emoji():
     enc = _load(KINDS["tiktoken"])
     ids, spans = enc.encode_with_offsets("\U0001f600")
