@@ -11,8 +11,8 @@ are the ones it has in the whole text), and asks
 :func:`~fasttok.inference.stability.split_stable` where the ids stop being
 final. When the check fails -- an encoding whose context does not encode
 alone to the same ids -- the whole text is encoded instead: slower, never
-wrong. ``flush`` gives the final ids and the pending text's ids together:
-``encode`` of everything pushed.
+wrong. ``flush`` gives the final ids and the pending text's ids the last push
+found together: ``encode`` of everything pushed.
 
 >>> encode = lambda s: [ord(ch) for ch in s]          # one id a character
 >>> a = Appender(encode)
@@ -47,6 +47,7 @@ class Appender:
         self._context_ids: list = []
         self._text: list = []  # everything pushed, for the fallback
         self.pending = ""
+        self._tail: list = []  # the pending text's ids, as the last push found them
         #: characters encoded so far by the pushes, their checks and the
         #: flushes: what appending costs, proportional to the text pushed
         self.encoded_chars = 0
@@ -69,10 +70,12 @@ class Appender:
         window, ids = self._window_ids()
         found = split_stable(self._encode, window, ids, len(self._context), settled=True)
         if found is None:
+            self._tail = ids[len(self._context_ids):]
             return []
         cut, k, segment, segment_ids = found
         new = ids[len(self._context_ids):k]
         self._final += new
+        self._tail = ids[k:]
         self.pending = window[cut:]
         self._context, self._context_ids = segment, segment_ids
         return new
@@ -91,7 +94,7 @@ class Appender:
 
     def count(self) -> int:
         """How many ids everything pushed encodes to (final and pending)."""
-        return len(self.flush())
+        return len(self._final) + len(self._tail)
 
     def pending_ids(self) -> list:
         """The ids of the pending text, as it encodes after the final ids
@@ -101,9 +104,8 @@ class Appender:
         >>> a.push("a b c d"), a.pending_ids()
         ([97, 32, 98], [32, 99, 32, 100])
         """
-        return self._window_ids()[1][len(self._context_ids):]
+        return list(self._tail)
 
     def flush(self) -> list:
         """Every id of everything pushed: ``encode`` of the whole text."""
-        ids = self._window_ids()[1]
-        return self._final + ids[len(self._context_ids):]
+        return self._final + self._tail

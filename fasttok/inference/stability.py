@@ -77,8 +77,9 @@ def cuts(text: str, lo: int) -> list:
     >>> cuts("ab cd  e", 0)
     [7, 5, 3, 2]
     """
-    # the last stretch first: a few places are all a cut needs
-    for back in (_SEARCH // 4, _SEARCH):
+    # the last stretch first (32 characters are some six words of English):
+    # a few places are all a cut needs
+    for back in (_SEARCH // 16, _SEARCH // 4, _SEARCH):
         start = max(lo, len(text) - back)
         found = []
         for m in _SPACES.finditer(text, start):
