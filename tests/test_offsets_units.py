@@ -101,6 +101,26 @@ def test_the_tokens_add_special_tokens_adds_span_nothing_as_in_tokenizers(name):
             == (theirs.ids, theirs.offsets)
 
 
+def test_a_byte_level_post_processor_trims_spans_as_in_tokenizers(tmp_path):
+    # tokenizers trims a token's offsets of its spaces (ByteLevel's
+    # trim_offsets) with or without special tokens; llama3 with it on
+    import json
+
+    import tokenizers
+
+    doc = json.loads((DATA / "vocab" / "hf" / "llama3" / "tokenizer.json").read_text("utf-8"))
+    doc["post_processor"] = {"type": "ByteLevel", "add_prefix_space": True,
+                             "trim_offsets": True, "use_regex": True}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), "utf-8")
+    enc = fasttok.load(str(path))
+    tk = without_truncation_or_padding(tokenizers.Tokenizer.from_file(str(path)))
+    assert enc.encode_with_offsets("Hello world  x")[1] == [(0, 5), (6, 11), (12, 12), (13, 14)]
+    for text in lines() + MIXED:
+        theirs = tk.encode(text, add_special_tokens=False)
+        assert enc.encode_with_offsets(text, allowed_special="all") == (theirs.ids, theirs.offsets)
+
+
 @pytest.mark.parametrize("name", ["llama3/tokenizer.json", "gemma3/tokenizer.json",
                                   "all-MiniLM-L6-v2/tokenizer.json", HF_FILES[-1]])
 def test_char_spans_equal_tokenizers_offsets_on_hypothesis_text(name):

@@ -308,12 +308,26 @@ class HFModel(ModelBase):
         walk's, with the same flag it gives ids with, or the stages'."""
         allowed_ids = self._allowed_ids(allowed) if allowed is not None else frozenset()
         walk = self.pipeline.walk
-        if walk is not None and type(text) is str:
-            found = walk.encode(text, allowed_ids)
-            if found is not None:
-                return found[0].tolist(), found[1], "chars"
-        found = self.pipeline.staged_tokens(_repaired(text), allowed_ids)
-        return [t[1] for t in found], array("q", [x for t in found for x in t[3]]), "chars"
+        found = walk.encode(text, allowed_ids) if walk is not None and type(text) is str else None
+        if found is not None:
+            ids, spans = found[0].tolist(), found[1]
+        else:
+            staged = self.pipeline.staged_tokens(_repaired(text), allowed_ids)
+            ids, spans = [t[1] for t in staged], array("q", [x for t in staged for x in t[3]])
+        post = self.pipeline.post_processor
+        if post is not None and not post.keeps_tokens:
+            spans = self._post_processed_spans(post, ids, spans)
+        return ids, spans, "chars"
+
+    def _post_processed_spans(self, post: Any, ids: list, spans: Any) -> list:
+        # the spans as the post-processor leaves them (ByteLevel's
+        # trim_offsets), which tokenizers applies even without special tokens
+        from fasttok.post_processors.encoding import Encoding
+
+        tokens = [self.pipeline.id_to_token(i) or "" for i in ids]
+        pairs = [(spans[2 * k], spans[2 * k + 1]) for k in range(len(ids))]
+        done = post.process(Encoding(ids, tokens, pairs, [0] * len(ids)), None, False)
+        return array("q", [x for span in done.offsets for x in span])
 
     def _unwalked(self, text: str, allowed_ids: frozenset) -> list:
         # the stages' ids of a text the walk declined (or cannot take)
