@@ -130,9 +130,11 @@ class StreamDecoder:
     character split across tokens are held back until the rest arrives, and
     :meth:`flush` ends the stream. The pushes of a sequence add up to
     ``decode`` of it. The bytes come from the model's own stream
-    (:mod:`fasttok.decoders.stream`), which holds back what a later id could
-    still change: llama.cpp's space clean-up, SentencePiece's byte pieces and
-    denormalizer rules.
+    (:mod:`fasttok.decoders.stream`, which lists each rule's worst case), and
+    only what a later id could still change is held back: an incomplete
+    character, up to four bytes of llama.cpp's space clean-up, text a
+    ``.model`` denormalizer rule could still match, a ``tokenizer.json``
+    ByteFallback run of byte tokens.
 
     >>> enc = Encoding.from_vocabulary(Vocabulary(
     ...     name="b", model="byte_bpe", pattern=".", tokens=tuple(bytes([i]) for i in range(256))))

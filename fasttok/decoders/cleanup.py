@@ -72,8 +72,10 @@ class SpaceCleaner:
     ``" '"`` that ``s`` could follow), and a pass knows which bytes the pass
     before it can still give (a space it holds is followed by a space or by
     what follows it when deleted), so the held bytes are exactly those a
-    later byte could still delete, at most 1 + 2 + 3; each byte is scanned a
-    bounded number of times.
+    later byte could still delete (or that follow one of them), at most four
+    (``"  ' "``: ``s`` after it deletes its spaces; 1 + 2 + 3 bounds the
+    passes' tails, and no input of up to seven bytes holds more); each byte
+    is scanned a bounded number of times.
 
     >>> c = SpaceCleaner()
     >>> [c.feed(p) for p in (b"Hi", b" ", b",", b" it", b" '", b"s")], c.feed(b"", final=True)

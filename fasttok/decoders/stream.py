@@ -10,6 +10,27 @@ sequence, then ``flush``, add up to the model's ``decode_bytes`` of it;
 id as ``decode`` does (:func:`token_int`, then a ``KeyError`` for an id no
 token has).
 
+Each push gives every character no later id can change; what a rule may
+hold back at worst (``bench/stream_holdback.py`` measures it on the shared
+vocabularies; ``tests/test_decode_stream_holdback.py`` checks it):
+
+* bytes joined (tiktoken, byte-level GGUF and ``tokenizer.json``, tekken)
+  and sentencepiece's byte pieces: an incomplete UTF-8 character, at most
+  three bytes (``StreamDecoder``'s UTF-8 decoder holds them);
+* ``▁`` (``.model``, GGUF llama/t5): nothing; the first piece's leading
+  space is dropped, not held, and a ``.model`` denormalizer holds text a
+  longer rule could still match (and trailing spaces when it removes extra
+  whitespace);
+* WordPiece ``##`` (GGUF bert): nothing; the joining space is part of the
+  next word's piece, given with it;
+* llama.cpp's clean-up of spaces (:class:`CleanUpStream` with ``clean``):
+  at most the last four bytes (``"  ' "``, whose spaces a following ``s``
+  deletes), three bytes of text beyond what is given;
+* ``tokenizer.json``: tokenizers' ``DecodeStream`` rule (text ending in
+  U+FFFD), and with a ByteFallback stage the trailing run of byte tokens,
+  which a later byte token could turn into U+FFFDs (any length: the run is
+  one piece of text).
+
 >>> s = CleanUpStream(lambda t, first: {1: b"a", 2: b" b"}[t], clean=False)
 >>> s.push(1) + s.push(2) + s.flush()
 b'a b'
