@@ -113,7 +113,7 @@ def main(argv: list) -> int:
     chars = int(argv[2]) if len(argv) > 2 else 1500
     texts = {name: (DATA / "corpus" / f"{name}.txt").read_text(encoding="utf-8")[:chars]
              for name in CORPORA}
-    failed = 0
+    failed, worst = 0, (0, "")
     print(f"{'vocabulary':48} {'ids':>6} {'lag ch':>7} {'lag ids':>7} {'held ch':>7} "
           f"{'early':>5}  worst lag at")
     for name, path in vocabularies().items():
@@ -145,8 +145,12 @@ def main(argv: list) -> int:
                 print(f"{name}: {corpus}: id {k} gave {tail!r} which probe id {probe} changes")
                 failed += 1
         where = row["lag"][3] if row["lag"][0] else ""
+        if row["lag"][0] >= worst[0]:
+            worst = (row["lag"][0], f"{name}, {where}" if where else name)
         print(f"{name:48} {row['ids']:6} {row['lag'][0]:7} {row['lag_ids'][0]:7} {row['held']:7} "
               f"{row['early']:5}  {where}", flush=True)
+    print(f"worst lag: {worst[0]} characters ({worst[1]}); streams that differ from decode "
+          f"or gave text early: {failed}")
     return 1 if failed else 0
 
 
