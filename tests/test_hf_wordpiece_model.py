@@ -280,7 +280,8 @@ def test_the_compiled_model_is_built_once_on_first_use_whichever_thread_asks(mon
     assert len(built) == 1
 
 
-@pytest.mark.parametrize("never", [frozenset(), frozenset({0, 6})])
+@pytest.mark.parametrize("never", [frozenset(), frozenset({0, 6}), frozenset({2, 5}), frozenset({4}),
+                                   frozenset({-(1 << 70), 3, 1 << 70}), frozenset({1 << 70})])
 def test_the_automaton_texts_of_a_packed_vocabulary_are_those_of_its_dict(never):
     from fasttok.models._wordpiece import wordpiece_texts
     from fasttok.shared._json_reader import read_tokenizer_document
