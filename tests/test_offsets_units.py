@@ -178,6 +178,39 @@ def test_byte_spans_equal_sentencepiece_begin_end_on_hypothesis_text(name):
     check()
 
 
+# ------------------------------------------------------------ the unit conversion
+
+def _reference_spans(text: str, offsets: list, source: str, unit: str) -> list:
+    # each offset moved to a character edge (a start back, an end on), by slicing
+    def width(c: str, u: str) -> int:
+        return 1 if u == "chars" else len(c.encode("utf-16-le", "surrogatepass")) // 2 \
+            if u == "utf16" else len(c.encode("utf-8", "surrogatepass"))
+    edges = [(0, 0)]   # (position in source, position in unit) at each character edge
+    for c in text:
+        edges.append((edges[-1][0] + width(c, source), edges[-1][1] + width(c, unit)))
+    out = []
+    for k, offset in enumerate(offsets):
+        at = [u for s, u in edges if s <= offset] if k % 2 == 0 else \
+            [u for s, u in edges if s >= offset] or [edges[-1][1]]
+        out.append(at[-1] if k % 2 == 0 else at[0])
+    return list(zip(out[::2], out[1::2]))
+
+
+@settings(max_examples=400, derandomize=True, deadline=None)
+@given(_TEXT, st.lists(st.integers(0, 80), max_size=16), st.sampled_from(["bytes", "chars"]),
+       st.sampled_from(["bytes", "chars", "utf16"]))
+def test_spans_convert_to_each_unit_at_character_edges(text, offsets, source, unit):
+    from array import array
+
+    from fasttok.shared._offset_units import spans_in_unit
+
+    offsets = offsets[:len(offsets) // 2 * 2]
+    expected = _reference_spans(text, offsets, source, unit)
+    assert spans_in_unit(text, array("q", offsets), source, unit) == expected
+    assert list(spans_in_unit(text, array("i", offsets), source, unit, flat=True)) == \
+        [x for span in expected for x in span]
+
+
 # ------------------------------------------------------------ every kind
 
 @pytest.fixture(scope="module", params=sorted(KINDS))

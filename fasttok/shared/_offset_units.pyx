@@ -30,6 +30,8 @@ points to UTF-16 for a text within the BMP, copies.
 [(0, 1), (1, 2), (1, 2), (2, 3)]
 """
 
+from array import array
+
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
@@ -150,18 +152,19 @@ cdef list _pairs(const int64_t* offsets, Py_ssize_t n):
 
 
 def spans_in_unit(str text not None, const offset_t[::1] spans, str source not None,
-                  str unit not None):
+                  str unit not None, bint flat=False):
     """``spans`` (start and end of each token in turn, counted in
     ``source``: ``"bytes"`` of ``text``'s UTF-8 or ``"chars"``) as a list
     of ``(start, end)`` counted in ``unit`` (``"bytes"``, ``"chars"`` or
     ``"utf16"``), each span widened to whole characters (see the module
-    docstring).
+    docstring); with ``flat``, as one ``array('q')`` of start and end in
+    turn (no Python object a token).
 
     >>> from array import array
     >>> spans_in_unit("é1", array("i", [0, 1, 1, 2]), "chars", "bytes")
     [(0, 2), (2, 3)]
-    >>> spans_in_unit("é", array("i", [0, 1, 1, 2]), "bytes", "bytes")
-    [(0, 2), (0, 2)]
+    >>> spans_in_unit("é", array("i", [0, 1, 1, 2]), "bytes", "bytes", flat=True)
+    array('q', [0, 2, 0, 2])
     """
     cdef int src = _unit_code(source, "source"), dst = _unit_code(unit, "unit")
     cdef Py_ssize_t n = spans.shape[0], i
@@ -174,18 +177,26 @@ def spans_in_unit(str text not None, const offset_t[::1] spans, str source not N
     if offsets == NULL:
         raise MemoryError()
     try:
-        for i in range(n):
-            offsets[i] = spans[i]
         c.data = PyUnicode_DATA(text)
         c.kind = PyUnicode_KIND(text)
         c.length = PyUnicode_GET_LENGTH(text)
         c.chars = c.bytes = c.utf16 = 0
+        for i in range(n):
+            offsets[i] = spans[i]
         # the same numbers in both units: nothing to move (a byte offset
-        # inside a character, which moves to its edge, needs a non-ASCII text)
-        if not (PyUnicode_IS_ASCII(text) or src == dst == UNIT_CHARS
-                or (c.kind != 4 and src == UNIT_CHARS and dst == UNIT_UTF16)):
+        # inside a character, which moves to its edge, needs a non-ASCII
+        # text), only an offset past either end to that end
+        if PyUnicode_IS_ASCII(text) or src == dst == UNIT_CHARS or (
+                c.kind != 4 and src == UNIT_CHARS and dst == UNIT_UTF16):
+            for i in range(n):
+                offsets[i] = min(max(offsets[i], 0), c.length)
+        else:
             with nogil:
                 convert_offsets(&c, offsets, n, src, dst)
+        if flat:
+            out = array("q")
+            out.frombytes((<char*>offsets)[:n * sizeof(int64_t)])
+            return out
         return _pairs(offsets, n)
     finally:
         free(offsets)
