@@ -776,7 +776,11 @@ class Encoding:
         lists every token sequence that could continue ``stable_tokens`` so
         that the decoded bytes start with the text's (tiktoken's set, as a
         list of lists in no set order, as tiktoken's). Like tiktoken, a ``text`` with lone
-        surrogates is a ``UnicodeEncodeError``.
+        surrogates is a ``UnicodeEncodeError``. Any other vocabulary kind
+        (its own pre-tokenizer and normalizer) leaves out the ids the
+        appender's rule does not find final, and lists their ids and every
+        token whose bytes start with theirs (see
+        :mod:`fasttok.inference.unstable`).
 
         >>> enc = Encoding.from_vocabulary(Vocabulary(
         ...     name="b", model="byte_bpe", pattern=r"\\w+|\\s+",
@@ -785,12 +789,17 @@ class Encoding:
         >>> stable, sorted(completions)
         ([120, 32], [[97], [256]])
         """
-        core = self._tiktoken_core("encode_with_unstable")
+        core = self._core
         if not isinstance(text, str):
             raise TypeError(f"encode_with_unstable takes a str, not {type(text).__name__}")
         text.encode("utf-8")  # tiktoken's core refuses lone surrogates rather than repairing them
         allowed = self._allowed_mask(allowed_special, disallowed_special, text)
         ids = core.encode(text, allowed)
+        if not core.tiktoken_pieces:
+            from fasttok.inference.unstable import with_unstable
+
+            return with_unstable(lambda part: core.encode(part, allowed), core.token_bytes,
+                                 self.decode_bytes, self._prefix_table, text, ids)
         n = self._last_piece_len(ids, text, allowed)
         if n == 0:
             return ids, []

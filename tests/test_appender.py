@@ -1,6 +1,7 @@
 """``Encoding.appender``: text pushed in any pieces gives ``encode`` of the
 whole, on every vocabulary kind, and a push re-encodes the new text and the
-unstable tail, not the text before it."""
+unstable tail, not the text before it; ``encode_with_unstable`` on every
+kind by the same rule."""
 
 from __future__ import annotations
 
@@ -99,3 +100,15 @@ def test_pending_keeps_the_last_word_and_the_one_before_it():
     assert a.push("ld and then some") == enc.encode("Hello world and")
     assert a.pending == " then some"
     assert a.ids + a.pending_ids() == a.flush() == enc.encode("Hello world and then some")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=TEXTS, more=TEXTS)
+def test_encode_with_unstable_keeps_the_ids_no_continuation_changes(kind, text, more):
+    enc = load(kind)
+    stable, completions = enc.encode_with_unstable(text, allowed_special="all")
+    ids = enc.encode(text, allowed_special="all")
+    assert ids[:len(stable)] == stable
+    assert enc.encode(text + more, allowed_special="all")[:len(stable)] == stable
+    assert (ids[len(stable):] in completions) if completions else ids == stable

@@ -68,7 +68,6 @@ UNSUPPORTED = {
     "eot_token": frozenset({"gguf_bert", "hf_wordpiece"}),
     # tiktoken's internals, reproduced on tiktoken's byte-level BPE only
     "_encode_bytes": NOT_TIKTOKEN,
-    "encode_with_unstable": NOT_TIKTOKEN,
     # needs the tiktoken regex pattern; other kinds have their own pre-tokenizers
     "_encode_only_native_bpe": NOT_TIKTOKEN,
 }

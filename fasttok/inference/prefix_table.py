@@ -18,6 +18,7 @@ looking each of its prefixes up.
 from __future__ import annotations
 
 import bisect
+from array import array
 from collections.abc import Iterable
 
 __all__ = ["PrefixTable"]
@@ -27,7 +28,8 @@ class PrefixTable:
     """Token bytes sorted once, with their ids, for prefix questions.
 
     ``pairs`` are ``(token_bytes, id)``; an empty token's bytes are left
-    out (no text selects it).
+    out (no text selects it). The ids are kept as 32-bit integers: a
+    256k-token vocabulary's table is its bytes objects and 1 MiB.
 
     >>> PrefixTable([(b"x", 5), (b"", 6)]).extending(b"")
     [5]
@@ -36,10 +38,8 @@ class PrefixTable:
     def __init__(self, pairs: Iterable) -> None:
         entries = sorted((raw, i) for raw, i in pairs if raw)
         self._bytes = [raw for raw, _ in entries]
-        self._ids = [i for _, i in entries]
-        self._by_bytes = {}
-        for raw, i in entries:
-            self._by_bytes.setdefault(raw, []).append(i)
+        self._ids = array("I", [i for _, i in entries])
+        del entries
         self.longest = max(map(len, self._bytes), default=0)
 
     def _run(self, prefix: bytes) -> tuple:
@@ -61,8 +61,14 @@ class PrefixTable:
         """
         start, end = self._run(prefix)
         found = self._ids[start:end]
+        found = found.tolist()
         if prefixes_too:
-            shorter = [i for n in range(1, len(prefix)) for i in self._by_bytes.get(prefix[:n], ())]
+            shorter = []
+            for n in range(1, len(prefix)):
+                i = bisect.bisect_left(self._bytes, prefix[:n])
+                while i < len(self._bytes) and self._bytes[i] == prefix[:n]:
+                    shorter.append(self._ids[i])
+                    i += 1
             found = shorter + found
         return found
 
