@@ -129,9 +129,16 @@ def split_stable(encode: Callable[[str], list], text: str, ids: list,
             if a == 0 and len(text) > _WHOLE:
                 continue
             found = _confirmed(encode, text, ids, a, c, () if settled else PROBES)
+            if found is _NOT_A_BOUNDARY:
+                break
             if found is not None:
                 return found
     return None
+
+
+# _confirmed's answer when the ids from a true anchor are not cut at c: no
+# other anchor cuts them there either
+_NOT_A_BOUNDARY = ()
 
 
 def _confirmed(encode: Callable[[str], list], text: str, ids: list, a: int,
@@ -144,7 +151,7 @@ def _confirmed(encode: Callable[[str], list], text: str, ids: list, a: int,
         head_text = v[:c - a - (len(local) - len(v))]
         head = encode(head_text)
         if tail[:len(head)] != head:
-            continue
+            return _NOT_A_BOUNDARY
         if all(encode(v + p)[:len(head)] == head for p in probes):
             return c, len(ids) - len(tail) + len(head), head_text, head
     return None
