@@ -2,17 +2,17 @@
 the unstable tail, not the whole text again.
 
 The appender keeps the final ids, the text after them (``pending``, whose
-ids may still change: at least its last word and the whitespace around
-it) and a short context: the last words before
-``pending``, as encoded alone, whose ids are the last final ids. A push
-encodes the context and the pending text (the new text appended), checks
-that the result begins with the context's ids (so the pending text's ids
-are the ones it has in the whole text), and asks
+ids may still change: at least its last two words) and a short context:
+the last words before ``pending``, as encoded alone, whose ids are the last
+final ids. A push encodes the context and the pending text (the new text
+appended), checks that the result begins with the context's ids (so the
+pending text's ids are the ones it has in the whole text), and asks
 :func:`~fasttok.inference.stability.split_stable` where the ids stop being
 final. When the check fails -- an encoding whose context does not encode
-alone to the same ids -- the whole text is encoded instead: slower, never
-wrong. ``flush`` gives the final ids and the pending text's ids the last push
-found together: ``encode`` of everything pushed.
+alone to the same ids -- the whole text pushed is the context, encoded
+again (slower, as re-encoding is). ``flush`` gives the final ids and the
+pending text's ids the last push found together: ``encode`` of everything
+pushed.
 
 >>> encode = lambda s: [ord(ch) for ch in s]          # one id a character
 >>> a = Appender(encode)

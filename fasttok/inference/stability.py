@@ -6,17 +6,23 @@ splits, a digit group, a contraction), change what a normalizer makes of
 the last characters (a combining mark composing with them, a
 SentencePiece charsmap's longest match, collapsed whitespace), complete a
 special or added token, or give a BPE or Unigram piece another
-segmentation. All of those reach back at most to the last place where
-whitespace starts or ends, on every vocabulary kind fasttok reads: a
-pre-tokenizer splits there (a byte-level regex before a letter run, BERT and
-SentencePiece at the whitespace itself), no token crosses it, and a
-normalizer's look-ahead is a character or a charsmap entry long.
+segmentation. On the vocabulary kinds fasttok reads those reach back to
+the last place where whitespace starts or ends at most, where no piece
+takes the whitespace with the text before it: a pre-tokenizer splits
+there (a byte-level regex before a letter run, BERT and SentencePiece at
+the whitespace itself) and a normalizer's look-ahead is a character or a
+charsmap entry long. Where a piece does take it (cl100k's ``".\n"``) the
+confirmation below finds the ids not cut there. This is a rule checked,
+not proved: generated texts, splits and continuations on every kind
+(tests/test_appender.py, tests/test_heal.py) hold it.
 
 Which side of the whitespace is the boundary differs (``" bar"`` is one
 byte-level piece, ``"▁bar"`` one SentencePiece piece, BERT drops the
 space), so the rule does not assume it: :func:`split_stable` tries the
 places from the end and keeps the first one that the encoding itself
-confirms. A cut ``c`` is taken when, encoding the text from an earlier
+confirms (an appender's cut, ``settled``, leaves a whole word and the
+whitespace on both sides of it after it, and tries no probe). A cut ``c``
+is taken when, encoding the text from an earlier
 such place ``a`` on (a few words, not the whole text):
 
 * the ids of ``text[a:]`` are the last ids of the whole text's (``a`` is
@@ -65,7 +71,7 @@ _ANCHORS = 3
 # the end of the word after it, and the whitespace's start before that
 _SETTLED = 3
 # how many places the tries need (settled places, the tries, their anchors)
-_ENOUGH = 3 + 6 + 2 + 3
+_ENOUGH = _SETTLED + _TRIES + 2 + _ANCHORS
 # a window this short may be its own anchor (the whole of it encoded per probe)
 _WHOLE = 1024
 
