@@ -927,7 +927,7 @@ class Encoding:
     def encode_with_offsets(self, text: str, *, unit: str = "chars",
                             allowed_special: AllowedSpecial = frozenset(),
                             disallowed_special: DisallowedSpecial = "all",
-                            add_special_tokens: bool = False) -> tuple:
+                            add_special_tokens: bool = False, flat: bool = False) -> tuple:
         """``(ids, spans)``: :meth:`encode`'s ids (same special-token
         arguments) and, for each, the ``(start, end)`` of the original
         ``text`` it came from, through normalization, counted in ``unit``:
@@ -945,6 +945,8 @@ class Encoding:
         ``(0, 0)``, as ``tokenizers`` gives it. Spans equal ``tokenizers``'
         offsets for a ``tokenizer.json`` (with ``allowed_special="all"``)
         and ``sentencepiece``'s byte ``begin``/``end`` for a ``.model``.
+        With ``flat=True`` the result is an ``array('I')`` of ids and an
+        ``array('q')`` of start and end in turn (no Python object a token).
 
         >>> enc = Encoding.from_vocabulary(Vocabulary(
         ...     name="b", model="byte_bpe", pattern=r"\\S+|\\s+",
@@ -953,9 +955,11 @@ class Encoding:
         ([256, 32, 240, 159, 152, 128], [(0, 2), (2, 3), (3, 4), (3, 4), (3, 4), (3, 4)])
         >>> enc.encode_with_offsets("hi \U0001f600", unit="utf16")[1][2:]
         [(3, 5), (3, 5), (3, 5), (3, 5)]
+        >>> enc.encode_with_offsets("hi", flat=True)
+        (array('I', [256]), array('q', [0, 2]))
         """
         allowed = self._allowed_mask(allowed_special, disallowed_special, text)
-        return spans_in(self._core, text, allowed, unit, add_special_tokens)
+        return spans_in(self._core, text, allowed, unit, add_special_tokens, flat)
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple:
         """``(text, offsets)``: ``text`` is :meth:`decode` of the ids (strict

@@ -237,6 +237,17 @@ def test_the_three_units_are_one_set_of_spans(kind):
             == in_units(text, chars)
 
 
+def test_flat_spans_are_the_spans_in_two_arrays(kind):
+    enc = _load(KINDS[kind])
+    for text in MIXED:
+        for add in (False, True):
+            ids, spans = enc.encode_with_offsets(text, unit="utf16", add_special_tokens=add)
+            flat_ids, flat = enc.encode_with_offsets(text, unit="utf16", add_special_tokens=add,
+                                                     flat=True)
+            assert (flat_ids.typecode, flat.typecode) == ("I", "q")
+            assert (list(flat_ids), list(flat)) == (ids, [x for span in spans for x in span])
+
+
 def _comparable(text: str) -> str:
     # what normalization leaves comparable: compatibility forms, case,
     # accents, whitespace and the space mark

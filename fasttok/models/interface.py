@@ -100,13 +100,15 @@ def run_batch(model: Any, texts: list, allowed: Any, how: str, num_threads: Opti
 
 
 def spans_in(model: Any, text: str, allowed: Optional[bytes], unit: str,
-             add_special_tokens: bool = False) -> tuple:
+             add_special_tokens: bool = False, flat: bool = False) -> tuple:
     """``(ids, spans)``: ``model.encode_with_offsets(text, allowed)``'s ids
     (a list) and each one's ``(start, end)`` in ``text`` counted in ``unit``
     (``"bytes"``, ``"chars"`` or ``"utf16"``), converted from the model's
     unit by :func:`fasttok.shared._offset_units.spans_in_unit`. With
     ``add_special_tokens``, the ids the model's post-processor puts around
-    them span ``(0, 0)``, as ``tokenizers`` gives a template's tokens.
+    them span ``(0, 0)``, as ``tokenizers`` gives a template's tokens. With
+    ``flat``, an ``array('I')`` of ids and an ``array('q')`` of start and
+    end in turn.
 
     >>> class Letters(ModelBase):
     ...     post_processor = staticmethod(lambda ids: [1] + ids + [2])
@@ -118,18 +120,34 @@ def spans_in(model: Any, text: str, allowed: Optional[bytes], unit: str,
     ([104, 233], [(0, 1), (1, 3)])
     >>> spans_in(Letters(), "h\u00e9", None, "chars", add_special_tokens=True)
     ([1, 104, 233, 2], [(0, 0), (0, 1), (1, 2), (0, 0)])
+    >>> spans_in(Letters(), "h\u00e9", None, "bytes", flat=True)
+    (array('I', [104, 233]), array('q', [0, 1, 1, 3]))
     """
+    from array import array
+
     from fasttok.shared._offset_units import spans_in_unit  # here: offsets' own, not a load's
 
     ids, spans, source = model.encode_with_offsets(text, allowed)
-    ids, spans = list(ids), spans_in_unit(text, spans, source, unit)
-    if not add_special_tokens:
-        return ids, spans
-    wrapped = model.post_processor(ids)
+    spans = spans_in_unit(text, spans, source, unit, flat)
+    if add_special_tokens:
+        ids, spans = _around(model.post_processor, list(ids), spans, flat)
+    if flat:
+        return ids if isinstance(ids, array) and ids.typecode == "I" else array("I", ids), spans
+    return list(ids), spans
+
+
+def _around(post_processor: Callable, ids: list, spans: Any, flat: bool) -> tuple:
+    # the post-processed ids, the ones it puts around the text's spanning (0, 0)
+    wrapped = post_processor(ids)
     added = len(wrapped) - len(ids)
     for before in range(max(added, 0) + 1):
         if wrapped[before:before + len(ids)] == ids:
-            return wrapped, [(0, 0)] * before + spans + [(0, 0)] * (added - before)
+            after = added - before
+            if flat:
+                spans[:0] = type(spans)("q", [0] * (2 * before))
+                spans.extend([0] * (2 * after))
+                return wrapped, spans
+            return wrapped, [(0, 0)] * before + spans + [(0, 0)] * after
     raise FasttokError("offsets with add_special_tokens=True need a post-processor that "
                        "puts tokens around the text's, not one that changes them")
 
