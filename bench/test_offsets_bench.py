@@ -1,8 +1,8 @@
 """``encode_with_offsets`` against ``encode``, and against ``tokenizers``' offsets.
 
 One vocabulary of each kind encodes the first 20,000 lines of a corpus file
-whole, three ways: ``encode`` (ids), ``encode_with_offsets`` in code points
-and in UTF-8 bytes. For the ``tokenizer.json`` files ``tokenizers``'
+whole, four ways: ``encode`` (ids), ``encode_with_offsets`` in code points
+(tuples and ``flat``) and in UTF-8 bytes. For the ``tokenizer.json`` files ``tokenizers``'
 ``encode(text).offsets`` is timed too, its ids and offsets first compared
 with fasttok's (a difference fails the benchmark). Each group's table shows
 what the spans cost over the ids: the (start, end) tuples are most of it
@@ -53,6 +53,8 @@ CALLS = {
     "offsets-chars": lambda enc, text: enc.encode_with_offsets(text, disallowed_special=()),
     "offsets-bytes": lambda enc, text: enc.encode_with_offsets(text, unit="bytes",
                                                                disallowed_special=()),
+    "offsets-flat": lambda enc, text: enc.encode_with_offsets(text, disallowed_special=(),
+                                                              flat=True),
 }
 
 
