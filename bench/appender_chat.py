@@ -39,7 +39,8 @@ VOCABS = {
     "llama2": lambda: fasttok.load(str(DATA / "vocab" / "hf" / "llama2" / "tokenizer.json")),
     "all-MiniLM-L6-v2": lambda: fasttok.load(
         str(DATA / "vocab" / "hf" / "all-MiniLM-L6-v2" / "tokenizer.json")),
-    "llama-spm.gguf": lambda: fasttok.load(str(DATA / "vocab" / "gguf" / "ggml-vocab-llama-spm.gguf")),
+    "llama-spm.gguf": lambda: fasttok.load(
+        str(DATA / "vocab" / "gguf" / "ggml-vocab-llama-spm.gguf")),
     "botchan_unigram_5000.model": lambda: fasttok.load(
         str(DATA / "vocab" / "sentencepiece" / "botchan_unigram_5000.model")),
 }

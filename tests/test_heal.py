@@ -152,6 +152,19 @@ def test_heal_is_llguidances_tokenize_partial_on_hypothesis_text(name, text):
     assert ours == theirs or _llguidance_rule(name, data, theirs, ours)
 
 
+@pytest.mark.parametrize("name", ["llama3", "gemma3"])
+def test_heal_of_a_long_prompt_is_llguidances_tokenize_partial(name):
+    # a long prompt is probed from its last settled cut on, not whole
+    text = (DATA / "corpus" / "en.txt").read_text(encoding="utf-8")[:20_000]
+    enc, ll = _pair(name)
+    for end in range(19_000, 20_000, 97):
+        data = text[:end].encode("utf-8")
+        theirs = ll.tokenize_partial(data)
+        theirs = (list(theirs[0]), bytes(theirs[1]))
+        ours = enc.heal(data, allowed_special="all")
+        assert ours == theirs or _llguidance_rule(name, data, theirs, ours), end
+
+
 def test_llguidance_keeps_ids_a_continuation_changes_and_heal_does_not():
     enc, ll = _pair("llama3")
     ids, _ = ll.tokenize_partial(b"Hyphe")

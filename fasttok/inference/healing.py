@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from fasttok.inference.prefix_table import PrefixTable
-from fasttok.inference.stability import PROBES
+from fasttok.inference.stability import PROBES, split_stable
 
 __all__ = ["heal", "LOOKBACK"]
 
@@ -72,14 +72,15 @@ def heal(encode: Callable[[str], list], token_bytes: Callable[[int], bytes],
     the ids kept spell; where they spell another text (a normalizer, a
     decoder's clean-up), the text after the longest start of the text they
     are the encoding of (else as many bytes from the end of the text as the
-    ids backed off have, as llguidance counts them). Bytes that are not UTF-8 from the first invalid
-    one on go to the suffix.
+    ids backed off have, as llguidance counts them). Bytes that are not
+    UTF-8 from the first invalid one on go to the suffix.
 
     >>> from fasttok.inference.prefix_table import PrefixTable
     >>> table = PrefixTable([(b"a", 0), (b"b", 1), (b"ab", 2)])
     >>> encode = lambda s: [{"a": 0, "b": 1}.get(ch, 9) for ch in s]
     >>> spell = [b"a", b"b", b"ab"].__getitem__
-    >>> heal(encode, spell, lambda ids: b"".join(map(spell, ids)), lambda i: False, table, b"ba", ())
+    >>> heal(encode, spell, lambda ids: b"".join(map(spell, ids)), lambda i: False, table,
+    ...      b"ba", ())
     ([1], b'a')
     """
     if not data:
@@ -102,8 +103,18 @@ def heal(encode: Callable[[str], list], token_bytes: Callable[[int], bytes],
             fixed = i + 1
             break
     k = len(ids) - _chop(token_bytes, table, ids[fixed:])
-    for probe in PROBES + _echoes(text, token_bytes, table, ids[k:]):
-        k = min(k, _common(ids, encode(text + probe)))
+    probes = PROBES + _echoes(text, token_bytes, table, ids[k:])
+    # a long prompt is probed from the appender's last cut on, not whole:
+    # the ids before it are final already
+    found = split_stable(encode, text, ids, len(context), settled=True)
+    if found is not None and found[1] <= k:
+        cut, base, segment, segment_ids = found
+        local = _probed(encode, segment + text[cut:], segment_ids + ids[base:],
+                        k - base + len(segment_ids), probes)
+        k = base + local - len(segment_ids) if local >= len(segment_ids) else _probed(
+            encode, text, ids, k, probes)
+    else:
+        k = _probed(encode, text, ids, k, probes)
     k = max(k, len(kept))
     spelled = text.encode("utf-8")
     kept_bytes = decode_bytes(ids[:k])
@@ -117,7 +128,16 @@ def heal(encode: Callable[[str], list], token_bytes: Callable[[int], bytes],
     # none so near: llguidance's count, the backed-off ids' bytes taken
     # from the end of the text given
     backed = sum(len(token_bytes(i)) for i in ids[k:])
-    return ids[len(kept):k], spelled[max(len(spelled) - backed, len(context.encode("utf-8"))):] + rest
+    start = max(len(spelled) - backed, len(context.encode("utf-8")))
+    return ids[len(kept):k], spelled[start:] + rest
+
+
+def _probed(encode: Callable[[str], list], text: str, ids: list, k: int, probes: tuple) -> int:
+    # how many of ids[:k] the text followed by each probe still begins with
+    for probe in probes:
+        k = min(k, _common(ids, encode(text + probe)))
+    return k
+
 
 def _echoes(text: str, token_bytes: Callable[[int], bytes], table: PrefixTable,
             backed: list) -> tuple:

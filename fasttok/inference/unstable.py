@@ -14,7 +14,8 @@ start with the tail's bytes (from the one
 >>> encode = lambda s: [ord(ch) for ch in s]
 >>> table = PrefixTable([(bytes([i]), i) for i in range(128)] + [(b"cd", 128)])
 >>> spell = lambda i: bytes([i]) if i < 128 else b"cd"
->>> with_unstable(encode, spell, lambda ids: b"".join(map(spell, ids)), table, "ab c", encode("ab c"))
+>>> with_unstable(encode, spell, lambda ids: b"".join(map(spell, ids)), table, "ab c",
+...               encode("ab c"))
 ([97, 98, 32], [[99], [128]])
 """
 
