@@ -72,6 +72,8 @@ def test_a_disallowed_special_token_split_between_pushes_is_refused_as_encode_re
     a.push("text <|endof")
     with pytest.raises(fasttok.FasttokError, match="disallowed special token"):
         a.push("text|> more")
+    assert a.pending == "text <|endof" and a.push("ten") == []
+    assert a.flush() == load(kind).encode("text <|endoften")
 
 
 def _chat(words: int) -> str:

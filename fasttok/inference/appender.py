@@ -62,12 +62,19 @@ class Appender:
         return list(self._final)
 
     def push(self, text: str) -> list:
-        """Append ``text``; return the ids it made final (possibly none)."""
+        """Append ``text``; return the ids it made final (possibly none).
+        A push that raises (a disallowed special token, as ``encode``
+        raises) leaves the appender as it was."""
         if not isinstance(text, str):
             raise TypeError(f"push takes a str, not {type(text).__name__}")
         self._text.append(text)
         self.pending += text
-        window, ids = self._window_ids()
+        try:
+            window, ids = self._window_ids()
+        except BaseException:  # a disallowed special token: the push did not happen
+            self._text.pop()
+            self.pending = self.pending[:len(self.pending) - len(text)]
+            raise
         found = split_stable(self._encode, window, ids, len(self._context), settled=True)
         if found is None:
             self._tail = ids[len(self._context_ids):]
