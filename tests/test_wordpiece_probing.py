@@ -1,7 +1,9 @@
 """A short ASCII word that is no token is matched by probes of the token
 index from the longest span down at each place (falling back on the
-automaton past a budget of probes): the same ids as the automaton's greedy
-longest match (:meth:`WordPieceModel.match_word`).
+automaton past a budget of probes; past the word's start, from the longest
+text without the word-start bytes unless the word holds them there): the
+same ids as the automaton's greedy longest match
+(:meth:`WordPieceModel.match_word`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,16 @@ def _automaton(m, text):
 @given(st.text(st.sampled_from("ab c"), max_size=60))
 def test_probing_gives_the_automaton_ids(text):
     m = WordPieceModel(TOKENS, 0)
+    assert m.encode_with(text, _rules()) == _automaton(m, text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from("ab\u2581 "), max_size=40))
+def test_probing_past_a_words_start_finds_word_start_texts_held_inside_it(text):
+    # a place past the word's start is probed from the longest text without
+    # the word-start bytes down (here 1 byte), unless the word holds them
+    # there: then from the longest text of all (5 bytes)
+    m = WordPieceModel([b"?", START + b"a", b"a", b"b", START + b"ab", START + b"bb"], 0)
     assert m.encode_with(text, _rules()) == _automaton(m, text)
 
 
