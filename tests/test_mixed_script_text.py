@@ -43,6 +43,22 @@ def test_mixed_script_texts_match_tiktoken(name, encoding_pair):
         assert_same_ids(ours.encode_ordinary(text), theirs.encode_ordinary(text), text)
 
 
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_texts_around_the_stack_room_for_their_utf8_match_tiktoken(name, encoding_pair):
+    # a line whose UTF-8 may take up to 1,024 bytes (fasttok.shared._utf8's
+    # UTF8_ROOM: 3 a character of a 2-byte str, 2 of a 1-byte one, 4 of a
+    # 4-byte one) is transcoded on the stack, a longer one into a buffer of
+    # its own: every kind of str just under, at and over that size
+    ours, theirs = encoding_pair(name)
+    for unit, width in (("\xe9t\xe9 ", 2), ("\u65e5\u672c\u8a9e ", 3), ("\u043c\u0438\u0440 ", 3),
+                        ("\U0001f600 a", 4)):
+        for size in (1016, 1020, 1023, 1024, 1025, 1028, 1032):
+            text = (unit * size)[:size // width]
+            assert_same_ids(ours.encode_ordinary(text), theirs.encode_ordinary(text), text)
+            assert_same_ids(ours.encode_ordinary(text + "\ud800"),
+                            theirs.encode_ordinary(text + "\ud800"), text + "\ud800")
+
+
 @pytest.mark.parametrize("name", HF_BYTE_LEVEL)
 def test_mixed_script_texts_match_tokenizers_on_merge_lists(name):
     tokenizers = pytest.importorskip("tokenizers")

@@ -97,7 +97,8 @@ from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_count, ft_pc_entr
                                           ft_pc_prefetch, ft_pc_put, piece_cache_owner,
                                           piece_cache_table)
 from fasttok.shared._token_ids cimport token_id
-from fasttok.shared._utf8 cimport Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text, utf8_write
+from fasttok.shared._utf8 cimport (UTF8_ROOM, Utf8Source, Utf8Text, utf8_capacity, utf8_source,
+                                    utf8_text, utf8_text_in, utf8_write)
 from fasttok.shared._tables cimport (NO_TOKEN, ByteStrings, TokenTables, TokenTablesView, _head,
                        find_bytes, fill_strings, free_strings, hash_bytes, prefetch)
 
@@ -739,7 +740,8 @@ cdef class CoreBPE(ModelBase):
     cdef int _encode_text(self, str text, const uint8_t* allowed, bint use_specials,
                           IdBuffer* out, Dropout* drop=NULL) except -1:
         cdef Utf8Text u
-        utf8_text(text, &u)
+        cdef uint8_t room[UTF8_ROOM]
+        utf8_text_in(text, &u, room, UTF8_ROOM)
         try:
             self._encode_bytes(&u, allowed, use_specials, out, drop, NULL)
         finally:
