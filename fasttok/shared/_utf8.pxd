@@ -18,7 +18,7 @@ cdef enum:
     UTF8_NOGIL_MIN = 1024
     # Bytes of room a caller of utf8_text_in keeps on its stack: a line of
     # up to 341 characters of a 2-byte str (512 of a 1-byte one) is
-    # transcoded there, with no malloc and free (~150 instructions a call,
+    # transcoded there, with no malloc and free (~120 instructions a call,
     # callgrind, a line of multi.txt through o200k_base)
     UTF8_ROOM = 1024
 
