@@ -189,10 +189,11 @@ def test_a_thread_never_holds_more_than_its_entries():
     enc.encode_ordinary(_distinct_words(5000))
     for word in _distinct_words(50).split():
         enc.encode_ordinary(" " + word * 6)  # 49 bytes: a long entry each
+    enc.encode_ordinary(read_text(DATA / "corpus" / "en.txt")[:20_000])  # tokens whole
     info = _piece_cache.thread_info()
-    assert info["entries"] == 64 and info["long_entries"] == 1
-    assert info["used"] == 64 and info["long_used"] == 1
-    assert info["bytes"] == 64 * 64 + 1024
+    assert info["entries"] == 64 and info["long_entries"] == 1 and info["token_entries"] == 64
+    assert info["used"] == 64 and info["long_used"] == 1 and info["token_used"] <= 64
+    assert info["bytes"] == 64 * 64 + 1024 + 32 * 64
 
 
 @pytest.mark.parametrize("entries, long_entries",
@@ -204,6 +205,41 @@ def test_the_long_entries_are_one_per_256_entries_from_1_to_64(entries, long_ent
     assert _piece_cache.thread_info()["long_entries"] == 0  # until a long piece is kept
     enc.encode_ordinary(" " + "zqxv" * 12)
     assert _piece_cache.thread_info()["long_entries"] == long_entries
+
+
+@pytest.mark.parametrize("entries, token_entries", [(1, 1), (64, 64), (4096, 4096), (16384, 4096)])
+def test_the_token_entries_are_as_many_as_the_entries_up_to_4096(entries, token_entries):
+    fasttok.set_pretoken_cache(entries)
+    enc = _encoding("cl100k_base")
+    enc.encode_ordinary(" zqxv")
+    assert _piece_cache.thread_info()["token_entries"] == 0  # until a token is kept
+    enc.encode_ordinary(" something")
+    assert _piece_cache.thread_info()["token_entries"] == token_entries
+
+
+def test_a_piece_that_is_one_token_is_kept_in_a_token_entry_and_read_back():
+    # " something" is one cl100k_base token of 10 bytes, past the hot
+    # table's 7: the index finds it once, the token entry after that
+    enc = _encoding("cl100k_base")
+    ids = enc.encode_ordinary(" something")
+    assert len(ids) == 1
+    info = _piece_cache.thread_info()
+    assert (info["used"], info["token_used"]) == (0, 1)
+    assert enc.encode_ordinary(" something something") == ids * 2
+    assert _piece_cache.thread_info()["token_used"] == 1
+
+
+@pytest.mark.parametrize("piece", ["abcdefgh", "abcdefghijklmno"])  # 8 and 15 bytes
+@pytest.mark.parametrize("size", ["on", "one entry", "one set"])
+def test_two_models_alternating_on_a_token_each_get_their_own_id(size, piece):
+    # the same bytes are token 0 of one model and token 15 of the other
+    fasttok.set_pretoken_cache(SIZES[size])
+    letters = [bytes([c]) for c in range(ord("a"), ord("a") + 15)]
+    first = CoreBPE(TokenTables([piece.encode()] + letters), {}, scanner="gpt2")
+    second = CoreBPE(TokenTables(letters + [piece.encode()]), {}, scanner="gpt2")
+    for _ in range(3):
+        assert first.encode_ordinary(piece) == [0]
+        assert second.encode_ordinary(piece) == [15]
 
 
 def test_keys_that_differ_only_in_their_last_bytes_spread_over_the_sets():
@@ -254,7 +290,8 @@ def test_zero_entries_keep_nothing():
     fasttok.set_pretoken_cache(0)
     _encoding("cl100k_base").encode_ordinary(_distinct_words(100) + " " + "zqxv" * 12)
     assert _piece_cache.thread_info() == {"entries": 0, "used": 0, "long_entries": 0,
-                                          "long_used": 0, "bytes": 0, "payload": 48}
+                                          "long_used": 0, "token_entries": 0, "token_used": 0,
+                                          "bytes": 0, "payload": 48}
 
 
 def test_a_new_setting_empties_the_table():

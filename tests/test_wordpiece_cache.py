@@ -144,7 +144,8 @@ def test_the_walk_fills_the_thread_cache_and_off_it_fills_none(cache_size):
     cache_size(0)
     m.encode_with(words, _spaces_and_letters())
     assert _piece_cache.thread_info() == {"entries": 0, "used": 0, "long_entries": 0,
-                                          "long_used": 0, "bytes": 0,
+                                          "long_used": 0, "token_entries": 0, "token_used": 0,
+                                          "bytes": 0,
                                           "payload": _piece_cache.thread_info()["payload"]}
 
 

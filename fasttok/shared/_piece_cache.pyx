@@ -28,6 +28,7 @@ cdef extern from *:
     unsigned long long ft_pc_entries() nogil
     size_t ft_pc_used(const ft_pc_table* t) nogil
     size_t ft_pc_long_used(const ft_pc_table* t) nogil
+    size_t ft_pc_token_used(const ft_pc_table* t) nogil
 
 
 cdef ft_pc_table* piece_cache_table() noexcept nogil:
@@ -70,22 +71,28 @@ def entries():
 
 def thread_info():
     """The calling thread's cache as it is now: ``{"entries": ..., "used":
-    ..., "long_entries": ..., "long_used": ..., "bytes": ...}`` (bytes: the
-    64-byte entries and the 1024-byte long entries it holds memory for; the
-    long ones are allocated when the first piece too long for an entry is
-    kept), plus the largest piece a 64-byte entry can hold (``"payload"``:
-    its key bytes rounded up to 4, plus 4 per id).
+    ..., "long_entries": ..., "long_used": ..., "token_entries": ...,
+    "token_used": ..., "bytes": ...}`` (bytes: the 64-byte entries, the
+    1024-byte long entries and the 32-byte token entries it holds memory
+    for; the long ones are allocated when the first piece too long for an
+    entry is kept, the token ones when a byte-level model first keeps a
+    piece that is one of its tokens), plus the largest piece a 64-byte entry
+    can hold (``"payload"``: its key bytes rounded up to 4, plus 4 per id).
 
     >>> info = thread_info()
-    >>> info["bytes"] == 64 * info["entries"] + 1024 * info["long_entries"], info["payload"]
+    >>> info["bytes"] == (64 * info["entries"] + 1024 * info["long_entries"]
+    ...                   + 32 * info["token_entries"]), info["payload"]
     (True, 48)
     """
     cdef ft_pc_table* t = ft_pc_thread()
     n = t.n_entries if t != NULL else 0
     longs = ft_pc_long_slots(n) if t != NULL and t.longs != NULL else 0
+    tokens = ft_pc_token_slots(n) if t != NULL and t.token_block != NULL else 0
     return {"entries": n, "used": ft_pc_used(t), "long_entries": longs,
-            "long_used": ft_pc_long_used(t),
-            "bytes": n * FT_PC_ENTRY_BYTES + longs * FT_PC_LONG_BYTES, "payload": FT_PC_PAYLOAD}
+            "long_used": ft_pc_long_used(t), "token_entries": tokens,
+            "token_used": ft_pc_token_used(t),
+            "bytes": n * FT_PC_ENTRY_BYTES + longs * FT_PC_LONG_BYTES + tokens * FT_PC_TOKEN_BYTES,
+            "payload": FT_PC_PAYLOAD}
 
 
 def _read_environment():

@@ -24,8 +24,15 @@
  * never has them) when its bytes and ids fit in one (ft_pc_long_fits);
  * each such piece merged again cost
  * ~15k instructions (en.txt's box-drawing rules of 220 bytes: 6.7% of its
- * steady half). Nothing else is allocated, so a thread's cache is at most
- * entries * 64 bytes plus its long entries, whatever it sees. A caller running
+ * steady half). A byte-level BPE piece of 2 to FT_PC_TOKEN_MAX bytes that
+ * is one token of its model is kept in the table's token entries
+ * (ft_pc_token_find; direct mapped, 32 bytes each, as many as the entries
+ * up to FT_PC_TOKENS: 128 KiB at the default, which stay in the core's
+ * L2; allocated when the first is kept): such pieces are most of English
+ * and code, and a hit there is two compares instead of a hash, a filter
+ * bit and a probe of a token index of megabytes. Nothing else is
+ * allocated, so a thread's cache is at most entries * 64 bytes plus its
+ * long and token entries, whatever it sees. A caller running
  * one long job on its threads may give each a bounded table of its own for
  * the job instead (ft_pc_table_init; encode_files does, sized by the files).
  *
@@ -52,6 +59,9 @@
 #define FT_PC_LONG_BYTES 1024
 #define FT_PC_LONG_PAYLOAD (FT_PC_LONG_BYTES - 16)
 #define FT_PC_LONG_MAX 64
+#define FT_PC_TOKEN_MAX 15  /* longest piece a token entry holds */
+#define FT_PC_TOKENS 4096   /* token entries at most (128 KiB) */
+#define FT_PC_TOKEN_BYTES 32
 
 typedef struct {
     uint64_t owner;  /* 0: empty */
@@ -70,6 +80,16 @@ typedef struct {
     uint8_t payload[FT_PC_LONG_PAYLOAD];  /* as an entry's */
 } ft_pc_long;
 
+/* A piece of 2 to FT_PC_TOKEN_MAX bytes that is one token of its owner:
+ * its first 8 bytes, the rest with its length in the top byte, and the
+ * token's code. */
+typedef struct {
+    uint64_t owner;  /* 0: empty */
+    uint64_t head;
+    uint64_t tail;
+    uint64_t code;
+} ft_pc_token;
+
 typedef struct {
     ft_pc_entry* entries;  /* NULL when off */
     size_t n_entries;      /* a power of two */
@@ -79,6 +99,11 @@ typedef struct {
     void* block;           /* what was allocated (entries is aligned in it) */
     ft_pc_long* longs;     /* NULL until the first long piece is kept */
     size_t long_mask;      /* long entries - 1 */
+    /* ft_pc_no_token (never matches) until the first token is kept, then
+     * the token entries, aligned in token_block */
+    const ft_pc_token* tokens;
+    size_t token_mask;     /* token entries - 1 (0 until they are made) */
+    void* token_block;     /* NULL until the first token is kept */
     /* the gate (ft_pc_open): its sample's probes and hits in the current
      * window, and whether the last window closed it */
     uint32_t probes, hits, closed;
@@ -283,6 +308,61 @@ static inline void ft_pc_put(ft_pc_table* t, uint64_t owner, const uint8_t* key,
     memcpy(e->payload + key_room, ids, 4 * n_ids);
 }
 
+/* What a table's token entries are until the first is kept: one empty
+ * entry (owner 0, never a model's), so a lookup needs no test of its own. */
+static const ft_pc_token ft_pc_no_token = {0, 0, 0, 0};
+
+/* The token entries of a table of n entries. */
+static inline size_t ft_pc_token_slots(size_t n) {
+    return n < FT_PC_TOKENS ? n : FT_PC_TOKENS;
+}
+
+typedef char ft_pc_token_size[sizeof(ft_pc_token) == FT_PC_TOKEN_BYTES ? 1 : -1];
+
+/* A piece's second key word for its token entry, its first being its
+ * first 8 bytes (ft_pc_head; 2 <= n <= FT_PC_TOKEN_MAX). */
+static inline uint64_t ft_pc_token_tail(const uint8_t* p, size_t n) {
+    return (n > 8 ? ft_pc_head(p + 8, n - 8) : 0) | ((uint64_t)n << 56);
+}
+
+static inline size_t ft_pc_token_at(const ft_pc_table* t, uint64_t head, uint64_t tail) {
+    uint64_t x = (head ^ (tail * 0xC4CEB9FE1A85EC53ULL)) * 0x9E3779B97F4A7C15ULL;
+    return (size_t)(x >> 40) & t->token_mask;
+}
+
+/* The code of owner's token that the piece with key words head, tail was
+ * found to be, or -1. t may be NULL (off). */
+static inline int64_t ft_pc_token_find(const ft_pc_table* t, uint64_t owner, uint64_t head,
+                                       uint64_t tail) {
+    const ft_pc_token* e;
+    if (t == NULL) return -1;
+    e = t->tokens + ft_pc_token_at(t, head, tail);
+    return e->head == head && e->tail == tail && e->owner == owner ? (int64_t)e->code : -1;
+}
+
+/* Keeps that the piece with key words head, tail is owner's token code,
+ * replacing what its entry held; nothing when t is NULL or off. */
+static inline void ft_pc_token_put(ft_pc_table* t, uint64_t owner, uint64_t head, uint64_t tail,
+                                   uint64_t code) {
+    ft_pc_token* e;
+    size_t slots;
+    if (t == NULL || t->entries == NULL) return;
+    if (t->token_block == NULL) {
+        slots = ft_pc_token_slots(t->n_entries);
+        t->token_block = calloc(slots * sizeof(ft_pc_token) + FT_PC_ENTRY_BYTES, 1);
+        if (t->token_block == NULL) return;
+        /* whole cache lines: an entry is never split between two */
+        t->tokens = (ft_pc_token*)(((uintptr_t)t->token_block + FT_PC_ENTRY_BYTES - 1)
+                                   & ~(uintptr_t)(FT_PC_ENTRY_BYTES - 1));
+        t->token_mask = slots - 1;
+    }
+    e = (ft_pc_token*)t->tokens + ft_pc_token_at(t, head, tail);
+    e->owner = owner;
+    e->head = head;
+    e->tail = tail;
+    e->code = code;
+}
+
 /* Lets t's memory go (t is then off). */
 static inline void ft_pc_table_free(ft_pc_table* t) {
     free(t->block);
@@ -292,6 +372,10 @@ static inline void ft_pc_table_free(ft_pc_table* t) {
     t->n_entries = 0;
     t->longs = NULL;
     t->long_mask = 0;
+    free(t->token_block);
+    t->token_block = NULL;
+    t->tokens = &ft_pc_no_token;
+    t->token_mask = 0;
 }
 
 /* Makes t an empty table of n entries, a power of two (entries NULL when n
@@ -317,6 +401,14 @@ static inline size_t ft_pc_used(const ft_pc_table* t) {
     size_t i, used = 0;
     if (t == NULL) return 0;
     for (i = 0; i < t->n_entries; i++) used += t->entries[i].owner != 0;
+    return used;
+}
+
+/* How many of t's token entries hold a token. */
+static inline size_t ft_pc_token_used(const ft_pc_table* t) {
+    size_t i, used = 0;
+    if (t == NULL || t->token_block == NULL) return 0;
+    for (i = 0; i <= t->token_mask; i++) used += t->tokens[i].owner != 0;
     return used;
 }
 
