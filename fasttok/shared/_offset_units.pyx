@@ -215,6 +215,10 @@ def spans_in_unit(str text not None, const offset_t[::1] spans, str source not N
 #   encode 7.8 ms, offsets 40.9, flat 19.8.
 # * The cursor instead of a table from each source offset to each unit
 #   (8 bytes an offset, 80 MB for a 10 MB text): spans are in text order
-#   but for the pieces of one character, so the walk is linear; the bytes
-#   to chars conversion of 1.25M byte-fallback spans of zh.txt costs
-#   little beside their tuples.
+#   but for the pieces of one character, so the walk is linear. It is not
+#   free: the 1.25M byte-fallback spans of zh.txt's first 20,000 lines
+#   (botchan_unigram_4000_bytefallback.model), bytes to chars ~52 ms flat
+#   (~48 bytes to bytes, mostly the walk too: the text is not ASCII), ~126
+#   as tuples, against ~70 for the model's walk (/tmp/i2/zhconv.py). The
+#   walk's per-offset cost (~40 ns: a unit switch and a kind switch a
+#   step) is the next thing to take out.
