@@ -233,7 +233,13 @@ best of 7; whole corpus files, en / code / multi / zh):
   (``wordpiece_texts`` 30M, :class:`TokenTables` 25M, the rest of
   ``__init__`` 11M) and the walk 63M; a ``str`` per token and the
   texts' indices as ints made only when asked for: 117.9M (en 178.9M ->
-  164.3M).
+  164.3M); never's ids looked up only within their range: 110.1M; a
+  place past a word's start probed from the longest text without the
+  word-start bytes (Automaton.max_rest_len, 10 bytes against 21): 108.8M
+  (en 155.5M), and code's steady half 27.20M -> 26.26M (the words of
+  its walked stretches are probed each time: the automaton is never
+  built). CPU, medians of 6 alternating fresh processes (load ~14): code
+  32.5 -> 27.6 ms, en 42.1 -> 37.1.
 * Rejected (2026-12-05): short chunks (up to 8 ASCII units, up to 3
   ids) in 16-byte slots, four to a cache line (a 1 MiB table beside the
   4 MiB of ChunkSlots for the rest), so that en.txt's ~24k distinct short
