@@ -88,8 +88,11 @@ def set_pretoken_cache(entries: int) -> int:
     replaces the older of its set's two. A longer piece whose bytes and ids
     fit in 1,008 bytes is kept in one of the thread's long entries (1 KiB
     each, one per 256 entries, 1 to 64: 64 KiB at the default, allocated
-    when the first is kept), each replacing what its entry held. ``0``
-    turns the cache off. The new size empties every thread's table at its
+    when the first is kept), each replacing what its entry held. A piece of
+    2 to 15 bytes that is one token is kept in the thread's token entries
+    (32 bytes each, as many as the entries up to 8192: 256 KiB at the
+    default, allocated when the first is kept), asked before the token
+    index. ``0`` turns the cache off. The new size empties every thread's table at its
     next call. The environment variable ``FASTTOK_PRETOKEN_CACHE``
     (entries) sets it at import.
 

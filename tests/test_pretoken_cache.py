@@ -207,8 +207,8 @@ def test_the_long_entries_are_one_per_256_entries_from_1_to_64(entries, long_ent
     assert _piece_cache.thread_info()["long_entries"] == long_entries
 
 
-@pytest.mark.parametrize("entries, token_entries", [(1, 1), (64, 64), (4096, 4096), (16384, 4096)])
-def test_the_token_entries_are_as_many_as_the_entries_up_to_4096(entries, token_entries):
+@pytest.mark.parametrize("entries, token_entries", [(1, 1), (64, 64), (8192, 8192), (16384, 8192)])
+def test_the_token_entries_are_as_many_as_the_entries_up_to_8192(entries, token_entries):
     fasttok.set_pretoken_cache(entries)
     enc = _encoding("cl100k_base")
     enc.encode_ordinary(" zqxv")

@@ -27,7 +27,7 @@
  * steady half). A byte-level BPE piece of 2 to FT_PC_TOKEN_MAX bytes that
  * is one token of its model is kept in the table's token entries
  * (ft_pc_token_find; direct mapped, 32 bytes each, as many as the entries
- * up to FT_PC_TOKENS: 128 KiB at the default, which stay in the core's
+ * up to FT_PC_TOKENS: 256 KiB at the default, which stay in the core's
  * L2; allocated when the first is kept): such pieces are most of English
  * and code, and a hit there is two compares instead of a hash, a filter
  * bit and a probe of a token index of megabytes. Nothing else is
@@ -60,7 +60,7 @@
 #define FT_PC_LONG_PAYLOAD (FT_PC_LONG_BYTES - 16)
 #define FT_PC_LONG_MAX 64
 #define FT_PC_TOKEN_MAX 15  /* longest piece a token entry holds */
-#define FT_PC_TOKENS 4096   /* token entries at most (128 KiB) */
+#define FT_PC_TOKENS 8192   /* token entries at most (256 KiB) */
 #define FT_PC_TOKEN_BYTES 32
 
 typedef struct {
