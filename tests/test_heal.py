@@ -165,6 +165,15 @@ def test_heal_of_a_long_prompt_is_llguidances_tokenize_partial(name):
         assert ours == theirs or _llguidance_rule(name, data, theirs, ours), end
 
 
+@pytest.mark.parametrize("kind", ["hf_wordpiece", "spm_unigram", "gguf_llama"])
+def test_heal_of_a_long_prompt_backs_off_within_its_last_word_on_a_normalizing_vocabulary(kind):
+    enc = load(kind)
+    text = (DATA / "corpus" / "en.txt").read_text(encoding="utf-8")[:20_000] + " Unbelievab"
+    ids, suffix = enc.heal(text)
+    assert suffix and b" Unbelievab".endswith(suffix)
+    assert enc.encode(text + "le things")[:len(ids)] == ids
+
+
 def test_llguidance_keeps_ids_a_continuation_changes_and_heal_does_not():
     enc, ll = _pair("llama3")
     ids, _ = ll.tokenize_partial(b"Hyphe")

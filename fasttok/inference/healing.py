@@ -116,20 +116,27 @@ def heal(encode: Callable[[str], list], token_bytes: Callable[[int], bytes],
     else:
         k = _probed(encode, text, ids, k, probes)
     k = max(k, len(kept))
-    spelled = text.encode("utf-8")
-    kept_bytes = decode_bytes(ids[:k])
-    if spelled.startswith(kept_bytes):
-        return ids[len(kept):k], spelled[len(kept_bytes):] + rest
+    # the text the kept ids spell is compared from the settled cut's segment
+    # on when they reach past it (decoding a long prompt's ids is slow where
+    # a decoder runs in Python), else from the start
+    head, head_ids, start = "", ids[:k], 0
+    if found is not None and found[1] <= k:
+        head, head_ids, start = found[2], found[3] + ids[found[1]:k], found[0]
+    local = (head + text[start:]).encode("utf-8")
+    kept_bytes = decode_bytes(head_ids)
+    if local.startswith(kept_bytes):
+        return ids[len(kept):k], local[len(kept_bytes):] + rest
     # the ids spell another text (a normalizer, a decoder's clean-up): the
     # text whose encoding they are, found from the end
-    for cut in range(len(text), max(len(context), len(text) - _SEARCH) - 1, -1):
-        if encode(text[:cut]) == ids[:k]:
+    for cut in range(len(text), max(start, len(context), len(text) - _SEARCH) - 1, -1):
+        if encode(head + text[start:cut]) == head_ids:
             return ids[len(kept):k], text[cut:].encode("utf-8") + rest
     # none so near: llguidance's count, the backed-off ids' bytes taken
     # from the end of the text given
+    spelled = text.encode("utf-8")
     backed = sum(len(token_bytes(i)) for i in ids[k:])
-    start = max(len(spelled) - backed, len(context.encode("utf-8")))
-    return ids[len(kept):k], spelled[start:] + rest
+    first = max(len(spelled) - backed, len(context.encode("utf-8")))
+    return ids[len(kept):k], spelled[first:] + rest
 
 
 def _probed(encode: Callable[[str], list], text: str, ids: list, k: int, probes: tuple) -> int:
