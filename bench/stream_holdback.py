@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 
 import fasttok
+from fasttok.decoders.hf_starts import common_prefix
 
 DATA = Path(os.environ.get("FASTTOK_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 CORPORA = ("en", "code", "multi", "zh")
@@ -61,20 +62,6 @@ def probe_ids(enc: fasttok.Encoding) -> list:
     return sorted(probes)
 
 
-def common_prefix_len(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def measure(enc: fasttok.Encoding, ids: list, probes: list) -> dict:
     """The worst lag, raw holdback and early text of streaming ``ids``."""
     final = enc.decode(ids)
@@ -86,7 +73,7 @@ def measure(enc: fasttok.Encoding, ids: list, probes: list) -> dict:
         prefix = ids[:k]
         so_far = enc.decode(prefix)
         endings = [final] + [enc.decode(prefix + list(probe)) for probe in probes]
-        stable = min(common_prefix_len(so_far, e) for e in endings)
+        stable = min(common_prefix(so_far, e) for e in endings)
         # given text must start every ending (the stream may stop here too)
         for probe, ending in zip([None] + probes, [so_far] + endings):
             if not ending.startswith(given):

@@ -35,7 +35,7 @@ than a leading ``Strip``) gives ``None``: the caller decodes in windows.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Union
 
 from fasttok.decoders.hf_byte_fallback import ByteFallback
 from fasttok.decoders.hf_simple import Fuse, Sequence, Strip
@@ -45,9 +45,9 @@ __all__ = ["token_starts", "common_prefix", "decoder_stages"]
 _FFFD = "\ufffd".encode("utf-8")
 
 
-def common_prefix(a: bytes, b: bytes) -> int:
-    """The length of the longest common prefix of ``a`` and ``b``, by
-    halving (every comparison runs in C).
+def common_prefix(a: Union[bytes, str], b: Union[bytes, str]) -> int:
+    """The length of the longest common prefix of ``a`` and ``b`` (two bytes
+    or two strs), by halving (every comparison runs in C).
 
     >>> common_prefix(b"abcd", b"abxy")
     2
