@@ -301,10 +301,29 @@ class Encoding:
         allowed, mask = self._special_masks(allowed_special, disallowed_special)
         if mask is not None:
             for one in texts:
-                found = self._core.find_special(one, mask)
-                if found >= 0:
-                    _raise_disallowed(self._order[found])
+                self._refuse_disallowed(one, mask)
         return allowed
+
+    def _refuse_disallowed(self, text: str, mask: bytes) -> None:
+        # the error encode raises when text holds a special token mask marks
+        found = self._core.find_special(text, mask)
+        if found >= 0:
+            _raise_disallowed(self._order[found])
+
+    def _encoder_with(self, allowed_special: AllowedSpecial,
+                      disallowed_special: DisallowedSpecial) -> Callable[[str], list]:
+        # encode with these special-token arguments, the masks made once:
+        # healing and the appender encode many short texts with one set of
+        # arguments, where encode's general path spends ~17 us on them a call
+        allowed, disallowed = self._special_masks(allowed_special, disallowed_special)
+        core = self._core
+
+        def encode(text: str) -> list:
+            if disallowed is not None:
+                self._refuse_disallowed(text, disallowed)
+            return core.encode(text, allowed)
+
+        return encode
 
     def _special_masks(self, allowed_special: AllowedSpecial,
                        disallowed_special: DisallowedSpecial) -> tuple:
@@ -723,11 +742,8 @@ class Encoding:
         """
         from fasttok.inference import healing
 
-        def encode(part: str) -> list:
-            return self.encode(part, allowed_special=allowed_special,
-                               disallowed_special=disallowed_special)
-
-        return healing.heal(encode, self._core.token_bytes, self.decode_bytes, self.is_special_token,
+        return healing.heal(self._encoder_with(allowed_special, disallowed_special),
+                            self._core.token_bytes, self.decode_bytes, self.is_special_token,
                             self._prefix_table, _token_text(text, "heal"),
                             [operator.index(i) for i in recent_ids])
 
@@ -753,19 +769,7 @@ class Encoding:
         """
         from fasttok.inference.appender import Appender
 
-        # the masks once: a push encodes a few short texts besides the new
-        # one, and encode's general path spends ~17 us on its arguments
-        allowed, disallowed = self._special_masks(allowed_special, disallowed_special)
-        core = self._core
-
-        def encode(part: str) -> list:
-            if disallowed is not None:
-                found = core.find_special(part, disallowed)
-                if found >= 0:
-                    _raise_disallowed(self._order[found])
-            return core.encode(part, allowed)
-
-        return Appender(encode)
+        return Appender(self._encoder_with(allowed_special, disallowed_special))
 
     def encode_with_unstable(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                              disallowed_special: DisallowedSpecial = "all") -> tuple:
