@@ -70,6 +70,8 @@ cdef enum:
     # pieces cut, and their lookups' lines fetched, before the first of them
     # is encoded (_encode_segment): the misses of a batch then overlap
     AHEAD = 16
+    # ids the one-text calls' kept buffer may hold between calls (256 KiB)
+    KEPT_IDS_MAX = 1 << 16
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object op)
@@ -201,15 +203,54 @@ cdef PyObject* _new_int(uint32_t i) except NULL:
     return _ints[i]
 
 
+# The ids buffer of the one-text calls, kept from call to call: its malloc,
+# growth and free were ~190 instructions of a one-line call's ~4,000. A call
+# takes it and gives it back holding the GIL, so it stays taken while a
+# call's walk runs without the GIL, and a call meeting it taken (another
+# thread's, or a finalizer's under a collection) takes a buffer of its own.
+cdef IdBuffer _kept_ids = IdBuffer(NULL, 0, 0)
+cdef bint _kept_ids_taken = False
+
+
+cdef inline bint _take_ids(IdBuffer* out) noexcept:
+    # out empty, in the kept buffer when it is free (then True)
+    global _kept_ids_taken
+    out.len = 0
+    if _kept_ids_taken:
+        out.data = NULL
+        out.cap = 0
+        return False
+    _kept_ids_taken = True
+    out.data = _kept_ids.data
+    out.cap = _kept_ids.cap
+    return True
+
+
+cdef inline void _give_ids(IdBuffer* out, bint kept) noexcept:
+    # out back as the kept buffer (taken by _take_ids: kept), or freed; the
+    # kept buffer holds at most KEPT_IDS_MAX ids between calls
+    global _kept_ids_taken
+    if kept:
+        _kept_ids_taken = False
+        if out.cap <= KEPT_IDS_MAX:
+            _kept_ids.data = out.data
+            _kept_ids.cap = out.cap
+            return
+        _kept_ids.data = NULL
+        _kept_ids.cap = 0
+    ids_free(out)
+
+
 cdef object _encode_ordinary_call(object core, object text):
     # CoreBPE.encode_ordinary of a str (its text_call)
     cdef CoreBPE model = <CoreBPE>core
-    cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+    cdef IdBuffer out
+    cdef bint kept = _take_ids(&out)
     try:
         model._encode_text(<str>text, NULL, False, &out)
         return ids_to_list(out.data, out.len, model.n_ids, model.code_ids)
     finally:
-        ids_free(&out)
+        _give_ids(&out, kept)
 
 
 cdef list ids_to_list(const uint32_t* ids, size_t n, size_t n_ids, const uint32_t* code_ids):
@@ -908,13 +949,14 @@ cdef class CoreBPE(ModelBase):
 
     def encode(self, str text not None, bytes allowed not None):
         """Ids of ``text``; ``allowed[i]`` says whether ``special_order[i]`` is a special here."""
-        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        cdef IdBuffer out
         cdef const uint8_t* mask = self._mask(allowed)
+        cdef bint kept = _take_ids(&out)
         try:
             self._encode_text(text, mask, True, &out)
             return ids_to_list(out.data, out.len, self.n_ids, self.code_ids)
         finally:
-            ids_free(&out)
+            _give_ids(&out, kept)
 
     def sample(self, str text not None, bytes allowed, double alpha, int nbest_size,
                rng not None):
