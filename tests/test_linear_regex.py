@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -265,6 +266,32 @@ def test_a_refused_tokenizer_json_pattern_names_the_file_field():
            "model": {"type": "WordLevel", "vocab": {"a": 0, "[UNK]": 1}, "unk_token": "[UNK]"}}
     with pytest.raises(VocabularyFileError, match=r"pre_tokenizer\.pattern\.Regex.*backreference"):
         fasttok.hf.Tokenizer.from_str(json.dumps(doc))
+
+
+# a repeat's bounds as both dialects' parsers here read them: {n}, {n,},
+# {,m}, {n,m} with digits as re's \d reads them; any other brace is itself
+BOUNDS = re.compile(r"\{(\d+)?(?:,(\d+)?)?\}")
+
+
+@settings(max_examples=300, deadline=None)
+@given(inside=st.text(",01٣}a", max_size=5))
+def test_a_brace_is_a_bounded_repeat_where_the_bounds_grammar_reads_one(inside):
+    brace = "{" + inside
+    m = BOUNDS.match(brace)
+    if m is None or m.group(1) is None and m.group(2) is None:
+        engine = compile_onig(f"^x{brace}$")
+        assert engine.search("x" + brace) is not None and engine.search("xx" + brace) is None
+        return
+    lo = int(m.group(1) or 0)
+    hi = int(m.group(2)) if m.group(2) else None if "," in m.group(0) else lo
+    if hi is not None and hi < lo:
+        with pytest.raises(FasttokError, match="maximum below its minimum"):
+            compile_onig(f"^x{brace}$")
+        return
+    engine, rest = compile_onig(f"^x{brace}$"), brace[m.end():]
+    for k in range(8):
+        matched = engine.search("x" * k + rest) is not None
+        assert matched == (lo <= k and (hi is None or k <= hi)), (brace, k)
 
 
 def test_search_sees_the_text_before_its_start():
