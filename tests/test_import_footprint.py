@@ -126,12 +126,14 @@ def test_a_unigram_files_load_leaves_its_compiled_model_to_the_first_encode():
     assert compiled <= set(first["encode"])
 
 
-def test_loading_a_file_with_added_tokens_leaves_their_search_to_the_first_encode():
-    # the added tokens are read at the load; their matcher (and its module)
-    # is made when a text is first searched
-    loaded = set(_t5()[0]["load"])
-    assert "fasttok.added_tokens.hf_added" in loaded
-    assert "fasttok.shared.literal_match" not in loaded
+def test_loading_a_file_with_added_tokens_leaves_them_and_their_search_to_the_first_encode():
+    # the added tokens are read and checked at the load (the loader); their
+    # objects (and their module) and their matcher (and its module) are made
+    # when a text is first searched
+    first = _t5()[0]
+    loaded = set(first["load"])
+    assert not loaded & {"fasttok.added_tokens.hf_added", "fasttok.shared.literal_match"}
+    assert "fasttok.added_tokens.hf_added" in first["encode"]
 
 
 def test_the_first_encode_of_a_unigram_file_imports_its_walk_and_no_other_model_types():

@@ -253,10 +253,16 @@ class HFModel(ModelBase):
         self._decoder_spec = decoder_spec or {}
         #: the added tokens' contents (UTF-8) that ``allowed`` masks index
         self.special_order = special_order
-        by_content = pipeline.added.by_content
-        self._order_ids = [by_content[c.decode("utf-8")] for c in self.special_order]
         #: allowed mask (None: none allowed) -> the added token ids it allows
         self._allowed: dict = {None: frozenset()}
+
+    @functools.cached_property
+    def _order_ids(self) -> list:
+        # the ids of special_order's tokens: made by the first mask that
+        # allows some, as the pipeline makes its added tokens when first
+        # asked for (a load makes none)
+        by_content = self.pipeline.added.by_content
+        return [by_content[c.decode("utf-8")] for c in self.special_order]
 
     @functools.cached_property
     def post_processor(self) -> Callable[[list], list]:

@@ -40,7 +40,6 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional
 
-from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
 from fasttok.decoders.hf_json import decoder_maker
 from fasttok.errors import FasttokError
 from fasttok.loaders.hf_tokenizer_json import JsonPathError
@@ -53,6 +52,7 @@ from fasttok.shared.built_once import built_once
 from fasttok.vocab import Vocabulary
 
 if TYPE_CHECKING:
+    from fasttok.added_tokens.hf_added import AddedTokens
     from fasttok.formats.walk import Walk
     from fasttok.shared.normalized import NormalizedString
 
@@ -63,7 +63,11 @@ __all__ = ["HFStages", "stages_from_document"]
 
 
 def _added_tokens(vocab: Vocabulary, normalize: Any) -> AddedTokens:
-    # the loader gave each added token the id tokenizers gives it
+    # the loader gave each added token the id tokenizers gives it (and
+    # checked their fields); made, and their module imported, when first
+    # asked for: the first encode, which matches them
+    from fasttok.added_tokens.hf_added import AddedToken, AddedTokens
+
     return AddedTokens([AddedToken(content, token_id, special=bool(flags["special"]),
                                    single_word=bool(flags["single_word"]),
                                    lstrip=bool(flags["lstrip"]), rstrip=bool(flags["rstrip"]),
@@ -88,7 +92,8 @@ class HFStages:
     def __init__(self, *, make_normalizer: Optional[Callable[[], Any]],
                  make_pre_tokenizer: Optional[Callable[[], Any]],
                  model: Any, make_post_processor: Optional[Callable[[], Any]],
-                 make_decoder: Optional[Callable[[], Any]], added: AddedTokens,
+                 make_decoder: Optional[Callable[[], Any]],
+                 make_added: Callable[[], AddedTokens],
                  truncation: Any = None, padding: Any = None,
                  model_factory: Optional[Callable[[], Any]] = None, record: Any = None) -> None:
         # model_factory (with model None) builds the model on first use: a
@@ -96,7 +101,8 @@ class HFStages:
         # model (half of Llama 3's load time) serves only offsets and pieces;
         # make_normalizer, make_pre_tokenizer, make_post_processor and
         # make_decoder (None: no such stage) build those stages when first
-        # asked for (their fields checked already): a load builds none
+        # asked for (their fields checked already): a load builds none;
+        # make_added makes the added tokens, also when first asked for
         self._make_normalizer = make_normalizer
         self._make_pre_tokenizer = make_pre_tokenizer
         self._model = model
@@ -109,20 +115,28 @@ class HFStages:
         self.padding = padding
         #: the tokenizer.json record the stages were read from (what a walk is built for)
         self.record = record
-        self.set_added(added)
+        self._make_added = make_added
+        self._spelled_normalized: Optional[frozenset] = None
+
+    @built_once
+    def added(self) -> AddedTokens:
+        """The added tokens matched (:meth:`set_added` replaces them)."""
+        return self._make_added()
+
+    @built_once
+    def added_ids(self) -> frozenset:
+        """The ids of :attr:`added`."""
+        return frozenset(t.id for t in self.added.tokens)
 
     def set_added(self, added: AddedTokens, spelled_normalized: Optional[frozenset] = None) -> None:
         """Match ``added`` from now on (``add_tokens`` of the drop-in);
         ``spelled_normalized``: the ids whose token string is their content
         normalized (default: those matched in the normalized text)."""
-        self.added = added
-        self._spelled_normalized = frozenset(t.id for t in added.tokens if t.normalized) \
-            if spelled_normalized is None else spelled_normalized
-        self.added_ids = frozenset(t.id for t in added.tokens)
-        # what was built knowing the added tokens: their strings, the walk
-        self.__dict__.pop("_added_strings", None)
-        self.__dict__.pop("_token_strings", None)
-        self.__dict__.pop("walk", None)
+        self.__dict__["added"] = added
+        self._spelled_normalized = spelled_normalized
+        # what was built knowing the added tokens: their ids and strings, the walk
+        for name in ("added_ids", "_added_strings", "_token_strings", "walk"):
+            self.__dict__.pop(name, None)
 
     @functools.cached_property
     def walk(self) -> Optional[Walk]:
@@ -139,7 +153,9 @@ class HFStages:
         # tokenizers gives an added token looked for in the normalized text
         # its normalized spelling as its string (id_to_token, decode): with
         # Llama 2's normalizer "<new>" decodes as "▁<new>", a space
-        return self._added_spelled(self._spelled_normalized)
+        spelled = self._spelled_normalized
+        return self._added_spelled(frozenset(t.id for t in self.added.tokens if t.normalized)
+                                   if spelled is None else spelled)
 
     def _added_spelled(self, normalized_ids: frozenset) -> dict:
         # added token id -> its content, normalized for the ids normalized_ids
@@ -443,7 +459,8 @@ def stages_from_document(vocab: Vocabulary, kind: type = HFStages, *, lazy_model
         make_post_processor=post_processor_maker(doc.get("post_processor"), "$.post_processor",
                                                  fail),
         make_decoder=decoder_maker(doc.get("decoder"), "$.decoder", fail),
-        added=_added_tokens(vocab, None if make_normalizer is None else normalize),
+        make_added=functools.partial(_added_tokens, vocab,
+                                     None if make_normalizer is None else normalize),
         truncation=truncation_from_json(doc.get("truncation"), "$.truncation", fail),
         padding=padding_from_json(doc.get("padding"), "$.padding", fail),
         record=vocab)
