@@ -695,6 +695,12 @@ class Encoding:
 
         return PrefixTable(pairs())
 
+    @functools.cached_property
+    def _longest_special(self) -> int:
+        # how far back a special token completed by more text reaches, in
+        # characters (the appender's and heal's edge cuts stay before it)
+        return max(map(len, self.special_tokens_set), default=0)
+
     @property
     def _longest_token(self) -> int:
         return self._prefix_table.longest
@@ -745,7 +751,8 @@ class Encoding:
         return healing.heal(self._encoder_with(allowed_special, disallowed_special),
                             self._core.token_bytes, self.decode_bytes, self.is_special_token,
                             self._prefix_table, _token_text(text, "heal"),
-                            [operator.index(i) for i in recent_ids])
+                            [operator.index(i) for i in recent_ids],
+                            reach=self._longest_special)
 
     def appender(self, *, allowed_special: AllowedSpecial = frozenset(),
                  disallowed_special: DisallowedSpecial = "all") -> Any:
@@ -769,7 +776,11 @@ class Encoding:
         """
         from fasttok.inference.appender import Appender
 
-        return Appender(self._encoder_with(allowed_special, disallowed_special))
+        _, disallowed = self._special_masks(allowed_special, disallowed_special)
+        refuse = (lambda text: None) if disallowed is None else functools.partial(
+            self._refuse_disallowed, mask=disallowed)
+        return Appender(self._encoder_with(allowed_special, disallowed_special),
+                        refuse=refuse, reach=self._longest_special)
 
     def encode_with_unstable(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                              disallowed_special: DisallowedSpecial = "all") -> tuple:

@@ -22,6 +22,20 @@ else:
 KINDS = sorted(FILES)
 
 
+# text with no whitespace, where the appender cuts at edges (see
+# fasttok.inference.stability): CJK with and without punctuation, URLs,
+# mixed scripts, combining marks, digits, base64, special tokens
+WIDE_PIECES = st.sampled_from([
+    "，", "。", "、", "「", "」", "（", "）", "中文", "日本語です", "カタカナ", "한국어",
+    "你好世界", "https://", "example.com", "/path", "?q=1&x=2", "#top", ":", "/", "=", "%20",
+    "aGVsbG8",
+    "+", "d29ybGQ", "abc123", "x9", "Ωμέγα", "Привет", "e\u0301", "\u0301", "12", "2024",
+    "x", "_", "'s", "'", "-", ".", "🎉", "<|endoftext|>", "<|endof", "<", "|>",
+])
+# long enough that edges are looked for (a few hundred characters pending)
+WIDE_TEXTS = st.lists(WIDE_PIECES, min_size=120, max_size=260).map("".join)
+
+
 def _pushed(enc, text: str, cuts: list, **special):
     a = enc.appender(**special)
     stable: list = []
@@ -53,6 +67,24 @@ def test_the_ids_pushes_return_are_the_final_ids_and_begin_the_encoding(kind, te
     more = data.draw(TEXTS)
     a, stable = _pushed(enc, text, cuts, allowed_special="all")
     assert a.ids == stable
+    assert enc.encode(text + more, allowed_special="all")[:len(stable)] == stable
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=WIDE_TEXTS, tail=TEXTS, data=st.data())
+def test_flush_is_encode_of_long_text_without_whitespace_however_it_was_split(kind, text,
+                                                                              tail, data):
+    enc = load(kind)
+    text += tail
+    step = data.draw(st.sampled_from([1, 7, 50, 300]))
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=8)) + list(
+        range(0, len(text), step))
+    more = data.draw(WIDE_TEXTS | TEXTS)
+    a, stable = _pushed(enc, text, cuts, allowed_special="all")
+    whole = enc.encode(text, allowed_special="all")
+    assert a.flush() == whole
+    assert a.count() == len(whole)
     assert enc.encode(text + more, allowed_special="all")[:len(stable)] == stable
 
 
@@ -92,6 +124,55 @@ def test_pushing_twice_the_text_costs_twice_the_characters(kind):
         costs.append(a.encoded_chars / len(text))
     # re-encoding the whole text each push would make the second ratio twice the first
     assert costs[1] <= costs[0] * 1.25 and costs[1] < 40
+
+
+def _unspaced(name: str) -> str:
+    # 20k CJK characters with and without punctuation, 100 KB of URLs, 200 KB of one letter
+    zh = "".join((DATA / "corpus" / "zh.txt").read_text(encoding="utf-8").split())
+    if name == "zh":
+        return zh[:20_000]
+    if name == "han":
+        return "".join(ch for ch in zh if "\u4e00" <= ch <= "\u9fff")[:20_000]
+    if name == "urls":
+        return "".join(f"https://example.com/p{i}/item?id={i * 7}&q=a{i % 13}#f"
+                       for i in range(3_000))[:100_000]
+    return "a" * 200_000
+
+
+@pytest.mark.parametrize("name", ["zh", "han", "urls", "letters"])
+@pytest.mark.parametrize("kind", ["tiktoken", "hf_byte_bpe", "hf_wordpiece", "gguf_llama",
+                                  "spm_unigram"])
+def test_pushing_long_text_without_whitespace_encodes_each_character_a_few_times(kind, name):
+    # the old appender re-encoded the whole pending run at every push: 200 to
+    # 2000 characters encoded a character here
+    enc = load(kind)
+    text = _unspaced(name)
+    a, _ = _pushed(enc, text, list(range(0, len(text), 50)), disallowed_special=())
+    assert a.encoded_chars <= 6 * len(text)
+    assert a.flush() == enc.encode(text, disallowed_special=())
+
+
+@pytest.mark.parametrize("kind", ["tiktoken", "hf_wordpiece"])
+def test_a_push_of_a_run_with_no_place_encodes_nothing_until_the_ids_are_asked(kind):
+    enc = load(kind)
+    a = enc.appender()
+    a.push("a" * 1000)
+    before = a.encoded_chars
+    for _ in range(100):
+        assert a.push("a" * 10) == []
+    assert a.encoded_chars == before
+    assert a.count() == len(enc.encode("a" * 2000))
+    assert a.pending_ids() == enc.encode("a" * 2000) == a.flush()
+    assert a.encoded_chars == before + 2000
+
+
+def test_a_disallowed_special_token_completed_where_a_push_encodes_nothing_is_refused():
+    a = load("tiktoken").appender()
+    a.push("a" * 600 + "<|endof")
+    with pytest.raises(fasttok.FasttokError, match="disallowed special token"):
+        a.push("text|>")
+    assert a.pending.endswith("<|endof") and a.push("ten") == []
+    assert a.flush() == load("tiktoken").encode("a" * 600 + "<|endoften")
 
 
 def test_pending_keeps_the_last_word_and_the_one_before_it():

@@ -174,6 +174,50 @@ def test_heal_of_a_long_prompt_backs_off_within_its_last_word_on_a_normalizing_v
     assert enc.encode(text + "le things")[:len(ids)] == ids
 
 
+def _unspaced(name: str) -> str:
+    # 200k CJK characters with and without punctuation, 100 KB of URLs, 1 MB of one letter
+    zh = "".join((DATA / "corpus" / "zh.txt").read_text(encoding="utf-8").split())
+    if name == "zh":
+        return (zh * 2)[:200_000]
+    if name == "han":
+        return ("".join(ch for ch in zh if "\u4e00" <= ch <= "\u9fff") * 12)[:200_000]
+    if name == "urls":
+        return "".join(f"https://example.com/p{i}/item?id={i * 7}&q=a{i % 13}#f"
+                       for i in range(3_000))[:100_000]
+    return "a" * 1_000_000
+
+
+@pytest.mark.parametrize("name", ["zh", "han", "urls", "letters"])
+@pytest.mark.parametrize("kind", ["tiktoken", "hf_byte_bpe", "hf_wordpiece", "gguf_llama",
+                                  "spm_unigram"])
+def test_heal_of_a_long_text_without_whitespace_encodes_it_a_few_times(kind, name, monkeypatch):
+    # the probes run on the text from a cut (an edge) or a short aligned end,
+    # not on the whole text: heal encoded it some 87 times before
+    enc = load(kind)
+    text = _unspaced(name)
+    encoded = [0]
+    given = enc._encoder_with
+
+    def counting(*special):
+        encode = given(*special)
+
+        def counted(part: str) -> list:
+            encoded[0] += len(part)
+            return encode(part)
+
+        return counted
+
+    monkeypatch.setattr(enc, "_encoder_with", counting)
+    ids, suffix = enc.heal(text, disallowed_special=())
+    assert encoded[0] <= 3 * len(text)
+    monkeypatch.undo()
+    for more in ("a", "1", "，", "中", " x", "/", "\u0301"):
+        assert enc.encode(text + more, disallowed_special=())[:len(ids)] == ids
+    whole = enc.encode(text, disallowed_special=())
+    if enc.decode_bytes(whole) == text.encode("utf-8"):
+        assert enc.decode_bytes(ids) + suffix == text.encode("utf-8")
+
+
 def test_llguidance_keeps_ids_a_continuation_changes_and_heal_does_not():
     enc, ll = _pair("llama3")
     ids, _ = ll.tokenize_partial(b"Hyphe")

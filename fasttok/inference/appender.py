@@ -11,8 +11,19 @@ pending text's ids are the ones it has in the whole text), and asks
 final. When the check fails -- an encoding whose context does not encode
 alone to the same ids -- the whole text pushed is the context, encoded
 again (slower, as re-encoding is). ``flush`` gives the final ids and the
-pending text's ids the last push found together: ``encode`` of everything
-pushed.
+pending text's ids together: ``encode`` of everything pushed.
+
+Cost: a push encodes the context and the pending text only when the new
+text holds a place a cut may be (whitespace or an edge,
+:func:`~fasttok.inference.stability.has_place`), and after a push that
+found no cut, once the pending text (if longer than a few words) has
+doubled; else it keeps the text and encodes nothing. So text with no place (one long run: CJK
+without punctuation, base64, ``"a" * 10**6``) is encoded once, by the
+first of ``pending_ids``, ``count`` or ``flush`` after the push, which
+remember the pending text's ids until the next push; pushing ``n``
+characters encodes ``O(n)`` characters (:attr:`Appender.encoded_chars`
+counts them), and asking for the pending ids after every push costs an
+encode of the pending text each time.
 
 >>> encode = lambda s: [ord(ch) for ch in s]          # one id a character
 >>> a = Appender(encode)
@@ -23,31 +34,46 @@ pushed.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Optional
 
-from fasttok.inference.stability import split_stable
+from fasttok.inference.stability import has_place, split_stable
 
 __all__ = ["Appender"]
+
+# a pending text this short is encoded by every push that may cut it; a
+# longer one, after a push that found no cut, once it has doubled
+_SHORT = 64
 
 
 class Appender:
     """Text appended piece by piece; ids out as they become final.
 
     ``encode`` is the encoding's encode with the caller's special-token
-    arguments.
+    arguments, ``refuse`` raises as it does on a text holding a disallowed
+    special token (checked where a push encodes nothing), and ``reach`` is
+    the longest special token's length in characters.
 
     >>> a = Appender(lambda s: [ord(ch) for ch in s])
     >>> a.push("x y "), a.push("z w"), a.ids, a.pending_ids(), a.count()
     ([], [120, 32, 121], [120, 32, 121], [32, 122, 32, 119], 7)
     """
 
-    def __init__(self, encode: Callable[[str], list]) -> None:
+    def __init__(self, encode: Callable[[str], list], *,
+                 refuse: Callable[[str], None] = lambda text: None, reach: int = 1) -> None:
         self._given = encode
+        self._refuse = refuse
+        self._reach = max(reach, 1)
         self._final: list = []
         self._context = ""
         self._context_ids: list = []
         self._text: list = []  # everything pushed, for the fallback
         self.pending = ""
-        self._tail: list = []  # the pending text's ids, as the last push found them
+        # the pending text's ids as the last encode found them (None: not
+        # encoded since the last push)
+        self._tail: Optional[list] = []
+        # the pending text's length when a push last found no cut (0: since
+        # the last cut, none has)
+        self._missed = 0
         #: characters encoded so far by the pushes, their checks and the
         #: flushes: what appending costs, proportional to the text pushed
         self.encoded_chars = 0
@@ -67,17 +93,34 @@ class Appender:
         raises) leaves the appender as it was."""
         if not isinstance(text, str):
             raise TypeError(f"push takes a str, not {type(text).__name__}")
-        self._text.append(text)
+        if not text:
+            return []
+        before = self.pending
         self.pending += text
+        window = self._context + self.pending
+        # a push looks for a cut where the new text brings a place, and
+        # after one that found none, once the pending text has doubled
+        looks = len(self.pending) >= 2 * self._missed and has_place(
+            window, len(window) - len(text) - 1, len(self._context))
+        self._text.append(text)
         try:
-            window, ids = self._window_ids()
+            if looks:
+                window, ids = self._window_ids()
+            else:  # the text is kept; a special token it completes is checked
+                self._refuse(window[max(0, len(window) - len(text) - self._reach + 1):])
         except BaseException:  # a disallowed special token: the push did not happen
             self._text.pop()
-            self.pending = self.pending[:len(self.pending) - len(text)]
+            self.pending = before
             raise
-        found = split_stable(self._encode, window, ids, len(self._context), settled=True)
+        if not looks:
+            self._tail = None
+            return []
+        found = split_stable(self._encode, window, ids, len(self._context), settled=True,
+                             reach=self._reach)
         if found is None:
             self._tail = ids[len(self._context_ids):]
+            if len(self.pending) > _SHORT:
+                self._missed = len(self.pending)
             return []
         cut, k, segment, segment_ids = found
         new = ids[len(self._context_ids):k]
@@ -85,6 +128,7 @@ class Appender:
         self._tail = ids[k:]
         self.pending = window[cut:]
         self._context, self._context_ids = segment, segment_ids
+        self._missed = 0
         return new
 
     def _window_ids(self) -> tuple:
@@ -99,9 +143,16 @@ class Appender:
         self._context_ids = list(self._final)
         return whole, self._encode(whole)
 
+    def _pending_ids(self) -> list:
+        # the pending text's ids, encoded once after a push that did not
+        if self._tail is None:
+            window, ids = self._window_ids()
+            self._tail = ids[len(self._context_ids):]
+        return self._tail
+
     def count(self) -> int:
         """How many ids everything pushed encodes to (final and pending)."""
-        return len(self._final) + len(self._tail)
+        return len(self._final) + len(self._pending_ids())
 
     def pending_ids(self) -> list:
         """The ids of the pending text, as it encodes after the final ids
@@ -111,8 +162,8 @@ class Appender:
         >>> a.push("a b c d"), a.pending_ids()
         ([97, 32, 98], [32, 99, 32, 100])
         """
-        return list(self._tail)
+        return list(self._pending_ids())
 
     def flush(self) -> list:
         """Every id of everything pushed: ``encode`` of the whole text."""
-        return self._final + self._tail
+        return self._final + self._pending_ids()

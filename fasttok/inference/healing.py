@@ -31,11 +31,12 @@ the bytes backed off, begins with.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Optional
 
 from fasttok.inference.prefix_table import PrefixTable
 from fasttok.inference.stability import PROBES, split_stable
 
-__all__ = ["heal", "LOOKBACK"]
+__all__ = ["heal", "LOOKBACK", "WINDOW"]
 
 #: How many ids llguidance looks back over.
 LOOKBACK = 4
@@ -46,6 +47,11 @@ _ALNUM = tuple("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _EXTENSIONS = 8
 # how many characters from the end the text the kept ids encode is looked for
 _SEARCH = 64
+#: How many characters of a long prompt with no place near its end are
+#: probed (see :func:`heal`).
+WINDOW = 512
+# how many starts of that window are tried for one whose ids are the text's end
+_ALIGN_TRIES = 8
 
 
 def _chop(token_bytes: Callable[[int], bytes], table: PrefixTable, ids: list) -> int:
@@ -64,7 +70,7 @@ def _chop(token_bytes: Callable[[int], bytes], table: PrefixTable, ids: list) ->
 
 def heal(encode: Callable[[str], list], token_bytes: Callable[[int], bytes],
          decode_bytes: Callable[[list], bytes], is_special: Callable[[int], bool],
-         table: PrefixTable, data: bytes, recent_ids: Sequence[int]) -> tuple:
+         table: PrefixTable, data: bytes, recent_ids: Sequence[int], *, reach: int = 0) -> tuple:
     """``(ids, suffix)`` for the prompt bytes ``data`` after ``recent_ids``
     (see the module doc); ``encode`` is the encoding's with the caller's
     special-token arguments, ``token_bytes`` an id's bytes and
@@ -73,7 +79,16 @@ def heal(encode: Callable[[str], list], token_bytes: Callable[[int], bytes],
     decoder's clean-up), the text after the longest start of the text they
     are the encoding of (else as many bytes from the end of the text as the
     ids backed off have, as llguidance counts them). Bytes that are not
-    UTF-8 from the first invalid one on go to the suffix.
+    UTF-8 from the first invalid one on go to the suffix. ``reach`` is the
+    longest special token's length in characters.
+
+    A long prompt is probed from the appender's last cut on (a whitespace
+    place or an edge: :func:`~fasttok.inference.stability.split_stable`),
+    and one with no place in its last characters from where the encoding
+    of its last :data:`WINDOW` characters or so is its own ids' end (a
+    continuation is taken to reach back no further: checked, as the probes
+    are, by the tests); so a heal costs one encode of the text, one decode
+    of the ids kept and a few dozen encodes of a short tail.
 
     >>> from fasttok.inference.prefix_table import PrefixTable
     >>> table = PrefixTable([(b"a", 0), (b"b", 1), (b"ab", 2)])
@@ -97,7 +112,8 @@ def heal(encode: Callable[[str], list], token_bytes: Callable[[int], bytes],
     ids = encode(text)
     if kept and ids[:1] != kept:
         text, ids, kept = new, encode(new), []
-    fixed = len(kept)
+    # the back-off looks at the last LOOKBACK ids after the last special one
+    fixed = max(len(kept), len(ids) - LOOKBACK)
     for i in range(len(ids) - 1, fixed - 1, -1):
         if is_special(ids[i]):
             fixed = i + 1
@@ -106,12 +122,17 @@ def heal(encode: Callable[[str], list], token_bytes: Callable[[int], bytes],
     probes = PROBES + _echoes(text, token_bytes, table, ids[k:])
     # a long prompt is probed from the appender's last cut on, not whole:
     # the ids before it are final already
-    found = split_stable(encode, text, ids, len(context), settled=True)
+    found = split_stable(encode, text, ids, len(context), settled=True, reach=reach)
+    if found is None or found[1] > k:
+        found = _aligned(encode, text, ids, len(context)) or found
     if found is not None and found[1] <= k:
         cut, base, segment, segment_ids = found
         local = _probed(encode, segment + text[cut:], segment_ids + ids[base:],
                         k - base + len(segment_ids), probes)
-        k = base + local - len(segment_ids) if local >= len(segment_ids) else _probed(
+        # a settled cut is final; an aligned window's start is not: some of
+        # the window's ids must stay
+        need = len(segment_ids) + (not segment)
+        k = base + local - len(segment_ids) if local >= need else _probed(
             encode, text, ids, k, probes)
     else:
         k = _probed(encode, text, ids, k, probes)
@@ -139,10 +160,25 @@ def heal(encode: Callable[[str], list], token_bytes: Callable[[int], bytes],
     return ids[len(kept):k], spelled[first:] + rest
 
 
+def _aligned(encode: Callable[[str], list], text: str, ids: list, lo: int) -> Optional[tuple]:
+    # split_stable's answer for a long text with no place near its end: a
+    # start some WINDOW characters back whose encoding, after a first id a
+    # SentencePiece dummy prefix adds there, is the end of the text's ids
+    if len(text) - lo <= 2 * WINDOW:
+        return None
+    for start in range(len(text) - WINDOW, len(text) - WINDOW - _ALIGN_TRIES, -1):
+        window = encode(text[start:])
+        for lead in (0, 1):
+            tail = window[lead:]
+            if tail and len(tail) <= len(ids) and ids[len(ids) - len(tail):] == tail:
+                return start, len(ids) - len(tail), "", window[:lead]
+    return None
+
+
 def _probed(encode: Callable[[str], list], text: str, ids: list, k: int, probes: tuple) -> int:
     # how many of ids[:k] the text followed by each probe still begins with
     for probe in probes:
-        k = min(k, _common(ids, encode(text + probe)))
+        k = _common(ids, encode(text + probe), k)
     return k
 
 
@@ -159,11 +195,16 @@ def _echoes(text: str, token_bytes: Callable[[int], bytes], table: PrefixTable,
     return tuple(e for e in echoes if e)
 
 
-def _common(ids: list, other: list) -> int:
-    # how many ids the two lists begin with alike
-    n = 0
-    for a, b in zip(ids, other):
-        if a != b:
-            break
-        n += 1
-    return n
+def _common(ids: list, other: list, k: int) -> int:
+    # how many of ids[:k] other begins with alike (a probe seldom changes
+    # any: one comparison, else a halving search)
+    if ids[:k] == other[:k]:
+        return min(k, len(other))
+    lo, hi = 0, min(k, len(other))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if ids[:mid] == other[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

@@ -41,11 +41,38 @@ the whole text does not have there; the text from ``a`` without its first
 space is tried too. The ids before ``c`` are final; the text from ``c``
 on is the unstable tail.
 
+Text without whitespace (CJK, URLs, code) has other places, *edges*:
+where a letter (CJK and Hangul each a script of their own), a digit and a
+punctuation mark (ASCII, CJK and fullwidth, general punctuation) meet. A
+mark, a symbol or an emoji is of no class: no edge is beside it (a mark
+joins the letter before it). Most pre-tokenizers cut at most edges
+whatever follows (a regex's letter run ends at a digit or a punctuation
+mark, BERT splits off every punctuation mark and CJK character,
+SentencePiece's trainer makes no piece across a script or a digit); some
+do not (a regex puts one punctuation mark before a letter run,
+``".com"``; a CJK and a Latin letter are one regex letter run). So where
+a settled cut finds no whitespace place, an edge is the cut when the
+encoding confirms it as above after every one of :data:`EDGE_PROBES`, at
+least :data:`MARGIN` characters (or the longest special token, ``reach``)
+before the end, with a *hard* place after it (whitespace, or an edge no
+pre-tokenizer joins: after a letter or a digit, before a digit), so the
+pre-token holding the cut ends before the text does. That too is checked
+(hypothesis texts of CJK, URLs, mixed scripts, marks and digits pushed in
+any pieces, on every kind), not proved. Edges are looked for once the text
+after the last cut is a few hundred characters long (their probes cost
+some thirty encodes of the text from an anchor). SentencePiece encodes a
+text from an edge alone with a dummy ``▁`` the whole text does not have
+there, so only a whitespace place or the start of a short text anchors
+its edges; a text with no place at all is never cut.
+
 >>> encode = lambda s: [ord(ch) for ch in s]          # one id a character
 >>> split_stable(encode, "ab cd", encode("ab cd"), 0)[:2]
 (3, 3)
 >>> split_stable(encode, "ab cd ef gh", encode("ab cd ef gh"), 0, settled=True)[:2]
 (5, 5)
+>>> text = "中文，" * 200
+>>> split_stable(encode, text, encode(text), 0, settled=True)[:2]
+(584, 584)
 """
 
 from __future__ import annotations
@@ -54,14 +81,39 @@ import re
 from collections.abc import Callable
 from typing import Optional
 
-__all__ = ["PROBES", "split_stable", "cuts"]
+__all__ = ["PROBES", "EDGE_PROBES", "MARGIN", "split_stable", "cuts", "edges", "has_place"]
 
 #: One continuation of each kind that moves a boundary (see the module doc).
 PROBES = ("a", "A", "1", "s", "'", "'s", ".", ",", " ", "  ", " a", "\n", "\r\n", "\t",
           "\u0301", "\u4e2d", "_", "-", "<", "\U0001f389")
 
+#: ...and for an edge, one of each class an edge is between and what a
+#: regex joins to it (a URL's ``/``, ``:``, ``=``; CJK punctuation; kana,
+#: Hangul and Greek letters).
+EDGE_PROBES = PROBES + ("\uff0c", "\u3002", "\u3042", "\ud55c", "\u03a9", "/", ":", "=")
+
+#: How many characters an edge cut leaves after it at least (a special
+#: token, a normalizer's look-ahead, a piece re-segmented by what follows
+#: it reach back less).
+MARGIN = 16
+
 # a whitespace run: where it starts and ends are the places
 _SPACES = re.compile(r"\s+")
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HANGUL = "\uac00-\ud7af"
+_PUNCT = ("!-/:-@\\[-^`{-~\u2010-\u2027\u2030-\u205e\u3001-\u303f"
+          "\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65")
+# runs of one class: digits, CJK (Han and kana), Hangul, other letters,
+# punctuation; anything else (a mark, a symbol, whitespace) is one
+# character of no class
+_RUNS = re.compile(
+    rf"(\d+)|([{_CJK}]+)|([{_HANGUL}]+)|([^\W\d_{_CJK}{_HANGUL}]+)|([{_PUNCT}]+)|(.)", re.DOTALL)
+_DIGIT, _PUNCTUATION, _NONE = 1, 5, 6
+_LETTERS = (2, 3, 4)
+# a letter run ends at these; a digit run ends at anything; a punctuation
+# run before a letter may be one regex piece with it (".com")
+_HARD_AFTER = (_DIGIT, _PUNCTUATION)
 
 # how far back from the end places are looked for, and how many are tried
 _SEARCH = 512
@@ -72,31 +124,69 @@ _ANCHORS = 3
 _SETTLED = 3
 # how many places the tries need (settled places, the tries, their anchors)
 _ENOUGH = _SETTLED + _TRIES + 2 + _ANCHORS
+# edges are looked for in a text this long after lo: their probes cost
+# some thirty encodes of the text from an anchor, once per this many characters
+_EDGE_SPAN = 512
 # a window this short may be its own anchor (the whole of it encoded per probe)
 _WHOLE = 1024
 
 
-def cuts(text: str, lo: int) -> list:
+def cuts(text: str, lo: int, enough: int = _ENOUGH) -> list:
     """The places after ``lo`` where whitespace starts or ends in ``text``
-    (within its last few hundred characters), latest first.
+    (within its last few hundred characters, enough for a cut), latest first.
 
     >>> cuts("ab cd  e", 0)
     [7, 5, 3, 2]
     """
-    # the last stretch first (32 characters are some six words of English):
-    # a few places are all a cut needs
-    for back in (_SEARCH // 16, _SEARCH // 4, _SEARCH):
-        start = max(lo, len(text) - back)
-        found = []
-        for m in _SPACES.finditer(text, start):
-            if m.start() > start or (m.start() > 0 and not text[m.start() - 1].isspace()):
-                found.append(m.start())
-            if m.end() < len(text):
-                found.append(m.end())
-        found = [c for c in reversed(found) if lo < c]
-        if len(found) >= _ENOUGH or start == lo:
-            return found
-    return found
+    # the last stretch reversed: its first whitespace runs are the text's
+    # last, and the search stops at the places a cut needs
+    start = max(lo, len(text) - _SEARCH)
+    end = len(text)
+    found = []
+    for m in _SPACES.finditer(text[start:][::-1]):
+        first, last = end - m.end(), end - m.start()
+        if last < end:
+            found.append(last)
+        if first > start or (first > 0 and not text[first - 1].isspace()):
+            found.append(first)
+        if len(found) >= enough:
+            break
+    return [c for c in found if lo < c]
+
+
+def edges(text: str, lo: int) -> list:
+    """``(place, hard)`` for the edges after ``lo`` in ``text`` (within its
+    last few hundred characters; see the module doc), latest first;
+    ``hard``: no pre-tokenizer joins the two sides.
+
+    >>> edges("ab1.x", 0)
+    [(4, False), (3, True), (2, True)]
+    """
+    start = max(lo, len(text) - _SEARCH)
+    found = []
+    before = _NONE
+    for m in _RUNS.finditer(text, start):
+        kind = m.lastindex
+        if m.start() > start and kind != _NONE and before != _NONE and kind != before:
+            found.append((m.start(), kind in _HARD_AFTER if before in _LETTERS else
+                          before == _DIGIT or kind == _DIGIT))
+        before = kind
+    found.reverse()
+    return [(c, hard) for c, hard in found if lo < c]
+
+
+def has_place(text: str, start: int, lo: int) -> bool:
+    """Whether ``text`` after ``start`` holds whitespace, or an edge where
+    :func:`split_stable` looks for one (``lo``: where it starts looking) --
+    a quick test of whether it can find a cut there.
+
+    >>> has_place("aaaa", 0, 0), has_place("aa a", 0, 0), has_place("中文，", 2, 0)
+    (False, True, False)
+    >>> has_place("aa.a", 0, 0), has_place("x" * 600 + "aa.a", 600, 0)
+    (False, True)
+    """
+    return _SPACES.search(text, start + 1) is not None or (
+        len(text) - lo >= _EDGE_SPAN and bool(edges(text[start:], 0)))
 
 
 def _variants(local: str, whole: bool) -> tuple:
@@ -108,7 +198,7 @@ def _variants(local: str, whole: bool) -> tuple:
 
 
 def split_stable(encode: Callable[[str], list], text: str, ids: list,
-                 lo: int, *, settled: bool = False) -> Optional[tuple]:
+                 lo: int, *, settled: bool = False, reach: int = 0) -> Optional[tuple]:
     """``(c, k, segment, segment_ids)``: ``ids[:k]`` (the ids of ``text``,
     which starts where its encoding starts) cannot change whatever follows
     ``text``, and are the ids of ``text[:c]``; ``segment`` is the text
@@ -118,23 +208,53 @@ def split_stable(encode: Callable[[str], list], text: str, ids: list,
     tried; ``None`` when none is confirmed. ``settled``: only places with a
     whole word and the whitespace on both sides of it after them, which no
     continuation reaches back over, so no probe is tried (an appender's
-    cut: two encodes of a few words a push).
+    cut: two encodes of a few words a push); where there is none and the
+    text after ``lo`` is a few hundred characters long, an edge (see the
+    module doc; ``reach``: the longest special token). The cost is a few
+    encodes of the last few hundred characters at most.
 
     >>> encode = lambda s: [ord(ch) for ch in s]
     >>> c, k, segment, segment_ids = split_stable(encode, "ab cd ef", encode("ab cd ef"), 0)
     >>> c, k, segment
     (6, 6, 'cd ')
     """
-    places = cuts(text, lo)
     first = _SETTLED if settled else 0
-    for i, c in enumerate(places[first:first + _TRIES], first):
+    probes = () if settled else PROBES
+    # the places the first try needs, then (seldom) the places the others do
+    places = cuts(text, lo, first + 2 + _ANCHORS)
+    found = _first_confirmed(encode, text, ids, places, places[first:first + 1], probes)
+    if found is None:
+        places = cuts(text, lo)
+        found = _first_confirmed(encode, text, ids, places, places[first + 1:first + _TRIES],
+                                 probes)
+    if found is not None or not settled or len(text) - lo < _EDGE_SPAN:
+        return found
+    # an edge: at least the margin before the end, with a hard place after it
+    marks = sorted([(c, True) for c in places] + edges(text, lo), reverse=True)
+    places = [c for c, _ in marks]
+    end = len(text) - max(MARGIN, reach)
+    tries, hard = [], False
+    for c, is_hard in marks:
+        if hard and c <= end and not text[c - 1].isspace() and not text[c].isspace():
+            tries.append(c)
+            if len(tries) == _TRIES:
+                break
+        hard = hard or is_hard
+    return _first_confirmed(encode, text, ids, places, tries, EDGE_PROBES)
+
+
+def _first_confirmed(encode: Callable[[str], list], text: str, ids: list, places: list,
+                     tries: list, probes: tuple) -> Optional[tuple]:
+    # the first of tries (places, latest first) that an anchor confirms
+    for c in tries:
+        i = places.index(c)
         anchors = places[i + 2:i + 2 + _ANCHORS]
         if len(text) <= _WHOLE or not anchors:
             anchors.append(0)
         for a in anchors:
             if a == 0 and len(text) > _WHOLE:
                 continue
-            found = _confirmed(encode, text, ids, a, c, () if settled else PROBES)
+            found = _confirmed(encode, text, ids, a, c, probes)
             if found is _NOT_A_BOUNDARY:
                 break
             if found is not None:
