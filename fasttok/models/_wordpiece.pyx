@@ -981,6 +981,7 @@ cdef struct ChunkCache:
     size_t used                # slots holding a chunk
     size_t limit               # WordPieceModel.chunk_cache_entries it was made for
     uint64_t tag               # the rules its ids were made by (0: none yet)
+    unsigned victim            # turns at every eviction: its low bits pick a full window's slot
     uint64_t sep               # bit u: the ASCII unit u (< 0x21) ends a word (SPACE)
     uint64_t alone[2]          # bit u: the ASCII unit u is a word by itself (ACT_ALONE)
 
@@ -1013,9 +1014,11 @@ cdef inline const ChunkSlot* _chunk_find(const ChunkCache* c, const ChunkSlot* h
 cdef inline void _chunk_put(ChunkCache* c, const uint64_t* key, const uint32_t* ids,
                             size_t n) noexcept nogil:
     # keeps ids as the chunk's in the first free slot of its CHUNK_WAYS,
-    # else in one of them (by two bits of the hash): a cache that stopped
-    # taking chunks when full kept the first text's and missed on every
-    # later one of others
+    # else in the next of them by c.victim, which turns at every eviction:
+    # a cache that stopped taking chunks when full kept the first text's
+    # and missed on every later one of others, and a victim fixed by the
+    # key (two bits of its hash) made two chunks of one home and victim
+    # evict each other at every meeting while the window's others stayed
     cdef uint64_t h, at
     cdef ChunkSlot* s
     cdef size_t j
@@ -1029,7 +1032,8 @@ cdef inline void _chunk_put(ChunkCache* c, const uint64_t* key, const uint32_t* 
         if s.key[3] == 0:
             break
     else:
-        s = &c.slots[(at + (h & (CHUNK_WAYS - 1))) & c.mask]
+        c.victim += 1
+        s = &c.slots[(at + (c.victim & (CHUNK_WAYS - 1))) & c.mask]
         c.used -= 1
     memcpy(s.key, key, 4 * sizeof(uint64_t))
     if n <= CHUNK_IDS:
