@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import functools
 import unicodedata
+from array import array
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fasttok.models._model_base import normal_first
 from fasttok.normalizers.unicode_forms import FORMS, STABLE_RANGES
@@ -68,3 +71,38 @@ def test_a_character_outside_the_ranges_is_left_to_the_quick_check():
     assert normal_first("한국어", entry) == "core"  # Hangul: the quick check says yes
     assert normal_first("\u1100\u1161", entry) == "normalized first"  # jamo that compose
     assert normal_first("ｔｅｓｔ", _entry("NFKC")) == "normalized first"  # fullwidth
+
+
+def _asked(text: str, form: str = "NFC") -> bool:
+    # whether normal_first asks the quick check for text (it answers yes)
+    asked = []
+    entry = _entry(form)
+    entry = entry[:3] + (lambda t: asked.append(t) or True,) + entry[4:]
+    normal_first(text, entry)
+    return bool(asked)
+
+
+@pytest.mark.parametrize("at", [0, 31, 32, 33, 70, 95])
+@pytest.mark.parametrize("outside", ["\u0301", "\u20ac"])
+def test_one_character_outside_the_ranges_is_found_wherever_it_stands_in_a_long_line(at, outside):
+    # 96 characters: three blocks of the test that passes a block by its
+    # greatest unit, the one outside at a block's edge, inside one, last
+    for inside in ("a", "\u00e9", "\u2014"):  # ASCII, Latin-1 (a 1-byte str), a dash (2-byte)
+        text = inside * 96
+        assert not _asked(text)
+        assert _asked(text[:at] + outside + text[at + 1:])
+
+
+@given(st.text(alphabet="ae\u00e9\u2014\u4e00\u0301\u20ac\uff41", max_size=120))
+def test_the_quick_check_is_asked_when_some_character_lies_outside_the_ranges(text):
+    ranges = STABLE_RANGES["NFC"]
+    assert _asked(text) == any(not any(a <= ord(c) <= b for a, b in ranges) for c in text)
+
+
+def test_ranges_that_do_not_hold_0_pass_only_their_own_characters():
+    ranges = array("I", [0x4E00, 0x9FFF]).tobytes()
+    entry = (lambda text, a: "core", None, lambda text, a: "normalized first",
+             lambda text: False, ranges)
+    assert normal_first("\u4e00\u4e01" * 40, entry) == "core"
+    assert normal_first("\u4e00\u4e01" * 40 + "\x00", entry) == "normalized first"
+    assert normal_first("a\u4e00", entry) == "normalized first"
