@@ -4,7 +4,7 @@ from cpython.object cimport PyObject
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from fasttok.models._bpe cimport Dropout, IdBuffer, PairMemo
-from fasttok.models._model_base cimport ModelBase, in_normal_form
+from fasttok.models._model_base cimport ModelBase, in_form
 from fasttok.pre_tokenizers._pretokenize cimport ScanFn
 from fasttok.shared._piece_cache cimport ft_pc_table
 from fasttok.shared._tables cimport ByteStrings, TokenTables, TokenTablesView
@@ -144,12 +144,13 @@ cdef class BatchJob:
     cdef int kind
     cdef list lists
     cdef uint8_t* declined  # BATCH_OFFSETS: the texts encode_offsets declines
-    # the normalizer (see BatchJob), its quick check, and the mask as bytes
-    # for its respell; given: NULL without a normalizer, else for each text
-    # the codes of the ids the normalizer gave for it (count first; NULL for
-    # a text encoded here)
+    # the normalizer (see BatchJob), its stage's quick check (None without
+    # one) and stable ranges, and the mask as bytes for its respell; given:
+    # NULL without a normalizer, else for each text the codes of the ids the
+    # normalizer gave for it (count first; NULL for a text encoded here)
     cdef object normalizer
-    cdef object stage
+    cdef object is_normalized
+    cdef bytes stable_ranges
     cdef bytes allowed_bytes
     cdef uint32_t** given
     cdef void _plan_chunks(self, Py_ssize_t count, Py_ssize_t chunk_texts, int threads) noexcept

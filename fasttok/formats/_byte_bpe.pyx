@@ -1438,7 +1438,9 @@ cdef class BatchJob:
         if kind == BATCH_OFFSETS and normalizer is not None:
             raise ValueError("a normalizer's batch gives no offsets (normalizing moves them)")
         self.normalizer = normalizer
-        self.stage = None if normalizer is None else normalizer.stage
+        if normalizer is not None and normalizer.stage is not None:
+            self.is_normalized = normalizer.stage.is_normalized
+            self.stable_ranges = normalizer.stage.stable_ranges
         self.allowed_bytes = bytes(allowed) if normalizer is not None and self.use_specials \
             else None
         if normalizer is not None:
@@ -1492,8 +1494,8 @@ cdef class BatchJob:
         for i in range(chunk.first, chunk.stop):
             text = self.texts[i]
             utf8_source(<str?>text, &self.sources[i])
-            if self.stage is not None and not self.sources[i].ascii \
-                    and not in_normal_form(text, self.stage):
+            if self.is_normalized is not None and not self.sources[i].ascii \
+                    and not in_form(text, self.is_normalized, self.stable_ranges):
                 text = self._respelled(i, text)
             Py_INCREF(text)
             self.refs[i] = <PyObject*>text

@@ -7,3 +7,7 @@ cdef class ModelBase:
 
 
 cpdef bint in_normal_form(str text, object stage) except -1
+# in_normal_form of a stage whose quick check and stable_ranges are given
+# (read once by a caller asking for many texts: each read of the quick
+# check makes a bound method)
+cdef bint in_form(str text, object is_normalized, bytes ranges) except -1

@@ -159,7 +159,7 @@ cdef bint _within(str text, bytes ranges):
     return False
 
 
-cdef inline bint _normal(str text, object is_normalized, bytes ranges) except -1:
+cdef bint in_form(str text, object is_normalized, bytes ranges) except -1:
     return PyUnicode_IS_ASCII(text) or _within(text, ranges) or is_normalized(text)
 
 
@@ -178,7 +178,7 @@ cpdef bint in_normal_form(str text, object stage) except -1:
     """
     # ASCII before the stage's two attributes are read (a bound method made
     # each call): most texts a walk is given stop here
-    return stage is None or PyUnicode_IS_ASCII(text) or _normal(
+    return stage is None or PyUnicode_IS_ASCII(text) or in_form(
         text, stage.is_normalized, stage.stable_ranges)
 
 
@@ -200,7 +200,7 @@ def normal_first(text, tuple entry):
     >>> normal_first("caf\\u00e9", entry), normal_first("\\u0107", entry), normal_first("cafe\\u0301", entry)
     ('core', 'core', 'normalized first')
     """
-    if type(text) is str and _normal(text, entry[3], entry[4]):
+    if type(text) is str and in_form(text, entry[3], entry[4]):
         return entry[0](text, entry[1])
     return entry[2](text, entry[1])
 
