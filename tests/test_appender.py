@@ -24,13 +24,14 @@ KINDS = sorted(FILES)
 
 # text with no whitespace, where the appender cuts at edges (see
 # fasttok.inference.stability): CJK with and without punctuation, URLs,
-# mixed scripts, combining marks, digits, base64, special tokens
+# mixed scripts, combining marks, digits, base64, special tokens, and what
+# NFKC changes (fullwidth, halfwidth kana and their marks, ligatures, ①)
 WIDE_PIECES = st.sampled_from([
     "，", "。", "、", "「", "」", "（", "）", "中文", "日本語です", "カタカナ", "한국어",
     "你好世界", "https://", "example.com", "/path", "?q=1&x=2", "#top", ":", "/", "=", "%20",
-    "aGVsbG8",
-    "+", "d29ybGQ", "abc123", "x9", "Ωμέγα", "Привет", "e\u0301", "\u0301", "12", "2024",
-    "x", "_", "'s", "'", "-", ".", "🎉", "<|endoftext|>", "<|endof", "<", "|>",
+    "aGVsbG8", "+", "d29ybGQ", "abc123", "x9", "Ωμέγα", "Привет", "e\u0301", "\u0301", "12",
+    "2024", "x", "_", "'s", "'", "-", ".", "🎉", "<|endoftext|>", "<|endof", "<", "|>", "①",
+    "²", "ｶﾞ", "ﾞ", "ﬁ", "１２", "ａｂ", "\u200b",
 ])
 # long enough that edges are looked for (a few hundred characters pending)
 WIDE_TEXTS = st.lists(WIDE_PIECES, min_size=120, max_size=260).map("".join)
@@ -71,7 +72,7 @@ def test_the_ids_pushes_return_are_the_final_ids_and_begin_the_encoding(kind, te
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=WIDE_TEXTS, tail=TEXTS, data=st.data())
 def test_flush_is_encode_of_long_text_without_whitespace_however_it_was_split(kind, text,
                                                                               tail, data):

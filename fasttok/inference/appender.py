@@ -2,9 +2,10 @@
 the unstable tail, not the whole text again.
 
 The appender keeps the final ids, the text after them (``pending``, whose
-ids may still change: at least its last two words) and a short context:
-the last words before ``pending``, as encoded alone, whose ids are the last
-final ids. A push encodes the context and the pending text (the new text
+ids may still change: at least its last two words, or where it was cut at
+an edge, its last :data:`~fasttok.inference.stability.MARGIN` characters
+or more) and a short context: the last words before ``pending``, as
+encoded alone, whose ids are the last final ids. A push encodes the context and the pending text (the new text
 appended), checks that the result begins with the context's ids (so the
 pending text's ids are the ones it has in the whole text), and asks
 :func:`~fasttok.inference.stability.split_stable` where the ids stop being
