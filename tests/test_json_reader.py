@@ -188,6 +188,29 @@ def test_a_control_character_at_every_place_of_a_word_is_refused_as_json_loads_r
             parse_tokenizer_json(data, "t.json")
 
 
+# a string whose plain run reaches 64 bytes (a Unigram file's 320 kB base64
+# charsmap) is looked at whole from there: its closing quote, then whether
+# the run holds an escape, a control character or a byte from 0x80 on
+@pytest.mark.parametrize("stop", _RUN_STOPS + ["\x7f"])
+@pytest.mark.parametrize("at", [56, 63, 64, 65, 71, 72, 200, 1001])
+def test_a_long_strings_run_stops_where_json_loads_reads_it_to(stop, at):
+    text = ("ABCD+/=0" * 130)[:at] + stop + "tail"
+    data = ('{"normalizer": {"precompiled_charsmap": "%s"}, "k": ["%s", {"%s": 1}]}'
+            % (text, text, text)).encode()
+    doc, packed = read_tokenizer_document(data)  # the compiled reader reads it itself
+    _same(doc, json.loads(data))
+
+
+@pytest.mark.parametrize("at", [63, 64, 65, 200])
+def test_a_control_character_in_a_long_string_is_refused_as_json_loads_refuses_it(at):
+    for data in (b'{"n": {"charsmap": "%s\x01AAAAAAAAAAAA"}}' % (b"A" * at),
+                 b'{"n": {"charsmap": "%s' % (b"A" * at)):
+        with pytest.raises(json.JSONDecodeError):
+            json.loads(data)
+        with pytest.raises(VocabularyFileError):
+            parse_tokenizer_json(data, "t.json")
+
+
 @pytest.mark.parametrize("text", [
     r'"\ud83d\ude00"', r'"a\/b\"\\\b\f\n\r\t"',
     '"\u00e9\u4e2d\U0001F600"', r'"\u00E9"'])
