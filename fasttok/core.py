@@ -696,6 +696,12 @@ class Encoding:
         return PrefixTable(pairs())
 
     @functools.cached_property
+    def _sorted_specials(self) -> list:
+        # every special token's text, sorted: heal probes the rest of one
+        # that a prompt ends partway through
+        return sorted(self.special_tokens_set)
+
+    @functools.cached_property
     def _longest_special(self) -> int:
         # how far back a special token completed by more text reaches, in
         # characters (the appender's and heal's edge cuts stay before it)
@@ -752,7 +758,9 @@ class Encoding:
                             self._core.token_bytes, self.decode_bytes, self.is_special_token,
                             self._prefix_table, _token_text(text, "heal"),
                             [operator.index(i) for i in recent_ids],
-                            reach=self._longest_special)
+                            reach=self._longest_special,
+                            specials=self._sorted_specials if allowed_special == "all"
+                            else sorted(allowed_special))
 
     def appender(self, *, allowed_special: AllowedSpecial = frozenset(),
                  disallowed_special: DisallowedSpecial = "all") -> Any:

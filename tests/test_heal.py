@@ -84,13 +84,16 @@ def _positions(every: int) -> list:
 
 def _changed_by_a_continuation(enc, data: bytes, ids: list, suffix: bytes) -> bool:
     # a continuation after which the encoding no longer begins with ids: a
-    # probe, the text's last characters again, or the rest of a token that
-    # extends the suffix
+    # probe, the text's last characters again, the rest of a token that
+    # extends the suffix, or the rest of a special or added token the text
+    # ends partway through (gemma3's "<body>" after "<b")
     text = data.decode("utf-8")
     tries = list(PROBES) + [text[-1:], text[-2:], text[-1:] * 2] + list(string.ascii_letters
                                                                        + string.digits)
     for token in enc.tokens_extending(suffix)[:8]:
         tries.append(enc.decode_single_token_bytes(token)[len(suffix):].decode("utf-8", "ignore"))
+    tries += [special[n:] for special in enc.special_tokens_set
+              for n in range(1, len(special)) if text.endswith(special[:n])]
     return any(enc.encode(text + more, allowed_special="all")[:len(ids)] != ids for more in tries)
 
 
@@ -268,6 +271,18 @@ def test_healed_ids_and_suffix_spell_the_text_where_the_vocabulary_spells_it(kin
         return  # a normalizer, a dummy prefix, a clean-up: the ids spell another text
     healed, suffix = enc.heal(text, allowed_special="all")
     assert enc.decode_bytes(healed) + suffix == text.encode("utf-8")
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k in ("tiktoken", "gguf_gpt2", "gguf_bert",
+                                                            "hf_byte_bpe", "hf_wordpiece")])
+def test_healed_ids_begin_the_encoding_that_completes_the_special_token_the_text_ends_in(kind):
+    enc = load(kind)
+    for special in sorted(enc.special_tokens_set, key=len)[-3:]:
+        text = "some words " + special[:len(special) // 2 + 1]
+        ids, suffix = enc.heal(text, allowed_special="all")
+        assert enc.encode(text + special[len(special) // 2 + 1:],
+                          allowed_special="all")[:len(ids)] == ids
+        assert text.encode("utf-8").endswith(suffix)
 
 
 def test_heal_after_recent_ids_keeps_the_last_one_when_the_encoding_begins_with_it():

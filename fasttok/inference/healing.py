@@ -30,6 +30,7 @@ the bytes backed off, begins with.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Sequence
 from typing import Optional
 
@@ -70,7 +71,8 @@ def _chop(token_bytes: Callable[[int], bytes], table: PrefixTable, ids: list) ->
 
 def heal(encode: Callable[[str], list], token_bytes: Callable[[int], bytes],
          decode_bytes: Callable[[list], bytes], is_special: Callable[[int], bool],
-         table: PrefixTable, data: bytes, recent_ids: Sequence[int], *, reach: int = 0) -> tuple:
+         table: PrefixTable, data: bytes, recent_ids: Sequence[int], *, reach: int = 0,
+         specials: Sequence[str] = ()) -> tuple:
     """``(ids, suffix)`` for the prompt bytes ``data`` after ``recent_ids``
     (see the module doc); ``encode`` is the encoding's with the caller's
     special-token arguments, ``token_bytes`` an id's bytes and
@@ -80,7 +82,10 @@ def heal(encode: Callable[[str], list], token_bytes: Callable[[int], bytes],
     are the encoding of (else as many bytes from the end of the text as the
     ids backed off have, as llguidance counts them). Bytes that are not
     UTF-8 from the first invalid one on go to the suffix. ``reach`` is the
-    longest special token's length in characters.
+    longest special token's length in characters, ``specials`` the special
+    tokens ``encode`` matches, sorted: where the text ends partway through
+    one, the rest of it is a probe too (completed, it changes the ids before
+    it).
 
     A long prompt is probed from the appender's last cut on (a whitespace
     place or an edge: :func:`~fasttok.inference.stability.split_stable`),
@@ -119,7 +124,7 @@ def heal(encode: Callable[[str], list], token_bytes: Callable[[int], bytes],
             fixed = i + 1
             break
     k = len(ids) - _chop(token_bytes, table, ids[fixed:])
-    probes = PROBES + _echoes(text, token_bytes, table, ids[k:])
+    probes = PROBES + _echoes(text, token_bytes, table, ids[k:]) + _completions(text, specials)
     # a long prompt is probed from the appender's last cut on, not whole:
     # the ids before it are final already
     found = split_stable(encode, text, ids, len(context), settled=True, reach=reach)
@@ -193,6 +198,21 @@ def _echoes(text: str, token_bytes: Callable[[int], bytes], table: PrefixTable,
     for raw in table.bytes_extending(spelled)[:_EXTENSIONS] if spelled else ():
         echoes.append(raw[len(spelled):].decode("utf-8", "ignore"))
     return tuple(e for e in echoes if e)
+
+
+def _completions(text: str, specials: Sequence[str]) -> tuple:
+    # the rest of a special token that each end of the text begins (one a
+    # length: any completed there moves the ids before it alike)
+    found = []
+    for n in range(1, min(len(text), max(map(len, specials), default=0)) + 1):
+        end = text[-n:]
+        i = bisect.bisect_left(specials, end)
+        while i < len(specials) and specials[i].startswith(end):
+            if len(specials[i]) > n:
+                found.append(specials[i][n:])
+                break
+            i += 1
+    return tuple(found)
 
 
 def _common(ids: list, other: list, k: int) -> int:
