@@ -487,6 +487,14 @@ def stages_from_document(vocab: Vocabulary, kind: type = HFStages, *, lazy_model
 #   formats.hf, two compiled modules) ~16.7M, ~0.14 ms of CPU each: that
 #   face's 0.83-0.97x of tokenizers' load is those imports, which `import
 #   fasttok` must not take on for every tiktoken user.
+# - With the added tokens made by the first encode (their module with
+#   them), a long ASCII string read in whole-run passes and a repeat's
+#   bounds scanned without re: fasttok.load of T5 27.1M (30.4M before),
+#   12.3M of work (JSON 5.1M, the charsmap's base64 2.2M and trie check
+#   0.8M) and 24 modules 14.8M; the load and its first encode together
+#   100.6M -> 99.5M. The ~0.3M a module costs before its own code (the
+#   import system's finders and loaders, in Python) times 24 is ~7M: at
+#   ~0.5x of tokenizers' 6-7 ms the whole load has ~14M.
 # - The first encode of all-MiniLM-L6-v2 (~250M) is mostly compiling the
 #   BERT stages' Unicode classes with re: _optimize_charset fills a bitmap
 #   one BMP code point at a time, twice per class (body and prefix), so
