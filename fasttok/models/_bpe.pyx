@@ -199,7 +199,7 @@ cdef size_t _merge_linear(const TokenTablesView* t, const uint8_t* piece, uint32
     # scan passing over the dead parts); the parts are packed once at the end.
     cdef uint8_t nxt[LINEAR_MAX]
     cdef uint8_t prv[LINEAR_MAX]
-    cdef size_t i, j, k, p, best_i, count
+    cdef size_t i, j, k, p, count
     cdef uint64_t best, v
     if m < 2:
         return m
@@ -208,17 +208,18 @@ cdef size_t _merge_linear(const TokenTablesView* t, const uint8_t* piece, uint32
         prv[i] = <uint8_t>(i - 1)  # part 0's (0xFF) is never read
     count = m
     while count > 1:
+        # The lowest priority, the leftmost pair on ties: the lowest of the
+        # keys priority << 32 | place, kept with no branch (a conditional
+        # move), where a branch on each new lowest mispredicted about twice
+        # a scan (callgrind's branch simulation: 16 a merged piece of en).
+        # A pair of NO_PAIR's priority never merges.
         best = NO_PAIR
-        best_i = 0
         for i in range(m - 1):
-            # compare priorities only, so equal priorities keep the leftmost pair
-            v = vals[i] | 0xFFFFFFFFULL
-            if v < best:
-                best = v
-                best_i = i
-        if best == NO_PAIR:
+            v = (vals[i] & 0xFFFFFFFF00000000ULL) | i
+            best = v if v < best else best
+        if best >= 0xFFFFFFFF00000000ULL:
             break
-        i = best_i
+        i = best & 0xFFFFFFFFULL
         j = nxt[i]
         k = nxt[j]
         ids[i] = <uint32_t>(vals[i] & 0xFFFFFFFFULL)
