@@ -15,7 +15,8 @@ ends of the walk's blocks of 1,024 units and stretches longer than a
 block, short texts and long ones), and GGUF ``bert``'s walk (llama.cpp's
 rule) to itself with the cache off; check that
 two rules on one model never share an answer; that the cache never
-holds more chunks than its entries; that a chunk of up to 14 ids is kept
+holds more chunks than its entries, and at its entries still gives the
+ids of chunks met again; that a chunk of up to 14 ids is kept
 by a model whose text indices fit 16 bits, of up to 7 by any other; and that
 a chunk holding units past ASCII is kept up to 31 units of a ``str`` of kind
 1, 15 of one of kind 2 or 4 (of kind 4 unless it holds a character past
@@ -146,6 +147,19 @@ def test_the_chunk_cache_never_holds_more_chunks_than_its_entries(entries):
     words = " ".join(f"w{i}" for i in range(5000))
     assert m.encode_with(words, _rules(True)) == [x for i in range(5000)
                                                   for x in [1] + [2 + int(d) for d in str(i)]]
+    assert 0 < m.chunk_cache_size <= entries
+
+
+@pytest.mark.parametrize("entries", [1, 2, 8, 64])
+def test_a_chunk_cache_at_its_entries_gives_the_ids_of_chunks_met_again(entries):
+    # 97 chunks met 31 times each in turn: a small cache keeps some in
+    # other slots of their window than their first, and evicts others
+    m = WordPieceModel([b"[UNK]", WORD_START + b"w"] + [str(d).encode() for d in range(10)], 0)
+    m.chunk_cache_entries = entries
+    words = " ".join(f"w{i % 97}" for i in range(3000))
+    expected = [x for i in range(3000) for x in [1] + [2 + int(d) for d in str(i % 97)]]
+    for _ in range(2):
+        assert m.encode_with(words, _rules(True)) == expected
     assert 0 < m.chunk_cache_size <= entries
 
 

@@ -253,6 +253,24 @@ best of 7; whole corpus files, en / code / multi / zh):
   skipping the SPACE run after a chunk in one count of trailing zeros
   (en mispredicts 178k -> 153k, instructions 36.6M -> 37.3M; CPU 6.23 ->
   6.14 ms, within the noise).
+* Kept (2026-12-05): chunks of up to 15 units as bytes (7 as uint16) in
+  32-byte short slots, two a cache line (a bucket, both keys compared
+  without a branch on which; a chunk's window its bucket and the next),
+  their ids as uint16 (7) or uint32 (3), twice as many slots as entries
+  (8 MiB); longer chunks, or with more ids, in the ChunkSlots (a quarter
+  of the entries, 2 MiB). Callgrind (--LL=1048576,16,64 --branch-sim),
+  en whole steady: 36.35M -> 35.68M instructions, branch mispredicts
+  171k -> 108k, L2-sized misses 249k -> 217k; code after en's halves
+  whole and by lines (the bench's order): 27.39M -> 26.94M, 239k ->
+  176k; code alone 26.24M -> 27.31M (its 10% of longer chunks take the
+  other kind's branch), multi 49.19M -> 50.39M (its chunks of 8-15
+  uint16s in a ChunkSlot table a quarter the size); 5,000 lines a call:
+  en 16.70M -> 16.33M, code 18.61M -> 18.34M. CPU, medians of the
+  minima of 6 alternating processes (load ~7-10): en 5.05 -> 4.14 ms
+  (as many slots as entries; twice: 3.93 -> 3.56), code alone even.
+  What the 16-byte slots above lacked: the bucket compared without a
+  branch, and a split (15 units) that 99% of en.txt's chunks fall on one
+  side of.
 * ``encode_with`` (a ``tokenizer.json`` BERT file's rules, a
   :class:`CodePointRules`) is also the walk with offsets: the same loop, a
   flag on, notes the text index of the character each byte of a word is of
@@ -456,6 +474,66 @@ cdef extern from *:
     #endif
     }
 
+    /* key[0:2] of the chunk of p (1..15) ASCII units at s: its bytes, zero
+     * padded, and p in the last byte; returns its hash (wp_key_hash's
+     * rule over two words) */
+    static inline uint64_t wp_short_key(const uint8_t* s, unsigned p, uint64_t* key) {
+    #if defined(__SSE2__)
+        static const uint8_t ones[48] = {
+            255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255};
+        __m128i k = _mm_and_si128(_mm_loadu_si128((const __m128i*)s),
+                                  _mm_loadu_si128((const __m128i*)(ones + 16 - p)));
+        k = _mm_or_si128(k, _mm_slli_si128(_mm_cvtsi32_si128((int)p), 15));
+        _mm_storeu_si128((__m128i*)key, k);
+        return wp_hash_words((uint64_t)_mm_cvtsi128_si64(k),
+                             (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(k, k)));
+    #else
+        unsigned j;
+        key[0] = key[1] = 0;
+        for (j = 0; j < p; j++)
+            key[j >> 3] |= (uint64_t)s[j] << (8 * (j & 7));
+        key[1] |= (uint64_t)p << 56;
+        return wp_hash_words(key[0], key[1]);
+    #endif
+    }
+
+    /* the hash of the short key key[0:2] (wp_short_key's) */
+    static inline uint64_t wp_short_hash(const uint64_t* key) {
+        return wp_hash_words(key[0], key[1]);
+    }
+
+    /* the slot of the two at bucket (32 bytes each, a 16-byte key first)
+     * whose key is key[0:2], or NULL, without a branch on which (a chunk is
+     * in one slot at most) */
+    static inline const void* wp_short_find(const void* bucket, const uint64_t* key) {
+        const uint8_t* b = (const uint8_t*)bucket;
+    #if defined(__SSE2__)
+        __m128i k = _mm_loadu_si128((const __m128i*)key);
+        uintptr_t e0 = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_load_si128((const __m128i*)b), k)) == 0xFFFF;
+        uintptr_t e1 = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_load_si128((const __m128i*)(b + 32)), k))
+                       == 0xFFFF;
+    #else
+        const uint64_t* s0 = (const uint64_t*)b;
+        const uint64_t* s1 = (const uint64_t*)(b + 32);
+        uintptr_t e0 = ((s0[0] ^ key[0]) | (s0[1] ^ key[1])) == 0;
+        uintptr_t e1 = ((s1[0] ^ key[0]) | (s1[1] ^ key[1])) == 0;
+    #endif
+        return (const void*)(((uintptr_t)b & (0 - e0)) | ((uintptr_t)(b + 32) & (0 - e1)));
+    }
+
+    /* out[0:8] = s[0:8], each uint16 made a uint32 */
+    static inline void wp_widen8(const uint16_t* s, uint32_t* out) {
+    #if defined(__SSE2__)
+        __m128i v = _mm_loadu_si128((const __m128i*)s);
+        _mm_storeu_si128((__m128i*)out, _mm_unpacklo_epi16(v, _mm_setzero_si128()));
+        _mm_storeu_si128((__m128i*)(out + 4), _mm_unpackhi_epi16(v, _mm_setzero_si128()));
+    #else
+        int j;
+        for (j = 0; j < 8; j++)
+            out[j] = s[j];
+    #endif
+    }
+
     /* the first place from j on of s[0:n] holding a unit past 0xFF, or n */
     static inline size_t wp_next_wide(const uint16_t* s, size_t j, size_t n) {
     #if defined(__SSE2__)
@@ -565,6 +643,10 @@ cdef extern from *:
                        uint64_t* stop, uint64_t* sep) noexcept nogil
     uint64_t wp_chunk_key(const uint8_t* s, unsigned p, uint64_t* key) noexcept nogil
     uint64_t wp_key_hash(const uint64_t* key) noexcept nogil
+    uint64_t wp_short_key(const uint8_t* s, unsigned p, uint64_t* key) noexcept nogil
+    uint64_t wp_short_hash(const uint64_t* key) noexcept nogil
+    const void* wp_short_find(const void* bucket, const uint64_t* key) noexcept nogil
+    void wp_widen8(const uint16_t* s, uint32_t* out) noexcept nogil
     size_t wp_next_wide(const uint16_t* s, size_t j, size_t n) noexcept nogil
     bint wp_same_key(const uint64_t* a, const uint64_t* b) noexcept nogil
     uint64_t wp_bits_from(const uint64_t* bits, size_t j) noexcept nogil
@@ -954,8 +1036,16 @@ cdef enum:
     CHUNK_WAYS = 4             # slots a key may be in: its own and the next three (a power of
                                # two; two ways missed 5.5k of en.txt's 224k chunks, four 1.7k)
     CHUNK_AHEAD = 32           # chunks cut (their slots prefetched) before the first is looked up
-    CHUNK_ENTRIES = 1 << 17    # WordPieceModel.chunk_cache_entries of a new model (8 MiB)
+    CHUNK_ENTRIES = 1 << 17    # WordPieceModel.chunk_cache_entries of a new model (10 MiB)
     SLOT_NARROW = 0x100        # ChunkSlot.n_ids: the ids are kept as uint16
+
+    SHORT_MAX = 15             # ASCII units of a chunk kept in a short slot (its 16th key byte: the length)
+    SHORT_WIDE_MAX = 7         # of one holding a unit past ASCII in a str of kind 2 or 4 (as uint16)
+    SHORT_IDS16 = 7            # ids a short slot holds as uint16 (the 8th uint16: their count)
+    SHORT_IDS = 3              # ids a short slot holds as uint32 (the 4th uint32: their count)
+    KIND_STRETCH = 0           # a batch's entry: a stretch walked whole
+    KIND_SHORT = 1             # a chunk of a short slot's key (homes: its bucket)
+    KIND_LONG = 2              # a chunk of a ChunkSlot's key (homes: its first slot)
 
 cdef union SlotIds:
     uint32_t wide[CHUNK_IDS]
@@ -972,13 +1062,31 @@ cdef struct ChunkSlot:
     uint32_t n_ids             # | SLOT_NARROW when kept as uint16
     SlotIds ids
 
+cdef union ShortIds:
+    uint16_t narrow[SHORT_IDS16 + 1]
+    uint32_t wide[SHORT_IDS + 1]
+
+cdef struct ShortSlot:
+    # A chunk of up to SHORT_MAX units as bytes (most of them: en.txt's
+    # 99%, code.txt's 90%), or SHORT_WIDE_MAX as uint16, and its ids, two
+    # slots a cache line (a bucket): its units, zero-padded, in key (the
+    # last byte the length byte of its ChunkSlot key: a slot in use never
+    # has key[1] 0); its ids as uint16 in a ChunkCache.narrow, else as
+    # uint32, their count in the last place
+    uint64_t key[2]
+    ShortIds ids
+
 cdef struct ChunkCache:
-    ChunkSlot* slots           # a power of two of them, or NULL
+    ChunkSlot* slots           # a power of two of them, or NULL: chunks of longer keys, or more ids
     void* memory               # what slots was cut from (the allocation)
+    ShortSlot* short_slots     # two a bucket, a power of two of buckets: chunks of short keys
+    void* short_memory         # what short_slots was cut from
+    uint64_t short_mask        # the buckets, less one
+    unsigned short_shift       # a short chunk's bucket: its hash >> short_shift
     uint64_t mask              # the slots, less one
     unsigned shift             # a chunk's slot: its hash >> shift (the hash's top bits)
     bint narrow                # 8 to 14 ids may be kept as uint16 (every text index fits)
-    size_t used                # slots holding a chunk
+    size_t used                # slots of both tables holding a chunk (at most limit)
     size_t limit               # WordPieceModel.chunk_cache_entries it was made for
     uint64_t tag               # the rules its ids were made by (0: none yet)
     unsigned victim            # turns at every eviction: its low bits pick a full window's slot
@@ -1013,12 +1121,14 @@ cdef inline const ChunkSlot* _chunk_find(const ChunkCache* c, const ChunkSlot* h
 
 cdef inline void _chunk_put(ChunkCache* c, const uint64_t* key, const uint32_t* ids,
                             size_t n) noexcept nogil:
-    # keeps ids as the chunk's in the first free slot of its CHUNK_WAYS,
-    # else in the next of them by c.victim, which turns at every eviction:
-    # a cache that stopped taking chunks when full kept the first text's
-    # and missed on every later one of others, and a victim fixed by the
-    # key (two bits of its hash) made two chunks of one home and victim
-    # evict each other at every meeting while the window's others stayed
+    # keeps ids as the chunk's in the first free slot of its CHUNK_WAYS
+    # while the cache holds fewer chunks than its entries, else in place
+    # of the next of them holding one by c.victim, which turns at every
+    # eviction (or nowhere: none does): a cache that stopped taking
+    # chunks when full kept the first text's and missed on every later
+    # one of others, and a victim fixed by the key (two bits of its hash)
+    # made two chunks of one home and victim evict each other at every
+    # meeting while the window's others stayed
     cdef uint64_t h, at
     cdef ChunkSlot* s
     cdef size_t j
@@ -1031,10 +1141,16 @@ cdef inline void _chunk_put(ChunkCache* c, const uint64_t* key, const uint32_t* 
         s = &c.slots[(at + k) & c.mask]
         if s.key[3] == 0:
             break
+    if s.key[3] == 0 and c.used < c.limit:
+        c.used += 1
     else:
-        c.victim += 1
-        s = &c.slots[(at + (c.victim & (CHUNK_WAYS - 1))) & c.mask]
-        c.used -= 1
+        for k in range(CHUNK_WAYS):
+            c.victim += 1
+            s = &c.slots[(at + (c.victim & (CHUNK_WAYS - 1))) & c.mask]
+            if s.key[3] != 0:
+                break
+        else:
+            return
     memcpy(s.key, key, 4 * sizeof(uint64_t))
     if n <= CHUNK_IDS:
         s.n_ids = <uint32_t>n
@@ -1044,7 +1160,91 @@ cdef inline void _chunk_put(ChunkCache* c, const uint64_t* key, const uint32_t* 
         s.n_ids = <uint32_t>n | SLOT_NARROW
         for j in range(n):
             s.ids.narrow[j] = <uint16_t>ids[j]
-    c.used += 1
+
+
+cdef inline const ShortSlot* _short_home(const ChunkCache* c, uint64_t h) noexcept nogil:
+    # the bucket of a short chunk of hash h (its first slot), prefetched
+    cdef const ShortSlot* home = &c.short_slots[2 * (h >> c.short_shift)]
+    prefetch(home)
+    return home
+
+
+cdef inline const ShortSlot* _short_next(const ChunkCache* c, const ShortSlot* home,
+                                         const uint64_t* key) noexcept nogil:
+    # the slot holding key in the bucket after home, or NULL (a bucket's two
+    # slots and the next bucket's two are a short chunk's window)
+    cdef size_t b = <size_t>(home - c.short_slots) >> 1
+    return <const ShortSlot*>wp_short_find(&c.short_slots[2 * ((b + 1) & c.short_mask)], key)
+
+
+cdef inline size_t _short_copy(const ChunkCache* c, const ShortSlot* s, uint32_t* out) noexcept nogil:
+    # writes the slot's ids at out (and past them, up to 8 places) and
+    # returns their count
+    if c.narrow:
+        wp_widen8(s.ids.narrow, out)
+        return s.ids.narrow[SHORT_IDS16]
+    memcpy(out, s.ids.wide, (SHORT_IDS + 1) * sizeof(uint32_t))
+    return s.ids.wide[SHORT_IDS]
+
+
+cdef inline size_t _long_copy(const ChunkSlot* slot, uint32_t* out) noexcept nogil:
+    # _short_copy of a ChunkSlot (up to CHUNK_IDS16 places)
+    if slot.n_ids & SLOT_NARROW:
+        wp_widen14(slot.ids.narrow, out)
+    else:
+        memcpy(out, slot.ids.wide, CHUNK_IDS * sizeof(uint32_t))
+    return slot.n_ids & (SLOT_NARROW - 1)
+
+
+cdef inline void _long_key(const uint64_t* key, uint64_t* out) noexcept nogil:
+    # the ChunkSlot key (wp_chunk_key's) of the short key key[0:2]: a short
+    # chunk whose ids a short slot cannot hold is kept in a ChunkSlot
+    out[0] = key[0]
+    out[1] = key[1] & ~((<uint64_t>0xFF) << 56)
+    out[2] = 0
+    out[3] = key[1] & ((<uint64_t>0xFF) << 56)
+
+
+cdef inline bint _short_put(ChunkCache* c, const uint64_t* key, const uint32_t* ids,
+                            size_t n) noexcept nogil:
+    # keeps ids as the short chunk key's in the first free slot of its
+    # window (its bucket and the next) while the cache holds fewer chunks
+    # than its entries, else in place of one of the window's by c.victim
+    # (_chunk_put's rule), or nowhere (none there); False when a short
+    # slot cannot hold them
+    cdef uint64_t b
+    cdef ShortSlot* s
+    cdef size_t j
+    cdef unsigned k
+    if n > (SHORT_IDS16 if c.narrow else SHORT_IDS):
+        return False
+    b = wp_short_hash(key) >> c.short_shift
+    for k in range(4):
+        s = &c.short_slots[2 * ((b + (k >> 1)) & c.short_mask) + (k & 1)]
+        if s.key[1] == 0:
+            break
+    if s.key[1] == 0 and c.used < c.limit:
+        c.used += 1
+    else:
+        for k in range(4):
+            c.victim += 1
+            s = &c.short_slots[2 * ((b + (c.victim & 2) // 2) & c.short_mask) + (c.victim & 1)]
+            if s.key[1] != 0:
+                break
+        else:
+            return True
+    s.key[0] = key[0]
+    s.key[1] = key[1]
+    memset(&s.ids, 0, sizeof(ShortIds))
+    if c.narrow:
+        for j in range(n):
+            s.ids.narrow[j] = <uint16_t>ids[j]
+        s.ids.narrow[SHORT_IDS16] = <uint16_t>n
+    else:
+        for j in range(n):
+            s.ids.wide[j] = ids[j]
+        s.ids.wide[SHORT_IDS] = <uint32_t>n
+    return True
 
 
 # ------------------------------------------------------------------ one call's buffers
@@ -1577,21 +1777,26 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
     cdef ChunkCache* c = w.chunks
     cdef size_t j = 0, start, end, count, k, p, blk = 0, lim = 0, m
     cdef size_t starts[CHUNK_AHEAD]
-    cdef size_t ends[CHUNK_AHEAD]     # a walked stretch's (homes[k] NULL)
+    cdef size_t ends[CHUNK_AHEAD]     # a walked stretch's (kinds[k] KIND_STRETCH)
     cdef uint64_t keys[CHUNK_AHEAD][4]
-    cdef const ChunkSlot* homes[CHUNK_AHEAD]
+    cdef const void* homes[CHUNK_AHEAD]
+    cdef uint8_t kinds[CHUNK_AHEAD]
+    cdef uint64_t lkey[4]
     cdef uint8_t units[CHUNK_VIEW + 32]
     cdef uint64_t stop[CHUNK_WORDS]
     cdef uint64_t sep[CHUNK_WORDS]
     cdef uint64_t seps, stops
     cdef const ChunkSlot* slot
+    cdef const ShortSlot* sslot
     cdef int done
     cdef bint keyed
     cdef uint32_t* out
     cdef size_t n_ids
     cdef size_t longest = CHUNK_WIDE_MAX  # units of a chunk of other units kept
+    cdef size_t shortest = SHORT_WIDE_MAX  # of one kept in a short slot
     if unit_t is uint8_t:
         longest = CHUNK_MAX
+        shortest = SHORT_MAX
     # room for the ids of most texts at once (en / code / multi.txt give
     # 0.23 / 0.34 / 0.67 ids a unit): growing it from small cost ~2M
     # instructions of en.txt's half in copies
@@ -1617,12 +1822,20 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
                 continue
             stops = wp_bits_from(stop, j)
             p = ft_ctz64(stops) if stops else 64
-            if p <= CHUNK_MAX and (seps >> p) & 1:
+            if p <= SHORT_MAX and (seps >> p) & 1:
                 # a chunk of p ASCII units, ended by a SPACE or the text's end
-                homes[count] = _chunk_home(c, wp_chunk_key(units + j, <unsigned>p, keys[count]))
+                homes[count] = _short_home(c, wp_short_key(units + j, <unsigned>p, keys[count]))
+                kinds[count] = KIND_SHORT
                 starts[count] = blk + j
                 count += 1
                 j += p + 1  # past the SPACE (or the end)
+                continue
+            if p <= CHUNK_MAX and (seps >> p) & 1:
+                homes[count] = _chunk_home(c, wp_chunk_key(units + j, <unsigned>p, keys[count]))
+                kinds[count] = KIND_LONG
+                starts[count] = blk + j
+                count += 1
+                j += p + 1
                 continue
             if p > CHUNK_MAX:
                 # a longer run of ASCII units (code.txt's 'https://...',
@@ -1632,14 +1845,19 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
                 # the ids of the units before and after are their own)
                 p = _last_alone(units + j, c.alone)
                 if p:
-                    homes[count] = _chunk_home(c, wp_chunk_key(units + j, <unsigned>p, keys[count]))
+                    if p <= SHORT_MAX:
+                        homes[count] = _short_home(c, wp_short_key(units + j, <unsigned>p, keys[count]))
+                        kinds[count] = KIND_SHORT
+                    else:
+                        homes[count] = _chunk_home(c, wp_chunk_key(units + j, <unsigned>p, keys[count]))
+                        kinds[count] = KIND_LONG
                     starts[count] = blk + j
                     count += 1
                     j += p
                     continue
             # anything else runs to the next SPACE unit; past CHUNK_MAX
             # units (CHUNK_WIDE_MAX of a str of kind 2 or 4) it is walked,
-            # joined to a stretch of such before it (homes[k] NULL marks one)
+            # joined to a stretch of such before it (kinds[k] KIND_STRETCH marks one)
             start = blk + j
             end = _next_sep(sep, j + 1)
             if end < CHUNK_VIEW:
@@ -1664,17 +1882,25 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
                 else:
                     keyed = wp_wide_key32(text + start, <unsigned>(end - start), keys[count])
             if keyed:
-                homes[count] = _chunk_home(c, wp_key_hash(keys[count]))
+                if end - start <= shortest:
+                    # its key fits a short slot's (bytes 14 and 15 zero):
+                    # the length byte moved to byte 15 (_long_key's inverse)
+                    keys[count][1] |= keys[count][3] & ((<uint64_t>0xFF) << 56)
+                    homes[count] = _short_home(c, wp_short_hash(keys[count]))
+                    kinds[count] = KIND_SHORT
+                else:
+                    homes[count] = _chunk_home(c, wp_key_hash(keys[count]))
+                    kinds[count] = KIND_LONG
                 starts[count] = start
                 count += 1
                 j = end - blk
                 continue
-            if count and homes[count - 1] == NULL:
+            if count and kinds[count - 1] == KIND_STRETCH:
                 ends[count - 1] = end
             else:
                 starts[count] = start
                 ends[count] = end
-                homes[count] = NULL
+                kinds[count] = KIND_STRETCH
                 count += 1
             j = end - blk
         # room for a slot's whole ids (a copy writes them all) of every
@@ -1688,14 +1914,16 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
             out = w.ids
             n_ids = w.n_ids
             while k < count:
-                if homes[k] != NULL:
-                    slot = _chunk_find(c, homes[k], keys[k])
+                if kinds[k] == KIND_SHORT:
+                    sslot = <const ShortSlot*>wp_short_find(homes[k], keys[k])
+                    if sslot != NULL:
+                        n_ids += _short_copy(c, sslot, out + n_ids)
+                        k += 1
+                        continue
+                elif kinds[k] == KIND_LONG:
+                    slot = _chunk_find(c, <const ChunkSlot*>homes[k], keys[k])
                     if slot != NULL:
-                        if slot.n_ids & SLOT_NARROW:
-                            wp_widen14(slot.ids.narrow, out + n_ids)
-                        else:
-                            memcpy(out + n_ids, slot.ids.wide, CHUNK_IDS * sizeof(uint32_t))
-                        n_ids += slot.n_ids & (SLOT_NARROW - 1)
+                        n_ids += _long_copy(slot, out + n_ids)
                         k += 1
                         continue
                 break
@@ -1703,12 +1931,33 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
             if k == count:
                 break
             start = starts[k]
-            # a chunk's end from its key's length byte, a stretch's kept
-            end = start + ((keys[k][3] >> 56) & 0x7F) if homes[k] != NULL else ends[k]
+            # a chunk's end from its key's length byte, a stretch's kept; a
+            # short chunk not in its bucket may be in the next, or (more ids
+            # than a short slot holds) in a ChunkSlot
+            if kinds[k] == KIND_SHORT:
+                sslot = _short_next(c, <const ShortSlot*>homes[k], keys[k])
+                if sslot != NULL:
+                    w.n_ids += _short_copy(c, sslot, w.ids + n_ids)
+                    k += 1
+                    continue
+                _long_key(keys[k], lkey)
+                slot = _chunk_find(c, _chunk_home(c, wp_key_hash(lkey)), lkey)
+                if slot != NULL:
+                    w.n_ids += _long_copy(slot, w.ids + n_ids)
+                    k += 1
+                    continue
+                end = start + ((keys[k][1] >> 56) & 0x7F)
+            elif kinds[k] == KIND_LONG:
+                end = start + ((keys[k][3] >> 56) & 0x7F)
+            else:
+                end = ends[k]
             done = _run(text + start, end - start, base + start, norm, a, w)
             if done:
                 return done
-            if homes[k] != NULL:
+            if kinds[k] == KIND_SHORT:
+                if not _short_put(c, keys[k], w.ids + n_ids, w.n_ids - n_ids):
+                    _chunk_put(c, lkey, w.ids + n_ids, w.n_ids - n_ids)
+            elif kinds[k] == KIND_LONG:
                 _chunk_put(c, keys[k], w.ids + n_ids, w.n_ids - n_ids)
             k += 1
     return 0
@@ -2195,6 +2444,7 @@ cdef class WordPieceModel:
         free(self.bmp)
         free(self.starts)
         free(self.chunks.memory)
+        free(self.chunks.short_memory)
         _work_free(&self.kept)
 
     def __init__(self, tokens, unk_id=None, *, bint lowercase=True, bint strip_accents=True,
@@ -2559,20 +2809,38 @@ cdef class WordPieceModel:
         # names (norm), unless another walk has it or it is off; made, or
         # emptied for other rules, here (the GIL held)
         cdef ChunkCache* c = &self.chunks
-        cdef size_t slots = 1
+        cdef size_t slots = 2, buckets
         cdef uint32_t u
         w.chunks = NULL
         if self.chunks_busy or self.chunk_cache_entries == 0:
             return 0
         if c.slots == NULL or c.limit != self.chunk_cache_entries:
             free(c.memory)
-            c.memory = NULL
+            free(c.short_memory)
+            c.memory = c.short_memory = NULL
             c.slots = NULL
+            c.short_slots = NULL
+            # short slots: twice the entries (a power of two), 32 bytes
+            # each, so that most chunks are in their bucket (at as many
+            # slots as entries, en.txt's steady half missed its bucket 17k
+            # times of 224k, each a branch mispredicted); ChunkSlots: a
+            # quarter of the entries, a cache line each (code.txt's
+            # distinct chunks are a quarter long ones); c.used keeps both
+            # tables' chunks within the entries. calloc, so that the pages
+            # of slots no chunk has reached are never touched (tables of
+            # 10 MiB zeroed at once would be a first text's cost)
             while 2 * slots <= self.chunk_cache_entries:
                 slots *= 2
-            # one slot a cache line; calloc, so that the pages of slots no
-            # chunk has reached are never touched (a table of 8 MiB zeroed
-            # at once would be a first text's cost)
+            buckets = slots
+            c.short_memory = calloc(buckets * 2 * sizeof(ShortSlot) + 64, 1)
+            if c.short_memory == NULL:
+                raise MemoryError()
+            c.short_slots = <ShortSlot*>((<size_t>c.short_memory + 63) & ~(<size_t>63))
+            c.short_mask = buckets - 1
+            c.short_shift = 44
+            while (<uint64_t>1) << (44 - c.short_shift) < buckets:
+                c.short_shift -= 1
+            slots = slots // 4 if slots >= 4 else 1
             c.memory = calloc(slots * sizeof(ChunkSlot) + 64, 1)
             if c.memory == NULL:
                 raise MemoryError()
@@ -2588,6 +2856,7 @@ cdef class WordPieceModel:
         if c.tag != tag:
             if c.used:
                 memset(c.slots, 0, (c.mask + 1) * sizeof(ChunkSlot))
+                memset(c.short_slots, 0, (c.short_mask + 1) * 2 * sizeof(ShortSlot))
             c.used = 0
             c.tag = tag
             c.sep = 0
