@@ -17,7 +17,7 @@ from fasttok.shared._tables import TokenTables
 
 BYTES = [bytes([b]) for b in range(256)]
 # the codes _fill_hot tries: HOT_TRIED << HOT_BITS
-TRIED = 8 << 12
+TRIED = 8 << 13
 
 
 def _short_frequent_tokens(enc) -> list:

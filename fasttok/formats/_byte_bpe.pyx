@@ -60,10 +60,10 @@ from cpython.ref cimport Py_INCREF
 
 cdef enum:
     DECODE_PREFETCH = 16  # ids ahead whose int objects decode_bytes asks for
-    # The hot table (CoreBPE._fill_hot): 4096 slots of 16 bytes, 64 kB, which
+    # The hot table (CoreBPE._fill_hot): 8192 slots of 16 bytes, 128 kB, which
     # stay in the core's 1 MB L2 beside the pre-token cache; its pieces
     # have 2 to 7 bytes, so a piece, its length in the top byte, is one word.
-    HOT_BITS = 12
+    HOT_BITS = 13
     HOT_MAX = 7
     # the codes below this many times the slots are tried for it
     HOT_TRIED = 8
@@ -579,7 +579,7 @@ cdef class CoreBPE(ModelBase):
         # of those are short and frequent (" the", " of", ".\n"); the
         # filter bit and index slot that bpe_piece_whole reads for them are
         # two cache misses of a table of megabytes. The hot table answers
-        # them from 64 kB, with no hash_bytes: each slot holds the first
+        # them from 128 kB, with no hash_bytes: each slot holds the first
         # piece of 2 to HOT_MAX bytes, in code order (a BPE vocabulary ranks
         # its frequent tokens first), whose slot it is and that
         # bpe_encode_piece encodes to one code, so a hit is exactly what the
@@ -2039,3 +2039,22 @@ cdef class BatchJob:
 # Hence 8192 (256 KiB; the L2 is 1 MiB a core), against 4096: cl100k en
 # 90.53M -> 88.76M, code 73.15M -> 72.75M, qwen3 en 104.95M -> 103.32M
 # (D1 read misses 758k -> 734k, 404k -> 399k, 917k -> 881k).
+#
+# Tried in session 12 (callgrind with its cache and branch simulation, the
+# bulk bench's steady protocol: one thread, the unseen second half after
+# the first; /tmp/b1s12/steady.py):
+# * the hot table at 8192 slots (128 kB) against 4096: instructions cl100k
+#   en 90.69M -> 89.67M, code 71.29M -> 70.84M, o200k en 97.00M -> 96.06M,
+#   qwen3 en 103.45M -> 102.23M; D1 misses cl100k en 911k -> 892k (the
+#   index and token entries it spares missed more than its own lines). Kept.
+# * the gate open at one hit in 8 probes instead of one in 3
+#   (FT_PC_MIN_HIT_RATE): cl100k en 92.39M -> 91.33M, qwen3 en 107.49M ->
+#   106.41M, multi -1.4% and -0.7%, but zh +1.2% on both (69.62M ->
+#   70.45M, 87.78M -> 88.81M). The closed gate merged 22,975 of qwen3 en's
+#   pieces, 6,426 at one in 8, yet only ~1,800 more hit: what it kept out
+#   was mostly new. Not kept.
+# * a piece's first 8 bytes read once in _ahead, by one load and a mask
+#   where the piece ends 8 bytes or more before its segment does, for the
+#   hot key, the token entry and the hash alike: instructions +1.7% to
+#   +2.0% (the mask for every piece up to 48 bytes cost more than the
+#   branches on the length it replaced), mispredicts -3%. Not kept.

@@ -50,8 +50,7 @@ Lookups, not merges, are the cost on CJK text: o200k_base's token index is
 no token. A bit per token hash in front of the index (``token_filter`` in
 _tables) answers those from 256 KB, which takes a fifth off zh.txt. Tried and left: a
 memo of 8-byte entries (twice the pairs in the same memory, no gain); memos
-of 256 KB to 8 MB (1 MB is best by a little); a branch-free minimum in the
-linear scan (no difference outside noise).
+of 256 KB to 8 MB (1 MB is best by a little).
 
 Merge lists (tokenizer.json, GGUF) were 0.40x quicktok-v1 on zh.txt through
 Llama 3 where cl100k_base by rank was 1.5x: the whole-character start was
