@@ -5,6 +5,7 @@ default test run)::
 
     python bench/test_bulk_bench.py                 # everything, best of 3 rounds
     python bench/test_bulk_bench.py --rounds 1 --vocabs cl100k llama3 --corpora en
+    python bench/test_bulk_bench.py --libs fasttok gigatoken --no-files  # (and the reference)
     python bench/test_bulk_bench.py --files-only    # the ~100 MB encode_files run
     python bench/test_bulk_bench.py --files-only --jsonl  # ... and as JSON Lines
 
@@ -297,13 +298,20 @@ def _best(runs: list, key: str) -> list:
     return [min(r[key][0] for r in runs), min(r[key][1] for r in runs), runs[0][key][2]]
 
 
-def batches(vocabs, corpora, thread_counts, rounds, save) -> None:
+def _timed_libs(vocab: str, libs) -> list:
+    # the libraries a vocabulary is timed with: libs (None: all of them),
+    # and always its reference library, whose ids the others' are checked against
+    return [lib for lib in VOCABS[vocab][2]
+            if libs is None or lib in libs or lib == VOCABS[vocab][1]]
+
+
+def batches(vocabs, corpora, thread_counts, rounds, save, libs=None) -> None:
     results: dict = {}
     for _ in range(rounds):
         for vocab in vocabs:
             for corpus in corpora:
                 for threads in thread_counts:
-                    for lib in VOCABS[vocab][2]:
+                    for lib in _timed_libs(vocab, libs):
                         found = _run_child(["batch", lib, vocab, corpus, threads], threads)
                         results.setdefault(f"{vocab} {corpus} {threads} {lib}", []).append(found)
         if save:
@@ -329,6 +337,9 @@ def print_batches(results: dict, vocabs, corpora, thread_counts) -> None:
                 print("| library | " + " | ".join(corpora) + " |")
                 print("|---|" + "---|" * len(corpora))
                 for lib in VOCABS[vocab][2]:
+                    if not any(key.endswith(f" {lib}") and key.startswith(f"{vocab} ")
+                               for key in results):
+                        continue  # not timed (--libs)
                     cells, mark = [], ""
                     for corpus in corpora:
                         every = results.get(f"{vocab} {corpus} {threads} {lib}", [])
@@ -466,6 +477,8 @@ def main() -> None:
     parser.add_argument("--vocabs", nargs="*", default=list(VOCABS))
     parser.add_argument("--corpora", nargs="*", default=list(CORPORA))
     parser.add_argument("--threads", nargs="*", type=int, default=sorted({1, os.cpu_count() or 1}))
+    parser.add_argument("--libs", nargs="*",
+                        help="time only these libraries (and each vocabulary's reference library)")
     parser.add_argument("--files-only", action="store_true")
     parser.add_argument("--no-files", action="store_true")
     parser.add_argument("--jsonl", action="store_true",
@@ -482,7 +495,7 @@ def main() -> None:
         print(json.dumps(child_batch(*rest) if kind == "batch" else child_files(*rest)))
         return
     if not args.files_only:
-        batches(args.vocabs, args.corpora, args.threads, args.rounds, args.save)
+        batches(args.vocabs, args.corpora, args.threads, args.rounds, args.save, args.libs)
     if not args.no_files:
         files(sorted({1, 2} | set(args.threads)), args.rounds, args.jsonl)
 
