@@ -257,14 +257,14 @@ best of 7; whole corpus files, en / code / multi / zh):
   32-byte short slots, two a cache line (a bucket, both keys compared
   without a branch on which; a chunk's window its bucket and the next),
   their ids as uint16 (7) or uint32 (3), twice as many slots as entries
-  (8 MiB); longer chunks, or with more ids, in the ChunkSlots (a quarter
-  of the entries, 2 MiB). Callgrind (--LL=1048576,16,64 --branch-sim),
+  (8 MiB); longer chunks, or with more ids, in the ChunkSlots (half the
+  entries, 4 MiB). Callgrind (--LL=1048576,16,64 --branch-sim),
   en whole steady: 36.35M -> 35.68M instructions, branch mispredicts
   171k -> 108k, L2-sized misses 249k -> 217k; code after en's halves
   whole and by lines (the bench's order): 27.39M -> 26.94M, 239k ->
-  176k; code alone 26.24M -> 27.31M (its 10% of longer chunks take the
-  other kind's branch), multi 49.19M -> 50.39M (its chunks of 8-15
-  uint16s in a ChunkSlot table a quarter the size); 5,000 lines a call:
+  176k; code alone 26.24M -> 26.60M (ChunkSlots a quarter of the
+  entries: 27.31M), multi 49.19M -> 50.03M (its chunks of 8-15 uint16s
+  in a ChunkSlot table half the size); 5,000 lines a call:
   en 16.70M -> 16.33M, code 18.61M -> 18.34M. CPU, medians of the
   minima of 6 alternating processes (load ~7-10): en 5.05 -> 4.14 ms
   (as many slots as entries; twice: 3.93 -> 3.56), code alone even.
@@ -1036,7 +1036,7 @@ cdef enum:
     CHUNK_WAYS = 4             # slots a key may be in: its own and the next three (a power of
                                # two; two ways missed 5.5k of en.txt's 224k chunks, four 1.7k)
     CHUNK_AHEAD = 32           # chunks cut (their slots prefetched) before the first is looked up
-    CHUNK_ENTRIES = 1 << 17    # WordPieceModel.chunk_cache_entries of a new model (10 MiB)
+    CHUNK_ENTRIES = 1 << 17    # WordPieceModel.chunk_cache_entries of a new model (12 MiB)
     SLOT_NARROW = 0x100        # ChunkSlot.n_ids: the ids are kept as uint16
 
     SHORT_MAX = 15             # ASCII units of a chunk kept in a short slot (its 16th key byte: the length)
@@ -2823,12 +2823,13 @@ cdef class WordPieceModel:
             # short slots: twice the entries (a power of two), 32 bytes
             # each, so that most chunks are in their bucket (at as many
             # slots as entries, en.txt's steady half missed its bucket 17k
-            # times of 224k, each a branch mispredicted); ChunkSlots: a
-            # quarter of the entries, a cache line each (code.txt's
-            # distinct chunks are a quarter long ones); c.used keeps both
-            # tables' chunks within the entries. calloc, so that the pages
-            # of slots no chunk has reached are never touched (tables of
-            # 10 MiB zeroed at once would be a first text's cost)
+            # times of 224k, each a branch mispredicted); ChunkSlots: half
+            # the entries, a cache line each (a quarter of code.txt's
+            # distinct chunks are long ones: at a quarter of the entries,
+            # code whole took 27.31M instructions against 26.60M); c.used
+            # keeps both tables' chunks within the entries. calloc, so that
+            # the pages of slots no chunk has reached are never touched
+            # (tables of 12 MiB zeroed at once would be a first text's cost)
             while 2 * slots <= self.chunk_cache_entries:
                 slots *= 2
             buckets = slots
@@ -2840,7 +2841,7 @@ cdef class WordPieceModel:
             c.short_shift = 44
             while (<uint64_t>1) << (44 - c.short_shift) < buckets:
                 c.short_shift -= 1
-            slots = slots // 4 if slots >= 4 else 1
+            slots = slots // 2
             c.memory = calloc(slots * sizeof(ChunkSlot) + 64, 1)
             if c.memory == NULL:
                 raise MemoryError()
