@@ -773,9 +773,9 @@ class Encoding:
         ``flush()`` all of them: ``encode`` of the pushed text joined, with
         these special-token arguments, however it was split. Text with no
         place to cut (no whitespace, and no edge between letters, digits,
-        punctuation or scripts: one long run) is kept unencoded until ``pending_ids()``, ``count()`` or
-        ``flush()`` asks for its ids (see :mod:`fasttok.inference.appender`
-        for the cost).
+        punctuation or scripts: one long run) is kept unencoded until
+        ``pending_ids()``, ``count()`` or ``flush()`` asks for its ids (see
+        :mod:`fasttok.inference.appender` for the cost).
 
         >>> enc = Encoding.from_vocabulary(Vocabulary(
         ...     name="b", model="byte_bpe", pattern=r" ?\\w+| ",
