@@ -153,6 +153,22 @@ def test_pushing_long_text_without_whitespace_encodes_each_character_a_few_times
     assert a.flush() == enc.encode(text, disallowed_special=())
 
 
+@pytest.mark.parametrize("name", ["zh", "urls"])
+@pytest.mark.parametrize("kind", ["tiktoken", "gguf_gpt2", "gguf_bert", "hf_byte_bpe",
+                                  "hf_wordpiece"])
+def test_long_text_without_whitespace_is_cut_at_edges(kind, name):
+    # punctuation, digits and scripts meeting: the pending text stays a few
+    # hundred characters (a SentencePiece kind, whose text from an edge
+    # encodes with a dummy prefix, keeps it whole)
+    enc = load(kind)
+    text = _unspaced(name)
+    a = enc.appender(disallowed_special=())
+    for start in range(0, len(text), 50):
+        a.push(text[start:start + 50])
+        assert len(a.pending) <= 1_024
+    assert a.flush() == enc.encode(text, disallowed_special=())
+
+
 @pytest.mark.parametrize("kind", ["tiktoken", "hf_wordpiece"])
 def test_a_push_of_a_run_with_no_place_encodes_nothing_until_the_ids_are_asked(kind):
     enc = load(kind)
