@@ -27,6 +27,7 @@ from fasttok.formats.hf import control_ids
 from fasttok.formats.hf_pipeline import pipeline_from_document
 from fasttok.formats.hf_unigram_path import UnigramLeadWalk, UnigramPathWalk
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
+from fasttok.normalizers.precompiled import Precompiled
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -259,6 +260,17 @@ EDGES = ["", " ", "   ", "\t\n", "a", " a", "a ", "  a  b  ", "\u2581", "\u2581a
 @pytest.mark.parametrize("name", CONFIGS)
 def test_edge_texts_match_tokenizers(name):
     assert _first_difference_from_tokenizers(name, EDGES) is None
+
+
+@pytest.mark.parametrize("name", SHARED)
+def test_each_charsmap_rule_between_letters_matches_tokenizers(name):
+    # every character with a rule of its own, the last one too (its
+    # replacement once ran on into the Replace stages' strings)
+    _, pipeline = _walked(name, "hf")
+    charsmap = next(s for s in getattr(pipeline.normalizer, "normalizers", [pipeline.normalizer])
+                    if isinstance(s, Precompiled))
+    rules = charsmap.char_rules()
+    assert _first_difference_from_tokenizers(name, [f"a{c}b" for c in rules]) is None
 
 
 _ALPHABET = st.sampled_from(list("ab  \t\n\r\u2581.,'`\"") + [

@@ -1521,6 +1521,11 @@ cdef class TokenizersUnigram:
 #   finalizer itself (5a5c9e7). Viterbi runs (the cache's misses) 18,350
 #   with it, 18,387 without; albert en 42.18M -> 41.83M, spm en 36.99M ->
 #   36.63M, albert code 22.94M -> 22.55M, ja8000 en 53.66M -> 53.25M.
+# Session 13 (callgrind, a fresh process, the T5 conversion's load and first
+#   encode after their modules' import): UnigramWalk's build puts the rules'
+#   and ops' code points into cps itself (a list of ints, map(ord, ...)
+#   and a builtin lookup a rule before) and finds a replacement inside a
+#   piece in the packed UTF-8 (a str a piece before): 63.4M -> 46.4M.
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
@@ -1954,11 +1959,14 @@ cdef class UnigramWalk:
 
     def __init__(self, TokenizersUnigram model not None, early, charsmap, ops, whitespace,
                  metaspace, Py_ssize_t n_ids, added=None):
-        cdef list pool = []
-        cdef list starts = []
+        # The rules' and ops' code points go straight into self.cps (a list
+        # of ints and map(ord, ...) a rule was half of the walk's build)
+        cdef size_t n_cps = 0, cps_cap = 0, n_rules = 0, k
         cdef Py_ssize_t i
         cdef size_t n_blocks = 1, entry_cap = 0
         cdef uint32_t cp
+        cdef Py_UCS4 c
+        cdef dict char_rules = None
         if model.core is None or model.unk < 0:
             raise ValueError("the walk needs a model with pieces and an unknown id")
         self.added = added
@@ -1967,20 +1975,30 @@ cdef class UnigramWalk:
         self.model = model
         self.ints = tuple(range(max(n_ids, len(model.ints))))
         if charsmap is not None:
+            self.charsmap, char_rules, classes = charsmap
+            n_rules = len(char_rules)
+        # rule k's end is rule k + 1's start: the last rule's is the end of
+        # the rules, before the ops' code points
+        self.rule_at = <uint32_t*>malloc((n_rules + 1) * sizeof(uint32_t))
+        if self.rule_at == NULL:
+            raise MemoryError()
+        self.rule_at[0] = 0
+        if charsmap is not None:
             # the entries go straight into their blocks, each block made
             # when a code point of it first gets one (a dict of the ~10k
             # entries, then sorted into blocks, was half of the walk's build)
-            self.charsmap, rules, classes = charsmap
             self.rule_block = <int32_t*>calloc(0x1100, sizeof(int32_t))
             self.rule_entry = <int32_t*>calloc(256, sizeof(int32_t))  # block 0: no entries
             if self.rule_block == NULL or self.rule_entry == NULL:
                 raise MemoryError()
             entry_cap = 256
-            for ch, rep in rules.items():
-                self._mark(ord(ch), <int32_t>((len(starts) + 1) << RULE_SHIFT), &n_blocks,
-                           &entry_cap)
-                starts.append(len(pool))
-                pool.extend(map(ord, rep))
+            k = 0
+            for ch, rep in char_rules.items():
+                c = ch
+                self._mark(c, <int32_t>((k + 1) << RULE_SHIFT), &n_blocks, &entry_cap)
+                _put_code_points(&self.cps, &n_cps, &cps_cap, rep)
+                k += 1
+                self.rule_at[k] = <uint32_t>n_cps
             for chars, bit in zip(classes, (C_PREPEND, C_CONTROL, C_EXTEND)):
                 for i in range(PyUnicode_GET_LENGTH(chars)):
                     self._mark(PyUnicode_READ(PyUnicode_KIND(chars), PyUnicode_DATA(chars), i),
@@ -1989,36 +2007,29 @@ cdef class UnigramWalk:
                 self._mark(cp, C_DECLINE, &n_blocks, &entry_cap)
             for cp in range(256):
                 self.low[cp] = self.rule_entry[self.rule_block[0] * 256 + cp]
-        ops_at = []
-        for name, pattern, rep in list(early) + list(ops):
-            ops_at.append((_OP_KINDS[name], len(pool), len(pattern), len(pool) + len(pattern),
-                           len(rep)))
-            pool.extend(map(ord, pattern))
-            pool.extend(map(ord, rep))
+        steps = list(early) + list(ops)
+        self.ops = <WalkOp*>malloc((len(steps) + 1) * sizeof(WalkOp))
+        if self.ops == NULL:
+            raise MemoryError()
+        self.n_ops = len(steps)
+        for i in range(len(steps)):
+            name, pattern, rep = steps[i]
+            self.ops[i].kind = _OP_KINDS[name]
+            self.ops[i].pattern = <uint32_t>n_cps
+            self.ops[i].pattern_length = len(pattern)
+            _put_code_points(&self.cps, &n_cps, &cps_cap, pattern)
+            self.ops[i].at = <uint32_t>n_cps
+            self.ops[i].length = len(rep)
+            _put_code_points(&self.cps, &n_cps, &cps_cap, rep)
+        # one more: an op's a and b read its pattern's first code point
+        grow_array(<void**>&self.cps, &cps_cap, n_cps + 1, sizeof(uint32_t), 64)
+        for i in range(len(steps)):
+            self.ops[i].a = self.ops[i].b = self.cps[self.ops[i].pattern]
         self.n_early = len(early)
         if charsmap is not None and early and all(
                 name == "literal" and pattern for name, pattern, _ in early):
             self.early_pairs = tuple((pattern, rep) for _, pattern, rep in early)
             self.early_latin1 = max(map(ord, "".join(map("".join, self.early_pairs)))) < 0x100
-        starts.append(len(pool))
-        self.cps = <uint32_t*>malloc((len(pool) + 1) * sizeof(uint32_t))
-        self.rule_at = <uint32_t*>malloc(len(starts) * sizeof(uint32_t))
-        self.ops = <WalkOp*>malloc((len(ops_at) + 1) * sizeof(WalkOp))
-        if self.cps == NULL or self.rule_at == NULL or self.ops == NULL:
-            raise MemoryError()
-        for i in range(len(pool)):
-            self.cps[i] = pool[i]
-        for i in range(len(starts)):
-            self.rule_at[i] = starts[i]
-        self.n_ops = len(ops_at)
-        for i in range(len(ops_at)):
-            op_kind, op_pattern, op_pattern_length, op_at, op_length = ops_at[i]
-            self.ops[i].kind = op_kind
-            self.ops[i].pattern = op_pattern
-            self.ops[i].pattern_length = op_pattern_length
-            self.ops[i].a = self.ops[i].b = self.cps[op_pattern]
-            self.ops[i].at = op_at
-            self.ops[i].length = op_length
         if whitespace is not None:
             self.n_space = max(map(ord, whitespace), default=0) + 1
             self.space = <uint8_t*>calloc(self.n_space, 1)
@@ -2036,7 +2047,7 @@ cdef class UnigramWalk:
             raw = replacement.encode("utf-8")
             self.cut_len = len(raw)
             memcpy(self.cut, <const char*>raw, self.cut_len)
-            self.cuts = not _inside(model.piece_list(), replacement)
+            self.cuts = not _inside(model, self.cut, self.cut_len)
             self._fold()
         self.short_ids = model.core.n_pieces < 0x10000 and model.core.unk_id < 0x10000
         _join_bits(&model.core.trie, self.joined)
@@ -3082,15 +3093,48 @@ cdef enum:
 
 
 
-def _inside(pieces, replacement):
-    # whether a piece holds replacement past its start (then a node can
-    # cross one, and the walk cuts no segments at them); one pass over the
-    # pieces joined, not a Python call a piece
-    joined = "\x00".join(pieces)
-    if joined.count("\x00") >= len(pieces):   # a piece holds the separator
-        return any(replacement in piece[1:] for piece in pieces)
-    starting = joined.count("\x00" + replacement) + (joined[:1] == replacement)
-    return joined.count(replacement) > starting
+cdef int _put_code_points(uint32_t** data, size_t* n, size_t* cap, text) except -1:
+    # text's code points appended to data[0][:n[0]] (capacity cap[0])
+    cdef Py_ssize_t i, length
+    cdef int kind
+    cdef const void* chars
+    if type(text) is not str:
+        raise TypeError(f"expected str, not {type(text).__name__}")
+    length = PyUnicode_GET_LENGTH(text)
+    grow_array(<void**>data, cap, n[0] + length, sizeof(uint32_t), 64)
+    kind = PyUnicode_KIND(text)
+    chars = PyUnicode_DATA(text)
+    for i in range(length):
+        data[0][n[0] + i] = PyUnicode_READ(kind, chars, i)
+    n[0] += length
+    return 0
+
+
+cdef bint _inside(TokenizersUnigram model, const uint8_t* rep, size_t n_rep):
+    # whether a piece holds the replacement (its UTF-8 rep) past its start
+    # (then a node can cross one, and the walk cuts no segments at them).
+    # Both are valid UTF-8, so a match of the bytes past a piece's first byte
+    # is one past its first character: the packed pieces are searched as
+    # they are, with no str made for each
+    cdef PackedTexts packed
+    cdef const uint8_t* p
+    cdef const uint8_t* end
+    cdef Py_ssize_t i
+    if type(model.texts) is not PackedPieces:
+        replacement = rep[:n_rep].decode("utf-8")
+        return any(replacement in piece[1:] for piece in model.piece_list())
+    packed = <PackedTexts>model.texts
+    for i in range(packed.n):
+        p = packed.data + packed.offsets[i] + 1
+        end = packed.data + packed.offsets[i + 1]
+        while p + n_rep <= end:
+            p = <const uint8_t*>memchr(p, rep[0], end - p)
+            if p == NULL or p + n_rep > end:
+                break
+            if memcmp(p, rep, n_rep) == 0:
+                return True
+            p += 1
+    return False
 
 
 _OP_KINDS = {"squeeze": OP_SQUEEZE, "trim": OP_TRIM, "lead": OP_LEAD,
