@@ -17,6 +17,12 @@ rejected because it would double the header for a one-off cost.
 from libc.stdint cimport uint8_t, uint32_t
 from libc.string cimport memset
 
+cdef extern from "Python.h":
+    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+    int PyUnicode_KIND(object text)
+    void* PyUnicode_DATA(object text)
+    void PyUnicode_WRITE(int kind, void* data, Py_ssize_t index, Py_UCS4 value) nogil
+
 UNICODE_VERSION = FT_UNICODE_VERSION.decode("ascii")
 
 cdef uint32_t _MAX_CP = 0x10FFFF
@@ -189,8 +195,12 @@ def code_points(*specs):
     >>> code_points("Zl", "Zp")
     '\u2028\u2029'
     """
-    cdef uint32_t mask = 0
+    cdef uint32_t mask = 0, lo, hi, cp
     cdef bint white_space = False
+    cdef list ranges
+    cdef Py_ssize_t n = 0, at = 0
+    cdef int kind
+    cdef void* data
     for spec in specs:
         if spec == _WHITE_SPACE:
             white_space = True
@@ -198,4 +208,16 @@ def code_points(*specs):
             mask |= _SPEC_MASKS[spec]
         else:
             raise ValueError(f"unknown Unicode property {spec!r}; accepted: {_ACCEPTED}")
-    return "".join(["".join(map(chr, range(lo, hi + 1))) for lo, hi in _scan(mask, white_space)])
+    # written into one str (a str a range, joined, was 3.6M of the 5.9M
+    # instructions of the cluster classes' three calls)
+    ranges = _scan(mask, white_space)
+    for lo, hi in ranges:
+        n += hi - lo + 1
+    out = PyUnicode_New(n, ranges[len(ranges) - 1][1] if ranges else 0)
+    kind = PyUnicode_KIND(out)
+    data = PyUnicode_DATA(out)
+    for lo, hi in ranges:
+        for cp in range(lo, hi + 1):
+            PyUnicode_WRITE(kind, data, at, cp)
+            at += 1
+    return out
