@@ -182,3 +182,27 @@ def test_minilm_flat_batch_is_the_walks_arrays_with_declined_and_added_token_tex
     flat, offsets = enc.encode_batch(lines, allowed_special="all", num_threads=1, flat=True)
     assert type(flat) is array and len(offsets) == len(lines) + 1
     assert [list(flat[offsets[i]:offsets[i + 1]]) for i in range(len(lines))] == plain
+
+
+def test_ids_array_walks_a_plain_text_and_copies_the_python_paths_ids():
+    calls: list = []
+    entry = _flat_entry(calls)
+    assert entry.ids_array("a a b", None) == array("I", [1, 1, 0]) and calls == []
+    assert entry.ids_array("[X]", None) == array("I", [7, 7])
+    assert entry.ids_array("a ?", None) is None and calls == ["[X]"]
+
+
+@pytest.mark.skipif(not MINILM.exists(), reason="all-MiniLM-L6-v2 not found")
+@pytest.mark.parametrize("text", ["Hello world!\n" * 3000 + "Ünïcödé, 世界 ok \U0001f600",
+                                  "a [SEP] b [MASK]", "lone \ud800 surrogate", ""],
+                         ids=["long", "added", "declined", "empty"])
+def test_minilm_encode_to_array_is_the_walks_array_with_no_list_between(text, monkeypatch):
+    enc, _ = _minilm()
+    expected = enc.encode(text, allowed_special="all")
+    walk = enc._core.pipeline.walk
+    if "\ud800" not in text:
+        # no list of the walk's: encode_to_array fails if it asks the list's
+        # entry (a declined text is repaired and walked again by it)
+        monkeypatch.setattr(walk, "ids", lambda *a: 1 / 0)
+    got = enc.encode_to_array(text, allowed_special="all")
+    assert type(got) is array and got.typecode == "I" and list(got) == expected

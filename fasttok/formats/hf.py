@@ -365,6 +365,16 @@ class HFModel(ModelBase):
                 return found
         return ModelBase.encode_many_flat(self, texts, allowed)
 
+    def encode_to_array(self, text: str, allowed: Optional[bytes] = None) -> array:
+        """:meth:`encode` as an ``array('I')``: the walk's own array where it
+        has one (BERT's, no list between), else :meth:`encode`'s list copied."""
+        ids_array = getattr(self.pipeline.walk, "ids_array", None)
+        if ids_array is not None and type(text) is str:
+            allowed_ids = self._allowed_ids(allowed)
+            found = ids_array(text, allowed_ids)
+            return array("I", self._unwalked(text, allowed_ids)) if found is None else found
+        return array("I", self.encode(text, allowed))
+
     def encoder(self, allowed: bytes) -> tuple:
         """The walk's own ``ids`` with the ids ``allowed`` selects (see
         :meth:`~fasttok.models.interface.Model.encoder`); with no walk,

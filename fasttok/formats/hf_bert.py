@@ -34,6 +34,7 @@ True
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -110,12 +111,14 @@ class BertWalk(Walk):
     ...                 AddedTokens([AddedToken("[X]", 9, special=True)]))
     >>> walk.ids("His[X] yo", None), walk.ids("His[X]", frozenset())
     ([1, 2, 9, 0], [1, 2, 0, 0, 0])
+    >>> walk.ids_array("His yo", None)
+    array('I', [1, 2, 0])
     >>> walk.encode("His[X] yo", None)
     (array('I', [1, 2, 9, 0]), array('i', [0, 2, 2, 3, 3, 6, 7, 9]), array('i', [0, 0, 1, 2]))
     """
 
     __slots__ = ("_walk", "_walk_many", "rules", "_added", "_occurs", "_spelling", "_split",
-                 "_cores_of", "_may_start", "_entry", "ids")
+                 "_cores_of", "_may_start", "_entry", "ids", "ids_array")
 
     def __init__(self, model: WordPiece, rules: CodePointRules, added: Any,
                  normalize: Optional[Callable[[str], str]] = None,
@@ -149,6 +152,9 @@ class BertWalk(Walk):
         #: it runs no Python code for a text no added token occurs in (an
         #: attribute: a property's getter ran at each read)
         self.ids = self._checked_ids if self._entry is None else self._entry.ids
+        #: ``ids_array(text, allowed)``: :attr:`ids` as an ``array('I')``,
+        #: with no list between where :attr:`ids` is compiled
+        self.ids_array = self._checked_array if self._entry is None else self._entry.ids_array
 
     def _cuts(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
         # the added tokens' matches in the raw text, or None for none (most texts)
@@ -215,6 +221,10 @@ class BertWalk(Walk):
 
     def _checked_ids(self, text: str, allowed: Optional[frozenset]) -> Optional[list]:
         return self._checked(text, allowed, False)
+
+    def _checked_array(self, text: str, allowed: Optional[frozenset]) -> Optional[array]:
+        found = self._checked(text, allowed, False)
+        return None if found is None else array("I", found)
 
     def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
         """``(ids, offsets, words)`` of ``text``, or ``None`` (see

@@ -273,6 +273,16 @@ best of 7; whole corpus files, en / code / multi / zh):
   side of. Then the SPACE run after a chunk skipped with it: en 35.68M
   -> 36.85M instructions, mispredicts 107.6k -> 77.2k, CPU 3.50 -> 3.41
   ms; code 3.08 -> 2.98.
+* Kept (2026-12-05): ``TextEntry.ids_array`` (``encode_to_array``, and
+  ``encode_to_numpy`` over it) gives the walk's ids as an ``array('I')``
+  (each text index's id, from ``text_ids``), where the ids went through a
+  list and ``array("I", list)``: callgrind, all-MiniLM-L6-v2, the second
+  half after both halves, the result freed (/tmp/w/cgs.sh): en whole
+  66.9M -> 35.7M instructions (``encode``'s list: 39.3M), code 24.8M
+  (list 30.2M). The list's cost is more than its instructions: a
+  reference to an int object a token, 30k of them over ~1 MB, written
+  and freed again (CPU, one process taking turns with nanotoken, load ~3:
+  en list 5.2 ms, array 3.9, nanotoken 6.7).
 * ``encode_with`` (a ``tokenizer.json`` BERT file's rules, a
   :class:`CodePointRules`) is also the walk with offsets: the same loop, a
   flag on, notes the text index of the character each byte of a word is of
@@ -3020,11 +3030,12 @@ cdef class WordPieceModel:
         >>> m.encode_with("ab c", rules, words=True)
         ([1, 0], b'abc')
         """
-        return self._encode_with(text, rules, cuts, offsets, words)
+        return self._encode_with(text, rules, cuts, offsets, words, False)
 
     cdef object _encode_with(self, str text, CodePointRules rules, object cuts, bint offsets,
-                             bint words):
-        # encode_with, which TextEntry calls without a Python call's arguments
+                             bint words, bint as_array):
+        # encode_with, which TextEntry calls without a Python call's arguments;
+        # as_array: the ids as an array('I') (no offsets, words or cuts)
         cdef TextRef ref
         cdef NormTable table
         cdef Work fresh
@@ -3090,6 +3101,12 @@ cdef class WordPieceModel:
                 return None
             if offsets:
                 out = self._arrays(w, parts, 0, w.n_ids)
+            elif as_array:
+                # no int object a token: their references and the list's
+                # slots were ~4M instructions of en.txt's half whole
+                out = carray.clone(_UINT32S, w.n_ids, False)
+                for k in range(w.n_ids):
+                    (<carray.array>out).data.as_uints[k] = self.text_ids[w.ids[k]]
             elif not added:
                 out = ids_list(w.ids, w.n_ids, self.ints)
             else:
@@ -3425,8 +3442,25 @@ cdef class TextEntry:
     def ids(self, text, allowed):
         """The ids of ``text``, or ``None`` (a text the walk declines)."""
         if type(text) is str and not self._may_occur(<str>text):
-            return self.model._encode_with(<str>text, self.rules, None, False, False)
+            return self.model._encode_with(<str>text, self.rules, None, False, False, False)
         return self.other(text, allowed)
+
+    def ids_array(self, text, allowed):
+        """:meth:`ids` as an ``array('I')`` (a buffer numpy wraps without a
+        copy), made from the walk's ids with no list; ``None`` where
+        :meth:`ids` gives ``None``.
+
+        >>> m = WordPieceModel([b"[UNK]", b"\\xc0a"], 0, word_start=b"\\xc0")
+        >>> rules = CodePointRules(lambda cps: [(SPACE if cp == 32 else APPEND, cp) for cp in cps])
+        >>> from fasttok.shared._literal_cut import LiteralCut
+        >>> ids_array = TextEntry(m, rules, LiteralCut(["[X]"]), lambda text, allowed: [5]).ids_array
+        >>> ids_array("a a b", None), ids_array("a [X]", None)
+        (array('I', [1, 1, 0]), array('I', [5]))
+        """
+        if type(text) is str and not self._may_occur(<str>text):
+            return self.model._encode_with(<str>text, self.rules, None, False, False, True)
+        found = self.other(text, allowed)
+        return None if found is None else array("I", found)
 
     def ids_many(self, list texts not None, allowed):
         """:meth:`ids` of each ``str`` of ``texts`` (``None`` for any other):
