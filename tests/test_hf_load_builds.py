@@ -82,6 +82,21 @@ def test_char_rules_are_first_rule_of_each_rule_char(rules):
                                      for c in charsmap.rule_chars()}
 
 
+@pytest.mark.parametrize("bad", [b"\x80", b"\xc0\x80", b"\xc3(", b"\xe3\x81", b"\xed\xa0\x80",
+                                 b"\xf0\x8f\xbf\xbf", b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80",
+                                 b"ok\xff"])
+def test_a_replacement_that_is_no_utf8_is_refused_by_both_lookups(bad):
+    # the compiled walk's rule of a character (char_rules) decodes the
+    # replacement itself: it refuses what first_rule's decoder refuses
+    blob = build_charsmap({"A": "x" * len(bad), "\U0001f600": "\u00e9\U0001f601"})
+    at = blob.index(b"x" * len(bad) + b"\0")
+    charsmap = CharsmapRules(blob[:at] + bad + blob[at + len(bad):])
+    with pytest.raises(UnicodeDecodeError):
+        charsmap.first_rule(b"A")
+    with pytest.raises(UnicodeDecodeError):
+        charsmap.char_rules()
+
+
 def test_a_rule_on_a_lead_byte_covers_every_character_it_starts():
     found = CharsmapRules(build_charsmap({b"\xe3\x81": "y"})).rule_chars()
     assert found == "".join(map(chr, range(0x3040, 0x3080)))

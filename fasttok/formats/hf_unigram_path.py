@@ -6,9 +6,8 @@ as one compiled pass (:class:`~fasttok.models._unigram.UnigramWalk`) and
 asks each stage for what the walk is built from:
 
 * **Normalizer**: a ``Sequence`` (or one stage) of ``Replace`` stages
-  around at most one ``Precompiled`` charsmap (its rules, its rule for each
-  character alone,
-  :meth:`~fasttok.normalizers.precompiled.Precompiled.char_rules`, and the
+  around at most one ``Precompiled`` charsmap (its rules,
+  :attr:`~fasttok.normalizers.precompiled.Precompiled.rules`, and the
   classes its clusters are cut by,
   :func:`~fasttok.normalizers.precompiled.cluster_classes`). A ``Replace``
   of a literal string, or of one of the patterns of :data:`REPLACE_SHAPES`
@@ -114,7 +113,7 @@ def _normalizer_plan(stages: list) -> Optional[tuple]:
         return None
     charsmap = None
     if at:
-        charsmap = (stages[cut].rules, stages[cut].char_rules(), cluster_classes())
+        charsmap = (stages[cut].rules, cluster_classes())
     return early, charsmap, ops
 
 

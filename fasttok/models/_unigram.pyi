@@ -41,7 +41,7 @@ class UnigramWalk:
         self,
         model: TokenizersUnigram,
         early: Sequence[tuple[str, str, str]],
-        charsmap: tuple[object, dict[str, str], tuple[str, str, str]] | None,
+        charsmap: tuple[object, tuple[str, str, str]] | None,
         ops: Sequence[tuple[str, str, str]],
         whitespace: str | None,
         metaspace: tuple[str, str, bool] | None,

@@ -1525,7 +1525,9 @@ cdef class TokenizersUnigram:
 #   encode after their modules' import): UnigramWalk's build puts the rules'
 #   and ops' code points into cps itself (a list of ints, map(ord, ...)
 #   and a builtin lookup a rule before) and finds a replacement inside a
-#   piece in the packed UTF-8 (a str a piece before): 63.4M -> 46.4M.
+#   piece in the packed UTF-8 (a str a piece before): 63.4M -> 46.4M; the
+#   rule of each character alone asked of CharsmapRules.put_char_rule (char_rules'
+#   dict of strs before; and code_points' str made whole): 46.4M -> 33.4M.
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
@@ -1896,9 +1898,9 @@ cdef class UnigramWalk:
     more of the character becomes one), ``"trim"`` (the runs at both ends
     go), ``"lead"`` (the character at the start becomes ``string``); and
     ``charsmap``: ``None``, or the precompiled charsmap as ``(rules,
-    char_rules, classes)``: its :class:`~fasttok.shared._charsmap.CharsmapRules`
-    (looked up for clusters of several characters), ``{character:
-    replacement}`` for a character alone, and the ``(prepend, control,
+    classes)``: its :class:`~fasttok.shared._charsmap.CharsmapRules`
+    (looked up for clusters of several characters, and for the rule of
+    each character alone, its ``char_rules``), and the ``(prepend, control,
     extend)`` characters that clusters are cut by. ``whitespace``: the
     characters WhitespaceSplit cuts at, or ``None`` without it;
     ``metaspace``: ``(replacement, prepend scheme, split)`` or ``None``;
@@ -1966,7 +1968,7 @@ cdef class UnigramWalk:
         cdef size_t n_blocks = 1, entry_cap = 0
         cdef uint32_t cp
         cdef Py_UCS4 c
-        cdef dict char_rules = None
+        cdef str rule_chars = ""
         if model.core is None or model.unk < 0:
             raise ValueError("the walk needs a model with pieces and an unknown id")
         self.added = added
@@ -1975,8 +1977,9 @@ cdef class UnigramWalk:
         self.model = model
         self.ints = tuple(range(max(n_ids, len(model.ints))))
         if charsmap is not None:
-            self.charsmap, char_rules, classes = charsmap
-            n_rules = len(char_rules)
+            self.charsmap, classes = charsmap
+            rule_chars = self.charsmap.rule_chars()
+            n_rules = len(rule_chars)
         # rule k's end is rule k + 1's start: the last rule's is the end of
         # the rules, before the ops' code points
         self.rule_at = <uint32_t*>malloc((n_rules + 1) * sizeof(uint32_t))
@@ -1992,13 +1995,11 @@ cdef class UnigramWalk:
             if self.rule_block == NULL or self.rule_entry == NULL:
                 raise MemoryError()
             entry_cap = 256
-            k = 0
-            for ch, rep in char_rules.items():
-                c = ch
+            for k in range(n_rules):
+                c = rule_chars[k]
                 self._mark(c, <int32_t>((k + 1) << RULE_SHIFT), &n_blocks, &entry_cap)
-                _put_code_points(&self.cps, &n_cps, &cps_cap, rep)
-                k += 1
-                self.rule_at[k] = <uint32_t>n_cps
+                self.charsmap.put_char_rule(c, &self.cps, &n_cps, &cps_cap)
+                self.rule_at[k + 1] = <uint32_t>n_cps
             for chars, bit in zip(classes, (C_PREPEND, C_CONTROL, C_EXTEND)):
                 for i in range(PyUnicode_GET_LENGTH(chars)):
                     self._mark(PyUnicode_READ(PyUnicode_KIND(chars), PyUnicode_DATA(chars), i),

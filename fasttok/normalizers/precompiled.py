@@ -187,21 +187,13 @@ class Precompiled:
 
     @property
     def rules(self) -> CharsmapRules:
-        """The charsmap's rules (what a compiled walk looks clusters up in).
+        """The charsmap's rules (what a compiled walk looks clusters and each
+        character alone up in).
 
         >>> Precompiled(b"").rules.first_rule(b"a") is None
         True
         """
         return self._rules
-
-    def char_rules(self) -> dict:
-        """``{character: replacement}`` for every character with a rule when
-        it is a cluster alone (the rest stay as they are).
-
-        >>> Precompiled(b"").char_rules()
-        {}
-        """
-        return self._rules.char_rules()
 
     def _rule(self, chunk: str):
         found = self._cache.get(chunk, self)

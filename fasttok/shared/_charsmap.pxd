@@ -35,6 +35,10 @@ cdef class CharsmapRules:
     cdef int64_t _first_leaf(self, const uint8_t* s, size_t n) noexcept nogil
     # the replacement string starting at byte start of m.strings
     cdef str _replacement(self, size_t start)
+    # char_rules' rule of code point cp: its replacement's code points
+    # appended to data[0][:n[0]] (capacity cap[0], grown), 1; 0: no rule
+    cdef int put_char_rule(self, uint32_t cp, uint32_t** data, size_t* n,
+                           size_t* cap) except -1
     cdef int _step(self, uint32_t pos, uint32_t b, uint32_t* next_pos) noexcept nogil
     cdef int _rule_chars_after(self, uint32_t pos, bint every, uint32_t cp, int after,
                                uint32_t lo, uint32_t hi, list found) except -1

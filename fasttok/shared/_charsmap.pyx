@@ -17,9 +17,13 @@ fasttok.shared._charsmap.CharsmapError: precompiled_charsmap is 2 byte(s); it mu
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy, memset, strlen
 
+from fasttok.shared._growth cimport grow_array
 from fasttok.shared._utf8 cimport utf8_put
+
+cdef extern from "Python.h":
+    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
 
 
 cdef uint32_t _ONE = 1
@@ -159,18 +163,64 @@ cdef class CharsmapRules:
 
     def char_rules(self):
         """``{c: first_rule(c's UTF-8)}`` for each character ``c`` of
-        :meth:`rule_chars`, in one compiled call (a Python call a character
-        was 13M of a T5 conversion's first encode's ~70M instructions).
+        :meth:`rule_chars`, as :meth:`put_char_rule` gives a compiled walk
+        each one.
 
         >>> CharsmapRules(b"").char_rules()
         {}
         """
         cdef dict out = {}
-        cdef uint8_t key[4]
+        cdef uint32_t* cps = NULL
+        cdef size_t n = 0, cap = 0
         cdef Py_UCS4 c
-        for c in self.rule_chars():
-            out[c] = self._replacement(<size_t>self._first_leaf(key, utf8_put(key, c)))
+        try:
+            for c in self.rule_chars():
+                n = 0
+                self.put_char_rule(c, &cps, &n, &cap)
+                out[c] = PyUnicode_FromKindAndData(4, cps, n)
+        finally:
+            free(cps)
         return out
+
+    cdef int put_char_rule(self, uint32_t cp, uint32_t** data, size_t* n,
+                           size_t* cap) except -1:
+        # Decoded here, with no str made (the str and dict of char_rules were
+        # 10.9M of a T5 conversion's first encode); UTF-8 that is not valid
+        # is refused by _replacement's decoder, as char_rules refuses it
+        cdef uint8_t key[4]
+        cdef int64_t value = self._first_leaf(key, utf8_put(key, cp))
+        cdef const uint8_t* s
+        cdef size_t length, i = 0, k, j
+        cdef uint32_t c
+        if value < 0:
+            return 0
+        s = self.m.strings + value
+        length = strlen(<const char*>s)
+        grow_array(<void**>data, cap, n[0] + length, sizeof(uint32_t), 64)
+        while i < length:
+            c = s[i]
+            k = 1 if c < 0x80 else 2 if 0xC2 <= c < 0xE0 else 3 if 0xE0 <= c < 0xF0 \
+                else 4 if 0xF0 <= c < 0xF5 else 0
+            if k == 0 or i + k > length:
+                break
+            c &= 0x7F >> k if k > 1 else 0x7F
+            for j in range(1, k):
+                if s[i + j] & 0xC0 != 0x80:
+                    break
+                c = (c << 6) | (s[i + j] & 0x3F)
+            else:
+                if (k == 3 and (c < 0x800 or 0xD800 <= c < 0xE000)) or \
+                        (k == 4 and not 0x10000 <= c <= 0x10FFFF):
+                    break
+                data[0][n[0]] = c
+                n[0] += 1
+                i += k
+                continue
+            break
+        if i < length:
+            self._replacement(<size_t>value)
+            raise UnicodeDecodeError("utf-8", s[:length], i, i + 1, "invalid UTF-8")
+        return 1
 
     cdef str _replacement(self, size_t start):
         # the replacement string starting at byte start of the strings
