@@ -44,6 +44,15 @@ def test_every_character_of_the_ranges_is_in_the_form_and_starts_nothing(form):
 
 
 @pytest.mark.parametrize("form", sorted(STABLE_RANGES))
+def test_every_character_of_the_ranges_is_assigned(form):
+    # an unassigned code point passes the test above, but a later Unicode
+    # (the tokenizers crate's) may make it a combining mark
+    unassigned = [hex(cp) for first, last in STABLE_RANGES[form] for cp in range(first, last + 1)
+                  if unicodedata.category(chr(cp)) == "Cn"]
+    assert not unassigned
+
+
+@pytest.mark.parametrize("form", sorted(STABLE_RANGES))
 def test_each_form_stage_carries_its_ranges_packed_for_the_entry(form):
     stage = FORMS[form]()
     words = memoryview(stage.stable_ranges).cast("I").tolist()
@@ -62,6 +71,14 @@ def test_a_line_of_chinese_goes_to_the_core_without_the_quick_check():
     entry = entry[:3] + (lambda text: asked.append(text) or True,) + entry[4:]
     assert normal_first("你好，世界。“引号”——ｔｅｓｔ！\n", entry) == "core"
     assert asked == []
+
+
+@pytest.mark.parametrize("line", ["한국어 문장입니다.", "Привет, мир — «цитата»…", "Γειά σου",
+                                  "مرحبا بالعالم", "┌──┐ ① ✓ ★", "emoji 🎉🚀 and 🤖"])
+def test_lines_of_other_scripts_and_emoji_go_to_the_core_without_the_quick_check(line):
+    # a four-byte str (the emoji) is read unit by unit too
+    assert not _asked(line)
+    assert _asked(line + "e\u0301")
 
 
 def test_a_character_outside_the_ranges_is_left_to_the_quick_check():
@@ -95,6 +112,24 @@ def test_one_character_outside_the_ranges_is_found_wherever_it_stands_in_a_long_
 
 @given(st.text(alphabet="ae\u00e9\u2014\u4e00\u0301\u20ac\uff41", max_size=120))
 def test_the_quick_check_is_asked_when_some_character_lies_outside_the_ranges(text):
+    ranges = STABLE_RANGES["NFC"]
+    assert _asked(text) == any(not any(a <= ord(c) <= b for a, b in ranges) for c in text)
+
+
+def _edges() -> list:
+    # each range's first and last code point and their neighbours, and
+    # the ends of the pages around them (the entry reads 256 at a time)
+    found = set()
+    for first, last in STABLE_RANGES["NFC"]:
+        for cp in (first - 1, first, first + 1, last - 1, last, last + 1,
+                   first & ~255, (first & ~255) - 1, last | 255, (last | 255) + 1):
+            if 0 <= cp < 0x110000 and not 0xD800 <= cp < 0xE000:
+                found.add(chr(cp))
+    return sorted(found)
+
+
+@given(st.text(alphabet=st.sampled_from(_edges()), max_size=80))
+def test_characters_at_the_edges_of_ranges_and_pages_are_placed_exactly(text):
     ranges = STABLE_RANGES["NFC"]
     assert _asked(text) == any(not any(a <= ord(c) <= b for a, b in ranges) for c in text)
 
