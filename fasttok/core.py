@@ -772,10 +772,9 @@ class Encoding:
         ids, ``count()`` the number of ids of everything pushed and
         ``flush()`` all of them: ``encode`` of the pushed text joined, with
         these special-token arguments, however it was split. Text with no
-        place to cut (no whitespace, and no edge between letters, digits,
-        punctuation or scripts: one long run) is kept unencoded until
-        ``pending_ids()``, ``count()`` or ``flush()`` asks for its ids (see
-        :mod:`fasttok.inference.appender` for the cost).
+        whitespace is cut where scripts, digits and punctuation meet or
+        inside a long run (see :mod:`fasttok.inference.appender` for the
+        cost).
 
         >>> enc = Encoding.from_vocabulary(Vocabulary(
         ...     name="b", model="byte_bpe", pattern=r" ?\\w+| ",
@@ -792,7 +791,8 @@ class Encoding:
         refuse = (lambda text: None) if disallowed is None else functools.partial(
             self._refuse_disallowed, mask=disallowed)
         return Appender(self._encoder_with(allowed_special, disallowed_special),
-                        refuse=refuse, reach=self._longest_special)
+                        refuse=refuse, reach=self._longest_special,
+                        anywhere=getattr(self._core, "cuts_anywhere", True))
 
     def encode_with_unstable(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                              disallowed_special: DisallowedSpecial = "all") -> tuple:

@@ -33,8 +33,16 @@ WIDE_PIECES = st.sampled_from([
     "2024", "x", "_", "'s", "'", "-", ".", "🎉", "<|endoftext|>", "<|endof", "<", "|>", "①",
     "²", "ｶﾞ", "ﾞ", "ﬁ", "１２", "ａｂ", "\u200b",
 ])
+# long runs of one class (Han, kana, Hangul, letters, digits, punctuation),
+# which are cut inside: one to three characters repeated in any order
+RUN_CHARS = st.lists(st.sampled_from("中文日本のカタア한글abZ10=，"), min_size=1, max_size=3)
+RUNS = st.builds(lambda chars, n, rng: "".join(rng.choice(chars) for _ in range(n)),
+                 RUN_CHARS, st.integers(100, 1_200), st.randoms(use_true_random=False))
 # long enough that edges are looked for (a few hundred characters pending)
 WIDE_TEXTS = st.lists(WIDE_PIECES, min_size=120, max_size=260).map("".join)
+# ...or runs between a few pieces
+RUN_TEXTS = st.lists(RUNS | st.lists(WIDE_PIECES, max_size=20).map("".join),
+                     min_size=2, max_size=6).map("".join)
 
 
 def _pushed(enc, text: str, cuts: list, **special):
@@ -73,7 +81,7 @@ def test_the_ids_pushes_return_are_the_final_ids_and_begin_the_encoding(kind, te
 
 @pytest.mark.parametrize("kind", KINDS)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text=WIDE_TEXTS, tail=TEXTS, data=st.data())
+@given(text=WIDE_TEXTS | RUN_TEXTS, tail=TEXTS, data=st.data())
 def test_flush_is_encode_of_long_text_without_whitespace_however_it_was_split(kind, text,
                                                                               tail, data):
     enc = load(kind)
@@ -145,21 +153,23 @@ def _unspaced(name: str) -> str:
                                   "spm_unigram"])
 def test_pushing_long_text_without_whitespace_encodes_each_character_a_few_times(kind, name):
     # the old appender re-encoded the whole pending run at every push: 200 to
-    # 2000 characters encoded a character here
+    # 2000 characters encoded a character here (a cut inside a run, every
+    # few hundred characters, costs some thirty encodes of ~60 characters)
     enc = load(kind)
     text = _unspaced(name)
     a, _ = _pushed(enc, text, list(range(0, len(text), 50)), disallowed_special=())
-    assert a.encoded_chars <= 6 * len(text)
+    assert a.encoded_chars <= (8 if name in ("han", "letters") else 6) * len(text)
     assert a.flush() == enc.encode(text, disallowed_special=())
 
 
 @pytest.mark.parametrize("name", ["zh", "urls"])
 @pytest.mark.parametrize("kind", ["tiktoken", "gguf_gpt2", "gguf_bert", "hf_byte_bpe",
-                                  "hf_wordpiece"])
+                                  "hf_wordpiece", "gguf_llama", "gguf_t5", "spm_bpe",
+                                  "hf_metaspace_bpe", "hf_unigram", "tekken"])
 def test_long_text_without_whitespace_is_cut_at_edges(kind, name):
     # punctuation, digits and scripts meeting: the pending text stays a few
-    # hundred characters (a SentencePiece kind, whose text from an edge
-    # encodes with a dummy prefix, keeps it whole)
+    # hundred characters (on SentencePiece kinds too, whose text from an
+    # edge encodes with a dummy prefix: compared after its first ids)
     enc = load(kind)
     text = _unspaced(name)
     a = enc.appender(disallowed_special=())
@@ -170,17 +180,64 @@ def test_long_text_without_whitespace_is_cut_at_edges(kind, name):
 
 
 @pytest.mark.parametrize("kind", ["tiktoken", "hf_wordpiece"])
-def test_a_push_of_a_run_with_no_place_encodes_nothing_until_the_ids_are_asked(kind):
+def test_a_push_of_a_short_run_with_no_place_encodes_nothing_until_the_ids_are_asked(kind):
     enc = load(kind)
     a = enc.appender()
-    a.push("a" * 1000)
-    before = a.encoded_chars
-    for _ in range(100):
+    a.push("a" * 300)
+    for _ in range(20):
         assert a.push("a" * 10) == []
-    assert a.encoded_chars == before
-    assert a.count() == len(enc.encode("a" * 2000))
-    assert a.pending_ids() == enc.encode("a" * 2000) == a.flush()
-    assert a.encoded_chars == before + 2000
+    assert a.encoded_chars == 0
+    assert a.count() == len(enc.encode("a" * 500))
+    assert a.pending_ids() == enc.encode("a" * 500) == a.flush()
+    assert a.encoded_chars == 500
+
+
+RUN_FILES = {
+    "kyoto_unigram.json": DATA / "vocab" / "hf" / "unigram"
+    / "kyoto_ja_unigram_8000.v5.24.0.from_spm_proto.json",
+    "bpe_bytefallback.model": DATA / "vocab" / "sentencepiece"
+    / "botchan_bpe_8000_bytefallback.model",
+}
+
+
+def _runs(name: str) -> str:
+    # 20k Han, 20k kana (no edge in either), 100 KB of URLs
+    if name == "kana":
+        multi = (DATA / "corpus" / "multi.txt").read_text(encoding="utf-8")
+        return "".join(ch for ch in multi if "\u3040" <= ch <= "\u30ff")[:20_000]
+    return _unspaced(name)
+
+
+@pytest.mark.parametrize("name", ["han", "kana", "urls"])
+@pytest.mark.parametrize("kind", ["tiktoken", "hf_byte_bpe", "gguf_llama", "gguf_t5",
+                                  "hf_metaspace_bpe", "kyoto_unigram.json",
+                                  "bpe_bytefallback.model"])
+def test_asking_the_pending_ids_after_every_push_of_unspaced_text_costs_a_few_encodes(kind,
+                                                                                     name):
+    # the pending text is cut inside runs and, on SentencePiece kinds, at
+    # edges: before, each pending_ids() encoded all of it (200 characters
+    # encoded a character pushed for Han and kana, 1,000 for the URLs on
+    # SentencePiece kinds)
+    enc = fasttok.load(str(RUN_FILES[kind])) if kind in RUN_FILES else load(kind)
+    text = _runs(name)
+    a = enc.appender(disallowed_special=())
+    for start in range(0, len(text), 50):
+        a.push(text[start:start + 50])
+        a.pending_ids()
+    assert a.encoded_chars <= 20 * len(text)
+    assert a.flush() == enc.encode(text, disallowed_special=())
+
+
+def test_a_sentencepiece_unigram_model_is_cut_only_at_whitespace():
+    # its float32 path scores, summed from the start of the text, split
+    # "p341" as 3|41 after 15,000 characters of URLs where the text from a
+    # few characters before it splits 34|1
+    enc = load("spm_unigram")
+    text = _unspaced("urls")[:20_000]
+    a = enc.appender(disallowed_special=())
+    for start in range(0, len(text), 50):
+        assert a.push(text[start:start + 50]) == []
+    assert a.flush() == enc.encode(text, disallowed_special=())
 
 
 def test_a_disallowed_special_token_completed_where_a_push_encodes_nothing_is_refused():

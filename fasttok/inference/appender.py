@@ -15,16 +15,18 @@ again (slower, as re-encoding is). ``flush`` gives the final ids and the
 pending text's ids together: ``encode`` of everything pushed.
 
 Cost: a push encodes the context and the pending text only when the new
-text holds a place a cut may be (whitespace or an edge,
+text holds a place a cut may be (whitespace, or a pending text a few
+hundred characters long, cut at an edge or inside a run:
 :func:`~fasttok.inference.stability.has_place`), and after a push that
 found no cut, once the pending text (if longer than a few words) has
-doubled; else it keeps the text and encodes nothing. So text with no place (one long run: CJK
-without punctuation, base64, ``"a" * 10**6``) is encoded once, by the
-first of ``pending_ids``, ``count`` or ``flush`` after the push, which
-remember the pending text's ids until the next push; pushing ``n``
+doubled; else it keeps the text and encodes nothing, and the first of
+``pending_ids``, ``count`` or ``flush`` after the push encodes it, which
+remember the pending text's ids until the next push. Pushing ``n``
 characters encodes ``O(n)`` characters (:attr:`Appender.encoded_chars`
 counts them), and asking for the pending ids after every push costs an
-encode of the pending text each time.
+encode of the pending text each time: a few hundred characters, except
+where no cut is found (one unknown id for a whole run, ``anywhere=False``
+without whitespace), where that pending text grows with the text.
 
 >>> encode = lambda s: [ord(ch) for ch in s]          # one id a character
 >>> a = Appender(encode)
@@ -51,8 +53,11 @@ class Appender:
 
     ``encode`` is the encoding's encode with the caller's special-token
     arguments, ``refuse`` raises as it does on a text holding a disallowed
-    special token (checked where a push encodes nothing), and ``reach`` is
-    the longest special token's length in characters.
+    special token (checked where a push encodes nothing), ``reach`` is
+    the longest special token's length in characters, and ``anywhere``
+    whether the encoding may be cut away from whitespace (at an edge or
+    inside a run: not where ids depend on the whole text before them,
+    sentencepiece's float32 Unigram scores).
 
     >>> a = Appender(lambda s: [ord(ch) for ch in s])
     >>> a.push("x y "), a.push("z w"), a.ids, a.pending_ids(), a.count()
@@ -60,8 +65,10 @@ class Appender:
     """
 
     def __init__(self, encode: Callable[[str], list], *,
-                 refuse: Callable[[str], None] = lambda text: None, reach: int = 1) -> None:
+                 refuse: Callable[[str], None] = lambda text: None, reach: int = 1,
+                 anywhere: bool = True) -> None:
         self._given = encode
+        self._anywhere = anywhere
         self._refuse = refuse
         self._reach = max(reach, 1)
         self._final: list = []
@@ -102,7 +109,7 @@ class Appender:
         # a push looks for a cut where the new text brings a place, and
         # after one that found none, once the pending text has doubled
         looks = len(self.pending) >= 2 * self._missed and has_place(
-            window, len(window) - len(text) - 1, len(self._context))
+            window, len(window) - len(text) - 1, len(self._context), self._anywhere)
         self._text.append(text)
         try:
             if looks:
@@ -117,7 +124,7 @@ class Appender:
             self._tail = None
             return []
         found = split_stable(self._encode, window, ids, len(self._context), settled=True,
-                             reach=self._reach)
+                             reach=self._reach, anywhere=self._anywhere)
         if found is None:
             self._tail = ids[len(self._context_ids):]
             if len(self.pending) > _SHORT:

@@ -62,8 +62,21 @@ any pieces, on every kind), not proved. Edges are looked for once the text
 after the last cut is a few hundred characters long (their probes cost
 some thirty encodes of the text from an anchor). SentencePiece encodes a
 text from an edge alone with a dummy ``▁`` the whole text does not have
-there, so only a whitespace place or the start of a short text anchors
-its edges; a text with no place at all is never cut.
+there: its first ids (``▁`` and the piece it changes, at most
+:data:`_LEAD`) may differ from the whole text's, and the ids after them
+must be the whole text's last ones, the cut among those.
+
+Where no edge is confirmed (a run of one class: Han, kana, base64, a
+letter repeated), a place inside the run two margins before the end is
+the cut, anchored a few characters before it where the text from the
+anchor encodes to the end of the text's ids (one of a few starts is in
+step with a BPE run's repeating segmentation), confirmed after every
+edge probe and the run's last characters again, with ids after it (a
+WordPiece word too long for its vocabulary, or a run a vocabulary lacks
+the script of, is one unknown id however cut, and is kept whole). Not
+where ids depend on the whole text before them (``anywhere=False``:
+sentencepiece's float32 Unigram scores decide near ties by the size of
+the sum before them), which is cut at whitespace only.
 
 >>> encode = lambda s: [ord(ch) for ch in s]          # one id a character
 >>> split_stable(encode, "ab cd", encode("ab cd"), 0)[:2]
@@ -130,6 +143,13 @@ _ENOUGH = _SETTLED + _TRIES + 2 + _ANCHORS
 _EDGE_SPAN = 512
 # a window this short may be its own anchor (the whole of it encoded per probe)
 _WHOLE = 1024
+# how many first ids of the text from an anchor may differ from the text's
+# (a dummy prefix's "▁" alone, and the piece it changes)
+_LEAD = 2
+# how far before a cut inside a run its anchors are, and how many are tried
+# (a BPE run's segmentation repeats: one of a few starts is in step)
+_INNER = 32
+_ALIGN = 8
 
 
 def cuts(text: str, lo: int, enough: int = _ENOUGH) -> list:
@@ -176,18 +196,19 @@ def edges(text: str, lo: int) -> list:
     return [(c, hard) for c, hard in found if lo < c]
 
 
-def has_place(text: str, start: int, lo: int) -> bool:
-    """Whether ``text`` after ``start`` holds whitespace, or an edge where
-    :func:`split_stable` looks for one (``lo``: where it starts looking) --
-    a quick test of whether it can find a cut there.
+def has_place(text: str, start: int, lo: int, anywhere: bool = True) -> bool:
+    """Whether ``text`` after ``start`` holds whitespace, or the text after
+    ``lo`` (where :func:`split_stable` starts looking) is long enough for an
+    edge or a cut inside a run (``anywhere``, as there) -- a quick test of
+    whether it can find a cut.
 
     >>> has_place("aaaa", 0, 0), has_place("aa a", 0, 0), has_place("中文，", 2, 0)
     (False, True, False)
-    >>> has_place("aa.a", 0, 0), has_place("x" * 600 + "aa.a", 600, 0)
+    >>> has_place("aa.a", 0, 0), has_place("x" * 600, 599, 0)
     (False, True)
     """
     return _SPACES.search(text, start + 1) is not None or (
-        len(text) - lo >= _EDGE_SPAN and bool(edges(text[start:], 0)))
+        anywhere and len(text) - lo >= _EDGE_SPAN)
 
 
 def _variants(local: str, whole: bool) -> tuple:
@@ -199,7 +220,8 @@ def _variants(local: str, whole: bool) -> tuple:
 
 
 def split_stable(encode: Callable[[str], list], text: str, ids: list,
-                 lo: int, *, settled: bool = False, reach: int = 0) -> Optional[tuple]:
+                 lo: int, *, settled: bool = False, reach: int = 0,
+                 anywhere: bool = True) -> Optional[tuple]:
     """``(c, k, segment, segment_ids)``: ``ids[:k]`` (the ids of ``text``,
     which starts where its encoding starts) cannot change whatever follows
     ``text``, and are the ids of ``text[:c]``; ``segment`` is the text
@@ -211,8 +233,10 @@ def split_stable(encode: Callable[[str], list], text: str, ids: list,
     continuation reaches back over, so no probe is tried (an appender's
     cut: two encodes of a few words a push); where there is none and the
     text after ``lo`` is a few hundred characters long, an edge (see the
-    module doc; ``reach``: the longest special token). The cost is a few
-    encodes of the last few hundred characters at most.
+    module doc; ``reach``: the longest special token), else a place inside
+    a run; ``anywhere=False`` (an encoding whose ids there depend on the
+    whole text before them) tries neither. The cost is a few encodes of the
+    last few hundred characters at most.
 
     >>> encode = lambda s: [ord(ch) for ch in s]
     >>> c, k, segment, segment_ids = split_stable(encode, "ab cd ef", encode("ab cd ef"), 0)
@@ -228,7 +252,7 @@ def split_stable(encode: Callable[[str], list], text: str, ids: list,
         places = cuts(text, lo)
         found = _first_confirmed(encode, text, ids, places, places[first + 1:first + _TRIES],
                                  probes)
-    if found is not None or not settled or len(text) - lo < _EDGE_SPAN:
+    if found is not None or not settled or not anywhere or len(text) - lo < _EDGE_SPAN:
         return found
     # an edge: at least the margin before the end, with a hard place after it
     marks = sorted([(c, True) for c in places] + edges(text, lo), reverse=True)
@@ -241,7 +265,36 @@ def split_stable(encode: Callable[[str], list], text: str, ids: list,
             if len(tries) == _TRIES:
                 break
         hard = hard or is_hard
-    return _first_confirmed(encode, text, ids, places, tries, EDGE_PROBES)
+    return (_first_confirmed(encode, text, ids, places, tries, EDGE_PROBES)
+            or _inner(encode, text, ids, lo, reach))
+
+
+def _inner(encode: Callable[[str], list], text: str, ids: list, lo: int,
+           reach: int) -> Optional[tuple]:
+    # a cut inside a run of one class some margins before the end (a run
+    # with no edge near its end: Han, kana, base64, one letter repeated),
+    # anchored a few characters before it where the text from the anchor
+    # encodes to the end of the text's ids; the run's last characters again
+    # are probes too (a Unigram or BPE segmentation that shifts as the run
+    # grows)
+    margin = max(MARGIN, reach)
+    probes = EDGE_PROBES + (text[-1:], text[-2:], text[-1:] * 2, text[-3:])
+    tried = 0
+    for c in range(len(text) - 2 * margin, len(text) - 3 * margin, -1):
+        run = _RUNS.match(text, c - 1, c + 1)
+        if c - _INNER - _ALIGN <= lo or run is None or run.end() != c + 1 or (
+                run.lastindex == _NONE):
+            continue
+        for a in range(c - _INNER, c - _INNER - _ALIGN, -1):
+            found = _confirmed(encode, text, ids, a, c, probes, inner=True)
+            if found is _NOT_A_BOUNDARY:
+                break
+            if found is not None:
+                return found
+        tried += 1
+        if tried == _TRIES:
+            break
+    return None
 
 
 def _first_confirmed(encode: Callable[[str], list], text: str, ids: list, places: list,
@@ -269,16 +322,33 @@ _NOT_A_BOUNDARY = ()
 
 
 def _confirmed(encode: Callable[[str], list], text: str, ids: list, a: int,
-               c: int, probes: tuple) -> Optional[tuple]:
+               c: int, probes: tuple, *, inner: bool = False) -> Optional[tuple]:
+    # inner: c is inside a run, whose ids after c must not be empty (a
+    # WordPiece word too long for the vocabulary is one [UNK] however cut)
     local = text[a:]
     for v in _variants(local, a == 0):
         tail = ids if a == 0 else encode(v)
-        if not tail or len(tail) > len(ids) or ids[len(ids) - len(tail):] != tail:
+        lead = _lead(ids, tail)
+        if lead is None:
             continue
         head_text = v[:c - a - (len(local) - len(v))]
         head = encode(head_text)
-        if tail[:len(head)] != head:
+        if tail[:len(head)] != head or len(head) < lead or (inner and len(head) >= len(tail)):
             return _NOT_A_BOUNDARY
         if all(encode(v + p)[:len(head)] == head for p in probes):
             return c, len(ids) - len(tail) + len(head), head_text, head
+    return None
+
+
+def _lead(ids: list, tail: list) -> Optional[int]:
+    # how many first ids of tail (the text from an anchor, encoded alone)
+    # differ from the text's: after them tail is the end of ids. A
+    # SentencePiece dummy prefix makes the text from an anchor that is not
+    # whitespace begin with a piece holding a "▁" the text has not there
+    for lead in range(_LEAD + 1):
+        n = len(tail) - lead
+        if n <= 0 or n > len(ids):
+            return None
+        if ids[len(ids) - n:] == tail[lead:]:
+            return lead
     return None
