@@ -21,12 +21,15 @@ by a model whose text indices fit 16 bits, of up to 7 by any other; and that
 a chunk holding units past ASCII is kept up to 31 units of a ``str`` of kind
 1, 15 of one of kind 2 or 4 (of kind 4 unless it holds a character past
 U+FFFF); and that a longer run of ASCII units is cut into chunks after the
-last unit of its first 31 that is a word by itself (punctuation).
+last unit of its first 31 that is a word by itself (punctuation); and that a
+cache whose first walk has 65,536 units or more has its tables advised to
+come in 2 MiB pages (Linux), a shorter one not, with the same ids.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 
 import pytest
 from hypothesis import given, settings
@@ -261,3 +264,35 @@ def test_a_run_of_ascii_units_past_31_is_kept_as_chunks_cut_after_punctuation():
     for _ in range(2):
         assert m.encode_with(text, rules) == [1, 2] * 27
     assert m.chunk_cache_size == 2
+
+
+def _huge_advised_kb() -> int:
+    # the size of this process's mappings advised to come in 2 MiB pages
+    # (MADV_HUGEPAGE: VmFlags 'hg'), whether or not the kernel found them
+    total = size = 0
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            if line.startswith("Size:"):
+                size = int(line.split()[1])
+            elif line.startswith("VmFlags:") and " hg" in line:
+                total += size
+    return total
+
+
+@pytest.mark.skipif(not (os.path.exists("/proc/self/smaps")
+                         and os.path.exists("/sys/kernel/mm/transparent_hugepage")),
+                    reason="no transparent huge pages (Linux)")
+@pytest.mark.parametrize("units, huge", [(70_000, True), (65_536, True), (65_534, False)])
+def test_a_first_walk_of_64k_units_or_more_gets_the_tables_in_2_mib_pages(units, huge):
+    # a default cache's two tables (8 and 4 MiB) are advised to come in
+    # 2 MiB pages when its first walk has 65,536 units or more, and
+    # unmapped with the model; the ids are the same either way
+    m = WordPieceModel([b"[UNK]", WORD_START + b"w"] + [str(d).encode() for d in range(10)], 0)
+    before = _huge_advised_kb()
+    assert m.encode_with("w " * (units // 2), _rules(True)) == [1] * (units // 2)
+    assert _huge_advised_kb() - before == (12 * 1024 if huge else 0)
+    words = " ".join(f"w{i}" for i in range(5000))
+    assert m.encode_with(words, _rules(True)) == [x for i in range(5000)
+                                                  for x in [1] + [2 + int(d) for d in str(i)]]
+    del m
+    assert _huge_advised_kb() == before

@@ -144,7 +144,8 @@ best of 7; whole corpus files, en / code / multi / zh):
   128k (kept) against 64k, CPU best of 5, 4 processes each alternating,
   load 5-7, ms: en 9.0-9.4 / 8.2-8.5, code 7.4-7.7 / 7.4-7.6, multi
   16.8-17.4 / 17.3-17.6. The table is calloc'd (its pages touched as
-  chunks reach them), not zeroed at once.
+  chunks reach them), not zeroed at once (after a long first walk, in 2
+  MiB pages: below).
   Earlier figures (a chunk packed 16 units a step), CPU best of 7, load
   10-13, ms: en 18.4 -> 13.9, code 14.3 -> 12.2, multi 19.3 -> 19.4, zh
   7.3 -> 8.0. What the two tables above lacked: the prefetch, one line a
@@ -283,6 +284,19 @@ best of 7; whole corpus files, en / code / multi / zh):
   reference to an int object a token, 30k of them over ~1 MB, written
   and freed again (CPU, one process taking turns with nanotoken, load ~3:
   en list 5.2 ms, array 3.9, nanotoken 6.7).
+* Kept (2026-12-05): a chunk cache whose first walk has CHUNK_HUGE_TEXT
+  (65,536) units or more gets its two tables (8 + 4 MiB) mapped at 2 MiB
+  boundaries and advised to come in 2 MiB pages (``MADV_HUGEPAGE``,
+  Linux; this machine's THP setting is "madvise"), not calloc'd in 4 KiB
+  pages: a probe at a random place of 12 MiB missed the TLB most times,
+  and a first walk faulted ~3k pages in. Instructions are the same
+  (callgrind sees neither); CPU, medians of 5-7 alternating fresh
+  processes with and without (/tmp/w/abe.sh, load 4-5), ms: steady whole
+  (the second half after the first) en 3.90 -> 3.57, code 3.13 -> 2.97,
+  multi 8.09 -> 7.90, zh 4.98 -> 4.88; cold (a second model's first call,
+  the bench's cold cell, /tmp/w/abc.py) en 35.1 -> 25.1, code 27.5 ->
+  17.7. A shorter first walk keeps 4 KiB pages touched as chunks reach
+  them: a line's first call would zero up to 12 MiB.
 * ``encode_with`` (a ``tokenizer.json`` BERT file's rules, a
   :class:`CodePointRules`) is also the walk with offsets: the same loop, a
   flag on, notes the text index of the character each byte of a word is of
@@ -649,7 +663,59 @@ cdef extern from *:
         return x >> (j & 7);
     }
 
+
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #endif
+    #define WP_HUGE ((size_t)2 << 20)
+
+    /* size bytes of zeros, 64-byte aligned, for a chunk table, freed by
+     * wp_table_free with the same size and huge. huge (Linux): in pages of
+     * 2 MiB where the kernel gives them (a table of 4 KiB pages, probed at
+     * random places, missed the TLB at most probes), zeroed as each is
+     * first touched; else calloc'd, so that pages no chunk reaches are
+     * never touched */
+    static void* wp_table_alloc(size_t size, int huge) {
+        char* p;
+        char* a;
+    #if defined(__linux__) && defined(MADV_HUGEPAGE)
+        if (huge && size >= WP_HUGE) {
+            size_t len = (size + WP_HUGE - 1) & ~(WP_HUGE - 1);
+            p = (char*)mmap(NULL, len + WP_HUGE, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p == (char*)MAP_FAILED)
+                return NULL;
+            /* the mapping cut to len bytes from a 2 MiB boundary */
+            a = (char*)(((size_t)p + WP_HUGE - 1) & ~(WP_HUGE - 1));
+            if (a > p)
+                munmap(p, (size_t)(a - p));
+            munmap(a + len, (size_t)(p + WP_HUGE - a));
+            madvise(a, len, MADV_HUGEPAGE);
+            return a;
+        }
+    #endif
+        p = (char*)calloc(size + 64 + sizeof(void*), 1);
+        if (p == NULL)
+            return NULL;
+        a = (char*)(((size_t)p + sizeof(void*) + 63) & ~(size_t)63);
+        ((void**)a)[-1] = p;
+        return a;
+    }
+
+    static void wp_table_free(void* table, size_t size, int huge) {
+        if (table == NULL)
+            return;
+    #if defined(__linux__) && defined(MADV_HUGEPAGE)
+        if (huge && size >= WP_HUGE) {
+            munmap(table, (size + WP_HUGE - 1) & ~(WP_HUGE - 1));
+            return;
+        }
+    #endif
+        free(((void**)table)[-1]);
+    }
     """
+    void* wp_table_alloc(size_t size, bint huge) noexcept nogil
+    void wp_table_free(void* table, size_t size, bint huge) noexcept nogil
     void wp_narrow_u16(const uint16_t* s, size_t m, uint8_t* out) noexcept nogil
     void wp_block_bits(const uint8_t* out, size_t m, size_t length, uint64_t sepset,
                        uint64_t* stop, uint64_t* sep) noexcept nogil
@@ -1049,6 +1115,7 @@ cdef enum:
                                # two; two ways missed 5.5k of en.txt's 224k chunks, four 1.7k)
     CHUNK_AHEAD = 32           # chunks cut (their slots prefetched) before the first is looked up
     CHUNK_ENTRIES = 1 << 17    # WordPieceModel.chunk_cache_entries of a new model (12 MiB)
+    CHUNK_HUGE_TEXT = 1 << 16  # code units of a first walk whose chunk tables come in 2 MiB pages
     SLOT_NARROW = 0x100        # ChunkSlot.n_ids: the ids are kept as uint16
 
     SHORT_MAX = 15             # ASCII units of a chunk kept in a short slot (its 16th key byte: the length)
@@ -1090,9 +1157,8 @@ cdef struct ShortSlot:
 
 cdef struct ChunkCache:
     ChunkSlot* slots           # a power of two of them, or NULL: chunks of longer keys, or more ids
-    void* memory               # what slots was cut from (the allocation)
     ShortSlot* short_slots     # two a bucket, a power of two of buckets: chunks of short keys
-    void* short_memory         # what short_slots was cut from
+    bint huge                  # both tables' memory came as wp_table_alloc's huge
     uint64_t short_mask        # the buckets, less one
     unsigned short_shift       # a short chunk's bucket: its hash >> short_shift
     uint64_t mask              # the slots, less one
@@ -1104,6 +1170,14 @@ cdef struct ChunkCache:
     unsigned victim            # turns at every eviction: its low bits pick a full window's slot
     uint64_t sep               # bit u: the ASCII unit u (< 0x21) ends a word (SPACE)
     uint64_t alone[2]          # bit u: the ASCII unit u is a word by itself (ACT_ALONE)
+
+
+cdef void _free_chunk_tables(ChunkCache* c) noexcept:
+    # both tables' memory (a cache with a NULL slots has none)
+    wp_table_free(c.slots, (c.mask + 1) * sizeof(ChunkSlot), c.huge)
+    wp_table_free(c.short_slots, (c.short_mask + 1) * 2 * sizeof(ShortSlot), c.huge)
+    c.slots = NULL
+    c.short_slots = NULL
 
 
 cdef inline const ChunkSlot* _chunk_home(const ChunkCache* c, uint64_t h) noexcept nogil:
@@ -2459,8 +2533,7 @@ cdef class WordPieceModel:
         free(self.text_ids)
         free(self.bmp)
         free(self.starts)
-        free(self.chunks.memory)
-        free(self.chunks.short_memory)
+        _free_chunk_tables(&self.chunks)
         _work_free(&self.kept)
 
     def __init__(self, tokens, unk_id=None, *, bint lowercase=True, bint strip_accents=True,
@@ -2820,10 +2893,12 @@ cdef class WordPieceModel:
                 self.normalizer = found
         return 0
 
-    cdef int _take_chunks(self, Work* w, uint64_t tag, const NormTable* norm) except -1:
+    cdef int _take_chunks(self, Work* w, uint64_t tag, const NormTable* norm,
+                          size_t units) except -1:
         # w.chunks: the chunk cache, for a walk of ids by the rules tag
-        # names (norm), unless another walk has it or it is off; made, or
-        # emptied for other rules, here (the GIL held)
+        # names (norm) over texts of units code units, unless another walk
+        # has it or it is off; made, or emptied for other rules, here (the
+        # GIL held)
         cdef ChunkCache* c = &self.chunks
         cdef size_t slots = 2, buckets
         cdef uint32_t u
@@ -2831,11 +2906,7 @@ cdef class WordPieceModel:
         if self.chunks_busy or self.chunk_cache_entries == 0:
             return 0
         if c.slots == NULL or c.limit != self.chunk_cache_entries:
-            free(c.memory)
-            free(c.short_memory)
-            c.memory = c.short_memory = NULL
-            c.slots = NULL
-            c.short_slots = NULL
+            _free_chunk_tables(c)
             # short slots: twice the entries (a power of two), 32 bytes
             # each, so that most chunks are in their bucket (at as many
             # slots as entries, en.txt's steady half missed its bucket 17k
@@ -2843,26 +2914,28 @@ cdef class WordPieceModel:
             # the entries, a cache line each (a quarter of code.txt's
             # distinct chunks are long ones: at a quarter of the entries,
             # code whole took 27.31M instructions against 26.60M); c.used
-            # keeps both tables' chunks within the entries. calloc, so that
-            # the pages of slots no chunk has reached are never touched
-            # (tables of 12 MiB zeroed at once would be a first text's cost)
+            # keeps both tables' chunks within the entries. A first walk of
+            # fewer than CHUNK_HUGE_TEXT units gets tables of 4 KiB pages
+            # touched as chunks reach them (12 MiB zeroed at once would be
+            # a short first text's cost); a longer one's chunks reach most
+            # pages anyway, and 2 MiB pages spare it their faults and every
+            # later probe its TLB miss
             while 2 * slots <= self.chunk_cache_entries:
                 slots *= 2
             buckets = slots
-            c.short_memory = calloc(buckets * 2 * sizeof(ShortSlot) + 64, 1)
-            if c.short_memory == NULL:
-                raise MemoryError()
-            c.short_slots = <ShortSlot*>((<size_t>c.short_memory + 63) & ~(<size_t>63))
             c.short_mask = buckets - 1
+            c.huge = units >= CHUNK_HUGE_TEXT
+            c.short_slots = <ShortSlot*>wp_table_alloc(buckets * 2 * sizeof(ShortSlot), c.huge)
+            if c.short_slots == NULL:
+                raise MemoryError()
             c.short_shift = 44
             while (<uint64_t>1) << (44 - c.short_shift) < buckets:
                 c.short_shift -= 1
             slots = slots // 2
-            c.memory = calloc(slots * sizeof(ChunkSlot) + 64, 1)
-            if c.memory == NULL:
-                raise MemoryError()
-            c.slots = <ChunkSlot*>((<size_t>c.memory + 63) & ~(<size_t>63))
             c.mask = slots - 1
+            c.slots = <ChunkSlot*>wp_table_alloc(slots * sizeof(ChunkSlot), c.huge)
+            if c.slots == NULL:
+                raise MemoryError()
             c.shift = 44
             while (<uint64_t>1) << (44 - c.shift) < slots:
                 c.shift -= 1
@@ -2914,7 +2987,7 @@ cdef class WordPieceModel:
             self._need_bmp()
         _use_cache(w, self.owner, self.probes_left)
         if chunks:
-            self._take_chunks(w, self.normalizer.owner, &self.norm)
+            self._take_chunks(w, self.normalizer.owner, &self.norm, ref.length)
         try:
             while True:
                 if ref.length < NOGIL_MIN_TEXT:
@@ -2936,6 +3009,7 @@ cdef class WordPieceModel:
         cdef Py_ssize_t n = len(texts), i
         cdef TextRef* refs = <TextRef*>malloc((n + 1) * sizeof(TextRef))
         cdef object text
+        cdef size_t units = 0
         if refs == NULL:
             raise MemoryError()
         try:
@@ -2945,10 +3019,11 @@ cdef class WordPieceModel:
                 if type(text) is not str:
                     raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
                 _text_ref(<str>text, &refs[i])
+                units += refs[i].length
                 if refs[i].kind != 1:
                     self._need_bmp()
             _use_cache(w, self.owner, self.probes_left)
-            self._take_chunks(w, self.normalizer.owner, &self.norm)
+            self._take_chunks(w, self.normalizer.owner, &self.norm, units)
             i = 0
             while True:
                 with nogil:
@@ -3079,7 +3154,7 @@ cdef class WordPieceModel:
             table = rules.table()
             _use_cache(w, self.owner, self.probes_left)
             if not offsets and not words:
-                self._take_chunks(w, rules.owner, &table)
+                self._take_chunks(w, rules.owner, &table, ref.length)
             while True:
                 if ref.length < NOGIL_MIN_TEXT:
                     done = _walk(&ref, &whole if parts == NULL else parts, n_parts, &table,
@@ -3248,6 +3323,7 @@ cdef class WordPieceModel:
         cdef NormTable table
         cdef object text
         cdef Work w
+        cdef size_t units = 0
         memset(&w, 0, sizeof(Work))
         try:
             if refs == NULL or ends == NULL:
@@ -3257,12 +3333,13 @@ cdef class WordPieceModel:
                 if type(text) is not str:
                     raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
                 _text_ref(<str>text, &refs[i])
+                units += refs[i].length
                 if refs[i].kind != 1:
                     self._need_bmp()
             rules.cover(refs, n)
             table = rules.table()
             _use_cache(&w, self.owner, self.probes_left)
-            self._take_chunks(&w, rules.owner, &table)
+            self._take_chunks(&w, rules.owner, &table, units)
             i = 0
             while True:
                 with nogil:
