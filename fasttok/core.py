@@ -773,8 +773,9 @@ class Encoding:
         ``flush()`` all of them: ``encode`` of the pushed text joined, with
         these special-token arguments, however it was split. Text with no
         whitespace is cut where scripts, digits and punctuation meet or
-        inside a long run (see :mod:`fasttok.inference.appender` for the
-        cost).
+        inside a long run; a sentencepiece Unigram ``.model``, whose ids
+        depend on the whole text before them, is never cut (see
+        :mod:`fasttok.inference.appender` for the cost).
 
         >>> enc = Encoding.from_vocabulary(Vocabulary(
         ...     name="b", model="byte_bpe", pattern=r" ?\\w+| ",
@@ -792,7 +793,7 @@ class Encoding:
             self._refuse_disallowed, mask=disallowed)
         return Appender(self._encoder_with(allowed_special, disallowed_special),
                         refuse=refuse, reach=self._longest_special,
-                        anywhere=getattr(self._core, "cuts_anywhere", True))
+                        windows=getattr(self._core, "windows_exact", True))
 
     def encode_with_unstable(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                              disallowed_special: DisallowedSpecial = "all") -> tuple:

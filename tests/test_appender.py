@@ -228,16 +228,17 @@ def test_asking_the_pending_ids_after_every_push_of_unspaced_text_costs_a_few_en
     assert a.flush() == enc.encode(text, disallowed_special=())
 
 
-def test_a_sentencepiece_unigram_model_is_cut_only_at_whitespace():
+def test_a_sentencepiece_unigram_model_is_never_cut():
     # its float32 path scores, summed from the start of the text, split
-    # "p341" as 3|41 after 15,000 characters of URLs where the text from a
-    # few characters before it splits 34|1
-    enc = load("spm_unigram")
-    text = _unspaced("urls")[:20_000]
-    a = enc.appender(disallowed_special=())
+    # "go......" as "." + "......" 160,972 ids into 400 KB of English where
+    # the appender's window, a few words long, split "......" + "."
+    enc = fasttok.load(str(DATA / "vocab" / "sentencepiece" / "kyoto_ja_unigram_8000.model"))
+    text = " ".join((DATA / "corpus" / "en.txt").read_text(encoding="utf-8").split())[:400_000]
+    a = enc.appender()
     for start in range(0, len(text), 50):
         assert a.push(text[start:start + 50]) == []
-    assert a.flush() == enc.encode(text, disallowed_special=())
+    assert a.encoded_chars == 0
+    assert a.flush() == enc.encode(text)
 
 
 def test_a_disallowed_special_token_completed_where_a_push_encodes_nothing_is_refused():

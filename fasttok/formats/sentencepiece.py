@@ -86,17 +86,19 @@ class SentencePieceModel(SentencePieceCore):
         self._by_bytes: Optional[dict] = None  # token bytes -> first id, made on first use
 
     @property
-    def cuts_anywhere(self) -> bool:
-        """Whether an appender may cut the text away from whitespace (see
-        :func:`fasttok.inference.stability.split_stable`): not on a Unigram
-        model, whose float32 path scores, summed from the start of the
-        text, decide near ties ("34"+"1" against "3"+"41", 0.001 apart) by
-        the size of the sum before them.
+    def windows_exact(self) -> bool:
+        """Whether the ids of a text from a place on, encoded alone, are
+        (after their first ids) the whole text's there, as an appender
+        needs (:mod:`fasttok.inference.appender`): not on a Unigram model,
+        whose float32 path scores, summed from the start of the text, decide
+        ties and near ties ("." + "......" against "......" + ".", "3" +
+        "41" against "34" + "1", 0.001 apart) by the size of the sum before
+        them.
 
         >>> from fasttok.vocab import Vocabulary
         >>> v = Vocabulary(name="t", model="unigram", byte_level=False, unk_id=0,
         ...                tokens=(b"<unk>", b"a"), scores=(0.0, -1.0), token_types=(2, 1))
-        >>> SentencePieceModel(v).cuts_anywhere
+        >>> SentencePieceModel(v).windows_exact
         False
         """
         return self.vocabulary.model != "unigram"

@@ -25,8 +25,9 @@ remember the pending text's ids until the next push. Pushing ``n``
 characters encodes ``O(n)`` characters (:attr:`Appender.encoded_chars`
 counts them), and asking for the pending ids after every push costs an
 encode of the pending text each time: a few hundred characters, except
-where no cut is found (one unknown id for a whole run, ``anywhere=False``
-without whitespace), where that pending text grows with the text.
+where no cut is found (one unknown id for a whole run; an encoding whose
+windows are not exact, ``windows=False``, is never cut), where that
+pending text grows with the text.
 
 >>> encode = lambda s: [ord(ch) for ch in s]          # one id a character
 >>> a = Appender(encode)
@@ -54,10 +55,11 @@ class Appender:
     ``encode`` is the encoding's encode with the caller's special-token
     arguments, ``refuse`` raises as it does on a text holding a disallowed
     special token (checked where a push encodes nothing), ``reach`` is
-    the longest special token's length in characters, and ``anywhere``
-    whether the encoding may be cut away from whitespace (at an edge or
-    inside a run: not where ids depend on the whole text before them,
-    sentencepiece's float32 Unigram scores).
+    the longest special token's length in characters, and ``windows``
+    whether the ids of a window (the text from a place on, encoded alone)
+    are, after its first ids, the whole text's; where they are not (ids
+    that depend on the whole text before them: sentencepiece's float32
+    Unigram scores), nothing is cut and the pending text is all of it.
 
     >>> a = Appender(lambda s: [ord(ch) for ch in s])
     >>> a.push("x y "), a.push("z w"), a.ids, a.pending_ids(), a.count()
@@ -66,9 +68,9 @@ class Appender:
 
     def __init__(self, encode: Callable[[str], list], *,
                  refuse: Callable[[str], None] = lambda text: None, reach: int = 1,
-                 anywhere: bool = True) -> None:
+                 windows: bool = True) -> None:
         self._given = encode
-        self._anywhere = anywhere
+        self._windows = windows
         self._refuse = refuse
         self._reach = max(reach, 1)
         self._final: list = []
@@ -108,8 +110,8 @@ class Appender:
         window = self._context + self.pending
         # a push looks for a cut where the new text brings a place, and
         # after one that found none, once the pending text has doubled
-        looks = len(self.pending) >= 2 * self._missed and has_place(
-            window, len(window) - len(text) - 1, len(self._context), self._anywhere)
+        looks = self._windows and len(self.pending) >= 2 * self._missed and has_place(
+            window, len(window) - len(text) - 1, len(self._context))
         self._text.append(text)
         try:
             if looks:
@@ -124,7 +126,7 @@ class Appender:
             self._tail = None
             return []
         found = split_stable(self._encode, window, ids, len(self._context), settled=True,
-                             reach=self._reach, anywhere=self._anywhere)
+                             reach=self._reach)
         if found is None:
             self._tail = ids[len(self._context_ids):]
             if len(self.pending) > _SHORT:

@@ -73,10 +73,7 @@ anchor encodes to the end of the text's ids (one of a few starts is in
 step with a BPE run's repeating segmentation), confirmed after every
 edge probe and the run's last characters again, with ids after it (a
 WordPiece word too long for its vocabulary, or a run a vocabulary lacks
-the script of, is one unknown id however cut, and is kept whole). Not
-where ids depend on the whole text before them (``anywhere=False``:
-sentencepiece's float32 Unigram scores decide near ties by the size of
-the sum before them), which is cut at whitespace only.
+the script of, is one unknown id however cut, and is kept whole).
 
 >>> encode = lambda s: [ord(ch) for ch in s]          # one id a character
 >>> split_stable(encode, "ab cd", encode("ab cd"), 0)[:2]
@@ -196,19 +193,17 @@ def edges(text: str, lo: int) -> list:
     return [(c, hard) for c, hard in found if lo < c]
 
 
-def has_place(text: str, start: int, lo: int, anywhere: bool = True) -> bool:
+def has_place(text: str, start: int, lo: int) -> bool:
     """Whether ``text`` after ``start`` holds whitespace, or the text after
     ``lo`` (where :func:`split_stable` starts looking) is long enough for an
-    edge or a cut inside a run (``anywhere``, as there) -- a quick test of
-    whether it can find a cut.
+    edge or a cut inside a run -- a quick test of whether it can find a cut.
 
     >>> has_place("aaaa", 0, 0), has_place("aa a", 0, 0), has_place("中文，", 2, 0)
     (False, True, False)
     >>> has_place("aa.a", 0, 0), has_place("x" * 600, 599, 0)
     (False, True)
     """
-    return _SPACES.search(text, start + 1) is not None or (
-        anywhere and len(text) - lo >= _EDGE_SPAN)
+    return _SPACES.search(text, start + 1) is not None or len(text) - lo >= _EDGE_SPAN
 
 
 def _variants(local: str, whole: bool) -> tuple:
@@ -220,8 +215,7 @@ def _variants(local: str, whole: bool) -> tuple:
 
 
 def split_stable(encode: Callable[[str], list], text: str, ids: list,
-                 lo: int, *, settled: bool = False, reach: int = 0,
-                 anywhere: bool = True) -> Optional[tuple]:
+                 lo: int, *, settled: bool = False, reach: int = 0) -> Optional[tuple]:
     """``(c, k, segment, segment_ids)``: ``ids[:k]`` (the ids of ``text``,
     which starts where its encoding starts) cannot change whatever follows
     ``text``, and are the ids of ``text[:c]``; ``segment`` is the text
@@ -234,9 +228,8 @@ def split_stable(encode: Callable[[str], list], text: str, ids: list,
     cut: two encodes of a few words a push); where there is none and the
     text after ``lo`` is a few hundred characters long, an edge (see the
     module doc; ``reach``: the longest special token), else a place inside
-    a run; ``anywhere=False`` (an encoding whose ids there depend on the
-    whole text before them) tries neither. The cost is a few encodes of the
-    last few hundred characters at most.
+    a run. The cost is a few encodes of the last few hundred characters at
+    most.
 
     >>> encode = lambda s: [ord(ch) for ch in s]
     >>> c, k, segment, segment_ids = split_stable(encode, "ab cd ef", encode("ab cd ef"), 0)
@@ -252,7 +245,7 @@ def split_stable(encode: Callable[[str], list], text: str, ids: list,
         places = cuts(text, lo)
         found = _first_confirmed(encode, text, ids, places, places[first + 1:first + _TRIES],
                                  probes)
-    if found is not None or not settled or not anywhere or len(text) - lo < _EDGE_SPAN:
+    if found is not None or not settled or len(text) - lo < _EDGE_SPAN:
         return found
     # an edge: at least the margin before the end, with a hard place after it
     marks = sorted([(c, True) for c in places] + edges(text, lo), reverse=True)
