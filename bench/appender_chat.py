@@ -52,6 +52,8 @@ VOCABS = {
         str(DATA / "vocab" / "gguf" / "ggml-vocab-llama-spm.gguf")),
     "botchan_unigram_5000.model": lambda: fasttok.load(
         str(DATA / "vocab" / "sentencepiece" / "botchan_unigram_5000.model")),
+    "botchan_bpe_8000_bytefallback.model": lambda: fasttok.load(
+        str(DATA / "vocab" / "sentencepiece" / "botchan_bpe_8000_bytefallback.model")),
 }
 
 
@@ -115,7 +117,7 @@ def main(argv: list) -> None:
                                               "all-MiniLM-L6-v2"]
     tokens = int(argv[1]) if len(argv) > 1 else 32_000
     rounds = int(argv[2]) if len(argv) > 2 else 5
-    print(f"{'vocabulary':28} {'chat':6} {'ids':>7} {'appender ms':>12} {'re-encode ms':>13} "
+    print(f"{'vocabulary':36} {'chat':6} {'ids':>7} {'appender ms':>12} {'re-encode ms':>13} "
           f"{'ratio':>6} {'turns once ms':>14} {'bound':>6} {'chars encoded / turns':>22}")
     for name in names:
         enc = VOCABS[name]()
@@ -131,7 +133,7 @@ def main(argv: list) -> None:
                 assert prompts == expected, f"{name}: the appender's prompt ids differ"
             a, b, c = statistics.median(ours), statistics.median(theirs), statistics.median(once)
             total = sum(map(len, turns))
-            print(f"{name:28} {kind:6} {len(expected[-1]):>7} {a * 1e3:>12.2f} {b * 1e3:>13.2f} "
+            print(f"{name:36} {kind:6} {len(expected[-1]):>7} {a * 1e3:>12.2f} {b * 1e3:>13.2f} "
                   f"{b / a:>6.1f} {c * 1e3:>14.2f} {b / c:>6.1f} {chars / total:>22.2f}")
 
 if __name__ == "__main__":
