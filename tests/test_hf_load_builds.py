@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -107,6 +108,19 @@ def test_code_points_are_the_code_point_ranges_of_their_specs_together(specs):
     expected = sorted({cp for spec in specs for lo, hi in code_point_ranges(spec)
                        for cp in range(lo, hi + 1)})
     assert code_points(*specs) == "".join(map(chr, expected))
+
+
+@given(specs=st.lists(st.sampled_from(["M", "Cc", "Cf", "Zl", "Zs", "Lu", "White_Space"]),
+                      min_size=1, max_size=3),
+       leave_out=st.text(st.sampled_from("\x00\t a\u00a0\u0301\u2028\u2029\U000e0001"
+                                         "\U0001d165\u0600\uffff"), max_size=6))
+def test_code_points_leave_out_the_characters_asked(specs, leave_out):
+    whole = code_points(*specs)
+    left = code_points(*specs, leave_out=leave_out)
+    want = "".join(c for c in whole if c not in leave_out)
+    # and as small a str as its characters let it be (one made wider than
+    # they need would compare unequal to the same characters)
+    assert left == want and sys.getsizeof(left) == sys.getsizeof(want)
 
 
 def test_code_points_name_an_unknown_spec():
