@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from fasttok.formats.tiktoken import byte_bpe_model
 from fasttok.shared._tables import TokenTables
 
@@ -133,3 +135,14 @@ def test_a_piece_differing_from_a_token_in_its_last_bytes_is_not_that_token():
 
     core = CoreBPE(TokenTables(BYTES + [b" abcdefghXYZ"]), {}, scanner="gpt2")
     assert core.encode_ordinary(" abcdefghXYZ abcdefghXYW") == [256] + list(b" abcdefghXYW")
+
+
+def test_lookup_only_tables_find_what_full_tables_find_and_build_no_merge_tables():
+    tokens = BYTES + [E_ACUTE, b"ab", b"abc", "\u2581word".encode(), b"x" * 40]
+    full, lookup = TokenTables(tokens), TokenTables(tokens, lookup_only=True)
+    for data in tokens + [b"", b"abcd", b"x" * 41, E_ACUTE[::-1]]:
+        assert lookup.find(data) == full.find(data)
+    assert lookup.pair(ord("a"), ord("b")) == full.pair(ord("a"), ord("b"))
+    assert full.atomic_char_count == 1 and lookup.atomic_char_count == 0
+    with pytest.raises(ValueError, match="no merges"):
+        TokenTables(tokens, merges=[(97, 98)], lookup_only=True)

@@ -297,6 +297,13 @@ best of 7; whole corpus files, en / code / multi / zh):
   the bench's cold cell, /tmp/w/abc.py) en 35.1 -> 25.1, code 27.5 ->
   17.7. A shorter first walk keeps 4 KiB pages touched as chunks reach
   them: a line's first call would zero up to 12 MiB.
+* Kept (2026-12-05): the index of the texts (``whole``) built as
+  ``TokenTables(texts, lookup_only=True)``: find_token's index and filter
+  alone, none of the merge loop's tables (byte pairs, windows, atomic
+  characters). Callgrind, the bench's cold cell (a second model's first
+  call on the second half, /tmp/w/cgc.sh): TokenTables 24.6M -> 12.2M
+  instructions; with the 2 MiB pages above (calloc's zeroing gone) code
+  119.1M -> 102.2M, en 167.8M -> 143.3M.
 * ``encode_with`` (a ``tokenizer.json`` BERT file's rules, a
   :class:`CodePointRules`) is also the walk with offsets: the same loop, a
   flag on, notes the text index of the character each byte of a word is of
@@ -2570,7 +2577,7 @@ cdef class WordPieceModel:
                              f"fewer than {MAX_STATES // 2}")
         self.n_tokens = <uint32_t>n_tokens
         self.n_bytes = total
-        self.whole = TokenTables(texts)
+        self.whole = TokenTables(texts, lookup_only=True)
         self.auto.whole = &self.whole.view
         self.auto.units = NULL  # _need_automaton
         self.auto.token_len = self.token_len
