@@ -1975,7 +1975,9 @@ cdef class UnigramWalk:
         self.literals = {}
         self.owner = piece_cache_owner()
         self.model = model
-        self.ints = tuple(range(max(n_ids, len(model.ints))))
+        # the model's own ints, and the added tokens' past them
+        self.ints = model.ints if n_ids <= len(model.ints) else \
+            model.ints + tuple(range(len(model.ints), n_ids))
         if charsmap is not None:
             self.charsmap, classes = charsmap
             rule_chars = self.charsmap.rule_chars()

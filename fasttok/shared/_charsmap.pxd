@@ -2,6 +2,8 @@
 # by the loaders (to name the byte at fault) and by the normalizer that runs it.
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
+from fasttok.shared._growth cimport OffsetBuf
+
 cdef struct Charsmap:
     uint32_t* units     # darts-clone double array, zero padded to whole 256-unit blocks
     size_t n_units
@@ -41,4 +43,4 @@ cdef class CharsmapRules:
                            size_t* cap) except -1
     cdef int _step(self, uint32_t pos, uint32_t b, uint32_t* next_pos) noexcept nogil
     cdef int _rule_chars_after(self, uint32_t pos, bint every, uint32_t cp, int after,
-                               uint32_t lo, uint32_t hi, list found) except -1
+                               uint32_t lo, uint32_t hi, OffsetBuf* found) except -1

@@ -19,7 +19,7 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset, strlen
 
-from fasttok.shared._growth cimport grow_array
+from fasttok.shared._growth cimport OffsetBuf, grow_array, offsets_free, offsets_reserve
 from fasttok.shared._utf8 cimport utf8_put
 
 cdef extern from "Python.h":
@@ -243,29 +243,38 @@ cdef class CharsmapRules:
         """
         cdef uint32_t lead, pos = 0, cp
         cdef int hit, after
-        found = []
+        cdef OffsetBuf found
         if self.m.n_units == 0:
             return ""
-        # UTF-8 as Python encodes a str: no overlong forms (C0, C1, E0 80-9F,
-        # F0 80-8F), no surrogates (ED A0-BF), nothing past U+10FFFF (F4
-        # 90-BF); a NUL byte ends a key, so U+0000 has no rule
-        for lead in range(0x01, 0xF5):
-            if 0x80 <= lead < 0xC2:
-                continue
-            hit = self._step(unit_offset(self.m.units[0]), lead, &pos)
-            if hit < 0:
-                continue
-            if lead < 0x80:
-                if hit:
-                    found.append(chr(lead))
-                continue
-            after = 1 if lead < 0xE0 else 2 if lead < 0xF0 else 3
-            cp = lead & (0x3F >> after)
-            self._rule_chars_after(pos, hit, cp, after,
-                                   0xA0 if lead == 0xE0 else 0x90 if lead == 0xF0 else 0x80,
-                                   0x9F if lead == 0xED else 0x8F if lead == 0xF4 else 0xBF,
-                                   found)
-        return "".join(found)
+        # the code points go into a C buffer, one str made of them at the
+        # end (a str a character, joined, was half of a T5 charsmap's call)
+        found.data = NULL
+        found.len = found.cap = 0
+        try:
+            # UTF-8 as Python encodes a str: no overlong forms (C0, C1, E0
+            # 80-9F, F0 80-8F), no surrogates (ED A0-BF), nothing past
+            # U+10FFFF (F4 90-BF); a NUL byte ends a key, so U+0000 has no rule
+            for lead in range(0x01, 0xF5):
+                if 0x80 <= lead < 0xC2:
+                    continue
+                hit = self._step(unit_offset(self.m.units[0]), lead, &pos)
+                if hit < 0:
+                    continue
+                if lead < 0x80:
+                    if hit:
+                        offsets_reserve(&found, 1)
+                        found.data[found.len] = lead
+                        found.len += 1
+                    continue
+                after = 1 if lead < 0xE0 else 2 if lead < 0xF0 else 3
+                cp = lead & (0x3F >> after)
+                self._rule_chars_after(pos, hit, cp, after,
+                                       0xA0 if lead == 0xE0 else 0x90 if lead == 0xF0 else 0x80,
+                                       0x9F if lead == 0xED else 0x8F if lead == 0xF4 else 0xBF,
+                                       &found)
+            return PyUnicode_FromKindAndData(4, found.data, found.len)
+        finally:
+            offsets_free(&found)
 
     cdef int _step(self, uint32_t pos, uint32_t b, uint32_t* next_pos) noexcept nogil:
         # _first_leaf's step from trie position pos by byte b: -1 where the
@@ -277,7 +286,7 @@ cdef class CharsmapRules:
         return unit_has_leaf(u)
 
     cdef int _rule_chars_after(self, uint32_t pos, bint every, uint32_t cp, int after,
-                               uint32_t lo, uint32_t hi, list found) except -1:
+                               uint32_t lo, uint32_t hi, OffsetBuf* found) except -1:
         # The characters of rule_chars whose UTF-8 goes on from trie position
         # pos (its bytes so far make code point bits cp) with a byte in
         # lo..hi and after - 1 more; every: a rule ended on the way (the
@@ -291,7 +300,9 @@ cdef class CharsmapRules:
                 continue
             if after == 1:
                 if hit:
-                    found.append(chr(c))
+                    offsets_reserve(found, 1)
+                    found.data[found.len] = c
+                    found.len += 1
             else:
                 self._rule_chars_after(next_pos, hit, c, after - 1, 0x80, 0xBF, found)
         return 0
@@ -436,3 +447,8 @@ def charsmap_from_base64(text):
 #   3.32M instructions a T5 charsmap (callgrind, ten decodes in one
 #   process), against the loop of one group and three byte stores that GCC
 #   compiles well; not kept (session 9).
+# - A Unigram walk's build asks put_char_rule for each character's rule (its
+#   replacement decoded into the walk's code points), not char_rules' dict
+#   of strs, and rule_chars collects code points in a C buffer, not a str a
+#   character: a T5 conversion's first encode 46.4M -> ~30M instructions
+#   with the walk's own build (callgrind, session 13).
