@@ -345,3 +345,24 @@ def _lead(ids: list, tail: list) -> Optional[int]:
         if ids[len(ids) - n:] == tail[lead:]:
             return lead
     return None
+
+
+# Performance notes
+# -----------------
+# Characters encoded per character pushed, 50-character pushes, pending_ids()
+# asked after each (20k Han / 20k kana / 100 KB of URLs): before edges were
+# anchored after a dummy prefix's first ids and runs were cut inside, 200 /
+# 200 / 1,000 on llama2 tokenizer.json and GGUF llama-spm (200 / 200 / 7 on
+# tiktoken): the pending text grew with the text. Now 11 / 11 / 7 on every
+# kind that has the script, the pending text ~480 characters. Pushes alone:
+# a cut inside a run costs 5.4-7.3 characters a character (some thirty
+# probes of ~60 characters every ~480), edges 2.4-2.9. Looking for cuts
+# every 1,024 characters instead of 512 (_EDGE_SPAN): pushes alone 5.4 ->
+# 3.1 (Han), 2.4 -> 1.7 (URLs), but with pending_ids() after each push
+# 11.0 -> 13.8 and 7.3 -> 12.1 (tiktoken and llama2; /tmp/s/span.py): not kept.
+# sentencepiece's Unigram .model cannot be cut exactly from a window: its
+# float32 scores summed from the start of the text break ties by the sum's
+# size (400 KB of English: one id in 371k differs, at 3 of 4 push sizes).
+# An exact window would start its Viterbi from the whole text's score at a
+# whitespace node (every path passes there; _unigram's _best_path takes the
+# start score as ``zero``), which needs that score out of the encode.
