@@ -478,23 +478,31 @@ def stages_from_document(vocab: Vocabulary, kind: type = HFStages, *, lazy_model
 #   compiled module is ~0.3-1.2M, of which the dynamic linker (symbol
 #   lookups, relocations) is ~13%, the rest the interpreter's module and
 #   type set-up: linker flags could save ~0.1M a module, so none were tried.
-# - Where a Unigram conversion's load stands with no stage built at load
-#   (T5, callgrind of the load call after its face's import): the drop-in
-#   15.2M, of which the JSON reading 6.0M, the charsmap's base64 2.2M and
-#   its trie check 0.8M, four module imports the rest; fasttok.load 30.5M,
-#   of which the same load in a process that has its modules 13.8M and the
-#   ~26 modules it imports (the stages' readers, the loaders, this module,
-#   formats.hf, two compiled modules) ~16.7M, ~0.14 ms of CPU each: that
-#   face's 0.83-0.97x of tokenizers' load is those imports, which `import
-#   fasttok` must not take on for every tiktoken user.
-# - With the added tokens made by the first encode (their module with
-#   them), a long ASCII string read in whole-run passes and a repeat's
-#   bounds scanned without re: fasttok.load of T5 27.1M (30.4M before),
-#   12.3M of work (JSON 5.1M, the charsmap's base64 2.2M and trie check
-#   0.8M) and 24 modules 14.8M; the load and its first encode together
-#   100.6M -> 99.5M. The ~0.3M a module costs before its own code (the
-#   import system's finders and loaders, in Python) times 24 is ~7M: at
-#   ~0.5x of tokenizers' 6-7 ms the whole load has ~14M.
+# - Where a Unigram conversion's load stands (session 13; T5 botchan_unigram_5000,
+#   fresh processes, minus `import fasttok`'s 162.3M): fasttok.load 29.0M,
+#   of which 13.6M of work (JSON 5.1M, the charsmap's base64 2.2M and trie
+#   check 0.8M, the rest Python) and 15.1M importing ~22 modules. A module
+#   costs ~0.3M before its own code (20 empty modules: 5.9M, the import
+#   system's finders and loaders, in Python); the rest is their bodies,
+#   mostly unmarshalling code in proportion to its size (loaders'
+#   hf_tokenizer_json 2.5M, formats.hf 1.5M, this module 1.4M, table_cache
+#   1.15M). At tokenizers' 8-9 ms (~30M) a load <= 0.5x has ~15M in all, which
+#   the work alone nearly is: the target needs a load that imports next to
+#   nothing past `import fasttok` (fewer, smaller reader modules: a layout
+#   change), so it is not met (bench/hf_load_time.py at load 5: fasttok.load
+#   0.95-1.14x tokenizers on the botchan files, 0.70x on kyoto; the drop-in,
+#   its imports done, 0.33-0.46x).
+# - The first encode of a Unigram file (the same measure, load and encode
+#   minus load): 75.6M -> 35.7M in session 13, of which ~23M of work and
+#   ~12.8M importing the walk's ~19 modules. What went: UnigramWalk's build
+#   putting the rules' code points into Python lists (63.4M -> 46.4M of
+#   work), the charsmap's rule of each character as a dict of strs
+#   (put_char_rule now), the cluster classes' sets sorted and per-character
+#   tests (11.3M -> 3.8M: code_points leaves characters out as it sweeps).
+#   Left: the piece trie's build 7.7M (the 5,000 pieces sorted and placed),
+#   the walk's build ~3M, the scores' parse 1.5M, the added tokens'
+#   LiteralCut 1.5M; load and first encode together 1.5-2.1x tokenizers'
+#   (the drop-in 1.2-1.45x) at load 5, 2.0-2.95x and 1.6-2.0x before.
 # - The first encode of all-MiniLM-L6-v2 (~250M) is mostly compiling the
 #   BERT stages' Unicode classes with re: _optimize_charset fills a bitmap
 #   one BMP code point at a time, twice per class (body and prefix), so
