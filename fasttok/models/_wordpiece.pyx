@@ -296,7 +296,14 @@ best of 7; whole corpus files, en / code / multi / zh):
   multi 8.09 -> 7.90, zh 4.98 -> 4.88; cold (a second model's first call,
   the bench's cold cell, /tmp/w/abc.py) en 35.1 -> 25.1, code 27.5 ->
   17.7. A shorter first walk keeps 4 KiB pages touched as chunks reach
-  them: a line's first call would zero up to 12 MiB.
+  them: a line's first call would zero up to 12 MiB. In the bench's
+  protocol (one process, nanotoken's call and a gc.collect between two of
+  fasttok's; /tmp/w/ab3.py, 3 processes each, load ~5), en steady whole:
+  2 MiB pages 5.2-5.4 ms, 4 KiB pages 5.9-6.1 (a model whose first call
+  is a line keeps them: not changed later, as MADV_COLLAPSE could).
+  Not redone: the tables halved (session 12, for the cold cells: the
+  faults the 2 MiB pages spare now were their gain): 64k entries in
+  2 MiB pages 6.6-7.2 ms, 32k 13.4-14.8 (chunks walked again).
 * Kept (2026-12-05): the index of the texts (``whole``) built as
   ``TokenTables(texts, lookup_only=True)``: find_token's index and filter
   alone, none of the merge loop's tables (byte pairs, windows, atomic
