@@ -2058,3 +2058,34 @@ cdef class BatchJob:
 #   hot key, the token entry and the hash alike: instructions +1.7% to
 #   +2.0% (the mask for every piece up to 48 bytes cost more than the
 #   branches on the length it replaced), mispredicts -3%. Not kept.
+#
+# Session 13 (callgrind of the bulk bench's steady protocol, one thread,
+# encode_ordinary_batch(flat=True) of the unseen second half after the
+# first, --cache-sim=yes --branch-sim=yes --LL=8388608,16,64; est = Ir +
+# 14 x D1 misses + 100 x LL misses + 15 x mispredicts; /tmp/p/steady.py):
+# * the offsets of _flat written in their array rather than copied into it
+#   through a bytes object: est cl100k en 152.02M -> 149.69M, code 113.09M
+#   -> 111.02M, multi 173.37M -> 171.16M, zh 101.42M -> 101.12M. Kept.
+# * the ids are still copied from the chunk's buffer into the array
+#   (append_ids: cl100k en 1.45M instructions, 19k LL and 23k D1 write
+#   misses, est ~3.7M, 2.4%). Not done: the array's memory is PyMem's,
+#   grown with the GIL, where the walk grows its buffer by realloc without
+#   it, and an array adopting a malloc'd block breaks under -X dev.
+# * BatchJob's reference to each text (Py_INCREF in _prepare, Py_DECREF
+#   when the job goes): 25k LL write misses at the job's end on cl100k en
+#   (est ~2.5M, the strs evicted by the walk); needed, since the list may
+#   change while the GIL is released.
+# * What qwen3 en pays beyond cl100k en (102.24M against 89.68M
+#   instructions, est 176.49M against 152.02M before the NFC change of
+#   _model_base): merging 21.2k pieces against 14.2k (_merge_linear 21.3M
+#   against 16.1M, _encode_bytes 4.1M against 2.8M), though by tokenizers'
+#   own pre-tokenizer 8.2% of qwen3's pieces and 8.3% of llama3's are no
+#   token whole (6.8% and 6.9% unseen in the first half): the pre-token
+#   cache serves fewer of qwen3's (its gate closed for 4,807 merges against
+#   2,385; 16,435 misses kept against 11,793); and the NFC test of each
+#   line that is not ASCII (in_form 3.26M, of which is_normalized 0.9M for
+#   the 485 lines with box drawing; 2.44M with the new ranges).
+# * Timed, the tree before both changes against after (alternating fresh
+#   processes, the steady call's CPU time, medians, load 3.2-3.8 on 2
+#   cores): qwen3 multi 0.969 (9 of 15 faster), zh 0.988 (13 of 21), en
+#   1.008 (6 of 11); cl100k en 1.004 (4 of 11). Only multi's gain shows.
