@@ -23,7 +23,8 @@ a chunk holding units past ASCII is kept up to 31 units of a ``str`` of kind
 U+FFFF); and that a longer run of ASCII units is cut into chunks after the
 last unit of its first 31 that is a word by itself (punctuation); and that a
 cache whose first walk has 65,536 units or more has its tables advised to
-come in 2 MiB pages (Linux), a shorter one not, with the same ids.
+come in 2 MiB pages (Linux), a shorter one not, and the first such walk
+after shorter ones starts it afresh so, once, with the same ids.
 """
 
 from __future__ import annotations
@@ -296,3 +297,19 @@ def test_a_first_walk_of_64k_units_or_more_gets_the_tables_in_2_mib_pages(units,
                                                   for x in [1] + [2 + int(d) for d in str(i)]]
     del m
     assert _huge_advised_kb() == before
+
+
+@pytest.mark.skipif(not (os.path.exists("/proc/self/smaps")
+                         and os.path.exists("/sys/kernel/mm/transparent_hugepage")),
+                    reason="no transparent huge pages (Linux)")
+def test_a_long_walk_after_short_ones_gets_the_tables_in_2_mib_pages_once():
+    m = WordPieceModel([b"[UNK]", WORD_START + b"w"] + [str(d).encode() for d in range(10)], 0)
+    before = _huge_advised_kb()
+    words = " ".join(f"w{i}" for i in range(5000))
+    expected = [x for i in range(5000) for x in [1] + [2 + int(d) for d in str(i)]]
+    assert m.encode_with("w1 w2", _rules(True)) == [1, 3, 1, 4]
+    assert _huge_advised_kb() == before and m.chunk_cache_size == 2
+    for _ in range(2):
+        assert m.encode_with(words + " " * 40_000, _rules(True)) == expected
+        assert _huge_advised_kb() - before == 12 * 1024
+    assert m.chunk_cache_size == 5000

@@ -296,11 +296,12 @@ best of 7; whole corpus files, en / code / multi / zh):
   multi 8.09 -> 7.90, zh 4.98 -> 4.88; cold (a second model's first call,
   the bench's cold cell, /tmp/w/abc.py) en 35.1 -> 25.1, code 27.5 ->
   17.7. A shorter first walk keeps 4 KiB pages touched as chunks reach
-  them: a line's first call would zero up to 12 MiB. In the bench's
+  them: a line's first call would zero up to 12 MiB; the first longer
+  walk after such starts the cache afresh in 2 MiB pages. In the bench's
   protocol (one process, nanotoken's call and a gc.collect between two of
   fasttok's; /tmp/w/ab3.py, 3 processes each, load ~5), en steady whole:
   2 MiB pages 5.2-5.4 ms, 4 KiB pages 5.9-6.1 (a model whose first call
-  is a line keeps them: not changed later, as MADV_COLLAPSE could).
+  was a line kept them then).
   Not redone: the tables halved (session 12, for the cold cells: the
   faults the 2 MiB pages spare now were their gain): 64k entries in
   2 MiB pages 6.6-7.2 ms, 32k 13.4-14.8 (chunks walked again).
@@ -1129,7 +1130,7 @@ cdef enum:
                                # two; two ways missed 5.5k of en.txt's 224k chunks, four 1.7k)
     CHUNK_AHEAD = 32           # chunks cut (their slots prefetched) before the first is looked up
     CHUNK_ENTRIES = 1 << 17    # WordPieceModel.chunk_cache_entries of a new model (12 MiB)
-    CHUNK_HUGE_TEXT = 1 << 16  # code units of a first walk whose chunk tables come in 2 MiB pages
+    CHUNK_HUGE_TEXT = 1 << 16  # code units of a walk that gets the chunk tables in 2 MiB pages
     SLOT_NARROW = 0x100        # ChunkSlot.n_ids: the ids are kept as uint16
 
     SHORT_MAX = 15             # ASCII units of a chunk kept in a short slot (its 16th key byte: the length)
@@ -1172,7 +1173,7 @@ cdef struct ShortSlot:
 cdef struct ChunkCache:
     ChunkSlot* slots           # a power of two of them, or NULL: chunks of longer keys, or more ids
     ShortSlot* short_slots     # two a bucket, a power of two of buckets: chunks of short keys
-    bint huge                  # both tables' memory came as wp_table_alloc's huge
+    bint huge                  # both tables were asked of wp_table_alloc as huge
     uint64_t short_mask        # the buckets, less one
     unsigned short_shift       # a short chunk's bucket: its hash >> short_shift
     uint64_t mask              # the slots, less one
@@ -2919,7 +2920,10 @@ cdef class WordPieceModel:
         w.chunks = NULL
         if self.chunks_busy or self.chunk_cache_entries == 0:
             return 0
-        if c.slots == NULL or c.limit != self.chunk_cache_entries:
+        if (c.slots == NULL or c.limit != self.chunk_cache_entries
+                or (units >= CHUNK_HUGE_TEXT and not c.huge)):
+            # (a long walk after short ones starts the cache afresh in 2
+            # MiB pages: what short texts kept is a few chunks walked again)
             _free_chunk_tables(c)
             # short slots: twice the entries (a power of two), 32 bytes
             # each, so that most chunks are in their bucket (at as many
@@ -2928,7 +2932,7 @@ cdef class WordPieceModel:
             # the entries, a cache line each (a quarter of code.txt's
             # distinct chunks are long ones: at a quarter of the entries,
             # code whole took 27.31M instructions against 26.60M); c.used
-            # keeps both tables' chunks within the entries. A first walk of
+            # keeps both tables' chunks within the entries. A walk of
             # fewer than CHUNK_HUGE_TEXT units gets tables of 4 KiB pages
             # touched as chunks reach them (12 MiB zeroed at once would be
             # a short first text's cost); a longer one's chunks reach most
