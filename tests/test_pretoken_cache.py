@@ -341,6 +341,21 @@ def test_without_the_whole_piece_lookup_a_token_merging_back_into_itself_is_not_
     assert _piece_cache.thread_info()["used"] == 1  # " ab" merges: kept
 
 
+def test_without_the_whole_piece_lookup_a_token_learned_to_merge_back_goes_to_a_token_entry():
+    # its first merge teaches the model that it merges back into itself, so
+    # it is found whole from then on: an entry of the cache would be spent
+    # on it for nothing (over HOT_MAX bytes: the hot table has not learned it)
+    letters = [bytes([c]) for c in b"abcdefgh"]
+    core = CoreBPE(TokenTables(letters + [b"ab", b"cd", b"ef", b"gh", b"abcd", b"efgh", b"abcdefgh",
+                                          b" "]), {}, scanner="gpt2", whole_piece_lookup=False)
+    fasttok.set_pretoken_cache(ON)
+    assert core.encode_ordinary("abcdefgh") == [14]
+    info = _piece_cache.thread_info()
+    assert (info["used"], info["token_used"]) == (0, 1)
+    assert core.encode_ordinary("abcdefgh abcdefgh") == [14, 15, 14]
+    assert core.encode_ordinary("abcdefgh") == [14]
+
+
 def test_without_the_whole_piece_lookup_a_token_not_merging_back_into_itself_is_merged():
     # "abcdefgh" is a token that no merge builds (no token holds two of its
     # letters): its BPE is its letters, when first learned, when kept, read

@@ -752,9 +752,18 @@ cdef class CoreBPE(ModelBase):
                          IdBuffer* out, ft_pc_table* pieces, PairMemo* memo) except -1 nogil:
         # _encode_segment's piece that the cache missed: merged, and kept.
         # Out of line, as the other rare paths: the loop's own registers
-        # then hold across the common ones.
+        # then hold across the common ones. A token that merges back into
+        # itself (a model without the whole-piece lookup learns it at its
+        # first merge, merges_to_self) is found whole from then on, so it
+        # goes to the token entries, not the cache, where it would evict a
+        # piece that merges (4,457 of qwen3's en.txt steady half).
         cdef size_t before = out.len
         bpe_merge_piece(self.view, p, n, token, out, memo)
+        if token >= 0 and out.len == before + 1 and out.data[before] == <uint32_t>token:
+            if n <= FT_PC_TOKEN_MAX:
+                ft_pc_token_put(pieces, self.cache_owner, _head(p, n), ft_pc_token_tail(p, n),
+                                <uint32_t>token)
+            return 0
         ft_pc_put(pieces, self.cache_owner, p, n, h, out.data + before, out.len - before)
         return 0
 
