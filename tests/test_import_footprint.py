@@ -147,6 +147,13 @@ def test_the_first_encode_of_a_unigram_file_imports_its_walk_and_no_other_model_
     assert not imported & DROP_IN
 
 
+def test_the_first_encode_of_a_walked_unigram_file_imports_no_python_strings_module():
+    # the stages are built for the walk, which asks them for their rules:
+    # NormalizedString is for the stages run on Python strings
+    first = _t5()[0]
+    assert "fasttok.shared.normalized" not in set(first["load"]) | set(first["encode"])
+
+
 def _minilm() -> list:
     if not MINILM.is_file():
         pytest.skip(missing_data_reason(MINILM))

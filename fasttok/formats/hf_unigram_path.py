@@ -57,7 +57,6 @@ from fasttok.normalizers.sequence import Sequence as NormalizerSequence
 from fasttok.pre_tokenizers.metaspace import Metaspace
 from fasttok.pre_tokenizers.sequence import Sequence as PreTokenizerSequence
 from fasttok.pre_tokenizers.split import WhitespaceSplit
-from fasttok.shared.normalized import NormalizedString
 
 __all__ = ["UnigramPathWalk", "UnigramLeadWalk", "unigram_walk", "REPLACE_SHAPES"]
 
@@ -217,6 +216,8 @@ class UnigramLeadWalk(Walk):
         if written is not None:
             out, sources = written
             return out, [(k, k + 1) for k in sources]
+        from fasttok.shared.normalized import NormalizedString
+
         piece = NormalizedString(text)
         self._lead.normalize(piece)
         return piece.normalized, piece.alignments

@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING
 
 from fasttok.shared._charsmap import CharsmapRules
-from fasttok.shared.normalized import NormalizedString
+
+if TYPE_CHECKING:  # annotations only: a compiled walk of this stage never needs the module
+    from fasttok.shared.normalized import NormalizedString
 
 __all__ = ["Precompiled", "cluster_classes", "graphemes"]
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fasttok.shared.normalized import NormalizedString, find_matches
+if TYPE_CHECKING:  # imported where a text is replaced as a Python string: a compiled walk never is
+    from fasttok.shared.normalized import NormalizedString
 
 __all__ = ["Replace"]
 
@@ -57,5 +58,7 @@ class Replace:
     def normalize_str(self, text: str) -> str:
         if self.pattern and not self.regex:
             return text.replace(self.pattern, self.content)
+        from fasttok.shared.normalized import find_matches
+
         return "".join(self.content if hit else text[s:e]
                        for (s, e), hit in find_matches(self._compiled, text))

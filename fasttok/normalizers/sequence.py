@@ -7,7 +7,10 @@
 
 from __future__ import annotations
 
-from fasttok.shared.normalized import NormalizedString
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: a compiled walk of this stage never needs the module
+    from fasttok.shared.normalized import NormalizedString
 
 __all__ = ["Sequence"]
 

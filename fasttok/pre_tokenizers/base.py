@@ -13,7 +13,10 @@ that cuts every piece with the class's ``_split(index, piece)``.
 
 from __future__ import annotations
 
-from fasttok.shared.normalized import PreTokenizedString
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where a text is split as Python strings: a compiled walk never is
+    from fasttok.shared.normalized import PreTokenizedString
 
 __all__ = ["PreTokenizer"]
 
@@ -35,6 +38,8 @@ class PreTokenizer:
 
     def pre_tokenize_str(self, text: str) -> list:
         """``[(piece, (start, end))]``: the pieces of ``text``, with offsets into it."""
+        from fasttok.shared.normalized import PreTokenizedString
+
         pts = PreTokenizedString(text)
         self.pre_tokenize(pts)
         return pts.get_splits()

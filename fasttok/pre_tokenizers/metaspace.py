@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING
 
 from fasttok.pre_tokenizers.base import PreTokenizer
 from fasttok.pre_tokenizers import PREPEND_SCHEMES
-from fasttok.shared.normalized import NormalizedString
+
+if TYPE_CHECKING:  # annotations only: a compiled walk of this stage never needs the module
+    from fasttok.shared.normalized import NormalizedString
 
 __all__ = ["Metaspace", "PREPEND_SCHEMES"]
 _SPACE = re.compile(" ")

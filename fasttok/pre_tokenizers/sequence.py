@@ -7,9 +7,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fasttok.pre_tokenizers.base import PreTokenizer
 from fasttok.pre_tokenizers.metaspace import Metaspace
-from fasttok.shared.normalized import PreTokenizedString
+
+if TYPE_CHECKING:  # annotations only: a compiled walk of this stage never needs the module
+    from fasttok.shared.normalized import PreTokenizedString
 
 __all__ = ["Sequence"]
 

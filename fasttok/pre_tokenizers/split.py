@@ -21,10 +21,15 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING
 
 from fasttok.pre_tokenizers.base import PreTokenizer
-from fasttok.shared.normalized import (BEHAVIORS, NormalizedString, PreTokenizedString,
-                                       find_matches, split_spans)
+
+if TYPE_CHECKING:
+    from fasttok.shared.normalized import PreTokenizedString
+
+# shared.normalized is imported where a split runs on Python strings: a
+# compiled walk that asks a stage for its characters never needs it
 
 __all__ = ["PatternSplit", "Split", "CharDelimiterSplit", "Whitespace", "WhitespaceSplit",
            "BertPreTokenizer", "Punctuation", "Digits", "WHITESPACE", "PUNCTUATION"]
@@ -93,6 +98,8 @@ class PatternSplit(PreTokenizer):
     """
 
     def __init__(self, steps: list, pieces: "re.Pattern[str] | None" = None) -> None:
+        from fasttok.shared.normalized import BEHAVIORS
+
         for _, behavior, _ in steps:
             if behavior not in BEHAVIORS:
                 raise ValueError(f"unknown split behavior {behavior!r}; known: "
@@ -112,6 +119,8 @@ class PatternSplit(PreTokenizer):
             # one findall instead of a span tuple per match per step: a
             # third of the time of all-MiniLM-L6-v2's encode went there
             return self._pieces.findall(text)
+        from fasttok.shared.normalized import find_matches, split_spans
+
         pieces = [text]
         for pattern, behavior, invert in self._steps:
             pieces = [p[s:e] for p in pieces
