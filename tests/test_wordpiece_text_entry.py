@@ -206,3 +206,20 @@ def test_minilm_encode_to_array_is_the_walks_array_with_no_list_between(text, mo
         monkeypatch.setattr(walk, "ids", lambda *a: 1 / 0)
     got = enc.encode_to_array(text, allowed_special="all")
     assert type(got) is array and got.typecode == "I" and list(got) == expected
+
+
+@pytest.mark.skipif(not MINILM.exists(), reason="all-MiniLM-L6-v2 not found")
+def test_minilm_long_list_takes_one_reference_an_id_and_gives_them_back():
+    # a list of 16k ids or more takes its ints' references by count
+    import sys
+
+    enc, reference = _minilm()
+    text = "Hello world, the cat sat on the mat!\n" * 3000 + "Ünïcödé, 世界 ok"
+    the = enc.encode("the")[0]
+    before = sys.getrefcount(the)
+    for _ in range(2):
+        ids = enc.encode(text, allowed_special="all")
+        assert len(ids) >= 1 << 14 and ids == reference.encode(text, add_special_tokens=False).ids
+        assert sys.getrefcount(the) - before == ids.count(the) == 6000
+        del ids
+        assert sys.getrefcount(the) == before

@@ -312,6 +312,18 @@ best of 7; whole corpus files, en / code / multi / zh):
   call on the second half, /tmp/w/cgc.sh): TokenTables 24.6M -> 12.2M
   instructions; with the 2 MiB pages above (calloc's zeroing gone) code
   119.1M -> 102.2M, en 167.8M -> 143.3M.
+* Kept (2026-12-05): a list of COUNTED_IDS (16k) ids or more takes its
+  ints' references by count (``_ids_list``: each text index counted in a
+  zeroed array of the model's, then each int's count added in the ints'
+  order), not an int's reference count written an id at random over ~1
+  MB of ints. Callgrind (the result freed, /tmp/w/cgs.sh): en whole
+  39.30M -> 39.56M instructions, code 30.16M -> 30.39M, LL-sized (1 MiB)
+  misses even (code 279k -> 286k); CPU in the bench's protocol
+  (/tmp/w/ab3.py, 4 processes each alternating, load ~4), ms: en 5.35-5.54
+  -> 5.07-5.21, code 4.29-4.57 -> 4.25-4.33; alone in a process (ab.py)
+  en even (3.93-4.15 / 3.80-4.01). What a list costs over the array is
+  mostly its ints' misses: en steady whole in the bench, list 5.28 ms,
+  array 4.20.
 * ``encode_with`` (a ``tokenizer.json`` BERT file's rules, a
   :class:`CodePointRules`) is also the walk with offsets: the same loop, a
   flag on, notes the text index of the character each byte of a word is of
@@ -355,6 +367,7 @@ cimport cython
 
 from cpython cimport array as carray
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.ref cimport PyObject
 from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport (INT64_MAX, INT64_MIN, SIZE_MAX, UINT32_MAX, UINT64_MAX, int32_t, int64_t,
@@ -366,7 +379,8 @@ from fasttok.shared._bits cimport ft_ctz64
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._literal_cut cimport LiteralCut
 from fasttok.shared._json_reader cimport PackedVocab
-from fasttok.shared._id_lists cimport ids_list, ids_lists
+from fasttok.shared._id_lists cimport (PyObject_GC_UnTrack, ft_ids_below, ft_list_items,
+                                       ft_list_unset, ft_tuple_items, ids_list, ids_lists)
 from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_entry, ft_pc_find, ft_pc_hash,
                                           ft_pc_ids, ft_pc_put, ft_pc_table, piece_cache_owner,
                                           piece_cache_table)
@@ -728,7 +742,29 @@ cdef extern from *:
     #endif
         free(((void**)table)[-1]);
     }
+
+    /* out[i] = ints[ids[i]] for i < n, the references taken by count: each
+     * id's count in counts (n_ints zeros, left zeros), then each int's
+     * added at once, in the order of the ints (an int's reference count
+     * written an id, at random over ~1 MB of them, missed the cache) */
+    static inline void wp_ids_items_counted(PyObject** out, const uint32_t* ids, size_t n,
+                                            PyObject* const* ints, uint32_t* counts,
+                                            size_t n_ints) {
+        size_t i;
+        for (i = 0; i < n; i++) {
+            out[i] = ints[ids[i]];
+            counts[ids[i]]++;
+        }
+        for (i = 0; i < n_ints; i++) {
+            if (counts[i]) {
+                Py_SET_REFCNT(ints[i], Py_REFCNT(ints[i]) + counts[i]);
+                counts[i] = 0;
+            }
+        }
+    }
     """
+    void wp_ids_items_counted(PyObject** out, const uint32_t* ids, size_t n, PyObject** ints,
+                              uint32_t* counts, size_t n_ints) noexcept
     void* wp_table_alloc(size_t size, bint huge) noexcept nogil
     void wp_table_free(void* table, size_t size, bint huge) noexcept nogil
     void wp_narrow_u16(const uint16_t* s, size_t m, uint8_t* out) noexcept nogil
@@ -1130,6 +1166,7 @@ cdef enum:
                                # two; two ways missed 5.5k of en.txt's 224k chunks, four 1.7k)
     CHUNK_AHEAD = 32           # chunks cut (their slots prefetched) before the first is looked up
     CHUNK_ENTRIES = 1 << 17    # WordPieceModel.chunk_cache_entries of a new model (12 MiB)
+    COUNTED_IDS = 1 << 14      # ids of a list whose references are taken by count
     CHUNK_HUGE_TEXT = 1 << 16  # code units of a walk that gets the chunk tables in 2 MiB pages
     SLOT_NARROW = 0x100        # ChunkSlot.n_ids: the ids are kept as uint16
 
@@ -2500,6 +2537,8 @@ cdef class WordPieceModel:
     cdef Unit* units
     cdef uint32_t* token_len
     cdef uint32_t* text_ids        # each text's token id (ints, as C)
+    cdef uint32_t* counts          # zeros, one a text: _ids_list's counts (the GIL held)
+    cdef size_t n_counts
     cdef int32_t* bmp              # Automaton.bmp
     cdef uint64_t* starts          # Automaton.starts
     cdef uint64_t owner            # its words' identity in the pre-token cache
@@ -2539,6 +2578,8 @@ cdef class WordPieceModel:
         self.chunk_cache_entries = CHUNK_ENTRIES
         self.token_len = NULL
         self.text_ids = NULL
+        self.counts = NULL
+        self.n_counts = 0
         self.owner = piece_cache_owner()
         self.probes_left = PROBE_ALLOWANCE
 
@@ -2546,6 +2587,7 @@ cdef class WordPieceModel:
         free(self.units)
         free(self.token_len)
         free(self.text_ids)
+        free(self.counts)
         free(self.bmp)
         free(self.starts)
         _free_chunk_tables(&self.chunks)
@@ -3201,7 +3243,7 @@ cdef class WordPieceModel:
                 for k in range(w.n_ids):
                     (<carray.array>out).data.as_uints[k] = self.text_ids[w.ids[k]]
             elif not added:
-                out = ids_list(w.ids, w.n_ids, self.ints)
+                out = self._ids_list(w)
             else:
                 out = []
                 j = 0
@@ -3221,6 +3263,27 @@ cdef class WordPieceModel:
                 self.kept_busy = False
             else:
                 _work_free(w)
+
+    cdef list _ids_list(self, const Work* w):
+        # ids_list of the walk's ids; a long one with the references taken by count
+        cdef list out
+        cdef size_t n_ints = len(self.ints)
+        if w.n_ids < COUNTED_IDS:
+            return ids_list(w.ids, w.n_ids, self.ints)
+        if not ft_ids_below(w.ids, w.n_ids, <uint32_t>n_ints):
+            return ids_list(w.ids, w.n_ids, self.ints)  # (raises)
+        if self.n_counts < n_ints:
+            free(self.counts)
+            self.n_counts = 0
+            self.counts = <uint32_t*>calloc(n_ints, sizeof(uint32_t))
+            if self.counts == NULL:
+                raise MemoryError()
+            self.n_counts = n_ints
+        out = ft_list_unset(w.n_ids)
+        wp_ids_items_counted(ft_list_items(out), w.ids, w.n_ids, ft_tuple_items(self.ints),
+                             self.counts, n_ints)
+        PyObject_GC_UnTrack(out)
+        return out
 
     cdef Cut* _cuts(self, list cuts, size_t length, list added) except NULL:
         # cuts as C structs, checked (the walk reads the text by them);
