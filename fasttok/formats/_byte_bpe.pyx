@@ -2089,11 +2089,20 @@ cdef class BatchJob:
 #   _model_base): merging 21.2k pieces against 14.2k (_merge_linear 21.3M
 #   against 16.1M, _encode_bytes 4.1M against 2.8M), though by tokenizers'
 #   own pre-tokenizer 8.2% of qwen3's pieces and 8.3% of llama3's are no
-#   token whole (6.8% and 6.9% unseen in the first half): the pre-token
-#   cache serves fewer of qwen3's (its gate closed for 4,807 merges against
-#   2,385; 16,435 misses kept against 11,793); and the NFC test of each
+#   token whole (6.8% and 6.9% unseen in the first half): 5,843 of qwen3's
+#   merges are of tokens met for the first time, merged once to learn
+#   whether they merge back into themselves (llama3 has the whole-piece
+#   lookup; see below); and the NFC test of each
 #   line that is not ASCII (in_form 3.26M, of which is_normalized 0.9M for
 #   the 485 lines with box drawing; 2.44M with the new ranges).
+# * qwen3's tokens first seen in the steady half (en: 5,843, merged once
+#   each to learn merges_to_self, ~1,300 instructions a merge; 2,428 of
+#   them of 2 to 7 bytes and under code 65,536, which _fill_hot passed over
+#   because their hot slot was taken). _fill_hot learning every such token,
+#   slot taken or not, for a model without the whole-piece lookup: qwen3
+#   en 100.07M -> 97.89M instructions, but a model build 46-48 -> 56-60 ms
+#   (CPU, fasttok.load of the file a second time in a process, 3 runs each,
+#   load ~4.5). Not kept: it charges every load for one pass of unseen text.
 # * Timed, the tree before both changes against after (alternating fresh
 #   processes, the steady call's CPU time, medians, load 3.2-3.8 on 2
 #   cores): qwen3 multi 0.969 (9 of 15 faster), zh 0.988 (13 of 21), en
