@@ -324,6 +324,10 @@ best of 7; whole corpus files, en / code / multi / zh):
   en even (3.93-4.15 / 3.80-4.01). What a list costs over the array is
   mostly its ints' misses: en steady whole in the bench, list 5.28 ms,
   array 4.20.
+* Rejected (2026-12-05): a bit per two bytes ending some token text (8
+  KB), tested before each probe of _match_probing: the bench's cold code
+  call 102.2M -> 105.1M instructions, steady code 30.39M -> 30.87M (the
+  spans' last two bytes mostly end some token).
 * ``encode_with`` (a ``tokenizer.json`` BERT file's rules, a
   :class:`CodePointRules`) is also the walk with offsets: the same loop, a
   flag on, notes the text index of the character each byte of a word is of
