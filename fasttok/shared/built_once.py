@@ -15,17 +15,15 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Callable
-from typing import Any, Generic, Optional, TypeVar
+from typing import Any, Optional
 
 __all__ = ["built_once", "made_later"]
-
-T = TypeVar("T")
 
 _LOCK = threading.RLock()
 _MISSING = object()
 
 
-class built_once(Generic[T]):
+class built_once:
     """A method made an attribute computed on first use, under a lock, and
     kept in the instance's ``__dict__``.
 
@@ -42,7 +40,7 @@ class built_once(Generic[T]):
     [1, 2]
     """
 
-    def __init__(self, func: Callable[[Any], T]) -> None:
+    def __init__(self, func: Callable[[Any], Any]) -> None:
         self.func = func
         self.name: Optional[str] = None
         self.__doc__ = func.__doc__
