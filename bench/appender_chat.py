@@ -52,6 +52,8 @@ VOCABS = {
         str(DATA / "vocab" / "gguf" / "ggml-vocab-llama-spm.gguf")),
     "botchan_unigram_5000.model": lambda: fasttok.load(
         str(DATA / "vocab" / "sentencepiece" / "botchan_unigram_5000.model")),
+    "kyoto_ja_unigram_8000.model": lambda: fasttok.load(
+        str(DATA / "vocab" / "sentencepiece" / "kyoto_ja_unigram_8000.model")),
     "botchan_bpe_8000_bytefallback.model": lambda: fasttok.load(
         str(DATA / "vocab" / "sentencepiece" / "botchan_bpe_8000_bytefallback.model")),
 }

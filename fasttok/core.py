@@ -774,7 +774,8 @@ class Encoding:
         these special-token arguments, however it was split. Text with no
         whitespace is cut where scripts, digits and punctuation meet or
         inside a long run; a sentencepiece Unigram ``.model``, whose ids
-        depend on the whole text before them, is never cut (see
+        depend on the whole text's path score before them, at whitespace,
+        each window encoded from that score (see
         :mod:`fasttok.inference.appender` for the cost).
 
         >>> enc = Encoding.from_vocabulary(Vocabulary(
@@ -793,7 +794,8 @@ class Encoding:
             self._refuse_disallowed, mask=disallowed)
         return Appender(self._encoder_with(allowed_special, disallowed_special),
                         refuse=refuse, reach=self._longest_special,
-                        windows=getattr(self._core, "windows_exact", True))
+                        windows=getattr(self._core, "windows_exact", True),
+                        scored=getattr(self._core, "scored_windows", None))
 
     def encode_with_unstable(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                              disallowed_special: DisallowedSpecial = "all") -> tuple:

@@ -228,17 +228,52 @@ def test_asking_the_pending_ids_after_every_push_of_unspaced_text_costs_a_few_en
     assert a.flush() == enc.encode(text, disallowed_special=())
 
 
-def test_a_sentencepiece_unigram_model_is_never_cut():
+def test_a_sentencepiece_unigram_model_encodes_windows_from_the_whole_texts_score():
     # its float32 path scores, summed from the start of the text, split
     # "go......" as "." + "......" 160,972 ids into 400 KB of English where
-    # the appender's window, a few words long, split "......" + "."
+    # a window a few words long encoded from 0 split "......" + "."; from the
+    # whole text's score at the window's start it splits as the whole text
     enc = fasttok.load(str(DATA / "vocab" / "sentencepiece" / "kyoto_ja_unigram_8000.model"))
     text = " ".join((DATA / "corpus" / "en.txt").read_text(encoding="utf-8").split())[:400_000]
+    whole = enc.encode(text)
     a = enc.appender()
     for start in range(0, len(text), 50):
-        assert a.push(text[start:start + 50]) == []
-    assert a.encoded_chars == 0
-    assert a.flush() == enc.encode(text)
+        a.push(text[start:start + 50])
+        a.pending_ids()
+        assert len(a.pending) < 400
+        assert a.encoded_chars <= 4 * start + 1_000
+    assert a.flush() == whole
+
+
+SPM_UNIGRAM = sorted(p.name for p in (DATA / "vocab" / "sentencepiece").glob("*.model")
+                     if "unigram" in p.name) if not DATA_MISSING else []
+# long enough that a window is cut (the longest piece and a margin before the end)
+LONG_TEXTS = st.lists(st.sampled_from(["the", "quick", "unbelievable", " ", "  ", "\n", "\t",
+                                       "I'm", "12", ".", "......", ",", "é", "e\u0301", "ß",
+                                       "你好", "🎉", "\u00a0", "\u3000", "ｶﾞ", "①", "<unk>",
+                                       "</s>", "\u2581", "x"]),
+                      min_size=20, max_size=200).map("".join)
+
+
+@pytest.mark.parametrize("name", SPM_UNIGRAM)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=LONG_TEXTS, more=LONG_TEXTS, data=st.data())
+def test_a_sentencepiece_unigram_model_is_cut_exactly_however_the_text_was_split(name, text,
+                                                                                  more, data):
+    enc = fasttok.load(str(DATA / "vocab" / "sentencepiece" / name))
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
+    asks = data.draw(st.lists(st.booleans(), min_size=len(cuts) + 1, max_size=len(cuts) + 1))
+    whole = enc.encode(text)
+    a = enc.appender()
+    stable: list = []
+    for start, end, ask in zip([0] + cuts, cuts + [len(text)], asks):
+        stable += a.push(text[start:end])
+        if ask:
+            assert a.ids + a.pending_ids() == enc.encode(text[:end])
+    assert a.ids == stable
+    assert a.flush() == whole
+    assert a.count() == len(whole)
+    assert enc.encode(text + more)[:len(stable)] == stable
 
 
 def test_a_disallowed_special_token_completed_where_a_push_encodes_nothing_is_refused():

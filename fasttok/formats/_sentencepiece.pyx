@@ -129,7 +129,8 @@ from fasttok.shared._growth cimport ByteBuf, OffsetBuf, bytebuf_free, bytebuf_re
 from fasttok.shared._tables cimport (NO_PAIR, NO_TOKEN, TokenTables, bmp_token_ids, fill_strings, find_bytes,
                        free_strings, hash_bytes, pair_value)
 from fasttok.models._unigram cimport (T_BYTE, T_CONTROL, T_NORMAL, T_UNDEFINED, T_UNKNOWN, T_UNUSED,
-                        T_USER_DEFINED, IdBuf, Span, SpanBuf, UnigramModel, emit, one_char_len,
+                        T_USER_DEFINED, IdBuf, NodeBuf, Span, SpanBuf, UnigramModel, emit,
+                        one_char_len,
                         out_t, spans_free, spans_push, spans_reserve, viterbi_scratch_free)
 from fasttok.shared._utf8 cimport (Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text,
                      utf8_text_cached, utf8_write)
@@ -153,6 +154,13 @@ cdef enum:
     THREAD_KEEP = 32 << 20
 
 cdef const uint8_t* SPACE_SYMBOL = <const uint8_t*>b"\xe2\x96\x81"
+
+cdef enum:
+    # encode_scored: normalized bytes a cut leaves after the longest piece
+    # past it (a charsmap's look-ahead, trailing whitespace), and how many
+    # places it tries from the end
+    SCORED_MARGIN = 64
+    SCORED_TRIES = 8
 
 
 cdef enum:
@@ -1250,6 +1258,124 @@ cdef class SentencePieceCore(ModelBase):
             spans_free(&toks)
             spans_free(&spans)
             bytebuf_free(&norm)
+            offsets_free(&n2o)
+            scratch_free(&sc)
+            free(u.owned)
+
+    def encode_scored(self, str text not None, double start=0.0, bint cut=True):
+        """``(ids, k, c, score)``: the ids of ``text`` as a sentencepiece
+        Unigram model's whole text has them where ``text`` begins, its
+        Viterbi starting from the whole text's path score there (``start``:
+        0 at the text's start); and, with ``cut``, the place an appender
+        keeps the ids before (``c`` > 0, else none): ``ids[:k]`` are the ids
+        of ``text[:c]`` whatever follows ``text``, and ``text[c:]`` encodes
+        on from ``score`` to ``ids[k:]`` and whatever follows's.
+
+        The float32 path scores, summed from the text's start, decide near
+        ties by the size of the sum, so a window encoded from 0 may split
+        otherwise; from the score at a point no lattice node crosses, it is
+        the whole text's Viterbi again. That point is a ``▁`` the text's
+        whitespace became, ``text[c:]`` starting after it (its dummy prefix
+        stands for it: its normalized form, checked, is the text's from
+        the ``▁`` on), the model's longest piece and a margin before the
+        end (no continuation reaches back over it), no unknown piece after.
+
+        >>> from fasttok.vocab import Vocabulary
+        >>> v = Vocabulary(name="u", model="unigram", byte_level=False, unk_id=0,
+        ...                add_dummy_prefix=True, remove_extra_whitespaces=True,
+        ...                escape_whitespaces=True, tokens=(b"<unk>", "\u2581a".encode(), b"a"),
+        ...                scores=(0.0, -1.0, -2.0), token_types=(2, 1, 1))
+        >>> core = SentencePieceCore(v)
+        >>> ids, k, c, score = core.encode_scored("a " * 40)
+        >>> ids == core.encode_ordinary("a " * 40), k, c, score
+        (True, 22, 44, -22.0)
+        >>> core.encode_scored(("a " * 40)[c:], score, cut=False)[0] == ids[k:]
+        True
+        """
+        cdef Utf8Text u
+        cdef SpanBuf spans = SpanBuf(NULL, 0, 0)
+        cdef SpanBuf toks = SpanBuf(NULL, 0, 0)
+        cdef SpanBuf head = SpanBuf(NULL, 0, 0)
+        cdef SpanBuf part
+        cdef ByteBuf norm = ByteBuf(NULL, 0, 0)
+        cdef ByteBuf alone = ByteBuf(NULL, 0, 0)
+        cdef OffsetBuf n2o = OffsetBuf(NULL, 0, 0)
+        cdef NodeBuf nodes = NodeBuf(NULL, 0, 0)
+        cdef Scratch sc
+        cdef size_t k, i, q, lo, hi, reach, o_b = 0, n_final = 0, c = 0, tries = 0
+        cdef double score = start
+        cdef bint crossed
+        cdef uint32_t* ids = NULL
+        if self.unigram is None:
+            raise FasttokError("encode_scored is a Unigram model's")
+        memset(&sc, 0, sizeof(Scratch))
+        utf8_text(text, &u)    # lone surrogates repaired as tiktoken does
+        reach = self.unigram.reach
+        try:
+            with nogil:
+                self.normalizer.normalize_into(u.data, u.size, &norm, &n2o if cut else NULL)
+                self.unigram.viterbi_scored(norm.data, norm.len, &spans, &sc.vit, start, NULL)
+                k = spans.len
+                while cut and k > 1 and tries < SCORED_TRIES:
+                    k -= 1
+                    q = spans.data[k].start
+                    if q + 3 + reach + SCORED_MARGIN > norm.len:
+                        continue
+                    if memcmp(norm.data + q, SPACE_SYMBOL, 3) or \
+                            not memcmp(norm.data + q + 3, SPACE_SYMBOL, 3):
+                        continue
+                    if spans.data[k].id == NO_TOKEN or spans.data[k].id == self.unknowns.unknown_id:
+                        continue
+                    tries += 1
+                    # no lattice node crosses q (none starts more than reach before it)
+                    lo = q - reach if q > reach else 0
+                    while lo < q and (norm.data[lo] & 0xC0) == 0x80:
+                        lo += 1
+                    hi = q + reach if q + reach < norm.len else norm.len
+                    self.unigram.populate(norm.data + lo, hi - lo, &nodes)
+                    crossed = False
+                    for i in range(nodes.len):
+                        if lo + nodes.data[i].start < q < lo + nodes.data[i].end:
+                            crossed = True
+                            break
+                    if crossed:
+                        continue
+                    # the text after the whitespace, alone, normalizes to the
+                    # text's from its ▁ on
+                    o_b = n2o.data[q + 3]
+                    alone.len = 0
+                    self.normalizer.normalize_into(u.data + o_b, u.size - o_b, &alone, NULL)
+                    if alone.len != norm.len - q or memcmp(alone.data, norm.data + q, alone.len):
+                        continue
+                    self.unigram.viterbi_scored(norm.data, q, &head, &sc.vit, start, &score)
+                    c = 1
+                    break
+                if c:
+                    part = SpanBuf(spans.data, k, k)
+                    _resolve(&self.unknowns, norm.data, &part, &toks)
+                    n_final = toks.len
+                    part = SpanBuf(spans.data + k, spans.len - k, spans.len - k)
+                    _resolve(&self.unknowns, norm.data, &part, &toks)
+                    c = 0
+                    for i in range(o_b):
+                        c += (u.data[i] & 0xC0) != 0x80
+                else:
+                    _resolve(&self.unknowns, norm.data, &spans, &toks)
+                ids = <uint32_t*>malloc((toks.len + 1) * sizeof(uint32_t))
+                if ids == NULL:
+                    with gil:
+                        raise MemoryError()
+                for i in range(toks.len):
+                    ids[i] = toks.data[i].id
+            return ids_list(ids, toks.len, self.ints), n_final, c, score
+        finally:
+            free(ids)
+            free(nodes.data)
+            spans_free(&spans)
+            spans_free(&head)
+            spans_free(&toks)
+            bytebuf_free(&norm)
+            bytebuf_free(&alone)
             offsets_free(&n2o)
             scratch_free(&sc)
             free(u.owned)

@@ -26,6 +26,7 @@ vocabulary came from:
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any, Optional
 
 from fasttok.errors import FasttokError
@@ -102,6 +103,26 @@ class SentencePieceModel(SentencePieceCore):
         False
         """
         return self.vocabulary.model != "unigram"
+
+    @property
+    def scored_windows(self) -> Optional[Callable]:
+        """:meth:`encode_scored`, which an appender encodes its windows with
+        where they are not exact alone (:attr:`windows_exact`): a Unigram
+        model whose whitespace becomes a ``▁`` before the word (else None,
+        and the appender keeps the whole text pending).
+
+        >>> from fasttok.vocab import Vocabulary
+        >>> v = Vocabulary(name="t", model="unigram", byte_level=False, unk_id=0,
+        ...                add_dummy_prefix=True, escape_whitespaces=True,
+        ...                tokens=(b"<unk>", b"a"), scores=(0.0, -1.0), token_types=(2, 1))
+        >>> SentencePieceModel(v).scored_windows is not None
+        True
+        """
+        v = self.vocabulary
+        if v.model != "unigram" or not (v.add_dummy_prefix and v.escape_whitespaces) or \
+                v.metadata.get("treat_whitespace_as_suffix"):
+            return None
+        return self.encode_scored
 
     def sample(self, text: str, allowed: Any, alpha: float, nbest_size: int,
                rng: random.Random) -> list:

@@ -29,6 +29,13 @@ where no cut is found (one unknown id for a whole run; an encoding whose
 windows are not exact, ``windows=False``, is never cut), where that
 pending text grows with the text.
 
+sentencepiece's Unigram ``.model`` sums float32 path scores from the
+text's start and decides near ties by the sum's size, so a window encoded
+alone is not exact: there ``scored`` encodes the pending text from the
+whole text's score where it starts and says where to cut (the first word
+after a ``▁`` no lattice node crosses, some way before the end) and the
+score there; no context is kept. Text without whitespace is not cut on it.
+
 >>> encode = lambda s: [ord(ch) for ch in s]          # one id a character
 >>> a = Appender(encode)
 >>> a.push("ab cd ef"), a.pending, a.flush()
@@ -59,7 +66,13 @@ class Appender:
     whether the ids of a window (the text from a place on, encoded alone)
     are, after its first ids, the whole text's; where they are not (ids
     that depend on the whole text before them: sentencepiece's float32
-    Unigram scores), nothing is cut and the pending text is all of it.
+    Unigram scores), nothing is cut and the pending text is all of it,
+    unless ``scored(text, score, cut=True)`` gives ``(ids, k, c,
+    score_at_c)``: the ids of ``text`` encoded from ``score`` (the whole
+    text's where ``text`` starts), of which ``ids[:k]`` are final and are
+    ``text[:c]``'s (``c`` 0: no cut), as
+    :meth:`~fasttok.formats.sentencepiece.SentencePieceModel.encode_scored`
+    does.
 
     >>> a = Appender(lambda s: [ord(ch) for ch in s])
     >>> a.push("x y "), a.push("z w"), a.ids, a.pending_ids(), a.count()
@@ -68,9 +81,12 @@ class Appender:
 
     def __init__(self, encode: Callable[[str], list], *,
                  refuse: Callable[[str], None] = lambda text: None, reach: int = 1,
-                 windows: bool = True) -> None:
+                 windows: bool = True, scored: Optional[Callable] = None) -> None:
         self._given = encode
         self._windows = windows
+        self._scored = scored
+        # the whole text's path score where the pending text starts (scored)
+        self._score = 0.0
         self._refuse = refuse
         self._reach = max(reach, 1)
         self._final: list = []
@@ -105,6 +121,8 @@ class Appender:
             raise TypeError(f"push takes a str, not {type(text).__name__}")
         if not text:
             return []
+        if self._scored is not None:
+            return self._push_scored(text)
         before = self.pending
         self.pending += text
         window = self._context + self.pending
@@ -141,6 +159,30 @@ class Appender:
         self._missed = 0
         return new
 
+    def _push_scored(self, text: str) -> list:
+        # the pending text encoded from the whole text's score where it
+        # starts, cut where the encoding says the score is final
+        start = len(self.pending)
+        self._refuse(self.pending[max(0, start - self._reach + 1):] + text)
+        self.pending += text
+        if len(self.pending) < 2 * self._missed or not has_place(self.pending, start - 1, 0):
+            self._tail = None
+            return []
+        self.encoded_chars += len(self.pending)
+        ids, k, cut, score = self._scored(self.pending, self._score)
+        if not cut:
+            self._tail = ids
+            if len(self.pending) > _SHORT:
+                self._missed = len(self.pending)
+            return []
+        new = ids[:k]
+        self._final += new
+        self._tail = ids[k:]
+        self.pending = self.pending[cut:]
+        self._score = score
+        self._missed = 0
+        return new
+
     def _window_ids(self) -> tuple:
         # the context and pending text, and their ids (the context's first)
         window = self._context + self.pending
@@ -155,7 +197,10 @@ class Appender:
 
     def _pending_ids(self) -> list:
         # the pending text's ids, encoded once after a push that did not
-        if self._tail is None:
+        if self._tail is None and self._scored is not None:
+            self.encoded_chars += len(self.pending)
+            self._tail = self._scored(self.pending, self._score, False)[0]
+        elif self._tail is None:
             window, ids = self._window_ids()
             self._tail = ids[len(self._context_ids):]
         return self._tail

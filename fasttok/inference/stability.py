@@ -360,9 +360,12 @@ def _lead(ids: list, tail: list) -> Optional[int]:
 # every 1,024 characters instead of 512 (_EDGE_SPAN): pushes alone 5.4 ->
 # 3.1 (Han), 2.4 -> 1.7 (URLs), but with pending_ids() after each push
 # 11.0 -> 13.8 and 7.3 -> 12.1 (tiktoken and llama2; /tmp/s/span.py): not kept.
-# sentencepiece's Unigram .model cannot be cut exactly from a window: its
-# float32 scores summed from the start of the text break ties by the sum's
-# size (400 KB of English: one id in 371k differs, at 3 of 4 push sizes).
-# An exact window would start its Viterbi from the whole text's score at a
-# whitespace node (every path passes there; _unigram's _best_path takes the
-# start score as ``zero``), which needs that score out of the encode.
+# sentencepiece's Unigram .model cannot be cut exactly from a window encoded
+# from 0: its float32 scores summed from the start of the text break ties by
+# the sum's size (400 KB of English: one id in 371k differs, at 3 of 4 push
+# sizes). The appender encodes its windows from the whole text's score at a
+# ``▁`` no lattice node crosses instead (SentencePieceCore.encode_scored),
+# which is the Viterbi's whole state there: 400 KB of English on
+# kyoto_ja_unigram_8000 pushed 50 characters at a time, pending_ids() after
+# each, encodes 2.4 characters a character pushed (was the whole text each
+# time), 13.2 with 7-character pushes (/tmp/s2/cost.py).

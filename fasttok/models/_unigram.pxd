@@ -180,3 +180,5 @@ cdef class UnigramModel:
                          ViterbiScratch* scratch) except -1 nogil
     cdef int viterbi_from(self, const uint8_t* s, size_t n, SpanBuf* out,
                           ViterbiScratch* scratch, double start, double* margin) except -1 nogil
+    cdef int viterbi_scored(self, const uint8_t* s, size_t n, SpanBuf* out,
+                            ViterbiScratch* scratch, double start, double* end) except -1 nogil

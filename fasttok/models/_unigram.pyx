@@ -604,7 +604,7 @@ cdef inline void _near(double* margin, double a, double b) noexcept nogil:
 cdef int _best_path(const TrieStep* units, const leaf_t* leaves, const char_t* tab,
                     const uint16_t* block, const uint8_t* s, size_t n, path_t* best,
                     double unk_score, uint32_t unk_id, size_t reach, out_t* out,
-                    score_t zero, double* margin) except -1 nogil:
+                    score_t zero, double* margin, double* end) except -1 nogil:
     # The Viterbi over s[0:n] (n > 0), its pieces appended to out. best[key]
     # becomes the best path over s[0:key] (its score, and its last node's
     # start and id; start -1: not reached). Float (sentencepiece) with its
@@ -615,7 +615,9 @@ cdef int _best_path(const TrieStep* units, const leaf_t* leaves, const char_t* t
     # to ready are made "not reached", and more once pos reaches refill.
     # zero: the score the path starts from; margin (or NULL): lowered to the
     # least |candidate - incumbent| of every comparison made (see
-    # UnigramWalk._segments, which keeps a segment's split by it).
+    # UnigramWalk._segments, which keeps a segment's split by it). end (or
+    # NULL): the score at n before its rebasing, where a Viterbi over the
+    # text after n starts when no node crosses n (an appender's window).
     cdef size_t pos = 0, key, mblen, i, last, ready = 0, refill = 0, frontier = 0, first = 0
     cdef int32_t node, child, pid
     cdef score_t here = zero, cand
@@ -709,6 +711,8 @@ cdef int _best_path(const TrieStep* units, const leaf_t* leaves, const char_t* t
         here = best[pos].score
     if n > first:
         _backtrack(best, first, n, out)
+    if end != NULL:
+        end[0] = here
     return 0
 
 
@@ -971,6 +975,14 @@ cdef class UnigramModel:
         compared."""
         return _viterbi(self, s, n, out, scratch, start, margin)
 
+    cdef int viterbi_scored(self, const uint8_t* s, size_t n, SpanBuf* out,
+                            ViterbiScratch* scratch, double start, double* end) except -1 nogil:
+        """viterbi with the path's score starting at start, and end set to
+        the score at n: a window of a sentencepiece text after a point no
+        node crosses, whose float32 sums decide near ties by the size of
+        the sum before it, goes on from there."""
+        return _viterbi(self, s, n, out, scratch, start, NULL, end)
+
     def segment(self, data):
         """The best segmentation of already-normalized text (``str`` or UTF-8
         ``bytes``) as ``[(piece bytes, id)]``; unknown characters get ``unk_id``."""
@@ -1065,13 +1077,16 @@ cdef inline size_t _count_chars(const uint8_t* s, size_t n) noexcept nogil:
 
 
 cdef int _viterbi(UnigramModel self, const uint8_t* s, size_t n, out_t* out,
-                  ViterbiScratch* scratch, double start=0.0, double* margin=NULL) except -1 nogil:
-    # UnigramModel.viterbi / viterbi_ids / viterbi_from
+                  ViterbiScratch* scratch, double start=0.0, double* margin=NULL,
+                  double* end=NULL) except -1 nogil:
+    # UnigramModel.viterbi / viterbi_ids / viterbi_from / viterbi_scored
     cdef size_t size = (n + 1) * (sizeof(BestPathF) if not (self.llama_cpp or self.tokenizers)
                                   else sizeof(BestPath))
     cdef ViterbiScratch own
     cdef ViterbiScratch* sc = scratch
     if n == 0:
+        if end != NULL:
+            end[0] = start
         return 0
     if n >= 0x7FFFFFFF:
         with gil:
@@ -1096,15 +1111,15 @@ cdef int _viterbi(UnigramModel self, const uint8_t* s, size_t n, out_t* out,
         if self.tokenizers:
             _best_path(self.trie.steps, self.trie.dleaves, self.dchars, self.char_block, s, n,
                        <BestPath*>sc.best, self.unk_score, self.unk_id, self.reach, out,
-                       start, margin)
+                       start, margin, end)
         elif self.llama_cpp:
             _best_path(self.trie.steps, self.trie.leaves, self.chars, self.char_block, s, n,
                        <BestPath*>sc.best, self.unk_score, self.unk_id, self.reach, out,
-                       start, margin)
+                       start, margin, end)
         else:
             _best_path(self.trie.steps, self.trie.leaves, self.chars, self.char_block, s, n,
                        <BestPathF*>sc.best, self.unk_score, self.unk_id, self.reach, out,
-                       <float>start, margin)
+                       <float>start, margin, end)
     finally:
         if sc == &own:
             viterbi_scratch_free(sc)
