@@ -2098,7 +2098,11 @@ cdef class BatchJob:
 #   before memcpy did: est cl100k en 149.93M -> 148.20M, code 111.09M ->
 #   109.32M, zh 101.23M -> 99.17M, multi 171.20M -> 168.99M; qwen3 en
 #   172.66M -> 171.02M, code 120.93M -> 119.17M, zh 125.51M -> 124.03M,
-#   multi 231.23M -> 229.61M. Kept.
+#   multi 231.23M -> 229.61M. Kept. Timed with _merge_kept's change below
+#   (alternating fresh processes, CPU medians, load 4.3-4.8): cl100k en
+#   0.981 (12 of 15 faster), zh 0.971 (12 of 21); the session's tree
+#   against the one before it (load ~5.4): cl100k en 0.919 (12 of 15),
+#   code 0.932 (11 of 11), qwen3 multi 0.977 (9 of 11).
 # * BatchJob's reference to each text (Py_INCREF in _prepare, Py_DECREF
 #   when the job goes): 25k LL write misses at the job's end on cl100k en
 #   (est ~2.5M, the strs evicted by the walk); needed, since the list may
