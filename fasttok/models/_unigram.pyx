@@ -1184,8 +1184,9 @@ cdef class TokenizersUnigram:
                 ids[self.pieces[i]] = i      # a piece spelled twice: its last id, as tokenizers
             find = ids.get
             pieces = [p.encode("utf-8") for p in self.pieces]
+        # read by byte fallback alone (256 made strings looked up)
         for i in range(256):
-            self.byte_ids[i] = find(f"<0x{i:02X}>", -1)
+            self.byte_ids[i] = find(f"<0x{i:02X}>", -1) if byte_fallback else -1
         if n:
             # without unk_id, id n marks the unknown nodes (a text whose
             # Viterbi would take one is refused first)
