@@ -493,18 +493,19 @@ def stages_from_document(vocab: Vocabulary, kind: type = HFStages, *, lazy_model
 #   0.95-1.14x tokenizers on the botchan files, 0.70x on kyoto; the drop-in,
 #   its imports done, 0.33-0.46x).
 # - The first encode of a Unigram file (the same measure, load and encode
-#   minus load): 75.7M -> 32.8M in session 13, of which ~20.6M of work and
+#   minus load): 75.7M -> 32.4M in session 13, of which ~20.2M of work and
 #   ~12M importing the walk's ~18 modules. What went: UnigramWalk's build
 #   putting the rules' code points into Python lists (63.4M -> 46.4M of
 #   work), the charsmap's rule of each character as a dict of strs
 #   (put_char_rule now), the cluster classes' sets sorted and per-character
 #   tests (11.3M -> 3.8M: code_points leaves characters out as it sweeps),
 #   memcmp for most of the piece trie's sort (its texts' heads compared),
-#   shared.normalized imported by stages the walk only asks for rules.
+#   shared.normalized imported by stages the walk only asks for rules,
+#   the 256 byte pieces looked up for a model without byte fallback.
 #   Left: the piece trie's build ~5.7M (5,000 pieces placed), the walk's
 #   build ~3M, the scores' parse 1.5M, the added tokens' LiteralCut 1.5M
-#   (a dict trie in Python), TokenizersUnigram's 256 byte-piece lookups
-#   (~0.5M, read by byte fallback alone); load and first encode together
+#   (a dict trie in Python; its edges left unsorted for one-child nodes:
+#   -0.08M, not kept); load and first encode together
 #   1.47-1.91x tokenizers' (the drop-in 1.14-1.34x) at load 3.7, 2.03-2.95x
 #   and 1.64-2.04x before.
 # - The first encode of all-MiniLM-L6-v2 (~250M) is mostly compiling the
