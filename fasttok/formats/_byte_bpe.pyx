@@ -2103,6 +2103,11 @@ cdef class BatchJob:
 #   0.981 (12 of 15 faster), zh 0.971 (12 of 21); the session's tree
 #   against the one before it (load ~5.4): cl100k en 0.919 (12 of 15),
 #   code 0.932 (11 of 11), qwen3 multi 0.977 (9 of 11).
+# * _prepare fetching the str of the text 8 ahead (a batch's strs were
+#   made long before and are each a miss here: cl100k en 50.7k D1 and LL
+#   read misses in _prepare, est ~7M of 148M, invisible to callgrind's
+#   count of a prefetch): alternating fresh processes, load ~4, cl100k en
+#   0.988 (9 of 21 faster), code 0.987 (10 of 15). Not kept.
 # * BatchJob's reference to each text (Py_INCREF in _prepare, Py_DECREF
 #   when the job goes): 25k LL write misses at the job's end on cl100k en
 #   (est ~2.5M, the strs evicted by the walk); needed, since the list may
