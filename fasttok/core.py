@@ -774,8 +774,8 @@ class Encoding:
         these special-token arguments, however it was split. Text with no
         whitespace is cut where scripts, digits and punctuation meet or
         inside a long run; a sentencepiece Unigram ``.model``, whose ids
-        depend on the whole text's path score before them, at whitespace,
-        each window encoded from that score (see
+        depend on the whole text's path score before them, where no piece
+        crosses, each window encoded from that score (see
         :mod:`fasttok.inference.appender` for the cost).
 
         >>> enc = Encoding.from_vocabulary(Vocabulary(

@@ -245,13 +245,28 @@ def test_a_sentencepiece_unigram_model_encodes_windows_from_the_whole_texts_scor
     assert a.flush() == whole
 
 
+def test_a_sentencepiece_unigram_model_is_cut_in_text_without_whitespace():
+    # where no piece crosses, as at a ▁, its window starting without one
+    enc = fasttok.load(str(DATA / "vocab" / "sentencepiece" / "kyoto_ja_unigram_8000.model"))
+    zh = "".join((DATA / "corpus" / "zh.txt").read_text(encoding="utf-8").split())[:20_000]
+    whole = enc.encode(zh)
+    a = enc.appender()
+    for start in range(0, len(zh), 50):
+        a.push(zh[start:start + 50])
+        a.pending_ids()
+        assert a.encoded_chars <= 10 * start + 2_000
+    assert len(a.pending) < 600
+    assert a.flush() == whole
+
+
 SPM_UNIGRAM = sorted(p.name for p in (DATA / "vocab" / "sentencepiece").glob("*.model")
                      if "unigram" in p.name) if not DATA_MISSING else []
 # long enough that a window is cut (the longest piece and a margin before the end)
 LONG_TEXTS = st.lists(st.sampled_from(["the", "quick", "unbelievable", " ", "  ", "\n", "\t",
                                        "I'm", "12", ".", "......", ",", "é", "e\u0301", "ß",
                                        "你好", "🎉", "\u00a0", "\u3000", "ｶﾞ", "①", "<unk>",
-                                       "</s>", "\u2581", "x"]),
+                                       "</s>", "\u2581", "x", "日本語です", "。", "カタカナ",
+                                       "、", "example.com/", "中文", "ﬁ", "\u200b"]),
                       min_size=20, max_size=200).map("".join)
 
 

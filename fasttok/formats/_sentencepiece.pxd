@@ -123,6 +123,7 @@ cdef class SentencePieceCore(ModelBase):
     cdef Normalizer normalizer
     cdef Normalizer normalizer_rest     # llama SPM: fragments after the first
     cdef Normalizer denormalizer        # .model denormalizer_spec, or None
+    cdef Normalizer normalizer_plain    # without the dummy prefix (encode_scored), or None
     cdef readonly bint llama_cpp
     cdef readonly str flavour
     cdef UnigramModel unigram           # the model: one of these two
@@ -138,6 +139,7 @@ cdef class SentencePieceCore(ModelBase):
     cdef tuple ints
     cdef int _fill_table(self, list tokens, list types, hidden) except -1
     cdef int _make_normalizers(self, vocab, list user_defined) except -1
+    cdef Normalizer _spm_normalizer(self, vocab, list user_defined, bint dummy)
     cdef int _set_unknowns(self, vocab) except -1
     cdef bytes _render(self, Py_ssize_t i, bytes piece)
     cdef list _resolved_list(self, const uint8_t* s, size_t n, const SpanBuf* spans)

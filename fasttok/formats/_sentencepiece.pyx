@@ -355,6 +355,11 @@ cdef inline bint _cut_before(SentencePieceBPE bpe, const uint8_t* s, const uint3
                       s + p, a - p) < 0
 
 
+cdef inline bint _unknown_piece(const Unknowns* u, uint32_t id) noexcept nogil:
+    # the unknown rule's test of a model's piece (see _resolve_piece)
+    return id == NO_TOKEN or id == u.unknown_id
+
+
 cdef inline int _resolve_piece(const Unknowns* u, const uint8_t* s, uint32_t id, uint32_t start,
                                uint32_t end, bint* prev_unknown, out_t* out) except -1 nogil:
     # The unknown rule, for the model's next piece, s[start:end] as id: a
@@ -362,7 +367,7 @@ cdef inline int _resolve_piece(const Unknowns* u, const uint8_t* s, uint32_t id,
     # of its bytes (byte fallback; unk for a byte without one), or unk, one
     # for a whole run of unknown pieces when merge_unknown. prev_unknown
     # carries "the piece before was unknown" from one call to the next.
-    cdef bint unknown = id == NO_TOKEN or id == u.unknown_id
+    cdef bint unknown = _unknown_piece(u, id)
     cdef uint32_t j, byte_id
     if not unknown:
         emit(out, id, start, end, 0)
@@ -857,11 +862,7 @@ cdef class SentencePieceCore(ModelBase):
             return 0
         # sentencepiece's, or llama.cpp's UGM with its own whitespace rules
         # (every fragment normalized on its own)
-        self.normalizer = Normalizer(
-            vocab.precompiled_charsmap, add_dummy_prefix=vocab.add_dummy_prefix,
-            remove_extra_whitespaces=vocab.remove_extra_whitespaces, escape_whitespaces=escape,
-            treat_whitespace_as_suffix=bool(vocab.metadata.get("treat_whitespace_as_suffix", False)),
-            user_defined=user_defined, flavour=self.flavour)
+        self.normalizer = self._spm_normalizer(vocab, user_defined, vocab.add_dummy_prefix)
         self.normalizer_rest = self.normalizer
         denormalizer = vocab.metadata.get("denormalizer_spec")
         if not self.llama_cpp and denormalizer and denormalizer.get("precompiled_charsmap"):
@@ -873,6 +874,16 @@ cdef class SentencePieceCore(ModelBase):
                 remove_extra_whitespaces=denormalizer.get("remove_extra_whitespaces", True),
                 escape_whitespaces=denormalizer.get("escape_whitespaces", True))
         return 0
+
+    cdef Normalizer _spm_normalizer(self, vocab, list user_defined, bint dummy):
+        # sentencepiece's normalizer of the vocabulary, with or without the
+        # dummy prefix
+        return Normalizer(
+            vocab.precompiled_charsmap, add_dummy_prefix=dummy,
+            remove_extra_whitespaces=vocab.remove_extra_whitespaces,
+            escape_whitespaces=vocab.escape_whitespaces,
+            treat_whitespace_as_suffix=bool(vocab.metadata.get("treat_whitespace_as_suffix", False)),
+            user_defined=user_defined, flavour=self.flavour)
 
     cdef int _set_unknowns(self, vocab) except -1:
         # The unknown rule of the flavour: sentencepiece's byte fallback or
@@ -1262,23 +1273,26 @@ cdef class SentencePieceCore(ModelBase):
             scratch_free(&sc)
             free(u.owned)
 
-    def encode_scored(self, str text not None, double start=0.0, bint cut=True):
-        """``(ids, k, c, score)``: the ids of ``text`` as a sentencepiece
-        Unigram model's whole text has them where ``text`` begins, its
-        Viterbi starting from the whole text's path score there (``start``:
-        0 at the text's start); and, with ``cut``, the place an appender
-        keeps the ids before (``c`` > 0, else none): ``ids[:k]`` are the ids
-        of ``text[:c]`` whatever follows ``text``, and ``text[c:]`` encodes
-        on from ``score`` to ``ids[k:]`` and whatever follows's.
+    def encode_scored(self, str text not None, state=None, bint cut=True):
+        """``(ids, k, c, state_at_c)``: the ids of ``text`` as a sentencepiece
+        Unigram model's whole text has them where ``text`` begins, ``state``
+        there (``None``: the text's start; else as this returned it) and,
+        with ``cut``, the place an appender keeps the ids before (``c`` > 0,
+        else none): ``ids[:k]`` are the ids of ``text[:c]`` whatever follows
+        ``text``, and ``text[c:]`` encodes on from ``state_at_c`` to
+        ``ids[k:]`` and whatever follows's.
 
         The float32 path scores, summed from the text's start, decide near
         ties by the size of the sum, so a window encoded from 0 may split
         otherwise; from the score at a point no lattice node crosses, it is
-        the whole text's Viterbi again. That point is a ``▁`` the text's
-        whitespace became, ``text[c:]`` starting after it (its dummy prefix
-        stands for it: its normalized form, checked, is the text's from
-        the ``▁`` on), the model's longest piece and a margin before the
-        end (no continuation reaches back over it), no unknown piece after.
+        the whole text's Viterbi again. A state is that score and whether
+        the text there starts with a ``▁`` its dummy prefix stands for (a
+        cut at a ``▁`` starts the text after the whitespace; any other cut,
+        where the text's normalized form goes on, without one). The cut is
+        the model's longest piece and a margin before the end (no
+        continuation reaches back over it), where the text after it
+        normalizes alone as the text does there (checked), and not
+        between two unknown pieces that merge.
 
         >>> from fasttok.vocab import Vocabulary
         >>> v = Vocabulary(name="u", model="unigram", byte_level=False, unk_id=0,
@@ -1286,10 +1300,10 @@ cdef class SentencePieceCore(ModelBase):
         ...                escape_whitespaces=True, tokens=(b"<unk>", "\u2581a".encode(), b"a"),
         ...                scores=(0.0, -1.0, -2.0), token_types=(2, 1, 1))
         >>> core = SentencePieceCore(v)
-        >>> ids, k, c, score = core.encode_scored("a " * 40)
-        >>> ids == core.encode_ordinary("a " * 40), k, c, score
-        (True, 22, 44, -22.0)
-        >>> core.encode_scored(("a " * 40)[c:], score, cut=False)[0] == ids[k:]
+        >>> ids, k, c, state = core.encode_scored("a " * 40)
+        >>> ids == core.encode_ordinary("a " * 40), k, c, state
+        (True, 22, 44, (-22.0, True))
+        >>> core.encode_scored(("a " * 40)[c:], state, cut=False)[0] == ids[k:]
         True
         """
         cdef Utf8Text u
@@ -1303,17 +1317,28 @@ cdef class SentencePieceCore(ModelBase):
         cdef NodeBuf nodes = NodeBuf(NULL, 0, 0)
         cdef Scratch sc
         cdef size_t k, i, q, lo, hi, reach, o_b = 0, n_final = 0, c = 0, tries = 0
-        cdef double score = start
-        cdef bint crossed
+        cdef double start = 0.0, score
+        cdef bint crossed, space, dummy = True
         cdef uint32_t* ids = NULL
+        cdef Normalizer first, plain
         if self.unigram is None:
             raise FasttokError("encode_scored is a Unigram model's")
+        if state is not None:
+            start, dummy = state
+        if self.normalizer_plain is None:
+            self.normalizer_plain = self._spm_normalizer(
+                self.vocabulary, [t for t, kind in zip(self.vocabulary.tokens,
+                                                       self.vocabulary.token_types)
+                                  if kind == T_USER_DEFINED], False)
+        plain = self.normalizer_plain
+        first = self.normalizer if dummy else plain
+        score = start
         memset(&sc, 0, sizeof(Scratch))
         utf8_text(text, &u)    # lone surrogates repaired as tiktoken does
         reach = self.unigram.reach
         try:
             with nogil:
-                self.normalizer.normalize_into(u.data, u.size, &norm, &n2o if cut else NULL)
+                first.normalize_into(u.data, u.size, &norm, &n2o if cut else NULL)
                 self.unigram.viterbi_scored(norm.data, norm.len, &spans, &sc.vit, start, NULL)
                 k = spans.len
                 while cut and k > 1 and tries < SCORED_TRIES:
@@ -1321,10 +1346,13 @@ cdef class SentencePieceCore(ModelBase):
                     q = spans.data[k].start
                     if q + 3 + reach + SCORED_MARGIN > norm.len:
                         continue
-                    if memcmp(norm.data + q, SPACE_SYMBOL, 3) or \
-                            not memcmp(norm.data + q + 3, SPACE_SYMBOL, 3):
+                    if self.unknowns.merge_unknown and \
+                            _unknown_piece(&self.unknowns, spans.data[k].id) and \
+                            _unknown_piece(&self.unknowns, spans.data[k - 1].id):
                         continue
-                    if spans.data[k].id == NO_TOKEN or spans.data[k].id == self.unknowns.unknown_id:
+                    # at a ▁, the text from its word on with a dummy prefix
+                    space = not memcmp(norm.data + q, SPACE_SYMBOL, 3)
+                    if space and not memcmp(norm.data + q + 3, SPACE_SYMBOL, 3):
                         continue
                     tries += 1
                     # no lattice node crosses q (none starts more than reach before it)
@@ -1340,11 +1368,13 @@ cdef class SentencePieceCore(ModelBase):
                             break
                     if crossed:
                         continue
-                    # the text after the whitespace, alone, normalizes to the
-                    # text's from its ▁ on
-                    o_b = n2o.data[q + 3]
+                    # the text from there, alone, normalizes to the text's from q on
+                    o_b = n2o.data[q + 3] if space else n2o.data[q]
                     alone.len = 0
-                    self.normalizer.normalize_into(u.data + o_b, u.size - o_b, &alone, NULL)
+                    if space:
+                        self.normalizer.normalize_into(u.data + o_b, u.size - o_b, &alone, NULL)
+                    else:
+                        plain.normalize_into(u.data + o_b, u.size - o_b, &alone, NULL)
                     if alone.len != norm.len - q or memcmp(alone.data, norm.data + q, alone.len):
                         continue
                     self.unigram.viterbi_scored(norm.data, q, &head, &sc.vit, start, &score)
@@ -1367,7 +1397,7 @@ cdef class SentencePieceCore(ModelBase):
                         raise MemoryError()
                 for i in range(toks.len):
                     ids[i] = toks.data[i].id
-            return ids_list(ids, toks.len, self.ints), n_final, c, score
+            return ids_list(ids, toks.len, self.ints), n_final, c, (score, space if c else dummy)
         finally:
             free(ids)
             free(nodes.data)

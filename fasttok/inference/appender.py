@@ -32,9 +32,9 @@ pending text grows with the text.
 sentencepiece's Unigram ``.model`` sums float32 path scores from the
 text's start and decides near ties by the sum's size, so a window encoded
 alone is not exact: there ``scored`` encodes the pending text from the
-whole text's score where it starts and says where to cut (the first word
-after a ``▁`` no lattice node crosses, some way before the end) and the
-score there; no context is kept. Text without whitespace is not cut on it.
+whole text's score where it starts and says where to cut (a place no
+lattice node crosses, some way before the end) and the score there; no
+context is kept.
 
 >>> encode = lambda s: [ord(ch) for ch in s]          # one id a character
 >>> a = Appender(encode)
@@ -67,10 +67,10 @@ class Appender:
     are, after its first ids, the whole text's; where they are not (ids
     that depend on the whole text before them: sentencepiece's float32
     Unigram scores), nothing is cut and the pending text is all of it,
-    unless ``scored(text, score, cut=True)`` gives ``(ids, k, c,
-    score_at_c)``: the ids of ``text`` encoded from ``score`` (the whole
-    text's where ``text`` starts), of which ``ids[:k]`` are final and are
-    ``text[:c]``'s (``c`` 0: no cut), as
+    unless ``scored(text, state, cut=True)`` gives ``(ids, k, c,
+    state_at_c)``: the ids of ``text`` encoded from ``state`` (the whole
+    text's Viterbi where ``text`` starts; None at the start), of which
+    ``ids[:k]`` are final and are ``text[:c]``'s (``c`` 0: no cut), as
     :meth:`~fasttok.formats.sentencepiece.SentencePieceModel.encode_scored`
     does.
 
@@ -85,8 +85,8 @@ class Appender:
         self._given = encode
         self._windows = windows
         self._scored = scored
-        # the whole text's path score where the pending text starts (scored)
-        self._score = 0.0
+        # scored's state where the pending text starts (None: the text's start)
+        self._state = None
         self._refuse = refuse
         self._reach = max(reach, 1)
         self._final: list = []
@@ -169,7 +169,7 @@ class Appender:
             self._tail = None
             return []
         self.encoded_chars += len(self.pending)
-        ids, k, cut, score = self._scored(self.pending, self._score)
+        ids, k, cut, state = self._scored(self.pending, self._state)
         if not cut:
             self._tail = ids
             if len(self.pending) > _SHORT:
@@ -179,7 +179,7 @@ class Appender:
         self._final += new
         self._tail = ids[k:]
         self.pending = self.pending[cut:]
-        self._score = score
+        self._state = state
         self._missed = 0
         return new
 
@@ -199,7 +199,7 @@ class Appender:
         # the pending text's ids, encoded once after a push that did not
         if self._tail is None and self._scored is not None:
             self.encoded_chars += len(self.pending)
-            self._tail = self._scored(self.pending, self._score, False)[0]
+            self._tail = self._scored(self.pending, self._state, False)[0]
         elif self._tail is None:
             window, ids = self._window_ids()
             self._tail = ids[len(self._context_ids):]

@@ -364,8 +364,11 @@ def _lead(ids: list, tail: list) -> Optional[int]:
 # from 0: its float32 scores summed from the start of the text break ties by
 # the sum's size (400 KB of English: one id in 371k differs, at 3 of 4 push
 # sizes). The appender encodes its windows from the whole text's score at a
-# ``▁`` no lattice node crosses instead (SentencePieceCore.encode_scored),
+# place no lattice node crosses instead (SentencePieceCore.encode_scored),
 # which is the Viterbi's whole state there: 400 KB of English on
 # kyoto_ja_unigram_8000 pushed 50 characters at a time, pending_ids() after
 # each, encodes 2.4 characters a character pushed (was the whole text each
-# time), 13.2 with 7-character pushes (/tmp/s2/cost.py).
+# time), 10.9 with 7-character pushes (/tmp/s2/cost.py); 20k characters of
+# zh / Japanese without whitespace 6.1-6.4 (/tmp/s2/ja.py), except a run
+# of unknown characters merged into one unk (botchan's English models
+# without byte fallback on Han: never cut, 200).
