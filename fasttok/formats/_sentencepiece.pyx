@@ -1377,7 +1377,12 @@ cdef class SentencePieceCore(ModelBase):
                         plain.normalize_into(u.data + o_b, u.size - o_b, &alone, NULL)
                     if alone.len != norm.len - q or memcmp(alone.data, norm.data + q, alone.len):
                         continue
-                    self.unigram.viterbi_scored(norm.data, q, &head, &sc.vit, start, &score)
+                    # the score at q: the Viterbi's own where it wrote it, else
+                    # a Viterbi over the text before q
+                    if norm.data[q - 1] < 0x80:
+                        score = self.unigram.score_at(&sc.vit, q)
+                    else:
+                        self.unigram.viterbi_scored(norm.data, q, &head, &sc.vit, start, &score)
                     c = 1
                     break
                 if c:

@@ -371,10 +371,12 @@ def _lead(ids: list, tail: list) -> Optional[int]:
 # time), 10.9 with 7-character pushes (/tmp/s2/cost.py); 20k characters of
 # zh / Japanese without whitespace 6.1-6.4 (/tmp/s2/ja.py), except a run
 # of unknown characters merged into one unk (botchan's English models
-# without byte fallback on Han: never cut, 200). A scored window costs twice
-# a plain encode of it (callgrind, botchan_unigram_5000, 2,000 windows of
-# 120 characters of en.txt, /tmp/s2/cg.py: encode_scored 89.4M instructions,
-# encode_ordinary 44.0M): a second Viterbi over the text before the cut for
-# the score there (~20M; best[q] after the first is not it where the
-# lone-character shortcut skipped writing it), the offsets, the UTF-8 not
-# cached; the appender_chat bench's equal chat is 5.0x where 9.9x bounds it.
+# without byte fallback on Han: never cut, 200). A scored window costs more
+# than a plain encode of it (callgrind, botchan_unigram_5000, 2,000 windows
+# of 120 characters of en.txt, /tmp/s2/cg.py: encode_scored 89.4M
+# instructions, encode_ordinary 44.0M): the score at the cut read off the
+# Viterbi's array where the byte before it is ASCII, not from a second
+# Viterbi over the text before it (the walk over a lone character of more
+# bytes does not write it): 89.4M -> 72.4M. Left: the offsets and the
+# tail's second normalization (16.4M together). Reserving the buffers at
+# their most (3 bytes a byte) before: 72.4M -> 74.6M, not kept.

@@ -182,3 +182,4 @@ cdef class UnigramModel:
                           ViterbiScratch* scratch, double start, double* margin) except -1 nogil
     cdef int viterbi_scored(self, const uint8_t* s, size_t n, SpanBuf* out,
                             ViterbiScratch* scratch, double start, double* end) except -1 nogil
+    cdef double score_at(self, const ViterbiScratch* scratch, size_t key) noexcept nogil

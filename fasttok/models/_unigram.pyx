@@ -983,6 +983,13 @@ cdef class UnigramModel:
         the sum before it, goes on from there."""
         return _viterbi(self, s, n, out, scratch, start, NULL, end)
 
+    cdef double score_at(self, const ViterbiScratch* scratch, size_t key) noexcept nogil:
+        """The float32 path score at key that the last viterbi_scored with
+        scratch (sentencepiece's flavour) wrote: the score there where the
+        byte before key is ASCII (the walk for a lone character of more
+        bytes goes on without writing it)."""
+        return (<const BestPathF*>scratch.best)[key].score
+
     def segment(self, data):
         """The best segmentation of already-normalized text (``str`` or UTF-8
         ``bytes``) as ``[(piece bytes, id)]``; unknown characters get ``unk_id``."""
