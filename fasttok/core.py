@@ -794,8 +794,7 @@ class Encoding:
             self._refuse_disallowed, mask=disallowed)
         return Appender(self._encoder_with(allowed_special, disallowed_special),
                         refuse=refuse, reach=self._longest_special,
-                        windows=getattr(self._core, "windows_exact", True),
-                        scored=getattr(self._core, "scored_windows", None))
+                        windows=self._core.windows_exact, scored=self._core.scored_windows)
 
     def encode_with_unstable(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                              disallowed_special: DisallowedSpecial = "all") -> tuple:

@@ -23,6 +23,8 @@ class TokenBytesStream:
 
 class ModelBase:
     tiktoken_pieces: bool
+    windows_exact: bool
+    scored_windows: Optional[Callable[..., Any]]
     kind: Optional[str]
     label: Optional[str]
     # required

@@ -288,6 +288,11 @@ cdef class ModelBase:
 
     #: whether tiktoken's own internals apply (see ``fasttok.models.interface.Model``)
     tiktoken_pieces = False
+    #: whether a window of text encoded alone gives the whole text's ids after
+    #: its first ones, and what encodes windows where it does not (see
+    #: ``fasttok.models.interface.Model``)
+    windows_exact = True
+    scored_windows = None
     #: what refusals call the model's kind ("byte-level BPE"); None: its class name
     kind = None
     #: the vocabulary name refusals start with, or None

@@ -15,6 +15,7 @@ A model derives from :class:`ModelBase` and writes only what it must:
   ``encode_bytes_piece``, ``token_byte_values``; ``special_order``,
   ``post_processor``;
 * defaults, written once in the base: ``tiktoken_pieces`` (False),
+  ``windows_exact`` (True), ``scored_windows`` (None),
   ``encode_ordinary`` (``encode(text, None)``), ``encoder`` (``encode``
   itself, with its mask), ``count`` (a length), ``encode_with_offsets``
   (each token's bytes where they spell the text),
@@ -166,6 +167,15 @@ class Model(Protocol):
     #: model also offers ``last_piece(text, allowed) -> bytes``, the UTF-8 of
     #: the last pre-tokenizer piece, which those methods re-merge.
     tiktoken_pieces: bool
+    #: whether the ids of a text from a place on, encoded alone, are (after
+    #: their first ids) the whole text's there, as an appender's windows
+    #: need (:mod:`fasttok.inference.appender`); False where ids depend on
+    #: the whole text before them (sentencepiece's float32 Unigram scores)
+    windows_exact: bool
+    #: where windows are not exact alone, ``encode_scored(text, state, cut)``
+    #: that carries the whole text's state into each window, or None (the
+    #: appender then keeps the whole text pending)
+    scored_windows: Optional[Callable[..., Any]]
     #: ids -> ids with what ``add_special_tokens=True`` adds (BOS/EOS, CLS/SEP)
     post_processor: Callable[[list], list]
 
