@@ -50,3 +50,19 @@ PIECES = st.sampled_from([
     "x", "a", "b", "-", "_", "<", "|", "<|endoftext|>",
 ])
 TEXTS = st.lists(PIECES, max_size=14).map("".join)
+
+
+def unspaced(name: str, size: int) -> str:
+    """``size`` characters of long text without whitespace: ``zh`` (the Chinese corpus file's
+    characters, punctuation included), ``han`` (its Han characters alone), ``urls`` (URLs
+    joined) or ``letters`` (one letter), repeated where the source is shorter."""
+    if name == "letters":
+        return "a" * size
+    if name == "urls":
+        text = "".join(f"https://example.com/p{i}/item?id={i * 7}&q=a{i % 13}#f"
+                       for i in range(3_000))
+    else:
+        text = "".join((DATA / "corpus" / "zh.txt").read_text(encoding="utf-8").split())
+        if name == "han":
+            text = "".join(ch for ch in text if "\u4e00" <= ch <= "\u9fff")
+    return (text * (size // len(text) + 1))[:size]

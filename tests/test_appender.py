@@ -15,7 +15,7 @@ from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON
 pytestmark = pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
 
 if not DATA_MISSING:
-    from inference_kinds import FILES, TEXTS, load
+    from inference_kinds import FILES, TEXTS, load, unspaced
 else:
     FILES, TEXTS = {}, st.just("")
 
@@ -137,15 +137,7 @@ def test_pushing_twice_the_text_costs_twice_the_characters(kind):
 
 def _unspaced(name: str) -> str:
     # 20k CJK characters with and without punctuation, 100 KB of URLs, 200 KB of one letter
-    zh = "".join((DATA / "corpus" / "zh.txt").read_text(encoding="utf-8").split())
-    if name == "zh":
-        return zh[:20_000]
-    if name == "han":
-        return "".join(ch for ch in zh if "\u4e00" <= ch <= "\u9fff")[:20_000]
-    if name == "urls":
-        return "".join(f"https://example.com/p{i}/item?id={i * 7}&q=a{i % 13}#f"
-                       for i in range(3_000))[:100_000]
-    return "a" * 200_000
+    return unspaced(name, {"zh": 20_000, "han": 20_000, "urls": 100_000, "letters": 200_000}[name])
 
 
 @pytest.mark.parametrize("name", ["zh", "han", "urls", "letters"])

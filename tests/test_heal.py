@@ -30,7 +30,7 @@ llguidance = pytest.importorskip("llguidance")
 from fasttok.inference.stability import PROBES  # noqa: E402
 
 if not DATA_MISSING:
-    from inference_kinds import FILES, TEXTS, load
+    from inference_kinds import FILES, TEXTS, load, unspaced
 else:
     FILES, TEXTS = {}, st.just("")
 
@@ -179,15 +179,7 @@ def test_heal_of_a_long_prompt_backs_off_within_its_last_word_on_a_normalizing_v
 
 def _unspaced(name: str) -> str:
     # 200k CJK characters with and without punctuation, 100 KB of URLs, 1 MB of one letter
-    zh = "".join((DATA / "corpus" / "zh.txt").read_text(encoding="utf-8").split())
-    if name == "zh":
-        return (zh * 2)[:200_000]
-    if name == "han":
-        return ("".join(ch for ch in zh if "\u4e00" <= ch <= "\u9fff") * 12)[:200_000]
-    if name == "urls":
-        return "".join(f"https://example.com/p{i}/item?id={i * 7}&q=a{i % 13}#f"
-                       for i in range(3_000))[:100_000]
-    return "a" * 1_000_000
+    return unspaced(name, {"zh": 200_000, "han": 200_000, "urls": 100_000, "letters": 1_000_000}[name])
 
 
 @pytest.mark.parametrize("name", ["zh", "han", "urls", "letters"])
