@@ -794,7 +794,8 @@ class Encoding:
             self._refuse_disallowed, mask=disallowed)
         return Appender(self._encoder_with(allowed_special, disallowed_special),
                         refuse=refuse, reach=self._longest_special,
-                        windows=self._core.windows_exact, scored=self._core.scored_windows)
+                        windows=self._core.windows_exact, scored=self._core.scored_windows,
+                        inside_words=self._core.cuts_inside_words)
 
     def encode_with_unstable(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                              disallowed_special: DisallowedSpecial = "all") -> tuple:

@@ -132,8 +132,8 @@ from fasttok.models._unigram cimport (T_BYTE, T_CONTROL, T_NORMAL, T_UNDEFINED, 
                         T_USER_DEFINED, IdBuf, NodeBuf, Span, SpanBuf, UnigramModel, emit,
                         one_char_len,
                         out_t, spans_free, spans_push, spans_reserve, viterbi_scratch_free)
-from fasttok.shared._utf8 cimport (Utf8Source, Utf8Text, utf8_capacity, utf8_source, utf8_text,
-                     utf8_text_cached, utf8_write)
+from fasttok.shared._utf8 cimport (Utf8Source, Utf8Text, has_surrogate, utf8_capacity,
+                     utf8_source, utf8_text, utf8_text_cached, utf8_write)
 
 from fasttok.errors import FasttokError
 
@@ -412,6 +412,20 @@ cdef int _resolve_in_place(const Unknowns* u, IdBuf* ids) except -1 nogil:
         _resolve_piece(u, NULL, ids.data[i], 0, 0, &prev_unknown, &o)
     ids.len = o.len
     return 0
+
+
+cdef Py_ssize_t _str_index(str text, size_t chars):
+    # the index in text of its character number chars as utf8_text counts
+    # them: a high surrogate before a low one is one character there
+    cdef Py_ssize_t j = 0, n = len(text)
+    cdef Py_UCS4 ch
+    while chars and j < n:
+        ch = text[j]
+        j += 1
+        if 0xD800 <= ch < 0xDC00 and j < n and 0xDC00 <= text[j] < 0xE000:
+            j += 1
+        chars -= 1
+    return j
 
 
 cdef inline void* _realloc_or_free(void* p, size_t size) noexcept nogil:
@@ -1402,7 +1416,9 @@ cdef class SentencePieceCore(ModelBase):
                         raise MemoryError()
                 for i in range(toks.len):
                     ids[i] = toks.data[i].id
-            return ids_list(ids, toks.len, self.ints), n_final, c, (score, space if c else dummy)
+            return (ids_list(ids, toks.len, self.ints), n_final,
+                    _str_index(text, c) if c and has_surrogate(text) else c,
+                    (score, space if c else dummy))
         finally:
             free(ids)
             free(nodes.data)

@@ -256,6 +256,22 @@ class HFModel(ModelBase):
         #: allowed mask (None: none allowed) -> the added token ids it allows
         self._allowed: dict = {None: frozenset()}
 
+    @property
+    def cuts_inside_words(self) -> bool:
+        """Whether an appender may cut inside a pre-token: not on a Unigram
+        model, whose Viterbi sums scores from the pre-token's start, so that
+        a tie between the same pieces in another order ("f" + "ff", "ff" +
+        "f") goes by how the sum before it rounds (see
+        :attr:`fasttok.models.interface.Model.cuts_inside_words`).
+
+        >>> import json
+        >>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
+        >>> doc = {"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.0]]}}
+        >>> build_hf_pipeline(tokenizer_json_record(json.dumps(doc), "t.json")).cuts_inside_words
+        False
+        """
+        return self.pipeline.record.metadata["document"]["model"]["type"] != "Unigram"
+
     @functools.cached_property
     def _order_ids(self) -> list:
         # the ids of special_order's tokens: made by the first mask that

@@ -179,6 +179,21 @@ class GGUFSentencePiece(GGUFModel):
     def _encode_text(self, text: str) -> list:
         return self.core.encode_fragment(text, True)
 
+    @property
+    def cuts_inside_words(self) -> bool:
+        """Whether an appender may cut where no whitespace is: not on a
+        ``t5`` (Unigram) vocabulary, whose Viterbi sums scores from the
+        text's start, so that a tie between the same pieces in another order
+        goes by how the sum before it rounds.
+
+        >>> from fasttok.vocab import Vocabulary
+        >>> v = Vocabulary(name="t", model="unigram", byte_level=False, unk_id=0,
+        ...                tokens=(b"<unk>", b"a"), scores=(0.0, -1.0), token_types=(2, 1))
+        >>> GGUFSentencePiece(v).cuts_inside_words
+        False
+        """
+        return self.vocab.model != "unigram"
+
     def _fragment_offsets(self, fragment: str, first: bool) -> tuple:
         return self.core.encode_with_offsets(fragment, None, first)
 

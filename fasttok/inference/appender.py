@@ -26,8 +26,9 @@ characters encodes ``O(n)`` characters (:attr:`Appender.encoded_chars`
 counts them), and asking for the pending ids after every push costs an
 encode of the pending text each time: a few hundred characters, except
 where no cut is found (one unknown id for a whole run; an encoding whose
-windows are not exact, ``windows=False``, is never cut), where that
-pending text grows with the text.
+windows are not exact, ``windows=False``, is never cut; a Unigram
+``tokenizer.json`` or GGUF ``t5`` vocabulary is cut only where whitespace
+is, ``inside_words=False``), where that pending text grows with the text.
 
 sentencepiece's Unigram ``.model`` sums float32 path scores from the
 text's start and decides near ties by the sum's size, so a window encoded
@@ -72,7 +73,8 @@ class Appender:
     text's Viterbi where ``text`` starts; None at the start), of which
     ``ids[:k]`` are final and are ``text[:c]``'s (``c`` 0: no cut), as
     :meth:`~fasttok.formats.sentencepiece.SentencePieceModel.encode_scored`
-    does.
+    does. ``inside_words`` False: cuts only where whitespace is (a Unigram
+    model whose ties inside a pre-token go by the score summed before them).
 
     >>> a = Appender(lambda s: [ord(ch) for ch in s])
     >>> a.push("x y "), a.push("z w"), a.ids, a.pending_ids(), a.count()
@@ -81,9 +83,11 @@ class Appender:
 
     def __init__(self, encode: Callable[[str], list], *,
                  refuse: Callable[[str], None] = lambda text: None, reach: int = 1,
-                 windows: bool = True, scored: Optional[Callable] = None) -> None:
+                 windows: bool = True, scored: Optional[Callable] = None,
+                 inside_words: bool = True) -> None:
         self._given = encode
         self._windows = windows
+        self._inside_words = inside_words
         self._scored = scored
         # scored's state where the pending text starts (None: the text's start)
         self._state = None
@@ -129,7 +133,7 @@ class Appender:
         # a push looks for a cut where the new text brings a place, and
         # after one that found none, once the pending text has doubled
         looks = self._windows and len(self.pending) >= 2 * self._missed and has_place(
-            window, len(window) - len(text) - 1, len(self._context))
+            window, len(window) - len(text) - 1, len(self._context), self._inside_words)
         self._text.append(text)
         try:
             if looks:
@@ -144,7 +148,7 @@ class Appender:
             self._tail = None
             return []
         found = split_stable(self._encode, window, ids, len(self._context), settled=True,
-                             reach=self._reach)
+                             reach=self._reach, inside_words=self._inside_words)
         if found is None:
             self._tail = ids[len(self._context_ids):]
             if len(self.pending) > _SHORT:

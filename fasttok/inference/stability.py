@@ -193,17 +193,19 @@ def edges(text: str, lo: int) -> list:
     return [(c, hard) for c, hard in found if lo < c]
 
 
-def has_place(text: str, start: int, lo: int) -> bool:
+def has_place(text: str, start: int, lo: int, inside_words: bool = True) -> bool:
     """Whether ``text`` after ``start`` holds whitespace, or the text after
     ``lo`` (where :func:`split_stable` starts looking) is long enough for an
-    edge or a cut inside a run -- a quick test of whether it can find a cut.
+    edge or a cut inside a run (``inside_words``, as there) -- a quick test
+    of whether it can find a cut.
 
     >>> has_place("aaaa", 0, 0), has_place("aa a", 0, 0), has_place("中文，", 2, 0)
     (False, True, False)
     >>> has_place("aa.a", 0, 0), has_place("x" * 600, 599, 0)
     (False, True)
     """
-    return _SPACES.search(text, start + 1) is not None or len(text) - lo >= _EDGE_SPAN
+    return _SPACES.search(text, start + 1) is not None or (
+        inside_words and len(text) - lo >= _EDGE_SPAN)
 
 
 def _variants(local: str, whole: bool) -> tuple:
@@ -215,7 +217,8 @@ def _variants(local: str, whole: bool) -> tuple:
 
 
 def split_stable(encode: Callable[[str], list], text: str, ids: list,
-                 lo: int, *, settled: bool = False, reach: int = 0) -> Optional[tuple]:
+                 lo: int, *, settled: bool = False, reach: int = 0,
+                 inside_words: bool = True) -> Optional[tuple]:
     """``(c, k, segment, segment_ids)``: ``ids[:k]`` (the ids of ``text``,
     which starts where its encoding starts) cannot change whatever follows
     ``text``, and are the ids of ``text[:c]``; ``segment`` is the text
@@ -228,8 +231,10 @@ def split_stable(encode: Callable[[str], list], text: str, ids: list,
     cut: two encodes of a few words a push); where there is none and the
     text after ``lo`` is a few hundred characters long, an edge (see the
     module doc; ``reach``: the longest special token), else a place inside
-    a run. The cost is a few encodes of the last few hundred characters at
-    most.
+    a run -- unless ``inside_words`` is False (a Unigram model whose
+    Viterbi sums scores from a pre-token's start: the same pieces in another
+    order tie, and the sum before them decides). The cost is a few encodes
+    of the last few hundred characters at most.
 
     >>> encode = lambda s: [ord(ch) for ch in s]
     >>> c, k, segment, segment_ids = split_stable(encode, "ab cd ef", encode("ab cd ef"), 0)
@@ -245,7 +250,7 @@ def split_stable(encode: Callable[[str], list], text: str, ids: list,
         places = cuts(text, lo)
         found = _first_confirmed(encode, text, ids, places, places[first + 1:first + _TRIES],
                                  probes)
-    if found is not None or not settled or len(text) - lo < _EDGE_SPAN:
+    if found is not None or not settled or not inside_words or len(text) - lo < _EDGE_SPAN:
         return found
     # an edge: at least the margin before the end, with a hard place after it
     marks = sorted([(c, True) for c in places] + edges(text, lo), reverse=True)
@@ -360,6 +365,14 @@ def _lead(ids: list, tail: list) -> Optional[int]:
 # every 1,024 characters instead of 512 (_EDGE_SPAN): pushes alone 5.4 ->
 # 3.1 (Han), 2.4 -> 1.7 (URLs), but with pending_ids() after each push
 # 11.0 -> 13.8 and 7.3 -> 12.1 (tiktoken and llama2; /tmp/s/span.py): not kept.
+# A Unigram tokenizer.json or GGUF t5 vocabulary is not cut inside a
+# pre-token at all (Model.cuts_inside_words): its Viterbi sums double scores
+# from the pre-token's (GGUF: the text's) start, and "f" + "ff" ties "ff" +
+# "f" but for how the sum before them rounds, so a window from an edge split
+# a run of f and 6 otherwise (GGUF t5: 104 random runs of two letters in
+# 100 s; a review's reproducers). Its text without whitespace stays pending
+# (200 characters encoded a character pushed with pending_ids() after each,
+# as before the edges) until its walk carries the score as encode_scored does.
 # sentencepiece's Unigram .model cannot be cut exactly from a window encoded
 # from 0: its float32 scores summed from the start of the text break ties by
 # the sum's size (400 KB of English: one id in 371k differs, at 3 of 4 push

@@ -25,6 +25,7 @@ class ModelBase:
     tiktoken_pieces: bool
     windows_exact: bool
     scored_windows: Optional[Callable[..., Any]]
+    cuts_inside_words: bool
     kind: Optional[str]
     label: Optional[str]
     # required

@@ -293,6 +293,9 @@ cdef class ModelBase:
     #: ``fasttok.models.interface.Model``)
     windows_exact = True
     scored_windows = None
+    #: whether an appender may cut inside a pre-token (at an edge of text
+    #: without whitespace), see ``fasttok.models.interface.Model``
+    cuts_inside_words = True
     #: what refusals call the model's kind ("byte-level BPE"); None: its class name
     kind = None
     #: the vocabulary name refusals start with, or None

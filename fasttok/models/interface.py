@@ -15,7 +15,7 @@ A model derives from :class:`ModelBase` and writes only what it must:
   ``encode_bytes_piece``, ``token_byte_values``; ``special_order``,
   ``post_processor``;
 * defaults, written once in the base: ``tiktoken_pieces`` (False),
-  ``windows_exact`` (True), ``scored_windows`` (None),
+  ``windows_exact`` (True), ``scored_windows`` (None), ``cuts_inside_words`` (True),
   ``encode_ordinary`` (``encode(text, None)``), ``encoder`` (``encode``
   itself, with its mask), ``count`` (a length), ``encode_with_offsets``
   (each token's bytes where they spell the text),
@@ -176,6 +176,12 @@ class Model(Protocol):
     #: that carries the whole text's state into each window, or None (the
     #: appender then keeps the whole text pending)
     scored_windows: Optional[Callable[..., Any]]
+    #: whether a window may start inside a pre-token (an edge of text without
+    #: whitespace): not on a Unigram model whose Viterbi runs over a whole
+    #: pre-token (or text) summing scores from its start, where a tie between
+    #: the same pieces in another order ("f" + "ff", "ff" + "f") goes by how
+    #: the sum before it rounds
+    cuts_inside_words: bool
     #: ids -> ids with what ``add_special_tokens=True`` adds (BOS/EOS, CLS/SEP)
     post_processor: Callable[[list], list]
 
