@@ -150,18 +150,11 @@ class Appender:
         found = split_stable(self._encode, window, ids, len(self._context), settled=True,
                              reach=self._reach, inside_words=self._inside_words)
         if found is None:
-            self._tail = ids[len(self._context_ids):]
-            if len(self.pending) > _SHORT:
-                self._missed = len(self.pending)
-            return []
+            return self._uncut(ids[len(self._context_ids):])
         cut, k, segment, segment_ids = found
         new = ids[len(self._context_ids):k]
-        self._final += new
-        self._tail = ids[k:]
-        self.pending = window[cut:]
         self._context, self._context_ids = segment, segment_ids
-        self._missed = 0
-        return new
+        return self._cut(new, ids[k:], window[cut:])
 
     def _push_scored(self, text: str) -> list:
         # the pending text encoded from the whole text's score where it
@@ -175,15 +168,23 @@ class Appender:
         self.encoded_chars += len(self.pending)
         ids, k, cut, state = self._scored(self.pending, self._state)
         if not cut:
-            self._tail = ids
-            if len(self.pending) > _SHORT:
-                self._missed = len(self.pending)
-            return []
-        new = ids[:k]
-        self._final += new
-        self._tail = ids[k:]
-        self.pending = self.pending[cut:]
+            return self._uncut(ids)
         self._state = state
+        return self._cut(ids[:k], ids[k:], self.pending[cut:])
+
+    def _uncut(self, tail: list) -> list:
+        # a push that found no cut: the pending text's ids are tail, and it
+        # is looked at again once it has doubled (if longer than a few words)
+        self._tail = tail
+        if len(self.pending) > _SHORT:
+            self._missed = len(self.pending)
+        return []
+
+    def _cut(self, new: list, tail: list, pending: str) -> list:
+        # a push that cut: new ids final, the pending text and its ids after them
+        self._final += new
+        self._tail = tail
+        self.pending = pending
         self._missed = 0
         return new
 
