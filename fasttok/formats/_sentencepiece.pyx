@@ -414,6 +414,15 @@ cdef int _resolve_in_place(const Unknowns* u, IdBuf* ids) except -1 nogil:
     return 0
 
 
+cdef list _user_defined(vocab):
+    # the user-defined pieces' texts (a missing one empty), which the
+    # normalizer keeps whole
+    if vocab.token_types is None:
+        return []
+    return [t if t is not None else b"" for t, kind in zip(vocab.tokens, vocab.token_types)
+            if kind == T_USER_DEFINED]
+
+
 cdef Py_ssize_t _str_index(str text, size_t chars):
     # the index in text of its character number chars as utf8_text counts
     # them: a high surrogate before a low one is one character there
@@ -792,7 +801,7 @@ cdef class SentencePieceCore(ModelBase):
         if hidden is None:
             hidden = [j for j in range(n) if types[j] in (T_CONTROL, T_UNKNOWN)]
         self._fill_table(tokens, types, hidden)
-        user_defined = [tokens[j] for j in range(n) if types[j] == T_USER_DEFINED]
+        user_defined = _user_defined(vocab)
         if vocab.model == "unigram":
             # llama.cpp's types leave CONTROL and UNKNOWN pieces out already;
             # hidden adds the ones it amends to CONTROL (EOG texts)
@@ -1341,9 +1350,7 @@ cdef class SentencePieceCore(ModelBase):
             start, dummy = state
         if self.normalizer_plain is None:
             self.normalizer_plain = self._spm_normalizer(
-                self.vocabulary, [t for t, kind in zip(self.vocabulary.tokens,
-                                                       self.vocabulary.token_types)
-                                  if kind == T_USER_DEFINED], False)
+                self.vocabulary, _user_defined(self.vocabulary), False)
         plain = self.normalizer_plain
         first = self.normalizer if dummy else plain
         score = start
