@@ -382,14 +382,15 @@ class HFModel(ModelBase):
         return ModelBase.encode_many_flat(self, texts, allowed)
 
     def encode_to_array(self, text: str, allowed: Optional[bytes] = None) -> array:
-        """:meth:`encode` as an ``array('I')``: the walk's own array where it
-        has one (BERT's, no list between), else :meth:`encode`'s list copied."""
-        ids_array = getattr(self.pipeline.walk, "ids_array", None)
-        if ids_array is not None and type(text) is str:
-            allowed_ids = self._allowed_ids(allowed)
-            found = ids_array(text, allowed_ids)
-            return array("I", self._unwalked(text, allowed_ids)) if found is None else found
-        return array("I", self.encode(text, allowed))
+        """:meth:`encode` as an ``array('I')``: the walk's (BERT's is filled
+        with no list between), else the stages' list copied."""
+        allowed_ids = self._allowed_ids(allowed)
+        walk = self.pipeline.walk
+        if walk is not None and type(text) is str:
+            found = walk.ids_array(text, allowed_ids)
+            if found is not None:
+                return found
+        return array("I", self._unwalked(text, allowed_ids))
 
     def encoder(self, allowed: bytes) -> tuple:
         """The walk's own ``ids`` with the ids ``allowed`` selects (see

@@ -8,6 +8,7 @@ NotImplementedError
 
 from __future__ import annotations
 
+from array import array
 from typing import Optional
 
 from fasttok.shared.batching import ChunkedBatchJob
@@ -46,6 +47,20 @@ class Walk:
         """
         ids = self.ids
         return [ids(text, allowed) if type(text) is str else None for text in texts]
+
+    def ids_array(self, text: str, allowed: Optional[frozenset]) -> Optional[array]:
+        """:meth:`ids` as an ``array('I')``, or ``None``; a walk whose
+        compiled core fills the array itself makes no list between. This
+        default copies :meth:`ids`' list.
+
+        >>> class Chars(Walk):
+        ...     def ids(self, text, allowed):
+        ...         return None if text == "?" else [ord(c) for c in text]
+        >>> Chars().ids_array("hi", None), Chars().ids_array("?", None)
+        (array('I', [104, 105]), None)
+        """
+        ids = self.ids(text, allowed)
+        return None if ids is None else array("I", ids)
 
     def encode(self, text: str, allowed: Optional[frozenset]) -> Optional[tuple]:
         """``(ids, offsets, words)`` of ``text``, or ``None``: ``ids`` an
