@@ -20,7 +20,8 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset, strlen
 
 from fasttok.shared._growth cimport OffsetBuf, grow_array, offsets_free, offsets_reserve
-from fasttok.shared._utf8 cimport utf8_put
+from fasttok.shared._utf8 cimport utf8_get, utf8_put
+from fasttok.shared._utf8_strict cimport ft_utf8_strict_length
 
 cdef extern from "Python.h":
     object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
@@ -190,33 +191,18 @@ cdef class CharsmapRules:
         cdef uint8_t key[4]
         cdef int64_t value = self._first_leaf(key, utf8_put(key, cp))
         cdef const uint8_t* s
-        cdef size_t length, i = 0, k, j
-        cdef uint32_t c
+        cdef size_t length, i = 0, k
         if value < 0:
             return 0
         s = self.m.strings + value
         length = strlen(<const char*>s)
         grow_array(<void**>data, cap, n[0] + length, sizeof(uint32_t), 64)
         while i < length:
-            c = s[i]
-            k = 1 if c < 0x80 else 2 if 0xC2 <= c < 0xE0 else 3 if 0xE0 <= c < 0xF0 \
-                else 4 if 0xF0 <= c < 0xF5 else 0
-            if k == 0 or i + k > length:
+            k = ft_utf8_strict_length(s + i, length - i)
+            if k == 0:
                 break
-            c &= 0x7F >> k if k > 1 else 0x7F
-            for j in range(1, k):
-                if s[i + j] & 0xC0 != 0x80:
-                    break
-                c = (c << 6) | (s[i + j] & 0x3F)
-            else:
-                if (k == 3 and (c < 0x800 or 0xD800 <= c < 0xE000)) or \
-                        (k == 4 and not 0x10000 <= c <= 0x10FFFF):
-                    break
-                data[0][n[0]] = c
-                n[0] += 1
-                i += k
-                continue
-            break
+            i += utf8_get(s + i, k, &data[0][n[0]])
+            n[0] += 1
         if i < length:
             self._replacement(<size_t>value)
             raise UnicodeDecodeError("utf-8", s[:length], i, i + 1, "invalid UTF-8")
