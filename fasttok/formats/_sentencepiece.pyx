@@ -1296,7 +1296,7 @@ cdef class SentencePieceCore(ModelBase):
             scratch_free(&sc)
             free(u.owned)
 
-    def encode_scored(self, str text not None, state=None, bint cut=True):
+    def encode_scored(self, str text not None, state=None, bint cut=True, allowed=None):
         """``(ids, k, c, state_at_c)``: the ids of ``text`` as a sentencepiece
         Unigram model's whole text has them where ``text`` begins, ``state``
         there (``None``: the text's start; else as this returned it) and,
@@ -1315,7 +1315,8 @@ cdef class SentencePieceCore(ModelBase):
         the model's longest piece and a margin before the end (no
         continuation reaches back over it), where the text after it
         normalizes alone as the text does there (checked), and not
-        between two unknown pieces that merge.
+        between two unknown pieces that merge. ``allowed`` is unused, as in
+        :meth:`encode` (the core parses no special tokens).
 
         >>> from fasttok.vocab import Vocabulary
         >>> v = Vocabulary(name="u", model="unigram", byte_level=False, unk_id=0,
