@@ -773,10 +773,10 @@ class Encoding:
         ``flush()`` all of them: ``encode`` of the pushed text joined, with
         these special-token arguments, however it was split. Text with no
         whitespace is cut where scripts, digits and punctuation meet or
-        inside a long run; a sentencepiece Unigram ``.model``, whose ids
-        depend on the whole text's path score before them, where no piece
-        crosses, each window encoded from that score (see
-        :mod:`fasttok.inference.appender` for the cost).
+        inside a long run; a Unigram model, whose ids depend on the path
+        score summed before them, where no piece crosses, each window
+        encoded from that score (see :mod:`fasttok.inference.appender` for
+        the cost).
 
         >>> enc = Encoding.from_vocabulary(Vocabulary(
         ...     name="b", model="byte_bpe", pattern=r" ?\\w+| ",
@@ -789,12 +789,15 @@ class Encoding:
         """
         from fasttok.inference.appender import Appender
 
-        _, disallowed = self._special_masks(allowed_special, disallowed_special)
+        allowed, disallowed = self._special_masks(allowed_special, disallowed_special)
         refuse = (lambda text: None) if disallowed is None else functools.partial(
             self._refuse_disallowed, mask=disallowed)
+        scored = self._core.scored_windows
+        if scored is not None:
+            scored = functools.partial(scored, allowed=allowed)
         return Appender(self._encoder_with(allowed_special, disallowed_special),
                         refuse=refuse, reach=self._longest_special,
-                        windows=self._core.windows_exact, scored=self._core.scored_windows,
+                        windows=self._core.windows_exact, scored=scored,
                         inside_words=self._core.cuts_inside_words)
 
     def encode_with_unstable(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),

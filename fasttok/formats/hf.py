@@ -240,6 +240,16 @@ def _repaired(text: str) -> str:
     return repair_surrogates(text)
 
 
+def _index_before_repair(text: str, c: int) -> int:
+    # the index in text of the character at c of its repair, where a
+    # surrogate pair became one character (and a lone one U+FFFD)
+    i = 0
+    for _ in range(c):
+        i += 2 if "\ud800" <= text[i] < "\udc00" and text[i + 1:i + 2] >= "\udc00" and \
+            text[i + 1] < "\ue000" else 1
+    return i
+
+
 class HFModel(ModelBase):
     """What :class:`fasttok.Encoding` calls for a ``tokenizer.json`` (the
     declared model interface), served by the file's pipeline: its walk where
@@ -258,10 +268,11 @@ class HFModel(ModelBase):
 
     @property
     def cuts_inside_words(self) -> bool:
-        """Whether an appender may cut inside a pre-token: not on a Unigram
-        model, whose Viterbi sums scores from the pre-token's start, so that
-        a tie between the same pieces in another order ("f" + "ff", "ff" +
-        "f") goes by how the sum before it rounds (see
+        """Whether an appender without :attr:`scored_windows` may cut inside
+        a pre-token: not on a Unigram model, whose Viterbi sums scores from
+        the pre-token's start, so that a tie between the same pieces in
+        another order ("f" + "ff", "ff" + "f") goes by how the sum before
+        it rounds (see
         :attr:`fasttok.models.interface.Model.cuts_inside_words`).
 
         >>> import json
@@ -271,6 +282,36 @@ class HFModel(ModelBase):
         False
         """
         return self.pipeline.record.metadata["document"]["model"]["type"] != "Unigram"
+
+    @property
+    def scored_windows(self) -> Optional[Callable]:
+        """:meth:`encode_scored`, which an appender encodes its windows with,
+        where the file's walk carries the Viterbi's score into them (a
+        Unigram configuration the compiled walk runs), else None.
+
+        >>> import json
+        >>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
+        >>> doc = {"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.0]]}}
+        >>> model = build_hf_pipeline(tokenizer_json_record(json.dumps(doc), "t.json"))
+        >>> model.scored_windows == model.encode_scored
+        True
+        """
+        walk = self.pipeline.walk
+        return self.encode_scored if walk is not None and walk.encode_scored else None
+
+    def encode_scored(self, text: str, state: Any = None, cut: bool = True,
+                      allowed: Optional[bytes] = None) -> tuple:
+        """``(ids, k, c, state_at_c)`` of ``text`` as the whole text has them
+        where it begins, from ``state``, with the added tokens ``allowed``
+        selects: the walk's
+        :meth:`~fasttok.models._unigram.UnigramWalk.encode_scored`, on the
+        text with its lone surrogates repaired (``c`` counted in ``text``)."""
+        repaired = _repaired(text)
+        ids, k, c, state = self.pipeline.walk.encode_scored(
+            repaired, self._allowed_ids(allowed), state, cut)
+        if c and repaired is not text:
+            c = _index_before_repair(text, c)
+        return ids, k, c, state
 
     @functools.cached_property
     def _order_ids(self) -> list:

@@ -141,9 +141,10 @@ class UnigramPathWalk(Walk):
     a text holding a lone surrogate is declined (``None``). ``encode`` adds
     the fourth item of :meth:`Walk.encode` when some tokens are unknown runs
     (tokenizers' token string for one is the run's normalized text, not its
-    id's piece). ``ids`` and ``encode`` are the compiled walk's own (a Python
-    call less a text). A batch goes in chunks to threads, each chunk one
-    call of the compiled walk's ``encode_offsets_many``.
+    id's piece). ``ids``, ``encode`` and ``encode_scored`` are the compiled
+    walk's own (a Python call less a text). A batch goes in chunks to
+    threads, each chunk one call of the compiled walk's
+    ``encode_offsets_many``.
 
     >>> from fasttok.models._unigram import TokenizersUnigram
     >>> model = TokenizersUnigram(["<unk>", "a"], [0.0, -1.0], 0, False)
@@ -154,6 +155,7 @@ class UnigramPathWalk(Walk):
     def __init__(self, core: UnigramWalk) -> None:
         self.ids = core.ids
         self.encode = core.encode
+        self.encode_scored = core.encode_scored
         # the batch call each chunk of Walk.batch_job's job makes
         self.encode_offsets_many = core.encode_offsets_many
 

@@ -9,7 +9,8 @@ NotImplementedError
 from __future__ import annotations
 
 from array import array
-from typing import Optional
+from collections.abc import Callable
+from typing import Any, Optional
 
 from fasttok.shared.batching import ChunkedBatchJob
 
@@ -74,6 +75,11 @@ class Walk:
         string (Unigram's unknown pieces keep their text) adds a fourth
         item, ``{index: string}`` for those tokens."""
         raise NotImplementedError
+
+    #: ``encode_scored(text, allowed, state, cut)`` where the walk carries
+    #: the Viterbi's score into an appender's windows (see
+    #: :meth:`fasttok.models._unigram.UnigramWalk.encode_scored`), or None
+    encode_scored: Optional[Callable[..., Any]] = None
 
     def encoder(self, allowed: Optional[frozenset]) -> tuple:
         """``(call, argument)`` with ``call(text, argument)`` equal to

@@ -27,15 +27,16 @@ counts them), and asking for the pending ids after every push costs an
 encode of the pending text each time: a few hundred characters, except
 where no cut is found (one unknown id for a whole run; an encoding whose
 windows are not exact, ``windows=False``, is never cut; a Unigram
-``tokenizer.json`` or GGUF ``t5`` vocabulary is cut only where whitespace
-is, ``inside_words=False``), where that pending text grows with the text.
+``tokenizer.json`` its compiled walk does not run is cut only where
+whitespace is, ``inside_words=False``), where that pending text grows with
+the text.
 
-sentencepiece's Unigram ``.model`` sums float32 path scores from the
-text's start and decides near ties by the sum's size, so a window encoded
-alone is not exact: there ``scored`` encodes the pending text from the
-whole text's score where it starts and says where to cut (a place no
-lattice node crosses, some way before the end) and the score there; no
-context is kept.
+A Unigram model sums path scores from the text's (``tokenizer.json``: the
+pre-token's) start and decides ties and near ties by how the sum rounds,
+so a window encoded alone is not exact: there ``scored`` encodes the
+pending text from the whole text's score where it starts and says where to
+cut (a place no lattice node crosses, some way before the end) and the
+score there; no context is kept.
 
 >>> encode = lambda s: [ord(ch) for ch in s]          # one id a character
 >>> a = Appender(encode)
@@ -73,7 +74,8 @@ class Appender:
     text's Viterbi where ``text`` starts; None at the start), of which
     ``ids[:k]`` are final and are ``text[:c]``'s (``c`` 0: no cut), as
     :meth:`~fasttok.formats.sentencepiece.SentencePieceModel.encode_scored`
-    does. ``inside_words`` False: cuts only where whitespace is (a Unigram
+    does (a cut leaving under ``reach`` characters is not taken: a special
+    token the text after it completes could start before it). ``inside_words`` False: cuts only where whitespace is (a Unigram
     model whose ties inside a pre-token go by the score summed before them).
 
     >>> a = Appender(lambda s: [ord(ch) for ch in s])
@@ -167,7 +169,9 @@ class Appender:
             return []
         self.encoded_chars += len(self.pending)
         ids, k, cut, state = self._scored(self.pending, self._state)
-        if not cut:
+        if not cut or len(self.pending) - cut < self._reach:
+            # (a special token the text after the cut may yet complete
+            # could start before it)
             return self._uncut(ids)
         self._state = state
         return self._cut(ids[:k], ids[k:], self.pending[cut:])

@@ -365,14 +365,14 @@ def _lead(ids: list, tail: list) -> Optional[int]:
 # every 1,024 characters instead of 512 (_EDGE_SPAN): pushes alone 5.4 ->
 # 3.1 (Han), 2.4 -> 1.7 (URLs), but with pending_ids() after each push
 # 11.0 -> 13.8 and 7.3 -> 12.1 (tiktoken and llama2; /tmp/s/span.py): not kept.
-# A Unigram tokenizer.json or GGUF t5 vocabulary is not cut inside a
-# pre-token at all (Model.cuts_inside_words): its Viterbi sums double scores
-# from the pre-token's (GGUF: the text's) start, and "f" + "ff" ties "ff" +
-# "f" but for how the sum before them rounds, so a window from an edge split
-# a run of f and 6 otherwise (GGUF t5: 104 random runs of two letters in
-# 100 s; a review's reproducers). Its text without whitespace stays pending
-# (200 characters encoded a character pushed with pending_ids() after each,
-# as before the edges) until its walk carries the score as encode_scored does.
+# A Unigram tokenizer.json's Viterbi sums double scores from a pre-token's
+# start, and "f" + "ff" ties "ff" + "f" but for how the sum before them
+# rounds, so a window from an edge inside a pre-token split a run of f and 6
+# otherwise. Its compiled walk carries the score instead
+# (UnigramWalk.encode_scored): a cut at a node's start inside a pre-token
+# or at one's start, the text after it walked from the pre-token's score
+# there. A configuration the walk does not run is cut only where
+# whitespace is (Model.cuts_inside_words), its unspaced text pending.
 # sentencepiece's Unigram .model cannot be cut exactly from a window encoded
 # from 0: its float32 scores summed from the start of the text break ties by
 # the sum's size (400 KB of English: one id in 371k differs, at 3 of 4 push

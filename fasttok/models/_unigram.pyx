@@ -1785,6 +1785,33 @@ cdef struct WalkOp:
     uint32_t pattern_length
 
 
+cdef struct ScoredPlace:
+    # a node's start as encode_scored records it: its byte in WalkOut.normal,
+    # its piece's bytes there, the index in the text of its first character,
+    # the path's score before it, and how many ids come before it
+    # (SIZE_MAX: inside a token, a run of unknown characters fused)
+    size_t at
+    size_t piece_start
+    size_t piece_end
+    Py_ssize_t char
+    double score
+    size_t ids
+
+
+cdef enum:
+    # WalkOut.continuing: the text is the whole text's from its start; from
+    # a pre-token's start (no "first" prepend); from inside a pre-token (no
+    # prepend at its first character, its first piece scored from zero)
+    AT_START = 0
+    AT_WORD = 1
+    IN_WORD = 2
+    # encode_scored: normalized bytes a cut leaves after the longest piece
+    # past it (a charsmap's look-ahead, trailing whitespace), and how many
+    # places it tries from the end
+    SCORED_MARGIN = 64
+    SCORED_TRIES = 8
+
+
 cdef struct WalkOut:
     # one call's work buffers and results
     NCharBuf x
@@ -1814,6 +1841,20 @@ cdef struct WalkOut:
     bint offsets
     ByteBuf early        # the early literals' passes over a Latin-1 text, one
     ByteBuf early_other  # into each in turn (see UnigramWalk._early_latin1)
+    # encode_scored's: where the text starts in the whole text it continues
+    # (AT_START, AT_WORD, IN_WORD), the score its first piece starts from
+    # (IN_WORD), the first piece still to come; with scored, the last
+    # stretch's pieces' bytes one after another, where each piece ends in
+    # them, and each node's start (ScoredPlace)
+    int continuing
+    double zero
+    bint zero_left
+    bint scored
+    ByteBuf normal
+    OffsetBuf piece_ends
+    ScoredPlace* places
+    size_t n_places
+    size_t places_cap
 
 
 cdef int _out_push(WalkOut* w, uint32_t id, int32_t start, int32_t end) except -1 nogil:
@@ -1860,6 +1901,7 @@ cdef void _out_clear(WalkOut* w) noexcept nogil:
         w.offs = w.words = NULL
     w.x.len = w.y.len = w.utf8_len = w.n_pieces = w.n_cuts = w.spans.len = w.nodes.len = 0
     w.unknown.len = w.unknown_at.len = w.n = 0
+    w.normal.len = w.piece_ends.len = w.n_places = 0
     w.word = 0
     w.cache = NULL
     viterbi_scratch_free(&w.scratch)
@@ -1879,6 +1921,9 @@ cdef void _out_free(WalkOut* w) noexcept nogil:
     offsets_free(&w.unknown_at)
     bytebuf_free(&w.early)
     bytebuf_free(&w.early_other)
+    bytebuf_free(&w.normal)
+    offsets_free(&w.piece_ends)
+    free(w.places)
     free(w.ids)
     free(w.offs)
     free(w.words)
@@ -2499,8 +2544,9 @@ cdef class UnigramWalk:
     cdef int _model(self, NCharBuf* chars, WalkOut* w) except -1 nogil:
         # The model over each piece of the stretch (chars: its characters),
         # one word each: its nodes (_segments), their unknown runs fused.
-        cdef size_t i, j, n, cuts = 0
+        cdef size_t i, j, n, cuts = 0, place = 0
         cdef int direct
+        cdef double zero
         cdef const uint8_t* p
         cdef PieceRef* ref
         cdef SpanBuf* tokens
@@ -2509,8 +2555,16 @@ cdef class UnigramWalk:
             ref = &w.pieces[i]
             p = w.utf8 + ref.start
             n = ref.end - ref.start
-            direct = self._segments(p, n, ref.hash, w.cut_at + cuts, ref.cuts_end - cuts, w)
+            zero = 0.0
+            if w.zero_left:
+                zero = w.zero
+                w.zero_left = False
+            direct = self._segments(p, n, ref.hash, w.cut_at + cuts, ref.cuts_end - cuts,
+                                    zero, w)
             cuts = ref.cuts_end
+            if w.scored:
+                place = w.n_places
+                self._note_places(chars, ref, zero, w)
             if direct:
                 w.word += 1   # (its ids are in w.ids already: see _segment)
                 continue
@@ -2527,6 +2581,16 @@ cdef class UnigramWalk:
                     break
             for j in range(tokens.len):
                 sp = &tokens.data[j]
+                if w.scored:
+                    # the ids before a node that starts a token (not one
+                    # inside a run of unknown characters fused)
+                    while place < w.n_places and \
+                            w.places[place].at - w.places[place].piece_start < sp.start:
+                        place += 1
+                    if place < w.n_places and \
+                            w.places[place].at - w.places[place].piece_start == sp.start:
+                        w.places[place].ids = w.n
+                        place += 1
                 _out_push(w, sp.id, chars.data[w.char_of[ref.start + sp.start]].start,
                           chars.data[w.char_of[ref.start + sp.end - 1]].end)
                 if sp.flags & FLAG_TEXT:
@@ -2535,6 +2599,37 @@ cdef class UnigramWalk:
         w.n_pieces = 0
         w.n_cuts = 0
         w.utf8_len = 0
+        return 0
+
+    cdef int _note_places(self, const NCharBuf* chars, const PieceRef* ref, double zero,
+                          WalkOut* w) except -1 nogil:
+        # encode_scored's record of the piece ref (its nodes in w.nodes, its
+        # path scored from zero): its bytes after the stretch's others, and
+        # a place at each node's start, the path's score there summed in the
+        # Viterbi's order (as _placed sums it)
+        cdef const uint8_t* p = w.utf8 + ref.start
+        cdef size_t n = ref.end - ref.start, base = w.normal.len, first = w.n_places, j
+        cdef const Span* sp
+        cdef ScoredPlace* at
+        bytebuf_reserve(&w.normal, n)
+        memcpy(w.normal.data + base, p, n)
+        w.normal.len += n
+        offsets_reserve(&w.piece_ends, 1)
+        w.piece_ends.data[w.piece_ends.len] = <uint32_t>(base + n)
+        w.piece_ends.len += 1
+        grow_array(<void**>&w.places, &w.places_cap, first + w.nodes.len, sizeof(ScoredPlace), 64)
+        for j in range(w.nodes.len):
+            sp = &w.nodes.data[j]
+            at = &w.places[first + j]
+            at.at = base + sp.start
+            at.piece_start = base
+            at.piece_end = base + n
+            at.char = chars.data[w.char_of[ref.start + sp.start]].start
+            at.score = zero
+            at.ids = SIZE_MAX
+            zero = zero + (self.model.core.unk_score if self._unknown(p, sp)
+                           else self.model.core.scores[sp.id])
+        w.n_places += w.nodes.len
         return 0
 
     cdef int _node_ids(self, const uint8_t* p, WalkOut* w) except -1 nogil:
@@ -2602,7 +2697,7 @@ cdef class UnigramWalk:
         return here
 
     cdef int _segments(self, const uint8_t* p, size_t n, uint64_t hash, const uint32_t* cuts,
-                       size_t n_cuts, WalkOut* w) except -1 nogil:
+                       size_t n_cuts, double zero, WalkOut* w) except -1 nogil:
         # The Viterbi nodes of the piece p[:n] (n > 0) into w.nodes, with the
         # thread's cache (see the notes above UnigramWalk); hash: the
         # piece's when it is one segment of at most LONG_SEGMENT bytes (else
@@ -2617,16 +2712,17 @@ cdef class UnigramWalk:
         # from 0 are cached with the least gap between two scores its
         # Viterbi compared: where that gap is wide enough for here's
         # rounding (_holds), the segment splits from here as from 0, and
-        # its score is added node by node.
+        # its score is added node by node. zero: the score the piece's path
+        # starts from (0, but where encode_scored's text goes on inside one).
         cdef size_t a = 0, b, e, i, count, c = 0
         cdef bint cached
         cdef uint64_t h
-        cdef double here = 0.0
+        cdef double here = zero
         cdef SegmentRef segs[SEGMENTS_AT_ONCE]
         w.nodes.len = 0
         if w.cache == NULL or (hash and not ft_pc_open(w.cache, hash)):
             # no cache, or its gate keeps this piece out (too few hits of late)
-            return self.model.core.viterbi_from(p, n, &w.nodes, &w.scratch, 0.0, NULL)
+            return self.model.core.viterbi_from(p, n, &w.nodes, &w.scratch, zero, NULL)
         if hash:
             segs[0].start = 0
             segs[0].end = n
@@ -2764,7 +2860,10 @@ cdef class UnigramWalk:
             self._piece(src, lo, hi, False, w)
             return 0
         prepend = c.cp != self.meta and c.cp != 0x20 and (
-            self.prepend == PREPEND_ALWAYS or (self.prepend == PREPEND_FIRST and c.start == 0))
+            self.prepend == PREPEND_ALWAYS or (self.prepend == PREPEND_FIRST and c.start == 0
+                                               and w.continuing == AT_START))
+        if w.continuing == IN_WORD and c.start == 0:
+            prepend = False   # the whole text's pre-token goes on here
         if not self.split:
             self._piece(src, lo, hi, prepend, w)
             return 0
@@ -2828,6 +2927,9 @@ cdef class UnigramWalk:
         text.data = data
         text.a = a
         text.n = b - a
+        if w.scored:
+            # (encode_scored cuts in the last stretch alone)
+            w.normal.len = w.piece_ends.len = w.n_places = 0
         if self.rule_block != NULL and (self.n_early == 0 or early_done or
                                         self._early_idle(&text)):
             # the charsmap reads the text itself (a copy for early stages
@@ -2896,6 +2998,103 @@ cdef class UnigramWalk:
         ``None`` if declined."""
         return self._run(text, self._matches(text, allowed), True)
 
+    def encode_scored(self, str text not None, allowed, state=None, bint cut=True):
+        """``(ids, k, c, state_at_c)``: the ids of ``text`` as the whole
+        text has them where ``text`` begins, ``state`` there (``None``: the
+        text's start; else as this returned it) and, with ``cut``, the place
+        an appender keeps the ids before (``c`` > 0, else none): ``ids[:k]``
+        are the ids of ``text[:c]`` whatever follows, and ``text[c:]``
+        encodes on from ``state_at_c`` to ``ids[k:]`` and whatever follows's.
+        ``None`` for a text the walk declines.
+
+        Each pre-token's Viterbi sums double scores from its start, and a
+        tie between the same pieces in another order goes by how the sum
+        before them rounds: a window from inside a pre-token is encoded from
+        the whole pre-token's score there. The cut is at a node's start no
+        lattice node crosses, the longest piece and a margin before the
+        end, not inside a run of unknown characters fused, where the text
+        after it, walked alone from that state, has the whole text's
+        normalized pieces from there and their ids (checked). A state is
+        that score and whether the cut is inside a pre-token (its first
+        character then gets no prepended replacement) or at its start (no
+        "first" prepend either: the text's start is behind).
+
+        >>> m = TokenizersUnigram(["<unk>", "▁a", "b", "a"], [0.0, -1.0, -1.0, -1.5], 0, False)
+        >>> w = UnigramWalk(m, [], None, [], None, ("▁", "always", False), 4)
+        >>> ids, k, c, state = w.encode_scored("ab" * 60, None)
+        >>> ids == w.ids("ab" * 60, None), (k, c, state)
+        (True, (51, 51, (-63.5, True)))
+        >>> w.encode_scored(("ab" * 60)[c:], None, state, False)[0] == ids[k:]
+        True
+        """
+        cdef int continuing = AT_START
+        cdef double zero = 0.0
+        cdef WalkOut w
+        cdef WalkOut v
+        cdef Py_ssize_t i
+        cdef size_t tries = 0, reach = self.model.core.reach
+        cdef const ScoredPlace* at
+        if state is not None:
+            zero, inside = state
+            continuing = IN_WORD if inside else AT_WORD
+        if not cut:
+            return self._run(text, self._matches(text, allowed), False, continuing, zero), \
+                0, 0, state
+        memset(&w, 0, sizeof(WalkOut))
+        memset(&v, 0, sizeof(WalkOut))
+        w.offsets = w.scored = True
+        w.continuing = continuing
+        w.zero = zero
+        w.zero_left = continuing == IN_WORD
+        w.cache = piece_cache_table()
+        try:
+            if self._walk(text, self._matches(text, allowed), &w):
+                return None
+            ids = ids_list(w.ids, w.n, self.ints)
+            i = <Py_ssize_t>w.n_places - 1
+            while i >= 0 and tries < SCORED_TRIES:
+                at = &w.places[i]
+                i -= 1
+                if at.ids == SIZE_MAX or at.char == 0 or \
+                        at.at + reach + SCORED_MARGIN > w.normal.len:
+                    continue
+                tries += 1
+                if at.at > at.piece_start and self._crossed(&w, at):
+                    continue
+                rest = text[at.char:]
+                _out_free(&v)
+                memset(&v, 0, sizeof(WalkOut))
+                v.offsets = v.scored = True
+                v.continuing = IN_WORD if at.at > at.piece_start else AT_WORD
+                v.zero = at.score
+                v.zero_left = v.continuing == IN_WORD
+                v.cache = w.cache
+                if not self._walk(rest, self._matches(rest, allowed), &v) and \
+                        _same_from(&w, at, &v):
+                    return ids, at.ids, at.char, (at.score, at.at > at.piece_start)
+            return ids, 0, 0, state
+        finally:
+            _out_free(&w)
+            _out_free(&v)
+
+    cdef bint _crossed(self, const WalkOut* w, const ScoredPlace* at) except -1:
+        # whether a lattice node of at's piece crosses at (none starts more
+        # than the longest piece before it)
+        cdef NodeBuf nodes = NodeBuf(NULL, 0, 0)
+        cdef size_t lo, hi, reach = self.model.core.reach, i
+        lo = at.at - reach if at.at - at.piece_start > reach else at.piece_start
+        while lo < at.at and (w.normal.data[lo] & 0xC0) == 0x80:
+            lo += 1
+        hi = at.at + reach if at.at + reach < at.piece_end else at.piece_end
+        try:
+            self.model.core.populate(w.normal.data + lo, hi - lo, &nodes)
+            for i in range(nodes.len):
+                if lo + nodes.data[i].start < at.at < lo + nodes.data[i].end:
+                    return True
+            return False
+        finally:
+            free(nodes.data)
+
     cdef object _matches(self, str text, object allowed):
         # The added-token pass's matches, or None where no token is in the
         # text: its matcher's compiled search (LiteralCut.occurs_in: code
@@ -2925,14 +3124,15 @@ cdef class UnigramWalk:
         # the early literals (ALBERT's and XLNet's quote pairs), where they
         # occur, are str.replace's, and the charsmap reads the result (each
         # character's span, which they would change, is read for offsets
-        # and the first scheme alone; walked as characters with spans they
-        # were a quarter of a whole code text's walk).
+        # and the first scheme and encode_scored's text going on from a
+        # state alone; walked as characters with spans they were a quarter
+        # of a whole code text's walk).
         cdef int kind = PyUnicode_KIND(text), declined
         cdef const void* data = PyUnicode_DATA(text)
         cdef bint early_done = False
         cdef Source source
         cdef ByteBuf* done
-        if not w.offsets and self.early_pairs is not None and not (
+        if not w.offsets and self.early_pairs is not None and w.continuing == AT_START and not (
                 self.metaspace and self.prepend == PREPEND_FIRST):
             source.c = NULL
             source.kind = kind
@@ -3007,11 +3207,29 @@ cdef class UnigramWalk:
             other = swap
         return other
 
-    cdef object _run(self, str text, list matches, bint offsets):
-        # run's work, called by ids and encode without a Python call
-        cdef WalkOut w
-        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), start, end
+    cdef int _walk(self, str text, list matches, WalkOut* w) except -2:
+        # text's tokens into w (added tokens matched at matches, as run
+        # takes them); 1: declined
+        cdef Py_ssize_t start, end
         cdef int declined = 0
+        if matches is None:
+            return self._stretch_of(text, 0, PyUnicode_GET_LENGTH(text), w)
+        for token, start, end in matches:
+            if token is not None:
+                _out_push(w, <uint32_t>token, <int32_t>start, <int32_t>end)
+                w.word += 1
+                w.zero_left = False   # the stretch after it starts a pre-token
+            elif end > start:
+                declined = self._stretch_of(text, start, end, w)
+                if declined:
+                    break
+        return declined
+
+    cdef object _run(self, str text, list matches, bint offsets, int continuing=AT_START,
+                     double zero=0.0):
+        # run's work, called by ids and encode without a Python call;
+        # continuing and zero: encode_scored's text going on from a state
+        cdef WalkOut w
         cdef bint spare = not self.spare_taken
         if spare:
             # taken and given back with the GIL held
@@ -3022,20 +3240,13 @@ cdef class UnigramWalk:
         else:
             memset(&w, 0, sizeof(WalkOut))
         w.offsets = offsets
+        w.continuing = continuing
+        w.zero = zero
+        w.zero_left = continuing == IN_WORD
+        w.scored = False
         w.cache = piece_cache_table()
         try:
-            if matches is None:
-                declined = self._stretch_of(text, 0, n, &w)
-            else:
-                for token, start, end in matches:
-                    if token is not None:
-                        _out_push(&w, <uint32_t>token, <int32_t>start, <int32_t>end)
-                        w.word += 1
-                    elif end > start:
-                        declined = self._stretch_of(text, start, end, &w)
-                        if declined:
-                            break
-            if declined:
+            if self._walk(text, matches, &w):
                 return None
             if not offsets:
                 return ids_list(w.ids, w.n, self.ints)
@@ -3107,6 +3318,25 @@ cdef class UnigramWalk:
             free(sources)
             free(ends)
             _out_free(&w)
+
+
+cdef bint _same_from(const WalkOut* w, const ScoredPlace* at, const WalkOut* v) noexcept nogil:
+    # Whether v (the text from at, walked alone from its state) has w's
+    # last stretch from at: its normalized bytes, its pieces' ends and its
+    # ids from at's on
+    cdef size_t j = 0, i
+    cdef size_t n = w.normal.len - at.at
+    if v.normal.len != n or memcmp(v.normal.data, w.normal.data + at.at, n) or \
+            v.n != w.n - at.ids or memcmp(v.ids, w.ids + at.ids, v.n * sizeof(uint32_t)):
+        return False
+    while j < w.piece_ends.len and w.piece_ends.data[j] <= at.at:
+        j += 1
+    if v.piece_ends.len != w.piece_ends.len - j:
+        return False
+    for i in range(v.piece_ends.len):
+        if v.piece_ends.data[i] != w.piece_ends.data[j + i] - at.at:
+            return False
+    return True
 
 
 cdef object _found(const WalkOut* w, size_t a, size_t b, size_t u, size_t v):
