@@ -984,10 +984,12 @@ cdef class UnigramModel:
         return _viterbi(self, s, n, out, scratch, start, NULL, end)
 
     cdef double score_at(self, const ViterbiScratch* scratch, size_t key) noexcept nogil:
-        """The float32 path score at key that the last viterbi_scored with
-        scratch (sentencepiece's flavour) wrote: the score there where the
-        byte before key is ASCII (the walk for a lone character of more
-        bytes goes on without writing it)."""
+        """The path score at key that the last viterbi_scored with scratch
+        wrote (float32 in sentencepiece's flavour, double in the others):
+        the score there where the byte before key is ASCII (the walk for a
+        lone character of more bytes goes on without writing it)."""
+        if self.llama_cpp or self.tokenizers:
+            return (<const BestPath*>scratch.best)[key].score
         return (<const BestPathF*>scratch.best)[key].score
 
     def segment(self, data):
