@@ -50,6 +50,12 @@ VOCABS = {
         str(DATA / "vocab" / "hf" / "all-MiniLM-L6-v2" / "tokenizer.json")),
     "llama-spm.gguf": lambda: fasttok.load(
         str(DATA / "vocab" / "gguf" / "ggml-vocab-llama-spm.gguf")),
+    "botchan_unigram_5000.T5.json": lambda: fasttok.load(
+        str(DATA / "vocab" / "hf" / "unigram" / "botchan_unigram_5000.v5.24.0.T5Tokenizer.json")),
+    "kyoto_ja_unigram_8000.XLNet.json": lambda: fasttok.load(
+        str(DATA / "vocab" / "hf" / "unigram" / "kyoto_ja_unigram_8000.v4.57.6.XLNetTokenizer.json")),
+    "nomic-bert-moe.gguf (t5)": lambda: fasttok.load(
+        str(DATA / "vocab" / "gguf" / "ggml-vocab-nomic-bert-moe.gguf")),
     "botchan_unigram_5000.model": lambda: fasttok.load(
         str(DATA / "vocab" / "sentencepiece" / "botchan_unigram_5000.model")),
     "kyoto_ja_unigram_8000.model": lambda: fasttok.load(
