@@ -423,6 +423,19 @@ cdef list _user_defined(vocab):
             if kind == T_USER_DEFINED]
 
 
+cdef inline void _drop_word_space(ByteBuf* norm, OffsetBuf* n2o) noexcept nogil:
+    # The leading ▁ off normalized text (and its offsets, n2o or NULL):
+    # llama.cpp's UGM normalizer with remove_extra_whitespaces puts one
+    # before every word, the first too, so text that goes on inside a word
+    # normalizes alone to a ▁ more than the whole text has there.
+    if norm.len >= 3 and not memcmp(norm.data, SPACE_SYMBOL, 3):
+        memmove(norm.data, norm.data + 3, norm.len - 3)
+        norm.len -= 3
+        if n2o != NULL and n2o.len >= 3:
+            memmove(n2o.data, n2o.data + 3, (n2o.len - 3) * sizeof(uint32_t))
+            n2o.len -= 3
+
+
 cdef Py_ssize_t _str_index(str text, size_t chars):
     # the index in text of its character number chars as utf8_text counts
     # them: a high surrogate before a low one is one character there
@@ -1297,22 +1310,25 @@ cdef class SentencePieceCore(ModelBase):
             free(u.owned)
 
     def encode_scored(self, str text not None, state=None, bint cut=True, allowed=None):
-        """``(ids, k, c, state_at_c)``: the ids of ``text`` as a sentencepiece
-        Unigram model's whole text has them where ``text`` begins, ``state``
+        """``(ids, k, c, state_at_c)``: the ids of ``text`` as a Unigram
+        model's whole text has them where ``text`` begins, ``state``
         there (``None``: the text's start; else as this returned it) and,
         with ``cut``, the place an appender keeps the ids before (``c`` > 0,
         else none): ``ids[:k]`` are the ids of ``text[:c]`` whatever follows
         ``text``, and ``text[c:]`` encodes on from ``state_at_c`` to
         ``ids[k:]`` and whatever follows's.
 
-        The float32 path scores, summed from the text's start, decide near
-        ties by the size of the sum, so a window encoded from 0 may split
-        otherwise; from the score at a point no lattice node crosses, it is
-        the whole text's Viterbi again. A state is that score and whether
-        the text there starts with a ``▁`` its dummy prefix stands for (a
-        cut at a ``▁`` starts the text after the whitespace; any other cut,
-        where the text's normalized form goes on, without one). The cut is
-        the model's longest piece and a margin before the end (no
+        The path scores, summed from the text's start (float32; in the
+        llama.cpp flavour, one fragment between special tokens, double),
+        decide near ties by the size of the sum, so a window encoded from 0
+        may split otherwise; from the score at a point no lattice node
+        crosses, it is the whole text's Viterbi again. A state is that score
+        and whether the text there starts with a ``▁`` its dummy prefix
+        stands for (a cut at a ``▁`` starts the text after the whitespace;
+        any other cut, where the text's normalized form goes on, without
+        one: llama.cpp's normalizer with ``remove_extra_whitespaces`` puts
+        a ``▁`` before every word, the first too, and that one is dropped).
+        The cut is the model's longest piece and a margin before the end (no
         continuation reaches back over it), where the text after it
         normalizes alone as the text does there (checked), and not
         between two unknown pieces that merge. ``allowed`` is unused, as in
@@ -1342,7 +1358,9 @@ cdef class SentencePieceCore(ModelBase):
         cdef Scratch sc
         cdef size_t k, i, q, lo, hi, reach, o_b = 0, n_final = 0, c = 0, tries = 0
         cdef double start = 0.0, score
-        cdef bint crossed, space, dummy = True
+        cdef bint crossed, space = False, dummy = True
+        # llama.cpp's UGM normalizer puts a ▁ before every word, the first too
+        cdef bint word_space = self.llama_cpp and self.vocabulary.remove_extra_whitespaces
         cdef uint32_t* ids = NULL
         cdef Normalizer first, plain
         if self.unigram is None:
@@ -1361,6 +1379,8 @@ cdef class SentencePieceCore(ModelBase):
         try:
             with nogil:
                 first.normalize_into(u.data, u.size, &norm, &n2o if cut else NULL)
+                if word_space and not dummy:
+                    _drop_word_space(&norm, &n2o if cut else NULL)
                 self.unigram.viterbi_scored(norm.data, norm.len, &spans, &sc.vit, start, NULL)
                 k = spans.len
                 while cut and k > 1 and tries < SCORED_TRIES:
@@ -1397,11 +1417,13 @@ cdef class SentencePieceCore(ModelBase):
                         self.normalizer.normalize_into(u.data + o_b, u.size - o_b, &alone, NULL)
                     else:
                         plain.normalize_into(u.data + o_b, u.size - o_b, &alone, NULL)
+                        if word_space:
+                            _drop_word_space(&alone, NULL)
                     if alone.len != norm.len - q or memcmp(alone.data, norm.data + q, alone.len):
                         continue
-                    # the score at q: the Viterbi's own where it wrote it, else
-                    # a Viterbi over the text before q
-                    if norm.data[q - 1] < 0x80:
+                    # the score at q: the Viterbi's own where it wrote it (its
+                    # float32 entries), else a Viterbi over the text before q
+                    if norm.data[q - 1] < 0x80 and not self.llama_cpp:
                         score = self.unigram.score_at(&sc.vit, q)
                     else:
                         self.unigram.viterbi_scored(norm.data, q, &head, &sc.vit, start, &score)

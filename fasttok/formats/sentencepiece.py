@@ -35,6 +35,7 @@ from fasttok.formats.gguf import GGUFModel, first_id_by_bytes
 from fasttok.models import unigram_sampling
 from fasttok.models.unigram_sampling import UnigramLattice
 from fasttok.post_processors.special_ids import from_flags
+from fasttok.shared.surrogates import repair_surrogates
 from fasttok.vocab import Vocabulary
 
 __all__ = ["build_sentencepiece", "load_sentencepiece_file", "SentencePieceModel",
@@ -180,19 +181,77 @@ class GGUFSentencePiece(GGUFModel):
         return self.core.encode_fragment(text, True)
 
     @property
-    def cuts_inside_words(self) -> bool:
-        """Whether an appender may cut where no whitespace is: not on a
-        ``t5`` (Unigram) vocabulary, whose Viterbi sums scores from the
-        text's start, so that a tie between the same pieces in another order
-        goes by how the sum before it rounds.
+    def scored_windows(self) -> Optional[Callable]:
+        """:meth:`encode_scored`, which an appender encodes its windows
+        with, for a ``t5`` (Unigram) vocabulary, whose Viterbi sums double
+        scores from its fragment's start, so that a tie between the same
+        pieces in another order ("f" + "ff", "ff" + "f") goes by how the sum
+        before it rounds; None for ``llama``, whose windows are exact alone.
 
         >>> from fasttok.vocab import Vocabulary
         >>> v = Vocabulary(name="t", model="unigram", byte_level=False, unk_id=0,
         ...                tokens=(b"<unk>", b"a"), scores=(0.0, -1.0), token_types=(2, 1))
-        >>> GGUFSentencePiece(v).cuts_inside_words
-        False
+        >>> m = GGUFSentencePiece(v)
+        >>> m.scored_windows == m.encode_scored
+        True
         """
-        return self.vocab.model != "unigram"
+        return self.encode_scored if self.vocab.model == "unigram" else None
+
+    def encode_scored(self, text: str, state: Any = None, cut: bool = True,
+                      allowed: Any = None) -> tuple:
+        """``(ids, k, c, state_at_c)``: :meth:`encode`'s ids of ``text``
+        (``allowed`` as there) as the whole text has them where ``text``
+        begins, ``state`` there, and with ``cut`` where an appender keeps
+        the ids before: ``ids[:k]`` are ``text[:c]``'s whatever follows
+        (``c`` 0: no cut), and ``text[c:]`` encodes on from ``state_at_c``.
+
+        llama.cpp's UGM tokenizer normalizes each fragment between special
+        tokens on its own and runs its Viterbi over it from 0, so ``state``
+        goes into the first fragment only where ``text`` begins with text,
+        every other fragment starts afresh, and the cut is inside the last
+        one, where the core finds it
+        (:meth:`~fasttok.formats._sentencepiece.SentencePieceCore.encode_scored`),
+        else where it begins after a special token (state None: the text
+        after it encodes as a text's start), so that short fragments between
+        special tokens are cut too.
+
+        >>> from fasttok.vocab import Vocabulary
+        >>> v = Vocabulary(name="t", model="unigram", byte_level=False, unk_id=0,
+        ...                add_dummy_prefix=True, remove_extra_whitespaces=True,
+        ...                escape_whitespaces=True, tokens=(b"<unk>", "\u2581a".encode(), b"a"),
+        ...                scores=(0.0, -1.0, -2.0), token_types=(2, 1, 1))
+        >>> m = GGUFSentencePiece(v)
+        >>> ids, k, c, state = m.encode_scored("a " * 40)
+        >>> ids == m.encode_ordinary("a " * 40), k, c
+        (True, 22, 44)
+        >>> m.encode_scored(("a " * 40)[c:], state, cut=False)[0] == ids[k:]
+        True
+        """
+        repaired = repair_surrogates(text)
+        frags = self._specials.partition_spans(repaired, self._entries_for(allowed))
+        if len(repaired) != len(text):
+            # the core counts c in text, whose surrogate pairs are one character here
+            at = _code_points(text)
+            frags = [f[:-2] + (at[f[-2]], at[f[-1]]) for f in frags]
+        last = max((i for i, f in enumerate(frags) if len(f) == 2), default=-1)
+        ids: list = []
+        k, c, state_at_c = 0, 0, state
+        for i, frag in enumerate(frags):
+            if len(frag) == 3:
+                ids.append(frag[0])
+                continue
+            start, end = frag
+            if i == last or start == 0 and state is not None:
+                found, k_frag, c_frag, at_c = self.core.encode_scored(
+                    text[start:end], state if start == 0 else None, cut and i == last)
+                if c_frag:
+                    k, c, state_at_c = len(ids) + k_frag, start + c_frag, at_c
+                elif cut and i == last and i > 0:
+                    k, c, state_at_c = len(ids), start, None
+                ids += found
+            else:
+                ids += self.core.encode_fragment(text[start:end], True)
+        return ids, k, c, state_at_c
 
     def _fragment_offsets(self, fragment: str, first: bool) -> tuple:
         return self.core.encode_with_offsets(fragment, None, first)
@@ -255,6 +314,19 @@ class GGUFSentencePiece(GGUFModel):
     @property
     def vocabulary(self) -> Vocabulary:
         return self.vocab
+
+
+def _code_points(text: str) -> list:
+    # where in text each character of repair_surrogates(text) begins (a
+    # surrogate pair is one character there), and its end
+    at = []
+    i, n = 0, len(text)
+    while i < n:
+        at.append(i)
+        pair = "\ud800" <= text[i] < "\udc00" and i + 1 < n and "\udc00" <= text[i + 1] < "\ue000"
+        i += 2 if pair else 1
+    at.append(n)
+    return at
 
 
 # ---------------------------------------------------------------- subword regularization
