@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from conftest import DATA, DATA_MISSING, Mismatches, missing_data_reason, read_jsonl
 from fasttok.models.hf_bpe import BPE, UnkTokenNotFoundError, bpe_from_json
 from fasttok.models._hf_bpe import HfBpeCore
-from fasttok.models.hf_json import model_from_json
+from fasttok.models.hf_fields import model_from_json
 from fasttok.shared._bytemap import bytes_to_unicode
 
 tokenizers = pytest.importorskip("tokenizers")

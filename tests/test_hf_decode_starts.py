@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import fasttok
 from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON
-from fasttok.decoders.hf_json import decoder_from_json
+from fasttok.loaders.hf_stage_json import decoder_from_json
 from fasttok.decoders.hf_starts import token_starts
 from fasttok.errors import ReferenceFailsError
 

@@ -19,7 +19,7 @@ from conftest import DATA, Mismatches, read_jsonl
 from hf_components import (char_tokenizer, code_point_blocks, fail, ours_alignments,
                            reference_alignments, texts)
 
-from fasttok.normalizers.hf_json import normalizer_from_json
+from fasttok.loaders.hf_stage_json import normalizer_from_json
 
 tokenizers = pytest.importorskip("tokenizers")
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from conftest import DATA, Mismatches
 from hf_components import code_point_blocks, fail, texts, tokenizer_json
 
-from fasttok.pre_tokenizers.hf_json import pre_tokenizer_from_json
+from fasttok.loaders.hf_stage_json import pre_tokenizer_from_json
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -145,7 +145,7 @@ def test_pre_tokenizer_of_each_shared_file_matches_tokenizers(relpath, test_stri
 def test_pipeline_of_each_shared_file_keeps_tokenizers_offsets(relpath, test_strings):
     # normalizer then pre-tokenizer, and every character of every piece as
     # one token: its offsets are where the alignments of both stages lead
-    from fasttok.normalizers.hf_json import normalizer_from_json
+    from fasttok.loaders.hf_stage_json import normalizer_from_json
     from fasttok.shared.normalized import NormalizedString, PreTokenizedString
 
     spec = json.loads((DATA / "vocab" / "hf" / relpath).read_text(encoding="utf-8"))

@@ -29,8 +29,8 @@ from tokenizers import processors  # noqa: E402
 from fasttok.errors import FasttokError  # noqa: E402
 from fasttok.post_processors.bert import BertProcessing  # noqa: E402
 from fasttok.post_processors.byte_level import ByteLevel  # noqa: E402
-from fasttok.post_processors.hf_json import (padding_from_json, post_processor_from_json,  # noqa: E402
-                                             truncation_from_json)
+from fasttok.loaders.hf_stage_json import post_processor_from_json  # noqa: E402
+from fasttok.post_processors.hf_json import padding_from_json, truncation_from_json  # noqa: E402
 from fasttok.post_processors.padding import PaddingParams  # noqa: E402
 from fasttok.post_processors.pipeline import check_truncation, post_process, post_process_batch  # noqa: E402
 from fasttok.post_processors.roberta import RobertaProcessing  # noqa: E402

@@ -25,8 +25,8 @@ from hf_components import char_tokenizer, fail
 
 import fasttok
 import fasttok.hf
-from fasttok.normalizers.hf_json import normalizer_from_json
-from fasttok.pre_tokenizers.hf_json import pre_tokenizer_from_json
+from fasttok.loaders.hf_stage_json import normalizer_from_json
+from fasttok.loaders.hf_stage_json import pre_tokenizer_from_json
 from fasttok.shared import _unicode
 from fasttok.shared.hf_unicode import normalization_newer
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from conftest import DATA, DATA_MISSING, Mismatches, missing_data_reason, read_jsonl
 from fasttok.errors import FasttokError
-from fasttok.models.hf_json import model_from_json
+from fasttok.models.hf_fields import model_from_json
 from fasttok.models.hf_wordlevel import MissingUnkTokenError, WordLevel, wordlevel_from_json
 
 tokenizers = pytest.importorskip("tokenizers")

@@ -186,7 +186,7 @@ def test_a_bert_files_load_and_first_encode_leave_the_decoder_to_a_decode():
     # the WordPiece decoder is read and checked at load; its module and the
     # clean-up's (which holds llama.cpp's passes too) wait for the first decode
     first = _minilm()[0]
-    assert "fasttok.decoders.hf_json" in first["load"]
+    assert "fasttok.loaders.hf_stage_json" in first["load"]
     imported = set(first["load"]) | set(first["encode"])
     assert not imported & {"fasttok.decoders.hf_wordpiece", "fasttok.decoders.cleanup",
                            "fasttok.decoders.joined"}

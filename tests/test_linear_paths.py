@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import fasttok
 from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON, reference_encoding
-from fasttok.decoders.hf_json import decoder_from_json
+from fasttok.loaders.hf_stage_json import decoder_from_json
 from fasttok.errors import ReferenceFailsError
 from fasttok.formats.hf import _is_byte_token, _prefix_agreements
 

@@ -11,17 +11,12 @@ streaming decoders that hold bytes back until no later id can change them
 The ``hf_*`` modules are Hugging Face ``tokenizers``' decoders, which work
 on token strings (``decode_chain``: tokens in, tokens out): ``hf_byte_level``,
 ``hf_byte_fallback``, ``hf_metaspace``, ``hf_wordpiece`` (WordPiece, CTC),
-``hf_bpe``, ``hf_replace``, ``hf_simple`` (Fuse, Strip, Sequence); ``hf_json``
-builds them from a ``tokenizer.json``, ``hf_stream`` is tokenizers'
-``DecodeStream`` and ``hf_starts`` finds each token's start in one decode.
+``hf_bpe``, ``hf_replace``, ``hf_simple`` (Fuse, Strip, Sequence), read from
+a ``tokenizer.json`` by :mod:`fasttok.loaders.hf_stage_json`; ``hf_stream`` is
+tokenizers' ``DecodeStream`` and ``hf_starts`` finds each token's start in one decode.
 ``joined`` joins many byte pieces without a buffer table per piece.
 
 >>> from fasttok.decoders.cleanup import clean_up_spaces
 >>> clean_up_spaces(b"Hi , there 's")
 b"Hi, there's"
 """
-
-#: Metaspace's prepend schemes, in the order its errors list them: here, so
-#: that the ``tokenizer.json`` reader checks the field at load without
-#: importing the stage's module
-PREPEND_SCHEMES = ("always", "never", "first")

@@ -10,7 +10,7 @@ where unless ``prepend_scheme`` is ``"never"`` every one of them is dropped
 
 from __future__ import annotations
 
-from fasttok.decoders import PREPEND_SCHEMES
+from fasttok.shared import DECODER_PREPEND_SCHEMES as PREPEND_SCHEMES
 
 __all__ = ["Metaspace", "PREPEND_SCHEMES"]
 

@@ -24,7 +24,7 @@ the starts off one decode for the decoder chains whose prefixes it can name
 Any other chain (CTC, BPEDecoder, ByteLevel, a stage after ``Fuse`` other
 than a leading ``Strip``) gives ``None``: the caller decodes in windows.
 
->>> from fasttok.decoders.hf_json import decoder_from_json
+>>> from fasttok.loaders.hf_stage_json import decoder_from_json
 >>> chain = decoder_from_json({"type": "Sequence", "decoders": [
 ...     {"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
 ...     {"type": "ByteFallback"}, {"type": "Fuse"},

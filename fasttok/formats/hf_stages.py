@@ -40,14 +40,11 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional
 
-from fasttok.decoders.hf_json import decoder_maker
 from fasttok.errors import FasttokError
+from fasttok.loaders.hf_stage_json import decoder_maker, normalizer_maker, \
+    post_processor_maker, pre_tokenizer_maker
 from fasttok.loaders.hf_tokenizer_json import JsonPathError
-from fasttok.models.hf_json import model_from_json
-from fasttok.normalizers.hf_json import normalizer_maker
-from fasttok.post_processors.hf_json import padding_from_json, post_processor_maker, \
-    truncation_from_json
-from fasttok.pre_tokenizers.hf_json import pre_tokenizer_maker
+from fasttok.models.hf_fields import model_from_json
 from fasttok.shared.built_once import built_once
 from fasttok.vocab import Vocabulary
 
@@ -433,7 +430,7 @@ def stages_from_document(vocab: Vocabulary, kind: type = HFStages, *, lazy_model
     ``lazy_model`` the model is built (and checked) on first use, from
     ``model_document()`` when given (else the document's ``model``);
     ``never``: ids the model never gives for text
-    (:func:`~fasttok.models.hf_json.model_from_json`)."""
+    (:func:`~fasttok.models.hf_fields.model_from_json`)."""
     doc = vocab.metadata["document"]
     fail = JsonPathError(vocab.source or vocab.name)
     version = doc.get("version", "1.0")
@@ -461,10 +458,20 @@ def stages_from_document(vocab: Vocabulary, kind: type = HFStages, *, lazy_model
         make_decoder=decoder_maker(doc.get("decoder"), "$.decoder", fail),
         make_added=functools.partial(_added_tokens, vocab,
                                      None if make_normalizer is None else normalize),
-        truncation=truncation_from_json(doc.get("truncation"), "$.truncation", fail),
-        padding=padding_from_json(doc.get("padding"), "$.padding", fail),
+        truncation=_settings("truncation_from_json", doc.get("truncation"), "$.truncation", fail),
+        padding=_settings("padding_from_json", doc.get("padding"), "$.padding", fail),
         record=vocab)
     return stages
+
+
+def _settings(reader: str, spec: Any, where: str, fail: Any) -> Any:
+    # the file's truncation or padding (None for null): their reader, the
+    # drop-in's, is imported for a file that sets them
+    if spec is None:
+        return None
+    from fasttok.post_processors import hf_json
+
+    return getattr(hf_json, reader)(spec, where, fail)
 
 
 # Performance notes (issue 24: a load <= 0.5x tokenizers'; callgrind

@@ -59,7 +59,7 @@ class PreTokenizer(_View):
     def pre_tokenize_str(self, sequence: str) -> list:
         """``[(piece, (start, end))]``: the pieces of ``sequence`` and where they are.
 
-        >>> from fasttok.pre_tokenizers.hf_json import pre_tokenizer_from_json
+        >>> from fasttok.loaders.hf_stage_json import pre_tokenizer_from_json
         >>> pre = pre_tokenizer_from_json({"type": "WhitespaceSplit"}, "$", None)
         >>> PreTokenizer(pre).pre_tokenize_str("a  bc")
         [('a', (0, 1)), ('bc', (3, 5))]

@@ -5,8 +5,8 @@ whitespace rules, as sentencepiece does. The ``tokenizer.json`` normalizers
 of Hugging Face ``tokenizers`` are one module per family (``unicode_forms``,
 ``bert``, ``replace``, ``strip``, ``simple``, ``nmt``, ``precompiled`` --
 tokenizers' own reading of the charsmap --, ``sequence``), each with an
-alignment-keeping ``normalize`` and a ``normalize_str``; ``hf_json`` builds
-them from JSON. llama.cpp's BERT normalizer is fused into the compiled
+alignment-keeping ``normalize`` and a ``normalize_str``, read from JSON by
+:mod:`fasttok.loaders.hf_stage_json`. llama.cpp's BERT normalizer is fused into the compiled
 WordPiece model (:mod:`fasttok.models._wordpiece`), which reads each code
 point once for both.
 

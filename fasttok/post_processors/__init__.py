@@ -5,8 +5,9 @@ Two faces. The ids-only one of the tiktoken-style API, :mod:`special_ids`
 (``ids_only()``). And Hugging Face ``tokenizers``' own: :mod:`encoding` (its
 ``Encoding``), :mod:`template`, :mod:`bert`, :mod:`roberta`,
 :mod:`byte_level`, :mod:`sequence` over :mod:`processor`; :mod:`truncation`,
-:mod:`padding`, run in ``tokenizers``' order by :mod:`pipeline`; and
-:mod:`hf_json`, which reads them from a ``tokenizer.json``.
+:mod:`padding`, run in ``tokenizers``' order by :mod:`pipeline`; the
+post-processors are read from a ``tokenizer.json`` by
+:mod:`fasttok.loaders.hf_stage_json`, truncation and padding by :mod:`hf_json`.
 
 >>> from fasttok.post_processors.special_ids import AddSpecialIds
 >>> AddSpecialIds(head=(1,), tail=(2,))([5, 6])

@@ -8,14 +8,9 @@ function per pattern family, no regex engine on the hot path). The
 ``split`` (Split and the class splitters), ``byte_level``, ``metaspace``,
 ``unicode_scripts`` and ``sequence``, each with an offset-keeping
 ``pre_tokenize`` and a ``split_str`` (and ``pre_tokenize_str`` from
-``base``); ``hf_json`` builds them from JSON.
+``base``), read from JSON by :mod:`fasttok.loaders.hf_stage_json`.
 
 >>> from fasttok.pre_tokenizers.patterns import CL100K, scanner_for
 >>> scanner_for(CL100K)
 'cl100k'
 """
-
-#: Metaspace's prepend schemes, in the order its errors list them: here, so
-#: that the ``tokenizer.json`` reader checks the field at load without
-#: importing the stage's module
-PREPEND_SCHEMES = ("always", "first", "never")

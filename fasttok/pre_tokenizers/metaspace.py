@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING
 
 from fasttok.pre_tokenizers.base import PreTokenizer
-from fasttok.pre_tokenizers import PREPEND_SCHEMES
+from fasttok.shared import PREPEND_SCHEMES
 
 if TYPE_CHECKING:  # annotations only: a compiled walk of this stage never needs the module
     from fasttok.shared.normalized import NormalizedString

@@ -16,3 +16,10 @@ a stage.
 >>> encode_byte_level(b" a")
 'Ġa'
 """
+
+#: Metaspace's prepend schemes, in the order its pre-tokenizer's errors list
+#: them, and its decoder's: here, where the ``tokenizer.json`` reader and the
+#: two stages read them, so that a load checks the field and imports neither
+#: stage's package
+PREPEND_SCHEMES = ("always", "first", "never")
+DECODER_PREPEND_SCHEMES = ("always", "never", "first")

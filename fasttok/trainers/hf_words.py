@@ -57,11 +57,10 @@ from collections.abc import Iterable
 from typing import Any, Optional
 
 from fasttok.errors import FasttokError
+from fasttok.loaders.hf_stage_json import normalizer_from_json, pre_tokenizer_from_json
 from fasttok.models._wordpiece import CodePointRules
 from fasttok.models.hf_bert_rule import bert_rule, each_normalized
 from fasttok.normalizers.bert import BertNormalizer
-from fasttok.normalizers.hf_json import normalizer_from_json
-from fasttok.pre_tokenizers.hf_json import pre_tokenizer_from_json
 from fasttok.pre_tokenizers.split import BertPreTokenizer
 from fasttok.shared.hf_unicode import combining
 from fasttok.trainers._bpe_trainer import PieceCounter
