@@ -1421,9 +1421,9 @@ cdef class SentencePieceCore(ModelBase):
                             _drop_word_space(&alone, NULL)
                     if alone.len != norm.len - q or memcmp(alone.data, norm.data + q, alone.len):
                         continue
-                    # the score at q: the Viterbi's own where it wrote it (its
-                    # float32 entries), else a Viterbi over the text before q
-                    if norm.data[q - 1] < 0x80 and not self.llama_cpp:
+                    # the score at q: the Viterbi's own where it wrote it, else
+                    # a Viterbi over the text before q
+                    if norm.data[q - 1] < 0x80:
                         score = self.unigram.score_at(&sc.vit, q)
                     else:
                         self.unigram.viterbi_scored(norm.data, q, &head, &sc.vit, start, &score)
