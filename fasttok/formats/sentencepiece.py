@@ -181,12 +181,26 @@ class GGUFSentencePiece(GGUFModel):
         return self.core.encode_fragment(text, True)
 
     @property
+    def windows_exact(self) -> bool:
+        """Whether the ids of a text from a place on, encoded alone, are
+        (after their first ids) the whole text's there: not on a ``t5``
+        (Unigram) vocabulary, whose Viterbi sums double scores from its
+        fragment's start, so that a tie between the same pieces in another
+        order ("f" + "ff", "ff" + "f") goes by how the sum before it rounds.
+
+        >>> from fasttok.vocab import Vocabulary
+        >>> v = Vocabulary(name="t", model="unigram", byte_level=False, unk_id=0,
+        ...                tokens=(b"<unk>", b"a"), scores=(0.0, -1.0), token_types=(2, 1))
+        >>> GGUFSentencePiece(v).windows_exact
+        False
+        """
+        return self.vocab.model != "unigram"
+
+    @property
     def scored_windows(self) -> Optional[Callable]:
         """:meth:`encode_scored`, which an appender encodes its windows
-        with, for a ``t5`` (Unigram) vocabulary, whose Viterbi sums double
-        scores from its fragment's start, so that a tie between the same
-        pieces in another order ("f" + "ff", "ff" + "f") goes by how the sum
-        before it rounds; None for ``llama``, whose windows are exact alone.
+        with where they are not exact alone (:attr:`windows_exact`): a
+        ``t5`` vocabulary's; None for ``llama``.
 
         >>> from fasttok.vocab import Vocabulary
         >>> v = Vocabulary(name="t", model="unigram", byte_level=False, unk_id=0,
