@@ -16,11 +16,11 @@ block, short texts and long ones), and GGUF ``bert``'s walk (llama.cpp's
 rule) to itself with the cache off; check that
 two rules on one model never share an answer; that the cache never
 holds more chunks than its entries, and at its entries still gives the
-ids of chunks met again; that a chunk of up to 14 ids is kept
-by a model whose text indices fit 16 bits, of up to 7 by any other; and that
-a chunk holding units past ASCII is kept up to 31 units of a ``str`` of kind
-1, 15 of one of kind 2 or 4 (of kind 4 unless it holds a character past
-U+FFFF); and that a longer run of ASCII units is cut into chunks after the
+ids of chunks met again; that a chunk is kept while its bytes and ids fit
+a slot (a ChunkSlot: up to 14 ids of a model whose text indices fit 16
+bits, 7 of any other; a WideSlot: 240 bytes of its units and ids); that
+a chunk holding units past ASCII is kept up to 232 bytes of its
+``str``'s units; and that a longer run of ASCII units is cut into chunks after the
 last unit of its first 31 that is a word by itself (punctuation); and that a
 cache whose first walk has 65,536 units or more has its tables advised to
 come in 2 MiB pages (Linux), a shorter one not, and the first such walk
@@ -96,7 +96,8 @@ def test_corpus_halves_are_tokenizers_with_the_chunk_cache_on_off_and_at_one_ent
 #: combining mark, non-ASCII spaces, a character past U+FFFF (a str of kind 4)
 _UNITS = "aAbZz09.,#([ \t\n\r\x01\x00\u00e9\u00a0\u4e16\u3000\u0301\U0001f600"
 _RUNS = st.tuples(st.sampled_from(["a", "B", "1", ".", "x\x01y", "\u00e9", "\u4e16", "\U0001f600"]),
-                  st.sampled_from([1, 14, 15, 16, 17, 30, 31, 32, 33])).map(lambda r: r[0] * r[1])
+                  st.sampled_from([1, 14, 15, 16, 17, 30, 31, 32, 33, 58, 59, 78, 79, 116, 117,
+                                   232, 233])).map(lambda r: r[0] * r[1])
 
 
 @settings(max_examples=200, deadline=None)
@@ -201,41 +202,48 @@ def test_a_unit_from_0x8000_on_is_no_ascii_unit_of_a_chunk():
 
 
 @pytest.mark.parametrize("texts", [3, 70_000])
-def test_a_chunk_is_kept_with_up_to_14_ids_when_every_text_index_fits_16_bits_else_7(texts):
+def test_a_chunk_is_kept_while_its_units_and_ids_fit_a_wide_slot(texts):
     # "a" * k is k ids ("▁a", then the continuation "a", the last two texts):
-    # a slot keeps them as uint16 (14 fit) for a model of at most 0xFFFF
-    # texts, else as uint32 (7)
+    # a ChunkSlot keeps up to 14 as uint16 for a model of at most 0xFFFF
+    # texts, else 7 as uint32; a chunk of more ids, or of more than 31
+    # units, is kept in a WideSlot while its bytes (rounded up to 8) and
+    # ids fit its 240 bytes: 'a' * 100 is 100 ids, 'a' * 48 the most of a
+    # model of uint32 ids, 'a' * 80 the most of one of uint16 ids
     tokens = [b"[UNK]"] + [b"t%d" % i for i in range(texts - 3)] + [WORD_START + b"a", b"a"]
     first, rest = texts - 2, texts - 1
-    kept = 14 if texts <= 0xFFFF else 7
-    for k in range(1, 18):
+    widest = 80 if texts <= 0xFFFF else 48
+    for k in [*range(1, 18), 30, 31, 32, 33, widest, widest + 1, 100]:
         m = WordPieceModel(tokens, 0)
         text = ("a" * k + " ") * 3
         for _ in range(2):
             assert m.encode_with(text, _rules(True)) == ([first] + [rest] * (k - 1)) * 3, k
-        assert m.chunk_cache_size == (1 if k <= kept else 0), f"{k} units"
+        assert m.chunk_cache_size == (1 if k <= widest else 0), f"{k} units"
 
 
-@pytest.mark.parametrize("unit, longest", [("\u00e9", 31), ("\u4e16", 15)])
-def test_a_chunk_past_ascii_is_kept_up_to_31_units_of_a_1_byte_str_and_15_of_a_2_byte_one(
-        unit, longest):
-    # (a str of kind 1 keyed by its bytes, of kind 2 by its uint16s)
-    lengths = (1, longest, longest + 1)
+@pytest.mark.parametrize("unit, widest", [("\u00e9", 232), ("\u4e16", 116)])
+def test_a_chunk_past_ascii_is_kept_up_to_232_bytes_of_its_str(unit, widest):
+    # in a ChunkSlot up to 31 units of a str of kind 1 (its bytes), 15 of
+    # one of kind 2 (its uint16s); longer in a WideSlot, keyed by its
+    # units' bytes as the str holds them, up to 232 of them
+    lengths = (1, 15, 16, 31, 32, widest, widest + 1)
     tokens = [b"[UNK]"] + [WORD_START + (unit * k).encode() for k in lengths]
     for i, k in enumerate(lengths):
         m = WordPieceModel(tokens, 0)
         text = (unit * k + " ") * 3
         for _ in range(2):
             assert m.encode_with(text, _rules(True)) == [1 + i] * 3, f"{k} units"
-        assert m.chunk_cache_size == (1 if k <= longest else 0), f"{k} units"
+        assert m.chunk_cache_size == (1 if k <= widest else 0), f"{k} units"
 
 
-def test_a_chunk_of_a_4_byte_str_is_kept_unless_it_holds_a_character_past_u_ffff():
+def test_a_chunk_of_a_4_byte_str_is_kept_in_a_wide_slot_when_it_holds_a_character_past_u_ffff():
     m = WordPieceModel([b"[UNK]", WORD_START + "\u4e16".encode(), WORD_START + b"a"], 0)
-    for text, kept in [("\u4e16 a " * 3 + "\U0001f600", 2), ("\U0001f600\u4e16 " * 3, 0)]:
+    # (a chunk of other units of a str of kind 4 keyed as uint16s in a
+    # ChunkSlot, one with a unit past U+FFFF by its uint32s in a WideSlot)
+    for text, expected in [("\u4e16 a " * 3 + "\U0001f600", [1, 2] * 3 + [0]),
+                           ("\U0001f600\u4e16 " * 3, [0] * 3)]:
         m.chunk_cache_entries = 0
         m.chunk_cache_entries = 1 << 10
-        expected = [1, 2] * 3 + [0] if kept else [0] * 3
+        kept = len(set(text.split()))
         for _ in range(2):
             assert m.encode_with(text, _rules(True)) == expected, text
         assert m.chunk_cache_size == kept, text

@@ -324,6 +324,20 @@ best of 7; whole corpus files, en / code / multi / zh):
   en even (3.93-4.15 / 3.80-4.01). What a list costs over the array is
   mostly its ints' misses: en steady whole in the bench, list 5.28 ms,
   array 4.20.
+* Kept (2026-12-05): a chunk no ChunkSlot keeps (more ids than it
+  holds, more units, a unit past U+FFFF) is kept in a WideSlot (256
+  bytes: the chunk's units as the str holds them and its ids, up to 240
+  bytes; two a set, a set for every WIDE_PER_SET entries: 1 MiB at the
+  default, allocated when the first is kept), where it was walked each
+  time: code.txt's 660 chunks of 15 to 30 ids and 260 runs of over 31
+  ASCII units with no punctuation (``brotliencoderprepareddictionary``:
+  no word of them kept by the pre-token cache either, their ids past an
+  entry's 48 bytes), en.txt's 410 stretches of box drawing. Callgrind,
+  the second half after both halves (``encode``'s list, /tmp/w14/cg.sh):
+  en whole 39.56M -> 36.64M instructions, code 30.39M -> 26.92M, zh
+  50.72M -> 46.30M, multi 54.56M -> 54.90M; cold (a second model's first
+  call, /tmp/w14/cgc.sh) code 102.5M -> 104.0M, en 120.3M -> 121.2M (a
+  miss of a long chunk probes the wide table too).
 * Rejected (2026-12-05): a bit per two bytes ending some token text (8
   KB), tested before each probe of _match_probing: the bench's cold code
   call 102.2M -> 105.1M instructions, steady code 30.39M -> 30.87M (the
@@ -1181,6 +1195,11 @@ cdef enum:
     KIND_STRETCH = 0           # a batch's entry: a stretch walked whole
     KIND_SHORT = 1             # a chunk of a short slot's key (homes: its bucket)
     KIND_LONG = 2              # a chunk of a ChunkSlot's key (homes: its first slot)
+    KIND_WIDE = 3              # a chunk keyed by its units in a WideSlot (homes: its set)
+
+    WIDE_PAYLOAD = 240         # a WideSlot's key bytes (rounded up to 8), then its ids
+    WIDE_KEY_MAX = 232         # key bytes of a chunk a WideSlot may keep (room for an id)
+    WIDE_PER_SET = 64          # chunk_cache_entries a set of two WideSlots (at least one set)
 
 cdef union SlotIds:
     uint32_t wide[CHUNK_IDS]
@@ -1211,8 +1230,22 @@ cdef struct ShortSlot:
     uint64_t key[2]
     ShortIds ids
 
+cdef struct WideSlot:
+    # A chunk no ChunkSlot keeps (more units, or more ids), keyed by its
+    # code units' bytes as the str holds them (code.txt's long names of
+    # 8 to 30 ids, en.txt's box-drawing lines of 73 units: walked each
+    # time, they were a tenth of a steady call); its ids as uint16 in a
+    # ChunkCache.narrow, else as uint32, after the key (rounded up to 8)
+    uint64_t check             # the key's hash, its low bit set (0: empty)
+    uint16_t n_bytes
+    uint16_t n_ids
+    uint32_t kind              # the str's bytes a unit
+    uint8_t payload[WIDE_PAYLOAD]
+
 cdef struct ChunkCache:
     ChunkSlot* slots           # a power of two of them, or NULL: chunks of longer keys, or more ids
+    WideSlot* wide_slots       # two a set, a power of two of sets; NULL until one is kept
+    uint64_t wide_mask         # the sets, less one
     ShortSlot* short_slots     # two a bucket, a power of two of buckets: chunks of short keys
     bint huge                  # both tables were asked of wp_table_alloc as huge
     uint64_t short_mask        # the buckets, less one
@@ -1232,8 +1265,10 @@ cdef void _free_chunk_tables(ChunkCache* c) noexcept:
     # both tables' memory (a cache with a NULL slots has none)
     wp_table_free(c.slots, (c.mask + 1) * sizeof(ChunkSlot), c.huge)
     wp_table_free(c.short_slots, (c.short_mask + 1) * 2 * sizeof(ShortSlot), c.huge)
+    free(c.wide_slots)
     c.slots = NULL
     c.short_slots = NULL
+    c.wide_slots = NULL
 
 
 cdef inline const ChunkSlot* _chunk_home(const ChunkCache* c, uint64_t h) noexcept nogil:
@@ -1261,6 +1296,11 @@ cdef inline const ChunkSlot* _chunk_find(const ChunkCache* c, const ChunkSlot* h
     return NULL
 
 
+cdef inline bint _chunk_fits(const ChunkCache* c, size_t n) noexcept nogil:
+    # whether a ChunkSlot holds n ids
+    return n <= CHUNK_IDS or (c.narrow and n <= CHUNK_IDS16)
+
+
 cdef inline void _chunk_put(ChunkCache* c, const uint64_t* key, const uint32_t* ids,
                             size_t n) noexcept nogil:
     # keeps ids as the chunk's in the first free slot of its CHUNK_WAYS
@@ -1275,7 +1315,7 @@ cdef inline void _chunk_put(ChunkCache* c, const uint64_t* key, const uint32_t* 
     cdef ChunkSlot* s
     cdef size_t j
     cdef int k
-    if n > CHUNK_IDS and not (c.narrow and n <= CHUNK_IDS16):
+    if not _chunk_fits(c, n):
         return
     h = wp_key_hash(key)
     at = h >> c.shift
@@ -1387,6 +1427,91 @@ cdef inline bint _short_put(ChunkCache* c, const uint64_t* key, const uint32_t* 
             s.ids.wide[j] = ids[j]
         s.ids.wide[SHORT_IDS] = <uint32_t>n
     return True
+
+
+cdef inline uint64_t _wide_hash(const uint8_t* key, size_t n) noexcept nogil:
+    return ft_pc_hash(key, n) | 1
+
+
+cdef inline const WideSlot* _wide_home(const ChunkCache* c, uint64_t h) noexcept nogil:
+    # the set of a wide chunk of hash h (its first slot's header
+    # prefetched), or NULL: none kept yet
+    cdef const WideSlot* home
+    if c.wide_slots == NULL:
+        return NULL
+    home = &c.wide_slots[2 * ((h >> 20) & c.wide_mask)]
+    prefetch(home)
+    return home
+
+
+cdef inline const WideSlot* _wide_find(const WideSlot* home, uint64_t h, const uint8_t* key,
+                                       size_t n, uint32_t kind) noexcept nogil:
+    # the slot of home's set holding the key key[0:n] of a str of kind, or NULL
+    cdef const WideSlot* s
+    cdef int k
+    if home == NULL:
+        return NULL
+    for k in range(2):
+        s = home + k
+        if s.check == h and s.n_bytes == n and s.kind == kind and memcmp(s.payload, key, n) == 0:
+            return s
+    return NULL
+
+
+cdef inline int _wide_copy(const ChunkCache* c, const WideSlot* s, Work* w) except -1 nogil:
+    # appends the slot's ids to w.ids
+    cdef size_t n = s.n_ids, j, at = (s.n_bytes + 7) & ~(<size_t>7)
+    cdef uint32_t* out
+    grow_array(<void**>&w.ids, &w.ids_cap, w.n_ids + n, sizeof(uint32_t), 1024)
+    out = w.ids + w.n_ids
+    if c.narrow:
+        for j in range(n):
+            out[j] = (<const uint16_t*>(s.payload + at))[j]
+    else:
+        memcpy(out, s.payload + at, n * sizeof(uint32_t))
+    w.n_ids += n
+    return 0
+
+
+cdef inline void _wide_put(ChunkCache* c, uint64_t h, const uint8_t* key, size_t n, uint32_t kind,
+                           const uint32_t* ids, size_t n_ids) noexcept nogil:
+    # keeps ids as the key's in the first slot of its set, the one there
+    # moved to the second (a set keeps its two latest chunks), while the
+    # cache holds fewer chunks than its entries, else in place of the
+    # first; nowhere when they do not fit a slot, or the set is empty and
+    # the cache full
+    cdef size_t at = (n + 7) & ~(<size_t>7), j, sets
+    cdef WideSlot* home
+    if at + n_ids * (2 if c.narrow else 4) > WIDE_PAYLOAD:
+        return
+    if c.wide_slots == NULL:
+        sets = 1
+        while 2 * sets * WIDE_PER_SET <= c.limit:
+            sets *= 2
+        c.wide_slots = <WideSlot*>calloc(2 * sets, sizeof(WideSlot))
+        if c.wide_slots == NULL:
+            return
+        c.wide_mask = sets - 1
+    home = &c.wide_slots[2 * ((h >> 20) & c.wide_mask)]
+    if home[0].check == 0:
+        if c.used >= c.limit:
+            return
+        c.used += 1
+    elif home[1].check != 0:
+        home[1] = home[0]
+    elif c.used < c.limit:
+        c.used += 1
+        home[1] = home[0]
+    home.check = h
+    home.n_bytes = <uint16_t>n
+    home.n_ids = <uint16_t>n_ids
+    home.kind = kind
+    memcpy(home.payload, key, n)
+    if c.narrow:
+        for j in range(n_ids):
+            (<uint16_t*>(home.payload + at))[j] = <uint16_t>ids[j]
+    else:
+        memcpy(home.payload + at, ids, n_ids * sizeof(uint32_t))
 
 
 # ------------------------------------------------------------------ one call's buffers
@@ -1930,6 +2055,9 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
     cdef uint64_t seps, stops
     cdef const ChunkSlot* slot
     cdef const ShortSlot* sslot
+    cdef const WideSlot* wslot
+    cdef uint64_t h = 0
+    cdef bint wide
     cdef int done
     cdef bint keyed
     cdef uint32_t* out
@@ -2041,6 +2169,17 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
                 count += 1
                 j = end - blk
                 continue
+            if (end - start) * sizeof(unit_t) <= WIDE_KEY_MAX:
+                # (its hash read from keys[count][0] by the lookup)
+                keys[count][0] = _wide_hash(<const uint8_t*>(text + start),
+                                            (end - start) * sizeof(unit_t))
+                homes[count] = _wide_home(c, keys[count][0])
+                kinds[count] = KIND_WIDE
+                starts[count] = start
+                ends[count] = end
+                count += 1
+                j = end - blk
+                continue
             if count and kinds[count - 1] == KIND_STRETCH:
                 ends[count - 1] = end
             else:
@@ -2093,18 +2232,44 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
                     k += 1
                     continue
                 end = start + ((keys[k][1] >> 56) & 0x7F)
+                # (an ASCII unit is at most one id: a chunk of no more
+                # units than a ChunkSlot holds ids was in one)
+                wide = not _chunk_fits(c, end - start)
             elif kinds[k] == KIND_LONG:
                 end = start + ((keys[k][3] >> 56) & 0x7F)
+                wide = True
             else:
                 end = ends[k]
+                wide = kinds[k] == KIND_WIDE
+            if wide:
+                # a chunk of more ids than a ChunkSlot holds, or more units
+                if kinds[k] == KIND_WIDE:
+                    # (its set, unless the table was made after the cut)
+                    h = keys[k][0]
+                    wslot = <const WideSlot*>homes[k]
+                    if wslot == NULL:
+                        wslot = _wide_home(c, h)
+                else:
+                    h = _wide_hash(<const uint8_t*>(text + start), (end - start) * sizeof(unit_t))
+                    wslot = _wide_home(c, h)
+                wslot = _wide_find(wslot, h, <const uint8_t*>(text + start),
+                                   (end - start) * sizeof(unit_t), sizeof(unit_t))
+                if wslot != NULL:
+                    _wide_copy(c, wslot, w)
+                    k += 1
+                    continue
             done = _run(text + start, end - start, base + start, norm, a, w)
             if done:
                 return done
-            if kinds[k] == KIND_SHORT:
-                if not _short_put(c, keys[k], w.ids + n_ids, w.n_ids - n_ids):
-                    _chunk_put(c, lkey, w.ids + n_ids, w.n_ids - n_ids)
-            elif kinds[k] == KIND_LONG:
+            if kinds[k] == KIND_SHORT and _short_put(c, keys[k], w.ids + n_ids, w.n_ids - n_ids):
+                pass
+            elif kinds[k] == KIND_SHORT and _chunk_fits(c, w.n_ids - n_ids):
+                _chunk_put(c, lkey, w.ids + n_ids, w.n_ids - n_ids)
+            elif kinds[k] == KIND_LONG and _chunk_fits(c, w.n_ids - n_ids):
                 _chunk_put(c, keys[k], w.ids + n_ids, w.n_ids - n_ids)
+            elif wide:
+                _wide_put(c, h, <const uint8_t*>(text + start), (end - start) * sizeof(unit_t),
+                          sizeof(unit_t), w.ids + n_ids, w.n_ids - n_ids)
             k += 1
     return 0
 
@@ -3011,6 +3176,8 @@ cdef class WordPieceModel:
             if c.used:
                 memset(c.slots, 0, (c.mask + 1) * sizeof(ChunkSlot))
                 memset(c.short_slots, 0, (c.short_mask + 1) * 2 * sizeof(ShortSlot))
+            free(c.wide_slots)
+            c.wide_slots = NULL
             c.used = 0
             c.tag = tag
             c.sep = 0
