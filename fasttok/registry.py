@@ -36,8 +36,9 @@ from fasttok.pre_tokenizers.tiktoken_patterns import CL100K, GPT2, O200K
 from fasttok.vocab import Vocabulary
 
 __all__ = ["ENCODINGS", "MODELS", "LOADERS", "Loader", "EncodingSpec", "user_cache_dir",
-           "vocab_search_path", "find_vocab_file", "list_encoding_names", "register_model",
-           "register_loader", "build_model", "find_loader", "resolve", "encoding_for_file"]
+           "cache_enabled", "vocab_search_path", "find_vocab_file", "list_encoding_names",
+           "register_model", "register_loader", "build_model", "find_loader", "resolve",
+           "encoding_for_file"]
 
 
 def resolve(component: Any) -> Any:
@@ -148,6 +149,18 @@ def user_cache_dir() -> str:
         return chosen
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(cache, "fasttok")
+
+
+def cache_enabled(cache: Optional[bool] = None) -> bool:
+    """Whether to use the table cache (:mod:`fasttok.table_cache`): ``cache``
+    when given, else unless ``$FASTTOK_CACHE`` is ``0``.
+
+    >>> cache_enabled(False)
+    False
+    """
+    if cache is not None:
+        return cache
+    return os.environ.get("FASTTOK_CACHE", "1") != "0"
 
 
 def vocab_search_path() -> list:
@@ -350,7 +363,7 @@ LOADERS: list = [Loader("tiktoken", "fasttok.formats.tiktoken:load_tiktoken_file
                  Loader("hf_tokenizer_json", "fasttok.formats.hf:load_tokenizer_json_file",
                         suffixes=(".json",),
                         sniff="fasttok.loaders.sniff:looks_like_tokenizer_json",
-                        encoding="fasttok.table_cache:load_tokenizer_json_encoding")]
+                        encoding="fasttok.tokenizer_json:load_tokenizer_json_encoding")]
 
 
 def register_loader(loader: Loader) -> None:

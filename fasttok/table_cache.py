@@ -74,9 +74,10 @@ file survive). The Encoding's record and the pipeline's Python BPE model
 read the file again when first asked for, after checking that its sha256
 is still the one the cache was keyed by. Both faces of a file,
 :func:`fasttok.load` and :meth:`fasttok.hf.Tokenizer.from_file`, read it
-through :func:`read_tokenizer_json`, so either one's first load fills the
-cache for both; a record read back carries its tables, from which the
-byte-level walk is built.
+through :func:`fasttok.tokenizer_json.read_tokenizer_json`, which asks
+:func:`find_tokenizer_json` and :func:`store_tokenizer_json`, so either
+one's first load fills the cache for both; a record read back carries its
+tables, from which the byte-level walk is built.
 """
 
 from __future__ import annotations
@@ -90,17 +91,16 @@ import zlib
 from typing import Any, Optional
 
 from fasttok import registry
+from fasttok.registry import cache_enabled
 from fasttok.embedded import embedded_file
 from fasttok.errors import FasttokError
-from fasttok.shared.gc_pause import gc_paused
 from fasttok.vocab import Vocabulary
 
 # hashlib, json and the atomic writer are imported by the functions that
 # hash, lay out and write cache files: a tokenizer.json with no byte-level
 # tables never enters the cache, and its load should not pay ~3 ms for them.
 
-__all__ = ["load_named_encoding", "load_tokenizer_json_encoding", "read_tokenizer_json",
-           "TokenizerJson", "cache_file", "cache_enabled"]
+__all__ = ["load_named_encoding", "find_tokenizer_json", "store_tokenizer_json", "cache_file"]
 
 _MAGIC = b"FTTABLES"
 _FORMAT = 2
@@ -112,18 +112,6 @@ _IDS = struct.Struct("=QQ")  # whether the tokens' ids follow, and how many
 _HF_MAGIC = b"FTHFJSON"
 _HF_FORMAT = 1
 _META = struct.Struct("=Q")  # the length of the record's JSON that follows
-
-
-def cache_enabled(cache: Optional[bool] = None) -> bool:
-    """Whether to use the cache: ``cache`` when given, else unless
-    ``$FASTTOK_CACHE`` is ``0``.
-
-    >>> cache_enabled(False)
-    False
-    """
-    if cache is not None:
-        return cache
-    return os.environ.get("FASTTOK_CACHE", "1") != "0"
 
 
 @functools.cache
@@ -260,106 +248,33 @@ def _cached_encoding(name: str, spec: registry.EncodingSpec, path: str,
                                by_name=True)
 
 
-# a plain class: collections.namedtuple makes its class by exec of
-# generated source (~0.1 ms) on every tokenizer.json load's path
-class TokenizerJson:
-    """One reading of a ``tokenizer.json`` file, which :func:`fasttok.load`
-    and :meth:`fasttok.hf.Tokenizer.from_file` both build on.
+def find_tokenizer_json(path: str, data: bytes) -> tuple:
+    """``(reading, slot)`` for the byte-level ``tokenizer.json`` ``data`` read
+    from ``path`` (see :func:`fasttok.tokenizer_json.read_tokenizer_json`,
+    which asks only with the cache on): ``reading`` its
+    :class:`~fasttok.loaders.hf_tokenizer_json.TokenizerJsonReading` from the
+    cache when the cache holds this file (with this ``tokenizer_config.json``
+    beside it), else ``None``; ``slot`` where :func:`store_tokenizer_json`
+    keeps its tables (``None`` when the cache is out of reach).
 
-    ``record`` is the file's record; that of a byte-level BPE file carries
-    its byte-level core's token tables (``metadata["tables"]``, which
-    :func:`fasttok.formats.tiktoken.byte_bpe_tables` gives back). Read from
-    the cache, its ``tokens`` are empty and its document lacks the model's
-    ``vocab`` and ``merges``: the tables hold them, and ``model_document()``
-    gives the document's ``model`` object (the file read again), which is
-    ``None`` otherwise. Any other file's record lists no tokens (the stages
-    never read them). ``whole()``: the whole record, tokens included and
-    without tables (picklable; the file read again when ``record`` came
-    from the cache).
-    ``max_token_value``: the largest id in use, which a record without
-    tokens cannot count.
-
-    >>> parts = read_tokenizer_json("llama3/tokenizer.json")  # doctest: +SKIP
-    >>> len(parts.record.metadata["tables"]), parts.record.name  # doctest: +SKIP
-    (128000, 'llama3')
+    >>> find_tokenizer_json("/nonexistent/t.json", b"{}")[0] is None
+    True
     """
-
-    __slots__ = ("record", "model_document", "whole", "max_token_value")
-
-    def __init__(self, record: Any, model_document: Any, whole: Any, max_token_value: int) -> None:
-        self.record = record
-        self.model_document = model_document
-        self.whole = whole
-        self.max_token_value = max_token_value
-
-
-def read_tokenizer_json(path: str, data: Optional[bytes] = None, *,
-                        cache: Optional[bool] = None) -> TokenizerJson:
-    """The :class:`TokenizerJson` of the file ``path`` (whose bytes are
-    ``data`` when read already): for a byte-level BPE file, from the table
-    cache when it holds this file (with this ``tokenizer_config.json``
-    beside it), else read, built and then cached; any other file is read
-    each time. ``cache`` as in :func:`load_named_encoding`.
-
-    >>> read_tokenizer_json("/nonexistent/tokenizer.json")
-    Traceback (most recent call last):
-    FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent/tokenizer.json'
-    """
-    from fasttok.loaders.hf_tokenizer_json import tokenizer_json_file_reading
-
-    from fasttok.shared._json_reader import read_file
-
-    path = os.fspath(path)
-    if data is None:
-        data = read_file(path)  # filled in one go, not a page fault a page
-    with gc_paused():
-        # only a file with the ByteLevel decoder has tables to cache: any
-        # other is not hashed for a cache it never enters (Gemma 3's 33 MB)
-        slot = _hf_slot(path, data) if cache_enabled(cache) and b'"ByteLevel"' in data else None
-        if slot is not None:
-            found = _read_payload(*slot)
-            if found is not None:
-                parts = _cached_tokenizer_json(path, found, slot[1][5])
-                if parts is not None:
-                    return parts
-        reading = tokenizer_json_file_reading(data, path)
-        record, tables = reading.record, reading.tables
-        if tables is None:
-            if record.merges is None:
-                return TokenizerJson(record, None, reading.whole, reading.max_token_value)
-            # a byte-level file the packed tables did not take (imported
-            # here: the byte-level core's modules are no other file's)
-            from fasttok.formats.tiktoken import byte_bpe_tables
-
-            tables = byte_bpe_tables(record)
-        if slot is not None:
-            _write_tables(slot[0], slot[1], _hf_payload(record, tables, reading.max_token_value))
-        record = record.replace(metadata=dict(record.metadata, tables=tables))
-        return TokenizerJson(record, reading.model_document, reading.whole,
-                             reading.max_token_value)
+    slot = _hf_slot(path, data)
+    if slot is not None:
+        found = _read_payload(*slot)
+        if found is not None:
+            reading = _cached_tokenizer_json(path, found, slot[1][5])
+            if reading is not None:
+                return reading, slot
+    return None, slot
 
 
-def load_tokenizer_json_encoding(path: str, *, cache: Optional[bool] = None) -> Any:
-    """:func:`fasttok.load` of a ``tokenizer.json``: the Encoding of its
-    :func:`read_tokenizer_json` (``cache`` as there).
-
-    >>> enc = load_tokenizer_json_encoding("llama3/tokenizer.json")  # doctest: +SKIP
-    >>> enc.encode("hello world")                                    # doctest: +SKIP
-    [15339, 1917]
-    """
-    from fasttok.core import Encoding
-    from fasttok.formats.hf import build_hf_pipeline
-
-    with gc_paused():
-        parts = read_tokenizer_json(path, cache=cache)
-        record = parts.record
-        # the Encoding's own record is the whole one (with its tokens, and
-        # without a byte-level file's tables): made (the file read again,
-        # after the cache) the first time someone asks
-        return Encoding.from_model(build_hf_pipeline(record, model_document=parts.model_document),
-                                   parts.whole, name=record.name, pattern=record.pattern,
-                                   special_tokens=record.special_tokens,
-                                   max_token_value=parts.max_token_value)
+def store_tokenizer_json(slot: tuple, record: Vocabulary, tables: Any,
+                         max_token_value: int) -> None:
+    """Keep a byte-level ``tokenizer.json``'s record and ``tables`` in the
+    cache file ``slot`` names (from :func:`find_tokenizer_json`)."""
+    _write_tables(slot[0], slot[1], _hf_payload(record, tables, max_token_value))
 
 
 # the record's fields besides its tokens, ids and merges that the byte-level
@@ -385,14 +300,14 @@ def _hf_payload(vocab: Vocabulary, tables: Any, max_token_value: int) -> bytes:
             + tables.to_bytes())
 
 
-def _cached_tokenizer_json(path: str, data: bytes, source_sha256: bytes) -> Optional[TokenizerJson]:
+def _cached_tokenizer_json(path: str, data: bytes, source_sha256: bytes) -> Any:
     # The reading of a cache file, or None when its record does not read.
     # The record has no token list: the tables hold the tokens, and the
     # whole record (every token and merge) is the file read again, the
     # first time someone asks for it.
     import json
 
-    from fasttok.loaders.hf_tokenizer_json import tokenizer_json_name
+    from fasttok.loaders.hf_tokenizer_json import TokenizerJsonReading, tokenizer_json_name
 
     at = _HEADER.size
     try:
@@ -412,7 +327,8 @@ def _cached_tokenizer_json(path: str, data: bytes, source_sha256: bytes) -> Opti
     except (ValueError, TypeError, KeyError, AttributeError, FasttokError):
         return None
     whole = functools.cache(functools.partial(_reread_tokenizer_json, path, source_sha256))
-    return TokenizerJson(record, lambda: whole().metadata["document"]["model"], whole, top)
+    return TokenizerJsonReading(record, tables, whole,
+                                lambda: whole().metadata["document"]["model"], top)
 
 
 def _reread_tokenizer_json(path: str, source_sha256: bytes) -> Vocabulary:

@@ -39,7 +39,7 @@ from fasttok.models.hf_unigram import Unigram, unigram_from_json
 from fasttok.normalizers import precompiled
 from fasttok.shared._charsmap import CharsmapRules, charsmap_from_base64
 from fasttok.shared._unicode import code_point_ranges, code_points
-from fasttok.table_cache import read_tokenizer_json
+from fasttok.tokenizer_json import read_tokenizer_json
 
 T5 = DATA / "vocab" / "hf" / "unigram" / "botchan_unigram_5000.v5.24.0.T5Tokenizer.json"
 

@@ -32,7 +32,8 @@ STAGES = ("normalizers", "pre_tokenizers", "models", "added_tokens", "post_proce
 BULK = ("fasttok.shared.document_files", "fasttok.shared.ragged")
 # the public API on top: they may use anything below them
 API = {"fasttok", "fasttok.__main__", "fasttok.cli", "fasttok.table_cache",
-       "fasttok.tiktoken_load", "fasttok.tiktoken_ext_plugins", "fasttok.model", "fasttok.hf"}
+       "fasttok.tokenizer_json", "fasttok.tiktoken_load", "fasttok.tiktoken_ext_plugins",
+       "fasttok.model", "fasttok.hf"}
 
 
 def _module_files() -> dict:

@@ -1,5 +1,5 @@
 """``fasttok.load`` and ``fasttok.hf.Tokenizer.from_file`` are two faces of one
-reading of a ``tokenizer.json`` (:func:`fasttok.table_cache.read_tokenizer_json`):
+reading of a ``tokenizer.json`` (:func:`fasttok.tokenizer_json.read_tokenizer_json`):
 the drop-in reads and writes the same table cache, gives the same encodings
 from it as from the file, and builds no model it has not been asked for.
 
@@ -19,7 +19,7 @@ import fasttok.loaders.hf_tokenizer_json as hf_tokenizer_json
 from fasttok.formats.tiktoken import byte_bpe_tables
 from fasttok.formats.hf_pipeline import pipeline_from_document
 from fasttok.formats.hf_byte_level import byte_level_token_strings
-from fasttok.table_cache import read_tokenizer_json
+from fasttok.tokenizer_json import read_tokenizer_json
 from test_tokenizer_json_cache import TEXT, _document, _refuse_records
 
 pytestmark = pytest.mark.usefixtures("cache_dir")

@@ -73,7 +73,7 @@ from fasttok.post_processors.truncation import STRATEGIES
 from fasttok.shared.atomic_write import write_atomically
 from fasttok.shared._json_reader import read_file
 from fasttok.shared.gc_pause import gc_paused
-from fasttok.table_cache import read_tokenizer_json
+from fasttok.tokenizer_json import read_tokenizer_json
 
 __all__ = ["Tokenizer", "Encoding", "AddedToken", "DecodeStream"]
 
@@ -166,7 +166,7 @@ class Tokenizer:
     @classmethod
     def from_file(cls, path: Any) -> "Tokenizer":
         """Load ``path`` (a ``tokenizer.json``): read as :func:`fasttok.load`
-        reads it, through the table cache (:func:`fasttok.table_cache.read_tokenizer_json`)."""
+        reads it (:func:`fasttok.tokenizer_json.read_tokenizer_json`, through the table cache)."""
         path = os.fspath(path)
         data = read_file(path)  # filled in one go, not a page fault a page
         parts = read_tokenizer_json(path, data)
