@@ -155,6 +155,21 @@ def test_the_chunk_cache_never_holds_more_chunks_than_its_entries(entries):
     assert 0 < m.chunk_cache_size <= entries
 
 
+@pytest.mark.parametrize("entries", [1, 7, 64, 1 << 12])
+def test_wide_slots_count_within_the_entries_and_give_the_ids_of_chunks_met_again(entries):
+    # chunks of 41 units and ids, each kept in a WideSlot: 300 of them
+    # and 50 met six times each, then short ones filling the rest
+    m = WordPieceModel([b"[UNK]", WORD_START + b"w"] + [str(d).encode() for d in range(10)], 0)
+    m.chunk_cache_entries = entries
+    numbers = list(range(300)) + [i % 50 for i in range(300)]
+    words = " ".join(f"w{i:040d}" for i in numbers) + " " + " ".join(f"w{i}" for i in range(500))
+    expected = ([x for i in numbers for x in [1] + [2 + int(d) for d in f"{i:040d}"]]
+                + [x for i in range(500) for x in [1] + [2 + int(d) for d in str(i)]])
+    for _ in range(2):
+        assert m.encode_with(words, _rules(True)) == expected
+    assert 0 < m.chunk_cache_size <= entries
+
+
 @pytest.mark.parametrize("entries", [1, 2, 8, 64])
 def test_a_chunk_cache_at_its_entries_gives_the_ids_of_chunks_met_again(entries):
     # 97 chunks met 31 times each in turn: a small cache keeps some in
