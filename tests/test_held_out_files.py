@@ -23,8 +23,8 @@ import pytest
 
 import fasttok
 import fasttok.hf
-from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
 from fasttok.loaders.hf_stage_json import post_processor_from_json
+from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
 from fasttok.loaders.tiktoken_file import load_tiktoken_ranks
 from fasttok.loaders.tiktoken_writer import write_tiktoken
 from fasttok.shared._bytemap import bytes_to_unicode

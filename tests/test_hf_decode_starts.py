@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 import fasttok
 from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON
-from fasttok.loaders.hf_stage_json import decoder_from_json
 from fasttok.decoders.hf_starts import token_starts
 from fasttok.errors import ReferenceFailsError
+from fasttok.loaders.hf_stage_json import decoder_from_json
 
 SPACE_TO_BLANK = {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "}
 

@@ -31,13 +31,13 @@ from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON, Mismatches, read_j
 from fasttok.decoders.hf_bpe import BPEDecoder
 from fasttok.decoders.hf_byte_fallback import ByteFallback
 from fasttok.decoders.hf_byte_level import ByteLevel
-from fasttok.loaders.hf_stage_json import decoder_from_json
 from fasttok.decoders.hf_metaspace import Metaspace
 from fasttok.decoders.hf_replace import Replace
 from fasttok.decoders.hf_simple import Fuse, Sequence, Strip
 from fasttok.decoders.hf_stream import HFDecodeStream
 from fasttok.decoders.hf_wordpiece import CTC, WordPiece
 from fasttok.errors import FasttokError
+from fasttok.loaders.hf_stage_json import decoder_from_json
 from fasttok.shared._bytemap import bytes_to_unicode
 
 tokenizers = pytest.importorskip("tokenizers")

@@ -26,9 +26,9 @@ tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import processors  # noqa: E402
 
 from fasttok.errors import FasttokError  # noqa: E402
+from fasttok.loaders.hf_stage_json import post_processor_from_json  # noqa: E402
 from fasttok.post_processors.bert import BertProcessing  # noqa: E402
 from fasttok.post_processors.byte_level import ByteLevel  # noqa: E402
-from fasttok.loaders.hf_stage_json import post_processor_from_json  # noqa: E402
 from fasttok.post_processors.pipeline import post_process  # noqa: E402
 from fasttok.post_processors.roberta import RobertaProcessing  # noqa: E402
 from fasttok.post_processors.sequence import Sequence  # noqa: E402

@@ -27,9 +27,9 @@ tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import processors  # noqa: E402
 
 from fasttok.errors import FasttokError  # noqa: E402
+from fasttok.loaders.hf_stage_json import post_processor_from_json  # noqa: E402
 from fasttok.post_processors.bert import BertProcessing  # noqa: E402
 from fasttok.post_processors.byte_level import ByteLevel  # noqa: E402
-from fasttok.loaders.hf_stage_json import post_processor_from_json  # noqa: E402
 from fasttok.post_processors.hf_json import padding_from_json, truncation_from_json  # noqa: E402
 from fasttok.post_processors.padding import PaddingParams  # noqa: E402
 from fasttok.post_processors.pipeline import check_truncation, post_process, post_process_batch  # noqa: E402

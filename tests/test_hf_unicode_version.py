@@ -25,8 +25,7 @@ from hf_components import char_tokenizer, fail
 
 import fasttok
 import fasttok.hf
-from fasttok.loaders.hf_stage_json import normalizer_from_json
-from fasttok.loaders.hf_stage_json import pre_tokenizer_from_json
+from fasttok.loaders.hf_stage_json import normalizer_from_json, pre_tokenizer_from_json
 from fasttok.shared import _unicode
 from fasttok.shared.hf_unicode import normalization_newer
 

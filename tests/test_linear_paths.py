@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 
 import fasttok
 from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON, reference_encoding
-from fasttok.loaders.hf_stage_json import decoder_from_json
+from fasttok.decoders.hf_starts import prefix_agreements
 from fasttok.errors import ReferenceFailsError
-from fasttok.formats.hf import _is_byte_token, _prefix_agreements
+from fasttok.formats.hf import _is_byte_token
+from fasttok.loaders.hf_stage_json import decoder_from_json
 
 pytestmark = pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
 
@@ -208,6 +209,6 @@ def test_window_decoding_agrees_with_decoding_every_prefix_for_each_decoder(kind
         prefix = decoder.decode(tokens[:i]).encode("utf-8")
         expected.append(next((k for k, (a, b) in enumerate(zip(prefix, whole)) if a != b),
                              min(len(prefix), len(whole))))
-    got = _prefix_agreements(decoder.decode, tokens, whole,
-                             lambda left, right: _is_byte_token(left) and _is_byte_token(right))
+    got = prefix_agreements(decoder.decode, tokens, whole,
+                            lambda left, right: _is_byte_token(left) and _is_byte_token(right))
     assert list(got) == expected

@@ -35,12 +35,13 @@ than a leading ``Strip``) gives ``None``: the caller decodes in windows.
 
 from __future__ import annotations
 
-from typing import Optional, Union
+from collections.abc import Callable, Iterator
+from typing import Any, Optional, Union
 
 from fasttok.decoders.hf_byte_fallback import ByteFallback
 from fasttok.decoders.hf_simple import Fuse, Sequence, Strip
 
-__all__ = ["token_starts", "common_prefix", "decoder_stages"]
+__all__ = ["token_starts", "common_prefix", "decoder_stages", "prefix_agreements"]
 
 _FFFD = "\ufffd".encode("utf-8")
 
@@ -210,3 +211,55 @@ def _run_agreements(run: bytes, data: bytes, at: int, lead_bytes: int, starts: l
         else:
             agreed = min(3 * k, fffd_alone)
         starts.append(max(starts[-1], agreed))
+
+
+# ids of context a window decode starts with before the ids it reads anew:
+# decoders look back one id (CTC's repeats) or treat the first id apart
+# (Metaspace, WordPiece, Strip after Fuse), so those ids are never first
+_CONTEXT = 4
+
+
+def prefix_agreements(decode: Callable[[list], str], ids: list, whole: bytes,
+                      one_run: Callable[[Any, Any], bool]) -> Iterator[int]:
+    """For each ``i``, how many bytes of ``decode(ids[:i])`` (UTF-8) agree with ``whole``.
+
+    Each prefix is decoded in a window, as ``tokenizers``' ``DecodeStream``
+    does: once ``decode(ids[:b])`` is found to be a prefix of ``whole`` (its
+    first ``base`` bytes), ``decode(ids[:i])`` is those bytes followed by
+    what ``decode(ids[c:i])`` adds to ``decode(ids[c:b])``, with ``c`` a few
+    ids before ``b`` as context, moved back while ``one_run(ids[c - 1],
+    ids[c])`` (two byte-fallback pieces: ``ByteFallback`` reads a run
+    whole, so a window must not start inside one). Where the window's text
+    does not start with its context's, or the context decodes to nothing,
+    the prefix is decoded whole. While prefixes keep agreeing with
+    ``whole`` each id is decoded a bounded number of times (a run of byte
+    pieces, once per id of the run).
+
+    >>> list(prefix_agreements(lambda part: "".join(part), ["a", "b", "c"], b"abc",
+    ...                        lambda left, right: False))
+    [0, 1, 2]
+    """
+    base = base_at = 0  # decode(ids[:base_at]) is whole[:base]
+    context = None      # (c, decode(ids[c:base_at])) for the current base
+    for i in range(len(ids)):
+        tail = None
+        if base_at > 0:
+            if context is None:
+                c = max(0, base_at - _CONTEXT)
+                while c > 0 and one_run(ids[c - 1], ids[c]):
+                    c -= 1
+                context = (c, decode(ids[c:base_at]))
+            c, before = context
+            window = decode(ids[c:i])
+            if before and window.startswith(before):
+                tail = window[len(before):].encode("utf-8")
+        if tail is None:
+            prefix = decode(ids[:i]).encode("utf-8")
+            agreed = common_prefix(prefix, whole)
+            if agreed == len(prefix):
+                base, base_at, context = agreed, i, None
+        else:
+            agreed = base + common_prefix(tail, whole[base:base + len(tail)])
+            if agreed == base + len(tail):
+                base, base_at, context = agreed, i, None
+        yield agreed

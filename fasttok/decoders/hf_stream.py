@@ -27,11 +27,11 @@ nothing beyond tokenizers' rule (an incomplete character at the end).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 from fasttok.errors import FasttokError
 
-__all__ = ["HFDecodeStream", "holds_byte_runs"]
+__all__ = ["HFDecodeStream", "holds_byte_runs", "TextStream"]
 
 
 class HFDecodeStream:
@@ -132,3 +132,67 @@ def _longer_in_utf8(text: str, prefix: str) -> bool:
     if text.startswith(prefix):
         return len(text) > len(prefix)
     return len(text.encode("utf-8", "surrogatepass")) > len(prefix.encode("utf-8", "surrogatepass"))
+
+
+class TextStream:
+    """The UTF-8 of ids pushed one at a time, as ``tokenizers``'
+    ``DecodeStream`` gives their text (holding back text that ends in U+FFFD,
+    an incomplete character), with ``pipeline``'s tokens and decoder (a
+    ``tokenizer.json``'s stages), except that where the decoder has a
+    ``ByteFallback`` stage a trailing run of byte tokens is held until a
+    token that is not one ends it (a later byte token could turn the run
+    into U+FFFDs: :func:`holds_byte_runs`); so the text given is settled,
+    and :meth:`flush` gives whatever the whole decode has beyond it. Each id
+    is checked as decode checks it (``KeyError``, ``TypeError``) by
+    ``check`` (ids -> the ids kept: an id only a post-processor adds is left
+    out).
+
+    >>> from fasttok.decoders.hf_metaspace import Metaspace
+    >>> class Stages:  # what the stream asks of a tokenizer.json's stages
+    ...     decoder = Metaspace()
+    ...     def id_to_token(self, i): return ["▁Hi", "▁there"][i]
+    ...     def decode(self, ids, skip): return self.decoder.decode(list(map(self.id_to_token, ids)))
+    >>> stream = TextStream(list, Stages())
+    >>> stream.push(0), stream.push(1), stream.flush()
+    (b'Hi', b' there', b'')
+    """
+
+    def __init__(self, check: Callable[[list], list], pipeline: Any) -> None:
+        from fasttok.decoders.hf_byte_fallback import ByteFallback
+
+        self._check = check
+        self._pipeline = pipeline
+        self._stream = HFDecodeStream(pipeline.decoder)
+        self._byte_of = ByteFallback.byte_of if holds_byte_runs(pipeline.decoder) else None
+        self._ids: list = []
+        self._run: list = []
+        self._given = 0
+
+    def _token(self, token_id: int, skip_special_tokens: bool) -> Optional[str]:
+        return self._pipeline.id_to_token(token_id)
+
+    def push(self, token: int) -> bytes:
+        """The settled UTF-8 that ``token`` adds to the text given so far."""
+        kept = self._check([token])
+        if not kept:
+            return b""  # an id only the post-processor adds decodes to nothing
+        token = kept[0]
+        self._ids.append(token)
+        self._run.append(token)
+        if self._byte_of is not None and self._byte_of(self._pipeline.id_to_token(token)) is not None:
+            return b""
+        text = self._stream.step(self._token, self._run)
+        self._run = []
+        if text is None:
+            return b""
+        self._given += len(text)
+        return text.encode("utf-8")
+
+    def flush(self) -> bytes:
+        """What the whole decode has beyond the text given; the stream starts over."""
+        rest = self._pipeline.decode(self._ids, False)[self._given:]
+        self._stream = HFDecodeStream(self._pipeline.decoder)
+        self._ids = []
+        self._run = []
+        self._given = 0
+        return rest.encode("utf-8")

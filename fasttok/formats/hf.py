@@ -119,111 +119,6 @@ def _is_byte_token(text: str) -> bool:
         and text[3] in _HEX and text[4] in _HEX
 
 
-# ids of context a window decode starts with before the ids it reads anew:
-# decoders look back one id (CTC's repeats) or treat the first id apart
-# (Metaspace, WordPiece, Strip after Fuse), so those ids are never first
-_CONTEXT = 4
-
-
-def _prefix_agreements(decode: Callable[[list], str], ids: list, whole: bytes,
-                       one_run: Callable[[Any, Any], bool]) -> Any:
-    """For each ``i``, how many bytes of ``decode(ids[:i])`` (UTF-8) agree with ``whole``.
-
-    Each prefix is decoded in a window, as ``tokenizers``' ``DecodeStream``
-    does: once ``decode(ids[:b])`` is found to be a prefix of ``whole`` (its
-    first ``base`` bytes), ``decode(ids[:i])`` is those bytes followed by
-    what ``decode(ids[c:i])`` adds to ``decode(ids[c:b])``, with ``c`` a few
-    ids before ``b`` as context, moved back while ``one_run(ids[c - 1],
-    ids[c])`` (two byte-fallback pieces: ``ByteFallback`` reads a run
-    whole, so a window must not start inside one). Where the window's text
-    does not start with its context's, or the context decodes to nothing,
-    the prefix is decoded whole. While prefixes keep agreeing with
-    ``whole`` each id is decoded a bounded number of times (a run of byte
-    pieces, once per id of the run).
-
-    >>> list(_prefix_agreements(lambda part: "".join(part), ["a", "b", "c"], b"abc",
-    ...                         lambda left, right: False))
-    [0, 1, 2]
-    """
-    base = base_at = 0  # decode(ids[:base_at]) is whole[:base]
-    context = None      # (c, decode(ids[c:base_at])) for the current base
-    # the decode-side modules are imported when first decoding: a load never needs them
-    from fasttok.decoders.hf_starts import common_prefix
-
-    for i in range(len(ids)):
-        tail = None
-        if base_at > 0:
-            if context is None:
-                c = max(0, base_at - _CONTEXT)
-                while c > 0 and one_run(ids[c - 1], ids[c]):
-                    c -= 1
-                context = (c, decode(ids[c:base_at]))
-            c, before = context
-            window = decode(ids[c:i])
-            if before and window.startswith(before):
-                tail = window[len(before):].encode("utf-8")
-        if tail is None:
-            prefix = decode(ids[:i]).encode("utf-8")
-            agreed = common_prefix(prefix, whole)
-            if agreed == len(prefix):
-                base, base_at, context = agreed, i, None
-        else:
-            agreed = base + common_prefix(tail, whole[base:base + len(tail)])
-            if agreed == base + len(tail):
-                base, base_at, context = agreed, i, None
-        yield agreed
-
-
-class _TextStream:
-    # Ids one at a time as tokenizers' DecodeStream gives their text (which
-    # holds back text ending in U+FFFD, an incomplete character), except that
-    # a trailing run of byte tokens is held until a token that is not one
-    # ends it where the decoder has a ByteFallback stage (a later byte token
-    # could turn the run into U+FFFDs: hf_stream.holds_byte_runs); so the
-    # text given is settled and the end of the stream gives whatever the
-    # whole decode has beyond it. Each id is checked as decode checks it
-    # (KeyError, TypeError).
-    def __init__(self, model: "HFModel") -> None:
-        from fasttok.decoders.hf_byte_fallback import ByteFallback
-        from fasttok.decoders.hf_stream import HFDecodeStream, holds_byte_runs
-
-        self._new_stream = HFDecodeStream
-        self._check = model._check
-        self._pipeline = pipeline = model.pipeline
-        self._stream = HFDecodeStream(pipeline.decoder)
-        self._byte_of = ByteFallback.byte_of if holds_byte_runs(pipeline.decoder) else None
-        self._ids: list = []
-        self._run: list = []
-        self._given = 0
-
-    def _token(self, token_id: int, skip_special_tokens: bool) -> Optional[str]:
-        return self._pipeline.id_to_token(token_id)
-
-    def push(self, token: int) -> bytes:
-        kept = self._check([token])
-        if not kept:
-            return b""  # an id only the post-processor adds decodes to nothing
-        token = kept[0]
-        self._ids.append(token)
-        self._run.append(token)
-        if self._byte_of is not None and self._byte_of(self._pipeline.id_to_token(token)) is not None:
-            return b""
-        text = self._stream.step(self._token, self._run)
-        self._run = []
-        if text is None:
-            return b""
-        self._given += len(text)
-        return text.encode("utf-8")
-
-    def flush(self) -> bytes:
-        rest = self._pipeline.decode(self._ids, False)[self._given:]
-        self._stream = self._new_stream(self._pipeline.decoder)
-        self._ids = []
-        self._run = []
-        self._given = 0
-        return rest.encode("utf-8")
-
-
 def _token_int(token: Any) -> int:
     # decode's reading of a token that is not an int (the decode side's
     # module, imported when first needed)
@@ -570,7 +465,7 @@ class HFModel(ModelBase):
         such as ``Strip`` and ``ByteFallback`` look at their neighbours). The
         decoder chains :func:`~fasttok.decoders.hf_starts.token_starts` reads
         take one pass; the others decode each prefix in a window (see
-        :func:`_prefix_agreements`). An id only the post-processor adds starts
+        :func:`~fasttok.decoders.hf_starts.prefix_agreements`). An id only the post-processor adds starts
         where the next id does."""
         ids = list(tokens)
         if self.template_only and not self.template_only.isdisjoint(ids):
@@ -588,7 +483,7 @@ class HFModel(ModelBase):
         pipe = self.pipeline
         # every id is known now: each distinct one's token is looked up once
         token_of = {i: pipe.id_to_token(i) for i in set(ids)}
-        from fasttok.decoders.hf_starts import token_starts
+        from fasttok.decoders.hf_starts import prefix_agreements, token_starts
 
         found = token_starts(pipe.decoder, list(map(token_of.__getitem__, ids)))
         if found is not None:
@@ -599,8 +494,8 @@ class HFModel(ModelBase):
         def byte_piece(token: int) -> bool:
             return _is_byte_token(pipe.id_to_token(token))
 
-        for agreed in _prefix_agreements(lambda part: pipe.decode(part, False), ids, whole,
-                                         lambda left, right: byte_piece(left) and byte_piece(right)):
+        for agreed in prefix_agreements(lambda part: pipe.decode(part, False), ids, whole,
+                                        lambda left, right: byte_piece(left) and byte_piece(right)):
             starts.append(max(agreed, starts[-1] if starts else 0))
         return whole, starts
 
@@ -612,7 +507,10 @@ class HFModel(ModelBase):
 
     def stream_decoder(self) -> Any:
         """Ids one at a time, as ``tokenizers``' ``DecodeStream`` gives their text."""
-        return _TextStream(self)
+        # the decode side's module, imported by the first stream
+        from fasttok.decoders.hf_stream import TextStream
+
+        return TextStream(self._check, self.pipeline)
 
 
 class ByteLevelHFModel(HFModel):
