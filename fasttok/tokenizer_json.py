@@ -8,8 +8,8 @@ so either face's first load fills the cache for both);
 :func:`load_tokenizer_json_encoding` is :func:`fasttok.load`'s reader, the
 Encoding of that reading. Only a file that names the ``ByteLevel`` decoder
 can have byte-level tables to cache: any other is neither hashed for the
-cache nor imports its module (~1.3M instructions, a twentieth of a Unigram
-conversion's load).
+cache nor imports its module (~1M instructions of a Unigram conversion's
+load).
 
 >>> read_tokenizer_json("/nonexistent/tokenizer.json")
 Traceback (most recent call last):

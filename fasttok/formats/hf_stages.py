@@ -499,6 +499,19 @@ def _settings(reader: str, spec: Any, where: str, fail: Any) -> Any:
 #   change), so it is not met (bench/hf_load_time.py at load 5: fasttok.load
 #   0.95-1.14x tokenizers on the botchan files, 0.70x on kyoto; the drop-in,
 #   its imports done, 0.33-0.46x).
+# - Session 14 (instructions inside the fasttok.load call only, after
+#   `import fasttok`): the stage readers one module in the loader
+#   (loaders/hf_stage_json.py: a load imports no stage package), the model
+#   dispatch in models/hf_fields, the file's reading out of the table
+#   cache's module (fasttok/tokenizer_json.py), the decode side's helpers
+#   in the decoders: 24 -> 17 modules, T5 26.96M -> 23.65M, the six files
+#   -3.2M each (bench/hf_load_time.py at load 3: 0.62-0.93x tokenizers).
+#   Left: ~12M importing 17 modules, ~8.5M compiled work (the document
+#   5.05M, the charsmap 3.05M), ~3M Python (the added tokens 1.5M for
+#   T5's 104); five of the six files also import the regex translator
+#   (~2.2M) to check their Replace regexes. <= 0.5x is ~13-14M: a load of
+#   ~7 modules. Tried and dropped: the added tokens' flags read a field at
+#   a time in C loops (map, set, zip): 1.53M -> 1.58M.
 # - The first encode of a Unigram file (the same measure, load and encode
 #   minus load): 75.7M -> 32.4M in session 13, of which ~20.2M of work and
 #   ~12M importing the walk's ~18 modules. What went: UnigramWalk's build
