@@ -88,6 +88,21 @@ def test_find_gives_the_index_of_the_first_selected_string():
     assert cut.find("x", b"\1\1\1") == -1
 
 
+def test_a_repeated_string_is_found_as_its_last_index_and_selected_by_it():
+    cut = LiteralCut(["<a>", "x", "<a>"])
+    assert cut.find("<a>", b"\1\1\1") == 2
+    assert cut.find("<a>", b"\1\1\0") == -1
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(_ALPHABET, max_size=4), max_size=8), st.text(_ALPHABET, max_size=30),
+       st.randoms(use_true_random=False))
+def test_the_cut_is_the_same_whatever_order_the_strings_come_in(strings, text, rng):
+    shuffled = list(strings)
+    rng.shuffle(shuffled)
+    assert LiteralCut(shuffled).split(text) == LiteralCut(strings).split(text)
+
+
 def test_find_searches_a_text_with_a_lone_surrogate():
     assert LiteralCut(["<s>"]).find("\ud800<s>", b"\1") == 0
 
