@@ -458,20 +458,22 @@ def stages_from_document(vocab: Vocabulary, kind: type = HFStages, *, lazy_model
         make_decoder=decoder_maker(doc.get("decoder"), "$.decoder", fail),
         make_added=functools.partial(_added_tokens, vocab,
                                      None if make_normalizer is None else normalize),
-        truncation=_settings("truncation_from_json", doc.get("truncation"), "$.truncation", fail),
-        padding=_settings("padding_from_json", doc.get("padding"), "$.padding", fail),
+        truncation=_setting(doc, "truncation", fail),
+        padding=_setting(doc, "padding", fail),
         record=vocab)
     return stages
 
 
-def _settings(reader: str, spec: Any, where: str, fail: Any) -> Any:
+def _setting(doc: dict, key: str, fail: Any) -> Any:
     # the file's truncation or padding (None for null): their reader, the
-    # drop-in's, is imported for a file that sets them
+    # drop-in's, is imported for a file that sets one
+    spec = doc.get(key)
     if spec is None:
         return None
-    from fasttok.post_processors import hf_json
+    from fasttok.post_processors.hf_json import padding_from_json, truncation_from_json
 
-    return getattr(hf_json, reader)(spec, where, fail)
+    read = truncation_from_json if key == "truncation" else padding_from_json
+    return read(spec, f"$.{key}", fail)
 
 
 # Performance notes (issue 24: a load <= 0.5x tokenizers'; callgrind
