@@ -338,6 +338,24 @@ best of 7; whole corpus files, en / code / multi / zh):
   50.72M -> 46.30M, multi 54.56M -> 54.90M; cold (a second model's first
   call, /tmp/w14/cgc.sh) code 102.5M -> 104.0M, en 120.3M -> 121.2M (a
   miss of a long chunk probes the wide table too).
+* Kept (2026-12-05): a short chunk of 8 to 14 ids (code.txt's
+  ``self._foo(x)``, 2.8k of its 128k short chunks) in a pair of short
+  slots (one bucket: its marked key and first 7 ids, then 7 more),
+  where it was in a ChunkSlot whose line the cut never prefetched: each
+  lookup missed the cache there (perf put ~7% of code's steady list
+  call on that load). A pair's key is marked (PAIR_MARK) so that the
+  hot lookup stays as it was (a chunk not in its window asks for a pair
+  in the lines read already). Callgrind as above: code whole 26.90M ->
+  26.99M instructions, LL-sized (512 KiB) misses 298.9k -> 296.4k; en
+  36.64M -> 36.49M; CPU, 5 alternating processes each, best of 20 calls
+  (/tmp/w14/abc.sh, load ~5): code 3.00-3.23 -> 2.95-3.14 ms.
+* Rejected (2026-12-05): a hot table in front of the short slots (4,096
+  copies of short slots found lately, 128 KiB, direct mapped, probed at
+  the cut, the big table prefetched only for a miss): LL-sized misses
+  en 393.9k -> 405.0k, code 298.9k -> 305.9k (the cache's own LRU keeps
+  the hot chunks' lines already); a pass of ``_ids_list`` with each
+  int and its count side by side (one line an id, not two): +0.9M
+  instructions, CPU even; CHUNK_AHEAD 16 and 8: even or slower.
 * Rejected (2026-12-05): a bit per two bytes ending some token text (8
   KB), tested before each probe of _match_probing: the bench's cold code
   call 102.2M -> 105.1M instructions, steady code 30.39M -> 30.87M (the
@@ -1387,25 +1405,95 @@ cdef inline void _long_key(const uint64_t* key, uint64_t* out) noexcept nogil:
     out[3] = key[1] & ((<uint64_t>0xFF) << 56)
 
 
+cdef extern from *:
+    """
+    /* a pair's key (_short_put_pair): its length byte's bit 6, which no
+     * key's has (a length up to 31, 0x80 on for a key of uint16 units) */
+    #define WP_PAIR_MARK (((uint64_t)0x40) << 56)
+    """
+    const uint64_t PAIR_MARK "WP_PAIR_MARK"
+
+
+cdef inline bint _paired(const ShortSlot* s) noexcept nogil:
+    # whether s, the first slot of its bucket, holds a pair (a chunk of
+    # more ids than one slot holds, in both of the bucket's slots)
+    return (s.key[1] & PAIR_MARK) != 0
+
+
+cdef inline size_t _pair_copy(const ShortSlot* s, uint32_t* out) noexcept nogil:
+    # _short_copy of a pair (at most CHUNK_IDS16 places written)
+    cdef size_t n = s.ids.narrow[SHORT_IDS16], j
+    wp_widen8(s.ids.narrow, out)
+    for j in range(SHORT_IDS16, n):
+        out[j] = s[1].ids.narrow[j - SHORT_IDS16]
+    return n
+
+
+cdef inline bint _short_put_pair(ChunkCache* c, uint64_t b, const uint64_t* key,
+                                 const uint32_t* ids, size_t n) noexcept nogil:
+    # keeps the n ids (more than a slot holds, at most CHUNK_IDS16) of a
+    # short chunk of a ChunkCache.narrow as a pair: its key, marked
+    # (PAIR_MARK: the walk's lookup of its key finds it only when it asks
+    # for a pair, after the key's window missed), and first ids in the
+    # first slot of one of its window's two buckets, the rest in the
+    # second (its key zeros: no key is found there), in an empty bucket while the cache holds fewer chunks than
+    # its entries, else in place of the chunks of one by c.victim. A short
+    # chunk of 8 to 14 ids (code.txt's 'self._foo(x)') was kept in a
+    # ChunkSlot, a cache line its cut does not prefetch: its probe missed
+    # the cache each time (2.8k of code.txt's 128k short chunks, ~7% of
+    # its steady time)
+    cdef ShortSlot* s = NULL
+    cdef size_t j, held
+    cdef unsigned k
+    for k in range(2):
+        s = &c.short_slots[2 * ((b + k) & c.short_mask)]
+        if s[0].key[1] == 0 and s[1].key[1] == 0 and not _paired(s):
+            break
+        s = NULL
+    if s != NULL and c.used < c.limit:
+        c.used += 1
+    else:
+        c.victim += 1
+        s = &c.short_slots[2 * ((b + (c.victim & 1)) & c.short_mask)]
+        held = 1 if _paired(s) else (s[0].key[1] != 0) + (s[1].key[1] != 0)
+        if held == 0 and c.used >= c.limit:
+            return True
+        c.used += 1 - held
+    memset(s, 0, 2 * sizeof(ShortSlot))
+    s[0].key[0] = key[0]
+    s[0].key[1] = key[1] | PAIR_MARK
+    for j in range(SHORT_IDS16):
+        s[0].ids.narrow[j] = <uint16_t>ids[j]
+    s[0].ids.narrow[SHORT_IDS16] = <uint16_t>n
+    for j in range(SHORT_IDS16, n):
+        s[1].ids.narrow[j - SHORT_IDS16] = <uint16_t>ids[j]
+    return True
+
+
 cdef inline bint _short_put(ChunkCache* c, const uint64_t* key, const uint32_t* ids,
                             size_t n) noexcept nogil:
     # keeps ids as the short chunk key's in the first free slot of its
     # window (its bucket and the next) while the cache holds fewer chunks
     # than its entries, else in place of one of the window's by c.victim
-    # (_chunk_put's rule), or nowhere (none there); False when a short
-    # slot cannot hold them
+    # (_chunk_put's rule), or nowhere (none there); more ids than a slot
+    # holds as a pair (_short_put_pair); False when a pair cannot hold
+    # them either. The second slot of a pair is neither free nor a victim
+    # (its key is zeros); a pair's first slot taken as a victim leaves the
+    # second free.
     cdef uint64_t b
     cdef ShortSlot* s
     cdef size_t j
     cdef unsigned k
-    if n > (SHORT_IDS16 if c.narrow else SHORT_IDS):
-        return False
     b = wp_short_hash(key) >> c.short_shift
+    if n > (SHORT_IDS16 if c.narrow else SHORT_IDS):
+        if c.narrow and n <= CHUNK_IDS16:
+            return _short_put_pair(c, b, key, ids, n)
+        return False
     for k in range(4):
         s = &c.short_slots[2 * ((b + (k >> 1)) & c.short_mask) + (k & 1)]
-        if s.key[1] == 0:
+        if s.key[1] == 0 and not (k & 1 and _paired(s - 1)):
             break
-    if s.key[1] == 0 and c.used < c.limit:
+    if s.key[1] == 0 and not (k & 1 and _paired(s - 1)) and c.used < c.limit:
         c.used += 1
     else:
         for k in range(4):
@@ -2225,6 +2313,17 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
                     w.n_ids += _short_copy(c, sslot, w.ids + n_ids)
                     k += 1
                     continue
+                if c.narrow:
+                    # a pair (_short_put_pair), in the window's lines read already
+                    lkey[0] = keys[k][0]
+                    lkey[1] = keys[k][1] | PAIR_MARK
+                    sslot = <const ShortSlot*>wp_short_find(homes[k], lkey)
+                    if sslot == NULL:
+                        sslot = _short_next(c, <const ShortSlot*>homes[k], lkey)
+                    if sslot != NULL:
+                        w.n_ids += _pair_copy(sslot, w.ids + n_ids)
+                        k += 1
+                        continue
                 _long_key(keys[k], lkey)
                 slot = _chunk_find(c, _chunk_home(c, wp_key_hash(lkey)), lkey)
                 if slot != NULL:
