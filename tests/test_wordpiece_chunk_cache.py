@@ -170,6 +170,21 @@ def test_wide_slots_count_within_the_entries_and_give_the_ids_of_chunks_met_agai
     assert 0 < m.chunk_cache_size <= entries
 
 
+@pytest.mark.parametrize("entries", [1, 2, 3, 8, 64, 1 << 12])
+def test_pairs_of_short_slots_give_the_ids_of_chunks_met_again_beside_single_ones(entries):
+    # short chunks of 1 to 15 ids ('w' and up to 14 digits): up to 7 in a
+    # short slot, 8 to 14 in a pair of them (one bucket), evicting and
+    # evicted by each other in turn; 15 in a WideSlot
+    m = WordPieceModel([b"[UNK]", WORD_START + b"w"] + [str(d).encode() for d in range(10)], 0)
+    m.chunk_cache_entries = entries
+    numbers = [(str(i * 7919) * 4)[:i % 15] for i in range(400)]
+    words = " ".join(f"w{i}" for i in numbers)
+    expected = [x for i in numbers for x in [1] + [2 + int(d) for d in i]]
+    for _ in range(3):
+        assert m.encode_with(words, _rules(True)) == expected
+    assert 0 < m.chunk_cache_size <= entries
+
+
 @pytest.mark.parametrize("entries", [1, 2, 8, 64])
 def test_a_chunk_cache_at_its_entries_gives_the_ids_of_chunks_met_again(entries):
     # 97 chunks met 31 times each in turn: a small cache keeps some in
