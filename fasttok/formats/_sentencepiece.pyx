@@ -360,6 +360,41 @@ cdef inline bint _unknown_piece(const Unknowns* u, uint32_t id) noexcept nogil:
     return id == NO_TOKEN or id == u.unknown_id
 
 
+cdef size_t _converged_node(UnigramModel model, const Unknowns* unknowns, const ByteBuf* norm,
+                            const SpanBuf* spans, ViterbiScratch* whole) except? 0 nogil:
+    # encode_scored's first candidate: the node of the best path spans (a
+    # Viterbi over norm with whole) that the best paths to the places in
+    # the margin's last reach bytes converge on (UnigramModel.converged),
+    # where a Viterbi from it has the whole's paths there
+    # (UnigramModel.same_window), after no unknown piece (the path from it
+    # may yet start with one, which merges); 0: none
+    cdef size_t q, p, k
+    cdef SpanBuf tail = SpanBuf(NULL, 0, 0)
+    cdef ViterbiScratch part
+    cdef bint same
+    if norm.len <= SCORED_MARGIN:
+        return 0
+    q = norm.len - SCORED_MARGIN
+    p = model.converged(whole, q)
+    k = spans.len
+    while k > 1 and spans.data[k - 1].start > p:
+        k -= 1
+    k -= 1
+    if k == 0 or spans.data[k].start != p or p <= whole.settled or \
+            (unknowns.merge_unknown and _unknown_piece(unknowns, spans.data[k - 1].id)):
+        return 0
+    memset(&part, 0, sizeof(ViterbiScratch))
+    try:
+        model.own_scratch(&part, norm.len - p)
+        model.viterbi_scored(norm.data + p, norm.len - p, &tail, &part,
+                             model.score_at(whole, p), NULL)
+        same = part.settled == 0 and model.same_window(whole, &part, p, q)
+    finally:
+        spans_free(&tail)
+        viterbi_scratch_free(&part)
+    return k if same else 0
+
+
 cdef inline int _resolve_piece(const Unknowns* u, const uint8_t* s, uint32_t id, uint32_t start,
                                uint32_t end, bint* prev_unknown, out_t* out) except -1 nogil:
     # The unknown rule, for the model's next piece, s[start:end] as id: a
@@ -1328,10 +1363,13 @@ cdef class SentencePieceCore(ModelBase):
         any other cut, where the text's normalized form goes on, without
         one: llama.cpp's normalizer with ``remove_extra_whitespaces`` puts
         a ``▁`` before every word, the first too, and that one is dropped).
-        The cut is the model's longest piece and a margin before the end (no
-        continuation reaches back over it), where the text after it
-        normalizes alone as the text does there (checked), and not
-        between two unknown pieces that merge. ``allowed`` is unused, as in
+        The cut is where the best paths to the places a margin before the
+        end converge (the Viterbi from there checked to give their paths,
+        :meth:`~fasttok.models._unigram.UnigramModel.converged`), else a
+        place no lattice node crosses, the longest piece and the margin
+        before the end (no continuation reaches back over either); where the
+        text after it normalizes alone as the text does there (checked), and
+        not after an unknown piece (one after it would merge). ``allowed`` is unused, as in
         :meth:`encode` (the core parses no special tokens).
 
         >>> from fasttok.vocab import Vocabulary
@@ -1342,7 +1380,7 @@ cdef class SentencePieceCore(ModelBase):
         >>> core = SentencePieceCore(v)
         >>> ids, k, c, state = core.encode_scored("a " * 40)
         >>> ids == core.encode_ordinary("a " * 40), k, c, state
-        (True, 22, 44, (-22.0, True))
+        (True, 23, 46, (-23.0, True))
         >>> core.encode_scored(("a " * 40)[c:], state, cut=False)[0] == ids[k:]
         True
         """
@@ -1357,8 +1395,9 @@ cdef class SentencePieceCore(ModelBase):
         cdef NodeBuf nodes = NodeBuf(NULL, 0, 0)
         cdef Scratch sc
         cdef size_t k, i, q, lo, hi, reach, o_b = 0, n_final = 0, c = 0, tries = 0
+        cdef size_t k_converged
         cdef double start = 0.0, score
-        cdef bint crossed, space = False, dummy = True
+        cdef bint crossed, space = False, dummy = True, at_converged = False
         # llama.cpp's UGM normalizer puts a ▁ before every word, the first too
         cdef bint word_space = self.llama_cpp and self.vocabulary.remove_extra_whitespaces
         cdef uint32_t* ids = NULL
@@ -1382,34 +1421,49 @@ cdef class SentencePieceCore(ModelBase):
                 if word_space and not dummy:
                     _drop_word_space(&norm, &n2o if cut else NULL)
                 self.unigram.viterbi_scored(norm.data, norm.len, &spans, &sc.vit, start, NULL)
+                # the node the best paths converge on before the margin
+                # (UnigramModel.converged), then the last ones no lattice node crosses
                 k = spans.len
-                while cut and k > 1 and tries < SCORED_TRIES:
-                    k -= 1
-                    q = spans.data[k].start
-                    if q + 3 + reach + SCORED_MARGIN > norm.len:
-                        continue
-                    if self.unknowns.merge_unknown and \
-                            _unknown_piece(&self.unknowns, spans.data[k].id) and \
-                            _unknown_piece(&self.unknowns, spans.data[k - 1].id):
-                        continue
+                k_converged = _converged_node(self.unigram, &self.unknowns, &norm, &spans,
+                                              &sc.vit) if cut else 0
+                while cut and tries < SCORED_TRIES:
+                    if k_converged:
+                        q = spans.data[k_converged].start
+                    else:
+                        if k <= 1:
+                            break
+                        k -= 1
+                        q = spans.data[k].start
+                        if q + 3 + reach + SCORED_MARGIN > norm.len:
+                            continue
+                        if self.unknowns.merge_unknown and \
+                                _unknown_piece(&self.unknowns, spans.data[k - 1].id):
+                            continue
                     # at a ▁, the text from its word on with a dummy prefix
                     space = not memcmp(norm.data + q, SPACE_SYMBOL, 3)
                     if space and not memcmp(norm.data + q + 3, SPACE_SYMBOL, 3):
+                        k_converged = 0
                         continue
                     tries += 1
-                    # no lattice node crosses q (none starts more than reach before it)
-                    lo = q - reach if q > reach else 0
-                    while lo < q and (norm.data[lo] & 0xC0) == 0x80:
-                        lo += 1
-                    hi = q + reach if q + reach < norm.len else norm.len
-                    self.unigram.populate(norm.data + lo, hi - lo, &nodes)
-                    crossed = False
-                    for i in range(nodes.len):
-                        if lo + nodes.data[i].start < q < lo + nodes.data[i].end:
-                            crossed = True
-                            break
-                    if crossed:
-                        continue
+                    if k_converged:
+                        k = k_converged
+                        k_converged = 0
+                        at_converged = True
+                    else:
+                        at_converged = False
+                        # no lattice node crosses q (none starts more than reach before it)
+                        lo = q - reach if q > reach else 0
+                        while lo < q and (norm.data[lo] & 0xC0) == 0x80:
+                            lo += 1
+                        hi = q + reach if q + reach < norm.len else norm.len
+                        self.unigram.populate(norm.data + lo, hi - lo, &nodes)
+                        crossed = False
+                        for i in range(nodes.len):
+                            if lo + nodes.data[i].start < q < lo + nodes.data[i].end:
+                                crossed = True
+                                break
+                        if crossed:
+                            continue
                     # the text from there, alone, normalizes to the text's from q on
                     o_b = n2o.data[q + 3] if space else n2o.data[q]
                     alone.len = 0
@@ -1420,10 +1474,12 @@ cdef class SentencePieceCore(ModelBase):
                         if word_space:
                             _drop_word_space(&alone, NULL)
                     if alone.len != norm.len - q or memcmp(alone.data, norm.data + q, alone.len):
+                        if at_converged:
+                            k = spans.len
                         continue
                     # the score at q: the Viterbi's own where it wrote it, else
                     # a Viterbi over the text before q
-                    if norm.data[q - 1] < 0x80:
+                    if norm.data[q - 1] < 0x80 or q > sc.vit.settled:
                         score = self.unigram.score_at(&sc.vit, q)
                     else:
                         self.unigram.viterbi_scored(norm.data, q, &head, &sc.vit, start, &score)

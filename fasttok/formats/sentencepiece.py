@@ -237,7 +237,7 @@ class GGUFSentencePiece(GGUFModel):
         >>> m = GGUFSentencePiece(v)
         >>> ids, k, c, state = m.encode_scored("a " * 40)
         >>> ids == m.encode_ordinary("a " * 40), k, c
-        (True, 22, 44)
+        (True, 23, 46)
         >>> m.encode_scored(("a " * 40)[c:], state, cut=False)[0] == ids[k:]
         True
         """

@@ -35,8 +35,12 @@ A Unigram model sums path scores from the text's (``tokenizer.json``: the
 pre-token's) start and decides ties and near ties by how the sum rounds,
 so a window encoded alone is not exact: there ``scored`` encodes the
 pending text from the whole text's score where it starts and says where to
-cut (a place no lattice node crosses, some way before the end) and the
-score there; no context is kept.
+cut (some way before the end: where the best paths to the places there
+converge, the window's Viterbi checked to give theirs, else a place no
+lattice node crosses) and the score there; no context is kept. A run
+whose best paths do not converge (one letter on a vocabulary with pieces
+of many lengths of it: the first pieces change with the run's length)
+is not cut.
 
 >>> encode = lambda s: [ord(ch) for ch in s]          # one id a character
 >>> a = Appender(encode)

@@ -67,10 +67,13 @@ cdef inline size_t one_char_len(uint8_t c) noexcept nogil:
 
 cdef struct ViterbiScratch:
     # The best-path array of one caller (one thread), reused across its
-    # calls; borrowed from the thread's cache unless owned.
+    # calls; borrowed from the thread's cache unless owned. settled: after
+    # a Viterbi, the last place before which its path went out early (no
+    # node crosses it; the entries up to it are not all written).
     void* best
     size_t size
     int owned
+    size_t settled
 
 cdef void viterbi_scratch_free(ViterbiScratch* scratch) noexcept nogil
 
@@ -183,3 +186,7 @@ cdef class UnigramModel:
     cdef int viterbi_scored(self, const uint8_t* s, size_t n, SpanBuf* out,
                             ViterbiScratch* scratch, double start, double* end) except -1 nogil
     cdef double score_at(self, const ViterbiScratch* scratch, size_t key) noexcept nogil
+    cdef int own_scratch(self, ViterbiScratch* scratch, size_t n) except -1 nogil
+    cdef size_t converged(self, const ViterbiScratch* scratch, size_t q) except? 0 nogil
+    cdef bint same_window(self, const ViterbiScratch* whole, const ViterbiScratch* part,
+                          size_t p, size_t q) noexcept nogil

@@ -56,6 +56,13 @@ class UnigramWalk:
         | tuple[array[int], array[int], array[int], dict[int, str]]
         | None
     ): ...
+    def encode_scored(
+        self,
+        text: str,
+        allowed: frozenset[int] | None,
+        state: tuple[float, bool] | None = None,
+        cut: bool = True,
+    ) -> tuple[list[int], int, int, tuple[float, bool] | None] | None: ...
     def run(
         self,
         text: str,

@@ -553,6 +553,14 @@ cdef inline const char_t* _char_entry(const char_t* tab, const uint16_t* block,
     return NULL
 
 
+cdef inline int32_t _path_from(bint wide, const ViterbiScratch* scratch, size_t key) noexcept nogil:
+    # where the best path to key starts its last node (-1: not reached), in
+    # double (wide) or float entries
+    if wide:
+        return (<const BestPath*>scratch.best)[key].start
+    return (<const BestPathF*>scratch.best)[key].start
+
+
 cdef int _backtrack(const path_t* best, size_t first, size_t end, out_t* out) except -1 nogil:
     # Append the best path over [first, end) to out in text order; no node
     # crosses first, so the path from end back lands on it.
@@ -604,7 +612,7 @@ cdef inline void _near(double* margin, double a, double b) noexcept nogil:
 cdef int _best_path(const TrieStep* units, const leaf_t* leaves, const char_t* tab,
                     const uint16_t* block, const uint8_t* s, size_t n, path_t* best,
                     double unk_score, uint32_t unk_id, size_t reach, out_t* out,
-                    score_t zero, double* margin, double* end) except -1 nogil:
+                    score_t zero, double* margin, double* end, size_t* settled) except -1 nogil:
     # The Viterbi over s[0:n] (n > 0), its pieces appended to out. best[key]
     # becomes the best path over s[0:key] (its score, and its last node's
     # start and id; start -1: not reached). Float (sentencepiece) with its
@@ -618,6 +626,7 @@ cdef int _best_path(const TrieStep* units, const leaf_t* leaves, const char_t* t
     # UnigramWalk._segments, which keeps a segment's split by it). end (or
     # NULL): the score at n before its rebasing, where a Viterbi over the
     # text after n starts when no node crosses n (an appender's window).
+    # settled: where the path last went out early (see ViterbiScratch).
     cdef size_t pos = 0, key, mblen, i, last, ready = 0, refill = 0, frontier = 0, first = 0
     cdef int32_t node, child, pid
     cdef score_t here = zero, cand
@@ -709,6 +718,7 @@ cdef int _best_path(const TrieStep* units, const leaf_t* leaves, const char_t* t
                 frontier = key
         pos += mblen
         here = best[pos].score
+    settled[0] = first
     if n > first:
         _backtrack(best, first, n, out)
     if end != NULL:
@@ -992,6 +1002,88 @@ cdef class UnigramModel:
             return (<const BestPath*>scratch.best)[key].score
         return (<const BestPathF*>scratch.best)[key].score
 
+    cdef int own_scratch(self, ViterbiScratch* scratch, size_t n) except -1 nogil:
+        """Give scratch (empty) a best-path array of its own for a text of
+        n bytes: a second Viterbi whose paths are read beside another's
+        (the thread's array, which a scratch borrows, is one)."""
+        cdef size_t size = (n + 1) * (sizeof(BestPath) if self.llama_cpp or self.tokenizers
+                                      else sizeof(BestPathF))
+        scratch.best = malloc(size)
+        if scratch.best == NULL:
+            with gil:
+                raise MemoryError()
+        scratch.size = size
+        scratch.owned = 1
+        return 0
+
+    cdef size_t converged(self, const ViterbiScratch* scratch, size_t q) except? 0 nogil:
+        """After a Viterbi over s[:n] with scratch (q <= n): the last place
+        p <= q that the best path to every place in (q - reach, q] passes
+        through. A path to any place past q has its last node start there,
+        so whatever follows s[:q] the whole text's best path goes through p
+        and is the best path to p up to it. 0: none but the start."""
+        cdef size_t settled = scratch.settled, lo, b, pos, p = 0, first = SIZE_MAX
+        cdef uint8_t* mark
+        cdef bint wide = self.llama_cpp or self.tokenizers
+        if q <= settled:
+            return q
+        lo = q - self.reach + 1 if q >= self.reach + settled else settled
+        mark = <uint8_t*>calloc(q - settled + 1, 1)
+        if mark == NULL:
+            with gil:
+                raise MemoryError()
+        # every chain lands on settled (no node crosses it): the first
+        # chain's places are marked, the others walked back to one
+        mark[0] = 1
+        b = q + 1
+        while b > lo:
+            b -= 1
+            if b > settled and _path_from(wide, scratch, b) < 0:
+                continue
+            pos = b
+            if first == SIZE_MAX:
+                first = p = b
+                while pos > settled:
+                    mark[pos - settled] = 1
+                    pos = <size_t>_path_from(wide, scratch, pos)
+                continue
+            while not mark[pos - settled]:
+                pos = <size_t>_path_from(wide, scratch, pos)
+            if pos < p:
+                p = pos
+        free(mark)
+        return p if first != SIZE_MAX else settled
+
+    cdef bint same_window(self, const ViterbiScratch* whole, const ViterbiScratch* part,
+                          size_t p, size_t q) noexcept nogil:
+        """Whether a Viterbi from p (part, over s[p:], from the whole's score
+        at p) has the whole's (whole, over s) best paths at every place in
+        (q - reach, q]: the same reach, score and nodes back to p. The best
+        path to a place past q goes on from those, so the two then agree
+        on every place after, whatever follows s[:q]."""
+        cdef size_t lo = q - self.reach + 1 if q >= self.reach + p else p + 1, b, x, y
+        cdef int32_t fx, fy
+        cdef bint wide = self.llama_cpp or self.tokenizers
+        for b in range(lo, q + 1):
+            fx = _path_from(wide, whole, b)
+            fy = _path_from(wide, part, b - p)
+            if (fx < 0) != (fy < 0):
+                return False
+            if fx < 0:
+                continue
+            if self.score_at(whole, b) != self.score_at(part, b - p):
+                return False
+            x = b
+            y = b - p
+            while x > p:
+                fx = _path_from(wide, whole, x)
+                fy = _path_from(wide, part, y)
+                if fy < 0 or <size_t>fx != <size_t>fy + p:
+                    return False
+                x = <size_t>fx
+                y = <size_t>fy
+        return True
+
     def segment(self, data):
         """The best segmentation of already-normalized text (``str`` or UTF-8
         ``bytes``) as ``[(piece bytes, id)]``; unknown characters get ``unk_id``."""
@@ -1120,15 +1212,15 @@ cdef int _viterbi(UnigramModel self, const uint8_t* s, size_t n, out_t* out,
         if self.tokenizers:
             _best_path(self.trie.steps, self.trie.dleaves, self.dchars, self.char_block, s, n,
                        <BestPath*>sc.best, self.unk_score, self.unk_id, self.reach, out,
-                       start, margin, end)
+                       start, margin, end, &sc.settled)
         elif self.llama_cpp:
             _best_path(self.trie.steps, self.trie.leaves, self.chars, self.char_block, s, n,
                        <BestPath*>sc.best, self.unk_score, self.unk_id, self.reach, out,
-                       start, margin, end)
+                       start, margin, end, &sc.settled)
         else:
             _best_path(self.trie.steps, self.trie.leaves, self.chars, self.char_block, s, n,
                        <BestPathF*>sc.best, self.unk_score, self.unk_id, self.reach, out,
-                       <float>start, margin, end)
+                       <float>start, margin, end, &sc.settled)
     finally:
         if sc == &own:
             viterbi_scratch_free(sc)
@@ -1790,14 +1882,16 @@ cdef struct WalkOp:
 cdef struct ScoredPlace:
     # a node's start as encode_scored records it: its byte in WalkOut.normal,
     # its piece's bytes there, the index in the text of its first character,
-    # the path's score before it, and how many ids come before it
-    # (SIZE_MAX: inside a token, a run of unknown characters fused)
+    # the path's score before it, how many ids come before it (SIZE_MAX:
+    # inside a token, a run of unknown characters fused), and whether it
+    # is an unknown character
     size_t at
     size_t piece_start
     size_t piece_end
     Py_ssize_t char
     double score
     size_t ids
+    bint unknown         # the node is an unknown character
 
 
 cdef enum:
@@ -2629,7 +2723,8 @@ cdef class UnigramWalk:
             at.char = chars.data[w.char_of[ref.start + sp.start]].start
             at.score = zero
             at.ids = SIZE_MAX
-            zero = zero + (self.model.core.unk_score if self._unknown(p, sp)
+            at.unknown = self._unknown(p, sp)
+            zero = zero + (self.model.core.unk_score if at.unknown
                            else self.model.core.scores[sp.id])
         w.n_places += w.nodes.len
         return 0
@@ -3012,9 +3107,12 @@ cdef class UnigramWalk:
         Each pre-token's Viterbi sums double scores from its start, and a
         tie between the same pieces in another order goes by how the sum
         before them rounds: a window from inside a pre-token is encoded from
-        the whole pre-token's score there. The cut is at a node's start no
-        lattice node crosses, the longest piece and a margin before the
-        end, not inside a run of unknown characters fused, where the text
+        the whole pre-token's score there. The cut is at a node's start:
+        where the best paths to the places a margin before the end converge
+        (:meth:`UnigramModel.converged`, the Viterbi from there checked to
+        give their paths), else one no lattice node crosses, the longest
+        piece and the margin before the end; not inside a run of unknown
+        characters fused nor after an unknown character; where the text
         after it, walked alone from that state, has the whole text's
         normalized pieces from there and their ids (checked). A state is
         that score and whether the cut is inside a pre-token (its first
@@ -3025,7 +3123,7 @@ cdef class UnigramWalk:
         >>> w = UnigramWalk(m, [], None, [], None, ("▁", "always", False), 4)
         >>> ids, k, c, state = w.encode_scored("ab" * 60, None)
         >>> ids == w.ids("ab" * 60, None), (k, c, state)
-        (True, (51, 51, (-63.5, True)))
+        (True, (52, 52, (-64.5, True)))
         >>> w.encode_scored(("ab" * 60)[c:], None, state, False)[0] == ids[k:]
         True
         """
@@ -3033,7 +3131,7 @@ cdef class UnigramWalk:
         cdef double zero = 0.0
         cdef WalkOut w
         cdef WalkOut v
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, first
         cdef size_t tries = 0, reach = self.model.core.reach
         cdef const ScoredPlace* at
         if state is not None:
@@ -3053,16 +3151,24 @@ cdef class UnigramWalk:
             if self._walk(text, self._matches(text, allowed), &w):
                 return None
             ids = ids_list(w.ids, w.n, self.ints)
+            # the place the pre-token's best paths converge on before the
+            # margin, then the last places no node crosses
             i = <Py_ssize_t>w.n_places - 1
-            while i >= 0 and tries < SCORED_TRIES:
-                at = &w.places[i]
-                i -= 1
-                if at.ids == SIZE_MAX or at.char == 0 or \
-                        at.at + reach + SCORED_MARGIN > w.normal.len:
-                    continue
+            first = self._converged_place(&w)
+            while tries < SCORED_TRIES:
+                if first >= 0:
+                    at = &w.places[first]
+                    first = -1
+                elif i < 0:
+                    break
+                else:
+                    at = &w.places[i]
+                    i -= 1
+                    if not _final_before(&w, i + 1) or \
+                            at.at + reach + SCORED_MARGIN > w.normal.len or \
+                            (at.at > at.piece_start and self._crossed(&w, at)):
+                        continue
                 tries += 1
-                if at.at > at.piece_start and self._crossed(&w, at):
-                    continue
                 rest = text[at.char:]
                 _out_free(&v)
                 memset(&v, 0, sizeof(WalkOut))
@@ -3078,6 +3184,55 @@ cdef class UnigramWalk:
         finally:
             _out_free(&w)
             _out_free(&v)
+
+    cdef Py_ssize_t _converged_place(self, const WalkOut* w) except -2:
+        # The place of encode_scored's record that the best paths of the
+        # piece holding the margin's start converge on (UnigramModel.
+        # converged), where the Viterbi from it has the whole piece's paths
+        # at that start (UnigramModel.same_window), ids before it are final
+        # (a token starts there, after no unknown character, which a run
+        # of unknown ones after it would fuse with) and the text goes on
+        # past it; -1: none
+        cdef UnigramModel core = self.model.core
+        cdef size_t q, ps = 0, pe = 0, x
+        cdef Py_ssize_t i = -1
+        cdef ViterbiScratch whole
+        cdef ViterbiScratch part
+        cdef SpanBuf spans = SpanBuf(NULL, 0, 0)
+        cdef bint same = False
+        if w.normal.len <= SCORED_MARGIN:
+            return -1
+        q = w.normal.len - SCORED_MARGIN
+        for i in range(<Py_ssize_t>w.n_places - 1, -1, -1):
+            if w.places[i].piece_start < q:
+                ps = w.places[i].piece_start
+                pe = w.places[i].piece_end
+                break
+        if pe <= q:
+            return -1
+        memset(&whole, 0, sizeof(ViterbiScratch))
+        memset(&part, 0, sizeof(ViterbiScratch))
+        try:
+            # (the piece's first place holds the score its path starts from)
+            while i > 0 and w.places[i - 1].piece_start == ps:
+                i -= 1
+            core.viterbi_from(w.normal.data + ps, pe - ps, &spans, &whole, w.places[i].score,
+                              NULL)
+            x = ps + core.converged(&whole, q - ps)
+            while i + 1 < <Py_ssize_t>w.n_places and w.places[i + 1].at <= x:
+                i += 1
+            x = w.places[i].at
+            if not _final_before(w, i):
+                return -1
+            spans.len = 0
+            core.own_scratch(&part, pe - x)
+            core.viterbi_from(w.normal.data + x, pe - x, &spans, &part, w.places[i].score, NULL)
+            same = part.settled == 0 and core.same_window(&whole, &part, x - ps, q - ps)
+            return i if same else -1
+        finally:
+            spans_free(&spans)
+            viterbi_scratch_free(&whole)
+            viterbi_scratch_free(&part)
 
     cdef bint _crossed(self, const WalkOut* w, const ScoredPlace* at) except -1:
         # whether a lattice node of at's piece crosses at (none starts more
@@ -3320,6 +3475,16 @@ cdef class UnigramWalk:
             free(sources)
             free(ends)
             _out_free(&w)
+
+
+cdef inline bint _final_before(const WalkOut* w, Py_ssize_t i) noexcept nogil:
+    # Whether the ids before place i of w's record are final where the path
+    # goes through it: a token starts there (not inside a run of unknown
+    # characters fused), past the text's start, and not after an unknown
+    # character (the path from it may yet start with one, which fuses)
+    cdef const ScoredPlace* at = &w.places[i]
+    return at.ids != SIZE_MAX and at.char > 0 and not (
+        at.at > at.piece_start and w.places[i - 1].unknown)
 
 
 cdef bint _same_from(const WalkOut* w, const ScoredPlace* at, const WalkOut* v) noexcept nogil:

@@ -170,17 +170,17 @@ class Model(Protocol):
     #: whether the ids of a text from a place on, encoded alone, are (after
     #: their first ids) the whole text's there, as an appender's windows
     #: need (:mod:`fasttok.inference.appender`); False where ids depend on
-    #: the whole text before them (sentencepiece's float32 Unigram scores)
+    #: the whole text before them (sentencepiece's float32 Unigram scores,
+    #: GGUF t5's double ones, summed from a fragment's start)
     windows_exact: bool
-    #: where windows are not exact alone, ``encode_scored(text, state, cut)``
-    #: that carries the whole text's state into each window, or None (the
-    #: appender then keeps the whole text pending)
+    #: ``encode_scored(text, state, cut, allowed)`` that carries the whole
+    #: text's Viterbi state into each window (a Unigram model), or None
     scored_windows: Optional[Callable[..., Any]]
-    #: whether a window may start inside a pre-token (an edge of text without
-    #: whitespace): not on a Unigram model whose Viterbi runs over a whole
-    #: pre-token (or text) summing scores from its start, where a tie between
-    #: the same pieces in another order ("f" + "ff", "ff" + "f") goes by how
-    #: the sum before it rounds
+    #: without scored windows, whether a window may start inside a pre-token
+    #: (an edge of text without whitespace): not on a Unigram model whose
+    #: Viterbi runs over a whole pre-token summing scores from its start,
+    #: where a tie between the same pieces in another order ("f" + "ff",
+    #: "ff" + "f") goes by how the sum before it rounds
     cuts_inside_words: bool
     #: ids -> ids with what ``add_special_tokens=True`` adds (BOS/EOS, CLS/SEP)
     post_processor: Callable[[list], list]
