@@ -128,7 +128,8 @@ from fasttok.normalizers._spm_normalizer cimport (Normalizer, SymbolMatcher,
 from fasttok.shared._growth cimport ByteBuf, OffsetBuf, bytebuf_free, bytebuf_reserve, offsets_free
 from fasttok.shared._tables cimport (NO_PAIR, NO_TOKEN, TokenTables, bmp_token_ids, fill_strings, find_bytes,
                        free_strings, hash_bytes, pair_value)
-from fasttok.models._unigram cimport (T_BYTE, T_CONTROL, T_NORMAL, T_UNDEFINED, T_UNKNOWN, T_UNUSED,
+from fasttok.models._unigram cimport (SCORED_MARGIN, SCORED_TRIES, T_BYTE, T_CONTROL, T_NORMAL,
+                        T_UNDEFINED, T_UNKNOWN, T_UNUSED,
                         T_USER_DEFINED, IdBuf, NodeBuf, Span, SpanBuf, UnigramModel, emit,
                         one_char_len,
                         out_t, spans_free, spans_push, spans_reserve, viterbi_scratch_free)
@@ -154,14 +155,6 @@ cdef enum:
     THREAD_KEEP = 32 << 20
 
 cdef const uint8_t* SPACE_SYMBOL = <const uint8_t*>b"\xe2\x96\x81"
-
-cdef enum:
-    # encode_scored: normalized bytes a cut leaves after the longest piece
-    # past it (a charsmap's look-ahead, trailing whitespace), and how many
-    # places it tries from the end
-    SCORED_MARGIN = 64
-    SCORED_TRIES = 8
-
 
 cdef enum:
     CACHE_SLOTS = 65536      # at most; a power of two, filled to half, then no more inserts

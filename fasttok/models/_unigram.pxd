@@ -88,6 +88,14 @@ cdef enum:
     T_BYTE = 6
 
 cdef enum:
+    # an appender's scored windows (UnigramWalk.encode_scored and
+    # SentencePieceCore's): normalized bytes a cut leaves after it (a
+    # charsmap's look-ahead, trailing whitespace; after the longest piece
+    # too where no node crosses it), and how many places it tries
+    SCORED_MARGIN = 64
+    SCORED_TRIES = 8
+
+cdef enum:
     # Piece kinds as the Viterbi sees them.
     KIND_NORMAL = 0
     KIND_USER = 1      # user-defined: the length bonus / zero score

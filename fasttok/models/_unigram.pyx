@@ -1901,11 +1901,6 @@ cdef enum:
     AT_START = 0
     AT_WORD = 1
     IN_WORD = 2
-    # encode_scored: normalized bytes a cut leaves after the longest piece
-    # past it (a charsmap's look-ahead, trailing whitespace), and how many
-    # places it tries from the end
-    SCORED_MARGIN = 64
-    SCORED_TRIES = 8
 
 
 cdef struct WalkOut:
