@@ -415,7 +415,7 @@ from fasttok.shared._bits cimport ft_ctz64
 from fasttok.shared._growth cimport grow_array
 from fasttok.shared._literal_cut cimport LiteralCut
 from fasttok.shared._json_reader cimport PackedVocab
-from fasttok.shared._id_lists cimport (PyObject_GC_UnTrack, ft_ids_below, ft_list_items,
+from fasttok.shared._id_lists cimport (PyObject_GC_UnTrack, ft_list_items,
                                        ft_list_unset, ft_tuple_items, ids_list, ids_lists)
 from fasttok.shared._piece_cache cimport (FT_PC_PAYLOAD, ft_pc_entry, ft_pc_find, ft_pc_hash,
                                           ft_pc_ids, ft_pc_put, ft_pc_table, piece_cache_owner,
@@ -782,14 +782,24 @@ cdef extern from *:
     /* out[i] = ints[ids[i]] for i < n, the references taken by count: each
      * id's count in counts (n_ints zeros, left zeros), then each int's
      * added at once, in the order of the ints (an int's reference count
-     * written an id, at random over ~1 MB of them, missed the cache) */
-    static inline void wp_ids_items_counted(PyObject** out, const uint32_t* ids, size_t n,
-                                            PyObject* const* ints, uint32_t* counts,
-                                            size_t n_ints) {
-        size_t i;
+     * written an id, at random over ~1 MB of them, missed the cache).
+     * Returns n, or the place of the first id not below n_ints (no
+     * reference taken, counts left zeros). Each id is tested as it is
+     * read: a pass of ft_ids_below before read the ids twice (the list of
+     * code.txt's half, 437k ids: 4.28M instructions) */
+    static inline size_t wp_ids_items_counted(PyObject** out, const uint32_t* ids, size_t n,
+                                              PyObject* const* ints, uint32_t* counts,
+                                              size_t n_ints) {
+        size_t i, j;
         for (i = 0; i < n; i++) {
-            out[i] = ints[ids[i]];
-            counts[ids[i]]++;
+            uint32_t id = ids[i];
+            if (id >= n_ints) {
+                for (j = 0; j < i; j++)
+                    counts[ids[j]] = 0;
+                return i;
+            }
+            out[i] = ints[id];
+            counts[id]++;
         }
         for (i = 0; i < n_ints; i++) {
             if (counts[i]) {
@@ -797,10 +807,14 @@ cdef extern from *:
                 counts[i] = 0;
             }
         }
+        return n;
     }
+    /* a list of ft_list_unset's whose items were never set, made empty */
+    #define wp_list_forget(list) Py_SET_SIZE((PyVarObject*)(list), 0)
     """
-    void wp_ids_items_counted(PyObject** out, const uint32_t* ids, size_t n, PyObject** ints,
-                              uint32_t* counts, size_t n_ints) noexcept
+    size_t wp_ids_items_counted(PyObject** out, const uint32_t* ids, size_t n, PyObject** ints,
+                                uint32_t* counts, size_t n_ints) noexcept
+    void wp_list_forget(list items) noexcept
     void* wp_table_alloc(size_t size, bint huge) noexcept nogil
     void wp_table_free(void* table, size_t size, bint huge) noexcept nogil
     void wp_narrow_u16(const uint16_t* s, size_t m, uint8_t* out) noexcept nogil
@@ -3538,10 +3552,9 @@ cdef class WordPieceModel:
         # ids_list of the walk's ids; a long one with the references taken by count
         cdef list out
         cdef size_t n_ints = len(self.ints)
+        cdef size_t bad
         if w.n_ids < COUNTED_IDS:
             return ids_list(w.ids, w.n_ids, self.ints)
-        if not ft_ids_below(w.ids, w.n_ids, <uint32_t>n_ints):
-            return ids_list(w.ids, w.n_ids, self.ints)  # (raises)
         if self.n_counts < n_ints:
             free(self.counts)
             self.n_counts = 0
@@ -3550,8 +3563,11 @@ cdef class WordPieceModel:
                 raise MemoryError()
             self.n_counts = n_ints
         out = ft_list_unset(w.n_ids)
-        wp_ids_items_counted(ft_list_items(out), w.ids, w.n_ids, ft_tuple_items(self.ints),
-                             self.counts, n_ints)
+        bad = wp_ids_items_counted(ft_list_items(out), w.ids, w.n_ids, ft_tuple_items(self.ints),
+                                   self.counts, n_ints)
+        if bad < w.n_ids:
+            wp_list_forget(out)
+            raise ValueError(f"internal error: token id {w.ids[bad]} out of range")
         PyObject_GC_UnTrack(out)
         return out
 
