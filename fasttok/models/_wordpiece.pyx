@@ -1208,7 +1208,7 @@ cdef inline Edge* _edge_slot(Edge* edges, uint64_t mask, uint64_t key) noexcept 
 # ------------------------------------------------------------------ chunk cache
 
 cdef enum:
-    CHUNK_IDS = 7              # ids a slot holds as uint32: a chunk of more is not kept
+    CHUNK_IDS = 7              # ids a slot holds as uint32 (a chunk of more: a WideSlot)
     CHUNK_IDS16 = 14           # ids a slot holds as uint16 (a model of at most 0xFFFF texts)
     CHUNK_MAX = 31             # code units of the longest chunk kept (the 32nd key byte: its length)
     CHUNK_WIDE_MAX = 15        # of one holding a unit past ASCII in a str of kind 2 (as uint16)
@@ -2137,8 +2137,10 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
     # units: a chunk's ids are those of its words, and its words those of
     # its units alone (a SPACE ends a word), so a chunk met before needs no
     # normalizing, no word cut and no token lookup. A longer ASCII run is
-    # cut after a unit that is a word by itself; other stretches go to
-    # _run whole. The text is read a block at a time as bytes and two
+    # cut after a unit that is a word by itself; any other chunk of up to
+    # WIDE_KEY_MAX bytes is looked up in the WideSlots by its units' bytes,
+    # and longer stretches go to _run whole (joined when they follow one
+    # another). The text is read a block at a time as bytes and two
     # bitmaps (_view), where a chunk is a count of trailing zeros and its
     # key two masked loads; CHUNK_AHEAD chunks are cut and their slots
     # prefetched before the first is looked up, so the loads of rare
