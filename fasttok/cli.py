@@ -3,7 +3,8 @@
     fasttok encode -e cl100k_base "hello world"      ids
     fasttok encode -e cl100k_base --show "hello"      the text coloured token by token
     fasttok decode -e cl100k_base 15339 1917
-    fasttok count  -e o200k_base -f notes.txt
+    fasttok count  -e o200k_base notes.txt            a file's tokens (--text: the words)
+    fasttok count  -f a.txt -f - < b.txt              files and stdin (-), read in order
     fasttok inspect cl100k_base | path/to/file
     fasttok bench  -e cl100k_base -f corpus.txt       side by side with tiktoken when installed
     fasttok train  --vocab-size 8192 --out v.tiktoken corpus.txt   (or tokenizer.json, v.gguf)
@@ -83,11 +84,26 @@ def _piece(token: bytes) -> str:
     return token.decode("utf-8", errors="backslashreplace")
 
 
-def _text(args: argparse.Namespace) -> str:
+def _input_files(args: argparse.Namespace) -> list:
+    # the rule --help states: -f's files, else the arguments when every one
+    # names an existing file and --text is not given
     if args.file:
-        return _read_utf8(args.file)
+        if args.text:
+            raise FasttokError("give the text as arguments or with -f, not both")
+        return args.file
+    if args.text and not args.as_text and all(os.path.isfile(t) for t in args.text):
+        return args.text
+    return []
+
+
+def _text(args: argparse.Namespace) -> str:
+    files = _input_files(args)
+    if files:
+        # one after another, as `cat a b |` gives them
+        return "".join(_stdin_text() if f == "-" else _read_utf8(f) for f in files)
     if args.text:
         return " ".join(args.text)
+    _refuse_terminal(args)
     return _stdin_text()
 
 
@@ -464,14 +480,23 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("-e", "--encoding", default="cl100k_base",
                         help=f"encoding name ({', '.join(list_encoding_names())}) or vocabulary file")
 
+    def with_text(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("text", nargs="*",
+                        help="the text; arguments that all name existing files are read as "
+                             "those files (unless --text); none: -f or standard input")
+        sp.add_argument("--text", dest="as_text", action="store_true",
+                        help="read the arguments as text even when they name files")
+        sp.add_argument("-f", "--file", action="append",
+                        help="a file to read ('-': standard input); repeat it to read "
+                             "several, in order")
+
     enc = sub.add_parser("encode", help="text -> token ids")
     with_encoding(enc)
-    enc.add_argument("text", nargs="*", help="text (default: -f FILE or stdin)")
-    enc.add_argument("-f", "--file")
+    with_text(enc)
     enc.add_argument("--show", action="store_true", default=None, help="colour the text token by token")
     enc.add_argument("--ids", dest="show", action="store_false", help="print ids even on a terminal")
     enc.add_argument("--allow-special", action="store_true", help="encode special token strings as specials")
-    enc.set_defaults(run=_cmd_encode)
+    enc.set_defaults(run=_cmd_encode, usage=enc.format_usage())
 
     dec = sub.add_parser("decode", help="token ids -> text")
     with_encoding(dec)
@@ -480,9 +505,8 @@ def _parser() -> argparse.ArgumentParser:
 
     cnt = sub.add_parser("count", help="number of tokens")
     with_encoding(cnt)
-    cnt.add_argument("text", nargs="*")
-    cnt.add_argument("-f", "--file")
-    cnt.set_defaults(run=_cmd_count)
+    with_text(cnt)
+    cnt.set_defaults(run=_cmd_count, usage=cnt.format_usage())
 
     ins = sub.add_parser("inspect", help="what a vocabulary holds")
     ins.add_argument("encoding", help="encoding name or vocabulary file")

@@ -58,12 +58,68 @@ def test_version_prints_the_version(capsys):
     assert capsys.readouterr().out.strip() == f"fasttok {fasttok.__version__}"
 
 
-@pytest.mark.parametrize("command", ["decode", "bench"])
+@pytest.mark.parametrize("command", ["decode", "bench", "encode", "count"])
 def test_no_input_on_a_terminal_prints_usage_instead_of_waiting(command, capsys, monkeypatch):
     _terminal(monkeypatch, sys.stdin)
     assert main([command]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"usage: fasttok {command}") and "no input" in err
+
+
+@pytest.mark.parametrize("command, out", [("encode", "15339 1917"), ("count", "2")])
+def test_no_input_and_stdin_piped_reads_stdin(command, out):
+    proc = _fasttok(command, "-e", "cl100k_base", input=b"hello world")
+    assert (proc.returncode, proc.stdout.decode().strip()) == (0, out)
+
+
+def _file(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_count_of_an_argument_naming_a_file_counts_the_file(tmp_path, capsys):
+    path = _file(tmp_path, "big.txt", "hello world hello world")
+    assert main(["count", "-e", "cl100k_base", path]) == 0
+    assert capsys.readouterr().out.strip() == "4"
+
+
+def test_encode_of_arguments_all_naming_files_encodes_them_in_order(tmp_path, capsys):
+    a, b = _file(tmp_path, "a.txt", "hello"), _file(tmp_path, "b.txt", " world")
+    assert main(["encode", "--ids", "-e", "cl100k_base", a, b]) == 0
+    assert capsys.readouterr().out.split() == ["15339", "1917"]
+
+
+def test_an_argument_naming_a_file_is_text_with_the_text_option(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _file(tmp_path, "hello", "a much longer text than the one word of its name")
+    assert main(["count", "-e", "cl100k_base", "--text", "hello"]) == 0
+    assert capsys.readouterr().out.strip() == "1"
+
+
+def test_arguments_not_all_naming_files_are_text(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _file(tmp_path, "world", "a much longer text than the one word of its name")
+    assert main(["encode", "--ids", "-e", "cl100k_base", "hello", "world"]) == 0
+    assert capsys.readouterr().out.split() == ["15339", "1917"]
+
+
+def test_several_files_are_read_in_order(tmp_path, capsys):
+    a, b = _file(tmp_path, "a.txt", "hello"), _file(tmp_path, "b.txt", " world")
+    assert main(["encode", "--ids", "-e", "cl100k_base", "-f", a, "-f", b]) == 0
+    assert capsys.readouterr().out.split() == ["15339", "1917"]
+
+
+def test_file_dash_reads_stdin_in_its_place(tmp_path):
+    a = _file(tmp_path, "a.txt", "hello")
+    proc = _fasttok("encode", "--ids", "-e", "cl100k_base", "-f", a, "-f", "-", input=b" world")
+    assert (proc.returncode, proc.stdout.split()) == (0, [b"15339", b"1917"])
+
+
+def test_text_and_a_file_together_are_an_error(tmp_path, capsys):
+    a = _file(tmp_path, "a.txt", "hello")
+    assert main(["count", "-e", "cl100k_base", "-f", a, "world"]) == 2
+    assert "not both" in capsys.readouterr().err
 
 
 def test_bench_of_empty_input_is_an_error(tmp_path, capsys):
