@@ -2,7 +2,7 @@
 
     fasttok encode -e cl100k_base "hello world"      ids
     fasttok encode -e cl100k_base --show "hello"      the text coloured token by token
-    fasttok decode -e cl100k_base 15339 1917
+    fasttok decode -e cl100k_base 15339 1917          (or 15339,1917 or "[15339, 1917]")
     fasttok count  -e o200k_base notes.txt            a file's tokens (--text: the words)
     fasttok count  -f a.txt -f - < b.txt              files and stdin (-), read in order
     fasttok inspect cl100k_base | path/to/file
@@ -127,15 +127,22 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ids(text: str) -> list:
+    # what people paste: "1 2", "1,2", "1, 2" or a list as Python and JSON print it
+    inner = text.strip()
+    if inner.startswith("[") and inner.endswith("]"):
+        inner = inner[1:-1]
+    try:
+        return [int(x) for x in inner.replace(",", " ").split()]
+    except ValueError as exc:
+        raise FasttokError(f"token ids must be integers: {exc}") from None
+
+
 def _cmd_decode(args: argparse.Namespace) -> int:
     if not args.ids:
         _refuse_terminal(args)
     enc = _encoding(args.encoding)
-    raw = args.ids or _stdin_text().split()
-    try:
-        ids = [int(x) for x in raw]
-    except ValueError as exc:
-        raise FasttokError(f"token ids must be integers: {exc}") from None
+    ids = _ids(" ".join(args.ids) if args.ids else _stdin_text())
     try:
         sys.stdout.write(enc.decode(ids))
     except KeyError as exc:
@@ -500,7 +507,8 @@ def _parser() -> argparse.ArgumentParser:
 
     dec = sub.add_parser("decode", help="token ids -> text")
     with_encoding(dec)
-    dec.add_argument("ids", nargs="*")
+    dec.add_argument("ids", nargs="*", help="token ids, apart by spaces or commas, or a list "
+                                            "as [1, 2] (none: standard input)")
     dec.set_defaults(run=_cmd_decode, usage=dec.format_usage())
 
     cnt = sub.add_parser("count", help="number of tokens")

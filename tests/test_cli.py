@@ -159,6 +159,18 @@ def test_decode_prints_text(capsys):
     assert capsys.readouterr().out == "hello world\n"
 
 
+@pytest.mark.parametrize("ids", [["[15339, 1917]"], ["15339,1917"], ["15339, 1917"],
+                                 ["[15339,", "1917]"]])
+def test_decode_reads_a_list_and_ids_apart_by_commas(ids, capsys):
+    assert main(["decode", "-e", "cl100k_base", *ids]) == 0
+    assert capsys.readouterr().out == "hello world\n"
+
+
+def test_decode_reads_a_list_piped_in():
+    proc = _fasttok("decode", "-e", "cl100k_base", input=b"[15339, 1917]\n")
+    assert (proc.returncode, proc.stdout) == (0, b"hello world\n")
+
+
 def test_decode_of_an_unknown_id_is_an_error_not_a_traceback(capsys):
     assert main(["decode", "-e", "cl100k_base", "99999999"]) == 2
     assert "not in cl100k_base's vocabulary" in capsys.readouterr().err
