@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
 import os
+import re
 import sys
 import time
 import traceback
@@ -35,9 +37,28 @@ _COLOURS = ["\x1b[48;5;153m", "\x1b[48;5;223m", "\x1b[48;5;194m", "\x1b[48;5;225
 _RESET = "\x1b[0m"
 
 
-def _encoding(spec: str) -> Encoding:
+# The library's messages name its Python arguments; the command line's user
+# knows the options.
+_OPTIONS = {"vocab_size": "--vocab-size", "max_pretokens": "--max-pretokens",
+            "min_frequency": "--min-frequency", "limit_alphabet": "--limit-alphabet",
+            "initial_alphabet": "--initial-alphabet", "character_coverage": "--character-coverage",
+            "num_threads": "--threads", "continuing_subword_prefix": "--continuing-subword-prefix",
+            "format=": "--format"}
+_PYTHON_NAME = re.compile(r"(?<![\w-])(?:%s)(?!\w)" % "|".join(map(re.escape, _OPTIONS)))
+
+
+@contextlib.contextmanager
+def _option_names():
+    try:
+        yield
+    except FasttokError as exc:
+        raise FasttokError(_PYTHON_NAME.sub(lambda m: _OPTIONS[m.group()], str(exc))) from None
+
+
+def _encoding(spec: str, format: Optional[str]) -> Encoding:
     if os.path.exists(spec):
-        return load(spec)
+        with _option_names():
+            return load(spec, format=format)
     if (os.sep in spec or os.path.splitext(spec)[1]) and spec not in list_encoding_names():
         # a path, not an encoding name: say the file is missing
         raise UnknownEncodingError(f"{spec}: no such file (and not an encoding name; "
@@ -108,7 +129,7 @@ def _text(args: argparse.Namespace) -> str:
 
 
 def _cmd_encode(args: argparse.Namespace) -> int:
-    enc = _encoding(args.encoding)
+    enc = _encoding(args.encoding, args.format)
     text = _text(args)
     ids = enc.encode(text, allowed_special="all" if args.allow_special else frozenset(),
                      disallowed_special=())
@@ -141,7 +162,7 @@ def _ids(text: str) -> list:
 def _cmd_decode(args: argparse.Namespace) -> int:
     if not args.ids:
         _refuse_terminal(args)
-    enc = _encoding(args.encoding)
+    enc = _encoding(args.encoding, args.format)
     ids = _ids(" ".join(args.ids) if args.ids else _stdin_text())
     try:
         sys.stdout.write(enc.decode(ids))
@@ -152,7 +173,7 @@ def _cmd_decode(args: argparse.Namespace) -> int:
 
 
 def _cmd_count(args: argparse.Namespace) -> int:
-    enc = _encoding(args.encoding)
+    enc = _encoding(args.encoding, args.format)
     print(enc.count(_text(args), disallowed_special=()))
     return 0
 
@@ -198,7 +219,7 @@ def _pattern_label(pattern: Optional[str]) -> str:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    enc = _encoding(args.encoding)
+    enc = _encoding(args.encoding, args.format)
     v = enc.vocabulary
     specials = dict(v.special_tokens)
     if v.model in ("unigram", "sentencepiece_bpe") and not specials:
@@ -254,7 +275,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     files = args.file_list or []
     if not files:
         _refuse_terminal(args)
-    enc = _encoding(args.encoding)
+    enc = _encoding(args.encoding, args.format)
     texts = [(f, _read_utf8(f)) for f in files] or [("stdin", _stdin_text())]
     empty = [label for label, text in texts if not text]
     if empty:
@@ -403,19 +424,24 @@ def _check_out(out: str) -> None:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
+    check_sizes(args.vocab_size, args.threads, names=("--vocab-size", "--threads"))
+    _check_out(args.out)
+    train = {"unigram": _cmd_train_unigram, "wordpiece": _cmd_train_wordpiece}
+    with _option_names():
+        return train.get(args.model, _cmd_train_bpe)(args)
+
+
+def _cmd_train_bpe(args: argparse.Namespace) -> int:
     from fasttok.loaders.gguf_writer import write_gguf
     from fasttok.loaders.hf_tokenizer_json_writer import write_tokenizer_json
     from fasttok.loaders.tiktoken_writer import load_call, write_tiktoken
     from fasttok.trainers.bpe import train_bpe
 
-    check_sizes(args.vocab_size, args.threads, names=("--vocab-size", "--threads"))
-    _check_out(args.out)
-    if args.model == "unigram":
-        return _cmd_train_unigram(args)
-    if args.model == "wordpiece":
-        return _cmd_train_wordpiece(args)
     if args.continuing_subword_prefix != "##":
         raise FasttokError("--continuing-subword-prefix is --model wordpiece's")
+    if args.flavour == "rustbpe" and (args.limit_alphabet, args.initial_alphabet) != (None, None):
+        raise FasttokError("--limit-alphabet and --initial-alphabet are tokenizers' options: "
+                           "add --flavour hf")
     # with a limit, the bytes seen compete for it (all 256 would be kept first)
     initial = (list(args.initial_alphabet) if args.initial_alphabet is not None
                else [] if args.limit_alphabet is not None else None)
@@ -486,6 +512,11 @@ def _parser() -> argparse.ArgumentParser:
     def with_encoding(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("-e", "--encoding", default="cl100k_base",
                         help=f"encoding name ({', '.join(list_encoding_names())}) or vocabulary file")
+        with_format(sp)
+
+    def with_format(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--format", help="the vocabulary file's format when neither its first "
+                                         "bytes nor its name tell (tiktoken, gguf, ...)")
 
     def with_text(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("text", nargs="*",
@@ -518,6 +549,7 @@ def _parser() -> argparse.ArgumentParser:
 
     ins = sub.add_parser("inspect", help="what a vocabulary holds")
     ins.add_argument("encoding", help="encoding name or vocabulary file")
+    with_format(ins)
     ins.set_defaults(run=_cmd_inspect)
 
     ben = sub.add_parser("bench", help="encode speed, side by side with tiktoken when installed")

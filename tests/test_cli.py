@@ -314,6 +314,41 @@ def test_train_out_that_is_a_folder_fails_before_training(tmp_path, capsys, monk
     assert "is a folder" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("options, message", [
+    (["--vocab-size", "100"], "--vocab-size 100 is too small"),
+    (["--vocab-size", "300", "--max-pretokens", "0"], "--max-pretokens must be 1 or more"),
+    (["--vocab-size", "300", "--min-frequency", "-1"], "--min-frequency must be 0 or more"),
+    (["--vocab-size", "300", "--flavour", "hf", "--limit-alphabet", "-1"],
+     "--limit-alphabet must be 0 or more"),
+    (["--vocab-size", "300", "--limit-alphabet", "3"], "options: add --flavour hf"),
+    (["--vocab-size", "300", "--model", "unigram", "--character-coverage", "2"],
+     "--character-coverage must be in (0, 1]"),
+    (["--vocab-size", "3", "--model", "unigram"],
+     "raise --vocab-size or lower --character-coverage"),
+], ids=["vocab-size", "max-pretokens", "min-frequency", "limit-alphabet", "flavour",
+        "character-coverage", "unigram vocab-size"])
+def test_train_errors_name_the_options_not_python_arguments(options, message, tmp_path, capsys):
+    out = tmp_path / ("x.model" if "unigram" in options else "v.tiktoken")
+    assert main(["train", str(_corpus(tmp_path)), *options, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "_" not in err.replace(str(tmp_path), "")
+
+
+def test_a_file_of_unknown_type_is_an_error_naming_the_format_option(tmp_path, capsys):
+    path = _file(tmp_path, "vocab.bin", "not a vocabulary")
+    assert main(["count", "-e", path, "hi"]) == 2
+    assert capsys.readouterr().err.rstrip().endswith("pass --format to choose one")
+
+
+def test_format_chooses_the_reader_of_a_vocabulary_file(tmp_path, capsys):
+    out = tmp_path / "tokenizer.json"
+    assert main(["train", str(_corpus(tmp_path)), "--vocab-size", "280", "--quiet",
+                 "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["inspect", str(out), "--format", "gguf"]) == 2
+    assert "not a GGUF file" in capsys.readouterr().err
+
+
 # ---------------------------------------------------------------- one line, never a traceback
 
 def _fasttok(*args, env=None, **kwargs) -> subprocess.CompletedProcess:
@@ -388,7 +423,7 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
 def test_an_unforeseen_failure_is_one_line_saying_to_report_it(monkeypatch, capsys):
     import fasttok.cli
 
-    def broken(spec):
+    def broken(*args):
         raise RuntimeError("something no check foresaw")
     monkeypatch.setattr(fasttok.cli, "_encoding", broken)
     monkeypatch.delenv("FASTTOK_TRACEBACK", raising=False)
