@@ -59,6 +59,8 @@ def _encoding(spec: str, format: Optional[str]) -> Encoding:
     if os.path.exists(spec):
         with _option_names():
             return load(spec, format=format)
+    if format is not None:
+        raise FasttokError(f"--format {format}: {spec} is no file (an encoding name has none)")
     if (os.sep in spec or os.path.splitext(spec)[1]) and spec not in list_encoding_names():
         # a path, not an encoding name: say the file is missing
         raise UnknownEncodingError(f"{spec}: no such file (and not an encoding name; "

@@ -349,6 +349,11 @@ def test_format_chooses_the_reader_of_a_vocabulary_file(tmp_path, capsys):
     assert "not a GGUF file" in capsys.readouterr().err
 
 
+def test_format_with_an_encoding_name_is_an_error(capsys):
+    assert main(["count", "-e", "cl100k_base", "--format", "gguf", "hi"]) == 2
+    assert "--format gguf: cl100k_base is no file" in capsys.readouterr().err
+
+
 # ---------------------------------------------------------------- one line, never a traceback
 
 def _fasttok(*args, env=None, **kwargs) -> subprocess.CompletedProcess:
