@@ -1465,8 +1465,9 @@ cdef inline bint _short_put_pair(ChunkCache* c, uint64_t b, const uint64_t* key,
     # (PAIR_MARK: the walk's lookup of its key finds it only when it asks
     # for a pair, after the key's window missed), and first ids in the
     # first slot of one of its window's two buckets, the rest in the
-    # second (its key zeros: no key is found there), in an empty bucket while the cache holds fewer chunks than
-    # its entries, else in place of the chunks of one by c.victim. A short
+    # second (its key zeros: no key is found there), in an empty bucket
+    # while the cache holds fewer chunks than its entries, else in place
+    # of the chunks of one by c.victim. A short
     # chunk of 8 to 14 ids (code.txt's 'self._foo(x)') was kept in a
     # ChunkSlot, a cache line its cut does not prefetch: its probe missed
     # the cache each time (2.8k of code.txt's 128k short chunks, ~7% of
@@ -2363,7 +2364,7 @@ cdef int _run_chunked(const unit_t* text, size_t n, size_t base, const NormTable
                     continue
                 end = start + ((keys[k][1] >> 56) & 0x7F)
                 # (an ASCII unit is at most one id: a chunk of no more
-                # units than a ChunkSlot holds ids was in one)
+                # units than a ChunkSlot holds ids was looked for above)
                 wide = not _chunk_fits(c, end - start)
             elif kinds[k] == KIND_LONG:
                 end = start + ((keys[k][3] >> 56) & 0x7F)
