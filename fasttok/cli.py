@@ -87,6 +87,11 @@ def _stdin_text() -> str:
     return _utf8(sys.stdin.buffer.read(), "standard input")
 
 
+def _read_input(path: str) -> str:
+    # -f's argument: a file, or standard input for "-"
+    return _stdin_text() if path == "-" else _read_utf8(path)
+
+
 def _refuse_terminal(args: argparse.Namespace) -> None:
     # reading a terminal would sit waiting for text nobody means to type
     if sys.stdin.isatty():
@@ -123,7 +128,7 @@ def _text(args: argparse.Namespace) -> str:
     files = _input_files(args)
     if files:
         # one after another, as `cat a b |` gives them
-        return "".join(_stdin_text() if f == "-" else _read_utf8(f) for f in files)
+        return "".join(map(_read_input, files))
     if args.text:
         return " ".join(args.text)
     _refuse_terminal(args)
@@ -278,7 +283,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if not files:
         _refuse_terminal(args)
     enc = _encoding(args.encoding, args.format)
-    texts = [(f, _read_utf8(f)) for f in files] or [("stdin", _stdin_text())]
+    texts = ([("stdin" if f == "-" else f, _read_input(f)) for f in files]
+             or [("stdin", _stdin_text())])
     empty = [label for label, text in texts if not text]
     if empty:
         raise FasttokError(f"nothing to time: {', '.join(empty)} is empty")
@@ -556,7 +562,8 @@ def _parser() -> argparse.ArgumentParser:
 
     ben = sub.add_parser("bench", help="encode speed, side by side with tiktoken when installed")
     with_encoding(ben)
-    ben.add_argument("-f", "--file", dest="file_list", action="append")
+    ben.add_argument("-f", "--file", dest="file_list", action="append",
+                     help="a file to time ('-': standard input); repeat it for several")
     ben.add_argument("--repeat", type=int, default=3)
     ben.set_defaults(run=_cmd_bench, usage=ben.format_usage())
 

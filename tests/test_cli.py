@@ -116,6 +116,11 @@ def test_file_dash_reads_stdin_in_its_place(tmp_path):
     assert (proc.returncode, proc.stdout.split()) == (0, [b"15339", b"1917"])
 
 
+def test_bench_file_dash_times_stdin():
+    proc = _fasttok("bench", "-e", "cl100k_base", "-f", "-", "--repeat", "1", input=b"hello")
+    assert proc.returncode == 0 and proc.stdout.splitlines()[-1].startswith(b"stdin ")
+
+
 def test_text_and_a_file_together_are_an_error(tmp_path, capsys):
     a = _file(tmp_path, "a.txt", "hello")
     assert main(["count", "-e", "cl100k_base", "-f", a, "world"]) == 2
