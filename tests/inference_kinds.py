@@ -66,3 +66,32 @@ def unspaced(name: str, size: int) -> str:
         if name == "han":
             text = "".join(ch for ch in text if "\u4e00" <= ch <= "\u9fff")
     return (text * (size // len(text) + 1))[:size]
+
+
+def pushed(enc, text: str, cuts: list, asks: list = (), **special) -> tuple:
+    """``(appender, ids its pushes returned)`` for ``text`` pushed in the
+    pieces ``cuts`` makes; after each piece ``asks`` marks, the final and
+    pending ids are checked to be ``encode`` of the text so far."""
+    a = enc.appender(**special)
+    stable: list = []
+    ends = sorted(set(cuts)) + [len(text)]
+    for i, (start, end) in enumerate(zip([0] + ends[:-1], ends)):
+        stable += a.push(text[start:end])
+        if i < len(asks) and asks[i]:
+            assert a.ids + a.pending_ids() == enc.encode(text[:end], **special)
+    return a, stable
+
+
+def check_split(enc, text: str, more: str, data, **special) -> None:
+    """The appender's contract for ``text`` pushed in pieces ``data`` draws,
+    the pending ids asked after some: the pushes' ids are the final ids,
+    ``flush`` and ``count`` are ``encode``'s, and the final ids begin the
+    encoding of ``text + more``."""
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
+    asks = data.draw(st.lists(st.booleans(), min_size=len(cuts) + 1, max_size=len(cuts) + 1))
+    whole = enc.encode(text, **special)
+    a, stable = pushed(enc, text, cuts, asks, **special)
+    assert a.ids == stable
+    assert a.flush() == whole
+    assert a.count() == len(whole)
+    assert enc.encode(text + more, **special)[:len(stable)] == stable

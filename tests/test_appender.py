@@ -17,7 +17,7 @@ from conftest import DATA, DATA_MISSING, MISSING_DATA_REASON
 pytestmark = pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
 
 if not DATA_MISSING:
-    from inference_kinds import FILES, TEXTS, load, unspaced
+    from inference_kinds import FILES, TEXTS, check_split, load, pushed, unspaced
 else:
     FILES, TEXTS = {}, st.just("")
 
@@ -47,23 +47,13 @@ RUN_TEXTS = st.lists(RUNS | st.lists(WIDE_PIECES, max_size=20).map("".join),
                      min_size=2, max_size=6).map("".join)
 
 
-def _pushed(enc, text: str, cuts: list, **special):
-    a = enc.appender(**special)
-    stable: list = []
-    start = 0
-    for cut in sorted(set(cuts)) + [len(text)]:
-        stable += a.push(text[start:cut])
-        start = cut
-    return a, stable
-
-
 @pytest.mark.parametrize("kind", KINDS)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=TEXTS, data=st.data())
 def test_flush_is_encode_of_the_whole_text_however_it_was_split(kind, text, data):
     enc = load(kind)
     cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=6))
-    a, stable = _pushed(enc, text, cuts, allowed_special="all")
+    a, stable = pushed(enc, text, cuts, allowed_special="all")
     whole = enc.encode(text, allowed_special="all")
     assert a.flush() == whole
     assert a.count() == len(whole)
@@ -76,7 +66,7 @@ def test_the_ids_pushes_return_are_the_final_ids_and_begin_the_encoding(kind, te
     enc = load(kind)
     cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=6))
     more = data.draw(TEXTS)
-    a, stable = _pushed(enc, text, cuts, allowed_special="all")
+    a, stable = pushed(enc, text, cuts, allowed_special="all")
     assert a.ids == stable
     assert enc.encode(text + more, allowed_special="all")[:len(stable)] == stable
 
@@ -92,7 +82,7 @@ def test_flush_is_encode_of_long_text_without_whitespace_however_it_was_split(ki
     cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=8)) + list(
         range(0, len(text), step))
     more = data.draw(WIDE_TEXTS | TEXTS)
-    a, stable = _pushed(enc, text, cuts, allowed_special="all")
+    a, stable = pushed(enc, text, cuts, allowed_special="all")
     whole = enc.encode(text, allowed_special="all")
     assert a.flush() == whole
     assert a.count() == len(whole)
@@ -103,9 +93,9 @@ def test_flush_is_encode_of_long_text_without_whitespace_however_it_was_split(ki
 def test_special_token_arguments_are_encodes(kind):
     enc = load(kind)
     text = "say <|endoftext|> and more words after it"
-    a, _ = _pushed(enc, text, [5, 9, 14, 20], allowed_special="all")
+    a, _ = pushed(enc, text, [5, 9, 14, 20], allowed_special="all")
     assert a.flush() == enc.encode(text, allowed_special="all")
-    a, _ = _pushed(enc, text, [5, 9, 14, 20], disallowed_special=())
+    a, _ = pushed(enc, text, [5, 9, 14, 20], disallowed_special=())
     assert a.flush() == enc.encode(text, disallowed_special=())
 
 
@@ -130,7 +120,7 @@ def test_pushing_twice_the_text_costs_twice_the_characters(kind):
     costs = []
     for words in (2_000, 4_000):
         text = _chat(words)
-        a, _ = _pushed(enc, text, list(range(0, len(text), 80)))
+        a, _ = pushed(enc, text, list(range(0, len(text), 80)))
         assert a.flush() == enc.encode(text)
         costs.append(a.encoded_chars / len(text))
     # re-encoding the whole text each push would make the second ratio twice the first
@@ -151,7 +141,7 @@ def test_pushing_long_text_without_whitespace_encodes_each_character_a_few_times
     # few hundred characters, costs some thirty encodes of ~60 characters)
     enc = load(kind)
     text = _unspaced(name)
-    a, _ = _pushed(enc, text, list(range(0, len(text), 50)), disallowed_special=())
+    a, _ = pushed(enc, text, list(range(0, len(text), 50)), disallowed_special=())
     assert a.encoded_chars <= (8 if name in ("han", "letters") else 6) * len(text)
     assert a.flush() == enc.encode(text, disallowed_special=())
 
@@ -202,7 +192,7 @@ def _runs(name: str) -> str:
 
 @pytest.mark.parametrize("name", ["han", "kana", "urls"])
 @pytest.mark.parametrize("kind", ["tiktoken", "hf_byte_bpe", "gguf_llama", "hf_metaspace_bpe",
-                                  "bpe_bytefallback.model"])
+                                  "bpe_bytefallback.model", "gguf_t5"])
 def test_asking_the_pending_ids_after_every_push_of_unspaced_text_costs_a_few_encodes(kind,
                                                                                      name):
     # the pending text is cut inside runs and, on SentencePiece kinds, at
@@ -301,20 +291,7 @@ LONG_TEXTS = st.lists(st.sampled_from(["the", "quick", "unbelievable", " ", "  "
 @given(text=LONG_TEXTS, more=LONG_TEXTS, data=st.data())
 def test_a_sentencepiece_unigram_model_is_cut_exactly_however_the_text_was_split(name, text,
                                                                                   more, data):
-    enc = fasttok.load(str(DATA / "vocab" / "sentencepiece" / name))
-    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
-    asks = data.draw(st.lists(st.booleans(), min_size=len(cuts) + 1, max_size=len(cuts) + 1))
-    whole = enc.encode(text)
-    a = enc.appender()
-    stable: list = []
-    for start, end, ask in zip([0] + cuts, cuts + [len(text)], asks):
-        stable += a.push(text[start:end])
-        if ask:
-            assert a.ids + a.pending_ids() == enc.encode(text[:end])
-    assert a.ids == stable
-    assert a.flush() == whole
-    assert a.count() == len(whole)
-    assert enc.encode(text + more)[:len(stable)] == stable
+    check_split(fasttok.load(str(DATA / "vocab" / "sentencepiece" / name)), text, more, data)
 
 
 CONVERGING = {"XLNet.json": DATA / "vocab" / "hf" / "unigram"
@@ -360,20 +337,9 @@ HF_LONG_TEXTS = st.lists(st.sampled_from(["the", "quick", "unbelievable", " ", "
 @given(text=HF_LONG_TEXTS, more=HF_LONG_TEXTS, data=st.data())
 def test_a_unigram_tokenizer_json_is_cut_exactly_however_the_text_was_split(name, text, more,
                                                                             data):
-    enc = fasttok.load(str(DATA / "vocab" / "hf" / "unigram" / name))
     special = data.draw(st.sampled_from([{"allowed_special": "all"}, {"disallowed_special": ()}]))
-    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
-    asks = data.draw(st.lists(st.booleans(), min_size=len(cuts) + 1, max_size=len(cuts) + 1))
-    whole = enc.encode(text, **special)
-    a = enc.appender(**special)
-    stable: list = []
-    for start, end, ask in zip([0] + cuts, cuts + [len(text)], asks):
-        stable += a.push(text[start:end])
-        if ask:
-            assert a.ids + a.pending_ids() == enc.encode(text[:end], **special)
-    assert a.ids == stable
-    assert a.flush() == whole
-    assert enc.encode(text + more, **special)[:len(stable)] == stable
+    check_split(fasttok.load(str(DATA / "vocab" / "hf" / "unigram" / name)), text, more, data,
+                **special)
 
 
 def test_a_disallowed_special_token_completed_where_a_push_encodes_nothing_is_refused():

@@ -21,7 +21,7 @@ from fasttok.vocab import Vocabulary
 pytestmark = pytest.mark.skipif(DATA_MISSING, reason=MISSING_DATA_REASON)
 
 if not DATA_MISSING:
-    from inference_kinds import load, unspaced
+    from inference_kinds import check_split, load, pushed
 
 # long enough that a window is cut (the longest piece and a margin before
 # the end); the special tokens' texts, whitespace runs that llama.cpp's
@@ -36,31 +36,11 @@ LONG_TEXTS = st.lists(st.sampled_from(["the", "quick", "unbelievable", " ", "  "
 SPECIALS = [dict(allowed_special="all"), dict(disallowed_special=())]
 
 
-def _pushed(enc, text: str, cuts: list, asks: list, special: dict) -> tuple:
-    # text pushed in the pieces cuts make; where asks says, the pending ids
-    # checked against encode of the text so far
-    a = enc.appender(**special)
-    stable: list = []
-    for start, end, ask in zip([0] + cuts, cuts + [len(text)], asks):
-        stable += a.push(text[start:end])
-        if ask:
-            assert a.ids + a.pending_ids() == enc.encode(text[:end], **special)
-    return a, stable
-
-
 @pytest.mark.parametrize("special", SPECIALS, ids=["allowed", "not_allowed"])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=LONG_TEXTS, more=LONG_TEXTS, data=st.data())
 def test_a_gguf_t5_text_is_cut_exactly_however_it_was_split(special, text, more, data):
-    enc = load("gguf_t5")
-    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
-    asks = data.draw(st.lists(st.booleans(), min_size=len(cuts) + 1, max_size=len(cuts) + 1))
-    whole = enc.encode(text, **special)
-    a, stable = _pushed(enc, text, cuts, asks, special)
-    assert a.ids == stable
-    assert a.flush() == whole
-    assert a.count() == len(whole)
-    assert enc.encode(text + more, **special)[:len(stable)] == stable
+    check_split(load("gguf_t5"), text, more, data, **special)
 
 
 def test_a_gguf_t5_run_pushed_seven_characters_at_a_time_keeps_its_ties():
@@ -118,28 +98,6 @@ def test_each_whitespace_rule_of_llama_cpps_normalizer_is_cut_exactly(
     assert final + model.encode_scored(pending, state, False)[0] == model.encode_ordinary(text)
 
 
-def _run(name: str) -> str:
-    # 20k Han, 20k kana, 20k characters of URLs
-    if name == "kana":
-        multi = (DATA / "corpus" / "multi.txt").read_text(encoding="utf-8")
-        return "".join(ch for ch in multi if "\u3040" <= ch <= "\u30ff")[:20_000]
-    return unspaced(name, 20_000)
-
-
-@pytest.mark.parametrize("name", ["han", "kana", "urls"])
-def test_asking_the_pending_ids_after_every_push_of_unspaced_text_costs_a_few_encodes(name):
-    # cut only where whitespace was, each pending_ids() encoded all of the
-    # pending text: 200 characters encoded a character pushed on 20k Han
-    enc = load("gguf_t5")
-    text = _run(name)
-    a = enc.appender(disallowed_special=())
-    for start in range(0, len(text), 50):
-        a.push(text[start:start + 50])
-        a.pending_ids()
-    assert a.encoded_chars <= 20 * len(text)
-    assert a.flush() == enc.encode(text, disallowed_special=())
-
-
 def test_english_pushed_with_the_pending_ids_asked_keeps_a_short_pending_text():
     enc = load("gguf_t5")
     text = " ".join((DATA / "corpus" / "en.txt").read_text(encoding="utf-8").split())[:100_000]
@@ -176,7 +134,7 @@ def test_pushed_text_gives_llama_cpps_ids(key, special):
     for rec in _goldens():
         text = rec["text"]
         cuts = sorted({rng.randint(0, len(text)) for _ in range(rng.randint(0, 6))})
-        a, stable = _pushed(enc, text, cuts, [False] * (len(cuts) + 1), special)
+        a, stable = pushed(enc, text, cuts, **special)
         assert a.flush() == rec[key], rec["id"]
 
 
