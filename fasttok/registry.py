@@ -363,7 +363,10 @@ LOADERS: list = [Loader("tiktoken", "fasttok.formats.tiktoken:load_tiktoken_file
                  Loader("hf_tokenizer_json", "fasttok.formats.hf:load_tokenizer_json_file",
                         suffixes=(".json",),
                         sniff="fasttok.loaders.sniff:looks_like_tokenizer_json",
-                        encoding="fasttok.tokenizer_json:load_tokenizer_json_encoding")]
+                        encoding="fasttok.tokenizer_json:load_tokenizer_json_encoding"),
+                 # by its name only: any text file would pass for one by its content
+                 Loader("vocab_txt", "fasttok.loaders.vocab_txt:load_vocab_txt_file",
+                        suffixes=("vocab.txt",))]
 
 
 def register_loader(loader: Loader) -> None:
