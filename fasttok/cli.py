@@ -10,6 +10,7 @@
     fasttok train  --vocab-size 8192 --out v.tiktoken corpus.txt   (or tokenizer.json, v.gguf)
     fasttok train  --model unigram --vocab-size 8000 --out x.model corpus.txt
     fasttok train  --model wordpiece --vocab-size 8192 --out vocab.txt corpus.txt
+    fasttok cache  info | clear                       the table cache's folder, size and bound
 
 ``-e`` takes an encoding name or a vocabulary file path.
 """
@@ -30,6 +31,7 @@ from fasttok import __version__, get_encoding, list_encoding_names, load
 from fasttok.errors import UnknownEncodingError
 from fasttok.core import Encoding
 from fasttok.errors import FasttokError
+from fasttok.registry import cache_enabled, user_cache_dir
 from fasttok.trainers import check_sizes
 from fasttok.vocab import Vocabulary
 
@@ -52,7 +54,11 @@ def _option_names():
     try:
         yield
     except FasttokError as exc:
-        raise FasttokError(_PYTHON_NAME.sub(lambda m: _OPTIONS[m.group()], str(exc))) from None
+        raise FasttokError(_option_words(str(exc))) from None
+
+
+def _option_words(message: str) -> str:
+    return _PYTHON_NAME.sub(lambda m: _OPTIONS[m.group()], message)
 
 
 def _encoding(spec: str, format: Optional[str]) -> Encoding:
@@ -404,9 +410,10 @@ def _cmd_train_wordpiece(args: argparse.Namespace) -> int:
               f"tokenizers.Tokenizer.from_file({args.out!r})")
     else:
         write_vocab_txt(args.out, trained.vocab)
-        print(f"wrote {args.out}: load it with tokenizers.models.WordPiece.from_file"
-              f"({args.out!r}, unk_token={trained.unk_token!r}) behind BERT's normalizer "
-              "and pre-tokenizer")
+        named = "" if suffix.endswith("vocab.txt") else ", format='vocab_txt'"
+        print(f"wrote {args.out}: load it with fasttok.load({args.out!r}{named}) or "
+              f"tokenizers.models.WordPiece.from_file({args.out!r}, "
+              f"unk_token={trained.unk_token!r}) behind BERT's normalizer and pre-tokenizer")
     _summary(args, f"{len(trained.vocab)} tokens", seconds, trained.corpus_bytes,
              trained.unique_words)
     _dropped_note(trained.dropped_words)
@@ -435,8 +442,14 @@ def _cmd_train(args: argparse.Namespace) -> int:
     check_sizes(args.vocab_size, args.threads, names=("--vocab-size", "--threads"))
     _check_out(args.out)
     train = {"unigram": _cmd_train_unigram, "wordpiece": _cmd_train_wordpiece}
-    with _option_names():
-        return train.get(args.model, _cmd_train_bpe)(args)
+    # the trainers' warnings (a vocabulary not of the size asked) in the
+    # options' words, after the summary rather than as Python's source lines
+    with _option_names(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        status = train.get(args.model, _cmd_train_bpe)(args)
+    for warning in caught:
+        print(f"warning: {_option_words(str(warning.message))}", file=sys.stderr)
+    return status
 
 
 def _cmd_train_bpe(args: argparse.Namespace) -> int:
@@ -509,6 +522,28 @@ def _cmd_train_unigram(args: argparse.Namespace) -> int:
           f"sentencepiece.SentencePieceProcessor(model_file={args.out!r})")
     _summary(args, f"{len(trained.proto.pieces)} pieces", seconds, trained.corpus_bytes,
              trained.unique_words)
+    return 0
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):.1f} MiB ({size} bytes)"
+
+
+def _cmd_cache(args: argparse.Namespace) -> int:
+    from fasttok import table_cache
+
+    folder = user_cache_dir()
+    if args.action == "clear":
+        entries, size = table_cache.clear_cache(folder)
+        print(f"removed {entries} entries, {_mib(size)}, from {folder}")
+        return 0
+    info = table_cache.cache_info(folder)
+    print(f"folder   {folder}\n"
+          f"cache    {'on' if cache_enabled() else 'off (FASTTOK_CACHE=0)'}\n"
+          f"entries  {info.entries}\n"
+          f"size     {_mib(info.bytes)}\n"
+          f"bound    {_mib(info.max_bytes)}: FASTTOK_CACHE_MAX_BYTES; a write beyond it "
+          "removes the least recently used entries")
     return 0
 
 
@@ -604,6 +639,11 @@ def _parser() -> argparse.ArgumentParser:
                          "a vocab.txt or a tokenizer.json (wordpiece); a .model file (unigram)")
     tr.add_argument("-q", "--quiet", action="store_true", help="no progress bar; summary on stderr")
     tr.set_defaults(run=_cmd_train)
+
+    ca = sub.add_parser("cache", help="the table cache: where it is and its size, or empty it")
+    ca.add_argument("action", choices=("info", "clear"),
+                    help="info: folder, entries, bytes and bound; clear: remove the entries")
+    ca.set_defaults(run=_cmd_cache)
     return p
 
 

@@ -78,6 +78,21 @@ through :func:`fasttok.tokenizer_json.read_tokenizer_json`, which asks
 :func:`find_tokenizer_json` and :func:`store_tokenizer_json`, so either
 one's first load fills the cache for both; a record read back carries its
 tables, from which the byte-level walk is built.
+
+Size. Each cache file is an entry (``*.tables``, starting with fasttok's
+magic); a ``tokenizer.json``'s entry is keyed by the file, so every model
+folder loaded adds one (llama3's is 22 MB). The entries' total is bounded
+by ``$FASTTOK_CACHE_MAX_BYTES`` (bytes, or with a ``K``, ``M`` or ``G``
+suffix for KiB, MiB, GiB; default 256 MiB): after an entry is written, the
+least recently used others (oldest modification time; a load from an entry
+touches it, one ``futimens``) are removed until the total is within the
+bound, and an entry larger than the bound alone is not written. Other files
+in the folder (rank files kept there, see
+:func:`fasttok.registry.vocab_search_path`) are neither counted nor removed.
+:func:`cache_info` and :func:`clear_cache` (``fasttok cache info|clear``)
+report and empty it; a writer's temporary file (written, then renamed over
+the entry) is removed by them only once it is a minute old, so a concurrent
+writer is not cut short.
 """
 
 from __future__ import annotations
@@ -88,7 +103,7 @@ import re
 import stat
 import struct
 import zlib
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from fasttok import registry
 from fasttok.registry import cache_enabled
@@ -100,7 +115,8 @@ from fasttok.vocab import Vocabulary
 # hash, lay out and write cache files: a tokenizer.json with no byte-level
 # tables never enters the cache, and its load should not pay ~3 ms for them.
 
-__all__ = ["load_named_encoding", "find_tokenizer_json", "store_tokenizer_json", "cache_file"]
+__all__ = ["load_named_encoding", "find_tokenizer_json", "store_tokenizer_json", "cache_file",
+           "CacheInfo", "cache_info", "clear_cache", "cache_max_bytes"]
 
 _MAGIC = b"FTTABLES"
 _FORMAT = 2
@@ -133,6 +149,152 @@ def cache_file(name: str) -> Optional[str]:
     if not _plain_name().fullmatch(name):
         return None
     return os.path.join(registry.user_cache_dir(), f"{name}.tables")
+
+
+_DEFAULT_MAX_BYTES = 256 << 20
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+# a writer's temporary file younger than this may be about to be renamed into place
+_TEMPORARY_AGE_NS = 60 * 10**9
+
+
+class CacheInfo(NamedTuple):
+    """What the table cache holds: its ``folder``, the number of ``entries``,
+    their total ``bytes``, and ``max_bytes``, the bound on that total."""
+
+    folder: str
+    entries: int
+    bytes: int
+    max_bytes: int
+
+
+def cache_max_bytes() -> int:
+    """The bound on the table cache's total size: ``$FASTTOK_CACHE_MAX_BYTES``
+    (bytes, or ``256M``, ``1G``: K, M and G are powers of 1024), else 256 MiB.
+    A value that is no size raises :class:`~fasttok.errors.FasttokError`
+    (a cache write then keeps to the default).
+
+    >>> cache_max_bytes() > 0
+    True
+    """
+    value = os.environ.get("FASTTOK_CACHE_MAX_BYTES", "").strip()
+    if not value:
+        return _DEFAULT_MAX_BYTES
+    unit = value[-1:].upper() if value[-1:].isalpha() else ""
+    digits = value[:len(value) - len(unit)]
+    if unit not in _UNITS or not digits.isdigit():
+        raise FasttokError(f"FASTTOK_CACHE_MAX_BYTES={value!r} is not a size: give a number of "
+                           "bytes, or one with K, M or G (256M)")
+    return int(digits) * _UNITS[unit]
+
+
+def cache_info(folder: Optional[str] = None) -> CacheInfo:
+    """The entries of the table cache in ``folder`` (default
+    :func:`fasttok.registry.user_cache_dir`), their total size and the bound.
+
+    >>> import tempfile
+    >>> cache_info(tempfile.mkdtemp())[1:3]
+    (0, 0)
+    """
+    folder = registry.user_cache_dir() if folder is None else folder
+    entries, _ = _scan(folder)
+    return CacheInfo(folder, len(entries), sum(size for _, size, _ in entries), cache_max_bytes())
+
+
+def clear_cache(folder: Optional[str] = None) -> tuple:
+    """Remove the table cache's entries from ``folder`` (default
+    :func:`fasttok.registry.user_cache_dir`), and writers' temporary files a
+    minute old or more; any other file stays. Returns the number of entries
+    removed and their bytes.
+
+    >>> import tempfile
+    >>> clear_cache(tempfile.mkdtemp())
+    (0, 0)
+    """
+    import time
+
+    entries, temporaries = _scan(registry.user_cache_dir() if folder is None else folder)
+    stale = time.time_ns() - _TEMPORARY_AGE_NS
+    removed = [entry for entry in entries if _remove(entry[0])]
+    for path, _, mtime in temporaries:
+        if mtime <= stale:
+            _remove(path)
+    return len(removed), sum(size for _, size, _ in removed)
+
+
+@functools.cache
+def _cache_names() -> tuple:
+    # an entry's name (cache_file's and _hf_slot's), and a temporary file
+    # write_atomically makes beside one (".<name>.<hex>.tmp")
+    return (re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.tables"),
+            re.compile(r"\.[A-Za-z0-9_][A-Za-z0-9_.-]*\.tables\.[0-9a-f]+\.tmp"))
+
+
+def _scan(folder: str) -> tuple:
+    # (entries, temporaries) in folder, each a list of (path, size, mtime_ns):
+    # regular files (no link is followed) with an entry's name and magic, or
+    # a temporary's name (a temporary may be empty yet)
+    entry_name, temporary_name = _cache_names()
+    entries, temporaries = [], []
+    try:
+        found = list(os.scandir(folder))
+    except OSError:
+        return entries, temporaries
+    for item in found:
+        try:
+            if not item.is_file(follow_symlinks=False):
+                continue
+            info = item.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        row = (item.path, info.st_size, info.st_mtime_ns)
+        if entry_name.fullmatch(item.name) and _has_magic(item.path):
+            entries.append(row)
+        elif temporary_name.fullmatch(item.name):
+            temporaries.append(row)
+    return entries, temporaries
+
+
+def _has_magic(path: str) -> bool:
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        return os.read(fd, len(_MAGIC)) in (_MAGIC, _HF_MAGIC)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _remove(path: str) -> bool:
+    # whether path was removed here (a concurrent clear may have been first)
+    try:
+        os.unlink(path)
+        return True
+    except OSError:
+        return False
+
+
+def _evict(folder: str, kept: str, bound: int) -> None:
+    # Remove the least recently used entries but the one named kept until the entries'
+    # total is within bound, and temporaries a writer left a minute ago or
+    # more (a killed process leaves its temporary behind).
+    import time
+
+    entries, temporaries = _scan(folder)
+    total = sum(size for _, size, _ in entries)
+    # oldest first; the name breaks ties so that every process picks alike
+    for path, size, _ in sorted(entries, key=lambda e: (e[2], e[0])):
+        if total <= bound:
+            break
+        if os.path.basename(path) != kept and _remove(path):
+            total -= size
+    stale = time.time_ns() - _TEMPORARY_AGE_NS
+    for path, _, mtime in temporaries:
+        if mtime <= stale:
+            _remove(path)
 
 
 def load_named_encoding(name: str, spec: registry.EncodingSpec, *,
@@ -441,6 +603,8 @@ def _read_payload(target: str, key: tuple, limit: int) -> Optional[bytes]:
         data = os.read(fd, info.st_size)
     except OSError:
         return None
+    else:
+        _touch(fd, target)
     finally:
         os.close(fd)
     if len(data) != info.st_size:
@@ -450,6 +614,15 @@ def _read_payload(target: str, key: tuple, limit: int) -> Optional[bytes]:
             or zlib.crc32(memoryview(data)[_HEADER.size:]) != crc):
         return None
     return data
+
+
+def _touch(fd: int, target: str) -> None:
+    # a load marks its entry used, for the bound's least-recently-used order;
+    # a file that cannot be touched (a read-only file system) is still read
+    try:
+        os.utime(fd if os.utime in os.supports_fd else target)
+    except OSError:
+        pass
 
 
 def _private(info: os.stat_result) -> bool:
@@ -518,9 +691,16 @@ def _write_tables(target: str, key: tuple, payload: bytes) -> None:
     # Replaced all at once, so a reader sees the old file or the new one,
     # never half of one; not durable (no fsync), since a file torn by a
     # crash fails its CRC and is rebuilt. Only into a folder of the user's
-    # own (made 0700 when missing), as a 0600 file.
+    # own (made 0700 when missing), as a 0600 file; then the folder is
+    # brought within the bound.
     from fasttok.shared.atomic_write import write_atomically
 
+    try:
+        bound = cache_max_bytes()
+    except FasttokError:
+        bound = _DEFAULT_MAX_BYTES
+    if _HEADER.size + len(payload) > bound:
+        return
     header = _HEADER.pack(*key, len(payload), zlib.crc32(payload))
     folder = os.path.dirname(target)
     try:
@@ -534,5 +714,6 @@ def _write_tables(target: str, key: tuple, payload: bytes) -> None:
         except FileNotFoundError:
             pass
         write_atomically(target, header + payload, mode=0o600, durable=False)
+        _evict(folder, os.path.basename(target), bound)
     except OSError:
         pass
