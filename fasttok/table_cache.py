@@ -210,14 +210,9 @@ def clear_cache(folder: Optional[str] = None) -> tuple:
     >>> clear_cache(tempfile.mkdtemp())
     (0, 0)
     """
-    import time
-
     entries, temporaries = _scan(registry.user_cache_dir() if folder is None else folder)
-    stale = time.time_ns() - _TEMPORARY_AGE_NS
     removed = [entry for entry in entries if _remove(entry[0])]
-    for path, _, mtime in temporaries:
-        if mtime <= stale:
-            _remove(path)
+    _remove_stale(temporaries)
     return len(removed), sum(size for _, size, _ in removed)
 
 
@@ -236,7 +231,8 @@ def _scan(folder: str) -> tuple:
     entry_name, temporary_name = _cache_names()
     entries, temporaries = [], []
     try:
-        found = list(os.scandir(folder))
+        with os.scandir(folder) as listing:
+            found = list(listing)
     except OSError:
         return entries, temporaries
     for item in found:
@@ -255,6 +251,8 @@ def _scan(folder: str) -> tuple:
 
 
 def _has_magic(path: str) -> bool:
+    # whether path starts as fasttok's cache files do: a file of the user's
+    # that only happens to be named *.tables is not fasttok's to remove
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
@@ -277,12 +275,19 @@ def _remove(path: str) -> bool:
         return False
 
 
-def _evict(folder: str, kept: str, bound: int) -> None:
-    # Remove the least recently used entries but the one named kept until the entries'
-    # total is within bound, and temporaries a writer left a minute ago or
-    # more (a killed process leaves its temporary behind).
+def _remove_stale(temporaries: list) -> None:
+    # the temporaries a minute old or more: a killed writer leaves its own behind
     import time
 
+    stale = time.time_ns() - _TEMPORARY_AGE_NS
+    for path, _, mtime in temporaries:
+        if mtime <= stale:
+            _remove(path)
+
+
+def _evict(folder: str, kept: str, bound: int) -> None:
+    # Remove the least recently used entries, all but the one named kept,
+    # until the entries' total is within bound; and stale temporaries.
     entries, temporaries = _scan(folder)
     total = sum(size for _, size, _ in entries)
     # oldest first; the name breaks ties so that every process picks alike
@@ -291,10 +296,7 @@ def _evict(folder: str, kept: str, bound: int) -> None:
             break
         if os.path.basename(path) != kept and _remove(path):
             total -= size
-    stale = time.time_ns() - _TEMPORARY_AGE_NS
-    for path, _, mtime in temporaries:
-        if mtime <= stale:
-            _remove(path)
+    _remove_stale(temporaries)
 
 
 def load_named_encoding(name: str, spec: registry.EncodingSpec, *,
