@@ -5,6 +5,7 @@ kind by the same rule."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -340,6 +341,62 @@ def test_a_unigram_tokenizer_json_is_cut_exactly_however_the_text_was_split(name
     special = data.draw(st.sampled_from([{"allowed_special": "all"}, {"disallowed_special": ()}]))
     check_split(fasttok.load(str(DATA / "vocab" / "hf" / "unigram" / name)), text, more, data,
                 **special)
+
+
+def _tokenizer_json(tmp_path, doc: dict):
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return fasttok.load(str(path))
+
+
+def _unigram_file(name: str) -> dict:
+    return json.loads((DATA / "vocab" / "hf" / "unigram" / name).read_text(encoding="utf-8"))
+
+
+def test_a_cut_leaves_the_trailing_whitespace_an_lstrip_token_may_take(tmp_path):
+    # an added token with lstrip takes the whitespace before it in: a cut
+    # inside the tabs the normalizer keeps gave their ids as final
+    doc = _unigram_file("kyoto_ja_unigram_8000.v4.57.6.XLNetTokenizer.json")
+    doc["model"]["vocab"].append(["<mask>", 0.0])
+    doc["added_tokens"].append({"id": len(doc["model"]["vocab"]) - 1, "content": "<mask>",
+                                "single_word": False, "lstrip": True, "rstrip": False,
+                                "normalized": False, "special": True})
+    enc = _tokenizer_json(tmp_path, doc)
+    text = "x" + "\t" * 100 + "<mask>"
+    a, stable = pushed(enc, text, [101], allowed_special="all")
+    assert a.flush() == enc.encode(text, allowed_special="all")
+    assert enc.encode(text, allowed_special="all")[:len(stable)] == stable
+
+
+def test_a_unigram_tokenizer_json_without_a_split_at_whitespace_is_not_cut_there(tmp_path):
+    # Metaspace without split (the walk declines the file: a normalized
+    # added token): the Viterbi sums scores across the spaces, so a window
+    # from one split a tie of f and ff otherwise
+    doc = _unigram_file("botchan_unigram_5000.v5.24.0.from_spm_proto.json")
+    doc["model"]["vocab"].append(["<mask>", 0.0])
+    doc["added_tokens"] = [{"id": len(doc["model"]["vocab"]) - 1, "content": "<mask>",
+                            "single_word": False, "lstrip": False, "rstrip": False,
+                            "normalized": True, "special": True}]
+    enc = _tokenizer_json(tmp_path, doc)
+    text = "8 ff668fff6f 88 6f f6666ff66666 666fffff"
+    a, _ = pushed(enc, text, [17], disallowed_special=())
+    assert a.flush() == enc.encode(text, disallowed_special=())
+
+
+def test_a_window_is_cut_before_a_replace_pattern_the_text_ends_partway_through(tmp_path):
+    # a Replace of 80 characters: a text ending with 79 of them is not
+    # normalized there until the rest comes, further back than 64 bytes
+    doc = {"normalizer": {"type": "Replace", "pattern": {"String": "ab" * 40}, "content": "c"},
+           "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581",
+                             "prepend_scheme": "always", "split": False},
+           "model": {"type": "Unigram", "unk_id": 0, "vocab": [
+               ["<unk>", 0.0], ["a", -1.0], ["b", -1.0], ["ab", -1.5], ["c", -1.0],
+               ["\u2581", -1.0]]}}
+    enc = _tokenizer_json(tmp_path, doc)
+    text = "c" * 600 + "ab" * 40
+    a, stable = pushed(enc, text, [len(text) - 1])
+    assert a.flush() == enc.encode(text)
+    assert enc.encode(text)[:len(stable)] == stable
 
 
 def test_a_disallowed_special_token_completed_where_a_push_encodes_nothing_is_refused():

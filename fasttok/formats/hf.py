@@ -135,6 +135,16 @@ def _repaired(text: str) -> str:
     return repair_surrogates(text)
 
 
+def _ends_at_whitespace(spec: Any) -> bool:
+    # whether a tokenizer.json pre_tokenizer ends a pre-token at every
+    # whitespace character
+    if not isinstance(spec, dict):
+        return False
+    if spec.get("type") == "Sequence":
+        return any(map(_ends_at_whitespace, spec.get("pretokenizers") or ()))
+    return spec.get("type") in ("WhitespaceSplit", "Whitespace", "BertPreTokenizer")
+
+
 def _index_before_repair(text: str, c: int) -> int:
     # the index in text of the character at c of its repair, where a
     # surrogate pair became one character (and a lone one U+FFFD)
@@ -160,6 +170,24 @@ class HFModel(ModelBase):
         self.special_order = special_order
         #: allowed mask (None: none allowed) -> the added token ids it allows
         self._allowed: dict = {None: frozenset()}
+
+    @property
+    def windows_exact(self) -> bool:
+        """Whether a window from a place on encodes alone as the whole text
+        does there (:attr:`fasttok.models.interface.Model.windows_exact`):
+        not on a Unigram model whose pre-tokenizer does not end a pre-token
+        at every whitespace (none, or Metaspace alone, which cuts at spaces
+        only), where its Viterbi sums scores across the whitespace, so that
+        a tie before a window goes by how the sum rounds.
+
+        >>> import json
+        >>> from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
+        >>> doc = {"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.0]]}}
+        >>> build_hf_pipeline(tokenizer_json_record(json.dumps(doc), "t.json")).windows_exact
+        False
+        """
+        doc = self.pipeline.record.metadata["document"]
+        return doc["model"]["type"] != "Unigram" or _ends_at_whitespace(doc.get("pre_tokenizer"))
 
     @property
     def cuts_inside_words(self) -> bool:

@@ -78,8 +78,9 @@ class Appender:
     text's Viterbi where ``text`` starts; None at the start), of which
     ``ids[:k]`` are final and are ``text[:c]``'s (``c`` 0: no cut), as
     :meth:`~fasttok.formats.sentencepiece.SentencePieceModel.encode_scored`
-    does (a cut leaving under ``reach`` characters is not taken: a special
-    token the text after it completes could start before it). ``inside_words`` False: cuts only where whitespace is (a Unigram
+    does (a cut leaving under ``reach`` characters before the trailing
+    whitespace is not taken: a special token the text after it completes
+    could start before it, or strip that whitespace, ``lstrip``). ``inside_words`` False: cuts only where whitespace is (a Unigram
     model whose ties inside a pre-token go by the score summed before them).
 
     >>> a = Appender(lambda s: [ord(ch) for ch in s])
@@ -173,9 +174,10 @@ class Appender:
             return []
         self.encoded_chars += len(self.pending)
         ids, k, cut, state = self._scored(self.pending, self._state)
-        if not cut or len(self.pending) - cut < self._reach:
+        if not cut or len(self.pending.rstrip()) - cut < self._reach:
             # (a special token the text after the cut may yet complete
-            # could start before it)
+            # could start before it, or take the whitespace before it in:
+            # an added token's lstrip)
             return self._uncut(ids)
         self._state = state
         return self._cut(ids[:k], ids[k:], self.pending[cut:])

@@ -2125,6 +2125,8 @@ cdef class UnigramWalk:
     cdef tuple early_pairs       # the early stages as (pattern, string) pairs when all
                                  # are literals before a charsmap (see _run), else None
     cdef bint early_latin1       # early_pairs holds no character past U+00FF
+    cdef size_t margin           # encode_scored's: SCORED_MARGIN, or the bytes of the
+                                 # longest literal pattern a text may end partway through
     # A call's buffers, kept for the next (malloc, free and the kernel's
     # fresh pages cost a short line a tenth of its walk, a long text a
     # sixth); a call finding them taken (another thread's, which released
@@ -2207,8 +2209,11 @@ cdef class UnigramWalk:
             _put_code_points(&self.cps, &n_cps, &cps_cap, rep)
         # one more: an op's a and b read its pattern's first code point
         grow_array(<void**>&self.cps, &cps_cap, n_cps + 1, sizeof(uint32_t), 64)
+        self.margin = SCORED_MARGIN
         for i in range(len(steps)):
             self.ops[i].a = self.ops[i].b = self.cps[self.ops[i].pattern]
+            if self.ops[i].kind == OP_LITERAL:
+                self.margin = max(self.margin, 4 * <size_t>self.ops[i].pattern_length)
         self.n_early = len(early)
         if charsmap is not None and early and all(
                 name == "literal" and pattern for name, pattern, _ in early):
@@ -3160,7 +3165,7 @@ cdef class UnigramWalk:
                     at = &w.places[i]
                     i -= 1
                     if not _final_before(&w, i + 1) or \
-                            at.at + reach + SCORED_MARGIN > w.normal.len or \
+                            at.at + reach + self.margin > w.normal.len or \
                             (at.at > at.piece_start and self._crossed(&w, at)):
                         continue
                 tries += 1
@@ -3195,9 +3200,9 @@ cdef class UnigramWalk:
         cdef ViterbiScratch part
         cdef SpanBuf spans = SpanBuf(NULL, 0, 0)
         cdef bint same = False
-        if w.normal.len <= SCORED_MARGIN:
+        if w.normal.len <= self.margin:
             return -1
-        q = w.normal.len - SCORED_MARGIN
+        q = w.normal.len - self.margin
         for i in range(<Py_ssize_t>w.n_places - 1, -1, -1):
             if w.places[i].piece_start < q:
                 ps = w.places[i].piece_start
