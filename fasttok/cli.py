@@ -25,6 +25,7 @@ import re
 import sys
 import time
 import traceback
+import warnings
 from typing import Optional, Sequence
 
 from fasttok import __version__, get_encoding, list_encoding_names, load

@@ -20,12 +20,18 @@
 from __future__ import annotations
 
 import operator
+import os
+import sys
+import warnings
+from collections.abc import Iterable
 from typing import Optional
 
 from fasttok.errors import FasttokError
 from fasttok.vocab import MAX_ID
 
-__all__ = ["check_sizes"]
+__all__ = ["check_sizes", "check_special_tokens", "warn_vocabulary_size"]
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def check_sizes(vocab_size: int, num_threads: Optional[int], *,
@@ -49,3 +55,60 @@ def check_sizes(vocab_size: int, num_threads: Optional[int], *,
         raise FasttokError(f"{names[1]} must be 1 or more, not {num_threads} "
                            "(leave it out to use every CPU)")
 
+
+
+def check_special_tokens(special_tokens: Iterable[str]) -> list:
+    """The special tokens, each once in the order given; an empty one is
+    refused (no text spells it, and a file cannot list it as an added token).
+
+    >>> check_special_tokens(["<s>", "</s>", "<s>"])
+    ['<s>', '</s>']
+    >>> check_special_tokens(["<s>", ""])
+    Traceback (most recent call last):
+    fasttok.errors.FasttokError: special token 2 of 2 is empty: a special token is the text that stands for its id
+    """
+    specials = list(special_tokens)
+    for number, token in enumerate(specials, 1):
+        if token == "":
+            raise FasttokError(f"special token {number} of {len(specials)} is empty: a special "
+                               "token is the text that stands for its id")
+    return list(dict.fromkeys(specials))
+
+
+def warn_vocabulary_size(size: int, vocab_size: int, merges: int, min_frequency: int) -> None:
+    """Warn (``UserWarning``) when training made ``size`` tokens, not the
+    ``vocab_size`` asked: fewer when the texts ran out of pairs to merge,
+    more when the alphabet alone (every character seen, which tokenizers
+    keeps whole) is past it. tokenizers' trainers say nothing; a vocabulary
+    of single characters is seldom what was meant.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_vocabulary_size(260, 1000, 4, 0)
+    >>> print(caught[0].message)
+    learned 260 tokens of the 1000 asked (vocab_size=1000): 4 merges, then the texts had no pair left to merge
+    """
+    if size == vocab_size or (size > vocab_size and merges):
+        return
+    tokens = f"{size} token{'' if size == 1 else 's'}"
+    if size < vocab_size:
+        why = (f"then no pair left occurred min_frequency={min_frequency} times or more"
+               if min_frequency > 1 else "then the texts had no pair left to merge")
+        message = (f"learned {tokens} of the {vocab_size} asked (vocab_size={vocab_size}): "
+                   f"{merges} merge{'' if merges == 1 else 's'}, {why}")
+    else:
+        message = (f"learned {tokens}, past the {vocab_size} asked (vocab_size={vocab_size}), "
+                   "and no merge: the alphabet and the special tokens alone are that many, so "
+                   "every word is cut into single characters; raise vocab_size or bound the "
+                   "alphabet with limit_alphabet")
+    warnings.warn(message, UserWarning, stacklevel=_caller_level())
+
+
+def _caller_level() -> int:
+    # the warning names the first caller outside fasttok, whichever of its
+    # entry points (train, train_wordpiece, the CLI) led here
+    frame, level = sys._getframe(2), 2
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -42,6 +42,7 @@ from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
 from fasttok.loaders.hf_tokenizer_json_writer import tokenizer_json
 from fasttok.pre_tokenizers.patterns import CL100K, compile_generic, scanner_for
 from fasttok.shared._bytemap import bytes_to_unicode, unicode_to_bytes
+from fasttok.trainers import check_special_tokens, warn_vocabulary_size
 from fasttok.trainers._bpe_trainer import BpeCore, PieceCounter
 from fasttok.trainers.hf_bpe import check_options, compute_alphabet, run_merges
 from fasttok.vocab import Vocabulary, token_layout
@@ -256,7 +257,7 @@ def train_bpe(texts: Iterable[str], *, vocab_size: int, pattern: Optional[str] =
                            "tokenizers' options: pass flavour='hf'")
     check_options(vocab_size, min_frequency, limit_alphabet, max_token_length)
     pattern = CL100K if pattern is None else pattern
-    specials = list(dict.fromkeys(special_tokens))
+    specials = check_special_tokens(special_tokens)
     if flavour == "rustbpe" and vocab_size < 256 + len(specials):
         raise FasttokError(f"vocab_size {vocab_size} is too small: the 256 bytes and "
                            f"{len(specials)} special tokens need {256 + len(specials)}")
@@ -274,6 +275,7 @@ def train_bpe(texts: Iterable[str], *, vocab_size: int, pattern: Optional[str] =
     tokens = core.tokens()
     merge_ids = core.merge_list()
     merges = [(tokens[a], tokens[b]) for a, b, _ in merge_ids]
+    warn_vocabulary_size(len(tokens) + len(specials), vocab_size, len(merges), min_frequency)
     if flavour == "rustbpe":
         ranks = list(zip(tokens, range(len(tokens))))
         special_ids = {s: len(tokens) + i for i, s in enumerate(specials)}

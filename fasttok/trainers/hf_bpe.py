@@ -42,6 +42,7 @@ from collections.abc import Iterable, Mapping
 from typing import Optional
 
 from fasttok.errors import FasttokError
+from fasttok.trainers import check_special_tokens, warn_vocabulary_size
 from fasttok.trainers._bpe_trainer import BpeCore, PieceCounter
 
 __all__ = ["TrainedWords", "compute_alphabet", "train_words", "check_options"]
@@ -132,7 +133,7 @@ def train_words(counter: PieceCounter, *, vocab_size: int, special_tokens: Itera
     ['<s>', 'a', 'b', 'b</w>', 'ab</w>']
     """
     check_options(vocab_size, min_frequency, limit_alphabet, max_token_length)
-    specials = list(dict.fromkeys(special_tokens))
+    specials = check_special_tokens(special_tokens)
     alphabet = compute_alphabet(counter.unit_counts(True), initial_alphabet, limit_alphabet)
     # a special token of one character stands for that character in the words
     alphabet += [ord(s) for s in specials if len(s) == 1 and ord(s) not in set(alphabet)]
@@ -145,6 +146,7 @@ def train_words(counter: PieceCounter, *, vocab_size: int, special_tokens: Itera
     run_merges(core, vocab_size, progress)
     tokens = [t.decode("utf-8") for t in core.tokens()]
     merges = [(tokens[a], tokens[b]) for a, b, _ in core.merge_list()]
+    warn_vocabulary_size(len(tokens), vocab_size, len(merges), min_frequency)
     last = {pair: i for i, pair in enumerate(merges)}
     merges = [pair for i, pair in enumerate(merges) if last[pair] == i]
     return TrainedWords(tokens, merges, len(specials))

@@ -3,7 +3,11 @@
 tokenizers' ``WordPieceTrainer`` is its ``BpeTrainer`` with
 ``continuing_subword_prefix="##"`` whose vocabulary becomes a ``WordPiece``
 model (``models/wordpiece/trainer.rs``); the merges are dropped, the
-unknown token is the model's (``[UNK]``). So is this one: the words are
+unknown token is the model's (``[UNK]``). So is this one, but for the
+unknown token: where the special tokens do not hold it, it is added after
+them (``BertWordPieceTokenizer`` trains with it among its defaults), where
+tokenizers writes a file naming an unknown token its vocabulary lacks,
+which fails on the first text holding a character no token spells. The words are
 counted through the normalizer and pre-tokenizer (BERT's by default, as a
 tokenizers user sets them; :mod:`fasttok.trainers.hf_words`), then
 :func:`fasttok.trainers.hf_bpe.train_words` makes the vocabulary.
@@ -21,6 +25,7 @@ from typing import Optional
 
 from fasttok.loaders.hf_tokenizer_json import tokenizer_json_record
 from fasttok.loaders.hf_tokenizer_json_writer import wordpiece_tokenizer_json
+from fasttok.trainers import check_special_tokens
 from fasttok.trainers.hf_bpe import TrainedWords
 from fasttok.trainers.hf_words import BERT_NORMALIZER, BERT_PRE_TOKENIZER
 from fasttok.trainers.words_bpe import train_bpe_words
@@ -80,13 +85,22 @@ def train_wordpiece(texts: Iterable[str], *, vocab_size: int = 30000,
     ``spellings``: the ``##`` tokens in the id order of another run (see
     :mod:`fasttok.trainers.hf_bpe`); ``max_pretokens`` bounds the distinct
     words held while counting (exact while ``dropped_words`` is 0);
-    ``progress(done, total)`` as merges are made.
+    ``progress(done, total)`` as merges are made. ``unk_token`` joins the
+    special tokens, last, when they do not hold it: the vocabulary is
+    ``WordPieceTrainer``'s with it among its special tokens.
+
+    Where the vocabulary is not ``vocab_size`` tokens (the words ran out of
+    pairs to merge, or their alphabet alone is larger), a ``UserWarning``
+    says how many were learned and why; tokenizers says nothing.
 
     >>> train_wordpiece(["ab ab"], vocab_size=10).trained.tokens
-    ['a', 'b', '##b', 'ab']
+    ['[UNK]', 'a', 'b', '##b', 'ab']
     """
-    if not isinstance(continuing_subword_prefix, str):
-        raise TypeError("continuing_subword_prefix must be a str")
+    if not isinstance(continuing_subword_prefix, str) or not isinstance(unk_token, str):
+        raise TypeError("continuing_subword_prefix and unk_token must be str")
+    special_tokens = check_special_tokens(special_tokens)
+    if unk_token not in special_tokens:
+        special_tokens.append(unk_token)
     # tokenizers' WordPieceTrainer is its BpeTrainer with the ## prefix
     words = train_bpe_words(texts, vocab_size=vocab_size, pre_tokenizer=pre_tokenizer,
                             normalizer=normalizer, special_tokens=special_tokens,
