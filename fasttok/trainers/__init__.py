@@ -56,10 +56,9 @@ def check_sizes(vocab_size: int, num_threads: Optional[int], *,
                            "(leave it out to use every CPU)")
 
 
-
 def check_special_tokens(special_tokens: Iterable[str]) -> list:
-    """The special tokens, each once in the order given; an empty one is
-    refused (no text spells it, and a file cannot list it as an added token).
+    """The special tokens, each once in the order given; an empty one, which
+    no text spells, is refused.
 
     >>> check_special_tokens(["<s>", "</s>", "<s>"])
     ['<s>', '</s>']

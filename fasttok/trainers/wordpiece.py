@@ -3,13 +3,14 @@
 tokenizers' ``WordPieceTrainer`` is its ``BpeTrainer`` with
 ``continuing_subword_prefix="##"`` whose vocabulary becomes a ``WordPiece``
 model (``models/wordpiece/trainer.rs``); the merges are dropped, the
-unknown token is the model's (``[UNK]``). So is this one, but for the
-unknown token: where the special tokens do not hold it, it is added after
-them (``BertWordPieceTokenizer`` trains with it among its defaults), where
-tokenizers writes a file naming an unknown token its vocabulary lacks,
-which fails on the first text holding a character no token spells. The words are
-counted through the normalizer and pre-tokenizer (BERT's by default, as a
-tokenizers user sets them; :mod:`fasttok.trainers.hf_words`), then
+unknown token is the model's (``[UNK]``). So is this one, with one
+difference: where the special tokens lack the unknown token, it is added
+after them, as ``BertWordPieceTokenizer`` trains with it among its defaults
+(the trainer leaves it out, and its file names an unknown token its
+vocabulary lacks: it fails on the first text holding a character no token
+spells, and fasttok refuses it). The words are counted through the
+normalizer and pre-tokenizer (BERT's by default, as a tokenizers user sets
+them; :mod:`fasttok.trainers.hf_words`), then
 :func:`fasttok.trainers.hf_bpe.train_words` makes the vocabulary.
 
 >>> t = train_wordpiece(["Hello hello world"], vocab_size=30, special_tokens=["[UNK]"])
