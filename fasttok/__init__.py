@@ -55,7 +55,8 @@ def get_encoding(name: str) -> Encoding:
     The rank file is looked up on :func:`fasttok.registry.vocab_search_path`
     and its sha256 checked. The compiled tables are kept in the user cache
     and read back on later loads (see :mod:`fasttok.table_cache`;
-    ``FASTTOK_CACHE=0`` turns that off).
+    ``FASTTOK_CACHE=0`` turns that off, ``FASTTOK_CACHE_MAX_BYTES`` bounds
+    it, ``fasttok cache info`` and ``fasttok cache clear`` show and empty it).
 
     >>> get_encoding("cl100k_base").encode("hello world")   # doctest: +SKIP
     [15339, 1917]

@@ -1,4 +1,4 @@
-"""The fasttok command: encode, decode, count, inspect, bench, train."""
+"""The fasttok command: encode, decode, count, inspect, bench, train, cache."""
 
 from __future__ import annotations
 
