@@ -218,7 +218,9 @@ def train(texts: "Iterable[str]", *, vocab_size: int, pattern: "str | None" = No
     ``initial_alphabet=``, ``continuing_subword_prefix=`` (``"##"``),
     ``end_of_word_suffix=``, and the stages the words are cut by,
     ``normalizer=`` and ``pre_tokenizer=`` (``tokenizer.json`` objects; BERT's
-    by default).
+    by default); ``unk_token=`` (``"[UNK]"``) is added after the special
+    tokens when they lack it, as ``BertWordPieceTokenizer`` trains with it.
+    A vocabulary smaller than ``vocab_size`` (no pair left to merge) warns.
 
     ``model="unigram"`` trains a SentencePiece Unigram model as
     sentencepiece's trainer does (:mod:`fasttok.trainers.unigram`; its
