@@ -130,7 +130,7 @@ from fasttok.shared._tables cimport (NO_PAIR, NO_TOKEN, TokenTables, bmp_token_i
                        free_strings, hash_bytes, pair_value)
 from fasttok.models._unigram cimport (SCORED_MARGIN, SCORED_TRIES, T_BYTE, T_CONTROL, T_NORMAL,
                         T_UNDEFINED, T_UNKNOWN, T_UNUSED,
-                        T_USER_DEFINED, IdBuf, NodeBuf, Span, SpanBuf, UnigramModel, emit,
+                        T_USER_DEFINED, IdBuf, Span, SpanBuf, UnigramModel, emit,
                         one_char_len,
                         out_t, spans_free, spans_push, spans_reserve, viterbi_scratch_free)
 from fasttok.shared._utf8 cimport (Utf8Source, Utf8Text, has_surrogate, utf8_capacity,
@@ -462,20 +462,6 @@ cdef inline void _drop_word_space(ByteBuf* norm, OffsetBuf* n2o) noexcept nogil:
         if n2o != NULL and n2o.len >= 3:
             memmove(n2o.data, n2o.data + 3, (n2o.len - 3) * sizeof(uint32_t))
             n2o.len -= 3
-
-
-cdef Py_ssize_t _str_index(str text, size_t chars):
-    # the index in text of its character number chars as utf8_text counts
-    # them: a high surrogate before a low one is one character there
-    cdef Py_ssize_t j = 0, n = len(text)
-    cdef Py_UCS4 ch
-    while chars and j < n:
-        ch = text[j]
-        j += 1
-        if 0xD800 <= ch < 0xDC00 and j < n and 0xDC00 <= text[j] < 0xE000:
-            j += 1
-        chars -= 1
-    return j
 
 
 cdef inline void* _realloc_or_free(void* p, size_t size) noexcept nogil:
@@ -1385,12 +1371,11 @@ cdef class SentencePieceCore(ModelBase):
         cdef ByteBuf norm = ByteBuf(NULL, 0, 0)
         cdef ByteBuf alone = ByteBuf(NULL, 0, 0)
         cdef OffsetBuf n2o = OffsetBuf(NULL, 0, 0)
-        cdef NodeBuf nodes = NodeBuf(NULL, 0, 0)
         cdef Scratch sc
-        cdef size_t k, i, q, lo, hi, reach, o_b = 0, n_final = 0, c = 0, tries = 0
+        cdef size_t k, i, q, reach, o_b = 0, n_final = 0, c = 0, tries = 0
         cdef size_t k_converged
         cdef double start = 0.0, score
-        cdef bint crossed, space = False, dummy = True, at_converged = False
+        cdef bint space = False, dummy = True, at_converged = False
         # llama.cpp's UGM normalizer puts a ▁ before every word, the first too
         cdef bint word_space = self.llama_cpp and self.vocabulary.remove_extra_whitespaces
         cdef uint32_t* ids = NULL
@@ -1444,18 +1429,7 @@ cdef class SentencePieceCore(ModelBase):
                         at_converged = True
                     else:
                         at_converged = False
-                        # no lattice node crosses q (none starts more than reach before it)
-                        lo = q - reach if q > reach else 0
-                        while lo < q and (norm.data[lo] & 0xC0) == 0x80:
-                            lo += 1
-                        hi = q + reach if q + reach < norm.len else norm.len
-                        self.unigram.populate(norm.data + lo, hi - lo, &nodes)
-                        crossed = False
-                        for i in range(nodes.len):
-                            if lo + nodes.data[i].start < q < lo + nodes.data[i].end:
-                                crossed = True
-                                break
-                        if crossed:
+                        if self.unigram.crossed(norm.data, norm.len, q):
                             continue
                     # the text from there, alone, normalizes to the text's from q on
                     o_b = n2o.data[q + 3] if space else n2o.data[q]
@@ -1495,12 +1469,14 @@ cdef class SentencePieceCore(ModelBase):
                         raise MemoryError()
                 for i in range(toks.len):
                     ids[i] = toks.data[i].id
-            return (ids_list(ids, toks.len, self.ints), n_final,
-                    _str_index(text, c) if c and has_surrogate(text) else c,
+            if c and has_surrogate(text):
+                # (c counts utf8_text's characters: a surrogate pair is one)
+                from fasttok.shared.surrogates import repaired_starts
+                c = repaired_starts(text)[c]
+            return (ids_list(ids, toks.len, self.ints), n_final, c,
                     (score, space if c else dummy))
         finally:
             free(ids)
-            free(nodes.data)
             spans_free(&spans)
             spans_free(&head)
             spans_free(&toks)

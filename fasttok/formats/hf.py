@@ -145,16 +145,6 @@ def _ends_at_whitespace(spec: Any) -> bool:
     return spec.get("type") in ("WhitespaceSplit", "Whitespace", "BertPreTokenizer")
 
 
-def _index_before_repair(text: str, c: int) -> int:
-    # the index in text of the character at c of its repair, where a
-    # surrogate pair became one character (and a lone one U+FFFD)
-    i = 0
-    for _ in range(c):
-        i += 2 if "\ud800" <= text[i] < "\udc00" and text[i + 1:i + 2] >= "\udc00" and \
-            text[i + 1] < "\ue000" else 1
-    return i
-
-
 class HFModel(ModelBase):
     """What :class:`fasttok.Encoding` calls for a ``tokenizer.json`` (the
     declared model interface), served by the file's pipeline: its walk where
@@ -233,7 +223,9 @@ class HFModel(ModelBase):
         ids, k, c, state = self.pipeline.walk.encode_scored(
             repaired, self._allowed_ids(allowed), state, cut)
         if c and repaired is not text:
-            c = _index_before_repair(text, c)
+            from fasttok.shared.surrogates import repaired_starts
+
+            c = repaired_starts(text)[c]
         return ids, k, c, state
 
     @functools.cached_property

@@ -35,7 +35,7 @@ from fasttok.formats.gguf import GGUFModel, first_id_by_bytes
 from fasttok.models import unigram_sampling
 from fasttok.models.unigram_sampling import UnigramLattice
 from fasttok.post_processors.special_ids import from_flags
-from fasttok.shared.surrogates import repair_surrogates
+from fasttok.shared.surrogates import repair_surrogates, repaired_starts
 from fasttok.vocab import Vocabulary
 
 __all__ = ["build_sentencepiece", "load_sentencepiece_file", "SentencePieceModel",
@@ -245,7 +245,7 @@ class GGUFSentencePiece(GGUFModel):
         frags = self._specials.partition_spans(repaired, self._entries_for(allowed))
         if len(repaired) != len(text):
             # the core counts c in text, whose surrogate pairs are one character here
-            at = _code_points(text)
+            at = repaired_starts(text)
             frags = [f[:-2] + (at[f[-2]], at[f[-1]]) for f in frags]
         last = max((i for i, f in enumerate(frags) if len(f) == 2), default=-1)
         ids: list = []
@@ -328,19 +328,6 @@ class GGUFSentencePiece(GGUFModel):
     @property
     def vocabulary(self) -> Vocabulary:
         return self.vocab
-
-
-def _code_points(text: str) -> list:
-    # where in text each character of repair_surrogates(text) begins (a
-    # surrogate pair is one character there), and its end
-    at = []
-    i, n = 0, len(text)
-    while i < n:
-        at.append(i)
-        pair = "\ud800" <= text[i] < "\udc00" and i + 1 < n and "\udc00" <= text[i + 1] < "\ue000"
-        i += 2 if pair else 1
-    at.append(n)
-    return at
 
 
 # ---------------------------------------------------------------- subword regularization

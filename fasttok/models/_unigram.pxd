@@ -195,6 +195,7 @@ cdef class UnigramModel:
                             ViterbiScratch* scratch, double start, double* end) except -1 nogil
     cdef double score_at(self, const ViterbiScratch* scratch, size_t key) noexcept nogil
     cdef int own_scratch(self, ViterbiScratch* scratch, size_t n) except -1 nogil
+    cdef bint crossed(self, const uint8_t* s, size_t n, size_t q) except -1 nogil
     cdef size_t converged(self, const ViterbiScratch* scratch, size_t q) except? 0 nogil
     cdef bint same_window(self, const ViterbiScratch* whole, const ViterbiScratch* part,
                           size_t p, size_t q) noexcept nogil

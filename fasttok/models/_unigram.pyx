@@ -1016,6 +1016,24 @@ cdef class UnigramModel:
         scratch.owned = 1
         return 0
 
+    cdef bint crossed(self, const uint8_t* s, size_t n, size_t q) except -1 nogil:
+        """Whether a lattice node of s[:n] crosses q (0 < q < n, at a
+        character's start): one starting at most the longest piece before
+        it."""
+        cdef NodeBuf nodes = NodeBuf(NULL, 0, 0)
+        cdef size_t lo = q - self.reach if q > self.reach else 0, i
+        cdef size_t hi = q + self.reach if q + self.reach < n else n
+        while lo < q and (s[lo] & 0xC0) == 0x80:
+            lo += 1
+        try:
+            self.populate(s + lo, hi - lo, &nodes)
+            for i in range(nodes.len):
+                if lo + nodes.data[i].start < q < lo + nodes.data[i].end:
+                    return True
+            return False
+        finally:
+            free(nodes.data)
+
     cdef size_t converged(self, const ViterbiScratch* scratch, size_t q) except? 0 nogil:
         """After a Viterbi over s[:n] with scratch (q <= n): the last place
         p <= q that the best path to every place in (q - reach, q] passes
@@ -3166,7 +3184,9 @@ cdef class UnigramWalk:
                     i -= 1
                     if not _final_before(&w, i + 1) or \
                             at.at + reach + self.margin > w.normal.len or \
-                            (at.at > at.piece_start and self._crossed(&w, at)):
+                            (at.at > at.piece_start and self.model.core.crossed(
+                                w.normal.data + at.piece_start, at.piece_end - at.piece_start,
+                                at.at - at.piece_start)):
                         continue
                 tries += 1
                 rest = text[at.char:]
@@ -3233,24 +3253,6 @@ cdef class UnigramWalk:
             spans_free(&spans)
             viterbi_scratch_free(&whole)
             viterbi_scratch_free(&part)
-
-    cdef bint _crossed(self, const WalkOut* w, const ScoredPlace* at) except -1:
-        # whether a lattice node of at's piece crosses at (none starts more
-        # than the longest piece before it)
-        cdef NodeBuf nodes = NodeBuf(NULL, 0, 0)
-        cdef size_t lo, hi, reach = self.model.core.reach, i
-        lo = at.at - reach if at.at - at.piece_start > reach else at.piece_start
-        while lo < at.at and (w.normal.data[lo] & 0xC0) == 0x80:
-            lo += 1
-        hi = at.at + reach if at.at + reach < at.piece_end else at.piece_end
-        try:
-            self.model.core.populate(w.normal.data + lo, hi - lo, &nodes)
-            for i in range(nodes.len):
-                if lo + nodes.data[i].start < at.at < lo + nodes.data[i].end:
-                    return True
-            return False
-        finally:
-            free(nodes.data)
 
     cdef object _matches(self, str text, object allowed):
         # The added-token pass's matches, or None where no token is in the

@@ -11,7 +11,7 @@ format whose core does not do it already.
 
 from __future__ import annotations
 
-__all__ = ["has_utf8", "repair_surrogates"]
+__all__ = ["has_utf8", "repair_surrogates", "repaired_starts"]
 
 
 def has_utf8(text: str) -> bool:
@@ -40,3 +40,21 @@ def repair_surrogates(text: str) -> str:
     if not has_utf8(text):
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return text
+
+
+def repaired_starts(text: str) -> list:
+    """Where in ``text`` each character of :func:`repair_surrogates` of it
+    begins (a surrogate pair is one character there), and its end: an index
+    counted in the repaired text, mapped back.
+
+    >>> repaired_starts("a\\ud83d\\ude00b\\ud800")
+    [0, 1, 3, 4, 5]
+    """
+    starts = []
+    i, n = 0, len(text)
+    while i < n:
+        starts.append(i)
+        pair = "\ud800" <= text[i] < "\udc00" and i + 1 < n and "\udc00" <= text[i + 1] < "\ue000"
+        i += 2 if pair else 1
+    starts.append(n)
+    return starts
