@@ -362,9 +362,6 @@ cdef size_t _converged_node(UnigramModel model, const Unknowns* unknowns, const 
     # (UnigramModel.same_window), after no unknown piece (the path from it
     # may yet start with one, which merges); 0: none
     cdef size_t q, p, k
-    cdef SpanBuf tail = SpanBuf(NULL, 0, 0)
-    cdef ViterbiScratch part
-    cdef bint same
     if norm.len <= SCORED_MARGIN:
         return 0
     q = norm.len - SCORED_MARGIN
@@ -376,16 +373,8 @@ cdef size_t _converged_node(UnigramModel model, const Unknowns* unknowns, const 
     if k == 0 or spans.data[k].start != p or p <= whole.settled or \
             (unknowns.merge_unknown and _unknown_piece(unknowns, spans.data[k - 1].id)):
         return 0
-    memset(&part, 0, sizeof(ViterbiScratch))
-    try:
-        model.own_scratch(&part, norm.len - p)
-        model.viterbi_scored(norm.data + p, norm.len - p, &tail, &part,
-                             model.score_at(whole, p), NULL)
-        same = part.settled == 0 and model.same_window(whole, &part, p, q)
-    finally:
-        spans_free(&tail)
-        viterbi_scratch_free(&part)
-    return k if same else 0
+    return k if model.same_window(norm.data, norm.len, whole, p, q, model.score_at(whole, p)) \
+        else 0
 
 
 cdef inline int _resolve_piece(const Unknowns* u, const uint8_t* s, uint32_t id, uint32_t start,

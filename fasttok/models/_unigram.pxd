@@ -197,5 +197,5 @@ cdef class UnigramModel:
     cdef int own_scratch(self, ViterbiScratch* scratch, size_t n) except -1 nogil
     cdef bint crossed(self, const uint8_t* s, size_t n, size_t q) except -1 nogil
     cdef size_t converged(self, const ViterbiScratch* scratch, size_t q) except? 0 nogil
-    cdef bint same_window(self, const ViterbiScratch* whole, const ViterbiScratch* part,
-                          size_t p, size_t q) noexcept nogil
+    cdef bint same_window(self, const uint8_t* s, size_t n, const ViterbiScratch* whole,
+                          size_t p, size_t q, double score) except -1 nogil

@@ -1072,35 +1072,47 @@ cdef class UnigramModel:
         free(mark)
         return p if first != SIZE_MAX else settled
 
-    cdef bint same_window(self, const ViterbiScratch* whole, const ViterbiScratch* part,
-                          size_t p, size_t q) noexcept nogil:
-        """Whether a Viterbi from p (part, over s[p:], from the whole's score
-        at p) has the whole's (whole, over s) best paths at every place in
-        (q - reach, q]: the same reach, score and nodes back to p. The best
-        path to a place past q goes on from those, so the two then agree
-        on every place after, whatever follows s[:q]."""
+    cdef bint same_window(self, const uint8_t* s, size_t n, const ViterbiScratch* whole,
+                          size_t p, size_t q, double score) except -1 nogil:
+        """Whether a Viterbi over s[p:n] from score (the whole's at p), with
+        an array of its own, has the whole's (whole, over s[:n]) best paths
+        at every place in (q - reach, q]: the same reach, score and nodes
+        back to p, and no early emission of its own. The best path to a
+        place past q goes on from those, so the two then agree on every
+        place after, whatever follows s[:q]."""
         cdef size_t lo = q - self.reach + 1 if q >= self.reach + p else p + 1, b, x, y
         cdef int32_t fx, fy
         cdef bint wide = self.llama_cpp or self.tokenizers
-        for b in range(lo, q + 1):
-            fx = _path_from(wide, whole, b)
-            fy = _path_from(wide, part, b - p)
-            if (fx < 0) != (fy < 0):
+        cdef SpanBuf tail = SpanBuf(NULL, 0, 0)
+        cdef ViterbiScratch part
+        memset(&part, 0, sizeof(ViterbiScratch))
+        try:
+            self.own_scratch(&part, n - p)
+            _viterbi(self, s + p, n - p, &tail, &part, score)
+            if part.settled:
                 return False
-            if fx < 0:
-                continue
-            if self.score_at(whole, b) != self.score_at(part, b - p):
-                return False
-            x = b
-            y = b - p
-            while x > p:
-                fx = _path_from(wide, whole, x)
-                fy = _path_from(wide, part, y)
-                if fy < 0 or <size_t>fx != <size_t>fy + p:
+            for b in range(lo, q + 1):
+                fx = _path_from(wide, whole, b)
+                fy = _path_from(wide, &part, b - p)
+                if (fx < 0) != (fy < 0):
                     return False
-                x = <size_t>fx
-                y = <size_t>fy
-        return True
+                if fx < 0:
+                    continue
+                if self.score_at(whole, b) != self.score_at(&part, b - p):
+                    return False
+                x = b
+                y = b - p
+                while x > p:
+                    fx = _path_from(wide, whole, x)
+                    fy = _path_from(wide, &part, y)
+                    if fy < 0 or <size_t>fx != <size_t>fy + p:
+                        return False
+                    x = <size_t>fx
+                    y = <size_t>fy
+            return True
+        finally:
+            spans_free(&tail)
+            viterbi_scratch_free(&part)
 
     def segment(self, data):
         """The best segmentation of already-normalized text (``str`` or UTF-8
@@ -3217,9 +3229,7 @@ cdef class UnigramWalk:
         cdef size_t q, ps = 0, pe = 0, x
         cdef Py_ssize_t i = -1
         cdef ViterbiScratch whole
-        cdef ViterbiScratch part
         cdef SpanBuf spans = SpanBuf(NULL, 0, 0)
-        cdef bint same = False
         if w.normal.len <= self.margin:
             return -1
         q = w.normal.len - self.margin
@@ -3231,7 +3241,6 @@ cdef class UnigramWalk:
         if pe <= q:
             return -1
         memset(&whole, 0, sizeof(ViterbiScratch))
-        memset(&part, 0, sizeof(ViterbiScratch))
         try:
             # (the piece's first place holds the score its path starts from)
             while i > 0 and w.places[i - 1].piece_start == ps:
@@ -3244,15 +3253,13 @@ cdef class UnigramWalk:
             x = w.places[i].at
             if not _final_before(w, i):
                 return -1
-            spans.len = 0
-            core.own_scratch(&part, pe - x)
-            core.viterbi_from(w.normal.data + x, pe - x, &spans, &part, w.places[i].score, NULL)
-            same = part.settled == 0 and core.same_window(&whole, &part, x - ps, q - ps)
-            return i if same else -1
+            if not core.same_window(w.normal.data + ps, pe - ps, &whole, x - ps, q - ps,
+                                    w.places[i].score):
+                return -1
+            return i
         finally:
             spans_free(&spans)
             viterbi_scratch_free(&whole)
-            viterbi_scratch_free(&part)
 
     cdef object _matches(self, str text, object allowed):
         # The added-token pass's matches, or None where no token is in the
